@@ -1,0 +1,198 @@
+//! Element types and byte order of stored tensors. See `spec/format.md` §5.
+
+use crate::error::{Error, Result};
+
+/// The 15 element types of Tensogram v3.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    /// IEEE 754 binary16.
+    Float16,
+    /// Brain floating point (8-bit exponent, 7-bit mantissa).
+    Bfloat16,
+    /// IEEE 754 binary32.
+    Float32,
+    /// IEEE 754 binary64.
+    Float64,
+    /// Two float32 values (real, imaginary).
+    Complex64,
+    /// Two float64 values (real, imaginary).
+    Complex128,
+    /// Signed 8-bit integer.
+    Int8,
+    /// Signed 16-bit integer.
+    Int16,
+    /// Signed 32-bit integer.
+    Int32,
+    /// Signed 64-bit integer.
+    Int64,
+    /// Unsigned 8-bit integer.
+    Uint8,
+    /// Unsigned 16-bit integer.
+    Uint16,
+    /// Unsigned 32-bit integer.
+    Uint32,
+    /// Unsigned 64-bit integer.
+    Uint64,
+    /// Packed bits, MSB first, `ceil(n/8)` bytes.
+    Bitmask,
+}
+
+impl Dtype {
+    /// Every dtype, in wire-name order of the specification.
+    pub const ALL: [Dtype; 15] = [
+        Dtype::Float16,
+        Dtype::Bfloat16,
+        Dtype::Float32,
+        Dtype::Float64,
+        Dtype::Complex64,
+        Dtype::Complex128,
+        Dtype::Int8,
+        Dtype::Int16,
+        Dtype::Int32,
+        Dtype::Int64,
+        Dtype::Uint8,
+        Dtype::Uint16,
+        Dtype::Uint32,
+        Dtype::Uint64,
+        Dtype::Bitmask,
+    ];
+
+    /// The lowercase wire name (`"float32"`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Float16 => "float16",
+            Dtype::Bfloat16 => "bfloat16",
+            Dtype::Float32 => "float32",
+            Dtype::Float64 => "float64",
+            Dtype::Complex64 => "complex64",
+            Dtype::Complex128 => "complex128",
+            Dtype::Int8 => "int8",
+            Dtype::Int16 => "int16",
+            Dtype::Int32 => "int32",
+            Dtype::Int64 => "int64",
+            Dtype::Uint8 => "uint8",
+            Dtype::Uint16 => "uint16",
+            Dtype::Uint32 => "uint32",
+            Dtype::Uint64 => "uint64",
+            Dtype::Bitmask => "bitmask",
+        }
+    }
+
+    /// Parses an exact lowercase wire name.
+    pub fn from_name(name: &str) -> Option<Dtype> {
+        Dtype::ALL.iter().copied().find(|d| d.name() == name)
+    }
+
+    /// Bytes per element; 0 for `bitmask`, whose payload is bit-packed.
+    pub fn width(self) -> usize {
+        match self {
+            Dtype::Int8 | Dtype::Uint8 => 1,
+            Dtype::Float16 | Dtype::Bfloat16 | Dtype::Int16 | Dtype::Uint16 => 2,
+            Dtype::Float32 | Dtype::Int32 | Dtype::Uint32 => 4,
+            Dtype::Float64 | Dtype::Complex64 | Dtype::Int64 | Dtype::Uint64 => 8,
+            Dtype::Complex128 => 16,
+            Dtype::Bitmask => 0,
+        }
+    }
+
+    /// Size of the unit whose bytes are reversed on a byte-order change
+    /// (the component width for complex types); 1 when nothing swaps.
+    pub fn swap_unit(self) -> usize {
+        match self {
+            Dtype::Complex64 => 4,
+            Dtype::Complex128 => 8,
+            Dtype::Bitmask => 1,
+            d => d.width(),
+        }
+    }
+
+    /// True for the floating and complex types (those that can hold NaN/Inf).
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            Dtype::Float16
+                | Dtype::Bfloat16
+                | Dtype::Float32
+                | Dtype::Float64
+                | Dtype::Complex64
+                | Dtype::Complex128
+        )
+    }
+
+    /// Exact payload bytes of `n` elements: `n * width`, or `ceil(n/8)` for
+    /// bitmask. Fails on overflow.
+    pub fn payload_len(self, n: u64) -> Result<u64> {
+        match self {
+            Dtype::Bitmask => Ok(n.div_ceil(8)),
+            d => n.checked_mul(d.width() as u64).ok_or_else(|| {
+                Error::metadata(format!(
+                    "payload size of {n} {} elements overflows u64",
+                    d.name()
+                ))
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Dtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Byte order of stored multi-byte elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// Most significant byte first.
+    Big,
+    /// Least significant byte first.
+    Little,
+}
+
+impl ByteOrder {
+    /// The order of the machine running this code.
+    pub const fn native() -> ByteOrder {
+        if cfg!(target_endian = "big") {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        }
+    }
+
+    /// Wire name: `"big"` or `"little"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ByteOrder::Big => "big",
+            ByteOrder::Little => "little",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn from_name(name: &str) -> Option<ByteOrder> {
+        match name {
+            "big" => Some(ByteOrder::Big),
+            "little" => Some(ByteOrder::Little),
+            _ => None,
+        }
+    }
+}
+
+/// Reverses the bytes of every `unit`-sized group of `data` in place.
+/// A trailing partial group (never produced for valid payloads) is left alone.
+pub fn swap_in_place(data: &mut [u8], unit: usize) {
+    match unit {
+        2 => data.chunks_exact_mut(2).for_each(|c| c.swap(0, 1)),
+        4 => data.chunks_exact_mut(4).for_each(|c| {
+            let v = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        8 => data.chunks_exact_mut(8).for_each(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            c.copy_from_slice(&u64::from_ne_bytes(a).swap_bytes().to_ne_bytes());
+        }),
+        u if u > 1 => data.chunks_exact_mut(u).for_each(|c| c.reverse()),
+        _ => {}
+    }
+}

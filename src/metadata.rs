@@ -1,0 +1,325 @@
+//! `GlobalMetadata`: the message-level CBOR map. See `spec/format.md` §7.
+
+use crate::cbor::{self, Value};
+use crate::descriptor::{text_keyed_map, Map, ObjectDescriptor};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+
+/// Key of the library-managed provenance section.
+pub const RESERVED_KEY: &str = "_reserved_";
+/// Key of the free-form message-level section.
+pub const EXTRA_KEY: &str = "_extra_";
+/// Key of the per-object metadata array.
+pub const BASE_KEY: &str = "base";
+
+/// Message metadata: one map per object, provenance and free-form extras.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GlobalMetadata {
+    /// Per-object metadata; entry `i` describes object `i`.
+    pub base: Vec<Map>,
+    /// Library provenance (`time`, `uuid`, `encoder`). Written by the encoder only.
+    pub reserved: Map,
+    /// Free-form message-level annotations.
+    pub extra: Map,
+}
+
+impl GlobalMetadata {
+    /// Metadata with the given per-object entries.
+    pub fn with_base(base: Vec<Map>) -> Self {
+        GlobalMetadata {
+            base,
+            ..Default::default()
+        }
+    }
+
+    /// Builds the CBOR map; empty sections are omitted.
+    pub fn to_value(&self) -> Value {
+        let mut m = Vec::with_capacity(3);
+        if !self.base.is_empty() {
+            let base = self.base.iter().map(|e| Value::text_map(e.clone())).collect();
+            m.push((Value::Text(BASE_KEY.into()), Value::Array(base)));
+        }
+        if !self.reserved.is_empty() {
+            m.push((RESERVED_KEY.into(), Value::text_map(self.reserved.clone())));
+        }
+        if !self.extra.is_empty() {
+            m.push((EXTRA_KEY.into(), Value::text_map(self.extra.clone())));
+        }
+        Value::Map(m)
+    }
+
+    /// Canonical CBOR bytes.
+    pub fn to_cbor(&self) -> Vec<u8> {
+        cbor::encode_canonical(&self.to_value())
+    }
+
+    /// Parses metadata CBOR that starts at absolute offset `base_offset`.
+    pub fn from_cbor(bytes: &[u8], base_offset: u64, limits: &Limits) -> Result<Self> {
+        if bytes.len() as u64 > limits.max_cbor_len {
+            return Err(Error::limit("max_cbor_len", bytes.len() as u64, limits.max_cbor_len).at(base_offset));
+        }
+        let (v, _) = cbor::parse_one(bytes, base_offset, limits.cbor())?;
+        Self::from_value(&v).map_err(|e| e.at(base_offset))
+    }
+
+    /// Interprets a CBOR value: unknown top-level keys move into `_extra_`.
+    pub fn from_value(v: &Value) -> Result<Self> {
+        let entries = v
+            .as_map()
+            .ok_or_else(|| Error::metadata(format!("metadata is a {}, not a map", v.type_name())))?;
+        let mut meta = GlobalMetadata::default();
+        let mut loose = Vec::new();
+        for (k, val) in entries {
+            let key = k
+                .as_text()
+                .ok_or_else(|| Error::metadata(format!("metadata top-level key is a {}, not text", k.type_name())))?;
+            match key {
+                BASE_KEY => {
+                    let items = val
+                        .as_array()
+                        .ok_or_else(|| Error::metadata("metadata base is not an array"))?;
+                    meta.base = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| text_keyed_map(e, &format!("base[{i}]")))
+                        .collect::<Result<_>>()?;
+                }
+                RESERVED_KEY => meta.reserved = text_keyed_map(val, RESERVED_KEY)?,
+                EXTRA_KEY => meta.extra = text_keyed_map(val, EXTRA_KEY)?,
+                other => loose.push((other.to_string(), val.clone())),
+            }
+        }
+        for (k, v) in loose {
+            if meta.extra.contains_key(&k) {
+                return Err(Error::metadata(format!(
+                    "ambiguous metadata: key {k:?} appears at top level and in _extra_"
+                )));
+            }
+            meta.extra.insert(k, v);
+        }
+        Ok(meta)
+    }
+
+    /// Rejects caller-written provenance, as the encoder must.
+    pub fn check_caller_owned(&self, num_objects: usize) -> Result<()> {
+        if !self.reserved.is_empty() {
+            return Err(Error::metadata(
+                "callers must not write _reserved_ at message level; the encoder fills it",
+            ));
+        }
+        for (i, e) in self.base.iter().enumerate() {
+            if e.contains_key(RESERVED_KEY) {
+                return Err(Error::metadata(format!(
+                    "callers must not write _reserved_ in base[{i}]; the encoder fills it"
+                )));
+            }
+        }
+        if self.base.len() > num_objects {
+            return Err(Error::metadata(format!(
+                "base has {} entries but the message has {num_objects} objects",
+                self.base.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Pads `base` to `descriptors.len()` entries and writes
+    /// `base[i]._reserved_.tensor` from each descriptor.
+    pub(crate) fn fill_tensor_info(&mut self, descriptors: &[&ObjectDescriptor]) {
+        self.base.resize_with(descriptors.len(), Map::new);
+        for (entry, d) in self.base.iter_mut().zip(descriptors) {
+            let uarr = |v: &[u64]| Value::Array(v.iter().map(|&x| Value::Uint(x)).collect());
+            let tensor = Value::text_map([
+                ("ndim", Value::Uint(d.shape.len() as u64)),
+                ("dtype", d.dtype.name().into()),
+                ("shape", uarr(&d.shape)),
+                ("strides", uarr(&d.strides)),
+            ]);
+            entry.insert(RESERVED_KEY.into(), Value::text_map([("tensor", tensor)]));
+        }
+    }
+
+    /// Looks up a dotted key (`mars.param`) in object `i`'s base entry, then in
+    /// `_extra_`. `_reserved_` is never searched unless named explicitly.
+    pub fn lookup(&self, object: Option<usize>, dotted: &str) -> Option<&Value> {
+        let (first, rest) = match dotted.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (dotted, None),
+        };
+        if first == EXTRA_KEY || first == "extra" {
+            let (head, tail) = rest?.split_once('.').map_or((rest?, None), |(a, b)| (a, Some(b)));
+            let mut cur = self.extra.get(head)?;
+            if let Some(tail) = tail {
+                for part in tail.split('.') {
+                    cur = cur.get(part)?;
+                }
+            }
+            return Some(cur);
+        }
+        if let Some(entry) = object.and_then(|i| self.base.get(i)) {
+            if let Some(v) = descend(entry.get(first), rest) {
+                return Some(v);
+            }
+        }
+        descend(self.extra.get(first), rest)
+    }
+}
+
+fn descend<'v>(root: Option<&'v Value>, rest: Option<&str>) -> Option<&'v Value> {
+    let mut cur = root?;
+    if let Some(rest) = rest {
+        for part in rest.split('.') {
+            cur = cur.get(part)?;
+        }
+    }
+    Some(cur)
+}
+
+/// Provenance written into `_reserved_` by the encoder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// UTC time `YYYY-MM-DDThh:mm:ssZ`; omitted when `None`.
+    pub time: Option<String>,
+    /// RFC 4122 v4 UUID in lowercase hyphenated form; omitted when `None`.
+    pub uuid: Option<String>,
+    /// Encoder name.
+    pub encoder_name: String,
+    /// Encoder version.
+    pub encoder_version: String,
+}
+
+impl Provenance {
+    /// Current time and a fresh random UUID.
+    pub fn now() -> Self {
+        Provenance {
+            time: Some(utc_timestamp(std::time::SystemTime::now())),
+            uuid: Some(random_uuid_v4()),
+            encoder_name: "tgm".into(),
+            encoder_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    /// Fixed values, for byte-for-byte reproducible output.
+    pub fn fixed(time: impl Into<String>, uuid: impl Into<String>) -> Self {
+        Provenance {
+            time: Some(time.into()),
+            uuid: Some(uuid.into()),
+            ..Self::now()
+        }
+    }
+
+    pub(crate) fn to_map(&self) -> Map {
+        let mut m = Map::new();
+        if let Some(t) = &self.time {
+            m.insert("time".into(), Value::Text(t.clone()));
+        }
+        if let Some(u) = &self.uuid {
+            m.insert("uuid".into(), Value::Text(u.clone()));
+        }
+        m.insert(
+            "encoder".into(),
+            Value::text_map([
+                ("name", Value::Text(self.encoder_name.clone())),
+                ("version", Value::Text(self.encoder_version.clone())),
+            ]),
+        );
+        m
+    }
+}
+
+/// Formats a time as `YYYY-MM-DDThh:mm:ssZ` (UTC, whole seconds).
+pub fn utc_timestamp(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A random version-4 UUID from the standard library's randomly keyed hasher.
+fn random_uuid_v4() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let c = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(c);
+        h.write_u64(nanos);
+        h.write_u64(salt);
+        h.finish()
+    };
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&word(1).to_be_bytes());
+    b[8..].copy_from_slice(&word(2).to_be_bytes());
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_format() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        assert_eq!(utc_timestamp(t), "2023-11-14T22:13:20Z");
+        assert_eq!(utc_timestamp(std::time::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let leap = std::time::UNIX_EPOCH + std::time::Duration::from_secs(951_782_400);
+        assert_eq!(utc_timestamp(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn uuid_shape() {
+        let u = random_uuid_v4();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"));
+        assert_ne!(u, random_uuid_v4());
+    }
+
+    #[test]
+    fn loose_keys_move_to_extra_and_collisions_fail() {
+        let v = Value::text_map([("version", Value::Uint(3)), ("_extra_", Value::text_map([("a", Value::Null)]))]);
+        let m = GlobalMetadata::from_value(&v).unwrap();
+        assert_eq!(m.extra.get("version"), Some(&Value::Uint(3)));
+        let v = Value::text_map([("a", Value::Uint(3)), ("_extra_", Value::text_map([("a", Value::Null)]))]);
+        assert!(GlobalMetadata::from_value(&v).is_err());
+        assert!(GlobalMetadata::from_value(&Value::Map(vec![(Value::Uint(1), Value::Null)])).is_err());
+    }
+
+    #[test]
+    fn lookup_dotted() {
+        let mut e = Map::new();
+        e.insert("mars".into(), Value::text_map([("param", Value::from("2t"))]));
+        let mut m = GlobalMetadata::with_base(vec![e]);
+        m.extra.insert("source".into(), "x".into());
+        assert_eq!(m.lookup(Some(0), "mars.param"), Some(&Value::from("2t")));
+        assert_eq!(m.lookup(Some(0), "source"), Some(&Value::from("x")));
+        assert_eq!(m.lookup(Some(0), "_extra_.source"), Some(&Value::from("x")));
+        assert_eq!(m.lookup(Some(0), "mars.nope"), None);
+    }
+}
