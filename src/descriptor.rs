@@ -130,7 +130,12 @@ impl ObjectDescriptor {
         self.shape
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-            .ok_or_else(|| Error::metadata(format!("shape {:?} element count overflows u64", self.shape)))
+            .ok_or_else(|| {
+                Error::metadata(format!(
+                    "shape {:?} element count overflows u64",
+                    self.shape
+                ))
+            })
     }
 
     /// Size in bytes of the decoded payload (after the whole pipeline is undone).
@@ -195,7 +200,9 @@ impl ObjectDescriptor {
         }
         for k in self.params.keys() {
             if KNOWN_KEYS.contains(&k.as_str()) {
-                return Err(Error::metadata(format!("param key {k:?} collides with a descriptor field")));
+                return Err(Error::metadata(format!(
+                    "param key {k:?} collides with a descriptor field"
+                )));
             }
         }
         self.decoded_len()?;
@@ -205,7 +212,9 @@ impl ObjectDescriptor {
     /// Parses descriptor CBOR bytes that start at absolute offset `base`.
     pub fn from_cbor(bytes: &[u8], base: u64, limits: &Limits) -> Result<Self> {
         if bytes.len() as u64 > limits.max_cbor_len {
-            return Err(Error::limit("max_cbor_len", bytes.len() as u64, limits.max_cbor_len).at(base));
+            return Err(
+                Error::limit("max_cbor_len", bytes.len() as u64, limits.max_cbor_len).at(base),
+            );
         }
         let (v, _) = cbor::parse_one(bytes, base, limits.cbor())?;
         Self::from_value(&v, limits).map_err(|e| e.at(base))
@@ -213,17 +222,17 @@ impl ObjectDescriptor {
 
     /// Interprets a decoded CBOR map as a descriptor.
     pub fn from_value(v: &Value, limits: &Limits) -> Result<Self> {
-        let entries = v
-            .as_map()
-            .ok_or_else(|| Error::metadata(format!("descriptor is a {}, not a map", v.type_name())))?;
+        let entries = v.as_map().ok_or_else(|| {
+            Error::metadata(format!("descriptor is a {}, not a map", v.type_name()))
+        })?;
         let mut d = ObjectDescriptor::new(Dtype::Uint8, Vec::new());
         let mut ndim = None;
         let mut seen = [false; 10];
         let mut byte_order = None;
         for (k, val) in entries {
-            let key = k
-                .as_text()
-                .ok_or_else(|| Error::metadata(format!("descriptor key is a {}, not text", k.type_name())))?;
+            let key = k.as_text().ok_or_else(|| {
+                Error::metadata(format!("descriptor key is a {}, not text", k.type_name()))
+            })?;
             let Some(idx) = KNOWN_KEYS.iter().position(|x| *x == key) else {
                 d.params.insert(key.to_string(), val.clone());
                 continue;
@@ -241,10 +250,10 @@ impl ObjectDescriptor {
                 }
                 "byte_order" => {
                     let name = text(val, key)?;
-                    byte_order = Some(
-                        ByteOrder::from_name(name)
-                            .ok_or_else(|| Error::metadata(format!("unknown byte_order {name:?}")))?,
-                    );
+                    byte_order =
+                        Some(ByteOrder::from_name(name).ok_or_else(|| {
+                            Error::metadata(format!("unknown byte_order {name:?}"))
+                        })?);
                 }
                 "encoding" => d.encoding = text(val, key)?.to_string(),
                 "filter" => d.filter = text(val, key)?.to_string(),
@@ -254,7 +263,9 @@ impl ObjectDescriptor {
         }
         for (i, name) in KNOWN_KEYS.iter().enumerate() {
             if !seen[i] && !matches!(*name, "byte_order" | "masks") {
-                return Err(Error::metadata(format!("descriptor lacks required key {name:?}")));
+                return Err(Error::metadata(format!(
+                    "descriptor lacks required key {name:?}"
+                )));
             }
         }
         d.byte_order = byte_order.unwrap_or(ByteOrder::native());
@@ -273,7 +284,11 @@ impl ObjectDescriptor {
             )));
         }
         if d.shape.len() > limits.max_ndim {
-            return Err(Error::limit("max_ndim", d.shape.len() as u64, limits.max_ndim as u64));
+            return Err(Error::limit(
+                "max_ndim",
+                d.shape.len() as u64,
+                limits.max_ndim as u64,
+            ));
         }
         d.num_elements()?;
         Ok(d)
@@ -291,8 +306,12 @@ pub fn row_major_strides(shape: &[u64]) -> Vec<u64> {
 }
 
 fn text<'v>(v: &'v Value, key: &str) -> Result<&'v str> {
-    v.as_text()
-        .ok_or_else(|| Error::metadata(format!("descriptor {key:?} is a {}, not text", v.type_name())))
+    v.as_text().ok_or_else(|| {
+        Error::metadata(format!(
+            "descriptor {key:?} is a {}, not text",
+            v.type_name()
+        ))
+    })
 }
 
 fn uint(v: &Value, key: &str) -> Result<u64> {
@@ -305,11 +324,18 @@ fn uint(v: &Value, key: &str) -> Result<u64> {
 }
 
 fn uint_array(v: &Value, key: &str, limits: &Limits) -> Result<Vec<u64>> {
-    let items = v
-        .as_array()
-        .ok_or_else(|| Error::metadata(format!("descriptor {key:?} is a {}, not an array", v.type_name())))?;
+    let items = v.as_array().ok_or_else(|| {
+        Error::metadata(format!(
+            "descriptor {key:?} is a {}, not an array",
+            v.type_name()
+        ))
+    })?;
     if items.len() > limits.max_ndim {
-        return Err(Error::limit("max_ndim", items.len() as u64, limits.max_ndim as u64));
+        return Err(Error::limit(
+            "max_ndim",
+            items.len() as u64,
+            limits.max_ndim as u64,
+        ));
     }
     items.iter().map(|x| uint(x, key)).collect()
 }
@@ -324,7 +350,12 @@ fn parse_masks(v: &Value) -> Result<Masks> {
             Some("nan") => &mut masks.nan,
             Some("inf+") => &mut masks.pos_inf,
             Some("inf-") => &mut masks.neg_inf,
-            _ => return Err(Error::metadata(format!("unknown mask kind {}", k.to_json()))),
+            _ => {
+                return Err(Error::metadata(format!(
+                    "unknown mask kind {}",
+                    k.to_json()
+                )))
+            }
         };
         let method = val
             .get("method")
@@ -359,9 +390,12 @@ pub(crate) fn text_keyed_map(v: &Value, what: &str) -> Result<Map> {
         .ok_or_else(|| Error::metadata(format!("{what} is a {}, not a map", v.type_name())))?;
     let mut m = Map::new();
     for (k, val) in entries {
-        let key = k
-            .as_text()
-            .ok_or_else(|| Error::metadata(format!("{what} has a {} key; keys must be text", k.type_name())))?;
+        let key = k.as_text().ok_or_else(|| {
+            Error::metadata(format!(
+                "{what} has a {} key; keys must be text",
+                k.type_name()
+            ))
+        })?;
         m.insert(key.to_string(), val.clone());
     }
     Ok(m)
@@ -400,7 +434,9 @@ mod tests {
         let l = Limits::default();
         let base = ObjectDescriptor::new(Dtype::Int16, vec![2]).to_value();
         let edit = |key: &str, val: Option<Value>| {
-            let Value::Map(mut m) = base.clone() else { unreachable!() };
+            let Value::Map(mut m) = base.clone() else {
+                unreachable!()
+            };
             m.retain(|(k, _)| k.as_text() != Some(key));
             if let Some(v) = val {
                 m.push((Value::Text(key.into()), v));
@@ -411,7 +447,14 @@ mod tests {
         assert!(edit("dtype", Some("float128".into())).is_err());
         assert!(edit("ndim", Some(Value::Uint(3))).is_err());
         assert!(edit("ndim", Some(Value::from_i64(-1))).is_err());
-        assert!(edit("shape", Some(Value::Array(vec![Value::Uint(1 << 40), Value::Uint(1 << 40)]))).is_err());
+        assert!(edit(
+            "shape",
+            Some(Value::Array(vec![
+                Value::Uint(1 << 40),
+                Value::Uint(1 << 40)
+            ]))
+        )
+        .is_err());
         assert!(edit("byte_order", Some("middle".into())).is_err());
         assert!(edit("byte_order", None).is_ok());
         assert!(ObjectDescriptor::from_value(&Value::Array(vec![]), &l).is_err());

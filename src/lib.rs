@@ -3,13 +3,28 @@
 #![warn(missing_docs)]
 
 pub mod cbor;
-pub mod dtype;
-pub mod error;
-pub mod szip;
-
-pub use dtype::{ByteOrder, Dtype};
-pub use error::{Error, ErrorKind, Result};
+pub mod decode;
 pub mod descriptor;
+pub mod dtype;
+pub mod encode;
+pub mod error;
+pub mod hash;
 pub mod limits;
 pub mod metadata;
 pub mod pipeline;
+pub mod stream;
+pub mod szip;
+pub mod wire;
+
+pub use decode::{
+    decode, decode_descriptors, decode_metadata, decode_object, DecodeOptions, DecodedMessage,
+    DecodedObject, Message, Object, Verify,
+};
+pub use descriptor::{Map, ObjectDescriptor};
+pub use dtype::{ByteOrder, Dtype};
+pub use encode::{encode, EncodeOptions, HashPolicy};
+pub use error::{Error, ErrorKind, Result};
+pub use limits::Limits;
+pub use metadata::{GlobalMetadata, Provenance};
+pub use stream::StreamingEncoder;
+pub use wire::scan::{scan, MessageSpan};

@@ -36,7 +36,11 @@ impl GlobalMetadata {
     pub fn to_value(&self) -> Value {
         let mut m = Vec::with_capacity(3);
         if !self.base.is_empty() {
-            let base = self.base.iter().map(|e| Value::text_map(e.clone())).collect();
+            let base = self
+                .base
+                .iter()
+                .map(|e| Value::text_map(e.clone()))
+                .collect();
             m.push((Value::Text(BASE_KEY.into()), Value::Array(base)));
         }
         if !self.reserved.is_empty() {
@@ -56,7 +60,10 @@ impl GlobalMetadata {
     /// Parses metadata CBOR that starts at absolute offset `base_offset`.
     pub fn from_cbor(bytes: &[u8], base_offset: u64, limits: &Limits) -> Result<Self> {
         if bytes.len() as u64 > limits.max_cbor_len {
-            return Err(Error::limit("max_cbor_len", bytes.len() as u64, limits.max_cbor_len).at(base_offset));
+            return Err(
+                Error::limit("max_cbor_len", bytes.len() as u64, limits.max_cbor_len)
+                    .at(base_offset),
+            );
         }
         let (v, _) = cbor::parse_one(bytes, base_offset, limits.cbor())?;
         Self::from_value(&v).map_err(|e| e.at(base_offset))
@@ -64,15 +71,18 @@ impl GlobalMetadata {
 
     /// Interprets a CBOR value: unknown top-level keys move into `_extra_`.
     pub fn from_value(v: &Value) -> Result<Self> {
-        let entries = v
-            .as_map()
-            .ok_or_else(|| Error::metadata(format!("metadata is a {}, not a map", v.type_name())))?;
+        let entries = v.as_map().ok_or_else(|| {
+            Error::metadata(format!("metadata is a {}, not a map", v.type_name()))
+        })?;
         let mut meta = GlobalMetadata::default();
         let mut loose = Vec::new();
         for (k, val) in entries {
-            let key = k
-                .as_text()
-                .ok_or_else(|| Error::metadata(format!("metadata top-level key is a {}, not text", k.type_name())))?;
+            let key = k.as_text().ok_or_else(|| {
+                Error::metadata(format!(
+                    "metadata top-level key is a {}, not text",
+                    k.type_name()
+                ))
+            })?;
             match key {
                 BASE_KEY => {
                     let items = val
@@ -147,7 +157,9 @@ impl GlobalMetadata {
             None => (dotted, None),
         };
         if first == EXTRA_KEY || first == "extra" {
-            let (head, tail) = rest?.split_once('.').map_or((rest?, None), |(a, b)| (a, Some(b)));
+            let (head, tail) = rest?
+                .split_once('.')
+                .map_or((rest?, None), |(a, b)| (a, Some(b)));
             let mut cur = self.extra.get(head)?;
             if let Some(tail) = tail {
                 for part in tail.split('.') {
@@ -276,7 +288,14 @@ fn random_uuid_v4() -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 #[cfg(test)]
@@ -303,18 +322,29 @@ mod tests {
 
     #[test]
     fn loose_keys_move_to_extra_and_collisions_fail() {
-        let v = Value::text_map([("version", Value::Uint(3)), ("_extra_", Value::text_map([("a", Value::Null)]))]);
+        let v = Value::text_map([
+            ("version", Value::Uint(3)),
+            ("_extra_", Value::text_map([("a", Value::Null)])),
+        ]);
         let m = GlobalMetadata::from_value(&v).unwrap();
         assert_eq!(m.extra.get("version"), Some(&Value::Uint(3)));
-        let v = Value::text_map([("a", Value::Uint(3)), ("_extra_", Value::text_map([("a", Value::Null)]))]);
+        let v = Value::text_map([
+            ("a", Value::Uint(3)),
+            ("_extra_", Value::text_map([("a", Value::Null)])),
+        ]);
         assert!(GlobalMetadata::from_value(&v).is_err());
-        assert!(GlobalMetadata::from_value(&Value::Map(vec![(Value::Uint(1), Value::Null)])).is_err());
+        assert!(
+            GlobalMetadata::from_value(&Value::Map(vec![(Value::Uint(1), Value::Null)])).is_err()
+        );
     }
 
     #[test]
     fn lookup_dotted() {
         let mut e = Map::new();
-        e.insert("mars".into(), Value::text_map([("param", Value::from("2t"))]));
+        e.insert(
+            "mars".into(),
+            Value::text_map([("param", Value::from("2t"))]),
+        );
         let mut m = GlobalMetadata::with_base(vec![e]);
         m.extra.insert("source".into(), "x".into());
         assert_eq!(m.lookup(Some(0), "mars.param"), Some(&Value::from("2t")));

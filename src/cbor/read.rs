@@ -82,8 +82,10 @@ impl Reader<'_> {
         Ok(Head::Arg(match info {
             0..=23 => info as u64,
             24 => self.byte()? as u64,
-            25 => u16::from_be_bytes(self.take(2)?.try_into().map_err(|_| self.err(at, "head"))?) as u64,
-            26 => u32::from_be_bytes(self.take(4)?.try_into().map_err(|_| self.err(at, "head"))?) as u64,
+            25 => u16::from_be_bytes(self.take(2)?.try_into().map_err(|_| self.err(at, "head"))?)
+                as u64,
+            26 => u32::from_be_bytes(self.take(4)?.try_into().map_err(|_| self.err(at, "head"))?)
+                as u64,
             27 => u64::from_be_bytes(self.take(8)?.try_into().map_err(|_| self.err(at, "head"))?),
             31 => return Ok(Head::Indefinite),
             _ => return Err(self.err(at - 1, format!("reserved cbor additional info {info}"))),
@@ -258,7 +260,9 @@ impl Reader<'_> {
             }
             26 => {
                 let b = self.take(4)?;
-                Ok(Value::Float(f32::from_be_bytes([b[0], b[1], b[2], b[3]]) as f64))
+                Ok(Value::Float(
+                    f32::from_be_bytes([b[0], b[1], b[2], b[3]]) as f64
+                ))
             }
             27 => {
                 let b = self.take(8)?;
@@ -296,7 +300,14 @@ mod tests {
     #[test]
     fn roundtrips_canonical_values() {
         let v = Value::text_map([
-            ("a", Value::Array(vec![Value::Uint(1), Value::from_i64(-300), Value::Float(0.5)])),
+            (
+                "a",
+                Value::Array(vec![
+                    Value::Uint(1),
+                    Value::from_i64(-300),
+                    Value::Float(0.5),
+                ]),
+            ),
             ("c", Value::Tag(1, Box::new(Value::Null))),
             ("bb", Value::Bytes(vec![1, 2, 3])),
         ]);
@@ -308,7 +319,13 @@ mod tests {
     fn rejects_nesting_bomb_with_offset() {
         let bomb = vec![0x81u8; 10_000];
         let e = parse(&bomb).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::LimitExceeded { limit: "max_cbor_depth", .. }));
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::LimitExceeded {
+                limit: "max_cbor_depth",
+                ..
+            }
+        ));
         assert_eq!(e.offset(), Some(164));
     }
 

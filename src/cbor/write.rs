@@ -62,7 +62,9 @@ fn write_map(entries: &[(Value, Value)], out: &mut Vec<u8>) {
             let (Value::Text(ka), Value::Text(kb)) = (&a.0, &b.0) else {
                 return std::cmp::Ordering::Equal;
             };
-            ka.len().cmp(&kb.len()).then_with(|| ka.as_bytes().cmp(kb.as_bytes()))
+            ka.len()
+                .cmp(&kb.len())
+                .then_with(|| ka.as_bytes().cmp(kb.as_bytes()))
         });
         for (k, v) in order {
             write_canonical(k, out);
@@ -173,7 +175,11 @@ mod tests {
         assert!(p("ndim") < p("type"));
         assert!(p("type") < p("dtype"));
         assert!(p("dtype") < p("compression"));
-        let masks = Value::text_map([("inf-", Value::Null), ("nan", Value::Null), ("inf+", Value::Null)]);
+        let masks = Value::text_map([
+            ("inf-", Value::Null),
+            ("nan", Value::Null),
+            ("inf+", Value::Null),
+        ]);
         let b = encode_canonical(&masks);
         assert_eq!(&b[1..5], b"cnan");
         assert_eq!(&b[6..11], b"dinf+");

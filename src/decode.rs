@@ -1,0 +1,562 @@
+//! Decoding messages: borrowed views and owned results. See `spec/format.md` §12.
+
+use std::borrow::Cow;
+
+use crate::descriptor::ObjectDescriptor;
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::Limits;
+use crate::metadata::{GlobalMetadata, RESERVED_KEY};
+use crate::pipeline::{self, PipelineDecodeOptions};
+use crate::wire::frame::{parse_frame, Frame};
+use crate::wire::layout::{parse_layout, read_preamble, MessageLayout};
+use crate::wire::tables::{HashTable, IndexTable};
+use crate::wire::{FrameType, Phase, FRAME_MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN};
+
+/// When frame digests are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verify {
+    /// Never check (salvage, trusted data).
+    Off,
+    /// Check every frame that carries a digest (default).
+    #[default]
+    IfPresent,
+    /// Check every frame; a frame without a digest is an error.
+    Require,
+}
+
+/// Options of every decode entry point.
+#[non_exhaustive]
+#[derive(Debug, Clone)]
+pub struct DecodeOptions {
+    /// Return elements in the host's byte order (default true).
+    pub native_byte_order: bool,
+    /// Restore NaN/±Inf from masks (default true).
+    pub restore_non_finite: bool,
+    /// Digest checking policy (default: whenever present).
+    pub verify: Verify,
+    /// Thread budget (0 or 1 = sequential).
+    pub threads: usize,
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            native_byte_order: true,
+            restore_non_finite: true,
+            verify: Verify::IfPresent,
+            threads: 0,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl DecodeOptions {
+    /// Sets the verification policy.
+    pub fn verify(mut self, v: Verify) -> Self {
+        self.verify = v;
+        self
+    }
+
+    /// Chooses native (true) or stored (false) byte order for results.
+    pub fn native_byte_order(mut self, on: bool) -> Self {
+        self.native_byte_order = on;
+        self
+    }
+
+    /// Sets the limits.
+    pub fn limits(mut self, l: Limits) -> Self {
+        self.limits = l;
+        self
+    }
+
+    /// Sets the thread budget.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// Turns NaN/Inf restoration on or off.
+    pub fn restore_non_finite(mut self, on: bool) -> Self {
+        self.restore_non_finite = on;
+        self
+    }
+
+    pub(crate) fn pipeline(&self) -> PipelineDecodeOptions {
+        let mut p = PipelineDecodeOptions::default();
+        p.native_byte_order = self.native_byte_order;
+        p.restore_non_finite = self.restore_non_finite;
+        p.threads = self.threads;
+        p
+    }
+}
+
+/// A decoded object: its descriptor and element bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedObject {
+    /// The object's descriptor as stored.
+    pub descriptor: ObjectDescriptor,
+    /// Decoded element bytes (native order unless asked otherwise).
+    pub data: Vec<u8>,
+}
+
+/// A fully decoded message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedMessage {
+    /// Message metadata (preceders merged in).
+    pub metadata: GlobalMetadata,
+    /// Objects in order.
+    pub objects: Vec<DecodedObject>,
+}
+
+/// A parsed message, borrowing the input. Parsing walks frame headers and
+/// checks the index; payloads and descriptors are read on demand.
+#[derive(Debug, Clone)]
+pub struct Message<'a> {
+    layout: MessageLayout<'a>,
+    limits: Limits,
+}
+
+impl<'a> Message<'a> {
+    /// Parses the message at the start of `buf` with default limits.
+    pub fn parse(buf: &'a [u8]) -> Result<Self> {
+        Self::parse_with(buf, 0, &Limits::default())
+    }
+
+    /// Parses the message at the start of `buf`; `base` is its absolute offset
+    /// (for error reporting).
+    pub fn parse_with(buf: &'a [u8], base: u64, limits: &Limits) -> Result<Self> {
+        let layout = parse_layout(buf, base, limits)?;
+        let m = Message {
+            layout,
+            limits: limits.clone(),
+        };
+        m.check_index()?;
+        Ok(m)
+    }
+
+    /// The frame layout.
+    pub fn layout(&self) -> &MessageLayout<'a> {
+        &self.layout
+    }
+
+    /// The message bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.layout.bytes
+    }
+
+    /// Number of data objects.
+    pub fn num_objects(&self) -> usize {
+        self.layout.objects.len()
+    }
+
+    /// The index table, if the message has an index frame.
+    pub fn index(&self) -> Result<Option<IndexTable>> {
+        self.layout
+            .index_frame()
+            .map(|f| IndexTable::from_cbor(f.cbor(), f.body_abs_offset(), &self.limits))
+            .transpose()
+    }
+
+    /// The aggregate hash table, if present.
+    pub fn hash_table(&self) -> Result<Option<HashTable>> {
+        self.layout
+            .hash_frame()
+            .map(|f| HashTable::from_cbor(f.cbor(), f.body_abs_offset(), &self.limits))
+            .transpose()
+    }
+
+    /// Every index frame must agree with the data frames actually present.
+    fn check_index(&self) -> Result<()> {
+        for f in [self.layout.header_index, self.layout.footer_index]
+            .into_iter()
+            .flatten()
+        {
+            let t = IndexTable::from_cbor(f.cbor(), f.body_abs_offset(), &self.limits)?;
+            let objs = &self.layout.objects;
+            if t.offsets.len() != objs.len() {
+                return Err(Error::framing(format!(
+                    "index lists {} objects but the message has {}",
+                    t.offsets.len(),
+                    objs.len()
+                ))
+                .at(f.abs_offset()));
+            }
+            for (i, o) in objs.iter().enumerate() {
+                if t.offsets[i] != o.data.offset as u64 || t.lengths[i] != o.data.total_len() as u64
+                {
+                    return Err(Error::framing(format!(
+                        "index entry {i} ({}, {}) disagrees with the data frame at ({}, {})",
+                        t.offsets[i],
+                        t.lengths[i],
+                        o.data.offset,
+                        o.data.total_len()
+                    ))
+                    .at(f.abs_offset())
+                    .in_object(i));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Message metadata with preceder entries merged into `base`.
+    pub fn metadata(&self) -> Result<GlobalMetadata> {
+        let f = self
+            .layout
+            .metadata_frame()
+            .ok_or_else(|| Error::metadata("message has no metadata frame"))?;
+        let mut meta = GlobalMetadata::from_cbor(f.cbor(), f.body_abs_offset(), &self.limits)?;
+        let n = self.num_objects();
+        if meta.base.len() > n {
+            return Err(Error::metadata(format!(
+                "metadata base has {} entries but the message has {n} objects",
+                meta.base.len()
+            ))
+            .at(f.abs_offset()));
+        }
+        meta.base.resize_with(n, Default::default);
+        for (i, o) in self.layout.objects.iter().enumerate() {
+            let Some(p) = o.preceder else { continue };
+            let pm = GlobalMetadata::from_cbor(p.cbor(), p.body_abs_offset(), &self.limits)?;
+            let [mut entry] = <[_; 1]>::try_from(pm.base).map_err(|b: Vec<_>| {
+                Error::metadata(format!(
+                    "preceder base has {} entries; exactly 1 is required",
+                    b.len()
+                ))
+                .at(p.abs_offset())
+                .in_object(i)
+            })?;
+            entry.remove(RESERVED_KEY);
+            meta.base[i].extend(entry);
+        }
+        Ok(meta)
+    }
+
+    /// Verifies the digests of every frame per `policy`, and that the
+    /// aggregate hash table agrees with the data frames.
+    pub fn verify(&self, policy: Verify) -> Result<()> {
+        if policy == Verify::Off {
+            return Ok(());
+        }
+        let table = self.hash_table()?;
+        let table = table.filter(|t| t.algorithm == crate::hash::ALGORITHM);
+        if let Some(t) = &table {
+            if t.hashes.len() != self.num_objects() {
+                let f = self
+                    .layout
+                    .hash_frame()
+                    .map_or(self.layout.base, |f| f.abs_offset());
+                return Err(Error::framing(format!(
+                    "hash frame lists {} digests but the message has {} objects",
+                    t.hashes.len(),
+                    self.num_objects()
+                ))
+                .at(f));
+            }
+        }
+        for f in self.layout.frames() {
+            if f.ftype == FrameType::DataObject {
+                continue;
+            }
+            verify_frame(&f, policy)?;
+        }
+        for i in 0..self.num_objects() {
+            self.verify_object(i, policy, table.as_ref())?;
+        }
+        Ok(())
+    }
+
+    fn verify_object(&self, i: usize, policy: Verify, table: Option<&HashTable>) -> Result<()> {
+        let f = self.layout.objects[i].data;
+        let listed = table.and_then(|t| t.hashes.get(i).copied());
+        if f.has_hash() {
+            f.verify_hash().map_err(|e| e.in_object(i))?;
+            if let Some(l) = listed.filter(|&l| l != f.stored_hash()) {
+                return Err(Error::new(
+                    ErrorKind::HashMismatch {
+                        stored: l,
+                        computed: f.stored_hash(),
+                    },
+                    "hash frame digest disagrees with the data frame's digest",
+                )
+                .at(f.abs_offset())
+                .in_object(i));
+            }
+        } else if let Some(l) = listed {
+            let computed = crate::hash::xxh3(f.body());
+            if computed != l {
+                return Err(Error::new(
+                    ErrorKind::HashMismatch {
+                        stored: l,
+                        computed,
+                    },
+                    "data frame body disagrees with the hash frame digest",
+                )
+                .at(f.abs_offset())
+                .in_object(i));
+            }
+        } else if policy == Verify::Require {
+            return Err(
+                Error::new(ErrorKind::MissingHash, "data frame carries no hash")
+                    .at(f.abs_offset())
+                    .in_object(i),
+            );
+        }
+        Ok(())
+    }
+
+    /// Object `i`, with its descriptor parsed.
+    pub fn object(&self, i: usize) -> Result<Object<'a>> {
+        let o = self.layout.objects.get(i).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "object index {i} out of range (the message has {})",
+                self.num_objects()
+            ))
+        })?;
+        Object::from_frame(o.data, i, &self.limits)
+    }
+
+    /// Decodes everything.
+    pub fn decode(&self, opts: &DecodeOptions) -> Result<DecodedMessage> {
+        self.verify(opts.verify)?;
+        let metadata = self.metadata()?;
+        let n = self.num_objects();
+        let total: u64 = (0..n)
+            .map(|i| self.object(i).and_then(|o| o.descriptor.decoded_len()))
+            .try_fold(0u64, |acc, l| l.map(|l| acc.saturating_add(l)))?;
+        if total > opts.limits.max_message_bytes {
+            return Err(
+                Error::limit("max_message_bytes", total, opts.limits.max_message_bytes)
+                    .at(self.layout.base),
+            );
+        }
+        let one = |i: usize| -> Result<DecodedObject> {
+            let o = self.object(i)?;
+            let data = o.decode_unverified(opts)?.into_owned();
+            Ok(DecodedObject {
+                descriptor: o.descriptor,
+                data,
+            })
+        };
+        let objects = if opts.threads > 1 && n > 1 {
+            use rayon::prelude::*;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(opts.threads)
+                .build()
+                .map_err(|e| Error::invalid_argument(format!("cannot build thread pool: {e}")))?;
+            pool.install(|| (0..n).into_par_iter().map(one).collect::<Result<Vec<_>>>())?
+        } else {
+            (0..n).map(one).collect::<Result<Vec<_>>>()?
+        };
+        Ok(DecodedMessage { metadata, objects })
+    }
+}
+
+fn verify_frame(f: &Frame<'_>, policy: Verify) -> Result<()> {
+    match policy {
+        Verify::Off => Ok(()),
+        Verify::IfPresent if !f.has_hash() => Ok(()),
+        _ => f.verify_hash(),
+    }
+}
+
+/// One data object of a message, borrowing the input.
+#[derive(Debug, Clone)]
+pub struct Object<'a> {
+    index: usize,
+    frame: Frame<'a>,
+    descriptor: ObjectDescriptor,
+    region: &'a [u8],
+    region_abs: u64,
+}
+
+impl<'a> Object<'a> {
+    /// Reads the descriptor of a data frame.
+    pub fn from_frame(frame: Frame<'a>, index: usize, limits: &Limits) -> Result<Self> {
+        let parts = frame.split_data(limits).map_err(|e| e.in_object(index))?;
+        let desc_abs = frame.abs_offset()
+            + (parts.descriptor.as_ptr() as usize - frame.bytes.as_ptr() as usize) as u64;
+        let descriptor = ObjectDescriptor::from_cbor(parts.descriptor, desc_abs, limits)
+            .map_err(|e| e.in_object(index))?;
+        if let Some(m) = &descriptor.masks {
+            for (kind, info) in m.iter() {
+                let end = info.offset.checked_add(info.length);
+                if end.is_none_or(|e| e > parts.region.len() as u64) {
+                    return Err(Error::framing(format!(
+                        "{kind} mask ({}, {}) lies outside the {}-byte payload region",
+                        info.offset,
+                        info.length,
+                        parts.region.len()
+                    ))
+                    .at(desc_abs)
+                    .in_object(index));
+                }
+            }
+        }
+        Ok(Object {
+            index,
+            frame,
+            descriptor,
+            region: parts.region,
+            region_abs: frame.abs_offset() + parts.region_offset as u64,
+        })
+    }
+
+    /// Position of the object in its message.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The descriptor.
+    pub fn descriptor(&self) -> &ObjectDescriptor {
+        &self.descriptor
+    }
+
+    /// The payload region as stored (encoded payload plus mask blobs).
+    pub fn payload_region(&self) -> &'a [u8] {
+        self.region
+    }
+
+    /// Absolute offset of the payload region in the input.
+    pub fn payload_offset(&self) -> u64 {
+        self.region_abs
+    }
+
+    /// The data frame.
+    pub fn frame(&self) -> &Frame<'a> {
+        &self.frame
+    }
+
+    /// Checks this object's frame digest.
+    pub fn verify(&self, policy: Verify) -> Result<()> {
+        verify_frame(&self.frame, policy).map_err(|e| e.in_object(self.index))
+    }
+
+    /// Decodes the payload, verifying the frame digest per `opts.verify`.
+    /// Borrows the input when the pipeline is the identity and no byte swap
+    /// is needed.
+    pub fn decode(&self, opts: &DecodeOptions) -> Result<Cow<'a, [u8]>> {
+        self.verify(opts.verify)?;
+        self.decode_unverified(opts)
+    }
+
+    fn decode_unverified(&self, opts: &DecodeOptions) -> Result<Cow<'a, [u8]>> {
+        pipeline::decode(
+            &self.descriptor,
+            self.region,
+            self.region_abs,
+            &opts.pipeline(),
+            &opts.limits,
+        )
+        .map_err(|e| e.in_object(self.index))
+    }
+}
+
+/// Decodes the first message of `buf` completely.
+pub fn decode(buf: &[u8], opts: &DecodeOptions) -> Result<DecodedMessage> {
+    Message::parse_with(buf, 0, &opts.limits)?.decode(opts)
+}
+
+/// Decodes only the metadata of the first message of `buf`.
+pub fn decode_metadata(buf: &[u8], opts: &DecodeOptions) -> Result<GlobalMetadata> {
+    let m = Message::parse_with(buf, 0, &opts.limits)?;
+    if let Some(f) = m.layout.metadata_frame() {
+        verify_frame(&f, opts.verify)?;
+    }
+    m.metadata()
+}
+
+/// Decodes metadata and every descriptor, no payloads.
+pub fn decode_descriptors(
+    buf: &[u8],
+    opts: &DecodeOptions,
+) -> Result<(GlobalMetadata, Vec<ObjectDescriptor>)> {
+    let m = Message::parse_with(buf, 0, &opts.limits)?;
+    let meta = m.metadata()?;
+    let descs = (0..m.num_objects())
+        .map(|i| m.object(i).map(|o| o.descriptor))
+        .collect::<Result<_>>()?;
+    Ok((meta, descs))
+}
+
+/// Decodes object `index` of the first message of `buf`.
+///
+/// With a header index the object's frame is reached directly, without
+/// walking the other data frames; otherwise the frames are walked.
+pub fn decode_object(buf: &[u8], index: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
+    let o = locate_object(buf, 0, index, &opts.limits)?;
+    let data = o.decode(opts)?.into_owned();
+    Ok(DecodedObject {
+        descriptor: o.descriptor,
+        data,
+    })
+}
+
+/// Finds object `index` of the message at the start of `buf`, through the
+/// header index when there is one.
+pub fn locate_object<'a>(
+    buf: &'a [u8],
+    base: u64,
+    index: usize,
+    limits: &Limits,
+) -> Result<Object<'a>> {
+    if let Some(o) = locate_via_header_index(buf, base, index, limits)? {
+        return Ok(o);
+    }
+    Message::parse_with(buf, base, limits)?.object(index)
+}
+
+fn locate_via_header_index<'a>(
+    buf: &'a [u8],
+    base: u64,
+    index: usize,
+    limits: &Limits,
+) -> Result<Option<Object<'a>>> {
+    let pre = read_preamble(buf, base)?;
+    let t = pre.total_length;
+    if t == 0 || t < MIN_MESSAGE_LEN as u64 || t > buf.len() as u64 {
+        return Ok(None);
+    }
+    let frames_end = t as usize - POSTAMBLE_LEN;
+    let mut pos = PREAMBLE_LEN;
+    let mut index_frame = None;
+    while pos < frames_end && buf.get(pos..pos + 2) == Some(&FRAME_MAGIC[..]) {
+        let f = parse_frame(buf, pos, frames_end, base)?;
+        if f.ftype.phase() != Phase::Header {
+            break;
+        }
+        if f.ftype == FrameType::HeaderIndex {
+            index_frame = Some(f);
+            break;
+        }
+        pos = crate::wire::align_up((pos + f.total_len()) as u64) as usize;
+    }
+    let Some(f) = index_frame else {
+        return Ok(None);
+    };
+    let table = IndexTable::from_cbor(f.cbor(), f.body_abs_offset(), limits)?;
+    let n = table.offsets.len();
+    if index >= n {
+        return Err(Error::invalid_argument(format!(
+            "object index {index} out of range (the message has {n})"
+        )));
+    }
+    let (off, len) = (table.offsets[index], table.lengths[index]);
+    let bad = || {
+        Error::framing(format!(
+            "index entry {index} ({off}, {len}) does not point at a data frame"
+        ))
+        .at(f.abs_offset())
+        .in_object(index)
+    };
+    if off < PREAMBLE_LEN as u64 || off >= frames_end as u64 {
+        return Err(bad());
+    }
+    let frame = parse_frame(buf, off as usize, frames_end, base).map_err(|_| bad())?;
+    if frame.ftype != FrameType::DataObject || frame.total_len() as u64 != len {
+        return Err(bad());
+    }
+    Object::from_frame(frame, index, limits).map(Some)
+}

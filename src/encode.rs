@@ -1,0 +1,359 @@
+//! Buffered encoding of one message. See `spec/format.md` §11.
+
+use crate::descriptor::ObjectDescriptor;
+use crate::error::{Error, Result};
+use crate::hash;
+use crate::metadata::{GlobalMetadata, Provenance};
+use crate::pipeline::{self, EncodedPayload, PipelineOptions};
+use crate::wire::frame::{data_footer_bytes, header_bytes, padding_after, write_cbor_frame};
+use crate::wire::tables::{HashTable, IndexTable};
+use crate::wire::{
+    align_up, frame_flags, message_flags as mf, FrameType, DATA_FRAME_FOOTER_LEN, END_MAGIC,
+    FRAME_FOOTER_LEN, FRAME_HEADER_LEN, MAGIC, POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
+};
+
+/// Where the aggregate hash frame goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashPolicy {
+    /// Header for buffered messages, footer for streaming ones.
+    #[default]
+    Auto,
+    /// No aggregate hash frame (inline frame hashes are still written).
+    None,
+    /// A header hash frame (buffered messages only).
+    Header,
+    /// A footer hash frame.
+    Footer,
+    /// Both.
+    Both,
+}
+
+/// Options of the encoder.
+#[non_exhaustive]
+#[derive(Debug, Clone, Default)]
+pub struct EncodeOptions {
+    /// Write xxh3-64 digests in every frame (default true via [`EncodeOptions::new`]).
+    pub hashing: bool,
+    /// Where the aggregate hash frame goes.
+    pub hash_policy: HashPolicy,
+    /// Provenance for `_reserved_`; `None` means the current time and a random UUID.
+    pub provenance: Option<Provenance>,
+    /// Pipeline options (NaN/Inf policy, threads).
+    pub pipeline: PipelineOptions,
+}
+
+impl EncodeOptions {
+    /// Defaults: hashing on, automatic hash frame placement, fresh provenance.
+    pub fn new() -> Self {
+        EncodeOptions {
+            hashing: true,
+            ..Default::default()
+        }
+    }
+
+    /// Turns frame hashing on or off.
+    pub fn hashing(mut self, on: bool) -> Self {
+        self.hashing = on;
+        self
+    }
+
+    /// Sets the aggregate hash frame placement.
+    pub fn hash_policy(mut self, p: HashPolicy) -> Self {
+        self.hash_policy = p;
+        self
+    }
+
+    /// Fixes the provenance, for reproducible output.
+    pub fn provenance(mut self, p: Provenance) -> Self {
+        self.provenance = Some(p);
+        self
+    }
+
+    /// Sets the pipeline options.
+    pub fn pipeline(mut self, p: PipelineOptions) -> Self {
+        self.pipeline = p;
+        self
+    }
+}
+
+/// One object after the pipeline: its final descriptor and payload.
+pub(crate) struct PreparedObject<'a> {
+    pub descriptor: ObjectDescriptor,
+    pub descriptor_cbor: Vec<u8>,
+    pub encoded: EncodedPayload<'a>,
+    pub hash: u64,
+}
+
+impl PreparedObject<'_> {
+    pub fn frame_len(&self) -> u64 {
+        (FRAME_HEADER_LEN
+            + self.encoded.payload.len()
+            + self.encoded.mask_blobs.len()
+            + self.descriptor_cbor.len()
+            + DATA_FRAME_FOOTER_LEN) as u64
+    }
+
+    /// Writes the frame (without padding) through `sink`.
+    pub fn write_frame(
+        &self,
+        hashing: bool,
+        sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let flags = frame_flags::CBOR_AFTER_PAYLOAD
+            | if hashing {
+                frame_flags::HASH_PRESENT
+            } else {
+                0
+            };
+        sink(&header_bytes(
+            FrameType::DataObject,
+            flags,
+            self.frame_len(),
+        ))?;
+        sink(&self.encoded.payload)?;
+        sink(&self.encoded.mask_blobs)?;
+        sink(&self.descriptor_cbor)?;
+        let cbor_offset =
+            (FRAME_HEADER_LEN + self.encoded.payload.len() + self.encoded.mask_blobs.len()) as u64;
+        sink(&data_footer_bytes(
+            cbor_offset,
+            if hashing { self.hash } else { 0 },
+        ))
+    }
+}
+
+/// Runs the pipeline for one object and computes its frame digest.
+pub(crate) fn prepare_object<'a>(
+    descriptor: &ObjectDescriptor,
+    data: &'a [u8],
+    opts: &PipelineOptions,
+    hashing: bool,
+) -> Result<PreparedObject<'a>> {
+    descriptor.validate_for_encode()?;
+    let mut d = descriptor.clone();
+    let encoded = pipeline::encode(&mut d, data, opts)?;
+    let descriptor_cbor = d.to_cbor();
+    let hash = if hashing {
+        hash::xxh3_parts(&[&encoded.payload, &encoded.mask_blobs, &descriptor_cbor])
+    } else {
+        0
+    };
+    Ok(PreparedObject {
+        descriptor: d,
+        descriptor_cbor,
+        encoded,
+        hash,
+    })
+}
+
+/// Aligned on-wire size of a non-data frame with `cbor_len` bytes of CBOR.
+fn aligned_cbor_frame(cbor_len: usize) -> u64 {
+    align_up((FRAME_HEADER_LEN + cbor_len + FRAME_FOOTER_LEN) as u64)
+}
+
+/// Encodes one message holding `objects`, each a descriptor and its raw
+/// element bytes (in the descriptor's byte order).
+pub fn encode(
+    metadata: &GlobalMetadata,
+    objects: &[(&ObjectDescriptor, &[u8])],
+    opts: &EncodeOptions,
+) -> Result<Vec<u8>> {
+    metadata.check_caller_owned(objects.len())?;
+    let prepared = prepare_all(objects, opts)?;
+    assemble(metadata, &prepared, opts)
+}
+
+fn prepare_all<'a>(
+    objects: &[(&ObjectDescriptor, &'a [u8])],
+    opts: &EncodeOptions,
+) -> Result<Vec<PreparedObject<'a>>> {
+    let run = |i: usize, (d, data): &(&ObjectDescriptor, &'a [u8])| {
+        prepare_object(d, data, &opts.pipeline, opts.hashing).map_err(|e| e.in_object(i))
+    };
+    if opts.pipeline.threads > 1 && objects.len() > 1 {
+        use rayon::prelude::*;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.pipeline.threads)
+            .build()
+            .map_err(|e| Error::invalid_argument(format!("cannot build thread pool: {e}")))?;
+        pool.install(|| {
+            objects
+                .par_iter()
+                .enumerate()
+                .map(|(i, o)| run(i, o))
+                .collect()
+        })
+    } else {
+        objects.iter().enumerate().map(|(i, o)| run(i, o)).collect()
+    }
+}
+
+fn assemble(
+    metadata: &GlobalMetadata,
+    prepared: &[PreparedObject<'_>],
+    opts: &EncodeOptions,
+) -> Result<Vec<u8>> {
+    let n = prepared.len();
+    let mut meta = metadata.clone();
+    let descs: Vec<&ObjectDescriptor> = prepared.iter().map(|p| &p.descriptor).collect();
+    meta.fill_tensor_info(&descs);
+    meta.reserved = opts
+        .provenance
+        .clone()
+        .unwrap_or_else(Provenance::now)
+        .to_map();
+    let meta_cbor = meta.to_cbor();
+
+    let header_hash = opts.hashing
+        && n > 0
+        && matches!(
+            opts.hash_policy,
+            HashPolicy::Auto | HashPolicy::Header | HashPolicy::Both
+        );
+    let footer_hash =
+        opts.hashing && n > 0 && matches!(opts.hash_policy, HashPolicy::Footer | HashPolicy::Both);
+    let hash_cbor = (header_hash || footer_hash).then(|| {
+        HashTable {
+            algorithm: hash::ALGORITHM.into(),
+            hashes: prepared.iter().map(|p| p.hash).collect(),
+        }
+        .to_cbor()
+    });
+    let lengths: Vec<u64> = prepared.iter().map(PreparedObject::frame_len).collect();
+    let head_without_index = PREAMBLE_LEN as u64
+        + aligned_cbor_frame(meta_cbor.len())
+        + if header_hash {
+            aligned_cbor_frame(hash_cbor.as_ref().map_or(0, Vec::len))
+        } else {
+            0
+        };
+    let index_cbor = (n > 0)
+        .then(|| index_fixpoint(head_without_index, &lengths))
+        .transpose()?;
+
+    let mut flags = mf::HEADER_METADATA;
+    if index_cbor.is_some() {
+        flags |= mf::HEADER_INDEX;
+    }
+    if header_hash {
+        flags |= mf::HEADER_HASHES;
+    }
+    if footer_hash {
+        flags |= mf::FOOTER_HASHES;
+    }
+    if opts.hashing {
+        flags |= mf::HASHES_PRESENT;
+    }
+
+    let body: u64 = lengths.iter().map(|&l| align_up(l)).sum();
+    let total = head_without_index
+        + index_cbor
+            .as_ref()
+            .map_or(0, |c| aligned_cbor_frame(c.len()))
+        + body
+        + if footer_hash {
+            aligned_cbor_frame(hash_cbor.as_ref().map_or(0, Vec::len))
+        } else {
+            0
+        }
+        + POSTAMBLE_LEN as u64;
+    let mut out = Vec::new();
+    out.try_reserve_exact(total as usize).map_err(|_| {
+        Error::invalid_input(format!("cannot allocate {total} bytes for the message"))
+    })?;
+    write_preamble(&mut out, flags, total);
+    let pad = |out: &mut Vec<u8>| {
+        let p = padding_after(out.len() as u64);
+        out.resize(out.len() + p, 0);
+    };
+    write_cbor_frame(
+        &mut out,
+        FrameType::HeaderMetadata,
+        &meta_cbor,
+        opts.hashing,
+    );
+    pad(&mut out);
+    if let Some(c) = &index_cbor {
+        write_cbor_frame(&mut out, FrameType::HeaderIndex, c, opts.hashing);
+        pad(&mut out);
+    }
+    if header_hash {
+        write_cbor_frame(
+            &mut out,
+            FrameType::HeaderHash,
+            hash_cbor.as_deref().unwrap_or(&[]),
+            opts.hashing,
+        );
+        pad(&mut out);
+    }
+    for p in prepared {
+        p.write_frame(opts.hashing, &mut |b| {
+            out.extend_from_slice(b);
+            Ok(())
+        })?;
+        pad(&mut out);
+    }
+    let mut first_footer = out.len() as u64;
+    if footer_hash {
+        first_footer = out.len() as u64;
+        write_cbor_frame(
+            &mut out,
+            FrameType::FooterHash,
+            hash_cbor.as_deref().unwrap_or(&[]),
+            opts.hashing,
+        );
+        pad(&mut out);
+    }
+    write_postamble(&mut out, first_footer, total);
+    debug_assert_eq!(out.len() as u64, total);
+    Ok(out)
+}
+
+/// Computes the header index CBOR whose own size is consistent with the
+/// offsets it holds (`spec/format.md` §11.2).
+pub(crate) fn index_fixpoint(head_without_index: u64, lengths: &[u64]) -> Result<Vec<u8>> {
+    let offsets_for = |index_cbor_len: usize| {
+        let mut cursor = head_without_index + aligned_cbor_frame(index_cbor_len);
+        lengths
+            .iter()
+            .map(|&l| {
+                let o = cursor;
+                cursor = align_up(cursor + l);
+                o
+            })
+            .collect::<Vec<u64>>()
+    };
+    let table = |offsets: Vec<u64>| IndexTable {
+        offsets,
+        lengths: lengths.to_vec(),
+    };
+    let mut cbor = table(vec![0; lengths.len()]).to_cbor();
+    for _ in 0..3 {
+        let next = table(offsets_for(cbor.len())).to_cbor();
+        if aligned_cbor_frame(next.len()) == aligned_cbor_frame(cbor.len()) {
+            return Ok(next);
+        }
+        cbor = next;
+    }
+    Err(Error::framing("index CBOR size did not converge"))
+}
+
+pub(crate) fn write_preamble(out: &mut Vec<u8>, flags: u16, total: u64) {
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&WIRE_VERSION.to_be_bytes());
+    out.extend_from_slice(&flags.to_be_bytes());
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(&total.to_be_bytes());
+}
+
+pub(crate) fn postamble_bytes(first_footer: u64, total: u64) -> [u8; POSTAMBLE_LEN] {
+    let mut p = [0u8; POSTAMBLE_LEN];
+    p[0..8].copy_from_slice(&first_footer.to_be_bytes());
+    p[8..16].copy_from_slice(&total.to_be_bytes());
+    p[16..24].copy_from_slice(END_MAGIC);
+    p
+}
+
+fn write_postamble(out: &mut Vec<u8>, first_footer: u64, total: u64) {
+    out.extend_from_slice(&postamble_bytes(first_footer, total));
+}

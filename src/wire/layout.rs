@@ -1,0 +1,292 @@
+//! The frame walk: locating every frame of one message without decoding
+//! payloads. See `spec/format.md` §2 and §3.4.
+
+use super::frame::{parse_frame, Frame};
+use super::{
+    align_up, be_u16, be_u64, FrameType, Phase, END_MAGIC, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
+    POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::Limits;
+
+/// The fixed 24-byte message header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preamble {
+    /// Wire version (always 3 once parsed).
+    pub version: u16,
+    /// Message flags (advisory).
+    pub flags: u16,
+    /// Declared message length; 0 for a streaming message not back-filled.
+    pub total_length: u64,
+}
+
+/// Parses and checks the preamble at the start of `buf`.
+pub fn read_preamble(buf: &[u8], base: u64) -> Result<Preamble> {
+    if buf.len() < PREAMBLE_LEN {
+        return Err(Error::truncated(format!(
+            "{} bytes cannot hold a 24-byte preamble",
+            buf.len()
+        ))
+        .at(base));
+    }
+    if &buf[0..8] != MAGIC {
+        return Err(
+            Error::new(ErrorKind::BadMagic, "expected message magic \"TENSOGRM\"").at(base),
+        );
+    }
+    let version = be_u16(buf, 8).unwrap_or(0);
+    if version != WIRE_VERSION {
+        return Err(Error::new(
+            ErrorKind::UnsupportedVersion(version),
+            format!("wire version {version} is not supported; tgm reads version 3"),
+        )
+        .at(base + 8));
+    }
+    Ok(Preamble {
+        version,
+        flags: be_u16(buf, 10).unwrap_or(0),
+        total_length: be_u64(buf, 16).unwrap_or(0),
+    })
+}
+
+/// A data frame with the preceder metadata frame written directly before it, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectFrames<'a> {
+    /// The data-object frame (type 9).
+    pub data: Frame<'a>,
+    /// Its preceder (type 8), if present.
+    pub preceder: Option<Frame<'a>>,
+}
+
+/// Every frame of one message, borrowed from the input.
+#[derive(Debug, Clone)]
+pub struct MessageLayout<'a> {
+    /// The message bytes, from `TENSOGRM` to the end magic.
+    pub bytes: &'a [u8],
+    /// Absolute offset of the message in the input.
+    pub base: u64,
+    /// The preamble.
+    pub preamble: Preamble,
+    /// Header metadata frame (type 1).
+    pub header_metadata: Option<Frame<'a>>,
+    /// Header index frame (type 2).
+    pub header_index: Option<Frame<'a>>,
+    /// Header hash frame (type 3).
+    pub header_hash: Option<Frame<'a>>,
+    /// Footer hash frame (type 5).
+    pub footer_hash: Option<Frame<'a>>,
+    /// Footer index frame (type 6).
+    pub footer_index: Option<Frame<'a>>,
+    /// Footer metadata frame (type 7).
+    pub footer_metadata: Option<Frame<'a>>,
+    /// Data objects in order.
+    pub objects: Vec<ObjectFrames<'a>>,
+    /// The postamble's first_footer_offset (advisory).
+    pub first_footer_offset: u64,
+}
+
+impl<'a> MessageLayout<'a> {
+    /// The metadata frame that describes the message: the footer copy when
+    /// present (it is the complete one in streaming messages), else the header.
+    pub fn metadata_frame(&self) -> Option<Frame<'a>> {
+        self.footer_metadata.or(self.header_metadata)
+    }
+
+    /// The index frame, header first.
+    pub fn index_frame(&self) -> Option<Frame<'a>> {
+        self.header_index.or(self.footer_index)
+    }
+
+    /// The hash frame, header first.
+    pub fn hash_frame(&self) -> Option<Frame<'a>> {
+        self.header_hash.or(self.footer_hash)
+    }
+
+    /// Every frame in wire order.
+    pub fn frames(&self) -> Vec<Frame<'a>> {
+        let mut v: Vec<Frame<'a>> = [self.header_metadata, self.header_index, self.header_hash]
+            .into_iter()
+            .flatten()
+            .collect();
+        for o in &self.objects {
+            v.extend(o.preceder);
+            v.push(o.data);
+        }
+        v.extend(
+            [self.footer_hash, self.footer_index, self.footer_metadata]
+                .into_iter()
+                .flatten(),
+        );
+        v.sort_by_key(|f| f.offset);
+        v
+    }
+}
+
+/// Walks the message at the start of `buf` (which may continue past it).
+///
+/// With a declared length the message is `buf[..total_length]`; a streaming
+/// message (length 0) ends at the postamble found by walking the frames.
+pub fn parse_layout<'a>(buf: &'a [u8], base: u64, limits: &Limits) -> Result<MessageLayout<'a>> {
+    let preamble = read_preamble(buf, base)?;
+    let declared = preamble.total_length;
+    let frames_end = if declared > 0 {
+        if declared < MIN_MESSAGE_LEN as u64 {
+            return Err(Error::framing(format!(
+                "message total_length {declared} below the minimum 48"
+            ))
+            .at(base + 16));
+        }
+        if declared > limits.max_message_len {
+            return Err(
+                Error::limit("max_message_len", declared, limits.max_message_len).at(base + 16),
+            );
+        }
+        if declared > buf.len() as u64 {
+            return Err(Error::truncated(format!(
+                "message total_length {declared} exceeds the {} bytes available",
+                buf.len()
+            ))
+            .at(base + 16));
+        }
+        let end = declared as usize;
+        check_postamble(buf, end - POSTAMBLE_LEN, base, Some(declared))?;
+        end - POSTAMBLE_LEN
+    } else {
+        buf.len()
+            .saturating_sub(POSTAMBLE_LEN)
+            .min(usize::try_from(limits.max_message_len).unwrap_or(usize::MAX))
+    };
+
+    let mut layout = MessageLayout {
+        bytes: &buf[..0],
+        base,
+        preamble,
+        header_metadata: None,
+        header_index: None,
+        header_hash: None,
+        footer_hash: None,
+        footer_index: None,
+        footer_metadata: None,
+        objects: Vec::new(),
+        first_footer_offset: 0,
+    };
+    let mut pos = PREAMBLE_LEN;
+    let mut phase = Phase::Header;
+    let mut pending_preceder: Option<Frame<'a>> = None;
+    let mut frames = 0usize;
+    let postamble_at = loop {
+        if declared > 0 && pos >= frames_end {
+            break frames_end;
+        }
+        let is_frame = buf.get(pos..pos + 2) == Some(&FRAME_MAGIC[..]);
+        if !is_frame {
+            if declared == 0 && buf.get(pos + 16..pos + 24) == Some(&END_MAGIC[..]) {
+                check_postamble(buf, pos, base, None)?;
+                break pos;
+            }
+            if declared == 0 && pos >= frames_end {
+                return Err(
+                    Error::truncated("streaming message has no postamble").at(base + pos as u64)
+                );
+            }
+            return Err(Error::new(
+                ErrorKind::BadMagic,
+                "expected frame magic \"FR\" or the postamble",
+            )
+            .at(base + pos as u64));
+        }
+        frames += 1;
+        if frames > limits.max_frames {
+            return Err(
+                Error::limit("max_frames", frames as u64, limits.max_frames as u64)
+                    .at(base + pos as u64),
+            );
+        }
+        let f = parse_frame(buf, pos, frames_end, base)?;
+        let at = f.abs_offset();
+        let fphase = f.ftype.phase();
+        if fphase < phase {
+            return Err(
+                Error::framing(format!("{:?} frame after the {phase:?} phase", f.ftype)).at(at),
+            );
+        }
+        phase = fphase;
+        if pending_preceder.is_some() && f.ftype != FrameType::DataObject {
+            return Err(
+                Error::framing("preceder metadata frame not followed by a data frame").at(at),
+            );
+        }
+        match f.ftype {
+            FrameType::DataObject => {
+                if layout.objects.len() >= limits.max_objects {
+                    return Err(Error::limit(
+                        "max_objects",
+                        layout.objects.len() as u64 + 1,
+                        limits.max_objects as u64,
+                    )
+                    .at(at));
+                }
+                layout.objects.push(ObjectFrames {
+                    data: f,
+                    preceder: pending_preceder.take(),
+                });
+            }
+            FrameType::PrecederMetadata => pending_preceder = Some(f),
+            t => {
+                let slot = match t {
+                    FrameType::HeaderMetadata => &mut layout.header_metadata,
+                    FrameType::HeaderIndex => &mut layout.header_index,
+                    FrameType::HeaderHash => &mut layout.header_hash,
+                    FrameType::FooterHash => &mut layout.footer_hash,
+                    FrameType::FooterIndex => &mut layout.footer_index,
+                    _ => &mut layout.footer_metadata,
+                };
+                if slot.is_some() {
+                    return Err(Error::framing(format!("duplicate {t:?} frame")).at(at));
+                }
+                *slot = Some(f);
+            }
+        }
+        let next = align_up((pos + f.total_len()) as u64) as usize;
+        pos = if declared > 0 {
+            next.min(frames_end)
+        } else {
+            next
+        };
+    };
+    if pending_preceder.is_some() {
+        return Err(
+            Error::framing("preceder metadata frame at the end of the body")
+                .at(base + postamble_at as u64),
+        );
+    }
+    if layout.header_metadata.is_none() && layout.footer_metadata.is_none() {
+        return Err(Error::metadata("message has no metadata frame").at(base));
+    }
+    layout.bytes = &buf[..postamble_at + POSTAMBLE_LEN];
+    layout.first_footer_offset = be_u64(buf, postamble_at).unwrap_or(0);
+    Ok(layout)
+}
+
+/// Checks the postamble at `pos`: end magic, and a mirrored length of 0 or `declared`.
+fn check_postamble(buf: &[u8], pos: usize, base: u64, declared: Option<u64>) -> Result<()> {
+    let at = base + pos as u64;
+    if buf.get(pos + 16..pos + 24) != Some(&END_MAGIC[..]) {
+        return Err(Error::new(ErrorKind::BadMagic, "expected end magic \"39277777\"").at(at + 16));
+    }
+    let mirrored = be_u64(buf, pos + 8).unwrap_or(0);
+    match declared {
+        Some(d) if mirrored != 0 && mirrored != d => Err(Error::framing(format!(
+            "postamble total_length {mirrored} does not match preamble total_length {d}"
+        ))
+        .at(at + 8)),
+        None if mirrored != 0 && mirrored != (pos + POSTAMBLE_LEN) as u64 => {
+            Err(Error::framing(format!(
+                "postamble total_length {mirrored} does not match the message length {}",
+                pos + POSTAMBLE_LEN
+            ))
+            .at(at + 8))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,184 @@
+//! Conversions between tgm types and the reference crate's types, shared by
+//! the conformance tests.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use tgm::cbor::Value;
+use tgm::{ByteOrder, Dtype, GlobalMetadata, ObjectDescriptor, Provenance};
+
+pub fn to_ref_value(v: &Value) -> ciborium::Value {
+    use ciborium::Value as C;
+    match v {
+        Value::Uint(u) => C::Integer((*u).into()),
+        Value::Nint(n) => C::Integer((-1i128 - *n as i128).try_into().unwrap()),
+        Value::Bytes(b) => C::Bytes(b.clone()),
+        Value::Text(t) => C::Text(t.clone()),
+        Value::Array(a) => C::Array(a.iter().map(to_ref_value).collect()),
+        Value::Map(m) => C::Map(
+            m.iter()
+                .map(|(k, v)| (to_ref_value(k), to_ref_value(v)))
+                .collect(),
+        ),
+        Value::Tag(t, v) => C::Tag(*t, Box::new(to_ref_value(v))),
+        Value::Bool(b) => C::Bool(*b),
+        Value::Null | Value::Undefined => C::Null,
+        Value::Float(f) => C::Float(*f),
+        Value::Simple(_) => C::Null,
+    }
+}
+
+pub fn from_ref_value(v: &ciborium::Value) -> Value {
+    use ciborium::Value as C;
+    match v {
+        C::Integer(i) => {
+            let i: i128 = (*i).into();
+            if i >= 0 {
+                Value::Uint(i as u64)
+            } else {
+                Value::Nint((-1 - i) as u64)
+            }
+        }
+        C::Bytes(b) => Value::Bytes(b.clone()),
+        C::Text(t) => Value::Text(t.clone()),
+        C::Array(a) => Value::Array(a.iter().map(from_ref_value).collect()),
+        C::Map(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (from_ref_value(k), from_ref_value(v)))
+                .collect(),
+        ),
+        C::Tag(t, v) => Value::Tag(*t, Box::new(from_ref_value(v))),
+        C::Bool(b) => Value::Bool(*b),
+        C::Null => Value::Null,
+        C::Float(f) => Value::Float(*f),
+        _ => Value::Null,
+    }
+}
+
+pub fn to_ref_map(m: &tgm::Map) -> BTreeMap<String, ciborium::Value> {
+    m.iter()
+        .map(|(k, v)| (k.clone(), to_ref_value(v)))
+        .collect()
+}
+
+pub fn from_ref_map(m: &BTreeMap<String, ciborium::Value>) -> tgm::Map {
+    m.iter()
+        .map(|(k, v)| (k.clone(), from_ref_value(v)))
+        .collect()
+}
+
+pub fn to_ref_dtype(d: Dtype) -> tensogram::Dtype {
+    use tensogram::Dtype as R;
+    match d {
+        Dtype::Float16 => R::Float16,
+        Dtype::Bfloat16 => R::Bfloat16,
+        Dtype::Float32 => R::Float32,
+        Dtype::Float64 => R::Float64,
+        Dtype::Complex64 => R::Complex64,
+        Dtype::Complex128 => R::Complex128,
+        Dtype::Int8 => R::Int8,
+        Dtype::Int16 => R::Int16,
+        Dtype::Int32 => R::Int32,
+        Dtype::Int64 => R::Int64,
+        Dtype::Uint8 => R::Uint8,
+        Dtype::Uint16 => R::Uint16,
+        Dtype::Uint32 => R::Uint32,
+        Dtype::Uint64 => R::Uint64,
+        Dtype::Bitmask => R::Bitmask,
+        other => panic!("no reference dtype for {other}"),
+    }
+}
+
+pub fn to_ref_desc(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
+    tensogram::DataObjectDescriptor {
+        obj_type: d.obj_type.clone(),
+        ndim: d.shape.len() as u64,
+        shape: d.shape.clone(),
+        strides: d.strides.clone(),
+        dtype: to_ref_dtype(d.dtype),
+        byte_order: match d.byte_order {
+            ByteOrder::Big => tensogram::ByteOrder::Big,
+            ByteOrder::Little => tensogram::ByteOrder::Little,
+        },
+        encoding: d.encoding.clone(),
+        filter: d.filter.clone(),
+        compression: d.compression.clone(),
+        masks: None,
+        params: to_ref_map(&d.params),
+    }
+}
+
+pub fn to_ref_meta(m: &GlobalMetadata) -> tensogram::GlobalMetadata {
+    tensogram::GlobalMetadata {
+        base: m.base.iter().map(to_ref_map).collect(),
+        reserved: to_ref_map(&m.reserved),
+        extra: to_ref_map(&m.extra),
+    }
+}
+
+pub fn from_ref_meta(m: &tensogram::GlobalMetadata) -> GlobalMetadata {
+    GlobalMetadata {
+        base: m.base.iter().map(from_ref_map).collect(),
+        reserved: from_ref_map(&m.reserved),
+        extra: from_ref_map(&m.extra),
+    }
+}
+
+/// The provenance the reference wrote, so tgm can reproduce its bytes exactly.
+pub fn provenance_of(meta: &GlobalMetadata) -> Provenance {
+    let r = &meta.reserved;
+    let text = |v: Option<&Value>| v.and_then(Value::as_text).map(str::to_string);
+    let enc = r.get("encoder").expect("reference wrote no encoder");
+    Provenance {
+        time: text(r.get("time")),
+        uuid: text(r.get("uuid")),
+        encoder_name: text(enc.get("name")).unwrap(),
+        encoder_version: text(enc.get("version")).unwrap(),
+    }
+}
+
+/// Deterministic pseudo-random bytes (xorshift), valid for every dtype:
+/// float patterns are made finite by clearing exponent-all-ones cases.
+pub fn sample_bytes(dtype: Dtype, n: u64, seed: u64) -> Vec<u8> {
+    let len = dtype.payload_len(n).unwrap() as usize;
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut out: Vec<u8> = (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u8
+        })
+        .collect();
+    // Clear the top exponent bit of every float component so no NaN/Inf appears
+    // (both byte orders: clear the second-highest bit of the first and last byte).
+    let unit = match dtype {
+        Dtype::Float16 | Dtype::Bfloat16 => 2,
+        Dtype::Float32 | Dtype::Complex64 => 4,
+        Dtype::Float64 | Dtype::Complex128 => 8,
+        _ => 0,
+    };
+    if unit > 0 {
+        for c in out.chunks_exact_mut(unit) {
+            c[0] &= 0xbf;
+            c[unit - 1] &= 0xbf;
+        }
+    }
+    if dtype == Dtype::Bitmask && n % 8 != 0 {
+        if let Some(last) = out.last_mut() {
+            *last &= 0xffu8 << (8 - n % 8);
+        }
+    }
+    out
+}
+
+pub const SHAPES: &[&[u64]] = &[
+    &[],
+    &[0],
+    &[1],
+    &[7],
+    &[3, 5],
+    &[2, 0, 3],
+    &[2, 3, 4],
+    &[1, 1, 1, 9],
+];
