@@ -11,6 +11,7 @@ pub mod error;
 pub mod hash;
 pub mod limits;
 pub mod metadata;
+pub mod npy;
 pub mod pipeline;
 pub mod stream;
 pub mod szip;

@@ -1,1 +1,54 @@
-fn main() {}
+//! `tgm`: command-line tool for Tensogram v3 files.
+
+mod demo;
+mod export;
+mod import;
+mod inspect;
+mod util;
+
+use clap::{Parser, Subcommand};
+
+/// Read, write and inspect Tensogram v3 (.tgm) files.
+#[derive(Parser)]
+#[command(name = "tgm", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import .npy files as one message (one object per file).
+    Import(import::Args),
+    /// Export every object of every message as .npy files.
+    Export(export::Args),
+    /// Summarise files: messages, size, version.
+    Info(inspect::InfoArgs),
+    /// List objects: one row per object.
+    Ls(inspect::LsArgs),
+    /// Print metadata and descriptors.
+    Dump(inspect::DumpArgs),
+    /// Run the whole import/export cycle on a built-in example tensor set.
+    Demo(demo::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Import(a) => import::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Info(a) => inspect::info(a),
+        Command::Ls(a) => inspect::ls(a),
+        Command::Dump(a) => inspect::dump(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        let mut src = std::error::Error::source(&*e);
+        while let Some(s) = src {
+            eprintln!("caused by: {s}");
+            src = s.source();
+        }
+        std::process::exit(1);
+    }
+}
