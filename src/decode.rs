@@ -83,6 +83,7 @@ impl DecodeOptions {
         self
     }
 
+    #[allow(clippy::field_reassign_with_default)] // the options type is non-exhaustive and grows
     pub(crate) fn pipeline(&self) -> PipelineDecodeOptions {
         let mut p = PipelineDecodeOptions::default();
         p.native_byte_order = self.native_byte_order;

@@ -1,4 +1,4 @@
-//! tgm: Tensogram v3 tensor messages.
+#![doc = include_str!("../README.md")]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

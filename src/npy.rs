@@ -74,8 +74,8 @@ fn dict_value<'h>(header: &'h str, key: &str) -> Result<&'h str> {
         .trim_start();
     let end = if rest.starts_with('(') {
         rest.find(')').map(|i| i + 1)
-    } else if rest.starts_with('\'') {
-        rest[1..].find('\'').map(|i| i + 2)
+    } else if let Some(quoted) = rest.strip_prefix('\'') {
+        quoted.find('\'').map(|i| i + 2)
     } else {
         rest.find([',', '}'])
     }

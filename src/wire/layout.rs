@@ -290,3 +290,167 @@ fn check_postamble(buf: &[u8], pos: usize, base: u64, declared: Option<u64>) -> 
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{encode, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+    fn sample() -> Vec<u8> {
+        let d = ObjectDescriptor::new(Dtype::Uint16, vec![3]);
+        let d2 = ObjectDescriptor::new(Dtype::Int8, vec![2]);
+        encode(
+            &GlobalMetadata::default(),
+            &[(&d, &[1, 0, 2, 0, 3, 0][..]), (&d2, &[9, 8][..])],
+            &EncodeOptions::new(),
+        )
+        .unwrap()
+    }
+
+    fn parse(b: &[u8]) -> Result<MessageLayout<'_>> {
+        parse_layout(b, 1000, &Limits::default())
+    }
+
+    fn set_u64(b: &mut [u8], at: usize, v: u64) {
+        b[at..at + 8].copy_from_slice(&v.to_be_bytes());
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_with_offset() {
+        let m = sample();
+        for n in 0..m.len() {
+            let e = parse(&m[..n]).unwrap_err();
+            assert!(e.offset().is_some(), "prefix {n}: {e}");
+        }
+    }
+
+    #[test]
+    fn rejects_wrong_magic_and_version() {
+        let mut m = sample();
+        m[0] = b'X';
+        assert_eq!(parse(&m).unwrap_err().kind(), &ErrorKind::BadMagic);
+        let mut m = sample();
+        m[9] = 2;
+        let e = parse(&m).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::UnsupportedVersion(2));
+        assert_eq!(e.offset(), Some(1008));
+    }
+
+    #[test]
+    fn rejects_mis_sized_messages() {
+        let m = sample();
+        for bad in [1u64, 47, m.len() as u64 - 8, m.len() as u64 + 8, u64::MAX] {
+            let mut b = m.clone();
+            set_u64(&mut b, 16, bad);
+            assert!(parse(&b).is_err(), "total_length {bad}");
+        }
+        let mut b = m.clone();
+        let n = b.len();
+        set_u64(&mut b, n - 16, 12345);
+        assert_eq!(parse(&b).unwrap_err().kind(), &ErrorKind::Framing);
+    }
+
+    #[test]
+    fn rejects_overflowing_and_undersized_frames() {
+        let m = sample();
+        let l = parse(&m).unwrap();
+        let f = l.objects[0].data.offset;
+        for bad in [0u64, 35, (m.len() - f) as u64, u64::MAX] {
+            let mut b = m.clone();
+            set_u64(&mut b, f + 8, bad);
+            let e = parse(&b).unwrap_err();
+            assert!(e.offset().is_some(), "frame length {bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn rejects_out_of_order_frames() {
+        // Swap the header metadata frame type with footer metadata (7): a
+        // footer frame before data frames is a phase regression.
+        let mut b = sample();
+        b[24 + 3] = 7;
+        let e = parse(&b).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::Framing);
+        assert!(e.offset().is_some());
+        // Retired and unknown frame types.
+        for t in [0u8, 4, 10, 255] {
+            let mut b = sample();
+            b[24 + 3] = t;
+            assert!(parse(&b).is_err(), "type {t}");
+        }
+    }
+
+    #[test]
+    fn rejects_index_that_disagrees_with_frames() {
+        let m = sample();
+        let l = parse(&m).unwrap();
+        let idx = l.header_index.unwrap();
+        // Point the first index offset one frame further (same CBOR width).
+        let body_start = idx.offset + 16;
+        let cbor = idx.cbor().to_vec();
+        let t = crate::wire::tables::IndexTable::from_cbor(&cbor, 0, &Limits::default()).unwrap();
+        let mut t2 = t.clone();
+        t2.offsets[0] += 8;
+        let c2 = t2.to_cbor();
+        assert_eq!(c2.len(), cbor.len());
+        let mut b = m.clone();
+        b[body_start..body_start + c2.len()].copy_from_slice(&c2);
+        let opts = DecodeOptions::default().verify(crate::Verify::Off);
+        let e = crate::decode(&b, &opts).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::Framing);
+        // O(1) access through the index also refuses it.
+        assert!(crate::decode_object(&b, 0, &opts).is_err());
+    }
+
+    #[test]
+    fn absurd_shapes_fail_before_allocation() {
+        // 2^60 elements declared in a ~200-byte message.
+        let mut d = ObjectDescriptor::new(Dtype::Float64, vec![1]);
+        d.shape = vec![1 << 30, 1 << 30];
+        d.strides = vec![1 << 30, 1];
+        let desc = d.to_cbor();
+        let mut frame = Vec::new();
+        frame.extend_from_slice(&crate::wire::frame::header_bytes(
+            FrameType::DataObject,
+            1,
+            (16 + desc.len() + 20) as u64,
+        ));
+        frame.extend_from_slice(&desc);
+        frame.extend_from_slice(&crate::wire::frame::data_footer_bytes(16, 0));
+        let mut msg = Vec::new();
+        crate::encode::write_preamble(&mut msg, 0, 0);
+        crate::wire::frame::write_cbor_frame(&mut msg, FrameType::HeaderMetadata, &[0xa0], false);
+        msg.resize(crate::wire::align_up(msg.len() as u64) as usize, 0);
+        msg.extend_from_slice(&frame);
+        msg.resize(crate::wire::align_up(msg.len() as u64) as usize, 0);
+        let total = msg.len() as u64 + 24;
+        msg.extend_from_slice(&crate::encode::postamble_bytes(0, total));
+        set_u64(&mut msg, 16, total);
+        let e = crate::decode(&msg, &DecodeOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::LimitExceeded {
+                    limit: "max_message_bytes",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = crate::decode_object(&msg, 0, &DecodeOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::LimitExceeded {
+                    limit: "max_object_bytes",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.object_index(), Some(0));
+        let mut shape_overflow = d.clone();
+        shape_overflow.shape = vec![1 << 40, 1 << 40];
+        assert!(shape_overflow.num_elements().is_err());
+    }
+}
