@@ -1,0 +1,188 @@
+//! The `tgm` command line, end to end.
+
+use std::path::Path;
+use std::process::Command;
+
+use tgm::npy::{npy_layout, read_npy, write_npy};
+use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+fn tgm(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(path: &Path, dtype: Dtype, order: ByteOrder, shape: &[u64], data: &[u8]) {
+    std::fs::write(path, write_npy(&npy_layout(dtype, shape, order), data)).unwrap();
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn import_export_round_trip_keeps_values_and_byte_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.npy");
+    let b = dir.path().join("b.npy");
+    let be: Vec<u8> = [1.5f32, -2.0, 3.25]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    let le: Vec<u8> = (0..6i64)
+        .flat_map(|v| (v * 1000 - 2500).to_le_bytes())
+        .collect();
+    write(&a, Dtype::Float32, ByteOrder::Big, &[3], &be);
+    write(&b, Dtype::Int64, ByteOrder::Little, &[2, 3], &le);
+    let out = dir.path().join("x.tgm");
+    let (ok, _, err) = tgm(&[
+        "import",
+        s(&a),
+        s(&b),
+        "-o",
+        s(&out),
+        "--meta",
+        "mars.param=2t",
+        "--meta",
+        "step=6",
+    ]);
+    assert!(ok, "{err}");
+
+    let bytes = std::fs::read(&out).unwrap();
+    let m = tgm::decode(&bytes, &DecodeOptions::default().native_byte_order(false)).unwrap();
+    assert_eq!(m.objects[0].descriptor.byte_order, ByteOrder::Big);
+    assert_eq!(m.objects[0].data, be);
+    assert_eq!(m.objects[1].data, le);
+    assert_eq!(m.metadata.lookup(Some(1), "mars.param"), Some(&"2t".into()));
+    assert_eq!(
+        m.metadata.lookup(Some(0), "step"),
+        Some(&tgm::cbor::Value::Uint(6))
+    );
+    assert_eq!(m.metadata.lookup(Some(0), "name"), Some(&"a".into()));
+
+    let exp = dir.path().join("exp");
+    let (ok, _, err) = tgm(&["export", s(&out), "-o", s(&exp)]);
+    assert!(ok, "{err}");
+    let back = read_npy(&std::fs::read(exp.join("m0_o0.npy")).unwrap()).unwrap();
+    assert_eq!(back.byte_order, ByteOrder::native());
+    let mut expect = be.clone();
+    if ByteOrder::native() == ByteOrder::Little {
+        tgm::dtype::swap_in_place(&mut expect, 4);
+    }
+    assert_eq!(back.data, expect);
+    assert_eq!(
+        read_npy(&std::fs::read(exp.join("m0_o1.npy")).unwrap())
+            .unwrap()
+            .shape,
+        vec![2, 3]
+    );
+}
+
+#[test]
+fn append_adds_messages_and_info_ls_report_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("t.npy");
+    write(
+        &a,
+        Dtype::Uint16,
+        ByteOrder::Little,
+        &[4],
+        &[1, 0, 2, 0, 3, 0, 4, 0],
+    );
+    let out = dir.path().join("f.tgm");
+    assert!(tgm(&["import", s(&a), "-o", s(&out)]).0);
+    assert!(tgm(&["import", s(&a), "-o", s(&out), "--append"]).0);
+    assert!(tgm(&["import", s(&a), "-o", s(&out), "--append"]).0);
+    let (ok, info, _) = tgm(&["info", s(&out)]);
+    assert!(ok);
+    assert!(info.contains("Messages: 3"), "{info}");
+    let (ok, ls, _) = tgm(&["ls", s(&out)]);
+    assert!(ok);
+    let rows: Vec<&str> = ls.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows[2].contains("\t2\t0\tuint16\t[4]\tnone\t8"), "{ls}");
+    let (ok, json, _) = tgm(&["ls", "-j", s(&out)]);
+    assert!(ok);
+    assert_eq!(json.lines().count(), 3);
+    assert!(json.contains("\"stored_bytes\":8"));
+}
+
+#[test]
+fn export_writes_raw_storage_for_types_numpy_lacks_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let d1 = ObjectDescriptor::new(Dtype::Bfloat16, vec![2]);
+    let d2 = ObjectDescriptor::new(Dtype::Bitmask, vec![10]);
+    let bytes = tgm::encode(
+        &GlobalMetadata::default(),
+        &[
+            (&d1, &[0x80, 0x3f, 0x00, 0x40][..]),
+            (&d2, &[0b1010_0000, 0b1100_0000][..]),
+        ],
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    let f = dir.path().join("x.tgm");
+    std::fs::write(&f, &bytes).unwrap();
+    let exp = dir.path().join("e");
+    let (ok, _, err) = tgm(&["export", s(&f), "-o", s(&exp)]);
+    assert!(ok, "{err}");
+    assert!(err.contains("bfloat16"), "{err}");
+    assert!(err.contains("bitmask"), "{err}");
+    let bf = read_npy(&std::fs::read(exp.join("m0_o0.npy")).unwrap()).unwrap();
+    assert_eq!(bf.dtype, Dtype::Uint16);
+    let bm = read_npy(&std::fs::read(exp.join("m0_o1.npy")).unwrap()).unwrap();
+    assert_eq!(
+        (bm.dtype, bm.shape.clone(), bm.data.clone()),
+        (Dtype::Uint8, vec![2], vec![0xa0, 0xc0])
+    );
+}
+
+#[test]
+fn bad_inputs_fail_with_a_message_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.tgm");
+    std::fs::write(&junk, b"this is not a tensogram file").unwrap();
+    let (ok, _, err) = tgm(&["export", s(&junk), "-o", s(&dir.path().join("o"))]);
+    assert!(!ok);
+    assert!(err.starts_with("error:"), "{err}");
+    let bad_npy = dir.path().join("bad.npy");
+    std::fs::write(&bad_npy, b"\x93NUMPY\x01\x00").unwrap();
+    let (ok, _, err) = tgm(&["import", s(&bad_npy), "-o", s(&dir.path().join("x.tgm"))]);
+    assert!(!ok);
+    assert!(err.contains("bad.npy"), "{err}");
+    // A flipped payload byte is caught by the default hash verification.
+    let a = dir.path().join("a.npy");
+    write(&a, Dtype::Uint8, ByteOrder::Little, &[64], &[7; 64]);
+    let f = dir.path().join("f.tgm");
+    assert!(tgm(&["import", s(&a), "-o", s(&f)]).0);
+    let mut bytes = std::fs::read(&f).unwrap();
+    let m = tgm::Message::parse(&bytes).unwrap();
+    let at = m.object(0).unwrap().payload_offset() as usize;
+    bytes[at + 3] ^= 1;
+    std::fs::write(&f, &bytes).unwrap();
+    let (ok, _, err) = tgm(&["export", s(&f), "-o", s(&dir.path().join("o2"))]);
+    assert!(!ok);
+    assert!(err.contains("hash mismatch"), "{err}");
+    let (ok, _, _) = tgm(&[
+        "export",
+        s(&f),
+        "-o",
+        s(&dir.path().join("o3")),
+        "--no-verify",
+    ]);
+    assert!(ok);
+}
+
+#[test]
+fn demo_runs_and_checks_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = tgm(&["demo", "--dir", s(dir.path())]);
+    assert!(ok, "{err}");
+    assert!(out.contains("bit-identical"), "{out}");
+}
