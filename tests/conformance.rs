@@ -365,3 +365,52 @@ fn decode_object_by_index_matches_full_decode() {
     let e = tgm::decode_object(&msg, 3, &opts).unwrap_err();
     assert_eq!(e.kind(), &tgm::ErrorKind::InvalidArgument);
 }
+
+/// Rebuilds every data frame of a message in the CBOR-before layout (which
+/// no writer emits but readers must accept) and re-assembles the message.
+fn to_cbor_before(msg: &[u8]) -> Vec<u8> {
+    use tgm::wire::frame::{data_footer_bytes, header_bytes};
+    use tgm::wire::FrameType;
+    let l = tgm::wire::layout::parse_layout(msg, 0, &tgm::Limits::default()).unwrap();
+    let mut out = msg[..24].to_vec();
+    for f in l.frames() {
+        if f.ftype == FrameType::DataObject {
+            let parts = f.split_data(&tgm::Limits::default()).unwrap();
+            let body: Vec<u8> = [parts.descriptor, parts.region].concat();
+            let hash = tgm::hash::xxh3(&body);
+            out.extend_from_slice(&header_bytes(
+                FrameType::DataObject,
+                0x0002,
+                f.total_len() as u64,
+            ));
+            out.extend_from_slice(&body);
+            out.extend_from_slice(&data_footer_bytes(16, hash));
+        } else {
+            out.extend_from_slice(f.bytes);
+        }
+        out.resize(out.len().div_ceil(8) * 8, 0);
+    }
+    out.extend_from_slice(&msg[msg.len() - 24..]);
+    assert_eq!(out.len(), msg.len());
+    out
+}
+
+#[test]
+fn cbor_before_layout_reads_like_the_reference() {
+    let (descs, datas) = stream_objects();
+    let objs: Vec<_> = descs.iter().zip(&datas).map(|(d, x)| (d, &x[..])).collect();
+    let msg = tgm::encode(
+        &sample_meta(3),
+        &objs,
+        &EncodeOptions::new().hash_policy(HashPolicy::None),
+    )
+    .unwrap();
+    let before = to_cbor_before(&msg);
+    assert_ne!(before, msg);
+    let ours = tgm::decode(&before, &DecodeOptions::default().native_byte_order(false)).unwrap();
+    let (_, theirs) = ref_decode_raw(&before);
+    for ((o, r), x) in ours.objects.iter().zip(&theirs).zip(&datas) {
+        assert_eq!(&o.data, x);
+        assert_eq!(&r.1, x);
+    }
+}
