@@ -19,7 +19,9 @@ pub struct Limits {
     pub max_cbor_len: u64,
     /// Deepest CBOR nesting (default 256, the reference's own limit).
     pub max_cbor_depth: usize,
-    /// Most CBOR items in one metadata or descriptor value (default 16,777,216).
+    /// Most CBOR items in one metadata or descriptor value (default 1,048,576).
+    /// Each decoded item costs about 40 bytes, so this also caps the memory a
+    /// small CBOR value can make the reader allocate.
     pub max_cbor_items: usize,
     /// Most dimensions of one tensor (default 64).
     pub max_ndim: usize,
@@ -37,7 +39,7 @@ impl Default for Limits {
             max_frames: (2 << 20) + 16,
             max_cbor_len: 256 << 20,
             max_cbor_depth: 256,
-            max_cbor_items: 1 << 24,
+            max_cbor_items: 1 << 20,
             max_ndim: 64,
             max_object_bytes: 16 << 30,
             max_message_bytes: 64 << 30,
