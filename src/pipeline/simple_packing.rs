@@ -1,0 +1,302 @@
+//! GRIB-style simple packing: float64 values quantised to `bits`-bit integers
+//! `q = round((v - R) * 10^D * 2^-E)`. See `spec/pipeline.md` §2.
+
+use super::bits;
+use crate::dtype::ByteOrder;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Quantisation parameters, as stored in the descriptor's `sp_*` keys.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PackingParams {
+    /// Reference value R (the minimum, or the first value when bits = 0).
+    pub reference_value: f64,
+    /// Binary scale factor E.
+    pub binary_scale_factor: i32,
+    /// Decimal scale factor D.
+    pub decimal_scale_factor: i32,
+    /// Bits per packed value, 0..=64.
+    pub bits_per_value: u32,
+}
+
+/// `x^n` by square-and-multiply with a final reciprocal for negative `n`:
+/// the exact evaluation order of the platform's `powi`, so that scale
+/// factors are bit-identical to other implementations.
+pub fn powi(x: f64, n: i32) -> f64 {
+    let mut base = x;
+    let mut e = n.unsigned_abs();
+    let mut r = 1.0f64;
+    loop {
+        if e & 1 == 1 {
+            r *= base;
+        }
+        e /= 2;
+        if e == 0 {
+            break;
+        }
+        base *= base;
+    }
+    if n < 0 {
+        1.0 / r
+    } else {
+        r
+    }
+}
+
+fn max_code(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Reads element `i` of f64 `data` stored in `order`.
+#[inline(always)]
+pub(crate) fn read_f64(chunk: &[u8], order: ByteOrder) -> f64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(chunk);
+    match order {
+        ByteOrder::Big => f64::from_be_bytes(a),
+        ByteOrder::Little => f64::from_le_bytes(a),
+    }
+}
+
+/// Derives parameters from the data (spec §2.1).
+pub fn compute_params(
+    data: &[u8],
+    order: ByteOrder,
+    bits: u32,
+    decimal: i32,
+) -> Result<PackingParams> {
+    if bits > 64 {
+        return Err(Error::metadata(format!(
+            "sp_bits_per_value {bits} exceeds 64"
+        )));
+    }
+    let mut values = data.chunks_exact(8).map(|c| read_f64(c, order));
+    if data.is_empty() || bits == 0 {
+        return Ok(PackingParams {
+            reference_value: values.next().unwrap_or(0.0),
+            binary_scale_factor: 0,
+            decimal_scale_factor: decimal,
+            bits_per_value: bits,
+        });
+    }
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (i, v) in values.enumerate() {
+        if !v.is_finite() {
+            return Err(non_finite(v, i));
+        }
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    let range = (hi - lo) * powi(10.0, decimal);
+    let maxp = if bits >= 64 {
+        u64::MAX as f64
+    } else {
+        max_code(bits) as f64
+    };
+    let e = if range == 0.0 {
+        0
+    } else {
+        (range / maxp).log2().ceil() as i32
+    };
+    Ok(PackingParams {
+        reference_value: lo,
+        binary_scale_factor: e,
+        decimal_scale_factor: decimal,
+        bits_per_value: bits,
+    })
+}
+
+fn non_finite(v: f64, i: usize) -> Error {
+    Error::new(
+        ErrorKind::NonFinite,
+        format!("simple_packing cannot encode {v} at element {i}; pass explicit parameters with allow_nan/allow_inf"),
+    )
+}
+
+/// Checks the parameters the encoder and decoder both require.
+pub fn check_params(p: &PackingParams) -> Result<()> {
+    if p.bits_per_value > 64 {
+        return Err(Error::metadata(format!(
+            "sp_bits_per_value {} exceeds 64",
+            p.bits_per_value
+        )));
+    }
+    if !p.reference_value.is_finite() {
+        return Err(Error::metadata(format!(
+            "sp_reference_value {} is not finite",
+            p.reference_value
+        )));
+    }
+    if p.binary_scale_factor.unsigned_abs() > 256 {
+        return Err(Error::metadata(format!(
+            "sp_binary_scale_factor {} is outside -256..=256",
+            p.binary_scale_factor
+        )));
+    }
+    Ok(())
+}
+
+/// Packs f64 `data` (in `order`) into `ceil(n * bits / 8)` bytes.
+pub fn encode(data: &[u8], order: ByteOrder, p: &PackingParams) -> Result<Vec<u8>> {
+    check_params(p)?;
+    let n = data.len() / 8;
+    for (i, c) in data.chunks_exact(8).enumerate() {
+        let v = read_f64(c, order);
+        if !v.is_finite() {
+            return Err(non_finite(v, i));
+        }
+    }
+    let len = bits::packed_len(n, p.bits_per_value)
+        .ok_or_else(|| Error::invalid_input("packed size overflows"))?;
+    let mut out = vec![0u8; len];
+    let scale = powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor);
+    let r = p.reference_value;
+    let maxq = max_code(p.bits_per_value);
+    let codes = data
+        .chunks_exact(8)
+        .map(|c| (((read_f64(c, order) - r) * scale).round() as u64).min(maxq));
+    bits::pack_into(codes, p.bits_per_value, &mut out);
+    Ok(out)
+}
+
+/// Unpacks `n` values starting at element `first` of `packed` into f64
+/// bytes in `out_order`; `out` must be exactly `8 * n` bytes.
+pub fn decode_into(
+    packed: &[u8],
+    first: usize,
+    n: usize,
+    p: &PackingParams,
+    out_order: ByteOrder,
+    out: &mut [u8],
+) -> Result<()> {
+    check_params(p)?;
+    let bits = p.bits_per_value;
+    let need_bits = first
+        .checked_add(n)
+        .and_then(|e| e.checked_mul(bits as usize))
+        .ok_or_else(|| Error::codec("packed range overflows"))?;
+    if need_bits.div_ceil(8) > packed.len() || out.len() != n * 8 {
+        return Err(Error::codec(format!(
+            "packed payload of {} bytes cannot hold {n} values of {bits} bits",
+            packed.len()
+        )));
+    }
+    let inv = powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor);
+    let r = p.reference_value;
+    let put = |out: &mut [u8], i: usize, v: f64| {
+        let b = match out_order {
+            ByteOrder::Big => v.to_be_bytes(),
+            ByteOrder::Little => v.to_le_bytes(),
+        };
+        out[i * 8..i * 8 + 8].copy_from_slice(&b);
+    };
+    if bits == 0 {
+        (0..n).for_each(|i| put(out, i, r));
+        return Ok(());
+    }
+    bits::unpack(packed, first * bits as usize, n, bits, |i, q| {
+        put(out, i, r + inv * q as f64)
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(vals: &[f64]) -> Vec<u8> {
+        vals.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn powi_matches_std_for_runtime_exponents() {
+        for n in -40..=40 {
+            let x = std::hint::black_box(10.0f64);
+            assert_eq!(
+                powi(10.0, n).to_bits(),
+                x.powi(std::hint::black_box(n)).to_bits(),
+                "10^{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn twelve_bit_example() {
+        let v = le(&[250.0, 251.3, 252.7, 249.5, 260.125, 255.0]);
+        let p = compute_params(&v, ByteOrder::Little, 12, 0).unwrap();
+        assert_eq!((p.reference_value, p.binary_scale_factor), (249.5, -8));
+        let packed = encode(&v, ByteOrder::Little, &p).unwrap();
+        assert_eq!(
+            packed,
+            [0x08, 0x01, 0xcd, 0x33, 0x30, 0x00, 0xaa, 0x05, 0x80]
+        );
+        let p2 = compute_params(&v, ByteOrder::Little, 12, 2).unwrap();
+        assert_eq!(p2.binary_scale_factor, -1);
+    }
+
+    #[test]
+    fn roundtrip_within_half_quantum() {
+        for bits in [1u32, 3, 7, 8, 12, 16, 24, 32, 40, 64] {
+            let vals: Vec<f64> = (0..257)
+                .map(|i| (i as f64 * 0.37).sin() * 50.0 - 3.0)
+                .collect();
+            let data = le(&vals);
+            let p = compute_params(&data, ByteOrder::Little, bits, 0).unwrap();
+            let packed = encode(&data, ByteOrder::Little, &p).unwrap();
+            let mut out = vec![0u8; data.len()];
+            decode_into(&packed, 0, vals.len(), &p, ByteOrder::Little, &mut out).unwrap();
+            let q = powi(2.0, p.binary_scale_factor);
+            for (a, b) in vals
+                .iter()
+                .zip(out.chunks_exact(8).map(|c| read_f64(c, ByteOrder::Little)))
+            {
+                assert!(
+                    (a - b).abs() <= q / 2.0 + 1e-9 * a.abs(),
+                    "bits {bits}: {a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn constant_zero_bits_and_single_element() {
+        let data = le(&[5.5; 10]);
+        let p = compute_params(&data, ByteOrder::Little, 16, 0).unwrap();
+        assert_eq!((p.reference_value, p.binary_scale_factor), (5.5, 0));
+        let p0 = compute_params(&le(&[3.0, 1.0]), ByteOrder::Little, 0, 0).unwrap();
+        assert_eq!(p0.reference_value, 3.0, "bits 0 takes the first value");
+        assert!(encode(&le(&[3.0, 1.0]), ByteOrder::Little, &p0)
+            .unwrap()
+            .is_empty());
+        let mut out = vec![0u8; 16];
+        decode_into(&[], 0, 2, &p0, ByteOrder::Little, &mut out).unwrap();
+        assert_eq!(out, le(&[3.0, 3.0]));
+        assert!(compute_params(&le(&[1.0, f64::NAN]), ByteOrder::Little, 8, 0).is_err());
+        assert!(compute_params(&le(&[1.0]), ByteOrder::Little, 65, 0).is_err());
+    }
+
+    #[test]
+    fn rejects_short_payloads_and_bad_params() {
+        let p = PackingParams {
+            reference_value: 0.0,
+            binary_scale_factor: 0,
+            decimal_scale_factor: 0,
+            bits_per_value: 12,
+        };
+        let mut out = vec![0u8; 80];
+        assert!(decode_into(&[0u8; 14], 0, 10, &p, ByteOrder::Little, &mut out).is_err());
+        let bad = PackingParams {
+            binary_scale_factor: 300,
+            ..p
+        };
+        assert!(decode_into(&[0u8; 15], 0, 10, &bad, ByteOrder::Little, &mut out).is_err());
+        let nan = PackingParams {
+            reference_value: f64::NAN,
+            ..p
+        };
+        assert!(encode(&le(&[1.0]), ByteOrder::Little, &nan).is_err());
+    }
+}

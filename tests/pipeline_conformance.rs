@@ -1,0 +1,357 @@
+//! Every pipeline stage and combination, against tensogram 0.24.0: identical
+//! message bytes given the same provenance, identical decoded values both ways.
+
+mod common;
+
+use common::*;
+use tgm::cbor::Value;
+use tgm::pipeline::PipelineOptions;
+use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+fn field(n: usize, order: ByteOrder) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| {
+            let x = i as f64;
+            let v = 250.0 + 30.0 * (x * 0.013).sin() + 5.0 * (x * 0.17).cos() - (x * 1e-3);
+            match order {
+                ByteOrder::Big => v.to_be_bytes(),
+                ByteOrder::Little => v.to_le_bytes(),
+            }
+        })
+        .collect()
+}
+
+struct Case {
+    desc: ObjectDescriptor,
+    data: Vec<u8>,
+    allow_nan: bool,
+    allow_inf: bool,
+}
+
+/// Encodes with both implementations and checks byte identity and decoding.
+fn check(case: &Case) {
+    let meta = GlobalMetadata::default();
+    let ropts = tensogram::EncodeOptions {
+        allow_nan: case.allow_nan,
+        allow_inf: case.allow_inf,
+        ..Default::default()
+    };
+    let rdesc = to_ref_desc(&case.desc);
+    let mut popts = PipelineOptions::default();
+    popts.allow_nan = case.allow_nan;
+    popts.allow_inf = case.allow_inf;
+    let reference =
+        match tensogram::encode(&to_ref_meta(&meta), &[(&rdesc, &case.data[..])], &ropts) {
+            Ok(r) => r,
+            Err(_) => {
+                // What the reference cannot encode, tgm refuses too.
+                let opts = EncodeOptions::new().pipeline(popts);
+                assert!(
+                    tgm::encode(&meta, &[(&case.desc, &case.data)], &opts).is_err(),
+                    "{:?}",
+                    case.desc
+                );
+                return;
+            }
+        };
+    let rmeta = tgm::decode_metadata(&reference, &DecodeOptions::default()).unwrap();
+    let opts = EncodeOptions::new()
+        .provenance(provenance_of(&rmeta))
+        .pipeline(popts);
+    let ours = tgm::encode(&meta, &[(&case.desc, &case.data)], &opts).unwrap();
+    if ours != reference {
+        let a = tgm::Message::parse(&ours).unwrap();
+        let b = tgm::Message::parse(&reference).unwrap();
+        let (da, db) = (a.object(0).unwrap(), b.object(0).unwrap());
+        assert_eq!(da.descriptor(), db.descriptor(), "descriptor differs");
+        assert_eq!(
+            da.payload_region().len(),
+            db.payload_region().len(),
+            "payload length differs"
+        );
+        panic!("messages differ for {:?}", case.desc);
+    }
+    for order in [true, false] {
+        let (_, robjs) = tensogram::decode(
+            &reference,
+            &tensogram::DecodeOptions {
+                native_byte_order: order,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mine = tgm::decode(
+            &reference,
+            &DecodeOptions::default().native_byte_order(order),
+        )
+        .unwrap();
+        let (r, m) = (&robjs[0].1, &mine.objects[0].data);
+        assert_eq!(r.len(), m.len());
+        if case.desc.dtype.is_float() {
+            // Compare bit patterns, except that NaN payloads may differ.
+            let w = case.desc.dtype.swap_unit();
+            for (x, y) in r.chunks_exact(w).zip(m.chunks_exact(w)) {
+                assert!(
+                    x == y || (is_nan(x, w) && is_nan(y, w)),
+                    "decoded values differ: {:?}",
+                    case.desc
+                );
+            }
+        } else {
+            assert_eq!(r, m, "{:?}", case.desc);
+        }
+    }
+}
+
+fn is_nan(b: &[u8], w: usize) -> bool {
+    match w {
+        8 => {
+            f64::from_ne_bytes(b.try_into().unwrap()).is_nan()
+                || f64::from_be_bytes(b.try_into().unwrap()).is_nan()
+        }
+        4 => {
+            f32::from_ne_bytes(b.try_into().unwrap()).is_nan()
+                || f32::from_be_bytes(b.try_into().unwrap()).is_nan()
+        }
+        _ => false,
+    }
+}
+
+fn sp(bits: u64, decimal: Option<i64>) -> impl Fn(ObjectDescriptor) -> ObjectDescriptor {
+    move |mut d| {
+        d.encoding = "simple_packing".into();
+        d.params
+            .insert("sp_bits_per_value".into(), Value::Uint(bits));
+        if let Some(dd) = decimal {
+            d.params
+                .insert("sp_decimal_scale_factor".into(), Value::from_i64(dd));
+        }
+        d
+    }
+}
+
+fn with(
+    mut d: ObjectDescriptor,
+    filter: &str,
+    compression: &str,
+    element: u64,
+) -> ObjectDescriptor {
+    d.filter = filter.into();
+    d.compression = compression.into();
+    if filter == "shuffle" {
+        d.params
+            .insert("shuffle_element_size".into(), Value::Uint(element));
+    }
+    d
+}
+
+#[test]
+fn float64_grids_through_every_combination() {
+    for &n in &[1usize, 7919, 13 * 17] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let data = field(n, order);
+            let base = ObjectDescriptor::new(Dtype::Float64, vec![n as u64]).with_byte_order(order);
+            let mut descs = Vec::new();
+            for filter in ["none", "shuffle"] {
+                for comp in ["none", "zstd", "lz4"] {
+                    descs.push(with(base.clone(), filter, comp, 8));
+                    for bits in [0u64, 1, 7, 12, 16, 24, 32, 64] {
+                        for dec in [None, Some(2)] {
+                            descs.push(with(
+                                sp(bits, dec)(base.clone()),
+                                filter,
+                                comp,
+                                bits.div_ceil(8).max(1),
+                            ));
+                        }
+                    }
+                }
+            }
+            for desc in descs {
+                check(&Case {
+                    desc,
+                    data: data.clone(),
+                    allow_nan: false,
+                    allow_inf: false,
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn large_grid_16_bit_shuffle_zstd() {
+    let (ny, nx) = (721u64, 1440u64);
+    let data = field((ny * nx) as usize, ByteOrder::Little);
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![ny, nx]).with_byte_order(ByteOrder::Little);
+    check(&Case {
+        desc: with(sp(16, None)(d.clone()), "shuffle", "zstd", 2),
+        data: data.clone(),
+        allow_nan: false,
+        allow_inf: false,
+    });
+    check(&Case {
+        desc: with(sp(24, None)(d), "none", "lz4", 3),
+        data,
+        allow_nan: false,
+        allow_inf: false,
+    });
+}
+
+#[test]
+fn explicit_parameters_and_levels() {
+    let data = field(500, ByteOrder::Little);
+    let mut d = sp(16, Some(1))(
+        ObjectDescriptor::new(Dtype::Float64, vec![500]).with_byte_order(ByteOrder::Little),
+    );
+    d.params
+        .insert("sp_reference_value".into(), Value::Float(200.0));
+    d.params
+        .insert("sp_binary_scale_factor".into(), Value::from_i64(-6));
+    check(&Case {
+        desc: d,
+        data: data.clone(),
+        allow_nan: false,
+        allow_inf: false,
+    });
+    for level in [1i64, 9, 19] {
+        let mut d = with(
+            ObjectDescriptor::new(Dtype::Float64, vec![500]).with_byte_order(ByteOrder::Little),
+            "none",
+            "zstd",
+            0,
+        );
+        d.params.insert("zstd_level".into(), Value::from_i64(level));
+        check(&Case {
+            desc: d,
+            data: data.clone(),
+            allow_nan: false,
+            allow_inf: false,
+        });
+    }
+}
+
+#[test]
+fn integers_through_lossless_stages() {
+    for &dtype in &[
+        Dtype::Int8,
+        Dtype::Uint16,
+        Dtype::Int32,
+        Dtype::Uint64,
+        Dtype::Float32,
+        Dtype::Complex64,
+        Dtype::Float16,
+    ] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let n = 3001u64;
+            let data = sample_bytes(dtype, n, 5);
+            let base = ObjectDescriptor::new(dtype, vec![n]).with_byte_order(order);
+            for (f, c) in [
+                ("none", "zstd"),
+                ("none", "lz4"),
+                ("shuffle", "none"),
+                ("shuffle", "zstd"),
+                ("shuffle", "lz4"),
+            ] {
+                let desc = with(base.clone(), f, c, dtype.width() as u64);
+                check(&Case {
+                    desc,
+                    data: data.clone(),
+                    allow_nan: false,
+                    allow_inf: false,
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn bitmask_rle_and_roaring_payloads() {
+    for n in [10u64, 100, 5000, 70_000] {
+        let mut bits = vec![0u8; n.div_ceil(8) as usize];
+        for i in 0..n as usize {
+            if (i / 37) % 3 == 0 || i % 11 == 0 {
+                bits[i / 8] |= 0x80 >> (i % 8);
+            }
+        }
+        if n % 8 != 0 {
+            let last = bits.len() - 1;
+            bits[last] &= 0xffu8 << (8 - n % 8);
+        }
+        for c in ["rle", "roaring"] {
+            let desc = with(ObjectDescriptor::new(Dtype::Bitmask, vec![n]), "none", c, 0);
+            check(&Case {
+                desc,
+                data: bits.clone(),
+                allow_nan: false,
+                allow_inf: false,
+            });
+        }
+    }
+}
+
+#[test]
+fn nan_and_inf_masks_match_the_reference() {
+    for &n in &[10usize, 1000, 20_000] {
+        for dtype in [Dtype::Float64, Dtype::Float32] {
+            let mut vals: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
+            for (i, v) in vals.iter_mut().enumerate() {
+                if i % 97 == 2 {
+                    *v = f64::NAN;
+                } else if i % 89 == 5 {
+                    *v = f64::INFINITY;
+                } else if i % 83 == 7 {
+                    *v = f64::NEG_INFINITY;
+                }
+            }
+            let data: Vec<u8> = if dtype == Dtype::Float64 {
+                vals.iter().flat_map(|v| v.to_le_bytes()).collect()
+            } else {
+                vals.iter()
+                    .flat_map(|v| (*v as f32).to_le_bytes())
+                    .collect()
+            };
+            let base =
+                ObjectDescriptor::new(dtype, vec![n as u64]).with_byte_order(ByteOrder::Little);
+            for (f, c) in [("none", "none"), ("shuffle", "zstd"), ("none", "lz4")] {
+                let desc = with(base.clone(), f, c, dtype.width() as u64);
+                check(&Case {
+                    desc,
+                    data: data.clone(),
+                    allow_nan: true,
+                    allow_inf: true,
+                });
+            }
+            if dtype == Dtype::Float64 {
+                let mut d = sp(16, None)(base.clone());
+                d.params
+                    .insert("sp_reference_value".into(), Value::Float(-1.0));
+                d.params
+                    .insert("sp_binary_scale_factor".into(), Value::from_i64(-14));
+                check(&Case {
+                    desc: d,
+                    data: data.clone(),
+                    allow_nan: true,
+                    allow_inf: true,
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_without_permission_is_refused_naming_the_element() {
+    let data: Vec<u8> = [1.0f64, 2.0, f64::NAN]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![3]).with_byte_order(ByteOrder::Little);
+    let e = tgm::encode(
+        &GlobalMetadata::default(),
+        &[(&d, &data)],
+        &EncodeOptions::new(),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), &tgm::ErrorKind::NonFinite);
+    assert!(e.detail().contains("element 2"), "{e}");
+}
