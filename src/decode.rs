@@ -443,6 +443,32 @@ impl<'a> Object<'a> {
         self.decode_unverified(opts)
     }
 
+    /// Decodes element ranges `(first, count)` without decoding the rest
+    /// (encodings none and simple_packing, no filter, no compression).
+    pub fn decode_range(
+        &self,
+        ranges: &[(u64, u64)],
+        opts: &DecodeOptions,
+    ) -> Result<Vec<Vec<u8>>> {
+        self.verify(opts.verify)?;
+        pipeline::decode_range(
+            &self.descriptor,
+            self.region,
+            self.region_abs,
+            ranges,
+            &opts.pipeline(),
+            &opts.limits,
+        )
+        .map_err(|e| e.in_object(self.index))
+    }
+
+    /// The NaN/Inf masks of this object as packed bits (MSB first, one bit
+    /// per element), keyed `nan`, `inf+`, `inf-`; empty when there are none.
+    pub fn masks(&self) -> Result<Vec<(&'static str, Vec<u8>)>> {
+        pipeline::decoded_masks(&self.descriptor, self.region)
+            .map_err(|e| e.at(self.region_abs).in_object(self.index))
+    }
+
     fn decode_unverified(&self, opts: &DecodeOptions) -> Result<Cow<'a, [u8]>> {
         pipeline::decode(
             &self.descriptor,
@@ -493,6 +519,16 @@ pub fn decode_object(buf: &[u8], index: usize, opts: &DecodeOptions) -> Result<D
         descriptor: o.descriptor,
         data,
     })
+}
+
+/// Decodes element ranges of object `index` of the first message of `buf`.
+pub fn decode_range(
+    buf: &[u8],
+    index: usize,
+    ranges: &[(u64, u64)],
+    opts: &DecodeOptions,
+) -> Result<Vec<Vec<u8>>> {
+    locate_object(buf, 0, index, &opts.limits)?.decode_range(ranges, opts)
 }
 
 /// Finds object `index` of the message at the start of `buf`, through the

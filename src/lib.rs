@@ -18,8 +18,8 @@ pub mod szip;
 pub mod wire;
 
 pub use decode::{
-    decode, decode_descriptors, decode_metadata, decode_object, DecodeOptions, DecodedMessage,
-    DecodedObject, Message, Object, Verify,
+    decode, decode_descriptors, decode_metadata, decode_object, decode_range, DecodeOptions,
+    DecodedMessage, DecodedObject, Message, Object, Verify,
 };
 pub use descriptor::{Map, ObjectDescriptor};
 pub use dtype::{ByteOrder, Dtype};

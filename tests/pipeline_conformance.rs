@@ -355,3 +355,66 @@ fn nan_without_permission_is_refused_naming_the_element() {
     assert_eq!(e.kind(), &tgm::ErrorKind::NonFinite);
     assert!(e.detail().contains("element 2"), "{e}");
 }
+
+#[test]
+fn range_decode_matches_the_reference() {
+    let n = 10_000usize;
+    let data = field(n, ByteOrder::Big);
+    let base =
+        ObjectDescriptor::new(Dtype::Float64, vec![n as u64]).with_byte_order(ByteOrder::Big);
+    let ranges = [(0u64, 1u64), (17, 100), (9_990, 10), (5_000, 0)];
+    for desc in [
+        base.clone(),
+        sp(12, None)(base.clone()),
+        sp(24, Some(1))(base.clone()),
+        sp(0, None)(base.clone()),
+    ] {
+        let rdesc = to_ref_desc(&desc);
+        let msg = tensogram::encode(
+            &Default::default(),
+            &[(&rdesc, &data[..])],
+            &Default::default(),
+        )
+        .unwrap();
+        for native in [true, false] {
+            let ro = tensogram::DecodeOptions {
+                native_byte_order: native,
+                ..Default::default()
+            };
+            let theirs = tensogram::decode_range(&msg, 0, &ranges, &ro).unwrap();
+            let ours = tgm::decode_range(
+                &msg,
+                0,
+                &ranges,
+                &DecodeOptions::default().native_byte_order(native),
+            )
+            .unwrap();
+            assert_eq!(ours, theirs.1, "{:?}", desc.encoding);
+            let full =
+                tgm::decode(&msg, &DecodeOptions::default().native_byte_order(native)).unwrap();
+            for (&(o, c), got) in ranges.iter().zip(&ours) {
+                assert_eq!(
+                    &full.objects[0].data[o as usize * 8..(o + c) as usize * 8],
+                    &got[..]
+                );
+            }
+        }
+    }
+    let shuffled = with(base.clone(), "shuffle", "none", 8);
+    let msg = tgm::encode(
+        &GlobalMetadata::default(),
+        &[(&shuffled, &data)],
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    let e = tgm::decode_range(&msg, 0, &ranges, &DecodeOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), &tgm::ErrorKind::RangeNotSupported);
+    let msg = tgm::encode(
+        &GlobalMetadata::default(),
+        &[(&base, &data)],
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    let e = tgm::decode_range(&msg, 0, &[(9_999, 2)], &DecodeOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), &tgm::ErrorKind::InvalidArgument);
+}

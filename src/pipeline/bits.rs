@@ -82,6 +82,12 @@ pub fn unpack(
                     .enumerate()
                     .for_each(|(i, c)| sink(i, u16::from_be_bytes([c[0], c[1]]) as u64))
             }
+            24 => {
+                return src[..count * 3]
+                    .chunks_exact(3)
+                    .enumerate()
+                    .for_each(|(i, c)| sink(i, u32::from_be_bytes([0, c[0], c[1], c[2]]) as u64))
+            }
             32 => {
                 return src[..count * 4]
                     .chunks_exact(4)
@@ -101,6 +107,26 @@ pub fn unpack(
     let total_bits = bit_offset + count * bits as usize;
     let end_byte = total_bits.div_ceil(8);
     // Fast region: a 16-byte window can be loaded without bounds trouble.
+    if bits <= 56 {
+        // An 8-byte window always covers one value plus its bit shift.
+        for i in 0..count {
+            let p = bit_offset + i * bits as usize;
+            let byte = p / 8;
+            let shift = (p % 8) as u32;
+            let word = if byte + 8 <= src.len() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&src[byte..byte + 8]);
+                u64::from_be_bytes(w)
+            } else {
+                let mut w = [0u8; 8];
+                let avail = end_byte.min(src.len()) - byte;
+                w[..avail].copy_from_slice(&src[byte..byte + avail]);
+                u64::from_be_bytes(w)
+            };
+            sink(i, (word << shift) >> (64 - bits));
+        }
+        return;
+    }
     for i in 0..count {
         let p = bit_offset + i * bits as usize;
         let byte = p / 8;

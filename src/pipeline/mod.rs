@@ -263,7 +263,12 @@ pub fn encode<'a>(
                 Value::from_i64(decimal as i64),
             );
             let p = packing_params(desc)?;
-            Cow::Owned(simple_packing::encode(&values, desc.byte_order, &p)?)
+            Cow::Owned(simple_packing::encode_parallel(
+                &values,
+                desc.byte_order,
+                &p,
+                opts.threads,
+            )?)
         }
     };
     if st.shuffle {
@@ -434,7 +439,7 @@ fn decode_inner<'a>(
             let p = packing_params(desc)?;
             let n = (expected / 8) as usize;
             let mut out = vec![0u8; expected as usize];
-            simple_packing::decode_into(&stage2, 0, n, &p, out_order, &mut out)?;
+            simple_packing::decode_parallel(&stage2, n, &p, out_order, &mut out, opts.threads)?;
             Cow::Owned(out)
         }
     };
@@ -548,6 +553,15 @@ pub fn decode_range(
         Ok(results)
     };
     run().map_err(|e| e.at(region_base))
+}
+
+/// Runs `f` on a pool of `threads` workers.
+pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::invalid_argument(format!("cannot build a thread pool: {e}")))?;
+    Ok(pool.install(f))
 }
 
 /// Decoded size of `desc`, checked against the per-object limit.
