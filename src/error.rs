@@ -175,6 +175,12 @@ impl Error {
         self
     }
 
+    /// Prefixes the detail with a file path.
+    pub fn with_path(mut self, path: &std::path::Path) -> Self {
+        self.0.detail = format!("{}: {}", path.display(), self.0.detail);
+        self
+    }
+
     /// Attaches an underlying cause.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.0.source = Some(Box::new(source));

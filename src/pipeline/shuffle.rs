@@ -6,7 +6,7 @@ fn check(len: usize, size: usize) -> Result<usize> {
     if size == 0 {
         return Err(Error::metadata("shuffle_element_size must be positive"));
     }
-    if len % size != 0 {
+    if !len.is_multiple_of(size) {
         return Err(Error::codec(format!(
             "{len} bytes are not a whole number of {size}-byte elements"
         )));

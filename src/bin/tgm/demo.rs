@@ -118,6 +118,7 @@ pub fn run(a: Args) -> CliResult {
     crate::inspect::ls(crate::inspect::LsArgs {
         files: vec![tgm_path.clone()],
         json: false,
+        filter: None,
     })?;
     crate::export::run(crate::export::Args {
         input: tgm_path.clone(),

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use tgm::npy::{npy_layout, write_npy};
-use tgm::{ByteOrder, DecodeOptions, Message, Verify};
+use tgm::{ByteOrder, DecodeOptions, Verify};
 
-use crate::util::{progress, read_file, CliResult};
+use crate::util::{open_file, progress, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,10 +20,15 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let buf = read_file(&a.input)?;
-    let spans = tgm::scan(&buf);
-    if spans.is_empty() {
+    let file = open_file(&a.input)?;
+    if file.num_messages() == 0 {
         return Err(format!("{}: no Tensogram message found", a.input.display()).into());
+    }
+    if let Some(t) = file.torn_tail() {
+        eprintln!(
+            "warning: {} trailing bytes at offset {} form no complete message ({})",
+            t.len, t.offset, t.reason
+        );
     }
     std::fs::create_dir_all(&a.output)?;
     let opts = DecodeOptions::default().verify(if a.no_verify {
@@ -32,37 +37,38 @@ pub fn run(a: Args) -> CliResult {
         Verify::IfPresent
     });
     let mut total_objects = 0u64;
-    let mut parsed = Vec::with_capacity(spans.len());
-    for (mi, span) in spans.iter().enumerate() {
-        let m = Message::parse_with(&buf[span.range()], span.offset, &opts.limits)
-            .map_err(|e| e.in_message(mi))?;
-        total_objects += m.num_objects() as u64;
-        parsed.push(m);
+    for mi in 0..file.num_messages() {
+        file.with_message(mi, |m| {
+            total_objects += m.num_objects() as u64;
+            Ok(())
+        })?;
     }
     let pb = progress(total_objects, "exporting");
     let mut written = 0;
-    for (mi, m) in parsed.iter().enumerate() {
-        m.verify(opts.verify).map_err(|e| e.in_message(mi))?;
-        for oi in 0..m.num_objects() {
-            let obj = m.object(oi).map_err(|e| e.in_message(mi))?;
-            let data = obj
-                .decode(&opts.clone().verify(Verify::Off))
-                .map_err(|e| e.in_message(mi))?;
-            let d = obj.descriptor();
-            let layout = npy_layout(d.dtype, &d.shape, ByteOrder::native());
-            let path = a.output.join(format!("m{mi}_o{oi}.npy"));
-            std::fs::write(&path, write_npy(&layout, &data))?;
-            if let Some(note) = layout.note {
-                pb.suspend(|| eprintln!("note: {}: {note}", path.display()));
+    for mi in 0..file.num_messages() {
+        file.with_message(mi, |m| {
+            m.verify(opts.verify)?;
+            let unverified = opts.clone().verify(Verify::Off);
+            for oi in 0..m.num_objects() {
+                let obj = m.object(oi)?;
+                let data = obj.decode(&unverified)?;
+                let d = obj.descriptor();
+                let layout = npy_layout(d.dtype, &d.shape, ByteOrder::native());
+                let path = a.output.join(format!("m{mi}_o{oi}.npy"));
+                std::fs::write(&path, write_npy(&layout, &data))?;
+                if let Some(note) = layout.note {
+                    pb.suspend(|| eprintln!("note: {}: {note}", path.display()));
+                }
+                written += 1;
+                pb.inc(1);
             }
-            written += 1;
-            pb.inc(1);
-        }
+            Ok(())
+        })?;
     }
     pb.finish_and_clear();
     eprintln!(
         "exported {written} object(s) from {} message(s) to {}",
-        parsed.len(),
+        file.num_messages(),
         a.output.display()
     );
     Ok(())

@@ -4,6 +4,7 @@ mod demo;
 mod export;
 mod import;
 mod inspect;
+mod salvage;
 mod util;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ enum Command {
     Ls(inspect::LsArgs),
     /// Print metadata and descriptors.
     Dump(inspect::DumpArgs),
+    /// Report and recover the intact messages of a damaged file.
+    Salvage(salvage::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(demo::Args),
 }
@@ -40,6 +43,7 @@ fn main() {
         Command::Info(a) => inspect::info(a),
         Command::Ls(a) => inspect::ls(a),
         Command::Dump(a) => inspect::dump(a),
+        Command::Salvage(a) => salvage::run(a),
         Command::Demo(a) => demo::run(a),
     };
     if let Err(e) = result {

@@ -7,6 +7,11 @@ use tgm::cbor::Value;
 
 pub type CliResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
+/// Opens and indexes a .tgm file through a memory map.
+pub fn open_file(path: &Path) -> CliResult<tgm::TgmFile> {
+    Ok(tgm::TgmFile::open(path)?)
+}
+
 /// Reads a whole file, naming it in the error.
 pub fn read_file(path: &Path) -> CliResult<Vec<u8>> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())

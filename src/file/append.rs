@@ -1,0 +1,183 @@
+//! Appending messages to a file so that a crash loses at most the message
+//! being written. See `spec/files.md` §5.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::reader::{Backend, TgmFile};
+use super::TornTail;
+use crate::encode::{encode, EncodeOptions};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::metadata::GlobalMetadata;
+use crate::stream::StreamingEncoder;
+use crate::ObjectDescriptor;
+
+/// What to do with an incomplete message left at the end by an interrupted append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TornTailPolicy {
+    /// Cut the file back to the end of the last complete message (default).
+    /// Nothing complete is lost: the cut bytes never formed a message.
+    #[default]
+    Truncate,
+    /// Refuse to append; the caller decides (e.g. runs `tgm salvage`).
+    Refuse,
+}
+
+/// Options of [`Appender::open`].
+#[non_exhaustive]
+#[derive(Debug, Clone, Default)]
+pub struct AppendOptions {
+    /// Torn-tail handling.
+    pub torn_tail: TornTailPolicy,
+    /// Limits used when indexing the existing file.
+    pub limits: Limits,
+}
+
+impl AppendOptions {
+    /// Sets the torn-tail policy.
+    pub fn torn_tail(mut self, p: TornTailPolicy) -> Self {
+        self.torn_tail = p;
+        self
+    }
+}
+
+/// An exclusive appender to a `.tgm` file.
+///
+/// Each buffered message is written with one `write_all` at the end of the
+/// file and synced before `append_*` returns; a streaming message is written
+/// object by object and its length back-filled at the end.
+#[derive(Debug)]
+pub struct Appender {
+    path: PathBuf,
+    file: File,
+    end: u64,
+    repaired: Option<TornTail>,
+}
+
+impl Appender {
+    /// Opens (creating if needed) and locks `path` for appending.
+    pub fn open(path: impl AsRef<Path>, opts: &AppendOptions) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::from(e).with_path(&path))?;
+        file.lock().map_err(|e| Error::from(e).with_path(&path))?;
+        let existing = TgmFile::open_with(&path, Backend::Pread, &opts.limits)?;
+        let end = existing.spans().last().map_or(0, |s| s.offset + s.len);
+        let mut repaired = None;
+        if let Some(t) = existing.torn_tail() {
+            match opts.torn_tail {
+                TornTailPolicy::Refuse => {
+                    return Err(Error::framing(format!(
+                        "{} ends with {} bytes that form no complete message ({}); run `tgm salvage` or append with truncation",
+                        path.display(),
+                        t.len,
+                        t.reason
+                    ))
+                    .at(t.offset))
+                }
+                TornTailPolicy::Truncate => {
+                    file.set_len(t.offset)?;
+                    file.sync_all()?;
+                    repaired = Some(t.clone());
+                }
+            }
+        }
+        let end = repaired
+            .as_ref()
+            .map_or(end.max(existing.size()), |t| t.offset);
+        Ok(Appender {
+            path,
+            file,
+            end,
+            repaired,
+        })
+    }
+
+    /// The torn tail that was cut off when the file was opened, if any.
+    pub fn repaired_tail(&self) -> Option<&TornTail> {
+        self.repaired.as_ref()
+    }
+
+    /// The path being appended to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends an already encoded message and syncs it to disk.
+    pub fn append_bytes(&mut self, message: &[u8]) -> Result<()> {
+        self.file.seek(SeekFrom::Start(self.end))?;
+        self.file.write_all(message)?;
+        self.file.sync_data()?;
+        self.end += message.len() as u64;
+        Ok(())
+    }
+
+    /// Encodes and appends one buffered message.
+    pub fn append(
+        &mut self,
+        metadata: &GlobalMetadata,
+        objects: &[(&ObjectDescriptor, &[u8])],
+        opts: &EncodeOptions,
+    ) -> Result<()> {
+        let msg = encode(metadata, objects, opts)?;
+        self.append_bytes(&msg)
+    }
+
+    /// Starts a streaming message at the end of the file; memory stays
+    /// bounded by one object. Finish it with [`StreamingAppend::finish`].
+    pub fn stream(
+        &mut self,
+        metadata: &GlobalMetadata,
+        opts: &EncodeOptions,
+    ) -> Result<StreamingAppend<'_>> {
+        self.file.seek(SeekFrom::Start(self.end))?;
+        let enc = StreamingEncoder::new(&mut self.file, metadata, opts)?;
+        Ok(StreamingAppend {
+            enc: Some(enc),
+            end: &mut self.end,
+        })
+    }
+}
+
+/// A streaming message being appended.
+pub struct StreamingAppend<'a> {
+    enc: Option<StreamingEncoder<&'a mut File>>,
+    end: &'a mut u64,
+}
+
+impl<'a> StreamingAppend<'a> {
+    /// Writes per-object metadata for the next object.
+    pub fn write_preceder(&mut self, entry: crate::Map) -> Result<()> {
+        self.encoder()?.write_preceder(entry)
+    }
+
+    /// Writes one object.
+    pub fn write_object(&mut self, d: &ObjectDescriptor, data: &[u8]) -> Result<()> {
+        self.encoder()?.write_object(d, data)
+    }
+
+    fn encoder(&mut self) -> Result<&mut StreamingEncoder<&'a mut File>> {
+        self.enc
+            .as_mut()
+            .ok_or_else(|| Error::invalid_argument("streaming append already finished"))
+    }
+
+    /// Writes the footer, back-fills the length and syncs.
+    pub fn finish(mut self) -> Result<u64> {
+        let enc = self
+            .enc
+            .take()
+            .ok_or_else(|| Error::invalid_argument("streaming append already finished"))?;
+        let (file, len) = enc.finish_with_backfill()?;
+        file.sync_data()?;
+        *self.end += len;
+        Ok(len)
+    }
+}

@@ -1,0 +1,113 @@
+//! Locating messages in a file in time proportional to their number.
+//! See `spec/files.md` §2.
+
+use crate::limits::Limits;
+use crate::wire::scan::{find_magic, message_at, MessageSpan};
+use crate::wire::{be_u16, be_u64, END_MAGIC, MAGIC, MIN_MESSAGE_LEN, WIRE_VERSION};
+
+/// Bytes after the last complete message that form no message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornTail {
+    /// Offset of the first byte not belonging to a complete message.
+    pub offset: u64,
+    /// Number of such bytes (up to the end of the file).
+    pub len: u64,
+    /// Why they form no message.
+    pub reason: String,
+}
+
+/// Reads `len` bytes at `offset`; `None` when out of range.
+pub(crate) trait ReadAt {
+    fn size(&self) -> u64;
+    fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>>;
+}
+
+/// In-memory bytes (a mapping or a buffer) as a [`ReadAt`] source.
+pub(crate) struct SliceSource<'a>(pub &'a [u8]);
+
+impl ReadAt for SliceSource<'_> {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let start = usize::try_from(offset).ok()?;
+        self.0
+            .get(start..start.checked_add(len)?)
+            .map(std::borrow::Cow::Borrowed)
+    }
+}
+
+/// Hops from preamble to preamble using declared lengths. Where a hop is
+/// impossible (a streaming message, damage) the rest is handed to `slow`,
+/// which scans it. Returns the spans and the torn tail, if any.
+pub(crate) fn index_messages(
+    src: &dyn ReadAt,
+    start: u64,
+    limits: &Limits,
+    slow: &mut dyn FnMut(u64) -> Option<Vec<u8>>,
+) -> (Vec<MessageSpan>, Option<TornTail>) {
+    let mut spans = Vec::new();
+    let size = src.size();
+    let mut p = start;
+    while p < size {
+        let Some(head) = src.read_at(p, 24) else {
+            break;
+        };
+        let ok_head = &head[..8] == MAGIC && be_u16(&head, 8) == Some(WIRE_VERSION);
+        let t = be_u64(&head, 16).unwrap_or(0);
+        if ok_head && t >= MIN_MESSAGE_LEN as u64 && t <= limits.max_message_len && p + t <= size {
+            if let Some(end) = src.read_at(p + t - 8, 8) {
+                if &end[..] == END_MAGIC {
+                    spans.push(MessageSpan { offset: p, len: t });
+                    p += t;
+                    continue;
+                }
+            }
+        }
+        break;
+    }
+    if p >= size {
+        return (spans, None);
+    }
+    // Slow path over the remainder: forward scan with resynchronisation.
+    let Some(rest) = slow(p) else {
+        return (
+            spans,
+            Some(TornTail {
+                offset: p,
+                len: size - p,
+                reason: "unreadable".into(),
+            }),
+        );
+    };
+    let mut q = 0usize;
+    let mut last_end = 0usize;
+    while let Some(m) = find_magic(&rest, q) {
+        match message_at(&rest, m, limits) {
+            Some(s) => {
+                spans.push(MessageSpan {
+                    offset: p + s.offset,
+                    len: s.len,
+                });
+                q = m + s.len as usize;
+                last_end = q;
+            }
+            None => q = m + 1,
+        }
+    }
+    let torn = (last_end < rest.len()).then(|| {
+        let why = if rest.len() - last_end < MIN_MESSAGE_LEN {
+            "fewer bytes than the smallest message".to_string()
+        } else if rest[last_end..].starts_with(MAGIC) {
+            "a message starts here but is incomplete (interrupted write?)".to_string()
+        } else {
+            "bytes that form no message".to_string()
+        };
+        TornTail {
+            offset: p + last_end as u64,
+            len: (rest.len() - last_end) as u64,
+            reason: why,
+        }
+    });
+    (spans, torn)
+}

@@ -1,0 +1,14 @@
+//! Files of many messages: memory-mapped or pread-backed reading, crash-safe
+//! appending, salvage of damaged files. See `spec/files.md`.
+
+mod append;
+mod index;
+mod pod;
+mod reader;
+mod salvage;
+
+pub use append::{AppendOptions, Appender, TornTailPolicy};
+pub use index::TornTail;
+pub use pod::{try_cast, Pod};
+pub use reader::{value_matches, Backend, TgmFile};
+pub use salvage::{salvage, SalvageReport, Skipped};
