@@ -60,8 +60,8 @@ fn mmap_and_pread_backends_agree_and_mmap_borrows() {
     assert_eq!(a.spans(), b.spans());
     assert!(a.torn_tail().is_none());
     let opts = DecodeOptions::default();
-    for m in 0..msgs.len() {
-        assert_eq!(a.message_bytes(m).unwrap().as_ref(), &msgs[m][..]);
+    for (m, bytes) in msgs.iter().enumerate() {
+        assert_eq!(a.message_bytes(m).unwrap().as_ref(), &bytes[..]);
         let n = a.with_message(m, |msg| Ok(msg.num_objects())).unwrap();
         for o in 0..n {
             let x = a.object_data(m, o, &opts).unwrap();
@@ -89,7 +89,7 @@ fn mmap_and_pread_backends_agree_and_mmap_borrows() {
 #[test]
 fn truncation_at_every_byte_keeps_every_complete_message() {
     let dir = tempfile::tempdir().unwrap();
-    let msgs = vec![message(0), message(1), message(2)];
+    let msgs = [message(0), message(1), message(2)];
     let all = msgs.concat();
     let ends: Vec<usize> = msgs
         .iter()
@@ -147,7 +147,7 @@ fn concurrent_readers_decode_different_objects() {
 
 #[test]
 fn salvage_reports_damage_and_keeps_the_rest() {
-    let msgs = vec![message(0), message(1), message(2), message(3)];
+    let msgs = [message(0), message(1), message(2), message(3)];
     let mut buf = Vec::new();
     buf.extend_from_slice(&msgs[0]);
     buf.extend_from_slice(b"garbage between messages");

@@ -164,7 +164,7 @@ pub fn sample_bytes(dtype: Dtype, n: u64, seed: u64) -> Vec<u8> {
             c[unit - 1] &= 0xbf;
         }
     }
-    if dtype == Dtype::Bitmask && n % 8 != 0 {
+    if dtype == Dtype::Bitmask && !n.is_multiple_of(8) {
         if let Some(last) = out.last_mut() {
             *last &= 0xffu8 << (8 - n % 8);
         }
