@@ -263,9 +263,42 @@ pub fn parse_layout<'a>(buf: &'a [u8], base: u64, limits: &Limits) -> Result<Mes
     if layout.header_metadata.is_none() && layout.footer_metadata.is_none() {
         return Err(Error::metadata("message has no metadata frame").at(base));
     }
+    check_flags_cover_frames(&layout)?;
     layout.bytes = &buf[..postamble_at + POSTAMBLE_LEN];
     layout.first_footer_offset = be_u64(buf, postamble_at).unwrap_or(0);
     Ok(layout)
+}
+
+/// Every frame kind present must be announced by its preamble flag. Flags
+/// may over-promise (writers set some unconditionally) but never
+/// under-promise; a frame whose type byte was altered is caught here, since
+/// frame headers are not covered by hashes (`spec/format.md` §2.3).
+fn check_flags_cover_frames(l: &MessageLayout<'_>) -> Result<()> {
+    use super::message_flags as mf;
+    let present = [
+        (l.header_metadata, mf::HEADER_METADATA),
+        (l.footer_metadata, mf::FOOTER_METADATA),
+        (l.header_index, mf::HEADER_INDEX),
+        (l.footer_index, mf::FOOTER_INDEX),
+        (l.header_hash, mf::HEADER_HASHES),
+        (l.footer_hash, mf::FOOTER_HASHES),
+        (
+            l.objects.iter().find_map(|o| o.preceder),
+            mf::PRECEDER_METADATA,
+        ),
+    ];
+    for (frame, flag) in present {
+        if let Some(f) = frame {
+            if l.preamble.flags & flag == 0 {
+                return Err(Error::framing(format!(
+                    "{:?} frame present but the preamble flags (0x{:04x}) do not announce it",
+                    f.ftype, l.preamble.flags
+                ))
+                .at(f.abs_offset()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks the postamble at `pos`: end magic, and a mirrored length of 0 or `declared`.
@@ -418,7 +451,7 @@ mod tests {
         frame.extend_from_slice(&desc);
         frame.extend_from_slice(&crate::wire::frame::data_footer_bytes(16, 0));
         let mut msg = Vec::new();
-        crate::encode::write_preamble(&mut msg, 0, 0);
+        crate::encode::write_preamble(&mut msg, 1, 0);
         crate::wire::frame::write_cbor_frame(&mut msg, FrameType::HeaderMetadata, &[0xa0], false);
         msg.resize(crate::wire::align_up(msg.len() as u64) as usize, 0);
         msg.extend_from_slice(&frame);

@@ -1,0 +1,3 @@
+//! Fuzz target bodies; also replayed by the main crate's `tests/fuzz_replay.rs`.
+#[path = "targets.rs"]
+pub mod targets;
