@@ -16,6 +16,7 @@ pub mod npy;
 pub mod pipeline;
 pub mod stream;
 pub mod szip;
+pub mod tensor;
 pub mod wire;
 
 pub use decode::{

@@ -20,7 +20,21 @@ macro_rules! pod {
         unsafe impl Pod for $t {}
     )*};
 }
-pod!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+pod!(
+    u8,
+    u16,
+    u32,
+    u64,
+    i8,
+    i16,
+    i32,
+    i64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+pod!(crate::tensor::Complex32, crate::tensor::Complex64);
 
 /// Views `bytes` as `&[T]` when the pointer is aligned for `T` and the length
 /// is a whole number of elements; `None` otherwise (copy instead).
