@@ -10,7 +10,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 targets=$(cargo fuzz list)
-cargo fuzz build -s none --release $targets >/dev/null
+cargo fuzz build -s none --release >/dev/null
 
 status=0
 for t in $targets; do

@@ -343,11 +343,13 @@ impl<'a> Message<'a> {
         };
         let objects = if opts.threads > 1 && n > 1 {
             use rayon::prelude::*;
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(opts.threads)
-                .build()
-                .map_err(|e| Error::invalid_argument(format!("cannot build thread pool: {e}")))?;
-            pool.install(|| (0..n).into_par_iter().map(one).collect::<Result<Vec<_>>>())?
+            // Collect every result first so that the error reported is the
+            // lowest-numbered object's, as in the sequential path.
+            crate::pipeline::with_threads(opts.threads, || {
+                (0..n).into_par_iter().map(one).collect::<Vec<_>>()
+            })?
+            .into_iter()
+            .collect::<Result<Vec<_>>>()?
         } else {
             (0..n).map(one).collect::<Result<Vec<_>>>()?
         };

@@ -172,17 +172,16 @@ fn prepare_all<'a>(
     };
     if opts.pipeline.threads > 1 && objects.len() > 1 {
         use rayon::prelude::*;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.pipeline.threads)
-            .build()
-            .map_err(|e| Error::invalid_argument(format!("cannot build thread pool: {e}")))?;
-        pool.install(|| {
+        // The first error in object order, as in the sequential path.
+        crate::pipeline::with_threads(opts.pipeline.threads, || {
             objects
                 .par_iter()
                 .enumerate()
                 .map(|(i, o)| run(i, o))
-                .collect()
-        })
+                .collect::<Vec<_>>()
+        })?
+        .into_iter()
+        .collect()
     } else {
         objects.iter().enumerate().map(|(i, o)| run(i, o)).collect()
     }

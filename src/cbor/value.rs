@@ -174,7 +174,15 @@ impl Value {
                     }
                     match k {
                         Value::Text(t) => json_string(t, out),
-                        other => json_string(&other.to_json(), out),
+                        // JSON keys are strings: other keys appear as their
+                        // canonical CBOR in hex (linear in size at any depth).
+                        other => {
+                            out.push_str("\"cbor:");
+                            for b in crate::cbor::encode_canonical(other) {
+                                let _ = write!(out, "{b:02x}");
+                            }
+                            out.push('"');
+                        }
                     }
                     out.push(':');
                     v.write_json(out);

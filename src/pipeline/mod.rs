@@ -492,18 +492,35 @@ pub fn decode_range(
         if desc.dtype == Dtype::Bitmask {
             return refuse("for bitmask objects");
         }
-        if st.compression != Compression::None {
+        if !matches!(st.compression, Compression::None | Compression::Szip) {
             return refuse(&format!("with {} compression", desc.compression));
         }
         let payload = payload_of(desc, region)?;
         let n = expected / desc.dtype.width().max(1) as u64;
         let enc_len = encoded_len(desc, st.encoding, expected)?;
-        if payload.len() as u64 != enc_len {
+        if st.compression == Compression::None && payload.len() as u64 != enc_len {
             return Err(Error::framing(format!(
                 "descriptor claims {enc_len} encoded bytes but the frame payload is {} bytes",
                 payload.len()
             )));
         }
+        let sp = st.encoding == Encoding::SimplePacking;
+        // Bytes [from, to) of the stream before compression, decoding only
+        // the szip RSIs that cover them.
+        let encoded_bytes = |from: u64, to: u64| -> Result<Cow<'_, [u8]>> {
+            if st.compression == Compression::None {
+                return Ok(Cow::Borrowed(&payload[from as usize..to as usize]));
+            }
+            let p = szip_stage::params(desc, sp)?;
+            let offsets = szip_stage::block_offsets(desc)?;
+            let sb = p.sample_bytes() as u64;
+            let (a, b) = (from / sb * sb, (to.div_ceil(sb) * sb).min(enc_len));
+            let mut buf = vec![0u8; (b - a) as usize];
+            crate::szip::decode_range_into(payload, &p, &offsets, enc_len, a, &mut buf)?;
+            buf.drain(..(from - a) as usize);
+            buf.truncate((to - from) as usize);
+            Ok(Cow::Owned(buf))
+        };
         let out_order = if opts.native_byte_order {
             ByteOrder::native()
         } else {
@@ -527,21 +544,17 @@ pub fn decode_range(
             let mut out = match st.encoding {
                 Encoding::None => {
                     let w = desc.dtype.width() as u64;
-                    let slice = &payload[(first * w) as usize..((first + count) * w) as usize];
-                    to_output_order(Cow::Borrowed(slice), desc.dtype, desc.byte_order, opts)
-                        .into_owned()
+                    let slice = encoded_bytes(first * w, (first + count) * w)?;
+                    to_output_order(slice, desc.dtype, desc.byte_order, opts).into_owned()
                 }
                 Encoding::SimplePacking => {
                     let p = packing_params(desc)?;
+                    let bits = p.bits_per_value as u64;
+                    let (from, to) = (first * bits / 8, ((first + count) * bits).div_ceil(8));
+                    let bytes = encoded_bytes(from, to)?;
+                    let skip_bits = (first * bits % 8) as usize;
                     let mut out = vec![0u8; (count * 8) as usize];
-                    simple_packing::decode_into(
-                        payload,
-                        first as usize,
-                        count as usize,
-                        &p,
-                        out_order,
-                        &mut out,
-                    )?;
+                    decode_packed_at(&bytes, skip_bits, count as usize, &p, out_order, &mut out)?;
                     out
                 }
             };
@@ -555,12 +568,63 @@ pub fn decode_range(
     run().map_err(|e| e.at(region_base))
 }
 
-/// Runs `f` on a pool of `threads` workers.
+/// Unpacks `count` values starting `skip_bits` into `bytes`.
+fn decode_packed_at(
+    bytes: &[u8],
+    skip_bits: usize,
+    count: usize,
+    p: &PackingParams,
+    order: ByteOrder,
+    out: &mut [u8],
+) -> Result<()> {
+    if skip_bits == 0 || p.bits_per_value == 0 {
+        return simple_packing::decode_into(bytes, 0, count, p, order, out);
+    }
+    simple_packing::check_params(p)?;
+    let need = (skip_bits + count * p.bits_per_value as usize).div_ceil(8);
+    if bytes.len() < need || out.len() != count * 8 {
+        return Err(Error::codec("packed range shorter than needed"));
+    }
+    let inv = simple_packing::powi(2.0, p.binary_scale_factor)
+        * simple_packing::powi(10.0, -p.decimal_scale_factor);
+    bits::unpack(bytes, skip_bits, count, p.bits_per_value, |i, q| {
+        let v = p.reference_value + inv * q as f64;
+        let b = match order {
+            ByteOrder::Big => v.to_be_bytes(),
+            ByteOrder::Little => v.to_le_bytes(),
+        };
+        out[i * 8..i * 8 + 8].copy_from_slice(&b);
+    });
+    Ok(())
+}
+
+/// Runs `f` on a pool of `threads` workers. Pools are built once per size
+/// and reused, so a thread budget costs no thread creation per call.
 pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::invalid_argument(format!("cannot build a thread pool: {e}")))?;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let pool = {
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match pools.get(&threads) {
+            Some(p) => p.clone(),
+            None => {
+                let p = Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .map_err(|e| {
+                            Error::invalid_argument(format!("cannot build a thread pool: {e}"))
+                        })?,
+                );
+                pools.insert(threads, p.clone());
+                p
+            }
+        }
+    };
     Ok(pool.install(f))
 }
 

@@ -1,1 +1,101 @@
-//! szip (CCSDS 121.0-B-3) codec. See `spec/szip.md`.
+//! CCSDS 121.0-B-3 adaptive entropy decoding ("szip", as libaec writes it),
+//! in pure Rust. See `spec/szip.md`.
+//!
+//! Decoding writes into a caller buffer of exactly the expected size; a
+//! stream that ends early, or codes more samples than an RSI holds, is a
+//! typed error with the bit offset where decoding stopped.
+
+mod bitreader;
+mod decode;
+
+pub use decode::{decode_into, decode_range_into};
+
+/// Flag values as libaec numbers them (and as `szip_flags` stores them).
+pub mod flags {
+    /// Samples are signed.
+    pub const SIGNED: u32 = 1;
+    /// 17–24-bit samples use 3-byte containers.
+    pub const THREE_BYTE: u32 = 2;
+    /// Containers are big-endian.
+    pub const MSB: u32 = 4;
+    /// Unit-delay prediction and mapping.
+    pub const PREPROCESS: u32 = 8;
+    /// Restricted option set for 1–4-bit samples.
+    pub const RESTRICTED: u32 = 16;
+    /// Each RSI starts on a byte boundary.
+    pub const PAD_RSI: u32 = 32;
+    /// Block sizes other than 8/16/32/64 are allowed.
+    pub const NOT_ENFORCE: u32 = 64;
+}
+
+use crate::error::{Error, Result};
+
+/// Coder parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SzipParams {
+    /// Bits per sample, 1..=32.
+    pub bits_per_sample: u32,
+    /// Samples per block: 8, 16, 32 or 64 (any even value with NOT_ENFORCE).
+    pub block_size: u32,
+    /// Blocks per reference sample interval, 1..=4096.
+    pub rsi: u32,
+    /// `flags::*` bits.
+    pub flags: u32,
+}
+
+impl SzipParams {
+    /// Checks the parameter ranges.
+    pub fn validate(&self) -> Result<()> {
+        let p = self;
+        if !(1..=32).contains(&p.bits_per_sample) {
+            return Err(Error::metadata(format!(
+                "szip bits per sample {} outside 1..=32",
+                p.bits_per_sample
+            )));
+        }
+        let ok_block = if p.flags & flags::NOT_ENFORCE != 0 {
+            p.block_size >= 2 && p.block_size.is_multiple_of(2) && p.block_size <= 1 << 16
+        } else {
+            matches!(p.block_size, 8 | 16 | 32 | 64)
+        };
+        if !ok_block {
+            return Err(Error::metadata(format!(
+                "szip block size {} is not allowed",
+                p.block_size
+            )));
+        }
+        if !(1..=4096).contains(&p.rsi) {
+            return Err(Error::metadata(format!(
+                "szip rsi {} outside 1..=4096",
+                p.rsi
+            )));
+        }
+        if p.flags & flags::RESTRICTED != 0 && p.bits_per_sample > 4 {
+            return Err(Error::metadata(
+                "szip restricted coding needs at most 4 bits per sample",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes per sample container: 1, 2, 3 (17–24 bits with THREE_BYTE) or 4.
+    pub fn sample_bytes(&self) -> usize {
+        match self.bits_per_sample {
+            0..=8 => 1,
+            9..=16 => 2,
+            17..=24 if self.flags & flags::THREE_BYTE != 0 => 3,
+            _ => 4,
+        }
+    }
+
+    /// Length of the option identifier in bits.
+    pub(crate) fn id_len(&self) -> u32 {
+        match self.bits_per_sample {
+            17.. => 5,
+            9..=16 => 4,
+            1..=2 if self.flags & flags::RESTRICTED != 0 => 1,
+            3..=4 if self.flags & flags::RESTRICTED != 0 => 2,
+            _ => 3,
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! MSB-first bit reading over a byte slice, a 64-bit word at a time.
+//! See `spec/szip.md` §2.
+
+use crate::error::{Error, Result};
+
+/// Reads bits MSB-first; every read is bounds-checked.
+pub struct BitReader<'a> {
+    src: &'a [u8],
+    /// Position in bits.
+    pos: u64,
+    len_bits: u64,
+}
+
+impl<'a> BitReader<'a> {
+    /// Starts at bit `pos`.
+    pub fn new(src: &'a [u8], pos: u64) -> Self {
+        BitReader {
+            src,
+            pos,
+            len_bits: src.len() as u64 * 8,
+        }
+    }
+
+    /// Current position in bits.
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    #[cold]
+    fn eof(&self) -> Error {
+        Error::codec("szip stream ends early").at(self.pos / 8)
+    }
+
+    /// The 64 bits starting at the current position (zero past the end).
+    #[inline]
+    fn peek64(&self) -> u64 {
+        let byte = (self.pos / 8) as usize;
+        let shift = (self.pos % 8) as u32;
+        let mut w = [0u8; 16];
+        let end = (byte + 9).min(self.src.len());
+        if byte < end {
+            w[..end - byte].copy_from_slice(&self.src[byte..end]);
+        }
+        let hi = u128::from_be_bytes(w);
+        ((hi << shift) >> 64) as u64
+    }
+
+    /// Reads `n` (1..=32) bits.
+    #[inline]
+    pub fn bits(&mut self, n: u32) -> Result<u32> {
+        if self.pos + n as u64 > self.len_bits {
+            return Err(self.eof());
+        }
+        let v = (self.peek64() >> (64 - n)) as u32;
+        self.pos += n as u64;
+        Ok(v)
+    }
+
+    /// Reads a fundamental-sequence codeword: the number of 0 bits before a 1.
+    #[inline]
+    pub fn fs(&mut self) -> Result<u32> {
+        let mut count = 0u64;
+        loop {
+            if self.pos >= self.len_bits {
+                return Err(self.eof());
+            }
+            let w = self.peek64();
+            let avail = (self.len_bits - self.pos).min(64);
+            let z = w.leading_zeros() as u64;
+            if z < avail {
+                self.pos += z + 1;
+                count += z;
+                return u32::try_from(count)
+                    .map_err(|_| Error::codec("szip codeword too long").at(self.pos / 8));
+            }
+            self.pos += avail;
+            count += avail;
+            if count > 1 << 33 {
+                return Err(Error::codec("szip codeword too long").at(self.pos / 8));
+            }
+        }
+    }
+
+    /// Skips to the next byte boundary.
+    pub fn align_byte(&mut self) {
+        self.pos = self.pos.div_ceil(8) * 8;
+    }
+}

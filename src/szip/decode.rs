@@ -1,0 +1,296 @@
+//! The AEC decoder. See `spec/szip.md` §3–§5.
+
+use super::bitreader::BitReader;
+use super::{flags, SzipParams};
+use crate::error::{Error, Result};
+
+/// Zero-block count code meaning "to the end of the segment or RSI".
+const ROS: u32 = 5;
+/// Largest second-extension codeword (13 · 14 / 2 − 1).
+const SE_MAX: u32 = 90;
+
+/// Decodes a whole stream into `out`, which must be exactly the decoded size
+/// (a whole number of sample containers).
+pub fn decode_into(input: &[u8], p: &SzipParams, out: &mut [u8]) -> Result<()> {
+    p.validate()?;
+    let sb = p.sample_bytes();
+    if !out.len().is_multiple_of(sb) {
+        return Err(Error::codec(format!(
+            "{} bytes are not whole {sb}-byte samples",
+            out.len()
+        )));
+    }
+    decode_samples(input, 0, p, out)
+}
+
+/// Decodes `out.len()` bytes starting at byte `byte_pos` of the decoded
+/// stream, decoding only the RSIs that cover them. `rsi_offsets_bits[r]` is
+/// where RSI `r` starts; `total_len` is the whole decoded size.
+pub fn decode_range_into(
+    input: &[u8],
+    p: &SzipParams,
+    rsi_offsets_bits: &[u64],
+    total_len: u64,
+    byte_pos: u64,
+    out: &mut [u8],
+) -> Result<()> {
+    p.validate()?;
+    let sb = p.sample_bytes() as u64;
+    let rsi_bytes = p.rsi as u64 * p.block_size as u64 * sb;
+    let end = byte_pos
+        .checked_add(out.len() as u64)
+        .filter(|&e| e <= total_len)
+        .ok_or_else(|| Error::invalid_argument("range outside the decoded data"))?;
+    if out.is_empty() {
+        return Ok(());
+    }
+    let first = byte_pos / rsi_bytes;
+    let last = (end - 1) / rsi_bytes;
+    let start_bit = *rsi_offsets_bits
+        .get(first as usize)
+        .ok_or_else(|| Error::codec(format!("szip_block_offsets has no entry for RSI {first}")))?;
+    if start_bit > input.len() as u64 * 8 {
+        return Err(Error::codec(format!(
+            "szip block offset {start_bit} lies past the stream"
+        )));
+    }
+    let from = first * rsi_bytes;
+    let to = ((last + 1) * rsi_bytes).min(total_len);
+    let mut tmp = vec![0u8; (to - from) as usize];
+    decode_samples(input, start_bit, p, &mut tmp)?;
+    let skip = (byte_pos - from) as usize;
+    out.copy_from_slice(&tmp[skip..skip + out.len()]);
+    Ok(())
+}
+
+/// Second-extension codeword `m` → (β, β(β+1)/2).
+#[inline]
+fn se_pair(m: u32) -> (u32, u32) {
+    // β is the largest integer with β(β+1)/2 ≤ m.
+    let mut beta = (((8 * m as u64 + 1) as f64).sqrt() as u32).saturating_sub(1) / 2;
+    while (beta + 1) * (beta + 2) / 2 <= m {
+        beta += 1;
+    }
+    while beta * (beta + 1) / 2 > m {
+        beta -= 1;
+    }
+    (beta, beta * (beta + 1) / 2)
+}
+
+struct Post {
+    pp: bool,
+    signed: bool,
+    bits: u32,
+    xmax: i64,
+}
+
+impl Post {
+    /// Undoes prediction and mapping for one RSI in place (values as stored).
+    fn run(&self, rsi: &mut [u32]) {
+        if !self.pp || rsi.is_empty() {
+            return;
+        }
+        let mut data: i64 = if self.signed {
+            let m = 1i64 << (self.bits - 1);
+            (rsi[0] as i64 ^ m) - m
+        } else {
+            rsi[0] as i64
+        };
+        rsi[0] = data as u32;
+        for v in &mut rsi[1..] {
+            let d = *v as i64;
+            let half = (d >> 1) + (d & 1);
+            let delta = if d & 1 == 0 { d >> 1 } else { -(d >> 1) - 1 };
+            if self.signed {
+                if data < 0 {
+                    data = if half <= self.xmax + data + 1 {
+                        data + delta
+                    } else {
+                        d - self.xmax - 1
+                    };
+                } else {
+                    data = if half <= self.xmax - data {
+                        data + delta
+                    } else {
+                        self.xmax - d
+                    };
+                }
+            } else {
+                let med = self.xmax / 2 + 1;
+                let mask = if data & med != 0 { self.xmax } else { 0 };
+                data = if half <= (mask ^ data) {
+                    data + delta
+                } else {
+                    mask ^ d
+                };
+            }
+            *v = data as u32;
+        }
+    }
+}
+
+fn put(out: &mut [u8], i: usize, v: u32, sb: usize, msb: bool) {
+    let b = v.to_be_bytes();
+    let dst = &mut out[i * sb..(i + 1) * sb];
+    if msb {
+        dst.copy_from_slice(&b[4 - sb..]);
+    } else {
+        for (k, o) in dst.iter_mut().enumerate() {
+            *o = b[3 - k];
+        }
+    }
+}
+
+/// Decodes from bit `start` until `out` is full.
+fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> Result<()> {
+    if p.flags & flags::PAD_RSI != 0 {
+        return Err(Error::unsupported_codec(
+            "szip streams with PAD_RSI are not supported yet",
+        ));
+    }
+    let sb = p.sample_bytes();
+    let n = out.len() / sb;
+    let j = p.block_size as usize;
+    let rsi_samples = p.rsi as usize * j;
+    let bits = p.bits_per_sample;
+    let id_len = p.id_len();
+    let id_max = (1u32 << id_len) - 1;
+    let pp = p.flags & flags::PREPROCESS != 0;
+    let msb = p.flags & flags::MSB != 0;
+    let post = Post {
+        pp,
+        signed: p.flags & flags::SIGNED != 0,
+        bits,
+        xmax: if p.flags & flags::SIGNED != 0 {
+            (1i64 << (bits - 1)) - 1
+        } else {
+            (1i64 << bits) - 1
+        },
+    };
+    let mut r = BitReader::new(input, start);
+    let mut buf: Vec<u32> = Vec::with_capacity(rsi_samples.min(n + j));
+    let mut written = 0usize;
+    while written < n {
+        buf.clear();
+        // One RSI.
+        while buf.len() < rsi_samples && written + buf.len() < n {
+            let at = r.pos();
+            let reference = pp && buf.is_empty();
+            let id = r.bits(id_len)?;
+            if id == 0 {
+                let second_extension = r.bits(1)? == 1;
+                if reference {
+                    buf.push(r.bits(bits)?);
+                }
+                if second_extension {
+                    let mut i = usize::from(reference);
+                    while i < j {
+                        let m = r.fs()?;
+                        if m > SE_MAX {
+                            return Err(Error::codec(format!(
+                                "szip second-extension codeword {m} too large"
+                            ))
+                            .at(at / 8));
+                        }
+                        let (beta, ms) = se_pair(m);
+                        let d1 = m - ms;
+                        if i % 2 == 0 {
+                            buf.push(beta - d1);
+                            i += 1;
+                        }
+                        buf.push(d1);
+                        i += 1;
+                    }
+                } else {
+                    let mut blocks = r.fs()?.saturating_add(1);
+                    let used_blocks = (buf.len() / j) as u32;
+                    if blocks == ROS {
+                        blocks = (p.rsi - used_blocks).min(64 - used_blocks % 64);
+                    } else if blocks > ROS {
+                        blocks -= 1;
+                    }
+                    let zeros = (blocks as usize)
+                        .saturating_mul(j)
+                        .saturating_sub(usize::from(reference));
+                    if buf.len() + zeros > rsi_samples {
+                        return Err(Error::codec(format!(
+                            "szip zero run of {blocks} blocks overruns the RSI"
+                        ))
+                        .at(at / 8));
+                    }
+                    buf.resize(buf.len() + zeros, 0);
+                }
+            } else if id == id_max {
+                for _ in 0..j {
+                    buf.push(r.bits(bits)?);
+                }
+            } else {
+                let k = id - 1;
+                if reference {
+                    buf.push(r.bits(bits)?);
+                }
+                let first = buf.len();
+                let count = j - usize::from(reference);
+                for _ in 0..count {
+                    buf.push(r.fs()?.wrapping_shl(k));
+                }
+                if k > 0 {
+                    for v in &mut buf[first..] {
+                        *v = v.wrapping_add(r.bits(k)?);
+                    }
+                }
+            }
+        }
+        post.run(&mut buf);
+        let take = buf.len().min(n - written);
+        for (i, &v) in buf[..take].iter().enumerate() {
+            put(out, written + i, v, sb, msb);
+        }
+        written += take;
+        if buf.len() == rsi_samples && p.flags & flags::PAD_RSI != 0 {
+            r.align_byte();
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn se_table() {
+        let mut m = 0;
+        for beta in 0..13u32 {
+            for d1 in 0..=beta {
+                assert_eq!(se_pair(m), (beta, beta * (beta + 1) / 2));
+                assert_eq!(m - se_pair(m).1, d1);
+                m += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_bad_params_and_truncation() {
+        let p = SzipParams {
+            bits_per_sample: 16,
+            block_size: 16,
+            rsi: 128,
+            flags: flags::PREPROCESS,
+        };
+        let mut out = vec![0u8; 64];
+        assert!(decode_into(&[], &p, &mut out).is_err());
+        assert!(decode_into(&[0xff; 3], &p, &mut out).is_err());
+        let bad = SzipParams {
+            block_size: 12,
+            ..p
+        };
+        assert!(decode_into(&[0; 100], &bad, &mut out).is_err());
+        let bad = SzipParams {
+            bits_per_sample: 33,
+            ..p
+        };
+        assert!(decode_into(&[0; 100], &bad, &mut out).is_err());
+        assert!(decode_into(&[0; 100], &p, &mut out[..63]).is_err());
+    }
+}
