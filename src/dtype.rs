@@ -107,6 +107,14 @@ impl Dtype {
         }
     }
 
+    /// True for the signed integer types.
+    pub fn is_signed_int(self) -> bool {
+        matches!(
+            self,
+            Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64
+        )
+    }
+
     /// True for the floating and complex types (those that can hold NaN/Inf).
     pub fn is_float(self) -> bool {
         matches!(

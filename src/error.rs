@@ -150,6 +150,17 @@ impl Error {
         self
     }
 
+    /// Places an error raised while parsing a sub-slice that starts at
+    /// absolute offset `base`: a relative offset is shifted by `base`, a
+    /// missing one becomes `base`.
+    pub fn within(self, base: u64) -> Self {
+        if self.0.offset.is_some() {
+            self.rebase(base)
+        } else {
+            self.at(base)
+        }
+    }
+
     /// Shifts a known offset by `base` (used when a sub-slice parser reports
     /// offsets relative to its own start).
     pub fn rebase(mut self, base: u64) -> Self {

@@ -186,3 +186,75 @@ fn demo_runs_and_checks_itself() {
     assert!(ok, "{err}");
     assert!(out.contains("bit-identical"), "{out}");
 }
+
+#[test]
+fn import_with_szip_round_trips_and_refuses_corrupting_widths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let a = dir.join("t.npy");
+    let vals: Vec<u8> = (0..5000)
+        .flat_map(|i| (273.15 + (i as f64 * 0.01).sin() * 10.0).to_le_bytes())
+        .collect();
+    write(&a, Dtype::Float64, ByteOrder::Little, &[50, 100], &vals);
+    let i16s: Vec<u8> = (0..4096i16)
+        .flat_map(|v| (v - 2000).to_le_bytes())
+        .collect();
+    let b = dir.join("i.npy");
+    write(&b, Dtype::Int16, ByteOrder::Little, &[4096], &i16s);
+    let out = dir.join("o.tgm");
+    let (ok, _, err) = tgm(&[
+        "import",
+        s(&b),
+        "-o",
+        s(&out),
+        "--compression",
+        "szip",
+        "--szip-rsi",
+        "32",
+        "--szip-block-size",
+        "32",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = tgm(&[
+        "import",
+        s(&a),
+        "-o",
+        s(&out),
+        "--append",
+        "--encoding",
+        "simple_packing",
+        "--bits",
+        "24",
+        "--compression",
+        "szip",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, ls, _) = tgm(&["ls", s(&out)]);
+    assert!(ok && ls.contains("szip"), "{ls}");
+    let exp = dir.join("exp");
+    let (ok, _, err) = tgm(&["export", s(&out), "-o", s(&exp)]);
+    assert!(ok, "{err}");
+    let back = read_npy(&std::fs::read(exp.join("m0_o0.npy")).unwrap()).unwrap();
+    assert_eq!(back.data, i16s, "raw int16 through szip is lossless");
+    let packed = read_npy(&std::fs::read(exp.join("m1_o0.npy")).unwrap()).unwrap();
+    for (x, y) in packed.data.chunks_exact(8).zip(vals.chunks_exact(8)) {
+        let (x, y) = (
+            f64::from_le_bytes(x.try_into().unwrap()),
+            f64::from_le_bytes(y.try_into().unwrap()),
+        );
+        assert!((x - y).abs() < 1e-5, "{x} vs {y}");
+    }
+    let (ok, _, err) = tgm(&[
+        "import",
+        s(&a),
+        "-o",
+        s(&dir.join("bad.tgm")),
+        "--encoding",
+        "simple_packing",
+        "--bits",
+        "12",
+        "--compression",
+        "szip",
+    ]);
+    assert!(!ok && err.contains("misread"), "{err}");
+}

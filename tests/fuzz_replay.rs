@@ -1,25 +1,20 @@
 //! Replays every fuzz corpus and regression file through the fuzz target
-//! bodies (shared with `fuzz/` by path), and runs each body on generated
-//! inputs so the targets are exercised by plain `cargo test`.
+//! bodies (shared with `fuzz/` by path), and runs each body on mutations of
+//! generated seeds so the targets are exercised by plain `cargo test`.
 
-#[path = "../fuzz/src/targets.rs"]
-mod targets;
+#[path = "../fuzz/src/lib.rs"]
+mod tgm_fuzz;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-fn target(name: &str) -> Option<fn(&[u8])> {
-    Some(match name {
-        "decode" => targets::decode,
-        "scan" => targets::scan,
-        "cbor" => targets::cbor,
-        "codecs" => targets::codecs,
-        "roundtrip" => targets::roundtrip,
-        "npy" => targets::npy,
-        _ => return None,
-    })
-}
+use tgm::cbor::Value;
+use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, HashPolicy, ObjectDescriptor};
 
-fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+/// No committed input may take longer than this (the CI fuzzer's timeout is 10 s).
+const SLOW: Duration = Duration::from_secs(5);
+
+fn files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .map(|r| {
             r.filter_map(|e| e.ok().map(|e| e.path()))
@@ -31,64 +26,74 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
     v
 }
 
-#[test]
-fn corpora_and_regressions_replay_cleanly() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut replayed = 0;
-    let mut dirs: Vec<_> = std::fs::read_dir(root.join("fuzz/corpus"))
-        .expect("fuzz/corpus exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    for dir in dirs {
-        let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let Some(run) = target(name) else { continue };
-        for f in files(&dir) {
-            run(&std::fs::read(&f).unwrap());
-            replayed += 1;
-        }
-    }
-    for f in files(&root.join("testdata/regress")) {
-        let name = f.file_name().unwrap().to_str().unwrap();
-        let t = name.split('-').next().unwrap();
-        let run = target(t).unwrap_or_else(|| panic!("regression file {name} names no target"));
-        run(&std::fs::read(&f).unwrap());
-        replayed += 1;
-    }
+fn replay(name: &str, path: &Path) {
+    let run =
+        tgm_fuzz::target(name).unwrap_or_else(|| panic!("{} names no fuzz target", path.display()));
+    let data = std::fs::read(path).unwrap();
+    let t = Instant::now();
+    run(&data);
     assert!(
-        replayed >= 6,
-        "expected committed seeds for every target, replayed {replayed}"
+        t.elapsed() < SLOW,
+        "{} took {:?}",
+        path.display(),
+        t.elapsed()
     );
 }
 
-/// Mutated seeds: every target body on many small variations of real messages.
+#[test]
+fn corpora_and_regressions_replay_cleanly() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in tgm_fuzz::TARGETS {
+        let seeds = files(&root.join("fuzz/corpus").join(name));
+        assert!(!seeds.is_empty(), "fuzz/corpus/{name} has no seeds");
+        for f in seeds {
+            replay(name, &f);
+        }
+    }
+    for f in files(&root.join("testdata/regress")) {
+        let file = f.file_name().unwrap().to_str().unwrap().to_string();
+        let name = file.split('-').next().unwrap();
+        replay(name, &f);
+    }
+}
+
+#[test]
+fn every_corpus_directory_is_a_target() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    for dir in std::fs::read_dir(root).unwrap() {
+        let name = dir.unwrap().file_name().into_string().unwrap();
+        assert!(
+            tgm_fuzz::target(&name).is_some(),
+            "corpus {name} has no target"
+        );
+    }
+}
+
+/// Every target body on many small variations of its seeds.
 #[test]
 fn target_bodies_survive_mutations() {
-    let seeds = seed_inputs();
     let mut s = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
+    let mut next = move || {
         s ^= s << 13;
         s ^= s >> 7;
         s ^= s << 17;
         s
     };
-    for (name, seed) in &seeds {
-        let run = target(name).unwrap();
-        run(seed);
-        for _ in 0..300 {
+    for (name, seed) in seed_inputs() {
+        let run = tgm_fuzz::target(name).unwrap();
+        run(&seed);
+        for _ in 0..150 {
             let mut m = seed.clone();
             for _ in 0..1 + next() % 4 {
                 if m.is_empty() {
                     break;
                 }
                 let i = (next() % m.len() as u64) as usize;
-                match next() % 3 {
+                match next() % 4 {
                     0 => m[i] ^= 1 << (next() % 8),
                     1 => m[i] = next() as u8,
-                    _ => m.truncate(i),
+                    2 => m.truncate(i),
+                    _ => m.insert(i, next() as u8),
                 }
             }
             run(&m);
@@ -102,78 +107,172 @@ fn target_bodies_survive_mutations() {
 #[ignore = "regenerates committed files"]
 fn write_seed_corpora() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
-    for (i, (name, bytes)) in seed_inputs().into_iter().enumerate() {
+    let seeds = seed_inputs();
+    for name in tgm_fuzz::TARGETS {
+        let dir = root.join(name);
+        if dir.exists() {
+            for f in files(&dir) {
+                if f.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("seed-")
+                {
+                    std::fs::remove_file(f).unwrap();
+                }
+            }
+        }
+    }
+    for (i, (name, bytes)) in seeds.into_iter().enumerate() {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("seed-{i:03}")), bytes).unwrap();
     }
 }
 
-fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
-    use tgm::cbor::Value;
-    use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
-    let mut out = Vec::new();
+fn meta() -> GlobalMetadata {
     let mut e = tgm::Map::new();
     e.insert(
         "mars".into(),
         Value::text_map([("param", Value::from("2t")), ("step", Value::Uint(6))]),
     );
-    let meta = GlobalMetadata::with_base(vec![e]);
-    let f64s: Vec<u8> = (0..64)
+    GlobalMetadata::with_base(vec![e])
+}
+
+fn f64_bytes(n: usize) -> Vec<u8> {
+    (0..n)
         .flat_map(|i| (i as f64 * 0.5 - 3.0).to_le_bytes())
-        .collect();
+        .collect()
+}
+
+/// Messages covering every pipeline stage, masks, hashing modes and streaming.
+fn messages() -> Vec<Vec<u8>> {
+    let meta = meta();
+    let f64s = f64_bytes(64);
     let mut msgs = Vec::new();
-    for (enc, filt, comp) in [
+    for (k, (enc, filt, comp)) in [
         ("none", "none", "none"),
         ("simple_packing", "none", "none"),
         ("simple_packing", "shuffle", "zstd"),
         ("none", "none", "lz4"),
-    ] {
+        ("simple_packing", "none", "szip"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let mut d =
             ObjectDescriptor::new(Dtype::Float64, vec![8, 8]).with_byte_order(ByteOrder::Little);
         d.encoding = enc.into();
         d.filter = filt.into();
         d.compression = comp.into();
         if enc == "simple_packing" {
-            d.params.insert("sp_bits_per_value".into(), Value::Uint(12));
+            let bits = if comp == "szip" { 16 } else { 12 };
+            d.params
+                .insert("sp_bits_per_value".into(), Value::Uint(bits));
         }
         if filt == "shuffle" {
             d.params
                 .insert("shuffle_element_size".into(), Value::Uint(2));
         }
+        if comp == "szip" {
+            for (key, v) in [("szip_rsi", 4), ("szip_block_size", 8), ("szip_flags", 8)] {
+                d.params.insert(key.into(), Value::Uint(v));
+            }
+        }
         let i16s: Vec<u8> = (0..6i16).flat_map(|v| v.to_be_bytes()).collect();
         let d2 = ObjectDescriptor::new(Dtype::Int16, vec![2, 3]).with_byte_order(ByteOrder::Big);
-        msgs.push(tgm::encode(&meta, &[(&d, &f64s), (&d2, &i16s)], &EncodeOptions::new()).unwrap());
+        let policy = [HashPolicy::Auto, HashPolicy::Both, HashPolicy::None][k % 3];
+        let opts = EncodeOptions::new().hashing(k != 3).hash_policy(policy);
+        msgs.push(tgm::encode(&meta, &[(&d, &f64s), (&d2, &i16s)], &opts).unwrap());
     }
+    // NaN and infinities recorded in masks.
+    let vals: Vec<u8> = [
+        1.0f32,
+        f32::NAN,
+        f32::INFINITY,
+        -2.0,
+        f32::NEG_INFINITY,
+        0.5,
+    ]
+    .iter()
+    .flat_map(|v| v.to_be_bytes())
+    .collect();
+    let mut popts = tgm::pipeline::PipelineOptions::default();
+    popts.allow_nan = true;
+    popts.allow_inf = true;
+    let d = ObjectDescriptor::new(Dtype::Float32, vec![6]).with_byte_order(ByteOrder::Big);
+    msgs.push(tgm::encode(&meta, &[(&d, &vals)], &EncodeOptions::new().pipeline(popts)).unwrap());
+    // Streaming, with a preceder.
     let mut s = tgm::StreamingEncoder::new(Vec::new(), &meta, &EncodeOptions::new()).unwrap();
-    let d = ObjectDescriptor::new(Dtype::Uint8, vec![5]);
-    s.write_object(&d, &[1, 2, 3, 4, 5]).unwrap();
+    let mut entry = tgm::Map::new();
+    entry.insert("note".into(), Value::from("first"));
+    s.write_preceder(entry).unwrap();
+    s.write_object(
+        &ObjectDescriptor::new(Dtype::Uint8, vec![5]),
+        &[1, 2, 3, 4, 5],
+    )
+    .unwrap();
     msgs.push(s.finish().unwrap().0);
+    // A bitmask payload with rle compression.
+    let mut d = ObjectDescriptor::new(Dtype::Bitmask, vec![20]);
+    d.compression = "rle".into();
+    msgs.push(tgm::encode(&meta, &[(&d, &[0xf0, 0x0f, 0xa0])], &EncodeOptions::new()).unwrap());
+    msgs
+}
+
+/// Seeds for every target: real messages, their parts, and codec streams.
+fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
+    let msgs = messages();
+    let mut out = Vec::new();
     for (k, m) in msgs.iter().enumerate() {
-        let mut sel = vec![k as u8 * 5];
-        sel.extend_from_slice(m);
-        out.push(("decode", sel));
+        out.push(("decode", [&[(k * 5) as u8][..], m].concat()));
     }
     out.push(("scan", msgs.concat()));
     out.push((
         "scan",
-        [&msgs[0][..], b"junk", &msgs[4][..], &msgs[1][..40]].concat(),
+        [&msgs[0][..], b"junk", &msgs[6], &msgs[1][..40]].concat(),
     ));
-    out.push(("cbor", meta.to_cbor()));
+    let all = msgs.concat();
+    out.push((
+        "chunked",
+        [&(msgs[0].len() as u16 + 3).to_le_bytes()[..], &all].concat(),
+    ));
+    out.push(("chunked", [&[40u8, 1][..], &msgs[6], &msgs[2]].concat()));
+    let mut sz_region = Vec::new();
+    let mut sz_params = None;
+    for m in &msgs {
+        let p = tgm::Message::parse(m).unwrap();
+        out.push(("metadata", p.metadata().unwrap().to_cbor()));
+        for i in 0..p.num_objects() {
+            let o = p.object(i).unwrap();
+            out.push(("descriptor", o.descriptor().to_cbor()));
+            let d = o.descriptor();
+            if d.compression == "szip" && sz_params.is_none() {
+                sz_params = Some(tgm::pipeline::szip_stage::params(d, true).unwrap());
+                sz_region = o.payload_region().to_vec();
+            }
+            let region = o.payload_region();
+            if d.encoding == "simple_packing" && d.compression == "none" {
+                out.push(("codecs", [&[3u8, 64, 0, 1, 0, 12][..], region].concat()));
+            }
+        }
+    }
+    out.push(("cbor", meta().to_cbor()));
     out.push((
         "cbor",
-        ObjectDescriptor::new(Dtype::Float32, vec![4]).to_cbor(),
+        vec![0x9f, 0xa1, 0x61, b'k', 0x80, 0xf9, 0x7e, 0x00, 0xff],
     ));
-    let packed = {
-        let vals: Vec<u8> = (0..100).flat_map(|i| (i as f64).to_le_bytes()).collect();
-        let p =
-            tgm::pipeline::simple_packing::compute_params(&vals, ByteOrder::Little, 12, 0).unwrap();
-        tgm::pipeline::simple_packing::encode(&vals, ByteOrder::Little, &p).unwrap()
-    };
-    out.push((
-        "codecs",
-        [&[3u8, 100, 0, 1, 0, 11][..], &packed[..]].concat(),
-    ));
+    let p = sz_params.expect("an szip seed message");
+    let mut szh = vec![p.bits_per_sample as u8, 0];
+    szh.extend_from_slice(&(p.rsi as u16).to_le_bytes());
+    szh.push(p.flags as u8);
+    szh.extend_from_slice(&(64u16 * 2).to_le_bytes());
+    szh.extend_from_slice(&[16, 0, 3]);
+    out.push(("szip", [&szh[..], &sz_region].concat()));
+    let mut pre = vec![0u8, 128, 0, 0x77];
+    pre.extend_from_slice(&szh[..5]);
+    pre.push(0);
+    out.push(("prefilled", [&pre[..], &sz_region].concat()));
     out.push((
         "codecs",
         [
@@ -186,11 +285,36 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
         "codecs",
         [&[14u8, 16, 0, 6, 0, 200][..], &[0, 0, 0, 16, 1, 3, 13][..]].concat(),
     ));
-    out.push(("roundtrip", [&[3u8, 1, 1, 1][..], &f64s[..]].concat()));
+    let zs = tgm::pipeline::compress::zstd_compress(&[9u8; 300], 3).unwrap();
+    out.push((
+        "prefilled",
+        [&[3u8, 44, 1, 0x5a, 0, 0, 0, 0, 0, 0][..], &zs].concat(),
+    ));
+    let lz = tgm::pipeline::compress::lz4_compress(&[1u8; 200]);
+    out.push((
+        "prefilled",
+        [&[4u8, 200, 0, 0x5a, 0, 0, 0, 0, 0, 0][..], &lz].concat(),
+    ));
+    out.push((
+        "prefilled",
+        [&[1u8, 64, 0, 0x5a, 9, 120, 2, 12, 0, 0][..], &[0xab; 24]].concat(),
+    ));
+    out.push((
+        "prefilled",
+        [&[2u8, 0, 0, 0x5a, 4, 0, 0, 0, 0, 0][..], &[7; 32]].concat(),
+    ));
+    out.push((
+        "prefilled",
+        [&[5u8, 16, 0, 0x5a, 0, 0, 0, 0, 0, 0][..], &[1, 3, 5, 8][..]].concat(),
+    ));
+    out.push((
+        "roundtrip",
+        [&[3u8, 1, 1, 1, 2][..], &f64_bytes(12)].concat(),
+    ));
     out.push((
         "roundtrip",
         [
-            &[2u8, 0, 2, 0][..],
+            &[2u8, 0, 2, 0x13, 1][..],
             &[0x7f, 0xc0, 0, 0, 0x3f, 0x80, 0, 0][..],
         ]
         .concat(),

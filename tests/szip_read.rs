@@ -7,21 +7,6 @@ use common::*;
 use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype, ObjectDescriptor};
 
-fn szip(mut d: ObjectDescriptor, rsi: u64, block: u64, flags: u64) -> ObjectDescriptor {
-    d.compression = "szip".into();
-    d.params.insert("szip_rsi".into(), Value::Uint(rsi));
-    d.params
-        .insert("szip_block_size".into(), Value::Uint(block));
-    d.params.insert("szip_flags".into(), Value::Uint(flags));
-    d
-}
-
-fn smooth(n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| 280.0 + 20.0 * (i as f64 * 0.01).sin() + ((i * 7919) % 13) as f64 * 0.01)
-        .collect()
-}
-
 /// The reference encodes `desc` (with szip); tgm must decode exactly what the
 /// same pipeline without szip decodes to. The reference's own szip decoder is
 /// not used as the yardstick: in debug builds it panics on some parameters
@@ -73,7 +58,10 @@ fn check(desc: &ObjectDescriptor, data: &[u8]) -> bool {
 fn simple_packed_fields_at_container_widths() {
     let mut checked = 0;
     for &n in &[1usize, 100, 5000, 70_001] {
-        let data: Vec<u8> = smooth(n).iter().flat_map(|v| v.to_le_bytes()).collect();
+        let data: Vec<u8> = smooth_field(n)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         for bits in [8u64, 16, 24, 32] {
             for (rsi, block, flags) in [
                 (128, 16, 8),
@@ -87,7 +75,7 @@ fn simple_packed_fields_at_container_widths() {
                 d.encoding = "simple_packing".into();
                 d.params
                     .insert("sp_bits_per_value".into(), Value::Uint(bits));
-                checked += usize::from(check(&szip(d, rsi, block, flags), &data));
+                checked += usize::from(check(&with_szip(d, rsi, block, flags), &data));
             }
         }
     }
@@ -100,47 +88,15 @@ fn simple_packed_fields_at_container_widths() {
 #[test]
 fn raw_integers_and_shuffled_floats() {
     let mut checked = 0;
-    for &dtype in &[
+    for (d, data) in szip_raw_cases(&[
         Dtype::Uint8,
         Dtype::Int16,
         Dtype::Uint16,
         Dtype::Int32,
         Dtype::Uint32,
         Dtype::Float32,
-    ] {
-        for order in [ByteOrder::Little, ByteOrder::Big] {
-            let n = 9_999u64;
-            let data: Vec<u8> = match dtype {
-                Dtype::Float32 => smooth(n as usize)
-                    .iter()
-                    .flat_map(|v| (*v as f32).to_le_bytes())
-                    .collect(),
-                _ => (0..n * dtype.width() as u64)
-                    .map(|i| ((i / 3) % 251) as u8 ^ ((i % 7) as u8))
-                    .collect(),
-            };
-            for flags in [0u64, 1, 8, 9] {
-                let d = szip(
-                    ObjectDescriptor::new(dtype, vec![n]).with_byte_order(order),
-                    128,
-                    16,
-                    flags,
-                );
-                checked += usize::from(check(&d, &data));
-            }
-            let mut d = szip(
-                ObjectDescriptor::new(dtype, vec![n]).with_byte_order(order),
-                64,
-                32,
-                8,
-            );
-            d.filter = "shuffle".into();
-            d.params.insert(
-                "shuffle_element_size".into(),
-                Value::Uint(dtype.width() as u64),
-            );
-            checked += usize::from(check(&d, &data));
-        }
+    ]) {
+        checked += usize::from(check(&d, &data));
     }
     // The reference's pure-Rust encoder panics (shift overflow) on some
     // 32-bit configurations in debug builds; everything it can encode is checked.
@@ -154,21 +110,12 @@ fn raw_integers_and_shuffled_floats() {
 fn noisy_and_constant_data_exercise_every_option() {
     // Constant runs (zero blocks), small residuals (second extension),
     // noise (uncompressed), ramps (splits).
-    let mut v: Vec<u16> = Vec::new();
-    v.extend(std::iter::repeat_n(1000u16, 3000));
-    v.extend((0..3000).map(|i| 1000 + (i % 3) as u16));
-    let mut s = 12345u32;
-    v.extend((0..3000).map(|_| {
-        s = s.wrapping_mul(1_103_515_245).wrapping_add(12345);
-        (s >> 16) as u16
-    }));
-    v.extend((0..3000).map(|i| (i * 37 % 65536) as u16));
-    let data: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let data = szip_option_mix();
     for flags in [0u64, 1, 8, 9] {
         for (rsi, block) in [(128u64, 16u64), (2, 8), (4096, 64), (3, 32)] {
             check(
-                &szip(
-                    ObjectDescriptor::new(Dtype::Uint16, vec![v.len() as u64])
+                &with_szip(
+                    ObjectDescriptor::new(Dtype::Uint16, vec![data.len() as u64 / 2])
                         .with_byte_order(ByteOrder::Little),
                     rsi,
                     block,
@@ -185,7 +132,7 @@ fn corrupted_streams_fail_cleanly() {
     let data: Vec<u8> = (0..4000u32)
         .flat_map(|i| ((i * 13) as u16).to_le_bytes())
         .collect();
-    let d = szip(
+    let d = with_szip(
         ObjectDescriptor::new(Dtype::Uint16, vec![4000]).with_byte_order(ByteOrder::Little),
         128,
         16,

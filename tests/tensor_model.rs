@@ -167,3 +167,15 @@ fn medical_message_reads_back_zero_copy() {
     .to_tensor();
     assert_eq!(t, times);
 }
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn ndarray_conversion_round_trips() {
+    let t = Tensor::<f32>::from_vec(vec![2, 3], (0..6).map(|v| v as f32).collect()).unwrap();
+    let a: ndarray::ArrayD<f32> = t.clone().into();
+    assert_eq!(a.shape(), &[2, 3]);
+    assert_eq!(a[[1, 2]], 5.0);
+    let back: Tensor<f32> = a.reversed_axes().into();
+    assert_eq!(back.shape(), &[3, 2]);
+    assert_eq!(back.get(&[2, 1]), Some(&5.0));
+}

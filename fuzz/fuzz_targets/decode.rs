@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tgm_fuzz::targets::decode(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tgm_fuzz::message::decode(data));

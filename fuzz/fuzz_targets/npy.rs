@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tgm_fuzz::targets::npy(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tgm_fuzz::io::npy(data));

@@ -37,6 +37,8 @@ pub struct PipelineOptions {
     pub threads: usize,
     /// Mask codecs and the small-mask fallback.
     pub masks: MaskOptions,
+    /// Coding choices of the szip stage (default: readable by every decoder).
+    pub szip_profile: crate::szip::SzipProfile,
 }
 
 /// Options of the decode side of the pipeline.
@@ -303,8 +305,12 @@ pub fn encode<'a>(
             Cow::Owned(out)
         }
         Compression::Szip => {
-            let (bytes, offsets) =
-                szip_stage::encode(desc, &payload, st.encoding == Encoding::SimplePacking)?;
+            let (bytes, offsets) = szip_stage::encode(
+                desc,
+                &payload,
+                st.encoding == Encoding::SimplePacking,
+                opts.szip_profile,
+            )?;
             desc.params.insert(
                 "szip_block_offsets".into(),
                 Value::Array(offsets.into_iter().map(Value::Uint).collect()),
@@ -354,7 +360,7 @@ pub fn decode<'a>(
     opts: &PipelineDecodeOptions,
     limits: &Limits,
 ) -> Result<Cow<'a, [u8]>> {
-    decode_inner(desc, region, opts, limits).map_err(|e| e.at(region_base))
+    decode_inner(desc, region, opts, limits).map_err(|e| e.within(region_base))
 }
 
 fn decode_inner<'a>(
@@ -415,6 +421,7 @@ fn decode_inner<'a>(
                 payload,
                 st.encoding == Encoding::SimplePacking,
                 &mut out,
+                opts.threads,
             )?;
             Cow::Owned(out)
         }
@@ -565,7 +572,7 @@ pub fn decode_range(
         }
         Ok(results)
     };
-    run().map_err(|e| e.at(region_base))
+    run().map_err(|e| e.within(region_base))
 }
 
 /// Unpacks `count` values starting `skip_bits` into `bytes`.

@@ -2,7 +2,6 @@
 //! codec. See `spec/pipeline.md` §4.4.
 
 use super::params::req_uint;
-use crate::cbor::Value;
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
 use crate::szip::{self, flags, SzipParams};
@@ -74,16 +73,33 @@ pub fn block_offsets(d: &ObjectDescriptor) -> Result<Vec<u64>> {
     Ok(offsets)
 }
 
-/// Encoding szip is not built into this tgm.
+/// Encodes the (packed, shuffled or raw) payload; returns the stream and
+/// the bit offset of every RSI for `szip_block_offsets`.
+///
+/// After simple_packing only whole-byte widths are accepted: the reference
+/// hands the packed bit stream to the coder as if it were byte containers,
+/// which silently corrupts every other width (`spec/pipeline.md` §4.4).
 pub fn encode(
     d: &ObjectDescriptor,
     data: &[u8],
     simple_packing: bool,
+    profile: szip::SzipProfile,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
-    let _ = (params(d, simple_packing)?, data, Value::Null);
-    Err(Error::unsupported_codec(
-        "writing szip is not supported yet; tgm reads szip objects",
-    ))
+    if simple_packing {
+        let bits = req_uint(d, "sp_bits_per_value")?;
+        if !matches!(bits, 8 | 16 | 24 | 32) {
+            return Err(Error::unsupported_codec(format!(
+                "simple_packing at {bits} bits cannot be combined with szip: the reference \
+                 would misread it; use 8, 16, 24 or 32 bits, or another compression"
+            )));
+        }
+    }
+    let p = params(d, simple_packing)?;
+    if data.is_empty() {
+        // As the reference: no stream and no offsets for an empty payload.
+        return Ok((Vec::new(), Vec::new()));
+    }
+    szip::encode_with(data, &p, profile)
 }
 
 /// Decodes an szip stream into exactly `out.len()` bytes.
@@ -92,10 +108,16 @@ pub fn decode(
     src: &[u8],
     simple_packing: bool,
     out: &mut [u8],
+    threads: usize,
 ) -> Result<()> {
     let p = params(d, simple_packing)?;
     if src.is_empty() && out.is_empty() {
         return Ok(());
+    }
+    if threads > 1 {
+        if let Ok(offsets) = block_offsets(d) {
+            return szip::decode_parallel_into(src, &p, &offsets, out, threads);
+        }
     }
     szip::decode_into(src, &p, out)
 }

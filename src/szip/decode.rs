@@ -20,7 +20,48 @@ pub fn decode_into(input: &[u8], p: &SzipParams, out: &mut [u8]) -> Result<()> {
             out.len()
         )));
     }
-    decode_samples(input, 0, p, out)
+    decode_samples(input, 0, p, out).map(|_| ())
+}
+
+/// [`decode_into`] on `threads` workers, each decoding a run of RSIs from
+/// its offset in `rsi_offsets_bits` (one entry per RSI). Every run must end
+/// exactly where the next one starts; if any run fails or the offsets do
+/// not chain, the stream is decoded sequentially instead, so the result
+/// (output or error) is always the sequential one.
+pub fn decode_parallel_into(
+    input: &[u8],
+    p: &SzipParams,
+    rsi_offsets_bits: &[u64],
+    out: &mut [u8],
+    threads: usize,
+) -> Result<()> {
+    use rayon::prelude::*;
+    p.validate()?;
+    let sb = p.sample_bytes();
+    let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
+    let n_rsi = out.len().div_ceil(rsi_bytes);
+    if threads < 2 || n_rsi < 2 || rsi_offsets_bits.len() != n_rsi || !out.len().is_multiple_of(sb)
+    {
+        return decode_into(input, p, out);
+    }
+    let per = n_rsi.div_ceil(threads * 4);
+    let runs: Vec<Result<u64>> = crate::pipeline::with_threads(threads, || {
+        out.par_chunks_mut(per * rsi_bytes)
+            .enumerate()
+            .map(|(g, chunk)| decode_samples(input, rsi_offsets_bits[g * per], p, chunk))
+            .collect()
+    })?;
+    let chained = runs.iter().enumerate().all(|(g, r)| match r {
+        Ok(end) => rsi_offsets_bits
+            .get((g + 1) * per)
+            .is_none_or(|&next| next == *end),
+        Err(_) => false,
+    });
+    if chained {
+        Ok(())
+    } else {
+        decode_into(input, p, out)
+    }
 }
 
 /// Decodes `out.len()` bytes starting at byte `byte_pos` of the decoded
@@ -141,8 +182,9 @@ fn put(out: &mut [u8], i: usize, v: u32, sb: usize, msb: bool) {
     }
 }
 
-/// Decodes from bit `start` until `out` is full.
-fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> Result<()> {
+/// Decodes from bit `start` until `out` is full; returns the bit position
+/// after the last block read.
+fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> Result<u64> {
     if p.flags & flags::PAD_RSI != 0 {
         return Err(Error::unsupported_codec(
             "szip streams with PAD_RSI are not supported yet",
@@ -251,7 +293,7 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
             r.align_byte();
         }
     }
-    Ok(())
+    Ok(r.pos())
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
-//! CCSDS 121.0-B-3 adaptive entropy decoding ("szip", as libaec writes it),
-//! in pure Rust. See `spec/szip.md`.
+//! CCSDS 121.0-B-3 adaptive entropy coding ("szip", bit-identical to
+//! libaec), in pure Rust. See `spec/szip.md`.
 //!
 //! Decoding writes into a caller buffer of exactly the expected size; a
 //! stream that ends early, or codes more samples than an RSI holds, is a
 //! typed error with the bit offset where decoding stopped.
 
 mod bitreader;
+mod bitwriter;
 mod decode;
+mod encode;
 
-pub use decode::{decode_into, decode_range_into};
+pub use decode::{decode_into, decode_parallel_into, decode_range_into};
+pub use encode::{encode, encode_with, SzipProfile};
 
 /// Flag values as libaec numbers them (and as `szip_flags` stores them).
 pub mod flags {

@@ -182,3 +182,67 @@ pub const SHAPES: &[&[u64]] = &[
     &[2, 3, 4],
     &[1, 1, 1, 9],
 ];
+
+/// `d` with the szip compression stage and its parameters.
+pub fn with_szip(mut d: ObjectDescriptor, rsi: u64, block: u64, flags: u64) -> ObjectDescriptor {
+    d.compression = "szip".into();
+    d.params.insert("szip_rsi".into(), Value::Uint(rsi));
+    d.params
+        .insert("szip_block_size".into(), Value::Uint(block));
+    d.params.insert("szip_flags".into(), Value::Uint(flags));
+    d
+}
+
+/// A smooth temperature-like field with a little structured noise.
+pub fn smooth_field(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 280.0 + 20.0 * (i as f64 * 0.01).sin() + ((i * 7919) % 13) as f64 * 0.01)
+        .collect()
+}
+
+/// szip objects over raw integers (with and without SIGNED and
+/// preprocessing) and shuffled float32, in both byte orders.
+pub fn szip_raw_cases(dtypes: &[Dtype]) -> Vec<(ObjectDescriptor, Vec<u8>)> {
+    let mut cases = Vec::new();
+    for &dtype in dtypes {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let n = 9_999u64;
+            let data: Vec<u8> = match dtype {
+                Dtype::Float32 => smooth_field(n as usize)
+                    .iter()
+                    .flat_map(|v| (*v as f32).to_le_bytes())
+                    .collect(),
+                _ => (0..n * dtype.width() as u64)
+                    .map(|i| ((i / 3) % 251) as u8 ^ ((i % 7) as u8))
+                    .collect(),
+            };
+            let plain = ObjectDescriptor::new(dtype, vec![n]).with_byte_order(order);
+            for flags in [0u64, 1, 8, 9] {
+                cases.push((with_szip(plain.clone(), 128, 16, flags), data.clone()));
+            }
+            let mut d = with_szip(plain, 64, 32, 8);
+            d.filter = "shuffle".into();
+            d.params.insert(
+                "shuffle_element_size".into(),
+                Value::Uint(dtype.width() as u64),
+            );
+            cases.push((d, data));
+        }
+    }
+    cases
+}
+
+/// Constant runs (zero blocks), small residuals (second extension), noise
+/// (uncompressed) and ramps (splits), as uint16.
+pub fn szip_option_mix() -> Vec<u8> {
+    let mut v: Vec<u16> = Vec::new();
+    v.extend(std::iter::repeat_n(1000u16, 3000));
+    v.extend((0..3000).map(|i| 1000 + (i % 3) as u16));
+    let mut s = 12345u32;
+    v.extend((0..3000).map(|_| {
+        s = s.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        (s >> 16) as u16
+    }));
+    v.extend((0..3000).map(|i| (i * 37 % 65536) as u16));
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}

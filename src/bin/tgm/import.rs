@@ -38,6 +38,16 @@ pub struct Args {
     /// Compression level (zstd).
     #[arg(long)]
     pub level: Option<i64>,
+    /// szip: blocks per reference sample interval (1..=4096).
+    #[arg(long, default_value_t = 128)]
+    pub szip_rsi: u64,
+    /// szip: samples per block (8, 16, 32 or 64).
+    #[arg(long, default_value_t = 16)]
+    pub szip_block_size: u64,
+    /// szip: make exactly libaec's coding choices, including second-extension
+    /// reference blocks that the reference's pure-Rust decoder misreads.
+    #[arg(long)]
+    pub szip_libaec_exact: bool,
     /// Store NaN as a mask instead of failing.
     #[arg(long)]
     pub allow_nan: bool,
@@ -81,9 +91,15 @@ fn apply_pipeline(d: &mut ObjectDescriptor, a: &Args) -> CliResult {
             }
         }
         "szip" => {
-            d.params.insert("szip_rsi".into(), 128u64.into());
-            d.params.insert("szip_block_size".into(), 16u64.into());
-            d.params.insert("szip_flags".into(), 8u64.into());
+            // Preprocessing always; signed samples when raw signed integers
+            // reach the coder unchanged.
+            let signed = a.encoding == "none" && a.filter == "none" && d.dtype.is_signed_int();
+            let flags =
+                tgm::szip::flags::PREPROCESS | if signed { tgm::szip::flags::SIGNED } else { 0 };
+            d.params.insert("szip_rsi".into(), a.szip_rsi.into());
+            d.params
+                .insert("szip_block_size".into(), a.szip_block_size.into());
+            d.params.insert("szip_flags".into(), (flags as u64).into());
         }
         other => {
             return Err(format!("unknown compression {other:?} (none, zstd, lz4, szip)").into())
@@ -127,6 +143,9 @@ pub fn run(a: Args) -> CliResult {
     popts.allow_nan = a.allow_nan;
     popts.allow_inf = a.allow_inf;
     popts.threads = a.threads;
+    if a.szip_libaec_exact {
+        popts.szip_profile = tgm::szip::SzipProfile::Libaec;
+    }
     let opts = EncodeOptions::new().hashing(!a.no_hash).pipeline(popts);
     let objs: Vec<_> = descs
         .iter()

@@ -1,0 +1,430 @@
+//! The AEC encoder, making the same choices as libaec so that its output is
+//! bit-identical. See `spec/szip.md` §3 and §7.
+
+use super::bitwriter::BitWriter;
+use super::{flags, SzipParams};
+use crate::error::{Error, Result};
+
+/// Which coding choices the encoder makes (`spec/szip.md` §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SzipProfile {
+    /// Exactly libaec's choices: the output is bit-identical to libaec's.
+    Libaec,
+    /// libaec's choices, except that a block carrying a reference sample is
+    /// never coded with the second extension. libaec reads the result like
+    /// any other stream; the reference's pure-Rust decoder misreads
+    /// reference blocks coded with the second extension, so this is what
+    /// Tensogram messages get by default.
+    #[default]
+    Interoperable,
+}
+
+/// Encodes whole sample containers exactly as libaec does; returns the
+/// stream and the bit offset at which every reference sample interval starts.
+pub fn encode(input: &[u8], p: &SzipParams) -> Result<(Vec<u8>, Vec<u64>)> {
+    encode_with(input, p, SzipProfile::Libaec)
+}
+
+/// [`encode`] with a choice of [`SzipProfile`].
+pub fn encode_with(
+    input: &[u8],
+    p: &SzipParams,
+    profile: SzipProfile,
+) -> Result<(Vec<u8>, Vec<u64>)> {
+    p.validate()?;
+    if p.flags & flags::PAD_RSI != 0 {
+        return Err(Error::unsupported_codec(
+            "writing szip streams with PAD_RSI is not supported",
+        ));
+    }
+    let sb = p.sample_bytes();
+    if !input.len().is_multiple_of(sb) {
+        return Err(Error::codec(format!(
+            "{} bytes are not whole {sb}-byte samples",
+            input.len()
+        )));
+    }
+    let j = p.block_size as usize;
+    let rsi_samples = p.rsi as usize * j;
+    let n = input.len() / sb;
+    let blocks = n.div_ceil(j);
+    let id_len = p.id_len();
+    // No block codes to more than its identifier plus raw samples.
+    let bound_bits = (blocks as u64)
+        .checked_mul(id_len as u64 + j as u64 * p.bits_per_sample as u64)
+        .ok_or_else(|| Error::codec("szip input too large"))?;
+    let mut enc = Encoder {
+        w: BitWriter::with_capacity(usize::try_from(bound_bits / 8 + 8).unwrap_or(usize::MAX)),
+        bits: p.bits_per_sample,
+        j,
+        id_len,
+        kmax: (1u32 << id_len).saturating_sub(3),
+        k: 0,
+        se_with_reference: profile == SzipProfile::Libaec,
+        zero_blocks: 0,
+        zero_ros: false,
+        zero_ref: None,
+    };
+    let mask = if p.bits_per_sample == 32 {
+        u32::MAX
+    } else {
+        (1u32 << p.bits_per_sample) - 1
+    };
+    let msb = p.flags & flags::MSB != 0;
+    let pre = Preprocessor::new(p);
+    let mut raw = vec![0u32; rsi_samples.min(n)];
+    let mut mapped = vec![0u32; if pre.is_some() { raw.len() } else { 0 }];
+    let mut offsets = Vec::with_capacity(n.div_ceil(rsi_samples));
+    for chunk in input.chunks(rsi_samples * sb) {
+        offsets.push(enc.w.bit_pos());
+        let count = chunk.len() / sb;
+        load(chunk, sb, msb, mask, &mut raw[..count]);
+        let reference = pre.as_ref().map(|_| raw[0]);
+        let values = match &pre {
+            Some(pre) => {
+                pre.run(&raw[..count], &mut mapped[..count]);
+                &mut mapped[..count]
+            }
+            None => &mut raw[..count],
+        };
+        enc.rsi(values, reference);
+    }
+    let mut out = enc.w.finish();
+    if n == 0 {
+        // libaec flushes one zero byte for empty input.
+        out.push(0);
+    }
+    Ok((out, offsets))
+}
+
+/// Reads `out.len()` sample containers, keeping the low `mask` bits.
+fn load(src: &[u8], sb: usize, msb: bool, mask: u32, out: &mut [u32]) {
+    match (sb, msb) {
+        (1, _) => {
+            for (o, &b) in out.iter_mut().zip(src) {
+                *o = b as u32 & mask;
+            }
+        }
+        (2, true) => {
+            for (o, c) in out.iter_mut().zip(src.chunks_exact(2)) {
+                *o = u16::from_be_bytes([c[0], c[1]]) as u32 & mask;
+            }
+        }
+        (2, false) => {
+            for (o, c) in out.iter_mut().zip(src.chunks_exact(2)) {
+                *o = u16::from_le_bytes([c[0], c[1]]) as u32 & mask;
+            }
+        }
+        (3, true) => {
+            for (o, c) in out.iter_mut().zip(src.chunks_exact(3)) {
+                *o = u32::from_be_bytes([0, c[0], c[1], c[2]]) & mask;
+            }
+        }
+        (3, false) => {
+            for (o, c) in out.iter_mut().zip(src.chunks_exact(3)) {
+                *o = u32::from_le_bytes([c[0], c[1], c[2], 0]) & mask;
+            }
+        }
+        (_, true) => {
+            for (o, c) in out.iter_mut().zip(src.chunks_exact(4)) {
+                *o = u32::from_be_bytes([c[0], c[1], c[2], c[3]]) & mask;
+            }
+        }
+        (_, false) => {
+            for (o, c) in out.iter_mut().zip(src.chunks_exact(4)) {
+                *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) & mask;
+            }
+        }
+    }
+}
+
+/// Unit-delay prediction followed by the CCSDS mapping of residuals onto
+/// 0..=xmax (`spec/szip.md` §4, run forwards).
+struct Preprocessor {
+    signed: bool,
+    bits: u32,
+}
+
+impl Preprocessor {
+    fn new(p: &SzipParams) -> Option<Self> {
+        (p.flags & flags::PREPROCESS != 0).then_some(Preprocessor {
+            signed: p.flags & flags::SIGNED != 0,
+            bits: p.bits_per_sample,
+        })
+    }
+
+    /// Maps one RSI; `d[0]` stands for the reference sample and is 0.
+    fn run(&self, x: &[u32], d: &mut [u32]) {
+        d[0] = 0;
+        if self.signed {
+            let m = 1i64 << (self.bits - 1);
+            let (xmin, xmax) = (-m, m - 1);
+            let ext = |v: u32| (v as i64 ^ m) - m;
+            let mut prev = ext(x[0]);
+            for (o, &v) in d[1..].iter_mut().zip(&x[1..]) {
+                let cur = ext(v);
+                *o = if cur < prev {
+                    let delta = prev - cur;
+                    if delta <= xmax - prev {
+                        2 * delta - 1
+                    } else {
+                        xmax - cur
+                    }
+                } else {
+                    let delta = cur - prev;
+                    if delta <= prev - xmin {
+                        2 * delta
+                    } else {
+                        cur - xmin
+                    }
+                } as u32;
+                prev = cur;
+            }
+        } else {
+            let xmax = (1i64 << self.bits) - 1;
+            let mut prev = x[0] as i64;
+            for (o, &v) in d[1..].iter_mut().zip(&x[1..]) {
+                let cur = v as i64;
+                *o = if cur >= prev {
+                    let delta = cur - prev;
+                    if delta <= prev {
+                        2 * delta
+                    } else {
+                        cur
+                    }
+                } else {
+                    let delta = prev - cur;
+                    if delta <= xmax - prev {
+                        2 * delta - 1
+                    } else {
+                        xmax - cur
+                    }
+                } as u32;
+                prev = cur;
+            }
+        }
+    }
+}
+
+struct Encoder {
+    w: BitWriter,
+    bits: u32,
+    j: usize,
+    id_len: u32,
+    kmax: u32,
+    /// The split parameter of the last assessed block: the next search
+    /// starts from it.
+    k: u32,
+    /// Whether a block carrying a reference sample may use the second extension.
+    se_with_reference: bool,
+    /// Pending zero blocks not yet written.
+    zero_blocks: u32,
+    /// The pending run reaches the end of its 64-block segment or RSI.
+    zero_ros: bool,
+    /// Reference sample of the first pending zero block, if it has one.
+    zero_ref: Option<u32>,
+}
+
+impl Encoder {
+    /// Codes the (possibly short) last or a whole RSI. `reference` is the
+    /// raw first sample when preprocessing.
+    fn rsi(&mut self, values: &mut [u32], reference: Option<u32>) {
+        let j = self.j;
+        let blocks = values.len().div_ceil(j);
+        if values.len() < blocks * j {
+            // A short final RSI is padded by repeating its last sample,
+            // whose residuals are zero.
+            let pad = match reference {
+                Some(_) => 0,
+                None => *values.last().expect("non-empty chunk"),
+            };
+            let mut padded = values.to_vec();
+            padded.resize(blocks * j, pad);
+            return self.blocks(&mut padded, reference, blocks);
+        }
+        self.blocks(values, reference, blocks)
+    }
+
+    fn blocks(&mut self, values: &mut [u32], reference: Option<u32>, blocks: usize) {
+        let j = self.j;
+        for (b, block) in values.chunks_exact_mut(j).enumerate() {
+            let blocks_after = (blocks - 1 - b) as u32;
+            let r = if b == 0 { reference } else { None };
+            let first = usize::from(r.is_some());
+            if block[first..].iter().all(|&v| v == 0) {
+                self.zero_blocks += 1;
+                if self.zero_blocks == 1 {
+                    self.zero_ref = r;
+                }
+                if blocks_after == 0 || (b + 1).is_multiple_of(64) {
+                    self.zero_ros = self.zero_blocks > 4;
+                    self.flush_zero_run();
+                }
+                continue;
+            }
+            if self.zero_blocks > 0 {
+                self.flush_zero_run();
+            }
+            self.code_block(block, r);
+        }
+    }
+
+    fn flush_zero_run(&mut self) {
+        self.w.put(0, self.id_len + 1);
+        if let Some(s) = self.zero_ref {
+            self.w.put(s, self.bits);
+        }
+        let fs = if self.zero_ros {
+            4
+        } else if self.zero_blocks >= 5 {
+            self.zero_blocks
+        } else {
+            self.zero_blocks - 1
+        };
+        self.w.put_fs(fs as u64);
+        self.zero_blocks = 0;
+        self.zero_ros = false;
+        self.zero_ref = None;
+    }
+
+    fn code_block(&mut self, block: &mut [u32], reference: Option<u32>) {
+        let first = usize::from(reference.is_some());
+        let uncomp = (self.j - first) as u64 * self.bits as u64;
+        let split = if self.id_len > 1 {
+            self.assess_split(&block[first..])
+        } else {
+            u64::MAX
+        };
+        let se = if reference.is_some() && !self.se_with_reference {
+            u64::MAX
+        } else {
+            assess_second_extension(block, uncomp)
+        };
+        if split < uncomp {
+            if split < se {
+                self.put_split(block, reference)
+            } else {
+                self.put_second_extension(block, reference)
+            }
+        } else if uncomp <= se {
+            self.put_uncompressed(block, reference)
+        } else {
+            self.put_second_extension(block, reference)
+        }
+    }
+
+    /// Length of the block coded with the best split parameter, searching
+    /// from the previous block's parameter as libaec does; the length as a
+    /// function of k has a single minimum, so the search stops as soon as
+    /// the length grows, or when the FS part shows that moving on cannot win.
+    fn assess_split(&mut self, coded: &[u32]) -> u64 {
+        let n = coded.len() as u64;
+        let start = self.k;
+        let mut k = start;
+        let mut k_min = k;
+        let mut len_min = u64::MAX;
+        let mut no_turn = k == 0;
+        let mut up = true;
+        loop {
+            let fs_len: u64 = coded.iter().map(|&v| (v >> k) as u64).sum();
+            let len = fs_len + n * (k as u64 + 1);
+            if len < len_min {
+                if len_min < u64::MAX {
+                    no_turn = true;
+                }
+                len_min = len;
+                k_min = k;
+                if up {
+                    if fs_len < n || k >= self.kmax {
+                        if no_turn {
+                            break;
+                        }
+                        k = start - 1;
+                        up = false;
+                        no_turn = true;
+                    } else {
+                        k += 1;
+                    }
+                } else {
+                    if fs_len >= n || k == 0 {
+                        break;
+                    }
+                    k -= 1;
+                }
+            } else {
+                if no_turn {
+                    break;
+                }
+                k = start - 1;
+                up = false;
+                no_turn = true;
+            }
+        }
+        self.k = k_min;
+        len_min
+    }
+
+    fn put_split(&mut self, block: &[u32], reference: Option<u32>) {
+        let k = self.k;
+        self.w.put(k + 1, self.id_len);
+        let first = self.put_reference(reference);
+        for &v in &block[first..] {
+            let q = v >> k;
+            if q < 32 {
+                self.w.put(1, q + 1);
+            } else {
+                self.w.put_fs(q as u64);
+            }
+        }
+        if k > 0 {
+            let mask = (1u32 << k) - 1;
+            for &v in &block[first..] {
+                self.w.put(v & mask, k);
+            }
+        }
+    }
+
+    fn put_second_extension(&mut self, block: &[u32], reference: Option<u32>) {
+        self.w.put(1, self.id_len + 1);
+        self.put_reference(reference);
+        for pair in block.chunks_exact(2) {
+            let d = pair[0] as u64 + pair[1] as u64;
+            self.w.put_fs(d * (d + 1) / 2 + pair[1] as u64);
+        }
+    }
+
+    fn put_uncompressed(&mut self, block: &mut [u32], reference: Option<u32>) {
+        self.w.put((1 << self.id_len) - 1, self.id_len);
+        if let Some(s) = reference {
+            block[0] = s;
+        }
+        for &v in block.iter() {
+            self.w.put(v, self.bits);
+        }
+    }
+
+    fn put_reference(&mut self, reference: Option<u32>) -> usize {
+        match reference {
+            Some(s) => {
+                self.w.put(s, self.bits);
+                1
+            }
+            None => 0,
+        }
+    }
+}
+
+/// Length of the block coded with the second extension, or `u64::MAX` once
+/// it exceeds `limit`. The first pair of a block with a reference sample
+/// pairs the placeholder 0 with the first residual.
+fn assess_second_extension(block: &[u32], limit: u64) -> u64 {
+    let mut len = 1u64;
+    for pair in block.chunks_exact(2) {
+        let d = pair[0] as u64 + pair[1] as u64;
+        len = len.saturating_add(d.saturating_mul(d + 1) / 2 + pair[1] as u64 + 1);
+        if len > limit {
+            return u64::MAX;
+        }
+    }
+    len
+}
