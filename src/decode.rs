@@ -325,7 +325,13 @@ impl<'a> Message<'a> {
         let metadata = self.metadata()?;
         let n = self.num_objects();
         let total: u64 = (0..n)
-            .map(|i| self.object(i).and_then(|o| o.descriptor.decoded_len()))
+            .map(|i| {
+                self.object(i).and_then(|o| {
+                    o.descriptor
+                        .decoded_len()
+                        .map_err(|e| e.at(o.frame.abs_offset()).in_object(i))
+                })
+            })
             .try_fold(0u64, |acc, l| l.map(|l| acc.saturating_add(l)))?;
         if total > opts.limits.max_message_bytes {
             return Err(

@@ -3,64 +3,10 @@
 //! Run with `cargo test --features libaec-conformance --test szip_libaec`.
 #![cfg(feature = "libaec-conformance")]
 
-use std::os::raw::{c_int, c_uchar, c_uint};
+#[path = "libaec/mod.rs"]
+mod libaec;
+
 use tgm::szip::{self, flags, SzipParams};
-
-#[repr(C)]
-struct AecStream {
-    next_in: *const c_uchar,
-    avail_in: usize,
-    total_in: usize,
-    next_out: *mut c_uchar,
-    avail_out: usize,
-    total_out: usize,
-    bits_per_sample: c_uint,
-    block_size: c_uint,
-    rsi: c_uint,
-    flags: c_uint,
-    state: *mut std::ffi::c_void,
-}
-
-#[link(name = "aec")]
-extern "C" {
-    fn aec_buffer_encode(strm: *mut AecStream) -> c_int;
-    fn aec_buffer_decode(strm: *mut AecStream) -> c_int;
-}
-
-fn stream(p: &SzipParams, input: &[u8], out: &mut [u8]) -> AecStream {
-    AecStream {
-        next_in: input.as_ptr(),
-        avail_in: input.len(),
-        total_in: 0,
-        next_out: out.as_mut_ptr(),
-        avail_out: out.len(),
-        total_out: 0,
-        bits_per_sample: p.bits_per_sample,
-        block_size: p.block_size,
-        rsi: p.rsi,
-        flags: p.flags,
-        state: std::ptr::null_mut(),
-    }
-}
-
-fn libaec_encode(p: &SzipParams, input: &[u8]) -> Vec<u8> {
-    let mut out = vec![0u8; input.len() * 2 + 4096];
-    let mut s = stream(p, input, &mut out);
-    let rc = unsafe { aec_buffer_encode(&mut s) };
-    assert_eq!(rc, 0, "libaec encode failed for {p:?}");
-    let n = s.total_out;
-    out.truncate(n);
-    out
-}
-
-fn libaec_decode(p: &SzipParams, input: &[u8], len: usize) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    let mut s = stream(p, input, &mut out);
-    let rc = unsafe { aec_buffer_decode(&mut s) };
-    assert_eq!(rc, 0, "libaec decode failed for {p:?}");
-    assert_eq!(s.total_out, len);
-    out
-}
 
 struct Rng(u64);
 impl Rng {
@@ -136,7 +82,7 @@ fn check(p: &SzipParams, input: &[u8]) {
     let ours = szip::encode(input, p)
         .unwrap_or_else(|e| panic!("{p:?}: {e}"))
         .0;
-    let theirs = libaec_encode(p, input);
+    let theirs = libaec::encode(p, input);
     if ours != theirs {
         let at = ours.iter().zip(&theirs).position(|(a, b)| a != b);
         panic!(
@@ -148,7 +94,7 @@ fn check(p: &SzipParams, input: &[u8]) {
     }
     let mut back = vec![0u8; input.len()];
     szip::decode_into(&theirs, p, &mut back).unwrap_or_else(|e| panic!("{p:?}: {e}"));
-    let expect = libaec_decode(p, &theirs, input.len());
+    let expect = libaec::decode(p, &theirs, input.len());
     assert_eq!(back, expect, "{p:?}: decoders disagree");
 }
 
@@ -253,7 +199,7 @@ fn empty_input() {
         flags: flags::PREPROCESS,
     };
     let ours = szip::encode(&[], &p).unwrap().0;
-    let theirs = libaec_encode(&p, &[]);
+    let theirs = libaec::encode(&p, &[]);
     assert_eq!(ours, theirs);
 }
 
@@ -294,8 +240,8 @@ fn the_interoperable_profile_is_valid_for_libaec() {
             let input = containers(&v, &p);
             let (ours, _) =
                 szip::encode_with(&input, &p, szip::SzipProfile::Interoperable).unwrap();
-            assert_eq!(libaec_decode(&p, &ours, input.len()), input, "{p:?}");
-            differed += usize::from(ours != libaec_encode(&p, &input));
+            assert_eq!(libaec::decode(&p, &ours, input.len()), input, "{p:?}");
+            differed += usize::from(ours != libaec::encode(&p, &input));
         }
     }
     // Smooth data is where libaec picks the second extension for reference blocks.
