@@ -36,6 +36,10 @@ impl<'a> BitReader<'a> {
     fn peek64(&self) -> u64 {
         let byte = (self.pos / 8) as usize;
         let shift = (self.pos % 8) as u32;
+        if let Some(s) = self.src.get(byte..byte + 9) {
+            let hi = u64::from_be_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
+            return (hi << shift) | ((s[8] as u64) >> (8 - shift));
+        }
         let mut w = [0u8; 16];
         let end = (byte + 9).min(self.src.len());
         if byte < end {
@@ -79,6 +83,59 @@ impl<'a> BitReader<'a> {
                 return Err(Error::codec("szip codeword too long").at(self.pos / 8));
             }
         }
+    }
+
+    /// Reads `out.len()` FS codewords, storing each value shifted left by `k`
+    /// (wrapping), decoding as many as one 64-bit window holds at a time.
+    pub fn fs_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
+        let mut i = 0;
+        while i < out.len() {
+            if self.pos >= self.len_bits {
+                return Err(self.eof());
+            }
+            let avail = (self.len_bits - self.pos).min(64);
+            let mut w = self.peek64();
+            let mut used = 0u64;
+            while i < out.len() {
+                let z = w.leading_zeros() as u64;
+                if used + z + 1 > avail {
+                    break;
+                }
+                out[i] = (z as u32).wrapping_shl(k);
+                i += 1;
+                used += z + 1;
+                w = w.checked_shl(z as u32 + 1).unwrap_or(0);
+            }
+            if used == 0 {
+                // A codeword longer than the window.
+                out[i] = self.fs()?.wrapping_shl(k);
+                i += 1;
+            } else {
+                self.pos += used;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a `k`-bit (1..=32) value read from the stream to each of `out`.
+    pub fn add_bits_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
+        let kk = k as u64;
+        let mut i = 0;
+        while i < out.len() {
+            let avail = (self.len_bits - self.pos.min(self.len_bits)).min(64);
+            let per = (avail / kk) as usize;
+            if per == 0 {
+                return Err(self.eof());
+            }
+            let w = self.peek64();
+            let take = per.min(out.len() - i);
+            for (j, o) in out[i..i + take].iter_mut().enumerate() {
+                *o = o.wrapping_add(((w << (j as u64 * kk)) >> (64 - kk)) as u32);
+            }
+            self.pos += take as u64 * kk;
+            i += take;
+        }
+        Ok(())
     }
 
     /// Skips to the next byte boundary.

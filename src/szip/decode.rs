@@ -170,14 +170,43 @@ impl Post {
     }
 }
 
-fn put(out: &mut [u8], i: usize, v: u32, sb: usize, msb: bool) {
-    let b = v.to_be_bytes();
-    let dst = &mut out[i * sb..(i + 1) * sb];
-    if msb {
-        dst.copy_from_slice(&b[4 - sb..]);
-    } else {
-        for (k, o) in dst.iter_mut().enumerate() {
-            *o = b[3 - k];
+/// Writes `values` as sample containers of `sb` bytes at `out`.
+fn put_all(out: &mut [u8], values: &[u32], sb: usize, msb: bool) {
+    match (sb, msb) {
+        (1, _) => {
+            for (o, &v) in out.iter_mut().zip(values) {
+                *o = v as u8;
+            }
+        }
+        (2, true) => {
+            for (o, &v) in out.chunks_exact_mut(2).zip(values) {
+                o.copy_from_slice(&(v as u16).to_be_bytes());
+            }
+        }
+        (2, false) => {
+            for (o, &v) in out.chunks_exact_mut(2).zip(values) {
+                o.copy_from_slice(&(v as u16).to_le_bytes());
+            }
+        }
+        (3, true) => {
+            for (o, &v) in out.chunks_exact_mut(3).zip(values) {
+                o.copy_from_slice(&v.to_be_bytes()[1..]);
+            }
+        }
+        (3, false) => {
+            for (o, &v) in out.chunks_exact_mut(3).zip(values) {
+                o.copy_from_slice(&v.to_le_bytes()[..3]);
+            }
+        }
+        (_, true) => {
+            for (o, &v) in out.chunks_exact_mut(4).zip(values) {
+                o.copy_from_slice(&v.to_be_bytes());
+            }
+        }
+        (_, false) => {
+            for (o, &v) in out.chunks_exact_mut(4).zip(values) {
+                o.copy_from_slice(&v.to_le_bytes());
+            }
         }
     }
 }
@@ -263,31 +292,30 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
                     buf.resize(buf.len() + zeros, 0);
                 }
             } else if id == id_max {
-                for _ in 0..j {
-                    buf.push(r.bits(bits)?);
-                }
+                let first = buf.len();
+                buf.resize(first + j, 0);
+                r.add_bits_run(&mut buf[first..], bits)?;
             } else {
                 let k = id - 1;
                 if reference {
                     buf.push(r.bits(bits)?);
                 }
                 let first = buf.len();
-                let count = j - usize::from(reference);
-                for _ in 0..count {
-                    buf.push(r.fs()?.wrapping_shl(k));
-                }
+                buf.resize(first + j - usize::from(reference), 0);
+                r.fs_run(&mut buf[first..], k)?;
                 if k > 0 {
-                    for v in &mut buf[first..] {
-                        *v = v.wrapping_add(r.bits(k)?);
-                    }
+                    r.add_bits_run(&mut buf[first..], k)?;
                 }
             }
         }
         post.run(&mut buf);
         let take = buf.len().min(n - written);
-        for (i, &v) in buf[..take].iter().enumerate() {
-            put(out, written + i, v, sb, msb);
-        }
+        put_all(
+            &mut out[written * sb..(written + take) * sb],
+            &buf[..take],
+            sb,
+            msb,
+        );
         written += take;
         if buf.len() == rsi_samples && p.flags & flags::PAD_RSI != 0 {
             r.align_byte();
