@@ -147,6 +147,14 @@ pub fn szip(data: &[u8]) {
             assert_eq!(again, out, "range decode from 0 differs from whole decode");
         }
     }
+    // Parallel decoding with arbitrary offsets has exactly the sequential outcome.
+    let mut par = vec![0u8; out_len];
+    let r = tgm::szip::decode_parallel_into(stream, &p, &offsets, &mut par, 2);
+    match (&whole, &r) {
+        (Ok(()), Ok(())) => assert_eq!(par, out, "parallel decode differs"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        _ => panic!("parallel and sequential szip decoding disagree: {whole:?} vs {r:?}"),
+    }
 }
 
 /// Decoding into buffers that held other data, or into reused vectors,

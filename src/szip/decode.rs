@@ -40,7 +40,11 @@ pub fn decode_parallel_into(
     let sb = p.sample_bytes();
     let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
     let n_rsi = out.len().div_ceil(rsi_bytes);
-    if threads < 2 || n_rsi < 2 || rsi_offsets_bits.len() != n_rsi || !out.len().is_multiple_of(sb)
+    if threads < 2
+        || n_rsi < 2
+        || rsi_offsets_bits.len() != n_rsi
+        || rsi_offsets_bits[0] != 0
+        || !out.len().is_multiple_of(sb)
     {
         return decode_into(input, p, out);
     }
