@@ -63,3 +63,22 @@ fn parallel_decode_reports_the_same_error_as_sequential() {
         }
     }
 }
+
+/// A damaged message (an end magic far past its real end) used to be
+/// skipped as a whole by salvage, and with it the intact message that sat
+/// inside its claimed range at offset 6904. Salvage now stops a damaged
+/// range at the first intact message inside it.
+#[test]
+fn salvage_keeps_an_intact_message_inside_a_damaged_ones_range() {
+    let data = load("scan-4ef6b87f.bin");
+    let rep = tgm::file::salvage(&data, &tgm::Limits::default());
+    assert!(
+        rep.messages
+            .iter()
+            .any(|m| m.offset == 6904 && m.len == 568),
+        "{:?}",
+        rep.messages
+    );
+    let damaged = rep.skipped.iter().find(|s| s.offset == 6224).unwrap();
+    assert_eq!(damaged.offset + damaged.len, 6904);
+}

@@ -63,12 +63,18 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
             }
             Err(e) => {
                 close_gap(&mut rep, gap_start, m, &gap_reason);
+                // A damaged message may have swallowed intact ones (a
+                // length or walk that runs past its real end): the skipped
+                // range stops at the first intact message inside it.
+                let end = m + span.len as usize;
+                let inner = intact_within(buf, m + 1, end, limits);
+                let stop = inner.unwrap_or(end);
                 rep.skipped.push(Skipped {
                     offset: span.offset,
-                    len: span.len,
+                    len: (stop - m) as u64,
                     reason: format!("damaged message: {e}"),
                 });
-                p = m + span.len as usize;
+                p = stop;
                 gap_start = p;
                 gap_reason.clear();
             }
@@ -76,6 +82,20 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
     }
     close_gap(&mut rep, gap_start, buf.len(), &gap_reason);
     rep
+}
+
+/// The first position in `from..end` where an intact message starts.
+fn intact_within(buf: &[u8], from: usize, end: usize, limits: &Limits) -> Option<usize> {
+    let mut q = from;
+    while let Some(m) = find_magic(buf, q).filter(|&m| m < end) {
+        if let Some(span) = message_at(buf, m, limits) {
+            if check(&buf[span.range()], span.offset, limits).is_ok() {
+                return Some(m);
+            }
+        }
+        q = m + 1;
+    }
+    None
 }
 
 fn check(msg: &[u8], base: u64, limits: &Limits) -> crate::Result<()> {
