@@ -22,21 +22,6 @@ pub(crate) trait ReadAt {
     fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>>;
 }
 
-/// In-memory bytes (a mapping or a buffer) as a [`ReadAt`] source.
-pub(crate) struct SliceSource<'a>(pub &'a [u8]);
-
-impl ReadAt for SliceSource<'_> {
-    fn size(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
-        let start = usize::try_from(offset).ok()?;
-        self.0
-            .get(start..start.checked_add(len)?)
-            .map(std::borrow::Cow::Borrowed)
-    }
-}
-
 /// Hops from preamble to preamble using declared lengths. Where a hop is
 /// impossible (a streaming message, damage) the rest is handed to `slow`,
 /// which scans it. Returns the spans and the torn tail, if any.
@@ -49,22 +34,29 @@ pub(crate) fn index_messages(
     let mut spans = Vec::new();
     let size = src.size();
     let mut p = start;
-    while p < size {
-        let Some(head) = src.read_at(p, 24) else {
+    // One read per hop: the end magic of a message together with the
+    // preamble of the next one.
+    let mut head = if p < size { src.read_at(p, 24) } else { None };
+    while let Some(h) = head.take() {
+        let ok_head = &h[..8] == MAGIC && be_u16(&h, 8) == Some(WIRE_VERSION);
+        let t = be_u64(&h, 16).unwrap_or(0);
+        if !(ok_head && t >= MIN_MESSAGE_LEN as u64 && t <= limits.max_message_len && p + t <= size)
+        {
+            break;
+        }
+        let next = p + t;
+        let window = if next + 24 <= size { 32 } else { 8 };
+        let Some(w) = src.read_at(next - 8, window) else {
             break;
         };
-        let ok_head = &head[..8] == MAGIC && be_u16(&head, 8) == Some(WIRE_VERSION);
-        let t = be_u64(&head, 16).unwrap_or(0);
-        if ok_head && t >= MIN_MESSAGE_LEN as u64 && t <= limits.max_message_len && p + t <= size {
-            if let Some(end) = src.read_at(p + t - 8, 8) {
-                if &end[..] == END_MAGIC {
-                    spans.push(MessageSpan { offset: p, len: t });
-                    p += t;
-                    continue;
-                }
-            }
+        if &w[..8] != END_MAGIC {
+            break;
         }
-        break;
+        spans.push(MessageSpan { offset: p, len: t });
+        p = next;
+        if window == 32 {
+            head = Some(std::borrow::Cow::Owned(w[8..].to_vec()));
+        }
     }
     if p >= size {
         return (spans, None);

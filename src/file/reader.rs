@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::index::{index_messages, ReadAt, SliceSource, TornTail};
+use super::index::{index_messages, ReadAt, TornTail};
 use crate::decode::{locate_object, DecodeOptions, DecodedObject, Message};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -30,6 +30,36 @@ impl ReadAt for PreadSource<'_> {
     }
     fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
         read_exact_at(self.0, offset, len).ok().map(Cow::Owned)
+    }
+}
+
+/// A mapping read through the slice for hops between nearby positions and
+/// through `pread` for far ones: touching one page per message of a large
+/// file through the mapping costs a page fault each, a small read does not.
+struct MappedSource<'f> {
+    bytes: &'f [u8],
+    file: &'f File,
+    last: std::cell::Cell<u64>,
+}
+
+/// Hops longer than this read through `pread` rather than the mapping.
+const FAR_HOP: u64 = 256 << 10;
+
+impl ReadAt for MappedSource<'_> {
+    fn size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
+        let far = offset.abs_diff(self.last.replace(offset)) > FAR_HOP;
+        if far {
+            if let Ok(v) = read_exact_at(self.file, offset, len) {
+                return Some(Cow::Owned(v));
+            }
+        }
+        let start = usize::try_from(offset).ok()?;
+        self.bytes
+            .get(start..start.checked_add(len)?)
+            .map(Cow::Borrowed)
     }
 }
 
@@ -118,7 +148,12 @@ impl TgmFile {
         let (spans, torn) = match (&self.map, self.backend) {
             (Some(m), _) => {
                 let bytes: &[u8] = m;
-                index_messages(&SliceSource(bytes), start, &self.limits, &mut |p| {
+                let src = MappedSource {
+                    bytes,
+                    file: &self.file,
+                    last: std::cell::Cell::new(start),
+                };
+                index_messages(&src, start, &self.limits, &mut |p| {
                     Some(bytes[p as usize..].to_vec())
                 })
             }
