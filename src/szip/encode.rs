@@ -368,20 +368,36 @@ impl Encoder {
         let k = self.k;
         self.w.put(k + 1, self.id_len);
         let first = self.put_reference(reference);
+        // Codes are gathered into 32-bit groups before they reach the writer.
+        let mut group = 0u64;
+        let mut len = 0u32;
         for &v in &block[first..] {
             let q = v >> k;
-            if q < 32 {
-                self.w.put(1, q + 1);
-            } else {
+            if q >= 32 {
+                self.w.put(group as u32, len);
+                (group, len) = (0, 0);
                 self.w.put_fs(q as u64);
+                continue;
             }
+            if len + q + 1 > 32 {
+                self.w.put(group as u32, len);
+                (group, len) = (0, 0);
+            }
+            group = (group << (q + 1)) | 1;
+            len += q + 1;
         }
         if k > 0 {
-            let mask = (1u32 << k) - 1;
+            let mask = (1u64 << k) - 1;
             for &v in &block[first..] {
-                self.w.put(v & mask, k);
+                if len + k > 32 {
+                    self.w.put(group as u32, len);
+                    (group, len) = (0, 0);
+                }
+                group = (group << k) | (v as u64 & mask);
+                len += k;
             }
         }
+        self.w.put(group as u32, len);
     }
 
     fn put_second_extension(&mut self, block: &[u32], reference: Option<u32>) {
