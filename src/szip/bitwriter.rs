@@ -49,6 +49,53 @@ impl BitWriter {
         self.put(1, count as u32 + 1);
     }
 
+    /// Appends the FS codewords of `values`, several per call to [`put`]
+    /// when they are short.
+    ///
+    /// [`put`]: BitWriter::put
+    #[inline]
+    pub fn put_fs_run(&mut self, values: impl Iterator<Item = u64>) {
+        let mut group = 0u64;
+        let mut len = 0u32;
+        for q in values {
+            if q >= 32 {
+                self.put(group as u32, len);
+                (group, len) = (0, 0);
+                self.put_fs(q);
+                continue;
+            }
+            let l = q as u32 + 1;
+            if len + l > 32 {
+                self.put(group as u32, len);
+                (group, len) = (0, 0);
+            }
+            group = (group << l) | 1;
+            len += l;
+        }
+        self.put(group as u32, len);
+    }
+
+    /// Appends the low `k` bits (1..=32) of each of `values`.
+    #[inline]
+    pub fn put_bits_run(&mut self, values: &[u32], k: u32) {
+        let mask = if k == 32 {
+            u32::MAX as u64
+        } else {
+            (1u64 << k) - 1
+        };
+        let mut group = 0u64;
+        let mut len = 0u32;
+        for &v in values {
+            if len + k > 32 {
+                self.put(group as u32, len);
+                (group, len) = (0, 0);
+            }
+            group = (group << k) | (v as u64 & mask);
+            len += k;
+        }
+        self.put(group as u32, len);
+    }
+
     /// Pads with zeros to a byte boundary and returns the bytes.
     pub fn finish(mut self) -> Vec<u8> {
         let pad = (8 - self.n % 8) % 8;
@@ -86,6 +133,27 @@ mod tests {
         assert_eq!(&out[..8], &[0, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(out[8], 0b0000_0011);
         assert_eq!(&out[9..], &[0xff, 0xff, 0xff, 0xfe]);
+    }
+
+    #[test]
+    fn runs_equal_single_puts() {
+        let fs = [0u64, 3, 31, 32, 40, 1, 0, 7, 100, 2];
+        let bits = [5u32, 0, 31, 17, 1, 30];
+        for k in [1u32, 5, 16, 31, 32] {
+            let mut a = BitWriter::with_capacity(0);
+            let mut b = BitWriter::with_capacity(0);
+            a.put_fs_run(fs.iter().copied());
+            a.put_bits_run(&bits, k);
+            for &q in &fs {
+                b.put_fs(q);
+            }
+            for &v in &bits {
+                let m = if k == 32 { v } else { v & ((1 << k) - 1) };
+                b.put(m, k);
+            }
+            assert_eq!(a.bit_pos(), b.bit_pos());
+            assert_eq!(a.finish(), b.finish(), "k={k}");
+        }
     }
 
     #[test]

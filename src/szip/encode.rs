@@ -368,45 +368,20 @@ impl Encoder {
         let k = self.k;
         self.w.put(k + 1, self.id_len);
         let first = self.put_reference(reference);
-        // Codes are gathered into 32-bit groups before they reach the writer.
-        let mut group = 0u64;
-        let mut len = 0u32;
-        for &v in &block[first..] {
-            let q = v >> k;
-            if q >= 32 {
-                self.w.put(group as u32, len);
-                (group, len) = (0, 0);
-                self.w.put_fs(q as u64);
-                continue;
-            }
-            if len + q + 1 > 32 {
-                self.w.put(group as u32, len);
-                (group, len) = (0, 0);
-            }
-            group = (group << (q + 1)) | 1;
-            len += q + 1;
-        }
+        let coded = &block[first..];
+        self.w.put_fs_run(coded.iter().map(|&v| (v >> k) as u64));
         if k > 0 {
-            let mask = (1u64 << k) - 1;
-            for &v in &block[first..] {
-                if len + k > 32 {
-                    self.w.put(group as u32, len);
-                    (group, len) = (0, 0);
-                }
-                group = (group << k) | (v as u64 & mask);
-                len += k;
-            }
+            self.w.put_bits_run(coded, k);
         }
-        self.w.put(group as u32, len);
     }
 
     fn put_second_extension(&mut self, block: &[u32], reference: Option<u32>) {
         self.w.put(1, self.id_len + 1);
         self.put_reference(reference);
-        for pair in block.chunks_exact(2) {
+        self.w.put_fs_run(block.chunks_exact(2).map(|pair| {
             let d = pair[0] as u64 + pair[1] as u64;
-            self.w.put_fs(d * (d + 1) / 2 + pair[1] as u64);
-        }
+            d * (d + 1) / 2 + pair[1] as u64
+        }));
     }
 
     fn put_uncompressed(&mut self, block: &mut [u32], reference: Option<u32>) {
@@ -414,9 +389,7 @@ impl Encoder {
         if let Some(s) = reference {
             block[0] = s;
         }
-        for &v in block.iter() {
-            self.w.put(v, self.bits);
-        }
+        self.w.put_bits_run(block, self.bits);
     }
 
     fn put_reference(&mut self, reference: Option<u32>) -> usize {
