@@ -137,9 +137,4 @@ impl<'a> BitReader<'a> {
         }
         Ok(())
     }
-
-    /// Skips to the next byte boundary.
-    pub fn align_byte(&mut self) {
-        self.pos = self.pos.div_ceil(8) * 8;
-    }
 }

@@ -321,9 +321,6 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
             msb,
         );
         written += take;
-        if buf.len() == rsi_samples && p.flags & flags::PAD_RSI != 0 {
-            r.align_byte();
-        }
     }
     Ok(r.pos())
 }

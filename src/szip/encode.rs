@@ -62,7 +62,6 @@ pub fn encode_with(
         k: 0,
         se_with_reference: profile == SzipProfile::Libaec,
         zero_blocks: 0,
-        zero_ros: false,
         zero_ref: None,
     };
     let mask = if p.bits_per_sample == 32 {
@@ -72,20 +71,25 @@ pub fn encode_with(
     };
     let msb = p.flags & flags::MSB != 0;
     let pre = Preprocessor::new(p);
-    let mut raw = vec![0u32; rsi_samples.min(n)];
+    let mut raw = vec![0u32; rsi_samples.min(n.next_multiple_of(j))];
     let mut mapped = vec![0u32; if pre.is_some() { raw.len() } else { 0 }];
     let mut offsets = Vec::with_capacity(n.div_ceil(rsi_samples));
     for chunk in input.chunks(rsi_samples * sb) {
         offsets.push(enc.w.bit_pos());
         let count = chunk.len() / sb;
         load(chunk, sb, msb, mask, &mut raw[..count]);
+        // A short final RSI is padded to whole blocks by repeating its last
+        // sample (whose residuals are then zero), as libaec does.
+        let padded = count.next_multiple_of(j);
+        let last = raw[count - 1];
+        raw[count..padded].fill(last);
         let reference = pre.as_ref().map(|_| raw[0]);
         let values = match &pre {
             Some(pre) => {
-                pre.run(&raw[..count], &mut mapped[..count]);
-                &mut mapped[..count]
+                pre.run(&raw[..padded], &mut mapped[..padded]);
+                &mut mapped[..padded]
             }
-            None => &mut raw[..count],
+            None => &mut raw[..padded],
         };
         enc.rsi(values, reference);
     }
@@ -219,36 +223,16 @@ struct Encoder {
     se_with_reference: bool,
     /// Pending zero blocks not yet written.
     zero_blocks: u32,
-    /// The pending run reaches the end of its 64-block segment or RSI.
-    zero_ros: bool,
     /// Reference sample of the first pending zero block, if it has one.
     zero_ref: Option<u32>,
 }
 
 impl Encoder {
-    /// Codes the (possibly short) last or a whole RSI. `reference` is the
-    /// raw first sample when preprocessing.
+    /// Codes one RSI of whole blocks (the last may be short). `reference`
+    /// is the raw first sample when preprocessing.
     fn rsi(&mut self, values: &mut [u32], reference: Option<u32>) {
-        let j = self.j;
-        let blocks = values.len().div_ceil(j);
-        if values.len() < blocks * j {
-            // A short final RSI is padded by repeating its last sample,
-            // whose residuals are zero.
-            let pad = match reference {
-                Some(_) => 0,
-                None => *values.last().expect("non-empty chunk"),
-            };
-            let mut padded = values.to_vec();
-            padded.resize(blocks * j, pad);
-            return self.blocks(&mut padded, reference, blocks);
-        }
-        self.blocks(values, reference, blocks)
-    }
-
-    fn blocks(&mut self, values: &mut [u32], reference: Option<u32>, blocks: usize) {
-        let j = self.j;
-        for (b, block) in values.chunks_exact_mut(j).enumerate() {
-            let blocks_after = (blocks - 1 - b) as u32;
+        let blocks = values.len() / self.j;
+        for (b, block) in values.chunks_exact_mut(self.j).enumerate() {
             let r = if b == 0 { reference } else { None };
             let first = usize::from(r.is_some());
             if block[first..].iter().all(|&v| v == 0) {
@@ -256,25 +240,26 @@ impl Encoder {
                 if self.zero_blocks == 1 {
                     self.zero_ref = r;
                 }
-                if blocks_after == 0 || (b + 1).is_multiple_of(64) {
-                    self.zero_ros = self.zero_blocks > 4;
-                    self.flush_zero_run();
+                // A run is written at the end of the RSI or of a 64-block
+                // segment; reaching either, a run of five or more is ROS.
+                if b + 1 == blocks || (b + 1).is_multiple_of(64) {
+                    self.flush_zero_run(self.zero_blocks > 4);
                 }
                 continue;
             }
             if self.zero_blocks > 0 {
-                self.flush_zero_run();
+                self.flush_zero_run(false);
             }
             self.code_block(block, r);
         }
     }
 
-    fn flush_zero_run(&mut self) {
+    fn flush_zero_run(&mut self, ros: bool) {
         self.w.put(0, self.id_len + 1);
         if let Some(s) = self.zero_ref {
             self.w.put(s, self.bits);
         }
-        let fs = if self.zero_ros {
+        let fs = if ros {
             4
         } else if self.zero_blocks >= 5 {
             self.zero_blocks
@@ -283,7 +268,6 @@ impl Encoder {
         };
         self.w.put_fs(fs as u64);
         self.zero_blocks = 0;
-        self.zero_ros = false;
         self.zero_ref = None;
     }
 
