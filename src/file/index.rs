@@ -25,11 +25,11 @@ pub(crate) trait ReadAt {
 /// Hops from preamble to preamble using declared lengths. Where a hop is
 /// impossible (a streaming message, damage) the rest is handed to `slow`,
 /// which scans it. Returns the spans and the torn tail, if any.
-pub(crate) fn index_messages(
+pub(crate) fn index_messages<'a>(
     src: &dyn ReadAt,
     start: u64,
     limits: &Limits,
-    slow: &mut dyn FnMut(u64) -> Option<Vec<u8>>,
+    slow: &mut dyn FnMut(u64) -> Option<std::borrow::Cow<'a, [u8]>>,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
     let mut spans = Vec::new();
     let size = src.size();
@@ -55,7 +55,13 @@ pub(crate) fn index_messages(
         spans.push(MessageSpan { offset: p, len: t });
         p = next;
         if window == 32 {
-            head = Some(std::borrow::Cow::Owned(w[8..].to_vec()));
+            head = Some(match w {
+                std::borrow::Cow::Borrowed(b) => std::borrow::Cow::Borrowed(&b[8..]),
+                std::borrow::Cow::Owned(mut v) => {
+                    v.drain(..8);
+                    std::borrow::Cow::Owned(v)
+                }
+            });
         }
     }
     if p >= size {

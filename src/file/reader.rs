@@ -154,14 +154,16 @@ impl TgmFile {
                     last: std::cell::Cell::new(start),
                 };
                 index_messages(&src, start, &self.limits, &mut |p| {
-                    Some(bytes[p as usize..].to_vec())
+                    bytes.get(usize::try_from(p).ok()?..).map(Cow::Borrowed)
                 })
             }
             (None, Backend::Pread) => {
                 let src = PreadSource(&self.file, size);
                 let file = &self.file;
                 index_messages(&src, start, &self.limits, &mut |p| {
-                    read_exact_at(file, p, usize::try_from(size - p).ok()?).ok()
+                    read_exact_at(file, p, usize::try_from(size - p).ok()?)
+                        .ok()
+                        .map(Cow::Owned)
                 })
             }
             (None, Backend::Mmap) => (Vec::new(), None),

@@ -66,15 +66,18 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
                 // A damaged message may have swallowed intact ones (a
                 // length or walk that runs past its real end): the skipped
                 // range stops at the first intact message inside it.
-                let end = m + span.len as usize;
-                let inner = intact_within(buf, m + 1, end, limits);
-                let stop = inner.unwrap_or(end);
+                let inner = intact_within(buf, m + 1, m + span.len as usize, limits);
+                let stop = inner.map_or(m + span.len as usize, |s| s.offset as usize);
                 rep.skipped.push(Skipped {
                     offset: span.offset,
                     len: (stop - m) as u64,
                     reason: format!("damaged message: {e}"),
                 });
                 p = stop;
+                if let Some(s) = inner {
+                    rep.messages.push(s);
+                    p += s.len as usize;
+                }
                 gap_start = p;
                 gap_reason.clear();
             }
@@ -84,13 +87,13 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
     rep
 }
 
-/// The first position in `from..end` where an intact message starts.
-fn intact_within(buf: &[u8], from: usize, end: usize, limits: &Limits) -> Option<usize> {
+/// The first intact message starting in `from..end`.
+fn intact_within(buf: &[u8], from: usize, end: usize, limits: &Limits) -> Option<MessageSpan> {
     let mut q = from;
     while let Some(m) = find_magic(buf, q).filter(|&m| m < end) {
         if let Some(span) = message_at(buf, m, limits) {
             if check(&buf[span.range()], span.offset, limits).is_ok() {
-                return Some(m);
+                return Some(span);
             }
         }
         q = m + 1;
