@@ -341,7 +341,7 @@ impl<'a> Message<'a> {
         }
         let one = |i: usize| -> Result<DecodedObject> {
             let o = self.object(i)?;
-            let data = o.decode_unverified(opts)?.into_owned();
+            let data = crate::buffer::into_owned(o.decode_unverified(opts)?)?;
             Ok(DecodedObject {
                 descriptor: o.descriptor,
                 data,
@@ -522,7 +522,7 @@ pub fn decode_descriptors(
 /// walking the other data frames; otherwise the frames are walked.
 pub fn decode_object(buf: &[u8], index: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
     let o = locate_object(buf, 0, index, &opts.limits)?;
-    let data = o.decode(opts)?.into_owned();
+    let data = crate::buffer::into_owned(o.decode(opts)?)?;
     Ok(DecodedObject {
         descriptor: o.descriptor,
         data,

@@ -256,10 +256,10 @@ fn assemble(
             0
         }
         + POSTAMBLE_LEN as u64;
-    let mut out = Vec::new();
-    out.try_reserve_exact(total as usize).map_err(|_| {
-        Error::invalid_input(format!("cannot allocate {total} bytes for the message"))
-    })?;
+    let mut out = crate::buffer::with_capacity(
+        usize::try_from(total)
+            .map_err(|_| Error::invalid_input(format!("a {total}-byte message is too large")))?,
+    )?;
     write_preamble(&mut out, flags, total);
     let pad = |out: &mut Vec<u8>| {
         let p = padding_after(out.len() as u64);

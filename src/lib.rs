@@ -2,6 +2,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod buffer;
 pub mod cbor;
 pub mod decode;
 pub mod descriptor;

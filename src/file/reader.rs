@@ -65,14 +65,12 @@ impl ReadAt for MappedSource<'_> {
 
 fn read_exact_at(f: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(len).map_err(|_| {
+    let mut buf = crate::buffer::zeroed(len).map_err(|_| {
         std::io::Error::new(
             std::io::ErrorKind::OutOfMemory,
             "cannot allocate read buffer",
         )
     })?;
-    buf.resize(len, 0);
     f.read_exact_at(&mut buf, offset)?;
     Ok(buf)
 }
@@ -245,9 +243,9 @@ impl TgmFile {
                 let bytes = self.message_bytes(m)?;
                 let obj = locate_object(&bytes, span.offset, o, &opts.limits)
                     .map_err(|e| e.in_message(m))?;
-                Ok(Cow::Owned(
-                    obj.decode(opts).map_err(|e| e.in_message(m))?.into_owned(),
-                ))
+                Ok(Cow::Owned(crate::buffer::into_owned(
+                    obj.decode(opts).map_err(|e| e.in_message(m))?,
+                )?))
             }
         }
     }
@@ -258,7 +256,7 @@ impl TgmFile {
         let span = self.spans[m];
         let obj =
             locate_object(&bytes, span.offset, o, &opts.limits).map_err(|e| e.in_message(m))?;
-        let data = obj.decode(opts).map_err(|e| e.in_message(m))?.into_owned();
+        let data = crate::buffer::into_owned(obj.decode(opts).map_err(|e| e.in_message(m))?)?;
         Ok(DecodedObject {
             descriptor: obj.descriptor().clone(),
             data,

@@ -1,8 +1,7 @@
 //! zstd and lz4 stages. Decoders write into buffers of exactly the size the
 //! descriptor implies. See `spec/pipeline.md` §4.
 
-use std::io::Read;
-
+use crate::buffer;
 use crate::error::{Error, Result};
 
 /// Default zstd level when `zstd_level` is absent.
@@ -16,35 +15,35 @@ pub fn zstd_compress(data: &[u8], level: i32) -> Result<Vec<u8>> {
 }
 
 /// Decompresses one or more zstd frames into exactly `expected` bytes.
+///
+/// One-shot decoding straight into the output: no window buffer beyond the
+/// output itself, whatever window the frame header declares, and a stream
+/// that would produce more than `expected` bytes stops at the boundary.
 pub fn zstd_decompress(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()> {
-    let mut dec = zstd::stream::read::Decoder::with_buffer(src)
-        .map_err(|e| Error::codec(format!("zstd stream rejected: {e}")))?;
-    out.clear();
-    out.try_reserve_exact(expected)
-        .map_err(|_| Error::codec(format!("cannot allocate {expected} bytes")))?;
-    out.resize(expected, 0);
-    let mut filled = 0;
-    while filled < expected {
-        match dec.read(&mut out[filled..]) {
-            Ok(0) => break,
-            Ok(k) => filled += k,
-            Err(e) => return Err(Error::codec(format!("zstd stream corrupt: {e}"))),
-        }
+    use zstd::zstd_safe;
+    thread_local! {
+        static DCTX: std::cell::RefCell<zstd_safe::DCtx<'static>> =
+            std::cell::RefCell::new(zstd_safe::DCtx::create());
     }
-    if filled != expected {
-        return Err(Error::codec(format!(
-            "zstd stream decoded to {filled} bytes, descriptor implies {expected}"
-        )));
-    }
-    let mut probe = [0u8; 1];
-    match dec.read(&mut probe) {
-        Ok(0) => Ok(()),
-        Ok(_) => Err(Error::codec(format!(
-            "zstd stream decodes to more than the {expected} bytes the descriptor implies"
+    *out = buffer::with_capacity(expected)?;
+    let res = DCTX.with(|d| d.borrow_mut().decompress(out, src));
+    match res {
+        Ok(n) if n == expected => Ok(()),
+        Ok(n) => Err(Error::codec(format!(
+            "zstd stream decoded to {n} bytes, descriptor implies {expected}"
         ))),
-        Err(e) => Err(Error::codec(format!("zstd stream corrupt: {e}"))),
+        Err(code) if zstd_safe::get_error_name(code) == DST_TOO_SMALL => Err(Error::codec(
+            format!("zstd stream decodes to more than the {expected} bytes the descriptor implies"),
+        )),
+        Err(code) => Err(Error::codec(format!(
+            "zstd stream corrupt: {}",
+            zstd_safe::get_error_name(code)
+        ))),
     }
 }
+
+/// libzstd's name for `ZSTD_error_dstSize_tooSmall`.
+const DST_TOO_SMALL: &str = "Destination buffer is too small";
 
 /// lz4 block with a 4-byte little-endian uncompressed-size prefix.
 pub fn lz4_compress(data: &[u8]) -> Vec<u8> {
@@ -63,10 +62,7 @@ pub fn lz4_decompress(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<
             "lz4 payload claims {claimed} bytes, descriptor implies {expected}"
         )));
     }
-    out.clear();
-    out.try_reserve_exact(expected)
-        .map_err(|_| Error::codec(format!("cannot allocate {expected} bytes")))?;
-    out.resize(expected, 0);
+    *out = buffer::zeroed(expected)?;
     let n = lz4_flex::block::decompress_into(&src[4..], out)
         .map_err(|e| Error::codec(format!("lz4 block corrupt: {e}")).at(4))?;
     if n != expected {
@@ -100,6 +96,31 @@ mod tests {
         .concat();
         zstd_decompress(&two, 6, &mut out).unwrap();
         assert_eq!(out, b"abcdef");
+    }
+
+    #[test]
+    fn zstd_size_errors_say_which_way() {
+        let data = vec![5u8; 1000];
+        let c = zstd_compress(&data, 3).unwrap();
+        let mut out = Vec::new();
+        let over = zstd_decompress(&c, 999, &mut out).unwrap_err();
+        assert!(over.detail().contains("more than the 999 bytes"), "{over}");
+        let under = zstd_decompress(&c, 1001, &mut out).unwrap_err();
+        assert!(under.detail().contains("decoded to 1000 bytes"), "{under}");
+        let mut trailing = c.clone();
+        trailing.extend_from_slice(&[1, 2, 3]);
+        let e = zstd_decompress(&trailing, 1000, &mut out).unwrap_err();
+        assert!(e.detail().contains("corrupt"), "{e}");
+    }
+
+    #[test]
+    fn zstd_skippable_frames_are_skipped() {
+        // Magic 0x184D2A50, 4-byte length, then that many ignored bytes.
+        let mut s = vec![0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 9, 9, 9];
+        s.extend(zstd_compress(b"xyz", 3).unwrap());
+        let mut out = Vec::new();
+        zstd_decompress(&s, 3, &mut out).unwrap();
+        assert_eq!(out, b"xyz");
     }
 
     #[test]

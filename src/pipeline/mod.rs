@@ -16,6 +16,7 @@ pub mod szip_stage;
 
 use std::borrow::Cow;
 
+use crate::buffer;
 use crate::cbor::Value;
 use crate::descriptor::ObjectDescriptor;
 use crate::dtype::{swap_in_place, ByteOrder, Dtype};
@@ -406,7 +407,7 @@ fn decode_inner<'a>(
                     enc_len * 8
                 )));
             }
-            let mut out = vec![0u8; enc_len_usize];
+            let mut out = buffer::zeroed(enc_len_usize)?;
             if st.compression == Compression::Rle {
                 bitcodec::rle_decode_into(&payload[4..], nbits as usize, &mut out)?;
             } else {
@@ -415,7 +416,7 @@ fn decode_inner<'a>(
             Cow::Owned(out)
         }
         Compression::Szip => {
-            let mut out = vec![0u8; enc_len_usize];
+            let mut out = buffer::zeroed(enc_len_usize)?;
             szip_stage::decode(
                 desc,
                 payload,
@@ -429,7 +430,7 @@ fn decode_inner<'a>(
     let stage2: Cow<'a, [u8]> = if st.shuffle {
         let size = usize::try_from(req_uint(desc, "shuffle_element_size")?)
             .map_err(|_| Error::metadata("shuffle_element_size is too large"))?;
-        let mut out = vec![0u8; stage1.len()];
+        let mut out = buffer::zeroed(stage1.len())?;
         shuffle::unshuffle_into(&stage1, size, &mut out)?;
         Cow::Owned(out)
     } else {
@@ -441,11 +442,11 @@ fn decode_inner<'a>(
         desc.byte_order
     };
     let mut data: Cow<'a, [u8]> = match st.encoding {
-        Encoding::None => to_output_order(stage2, desc.dtype, desc.byte_order, opts),
+        Encoding::None => to_output_order(stage2, desc.dtype, desc.byte_order, opts)?,
         Encoding::SimplePacking => {
             let p = packing_params(desc)?;
             let n = (expected / 8) as usize;
-            let mut out = vec![0u8; expected as usize];
+            let mut out = buffer::zeroed(expected as usize)?;
             simple_packing::decode_parallel(&stage2, n, &p, out_order, &mut out, opts.threads)?;
             Cow::Owned(out)
         }
@@ -552,7 +553,7 @@ pub fn decode_range(
                 Encoding::None => {
                     let w = desc.dtype.width() as u64;
                     let slice = encoded_bytes(first * w, (first + count) * w)?;
-                    to_output_order(slice, desc.dtype, desc.byte_order, opts).into_owned()
+                    buffer::into_owned(to_output_order(slice, desc.dtype, desc.byte_order, opts)?)?
                 }
                 Encoding::SimplePacking => {
                     let p = packing_params(desc)?;
@@ -560,7 +561,7 @@ pub fn decode_range(
                     let (from, to) = (first * bits / 8, ((first + count) * bits).div_ceil(8));
                     let bytes = encoded_bytes(from, to)?;
                     let skip_bits = (first * bits % 8) as usize;
-                    let mut out = vec![0u8; (count * 8) as usize];
+                    let mut out = buffer::zeroed((count * 8) as usize)?;
                     decode_packed_at(&bytes, skip_bits, count as usize, &p, out_order, &mut out)?;
                     out
                 }
@@ -650,11 +651,11 @@ pub fn to_output_order<'a>(
     dtype: Dtype,
     stored: ByteOrder,
     opts: &PipelineDecodeOptions,
-) -> Cow<'a, [u8]> {
+) -> Result<Cow<'a, [u8]>> {
     if !opts.native_byte_order || stored == ByteOrder::native() || dtype.swap_unit() <= 1 {
-        return data;
+        return Ok(data);
     }
-    let mut owned = data.into_owned();
+    let mut owned = buffer::into_owned(data)?;
     swap_in_place(&mut owned, dtype.swap_unit());
-    Cow::Owned(owned)
+    Ok(Cow::Owned(owned))
 }

@@ -17,7 +17,7 @@ fn check(len: usize, size: usize) -> Result<usize> {
 /// `out[b * n + e] = data[e * size + b]`.
 pub fn shuffle(data: &[u8], size: usize) -> Result<Vec<u8>> {
     let n = check(data.len(), size)?;
-    let mut out = vec![0u8; data.len()];
+    let mut out = crate::buffer::zeroed(data.len())?;
     if size == 1 {
         out.copy_from_slice(data);
         return Ok(out);

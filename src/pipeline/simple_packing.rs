@@ -158,7 +158,7 @@ pub fn encode(data: &[u8], order: ByteOrder, p: &PackingParams) -> Result<Vec<u8
     let n = data.len() / 8;
     let len = bits::packed_len(n, p.bits_per_value)
         .ok_or_else(|| Error::invalid_input("packed size overflows"))?;
-    let mut out = vec![0u8; len];
+    let mut out = crate::buffer::zeroed(len)?;
     encode_into(data, order, p, &mut out)?;
     Ok(out)
 }
@@ -180,7 +180,7 @@ pub fn encode_parallel(
     check_params(p)?;
     let len = bits::packed_len(n, p.bits_per_value)
         .ok_or_else(|| Error::invalid_input("packed size overflows"))?;
-    let mut out = vec![0u8; len];
+    let mut out = crate::buffer::zeroed(len)?;
     // CHUNK_VALUES is a multiple of 8, so every chunk starts on a byte boundary.
     let out_chunk = CHUNK_VALUES * p.bits_per_value as usize / 8;
     super::with_threads(threads, || {
