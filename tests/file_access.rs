@@ -330,3 +330,181 @@ fn large_messages_are_indexed_alike_by_both_backends() {
         }
     }
 }
+
+/// A message whose payload is itself a whole message (a `.tgm` file
+/// archived as a uint8 object).
+fn nesting_message(inner: &[u8]) -> Vec<u8> {
+    let d = ObjectDescriptor::new(Dtype::Uint8, vec![inner.len() as u64]);
+    tgm::encode(
+        &GlobalMetadata::default(),
+        &[(&d, inner)],
+        &EncodeOptions::new(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn interrupted_append_of_a_nesting_message_is_a_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("n.tgm");
+    let first = message(0);
+    let inner = message(7);
+    let outer = nesting_message(&inner);
+    let at = outer
+        .windows(inner.len())
+        .position(|w| w == &inner[..])
+        .unwrap();
+    // Interrupted inside the data frame, before and after the embedded
+    // message's bytes, and exactly at their end.
+    for cut in [
+        at + 3,
+        at + inner.len(),
+        at + inner.len() + 5,
+        outer.len() - 1,
+    ] {
+        let bytes = [first.clone(), outer[..cut].to_vec()].concat();
+        std::fs::write(&path, &bytes).unwrap();
+        for backend in [Backend::Mmap, Backend::Pread] {
+            let f = TgmFile::open_with(&path, backend, &Limits::default()).unwrap();
+            assert_eq!(
+                f.spans().len(),
+                1,
+                "cut {cut}, {backend:?}: {:?}",
+                f.spans()
+            );
+            let torn = f.torn_tail().expect("torn tail");
+            assert_eq!((torn.offset, torn.len), (first.len() as u64, cut as u64));
+            assert!(torn.reason.contains("incomplete"), "{}", torn.reason);
+        }
+        let holds_inner = cut >= at + inner.len();
+        let app = Appender::open(&path, &AppendOptions::default());
+        if holds_inner {
+            // The embedded message can be delimited in the tail, so the
+            // appender will not cut it: the file is left as it was.
+            let e = app.unwrap_err();
+            assert!(e.detail().contains("tgm salvage"), "{e}");
+            assert_eq!(e.offset(), Some(first.len() as u64));
+            assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        } else {
+            let mut app = app.unwrap();
+            let second = message(1);
+            app.append_bytes(&second).unwrap();
+            drop(app);
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                [first.clone(), second].concat()
+            );
+        }
+    }
+    // A follower that looked while the write was under way picks the
+    // message up whole once it is complete.
+    std::fs::write(
+        &path,
+        [first.clone(), outer[..at + inner.len() + 5].to_vec()].concat(),
+    )
+    .unwrap();
+    let mut f = TgmFile::open(&path).unwrap();
+    assert_eq!(f.num_messages(), 1);
+    std::fs::write(&path, [first.clone(), outer.clone()].concat()).unwrap();
+    f.refresh().unwrap();
+    assert_eq!(
+        f.spans(),
+        &[
+            tgm::MessageSpan {
+                offset: 0,
+                len: first.len() as u64
+            },
+            tgm::MessageSpan {
+                offset: first.len() as u64,
+                len: outer.len() as u64
+            },
+        ]
+    );
+    assert!(f.torn_tail().is_none());
+}
+
+#[test]
+fn interrupted_write_after_a_streaming_message_is_a_torn_tail() {
+    // The hop stops at the streaming message and the rest is scanned: the
+    // scan must see the interrupted message, not the one in its payload,
+    // whether that message is buffered or streaming itself.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.tgm");
+    let head = [message(0), streaming_message(1)].concat();
+    let inner = message(7);
+    let buffered = nesting_message(&inner);
+    let mut s = tgm::StreamingEncoder::new(
+        Vec::new(),
+        &GlobalMetadata::default(),
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    s.write_object(
+        &ObjectDescriptor::new(Dtype::Uint8, vec![inner.len() as u64]),
+        &inner,
+    )
+    .unwrap();
+    let streaming = s.finish().unwrap().0;
+    for outer in [buffered, streaming] {
+        let at = outer
+            .windows(inner.len())
+            .position(|w| w == &inner[..])
+            .unwrap();
+        for cut in [at + inner.len(), at + inner.len() + 7] {
+            let mut partial = outer[..cut].to_vec();
+            partial[16..24].fill(0); // a streaming write has not back-filled yet
+            std::fs::write(&path, [&head[..], &partial].concat()).unwrap();
+            for backend in [Backend::Mmap, Backend::Pread] {
+                let f = TgmFile::open_with(&path, backend, &Limits::default()).unwrap();
+                assert_eq!(
+                    f.num_messages(),
+                    2,
+                    "cut {cut} {backend:?}: {:?}",
+                    f.spans()
+                );
+                let torn = f.torn_tail().expect("torn tail");
+                assert_eq!(torn.offset, head.len() as u64);
+                assert!(torn.reason.contains("incomplete"), "{}", torn.reason);
+            }
+        }
+    }
+}
+
+#[test]
+fn appender_never_cuts_a_message_after_a_damaged_frame() {
+    // A streaming message (no declared length) whose last frame's length was
+    // damaged to run past the end looks like an interrupted write, but a
+    // real message follows it: the reader reports a torn tail, and the
+    // appender refuses to cut it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.tgm");
+    let first = message(0);
+    let mut s = tgm::StreamingEncoder::new(
+        Vec::new(),
+        &GlobalMetadata::default(),
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    let (d, x) = obj(5, 8);
+    s.write_object(&d, &x).unwrap();
+    let (mut streaming, _) = s.finish().unwrap();
+    streaming[16..24].fill(0); // not back-filled
+    let last = tgm::Message::parse(&streaming)
+        .unwrap()
+        .layout()
+        .frames()
+        .last()
+        .unwrap()
+        .offset;
+    streaming[last + 8..last + 16].copy_from_slice(&(1u64 << 20).to_be_bytes());
+    let after = message(2);
+    let bytes = [first.clone(), streaming, after].concat();
+    std::fs::write(&path, &bytes).unwrap();
+    let f = TgmFile::open(&path).unwrap();
+    assert_eq!(f.num_messages(), 1);
+    assert_eq!(f.torn_tail().unwrap().offset, first.len() as u64);
+    assert!(Appender::open(&path, &AppendOptions::default()).is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // Salvage still finds the message after the damage.
+    assert_eq!(salvage(&bytes, &Limits::default()).messages.len(), 2);
+}

@@ -18,7 +18,8 @@ use crate::ObjectDescriptor;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TornTailPolicy {
     /// Cut the file back to the end of the last complete message (default).
-    /// Nothing complete is lost: the cut bytes never formed a message.
+    /// Nothing complete is lost: a tail in which any message can be
+    /// delimited is refused instead of cut.
     #[default]
     Truncate,
     /// Refuse to append; the caller decides (e.g. runs `tgm salvage`).
@@ -56,6 +57,37 @@ pub struct Appender {
     repaired: Option<TornTail>,
 }
 
+/// Cutting a torn tail must never destroy a message. A tail that is one
+/// interrupted message can still contain a delimitable message: one carried
+/// in its payload, or a real one after a frame whose length was damaged.
+/// Which it is cannot be told, so such a tail is left for the caller.
+fn refuse_if_tail_holds_a_message(
+    file: &File,
+    path: &Path,
+    t: &TornTail,
+    limits: &Limits,
+) -> Result<()> {
+    let map = super::pod::map_file(file)?;
+    let Some(tail) = usize::try_from(t.offset).ok().and_then(|o| map.get(o..)) else {
+        return Ok(());
+    };
+    match crate::wire::scan::scan_with(tail, limits).first() {
+        None => Ok(()),
+        Some(inner) => Err(Error::framing(format!(
+            "{} ends with {} bytes that form no complete message ({}), but a message can be \
+             delimited inside them at offset {}: it may be carried in the interrupted message's \
+             payload or be intact data after damage, so the tail is not cut; run `tgm salvage`, \
+             or truncate the file to {} bytes if the tail is an interrupted append",
+            path.display(),
+            t.len,
+            t.reason,
+            t.offset + inner.offset,
+            t.offset
+        ))
+        .at(t.offset)),
+    }
+}
+
 impl Appender {
     /// Opens (creating if needed) and locks `path` for appending.
     pub fn open(path: impl AsRef<Path>, opts: &AppendOptions) -> Result<Self> {
@@ -83,6 +115,7 @@ impl Appender {
                     .at(t.offset))
                 }
                 TornTailPolicy::Truncate => {
+                    refuse_if_tail_holds_a_message(&file, &path, t, &opts.limits)?;
                     file.set_len(t.offset)?;
                     file.sync_all()?;
                     repaired = Some(t.clone());

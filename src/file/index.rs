@@ -2,7 +2,7 @@
 //! See `spec/files.md` §2.
 
 use crate::limits::Limits;
-use crate::wire::scan::{find_magic, message_at, MessageSpan};
+use crate::wire::scan::{MessageSpan, Scanner};
 use crate::wire::{be_u16, be_u64, END_MAGIC, MAGIC, MIN_MESSAGE_LEN, WIRE_VERSION};
 
 /// Bytes after the last complete message that form no message.
@@ -15,6 +15,8 @@ pub struct TornTail {
     /// Why they form no message.
     pub reason: String,
 }
+
+const INCOMPLETE: &str = "a message starts here but is incomplete (interrupted write?)";
 
 /// Reads `len` bytes at `offset`; `None` when out of range.
 pub(crate) trait ReadAt {
@@ -78,10 +80,18 @@ pub(crate) fn index_messages<'a>(
             }),
         );
     };
+    let mut sc = Scanner::new(&rest, limits);
     let mut q = 0usize;
     let mut last_end = 0usize;
-    while let Some(m) = find_magic(&rest, q) {
-        match message_at(&rest, m, limits) {
+    let mut cut_short_at = None;
+    while let Some(m) = sc.next_magic(q) {
+        // An interrupted write ends the scan before its bytes are looked
+        // into, so that nothing carried in its payload is indexed.
+        if sc.is_cut_short(m) {
+            cut_short_at = Some(m);
+            break;
+        }
+        match sc.message_at(m) {
             Some(s) => {
                 spans.push(MessageSpan {
                     offset: p + s.offset,
@@ -94,10 +104,17 @@ pub(crate) fn index_messages<'a>(
         }
     }
     let torn = (last_end < rest.len()).then(|| {
-        let why = if rest.len() - last_end < MIN_MESSAGE_LEN {
+        let why = if cut_short_at == Some(last_end) {
+            INCOMPLETE.to_string()
+        } else if let Some(m) = cut_short_at {
+            format!(
+                "bytes that form no message, then a message cut short at offset {}",
+                p + m as u64
+            )
+        } else if rest.len() - last_end < MIN_MESSAGE_LEN {
             "fewer bytes than the smallest message".to_string()
         } else if rest[last_end..].starts_with(MAGIC) {
-            "a message starts here but is incomplete (interrupted write?)".to_string()
+            INCOMPLETE.to_string()
         } else {
             "bytes that form no message".to_string()
         };

@@ -11,4 +11,4 @@ pub use append::{AppendOptions, Appender, TornTailPolicy};
 pub use index::TornTail;
 pub use pod::{try_cast, Pod};
 pub use reader::{value_matches, Backend, TgmFile};
-pub use salvage::{salvage, SalvageReport, Skipped};
+pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};

@@ -2,7 +2,7 @@
 
 use crate::decode::{Message, Verify};
 use crate::limits::Limits;
-use crate::wire::scan::{find_magic, message_at, MessageSpan};
+use crate::wire::scan::{MessageSpan, Scanner};
 
 /// A byte range that yielded no intact message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,12 +22,26 @@ pub struct SalvageReport {
     pub messages: Vec<MessageSpan>,
     /// Everything else, in file order.
     pub skipped: Vec<Skipped>,
+    /// Whether the search for intact messages inside damaged ones ran out
+    /// of its work budget ([`SEARCH_BUDGET_FACTOR`] × the input size in
+    /// bytes checked), so that messages inside later damaged ones were
+    /// skipped with them. Only crafted input nests that many candidates.
+    pub budget_exhausted: bool,
 }
+
+/// The search inside damaged messages may check candidates totalling this
+/// many times the input size; salvage stays linear in its input.
+pub const SEARCH_BUDGET_FACTOR: usize = 4;
 
 /// Scans `buf` for messages; keeps those whose frames parse, whose
 /// descriptors and metadata read, and whose hashes verify.
 pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
     let mut rep = SalvageReport::default();
+    let mut sc = Scanner::new(buf, limits);
+    let mut budget = buf
+        .len()
+        .saturating_mul(SEARCH_BUDGET_FACTOR)
+        .saturating_add(1 << 20);
     let mut p = 0usize;
     let mut gap_start = 0usize;
     let mut gap_reason = String::new();
@@ -44,8 +58,8 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
             });
         }
     };
-    while let Some(m) = find_magic(buf, p) {
-        let Some(span) = message_at(buf, m, limits) else {
+    while let Some(m) = sc.next_magic(p) {
+        let Some(span) = sc.message_at(m) else {
             if gap_reason.is_empty() {
                 gap_reason =
                     "a message header whose end cannot be found (truncated or damaged)".into();
@@ -66,12 +80,18 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
                 // A damaged message may have swallowed intact ones (a
                 // length or walk that runs past its real end): the skipped
                 // range stops at the first intact message inside it.
-                let inner = intact_within(buf, m + 1, m + span.len as usize, limits);
-                let stop = inner.map_or(m + span.len as usize, |s| s.offset as usize);
+                let end = m + span.len as usize;
+                let (inner, searched) = intact_within(&mut sc, m + 1, end, &mut budget);
+                let stop = inner.map_or(end, |s| s.offset as usize);
+                rep.budget_exhausted |= !searched;
                 rep.skipped.push(Skipped {
                     offset: span.offset,
                     len: (stop - m) as u64,
-                    reason: format!("damaged message: {e}"),
+                    reason: if searched {
+                        format!("damaged message: {e}")
+                    } else {
+                        format!("damaged message: {e} (not searched for messages inside: work budget exhausted)")
+                    },
                 });
                 p = stop;
                 if let Some(s) = inner {
@@ -87,18 +107,29 @@ pub fn salvage(buf: &[u8], limits: &Limits) -> SalvageReport {
     rep
 }
 
-/// The first intact message starting in `from..end`.
-fn intact_within(buf: &[u8], from: usize, end: usize, limits: &Limits) -> Option<MessageSpan> {
+/// The first intact message starting in `from..end`, checking candidates
+/// while `budget` (bytes) lasts; the flag is false when candidates were
+/// left unchecked because it ran out.
+fn intact_within(
+    sc: &mut Scanner<'_>,
+    from: usize,
+    end: usize,
+    budget: &mut usize,
+) -> (Option<MessageSpan>, bool) {
     let mut q = from;
-    while let Some(m) = find_magic(buf, q).filter(|&m| m < end) {
-        if let Some(span) = message_at(buf, m, limits) {
-            if check(&buf[span.range()], span.offset, limits).is_ok() {
-                return Some(span);
+    while let Some(m) = sc.next_magic(q).filter(|&m| m < end) {
+        if let Some(span) = sc.message_at(m) {
+            if *budget == 0 {
+                return (None, false);
+            }
+            *budget = budget.saturating_sub(span.len as usize);
+            if check(&sc.buf()[span.range()], span.offset, sc.limits()).is_ok() {
+                return (Some(span), true);
             }
         }
         q = m + 1;
     }
-    None
+    (None, true)
 }
 
 fn check(msg: &[u8], base: u64, limits: &Limits) -> crate::Result<()> {

@@ -1,7 +1,9 @@
 //! Locating messages in a buffer holding many. See `spec/format.md` §2.4.
 
-use super::layout::parse_layout;
-use super::{be_u16, be_u64, END_MAGIC, MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, WIRE_VERSION};
+use super::{
+    align_up, be_u16, be_u64, FrameType, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC,
+    MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
+};
 use crate::limits::Limits;
 
 /// Where one message sits in a larger buffer.
@@ -37,41 +39,238 @@ pub(crate) fn find_magic(buf: &[u8], from: usize) -> Option<usize> {
 /// Tries to delimit a message at `p`; `None` when there is none there.
 ///
 /// A declared length must land on the end magic. A streaming message
-/// (length 0) is delimited by walking its frames to the postamble; if the
-/// walk fails, the first end magic after the preamble is taken, as the
-/// reference does.
+/// (length 0) ends at the postamble its chain of frames leads to; failing
+/// that, at the first end magic after the preamble, as the reference does.
+/// For many positions of one buffer use a [`Scanner`], which stays linear.
 pub fn message_at(buf: &[u8], p: usize, limits: &Limits) -> Option<MessageSpan> {
-    let rest = buf.get(p..)?;
-    if rest.len() < MIN_MESSAGE_LEN || &rest[..8] != MAGIC || be_u16(rest, 8)? != WIRE_VERSION {
-        return None;
+    Scanner::new(buf, limits).message_at(p)
+}
+
+/// Whether `buf` holds the start of one message that its end cuts short, as
+/// an interrupted write leaves it (`spec/files.md` §2): a valid preamble
+/// whose declared length, if any, runs past the end of `buf`, then frame
+/// headers that chain one to the next, each frame closed by its end magic,
+/// until the bytes run out inside a frame or the postamble. Only frame
+/// headers and end magics are read, so a message carried inside a payload
+/// is never mistaken for one of the file's. Anything that breaks the chain
+/// before the end (damage, or a complete message) gives `false`.
+pub fn is_cut_short(buf: &[u8], limits: &Limits) -> bool {
+    Scanner::new(buf, limits).is_cut_short(0)
+}
+
+/// Steps between recorded positions of a frame walk.
+const CHECKPOINT: usize = 16;
+
+/// Where a chain of frames that starts at some position stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChainEnd {
+    /// The bytes run out: inside a frame that would end at `last_end`
+    /// (beyond the buffer), inside a frame header, or exactly between frames
+    /// (`last_end` is then the buffer length).
+    OutOfBytes { last_end: usize },
+    /// No frame starts at `at`: the postamble, if the message is whole.
+    NoFrame { at: usize },
+    /// Something that starts like a frame but is not a valid one.
+    Broken,
+}
+
+/// Delimits messages in one buffer (`spec/format.md` §2.4). What it learns
+/// is kept between calls: where each chain of frames stops, and where the
+/// next end magic is. A pass over the buffer, however many message magics,
+/// preambles and frame headers the bytes hold, is therefore linear in its
+/// size.
+pub struct Scanner<'a> {
+    buf: &'a [u8],
+    limits: &'a Limits,
+    chains: std::collections::HashMap<usize, ChainEnd>,
+    /// `(from, first end magic at or after from)` of the last search.
+    end_magic: Option<(usize, Option<usize>)>,
+    work: u64,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner over `buf`.
+    pub fn new(buf: &'a [u8], limits: &'a Limits) -> Self {
+        Scanner {
+            buf,
+            limits,
+            chains: std::collections::HashMap::new(),
+            end_magic: None,
+            work: 0,
+        }
     }
-    let t = be_u64(rest, 16)?;
-    if t > 0 {
-        if t < MIN_MESSAGE_LEN as u64 || t > rest.len() as u64 || t > limits.max_message_len {
+
+    /// The buffer scanned.
+    pub fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// The limits candidates are delimited under.
+    pub fn limits(&self) -> &'a Limits {
+        self.limits
+    }
+
+    /// Work done so far: frame headers followed plus bytes searched for end
+    /// magics. A pass over the buffer keeps it within a small multiple of
+    /// the buffer's size.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The first message magic at or after `from`.
+    pub fn next_magic(&self, from: usize) -> Option<usize> {
+        find_magic(self.buf, from)
+    }
+
+    /// See [`message_at`].
+    pub fn message_at(&mut self, p: usize) -> Option<MessageSpan> {
+        let buf = self.buf;
+        let rest = buf.get(p..)?;
+        if rest.len() < MIN_MESSAGE_LEN || &rest[..8] != MAGIC || be_u16(rest, 8)? != WIRE_VERSION {
             return None;
         }
-        let end = t as usize;
-        if &rest[end - 8..end] != END_MAGIC {
-            return None;
+        let t = be_u64(rest, 16)?;
+        if t > 0 {
+            if t < MIN_MESSAGE_LEN as u64
+                || t > rest.len() as u64
+                || t > self.limits.max_message_len
+            {
+                return None;
+            }
+            let end = t as usize;
+            return (&rest[end - 8..end] == END_MAGIC).then_some(MessageSpan {
+                offset: p as u64,
+                len: t,
+            });
         }
-        return Some(MessageSpan {
+        // Either way a streaming message ends with an end magic after its
+        // preamble; without one there is nothing to walk.
+        let first_end = self.end_magic_from(p + PREAMBLE_LEN)?;
+        let fits = |len: usize| len as u64 <= self.limits.max_message_len;
+        if let ChainEnd::NoFrame { at } = self.chain_end(p + PREAMBLE_LEN) {
+            let len = at + POSTAMBLE_LEN - p;
+            let whole = buf.get(at + 16..at + POSTAMBLE_LEN) == Some(&END_MAGIC[..]);
+            let mirrored = be_u64(buf, at + 8).unwrap_or(u64::MAX);
+            if whole && (mirrored == 0 || mirrored == len as u64) && fits(len) {
+                return Some(MessageSpan {
+                    offset: p as u64,
+                    len: len as u64,
+                });
+            }
+        }
+        let len = first_end + 8 - p;
+        (len >= MIN_MESSAGE_LEN && fits(len)).then_some(MessageSpan {
             offset: p as u64,
-            len: t,
-        });
+            len: len as u64,
+        })
     }
-    if let Ok(l) = parse_layout(rest, p as u64, limits) {
-        return Some(MessageSpan {
-            offset: p as u64,
-            len: l.bytes.len() as u64,
-        });
+
+    /// [`is_cut_short`] for the bytes from `p` to the end of the buffer.
+    pub fn is_cut_short(&mut self, p: usize) -> bool {
+        let Some(rest) = self.buf.get(p..) else {
+            return false;
+        };
+        if rest.len() < PREAMBLE_LEN || &rest[..8] != MAGIC || be_u16(rest, 8) != Some(WIRE_VERSION)
+        {
+            return false;
+        }
+        let declared = be_u64(rest, 16).unwrap_or(0);
+        let body_end = if declared > 0 {
+            if declared < MIN_MESSAGE_LEN as u64
+                || declared > self.limits.max_message_len
+                || declared <= rest.len() as u64
+            {
+                return false;
+            }
+            // declared > rest.len(), so it fits in usize.
+            Some(p + declared as usize - POSTAMBLE_LEN)
+        } else {
+            None
+        };
+        match self.chain_end(p + PREAMBLE_LEN) {
+            ChainEnd::OutOfBytes { last_end } => body_end.is_none_or(|e| last_end <= e),
+            ChainEnd::NoFrame { at } => {
+                // Cut inside the postamble: what is there must agree with one.
+                let tail = &self.buf[at..];
+                tail.len() < POSTAMBLE_LEN
+                    && tail.get(16..).is_none_or(|m| END_MAGIC.starts_with(m))
+                    && body_end.is_none_or(|e| at == e)
+            }
+            ChainEnd::Broken => false,
+        }
     }
-    let from = 24;
-    let rel = rest[from..].windows(8).position(|w| w == END_MAGIC)?;
-    let len = from + rel + 8;
-    (len >= MIN_MESSAGE_LEN).then_some(MessageSpan {
-        offset: p as u64,
-        len: len as u64,
-    })
+
+    /// The first end magic at or after `from`, remembered so that searches
+    /// from increasing positions read each byte once.
+    fn end_magic_from(&mut self, from: usize) -> Option<usize> {
+        if let Some((f, found)) = self.end_magic {
+            if from >= f && found.is_none_or(|e| e >= from) {
+                return found;
+            }
+        }
+        let rest = self.buf.get(from..).unwrap_or_default();
+        let found = rest
+            .windows(8)
+            .position(|w| w == END_MAGIC)
+            .map(|i| from + i);
+        self.work += found.map_or(rest.len(), |e| e - from + 8) as u64;
+        self.end_magic = Some((from, found));
+        found
+    }
+
+    /// Follows frame headers from `start` until no frame follows. Every
+    /// [`CHECKPOINT`]th position of the walk records the outcome, so a later
+    /// walk that joins this chain takes at most that many steps before it
+    /// meets a recorded one: the walks of a whole pass cost at most the
+    /// frame positions in the buffer plus `CHECKPOINT` steps per walk, and
+    /// the record holds a small fraction of the positions.
+    fn chain_end(&mut self, start: usize) -> ChainEnd {
+        let buf = self.buf;
+        let mut path = Vec::new();
+        let mut pos = start;
+        let end = loop {
+            if pos >= buf.len() {
+                break ChainEnd::OutOfBytes {
+                    last_end: buf.len(),
+                };
+            }
+            if let Some(&known) = self.chains.get(&pos) {
+                break known;
+            }
+            self.work += 1;
+            path.push(pos);
+            let rest = &buf[pos..];
+            if !FRAME_MAGIC.starts_with(&rest[..rest.len().min(2)]) {
+                break ChainEnd::NoFrame { at: pos };
+            }
+            if rest.len() < FRAME_HEADER_LEN {
+                break ChainEnd::OutOfBytes {
+                    last_end: buf.len(),
+                };
+            }
+            let Some(ftype) = be_u16(rest, 2).and_then(FrameType::from_u16) else {
+                break ChainEnd::Broken;
+            };
+            let total = be_u64(rest, 8).unwrap_or(0);
+            let frame_end = usize::try_from(total).ok().and_then(|t| pos.checked_add(t));
+            let Some(frame_end) = frame_end.filter(|_| total >= ftype.min_len() as u64) else {
+                break ChainEnd::Broken;
+            };
+            if frame_end > buf.len() {
+                break ChainEnd::OutOfBytes {
+                    last_end: frame_end,
+                };
+            }
+            if &buf[frame_end - 4..frame_end] != FRAME_END {
+                break ChainEnd::Broken;
+            }
+            pos = align_up(frame_end as u64) as usize;
+        };
+        for p in path.into_iter().step_by(CHECKPOINT) {
+            self.chains.insert(p, end);
+        }
+        end
+    }
 }
 
 /// Forward scan: every message in `buf`, skipping bytes that start none.
@@ -79,12 +278,13 @@ pub fn scan(buf: &[u8]) -> Vec<MessageSpan> {
     scan_with(buf, &Limits::default())
 }
 
-/// Forward scan with explicit limits.
+/// Forward scan with explicit limits; linear in the size of `buf`.
 pub fn scan_with(buf: &[u8], limits: &Limits) -> Vec<MessageSpan> {
+    let mut sc = Scanner::new(buf, limits);
     let mut out = Vec::new();
     let mut p = 0usize;
-    while let Some(q) = find_magic(buf, p) {
-        match message_at(buf, q, limits) {
+    while let Some(q) = sc.next_magic(p) {
+        match sc.message_at(q) {
             Some(span) => {
                 out.push(span);
                 p = q + span.len as usize;
@@ -122,4 +322,73 @@ pub fn scan_backward(buf: &[u8], limits: &Limits) -> Vec<MessageSpan> {
     }
     out.reverse();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, StreamingEncoder};
+
+    fn buffered() -> Vec<u8> {
+        let d = ObjectDescriptor::new(Dtype::Uint16, vec![3, 5]);
+        let x = vec![7u8; 30];
+        crate::encode(
+            &GlobalMetadata::default(),
+            &[(&d, &x), (&d, &x)],
+            &EncodeOptions::new(),
+        )
+        .unwrap()
+    }
+
+    fn streaming() -> Vec<u8> {
+        let mut s = StreamingEncoder::new(
+            Vec::new(),
+            &GlobalMetadata::default(),
+            &EncodeOptions::new(),
+        )
+        .unwrap();
+        s.write_object(&ObjectDescriptor::new(Dtype::Uint8, vec![9]), &[1; 9])
+            .unwrap();
+        let (mut m, _) = s.finish().unwrap();
+        m[16..24].fill(0);
+        m
+    }
+
+    #[test]
+    fn every_proper_prefix_is_cut_short_and_whole_messages_are_not() {
+        let l = Limits::default();
+        for m in [buffered(), streaming()] {
+            for cut in PREAMBLE_LEN..m.len() {
+                assert!(is_cut_short(&m[..cut], &l), "cut {cut} of {}", m.len());
+            }
+            assert!(!is_cut_short(&m, &l));
+            let mut more = m.clone();
+            more.extend_from_slice(&m);
+            assert!(!is_cut_short(&more, &l));
+        }
+        assert!(!is_cut_short(&buffered()[..PREAMBLE_LEN - 1], &l));
+    }
+
+    #[test]
+    fn a_broken_chain_is_damage_not_an_interrupted_write() {
+        let l = Limits::default();
+        let m = buffered();
+        let cut = m.len() - 30;
+        // The first frame's magic, type, length (shifted by 8 so that its end
+        // magic is looked for in the wrong place, or made huge).
+        for (at, v) in [(24usize, b'X'), (27, 0x63), (39, m[39] ^ 8), (32, 0x7f)] {
+            let mut d = m[..cut].to_vec();
+            d[at] = v;
+            assert!(!is_cut_short(&d, &l), "byte {at}");
+        }
+        let first_len = be_u64(&m, 24 + 8).unwrap() as usize;
+        let mut d = m[..cut].to_vec();
+        d[24 + first_len - 1] ^= 1;
+        assert!(!is_cut_short(&d, &l), "frame end magic");
+        // A declared length within the buffer is not an interrupted write.
+        let mut d = m.clone();
+        d.truncate(cut);
+        d[16..24].copy_from_slice(&(cut as u64).to_be_bytes());
+        assert!(!is_cut_short(&d, &l));
+    }
 }
