@@ -39,4 +39,4 @@ pub use ffi::{
 };
 pub use ros::ExperimentalTensor;
 pub use typed::{Tensor, TensorView};
-pub use view::{gather, StridedView};
+pub use view::{gather, gather_with, StridedView};

@@ -2,9 +2,10 @@
 //! See `spec/tensor-model.md` §5.
 
 use super::dlpack::DLDataType;
-use super::view::{gather, StridedView};
+use super::view::{gather_with, StridedView};
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 
 /// Fields of the DLPack-aligned ROS 2 tensor message. `data` may be larger
 /// than the tensor; `strides` empty means row-major contiguous. Elements are
@@ -37,8 +38,17 @@ impl ExperimentalTensor {
         }
     }
 
-    /// A tgm object holding exactly the tensor's elements in row-major order.
+    /// A tgm object holding exactly the tensor's elements in row-major order,
+    /// under the default [`Limits`].
     pub fn to_object(&self) -> Result<(ObjectDescriptor, Vec<u8>)> {
+        self.to_object_with(&Limits::default())
+    }
+
+    /// [`Self::to_object`] under explicit limits: a message from an
+    /// untrusted peer can describe a huge tensor in a few bytes with strides
+    /// of 0, so the gathered size is checked against
+    /// `limits.max_object_bytes` before anything is allocated.
+    pub fn to_object_with(&self, limits: &Limits) -> Result<(ObjectDescriptor, Vec<u8>)> {
         let t = self.dtype();
         t.validate()?;
         let view = StridedView {
@@ -52,7 +62,7 @@ impl ExperimentalTensor {
             byte_offset: self.byte_offset,
             element_bytes: t.element_bytes(),
         };
-        let bytes = gather(&view)?;
+        let bytes = gather_with(&view, limits)?;
         let shape: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
         Ok((t.descriptor(&shape)?, bytes))
     }

@@ -2,6 +2,7 @@
 //! row-major order. See `spec/tensor-model.md` §3.
 
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 
 /// A view: shape, strides in elements (may be negative), byte offset into
 /// `data`, element size in bytes.
@@ -20,8 +21,16 @@ pub struct StridedView<'a> {
 }
 
 /// Copies the view's elements in row-major order, after checking that
-/// every element lies inside `data`. Errors come before any copy.
+/// every element lies inside `data`, under the default [`Limits`].
 pub fn gather(v: &StridedView<'_>) -> Result<Vec<u8>> {
+    gather_with(v, &Limits::default())
+}
+
+/// [`gather`] under explicit limits: the result may not exceed
+/// `limits.max_object_bytes`, which matters because strides of 0
+/// (broadcasting) let a few bytes describe any number of elements. Every
+/// check comes before any allocation or copy.
+pub fn gather_with(v: &StridedView<'_>, limits: &Limits) -> Result<Vec<u8>> {
     let eb = v.element_bytes as i128;
     if eb == 0 {
         return Err(Error::invalid_argument("element size must be positive"));
@@ -56,8 +65,13 @@ pub fn gather(v: &StridedView<'_>) -> Result<Vec<u8>> {
         }
     };
     let total = n * eb;
-    if total > isize::MAX as i128 {
-        return Err(Error::invalid_argument("tensor too large"));
+    if total > limits.max_object_bytes as i128 || total > isize::MAX as i128 {
+        let requested = u64::try_from(total).unwrap_or(u64::MAX);
+        return Err(Error::limit(
+            "max_object_bytes",
+            requested,
+            limits.max_object_bytes,
+        ));
     }
     if n == 0 {
         return Ok(Vec::new());
@@ -93,25 +107,29 @@ pub fn gather(v: &StridedView<'_>) -> Result<Vec<u8>> {
         ok
     };
     if contiguous {
-        return Ok(v.data[base as usize..(base + total) as usize].to_vec());
+        return crate::buffer::copy_of(&v.data[base as usize..(base + total) as usize]);
     }
-    let mut out = Vec::with_capacity(total as usize);
-    let mut idx = vec![0i64; ndim];
-    let e = v.element_bytes;
-    for _ in 0..n {
-        let off: i128 = idx
-            .iter()
-            .zip(&strides)
-            .map(|(&i, &s)| i as i128 * s)
-            .sum::<i128>()
-            * eb
-            + base;
-        out.extend_from_slice(&v.data[off as usize..off as usize + e]);
-        for k in (0..ndim).rev() {
+    // Walk the index like an odometer, keeping the byte offset of the
+    // current element; rows whose elements are adjacent go in one copy.
+    let mut out = crate::buffer::with_capacity(total as usize)?;
+    let (row_len, row_step) = match (v.shape.last(), strides.last()) {
+        (Some(&d), Some(&1)) => (d as usize, d as i128),
+        _ => (1, 1),
+    };
+    let outer = if row_len > 1 { ndim - 1 } else { ndim };
+    let row_bytes = row_len * v.element_bytes;
+    let mut idx = vec![0i64; outer];
+    let mut off = base;
+    for _ in 0..n / row_step {
+        let at = off as usize;
+        out.extend_from_slice(&v.data[at..at + row_bytes]);
+        for k in (0..outer).rev() {
             idx[k] += 1;
+            off += strides[k] * eb;
             if idx[k] < v.shape[k] {
                 break;
             }
+            off -= v.shape[k] as i128 * strides[k] * eb;
             idx[k] = 0;
         }
     }
@@ -121,6 +139,95 @@ pub fn gather(v: &StridedView<'_>) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Element by element, straight from the definition.
+    fn naive(v: &StridedView<'_>) -> Vec<u8> {
+        let n: i64 = v.shape.iter().product();
+        let ndim = v.shape.len();
+        let strides: Vec<i64> = v.strides.map(<[i64]>::to_vec).unwrap_or_else(|| {
+            (0..ndim)
+                .map(|i| v.shape[i + 1..].iter().product())
+                .collect()
+        });
+        let mut out = Vec::new();
+        for flat in 0..n {
+            let (mut rem, mut off) = (flat, v.byte_offset as i64);
+            for k in (0..ndim).rev() {
+                off += (rem % v.shape[k]) * strides[k] * v.element_bytes as i64;
+                rem /= v.shape[k];
+            }
+            out.extend_from_slice(&v.data[off as usize..off as usize + v.element_bytes]);
+        }
+        out
+    }
+
+    #[test]
+    fn strided_gather_equals_the_definition() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % m
+        };
+        let mut checked = 0;
+        while checked < 500 {
+            let ndim = 1 + next(4) as usize;
+            let eb = [1usize, 2, 4, 8][next(4) as usize];
+            let shape: Vec<i64> = (0..ndim).map(|_| 1 + next(5) as i64).collect();
+            let strides: Vec<i64> = (0..ndim)
+                .map(|k| {
+                    if k == ndim - 1 && next(2) == 0 {
+                        1
+                    } else {
+                        next(13) as i64 - 4
+                    }
+                })
+                .collect();
+            let v = StridedView {
+                data: &data,
+                shape: &shape,
+                strides: Some(&strides),
+                byte_offset: 64 * eb as u64 + next(64),
+                element_bytes: eb,
+            };
+            if let Ok(got) = gather(&v) {
+                assert_eq!(got, naive(&v), "{shape:?} {strides:?} eb {eb}");
+                checked += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn broadcast_bombs_hit_the_object_limit_before_allocating() {
+        let data = [0u8; 8];
+        let v = StridedView {
+            data: &data,
+            shape: &[1 << 40],
+            strides: Some(&[0]),
+            byte_offset: 0,
+            element_bytes: 8,
+        };
+        let e = gather(&v).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            crate::ErrorKind::LimitExceeded {
+                limit: "max_object_bytes",
+                ..
+            }
+        ));
+        let l = Limits {
+            max_object_bytes: 64,
+            ..Limits::default()
+        };
+        let small = StridedView { shape: &[9], ..v };
+        assert!(gather_with(&small, &l).is_err());
+        assert_eq!(
+            gather_with(&StridedView { shape: &[8], ..v }, &l).unwrap(),
+            [0; 64]
+        );
+    }
 
     #[test]
     fn transposed_negative_and_offset_views() {
