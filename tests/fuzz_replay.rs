@@ -319,6 +319,67 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
         ]
         .concat(),
     ));
+    // Files: every message kind back to back; one cut inside a message
+    // that carries another in its payload.
+    out.push(("file", [&[0u8, 0x00, 0x80][..], &msgs.concat()].concat()));
+    let nested = {
+        let inner = &msgs[0];
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![inner.len() as u64]);
+        tgm::encode(&meta(), &[(&d, &inner[..])], &EncodeOptions::new()).unwrap()
+    };
+    out.push((
+        "file",
+        [
+            &[5u8, 0xff, 0xe0][..],
+            &msgs[1],
+            &nested[..nested.len() - 9],
+        ]
+        .concat(),
+    ));
+    out.push((
+        "file",
+        [&[2u8, 0x40, 0x00][..], &msgs[6], &msgs[2]].concat(),
+    ));
+    // Tensors: ROS messages (int16 3x4 transposed; float32 broadcast row;
+    // bool with lanes), and decoded messages of every kind.
+    let transposed = [
+        &[4u8][..],
+        &[0, 16, 1, 0, 2],
+        &4i16.to_le_bytes(),
+        &3i16.to_le_bytes(),
+        &1i16.to_le_bytes(),
+        &4i16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &(0..12i16).flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+    ]
+    .concat();
+    out.push(("tensor", transposed));
+    let broadcast = [
+        &[4u8][..],
+        &[2, 32, 1, 0, 2],
+        &5i16.to_le_bytes(),
+        &3i16.to_le_bytes(),
+        &0i16.to_le_bytes(),
+        &1i16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &[0u8; 12],
+    ]
+    .concat();
+    out.push(("tensor", broadcast));
+    out.push((
+        "tensor",
+        [
+            &[0u8][..],
+            &[6, 8, 4, 0, 1],
+            &3i16.to_le_bytes(),
+            &[0, 0],
+            &[1; 12],
+        ]
+        .concat(),
+    ));
+    for (k, m) in msgs.iter().enumerate() {
+        out.push(("tensor", [&[(2 * k + 1) as u8][..], m].concat()));
+    }
     let npy = tgm::npy::write_npy(
         &tgm::npy::npy_layout(Dtype::Int16, &[2, 3], ByteOrder::Big),
         &[0; 12],

@@ -18,6 +18,12 @@ pub mod codecs;
 #[path = "io.rs"]
 pub mod io;
 
+#[path = "files.rs"]
+pub mod files;
+
+#[path = "tensor.rs"]
+pub mod tensor;
+
 /// Every target by name, as the fuzz binaries and corpus directories name them.
 pub fn target(name: &str) -> Option<fn(&[u8])> {
     Some(match name {
@@ -32,12 +38,14 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "prefilled" => codecs::prefilled,
         "roundtrip" => io::roundtrip,
         "npy" => io::npy,
+        "file" => files::file,
+        "tensor" => tensor::tensor,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 11] = [
+pub const TARGETS: [&str; 13] = [
     "decode",
     "scan",
     "chunked",
@@ -49,4 +57,6 @@ pub const TARGETS: [&str; 11] = [
     "prefilled",
     "roundtrip",
     "npy",
+    "file",
+    "tensor",
 ];

@@ -118,8 +118,12 @@ pub fn scan(data: &[u8]) {
     }
     assert_eq!(at, data.len() as u64);
     // Every intact message the backward scan sees is salvaged (the forward
-    // scan, like the reference's, may be misled by a damaged message).
-    for s in scan_backward(data, &limits) {
+    // scan, like the reference's, may be misled by a damaged message),
+    // unless crafted nesting exhausted salvage's work budget.
+    for s in scan_backward(data, &limits)
+        .into_iter()
+        .filter(|_| !rep.budget_exhausted)
+    {
         let intact = Message::parse_with(&data[s.range()], s.offset, &limits).is_ok_and(|p| {
             p.verify(tgm::Verify::IfPresent).is_ok()
                 && p.metadata().is_ok()

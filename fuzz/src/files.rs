@@ -1,0 +1,153 @@
+//! Files on disk: the index (hops, scanning, torn tails) under both
+//! backends, object access through it, and a reader following the file
+//! while it grows.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use tgm::file::Backend;
+use tgm::wire::scan::scan_with;
+use tgm::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN};
+use tgm::{DecodedObject, ErrorKind, Message, Result, TgmFile};
+
+use super::common::{fuzz_limits, options, u16_at};
+
+/// A scratch file private to this process and thread.
+fn scratch() -> PathBuf {
+    let dir = if std::path::Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    dir.join(format!(
+        "tgm-fuzz-{}-{:?}.tgm",
+        std::process::id(),
+        std::thread::current().id()
+    ))
+    .to_path_buf()
+}
+
+/// What every index must satisfy, whatever the bytes.
+fn check_index(f: &TgmFile, body: &[u8]) {
+    let mut end = 0u64;
+    for s in f.spans() {
+        assert!(
+            s.offset >= end,
+            "spans overlap or go backwards: {:?}",
+            f.spans()
+        );
+        assert!(s.len >= MIN_MESSAGE_LEN as u64);
+        end = s.offset + s.len;
+        assert!(end <= body.len() as u64, "span past the end of the file");
+        let m = &body[s.range()];
+        assert_eq!(&m[..8], MAGIC, "span does not start with the message magic");
+        assert_eq!(
+            &m[m.len() - 8..],
+            END_MAGIC,
+            "span does not end with the end magic"
+        );
+    }
+    match f.torn_tail() {
+        Some(t) => {
+            assert!(t.offset >= end, "torn tail overlaps a message");
+            assert_eq!(
+                t.offset + t.len,
+                body.len() as u64,
+                "torn tail must reach the end"
+            );
+            assert!(t.len > 0);
+        }
+        None => assert_eq!(
+            end,
+            body.len() as u64,
+            "bytes after the last message unreported"
+        ),
+    }
+}
+
+/// The data of a decode, or its error kind.
+fn outcome(r: &Result<DecodedObject>) -> std::result::Result<&[u8], &ErrorKind> {
+    r.as_ref().map(|d| &d.data[..]).map_err(|e| e.kind())
+}
+
+/// Every message of `body` parses, and the forward scan tiles it exactly.
+fn clean(body: &[u8]) -> bool {
+    let limits = fuzz_limits();
+    let spans = scan_with(body, &limits);
+    let mut at = 0u64;
+    for s in &spans {
+        if s.offset != at || Message::parse_with(&body[s.range()], s.offset, &limits).is_err() {
+            return false;
+        }
+        at = s.offset + s.len;
+    }
+    at == body.len() as u64
+}
+
+/// Header: option selector, then a u16 fraction of the file a follower
+/// sees first; the rest is the file.
+pub fn file(data: &[u8]) {
+    if data.len() < 3 {
+        return;
+    }
+    let (head, body) = data.split_at(3);
+    let limits = fuzz_limits();
+    let path = scratch();
+    std::fs::write(&path, body).expect("scratch file");
+    let a = TgmFile::open_with(&path, Backend::Mmap, &limits).expect("open (mmap)");
+    let b = TgmFile::open_with(&path, Backend::Pread, &limits).expect("open (pread)");
+    assert_eq!(a.spans(), b.spans(), "backends disagree on the index");
+    assert_eq!(
+        a.torn_tail(),
+        b.torn_tail(),
+        "backends disagree on the torn tail"
+    );
+    check_index(&a, body);
+
+    let opts = options(head[0]);
+    for m in 0..a.num_messages().min(4) {
+        let span = a.spans()[m];
+        let bytes = &body[span.range()];
+        assert_eq!(a.message_bytes(m).expect("message bytes").as_ref(), bytes);
+        for o in 0..3 {
+            let x = a.decode_object(m, o, &opts);
+            let y = b.decode_object(m, o, &opts);
+            let z = tgm::decode_object(bytes, o, &opts);
+            assert_eq!(
+                outcome(&x),
+                outcome(&y),
+                "object {m}/{o}: mmap and pread differ"
+            );
+            assert_eq!(
+                outcome(&x),
+                outcome(&z),
+                "object {m}/{o}: file and bytes differ"
+            );
+            let _ = a.object_slice::<f32>(m, o, &opts);
+        }
+        let _ = a.select("k", "1");
+    }
+
+    // A follower that looked when only a prefix was written.
+    let cut = (u16_at(head, 1) as usize * body.len()) / 65535;
+    std::fs::write(&path, &body[..cut]).expect("scratch file");
+    let mut f = TgmFile::open_with(&path, Backend::Mmap, &limits).expect("open prefix");
+    check_index(&f, &body[..cut]);
+    let before = f.spans().to_vec();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|mut w| w.write_all(&body[cut..]))
+        .expect("append");
+    f.refresh().expect("refresh");
+    assert!(f.spans().starts_with(&before), "refresh dropped spans");
+    check_index(&f, body);
+    if clean(body) {
+        assert_eq!(
+            f.spans(),
+            a.spans(),
+            "a follower indexed a clean file differently"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
