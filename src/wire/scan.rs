@@ -1,8 +1,8 @@
 //! Locating messages in a buffer holding many. See `spec/format.md` §2.4.
 
 use super::{
-    align_up, be_u16, be_u64, FrameType, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC,
-    MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
+    align_up, be_u16, be_u64, FrameType, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN,
+    FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
 };
 use crate::limits::Limits;
 
@@ -188,13 +188,23 @@ impl<'a> Scanner<'a> {
             None
         };
         match self.chain_end(p + PREAMBLE_LEN) {
-            ChainEnd::OutOfBytes { last_end } => body_end.is_none_or(|e| last_end <= e),
+            // A frame may not run past the message's declared end.
+            ChainEnd::OutOfBytes { last_end } => {
+                body_end.is_none_or(|e| last_end <= e + POSTAMBLE_LEN)
+            }
             ChainEnd::NoFrame { at } => {
-                // Cut inside the postamble: what is there must agree with one.
-                let tail = &self.buf[at..];
+                // Cut inside the postamble: what is there must agree with
+                // one. With a declared length the postamble starts at the
+                // body's end, which the last frame's padding may overrun
+                // when that end is not 8-aligned.
+                let post = match body_end {
+                    None => at,
+                    Some(e) if (e..e + ALIGN).contains(&at) => e,
+                    Some(_) => return false,
+                };
+                let tail = &self.buf[post..];
                 tail.len() < POSTAMBLE_LEN
                     && tail.get(16..).is_none_or(|m| END_MAGIC.starts_with(m))
-                    && body_end.is_none_or(|e| at == e)
             }
             ChainEnd::Broken => false,
         }
@@ -367,6 +377,46 @@ mod tests {
             assert!(!is_cut_short(&more, &l));
         }
         assert!(!is_cut_short(&buffered()[..PREAMBLE_LEN - 1], &l));
+    }
+
+    #[test]
+    fn an_unaligned_body_end_still_reads_as_cut_short() {
+        // The postamble straight after a last frame that ends off the
+        // 8-byte grid: a layout the parser accepts.
+        let l = Limits::default();
+        let m = (1..40)
+            .map(|n| {
+                let d = ObjectDescriptor::new(Dtype::Uint8, vec![n]);
+                let x = vec![3u8; n as usize];
+                crate::encode(
+                    &GlobalMetadata::default(),
+                    &[(&d, &x)],
+                    &EncodeOptions::new(),
+                )
+                .unwrap()
+            })
+            .find_map(|m| {
+                let parsed = crate::Message::parse(&m).unwrap();
+                let last = *parsed.layout().frames().last().unwrap();
+                let end = last.offset + last.total_len();
+                (!end.is_multiple_of(ALIGN)).then(|| {
+                    let mut u = [&m[..end], &m[m.len() - POSTAMBLE_LEN..]].concat();
+                    let len = (u.len() as u64).to_be_bytes();
+                    u[16..24].copy_from_slice(&len);
+                    let at = u.len() - 16;
+                    u[at..at + 8].copy_from_slice(&len);
+                    u
+                })
+            })
+            .expect("a message whose last frame ends unaligned");
+        assert!(
+            crate::Message::parse(&m).is_ok(),
+            "the parser accepts the layout"
+        );
+        for cut in PREAMBLE_LEN..m.len() {
+            assert!(is_cut_short(&m[..cut], &l), "cut {cut} of {}", m.len());
+        }
+        assert!(!is_cut_short(&m, &l));
     }
 
     #[test]
