@@ -471,6 +471,79 @@ fn interrupted_write_after_a_streaming_message_is_a_torn_tail() {
 }
 
 #[test]
+fn appender_cuts_an_interrupted_streaming_message_whose_payload_holds_the_end_magic() {
+    // The end magic's bytes inside the payload let the scan's fallback
+    // delimit the interrupted message itself; that is no message to keep.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.tgm");
+    let first = message(0);
+    let mut s = tgm::StreamingEncoder::new(
+        Vec::new(),
+        &GlobalMetadata::default(),
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    let payload = b"....39277777....".repeat(4);
+    s.write_object(
+        &ObjectDescriptor::new(Dtype::Uint8, vec![payload.len() as u64]),
+        &payload,
+    )
+    .unwrap();
+    let mut streaming = s.finish().unwrap().0;
+    streaming[16..24].fill(0);
+    let at = streaming
+        .windows(payload.len())
+        .position(|w| w == &payload[..])
+        .unwrap();
+    let partial = &streaming[..at + payload.len()];
+    std::fs::write(&path, [&first[..], partial].concat()).unwrap();
+    let app = Appender::open(&path, &AppendOptions::default()).unwrap();
+    assert_eq!(app.repaired_tail().unwrap().offset, first.len() as u64);
+    drop(app);
+    assert_eq!(std::fs::read(&path).unwrap(), first);
+}
+
+#[test]
+fn appender_refuses_a_cut_that_would_change_how_the_file_reads() {
+    // After message A: a preamble declaring more than the file holds and a
+    // frame that spans message B and ends inside the torn tail. As the file
+    // is, that chain breaks in the tail, so the preamble is damage and B is
+    // indexed; with the tail cut, the chain would run to the end and the
+    // preamble would read as an interrupted write that swallows B.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.tgm");
+    let (a, b) = (message(0), message(1));
+    let mut x = b"TENSOGRM".to_vec();
+    x.extend_from_slice(&[0, 3, 0, 0, 0, 0, 0, 0]);
+    x.extend_from_slice(&(1u64 << 20).to_be_bytes());
+    x.extend_from_slice(b"FR");
+    x.extend_from_slice(&[0, 9, 0, 1, 0, 0]);
+    x.extend_from_slice(&(16 + b.len() as u64 + 8).to_be_bytes());
+    let tail = [&[0u8, 0, 0, 0][..], b"ENDF", &[0xaa; 100]].concat();
+    let bytes = [&a[..], &x, &b, &tail].concat();
+    std::fs::write(&path, &bytes).unwrap();
+    let f = TgmFile::open(&path).unwrap();
+    let b_at = (a.len() + x.len()) as u64;
+    assert_eq!(
+        f.spans(),
+        &[
+            tgm::MessageSpan {
+                offset: 0,
+                len: a.len() as u64
+            },
+            tgm::MessageSpan {
+                offset: b_at,
+                len: b.len() as u64
+            },
+        ]
+    );
+    assert_eq!(f.torn_tail().unwrap().offset, b_at + b.len() as u64);
+    let e = Appender::open(&path, &AppendOptions::default()).unwrap_err();
+    assert!(e.detail().contains("would change"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
 fn appender_never_cuts_a_message_after_a_damaged_frame() {
     // A streaming message (no declared length) whose last frame's length was
     // damaged to run past the end looks like an interrupted write, but a

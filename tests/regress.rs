@@ -82,3 +82,40 @@ fn salvage_keeps_an_intact_message_inside_a_damaged_ones_range() {
     let damaged = rep.skipped.iter().find(|s| s.offset == 6224).unwrap();
     assert_eq!(damaged.offset + damaged.len, 6904);
 }
+
+/// A candidate after garbage (offset 1096) had a chain of frame headers
+/// that hopped over an intact message (offset 1496) and broke inside the
+/// torn tail. Once the appender cut that tail, the chain ran exactly to the
+/// end of the file, the candidate read as an interrupted write, and the
+/// intact message vanished from the index. Only a message that starts where
+/// the last complete one ends now counts as interrupted, and the appender
+/// indexes the file as it would be after the cut and refuses if anything
+/// changes.
+#[test]
+fn cutting_a_torn_tail_never_hides_an_intact_message() {
+    let data = load("file-c5e6c75e.bin");
+    let body = &data[3..];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.tgm");
+    std::fs::write(&path, body).unwrap();
+    let f = tgm::TgmFile::open(&path).unwrap();
+    let intact = tgm::MessageSpan {
+        offset: 1496,
+        len: 1320,
+    };
+    assert_eq!(f.spans(), &[intact]);
+    let cut = f.torn_tail().unwrap().offset as usize;
+    assert_eq!(cut, 2816);
+    drop(f);
+    // The bytes as a cut would leave them still read the same.
+    std::fs::write(&path, &body[..cut]).unwrap();
+    assert_eq!(tgm::TgmFile::open(&path).unwrap().spans(), &[intact]);
+    // And the appender's repair keeps the message indexed.
+    std::fs::write(&path, body).unwrap();
+    if tgm::file::Appender::open(&path, &Default::default()).is_ok() {
+        assert_eq!(std::fs::read(&path).unwrap(), &body[..cut]);
+    } else {
+        assert_eq!(std::fs::read(&path).unwrap(), body);
+    }
+    assert_eq!(tgm::TgmFile::open(&path).unwrap().spans(), &[intact]);
+}

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tgm::file::Backend;
+use tgm::file::{AppendOptions, Appender, Backend};
 use tgm::wire::scan::scan_with;
 use tgm::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN};
 use tgm::{DecodedObject, ErrorKind, Message, Result, TgmFile};
@@ -128,6 +128,9 @@ pub fn file(data: &[u8]) {
         let _ = a.select("k", "1");
     }
 
+    let (spans, torn) = (a.spans().to_vec(), a.torn_tail().cloned());
+    drop((a, b));
+
     // A follower that looked when only a prefix was written.
     let cut = (u16_at(head, 1) as usize * body.len()) / 65535;
     std::fs::write(&path, &body[..cut]).expect("scratch file");
@@ -145,9 +148,52 @@ pub fn file(data: &[u8]) {
     if clean(body) {
         assert_eq!(
             f.spans(),
-            a.spans(),
+            spans,
             "a follower indexed a clean file differently"
         );
+    }
+    drop(f);
+
+    // Repairing the file for appending never loses an intact message: the
+    // appender refuses and leaves the file as it was, or cuts exactly the
+    // torn tail.
+    let intact: Vec<_> = spans
+        .iter()
+        .filter(|s| {
+            Message::parse_with(&body[s.range()], s.offset, &limits).is_ok_and(|m| {
+                m.verify(tgm::Verify::IfPresent).is_ok()
+                    && m.metadata().is_ok()
+                    && (0..m.num_objects()).all(|i| m.object(i).is_ok())
+            })
+        })
+        .copied()
+        .collect();
+    let mut ao = AppendOptions::default();
+    ao.limits = limits.clone();
+    match Appender::open(&path, &ao) {
+        Ok(app) => {
+            drop(app);
+            let cut = torn.as_ref().map_or(body.len(), |t| t.offset as usize);
+            let now = std::fs::read(&path).expect("read back");
+            assert_eq!(
+                now,
+                &body[..cut],
+                "the appender cut more than the torn tail"
+            );
+            let g = TgmFile::open_with(&path, Backend::Pread, &limits).expect("reopen");
+            for s in &intact {
+                assert!(
+                    g.spans().contains(s),
+                    "repair lost the intact message at {}",
+                    s.offset
+                );
+            }
+        }
+        Err(_) => assert_eq!(
+            std::fs::read(&path).expect("read back"),
+            body,
+            "a refused repair changed the file"
+        ),
     }
     let _ = std::fs::remove_file(&path);
 }

@@ -57,23 +57,43 @@ pub struct Appender {
     repaired: Option<TornTail>,
 }
 
-/// Cutting a torn tail must never destroy a message. A tail that is one
-/// interrupted message can still contain a delimitable message: one carried
-/// in its payload, or a real one after a frame whose length was damaged.
-/// Which it is cannot be told, so such a tail is left for the caller.
-fn refuse_if_tail_holds_a_message(
+/// Cutting a torn tail must never destroy a message, nor change how the
+/// rest of the file reads. A tail that is one interrupted message can still
+/// contain a delimitable message: one carried in its payload, or a real one
+/// after a frame whose length was damaged. Which it is cannot be told, so
+/// such a tail is left for the caller. And a damaged region before the
+/// tail may read differently once the bytes after it are gone (a chain of
+/// frames that broke inside the tail would then run to the end), so the
+/// file as it would be after the cut is indexed first and must show the
+/// same messages and no torn tail.
+fn refuse_unsafe_cut(
     file: &File,
     path: &Path,
+    spans: &[crate::wire::scan::MessageSpan],
     t: &TornTail,
     limits: &Limits,
 ) -> Result<()> {
     let map = super::pod::map_file(file)?;
-    let Some(tail) = usize::try_from(t.offset).ok().and_then(|o| map.get(o..)) else {
+    let Some(cut) = usize::try_from(t.offset).ok().filter(|&c| c <= map.len()) else {
         return Ok(());
     };
-    match crate::wire::scan::scan_with(tail, limits).first() {
-        None => Ok(()),
-        Some(inner) => Err(Error::framing(format!(
+    let (tail, kept) = (&map[cut..], &map[..cut]);
+    // Every position that starts a message, except an interrupted one
+    // (it runs to the end, so nothing it appears to delimit is real).
+    let mut sc = crate::wire::scan::Scanner::new(tail, limits);
+    let mut q = 0;
+    let mut found = None;
+    while let Some(m) = sc.next_magic(q) {
+        if !sc.is_cut_short(m) {
+            if let Some(s) = sc.message_at(m) {
+                found = Some(s);
+                break;
+            }
+        }
+        q = m + 1;
+    }
+    if let Some(inner) = found {
+        return Err(Error::framing(format!(
             "{} ends with {} bytes that form no complete message ({}), but a message can be \
              delimited inside them at offset {}: it may be carried in the interrupted message's \
              payload or be intact data after damage, so the tail is not cut; run `tgm salvage`, \
@@ -84,8 +104,23 @@ fn refuse_if_tail_holds_a_message(
             t.offset + inner.offset,
             t.offset
         ))
-        .at(t.offset)),
+        .at(t.offset));
     }
+    let (after, torn_after) = super::index::index_bytes(kept, limits);
+    if after != spans || torn_after.is_some() {
+        return Err(Error::framing(format!(
+            "{}: cutting the {} bytes from offset {} ({}) would change how the damaged bytes \
+             before them read ({} messages instead of {}), so the tail is not cut; run `tgm salvage`",
+            path.display(),
+            t.len,
+            t.offset,
+            t.reason,
+            after.len(),
+            spans.len()
+        ))
+        .at(t.offset));
+    }
+    Ok(())
 }
 
 impl Appender {
@@ -115,7 +150,7 @@ impl Appender {
                     .at(t.offset))
                 }
                 TornTailPolicy::Truncate => {
-                    refuse_if_tail_holds_a_message(&file, &path, t, &opts.limits)?;
+                    refuse_unsafe_cut(&file, &path, existing.spans(), t, &opts.limits)?;
                     file.set_len(t.offset)?;
                     file.sync_all()?;
                     repaired = Some(t.clone());

@@ -24,6 +24,31 @@ pub(crate) trait ReadAt {
     fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>>;
 }
 
+/// A byte slice as a source.
+struct SliceSource<'b>(&'b [u8]);
+
+impl ReadAt for SliceSource<'_> {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let start = usize::try_from(offset).ok()?;
+        self.0
+            .get(start..start.checked_add(len)?)
+            .map(std::borrow::Cow::Borrowed)
+    }
+}
+
+/// Indexes the messages of a file held in memory, as [`index_messages`]
+/// does for a file on disk.
+pub(crate) fn index_bytes(bytes: &[u8], limits: &Limits) -> (Vec<MessageSpan>, Option<TornTail>) {
+    index_messages(&SliceSource(bytes), 0, limits, &mut |p| {
+        bytes
+            .get(usize::try_from(p).ok()?..)
+            .map(std::borrow::Cow::Borrowed)
+    })
+}
+
 /// Hops from preamble to preamble using declared lengths. Where a hop is
 /// impossible (a streaming message, damage) the rest is handed to `slow`,
 /// which scans it. Returns the spans and the torn tail, if any.
@@ -85,9 +110,11 @@ pub(crate) fn index_messages<'a>(
     let mut last_end = 0usize;
     let mut cut_short_at = None;
     while let Some(m) = sc.next_magic(q) {
-        // An interrupted write ends the scan before its bytes are looked
-        // into, so that nothing carried in its payload is indexed.
-        if sc.is_cut_short(m) {
+        // An interrupted append starts where the last complete message
+        // ends; it ends the scan before its bytes are looked into, so that
+        // nothing carried in its payload is indexed. Elsewhere a chain of
+        // frames that runs to the end is damage and scanning goes on.
+        if m == last_end && sc.is_cut_short(m) {
             cut_short_at = Some(m);
             break;
         }
