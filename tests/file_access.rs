@@ -43,6 +43,21 @@ fn streaming_message(i: u32) -> Vec<u8> {
     s.finish().unwrap().0
 }
 
+/// A streaming message of one object whose length was never back-filled
+/// (as one written to a pipe).
+fn unfilled_streaming(d: &ObjectDescriptor, x: &[u8]) -> Vec<u8> {
+    let mut s = tgm::StreamingEncoder::new(
+        Vec::new(),
+        &GlobalMetadata::default(),
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    s.write_object(d, x).unwrap();
+    let mut m = s.finish().unwrap().0;
+    m[16..24].fill(0);
+    m
+}
+
 fn sample_file(dir: &Path) -> (std::path::PathBuf, Vec<Vec<u8>>) {
     let msgs = vec![message(0), message(1), streaming_message(2), message(3)];
     let path = dir.join("f.tgm");
@@ -433,26 +448,17 @@ fn interrupted_write_after_a_streaming_message_is_a_torn_tail() {
     let head = [message(0), streaming_message(1)].concat();
     let inner = message(7);
     let buffered = nesting_message(&inner);
-    let mut s = tgm::StreamingEncoder::new(
-        Vec::new(),
-        &GlobalMetadata::default(),
-        &EncodeOptions::new(),
-    )
-    .unwrap();
-    s.write_object(
+    let streaming = unfilled_streaming(
         &ObjectDescriptor::new(Dtype::Uint8, vec![inner.len() as u64]),
         &inner,
-    )
-    .unwrap();
-    let streaming = s.finish().unwrap().0;
+    );
     for outer in [buffered, streaming] {
         let at = outer
             .windows(inner.len())
             .position(|w| w == &inner[..])
             .unwrap();
         for cut in [at + inner.len(), at + inner.len() + 7] {
-            let mut partial = outer[..cut].to_vec();
-            partial[16..24].fill(0); // a streaming write has not back-filled yet
+            let partial = outer[..cut].to_vec();
             std::fs::write(&path, [&head[..], &partial].concat()).unwrap();
             for backend in [Backend::Mmap, Backend::Pread] {
                 let f = TgmFile::open_with(&path, backend, &Limits::default()).unwrap();
@@ -477,20 +483,11 @@ fn appender_cuts_an_interrupted_streaming_message_whose_payload_holds_the_end_ma
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.tgm");
     let first = message(0);
-    let mut s = tgm::StreamingEncoder::new(
-        Vec::new(),
-        &GlobalMetadata::default(),
-        &EncodeOptions::new(),
-    )
-    .unwrap();
     let payload = b"....39277777....".repeat(4);
-    s.write_object(
+    let streaming = unfilled_streaming(
         &ObjectDescriptor::new(Dtype::Uint8, vec![payload.len() as u64]),
         &payload,
-    )
-    .unwrap();
-    let mut streaming = s.finish().unwrap().0;
-    streaming[16..24].fill(0);
+    );
     let at = streaming
         .windows(payload.len())
         .position(|w| w == &payload[..])
@@ -552,16 +549,8 @@ fn appender_never_cuts_a_message_after_a_damaged_frame() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("d.tgm");
     let first = message(0);
-    let mut s = tgm::StreamingEncoder::new(
-        Vec::new(),
-        &GlobalMetadata::default(),
-        &EncodeOptions::new(),
-    )
-    .unwrap();
     let (d, x) = obj(5, 8);
-    s.write_object(&d, &x).unwrap();
-    let (mut streaming, _) = s.finish().unwrap();
-    streaming[16..24].fill(0); // not back-filled
+    let mut streaming = unfilled_streaming(&d, &x);
     let last = tgm::Message::parse(&streaming)
         .unwrap()
         .layout()
