@@ -8,7 +8,7 @@
 #   SECONDS_PER_TARGET=600 JOBS=1 fuzz/campaign.sh decode scan
 #
 # A crash ends that target's run early (its row says so); turn the artifact
-# into testdata/regress/<target>-<id>.bin with a test in tests/fuzz_replay.rs.
+# into testdata/regress/<target>-<id>.bin with a test in tests/regress.rs.
 set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER_TARGET="${SECONDS_PER_TARGET:-3600}"

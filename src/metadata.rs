@@ -66,7 +66,40 @@ impl GlobalMetadata {
             );
         }
         let (v, _) = cbor::parse_one(bytes, base_offset, limits.cbor())?;
-        Self::from_value(&v).map_err(|e| e.at(base_offset))
+        let meta = Self::from_value(&v).map_err(|e| e.at(base_offset))?;
+        meta.check_nesting(limits.max_cbor_depth)
+            .map_err(|e| e.at(base_offset))?;
+        Ok(meta)
+    }
+
+    /// Checks that the map as written (`to_value`) nests at most `max_depth`
+    /// containers deep, so that a reader with that depth limit accepts it.
+    /// Only keys moved from the top level into `_extra_` on read can grow
+    /// deeper than the bytes they came from. See `spec/format.md` §7.
+    pub fn check_nesting(&self, max_depth: usize) -> Result<()> {
+        // The top-level map sits at depth 0, `base` at 1, each entry at 2,
+        // each entry's values at 3; `_extra_` and `_reserved_` at 1, their
+        // values at 2.
+        let too_deep = |section: &str, key: &str| {
+            Error::metadata(format!(
+                "metadata {section}{key:?} nests deeper than the {max_depth} levels a reader accepts"
+            ))
+        };
+        for (i, entry) in self.base.iter().enumerate() {
+            for (k, v) in entry {
+                if v.nests_deeper_than(max_depth.saturating_sub(3)) {
+                    return Err(too_deep(&format!("base[{i}]."), k));
+                }
+            }
+        }
+        for (section, map) in [(EXTRA_KEY, &self.extra), (RESERVED_KEY, &self.reserved)] {
+            for (k, v) in map {
+                if v.nests_deeper_than(max_depth.saturating_sub(2)) {
+                    return Err(too_deep(&format!("{section}."), k));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Interprets a CBOR value: unknown top-level keys move into `_extra_`.
@@ -110,8 +143,10 @@ impl GlobalMetadata {
         Ok(meta)
     }
 
-    /// Rejects caller-written provenance, as the encoder must.
+    /// Rejects caller-written provenance, as the encoder must, and metadata
+    /// nested deeper than a reader with default limits accepts.
     pub fn check_caller_owned(&self, num_objects: usize) -> Result<()> {
+        self.check_nesting(Limits::default().max_cbor_depth)?;
         if !self.reserved.is_empty() {
             return Err(Error::metadata(
                 "callers must not write _reserved_ at message level; the encoder fills it",
@@ -318,6 +353,51 @@ mod tests {
         assert_eq!(&u[14..15], "4");
         assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"));
         assert_ne!(u, random_uuid_v4());
+    }
+
+    fn nested(levels: usize) -> Value {
+        (0..levels).fold(Value::Uint(0), |v, _| Value::Array(vec![v]))
+    }
+
+    #[test]
+    fn nesting_depth_counts_containers() {
+        assert!(!Value::Uint(1).nests_deeper_than(0));
+        assert!(Value::Array(vec![]).nests_deeper_than(0));
+        assert!(!Value::Array(vec![]).nests_deeper_than(1));
+        assert!(nested(5).nests_deeper_than(4));
+        assert!(!nested(5).nests_deeper_than(5));
+        let in_key = Value::Map(vec![(nested(3), Value::Null)]);
+        assert!(in_key.nests_deeper_than(3));
+        assert!(Value::Tag(1, Box::new(nested(2))).nests_deeper_than(2));
+    }
+
+    #[test]
+    fn encoder_refuses_metadata_a_reader_would_reject() {
+        let max = Limits::default().max_cbor_depth;
+        let d = ObjectDescriptor::new(crate::Dtype::Uint8, vec![1u64]);
+        let opts = crate::EncodeOptions::default();
+        let mut m = GlobalMetadata::default();
+        m.extra.insert("x".into(), nested(max - 2));
+        let bytes = crate::encode(&m, &[(&d, &[7])], &opts).unwrap();
+        assert!(crate::decode(&bytes, &Default::default()).is_ok());
+        m.extra.insert("x".into(), nested(max - 1));
+        let e = crate::encode(&m, &[(&d, &[7])], &opts).unwrap_err();
+        assert!(e.to_string().contains("_extra_.\"x\" nests deeper"), "{e}");
+
+        let mut m = GlobalMetadata::default();
+        m.base.push(Map::from([("y".to_string(), nested(max - 3))]));
+        let bytes = crate::encode(&m, &[(&d, &[7])], &opts).unwrap();
+        assert!(crate::decode(&bytes, &Default::default()).is_ok());
+        m.base[0].insert("y".into(), nested(max - 2));
+        let e = crate::encode(&m, &[(&d, &[7])], &opts).unwrap_err();
+        assert!(e.to_string().contains("base[0].\"y\""), "{e}");
+        let mut sink = Vec::new();
+        assert!(crate::StreamingEncoder::new(&mut sink, &m, &opts).is_err());
+        let mut s =
+            crate::StreamingEncoder::new(&mut sink, &GlobalMetadata::default(), &opts).unwrap();
+        assert!(s
+            .write_preceder(Map::from([("y".to_string(), nested(max - 2))]))
+            .is_err());
     }
 
     #[test]

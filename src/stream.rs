@@ -8,6 +8,7 @@ use crate::descriptor::{Map, ObjectDescriptor};
 use crate::encode::{postamble_bytes, prepare_object, write_preamble, EncodeOptions, HashPolicy};
 use crate::error::{Error, Result};
 use crate::hash;
+use crate::limits::Limits;
 use crate::metadata::{GlobalMetadata, Provenance, RESERVED_KEY};
 use crate::wire::frame::{padding_after, write_cbor_frame};
 use crate::wire::tables::{HashTable, IndexTable};
@@ -46,6 +47,7 @@ impl<W: Write> StreamingEncoder<W> {
                 "callers must not write _reserved_; the encoder fills it",
             ));
         }
+        metadata.check_nesting(Limits::default().max_cbor_depth)?;
         let mut enc = StreamingEncoder {
             sink,
             written: 0,
@@ -100,7 +102,9 @@ impl<W: Write> StreamingEncoder<W> {
                 "two preceders in a row; write an object between them",
             ));
         }
-        let cbor = GlobalMetadata::with_base(vec![entry.clone()]).to_cbor();
+        let wrapped = GlobalMetadata::with_base(vec![entry.clone()]);
+        wrapped.check_nesting(Limits::default().max_cbor_depth)?;
+        let cbor = wrapped.to_cbor();
         let mut frame = Vec::with_capacity(cbor.len() + 28);
         write_cbor_frame(
             &mut frame,

@@ -119,3 +119,26 @@ fn cutting_a_torn_tail_never_hides_an_intact_message() {
     }
     assert_eq!(tgm::TgmFile::open(&path).unwrap().spans(), &[intact]);
 }
+
+/// Unknown top-level metadata keys move under `_extra_` on read, one level
+/// deeper than in the bytes. A key nested to the depth limit was accepted,
+/// and the metadata then re-encoded to bytes no reader accepts. Such keys are
+/// now rejected on read, and the encoder refuses metadata that nests too deep.
+#[test]
+fn metadata_that_cannot_be_rewritten_is_rejected_on_read() {
+    let limits = tgm::Limits::default();
+    let data = load("metadata-033beedf.bin");
+    let e = tgm::GlobalMetadata::from_cbor(&data, 0, &limits).unwrap_err();
+    assert!(e.to_string().contains("nests deeper"), "{e}");
+
+    // One level shallower is accepted and survives a rewrite.
+    let mut ok = vec![0xa1, 0x61, b'x'];
+    ok.extend(std::iter::repeat_n(0x81, limits.max_cbor_depth - 2));
+    ok.push(0);
+    let m = tgm::GlobalMetadata::from_cbor(&ok, 0, &limits).unwrap();
+    let again = tgm::GlobalMetadata::from_cbor(&m.to_cbor(), 0, &limits).unwrap();
+    assert_eq!(again, m);
+    let mut deep = ok.clone();
+    deep.insert(3, 0x81);
+    assert!(tgm::GlobalMetadata::from_cbor(&deep, 0, &limits).is_err());
+}

@@ -32,6 +32,23 @@ pub enum Value {
 }
 
 impl Value {
+    /// Whether arrays, maps and tags nest more than `levels` deep inside this
+    /// value (a scalar nests 0 deep, `[[1]]` 2 deep). Recurses at most
+    /// `levels + 1` calls deep, whatever the value.
+    pub fn nests_deeper_than(&self, levels: usize) -> bool {
+        let Some(rest) = levels.checked_sub(1) else {
+            return matches!(self, Value::Array(_) | Value::Map(_) | Value::Tag(..));
+        };
+        match self {
+            Value::Array(items) => items.iter().any(|c| c.nests_deeper_than(rest)),
+            Value::Map(entries) => entries
+                .iter()
+                .any(|(k, v)| k.nests_deeper_than(rest) || v.nests_deeper_than(rest)),
+            Value::Tag(_, inner) => inner.nests_deeper_than(rest),
+            _ => false,
+        }
+    }
+
     /// The text, if this is a text string.
     pub fn as_text(&self) -> Option<&str> {
         match self {
