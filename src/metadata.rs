@@ -143,9 +143,23 @@ impl GlobalMetadata {
         Ok(meta)
     }
 
+    /// Rejects what a caller may not hand an encoder for a message of
+    /// `num_objects` objects: see [`Self::check_caller_written`], and more
+    /// base entries than objects.
+    pub fn check_caller_owned(&self, num_objects: usize) -> Result<()> {
+        self.check_caller_written()?;
+        if self.base.len() > num_objects {
+            return Err(Error::metadata(format!(
+                "base has {} entries but the message has {num_objects} objects",
+                self.base.len()
+            )));
+        }
+        Ok(())
+    }
+
     /// Rejects caller-written provenance, as the encoder must, and metadata
     /// nested deeper than a reader with default limits accepts.
-    pub fn check_caller_owned(&self, num_objects: usize) -> Result<()> {
+    pub fn check_caller_written(&self) -> Result<()> {
         self.check_nesting(Limits::default().max_cbor_depth)?;
         if !self.reserved.is_empty() {
             return Err(Error::metadata(
@@ -158,12 +172,6 @@ impl GlobalMetadata {
                     "callers must not write _reserved_ in base[{i}]; the encoder fills it"
                 )));
             }
-        }
-        if self.base.len() > num_objects {
-            return Err(Error::metadata(format!(
-                "base has {} entries but the message has {num_objects} objects",
-                self.base.len()
-            )));
         }
         Ok(())
     }

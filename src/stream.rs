@@ -40,14 +40,7 @@ impl<W: Write> StreamingEncoder<W> {
                 "a streaming message cannot carry a header hash frame; use HashPolicy::Footer",
             ));
         }
-        if !metadata.reserved.is_empty()
-            || metadata.base.iter().any(|e| e.contains_key(RESERVED_KEY))
-        {
-            return Err(Error::metadata(
-                "callers must not write _reserved_; the encoder fills it",
-            ));
-        }
-        metadata.check_nesting(Limits::default().max_cbor_depth)?;
+        metadata.check_caller_written()?;
         let mut enc = StreamingEncoder {
             sink,
             written: 0,

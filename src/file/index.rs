@@ -108,14 +108,14 @@ pub(crate) fn index_messages<'a>(
     let mut sc = Scanner::new(&rest, limits);
     let mut q = 0usize;
     let mut last_end = 0usize;
-    let mut cut_short_at = None;
+    let mut cut_short = false;
     while let Some(m) = sc.next_magic(q) {
         // An interrupted append starts where the last complete message
         // ends; it ends the scan before its bytes are looked into, so that
         // nothing carried in its payload is indexed. Elsewhere a chain of
         // frames that runs to the end is damage and scanning goes on.
         if m == last_end && sc.is_cut_short(m) {
-            cut_short_at = Some(m);
+            cut_short = true;
             break;
         }
         match sc.message_at(m) {
@@ -131,13 +131,8 @@ pub(crate) fn index_messages<'a>(
         }
     }
     let torn = (last_end < rest.len()).then(|| {
-        let why = if cut_short_at == Some(last_end) {
+        let why = if cut_short {
             INCOMPLETE.to_string()
-        } else if let Some(m) = cut_short_at {
-            format!(
-                "bytes that form no message, then a message cut short at offset {}",
-                p + m as u64
-            )
         } else if rest.len() - last_end < MIN_MESSAGE_LEN {
             "fewer bytes than the smallest message".to_string()
         } else if rest[last_end..].starts_with(MAGIC) {
