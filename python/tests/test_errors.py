@@ -120,8 +120,6 @@ def test_bad_metadata():
         tgm.encode({"big": 2**70}, obj)
     with pytest.raises(TypeError):
         tgm.encode({"obj": object()}, obj)
-    with pytest.raises(tgm.InvalidArgumentError):
-        tgm.encode({"version": 2}, obj)
     with pytest.raises(tgm.TensogramError):
         tgm.encode({"base": [{}, {}]}, obj)
 

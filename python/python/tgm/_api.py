@@ -19,8 +19,8 @@ def _hash_flag(hash):
 
 def _split_metadata(global_meta_dict):
     """``(base, extra)`` from a reference-style metadata dict: ``base`` is the
-    per-object list, ``_extra_`` and every other top-level key are extra;
-    ``version`` (the wire version, 3) and library-owned ``_reserved_``
+    per-object list, ``_extra_`` and every other top-level key (``version``
+    included, as in the reference) are extra; library-owned ``_reserved_``
     sections are dropped, as the encoder writes those itself."""
     if isinstance(global_meta_dict, Metadata):
         global_meta_dict = global_meta_dict.to_dict()
@@ -32,9 +32,6 @@ def _split_metadata(global_meta_dict):
     base = d.pop("base", None) or []
     if not isinstance(base, (list, tuple)):
         raise InvalidArgumentError("metadata 'base' must be a list of dicts")
-    version = d.pop("version", 3)
-    if version != 3:
-        raise InvalidArgumentError(f"only wire version 3 can be written, not {version!r}")
     d.pop(RESERVED, None)
     extra = d.pop("_extra_", None) or {}
     if not isinstance(extra, dict):
