@@ -122,11 +122,11 @@ def _variable_name(entry, m, o):
     return f"object_{m}_{o}"
 
 
-def _dims(entry, meta, ndim):
+def _dims(entry, meta, ndim, name):
     names = entry.get("dim_names", meta.extra.get("dim_names"))
     if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
         return tuple(names)
-    return tuple(f"dim_{i}" for i in range(ndim))
+    return tuple(f"{name}_dim_{i}" for i in range(ndim))
 
 
 def _scalar(v):
@@ -146,7 +146,7 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None):
             mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
             mars = {k: _scalar(v) for k, v in mars.items() if k != "param"}
             groups.setdefault(name, []).append(
-                (ObjectArray(f, m, o, desc), _dims(entry, meta, desc.ndim), mars, desc)
+                (ObjectArray(f, m, o, desc), _dims(entry, meta, desc.ndim, name), mars, desc)
             )
     drop = set(drop_variables or ())
     variables, coords = {}, {}
