@@ -171,3 +171,29 @@ def test_validate_file_reports_trailing_garbage(tmp_path):
 def test_open_missing_file():
     with pytest.raises(FileNotFoundError):
         tgm.TensogramFile.open("/nonexistent/x.tgm")
+
+
+class _DLPackOnly:
+    """A producer exposing only the DLPack protocol."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __dlpack__(self, **kwargs):
+        return self._arr.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._arr.__dlpack_device__()
+
+
+def test_dlpack_in_and_out(tmp_path):
+    src = np.arange(12.0).reshape(3, 4)
+    p = tmp_path / "d.tgm"
+    with tgm.TensogramFile.create(p) as f:
+        f.append({}, [(desc([3, 4], "float64"), _DLPackOnly(src))])
+    view = tgm.TensogramFile.open(p).object_array(0, 0)
+    assert not view.flags.writeable
+    # The read-only mmap view exports through DLPack without a copy.
+    imported = np.from_dlpack(view)
+    assert np.shares_memory(imported, view)
+    np.testing.assert_array_equal(imported, src)

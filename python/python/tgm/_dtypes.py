@@ -66,7 +66,8 @@ def encodable(desc, data):
     """The raw bytes to encode for ``data`` under descriptor dict ``desc``,
     as a C-contiguous uint8 buffer in the descriptor's byte order.
 
-    Arrays must have the descriptor's element type (``bfloat16`` takes any
+    ``data`` is a NumPy array, anything NumPy can import through DLPack
+    (``__dlpack__``), or bytes-like. Arrays must have the descriptor's element type (``bfloat16`` takes any
     2-byte type holding the raw bits, ``bitmask`` packed ``uint8``); arrays
     in the other byte order are swapped. ``bytes``-like data is taken as
     already in the descriptor's byte order.
@@ -78,6 +79,9 @@ def encodable(desc, data):
         if not mv.c_contiguous:
             raise EncodeError("data buffer must be C-contiguous")
         return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
+    if not isinstance(data, np.ndarray) and hasattr(data, "__dlpack__"):
+        # Any DLPack producer on the CPU (PyTorch, JAX, CuPy host arrays ...).
+        data = np.from_dlpack(data)
     if not isinstance(data, np.ndarray):
         if hasattr(data, "__array__") or isinstance(data, (list, tuple)):
             data = np.asarray(data)
