@@ -158,3 +158,14 @@ def test_unsupported_reference_options_are_refused():
         tgm.encode({}, [(desc([1], "float64"), np.zeros(1))], nan_mask_method="rle")
     with pytest.raises(tgm.InvalidArgumentError):
         tgm.encode({}, [(desc([1], "float64"), np.zeros(1))], hash="md5")
+
+
+def test_message_buffers_of_any_kind(simple_message):
+    msg, data = simple_message
+    assert len(msg) % 8 == 0
+    for buf in (bytearray(msg), memoryview(msg), np.frombuffer(msg, np.uint8), np.frombuffer(msg, np.float64)):
+        np.testing.assert_array_equal(tgm.decode(buf).objects[0][1], data)
+    with pytest.raises(TypeError):
+        tgm.decode("text")
+    with pytest.raises(tgm.InvalidArgumentError):
+        tgm.decode(np.frombuffer(msg, np.uint8)[::2])

@@ -197,3 +197,25 @@ def test_dlpack_in_and_out(tmp_path):
     imported = np.from_dlpack(view)
     assert np.shares_memory(imported, view)
     np.testing.assert_array_equal(imported, src)
+
+
+def test_concurrent_reads_from_threads(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = write_archive(tmp_path / "a.tgm", 8)
+    f = tgm.TensogramFile.open(p)
+    buf = p.read_bytes()
+
+    def work(i):
+        a = f.object_array(i % 8, 0)
+        b = f.file_decode_object(i % 8, 1)["data"]
+        off, length = tgm.scan(buf)[i % 8]
+        c = tgm.decode(buf[off : off + length]).objects[0][1]
+        return a.sum(), b.sum(), c.sum()
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, range(64)))
+    for i, (a, b, c) in enumerate(results):
+        step = i % 8
+        assert a == c == (np.arange(12.0) + step).sum()
+        assert b == 50 * step

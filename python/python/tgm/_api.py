@@ -105,6 +105,21 @@ def encode(
     )
 
 
+def _buffer(buf):
+    """``buf`` as a flat byte buffer: bytes-like objects, memory maps and
+    NumPy arrays of any dtype are read in place."""
+    if isinstance(buf, (bytes, bytearray)):
+        return buf
+    if isinstance(buf, str):
+        raise TypeError("a message is bytes-like, not str")
+    mv = memoryview(buf)
+    if mv.format != "B" or mv.ndim != 1:
+        if not mv.c_contiguous:
+            raise InvalidArgumentError("message buffer must be C-contiguous")
+        mv = mv.cast("B")
+    return mv
+
+
 def _object(desc, raw, native_byte_order):
     return (DataObjectDescriptor(desc), as_array(desc, raw, native_byte_order))
 
@@ -116,7 +131,7 @@ def decode(buf, native_byte_order=True, threads=0, restore_non_finite=True, veri
     requires every frame to carry one (``MissingHashError`` otherwise).
     """
     meta, objects = _native.decode(
-        buf, native_byte_order, threads, restore_non_finite, verify_hash
+        _buffer(buf), native_byte_order, threads, restore_non_finite, verify_hash
     )
     return Message(
         Metadata._from_native(meta),
@@ -126,13 +141,13 @@ def decode(buf, native_byte_order=True, threads=0, restore_non_finite=True, veri
 
 def decode_metadata(buf):
     """Decode only the metadata → ``Metadata``."""
-    return Metadata._from_native(_native.decode_metadata(buf))
+    return Metadata._from_native(_native.decode_metadata(_buffer(buf)))
 
 
 def decode_descriptors(buf):
     """Decode metadata and descriptors, no payloads →
     ``(Metadata, list[DataObjectDescriptor])``."""
-    meta, descs = _native.decode_descriptors(buf)
+    meta, descs = _native.decode_descriptors(_buffer(buf))
     return Metadata._from_native(meta), [DataObjectDescriptor(d) for d in descs]
 
 
@@ -141,7 +156,7 @@ def decode_object(
 ):
     """Decode object *index* → ``(Metadata, DataObjectDescriptor, ndarray)``."""
     meta, desc, raw = _native.decode_object(
-        buf, index, native_byte_order, threads, restore_non_finite, verify_hash
+        _buffer(buf), index, native_byte_order, threads, restore_non_finite, verify_hash
     )
     d, arr = _object(desc, raw, native_byte_order)
     return Metadata._from_native(meta), d, arr
@@ -161,7 +176,7 @@ def decode_range(
     one concatenated ndarray with ``join=True``."""
     ranges = [(int(a), int(b)) for a, b in ranges]
     desc, parts = _native.decode_range(
-        buf, object_index, ranges, native_byte_order, threads, restore_non_finite
+        _buffer(buf), object_index, ranges, native_byte_order, threads, restore_non_finite
     )
     arrays = [as_flat_array(desc, p, native_byte_order) for p in parts]
     if join:
@@ -173,7 +188,7 @@ def decode_range(
 
 def scan(buf):
     """Message boundaries in *buf* → ``list[(offset, length)]``."""
-    return _native.scan(buf)
+    return _native.scan(_buffer(buf))
 
 
 class MessageIter:
@@ -217,7 +232,7 @@ def validate(buf, level="default", check_canonical=False):
     """
     if check_canonical:
         raise InvalidArgumentError("check_canonical is not supported by tgm")
-    issues, count, verified = _native.validate(buf, level)
+    issues, count, verified = _native.validate(_buffer(buf), level)
     return {"issues": issues, "object_count": count, "hash_verified": verified}
 
 
