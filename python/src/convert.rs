@@ -1,6 +1,6 @@
 //! Conversions between Python objects and the tgm library's value types:
 //! CBOR values (`spec/format.md` §4), message metadata (§7), object
-//! descriptors (§6) and errors. Every use of those library types outside
+//! descriptors (§6) and errors (§9). Every use of those library types outside
 //! [`crate::core`] is here.
 
 use std::collections::BTreeMap;

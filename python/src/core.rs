@@ -104,7 +104,8 @@ pub fn encode(
     Ok(PyBytes::new(py, &out).unbind())
 }
 
-/// Decodes the first message of `buf` → `(metadata dict, [(descriptor dict, uint8 array)])`.
+/// Decodes the first message of `buf` (`spec/format.md` §12)
+/// → `(metadata dict, [(descriptor dict, uint8 array)])`.
 #[pyfunction]
 #[pyo3(signature = (buf, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
 pub fn decode(
@@ -183,7 +184,8 @@ pub fn decode_object(
     ))
 }
 
-/// Element ranges `(first, count)` of object `index` → list of uint8 arrays.
+/// Element ranges `(first, count)` of object `index` (`spec/pipeline.md` §7)
+/// → `(descriptor dict, [uint8 array])`.
 #[pyfunction]
 #[pyo3(signature = (buf, index, ranges, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
 #[allow(clippy::too_many_arguments)]
@@ -276,7 +278,7 @@ pub fn compute_hash(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<String> {
 }
 
 /// simple_packing parameters for native-order float64 values
-/// (`spec/format.md` §10) → `(reference, binary scale, decimal scale, bits)`.
+/// (`spec/pipeline.md` §2.1) → `(reference, binary scale, decimal scale, bits)`.
 #[pyfunction]
 pub fn compute_packing_params(
     py: Python<'_>,
@@ -306,7 +308,7 @@ pub fn compute_packing_params(
     ))
 }
 
-/// Validation depth of [`validate`].
+/// Validation depth of [`validate`]; digests as in `spec/format.md` §12.2.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Level {
     Quick,
@@ -453,7 +455,7 @@ fn non_finite(d: &ObjectDescriptor, data: &[u8], index: usize) -> Option<Error> 
 /// The library's streaming encoder writing into memory.
 type InMemoryEncoder = tgm::StreamingEncoder<Cursor<Vec<u8>>>;
 
-/// A message written one object at a time into memory (`spec/format.md` §9).
+/// A message written one object at a time into memory (`spec/format.md` §11.4).
 #[pyclass(module = "tgm._native", name = "StreamingEncoder")]
 pub struct NativeStreamingEncoder {
     state: Mutex<Option<InMemoryEncoder>>,

@@ -300,7 +300,7 @@ def compute_packing_params(values, bits_per_value, decimal_scale_factor):
 
 
 class StreamingEncoder:
-    """Message built one object at a time in memory (``spec/format.md`` §9).
+    """Message built one object at a time in memory (``spec/format.md`` §11.4).
 
     ``finish()`` leaves the length fields zero (readers scan forward);
     ``finish_backfilled()`` writes them. The ``*_and_reset`` variants start
