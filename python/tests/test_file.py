@@ -219,3 +219,16 @@ def test_concurrent_reads_from_threads(tmp_path):
         step = i % 8
         assert a == c == (np.arange(12.0) + step).sum()
         assert b == 50 * step
+
+
+def test_from_layout_reads_without_scanning(tmp_path, monkeypatch):
+    p = write_archive(tmp_path / "a.tgm", 3)
+    size, spans = tgm.TensogramFile.open(p).layout
+    assert size == p.stat().st_size and len(spans) == 3
+
+    def no_scan(path):
+        raise AssertionError("the file was rescanned")
+
+    monkeypatch.setattr(tgm._native, "index_file", no_scan)
+    g = tgm.TensogramFile.from_layout(p, size, spans)
+    assert g.file_decode_metadata(2).base[0]["step"] == 2
