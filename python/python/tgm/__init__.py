@@ -1,0 +1,56 @@
+"""tgm: Tensogram v3 tensor messages for Python.
+
+A drop-in for the reference package: ``import tgm as tensogram`` runs code
+written for ``import tensogram``. See the README section "Python".
+"""
+
+from ._native import __version__
+from ._errors import *  # noqa: F401,F403
+from ._errors import __all__ as _error_names
+from ._types import DataObjectDescriptor, Message, Metadata
+from ._api import (
+    MessageIter,
+    StreamingEncoder,
+    compute_hash,
+    compute_packing_params,
+    decode,
+    decode_descriptors,
+    decode_metadata,
+    decode_object,
+    decode_range,
+    encode,
+    iter_messages,
+    scan,
+    validate,
+    validate_file,
+)
+from ._file import AsyncTensogramFile, TensogramFile, TensogramFileIter
+
+#: Wire-format version read and written.
+WIRE_VERSION = 3
+
+__all__ = [
+    "__version__",
+    "WIRE_VERSION",
+    "Message",
+    "Metadata",
+    "DataObjectDescriptor",
+    "MessageIter",
+    "StreamingEncoder",
+    "TensogramFile",
+    "TensogramFileIter",
+    "AsyncTensogramFile",
+    "compute_hash",
+    "compute_packing_params",
+    "decode",
+    "decode_descriptors",
+    "decode_metadata",
+    "decode_object",
+    "decode_range",
+    "encode",
+    "iter_messages",
+    "scan",
+    "validate",
+    "validate_file",
+    *_error_names,
+]

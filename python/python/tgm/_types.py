@@ -1,0 +1,230 @@
+"""Result types shaped like the reference package's: ``Metadata``,
+``DataObjectDescriptor`` and the ``Message`` named tuple."""
+
+from collections import namedtuple
+from collections.abc import Mapping
+
+RESERVED = "_reserved_"
+
+#: Descriptor keys that are fields rather than pipeline parameters
+#: (``spec/format.md`` §6).
+DESCRIPTOR_FIELDS = (
+    "type",
+    "ndim",
+    "shape",
+    "strides",
+    "dtype",
+    "byte_order",
+    "encoding",
+    "filter",
+    "compression",
+    "masks",
+)
+
+Message = namedtuple("Message", ["metadata", "objects"])
+Message.__doc__ = """A decoded message: ``metadata`` (:class:`Metadata`) and
+``objects``, a list of ``(DataObjectDescriptor, ndarray)`` pairs."""
+
+_MISSING = object()
+
+
+def _walk(node, path):
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return _MISSING
+    return node
+
+
+class Metadata:
+    """Message-level metadata (``spec/format.md`` §7).
+
+    ``base[i]`` holds all metadata of object *i*; ``extra`` the free-form
+    message-level keys; ``reserved`` the library's provenance. Dict-style
+    access (``meta["mars"]``) finds the first ``base[i]`` holding the key
+    (ignoring ``_reserved_``), then ``extra``.
+    """
+
+    __slots__ = ("_base", "_reserved", "_extra", "_version")
+
+    def __init__(self, base=None, extra=None, reserved=None, version=3):
+        self._base = [dict(b) for b in (base or [])]
+        self._extra = dict(extra or {})
+        self._reserved = dict(reserved or {})
+        self._version = version
+
+    @classmethod
+    def _from_native(cls, d):
+        return cls(d["base"], d["extra"], d["reserved"])
+
+    @property
+    def version(self):
+        """Wire-format version of the message (always 3)."""
+        return self._version
+
+    @property
+    def base(self):
+        """Per-object metadata list."""
+        return self._base
+
+    @property
+    def extra(self):
+        """Free-form message-level metadata."""
+        return self._extra
+
+    @property
+    def reserved(self):
+        """Library provenance (read-only)."""
+        return self._reserved
+
+    @property
+    def num_objects(self):
+        """Number of data objects (length of ``base``)."""
+        return len(self._base)
+
+    def _sources(self):
+        for b in self._base:
+            yield {k: v for k, v in b.items() if k != RESERVED}
+        yield self._extra
+
+    def keys(self):
+        """Unique top-level keys in first-seen order: each ``base[i]`` then ``extra``."""
+        seen = {}
+        for src in self._sources():
+            for k in src:
+                seen.setdefault(k, None)
+        return list(seen)
+
+    def values(self):
+        return [self[k] for k in self.keys()]
+
+    def items(self):
+        return [(k, self[k]) for k in self.keys()]
+
+    def __getitem__(self, key):
+        for src in self._sources():
+            if key in src:
+                return src[key]
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key):
+        return any(key in src for src in self._sources())
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self.keys())
+
+    def get_path(self, path, default=None):
+        """Dotted lookup (``"mars.param"``) across ``base[i]`` then ``extra``."""
+        for src in self._sources():
+            v = _walk(src, path)
+            if v is not _MISSING:
+                return v
+        return default
+
+    def get_path_at(self, obj, path, default=None):
+        """Dotted lookup within ``base[obj]`` only."""
+        src = {k: v for k, v in self._base[obj].items() if k != RESERVED}
+        v = _walk(src, path)
+        return default if v is _MISSING else v
+
+    def has_path(self, path):
+        return any(_walk(src, path) is not _MISSING for src in self._sources())
+
+    def has_path_at(self, obj, path):
+        src = {k: v for k, v in self._base[obj].items() if k != RESERVED}
+        return _walk(src, path) is not _MISSING
+
+    def to_dict(self):
+        """The metadata in the shape :func:`tgm.encode` accepts."""
+        d = {"base": [{k: v for k, v in b.items() if k != RESERVED} for b in self._base]}
+        d.update(self._extra)
+        return d
+
+    def __eq__(self, other):
+        if not isinstance(other, Metadata):
+            return NotImplemented
+        return (self._base, self._extra, self._reserved) == (
+            other._base,
+            other._extra,
+            other._reserved,
+        )
+
+    def __getstate__(self):
+        return (self._base, self._extra, self._reserved, self._version)
+
+    def __setstate__(self, state):
+        self._base, self._extra, self._reserved, self._version = state
+
+    def __repr__(self):
+        extra = "[" + ", ".join(f'"{k}"' for k in self._extra) + "]"
+        return f"Metadata(version={self._version}, base_len={len(self._base)}, extra_keys={extra})"
+
+
+Mapping.register(Metadata)
+
+
+class DataObjectDescriptor:
+    """One object's tensor description and pipeline (``spec/format.md`` §6).
+
+    ``params`` holds every key that is not a descriptor field: pipeline
+    parameters (``sp_*``, ``szip_*``, ``zstd_level`` ...) and annotations.
+    """
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d):
+        self._d = dict(d)
+
+    obj_type = property(lambda self: self._d.get("type", "ntensor"))
+    shape = property(lambda self: list(self._d["shape"]))
+    strides = property(lambda self: list(self._d.get("strides", [])))
+    dtype = property(lambda self: self._d["dtype"])
+    byte_order = property(lambda self: self._d.get("byte_order", "little"))
+    encoding = property(lambda self: self._d.get("encoding", "none"))
+    filter = property(lambda self: self._d.get("filter", "none"))
+    compression = property(lambda self: self._d.get("compression", "none"))
+    masks = property(lambda self: self._d.get("masks"))
+
+    @property
+    def ndim(self):
+        return len(self._d["shape"])
+
+    @property
+    def hash(self):
+        """Always ``None``: v3 keeps digests in frame footers, not descriptors."""
+        return None
+
+    @property
+    def params(self):
+        return {k: v for k, v in self._d.items() if k not in DESCRIPTOR_FIELDS}
+
+    def to_dict(self):
+        """The descriptor as the flat dict :func:`tgm.encode` accepts."""
+        return {k: v for k, v in self._d.items() if k not in ("ndim", "masks")}
+
+    def __eq__(self, other):
+        if not isinstance(other, DataObjectDescriptor):
+            return NotImplemented
+        return self._d == other._d
+
+    def __getstate__(self):
+        return self._d
+
+    def __setstate__(self, state):
+        self._d = state
+
+    def __repr__(self):
+        return (
+            f"DataObjectDescriptor(type={self.obj_type!r}, shape={self.shape}, "
+            f"dtype={self.dtype!r}, encoding={self.encoding!r}, compression={self.compression!r})"
+        )

@@ -1,0 +1,376 @@
+//! Conversions between Python objects and the tgm library's value types:
+//! CBOR values (`spec/format.md` §4), message metadata (§7), object
+//! descriptors (§6) and errors (§9). Every use of those library types outside
+//! [`crate::core`] is here.
+
+use std::collections::BTreeMap;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use tgm::cbor::Value;
+use tgm::{ByteOrder, Dtype, Error, ErrorKind, GlobalMetadata, Map, ObjectDescriptor};
+
+/// Deepest nesting of lists and dicts accepted from Python; deeper (or
+/// self-referencing) structures are refused instead of recursing without end.
+const MAX_DEPTH: usize = 64;
+
+/// Python module holding the exception classes (`tgm/_errors.py`).
+const ERRORS_MODULE: &str = "tgm._errors";
+
+/// The Python exception class for an error kind.
+fn class_name(kind: &ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Truncated
+        | ErrorKind::BadMagic
+        | ErrorKind::UnsupportedVersion(_)
+        | ErrorKind::Framing => "FramingError",
+        ErrorKind::Cbor | ErrorKind::Metadata => "MetadataError",
+        ErrorKind::UnsupportedCodec => "UnsupportedCodecError",
+        ErrorKind::Codec => "CodecError",
+        ErrorKind::LimitExceeded { .. } => "LimitExceededError",
+        ErrorKind::HashMismatch { .. } => "HashMismatchError",
+        ErrorKind::MissingHash => "MissingHashError",
+        ErrorKind::InvalidInput | ErrorKind::NonFinite => "EncodeError",
+        ErrorKind::InvalidArgument => "InvalidArgumentError",
+        ErrorKind::RangeNotSupported => "RangeNotSupportedError",
+        ErrorKind::Io => "TensogramIOError",
+        _ => "TensogramError",
+    }
+}
+
+/// Short machine-readable name of an error kind (the exception's `kind`).
+fn kind_name(kind: &ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Truncated => "truncated",
+        ErrorKind::BadMagic => "bad_magic",
+        ErrorKind::UnsupportedVersion(_) => "unsupported_version",
+        ErrorKind::Framing => "framing",
+        ErrorKind::Cbor => "cbor",
+        ErrorKind::Metadata => "metadata",
+        ErrorKind::UnsupportedCodec => "unsupported_codec",
+        ErrorKind::Codec => "codec",
+        ErrorKind::LimitExceeded { .. } => "limit_exceeded",
+        ErrorKind::HashMismatch { .. } => "hash_mismatch",
+        ErrorKind::MissingHash => "missing_hash",
+        ErrorKind::InvalidInput => "invalid_input",
+        ErrorKind::NonFinite => "non_finite",
+        ErrorKind::InvalidArgument => "invalid_argument",
+        ErrorKind::RangeNotSupported => "range_not_supported",
+        ErrorKind::Io => "io",
+        _ => "other",
+    }
+}
+
+/// Turns a library error into an instance of the matching `tgm._errors`
+/// class, carrying `kind`, `detail`, `offset`, `object_index` and
+/// `message_index` attributes.
+pub fn py_err(py: Python<'_>, e: Error) -> PyErr {
+    match build_err(py, &e) {
+        Ok(err) => err,
+        Err(import_failure) => import_failure,
+    }
+}
+
+fn build_err(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
+    let module = py.import(ERRORS_MODULE)?;
+    let cls = module.getattr(class_name(e.kind()))?;
+    let inst = cls.call1((e.to_string(),))?;
+    inst.setattr("kind", kind_name(e.kind()))?;
+    inst.setattr("detail", e.detail())?;
+    inst.setattr("offset", e.offset())?;
+    inst.setattr("object_index", e.object_index())?;
+    inst.setattr("message_index", e.message_index())?;
+    Ok(PyErr::from_value(inst))
+}
+
+/// Shorthand for `map_err(|e| py_err(py, e))`.
+pub trait IntoPyResult<T> {
+    /// Converts a library result into a Python result.
+    fn py(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for tgm::Result<T> {
+    fn py(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| py_err(py, e))
+    }
+}
+
+/// A library error of kind `InvalidArgument`, as a Python exception.
+pub fn invalid_argument(py: Python<'_>, detail: impl Into<String>) -> PyErr {
+    py_err(py, Error::invalid_argument(detail))
+}
+
+/// A CBOR value as a Python object: maps become dicts, arrays lists, tags
+/// their content.
+pub fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
+    Ok(match v {
+        Value::Uint(u) => u.into_pyobject(py)?.into_any().unbind(),
+        Value::Nint(n) => {
+            // -1 - n, which may lie below i64::MIN.
+            let as_i128 = -1i128 - i128::from(*n);
+            as_i128.into_pyobject(py)?.into_any().unbind()
+        }
+        Value::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
+        Value::Text(t) => PyString::new(py, t).into_any().unbind(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Value::Map(entries) => {
+            let d = PyDict::new(py);
+            for (k, val) in entries {
+                d.set_item(key_to_py(py, k)?, value_to_py(py, val)?)?;
+            }
+            d.into_any().unbind()
+        }
+        Value::Tag(_, inner) => value_to_py(py, inner)?,
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        Value::Null | Value::Undefined => py.None(),
+        Value::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
+        Value::Simple(s) => s.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// A map key as a hashable Python object; keys that would be unhashable
+/// (arrays, maps) become their JSON text.
+fn key_to_py(py: Python<'_>, k: &Value) -> PyResult<PyObject> {
+    match k {
+        Value::Array(_) | Value::Map(_) => Ok(PyString::new(py, &k.to_json()).into_any().unbind()),
+        Value::Tag(_, inner) => key_to_py(py, inner),
+        _ => value_to_py(py, k),
+    }
+}
+
+/// A text-keyed map as a Python dict.
+pub fn map_to_py(py: Python<'_>, m: &Map) -> PyResult<PyObject> {
+    let d = PyDict::new(py);
+    for (k, v) in m {
+        d.set_item(k, value_to_py(py, v)?)?;
+    }
+    Ok(d.into_any().unbind())
+}
+
+/// A Python object as a CBOR value. Accepts None, bool, int (up to the
+/// CBOR integer range), float, str, bytes, lists/tuples and dicts, plus
+/// anything with `__index__` or `__float__` (NumPy scalars).
+pub fn py_to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    py_to_value_at(obj, 0)
+}
+
+fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    let py = obj.py();
+    if depth > MAX_DEPTH {
+        return Err(invalid_argument(
+            py,
+            format!("metadata nests deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.downcast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return int_value(obj);
+    }
+    if let Ok(f) = obj.downcast::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.downcast::<PyString>() {
+        return Ok(Value::Text(s.to_str()?.to_string()));
+    }
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return Ok(Value::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(d) = obj.downcast::<PyDict>() {
+        let mut entries = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            entries.push((
+                py_to_value_at(&k, depth + 1)?,
+                py_to_value_at(&v, depth + 1)?,
+            ));
+        }
+        return Ok(Value::Map(entries));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for item in obj.try_iter()? {
+            items.push(py_to_value_at(&item?, depth + 1)?);
+        }
+        return Ok(Value::Array(items));
+    }
+    if obj.hasattr("__index__")? {
+        return int_value(&obj.call_method0("__index__")?);
+    }
+    if obj.hasattr("__float__")? && !obj.hasattr("__len__")? {
+        return Ok(Value::Float(obj.call_method0("__float__")?.extract()?));
+    }
+    if obj.hasattr("tolist")? {
+        // NumPy arrays in metadata: their nested-list form.
+        return py_to_value_at(&obj.call_method0("tolist")?, depth + 1);
+    }
+    Err(PyTypeError::new_err(format!(
+        "cannot store a {} in metadata",
+        obj.get_type().name()?
+    )))
+}
+
+fn int_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if let Ok(u) = obj.extract::<u64>() {
+        return Ok(Value::Uint(u));
+    }
+    let i: i128 = obj
+        .extract()
+        .map_err(|_| invalid_argument(obj.py(), "integer does not fit the CBOR integer range"))?;
+    // CBOR negative integers are -1 - n with n in u64.
+    let n = u64::try_from(-1 - i)
+        .map_err(|_| invalid_argument(obj.py(), "integer does not fit the CBOR integer range"))?;
+    Ok(Value::Nint(n))
+}
+
+/// A Python dict with text keys as a text-keyed map.
+pub fn py_to_map(obj: &Bound<'_, PyAny>) -> PyResult<Map> {
+    let py = obj.py();
+    let d = obj
+        .downcast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("metadata entries must be dicts"))?;
+    let mut m = BTreeMap::new();
+    for (k, v) in d.iter() {
+        let key: String = k
+            .extract()
+            .map_err(|_| invalid_argument(py, "metadata keys must be str"))?;
+        m.insert(key, py_to_value(&v)?);
+    }
+    Ok(m)
+}
+
+/// Metadata as `{"base": [dict], "reserved": dict, "extra": dict}`.
+pub fn metadata_to_py(py: Python<'_>, m: &GlobalMetadata) -> PyResult<PyObject> {
+    let d = PyDict::new(py);
+    let base = PyList::empty(py);
+    for e in &m.base {
+        base.append(map_to_py(py, e)?)?;
+    }
+    d.set_item("base", base)?;
+    d.set_item("reserved", map_to_py(py, &m.reserved)?)?;
+    d.set_item("extra", map_to_py(py, &m.extra)?)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Caller metadata from `(base: list[dict], extra: dict)`.
+pub fn metadata_from_py(
+    base: &Bound<'_, PyAny>,
+    extra: &Bound<'_, PyAny>,
+) -> PyResult<GlobalMetadata> {
+    let mut entries = Vec::new();
+    for e in base.try_iter()? {
+        entries.push(py_to_map(&e?)?);
+    }
+    let mut m = GlobalMetadata::with_base(entries);
+    m.extra = py_to_map(extra)?;
+    Ok(m)
+}
+
+/// A descriptor as a flat dict: the CBOR map of `spec/format.md` §6.
+pub fn descriptor_to_py(py: Python<'_>, d: &ObjectDescriptor) -> PyResult<PyObject> {
+    value_to_py(py, &d.to_value())
+}
+
+/// A descriptor from a flat dict in the reference's shape: `type` (default
+/// `ntensor`), `shape`, `dtype`, optional `strides`, `byte_order`,
+/// `encoding`, `filter`, `compression`; every other key is a pipeline
+/// parameter, and a nested `params` dict is merged in.
+pub fn descriptor_from_py(obj: &Bound<'_, PyAny>) -> PyResult<ObjectDescriptor> {
+    let py = obj.py();
+    let mut map = py_to_map(obj)?;
+    let shape_v = map
+        .remove("shape")
+        .ok_or_else(|| invalid_argument(py, "descriptor lacks \"shape\""))?;
+    let shape = uint_list(py, &shape_v, "shape")?;
+    let dtype_v = map
+        .remove("dtype")
+        .ok_or_else(|| invalid_argument(py, "descriptor lacks \"dtype\""))?;
+    let name = dtype_v
+        .as_text()
+        .ok_or_else(|| invalid_argument(py, "descriptor \"dtype\" must be a str"))?;
+    let dtype = Dtype::from_name(name)
+        .ok_or_else(|| invalid_argument(py, format!("unknown dtype {name:?}")))?;
+    let mut d = ObjectDescriptor::new(dtype, shape);
+    if let Some(v) = map.remove("strides") {
+        d.strides = uint_list(py, &v, "strides")?;
+    }
+    if let Some(v) = map.remove("byte_order") {
+        let name = text(py, &v, "byte_order")?;
+        d.byte_order = ByteOrder::from_name(&name)
+            .ok_or_else(|| invalid_argument(py, format!("unknown byte_order {name:?}")))?;
+    }
+    if let Some(v) = map.remove("type") {
+        d.obj_type = text(py, &v, "type")?;
+    }
+    if let Some(v) = map.remove("encoding") {
+        d.encoding = text(py, &v, "encoding")?;
+    }
+    if let Some(v) = map.remove("filter") {
+        d.filter = text(py, &v, "filter")?;
+    }
+    if let Some(v) = map.remove("compression") {
+        d.compression = text(py, &v, "compression")?;
+    }
+    if let Some(v) = map.remove("ndim") {
+        if v.as_u64() != Some(d.shape.len() as u64) {
+            return Err(invalid_argument(
+                py,
+                "descriptor \"ndim\" does not match \"shape\"",
+            ));
+        }
+    }
+    if let Some(v) = map.remove("params") {
+        let entries = v
+            .as_map()
+            .ok_or_else(|| invalid_argument(py, "descriptor \"params\" must be a dict"))?;
+        for (k, val) in entries {
+            let key = k
+                .as_text()
+                .ok_or_else(|| invalid_argument(py, "params keys must be str"))?;
+            d.params.insert(key.to_string(), val.clone());
+        }
+    }
+    if map.remove("masks").is_some() {
+        return Err(invalid_argument(
+            py,
+            "\"masks\" is written by the encoder; pass allow_nan/allow_inf instead",
+        ));
+    }
+    d.params.extend(map);
+    d.validate_for_encode().py(py)?;
+    Ok(d)
+}
+
+fn text(py: Python<'_>, v: &Value, key: &str) -> PyResult<String> {
+    v.as_text()
+        .map(str::to_string)
+        .ok_or_else(|| invalid_argument(py, format!("descriptor {key:?} must be a str")))
+}
+
+fn uint_list(py: Python<'_>, v: &Value, key: &str) -> PyResult<Vec<u64>> {
+    let items = v
+        .as_array()
+        .ok_or_else(|| invalid_argument(py, format!("descriptor {key:?} must be a list")))?;
+    items
+        .iter()
+        .map(|x| {
+            x.as_u64().ok_or_else(|| {
+                invalid_argument(
+                    py,
+                    format!("descriptor {key:?} entries must be non-negative ints"),
+                )
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,547 @@
+//! The native functions behind the `tgm` Python package. Every call into
+//! the tgm library's operations is in this module (value conversions are in
+//! [`crate::convert`]); the Python layer (`python/tgm/`) shapes the results
+//! into the reference API. The GIL is released around encoding, decoding,
+//! hashing and file indexing.
+
+use std::io::Cursor;
+use std::sync::Mutex;
+
+use numpy::PyArray1;
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use tgm::decode::{locate_object, Message};
+use tgm::encode::EncodeOptions;
+use tgm::pipeline::PipelineOptions;
+use tgm::{
+    ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, TgmFile, Verify,
+};
+
+use crate::convert::{
+    descriptor_from_py, descriptor_to_py, invalid_argument, metadata_from_py, metadata_to_py,
+    py_err, IntoPyResult,
+};
+
+/// The bytes of a C-contiguous buffer. The slice is valid while `b` lives.
+fn bytes_of<'a>(py: Python<'_>, b: &'a PyBuffer<u8>) -> PyResult<&'a [u8]> {
+    if !b.is_c_contiguous() {
+        return Err(invalid_argument(py, "buffer must be C-contiguous"));
+    }
+    let len = b.len_bytes();
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: the buffer is C-contiguous, `len` bytes long, and stays
+    // exported (hence allocated) while `b` is borrowed.
+    Ok(unsafe { std::slice::from_raw_parts(b.buf_ptr() as *const u8, len) })
+}
+
+/// A byte vector handed to NumPy without copying.
+fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
+    PyArray1::from_vec(py, v).into_any().unbind()
+}
+
+/// Digest policy of the Python API: `verify_hash=True` requires every frame
+/// to carry a digest; otherwise digests that are present are still checked.
+fn verify_policy(verify_hash: bool) -> Verify {
+    if verify_hash {
+        Verify::Require
+    } else {
+        Verify::IfPresent
+    }
+}
+
+fn decode_options(native: bool, threads: usize, restore: bool, verify_hash: bool) -> DecodeOptions {
+    DecodeOptions::default()
+        .native_byte_order(native)
+        .threads(threads)
+        .restore_non_finite(restore)
+        .verify(verify_policy(verify_hash))
+}
+
+fn encode_options(hash: bool, threads: usize, allow_nan: bool, allow_inf: bool) -> EncodeOptions {
+    let mut p = PipelineOptions::default();
+    p.allow_nan = allow_nan;
+    p.allow_inf = allow_inf;
+    p.threads = threads;
+    EncodeOptions::new().hashing(hash).pipeline(p)
+}
+
+/// Encodes one message. `objects` is a list of `(descriptor dict, buffer)`;
+/// each buffer holds the elements in the descriptor's byte order.
+#[pyfunction]
+#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn encode(
+    py: Python<'_>,
+    base: &Bound<'_, PyAny>,
+    extra: &Bound<'_, PyAny>,
+    objects: &Bound<'_, PyList>,
+    hash: bool,
+    threads: usize,
+    allow_nan: bool,
+    allow_inf: bool,
+) -> PyResult<Py<PyBytes>> {
+    let meta = metadata_from_py(base, extra)?;
+    let mut descs = Vec::with_capacity(objects.len());
+    let mut bufs = Vec::with_capacity(objects.len());
+    for item in objects.iter() {
+        let (d, data): (Bound<'_, PyAny>, PyBuffer<u8>) = item.extract()?;
+        descs.push(descriptor_from_py(&d)?);
+        bufs.push(data);
+    }
+    let slices = bufs
+        .iter()
+        .map(|b| bytes_of(py, b))
+        .collect::<PyResult<Vec<_>>>()?;
+    let pairs: Vec<(&ObjectDescriptor, &[u8])> = descs.iter().zip(slices).collect();
+    let opts = encode_options(hash, threads, allow_nan, allow_inf);
+    let out = py
+        .allow_threads(|| tgm::encode(&meta, &pairs, &opts))
+        .py(py)?;
+    Ok(PyBytes::new(py, &out).unbind())
+}
+
+/// Decodes the first message of `buf` (`spec/format.md` §12)
+/// → `(metadata dict, [(descriptor dict, uint8 array)])`.
+#[pyfunction]
+#[pyo3(signature = (buf, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
+pub fn decode(
+    py: Python<'_>,
+    buf: PyBuffer<u8>,
+    native_byte_order: bool,
+    threads: usize,
+    restore_non_finite: bool,
+    verify_hash: bool,
+) -> PyResult<(PyObject, Vec<(PyObject, PyObject)>)> {
+    let bytes = bytes_of(py, &buf)?;
+    let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+    let m = py.allow_threads(|| tgm::decode(bytes, &opts)).py(py)?;
+    let meta = metadata_to_py(py, &m.metadata)?;
+    let objects = m
+        .objects
+        .into_iter()
+        .map(|o| Ok((descriptor_to_py(py, &o.descriptor)?, array_of(py, o.data))))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((meta, objects))
+}
+
+/// Metadata of the first message of `buf`; the metadata frame's digest is checked.
+#[pyfunction]
+pub fn decode_metadata(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<PyObject> {
+    let bytes = bytes_of(py, &buf)?;
+    let m = py
+        .allow_threads(|| tgm::decode_metadata(bytes, &DecodeOptions::default()))
+        .py(py)?;
+    metadata_to_py(py, &m)
+}
+
+/// Metadata and every descriptor of the first message of `buf`.
+#[pyfunction]
+pub fn decode_descriptors(
+    py: Python<'_>,
+    buf: PyBuffer<u8>,
+) -> PyResult<(PyObject, Vec<PyObject>)> {
+    let bytes = bytes_of(py, &buf)?;
+    let (m, descs) = py
+        .allow_threads(|| tgm::decode_descriptors(bytes, &DecodeOptions::default()))
+        .py(py)?;
+    let descs = descs
+        .iter()
+        .map(|d| descriptor_to_py(py, d))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((metadata_to_py(py, &m)?, descs))
+}
+
+/// Object `index` of the first message of `buf` → `(metadata dict, descriptor dict, uint8 array)`.
+#[pyfunction]
+#[pyo3(signature = (buf, index, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
+pub fn decode_object(
+    py: Python<'_>,
+    buf: PyBuffer<u8>,
+    index: usize,
+    native_byte_order: bool,
+    threads: usize,
+    restore_non_finite: bool,
+    verify_hash: bool,
+) -> PyResult<(PyObject, PyObject, PyObject)> {
+    let bytes = bytes_of(py, &buf)?;
+    let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+    let (meta, obj) = py
+        .allow_threads(|| -> tgm::Result<_> {
+            let m = Message::parse_with(bytes, 0, &opts.limits)?;
+            let meta = m.metadata()?;
+            let obj = tgm::decode_object(bytes, index, &opts)?;
+            Ok((meta, obj))
+        })
+        .py(py)?;
+    Ok((
+        metadata_to_py(py, &meta)?,
+        descriptor_to_py(py, &obj.descriptor)?,
+        array_of(py, obj.data),
+    ))
+}
+
+/// Element ranges `(first, count)` of object `index` (`spec/pipeline.md` §7)
+/// → `(descriptor dict, [uint8 array])`.
+#[pyfunction]
+#[pyo3(signature = (buf, index, ranges, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn decode_range(
+    py: Python<'_>,
+    buf: PyBuffer<u8>,
+    index: usize,
+    ranges: Vec<(u64, u64)>,
+    native_byte_order: bool,
+    threads: usize,
+    restore_non_finite: bool,
+    verify_hash: bool,
+) -> PyResult<(PyObject, Vec<PyObject>)> {
+    let bytes = bytes_of(py, &buf)?;
+    let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+    let (desc, parts) = py
+        .allow_threads(|| -> tgm::Result<_> {
+            let o = locate_object(bytes, 0, index, &opts.limits)?;
+            let parts = o.decode_range(&ranges, &opts)?;
+            Ok((o.descriptor().clone(), parts))
+        })
+        .py(py)?;
+    let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
+    Ok((descriptor_to_py(py, &desc)?, parts))
+}
+
+/// Where object `index` of the message in `buf` stores its elements, for
+/// reading them in place: `(descriptor dict, offset, length)` when the object
+/// is uncompressed, mask-free and in native byte order, else
+/// `(descriptor dict, None, None)`. The frame digest is checked first
+/// (`verify_hash` as in [`decode`]).
+#[pyfunction]
+#[pyo3(signature = (buf, index, verify_hash=false))]
+pub fn locate_raw(
+    py: Python<'_>,
+    buf: PyBuffer<u8>,
+    index: usize,
+    verify_hash: bool,
+) -> PyResult<(PyObject, Option<u64>, Option<u64>)> {
+    let bytes = bytes_of(py, &buf)?;
+    let (desc, place) = py
+        .allow_threads(|| -> tgm::Result<_> {
+            let limits = Limits::default();
+            let o = locate_object(bytes, 0, index, &limits)?;
+            o.verify(verify_policy(verify_hash))?;
+            let d = o.descriptor();
+            let len = d.decoded_len()?;
+            let in_place = d.is_raw()
+                && d.masks.as_ref().is_none_or(|m| m.is_empty())
+                && d.byte_order == ByteOrder::native()
+                && o.payload_region().len() as u64 >= len;
+            Ok((d.clone(), in_place.then(|| (o.payload_offset(), len))))
+        })
+        .py(py)?;
+    Ok((
+        descriptor_to_py(py, &desc)?,
+        place.map(|p| p.0),
+        place.map(|p| p.1),
+    ))
+}
+
+/// Complete messages in `buf` as `(offset, length)` pairs.
+#[pyfunction]
+pub fn scan(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<Vec<(u64, u64)>> {
+    let bytes = bytes_of(py, &buf)?;
+    let spans = py.allow_threads(|| tgm::scan(bytes));
+    Ok(spans.iter().map(|s| (s.offset, s.len)).collect())
+}
+
+/// Indexes the file at `path` → `(size, [(offset, length)], torn tail)`,
+/// the torn tail being `(offset, length, reason)` or None (`spec/files.md` §2).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn index_file(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+) -> PyResult<(u64, Vec<(u64, u64)>, Option<(u64, u64, String)>)> {
+    let f = py.allow_threads(|| TgmFile::open(&path)).py(py)?;
+    let spans = f.spans().iter().map(|s| (s.offset, s.len)).collect();
+    let torn = f.torn_tail().map(|t| (t.offset, t.len, t.reason.clone()));
+    Ok((f.size(), spans, torn))
+}
+
+/// xxh3-64 of `buf` as 16 lowercase hex digits.
+#[pyfunction]
+pub fn compute_hash(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<String> {
+    let bytes = bytes_of(py, &buf)?;
+    let h = py.allow_threads(|| tgm::hash::xxh3(bytes));
+    Ok(tgm::hash::to_hex(h))
+}
+
+/// simple_packing parameters for native-order float64 values
+/// (`spec/pipeline.md` §2.1) → `(reference, binary scale, decimal scale, bits)`.
+#[pyfunction]
+pub fn compute_packing_params(
+    py: Python<'_>,
+    values: PyBuffer<u8>,
+    bits_per_value: u32,
+    decimal_scale_factor: i32,
+) -> PyResult<(f64, i32, i32, u32)> {
+    let bytes = bytes_of(py, &values)?;
+    if bytes.len() % 8 != 0 {
+        return Err(invalid_argument(py, "values must be float64"));
+    }
+    let p = py
+        .allow_threads(|| {
+            tgm::pipeline::simple_packing::compute_params(
+                bytes,
+                ByteOrder::native(),
+                bits_per_value,
+                decimal_scale_factor,
+            )
+        })
+        .py(py)?;
+    Ok((
+        p.reference_value,
+        p.binary_scale_factor,
+        p.decimal_scale_factor,
+        p.bits_per_value,
+    ))
+}
+
+/// Validation depth of [`validate`]; digests as in `spec/format.md` §12.2.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Quick,
+    Default,
+    Full,
+}
+
+/// One problem found by [`validate`].
+struct Issue {
+    code: &'static str,
+    level: &'static str,
+    severity: &'static str,
+    error: Error,
+}
+
+/// Checks one message: structure, metadata and descriptors (`quick`), frame
+/// digests (`default`, `checksum`), and a full decode with a scan for
+/// non-finite values (`full`).
+/// Returns `(issues, object_count, hash_verified)`; each issue is
+/// `(code, level, severity, description, object_index, byte_offset)`.
+#[pyfunction]
+#[pyo3(signature = (buf, level="default"))]
+#[allow(clippy::type_complexity)]
+pub fn validate(
+    py: Python<'_>,
+    buf: PyBuffer<u8>,
+    level: &str,
+) -> PyResult<(Vec<PyObject>, usize, bool)> {
+    let lvl = match level {
+        "quick" => Level::Quick,
+        "default" | "checksum" => Level::Default,
+        "full" => Level::Full,
+        other => {
+            return Err(invalid_argument(
+                py,
+                format!("unknown validation level {other:?} (quick, default, checksum, full)"),
+            ))
+        }
+    };
+    let bytes = bytes_of(py, &buf)?;
+    let (issues, count, verified) = py.allow_threads(|| validate_message(bytes, lvl));
+    let out = issues
+        .into_iter()
+        .map(|i| {
+            let d = PyDict::new(py);
+            d.set_item("code", i.code)?;
+            d.set_item("level", i.level)?;
+            d.set_item("severity", i.severity)?;
+            d.set_item("description", i.error.to_string())?;
+            if let Some(o) = i.error.object_index() {
+                d.set_item("object_index", o)?;
+            }
+            if let Some(off) = i.error.offset() {
+                d.set_item("byte_offset", off)?;
+            }
+            Ok(d.into_any().unbind())
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((out, count, verified))
+}
+
+fn validate_message(bytes: &[u8], lvl: Level) -> (Vec<Issue>, usize, bool) {
+    let limits = Limits::default();
+    let mut issues = Vec::new();
+    let err = |code, level, e| Issue {
+        code,
+        level,
+        severity: "error",
+        error: e,
+    };
+    let m = match Message::parse_with(bytes, 0, &limits) {
+        Ok(m) => m,
+        Err(e) => {
+            issues.push(err("structure", "structure", e));
+            return (issues, 0, false);
+        }
+    };
+    let n = m.num_objects();
+    if let Err(e) = m.metadata() {
+        issues.push(err("metadata", "metadata", e));
+    }
+    let mut objects = Vec::with_capacity(n);
+    for i in 0..n {
+        match m.object(i) {
+            Ok(o) => objects.push(o),
+            Err(e) => issues.push(err("descriptor", "metadata", e)),
+        }
+    }
+    let mut hash_verified = false;
+    if lvl >= Level::Default && issues.is_empty() {
+        match m.verify(Verify::Require) {
+            Ok(()) => hash_verified = true,
+            Err(e) if matches!(e.kind(), tgm::ErrorKind::MissingHash) => {
+                if let Err(e) = m.verify(Verify::IfPresent) {
+                    issues.push(err("hash_mismatch", "integrity", e));
+                }
+            }
+            Err(e) => issues.push(err("hash_mismatch", "integrity", e)),
+        }
+    }
+    if lvl == Level::Full && issues.is_empty() {
+        let opts = DecodeOptions::default().verify(Verify::Off);
+        for o in &objects {
+            match o.decode(&opts) {
+                Ok(data) => {
+                    if let Some(e) = non_finite(o.descriptor(), &data, o.index()) {
+                        issues.push(Issue {
+                            code: "non_finite",
+                            level: "fidelity",
+                            severity: "warning",
+                            error: e,
+                        });
+                    }
+                }
+                Err(e) => issues.push(err("decode", "fidelity", e)),
+            }
+        }
+    }
+    (issues, n, hash_verified)
+}
+
+/// The first NaN or infinity in decoded float32/float64 elements.
+fn non_finite(d: &ObjectDescriptor, data: &[u8], index: usize) -> Option<Error> {
+    let first = match d.dtype {
+        tgm::Dtype::Float32 => data
+            .chunks_exact(4)
+            .position(|c| !f32::from_ne_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+        tgm::Dtype::Float64 => data.chunks_exact(8).position(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            !f64::from_ne_bytes(a).is_finite()
+        }),
+        _ => None,
+    }?;
+    Some(
+        Error::new(
+            tgm::ErrorKind::NonFinite,
+            format!("element {first} is NaN or infinite"),
+        )
+        .in_object(index),
+    )
+}
+
+/// The library's streaming encoder writing into memory.
+type InMemoryEncoder = tgm::StreamingEncoder<Cursor<Vec<u8>>>;
+
+/// A message written one object at a time into memory (`spec/format.md` §11.4).
+#[pyclass(module = "tgm._native", name = "StreamingEncoder")]
+pub struct NativeStreamingEncoder {
+    state: Mutex<Option<InMemoryEncoder>>,
+    metadata: GlobalMetadata,
+    opts: EncodeOptions,
+}
+
+#[pymethods]
+impl NativeStreamingEncoder {
+    #[new]
+    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false))]
+    fn new(
+        py: Python<'_>,
+        base: &Bound<'_, PyAny>,
+        extra: &Bound<'_, PyAny>,
+        hash: bool,
+        threads: usize,
+        allow_nan: bool,
+        allow_inf: bool,
+    ) -> PyResult<Self> {
+        let metadata = metadata_from_py(base, extra)?;
+        let opts = encode_options(hash, threads, allow_nan, allow_inf);
+        let enc = tgm::StreamingEncoder::new(Cursor::new(Vec::new()), &metadata, &opts).py(py)?;
+        Ok(NativeStreamingEncoder {
+            state: Mutex::new(Some(enc)),
+            metadata,
+            opts,
+        })
+    }
+
+    /// Encodes and writes one data object frame.
+    fn write_object(
+        &self,
+        py: Python<'_>,
+        descriptor: &Bound<'_, PyAny>,
+        data: PyBuffer<u8>,
+    ) -> PyResult<()> {
+        let d = descriptor_from_py(descriptor)?;
+        let bytes = bytes_of(py, &data)?;
+        let mut guard = self.lock(py)?;
+        let enc = guard
+            .as_mut()
+            .ok_or_else(|| invalid_argument(py, "the encoder is finished"))?;
+        py.allow_threads(|| enc.write_object(&d, bytes)).py(py)
+    }
+
+    /// Number of objects written to the current message.
+    fn num_objects(&self, py: Python<'_>) -> PyResult<usize> {
+        let guard = self.lock(py)?;
+        Ok(guard.as_ref().map_or(0, |e| e.num_objects()))
+    }
+
+    /// Finishes the message (writing its length into the preamble and
+    /// postamble when `backfill`); with `reset`, starts the next message.
+    #[pyo3(signature = (backfill, reset))]
+    fn finish(&self, py: Python<'_>, backfill: bool, reset: bool) -> PyResult<Py<PyBytes>> {
+        let mut guard = self.lock(py)?;
+        let enc = guard
+            .take()
+            .ok_or_else(|| invalid_argument(py, "the encoder is finished"))?;
+        let (out, _) = py
+            .allow_threads(|| {
+                if backfill {
+                    enc.finish_with_backfill()
+                } else {
+                    enc.finish()
+                }
+            })
+            .py(py)?;
+        if reset {
+            *guard = Some(
+                tgm::StreamingEncoder::new(Cursor::new(Vec::new()), &self.metadata, &self.opts)
+                    .py(py)?,
+            );
+        }
+        Ok(PyBytes::new(py, out.get_ref()).unbind())
+    }
+}
+
+impl NativeStreamingEncoder {
+    fn lock(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Option<InMemoryEncoder>>> {
+        self.state.lock().map_err(|_| {
+            py_err(
+                py,
+                Error::invalid_argument("the encoder failed while in use"),
+            )
+        })
+    }
+}

@@ -1,0 +1,29 @@
+//! Native extension module `tgm._native` of the `tgm` Python package.
+//! The Python layer in `python/tgm/` builds the public API on these
+//! functions; see the README section "Python".
+
+mod convert;
+mod core;
+
+use pyo3::prelude::*;
+
+/// The extension module. It holds no global state, so it declares support
+/// for free-threaded Python.
+#[pymodule(gil_used = false)]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(core::encode, m)?)?;
+    m.add_function(wrap_pyfunction!(core::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(core::decode_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(core::decode_descriptors, m)?)?;
+    m.add_function(wrap_pyfunction!(core::decode_object, m)?)?;
+    m.add_function(wrap_pyfunction!(core::decode_range, m)?)?;
+    m.add_function(wrap_pyfunction!(core::locate_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(core::scan, m)?)?;
+    m.add_function(wrap_pyfunction!(core::index_file, m)?)?;
+    m.add_function(wrap_pyfunction!(core::compute_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(core::compute_packing_params, m)?)?;
+    m.add_function(wrap_pyfunction!(core::validate, m)?)?;
+    m.add_class::<core::NativeStreamingEncoder>()?;
+    Ok(())
+}
