@@ -231,7 +231,7 @@ fn descend<'v>(root: Option<&'v Value>, rest: Option<&str>) -> Option<&'v Value>
 }
 
 /// Serde access to metadata entries and JSON interchange.
-/// See `spec/format.md` §7.1.
+/// See `spec/format.md` §4.3 and §7.
 impl GlobalMetadata {
     /// Reads the entry at a dotted key (found as by [`Self::lookup`]) into
     /// any `Deserialize` type.
