@@ -1,9 +1,11 @@
 //! Bounded CBOR reader for untrusted bytes. See `spec/format.md` §4.2.
 //!
-//! Heads come from `ciborium-ll`'s decoder; this layer reads the bodies
-//! itself so that it can bound every length by the bytes remaining, count
-//! items, cap nesting, reject what §4.2 rejects and give each error the
-//! absolute byte offset of the item at fault.
+//! Heads come from `ciborium-ll`'s decoder, except one-byte heads of
+//! integers, strings, arrays and maps, which are decoded inline because they
+//! are most of every descriptor. This layer reads the bodies itself so that
+//! it can bound every length by the bytes remaining, count items, cap
+//! nesting, reject what §4.2 rejects and give each error the absolute byte
+//! offset of the item at fault.
 
 use ciborium_ll::{Decoder, Header};
 

@@ -1,8 +1,9 @@
 //! Canonical CBOR writer. See `spec/format.md` §4.1.
 //!
 //! Heads are written by `ciborium-ll`'s encoder, which already picks the
-//! shortest argument and the shortest exact float width; this layer adds
-//! NaN's one spelling and the ordering of map keys by their encoded bytes.
+//! shortest argument and the shortest exact float width (one-byte heads are
+//! written directly); this layer adds NaN's one spelling and the ordering of
+//! map keys by their encoded bytes.
 
 use std::convert::Infallible;
 
