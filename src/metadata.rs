@@ -230,6 +230,171 @@ fn descend<'v>(root: Option<&'v Value>, rest: Option<&str>) -> Option<&'v Value>
     Some(cur)
 }
 
+/// Serde access to metadata entries and JSON interchange.
+/// See `spec/format.md` §4.3 and §7.
+impl GlobalMetadata {
+    /// Reads the entry at a dotted key (found as by [`Self::lookup`]) into
+    /// any `Deserialize` type.
+    ///
+    /// Fails with [`crate::ErrorKind::Metadata`] when the key is absent or
+    /// the entry does not have the shape of `T`.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use tgm::GlobalMetadata;
+    ///
+    /// #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    /// struct Mars {
+    ///     class: String,
+    ///     param: String,
+    ///     step: u32,
+    /// }
+    ///
+    /// let mut meta = GlobalMetadata::default();
+    /// let mars = Mars { class: "od".into(), param: "2t".into(), step: 6 };
+    /// meta.set_as(Some(0), "mars", &mars)?;
+    /// assert_eq!(meta.get_as::<Mars>(Some(0), "mars")?, mars);
+    /// assert_eq!(meta.get_as::<u32>(Some(0), "mars.step")?, 6);
+    /// // A missing key or a mismatched shape is an error, not a panic.
+    /// assert!(meta.get_as::<Mars>(Some(0), "nope").is_err());
+    /// assert!(meta.get_as::<u32>(Some(0), "mars.param").is_err());
+    /// # Ok::<(), tgm::Error>(())
+    /// ```
+    pub fn get_as<T: serde::de::DeserializeOwned>(
+        &self,
+        object: Option<usize>,
+        dotted: &str,
+    ) -> Result<T> {
+        let v = self
+            .lookup(object, dotted)
+            .ok_or_else(|| Error::metadata(format!("metadata has no key {dotted:?}")))?;
+        let mismatch = |e: &dyn std::fmt::Display| {
+            Error::metadata(format!(
+                "metadata {dotted:?} does not fit {}: {e}",
+                std::any::type_name::<T>()
+            ))
+        };
+        let c = ciborium::Value::try_from(v.clone()).map_err(|e| mismatch(&e))?;
+        c.deserialized().map_err(|e| mismatch(&e))
+    }
+
+    /// Stores any `Serialize` value at a dotted key: in object `i`'s base
+    /// entry for `Some(i)` (padding `base` with empty entries up to it), in
+    /// `_extra_` for `None` or a key starting `_extra_.`/`extra.`.
+    /// Intermediate maps are created as needed; an intermediate that exists
+    /// and is not a map is an error, as is any key under `_reserved_`, which
+    /// the encoder owns. See [`Self::get_as`] for an example.
+    pub fn set_as<T: serde::Serialize + ?Sized>(
+        &mut self,
+        object: Option<usize>,
+        dotted: &str,
+        value: &T,
+    ) -> Result<()> {
+        let c = ciborium::Value::serialized(value)
+            .map_err(|e| Error::metadata(format!("metadata {dotted:?} cannot be stored: {e}")))?;
+        let value = Value::try_from(c)?;
+        let (first, rest) = match dotted.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (dotted, None),
+        };
+        let (section, first, rest) = match (first, rest) {
+            (EXTRA_KEY | "extra", Some(rest)) => {
+                let (a, b) = rest
+                    .split_once('.')
+                    .map_or((rest, None), |(a, b)| (a, Some(b)));
+                (&mut self.extra, a, b)
+            }
+            _ => match object {
+                Some(i) => {
+                    if self.base.len() <= i {
+                        self.base.resize_with(i + 1, Map::new);
+                    }
+                    (&mut self.base[i], first, rest)
+                }
+                None => (&mut self.extra, first, rest),
+            },
+        };
+        if first == RESERVED_KEY {
+            return Err(Error::metadata(
+                "callers must not write _reserved_; the encoder fills it",
+            ));
+        }
+        let Some(rest) = rest else {
+            section.insert(first.to_string(), value);
+            return Ok(());
+        };
+        let mut cur = section
+            .entry(first.to_string())
+            .or_insert_with(|| Value::Map(Vec::new()));
+        for part in rest.split('.') {
+            let Value::Map(entries) = cur else {
+                return Err(Error::metadata(format!(
+                    "metadata {dotted:?}: the entry above {part:?} is a {}, not a map",
+                    cur.type_name()
+                )));
+            };
+            let i = match entries.iter().position(|(k, _)| k.as_text() == Some(part)) {
+                Some(i) => i,
+                None => {
+                    entries.push((Value::Text(part.to_string()), Value::Map(Vec::new())));
+                    entries.len() - 1
+                }
+            };
+            cur = &mut entries[i].1;
+        }
+        *cur = value;
+        Ok(())
+    }
+
+    /// The metadata as JSON: the map [`Self::to_value`] builds, rendered as
+    /// [`Value::to_json_value`] describes. Byte strings, tags, `undefined`,
+    /// non-finite floats and non-text keys have no JSON form and come back
+    /// from [`Self::from_json_value`] as text, content, null, text and text.
+    ///
+    /// ```
+    /// use tgm::GlobalMetadata;
+    ///
+    /// let json = serde_json::json!({
+    ///     "base": [{"mars": {"param": "2t", "step": 6}}],
+    ///     "source": "era5",
+    /// });
+    /// let meta = GlobalMetadata::from_json_value(&json)?;
+    /// assert_eq!(meta.get_as::<String>(Some(0), "mars.param")?, "2t");
+    /// // Loose top-level keys move into `_extra_`, as on read.
+    /// assert_eq!(meta.to_json_value()["_extra_"]["source"], "era5");
+    /// # Ok::<(), tgm::Error>(())
+    /// ```
+    pub fn to_json_value(&self) -> serde_json::Value {
+        self.to_value().to_json_value()
+    }
+
+    /// Metadata from JSON, read as metadata CBOR is (`spec/format.md` §7):
+    /// unknown top-level keys move into `_extra_`, and the result must fit
+    /// the default nesting limit. JSON integers become CBOR integers, other
+    /// numbers floats. Fails with [`crate::ErrorKind::Metadata`].
+    pub fn from_json_value(json: &serde_json::Value) -> Result<Self> {
+        let max = Limits::default().max_cbor_depth;
+        let v = Value::from_json_value(json, max)?;
+        let meta = Self::from_value(&v)?;
+        meta.check_nesting(max)?;
+        Ok(meta)
+    }
+}
+
+impl From<&GlobalMetadata> for serde_json::Value {
+    fn from(m: &GlobalMetadata) -> Self {
+        m.to_json_value()
+    }
+}
+
+impl TryFrom<&serde_json::Value> for GlobalMetadata {
+    type Error = Error;
+
+    fn try_from(json: &serde_json::Value) -> Result<Self> {
+        GlobalMetadata::from_json_value(json)
+    }
+}
+
 /// Provenance written into `_reserved_` by the encoder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {

@@ -1,6 +1,6 @@
 //! CBOR values, object descriptors and message metadata.
 
-use tgm::cbor::{encode_canonical, parse_one, CborLimits};
+use tgm::cbor::{encode_canonical, parse_one, CborLimits, Value};
 use tgm::{GlobalMetadata, Limits, ObjectDescriptor};
 
 use super::common::fuzz_limits;
@@ -34,6 +34,39 @@ pub fn cbor(data: &[u8]) {
         "{} bytes of json for {used} bytes of cbor",
         json.len()
     );
+    let _ = v.to_json_value();
+    through_ciborium(&v, &enc);
+}
+
+/// Whatever `ciborium::Value` can hold converts there and back unchanged,
+/// and ciborium's writer, given either the converted value or `v` through
+/// its `Serialize`, writes bytes tgm's reader takes back to `v`.
+fn through_ciborium(v: &Value, canonical: &[u8]) {
+    let Ok(c) = ciborium::Value::try_from(v.clone()) else {
+        return;
+    };
+    assert_eq!(
+        encode_canonical(&Value::try_from(c.clone()).expect("back from ciborium")),
+        canonical,
+        "ciborium round trip"
+    );
+    let limits = CborLimits {
+        max_depth: usize::MAX,
+        max_items: usize::MAX,
+    };
+    let mut via_value = Vec::new();
+    ciborium::into_writer(&c, &mut via_value).expect("ciborium writes its value");
+    let mut via_serde = Vec::new();
+    ciborium::into_writer(v, &mut via_serde).expect("ciborium serializes a tgm value");
+    for bytes in [via_value, via_serde] {
+        let (back, n) = parse_one(&bytes, 0, limits).expect("ciborium output parses");
+        assert_eq!(n, bytes.len());
+        assert_eq!(
+            encode_canonical(&back),
+            canonical,
+            "ciborium writes the same value"
+        );
+    }
 }
 
 /// Descriptor CBOR: a descriptor that parses re-encodes to bytes that parse
@@ -72,6 +105,14 @@ pub fn metadata(data: &[u8]) {
     for key in ["mars.param", "_reserved_.tensor", "a.b.c", ""] {
         let _ = m.lookup(None, key);
         let _ = m.lookup(Some(0), key);
+    }
+    let _ = m.get_as::<std::collections::BTreeMap<String, u32>>(Some(0), "mars");
+    if let Ok(back) = GlobalMetadata::from_json_value(&m.to_json_value()) {
+        assert_eq!(
+            back.to_json_value(),
+            m.to_json_value(),
+            "metadata json is a fixpoint"
+        );
     }
     let c1 = m.to_cbor();
     let m1 = GlobalMetadata::from_cbor(&c1, 0, &limits).expect("re-encoded metadata parses");

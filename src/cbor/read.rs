@@ -1,4 +1,13 @@
 //! Bounded CBOR reader for untrusted bytes. See `spec/format.md` §4.2.
+//!
+//! Heads come from `ciborium-ll`'s decoder, except one-byte heads of
+//! integers, strings, arrays and maps, which are decoded inline because they
+//! are most of every descriptor. This layer reads the bodies itself so that
+//! it can bound every length by the bytes remaining, count items, cap
+//! nesting, reject what §4.2 rejects and give each error the absolute byte
+//! offset of the item at fault.
+
+use ciborium_ll::{Decoder, Header};
 
 use super::Value;
 use crate::error::{Error, ErrorKind, Result};
@@ -36,17 +45,16 @@ pub fn parse_one(bytes: &[u8], base: u64, limits: CborLimits) -> Result<(Value, 
     Ok((v, r.pos))
 }
 
+/// The break byte ending indefinite-length items.
+const BREAK: u8 = 0xff;
+
 struct Reader<'a> {
     bytes: &'a [u8],
+    /// Offset in `bytes` of the next unread byte.
     pos: usize,
     base: u64,
     items: usize,
     limits: CborLimits,
-}
-
-enum Head {
-    Arg(u64),
-    Indefinite,
 }
 
 impl Reader<'_> {
@@ -55,41 +63,83 @@ impl Reader<'_> {
         Error::new(ErrorKind::Cbor, detail).at(self.base + at as u64)
     }
 
-    fn byte(&mut self) -> Result<u8> {
-        let b = *self
-            .bytes
-            .get(self.pos)
-            .ok_or_else(|| self.err(self.pos, "cbor item truncated"))?;
-        self.pos += 1;
-        Ok(b)
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
     }
 
-    fn take(&mut self, n: u64) -> Result<&[u8]> {
+    /// The initial byte of the next item, without consuming it.
+    fn peek(&mut self) -> Result<u8> {
+        let at = self.pos;
+        match self.bytes.get(at) {
+            Some(&b) => Ok(b),
+            None => Err(self.err(at, "cbor item truncated")),
+        }
+    }
+
+    /// Reads the head of the item starting at the current position.
+    #[inline]
+    fn pull(&mut self) -> Result<Header> {
+        let at = self.pos;
+        // Heads whose argument is in the initial byte itself (the bulk of
+        // descriptor and metadata items) are decoded here; every other head
+        // goes through `ciborium-ll`'s decoder.
+        if let Some(&ib) = self.bytes.get(at) {
+            let arg = ib & 0x1f;
+            if arg < 24 {
+                let head = match ib >> 5 {
+                    0 => Some(Header::Positive(arg.into())),
+                    1 => Some(Header::Negative(arg.into())),
+                    2 => Some(Header::Bytes(Some(arg.into()))),
+                    3 => Some(Header::Text(Some(arg.into()))),
+                    4 => Some(Header::Array(Some(arg.into()))),
+                    5 => Some(Header::Map(Some(arg.into()))),
+                    _ => None,
+                };
+                if let Some(head) = head {
+                    self.pos += 1;
+                    return Ok(head);
+                }
+            }
+        }
+        self.pull_decoded(at)
+    }
+
+    /// Reads the head at `at` with the decoder.
+    fn pull_decoded(&mut self, at: usize) -> Result<Header> {
+        let mut dec = Decoder::from(&self.bytes[at..]);
+        match dec.pull() {
+            Ok(h) => {
+                self.pos = at + dec.offset();
+                Ok(h)
+            }
+            // The decoder stops at the first byte it could not read.
+            Err(ciborium_ll::Error::Io(_)) => {
+                Err(self.err(at + dec.offset(), "cbor item truncated"))
+            }
+            Err(ciborium_ll::Error::Syntax(_)) => {
+                let ib = self.bytes.get(at).copied().unwrap_or(0);
+                let detail = match ib & 0x1f {
+                    info @ 28..=30 => format!("reserved cbor additional info {info}"),
+                    _ if ib >> 5 == 6 => "indefinite-length tag".to_string(),
+                    _ => "indefinite-length integer".to_string(),
+                };
+                Err(self.err(at, detail))
+            }
+        }
+    }
+
+    /// The next `n` body bytes, after checking that they exist.
+    fn take(&mut self, n: usize) -> Result<&[u8]> {
         let start = self.pos;
-        let avail = self.bytes.len() - start;
-        if n > avail as u64 {
+        let avail = self.remaining();
+        if n > avail {
             return Err(self.err(
                 start,
                 format!("cbor string of {n} bytes exceeds the {avail} remaining"),
             ));
         }
-        self.pos += n as usize;
+        self.pos += n;
         Ok(&self.bytes[start..self.pos])
-    }
-
-    fn head(&mut self, info: u8) -> Result<Head> {
-        let at = self.pos;
-        Ok(Head::Arg(match info {
-            0..=23 => info as u64,
-            24 => self.byte()? as u64,
-            25 => u16::from_be_bytes(self.take(2)?.try_into().map_err(|_| self.err(at, "head"))?)
-                as u64,
-            26 => u32::from_be_bytes(self.take(4)?.try_into().map_err(|_| self.err(at, "head"))?)
-                as u64,
-            27 => u64::from_be_bytes(self.take(8)?.try_into().map_err(|_| self.err(at, "head"))?),
-            31 => return Ok(Head::Indefinite),
-            _ => return Err(self.err(at - 1, format!("reserved cbor additional info {info}"))),
-        }))
     }
 
     fn count_item(&mut self, at: usize) -> Result<()> {
@@ -105,94 +155,6 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn item(&mut self, depth: usize) -> Result<Value> {
-        let at = self.pos;
-        self.count_item(at)?;
-        let ib = self.byte()?;
-        let major = ib >> 5;
-        let info = ib & 0x1f;
-        match major {
-            0 => match self.head(info)? {
-                Head::Arg(a) => Ok(Value::Uint(a)),
-                Head::Indefinite => Err(self.err(at, "indefinite-length integer")),
-            },
-            1 => match self.head(info)? {
-                Head::Arg(a) => Ok(Value::Nint(a)),
-                Head::Indefinite => Err(self.err(at, "indefinite-length integer")),
-            },
-            2 | 3 => {
-                let raw = self.string(major, info, at)?;
-                if major == 2 {
-                    Ok(Value::Bytes(raw))
-                } else {
-                    String::from_utf8(raw)
-                        .map(Value::Text)
-                        .map_err(|_| self.err(at, "cbor text is not valid utf-8"))
-                }
-            }
-            4 => {
-                self.enter(depth, at)?;
-                let mut items = Vec::new();
-                match self.head(info)? {
-                    Head::Arg(n) => {
-                        // Every item takes at least one byte: never reserve more than remains.
-                        let remaining = (self.bytes.len() - self.pos) as u64;
-                        if n > remaining {
-                            return Err(self.err(at, format!("cbor array of {n} items exceeds the {remaining} bytes remaining")));
-                        }
-                        items.reserve(n as usize);
-                        for _ in 0..n {
-                            items.push(self.item(depth + 1)?);
-                        }
-                    }
-                    Head::Indefinite => loop {
-                        if self.peek_break()? {
-                            break;
-                        }
-                        items.push(self.item(depth + 1)?);
-                    },
-                }
-                Ok(Value::Array(items))
-            }
-            5 => {
-                self.enter(depth, at)?;
-                let mut entries = Vec::new();
-                match self.head(info)? {
-                    Head::Arg(n) => {
-                        let remaining = (self.bytes.len() - self.pos) as u64;
-                        if n > remaining / 2 {
-                            return Err(self.err(at, format!("cbor map of {n} entries exceeds the {remaining} bytes remaining")));
-                        }
-                        entries.reserve(n as usize);
-                        for _ in 0..n {
-                            let k = self.item(depth + 1)?;
-                            let v = self.item(depth + 1)?;
-                            entries.push((k, v));
-                        }
-                    }
-                    Head::Indefinite => loop {
-                        if self.peek_break()? {
-                            break;
-                        }
-                        let k = self.item(depth + 1)?;
-                        let v = self.item(depth + 1)?;
-                        entries.push((k, v));
-                    },
-                }
-                self.reject_duplicate_text_keys(&entries, at)?;
-                Ok(Value::Map(entries))
-            }
-            6 => {
-                self.enter(depth, at)?;
-                match self.head(info)? {
-                    Head::Arg(t) => Ok(Value::Tag(t, Box::new(self.item(depth + 1)?))),
-                    Head::Indefinite => Err(self.err(at, "indefinite-length tag")),
-                }
-            }
-            _ => self.simple(info, at),
-        }
-    }
-
     fn enter(&self, depth: usize, at: usize) -> Result<()> {
         if depth >= self.limits.max_depth {
             return Err(Error::limit(
@@ -205,74 +167,139 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn peek_break(&mut self) -> Result<bool> {
-        match self.bytes.get(self.pos) {
-            Some(0xff) => {
-                self.pos += 1;
+    /// Inside an indefinite-length item: consumes a break and returns true,
+    /// or returns false before anything else.
+    fn at_break(&mut self) -> Result<bool> {
+        let at = self.pos;
+        match self.bytes.get(at) {
+            Some(&BREAK) => {
+                self.pull()?;
                 Ok(true)
             }
             Some(_) => Ok(false),
-            None => Err(self.err(self.pos, "indefinite-length item not terminated")),
+            None => Err(self.err(at, "indefinite-length item not terminated")),
         }
     }
 
-    fn string(&mut self, major: u8, info: u8, at: usize) -> Result<Vec<u8>> {
-        match self.head(info)? {
-            Head::Arg(n) => Ok(self.take(n)?.to_vec()),
-            Head::Indefinite => {
-                let mut out = Vec::new();
-                loop {
-                    if self.peek_break()? {
-                        return Ok(out);
-                    }
-                    let cat = self.pos;
-                    let ib = self.byte()?;
-                    if ib >> 5 != major || ib & 0x1f == 31 {
-                        return Err(self.err(cat, "bad chunk in indefinite-length string"));
-                    }
-                    match self.head(ib & 0x1f)? {
-                        Head::Arg(n) => out.extend_from_slice(self.take(n)?),
-                        Head::Indefinite => return Err(self.err(at, "nested indefinite string")),
-                    }
-                }
+    fn item(&mut self, depth: usize) -> Result<Value> {
+        let at = self.pos;
+        self.count_item(at)?;
+        let ib = self.peek()?;
+        if matches!(ib >> 5, 4..=6) {
+            self.enter(depth, at)?;
+        }
+        match self.pull()? {
+            Header::Positive(u) => Ok(Value::Uint(u)),
+            Header::Negative(n) => Ok(Value::Nint(n)),
+            Header::Bytes(len) => Ok(Value::Bytes(self.string(2, len)?)),
+            Header::Text(len) => {
+                let raw = self.string(3, len)?;
+                String::from_utf8(raw)
+                    .map(Value::Text)
+                    .map_err(|_| self.err(at, "cbor text is not valid utf-8"))
             }
+            Header::Array(len) => self.array(len, depth, at),
+            Header::Map(len) => self.map(len, depth, at),
+            Header::Tag(t) => Ok(Value::Tag(t, Box::new(self.item(depth + 1)?))),
+            Header::Float(f) => Ok(Value::Float(f)),
+            Header::Simple(s) => self.simple(s, ib, at),
+            Header::Break => Err(self.err(at, "unexpected cbor break")),
         }
     }
 
-    fn simple(&mut self, info: u8, at: usize) -> Result<Value> {
-        match info {
-            20 => Ok(Value::Bool(false)),
-            21 => Ok(Value::Bool(true)),
-            22 => Ok(Value::Null),
-            23 => Ok(Value::Undefined),
-            0..=19 => Ok(Value::Simple(info)),
-            24 => {
-                let s = self.byte()?;
-                if s < 32 {
-                    return Err(self.err(at, "non-canonical two-byte simple value"));
+    fn array(&mut self, len: Option<usize>, depth: usize, at: usize) -> Result<Value> {
+        let mut items = Vec::new();
+        match len {
+            Some(n) => {
+                // Every item takes at least one byte: never reserve more than remains.
+                let remaining = self.remaining();
+                if n > remaining {
+                    return Err(self.err(
+                        at,
+                        format!("cbor array of {n} items exceeds the {remaining} bytes remaining"),
+                    ));
                 }
-                Ok(Value::Simple(s))
+                items.reserve(n);
+                for _ in 0..n {
+                    items.push(self.item(depth + 1)?);
+                }
             }
-            25 => {
-                let b = self.take(2)?;
-                let h = half::f16::from_bits(u16::from_be_bytes([b[0], b[1]]));
-                Ok(Value::Float(h.to_f64()))
+            None => {
+                while !self.at_break()? {
+                    items.push(self.item(depth + 1)?);
+                }
             }
-            26 => {
-                let b = self.take(4)?;
-                Ok(Value::Float(
-                    f32::from_be_bytes([b[0], b[1], b[2], b[3]]) as f64
-                ))
-            }
-            27 => {
-                let b = self.take(8)?;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(b);
-                Ok(Value::Float(f64::from_be_bytes(a)))
-            }
-            31 => Err(self.err(at, "unexpected cbor break")),
-            _ => Err(self.err(at, format!("reserved cbor simple encoding {info}"))),
         }
+        Ok(Value::Array(items))
+    }
+
+    fn map(&mut self, len: Option<usize>, depth: usize, at: usize) -> Result<Value> {
+        let mut entries = Vec::new();
+        match len {
+            Some(n) => {
+                let remaining = self.remaining();
+                if n > remaining / 2 {
+                    return Err(self.err(
+                        at,
+                        format!("cbor map of {n} entries exceeds the {remaining} bytes remaining"),
+                    ));
+                }
+                entries.reserve(n);
+                for _ in 0..n {
+                    let k = self.item(depth + 1)?;
+                    let v = self.item(depth + 1)?;
+                    entries.push((k, v));
+                }
+            }
+            None => {
+                while !self.at_break()? {
+                    let k = self.item(depth + 1)?;
+                    let v = self.item(depth + 1)?;
+                    entries.push((k, v));
+                }
+            }
+        }
+        self.reject_duplicate_text_keys(&entries, at)?;
+        Ok(Value::Map(entries))
+    }
+
+    /// The body of a byte (`major` 2) or text (3) string whose head gave
+    /// `len`; an indefinite one is the concatenation of definite chunks of
+    /// the same major type.
+    fn string(&mut self, major: u8, len: Option<usize>) -> Result<Vec<u8>> {
+        if let Some(n) = len {
+            return Ok(self.take(n)?.to_vec());
+        }
+        let mut out = Vec::new();
+        while !self.at_break()? {
+            let cat = self.pos;
+            let ib = self.peek()?;
+            if ib >> 5 != major || ib & 0x1f == 31 {
+                return Err(self.err(cat, "bad chunk in indefinite-length string"));
+            }
+            match self.pull()? {
+                Header::Bytes(Some(n)) | Header::Text(Some(n)) => {
+                    out.extend_from_slice(self.take(n)?)
+                }
+                _ => return Err(self.err(cat, "bad chunk in indefinite-length string")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A simple value `s` whose item began with initial byte `ib`.
+    fn simple(&self, s: u8, ib: u8, at: usize) -> Result<Value> {
+        // The two-byte form (0xf8) is only for values 32 and up.
+        if ib == 0xf8 && s < 32 {
+            return Err(self.err(at, "non-canonical two-byte simple value"));
+        }
+        Ok(match s {
+            20 => Value::Bool(false),
+            21 => Value::Bool(true),
+            22 => Value::Null,
+            23 => Value::Undefined,
+            other => Value::Simple(other),
+        })
     }
 
     fn reject_duplicate_text_keys(&self, entries: &[(Value, Value)], at: usize) -> Result<()> {

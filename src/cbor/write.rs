@@ -1,4 +1,13 @@
 //! Canonical CBOR writer. See `spec/format.md` §4.1.
+//!
+//! Heads are written by `ciborium-ll`'s encoder, which already picks the
+//! shortest argument and the shortest exact float width (one-byte heads are
+//! written directly); this layer adds NaN's one spelling and the ordering of
+//! map keys by their encoded bytes.
+
+use std::convert::Infallible;
+
+use ciborium_ll::{Encoder, Header};
 
 use super::Value;
 
@@ -11,46 +20,84 @@ pub fn encode_canonical(value: &Value) -> Vec<u8> {
 
 /// Appends the canonical encoding of `value` to `out`.
 pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Uint(u) => write_head(out, 0, *u),
-        Value::Nint(n) => write_head(out, 1, *n),
-        Value::Bytes(b) => {
-            write_head(out, 2, b.len() as u64);
-            out.extend_from_slice(b);
-        }
-        Value::Text(t) => {
-            write_head(out, 3, t.len() as u64);
-            out.extend_from_slice(t.as_bytes());
-        }
-        Value::Array(a) => {
-            write_head(out, 4, a.len() as u64);
-            for v in a {
-                write_canonical(v, out);
-            }
-        }
-        Value::Map(m) => write_map(m, out),
-        Value::Tag(t, v) => {
-            write_head(out, 6, *t);
-            write_canonical(v, out);
-        }
-        Value::Bool(false) => out.push(0xf4),
-        Value::Bool(true) => out.push(0xf5),
-        Value::Null => out.push(0xf6),
-        Value::Undefined => out.push(0xf7),
-        Value::Float(f) => write_float(*f, out),
-        Value::Simple(s) => {
-            if *s < 24 {
-                out.push(0xe0 | s);
-            } else {
-                out.push(0xf8);
-                out.push(*s);
-            }
-        }
+    write_value(value, &mut Encoder::from(Sink(out)));
+}
+
+/// A growable buffer as an infallible `ciborium-io` writer.
+struct Sink<'a>(&'a mut Vec<u8>);
+
+impl ciborium_io::Write for Sink<'_> {
+    type Error = Infallible;
+
+    fn write_all(&mut self, data: &[u8]) -> Result<(), Infallible> {
+        self.0.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Infallible> {
+        Ok(())
     }
 }
 
-fn write_map(entries: &[(Value, Value)], out: &mut Vec<u8>) {
-    write_head(out, 5, entries.len() as u64);
+type Enc<'a> = Encoder<Sink<'a>>;
+
+fn push(enc: &mut Enc<'_>, header: Header) {
+    // A head whose argument fits in the initial byte is that one byte.
+    let short = match header {
+        Header::Positive(a) => (0u8, a),
+        Header::Negative(a) => (1, a),
+        Header::Bytes(Some(n)) => (2, n as u64),
+        Header::Text(Some(n)) => (3, n as u64),
+        Header::Array(Some(n)) => (4, n as u64),
+        Header::Map(Some(n)) => (5, n as u64),
+        _ => (0, u64::MAX),
+    };
+    if short.1 < 24 {
+        return raw(enc, &[short.0 << 5 | short.1 as u8]);
+    }
+    let Ok(()) = enc.push(header);
+}
+
+fn raw(enc: &mut Enc<'_>, bytes: &[u8]) {
+    let Ok(()) = ciborium_io::Write::write_all(enc, bytes);
+}
+
+fn write_value(value: &Value, enc: &mut Enc<'_>) {
+    match value {
+        Value::Uint(u) => push(enc, Header::Positive(*u)),
+        Value::Nint(n) => push(enc, Header::Negative(*n)),
+        Value::Bytes(b) => {
+            push(enc, Header::Bytes(Some(b.len())));
+            raw(enc, b);
+        }
+        Value::Text(t) => {
+            push(enc, Header::Text(Some(t.len())));
+            raw(enc, t.as_bytes());
+        }
+        Value::Array(a) => {
+            push(enc, Header::Array(Some(a.len())));
+            for v in a {
+                write_value(v, enc);
+            }
+        }
+        Value::Map(m) => write_map(m, enc),
+        Value::Tag(t, v) => {
+            push(enc, Header::Tag(*t));
+            write_value(v, enc);
+        }
+        Value::Bool(false) => push(enc, Header::Simple(20)),
+        Value::Bool(true) => push(enc, Header::Simple(21)),
+        Value::Null => push(enc, Header::Simple(22)),
+        Value::Undefined => push(enc, Header::Simple(23)),
+        // Every NaN is written as the one half-precision quiet NaN.
+        Value::Float(f) if f.is_nan() => raw(enc, &[0xf9, 0x7e, 0x00]),
+        Value::Float(f) => push(enc, Header::Float(*f)),
+        Value::Simple(s) => push(enc, Header::Simple(*s)),
+    }
+}
+
+fn write_map(entries: &[(Value, Value)], enc: &mut Enc<'_>) {
+    push(enc, Header::Map(Some(entries.len())));
     // Fast path: all keys are short text strings, whose encoded order is
     // (length, bytes).
     let all_short_text = entries
@@ -67,8 +114,8 @@ fn write_map(entries: &[(Value, Value)], out: &mut Vec<u8>) {
                 .then_with(|| ka.as_bytes().cmp(kb.as_bytes()))
         });
         for (k, v) in order {
-            write_canonical(k, out);
-            write_canonical(v, out);
+            write_value(k, enc);
+            write_value(v, enc);
         }
         return;
     }
@@ -78,50 +125,9 @@ fn write_map(entries: &[(Value, Value)], out: &mut Vec<u8>) {
         .collect();
     encoded.sort_by(|a, b| a.0.cmp(&b.0));
     for (k, v) in encoded {
-        out.extend_from_slice(&k);
-        write_canonical(v, out);
+        raw(enc, &k);
+        write_value(v, enc);
     }
-}
-
-/// Writes a major-type head with the shortest argument encoding.
-pub(crate) fn write_head(out: &mut Vec<u8>, major: u8, arg: u64) {
-    let m = major << 5;
-    if arg < 24 {
-        out.push(m | arg as u8);
-    } else if arg <= u8::MAX as u64 {
-        out.extend_from_slice(&[m | 24, arg as u8]);
-    } else if arg <= u16::MAX as u64 {
-        out.push(m | 25);
-        out.extend_from_slice(&(arg as u16).to_be_bytes());
-    } else if arg <= u32::MAX as u64 {
-        out.push(m | 26);
-        out.extend_from_slice(&(arg as u32).to_be_bytes());
-    } else {
-        out.push(m | 27);
-        out.extend_from_slice(&arg.to_be_bytes());
-    }
-}
-
-/// Shortest float form that reproduces the f64 exactly; NaN is `f9 7e00`.
-fn write_float(f: f64, out: &mut Vec<u8>) {
-    if f.is_nan() {
-        out.extend_from_slice(&[0xf9, 0x7e, 0x00]);
-        return;
-    }
-    let h = half::f16::from_f64(f);
-    if h.to_f64().to_bits() == f.to_bits() {
-        out.push(0xf9);
-        out.extend_from_slice(&h.to_bits().to_be_bytes());
-        return;
-    }
-    let s = f as f32;
-    if (s as f64).to_bits() == f.to_bits() {
-        out.push(0xfa);
-        out.extend_from_slice(&s.to_bits().to_be_bytes());
-        return;
-    }
-    out.push(0xfb);
-    out.extend_from_slice(&f.to_bits().to_be_bytes());
 }
 
 #[cfg(test)]
