@@ -73,7 +73,9 @@ pub struct ObjectDescriptor {
     pub compression: String,
     /// NaN/Inf companion masks, if any were written.
     pub masks: Option<Masks>,
-    /// Every other key: pipeline parameters and unknown keys, kept verbatim.
+    /// Every other key, kept verbatim: codec parameters (keys with a codec
+    /// prefix such as `sp_`, `zstd_`, `szip_`; see [`Self::pipeline`] for
+    /// their typed form) and annotations (every other key).
     pub params: Map,
 }
 
@@ -118,6 +120,28 @@ impl ObjectDescriptor {
     pub fn with_param(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.params.insert(key.to_string(), value.into());
         self
+    }
+
+    /// Sets the pipeline: stage names and codec keys, with the reference's
+    /// defaults for what the builder leaves open (`spec/pipeline.md` §9.1).
+    pub fn with_pipeline(mut self, pipeline: &crate::pipeline::PipelineBuilder) -> Self {
+        pipeline.apply(&mut self);
+        self
+    }
+
+    /// The pipeline as typed stages, each parameter validated.
+    pub fn pipeline(&self) -> Result<crate::pipeline::Pipeline> {
+        crate::pipeline::Pipeline::parse(self)
+    }
+
+    /// Keys that belong to no codec: the caller's annotations
+    /// (`spec/pipeline.md` §1).
+    pub fn annotations(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.params.iter().filter(|(k, _)| {
+            !crate::pipeline::registry::CODEC_KEY_PREFIXES
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
     }
 
     /// Number of dimensions.

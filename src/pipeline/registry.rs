@@ -1,0 +1,79 @@
+//! The table of built-in stages: one line per codec. See `spec/pipeline.md` §9.
+
+use super::codec::{Codec, Params, StageKind};
+use super::{
+    bitmask_codec, lz4_codec, none_codec, shuffle, simple_packing, szip_stage, zstd_codec,
+};
+use crate::error::{Error, Result};
+
+/// Builds a stage from its descriptor keys, validating every one it owns.
+pub type BuildFn = fn(&Params<'_>) -> Result<Box<dyn Codec>>;
+
+/// One registered stage.
+#[derive(Debug, Clone, Copy)]
+pub struct CodecEntry {
+    /// Wire name, as the `encoding`, `filter` or `compression` value.
+    pub name: &'static str,
+    /// Which descriptor field names it.
+    pub kind: StageKind,
+    /// Descriptor keys the stage owns (all share the stage's key prefix).
+    pub keys: &'static [&'static str],
+    /// Cargo feature that builds it in, if it is optional.
+    pub feature: Option<&'static str>,
+    /// Constructor; `None` when the feature is disabled.
+    pub build: Option<BuildFn>,
+}
+
+impl CodecEntry {
+    /// Builds the stage, or explains which cargo feature is missing.
+    pub fn build(&self, params: &Params<'_>) -> Result<Box<dyn Codec>> {
+        match self.build {
+            Some(f) => f(params),
+            None => Err(Error::unsupported_codec(format!(
+                "{} {:?} is disabled in this build of tgm (cargo feature {:?})",
+                self.kind.key(),
+                self.name,
+                self.feature.unwrap_or(self.name)
+            ))),
+        }
+    }
+}
+
+/// Every built-in stage. Adding a codec adds one line here.
+pub static REGISTRY: &[CodecEntry] = &[
+    none_codec::ENCODING,
+    simple_packing::ENTRY,
+    none_codec::FILTER,
+    shuffle::ENTRY,
+    none_codec::COMPRESSION,
+    zstd_codec::ENTRY,
+    lz4_codec::ENTRY,
+    szip_stage::ENTRY,
+    bitmask_codec::RLE,
+    bitmask_codec::ROARING,
+];
+
+/// Names the format defines that tgm does not implement.
+const KNOWN_UNIMPLEMENTED: [&str; 3] = ["blosc2", "zfp", "sz3"];
+
+/// Key prefixes of codecs the format defines, owned or not by a built-in
+/// stage; a key with one of these prefixes is a codec key, never an annotation.
+pub const CODEC_KEY_PREFIXES: [&str; 8] = [
+    "sp_", "shuffle_", "zstd_", "lz4_", "szip_", "blosc2_", "zfp_", "sz3_",
+];
+
+/// The registered stage of `kind` called `name`.
+pub fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
+    if let Some(e) = REGISTRY.iter().find(|e| e.kind == kind && e.name == name) {
+        return Ok(e);
+    }
+    if kind == StageKind::Compression && KNOWN_UNIMPLEMENTED.contains(&name) {
+        return Err(Error::unsupported_codec(format!(
+            "compression {name:?} is not built into tgm"
+        )));
+    }
+    Err(Error::unsupported_codec(format!(
+        "unknown {} {name:?}",
+        kind.key()
+    )))
+}
