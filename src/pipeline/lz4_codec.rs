@@ -4,9 +4,9 @@
 #[cfg(feature = "lz4")]
 use std::borrow::Cow;
 
+use super::codec::StageKind;
 #[cfg(feature = "lz4")]
 use super::codec::{Codec, Params, StageContext};
-use super::codec::StageKind;
 use super::registry::{BuildFn, CodecEntry};
 #[cfg(feature = "lz4")]
 use crate::error::Result;

@@ -77,3 +77,41 @@ pub fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
         kind.key()
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::Map;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn names_are_unique_per_kind_and_keys_carry_the_codec_prefix() {
+        for (i, a) in REGISTRY.iter().enumerate() {
+            for b in &REGISTRY[i + 1..] {
+                assert!(a.kind != b.kind || a.name != b.name, "{}", a.name);
+            }
+            for k in a.keys {
+                assert!(CODEC_KEY_PREFIXES.iter().any(|p| k.starts_with(p)), "{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_disabled_codec_names_its_feature() {
+        let entry = CodecEntry {
+            build: None,
+            ..*lookup(StageKind::Compression, "zstd").unwrap()
+        };
+        let e = entry.build(&Params::new(&Map::new(), "zstd")).unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::UnsupportedCodec);
+        assert!(e.detail().contains("cargo feature \"zstd\""), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_unimplemented_names() {
+        let e = lookup(StageKind::Filter, "bitshuffle").unwrap_err();
+        assert!(e.detail().contains("unknown filter"), "{e}");
+        let e = lookup(StageKind::Compression, "sz3").unwrap_err();
+        assert!(e.detail().contains("not built into tgm"), "{e}");
+    }
+}

@@ -5,9 +5,9 @@
 #[cfg(feature = "zstd")]
 use std::borrow::Cow;
 
+use super::codec::StageKind;
 #[cfg(feature = "zstd")]
 use super::codec::{Codec, Params, StageContext};
-use super::codec::StageKind;
 use super::registry::{BuildFn, CodecEntry};
 use crate::cbor::Value;
 #[cfg(feature = "zstd")]
