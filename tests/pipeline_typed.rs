@@ -288,4 +288,11 @@ fn szip_range_decoding_survives_wrong_block_offsets() {
             assert!(full[..] == whole[..]);
         }
     }
+    // Every stored offset but the first wrong: ranges decode from the start.
+    let bad: Vec<u64> = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| if i == 0 { o } else { o - 1 })
+        .collect();
+    check_ranges(&with_offsets(&d, &bad), &payload, &whole);
 }

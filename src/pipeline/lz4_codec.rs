@@ -51,6 +51,13 @@ impl Codec for Lz4 {
     fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
         imp::lz4_decompress_into(input, out)
     }
+
+    /// Checks the size prefix before allocating.
+    fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        imp::lz4_decompress(input, len, &mut out)?;
+        Ok(out)
+    }
 }
 
 #[cfg(feature = "lz4")]
@@ -68,6 +75,12 @@ mod imp {
     /// Decompresses a size-prefixed lz4 block into exactly `expected` bytes; the
     /// prefix must agree with `expected` before anything is allocated.
     pub fn lz4_decompress(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()> {
+        check_prefix(src, expected)?;
+        *out = crate::buffer::zeroed(expected)?;
+        lz4_decompress_into(src, out)
+    }
+
+    fn check_prefix(src: &[u8], expected: usize) -> Result<()> {
         let prefix = src
             .get(..4)
             .ok_or_else(|| Error::codec("lz4 payload shorter than its 4-byte size prefix"))?;
@@ -77,22 +90,13 @@ mod imp {
                 "lz4 payload claims {claimed} bytes, descriptor implies {expected}"
             )));
         }
-        *out = crate::buffer::zeroed(expected)?;
-        lz4_decompress_into(src, out)
+        Ok(())
     }
 
     /// Decompresses a size-prefixed lz4 block into exactly `out.len()` bytes.
     pub fn lz4_decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
         let expected = out.len();
-        let prefix = src
-            .get(..4)
-            .ok_or_else(|| Error::codec("lz4 payload shorter than its 4-byte size prefix"))?;
-        let claimed = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
-        if claimed != expected {
-            return Err(Error::codec(format!(
-                "lz4 payload claims {claimed} bytes, descriptor implies {expected}"
-            )));
-        }
+        check_prefix(src, expected)?;
         let n = lz4_flex::block::decompress_into(&src[4..], out)
             .map_err(|e| Error::codec(format!("lz4 block corrupt: {e}")).at(4))?;
         if n != expected {

@@ -98,11 +98,21 @@ pub fn decode_range_into(
     let first = byte_pos / rsi_bytes;
     let last = (end - 1) / rsi_bytes;
     let to = ((last + 1) * rsi_bytes).min(total_len);
+    // Each try decodes one RSI into `head`; only a confirmed start decodes
+    // further, so a stream of wrong offsets costs at most a whole decode.
+    let mut head = Vec::new();
     let mut j = first;
     loop {
         let from = j * rsi_bytes;
-        let mut tmp = vec![0u8; (to - from) as usize];
-        if decode_from_rsi(input, p, rsi_offsets_bits, j, rsi_bytes, &mut tmp)? {
+        head.resize((to - from).min(rsi_bytes) as usize, 0);
+        if let Some(head_end) = confirmed_rsi(input, p, rsi_offsets_bits, j, rsi_bytes, &mut head)?
+        {
+            let mut tmp = vec![0u8; (to - from) as usize];
+            tmp[..head.len()].copy_from_slice(&head);
+            if head.len() < tmp.len() {
+                let rest = &mut tmp[head.len()..];
+                decode_samples(input, head_end, p, rest)?;
+            }
             let skip = (byte_pos - from) as usize;
             out.copy_from_slice(&tmp[skip..skip + out.len()]);
             return Ok(());
@@ -111,46 +121,40 @@ pub fn decode_range_into(
     }
 }
 
-/// Decodes RSIs `j..` into `buf` from the stored offset of RSI `j` if that
-/// offset is confirmed (`Ok(false)` if not); RSI 0 starts the stream.
-fn decode_from_rsi(
+/// Decodes RSI `j` into `buf` from its stored offset if that offset is
+/// confirmed, returning where the RSI ends; `None` if it is not. RSI 0
+/// starts the stream.
+fn confirmed_rsi(
     input: &[u8],
     p: &SzipParams,
     offsets: &[u64],
     j: u64,
     rsi_bytes: u64,
     buf: &mut [u8],
-) -> Result<bool> {
+) -> Result<Option<u64>> {
     if j == 0 {
-        decode_samples(input, 0, p, buf)?;
-        return Ok(true);
+        return decode_samples(input, 0, p, buf).map(Some);
     }
     let j = j as usize;
-    let Some(&start) = offsets.get(j).filter(|&&s| s <= input.len() as u64 * 8) else {
-        return Ok(false);
+    let bits = input.len() as u64 * 8;
+    let Some(&start) = offsets.get(j).filter(|&&s| s <= bits) else {
+        return Ok(None);
     };
-    let head = buf.len().min(rsi_bytes as usize);
     if let Some(&next) = offsets.get(j + 1) {
-        match decode_samples(input, start, p, &mut buf[..head]) {
-            Ok(end) if end == next => {}
-            _ => return Ok(false),
-        }
-        if head < buf.len() {
-            decode_samples(input, next, p, &mut buf[head..])?;
-        }
-        return Ok(true);
+        return Ok(match decode_samples(input, start, p, buf) {
+            Ok(end) if end == next => Some(end),
+            _ => None,
+        });
     }
+    // The last stored offset: the RSI before it must end there.
     let prev = if j == 1 { 0 } else { offsets[j - 1] };
     if prev > start {
-        return Ok(false);
+        return Ok(None);
     }
     let mut scratch = vec![0u8; rsi_bytes as usize];
     match decode_samples(input, prev, p, &mut scratch) {
-        Ok(end) if end == start => {
-            decode_samples(input, start, p, buf)?;
-            Ok(true)
-        }
-        _ => Ok(false),
+        Ok(end) if end == start => decode_samples(input, start, p, buf).map(Some),
+        _ => Ok(None),
     }
 }
 
