@@ -134,6 +134,27 @@ impl ObjectDescriptor {
         crate::pipeline::Pipeline::parse(self)
     }
 
+    /// Adds an annotation: a key the pipeline never reads. Keys with a codec
+    /// prefix (`sp_`, `zstd_`, `szip_` …) and the descriptor's own keys are
+    /// refused, so an annotation can never be mistaken for a parameter.
+    pub fn with_annotation(mut self, key: &str, value: impl Into<Value>) -> Result<Self> {
+        if KNOWN_KEYS.contains(&key) {
+            return Err(Error::metadata(format!(
+                "annotation key {key:?} collides with a descriptor field"
+            )));
+        }
+        if let Some(p) = crate::pipeline::registry::CODEC_KEY_PREFIXES
+            .iter()
+            .find(|p| key.starts_with(*p))
+        {
+            return Err(Error::metadata(format!(
+                "annotation key {key:?} has the codec prefix {p:?}"
+            )));
+        }
+        self.params.insert(key.to_string(), value.into());
+        Ok(self)
+    }
+
     /// Keys that belong to no codec: the caller's annotations
     /// (`spec/pipeline.md` §1).
     pub fn annotations(&self) -> impl Iterator<Item = (&String, &Value)> {
@@ -438,6 +459,18 @@ mod tests {
         assert_eq!(&b[1..6], b"dndim");
         let back = ObjectDescriptor::from_cbor(&b, 0, &Limits::default()).unwrap();
         assert_eq!(back, d);
+    }
+
+    #[test]
+    fn annotations_stay_apart_from_codec_keys() {
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![2])
+            .with_annotation("units", "K")
+            .unwrap();
+        assert!(d.clone().with_annotation("zstd_level", 3u64).is_err());
+        assert!(d.clone().with_annotation("shape", 3u64).is_err());
+        let d = d.with_param("sp_bits_per_value", 8u64);
+        let keys: Vec<_> = d.annotations().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["units"]);
     }
 
     #[test]
