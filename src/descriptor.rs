@@ -143,12 +143,9 @@ impl ObjectDescriptor {
                 "annotation key {key:?} collides with a descriptor field"
             )));
         }
-        if let Some(p) = crate::pipeline::registry::CODEC_KEY_PREFIXES
-            .iter()
-            .find(|p| key.starts_with(*p))
-        {
+        if let Some(codec) = crate::pipeline::registry::codec_of_key(key) {
             return Err(Error::metadata(format!(
-                "annotation key {key:?} has the codec prefix {p:?}"
+                "annotation key {key:?} has the key prefix of codec {codec}"
             )));
         }
         self.params.insert(key.to_string(), value.into());
@@ -158,11 +155,9 @@ impl ObjectDescriptor {
     /// Keys that belong to no codec: the caller's annotations
     /// (`spec/pipeline.md` §1).
     pub fn annotations(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.params.iter().filter(|(k, _)| {
-            !crate::pipeline::registry::CODEC_KEY_PREFIXES
-                .iter()
-                .any(|p| k.starts_with(p))
-        })
+        self.params
+            .iter()
+            .filter(|(k, _)| crate::pipeline::registry::codec_of_key(k).is_none())
     }
 
     /// Number of dimensions.

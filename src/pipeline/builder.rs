@@ -2,7 +2,7 @@
 //! into a descriptor's `encoding`/`filter`/`compression` and codec keys.
 //! See `spec/pipeline.md` §9.1.
 
-use super::registry::CODEC_KEY_PREFIXES;
+use super::registry::codec_of_key;
 use super::shuffle::Shuffle;
 use super::simple_packing::SimplePacking;
 use super::szip_stage::Szip;
@@ -115,8 +115,7 @@ impl PipelineBuilder {
     /// Writes the stage names and parameters into `d`, replacing every
     /// codec key it held; annotations are kept.
     pub fn apply(&self, d: &mut ObjectDescriptor) {
-        d.params
-            .retain(|k, _| !CODEC_KEY_PREFIXES.iter().any(|p| k.starts_with(p)));
+        d.params.retain(|k, _| codec_of_key(k).is_none());
         let mut put = |params: Vec<(&'static str, Value)>| {
             for (k, v) in params {
                 d.params.insert(k.to_string(), v);

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::codec::{Codec, Params, StageContext, StageKind};
-use super::registry::{self, CODEC_KEY_PREFIXES, REGISTRY};
+use super::registry::{self, REGISTRY};
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
 
@@ -110,18 +110,12 @@ fn check_codec_keys(d: &ObjectDescriptor, names: &[&str]) -> Result<()> {
         .flat_map(|e| e.keys.iter().copied())
         .collect();
     for key in d.params.keys() {
-        let Some(prefix) = CODEC_KEY_PREFIXES.iter().find(|p| key.starts_with(*p)) else {
+        let Some(codec) = registry::codec_of_key(key) else {
             continue;
         };
         if owned.contains(&key.as_str()) {
             continue;
         }
-        let codec = prefix.trim_end_matches('_');
-        let codec = if codec == "sp" {
-            "simple_packing"
-        } else {
-            codec
-        };
         let entry = REGISTRY.iter().find(|e| e.name == codec);
         let in_use = names.contains(&codec);
         let valid = entry.map(|e| e.keys.join(", ")).unwrap_or_default();

@@ -56,11 +56,27 @@ pub static REGISTRY: &[CodecEntry] = &[
 /// Names the format defines that tgm does not implement.
 const KNOWN_UNIMPLEMENTED: [&str; 3] = ["blosc2", "zfp", "sz3"];
 
-/// Key prefixes of codecs the format defines, owned or not by a built-in
-/// stage; a key with one of these prefixes is a codec key, never an annotation.
-pub const CODEC_KEY_PREFIXES: [&str; 8] = [
-    "sp_", "shuffle_", "zstd_", "lz4_", "szip_", "blosc2_", "zfp_", "sz3_",
+/// Key prefixes of the codecs the format defines, built in or not, with the
+/// codec each belongs to; a key with one of these prefixes is a codec key,
+/// never an annotation.
+pub const CODEC_KEY_PREFIXES: [(&str, &str); 8] = [
+    ("sp_", "simple_packing"),
+    ("shuffle_", "shuffle"),
+    ("zstd_", "zstd"),
+    ("lz4_", "lz4"),
+    ("szip_", "szip"),
+    ("blosc2_", "blosc2"),
+    ("zfp_", "zfp"),
+    ("sz3_", "sz3"),
 ];
+
+/// The codec whose prefix `key` carries, if any.
+pub fn codec_of_key(key: &str) -> Option<&'static str> {
+    CODEC_KEY_PREFIXES
+        .iter()
+        .find(|(p, _)| key.starts_with(p))
+        .map(|&(_, c)| c)
+}
 
 /// The registered stage of `kind` called `name`.
 pub fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
@@ -91,7 +107,7 @@ mod tests {
                 assert!(a.kind != b.kind || a.name != b.name, "{}", a.name);
             }
             for k in a.keys {
-                assert!(CODEC_KEY_PREFIXES.iter().any(|p| k.starts_with(p)), "{k}");
+                assert_eq!(codec_of_key(k), Some(a.name), "{k}");
             }
         }
     }
