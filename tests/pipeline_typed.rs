@@ -296,3 +296,57 @@ fn szip_range_decoding_survives_wrong_block_offsets() {
         .collect();
     check_ranges(&with_offsets(&d, &bad), &payload, &whole);
 }
+
+#[test]
+fn decoding_ignores_codec_keys_no_stage_owns() {
+    // Another writer's lz4 object that also carries zstd and szip keys.
+    let n = 300u64;
+    let data = le(&field(n as usize));
+    let mut params = BTreeMap::new();
+    params.insert("zstd_level".to_string(), ciborium::Value::Integer(7.into()));
+    params.insert("szip_rsi".to_string(), ciborium::Value::Integer(32.into()));
+    let rd = tensogram::DataObjectDescriptor {
+        obj_type: "ntensor".into(),
+        ndim: 1,
+        shape: vec![n],
+        strides: vec![1],
+        dtype: tensogram::Dtype::Float64,
+        byte_order: tensogram::ByteOrder::Little,
+        encoding: "none".into(),
+        filter: "none".into(),
+        compression: "lz4".into(),
+        masks: None,
+        params,
+    };
+    let msg = tensogram::encode(
+        &Default::default(),
+        &[(&rd, &data[..])],
+        &Default::default(),
+    )
+    .unwrap();
+    let back = tgm::decode(
+        &msg,
+        &tgm::DecodeOptions::default().native_byte_order(false),
+    )
+    .unwrap();
+    assert_eq!(back.objects[0].data, data);
+    let d = &back.objects[0].descriptor;
+    assert_eq!(d.params["zstd_level"], Value::Uint(7));
+    // Kept verbatim: the descriptor re-encodes to the bytes it was read from.
+    let stored = tgm::Message::parse(&msg).unwrap();
+    let obj = stored.object(0).unwrap();
+    let raw = obj
+        .frame()
+        .split_data(&Limits::default())
+        .unwrap()
+        .descriptor;
+    assert_eq!(d.to_cbor(), raw);
+    // The strict encoder refuses to write it again as it is.
+    let e = tgm::encode(
+        &GlobalMetadata::default(),
+        &[(d, &data)],
+        &EncodeOptions::new(),
+    )
+    .unwrap_err();
+    assert!(e.detail().contains("belongs to"), "{e}");
+}
