@@ -377,6 +377,9 @@ pub struct Object<'a> {
     index: usize,
     frame: Frame<'a>,
     descriptor: ObjectDescriptor,
+    /// The descriptor's stages, parsed once; `None` when they do not parse,
+    /// in which case decoding reports why.
+    pipeline: Option<pipeline::Pipeline>,
     region: &'a [u8],
     region_abs: u64,
 }
@@ -407,6 +410,7 @@ impl<'a> Object<'a> {
         Ok(Object {
             index,
             frame,
+            pipeline: pipeline::Pipeline::parse(&descriptor).ok(),
             descriptor,
             region: parts.region,
             region_abs: frame.abs_offset() + parts.region_offset as u64,
@@ -459,14 +463,12 @@ impl<'a> Object<'a> {
         opts: &DecodeOptions,
     ) -> Result<Vec<Vec<u8>>> {
         self.verify(opts.verify)?;
-        pipeline::decode_range(
-            &self.descriptor,
-            self.region,
-            self.region_abs,
-            ranges,
-            &opts.pipeline(),
-            &opts.limits,
-        )
+        let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
+        let (popts, limits) = (&opts.pipeline(), &opts.limits);
+        match &self.pipeline {
+            Some(p) => pipeline::decode_range_with(p, desc, region, base, ranges, popts, limits),
+            None => pipeline::decode_range(desc, region, base, ranges, popts, limits),
+        }
         .map_err(|e| e.in_object(self.index))
     }
 
@@ -478,13 +480,12 @@ impl<'a> Object<'a> {
     }
 
     fn decode_unverified(&self, opts: &DecodeOptions) -> Result<Cow<'a, [u8]>> {
-        pipeline::decode(
-            &self.descriptor,
-            self.region,
-            self.region_abs,
-            &opts.pipeline(),
-            &opts.limits,
-        )
+        let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
+        let (popts, limits) = (&opts.pipeline(), &opts.limits);
+        match &self.pipeline {
+            Some(p) => pipeline::decode_with(p, desc, region, base, popts, limits),
+            None => pipeline::decode(desc, region, base, popts, limits),
+        }
         .map_err(|e| e.in_object(self.index))
     }
 }

@@ -73,7 +73,9 @@ pub struct ObjectDescriptor {
     pub compression: String,
     /// NaN/Inf companion masks, if any were written.
     pub masks: Option<Masks>,
-    /// Every other key: pipeline parameters and unknown keys, kept verbatim.
+    /// Every other key, kept verbatim: codec parameters (keys with a codec
+    /// prefix such as `sp_`, `zstd_`, `szip_`; see [`Self::pipeline`] for
+    /// their typed form) and annotations (every other key).
     pub params: Map,
 }
 
@@ -118,6 +120,44 @@ impl ObjectDescriptor {
     pub fn with_param(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.params.insert(key.to_string(), value.into());
         self
+    }
+
+    /// Sets the pipeline: stage names and codec keys, with the reference's
+    /// defaults for what the builder leaves open (`spec/pipeline.md` §9.1).
+    pub fn with_pipeline(mut self, pipeline: &crate::pipeline::PipelineBuilder) -> Self {
+        pipeline.apply(&mut self);
+        self
+    }
+
+    /// The pipeline as typed stages, each parameter validated.
+    pub fn pipeline(&self) -> Result<crate::pipeline::Pipeline> {
+        crate::pipeline::Pipeline::parse(self)
+    }
+
+    /// Adds an annotation: a key the pipeline never reads. Keys with a codec
+    /// prefix (`sp_`, `zstd_`, `szip_` …) and the descriptor's own keys are
+    /// refused, so an annotation can never be mistaken for a parameter.
+    pub fn with_annotation(mut self, key: &str, value: impl Into<Value>) -> Result<Self> {
+        if KNOWN_KEYS.contains(&key) {
+            return Err(Error::metadata(format!(
+                "annotation key {key:?} collides with a descriptor field"
+            )));
+        }
+        if let Some(codec) = crate::pipeline::registry::codec_of_key(key) {
+            return Err(Error::metadata(format!(
+                "annotation key {key:?} has the key prefix of codec {codec}"
+            )));
+        }
+        self.params.insert(key.to_string(), value.into());
+        Ok(self)
+    }
+
+    /// Keys that belong to no codec: the caller's annotations
+    /// (`spec/pipeline.md` §1).
+    pub fn annotations(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.params
+            .iter()
+            .filter(|(k, _)| crate::pipeline::registry::codec_of_key(k).is_none())
     }
 
     /// Number of dimensions.
@@ -414,6 +454,18 @@ mod tests {
         assert_eq!(&b[1..6], b"dndim");
         let back = ObjectDescriptor::from_cbor(&b, 0, &Limits::default()).unwrap();
         assert_eq!(back, d);
+    }
+
+    #[test]
+    fn annotations_stay_apart_from_codec_keys() {
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![2])
+            .with_annotation("units", "K")
+            .unwrap();
+        assert!(d.clone().with_annotation("zstd_level", 3u64).is_err());
+        assert!(d.clone().with_annotation("shape", 3u64).is_err());
+        let d = d.with_param("sp_bits_per_value", 8u64);
+        let keys: Vec<_> = d.annotations().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["units"]);
     }
 
     #[test]

@@ -31,5 +31,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use file::TgmFile;
 pub use limits::Limits;
 pub use metadata::{GlobalMetadata, Provenance};
+pub use pipeline::{Pipeline, PipelineBuilder};
 pub use stream::StreamingEncoder;
 pub use wire::scan::{scan, MessageSpan};

@@ -374,8 +374,8 @@ fn decompression_bombs_in_every_codec() {
         d
     };
     let zeros = vec![0u8; 64 << 20];
-    let zbomb = tgm::pipeline::compress::zstd_compress(&zeros, 19).unwrap();
-    let lbomb = tgm::pipeline::compress::lz4_compress(&zeros);
+    let zbomb = tgm::pipeline::zstd_codec::zstd_compress(&zeros, 19).unwrap();
+    let lbomb = tgm::pipeline::lz4_codec::lz4_compress(&zeros);
     for (d, payload) in [
         (small("zstd", Dtype::Uint8), zbomb.clone()),
         (small("lz4", Dtype::Uint8), lbomb.clone()),

@@ -3,7 +3,9 @@
 
 use tgm::cbor::Value;
 use tgm::pipeline::simple_packing::PackingParams;
-use tgm::pipeline::{bitcodec, compress, shuffle, simple_packing, PipelineDecodeOptions};
+use tgm::pipeline::{
+    bitcodec, lz4_codec, shuffle, simple_packing, zstd_codec, PipelineDecodeOptions,
+};
 use tgm::szip::SzipParams;
 use tgm::{ByteOrder, Dtype, ObjectDescriptor};
 
@@ -212,8 +214,8 @@ pub fn prefilled(data: &[u8]) {
                 shuffle::unshuffle_into(src, size, b)
             });
         }
-        3 => run(&|b| compress::zstd_decompress(src, len, b)),
-        4 => run(&|b| compress::lz4_decompress(src, len, b)),
+        3 => run(&|b| zstd_codec::zstd_decompress(src, len, b)),
+        4 => run(&|b| lz4_codec::lz4_decompress(src, len, b)),
         _ => {
             // Documented contract: ceil(n/8) zeroed bytes; reuse must not leak.
             let n = len;

@@ -2,7 +2,8 @@
 //! restoration. See `spec/pipeline.md` §5.
 
 use super::bitcodec::{self, get_bit, set_bit};
-use super::compress;
+use super::codec::{Params, StageContext, StageKind};
+use super::registry;
 use crate::descriptor::{Map, MaskInfo, Masks};
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
@@ -213,9 +214,35 @@ fn encode_blob(bits: &[u8], n: usize, method: MaskMethod) -> Result<Vec<u8>> {
         MaskMethod::None => bits.to_vec(),
         MaskMethod::Rle => bitcodec::rle_encode(bits, n),
         MaskMethod::Roaring => bitcodec::roaring_encode(bits, n)?,
-        MaskMethod::Lz4 => compress::lz4_compress(bits),
-        MaskMethod::Zstd => compress::zstd_compress(bits, compress::ZSTD_DEFAULT_LEVEL)?,
+        MaskMethod::Lz4 | MaskMethod::Zstd => {
+            let mut codec = compressor(method)?;
+            let cx = bytes_context(bits.len());
+            codec.encode(bits.into(), &cx)?.into_owned()
+        }
     })
+}
+
+/// The payload compressor registered under a mask method's name, with its
+/// default parameters: masks reuse the payload codecs (`spec/pipeline.md` §5.3).
+fn compressor(method: MaskMethod) -> Result<Box<dyn super::Codec>> {
+    let entry = registry::lookup(StageKind::Compression, method.name())?;
+    entry.build(&Params::new(&Map::new(), entry.name))
+}
+
+/// The context of a byte stream of `len` bytes with no element structure.
+fn bytes_context(len: usize) -> StageContext {
+    StageContext {
+        dtype: Dtype::Uint8,
+        byte_order: ByteOrder::native(),
+        out_order: ByteOrder::native(),
+        num_elements: len as u64,
+        sample_bits: 8,
+        packed: false,
+        input_len: 0,
+        decoded_len: len as u64,
+        threads: 0,
+        szip_profile: Default::default(),
+    }
 }
 
 /// Writes the mask blobs after a payload of `payload_len` bytes; returns the
@@ -270,8 +297,9 @@ pub fn decode_mask(info: &MaskInfo, region: &[u8], n: usize) -> Result<Vec<u8>> 
         }
         MaskMethod::Rle => bitcodec::rle_decode_into(blob, n, &mut bits)?,
         MaskMethod::Roaring => bitcodec::roaring_decode_into(blob, n, &mut bits)?,
-        MaskMethod::Lz4 => compress::lz4_decompress(blob, len, &mut bits)?,
-        MaskMethod::Zstd => compress::zstd_decompress(blob, len, &mut bits)?,
+        m @ (MaskMethod::Lz4 | MaskMethod::Zstd) => {
+            compressor(m)?.decode_into(blob, &bytes_context(len), &mut bits)?
+        }
     }
     Ok(bits)
 }

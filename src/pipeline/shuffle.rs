@@ -1,6 +1,75 @@
 //! Byte shuffle: byte k of every element, for k = 0..size. See `spec/pipeline.md` §3.
 
+use std::borrow::Cow;
+
+use super::codec::{Codec, Params, StageContext, StageKind};
+use super::registry::CodecEntry;
+use crate::cbor::Value;
 use crate::error::{Error, Result};
+
+/// Registry entry.
+pub const ENTRY: CodecEntry = CodecEntry {
+    name: "shuffle",
+    kind: StageKind::Filter,
+    keys: &["shuffle_element_size"],
+    feature: None,
+    build: Some(build),
+};
+
+fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+    let size = p.req_u64("shuffle_element_size")?;
+    if size == 0 {
+        return Err(Error::metadata("shuffle_element_size must be positive"));
+    }
+    let element_size =
+        usize::try_from(size).map_err(|_| Error::metadata("shuffle_element_size is too large"))?;
+    Ok(Box::new(Shuffle { element_size }))
+}
+
+/// The byte shuffle with its element size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shuffle {
+    /// `shuffle_element_size`, in bytes.
+    pub element_size: usize,
+}
+
+impl Shuffle {
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![(
+            "shuffle_element_size",
+            Value::Uint(self.element_size as u64),
+        )]
+    }
+}
+
+impl Codec for Shuffle {
+    fn name(&self) -> &'static str {
+        "shuffle"
+    }
+
+    fn encoded_len(&self, input_len: u64, _: &StageContext) -> Result<Option<u64>> {
+        Ok(Some(input_len))
+    }
+
+    /// Bytes after a shuffle are single-byte samples, unless they are
+    /// packed integers, whose width the coder keeps (`spec/pipeline.md` §4.4).
+    fn output_form(&self, cx: &StageContext) -> (u32, bool) {
+        if cx.packed {
+            (cx.sample_bits, true)
+        } else {
+            (8, false)
+        }
+    }
+
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
+        Ok(Cow::Owned(shuffle(&input, self.element_size)?))
+    }
+
+    fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
+        unshuffle_into(input, self.element_size, out)
+    }
+}
 
 fn check(len: usize, size: usize) -> Result<usize> {
     if size == 0 {

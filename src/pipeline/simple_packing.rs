@@ -1,9 +1,252 @@
 //! GRIB-style simple packing: float64 values quantised to `bits`-bit integers
 //! `q = round((v - R) * 10^D * 2^-E)`. See `spec/pipeline.md` §2.
 
+use std::borrow::Cow;
+
 use super::bits;
-use crate::dtype::ByteOrder;
+use super::codec::{packed_bytes, Codec, Params, RangeInput, StageContext, StageKind};
+use super::registry::CodecEntry;
+use crate::cbor::Value;
+use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
+
+/// Registry entry.
+pub const ENTRY: CodecEntry = CodecEntry {
+    name: "simple_packing",
+    kind: StageKind::Encoding,
+    keys: &[
+        "sp_bits_per_value",
+        "sp_reference_value",
+        "sp_binary_scale_factor",
+        "sp_decimal_scale_factor",
+    ],
+    feature: None,
+    build: Some(build),
+};
+
+/// The simple_packing stage with its four parameters. R and E may be absent
+/// before encoding derives them; decoding needs all four.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimplePacking {
+    /// `sp_bits_per_value`, 0..=64.
+    pub bits_per_value: u32,
+    /// `sp_reference_value`, if given.
+    pub reference_value: Option<f64>,
+    /// `sp_binary_scale_factor`, if given.
+    pub binary_scale_factor: Option<i32>,
+    /// `sp_decimal_scale_factor`, if given (encoding defaults it to 0).
+    pub decimal_scale_factor: Option<i32>,
+    derived: bool,
+}
+
+impl SimplePacking {
+    /// `bits` per value; R and E derived from the data, D = 0.
+    pub fn new(bits_per_value: u32) -> Self {
+        SimplePacking {
+            bits_per_value,
+            reference_value: None,
+            binary_scale_factor: None,
+            decimal_scale_factor: None,
+            derived: false,
+        }
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        let mut v = vec![("sp_bits_per_value", Value::Uint(self.bits_per_value as u64))];
+        if let Some(r) = self.reference_value {
+            v.push(("sp_reference_value", Value::Float(r)));
+        }
+        if let Some(e) = self.binary_scale_factor {
+            v.push(("sp_binary_scale_factor", Value::from_i64(e as i64)));
+        }
+        if let Some(d) = self.decimal_scale_factor {
+            v.push(("sp_decimal_scale_factor", Value::from_i64(d as i64)));
+        }
+        v
+    }
+
+    /// The complete parameters a decoder needs.
+    pub fn packing_params(&self) -> Result<PackingParams> {
+        let lacks = |k: &str| Error::metadata(format!("simple_packing lacks {k}"));
+        let p = PackingParams {
+            reference_value: self
+                .reference_value
+                .ok_or_else(|| lacks("sp_reference_value"))?,
+            binary_scale_factor: self
+                .binary_scale_factor
+                .ok_or_else(|| lacks("sp_binary_scale_factor"))?,
+            decimal_scale_factor: self
+                .decimal_scale_factor
+                .ok_or_else(|| lacks("sp_decimal_scale_factor"))?,
+            bits_per_value: self.bits_per_value,
+        };
+        check_params(&p)?;
+        Ok(p)
+    }
+}
+
+fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+    let bits = p.req_u64("sp_bits_per_value")?;
+    if bits > 64 {
+        return Err(Error::metadata(format!(
+            "sp_bits_per_value {bits} exceeds 64"
+        )));
+    }
+    let reference_value = match p.get("sp_reference_value") {
+        None => None,
+        Some(Value::Float(f)) => Some(*f),
+        Some(r @ (Value::Uint(_) | Value::Nint(_))) => Some(
+            r.as_f64()
+                .filter(|f| f.abs() <= (1u64 << 53) as f64)
+                .ok_or_else(|| {
+                    Error::metadata("sp_reference_value integer is not exactly representable")
+                })?,
+        ),
+        Some(other) => {
+            return Err(Error::metadata(format!(
+                "sp_reference_value is a {}, not a number",
+                other.type_name()
+            )))
+        }
+    };
+    Ok(Box::new(SimplePacking {
+        bits_per_value: bits as u32,
+        reference_value,
+        binary_scale_factor: p.opt_i32("sp_binary_scale_factor")?,
+        decimal_scale_factor: p.opt_i32("sp_decimal_scale_factor")?,
+        derived: false,
+    }))
+}
+
+impl Codec for SimplePacking {
+    fn name(&self) -> &'static str {
+        "simple_packing"
+    }
+
+    fn validate(&self, cx: &StageContext) -> Result<()> {
+        if cx.dtype != Dtype::Float64 {
+            return Err(Error::metadata(format!(
+                "simple_packing needs dtype float64, not {}",
+                cx.dtype
+            )));
+        }
+        Ok(())
+    }
+
+    fn encoded_len(&self, _: u64, cx: &StageContext) -> Result<Option<u64>> {
+        packed_bytes(cx.num_elements, self.bits_per_value).map(Some)
+    }
+
+    fn output_form(&self, _: &StageContext) -> (u32, bool) {
+        (self.bits_per_value, true)
+    }
+
+    /// Derives R and E from the data as given (spec §2.1) unless both are
+    /// set; D defaults to 0.
+    fn prepare(&mut self, raw: &[u8], cx: &StageContext) -> Result<()> {
+        if self.reference_value.is_some() != self.binary_scale_factor.is_some() {
+            return Err(Error::metadata(
+                "give both sp_reference_value and sp_binary_scale_factor, or neither",
+            ));
+        }
+        let decimal = self.decimal_scale_factor.unwrap_or(0);
+        self.decimal_scale_factor = Some(decimal);
+        if self.reference_value.is_none() {
+            let p = compute_params(raw, cx.byte_order, self.bits_per_value, decimal)?;
+            self.reference_value = Some(p.reference_value);
+            self.binary_scale_factor = Some(p.binary_scale_factor);
+            self.derived = true;
+        }
+        Ok(())
+    }
+
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
+        let p = self.packing_params()?;
+        Ok(Cow::Owned(encode_parallel(
+            &input,
+            cx.byte_order,
+            &p,
+            cx.threads,
+        )?))
+    }
+
+    fn derived_params(&self) -> Vec<(&'static str, Value)> {
+        let mut v = Vec::new();
+        if self.derived {
+            if let (Some(r), Some(e)) = (self.reference_value, self.binary_scale_factor) {
+                v.push(("sp_reference_value", Value::Float(r)));
+                v.push(("sp_binary_scale_factor", Value::from_i64(e as i64)));
+            }
+        }
+        if let Some(d) = self.decimal_scale_factor {
+            v.push(("sp_decimal_scale_factor", Value::from_i64(d as i64)));
+        }
+        v
+    }
+
+    fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let p = self.packing_params()?;
+        let n =
+            usize::try_from(cx.num_elements).map_err(|_| Error::metadata("too many elements"))?;
+        decode_parallel(input, n, &p, cx.out_order, out, cx.threads)
+    }
+
+    fn decode_range_into(
+        &self,
+        input: &RangeInput<'_>,
+        cx: &StageContext,
+        from: u64,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let p = self.packing_params()?;
+        let bits = p.bits_per_value as u64;
+        let (first, count) = (from / 8, out.len() as u64 / 8);
+        let (a, b) = (first * bits / 8, ((first + count) * bits).div_ceil(8));
+        let bytes = input(a, b)?;
+        decode_packed_at(
+            &bytes,
+            (first * bits % 8) as usize,
+            count as usize,
+            &p,
+            cx.out_order,
+            out,
+        )
+    }
+
+    fn supports_range(&self) -> bool {
+        true
+    }
+}
+
+/// Unpacks `count` values starting `skip_bits` into `bytes`.
+fn decode_packed_at(
+    bytes: &[u8],
+    skip_bits: usize,
+    count: usize,
+    p: &PackingParams,
+    order: ByteOrder,
+    out: &mut [u8],
+) -> Result<()> {
+    if skip_bits == 0 || p.bits_per_value == 0 {
+        return decode_into(bytes, 0, count, p, order, out);
+    }
+    check_params(p)?;
+    let need = (skip_bits + count * p.bits_per_value as usize).div_ceil(8);
+    if bytes.len() < need || out.len() != count * 8 {
+        return Err(Error::codec("packed range shorter than needed"));
+    }
+    let inv = powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor);
+    bits::unpack(bytes, skip_bits, count, p.bits_per_value, |i, q| {
+        let v = p.reference_value + inv * q as f64;
+        let b = match order {
+            ByteOrder::Big => v.to_be_bytes(),
+            ByteOrder::Little => v.to_le_bytes(),
+        };
+        out[i * 8..i * 8 + 8].copy_from_slice(&b);
+    });
+    Ok(())
+}
 
 /// Quantisation parameters, as stored in the descriptor's `sp_*` keys.
 #[derive(Debug, Clone, Copy, PartialEq)]

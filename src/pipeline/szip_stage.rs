@@ -1,123 +1,218 @@
-//! The szip compression stage: parameters and run-time flags around the AEC
-//! codec. See `spec/pipeline.md` §4.4.
+//! The szip compression stage (cargo feature `szip`): parameters and
+//! run-time flags around the AEC codec. See `spec/pipeline.md` §4.4.
 
-use super::params::req_uint;
-use crate::descriptor::ObjectDescriptor;
+use std::borrow::Cow;
+
+use super::codec::{Codec, Params, RangeInput, StageContext, StageKind};
+use super::registry::{BuildFn, CodecEntry};
+use crate::cbor::Value;
 use crate::error::{Error, Result};
-use crate::szip::{self, flags, SzipParams};
+use crate::szip::{flags, SzipParams};
 
-/// Bits per sample handed to the AEC coder: the packed width after
-/// simple_packing, 8 after a shuffle, else the element width.
-pub fn bits_per_sample(d: &ObjectDescriptor, simple_packing: bool) -> Result<u32> {
-    let bits = if simple_packing {
-        req_uint(d, "sp_bits_per_value")?
-    } else if d.filter == "shuffle" {
-        8
-    } else {
-        d.dtype.width() as u64 * 8
-    };
-    if !(1..=32).contains(&bits) {
-        return Err(Error::metadata(format!(
-            "szip needs 1..=32 bits per sample, not {bits}"
-        )));
-    }
-    Ok(bits as u32)
+/// Registry entry.
+pub const ENTRY: CodecEntry = CodecEntry {
+    name: "szip",
+    kind: StageKind::Compression,
+    keys: &[
+        "szip_rsi",
+        "szip_block_size",
+        "szip_flags",
+        "szip_block_offsets",
+    ],
+    feature: Some("szip"),
+    build: BUILD,
+};
+
+#[cfg(feature = "szip")]
+const BUILD: Option<BuildFn> = Some(build);
+#[cfg(not(feature = "szip"))]
+const BUILD: Option<BuildFn> = None;
+
+/// The reference's defaults: 128 blocks per RSI, 16 samples per block,
+/// preprocessing on.
+pub const DEFAULT_RSI: u32 = 128;
+/// See [`DEFAULT_RSI`].
+pub const DEFAULT_BLOCK_SIZE: u32 = 16;
+/// See [`DEFAULT_RSI`].
+pub const DEFAULT_FLAGS: u32 = flags::PREPROCESS;
+
+/// szip with its stored parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Szip {
+    /// `szip_rsi`: blocks per reference sample interval.
+    pub rsi: u32,
+    /// `szip_block_size`: samples per block.
+    pub block_size: u32,
+    /// `szip_flags` as stored (run-time flags are added from the context).
+    pub flags: u32,
+    /// `szip_block_offsets`: bit offset of every RSI, when stored.
+    pub offsets: Option<Vec<u64>>,
 }
 
-fn u32_param(d: &ObjectDescriptor, key: &str) -> Result<u32> {
-    let v = req_uint(d, key)?;
-    u32::try_from(v).map_err(|_| Error::metadata(format!("{key} {v} exceeds u32")))
+impl Default for Szip {
+    fn default() -> Self {
+        Szip {
+            rsi: DEFAULT_RSI,
+            block_size: DEFAULT_BLOCK_SIZE,
+            flags: DEFAULT_FLAGS,
+            offsets: None,
+        }
+    }
 }
 
-/// The coder parameters of an szip object, with the run-time flags added.
-pub fn params(d: &ObjectDescriptor, simple_packing: bool) -> Result<SzipParams> {
-    let bits = bits_per_sample(d, simple_packing)?;
-    let mut f = u32_param(d, "szip_flags")?;
-    if simple_packing {
-        f |= flags::MSB;
-    }
-    if (17..=24).contains(&bits) {
-        f |= flags::THREE_BYTE;
-    }
-    let p = SzipParams {
-        bits_per_sample: bits,
-        block_size: u32_param(d, "szip_block_size")?,
-        rsi: u32_param(d, "szip_rsi")?,
-        flags: f,
-    };
-    p.validate()?;
-    Ok(p)
+#[cfg_attr(not(feature = "szip"), allow(dead_code))]
+fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(Szip::from_params(p)?))
 }
 
-/// RSI start offsets in bits, from `szip_block_offsets`.
-pub fn block_offsets(d: &ObjectDescriptor) -> Result<Vec<u64>> {
-    let v = d
-        .params
-        .get("szip_block_offsets")
-        .ok_or_else(|| Error::metadata("range decoding of szip needs szip_block_offsets"))?;
-    let items = v
-        .as_array()
-        .ok_or_else(|| Error::metadata("szip_block_offsets is not an array"))?;
-    let offsets: Vec<u64> = items
-        .iter()
-        .map(|x| {
-            x.as_u64()
-                .ok_or_else(|| Error::metadata("szip_block_offsets entry is not a uint"))
+/// The coder parameters of an szip object as its descriptor implies them.
+pub fn coder_params_of(d: &crate::descriptor::ObjectDescriptor) -> Result<SzipParams> {
+    if d.compression != "szip" {
+        return Err(Error::invalid_argument("the object is not szip-compressed"));
+    }
+    let cx = super::Pipeline::parse(d)?.contexts(d)?;
+    Szip::from_params(&Params::new(&d.params, "szip"))?.coder_params(&cx[2])
+}
+
+impl Szip {
+    /// Reads and checks the `szip_*` keys.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let offsets = p.opt_u64_array("szip_block_offsets")?;
+        if let Some(o) = &offsets {
+            if o.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::metadata(
+                    "szip_block_offsets are not strictly increasing",
+                ));
+            }
+        }
+        Ok(Szip {
+            rsi: p.req_u32("szip_rsi")?,
+            block_size: p.req_u32("szip_block_size")?,
+            flags: p.req_u32("szip_flags")?,
+            offsets,
         })
-        .collect::<Result<_>>()?;
-    if offsets.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(Error::metadata(
-            "szip_block_offsets are not strictly increasing",
-        ));
     }
-    Ok(offsets)
-}
 
-/// Encodes the (packed, shuffled or raw) payload; returns the stream and
-/// the bit offset of every RSI for `szip_block_offsets`.
-///
-/// After simple_packing only whole-byte widths are accepted: the reference
-/// hands the packed bit stream to the coder as if it were byte containers,
-/// which silently corrupts every other width (`spec/pipeline.md` §4.4).
-pub fn encode(
-    d: &ObjectDescriptor,
-    data: &[u8],
-    simple_packing: bool,
-    profile: szip::SzipProfile,
-) -> Result<(Vec<u8>, Vec<u64>)> {
-    if simple_packing {
-        let bits = req_uint(d, "sp_bits_per_value")?;
-        if !matches!(bits, 8 | 16 | 24 | 32) {
-            return Err(Error::unsupported_codec(format!(
-                "simple_packing at {bits} bits cannot be combined with szip: the reference \
-                 would misread it; use 8, 16, 24 or 32 bits, or another compression"
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![
+            ("szip_rsi", Value::Uint(self.rsi as u64)),
+            ("szip_block_size", Value::Uint(self.block_size as u64)),
+            ("szip_flags", Value::Uint(self.flags as u64)),
+        ]
+    }
+
+    /// The coder parameters for the stream described by `cx`: samples of
+    /// `cx.sample_bits`, big-endian containers after simple_packing,
+    /// 3-byte containers for 17–24 bits.
+    pub fn coder_params(&self, cx: &StageContext) -> Result<SzipParams> {
+        let bits = cx.sample_bits;
+        if !(1..=32).contains(&bits) {
+            return Err(Error::metadata(format!(
+                "szip needs 1..=32 bits per sample, not {bits}"
             )));
         }
+        let mut f = self.flags;
+        if cx.packed {
+            f |= flags::MSB;
+        }
+        if (17..=24).contains(&bits) {
+            f |= flags::THREE_BYTE;
+        }
+        let p = SzipParams {
+            bits_per_sample: bits,
+            block_size: self.block_size,
+            rsi: self.rsi,
+            flags: f,
+        };
+        p.validate()?;
+        Ok(p)
     }
-    let p = params(d, simple_packing)?;
-    if data.is_empty() {
-        // As the reference: no stream and no offsets for an empty payload.
-        return Ok((Vec::new(), Vec::new()));
-    }
-    szip::encode_with(data, &p, profile)
 }
 
-/// Decodes an szip stream into exactly `out.len()` bytes.
-pub fn decode(
-    d: &ObjectDescriptor,
-    src: &[u8],
-    simple_packing: bool,
-    out: &mut [u8],
-    threads: usize,
-) -> Result<()> {
-    let p = params(d, simple_packing)?;
-    if src.is_empty() && out.is_empty() {
-        return Ok(());
+impl Codec for Szip {
+    fn name(&self) -> &'static str {
+        "szip"
     }
-    if threads > 1 {
-        if let Ok(offsets) = block_offsets(d) {
-            return szip::decode_parallel_into(src, &p, &offsets, out, threads);
+
+    fn validate(&self, cx: &StageContext) -> Result<()> {
+        self.coder_params(cx).map(|_| ())
+    }
+
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    /// After simple_packing only whole-byte widths are accepted: the
+    /// reference hands the packed bit stream to the coder as if it were byte
+    /// containers, which silently corrupts every other width.
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
+        if cx.packed && !matches!(cx.sample_bits, 8 | 16 | 24 | 32) {
+            return Err(Error::unsupported_codec(format!(
+                "simple_packing at {} bits cannot be combined with szip: the reference \
+                 would misread it; use 8, 16, 24 or 32 bits, or another compression",
+                cx.sample_bits
+            )));
+        }
+        let p = self.coder_params(cx)?;
+        if input.is_empty() {
+            // As the reference: no stream and no offsets for an empty payload.
+            self.offsets = Some(Vec::new());
+            return Ok(Cow::Owned(Vec::new()));
+        }
+        let (bytes, offsets) = crate::szip::encode_with(&input, &p, cx.szip_profile)?;
+        self.offsets = Some(offsets);
+        Ok(Cow::Owned(bytes))
+    }
+
+    fn derived_params(&self) -> Vec<(&'static str, Value)> {
+        let offsets = self.offsets.iter().flatten().map(|&o| Value::Uint(o));
+        vec![("szip_block_offsets", Value::Array(offsets.collect()))]
+    }
+
+    fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let p = self.coder_params(cx)?;
+        if input.is_empty() && out.is_empty() {
+            return Ok(());
+        }
+        match &self.offsets {
+            Some(o) if cx.threads > 1 => {
+                crate::szip::decode_parallel_into(input, &p, o, out, cx.threads)
+            }
+            _ => crate::szip::decode_into(input, &p, out),
         }
     }
-    szip::decode_into(src, &p, out)
+
+    /// Decodes only the RSIs covering the range, widened to whole samples;
+    /// stored offsets are checked as they are used (`spec/szip.md` §5).
+    fn decode_range_into(
+        &self,
+        input: &RangeInput<'_>,
+        cx: &StageContext,
+        from: u64,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let p = self.coder_params(cx)?;
+        let offsets = self
+            .offsets
+            .as_deref()
+            .ok_or_else(|| Error::metadata("range decoding of szip needs szip_block_offsets"))?;
+        let total = cx.decoded_len;
+        let stream = input(0, cx.input_len)?;
+        let sb = p.sample_bytes() as u64;
+        let to = from + out.len() as u64;
+        let (a, b) = (from / sb * sb, (to.div_ceil(sb) * sb).min(total));
+        if a == from && b == to {
+            return crate::szip::decode_range_into(&stream, &p, offsets, total, a, out);
+        }
+        let mut buf = vec![0u8; (b - a) as usize];
+        crate::szip::decode_range_into(&stream, &p, offsets, total, a, &mut buf)?;
+        let skip = (from - a) as usize;
+        out.copy_from_slice(&buf[skip..skip + out.len()]);
+        Ok(())
+    }
+
+    fn supports_range(&self) -> bool {
+        self.offsets.is_some()
+    }
 }

@@ -71,6 +71,12 @@ pub fn decode_parallel_into(
 /// Decodes `out.len()` bytes starting at byte `byte_pos` of the decoded
 /// stream, decoding only the RSIs that cover them. `rsi_offsets_bits[r]` is
 /// where RSI `r` starts; `total_len` is the whole decoded size.
+///
+/// A stored offset is used only once it is confirmed: the RSI decoded from
+/// it must end exactly where the next stored offset begins (for the last
+/// stored offset, the RSI before it must end there). Otherwise decoding
+/// starts from the nearest earlier offset that is confirmed, or from the
+/// stream start, and runs on without jumping (`spec/szip.md` §5).
 pub fn decode_range_into(
     input: &[u8],
     p: &SzipParams,
@@ -91,21 +97,65 @@ pub fn decode_range_into(
     }
     let first = byte_pos / rsi_bytes;
     let last = (end - 1) / rsi_bytes;
-    let start_bit = *rsi_offsets_bits
-        .get(first as usize)
-        .ok_or_else(|| Error::codec(format!("szip_block_offsets has no entry for RSI {first}")))?;
-    if start_bit > input.len() as u64 * 8 {
-        return Err(Error::codec(format!(
-            "szip block offset {start_bit} lies past the stream"
-        )));
-    }
-    let from = first * rsi_bytes;
     let to = ((last + 1) * rsi_bytes).min(total_len);
-    let mut tmp = vec![0u8; (to - from) as usize];
-    decode_samples(input, start_bit, p, &mut tmp)?;
-    let skip = (byte_pos - from) as usize;
-    out.copy_from_slice(&tmp[skip..skip + out.len()]);
-    Ok(())
+    // Each try decodes one RSI into `head`; only a confirmed start decodes
+    // further, so a stream of wrong offsets costs at most a whole decode.
+    let mut head = Vec::new();
+    let mut j = first;
+    loop {
+        let from = j * rsi_bytes;
+        head.resize((to - from).min(rsi_bytes) as usize, 0);
+        if let Some(head_end) = confirmed_rsi(input, p, rsi_offsets_bits, j, rsi_bytes, &mut head)?
+        {
+            let mut tmp = vec![0u8; (to - from) as usize];
+            tmp[..head.len()].copy_from_slice(&head);
+            if head.len() < tmp.len() {
+                let rest = &mut tmp[head.len()..];
+                decode_samples(input, head_end, p, rest)?;
+            }
+            let skip = (byte_pos - from) as usize;
+            out.copy_from_slice(&tmp[skip..skip + out.len()]);
+            return Ok(());
+        }
+        j -= 1;
+    }
+}
+
+/// Decodes RSI `j` into `buf` from its stored offset if that offset is
+/// confirmed, returning where the RSI ends; `None` if it is not. RSI 0
+/// starts the stream.
+fn confirmed_rsi(
+    input: &[u8],
+    p: &SzipParams,
+    offsets: &[u64],
+    j: u64,
+    rsi_bytes: u64,
+    buf: &mut [u8],
+) -> Result<Option<u64>> {
+    if j == 0 {
+        return decode_samples(input, 0, p, buf).map(Some);
+    }
+    let j = j as usize;
+    let bits = input.len() as u64 * 8;
+    let Some(&start) = offsets.get(j).filter(|&&s| s <= bits) else {
+        return Ok(None);
+    };
+    if let Some(&next) = offsets.get(j + 1) {
+        return Ok(match decode_samples(input, start, p, buf) {
+            Ok(end) if end == next => Some(end),
+            _ => None,
+        });
+    }
+    // The last stored offset: the RSI before it must end there.
+    let prev = if j == 1 { 0 } else { offsets[j - 1] };
+    if prev > start {
+        return Ok(None);
+    }
+    let mut scratch = vec![0u8; rsi_bytes as usize];
+    match decode_samples(input, prev, p, &mut scratch) {
+        Ok(end) if end == start => decode_samples(input, start, p, buf).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// Second-extension codeword `m` → (β, β(β+1)/2).

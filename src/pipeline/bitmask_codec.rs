@@ -1,0 +1,101 @@
+//! `rle` and `roaring` as payload compression of bitmask objects: a 4-byte
+//! big-endian bit count, then the bit-set codec's body. See
+//! `spec/pipeline.md` §4.3.
+
+use std::borrow::Cow;
+
+use super::bitcodec;
+use super::codec::{Codec, Params, StageContext, StageKind};
+use super::registry::CodecEntry;
+use crate::dtype::Dtype;
+use crate::error::{Error, Result};
+
+/// Registry entry of `rle`.
+pub const RLE: CodecEntry = CodecEntry {
+    name: "rle",
+    kind: StageKind::Compression,
+    keys: &[],
+    feature: None,
+    build: Some(build_rle),
+};
+
+/// Registry entry of `roaring`.
+pub const ROARING: CodecEntry = CodecEntry {
+    name: "roaring",
+    kind: StageKind::Compression,
+    keys: &[],
+    feature: None,
+    build: Some(build_roaring),
+};
+
+fn build_rle(_: &Params<'_>) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(BitSet::Rle))
+}
+
+fn build_roaring(_: &Params<'_>) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(BitSet::Roaring))
+}
+
+/// A bit-set codec over a bitmask object's packed bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitSet {
+    /// Run lengths.
+    Rle,
+    /// A roaring bitmap.
+    Roaring,
+}
+
+impl Codec for BitSet {
+    fn name(&self) -> &'static str {
+        match self {
+            BitSet::Rle => "rle",
+            BitSet::Roaring => "roaring",
+        }
+    }
+
+    fn validate(&self, cx: &StageContext) -> Result<()> {
+        if cx.dtype != Dtype::Bitmask {
+            return Err(Error::metadata(format!(
+                "{} compression needs dtype bitmask, not {}",
+                self.name(),
+                cx.dtype
+            )));
+        }
+        Ok(())
+    }
+
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
+        let nbits = input.len() * 8;
+        let body = match self {
+            BitSet::Rle => bitcodec::rle_encode(&input, nbits),
+            BitSet::Roaring => bitcodec::roaring_encode(&input, nbits)?,
+        };
+        let prefix = u32::try_from(nbits)
+            .map_err(|_| Error::invalid_input("bitmask too large for a 32-bit bit count"))?;
+        let mut out = Vec::with_capacity(4 + body.len());
+        out.extend_from_slice(&prefix.to_be_bytes());
+        out.extend_from_slice(&body);
+        Ok(Cow::Owned(out))
+    }
+
+    fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
+        let prefix = input
+            .get(..4)
+            .ok_or_else(|| Error::codec("bitmask payload lacks its 4-byte bit count"))?;
+        let nbits = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as u64;
+        let expected = out.len() as u64 * 8;
+        if nbits != expected {
+            return Err(Error::codec(format!(
+                "bitmask payload counts {nbits} bits, descriptor implies {expected}"
+            )));
+        }
+        match self {
+            BitSet::Rle => bitcodec::rle_decode_into(&input[4..], nbits as usize, out),
+            BitSet::Roaring => bitcodec::roaring_decode_into(&input[4..], nbits as usize, out),
+        }
+    }
+}

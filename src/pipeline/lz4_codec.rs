@@ -1,0 +1,129 @@
+//! The lz4 compression stage (cargo feature `lz4`): an lz4 block with a
+//! 4-byte little-endian size prefix. See `spec/pipeline.md` §4.2.
+
+#[cfg(feature = "lz4")]
+use std::borrow::Cow;
+
+use super::codec::StageKind;
+#[cfg(feature = "lz4")]
+use super::codec::{Codec, Params, StageContext};
+use super::registry::{BuildFn, CodecEntry};
+#[cfg(feature = "lz4")]
+use crate::error::Result;
+
+/// Registry entry.
+pub const ENTRY: CodecEntry = CodecEntry {
+    name: "lz4",
+    kind: StageKind::Compression,
+    keys: &[],
+    feature: Some("lz4"),
+    build: BUILD,
+};
+
+#[cfg(feature = "lz4")]
+const BUILD: Option<BuildFn> = Some(build);
+#[cfg(not(feature = "lz4"))]
+const BUILD: Option<BuildFn> = None;
+
+/// lz4; it has no parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lz4;
+
+#[cfg(feature = "lz4")]
+fn build(_: &Params<'_>) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(Lz4))
+}
+
+#[cfg(feature = "lz4")]
+impl Codec for Lz4 {
+    fn name(&self) -> &'static str {
+        "lz4"
+    }
+
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
+        Ok(Cow::Owned(imp::lz4_compress(&input)))
+    }
+
+    fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
+        imp::lz4_decompress_into(input, out)
+    }
+
+    /// Checks the size prefix before allocating.
+    fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        imp::lz4_decompress(input, len, &mut out)?;
+        Ok(out)
+    }
+}
+
+#[cfg(feature = "lz4")]
+pub use imp::{lz4_compress, lz4_decompress, lz4_decompress_into};
+
+#[cfg(feature = "lz4")]
+mod imp {
+    use crate::error::{Error, Result};
+
+    /// lz4 block with a 4-byte little-endian uncompressed-size prefix.
+    pub fn lz4_compress(data: &[u8]) -> Vec<u8> {
+        lz4_flex::block::compress_prepend_size(data)
+    }
+
+    /// Decompresses a size-prefixed lz4 block into exactly `expected` bytes; the
+    /// prefix must agree with `expected` before anything is allocated.
+    pub fn lz4_decompress(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()> {
+        check_prefix(src, expected)?;
+        *out = crate::buffer::zeroed(expected)?;
+        lz4_decompress_into(src, out)
+    }
+
+    fn check_prefix(src: &[u8], expected: usize) -> Result<()> {
+        let prefix = src
+            .get(..4)
+            .ok_or_else(|| Error::codec("lz4 payload shorter than its 4-byte size prefix"))?;
+        let claimed = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+        if claimed != expected {
+            return Err(Error::codec(format!(
+                "lz4 payload claims {claimed} bytes, descriptor implies {expected}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Decompresses a size-prefixed lz4 block into exactly `out.len()` bytes.
+    pub fn lz4_decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
+        let expected = out.len();
+        check_prefix(src, expected)?;
+        let n = lz4_flex::block::decompress_into(&src[4..], out)
+            .map_err(|e| Error::codec(format!("lz4 block corrupt: {e}")).at(4))?;
+        if n != expected {
+            return Err(Error::codec(format!(
+                "lz4 block decoded to {n} bytes, descriptor implies {expected}"
+            )));
+        }
+        Ok(())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn lz4_format_and_checks() {
+            let data = vec![7u8; 256];
+            let c = lz4_compress(&data);
+            assert_eq!(&c[..4], &[0, 1, 0, 0]);
+            let mut out = Vec::new();
+            lz4_decompress(&c, 256, &mut out).unwrap();
+            assert_eq!(out, data);
+            assert!(lz4_decompress(&c, 255, &mut out).is_err());
+            let mut lying = c.clone();
+            lying[..4].copy_from_slice(&(1u32 << 30).to_le_bytes());
+            assert!(lz4_decompress(&lying, 256, &mut out).is_err());
+            assert!(lz4_decompress(&c[..10], 256, &mut out).is_err());
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The zstd compression stage (cargo feature `zstd`). Decoding writes into
+//! a buffer of exactly the size the descriptor implies. See
+//! `spec/pipeline.md` §4.1.
+
+#[cfg(feature = "zstd")]
+use std::borrow::Cow;
+
+use super::codec::StageKind;
+#[cfg(feature = "zstd")]
+use super::codec::{Codec, Params, StageContext};
+use super::registry::{BuildFn, CodecEntry};
+use crate::cbor::Value;
+#[cfg(feature = "zstd")]
+use crate::error::Result;
+
+/// Registry entry.
+pub const ENTRY: CodecEntry = CodecEntry {
+    name: "zstd",
+    kind: StageKind::Compression,
+    keys: &["zstd_level"],
+    feature: Some("zstd"),
+    build: BUILD,
+};
+
+#[cfg(feature = "zstd")]
+const BUILD: Option<BuildFn> = Some(build);
+#[cfg(not(feature = "zstd"))]
+const BUILD: Option<BuildFn> = None;
+
+/// Default zstd level when `zstd_level` is absent; the builder writes it.
+pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
+
+/// zstd with its level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zstd {
+    /// Compression level (`zstd_level`).
+    pub level: i32,
+}
+
+#[cfg(feature = "zstd")]
+fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+    let level = p.opt_i32("zstd_level")?.unwrap_or(ZSTD_DEFAULT_LEVEL);
+    Ok(Box::new(Zstd { level }))
+}
+
+impl Zstd {
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![("zstd_level", Value::from_i64(self.level as i64))]
+    }
+}
+
+#[cfg(feature = "zstd")]
+impl Codec for Zstd {
+    fn name(&self) -> &'static str {
+        "zstd"
+    }
+
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
+        Ok(Cow::Owned(imp::zstd_compress(&input, self.level)?))
+    }
+
+    fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
+        imp::zstd_decompress_into(input, out)
+    }
+
+    fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        imp::zstd_decompress(input, len, &mut out)?;
+        Ok(out)
+    }
+}
+
+#[cfg(feature = "zstd")]
+pub use imp::{zstd_compress, zstd_decompress, zstd_decompress_into};
+
+#[cfg(feature = "zstd")]
+mod imp {
+    use crate::error::{Error, Result};
+
+    /// A standard zstd frame (no content size, no checksum), as a sequential
+    /// libzstd stream encoder writes it.
+    pub fn zstd_compress(data: &[u8], level: i32) -> Result<Vec<u8>> {
+        zstd::stream::encode_all(data, level)
+            .map_err(|e| Error::codec(format!("zstd compression failed: {e}")))
+    }
+
+    thread_local! {
+        static DCTX: std::cell::RefCell<zstd::zstd_safe::DCtx<'static>> =
+            std::cell::RefCell::new(zstd::zstd_safe::DCtx::create());
+    }
+
+    /// Decompresses one or more zstd frames into exactly `expected` bytes.
+    ///
+    /// One-shot decoding straight into the output: no window buffer beyond the
+    /// output itself, whatever window the frame header declares, and a stream
+    /// that would produce more than `expected` bytes stops at the boundary.
+    pub fn zstd_decompress(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()> {
+        *out = crate::buffer::with_capacity(expected)?;
+        let res = DCTX.with(|d| d.borrow_mut().decompress(out, src));
+        check(res, expected)
+    }
+
+    /// Decompresses into exactly `out.len()` bytes (see [`zstd_decompress`]).
+    pub fn zstd_decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
+        let expected = out.len();
+        let res = DCTX.with(|d| d.borrow_mut().decompress(out, src));
+        check(res, expected)
+    }
+
+    fn check(
+        res: std::result::Result<usize, zstd::zstd_safe::ErrorCode>,
+        expected: usize,
+    ) -> Result<()> {
+        use zstd::zstd_safe;
+        match res {
+            Ok(n) if n == expected => Ok(()),
+            Ok(n) => Err(Error::codec(format!(
+                "zstd stream decoded to {n} bytes, descriptor implies {expected}"
+            ))),
+            Err(code) if zstd_safe::get_error_name(code) == DST_TOO_SMALL => {
+                Err(Error::codec(format!(
+                    "zstd stream decodes to more than the {expected} bytes the descriptor implies"
+                )))
+            }
+            Err(code) => Err(Error::codec(format!(
+                "zstd stream corrupt: {}",
+                zstd_safe::get_error_name(code)
+            ))),
+        }
+    }
+
+    /// libzstd's name for `ZSTD_error_dstSize_tooSmall`.
+    const DST_TOO_SMALL: &str = "Destination buffer is too small";
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn zstd_roundtrip_and_size_checks() {
+            let data: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
+            let c = zstd_compress(&data, 3).unwrap();
+            assert_eq!(&c[..4], &[0x28, 0xb5, 0x2f, 0xfd]);
+            let mut out = Vec::new();
+            zstd_decompress(&c, data.len(), &mut out).unwrap();
+            assert_eq!(out, data);
+            assert!(zstd_decompress(&c, data.len() - 1, &mut out).is_err());
+            assert!(zstd_decompress(&c, data.len() + 1, &mut out).is_err());
+            assert!(zstd_decompress(&c[..c.len() / 2], data.len(), &mut out).is_err());
+            // Concatenated frames decode as one stream.
+            let two = [
+                zstd_compress(b"abc", 1).unwrap(),
+                zstd_compress(b"def", 1).unwrap(),
+            ]
+            .concat();
+            zstd_decompress(&two, 6, &mut out).unwrap();
+            assert_eq!(out, b"abcdef");
+        }
+
+        #[test]
+        fn zstd_size_errors_say_which_way() {
+            let data = vec![5u8; 1000];
+            let c = zstd_compress(&data, 3).unwrap();
+            let mut out = Vec::new();
+            let over = zstd_decompress(&c, 999, &mut out).unwrap_err();
+            assert!(over.detail().contains("more than the 999 bytes"), "{over}");
+            let under = zstd_decompress(&c, 1001, &mut out).unwrap_err();
+            assert!(under.detail().contains("decoded to 1000 bytes"), "{under}");
+            let mut trailing = c.clone();
+            trailing.extend_from_slice(&[1, 2, 3]);
+            let e = zstd_decompress(&trailing, 1000, &mut out).unwrap_err();
+            assert!(e.detail().contains("corrupt"), "{e}");
+        }
+
+        #[test]
+        fn zstd_skippable_frames_are_skipped() {
+            // Magic 0x184D2A50, 4-byte length, then that many ignored bytes.
+            let mut s = vec![0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 9, 9, 9];
+            s.extend(zstd_compress(b"xyz", 3).unwrap());
+            let mut out = Vec::new();
+            zstd_decompress(&s, 3, &mut out).unwrap();
+            assert_eq!(out, b"xyz");
+        }
+
+        #[test]
+        fn zstd_bomb_is_bounded() {
+            let bomb = zstd_compress(&vec![0u8; 64 << 20], 3).unwrap();
+            let mut out = Vec::new();
+            assert!(zstd_decompress(&bomb, 16, &mut out).is_err());
+            assert!(out.capacity() < 1 << 20);
+        }
+    }
+}
