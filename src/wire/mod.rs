@@ -2,6 +2,7 @@
 //! See `spec/format.md` §2–§3.
 
 pub mod frame;
+pub mod header;
 pub mod layout;
 pub mod scan;
 pub mod tables;

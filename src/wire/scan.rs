@@ -398,7 +398,7 @@ mod tests {
             .find_map(|m| {
                 let parsed = crate::Message::parse(&m).unwrap();
                 let last = *parsed.layout().frames().last().unwrap();
-                let end = last.offset + last.total_len();
+                let end = last.offset() + last.total_len();
                 (!end.is_multiple_of(ALIGN)).then(|| {
                     let mut u = [&m[..end], &m[m.len() - POSTAMBLE_LEN..]].concat();
                     let len = (u.len() as u64).to_be_bytes();
