@@ -285,3 +285,80 @@ fn scan_rest(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::CountingSource;
+    use crate::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+    fn message_with(payload: &[u8]) -> Vec<u8> {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![payload.len() as u64]);
+        crate::encode(
+            &GlobalMetadata::default(),
+            &[(&d, payload)],
+            &EncodeOptions::new(),
+        )
+        .unwrap()
+    }
+
+    fn sized(n: usize, fill: u8) -> Vec<u8> {
+        message_with(&vec![fill; n])
+    }
+
+    #[test]
+    fn damage_before_a_long_remainder_is_scanned_in_windows() {
+        let mut file = sized(1000, 1);
+        file.extend_from_slice(&[0x55; 100]);
+        for i in 0..10 {
+            file.extend(sized(1 << 20, i));
+        }
+        let cut = sized(3000, 9);
+        file.extend_from_slice(&cut[..2000]);
+        assert!(file.len() as u64 > SLOW_WINDOW + (1 << 20));
+        let src = CountingSource::new(file.clone());
+        let (spans, torn) = index_messages(&src, 0, &Limits::default());
+        assert_eq!(spans, crate::wire::scan::scan(&file));
+        assert_eq!(spans.len(), 11);
+        let end = spans.last().map(|s| s.offset + s.len).unwrap();
+        let torn = torn.unwrap();
+        assert_eq!((torn.offset, torn.len), (end, 2000));
+        assert_eq!(torn.reason, INCOMPLETE);
+        // One window over the damage, then hops; never the whole file.
+        assert!(src.bytes() <= SLOW_WINDOW + (1 << 16), "{}", src.bytes());
+    }
+
+    #[test]
+    fn a_long_interrupted_write_is_not_looked_into() {
+        let inner = sized(64, 7);
+        let mut payload = vec![0u8; 12 << 20];
+        payload[5 << 20..(5 << 20) + inner.len()].copy_from_slice(&inner);
+        let first = sized(1000, 1);
+        let outer = message_with(&payload);
+        let mut file = first.clone();
+        file.extend_from_slice(&outer[..10 << 20]);
+        let src = CountingSource::new(file.clone());
+        let (spans, torn) = index_messages(&src, 0, &Limits::default());
+        assert_eq!(
+            spans.len(),
+            1,
+            "the message inside the payload is not indexed"
+        );
+        let torn = torn.unwrap();
+        assert_eq!(torn.offset, first.len() as u64);
+        assert_eq!(torn.reason, INCOMPLETE);
+        assert!(src.bytes() < 1 << 16, "{}", src.bytes());
+    }
+
+    #[test]
+    fn junk_after_the_last_message_starts_the_torn_tail_where_it_ends() {
+        let mut file = sized(100, 1);
+        let end = file.len() as u64;
+        file.extend(std::iter::repeat_n(0x33u8, (SLOW_WINDOW + 5000) as usize));
+        let (spans, torn) = index_messages(&file, 0, &Limits::default());
+        assert_eq!(spans.len(), 1);
+        let torn = torn.unwrap();
+        assert_eq!((torn.offset, torn.len), (end, file.len() as u64 - end));
+        assert_eq!(torn.reason, "bytes that form no message");
+    }
+}
