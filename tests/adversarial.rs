@@ -5,9 +5,9 @@
 //! a typed error with an offset, or (for advisory fields) the original
 //! values, and never a panic or an allocation beyond the limits.
 
+use tgm::__fuzz::{data_footer_bytes, header_bytes, write_cbor_frame};
 use tgm::cbor::Value;
 use tgm::pipeline::{self, PipelineDecodeOptions};
-use tgm::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
 use tgm::wire::layout::parse_layout;
 use tgm::wire::FrameType;
 use tgm::{

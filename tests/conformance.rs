@@ -369,7 +369,7 @@ fn decode_object_by_index_matches_full_decode() {
 /// Rebuilds every data frame of a message in the CBOR-before layout (which
 /// no writer emits but readers must accept) and re-assembles the message.
 fn to_cbor_before(msg: &[u8]) -> Vec<u8> {
-    use tgm::wire::frame::{data_footer_bytes, header_bytes};
+    use tgm::__fuzz::{data_footer_bytes, header_bytes};
     use tgm::wire::FrameType;
     let l = tgm::wire::layout::parse_layout(msg, 0, &tgm::Limits::default()).unwrap();
     let mut out = msg[..24].to_vec();
