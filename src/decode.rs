@@ -550,7 +550,11 @@ pub fn locate_object<'a>(
     index: usize,
     limits: &Limits,
 ) -> Result<Object<'a>> {
-    let at = MessageAt { at: 0, base };
+    let at = MessageAt {
+        at: 0,
+        base,
+        avail: buf.len() as u64,
+    };
     match locate_data_frame(&buf, at, index, limits)? {
         Some(e) => {
             // The locator checked the range against the message length,

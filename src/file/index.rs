@@ -6,7 +6,7 @@ use crate::limits::Limits;
 use crate::wire::header::{FrameHeader, Postamble, Preamble};
 use crate::wire::scan::{find_magic, MessageSpan, Scanner};
 use crate::wire::{
-    align_up, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
+    align_up, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
     POSTAMBLE_LEN, PREAMBLE_LEN,
 };
 
@@ -52,6 +52,11 @@ fn hop_at(src: &dyn ByteSource, p: u64, size: u64, limits: &Limits) -> Option<u6
     (&read_array::<8>(src, p + t - 8)? == END_MAGIC).then_some(t)
 }
 
+/// Frame positions, with the alignment of the message they were reached
+/// from (frames align relative to their message), whose chain of frames
+/// ended in no whole message.
+type Failed = std::collections::HashSet<(u64, u64)>;
+
 /// Where the frames of a message that follow its preamble lead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chain {
@@ -73,7 +78,7 @@ fn walk_frames(
     p: u64,
     size: u64,
     limits: &Limits,
-    failed: &mut std::collections::HashSet<u64>,
+    failed: &mut Failed,
 ) -> Chain {
     let Some(pre) = read_array::<PREAMBLE_LEN>(src, p).and_then(|b| Preamble::peek(&b)) else {
         return Chain::Broken;
@@ -83,17 +88,18 @@ fn walk_frames(
     let mut path = Vec::new();
     let end = loop {
         let pos = p.saturating_add(rel);
-        if failed.contains(&pos) || rel > limits.max_message_len || path.len() > limits.max_frames {
+        let known_bad = failed.contains(&(pos, p % ALIGN as u64));
+        if known_bad || rel > limits.max_message_len || path.len() > limits.max_frames {
             break Chain::Broken;
         }
         path.push(pos);
         let Some(b) = read_array::<FRAME_HEADER_LEN>(src, pos) else {
-            break Chain::RunsOut;
+            break runs_out_or_broken(src, pos, size);
         };
         if b[..2] != FRAME_MAGIC[..] {
             let len = rel + POSTAMBLE_LEN as u64;
             let Some(post) = read_array::<POSTAMBLE_LEN>(src, pos) else {
-                break Chain::RunsOut;
+                break runs_out_or_broken(src, pos, size);
             };
             let whole = Postamble::peek(&post).is_some_and(|q| q.check_length(len, pos).is_ok());
             let fits = len <= limits.max_message_len && declared_end.is_none_or(|e| e == p + len);
@@ -118,10 +124,35 @@ fn walk_frames(
         }
         rel = align_up(end - p);
     };
-    if end == Chain::Broken || end == Chain::RunsOut {
-        failed.extend(path);
+    // With a declared length inside the source, the message is not cut
+    // short by the end of the source.
+    let end = match end {
+        Chain::RunsOut if declared_end.is_some_and(|e| e <= size) => Chain::Broken,
+        e => e,
+    };
+    if end != Chain::Broken && end != Chain::RunsOut {
+        return end;
     }
+    failed.extend(path.into_iter().map(|q| (q, p % ALIGN as u64)));
     end
+}
+
+/// Fewer bytes than a frame header or a postamble remain at `pos`: they are
+/// a message cut short if they begin like one of the two.
+fn runs_out_or_broken(src: &dyn ByteSource, pos: u64, size: u64) -> Chain {
+    let n = size.saturating_sub(pos).min(POSTAMBLE_LEN as u64) as usize;
+    let mut b = [0u8; POSTAMBLE_LEN];
+    if src.read_at(pos, &mut b[..n]).is_err() {
+        return Chain::Broken;
+    }
+    let b = &b[..n];
+    let frame = FRAME_MAGIC.starts_with(&b[..n.min(2)]);
+    let post = b.get(16..).is_none_or(|m| END_MAGIC.starts_with(m));
+    if frame || post {
+        Chain::RunsOut
+    } else {
+        Chain::Broken
+    }
 }
 
 /// A whole streaming message at `p`, by [`walk_frames`].
@@ -130,7 +161,7 @@ fn walk_streaming(
     p: u64,
     size: u64,
     limits: &Limits,
-    failed: &mut std::collections::HashSet<u64>,
+    failed: &mut Failed,
 ) -> Option<u64> {
     let pre = Preamble::peek(&read_array::<PREAMBLE_LEN>(src, p)?)?;
     if pre.total_length != 0 {

@@ -26,14 +26,19 @@ pub(crate) struct MessageAt {
     pub at: u64,
     /// Absolute offset of the message, for error reporting.
     pub base: u64,
+    /// Bytes of the source from `at` to its end, as last measured: no
+    /// read goes beyond, and the source is not asked for its length again.
+    pub avail: u64,
 }
 
 impl MessageAt {
-    /// The message at `span` of a source whose offsets are absolute.
-    pub(crate) fn of(span: crate::wire::scan::MessageSpan) -> Self {
+    /// The message at `span` of a source of `size` bytes whose offsets are
+    /// absolute.
+    pub(crate) fn of(span: crate::wire::scan::MessageSpan, size: u64) -> Self {
         MessageAt {
             at: span.offset,
             base: span.offset,
+            avail: size.saturating_sub(span.offset),
         }
     }
 }
@@ -179,8 +184,7 @@ pub(crate) fn locate_data_frame(
     index: usize,
     limits: &Limits,
 ) -> Result<Option<IndexedFrame>> {
-    let size = src.len()?;
-    let avail = size.saturating_sub(msg.at);
+    let avail = msg.avail;
     let head = read(src, msg.at..msg.at + avail.min(HEAD_WINDOW))?;
     let pre = Preamble::read(Cursor::new(&head, msg.base))?;
     // A streaming message's end is found only by walking its frames.
@@ -208,7 +212,11 @@ pub(crate) fn locate_data_frame(
         let p = Postamble::read(Cursor::new(&post, msg.base + w.frames_end))?;
         let ff = p.first_footer_offset;
         if ff >= PREAMBLE_LEN as u64 && ff < w.frames_end {
-            found = w.find(ff, Phase::Footer, FrameType::FooterIndex, limits)?;
+            // The first-footer offset is advisory: where it leads nowhere
+            // valid, the message is walked instead.
+            found = w
+                .find(ff, Phase::Footer, FrameType::FooterIndex, limits)
+                .unwrap_or(None);
         }
     }
     let Some((rel, bytes)) = found else {

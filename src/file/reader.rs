@@ -201,7 +201,7 @@ impl TgmFile {
         o: usize,
         limits: &Limits,
     ) -> Result<Object<'s>> {
-        match locate_data_frame(&bytes, MessageAt::of(span), o, limits)? {
+        match locate_data_frame(&bytes, MessageAt::of(span, self.size), o, limits)? {
             Some(e) => {
                 // The locator checked the range against the message, which
                 // lies within the mapping.
@@ -229,7 +229,7 @@ impl TgmFile {
                 let bytes = map.as_slice().unwrap_or_default();
                 return f(&self.mapped_object(bytes, span, o, limits)?);
             }
-            read_object(&self.file, span, o, limits, f)
+            read_object(&self.file, self.size, span, o, limits, f)
         };
         run().map_err(|e| e.in_message(m))
     }
@@ -319,12 +319,13 @@ pub fn value_matches(v: &crate::cbor::Value, text: &str) -> bool {
 /// and the object's frame are read; otherwise the whole message.
 pub(crate) fn read_object<R>(
     src: &dyn ByteSource,
+    size: u64,
     span: MessageSpan,
     o: usize,
     limits: &Limits,
     f: impl FnOnce(&Object<'_>) -> Result<R>,
 ) -> Result<R> {
-    match locate_data_frame(src, MessageAt::of(span), o, limits)? {
+    match locate_data_frame(src, MessageAt::of(span, size), o, limits)? {
         Some(e) => {
             let start = span.offset + e.offset;
             let bytes = src.read_bytes(start..start + e.len)?;
@@ -345,6 +346,7 @@ pub(crate) fn read_object<R>(
 #[derive(Debug)]
 pub struct SourceFile<S> {
     src: S,
+    size: u64,
     spans: Vec<MessageSpan>,
     torn: Option<TornTail>,
     limits: Limits,
@@ -353,10 +355,11 @@ pub struct SourceFile<S> {
 impl<S: ByteSource> SourceFile<S> {
     /// Locates the messages of `src`.
     pub fn open(src: S, limits: &Limits) -> Result<Self> {
-        src.len()?;
+        let size = src.len()?;
         let (spans, torn) = index_messages(&src, 0, limits);
         Ok(SourceFile {
             src,
+            size,
             spans,
             torn,
             limits: limits.clone(),
@@ -404,7 +407,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// Object `o` of message `m` with its descriptor, owned.
     pub fn decode_object(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
         let span = span_of(&self.spans, m)?;
-        read_object(&self.src, span, o, &opts.limits, |obj| {
+        read_object(&self.src, self.size, span, o, &opts.limits, |obj| {
             Ok(DecodedObject {
                 descriptor: obj.descriptor().clone(),
                 data: crate::buffer::into_owned(obj.decode(opts)?)?,
