@@ -298,7 +298,8 @@ mod positioned {
                         ))
                     }
                     Ok(n) => {
-                        buf = &mut buf[n..];
+                        let rest = buf;
+                        buf = &mut rest[n..];
                         offset += n as u64;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
