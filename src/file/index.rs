@@ -42,14 +42,36 @@ fn read_array<const N: usize>(src: &dyn ByteSource, offset: u64) -> Option<[u8; 
 /// Delimits a message with a declared length at `p` by reading its
 /// preamble and its end magic only.
 fn hop_at(src: &dyn ByteSource, p: u64, size: u64, limits: &Limits) -> Option<u64> {
-    let pre = Preamble::peek(&read_array::<PREAMBLE_LEN>(src, p)?)?;
-    let t = pre.total_length;
-    let fits =
-        t >= MIN_MESSAGE_LEN as u64 && t <= limits.max_message_len && p.checked_add(t)? <= size;
-    if !fits {
+    let head = read_array::<PREAMBLE_LEN>(src, p)?;
+    hop_from(src, &head, p, size, limits, &mut None)
+}
+
+/// [`hop_at`] with the preamble at `p` already read. The end magic is read
+/// together with the preamble that follows it, if any, which is left in
+/// `next`: one read per message.
+fn hop_from(
+    src: &dyn ByteSource,
+    head: &[u8; PREAMBLE_LEN],
+    p: u64,
+    size: u64,
+    limits: &Limits,
+    next: &mut Option<[u8; PREAMBLE_LEN]>,
+) -> Option<u64> {
+    let t = Preamble::peek(head)?.total_length;
+    let end = p.checked_add(t)?;
+    if t < MIN_MESSAGE_LEN as u64 || t > limits.max_message_len || end > size {
         return None;
     }
-    (&read_array::<8>(src, p + t - 8)? == END_MAGIC).then_some(t)
+    let magic = if end.saturating_add(PREAMBLE_LEN as u64) <= size {
+        let w = read_array::<{ 8 + PREAMBLE_LEN }>(src, end - 8)?;
+        let mut pre = [0u8; PREAMBLE_LEN];
+        pre.copy_from_slice(&w[8..]);
+        *next = Some(pre);
+        [w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]
+    } else {
+        read_array::<8>(src, end - 8)?
+    };
+    (&magic == END_MAGIC).then_some(t)
 }
 
 /// Frame positions, with the alignment of the message they were reached
@@ -191,9 +213,16 @@ pub(crate) fn index_messages(
     let mut p = start;
     // End of the last complete message: where a torn tail would begin.
     let mut tail_from = start;
+    // The preamble at `p`, when the last hop read it already.
+    let mut next: Option<[u8; PREAMBLE_LEN]> = None;
     'hop: while p < size {
-        let len = hop_at(src, p, size, limits)
-            .or_else(|| walk_streaming(src, p, size, limits, &mut failed));
+        let head = next.take().or_else(|| read_array::<PREAMBLE_LEN>(src, p));
+        let hop = head.and_then(|h| hop_from(src, &h, p, size, limits, &mut next));
+        if hop.is_none() {
+            // Whatever a failed hop read does not start the next message.
+            next = None;
+        }
+        let len = hop.or_else(|| walk_streaming(src, p, size, limits, &mut failed));
         if let Some(len) = len {
             spans.push(MessageSpan { offset: p, len });
             p += len;
