@@ -1,5 +1,5 @@
 //! The fixed-size wire records — preamble, frame header, frame footers,
-//! postamble — each decoded and checked in one place, through a [`Cursor`]
+//! postamble — each decoded and checked in one place, through a cursor
 //! that knows the absolute offset of every byte it reads, so every error
 //! carries one. See `spec/format.md` §2–§3 and §14.
 
