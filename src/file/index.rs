@@ -108,10 +108,17 @@ fn walk_frames(
     let declared_end = (pre.total_length != 0).then(|| p.saturating_add(pre.total_length));
     let mut rel = PREAMBLE_LEN as u64;
     let mut path = Vec::new();
+    // Whether the chain ended for a reason in the bytes alone, not in this
+    // candidate's declared length or the limits: only then does any walk
+    // that reaches the same positions end the same way.
+    let mut intrinsic = true;
     let end = loop {
         let pos = p.saturating_add(rel);
-        let known_bad = failed.contains(&(pos, p % ALIGN as u64));
-        if known_bad || rel > limits.max_message_len || path.len() > limits.max_frames {
+        if failed.contains(&(pos, p % ALIGN as u64)) {
+            break Chain::Broken;
+        }
+        if rel > limits.max_message_len || path.len() > limits.max_frames {
+            intrinsic = false;
             break Chain::Broken;
         }
         path.push(pos);
@@ -123,7 +130,11 @@ fn walk_frames(
             let Some(post) = read_array::<POSTAMBLE_LEN>(src, pos) else {
                 break runs_out_or_broken(src, pos, size);
             };
-            let whole = Postamble::peek(&post).is_some_and(|q| q.check_length(len, pos).is_ok());
+            let Some(q) = Postamble::peek(&post) else {
+                break Chain::Broken;
+            };
+            intrinsic = false;
+            let whole = q.check_length(len, pos).is_ok();
             let fits = len <= limits.max_message_len && declared_end.is_none_or(|e| e == p + len);
             break if whole && fits {
                 Chain::Whole(len)
@@ -136,6 +147,7 @@ fn walk_frames(
         };
         let end = pos.saturating_add(h.total_length);
         if declared_end.is_some_and(|e| end > e) {
+            intrinsic = false;
             break Chain::Broken;
         }
         if end > size {
@@ -152,10 +164,12 @@ fn walk_frames(
         Chain::RunsOut if declared_end.is_some_and(|e| e <= size) => Chain::Broken,
         e => e,
     };
-    if end != Chain::Broken && end != Chain::RunsOut {
+    if matches!(end, Chain::Whole(_)) || !intrinsic || declared_end.is_some() {
         return end;
     }
-    failed.extend(path.into_iter().map(|q| (q, p % ALIGN as u64)));
+    // Every 16th position suffices: a later walk that joins this chain
+    // meets a recorded one within 16 steps, and the record stays small.
+    failed.extend(path.into_iter().step_by(16).map(|q| (q, p % ALIGN as u64)));
     end
 }
 
