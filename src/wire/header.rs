@@ -224,3 +224,70 @@ impl DataFooter {
 pub(crate) fn frame_hash_slot(frame: &[u8]) -> u64 {
     be_u64(frame, frame.len().saturating_sub(12)).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn preamble(version: u16, len: u64) -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&version.to_be_bytes());
+        b.extend_from_slice(&[0, 5, 0, 0, 0, 0]);
+        b.extend_from_slice(&len.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn preamble_errors_carry_absolute_offsets() {
+        let p = Preamble::read(Cursor::new(&preamble(3, 96), 1000)).unwrap();
+        assert_eq!((p.version, p.flags, p.total_length), (3, 5, 96));
+        let e = Preamble::read(Cursor::new(&preamble(2, 96), 1000)).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::UnsupportedVersion(2));
+        assert_eq!(e.offset(), Some(1008));
+        let e = Preamble::read(Cursor::new(&preamble(3, 96)[..23], 1000)).unwrap_err();
+        assert_eq!((e.kind(), e.offset()), (&ErrorKind::Truncated, Some(1000)));
+        assert!(Preamble::peek(&preamble(2, 0)).is_none());
+        assert_eq!(
+            Preamble::peek(&preamble(3, 0)).map(|p| p.total_length),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn frame_headers_below_their_minimum_length_are_refused() {
+        let head = |t: u16, len: u64| {
+            let mut b = FRAME_MAGIC.to_vec();
+            b.extend_from_slice(&t.to_be_bytes());
+            b.extend_from_slice(&[0, 1, 0, 2]);
+            b.extend_from_slice(&len.to_be_bytes());
+            b
+        };
+        let h = FrameHeader::read(Cursor::new(&head(9, 36), 8)).unwrap();
+        assert_eq!(
+            (h.ftype, h.flags, h.total_length),
+            (FrameType::DataObject, 2, 36)
+        );
+        let e = FrameHeader::read(Cursor::new(&head(9, 35), 8)).unwrap_err();
+        assert_eq!((e.kind(), e.offset()), (&ErrorKind::Framing, Some(16)));
+        assert!(FrameHeader::peek(&head(4, 100)).is_none());
+        assert!(FrameHeader::peek(&head(1, 28)).is_some());
+        assert!(FrameHeader::peek(&head(1, 27)).is_none());
+    }
+
+    #[test]
+    fn postambles_need_the_end_magic_and_a_matching_length() {
+        let mut b = 40u64.to_be_bytes().to_vec();
+        b.extend_from_slice(&96u64.to_be_bytes());
+        b.extend_from_slice(END_MAGIC);
+        let p = Postamble::read(Cursor::new(&b, 72)).unwrap();
+        assert_eq!((p.first_footer_offset, p.total_length), (40, 96));
+        assert!(p.check_length(96, 72).is_ok());
+        assert_eq!(p.check_length(104, 72).unwrap_err().offset(), Some(80));
+        b[23] ^= 1;
+        assert_eq!(
+            Postamble::read(Cursor::new(&b, 72)).unwrap_err().offset(),
+            Some(88)
+        );
+        assert!(Postamble::peek(&b).is_none());
+    }
+}
