@@ -4,13 +4,14 @@ use std::borrow::Cow;
 
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, ErrorKind, Result};
+use crate::file::locate::{locate_data_frame, MessageAt};
 use crate::limits::Limits;
 use crate::metadata::{GlobalMetadata, RESERVED_KEY};
 use crate::pipeline::{self, PipelineDecodeOptions};
-use crate::wire::frame::{parse_frame, Frame};
-use crate::wire::layout::{parse_layout, read_preamble, MessageLayout};
+use crate::wire::frame::Frame;
+use crate::wire::layout::{parse_layout, MessageLayout};
 use crate::wire::tables::{HashTable, IndexTable};
-use crate::wire::{FrameType, Phase, FRAME_MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN};
+use crate::wire::FrameType;
 
 /// When frame digests are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -185,13 +186,14 @@ impl<'a> Message<'a> {
                 .at(f.abs_offset()));
             }
             for (i, o) in objs.iter().enumerate() {
-                if t.offsets[i] != o.data.offset as u64 || t.lengths[i] != o.data.total_len() as u64
+                if t.offsets[i] != o.data.offset() as u64
+                    || t.lengths[i] != o.data.total_len() as u64
                 {
                     return Err(Error::framing(format!(
                         "index entry {i} ({}, {}) disagrees with the data frame at ({}, {})",
                         t.offsets[i],
                         t.lengths[i],
-                        o.data.offset,
+                        o.data.offset(),
                         o.data.total_len()
                     ))
                     .at(f.abs_offset())
@@ -258,7 +260,7 @@ impl<'a> Message<'a> {
             }
         }
         for f in self.layout.frames() {
-            if f.ftype == FrameType::DataObject {
+            if f.ftype() == FrameType::DataObject {
                 continue;
             }
             verify_frame(&f, policy)?;
@@ -389,7 +391,7 @@ impl<'a> Object<'a> {
     pub fn from_frame(frame: Frame<'a>, index: usize, limits: &Limits) -> Result<Self> {
         let parts = frame.split_data(limits).map_err(|e| e.in_object(index))?;
         let desc_abs = frame.abs_offset()
-            + (parts.descriptor.as_ptr() as usize - frame.bytes.as_ptr() as usize) as u64;
+            + (parts.descriptor.as_ptr() as usize - frame.bytes().as_ptr() as usize) as u64;
         let descriptor = ObjectDescriptor::from_cbor(parts.descriptor, desc_abs, limits)
             .map_err(|e| e.in_object(index))?;
         if let Some(m) = &descriptor.masks {
@@ -541,68 +543,27 @@ pub fn decode_range(
 }
 
 /// Finds object `index` of the message at the start of `buf`, through the
-/// header index when there is one.
+/// header or footer index when there is one (reading only the frame headers
+/// before it and the listed data frame), else by walking every frame.
 pub fn locate_object<'a>(
     buf: &'a [u8],
     base: u64,
     index: usize,
     limits: &Limits,
 ) -> Result<Object<'a>> {
-    if let Some(o) = locate_via_header_index(buf, base, index, limits)? {
-        return Ok(o);
-    }
-    Message::parse_with(buf, base, limits)?.object(index)
-}
-
-fn locate_via_header_index<'a>(
-    buf: &'a [u8],
-    base: u64,
-    index: usize,
-    limits: &Limits,
-) -> Result<Option<Object<'a>>> {
-    let pre = read_preamble(buf, base)?;
-    let t = pre.total_length;
-    if t == 0 || t < MIN_MESSAGE_LEN as u64 || t > buf.len() as u64 {
-        return Ok(None);
-    }
-    let frames_end = t as usize - POSTAMBLE_LEN;
-    let mut pos = PREAMBLE_LEN;
-    let mut index_frame = None;
-    while pos < frames_end && buf.get(pos..pos + 2) == Some(&FRAME_MAGIC[..]) {
-        let f = parse_frame(buf, pos, frames_end, base)?;
-        if f.ftype.phase() != Phase::Header {
-            break;
-        }
-        if f.ftype == FrameType::HeaderIndex {
-            index_frame = Some(f);
-            break;
-        }
-        pos = crate::wire::align_up((pos + f.total_len()) as u64) as usize;
-    }
-    let Some(f) = index_frame else {
-        return Ok(None);
+    let at = MessageAt {
+        at: 0,
+        base,
+        avail: buf.len() as u64,
     };
-    let table = IndexTable::from_cbor(f.cbor(), f.body_abs_offset(), limits)?;
-    let n = table.offsets.len();
-    if index >= n {
-        return Err(Error::invalid_argument(format!(
-            "object index {index} out of range (the message has {n})"
-        )));
+    match locate_data_frame(&buf, at, index, limits)? {
+        Some(e) => {
+            // The locator checked the range against the message length,
+            // which fits in `buf`.
+            let r = e.offset as usize..(e.offset + e.len) as usize;
+            let f = e.frame(&buf[r], base)?;
+            Object::from_frame(f, index, limits)
+        }
+        None => Message::parse_with(buf, base, limits)?.object(index),
     }
-    let (off, len) = (table.offsets[index], table.lengths[index]);
-    let bad = || {
-        Error::framing(format!(
-            "index entry {index} ({off}, {len}) does not point at a data frame"
-        ))
-        .at(f.abs_offset())
-        .in_object(index)
-    };
-    if off < PREAMBLE_LEN as u64 || off >= frames_end as u64 {
-        return Err(bad());
-    }
-    let frame = parse_frame(buf, off as usize, frames_end, base).map_err(|_| bad())?;
-    if frame.ftype != FrameType::DataObject || frame.total_len() as u64 != len {
-        return Err(bad());
-    }
-    Object::from_frame(frame, index, limits).map(Some)
 }

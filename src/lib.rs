@@ -34,3 +34,10 @@ pub use metadata::{GlobalMetadata, Provenance};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use stream::StreamingEncoder;
 pub use wire::scan::{scan, MessageSpan};
+
+/// Internals that the fuzz targets and the adversarial tests build inputs
+/// with; not part of the supported API.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
+}

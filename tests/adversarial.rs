@@ -5,9 +5,9 @@
 //! a typed error with an offset, or (for advisory fields) the original
 //! values, and never a panic or an allocation beyond the limits.
 
+use tgm::__fuzz::{data_footer_bytes, header_bytes, write_cbor_frame};
 use tgm::cbor::Value;
 use tgm::pipeline::{self, PipelineDecodeOptions};
-use tgm::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
 use tgm::wire::layout::parse_layout;
 use tgm::wire::FrameType;
 use tgm::{
@@ -100,11 +100,14 @@ fn every_length_field_at_edge_values() {
             (len - 16, "postamble total_length".into()),
         ];
         for f in layout.frames() {
-            fields.push((f.offset + 8, format!("frame {:?} total_length", f.ftype)));
-            if f.ftype == FrameType::DataObject {
+            fields.push((
+                f.offset() + 8,
+                format!("frame {:?} total_length", f.ftype()),
+            ));
+            if f.ftype() == FrameType::DataObject {
                 fields.push((
-                    f.offset + f.bytes.len() - 20,
-                    format!("frame at {} cbor_offset", f.offset),
+                    f.offset() + f.bytes().len() - 20,
+                    format!("frame at {} cbor_offset", f.offset()),
                 ));
             }
         }
@@ -143,7 +146,7 @@ fn small_length_fields_at_edge_values() {
         let layout = parse_layout(&msg, 0, &Limits::default()).unwrap();
         let mut fields = vec![8usize, 10];
         for f in layout.frames() {
-            fields.extend([f.offset + 2, f.offset + 4, f.offset + 6]);
+            fields.extend([f.offset() + 2, f.offset() + 4, f.offset() + 6]);
         }
         for at in fields {
             for v in [0u16, 1, 2, 4, 9, 10, u16::MAX] {
@@ -163,7 +166,7 @@ fn frames_swapped_duplicated_or_dropped() {
         let frames: Vec<(usize, usize)> = layout
             .frames()
             .iter()
-            .map(|f| (f.offset, f.bytes.len().next_multiple_of(8)))
+            .map(|f| (f.offset(), f.bytes().len().next_multiple_of(8)))
             .collect();
         let body_end = msg.len() - 24;
         let pieces: Vec<&[u8]> = frames
@@ -228,7 +231,7 @@ fn index_and_hash_frames_that_disagree_with_the_frames() {
         let want = values(&msg, &DecodeOptions::default()).unwrap();
         let layout = parse_layout(&msg, 0, &Limits::default()).unwrap();
         for f in layout.frames() {
-            let kind = f.ftype;
+            let kind = f.ftype();
             if !matches!(
                 kind,
                 FrameType::HeaderIndex
@@ -241,7 +244,7 @@ fn index_and_hash_frames_that_disagree_with_the_frames() {
             // Every byte of the body, changed: the index may then point at
             // the wrong frame and the hash list may disagree with the inline
             // hashes; neither may yield wrong values.
-            for at in f.offset + 16..f.offset + f.bytes.len() - 12 {
+            for at in f.offset() + 16..f.offset() + f.bytes().len() - 12 {
                 for x in [0x01u8, 0x80, 0xff] {
                     let mut m = msg.clone();
                     m[at] ^= x;

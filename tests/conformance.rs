@@ -369,12 +369,12 @@ fn decode_object_by_index_matches_full_decode() {
 /// Rebuilds every data frame of a message in the CBOR-before layout (which
 /// no writer emits but readers must accept) and re-assembles the message.
 fn to_cbor_before(msg: &[u8]) -> Vec<u8> {
-    use tgm::wire::frame::{data_footer_bytes, header_bytes};
+    use tgm::__fuzz::{data_footer_bytes, header_bytes};
     use tgm::wire::FrameType;
     let l = tgm::wire::layout::parse_layout(msg, 0, &tgm::Limits::default()).unwrap();
     let mut out = msg[..24].to_vec();
     for f in l.frames() {
-        if f.ftype == FrameType::DataObject {
+        if f.ftype() == FrameType::DataObject {
             let parts = f.split_data(&tgm::Limits::default()).unwrap();
             let body: Vec<u8> = [parts.descriptor, parts.region].concat();
             let hash = tgm::hash::xxh3(&body);
@@ -386,7 +386,7 @@ fn to_cbor_before(msg: &[u8]) -> Vec<u8> {
             out.extend_from_slice(&body);
             out.extend_from_slice(&data_footer_bytes(16, hash));
         } else {
-            out.extend_from_slice(f.bytes);
+            out.extend_from_slice(f.bytes());
         }
         out.resize(out.len().div_ceil(8) * 8, 0);
     }

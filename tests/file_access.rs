@@ -557,7 +557,7 @@ fn appender_never_cuts_a_message_after_a_damaged_frame() {
         .frames()
         .last()
         .unwrap()
-        .offset;
+        .offset();
     streaming[last + 8..last + 16].copy_from_slice(&(1u64 << 20).to_be_bytes());
     let after = message(2);
     let bytes = [first.clone(), streaming, after].concat();

@@ -66,9 +66,9 @@ fn simple_f32_layout() {
     assert_eq!(be_u64(&msg, 16), 0x250);
     let l = parse_layout(&msg, 0, &Limits::default()).unwrap();
     let meta_f = l.header_metadata.unwrap();
-    assert_eq!((meta_f.offset, meta_f.total_len()), (24, 245));
+    assert_eq!((meta_f.offset(), meta_f.total_len()), (24, 245));
     let idx = l.header_index.unwrap();
-    assert_eq!((idx.offset, idx.total_len()), (272, 52));
+    assert_eq!((idx.offset(), idx.total_len()), (272, 52));
     assert_eq!(
         idx.cbor(),
         &hex("a2676c656e677468738118a2676f666673657473811901 90"
@@ -76,9 +76,9 @@ fn simple_f32_layout() {
             .as_str())[..]
     );
     let hf = l.header_hash.unwrap();
-    assert_eq!((hf.offset, hf.total_len()), (328, 69));
+    assert_eq!((hf.offset(), hf.total_len()), (328, 69));
     let obj = l.objects[0].data;
-    assert_eq!((obj.offset, obj.total_len()), (400, 162));
+    assert_eq!((obj.offset(), obj.total_len()), (400, 162));
     assert_eq!(
         &msg[400..416],
         &hex("4652000900010003 00000000000000a2"
@@ -98,7 +98,7 @@ fn simple_f32_layout() {
     // The hash frame names the same digest.
     assert!(String::from_utf8_lossy(hf.cbor()).contains("3aeac8603f519c1d"));
     assert_eq!(
-        l.frames().iter().map(|f| f.ftype).collect::<Vec<_>>(),
+        l.frames().iter().map(|f| f.ftype()).collect::<Vec<_>>(),
         vec![
             FrameType::HeaderMetadata,
             FrameType::HeaderIndex,

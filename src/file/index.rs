@@ -1,9 +1,14 @@
 //! Locating messages in a file in time proportional to their number.
 //! See `spec/files.md` §2.
 
+use super::source::ByteSource;
 use crate::limits::Limits;
-use crate::wire::scan::{MessageSpan, Scanner};
-use crate::wire::{be_u16, be_u64, END_MAGIC, MAGIC, MIN_MESSAGE_LEN, WIRE_VERSION};
+use crate::wire::header::{FrameHeader, Postamble, Preamble};
+use crate::wire::scan::{find_magic, MessageSpan, Scanner};
+use crate::wire::{
+    align_up, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
+    POSTAMBLE_LEN, PREAMBLE_LEN,
+};
 
 /// Bytes after the last complete message that form no message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,92 +23,292 @@ pub struct TornTail {
 
 const INCOMPLETE: &str = "a message starts here but is incomplete (interrupted write?)";
 
-/// Reads `len` bytes at `offset`; `None` when out of range.
-pub(crate) trait ReadAt {
-    fn size(&self) -> u64;
-    fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>>;
-}
-
-/// A byte slice as a source.
-struct SliceSource<'b>(&'b [u8]);
-
-impl ReadAt for SliceSource<'_> {
-    fn size(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn read_at(&self, offset: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
-        let start = usize::try_from(offset).ok()?;
-        self.0
-            .get(start..start.checked_add(len)?)
-            .map(std::borrow::Cow::Borrowed)
-    }
-}
+/// Bytes of the remainder read at once by the damage scan; a remainder
+/// this short or shorter is scanned whole, exactly as [`Scanner`] does.
+pub(crate) const SLOW_WINDOW: u64 = 8 << 20;
 
 /// Indexes the messages of a file held in memory, as [`index_messages`]
-/// does for a file on disk.
+/// does for any byte source.
 pub(crate) fn index_bytes(bytes: &[u8], limits: &Limits) -> (Vec<MessageSpan>, Option<TornTail>) {
-    index_messages(&SliceSource(bytes), 0, limits, &mut |p| {
-        bytes
-            .get(usize::try_from(p).ok()?..)
-            .map(std::borrow::Cow::Borrowed)
+    index_messages(&bytes, 0, limits)
+}
+
+/// `N` bytes at `offset`, or `None` when out of range or unreadable.
+fn read_array<const N: usize>(src: &dyn ByteSource, offset: u64) -> Option<[u8; N]> {
+    let mut b = [0u8; N];
+    src.read_at(offset, &mut b).ok().map(|()| b)
+}
+
+/// Delimits a message with a declared length at `p` by reading its
+/// preamble and its end magic only.
+fn hop_at(src: &dyn ByteSource, p: u64, size: u64, limits: &Limits) -> Option<u64> {
+    let head = read_array::<PREAMBLE_LEN>(src, p)?;
+    hop_from(src, &head, p, size, limits, &mut None)
+}
+
+/// [`hop_at`] with the preamble at `p` already read. The end magic is read
+/// together with the preamble that follows it, if any, which is left in
+/// `next`: one read per message.
+fn hop_from(
+    src: &dyn ByteSource,
+    head: &[u8; PREAMBLE_LEN],
+    p: u64,
+    size: u64,
+    limits: &Limits,
+    next: &mut Option<[u8; PREAMBLE_LEN]>,
+) -> Option<u64> {
+    let t = Preamble::peek(head)?.total_length;
+    let end = p.checked_add(t)?;
+    if t < MIN_MESSAGE_LEN as u64 || t > limits.max_message_len || end > size {
+        return None;
+    }
+    let magic = if end.saturating_add(PREAMBLE_LEN as u64) <= size {
+        let w = read_array::<{ 8 + PREAMBLE_LEN }>(src, end - 8)?;
+        let mut pre = [0u8; PREAMBLE_LEN];
+        pre.copy_from_slice(&w[8..]);
+        *next = Some(pre);
+        [w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]
+    } else {
+        read_array::<8>(src, end - 8)?
+    };
+    (&magic == END_MAGIC).then_some(t)
+}
+
+/// Frame positions, with the alignment of the message they were reached
+/// from (frames align relative to their message), whose chain of frames
+/// ended in no whole message.
+type Failed = std::collections::HashSet<(u64, u64)>;
+
+/// Where the frames of a message that follow its preamble lead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chain {
+    /// To a valid postamble: a whole message of this length.
+    Whole(u64),
+    /// Past the end of the source: an interrupted write.
+    RunsOut,
+    /// Anywhere else.
+    Broken,
+}
+
+/// Follows the frame headers of the message at `p` to its postamble,
+/// reading each frame header, each frame end magic and the postamble only.
+/// `failed` remembers frame positions whose chain did not end in a whole
+/// message, so that walks from many candidates over one damaged run of
+/// frames stay linear in the number of frames.
+fn walk_frames(
+    src: &dyn ByteSource,
+    p: u64,
+    size: u64,
+    limits: &Limits,
+    failed: &mut Failed,
+) -> Chain {
+    let Some(pre) = read_array::<PREAMBLE_LEN>(src, p).and_then(|b| Preamble::peek(&b)) else {
+        return Chain::Broken;
+    };
+    let declared_end = (pre.total_length != 0).then(|| p.saturating_add(pre.total_length));
+    let mut rel = PREAMBLE_LEN as u64;
+    let mut path = Vec::new();
+    // Whether the chain ended for a reason in the bytes alone, not in this
+    // candidate's declared length or the limits: only then does any walk
+    // that reaches the same positions end the same way.
+    let mut intrinsic = true;
+    let end = loop {
+        let pos = p.saturating_add(rel);
+        if failed.contains(&(pos, p % ALIGN as u64)) {
+            break Chain::Broken;
+        }
+        if rel > limits.max_message_len || path.len() > limits.max_frames {
+            intrinsic = false;
+            break Chain::Broken;
+        }
+        path.push(pos);
+        let Some(b) = read_array::<FRAME_HEADER_LEN>(src, pos) else {
+            break runs_out_or_broken(src, pos, size);
+        };
+        if b[..2] != FRAME_MAGIC[..] {
+            let len = rel + POSTAMBLE_LEN as u64;
+            let Some(post) = read_array::<POSTAMBLE_LEN>(src, pos) else {
+                break runs_out_or_broken(src, pos, size);
+            };
+            let Some(q) = Postamble::peek(&post) else {
+                break Chain::Broken;
+            };
+            intrinsic = false;
+            let whole = q.check_length(len, pos).is_ok();
+            let fits = len <= limits.max_message_len && declared_end.is_none_or(|e| e == p + len);
+            break if whole && fits {
+                Chain::Whole(len)
+            } else {
+                Chain::Broken
+            };
+        }
+        let Some(h) = FrameHeader::peek(&b) else {
+            break Chain::Broken;
+        };
+        let end = pos.saturating_add(h.total_length);
+        if declared_end.is_some_and(|e| end > e) {
+            intrinsic = false;
+            break Chain::Broken;
+        }
+        if end > size {
+            break Chain::RunsOut;
+        }
+        if read_array::<4>(src, end - 4).as_ref() != Some(FRAME_END) {
+            break Chain::Broken;
+        }
+        rel = align_up(end - p);
+    };
+    // With a declared length inside the source, the message is not cut
+    // short by the end of the source.
+    let end = match end {
+        Chain::RunsOut if declared_end.is_some_and(|e| e <= size) => Chain::Broken,
+        e => e,
+    };
+    if matches!(end, Chain::Whole(_)) || !intrinsic || declared_end.is_some() {
+        return end;
+    }
+    // Every 16th position suffices: a later walk that joins this chain
+    // meets a recorded one within 16 steps, and the record stays small.
+    failed.extend(path.into_iter().step_by(16).map(|q| (q, p % ALIGN as u64)));
+    end
+}
+
+/// Fewer bytes than a frame header or a postamble remain at `pos`: they are
+/// a message cut short if they begin like one of the two.
+fn runs_out_or_broken(src: &dyn ByteSource, pos: u64, size: u64) -> Chain {
+    let n = size.saturating_sub(pos).min(POSTAMBLE_LEN as u64) as usize;
+    let mut b = [0u8; POSTAMBLE_LEN];
+    if src.read_at(pos, &mut b[..n]).is_err() {
+        return Chain::Broken;
+    }
+    let b = &b[..n];
+    let frame = FRAME_MAGIC.starts_with(&b[..n.min(2)]);
+    let post = b.get(16..).is_none_or(|m| END_MAGIC.starts_with(m));
+    if frame || post {
+        Chain::RunsOut
+    } else {
+        Chain::Broken
+    }
+}
+
+/// A whole streaming message at `p`, by [`walk_frames`].
+fn walk_streaming(
+    src: &dyn ByteSource,
+    p: u64,
+    size: u64,
+    limits: &Limits,
+    failed: &mut Failed,
+) -> Option<u64> {
+    let pre = Preamble::peek(&read_array::<PREAMBLE_LEN>(src, p)?)?;
+    if pre.total_length != 0 {
+        return None;
+    }
+    match walk_frames(src, p, size, limits, failed) {
+        Chain::Whole(len) => Some(len),
+        _ => None,
+    }
+}
+
+/// Hops from message to message using declared lengths, and follows the
+/// frame headers of streaming messages; every read is a few bytes. Where
+/// neither delimits a message (damage, an interrupted write) the rest is
+/// scanned in windows of [`SLOW_WINDOW`] bytes. Returns the spans and the
+/// torn tail, if any.
+pub(crate) fn index_messages(
+    src: &dyn ByteSource,
+    start: u64,
+    limits: &Limits,
+) -> (Vec<MessageSpan>, Option<TornTail>) {
+    let mut spans = Vec::new();
+    let Ok(size) = src.len() else {
+        return (spans, None);
+    };
+    let mut failed = std::collections::HashSet::new();
+    let mut p = start;
+    // End of the last complete message: where a torn tail would begin.
+    let mut tail_from = start;
+    // The preamble at `p`, when the last hop read it already.
+    let mut next: Option<[u8; PREAMBLE_LEN]> = None;
+    'hop: while p < size {
+        let head = next.take().or_else(|| read_array::<PREAMBLE_LEN>(src, p));
+        let hop = head.and_then(|h| hop_from(src, &h, p, size, limits, &mut next));
+        if hop.is_none() {
+            // Whatever a failed hop read does not start the next message.
+            next = None;
+        }
+        let len = hop.or_else(|| walk_streaming(src, p, size, limits, &mut failed));
+        if let Some(len) = len {
+            spans.push(MessageSpan { offset: p, len });
+            p += len;
+            tail_from = p;
+            continue;
+        }
+        // Damage or an interrupted write: look for the next message.
+        loop {
+            let rest = size - p;
+            if rest <= SLOW_WINDOW {
+                let torn = scan_rest(src, p, tail_from, limits, &mut spans);
+                return (spans, torn);
+            }
+            if p == tail_from {
+                let mut fresh = std::collections::HashSet::new();
+                if walk_frames(src, p, size, limits, &mut fresh) == Chain::RunsOut {
+                    // An interrupted append: nothing in it is looked into.
+                    let torn = TornTail {
+                        offset: p,
+                        len: rest,
+                        reason: INCOMPLETE.into(),
+                    };
+                    return (spans, Some(torn));
+                }
+            }
+            let Ok(w) = src.read_bytes(p..p + SLOW_WINDOW) else {
+                return (spans, unreadable(tail_from, size));
+            };
+            let mut q = if p == tail_from { 1 } else { 0 };
+            while let Some(m) = find_magic(&w, q) {
+                let at = p + m as u64;
+                let len = hop_at(src, at, size, limits)
+                    .or_else(|| walk_streaming(src, at, size, limits, &mut failed));
+                if let Some(len) = len {
+                    spans.push(MessageSpan { offset: at, len });
+                    p = at + len;
+                    tail_from = p;
+                    continue 'hop;
+                }
+                q = m + 1;
+            }
+            // A magic may straddle the window's end.
+            p += SLOW_WINDOW - (MAGIC.len() as u64 - 1);
+        }
+    }
+    (spans, None)
+}
+
+fn unreadable(from: u64, size: u64) -> Option<TornTail> {
+    Some(TornTail {
+        offset: from,
+        len: size - from,
+        reason: "unreadable".into(),
     })
 }
 
-/// Hops from preamble to preamble using declared lengths. Where a hop is
-/// impossible (a streaming message, damage) the rest is handed to `slow`,
-/// which scans it. Returns the spans and the torn tail, if any.
-pub(crate) fn index_messages<'a>(
-    src: &dyn ReadAt,
-    start: u64,
+/// Forward scan of the last bytes, from `p` to the end, with
+/// resynchronisation; `tail_from` is where the last complete message ended.
+fn scan_rest(
+    src: &dyn ByteSource,
+    p: u64,
+    tail_from: u64,
     limits: &Limits,
-    slow: &mut dyn FnMut(u64) -> Option<std::borrow::Cow<'a, [u8]>>,
-) -> (Vec<MessageSpan>, Option<TornTail>) {
-    let mut spans = Vec::new();
-    let size = src.size();
-    let mut p = start;
-    // One read per hop: the end magic of a message together with the
-    // preamble of the next one.
-    let mut head = if p < size { src.read_at(p, 24) } else { None };
-    while let Some(h) = head.take() {
-        let ok_head = &h[..8] == MAGIC && be_u16(&h, 8) == Some(WIRE_VERSION);
-        let t = be_u64(&h, 16).unwrap_or(0);
-        if !(ok_head && t >= MIN_MESSAGE_LEN as u64 && t <= limits.max_message_len && p + t <= size)
-        {
-            break;
-        }
-        let next = p + t;
-        let window = if next + 24 <= size { 32 } else { 8 };
-        let Some(w) = src.read_at(next - 8, window) else {
-            break;
-        };
-        if &w[..8] != END_MAGIC {
-            break;
-        }
-        spans.push(MessageSpan { offset: p, len: t });
-        p = next;
-        if window == 32 {
-            head = Some(match w {
-                std::borrow::Cow::Borrowed(b) => std::borrow::Cow::Borrowed(&b[8..]),
-                std::borrow::Cow::Owned(mut v) => {
-                    v.drain(..8);
-                    std::borrow::Cow::Owned(v)
-                }
-            });
-        }
-    }
-    if p >= size {
-        return (spans, None);
-    }
-    // Slow path over the remainder: forward scan with resynchronisation.
-    let Some(rest) = slow(p) else {
-        return (
-            spans,
-            Some(TornTail {
-                offset: p,
-                len: size - p,
-                reason: "unreadable".into(),
-            }),
-        );
+    spans: &mut Vec<MessageSpan>,
+) -> Option<TornTail> {
+    let size = src.len().ok()?;
+    let rest: std::borrow::Cow<'_, [u8]> = match src.as_slice() {
+        Some(s) => std::borrow::Cow::Borrowed(s.get(usize::try_from(p).ok()?..)?),
+        None => match src.read_bytes(p..size) {
+            Ok(b) => std::borrow::Cow::Owned(b.into()),
+            Err(_) => return unreadable(tail_from, size),
+        },
     };
     let mut sc = Scanner::new(&rest, limits);
     let mut q = 0usize;
@@ -114,7 +319,7 @@ pub(crate) fn index_messages<'a>(
         // ends; it ends the scan before its bytes are looked into, so that
         // nothing carried in its payload is indexed. Elsewhere a chain of
         // frames that runs to the end is damage and scanning goes on.
-        if m == last_end && sc.is_cut_short(m) {
+        if m == last_end && (last_end > 0 || p == tail_from) && sc.is_cut_short(m) {
             cut_short = true;
             break;
         }
@@ -130,21 +335,104 @@ pub(crate) fn index_messages<'a>(
             None => q = m + 1,
         }
     }
-    let torn = (last_end < rest.len()).then(|| {
+    let from = if last_end > 0 || p == tail_from {
+        p + last_end as u64
+    } else {
+        tail_from
+    };
+    // Bytes that form no message lie between `from` and `p`.
+    let junk_before = from < p;
+    (from < size).then(|| {
         let why = if cut_short {
             INCOMPLETE.to_string()
-        } else if rest.len() - last_end < MIN_MESSAGE_LEN {
+        } else if size - from < MIN_MESSAGE_LEN as u64 {
             "fewer bytes than the smallest message".to_string()
-        } else if rest[last_end..].starts_with(MAGIC) {
+        } else if !junk_before && rest[last_end..].starts_with(MAGIC) {
             INCOMPLETE.to_string()
         } else {
             "bytes that form no message".to_string()
         };
         TornTail {
-            offset: p + last_end as u64,
-            len: (rest.len() - last_end) as u64,
+            offset: from,
+            len: size - from,
             reason: why,
         }
-    });
-    (spans, torn)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::CountingSource;
+    use crate::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+    fn message_with(payload: &[u8]) -> Vec<u8> {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![payload.len() as u64]);
+        crate::encode(
+            &GlobalMetadata::default(),
+            &[(&d, payload)],
+            &EncodeOptions::new(),
+        )
+        .unwrap()
+    }
+
+    fn sized(n: usize, fill: u8) -> Vec<u8> {
+        message_with(&vec![fill; n])
+    }
+
+    #[test]
+    fn damage_before_a_long_remainder_is_scanned_in_windows() {
+        let mut file = sized(1000, 1);
+        file.extend_from_slice(&[0x55; 100]);
+        for i in 0..10 {
+            file.extend(sized(1 << 20, i));
+        }
+        let cut = sized(3000, 9);
+        file.extend_from_slice(&cut[..2000]);
+        assert!(file.len() as u64 > SLOW_WINDOW + (1 << 20));
+        let src = CountingSource::new(file.clone());
+        let (spans, torn) = index_messages(&src, 0, &Limits::default());
+        assert_eq!(spans, crate::wire::scan::scan(&file));
+        assert_eq!(spans.len(), 11);
+        let end = spans.last().map(|s| s.offset + s.len).unwrap();
+        let torn = torn.unwrap();
+        assert_eq!((torn.offset, torn.len), (end, 2000));
+        assert_eq!(torn.reason, INCOMPLETE);
+        // One window over the damage, then hops; never the whole file.
+        assert!(src.bytes() <= SLOW_WINDOW + (1 << 16), "{}", src.bytes());
+    }
+
+    #[test]
+    fn a_long_interrupted_write_is_not_looked_into() {
+        let inner = sized(64, 7);
+        let mut payload = vec![0u8; 12 << 20];
+        payload[5 << 20..(5 << 20) + inner.len()].copy_from_slice(&inner);
+        let first = sized(1000, 1);
+        let outer = message_with(&payload);
+        let mut file = first.clone();
+        file.extend_from_slice(&outer[..10 << 20]);
+        let src = CountingSource::new(file.clone());
+        let (spans, torn) = index_messages(&src, 0, &Limits::default());
+        assert_eq!(
+            spans.len(),
+            1,
+            "the message inside the payload is not indexed"
+        );
+        let torn = torn.unwrap();
+        assert_eq!(torn.offset, first.len() as u64);
+        assert_eq!(torn.reason, INCOMPLETE);
+        assert!(src.bytes() < 1 << 16, "{}", src.bytes());
+    }
+
+    #[test]
+    fn junk_after_the_last_message_starts_the_torn_tail_where_it_ends() {
+        let mut file = sized(100, 1);
+        let end = file.len() as u64;
+        file.extend(std::iter::repeat_n(0x33u8, (SLOW_WINDOW + 5000) as usize));
+        let (spans, torn) = index_messages(&file, 0, &Limits::default());
+        assert_eq!(spans.len(), 1);
+        let torn = torn.unwrap();
+        assert_eq!((torn.offset, torn.len), (end, file.len() as u64 - end));
+        assert_eq!(torn.reason, "bytes that form no message");
+    }
 }

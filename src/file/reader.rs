@@ -5,8 +5,12 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::index::{index_messages, ReadAt, TornTail};
-use crate::decode::{locate_object, DecodeOptions, DecodedObject, Message};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::index::{index_messages, TornTail};
+use super::locate::{locate_data_frame, MessageAt};
+use super::source::{ByteSource, FileSource, MmapSource};
+use crate::decode::{DecodeOptions, DecodedObject, Message, Object};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::wire::scan::MessageSpan;
@@ -22,57 +26,33 @@ pub enum Backend {
     Pread,
 }
 
-struct PreadSource<'f>(&'f File, u64);
-
-impl ReadAt for PreadSource<'_> {
-    fn size(&self) -> u64 {
-        self.1
-    }
-    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
-        read_exact_at(self.0, offset, len).ok().map(Cow::Owned)
-    }
-}
-
 /// A mapping read through the slice for hops between nearby positions and
-/// through `pread` for far ones: touching one page per message of a large
-/// file through the mapping costs a page fault each, a small read does not.
+/// through positioned reads for far ones: touching one page per message of
+/// a large file through the mapping costs a page fault each, a small read
+/// does not.
 struct MappedSource<'f> {
     bytes: &'f [u8],
-    file: &'f File,
-    last: std::cell::Cell<u64>,
+    file: &'f FileSource,
+    last: AtomicU64,
 }
 
-/// Hops longer than this read through `pread` rather than the mapping.
+/// Hops longer than this read through the file rather than the mapping.
 const FAR_HOP: u64 = 256 << 10;
 
-impl ReadAt for MappedSource<'_> {
-    fn size(&self) -> u64 {
-        self.bytes.len() as u64
+impl ByteSource for MappedSource<'_> {
+    fn len(&self) -> Result<u64> {
+        Ok(self.bytes.len() as u64)
     }
-    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
-        let far = offset.abs_diff(self.last.replace(offset)) > FAR_HOP;
-        if far {
-            if let Ok(v) = read_exact_at(self.file, offset, len) {
-                return Some(Cow::Owned(v));
-            }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let far = offset.abs_diff(self.last.swap(offset, Ordering::Relaxed)) > FAR_HOP;
+        if far && self.file.read_at(offset, buf).is_ok() {
+            return Ok(());
         }
-        let start = usize::try_from(offset).ok()?;
-        self.bytes
-            .get(start..start.checked_add(len)?)
-            .map(Cow::Borrowed)
+        self.bytes.read_at(offset, buf)
     }
-}
-
-fn read_exact_at(f: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let mut buf = crate::buffer::zeroed(len).map_err(|_| {
-        std::io::Error::new(
-            std::io::ErrorKind::OutOfMemory,
-            "cannot allocate read buffer",
-        )
-    })?;
-    f.read_exact_at(&mut buf, offset)?;
-    Ok(buf)
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self.bytes)
+    }
 }
 
 /// An open `.tgm` file: its messages located, none decoded.
@@ -80,9 +60,9 @@ fn read_exact_at(f: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> 
 /// `TgmFile` is `Send + Sync`: threads may decode different objects at once.
 pub struct TgmFile {
     path: PathBuf,
-    file: File,
+    file: FileSource,
     backend: Backend,
-    map: Option<memmap2::Mmap>,
+    map: Option<MmapSource>,
     size: u64,
     spans: Vec<MessageSpan>,
     torn: Option<TornTail>,
@@ -111,7 +91,7 @@ impl TgmFile {
     /// the number of messages; only damaged or streaming regions are scanned.
     pub fn open_with(path: impl AsRef<Path>, backend: Backend, limits: &Limits) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| Error::from(e).with_path(&path))?;
+        let file = FileSource::new(File::open(&path).map_err(|e| Error::from(e).with_path(&path))?);
         let mut f = TgmFile {
             path,
             file,
@@ -129,7 +109,7 @@ impl TgmFile {
     /// Re-reads the file's length and indexes messages completed since the
     /// last look (for following a file another process appends to).
     pub fn refresh(&mut self) -> Result<()> {
-        let size = self.file.metadata()?.len();
+        let size = self.file.file().metadata()?.len();
         if size < self.size {
             // Shrunk under us: start over.
             self.spans.clear();
@@ -139,31 +119,20 @@ impl TgmFile {
             self.map = if size == 0 {
                 None
             } else {
-                Some(super::pod::map_file(&self.file)?)
+                Some(MmapSource::map(self.file.file())?)
             };
         }
         let start = self.spans.last().map_or(0, |s| s.offset + s.len);
         let (spans, torn) = match (&self.map, self.backend) {
             (Some(m), _) => {
-                let bytes: &[u8] = m;
                 let src = MappedSource {
-                    bytes,
+                    bytes: m.as_slice().unwrap_or_default(),
                     file: &self.file,
-                    last: std::cell::Cell::new(start),
+                    last: AtomicU64::new(start),
                 };
-                index_messages(&src, start, &self.limits, &mut |p| {
-                    bytes.get(usize::try_from(p).ok()?..).map(Cow::Borrowed)
-                })
+                index_messages(&src, start, &self.limits)
             }
-            (None, Backend::Pread) => {
-                let src = PreadSource(&self.file, size);
-                let file = &self.file;
-                index_messages(&src, start, &self.limits, &mut |p| {
-                    read_exact_at(file, p, usize::try_from(size - p).ok()?)
-                        .ok()
-                        .map(Cow::Owned)
-                })
-            }
+            (None, Backend::Pread) => index_messages(&self.file, start, &self.limits),
             (None, Backend::Mmap) => (Vec::new(), None),
         };
         self.spans.extend(spans);
@@ -196,21 +165,19 @@ impl TgmFile {
         self.torn.as_ref()
     }
 
+    fn span(&self, i: usize) -> Result<MessageSpan> {
+        span_of(&self.spans, i)
+    }
+
     /// The bytes of message `i`: borrowed from the mapping, or read.
     pub fn message_bytes(&self, i: usize) -> Result<Cow<'_, [u8]>> {
-        let s = *self.spans.get(i).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "message index {i} out of range (the file has {})",
-                self.spans.len()
-            ))
-        })?;
+        let s = self.span(i)?;
         match &self.map {
-            Some(m) => Ok(Cow::Borrowed(&m[s.range()])),
-            None => {
-                let len = usize::try_from(s.len)
-                    .map_err(|_| Error::limit("max_message_len", s.len, usize::MAX as u64))?;
-                Ok(Cow::Owned(read_exact_at(&self.file, s.offset, len)?))
-            }
+            // Spans lie within the mapping they were indexed from.
+            Some(m) => Ok(Cow::Borrowed(&m.as_slice().unwrap_or_default()[s.range()])),
+            None => Ok(Cow::Owned(
+                self.file.read_bytes(s.offset..s.offset + s.len)?.into(),
+            )),
         }
     }
 
@@ -226,40 +193,71 @@ impl TgmFile {
         f(&m).map_err(|e| e.in_message(i))
     }
 
+    /// Object `o` of message `span`, borrowed from the mapping `bytes`.
+    fn mapped_object<'s>(
+        &self,
+        bytes: &'s [u8],
+        span: MessageSpan,
+        o: usize,
+        limits: &Limits,
+    ) -> Result<Object<'s>> {
+        match locate_data_frame(&bytes, MessageAt::of(span, self.size), o, limits)? {
+            Some(e) => {
+                // The locator checked the range against the message, which
+                // lies within the mapping.
+                let start = (span.offset + e.offset) as usize;
+                let frame = e.frame(&bytes[start..start + e.len as usize], span.offset)?;
+                Object::from_frame(frame, o, limits)
+            }
+            None => Message::parse_with(&bytes[span.range()], span.offset, limits)?.object(o),
+        }
+    }
+
+    /// Runs `f` on object `o` of message `m`. Without a mapping only the
+    /// message's head, its index and the object's frame are read when the
+    /// message has an index.
+    fn with_object<R>(
+        &self,
+        m: usize,
+        o: usize,
+        limits: &Limits,
+        f: impl FnOnce(&Object<'_>) -> Result<R>,
+    ) -> Result<R> {
+        let span = self.span(m)?;
+        let run = || {
+            if let Some(map) = &self.map {
+                let bytes = map.as_slice().unwrap_or_default();
+                return f(&self.mapped_object(bytes, span, o, limits)?);
+            }
+            read_object(&self.file, self.size, span, o, limits, f)
+        };
+        run().map_err(|e| e.in_message(m))
+    }
+
     /// Object `o` of message `m`, decoded. With the mmap backend, an
     /// uncompressed object in native byte order is borrowed from the mapping.
     pub fn object_data(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<Cow<'_, [u8]>> {
-        let span = *self
-            .spans
-            .get(m)
-            .ok_or_else(|| Error::invalid_argument(format!("message index {m} out of range")))?;
+        let span = self.span(m)?;
         match &self.map {
             Some(map) => {
-                let obj = locate_object(&map[span.range()], span.offset, o, &opts.limits)
-                    .map_err(|e| e.in_message(m))?;
-                obj.decode(opts).map_err(|e| e.in_message(m))
+                let bytes = map.as_slice().unwrap_or_default();
+                self.mapped_object(bytes, span, o, &opts.limits)
+                    .and_then(|obj| obj.decode(opts))
+                    .map_err(|e| e.in_message(m))
             }
-            None => {
-                let bytes = self.message_bytes(m)?;
-                let obj = locate_object(&bytes, span.offset, o, &opts.limits)
-                    .map_err(|e| e.in_message(m))?;
-                Ok(Cow::Owned(crate::buffer::into_owned(
-                    obj.decode(opts).map_err(|e| e.in_message(m))?,
-                )?))
-            }
+            None => self.with_object(m, o, &opts.limits, |obj| {
+                Ok(Cow::Owned(crate::buffer::into_owned(obj.decode(opts)?)?))
+            }),
         }
     }
 
     /// Object `o` of message `m` with its descriptor, owned.
     pub fn decode_object(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
-        let bytes = self.message_bytes(m)?;
-        let span = self.spans[m];
-        let obj =
-            locate_object(&bytes, span.offset, o, &opts.limits).map_err(|e| e.in_message(m))?;
-        let data = crate::buffer::into_owned(obj.decode(opts).map_err(|e| e.in_message(m))?)?;
-        Ok(DecodedObject {
-            descriptor: obj.descriptor().clone(),
-            data,
+        self.with_object(m, o, &opts.limits, |obj| {
+            Ok(DecodedObject {
+                descriptor: obj.descriptor().clone(),
+                data: crate::buffer::into_owned(obj.decode(opts)?)?,
+            })
         })
     }
 
@@ -314,4 +312,116 @@ pub fn value_matches(v: &crate::cbor::Value, text: &str) -> bool {
         Value::Bool(b) => text == if *b { "true" } else { "false" },
         _ => false,
     }
+}
+
+/// Runs `f` on object `o` of the message at `span` of `src`. With an index
+/// only the message's head, the frame headers before the index, the index
+/// and the object's frame are read; otherwise the whole message.
+pub(crate) fn read_object<R>(
+    src: &dyn ByteSource,
+    size: u64,
+    span: MessageSpan,
+    o: usize,
+    limits: &Limits,
+    f: impl FnOnce(&Object<'_>) -> Result<R>,
+) -> Result<R> {
+    match locate_data_frame(src, MessageAt::of(span, size), o, limits)? {
+        Some(e) => {
+            let start = span.offset + e.offset;
+            let bytes = src.read_bytes(start..start + e.len)?;
+            let frame = e.frame(&bytes, span.offset)?;
+            f(&Object::from_frame(frame, o, limits)?)
+        }
+        None => {
+            let bytes = src.read_bytes(span.offset..span.offset + span.len)?;
+            f(&Message::parse_with(&bytes, span.offset, limits)?.object(o)?)
+        }
+    }
+}
+
+/// The messages of any [`ByteSource`], located, none decoded: what
+/// [`TgmFile`] is for a path, for memory, a shared mapping, an open file or
+/// a remote store. Opening reads a few bytes per message; reading an object
+/// reads the message's head, its index and that object's frame.
+#[derive(Debug)]
+pub struct SourceFile<S> {
+    src: S,
+    size: u64,
+    spans: Vec<MessageSpan>,
+    torn: Option<TornTail>,
+    limits: Limits,
+}
+
+impl<S: ByteSource> SourceFile<S> {
+    /// Locates the messages of `src`.
+    pub fn open(src: S, limits: &Limits) -> Result<Self> {
+        let size = src.len()?;
+        let (spans, torn) = index_messages(&src, 0, limits);
+        Ok(SourceFile {
+            src,
+            size,
+            spans,
+            torn,
+            limits: limits.clone(),
+        })
+    }
+
+    /// The source read.
+    pub fn source(&self) -> &S {
+        &self.src
+    }
+
+    /// Where each complete message lies.
+    pub fn spans(&self) -> &[MessageSpan] {
+        &self.spans
+    }
+
+    /// Number of complete messages.
+    pub fn num_messages(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Trailing bytes that form no complete message.
+    pub fn torn_tail(&self) -> Option<&TornTail> {
+        self.torn.as_ref()
+    }
+
+    /// The bytes of message `i`, shared with the source where it allows.
+    pub fn message_bytes(&self, i: usize) -> Result<bytes::Bytes> {
+        let s = span_of(&self.spans, i)?;
+        self.src.read_bytes(s.offset..s.offset + s.len)
+    }
+
+    /// Runs `f` on the parsed message `i`.
+    pub fn with_message<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&Message<'_>) -> Result<R>,
+    ) -> Result<R> {
+        let bytes = self.message_bytes(i)?;
+        let m = Message::parse_with(&bytes, self.spans[i].offset, &self.limits)
+            .map_err(|e| e.in_message(i))?;
+        f(&m).map_err(|e| e.in_message(i))
+    }
+
+    /// Object `o` of message `m` with its descriptor, owned.
+    pub fn decode_object(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
+        let span = span_of(&self.spans, m)?;
+        read_object(&self.src, self.size, span, o, &opts.limits, |obj| {
+            Ok(DecodedObject {
+                descriptor: obj.descriptor().clone(),
+                data: crate::buffer::into_owned(obj.decode(opts)?)?,
+            })
+        })
+        .map_err(|e| e.in_message(m))
+    }
+}
+
+fn span_of(spans: &[MessageSpan], i: usize) -> Result<MessageSpan> {
+    spans.get(i).copied().ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "message index {i} out of range (the file has {})",
+            spans.len()
+        ))
+    })
 }

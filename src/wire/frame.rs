@@ -1,27 +1,83 @@
 //! Frame headers, footers and the borrowed frame view. See `spec/format.md` §3.
 
+use super::header::{frame_hash_slot, Cursor, DataFooter, FrameHeader};
 use super::{
-    be_u16, be_u64, frame_flags, FrameType, DATA_FRAME_FOOTER_LEN, FRAME_END, FRAME_HEADER_LEN,
-    FRAME_MAGIC, FRAME_VERSION,
+    frame_flags, FrameType, DATA_FRAME_FOOTER_LEN, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC,
+    FRAME_VERSION,
 };
 use crate::error::{Error, ErrorKind, Result};
 
-/// One frame, borrowed from the message bytes.
+/// One frame, borrowed from the input: built only by parsing, so its
+/// length always covers its header and footer.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'a> {
-    /// Frame type.
-    pub ftype: FrameType,
-    /// Frame flags.
-    pub flags: u16,
-    /// Offset of the frame start from the message start.
-    pub offset: usize,
-    /// The whole frame (`total_length` bytes, padding excluded).
-    pub bytes: &'a [u8],
-    /// Absolute offset of the message start in the input.
-    pub msg_base: u64,
+    header: FrameHeader,
+    offset: usize,
+    bytes: &'a [u8],
+    msg_base: u64,
 }
 
 impl<'a> Frame<'a> {
+    /// Reads the frame at the cursor, which starts at the frame and holds at
+    /// most the bytes the frame may span. `msg_base` is the absolute offset
+    /// of its message.
+    pub(crate) fn read(c: Cursor<'a>, msg_base: u64) -> Result<Self> {
+        let at = c.abs(0);
+        let header = FrameHeader::read(c)?;
+        let (ftype, total) = (header.ftype, header.total_length);
+        let avail = c.bytes().len() as u64;
+        if total > avail {
+            return Err(Error::framing(format!(
+                "{ftype:?} frame total_length {total} exceeds the {avail} bytes left in the message"
+            ))
+            .at(at + 8));
+        }
+        // total <= avail, a slice length.
+        let total = total as usize;
+        let bytes = &c.bytes()[..total];
+        FrameHeader::check_end(&bytes[total - 4..], at + total as u64 - 4)?;
+        let offset = at
+            .checked_sub(msg_base)
+            .and_then(|o| usize::try_from(o).ok())
+            .ok_or_else(|| Error::framing("frame before its message").at(at))?;
+        Ok(Frame {
+            header,
+            offset,
+            bytes,
+            msg_base,
+        })
+    }
+
+    /// Frame type.
+    pub fn ftype(&self) -> FrameType {
+        self.header.ftype
+    }
+
+    /// Frame flags.
+    pub fn flags(&self) -> u16 {
+        self.header.flags
+    }
+
+    /// The decoded frame header.
+    pub fn header(&self) -> FrameHeader {
+        self.header
+    }
+
+    /// Offset of the frame start from the message start.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The whole frame (`total_length` bytes, padding excluded).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the message start in the input.
+    pub fn msg_base(&self) -> u64 {
+        self.msg_base
+    }
+
     /// Absolute offset of the frame start in the input.
     pub fn abs_offset(&self) -> u64 {
         self.msg_base + self.offset as u64
@@ -34,7 +90,8 @@ impl<'a> Frame<'a> {
 
     /// The hashed bytes: everything between header and footer.
     pub fn body(&self) -> &'a [u8] {
-        &self.bytes[FRAME_HEADER_LEN..self.bytes.len() - self.ftype.footer_len()]
+        // Parsing guarantees total_length >= header + footer.
+        &self.bytes[FRAME_HEADER_LEN..self.bytes.len() - self.header.ftype.footer_len()]
     }
 
     /// Absolute offset of the body.
@@ -44,13 +101,12 @@ impl<'a> Frame<'a> {
 
     /// The value in the hash slot, meaningful only when [`Self::has_hash`].
     pub fn stored_hash(&self) -> u64 {
-        let n = self.bytes.len();
-        be_u64(self.bytes, n - 12).unwrap_or(0)
+        frame_hash_slot(self.bytes)
     }
 
     /// True when the frame's HASH_PRESENT flag is set.
     pub fn has_hash(&self) -> bool {
-        self.flags & frame_flags::HASH_PRESENT != 0
+        self.header.flags & frame_flags::HASH_PRESENT != 0
     }
 
     /// Recomputes the body digest and compares it with the slot.
@@ -67,7 +123,7 @@ impl<'a> Frame<'a> {
                 ErrorKind::HashMismatch { stored, computed },
                 format!(
                     "{:?} frame hash mismatch: stored {stored:016x}, computed {computed:016x}",
-                    self.ftype
+                    self.header.ftype
                 ),
             )
             .at(self.abs_offset()));
@@ -84,7 +140,7 @@ impl<'a> Frame<'a> {
     /// CBOR-before frames need the descriptor's length, found by parsing it.
     pub fn split_data(&self, limits: &crate::Limits) -> Result<DataParts<'a>> {
         let n = self.bytes.len();
-        let cbor_offset = be_u64(self.bytes, n - DATA_FRAME_FOOTER_LEN).unwrap_or(0);
+        let cbor_offset = DataFooter::of_frame(self.bytes).cbor_offset;
         let end = n - DATA_FRAME_FOOTER_LEN;
         let bad = || {
             Error::framing(format!(
@@ -96,7 +152,7 @@ impl<'a> Frame<'a> {
             return Err(bad());
         }
         let co = cbor_offset as usize;
-        if self.flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
+        if self.header.flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
             Ok(DataParts {
                 descriptor: &self.bytes[co..end],
                 region: &self.bytes[FRAME_HEADER_LEN..co],
@@ -129,55 +185,10 @@ pub struct DataParts<'a> {
 /// Parses the frame starting at `pos` of `msg`; the frame must end at or before `end`.
 pub fn parse_frame(msg: &[u8], pos: usize, end: usize, msg_base: u64) -> Result<Frame<'_>> {
     let at = msg_base + pos as u64;
-    let head = msg
-        .get(pos..pos.saturating_add(FRAME_HEADER_LEN))
-        .filter(|_| pos.saturating_add(FRAME_HEADER_LEN) <= end)
+    let room = msg
+        .get(pos..end.min(msg.len()))
         .ok_or_else(|| Error::truncated("frame header truncated").at(at))?;
-    if &head[0..2] != FRAME_MAGIC {
-        return Err(Error::new(ErrorKind::BadMagic, "expected frame magic \"FR\"").at(at));
-    }
-    let tnum = be_u16(head, 2).unwrap_or(0);
-    let ftype = match FrameType::from_u16(tnum) {
-        Some(t) => t,
-        None if tnum == 4 => {
-            return Err(Error::framing(
-                "frame type 4 is retired (v2 data object); re-encode with a v3 writer",
-            )
-            .at(at))
-        }
-        None => return Err(Error::framing(format!("unknown frame type {tnum}")).at(at)),
-    };
-    let flags = be_u16(head, 6).unwrap_or(0);
-    let total = be_u64(head, 8).unwrap_or(0);
-    if total < ftype.min_len() as u64 {
-        return Err(Error::framing(format!(
-            "{ftype:?} frame total_length {total} below minimum {}",
-            ftype.min_len()
-        ))
-        .at(at + 8));
-    }
-    let avail = (end - pos) as u64;
-    if total > avail {
-        return Err(Error::framing(format!(
-            "{ftype:?} frame total_length {total} exceeds the {avail} bytes left in the message"
-        ))
-        .at(at + 8));
-    }
-    let total = total as usize;
-    let bytes = &msg[pos..pos + total];
-    if &bytes[total - 4..] != FRAME_END {
-        return Err(
-            Error::new(ErrorKind::BadMagic, "expected frame end magic \"ENDF\"")
-                .at(at + total as u64 - 4),
-        );
-    }
-    Ok(Frame {
-        ftype,
-        flags,
-        offset: pos,
-        bytes,
-        msg_base,
-    })
+    Frame::read(Cursor::new(room, at), msg_base)
 }
 
 /// The 16-byte frame header.

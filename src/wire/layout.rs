@@ -2,51 +2,18 @@
 //! payloads. See `spec/format.md` §2 and §3.4.
 
 use super::frame::{parse_frame, Frame};
+use super::header::{Cursor, Postamble};
 use super::{
-    align_up, be_u16, be_u64, FrameType, Phase, END_MAGIC, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
-    POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
+    align_up, FrameType, Phase, FRAME_MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 
-/// The fixed 24-byte message header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Preamble {
-    /// Wire version (always 3 once parsed).
-    pub version: u16,
-    /// Message flags (advisory).
-    pub flags: u16,
-    /// Declared message length; 0 for a streaming message not back-filled.
-    pub total_length: u64,
-}
+pub use super::header::Preamble;
 
 /// Parses and checks the preamble at the start of `buf`.
 pub fn read_preamble(buf: &[u8], base: u64) -> Result<Preamble> {
-    if buf.len() < PREAMBLE_LEN {
-        return Err(Error::truncated(format!(
-            "{} bytes cannot hold a 24-byte preamble",
-            buf.len()
-        ))
-        .at(base));
-    }
-    if &buf[0..8] != MAGIC {
-        return Err(
-            Error::new(ErrorKind::BadMagic, "expected message magic \"TENSOGRM\"").at(base),
-        );
-    }
-    let version = be_u16(buf, 8).unwrap_or(0);
-    if version != WIRE_VERSION {
-        return Err(Error::new(
-            ErrorKind::UnsupportedVersion(version),
-            format!("wire version {version} is not supported; tgm reads version 3"),
-        )
-        .at(base + 8));
-    }
-    Ok(Preamble {
-        version,
-        flags: be_u16(buf, 10).unwrap_or(0),
-        total_length: be_u64(buf, 16).unwrap_or(0),
-    })
+    Preamble::read(Cursor::new(buf, base))
 }
 
 /// A data frame with the preceder metadata frame written directly before it, if any.
@@ -117,7 +84,7 @@ impl<'a> MessageLayout<'a> {
                 .into_iter()
                 .flatten(),
         );
-        v.sort_by_key(|f| f.offset);
+        v.sort_by_key(|f| f.offset());
         v
     }
 }
@@ -180,7 +147,7 @@ pub fn parse_layout<'a>(buf: &'a [u8], base: u64, limits: &Limits) -> Result<Mes
         }
         let is_frame = buf.get(pos..pos + 2) == Some(&FRAME_MAGIC[..]);
         if !is_frame {
-            if declared == 0 && buf.get(pos + 16..pos + 24) == Some(&END_MAGIC[..]) {
+            if declared == 0 && Postamble::peek(buf.get(pos..).unwrap_or_default()).is_some() {
                 check_postamble(buf, pos, base, None)?;
                 break pos;
             }
@@ -204,19 +171,19 @@ pub fn parse_layout<'a>(buf: &'a [u8], base: u64, limits: &Limits) -> Result<Mes
         }
         let f = parse_frame(buf, pos, frames_end, base)?;
         let at = f.abs_offset();
-        let fphase = f.ftype.phase();
+        let fphase = f.ftype().phase();
         if fphase < phase {
             return Err(
-                Error::framing(format!("{:?} frame after the {phase:?} phase", f.ftype)).at(at),
+                Error::framing(format!("{:?} frame after the {phase:?} phase", f.ftype())).at(at),
             );
         }
         phase = fphase;
-        if pending_preceder.is_some() && f.ftype != FrameType::DataObject {
+        if pending_preceder.is_some() && f.ftype() != FrameType::DataObject {
             return Err(
                 Error::framing("preceder metadata frame not followed by a data frame").at(at),
             );
         }
-        match f.ftype {
+        match f.ftype() {
             FrameType::DataObject => {
                 if layout.objects.len() >= limits.max_objects {
                     return Err(Error::limit(
@@ -265,7 +232,8 @@ pub fn parse_layout<'a>(buf: &'a [u8], base: u64, limits: &Limits) -> Result<Mes
     }
     check_flags_cover_frames(&layout)?;
     layout.bytes = &buf[..postamble_at + POSTAMBLE_LEN];
-    layout.first_footer_offset = be_u64(buf, postamble_at).unwrap_or(0);
+    layout.first_footer_offset =
+        Postamble::peek(&buf[postamble_at..]).map_or(0, |p| p.first_footer_offset);
     Ok(layout)
 }
 
@@ -292,7 +260,8 @@ fn check_flags_cover_frames(l: &MessageLayout<'_>) -> Result<()> {
             if l.preamble.flags & flag == 0 {
                 return Err(Error::framing(format!(
                     "{:?} frame present but the preamble flags (0x{:04x}) do not announce it",
-                    f.ftype, l.preamble.flags
+                    f.ftype(),
+                    l.preamble.flags
                 ))
                 .at(f.abs_offset()));
             }
@@ -301,27 +270,12 @@ fn check_flags_cover_frames(l: &MessageLayout<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Checks the postamble at `pos`: end magic, and a mirrored length of 0 or `declared`.
+/// Checks the postamble at `pos`: end magic, and a mirrored length of 0 or
+/// the message's length (`declared`, or where this postamble ends).
 fn check_postamble(buf: &[u8], pos: usize, base: u64, declared: Option<u64>) -> Result<()> {
-    let at = base + pos as u64;
-    if buf.get(pos + 16..pos + 24) != Some(&END_MAGIC[..]) {
-        return Err(Error::new(ErrorKind::BadMagic, "expected end magic \"39277777\"").at(at + 16));
-    }
-    let mirrored = be_u64(buf, pos + 8).unwrap_or(0);
-    match declared {
-        Some(d) if mirrored != 0 && mirrored != d => Err(Error::framing(format!(
-            "postamble total_length {mirrored} does not match preamble total_length {d}"
-        ))
-        .at(at + 8)),
-        None if mirrored != 0 && mirrored != (pos + POSTAMBLE_LEN) as u64 => {
-            Err(Error::framing(format!(
-                "postamble total_length {mirrored} does not match the message length {}",
-                pos + POSTAMBLE_LEN
-            ))
-            .at(at + 8))
-        }
-        _ => Ok(()),
-    }
+    let c = Cursor::new(buf.get(pos..).unwrap_or_default(), base + pos as u64);
+    let post = Postamble::read(c)?;
+    post.check_length(declared.unwrap_or((pos + POSTAMBLE_LEN) as u64), c.abs(0))
 }
 
 #[cfg(test)]
@@ -387,7 +341,7 @@ mod tests {
     fn rejects_overflowing_and_undersized_frames() {
         let m = sample();
         let l = parse(&m).unwrap();
-        let f = l.objects[0].data.offset;
+        let f = l.objects[0].data.offset();
         for bad in [0u64, 35, (m.len() - f) as u64, u64::MAX] {
             let mut b = m.clone();
             set_u64(&mut b, f + 8, bad);
@@ -419,7 +373,7 @@ mod tests {
         let l = parse(&m).unwrap();
         let idx = l.header_index.unwrap();
         // Point the first index offset one frame further (same CBOR width).
-        let body_start = idx.offset + 16;
+        let body_start = idx.offset() + 16;
         let cbor = idx.cbor().to_vec();
         let t = crate::wire::tables::IndexTable::from_cbor(&cbor, 0, &Limits::default()).unwrap();
         let mut t2 = t.clone();

@@ -1,10 +1,13 @@
 //! Byte layout of Tensogram v3 messages: constants, frames, messages, scanning.
 //! See `spec/format.md` §2–§3.
 
-pub mod frame;
+pub(crate) mod frame;
+pub mod header;
 pub mod layout;
 pub mod scan;
 pub mod tables;
+
+pub use frame::{DataParts, Frame};
 
 /// Message start magic.
 pub const MAGIC: &[u8; 8] = b"TENSOGRM";

@@ -1,8 +1,9 @@
 //! Locating messages in a buffer holding many. See `spec/format.md` §2.4.
 
+use super::header::{FrameHeader, Postamble, Preamble};
 use super::{
-    align_up, be_u16, be_u64, FrameType, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN,
-    FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN, WIRE_VERSION,
+    align_up, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
+    POSTAMBLE_LEN, PREAMBLE_LEN,
 };
 use crate::limits::Limits;
 
@@ -126,10 +127,10 @@ impl<'a> Scanner<'a> {
     pub fn message_at(&mut self, p: usize) -> Option<MessageSpan> {
         let buf = self.buf;
         let rest = buf.get(p..)?;
-        if rest.len() < MIN_MESSAGE_LEN || &rest[..8] != MAGIC || be_u16(rest, 8)? != WIRE_VERSION {
+        if rest.len() < MIN_MESSAGE_LEN {
             return None;
         }
-        let t = be_u64(rest, 16)?;
+        let t = Preamble::peek(rest)?.total_length;
         if t > 0 {
             if t < MIN_MESSAGE_LEN as u64
                 || t > rest.len() as u64
@@ -149,9 +150,9 @@ impl<'a> Scanner<'a> {
         let fits = |len: usize| len as u64 <= self.limits.max_message_len;
         if let ChainEnd::NoFrame { at } = self.chain_end(p + PREAMBLE_LEN) {
             let len = at + POSTAMBLE_LEN - p;
-            let whole = buf.get(at + 16..at + POSTAMBLE_LEN) == Some(&END_MAGIC[..]);
-            let mirrored = be_u64(buf, at + 8).unwrap_or(u64::MAX);
-            if whole && (mirrored == 0 || mirrored == len as u64) && fits(len) {
+            let whole = Postamble::peek(&buf[at..])
+                .is_some_and(|q| q.check_length(len as u64, at as u64).is_ok());
+            if whole && fits(len) {
                 return Some(MessageSpan {
                     offset: p as u64,
                     len: len as u64,
@@ -170,11 +171,10 @@ impl<'a> Scanner<'a> {
         let Some(rest) = self.buf.get(p..) else {
             return false;
         };
-        if rest.len() < PREAMBLE_LEN || &rest[..8] != MAGIC || be_u16(rest, 8) != Some(WIRE_VERSION)
-        {
+        let Some(pre) = Preamble::peek(rest) else {
             return false;
-        }
-        let declared = be_u64(rest, 16).unwrap_or(0);
+        };
+        let declared = pre.total_length;
         let body_end = if declared > 0 {
             if declared < MIN_MESSAGE_LEN as u64
                 || declared > self.limits.max_message_len
@@ -258,12 +258,12 @@ impl<'a> Scanner<'a> {
                     last_end: buf.len(),
                 };
             }
-            let Some(ftype) = be_u16(rest, 2).and_then(FrameType::from_u16) else {
+            let Some(h) = FrameHeader::peek(rest) else {
                 break ChainEnd::Broken;
             };
-            let total = be_u64(rest, 8).unwrap_or(0);
-            let frame_end = usize::try_from(total).ok().and_then(|t| pos.checked_add(t));
-            let Some(frame_end) = frame_end.filter(|_| total >= ftype.min_len() as u64) else {
+            let total = h.total_length;
+            let Some(frame_end) = usize::try_from(total).ok().and_then(|t| pos.checked_add(t))
+            else {
                 break ChainEnd::Broken;
             };
             if frame_end > buf.len() {
@@ -313,15 +313,15 @@ pub fn scan_backward(buf: &[u8], limits: &Limits) -> Vec<MessageSpan> {
     let mut end = buf.len();
     while end >= MIN_MESSAGE_LEN {
         let post = end - POSTAMBLE_LEN;
-        if &buf[end - 8..end] != END_MAGIC {
+        let Some(q) = Postamble::peek(&buf[post..]) else {
             break;
-        }
-        let t = be_u64(buf, post + 8).unwrap_or(0);
+        };
+        let t = q.total_length;
         if t == 0 || t > end as u64 || t < MIN_MESSAGE_LEN as u64 || t > limits.max_message_len {
             break;
         }
         let start = end - t as usize;
-        if &buf[start..start + 8] != MAGIC || be_u64(buf, start + 16) != Some(t) {
+        if Preamble::peek(&buf[start..]).map(|p| p.total_length) != Some(t) {
             break;
         }
         out.push(MessageSpan {
@@ -398,7 +398,7 @@ mod tests {
             .find_map(|m| {
                 let parsed = crate::Message::parse(&m).unwrap();
                 let last = *parsed.layout().frames().last().unwrap();
-                let end = last.offset + last.total_len();
+                let end = last.offset() + last.total_len();
                 (!end.is_multiple_of(ALIGN)).then(|| {
                     let mut u = [&m[..end], &m[m.len() - POSTAMBLE_LEN..]].concat();
                     let len = (u.len() as u64).to_be_bytes();
@@ -431,7 +431,7 @@ mod tests {
             d[at] = v;
             assert!(!is_cut_short(&d, &l), "byte {at}");
         }
-        let first_len = be_u64(&m, 24 + 8).unwrap() as usize;
+        let first_len = crate::wire::be_u64(&m, 24 + 8).unwrap() as usize;
         let mut d = m[..cut].to_vec();
         d[24 + first_len - 1] ^= 1;
         assert!(!is_cut_short(&d, &l), "frame end magic");

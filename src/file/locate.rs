@@ -1,0 +1,244 @@
+//! Finding one data frame of a message through its index, reading only
+//! the preamble, the frame headers before the index, the index frame, and
+//! (by the caller) the data frame itself. See `spec/files.md` §7.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::source::ByteSource;
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::wire::frame::Frame;
+use crate::wire::header::{Cursor, FrameHeader, Postamble, Preamble};
+use crate::wire::tables::IndexTable;
+use crate::wire::{
+    align_up, FrameType, Phase, FRAME_HEADER_LEN, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN,
+};
+
+/// The first read of a message: preamble and, usually, every header frame.
+const HEAD_WINDOW: u64 = 4096;
+
+/// One message in a source: where it starts in the source, and the absolute
+/// offset errors report for its first byte.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MessageAt {
+    /// Offset of the message in the source.
+    pub at: u64,
+    /// Absolute offset of the message, for error reporting.
+    pub base: u64,
+    /// Bytes of the source from `at` to its end, as last measured: no
+    /// read goes beyond, and the source is not asked for its length again.
+    pub avail: u64,
+}
+
+impl MessageAt {
+    /// The message at `span` of a source of `size` bytes whose offsets are
+    /// absolute.
+    pub(crate) fn of(span: crate::wire::scan::MessageSpan, size: u64) -> Self {
+        MessageAt {
+            at: span.offset,
+            base: span.offset,
+            avail: size.saturating_sub(span.offset),
+        }
+    }
+}
+
+/// Bytes read from a source: borrowed when it is in memory.
+type Chunk<'s> = Cow<'s, [u8]>;
+
+fn read<'s>(src: &'s dyn ByteSource, r: Range<u64>) -> Result<Chunk<'s>> {
+    if let Some(s) = src.as_slice() {
+        let b = usize::try_from(r.start)
+            .ok()
+            .zip(usize::try_from(r.end).ok())
+            .and_then(|(a, b)| s.get(a..b));
+        if let Some(b) = b {
+            return Ok(Cow::Borrowed(b));
+        }
+    }
+    Ok(Cow::Owned(src.read_bytes(r)?.into()))
+}
+
+/// Reads frame headers of one message, one small read each, reusing a
+/// window over the message start when the header lies inside it.
+struct FrameWalker<'s> {
+    src: &'s dyn ByteSource,
+    msg: MessageAt,
+    head: Chunk<'s>,
+    /// Message-relative end of the frame area (start of the postamble).
+    frames_end: u64,
+}
+
+impl<'s> FrameWalker<'s> {
+    /// Bytes `[rel, rel + len)` of the message (message-relative).
+    fn bytes(&self, rel: u64, len: u64) -> Result<Chunk<'s>> {
+        let end = rel
+            .checked_add(len)
+            .filter(|&e| e <= self.frames_end + POSTAMBLE_LEN as u64);
+        let Some(end) = end else {
+            return Err(
+                Error::truncated("read past the end of the message").at(self.msg.base + rel)
+            );
+        };
+        if let Some(b) = usize::try_from(rel)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(a, b)| self.head.get(a..b))
+        {
+            return Ok(match &self.head {
+                Cow::Borrowed(h) => Cow::Borrowed(&h[rel as usize..end as usize]),
+                Cow::Owned(_) => Cow::Owned(b.to_vec()),
+            });
+        }
+        read(self.src, self.msg.at + rel..self.msg.at + end)
+    }
+
+    /// The frame header at message-relative `rel`, or `None` when no frame
+    /// starts there (the frame area ends).
+    fn header_at(&self, rel: u64) -> Result<Option<FrameHeader>> {
+        if rel.saturating_add(FRAME_HEADER_LEN as u64) > self.frames_end {
+            return Ok(None);
+        }
+        let b = self.bytes(rel, FRAME_HEADER_LEN as u64)?;
+        if b[0..2] != crate::wire::FRAME_MAGIC[..] {
+            return Ok(None);
+        }
+        FrameHeader::read(Cursor::new(&b, self.msg.base + rel)).map(Some)
+    }
+
+    /// The first frame of type `want` in the run of frames of phase `phase`
+    /// starting at `rel`; only the frame headers of the others are read.
+    fn find(
+        &self,
+        mut rel: u64,
+        phase: Phase,
+        want: FrameType,
+        limits: &Limits,
+    ) -> Result<Option<(u64, Chunk<'s>)>> {
+        for _ in 0..limits.max_frames {
+            let Some(h) = self.header_at(rel)? else {
+                return Ok(None);
+            };
+            if h.ftype.phase() != phase {
+                return Ok(None);
+            }
+            let room = self.frames_end - rel;
+            if h.total_length > room {
+                return Err(Error::framing(format!(
+                    "{:?} frame total_length {} exceeds the {room} bytes left in the message",
+                    h.ftype, h.total_length
+                ))
+                .at(self.msg.base + rel + 8));
+            }
+            if h.ftype == want {
+                return Ok(Some((rel, self.bytes(rel, h.total_length)?)));
+            }
+            rel = align_up(rel + h.total_length);
+        }
+        Ok(None)
+    }
+}
+
+/// A data frame listed by an index entry.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexedFrame {
+    /// Offset of the frame from the message start.
+    pub offset: u64,
+    /// The listed frame length.
+    pub len: u64,
+    index: usize,
+    index_frame_at: u64,
+}
+
+impl IndexedFrame {
+    /// Parses the frame from `bytes` (exactly the listed range, read from
+    /// the message at absolute offset `base`) and checks that it is what
+    /// the entry promised: a data frame of the listed length.
+    pub(crate) fn frame<'a>(&self, bytes: &'a [u8], base: u64) -> Result<Frame<'a>> {
+        let off = self.offset;
+        let f = Frame::read(Cursor::new(bytes, base + off), base).map_err(|_| self.bad())?;
+        if f.ftype() != FrameType::DataObject || f.total_len() as u64 != self.len {
+            return Err(self.bad());
+        }
+        Ok(f)
+    }
+
+    fn bad(&self) -> Error {
+        Error::framing(format!(
+            "index entry {} ({}, {}) does not point at a data frame",
+            self.index, self.offset, self.len
+        ))
+        .at(self.index_frame_at)
+        .in_object(self.index)
+    }
+}
+
+/// Where data frame `index` lies in its message, found through the header
+/// index, else the footer index (reached through the postamble's
+/// first-footer offset); `None` when the message has neither, or declares
+/// no length (a streaming message not back-filled), and a full parse is
+/// needed.
+pub(crate) fn locate_data_frame(
+    src: &dyn ByteSource,
+    msg: MessageAt,
+    index: usize,
+    limits: &Limits,
+) -> Result<Option<IndexedFrame>> {
+    let avail = msg.avail;
+    let head = read(src, msg.at..msg.at + avail.min(HEAD_WINDOW))?;
+    let pre = Preamble::read(Cursor::new(&head, msg.base))?;
+    // A streaming message's end is found only by walking its frames.
+    let len = pre.total_length;
+    if len == 0 {
+        return Ok(None);
+    }
+    if len < MIN_MESSAGE_LEN as u64 || len > avail || len > limits.max_message_len {
+        return Ok(None);
+    }
+    let w = FrameWalker {
+        src,
+        msg,
+        head,
+        frames_end: len - POSTAMBLE_LEN as u64,
+    };
+    let mut found = w.find(
+        PREAMBLE_LEN as u64,
+        Phase::Header,
+        FrameType::HeaderIndex,
+        limits,
+    )?;
+    if found.is_none() {
+        let post = w.bytes(w.frames_end, POSTAMBLE_LEN as u64)?;
+        let p = Postamble::read(Cursor::new(&post, msg.base + w.frames_end))?;
+        let ff = p.first_footer_offset;
+        if ff >= PREAMBLE_LEN as u64 && ff < w.frames_end {
+            // The first-footer offset is advisory: where it leads nowhere
+            // valid, the message is walked instead.
+            found = w
+                .find(ff, Phase::Footer, FrameType::FooterIndex, limits)
+                .unwrap_or(None);
+        }
+    }
+    let Some((rel, bytes)) = found else {
+        return Ok(None);
+    };
+    let f = Frame::read(Cursor::new(&bytes, msg.base + rel), msg.base)?;
+    let table = IndexTable::from_cbor(f.cbor(), f.body_abs_offset(), limits)?;
+    let n = table.offsets.len();
+    if index >= n {
+        return Err(Error::invalid_argument(format!(
+            "object index {index} out of range (the message has {n})"
+        )));
+    }
+    let (off, flen) = (table.offsets[index], table.lengths[index]);
+    let entry = IndexedFrame {
+        offset: off,
+        len: flen,
+        index,
+        index_frame_at: f.abs_offset(),
+    };
+    if off < PREAMBLE_LEN as u64 || off >= w.frames_end || flen > w.frames_end - off {
+        return Err(entry.bad());
+    }
+    Ok(Some(entry))
+}

@@ -1,0 +1,153 @@
+//! Reading through a byte source touches only what is needed: counted with
+//! a wrapper source over files of 1,000 messages (`spec/files.md` §7).
+
+use bytes::Bytes;
+use tgm::file::{ByteSource, CountingSource, FileSource, MmapSource, SourceFile};
+use tgm::{
+    ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
+};
+
+const MESSAGES: usize = 1000;
+/// Elements of each of the three objects of a message.
+const ELEMS: usize = 2048;
+
+fn object(m: usize, o: usize) -> (ObjectDescriptor, Vec<u8>) {
+    let d = ObjectDescriptor::new(Dtype::Float32, vec![ELEMS as u64])
+        .with_byte_order(ByteOrder::native());
+    let x = (0..ELEMS)
+        .flat_map(|k| ((m * 10 + o) as f32 + k as f32).to_ne_bytes())
+        .collect();
+    (d, x)
+}
+
+fn buffered(m: usize) -> Vec<u8> {
+    let objs: Vec<_> = (0..3).map(|o| object(m, o)).collect();
+    let refs: Vec<_> = objs.iter().map(|(d, x)| (d, &x[..])).collect();
+    tgm::encode(&GlobalMetadata::default(), &refs, &EncodeOptions::new()).unwrap()
+}
+
+/// A streaming message whose length was never back-filled.
+fn unfilled(m: usize) -> Vec<u8> {
+    let mut s = tgm::StreamingEncoder::new(
+        Vec::new(),
+        &GlobalMetadata::default(),
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    for o in 0..3 {
+        let (d, x) = object(m, o);
+        s.write_object(&d, &x).unwrap();
+    }
+    let mut b = s.finish().unwrap().0;
+    b[16..24].fill(0);
+    b
+}
+
+fn file_of(messages: impl Fn(usize) -> Vec<u8>) -> Vec<u8> {
+    (0..MESSAGES).flat_map(messages).collect()
+}
+
+#[test]
+fn opening_reads_a_few_bytes_per_message_and_one_object_reads_one_frame() {
+    let all = file_of(buffered);
+    let src = CountingSource::new(Bytes::from(all.clone()));
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    assert_eq!(f.num_messages(), MESSAGES);
+    assert!(f.torn_tail().is_none());
+    // One read per message: its end magic with the next preamble.
+    let (calls, bytes) = (src.calls(), src.bytes());
+    assert!(calls <= MESSAGES as u64 + 1, "{calls} calls to open");
+    assert!(bytes <= 32 * MESSAGES as u64, "{bytes} bytes to open");
+    assert!(bytes * 100 < all.len() as u64);
+
+    src.reset();
+    let got = f.decode_object(700, 2, &DecodeOptions::default()).unwrap();
+    assert_eq!(got.data, object(700, 2).1);
+    let span = f.spans()[700];
+    let frame = tgm::Message::parse(&all[span.range()])
+        .unwrap()
+        .layout()
+        .objects[2]
+        .data
+        .total_len() as u64;
+    let (calls, bytes) = (src.calls(), src.bytes());
+    // The message head (preamble, header frames, index) and the frame.
+    assert!(calls <= 2, "{calls} calls for one object");
+    assert!(
+        bytes >= frame && bytes <= frame + 4096,
+        "{bytes} bytes for a {frame}-byte frame"
+    );
+    assert!(
+        bytes < span.len / 2,
+        "{bytes} of a {}-byte message",
+        span.len
+    );
+}
+
+#[test]
+fn streaming_messages_are_indexed_by_their_frame_headers() {
+    let all = file_of(unfilled);
+    let src = CountingSource::new(Bytes::from(all.clone()));
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    assert_eq!(f.spans(), tgm::scan(&all));
+    assert_eq!(f.num_messages(), MESSAGES);
+    assert!(f.torn_tail().is_none());
+    let bytes = src.bytes();
+    assert!(
+        bytes * 20 < all.len() as u64,
+        "{bytes} of {} bytes read to open",
+        all.len()
+    );
+    src.reset();
+    let got = f.decode_object(700, 1, &DecodeOptions::default()).unwrap();
+    assert_eq!(got.data, object(700, 1).1);
+}
+
+#[test]
+fn a_torn_tail_is_read_but_nothing_before_it_is() {
+    let mut all = file_of(buffered);
+    let whole = all.len() as u64;
+    let next = buffered(MESSAGES);
+    all.extend_from_slice(&next[..next.len() / 2]);
+    let src = CountingSource::new(Bytes::from(all.clone()));
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    assert_eq!(f.num_messages(), MESSAGES);
+    let t = f.torn_tail().unwrap();
+    assert_eq!((t.offset, t.len), (whole, all.len() as u64 - whole));
+    let bytes = src.bytes();
+    assert!(bytes <= 32 * MESSAGES as u64 + t.len + 64, "{bytes} bytes");
+}
+
+#[test]
+fn files_maps_and_memory_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.tgm");
+    let all = file_of(buffered);
+    std::fs::write(&p, &all).unwrap();
+    let opts = DecodeOptions::default();
+    let file = SourceFile::open(
+        FileSource::new(std::fs::File::open(&p).unwrap()),
+        &Limits::default(),
+    )
+    .unwrap();
+    let map = SourceFile::open(
+        MmapSource::map(&std::fs::File::open(&p).unwrap()).unwrap(),
+        &Limits::default(),
+    )
+    .unwrap();
+    let mem = SourceFile::open(all.clone(), &Limits::default()).unwrap();
+    assert_eq!(file.spans(), map.spans());
+    assert_eq!(file.spans(), mem.spans());
+    for (m, o) in [(0, 0), (999, 2), (500, 1)] {
+        let want = object(m, o).1;
+        assert_eq!(file.decode_object(m, o, &opts).unwrap().data, want);
+        assert_eq!(map.decode_object(m, o, &opts).unwrap().data, want);
+        assert_eq!(mem.decode_object(m, o, &opts).unwrap().data, want);
+    }
+    let b = map.message_bytes(3).unwrap();
+    drop(map);
+    assert_eq!(&b[..], &all[file.spans()[3].range()]);
+    assert!(file.decode_object(1000, 0, &opts).is_err());
+    assert!(file.decode_object(0, 3, &opts).is_err());
+    assert_eq!(file.source().len().unwrap(), all.len() as u64);
+}
