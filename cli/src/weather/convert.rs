@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use tgm::cbor::Value;
 use tgm::pipeline::PipelineOptions;
-use tgm::{Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
+use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::grib::{read_fields, GribField};
 use super::GribError;
@@ -191,9 +191,15 @@ fn apply_encoding(
             }
         }
     };
-    d.encoding = "simple_packing".into();
-    d.params
-        .insert("sp_bits_per_value".into(), Value::Uint(u64::from(bits)));
+    // Parameters from the present values only: missing points are NaN.
+    let present: Vec<u8> = field
+        .values
+        .iter()
+        .filter(|v| !v.is_nan())
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let p = tgm::pipeline::simple_packing::compute_params(&present, ByteOrder::native(), bits, 0)?;
+    set_packing(d, bits, p.reference_value, p.binary_scale_factor);
     Ok(u64::from(bits.div_ceil(8)))
 }
 
