@@ -253,6 +253,45 @@ fn fewer_bits_than_the_source_are_detected_as_different() {
 }
 
 #[test]
+fn decimal_scaled_fields_keep_their_quantum_and_round_trip() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // ecCodes picks D = 1 and the bits that range needs (8 here).
+    let input = generate(
+        dir.path(),
+        "dec.grib",
+        "regular_ll_sfc_grib2",
+        &format!(
+            "set bitsPerValue=12; set values={{{}}}; set changeDecimalPrecision=1; write;",
+            field(496, 250.0, None)
+        ),
+    );
+    let t = dir.path().join("dec.tgm");
+    let back = dir.path().join("dec.back.grib");
+    assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
+    let msg = &decode_all(&t)[0];
+    let d = &msg.objects[0].descriptor;
+    assert_eq!(d.params["sp_decimal_scale_factor"].as_i64(), Some(1));
+    assert_eq!(d.params["sp_bits_per_value"].as_u64(), Some(8));
+    // (R + q·2^E)·10^-D and R' + q·2^E·10^-D differ by rounding only.
+    let want = &eccodes_values(&input)[0];
+    let got = f64s(&msg.objects[0].data);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-12 * w.abs(), "[{i}]: {g} vs {w}");
+    }
+    let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+    assert!(ok, "{err}");
+    let (same, report) = grib_compare(
+        &["-c", "data:n", "-c", "decimalScaleFactor,bitsPerValue"],
+        &input,
+        &back,
+    );
+    assert!(same, "{report}");
+}
+
+#[test]
 fn metadata_carries_mars_geography_and_shape() {
     if !eccodes_available() {
         return;

@@ -166,31 +166,33 @@ fn apply_encoding(
             if bits > 64 {
                 return Err(GribError::Invalid(format!("--bits {bits} exceeds 64")));
             }
-            bits
+            (bits, 0)
         }
         EncodingChoice::Source => {
             let first = field.values.iter().copied().find(|v| !v.is_nan());
             match (field.packing, first) {
                 // Constant (or entirely missing) field: zero bits, R = the value.
                 (Some(p), first) if p.bits_per_value == 0 => {
-                    set_packing(d, 0, first.unwrap_or(0.0), 0);
+                    set_packing(d, 0, first.unwrap_or(0.0), 0, 0);
                     return Ok(0);
                 }
                 // value = R + q·2^E exactly as ecCodes evaluates it, so the
                 // field is stored without a second quantisation.
                 (Some(p), _) if p.decimal_scale_factor == 0 && p.bits_per_value <= 64 => {
                     let w = whole_bytes(p.bits_per_value);
-                    set_packing(d, w, p.reference_value, p.binary_scale_factor);
+                    set_packing(d, w, p.reference_value, p.binary_scale_factor, 0);
                     return Ok(u64::from(w / 8));
                 }
-                (Some(p), _) => whole_bytes(p.bits_per_value),
+                // Decimal scaling: the same 10^-D quantum (or a finer one).
+                (Some(p), _) => (whole_bytes(p.bits_per_value), p.decimal_scale_factor),
                 (None, _) => match field.grib.get("bitsPerValue").and_then(Value::as_u64) {
-                    Some(b @ 1..=64) => whole_bytes(b as u32),
+                    Some(b @ 1..=64) => (whole_bytes(b as u32), 0),
                     _ => return Ok(8),
                 },
             }
         }
     };
+    let (bits, decimal) = bits;
     // Parameters from the present values only: missing points are NaN.
     let present: Vec<u8> = field
         .values
@@ -198,8 +200,13 @@ fn apply_encoding(
         .filter(|v| !v.is_nan())
         .flat_map(|v| v.to_ne_bytes())
         .collect();
-    let p = tgm::pipeline::simple_packing::compute_params(&present, ByteOrder::native(), bits, 0)?;
-    set_packing(d, bits, p.reference_value, p.binary_scale_factor);
+    let p = tgm::pipeline::simple_packing::compute_params(
+        &present,
+        ByteOrder::native(),
+        bits,
+        decimal,
+    )?;
+    set_packing(d, bits, p.reference_value, p.binary_scale_factor, decimal);
     Ok(u64::from(bits.div_ceil(8)))
 }
 
@@ -208,7 +215,7 @@ fn whole_bytes(bits: u32) -> u32 {
     (bits.div_ceil(8) * 8).min(64)
 }
 
-fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32) {
+fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32, decimal: i32) {
     d.encoding = "simple_packing".into();
     d.params
         .insert("sp_bits_per_value".into(), Value::Uint(u64::from(bits)));
@@ -218,8 +225,10 @@ fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32)
         "sp_binary_scale_factor".into(),
         Value::from_i64(i64::from(binary)),
     );
-    d.params
-        .insert("sp_decimal_scale_factor".into(), Value::Uint(0));
+    d.params.insert(
+        "sp_decimal_scale_factor".into(),
+        Value::from_i64(i64::from(decimal)),
+    );
 }
 
 /// Reads every input and groups the objects into messages: one per input

@@ -177,11 +177,17 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
         )));
     }
     h.set_string("packingType", "grid_simple")?;
-    if let Some(b) = get(grib, "bitsPerValue") {
+    // Decimal scaling is applied after the values, as ecCodes requantises
+    // them to the 10^-D quantum and picks the bits that range needs; the
+    // values are first set at 32 bits so that requantisation starts from
+    // (nearly) the stored values.
+    let decimal = get(grib, "decimalScaleFactor")
+        .and_then(Value::as_i64)
+        .filter(|&d| d != 0);
+    if decimal.is_some() {
+        h.set_long("bitsPerValue", 32)?;
+    } else if let Some(b) = get(grib, "bitsPerValue") {
         set_value(&mut h, "bitsPerValue", b)?;
-    }
-    if let Some(d) = get(grib, "decimalScaleFactor") {
-        set_value(&mut h, "decimalScaleFactor", d)?;
     }
     if values.iter().any(|v| v.is_nan()) {
         let missing = missing_value(values);
@@ -194,6 +200,9 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
         h.set_double_array("values", &filled)?;
     } else {
         h.set_double_array("values", values)?;
+    }
+    if let Some(d) = decimal {
+        h.set_long("changeDecimalPrecision", d)?;
     }
     h.message()
 }
