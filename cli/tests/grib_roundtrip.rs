@@ -466,3 +466,41 @@ fn non_grib_input_is_an_error_not_a_panic() {
     assert!(err.starts_with("error:"), "{err}");
     assert!(!out.exists());
 }
+
+/// Prints the README's size table: each generated GRIB file against its
+/// default conversion. Run with `-- --ignored --nocapture`.
+#[test]
+#[ignore = "prints the README size table"]
+fn size_table() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    println!("| file | fields | GRIB bytes | .tgm bytes | .tgm --split bytes |");
+    println!("|---|---|---|---|---|");
+    for input in sample_set(dir.path()) {
+        let one = dir.path().join("one.tgm");
+        let split = dir.path().join("split.tgm");
+        assert!(tgm(&["convert-grib", s(&input), "-o", s(&one), "--force"]).0);
+        assert!(
+            tgm(&[
+                "convert-grib",
+                s(&input),
+                "-o",
+                s(&split),
+                "--split",
+                "--force"
+            ])
+            .0
+        );
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            input.file_name().unwrap().to_string_lossy(),
+            decode_all(&split).len(),
+            size(&input),
+            size(&one),
+            size(&split)
+        );
+    }
+}
