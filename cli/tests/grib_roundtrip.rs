@@ -504,3 +504,45 @@ fn size_table() {
         );
     }
 }
+
+#[test]
+fn gaussian_grids_and_ensemble_members_round_trip() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("rgg1.grib", "regular_gg_sfc_grib1", 8192, ""),
+        ("rgg2.grib", "regular_gg_sfc_grib2", 8192, ""),
+        ("red1.grib", "reduced_gg_pl_32_grib1", 6114, ""),
+        (
+            "ens2.grib",
+            "reduced_gg_pl_32_grib2",
+            6114,
+            "set productDefinitionTemplateNumber=1; set type=\"pf\"; set stream=\"enfo\"; set number=7;",
+        ),
+    ];
+    for (name, sample, n, extra) in cases {
+        let input = generate(
+            dir.path(),
+            name,
+            sample,
+            &format!(
+                "{extra} set bitsPerValue=11; set values={{{}}}; write;",
+                field(n, 280.0, None)
+            ),
+        );
+        let t = dir.path().join(format!("{name}.tgm"));
+        let back = dir.path().join(format!("{name}.back.grib"));
+        assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{name}: {err}");
+        let (same, report) = grib_compare(&["-c", "data:n", "-c", "geography:n"], &input, &back);
+        assert!(same, "{name}: {report}");
+        let (same, report) = grib_compare(&["-c", "mars:n", "-b", "param"], &input, &back);
+        assert!(same, "{name}: {report}");
+    }
+    let ens = decode_all(&dir.path().join("ens2.grib.tgm"));
+    let base = Value::from(ens[0].metadata.base[0].clone());
+    assert_eq!(get(get(&base, "mars"), "number").as_i64(), Some(7));
+}
