@@ -546,3 +546,62 @@ fn gaussian_grids_and_ensemble_members_round_trip() {
     let base = Value::from(ens[0].metadata.base[0].clone());
     assert_eq!(get(get(&base, "mars"), "number").as_i64(), Some(7));
 }
+
+/// `input` repacked by ecCodes with `packingType`.
+fn repack(dir: &Path, input: &Path, packing: &str) -> PathBuf {
+    let out = dir.join(format!("{packing}.grib"));
+    let st = Command::new("grib_set")
+        .args(["-r", "-s", &format!("packingType={packing}")])
+        .arg(input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+#[test]
+fn ccsds_fields_decode_bit_identical_and_other_packings_within_their_precision() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ll2 = &sample_set(dir.path())[0];
+    for packing in ["grid_ccsds", "grid_complex"] {
+        let input = repack(dir.path(), ll2, packing);
+        let t = dir.path().join(format!("{packing}.tgm"));
+        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t), "--split"]);
+        assert!(ok, "{packing}: {err}");
+        let want = eccodes_values(&input);
+        for (m, msg) in decode_all(&t).iter().enumerate() {
+            let got = f64s(&msg.objects[0].data);
+            let present: Vec<f64> = want[m].iter().copied().filter(|v| !v.is_nan()).collect();
+            let lo = present.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            // Packed again at 16 bits: within half of that quantum.
+            let tol = if packing == "grid_ccsds" {
+                0.0
+            } else {
+                (hi - lo) / 65535.0
+            };
+            for (i, (g, w)) in got.iter().zip(&want[m]).enumerate() {
+                if w.is_nan() {
+                    assert!(g.is_nan(), "{packing} #{m} [{i}]");
+                } else if tol == 0.0 {
+                    assert_eq!(g.to_bits(), w.to_bits(), "{packing} #{m} [{i}]: {g} != {w}");
+                } else {
+                    assert!((g - w).abs() <= tol, "{packing} #{m} [{i}]: {g} vs {w}");
+                }
+            }
+        }
+        let back = dir.path().join(format!("{packing}.back.grib"));
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{packing}: {err}");
+        let (same, report) = grib_compare(&["-c", "data:n"], &input, &back);
+        assert!(same, "{packing}: {report}");
+    }
+}

@@ -190,7 +190,7 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
         set_value(&mut h, "bitsPerValue", b)?;
     }
     if values.iter().any(|v| v.is_nan()) {
-        let missing = missing_value(values);
+        let missing = missing_value(values)?;
         h.set_long("bitmapPresent", 1)?;
         h.set_double("missingValue", missing)?;
         let filled: Vec<f64> = values
@@ -207,12 +207,15 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
     h.message()
 }
 
-/// A missing-value marker that no present value equals: 9999, or one more
-/// than the largest value.
-fn missing_value(values: &[f64]) -> f64 {
-    let finite = values.iter().copied().filter(|v| v.is_finite());
-    if !finite.clone().any(|v| v == 9999.0) {
-        return 9999.0;
+/// A missing-value marker that no present value equals: 9999, or a number
+/// larger in magnitude than every value.
+fn missing_value(values: &[f64]) -> Result<f64, GribError> {
+    let mut present = values.iter().copied().filter(|v| !v.is_nan());
+    if !present.clone().any(|v| v == 9999.0) {
+        return Ok(9999.0);
     }
-    finite.fold(9999.0, f64::max) + 1.0
+    let m = present.try_fold(0.0f64, |m, v| v.is_finite().then(|| m.max(v.abs())));
+    m.map(|m| m * 2.0 + 1.0)
+        .filter(|c| c.is_finite())
+        .ok_or_else(|| GribError::Invalid("no free missing-value marker for the bitmap".into()))
 }

@@ -148,6 +148,25 @@ fn check(code: c_int, what: &str, key: &str) -> Result<(), GribError> {
     }
 }
 
+/// Largest array copied out of a message, in bytes: the library's default
+/// limit on one decoded object.
+fn max_array_bytes() -> u64 {
+    tgm::Limits::default().max_object_bytes
+}
+
+/// Refuses arrays of `n` elements of `width` bytes above [`max_array_bytes`].
+fn check_array(key: &str, n: usize, width: usize) -> Result<(), GribError> {
+    let bytes = (n as u64).checked_mul(width as u64);
+    if bytes.is_some_and(|b| b <= max_array_bytes()) {
+        Ok(())
+    } else {
+        Err(GribError::Invalid(format!(
+            "{key} has {n} elements, more than the {} bytes allowed",
+            max_array_bytes()
+        )))
+    }
+}
+
 fn cstr(key: &str) -> Result<CString, GribError> {
     CString::new(key).map_err(|_| GribError::Invalid(format!("key {key:?} contains NUL")))
 }
@@ -315,6 +334,7 @@ impl Handle {
     pub fn get_double_array(&self, key: &str) -> Result<Vec<f64>, GribError> {
         let k = cstr(key)?;
         let mut n = self.size(key)?;
+        check_array(key, n, 8)?;
         let mut v = vec![0.0f64; n];
         // SAFETY: `v` holds `n` doubles and ecCodes writes at most `n`.
         check(
@@ -330,6 +350,7 @@ impl Handle {
     pub fn get_long_array(&self, key: &str) -> Result<Vec<i64>, GribError> {
         let k = cstr(key)?;
         let mut n = self.size(key)?;
+        check_array(key, n, std::mem::size_of::<c_long>())?;
         let mut v: Vec<c_long> = vec![0; n];
         // SAFETY: `v` holds `n` longs and ecCodes writes at most `n`.
         check(
