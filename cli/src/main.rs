@@ -1,11 +1,17 @@
 //! `tgm`: command-line tool for Tensogram v3 files.
 
+#[cfg(feature = "grib")]
+mod convert_grib;
 mod demo;
 mod export;
 mod import;
 mod inspect;
 mod salvage;
+#[cfg(feature = "grib")]
+mod to_grib;
 mod util;
+#[cfg(feature = "grib")]
+mod weather;
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +39,12 @@ enum Command {
     Salvage(salvage::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(demo::Args),
+    /// Convert GRIB files to Tensogram (through ecCodes).
+    #[cfg(feature = "grib")]
+    ConvertGrib(convert_grib::Args),
+    /// Write a .tgm file made by convert-grib back as GRIB2.
+    #[cfg(feature = "grib")]
+    ToGrib(to_grib::Args),
 }
 
 fn main() {
@@ -45,6 +57,10 @@ fn main() {
         Command::Dump(a) => inspect::dump(a),
         Command::Salvage(a) => salvage::run(a),
         Command::Demo(a) => demo::run(a),
+        #[cfg(feature = "grib")]
+        Command::ConvertGrib(a) => convert_grib::run(a),
+        #[cfg(feature = "grib")]
+        Command::ToGrib(a) => to_grib::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -1,0 +1,94 @@
+//! `tgm convert-grib`: GRIB files (through ecCodes) into Tensogram messages.
+
+use std::path::PathBuf;
+
+use crate::util::CliResult;
+use crate::weather::convert::{
+    convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
+    PipelineChoice,
+};
+use crate::weather::output::write_new;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input GRIB files (GRIB1 or GRIB2).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output .tgm file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// One message per GRIB message (default: one message per input file).
+    #[arg(long)]
+    pub split: bool,
+    /// Also keep every GRIB key under base[i].grib_keys.
+    #[arg(long)]
+    pub all_keys: bool,
+    /// Encoding: source (simple_packing at the field's own precision), none,
+    /// or simple_packing (at --bits).
+    #[arg(long, default_value = "source",
+          value_parser = clap::builder::PossibleValuesParser::new(["source", "none", "simple_packing"]))]
+    pub encoding: String,
+    /// Bits per value for --encoding simple_packing.
+    #[arg(long, default_value_t = 16)]
+    pub bits: u32,
+    /// Filter: none or shuffle.
+    #[arg(long, default_value = "none",
+          value_parser = clap::builder::PossibleValuesParser::new(["none", "shuffle"]))]
+    pub filter: String,
+    /// Compression: auto (szip after whole-byte packing, else zstd), none,
+    /// szip, zstd or lz4.
+    #[arg(long, default_value = "auto",
+          value_parser = clap::builder::PossibleValuesParser::new(["auto", "none", "szip", "zstd", "lz4"]))]
+    pub compression: String,
+    /// zstd compression level.
+    #[arg(long)]
+    pub compression_level: Option<i64>,
+    /// Write no frame hashes.
+    #[arg(long)]
+    pub no_hash: bool,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn pipeline(a: &Args) -> PipelineChoice {
+    PipelineChoice {
+        encoding: match a.encoding.as_str() {
+            "none" => EncodingChoice::None,
+            "simple_packing" => EncodingChoice::SimplePacking { bits: a.bits },
+            _ => EncodingChoice::Source,
+        },
+        shuffle: a.filter == "shuffle",
+        compression: match a.compression.as_str() {
+            "none" => CompressionChoice::None,
+            "szip" => CompressionChoice::Szip,
+            "zstd" => CompressionChoice::Zstd(a.compression_level),
+            "lz4" => CompressionChoice::Lz4,
+            _ => CompressionChoice::Auto,
+        },
+    }
+}
+
+pub fn run(a: Args) -> CliResult {
+    let opts = ConvertOptions {
+        split: a.split,
+        all_keys: a.all_keys,
+        pipeline: pipeline(&a),
+        no_hash: a.no_hash,
+    };
+    let messages = convert_files(&a.inputs, &opts)?;
+    let mut out = Vec::new();
+    let mut objects = 0;
+    for m in &messages {
+        out.extend_from_slice(&encode_message(m, opts.no_hash)?);
+        objects += m.len();
+    }
+    write_new(&a.output, &out, a.force)?;
+    eprintln!(
+        "wrote {} message(s), {objects} object(s), {} bytes, to {}",
+        messages.len(),
+        out.len(),
+        a.output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! `tgm to-grib`: a .tgm file written by `convert-grib` back to GRIB2.
+
+use std::path::PathBuf;
+
+use tgm::DecodeOptions;
+
+use crate::util::{open_file, CliResult};
+use crate::weather::export::message_to_grib;
+use crate::weather::output::write_new;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input .tgm file (produced by convert-grib).
+    pub input: PathBuf,
+    /// Output GRIB file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let file = open_file(&a.input)?;
+    let opts = DecodeOptions::default();
+    let mut out = Vec::new();
+    for m in 0..file.num_messages() {
+        let bytes = file.message_bytes(m)?;
+        let msg = tgm::Message::parse(&bytes)?.decode(&opts)?;
+        out.extend_from_slice(&message_to_grib(&msg).map_err(|e| format!("message {m}: {e}"))?);
+    }
+    write_new(&a.output, &out, a.force)?;
+    eprintln!("wrote {} bytes to {}", out.len(), a.output.display());
+    Ok(())
+}

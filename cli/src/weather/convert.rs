@@ -1,0 +1,271 @@
+//! GRIB fields to Tensogram objects and messages.
+//!
+//! Each field becomes one float64 object whose `base[i]` entry carries
+//! `mars`, `geography`, `grib` (and `grib_keys` with `--all-keys`). Missing
+//! points (GRIB bitmaps) are NaN, stored with the NaN mask
+//! (`spec/pipeline.md` §3). The default pipeline keeps the source's
+//! precision: simple_packing (`spec/pipeline.md` §2) with the field's own
+//! reference value and binary scale factor, in the smallest whole-byte width
+//! holding its `bitsPerValue`, then szip (`spec/szip.md`).
+
+use std::path::PathBuf;
+
+use tgm::cbor::Value;
+use tgm::pipeline::PipelineOptions;
+use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
+
+use super::grib::{read_fields, GribField};
+use super::GribError;
+
+/// How values are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodingChoice {
+    /// simple_packing at the source's precision (see the module docs).
+    Source,
+    /// Raw float64.
+    None,
+    /// simple_packing at `bits`, parameters computed from the data.
+    SimplePacking {
+        /// Bits per value (0..=64).
+        bits: u32,
+    },
+}
+
+/// The compression stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompressionChoice {
+    /// szip after whole-byte simple_packing, zstd otherwise, none for
+    /// constant fields.
+    Auto,
+    /// No compression.
+    None,
+    /// szip (CCSDS 121.0-B-3).
+    Szip,
+    /// zstd at an optional level.
+    Zstd(Option<i64>),
+    /// lz4.
+    Lz4,
+}
+
+/// The pipeline applied to every field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipelineChoice {
+    /// Encoding stage.
+    pub encoding: EncodingChoice,
+    /// Byte shuffle before compression.
+    pub shuffle: bool,
+    /// Compression stage.
+    pub compression: CompressionChoice,
+}
+
+impl Default for PipelineChoice {
+    fn default() -> Self {
+        PipelineChoice {
+            encoding: EncodingChoice::Source,
+            shuffle: false,
+            compression: CompressionChoice::Auto,
+        }
+    }
+}
+
+/// Options of a GRIB → Tensogram conversion.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// One message per GRIB message instead of one per input file.
+    pub split: bool,
+    /// Copy every GRIB key under `base[i].grib_keys`.
+    pub all_keys: bool,
+    /// The pipeline of every object.
+    pub pipeline: PipelineChoice,
+    /// Write no frame hashes.
+    pub no_hash: bool,
+}
+
+/// One field ready for `tgm::encode`.
+#[derive(Debug, Clone)]
+pub struct GribObject {
+    /// The descriptor, with its pipeline parameters.
+    pub descriptor: ObjectDescriptor,
+    /// Native-endian float64 values (NaN where missing).
+    pub data: Vec<u8>,
+    /// The object's `base[i]` entry.
+    pub metadata: Map,
+}
+
+/// szip block size and reference sample interval for converted fields.
+const SZIP_BLOCK_SIZE: u64 = 32;
+const SZIP_RSI: u64 = 128;
+
+/// The descriptor, bytes and metadata of one field.
+pub fn field_to_object(
+    field: &GribField,
+    choice: &PipelineChoice,
+) -> Result<GribObject, GribError> {
+    let mut d = ObjectDescriptor::new(Dtype::Float64, field.shape.clone());
+    let width = apply_encoding(&mut d, field, choice.encoding)?;
+    if choice.shuffle {
+        d.filter = "shuffle".into();
+        d.params
+            .insert("shuffle_element_size".into(), Value::Uint(width.max(1)));
+    }
+    let compression = match choice.compression {
+        CompressionChoice::Auto => {
+            let packed_bits = d.params.get("sp_bits_per_value").and_then(Value::as_u64);
+            match packed_bits {
+                Some(0) => CompressionChoice::None,
+                Some(8 | 16 | 24 | 32) if !choice.shuffle => CompressionChoice::Szip,
+                _ => CompressionChoice::Zstd(None),
+            }
+        }
+        c => c,
+    };
+    match compression {
+        CompressionChoice::Auto | CompressionChoice::None => {}
+        CompressionChoice::Szip => {
+            d.compression = "szip".into();
+            d.params.insert("szip_rsi".into(), Value::Uint(SZIP_RSI));
+            d.params
+                .insert("szip_block_size".into(), Value::Uint(SZIP_BLOCK_SIZE));
+            d.params.insert(
+                "szip_flags".into(),
+                Value::Uint(u64::from(tgm::szip::flags::PREPROCESS)),
+            );
+        }
+        CompressionChoice::Zstd(level) => {
+            d.compression = "zstd".into();
+            if let Some(l) = level {
+                d.params.insert("zstd_level".into(), Value::from_i64(l));
+            }
+        }
+        CompressionChoice::Lz4 => d.compression = "lz4".into(),
+    }
+    let data: Vec<u8> = field.values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let mut metadata = Map::new();
+    metadata.insert("mars".into(), Value::from(field.mars.clone()));
+    metadata.insert("geography".into(), Value::from(field.geography.clone()));
+    metadata.insert("grib".into(), Value::from(field.grib.clone()));
+    if let Some(all) = &field.all_keys {
+        metadata.insert("grib_keys".into(), Value::from(all.clone()));
+    }
+    Ok(GribObject {
+        descriptor: d,
+        data,
+        metadata,
+    })
+}
+
+/// Sets the encoding stage; returns the width in bytes of the stage's elements.
+fn apply_encoding(
+    d: &mut ObjectDescriptor,
+    field: &GribField,
+    choice: EncodingChoice,
+) -> Result<u64, GribError> {
+    let bits = match choice {
+        EncodingChoice::None => return Ok(8),
+        EncodingChoice::SimplePacking { bits } => {
+            if bits > 64 {
+                return Err(GribError::Invalid(format!("--bits {bits} exceeds 64")));
+            }
+            (bits, 0)
+        }
+        EncodingChoice::Source => {
+            let first = field.values.iter().copied().find(|v| !v.is_nan());
+            match (field.packing, first) {
+                // Constant (or entirely missing) field: zero bits, R = the value.
+                (Some(p), first) if p.bits_per_value == 0 => {
+                    set_packing(d, 0, first.unwrap_or(0.0), 0, 0);
+                    return Ok(0);
+                }
+                // value = R + q·2^E exactly as ecCodes evaluates it, so the
+                // field is stored without a second quantisation.
+                (Some(p), _) if p.decimal_scale_factor == 0 && p.bits_per_value <= 64 => {
+                    let w = whole_bytes(p.bits_per_value);
+                    set_packing(d, w, p.reference_value, p.binary_scale_factor, 0);
+                    return Ok(u64::from(w / 8));
+                }
+                // Decimal scaling: the same 10^-D quantum (or a finer one).
+                (Some(p), _) => (whole_bytes(p.bits_per_value), p.decimal_scale_factor),
+                (None, _) => match field.grib.get("bitsPerValue").and_then(Value::as_u64) {
+                    Some(b @ 1..=64) => (whole_bytes(b as u32), 0),
+                    _ => return Ok(8),
+                },
+            }
+        }
+    };
+    let (bits, decimal) = bits;
+    // Parameters from the present values only: missing points are NaN.
+    let present: Vec<u8> = field
+        .values
+        .iter()
+        .filter(|v| !v.is_nan())
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let p = tgm::pipeline::simple_packing::compute_params(
+        &present,
+        ByteOrder::native(),
+        bits,
+        decimal,
+    )?;
+    set_packing(d, bits, p.reference_value, p.binary_scale_factor, decimal);
+    Ok(u64::from(bits.div_ceil(8)))
+}
+
+/// `bits` rounded up to a whole number of bytes (at most 64).
+fn whole_bytes(bits: u32) -> u32 {
+    (bits.div_ceil(8) * 8).min(64)
+}
+
+fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32, decimal: i32) {
+    d.encoding = "simple_packing".into();
+    d.params
+        .insert("sp_bits_per_value".into(), Value::Uint(u64::from(bits)));
+    d.params
+        .insert("sp_reference_value".into(), Value::Float(reference));
+    d.params.insert(
+        "sp_binary_scale_factor".into(),
+        Value::from_i64(i64::from(binary)),
+    );
+    d.params.insert(
+        "sp_decimal_scale_factor".into(),
+        Value::from_i64(i64::from(decimal)),
+    );
+}
+
+/// Reads every input and groups the objects into messages: one per input
+/// file, or one per GRIB message with `split`.
+pub fn convert_files(
+    inputs: &[PathBuf],
+    opts: &ConvertOptions,
+) -> Result<Vec<Vec<GribObject>>, GribError> {
+    let mut messages = Vec::new();
+    for path in inputs {
+        let fields = read_fields(path, opts.all_keys)?;
+        let objects = fields
+            .iter()
+            .map(|f| field_to_object(f, &opts.pipeline))
+            .collect::<Result<Vec<_>, _>>()?;
+        if opts.split {
+            messages.extend(objects.into_iter().map(|o| vec![o]));
+        } else {
+            messages.push(objects);
+        }
+    }
+    Ok(messages)
+}
+
+/// Encodes one message from its objects (NaN stored as a mask).
+pub fn encode_message(objects: &[GribObject], no_hash: bool) -> Result<Vec<u8>, GribError> {
+    let base = objects.iter().map(|o| o.metadata.clone()).collect();
+    let pairs: Vec<_> = objects
+        .iter()
+        .map(|o| (&o.descriptor, &o.data[..]))
+        .collect();
+    let mut popts = PipelineOptions::default();
+    popts.allow_nan = true;
+    let opts = EncodeOptions::new().hashing(!no_hash).pipeline(popts);
+    Ok(tgm::encode(
+        &GlobalMetadata::with_base(base),
+        &pairs,
+        &opts,
+    )?)
+}

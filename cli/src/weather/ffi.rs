@@ -1,0 +1,483 @@
+//! The only unsafe code of the weather converters: a minimal binding to
+//! ecCodes' C API (`libeccodes`), wrapped in safe owning types.
+//!
+//! Every call passes NUL-terminated key names, buffers sized from
+//! `codes_get_size`, and checks the returned status; handles and iterators
+//! are freed on drop.
+
+// `c_long` is 32 bits on some platforms, so its conversions to i64 are kept.
+#![allow(clippy::useless_conversion)]
+
+use std::ffi::{c_char, c_int, c_long, c_ulong, c_void, CStr, CString};
+use std::path::Path;
+use std::ptr::NonNull;
+
+use super::GribError;
+
+#[repr(C)]
+struct CodesHandle {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+struct CodesKeysIterator {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+struct CFile {
+    _opaque: [u8; 0],
+}
+
+/// `PRODUCT_GRIB` of ecCodes' `ProductKind`.
+const PRODUCT_GRIB: c_int = 1;
+
+#[link(name = "eccodes")]
+extern "C" {
+    fn codes_handle_new_from_file(
+        c: *mut c_void,
+        f: *mut CFile,
+        product: c_int,
+        error: *mut c_int,
+    ) -> *mut CodesHandle;
+    fn codes_handle_new_from_samples(c: *mut c_void, name: *const c_char) -> *mut CodesHandle;
+    fn codes_handle_delete(h: *mut CodesHandle) -> c_int;
+    fn codes_get_message(h: *const CodesHandle, msg: *mut *const c_void, len: *mut usize) -> c_int;
+    fn codes_get_size(h: *const CodesHandle, key: *const c_char, size: *mut usize) -> c_int;
+    fn codes_get_length(h: *const CodesHandle, key: *const c_char, len: *mut usize) -> c_int;
+    fn codes_get_long(h: *const CodesHandle, key: *const c_char, v: *mut c_long) -> c_int;
+    fn codes_get_double(h: *const CodesHandle, key: *const c_char, v: *mut f64) -> c_int;
+    fn codes_get_string(
+        h: *const CodesHandle,
+        key: *const c_char,
+        buf: *mut c_char,
+        len: *mut usize,
+    ) -> c_int;
+    fn codes_get_double_array(
+        h: *const CodesHandle,
+        key: *const c_char,
+        v: *mut f64,
+        len: *mut usize,
+    ) -> c_int;
+    fn codes_get_long_array(
+        h: *const CodesHandle,
+        key: *const c_char,
+        v: *mut c_long,
+        len: *mut usize,
+    ) -> c_int;
+    fn codes_get_native_type(h: *const CodesHandle, key: *const c_char, t: *mut c_int) -> c_int;
+    fn codes_is_defined(h: *const CodesHandle, key: *const c_char) -> c_int;
+    fn codes_is_missing(h: *const CodesHandle, key: *const c_char, err: *mut c_int) -> c_int;
+    fn codes_set_long(h: *mut CodesHandle, key: *const c_char, v: c_long) -> c_int;
+    fn codes_set_double(h: *mut CodesHandle, key: *const c_char, v: f64) -> c_int;
+    fn codes_set_string(
+        h: *mut CodesHandle,
+        key: *const c_char,
+        v: *const c_char,
+        len: *mut usize,
+    ) -> c_int;
+    fn codes_set_double_array(
+        h: *mut CodesHandle,
+        key: *const c_char,
+        v: *const f64,
+        len: usize,
+    ) -> c_int;
+    fn codes_set_long_array(
+        h: *mut CodesHandle,
+        key: *const c_char,
+        v: *const c_long,
+        len: usize,
+    ) -> c_int;
+    fn codes_keys_iterator_new(
+        h: *mut CodesHandle,
+        flags: c_ulong,
+        namespace: *const c_char,
+    ) -> *mut CodesKeysIterator;
+    fn codes_keys_iterator_next(it: *mut CodesKeysIterator) -> c_int;
+    fn codes_keys_iterator_get_name(it: *const CodesKeysIterator) -> *const c_char;
+    fn codes_keys_iterator_delete(it: *mut CodesKeysIterator) -> c_int;
+    fn codes_get_error_message(code: c_int) -> *const c_char;
+}
+
+extern "C" {
+    fn fopen(path: *const c_char, mode: *const c_char) -> *mut CFile;
+    fn fclose(f: *mut CFile) -> c_int;
+}
+
+/// The native type ecCodes reports for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    /// An integer.
+    Long,
+    /// A floating-point number.
+    Double,
+    /// Text.
+    String,
+    /// Anything else (bytes, sections, labels).
+    Other,
+}
+
+/// Key-iterator filters (ecCodes `CODES_KEYS_ITERATOR_SKIP_*`).
+pub mod skip {
+    /// Keys with the same name as an earlier one.
+    pub const DUPLICATES: u64 = 1 << 5;
+    /// Function keys.
+    pub const FUNCTION: u64 = 1 << 6;
+}
+
+fn error_text(code: c_int) -> String {
+    // SAFETY: ecCodes returns a pointer to a static NUL-terminated string
+    // (or null for unknown codes).
+    let p = unsafe { codes_get_error_message(code) };
+    if p.is_null() {
+        format!("ecCodes error {code}")
+    } else {
+        // SAFETY: non-null, static, NUL-terminated.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+fn check(code: c_int, what: &str, key: &str) -> Result<(), GribError> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(GribError::EcCodes {
+            what: what.to_string(),
+            key: key.to_string(),
+            code,
+            message: error_text(code),
+        })
+    }
+}
+
+/// Largest array copied out of a message, in bytes: the library's default
+/// limit on one decoded object.
+fn max_array_bytes() -> u64 {
+    tgm::Limits::default().max_object_bytes
+}
+
+/// Refuses arrays of `n` elements of `width` bytes above [`max_array_bytes`].
+fn check_array(key: &str, n: usize, width: usize) -> Result<(), GribError> {
+    let bytes = (n as u64).checked_mul(width as u64);
+    if bytes.is_some_and(|b| b <= max_array_bytes()) {
+        Ok(())
+    } else {
+        Err(GribError::Invalid(format!(
+            "{key} has {n} elements, more than the {} bytes allowed",
+            max_array_bytes()
+        )))
+    }
+}
+
+fn cstr(key: &str) -> Result<CString, GribError> {
+    CString::new(key).map_err(|_| GribError::Invalid(format!("key {key:?} contains NUL")))
+}
+
+/// An open file from which GRIB messages are read in order.
+pub struct GribFile {
+    file: NonNull<CFile>,
+}
+
+impl GribFile {
+    /// Opens `path` for reading.
+    pub fn open(path: &Path) -> Result<Self, GribError> {
+        let p = path
+            .to_str()
+            .ok_or_else(|| GribError::Invalid(format!("{} is not UTF-8", path.display())))?;
+        let cp = cstr(p)?;
+        // SAFETY: both arguments are valid NUL-terminated strings.
+        let f = unsafe { fopen(cp.as_ptr(), c"rb".as_ptr()) };
+        NonNull::new(f)
+            .map(|file| GribFile { file })
+            .ok_or_else(|| GribError::Io(format!("cannot open {}", path.display())))
+    }
+
+    /// The next GRIB message, or `None` at the end of the file.
+    pub fn next_handle(&mut self) -> Result<Option<Handle>, GribError> {
+        let mut err: c_int = 0;
+        // SAFETY: `file` is an open FILE*; a null context selects the default.
+        let h = unsafe {
+            codes_handle_new_from_file(
+                std::ptr::null_mut(),
+                self.file.as_ptr(),
+                PRODUCT_GRIB,
+                &mut err,
+            )
+        };
+        match NonNull::new(h) {
+            Some(h) => Ok(Some(Handle { h })),
+            None if err == 0 => Ok(None),
+            None => check(err, "read message", "").map(|_| None),
+        }
+    }
+}
+
+impl Drop for GribFile {
+    fn drop(&mut self) {
+        // SAFETY: `file` came from fopen and is closed exactly once.
+        unsafe { fclose(self.file.as_ptr()) };
+    }
+}
+
+/// One GRIB message, owned.
+pub struct Handle {
+    h: NonNull<CodesHandle>,
+}
+
+impl Handle {
+    /// A new message from the sample (template) `name`, e.g. `regular_ll_sfc_grib2`.
+    pub fn from_sample(name: &str) -> Result<Self, GribError> {
+        let n = cstr(name)?;
+        // SAFETY: valid NUL-terminated name; null context selects the default.
+        let h = unsafe { codes_handle_new_from_samples(std::ptr::null_mut(), n.as_ptr()) };
+        NonNull::new(h)
+            .map(|h| Handle { h })
+            .ok_or_else(|| GribError::Invalid(format!("ecCodes has no sample {name:?}")))
+    }
+
+    /// Whether `key` exists in this message.
+    pub fn is_defined(&self, key: &str) -> bool {
+        let Ok(k) = cstr(key) else { return false };
+        // SAFETY: live handle, valid key.
+        unsafe { codes_is_defined(self.h.as_ptr(), k.as_ptr()) != 0 }
+    }
+
+    /// Whether `key` holds GRIB's "missing" value.
+    pub fn is_missing(&self, key: &str) -> bool {
+        let Ok(k) = cstr(key) else { return false };
+        let mut err: c_int = 0;
+        // SAFETY: live handle, valid key, valid out-pointer.
+        let r = unsafe { codes_is_missing(self.h.as_ptr(), k.as_ptr(), &mut err) };
+        err == 0 && r != 0
+    }
+
+    /// The native type of `key`.
+    pub fn key_type(&self, key: &str) -> Result<KeyType, GribError> {
+        let k = cstr(key)?;
+        let mut t: c_int = 0;
+        // SAFETY: live handle, valid key, valid out-pointer.
+        check(
+            unsafe { codes_get_native_type(self.h.as_ptr(), k.as_ptr(), &mut t) },
+            "get type of",
+            key,
+        )?;
+        Ok(match t {
+            1 => KeyType::Long,
+            2 => KeyType::Double,
+            3 => KeyType::String,
+            _ => KeyType::Other,
+        })
+    }
+
+    /// The number of elements of `key`.
+    pub fn size(&self, key: &str) -> Result<usize, GribError> {
+        let k = cstr(key)?;
+        let mut n: usize = 0;
+        // SAFETY: live handle, valid key, valid out-pointer.
+        check(
+            unsafe { codes_get_size(self.h.as_ptr(), k.as_ptr(), &mut n) },
+            "get size of",
+            key,
+        )?;
+        Ok(n)
+    }
+
+    /// An integer key.
+    pub fn get_long(&self, key: &str) -> Result<i64, GribError> {
+        let k = cstr(key)?;
+        let mut v: c_long = 0;
+        // SAFETY: live handle, valid key, valid out-pointer.
+        check(
+            unsafe { codes_get_long(self.h.as_ptr(), k.as_ptr(), &mut v) },
+            "get",
+            key,
+        )?;
+        Ok(i64::from(v))
+    }
+
+    /// A floating-point key.
+    pub fn get_double(&self, key: &str) -> Result<f64, GribError> {
+        let k = cstr(key)?;
+        let mut v: f64 = 0.0;
+        // SAFETY: live handle, valid key, valid out-pointer.
+        check(
+            unsafe { codes_get_double(self.h.as_ptr(), k.as_ptr(), &mut v) },
+            "get",
+            key,
+        )?;
+        Ok(v)
+    }
+
+    /// A text key.
+    pub fn get_string(&self, key: &str) -> Result<String, GribError> {
+        let k = cstr(key)?;
+        let mut len: usize = 0;
+        // SAFETY: live handle, valid key; asks for the needed buffer length.
+        check(
+            unsafe { codes_get_length(self.h.as_ptr(), k.as_ptr(), &mut len) },
+            "get length of",
+            key,
+        )?;
+        let mut buf = vec![0u8; len.max(1) + 1];
+        let mut n = buf.len();
+        // SAFETY: `buf` holds `n` bytes; ecCodes writes at most `n` and a NUL.
+        check(
+            unsafe {
+                codes_get_string(self.h.as_ptr(), k.as_ptr(), buf.as_mut_ptr().cast(), &mut n)
+            },
+            "get",
+            key,
+        )?;
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+    }
+
+    /// A floating-point array key (e.g. `values`).
+    pub fn get_double_array(&self, key: &str) -> Result<Vec<f64>, GribError> {
+        let k = cstr(key)?;
+        let mut n = self.size(key)?;
+        check_array(key, n, 8)?;
+        let mut v = vec![0.0f64; n];
+        // SAFETY: `v` holds `n` doubles and ecCodes writes at most `n`.
+        check(
+            unsafe { codes_get_double_array(self.h.as_ptr(), k.as_ptr(), v.as_mut_ptr(), &mut n) },
+            "get",
+            key,
+        )?;
+        v.truncate(n);
+        Ok(v)
+    }
+
+    /// An integer array key (e.g. `pl`, `bitmap`).
+    pub fn get_long_array(&self, key: &str) -> Result<Vec<i64>, GribError> {
+        let k = cstr(key)?;
+        let mut n = self.size(key)?;
+        check_array(key, n, std::mem::size_of::<c_long>())?;
+        let mut v: Vec<c_long> = vec![0; n];
+        // SAFETY: `v` holds `n` longs and ecCodes writes at most `n`.
+        check(
+            unsafe { codes_get_long_array(self.h.as_ptr(), k.as_ptr(), v.as_mut_ptr(), &mut n) },
+            "get",
+            key,
+        )?;
+        v.truncate(n);
+        Ok(v.into_iter().map(i64::from).collect())
+    }
+
+    /// Sets an integer key.
+    pub fn set_long(&mut self, key: &str, v: i64) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        let v = c_long::try_from(v)
+            .map_err(|_| GribError::Invalid(format!("{key} = {v} exceeds C long")))?;
+        // SAFETY: live handle, valid key.
+        check(
+            unsafe { codes_set_long(self.h.as_ptr(), k.as_ptr(), v) },
+            "set",
+            key,
+        )
+    }
+
+    /// Sets a floating-point key.
+    pub fn set_double(&mut self, key: &str, v: f64) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        // SAFETY: live handle, valid key.
+        check(
+            unsafe { codes_set_double(self.h.as_ptr(), k.as_ptr(), v) },
+            "set",
+            key,
+        )
+    }
+
+    /// Sets a text key.
+    pub fn set_string(&mut self, key: &str, v: &str) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        let cv = cstr(v)?;
+        let mut len = v.len();
+        // SAFETY: live handle, valid key and NUL-terminated value of `len` bytes.
+        check(
+            unsafe { codes_set_string(self.h.as_ptr(), k.as_ptr(), cv.as_ptr(), &mut len) },
+            "set",
+            key,
+        )
+    }
+
+    /// Sets a floating-point array key.
+    pub fn set_double_array(&mut self, key: &str, v: &[f64]) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        // SAFETY: live handle, valid key, `v` holds `v.len()` doubles.
+        check(
+            unsafe { codes_set_double_array(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), v.len()) },
+            "set",
+            key,
+        )
+    }
+
+    /// Sets an integer array key.
+    pub fn set_long_array(&mut self, key: &str, v: &[i64]) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        let c: Vec<c_long> = v
+            .iter()
+            .map(|&x| c_long::try_from(x))
+            .collect::<Result<_, _>>()
+            .map_err(|_| GribError::Invalid(format!("{key} element exceeds C long")))?;
+        // SAFETY: live handle, valid key, `c` holds `c.len()` longs.
+        check(
+            unsafe { codes_set_long_array(self.h.as_ptr(), k.as_ptr(), c.as_ptr(), c.len()) },
+            "set",
+            key,
+        )
+    }
+
+    /// The names of the keys in `namespace` (all keys when `None`), filtered by
+    /// [`skip`] flags.
+    pub fn key_names(&self, namespace: Option<&str>, flags: u64) -> Result<Vec<String>, GribError> {
+        let ns = namespace.map(cstr).transpose()?;
+        // SAFETY: live handle; the namespace is null or NUL-terminated.
+        let it = unsafe {
+            codes_keys_iterator_new(
+                self.h.as_ptr(),
+                flags as c_ulong,
+                ns.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            )
+        };
+        let it = NonNull::new(it)
+            .ok_or_else(|| GribError::Invalid("cannot iterate the keys".to_string()))?;
+        let mut names = Vec::new();
+        // SAFETY: `it` is live until the delete below; names are copied out
+        // before the next step invalidates them.
+        unsafe {
+            while codes_keys_iterator_next(it.as_ptr()) != 0 {
+                let p = codes_keys_iterator_get_name(it.as_ptr());
+                if !p.is_null() {
+                    names.push(CStr::from_ptr(p).to_string_lossy().into_owned());
+                }
+            }
+            codes_keys_iterator_delete(it.as_ptr());
+        }
+        Ok(names)
+    }
+
+    /// The encoded message.
+    pub fn message(&self) -> Result<Vec<u8>, GribError> {
+        let mut p: *const c_void = std::ptr::null();
+        let mut n: usize = 0;
+        // SAFETY: live handle, valid out-pointers.
+        check(
+            unsafe { codes_get_message(self.h.as_ptr(), &mut p, &mut n) },
+            "get message",
+            "",
+        )?;
+        if p.is_null() {
+            return Err(GribError::Invalid(
+                "ecCodes returned no message".to_string(),
+            ));
+        }
+        // SAFETY: ecCodes guarantees `n` readable bytes at `p` while the handle lives.
+        Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) }.to_vec())
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the handle is deleted exactly once.
+        unsafe { codes_handle_delete(self.h.as_ptr()) };
+    }
+}

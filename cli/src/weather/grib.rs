@@ -1,0 +1,274 @@
+//! Reading GRIB1 and GRIB2 fields through ecCodes into typed values and
+//! metadata maps.
+
+use std::path::Path;
+
+use tgm::cbor::Value;
+use tgm::Map;
+
+use super::ffi::{skip, GribFile, Handle, KeyType};
+use super::GribError;
+
+/// Geography keys copied under `base[i].geography` when present, in the
+/// order they must be set again (dimensions before coordinates).
+pub const GEOGRAPHY_KEYS: &[&str] = &[
+    "gridType",
+    "Ni",
+    "Nj",
+    "N",
+    "numberOfPoints",
+    "latitudeOfFirstGridPointInDegrees",
+    "longitudeOfFirstGridPointInDegrees",
+    "latitudeOfLastGridPointInDegrees",
+    "longitudeOfLastGridPointInDegrees",
+    "iDirectionIncrementInDegrees",
+    "jDirectionIncrementInDegrees",
+    "iScansNegatively",
+    "jScansPositively",
+    "jPointsAreConsecutive",
+];
+
+/// Coding keys copied under `base[i].grib`: what is needed to write the
+/// field again with the same parameter, level and precision.
+pub const GRIB_KEYS: &[&str] = &[
+    "edition",
+    "centre",
+    "paramId",
+    "shortName",
+    "units",
+    "typeOfLevel",
+    "level",
+    "productDefinitionTemplateNumber",
+    "packingType",
+    "bitsPerValue",
+    "decimalScaleFactor",
+    "binaryScaleFactor",
+    "referenceValue",
+    "bitmapPresent",
+    "numberOfValues",
+];
+
+/// Large arrays never copied into metadata.
+const DATA_KEYS: &[&str] = &[
+    "values",
+    "codedValues",
+    "packedValues",
+    "bitmap",
+    "pl",
+    "pv",
+];
+
+/// Longest array key copied by `--all-keys`.
+const MAX_KEY_ARRAY: usize = 4096;
+
+/// How ecCodes packed a simple-packed field: `value = (R + q·2^E)·10^-D`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SourcePacking {
+    /// Bits per packed value.
+    pub bits_per_value: u32,
+    /// Reference value R, as ecCodes decodes it.
+    pub reference_value: f64,
+    /// Binary scale factor E.
+    pub binary_scale_factor: i32,
+    /// Decimal scale factor D.
+    pub decimal_scale_factor: i32,
+}
+
+/// One GRIB message: its decoded values and metadata.
+#[derive(Debug, Clone)]
+pub struct GribField {
+    /// ecCodes' decoded values; NaN where the bitmap marks a point missing.
+    pub values: Vec<f64>,
+    /// `[Nj, Ni]` for regular grids, `[numberOfValues]` otherwise.
+    pub shape: Vec<u64>,
+    /// The MARS namespace (only keys present).
+    pub mars: Map,
+    /// Grid description ([`GEOGRAPHY_KEYS`] and `pl` for reduced grids).
+    pub geography: Map,
+    /// Coding keys ([`GRIB_KEYS`]).
+    pub grib: Map,
+    /// Every key of the message (scalars and short arrays), when asked for.
+    pub all_keys: Option<Map>,
+    /// Packing parameters when the field is simple-packed (`grid_simple`,
+    /// `grid_ccsds`), which share the same decoding formula.
+    pub packing: Option<SourcePacking>,
+}
+
+/// Reads every GRIB message of `path`.
+pub fn read_fields(path: &Path, all_keys: bool) -> Result<Vec<GribField>, GribError> {
+    let mut file = GribFile::open(path)?;
+    let mut out = Vec::new();
+    while let Some(h) = file.next_handle()? {
+        let field = read_field(&h, all_keys).map_err(|e| match e {
+            GribError::Invalid(m) => {
+                GribError::Invalid(format!("{} message {}: {m}", path.display(), out.len()))
+            }
+            other => other,
+        })?;
+        out.push(field);
+    }
+    if out.is_empty() {
+        return Err(GribError::Invalid(format!(
+            "{} holds no GRIB message",
+            path.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// One message's values and metadata.
+pub fn read_field(h: &Handle, all_keys: bool) -> Result<GribField, GribError> {
+    let mut values = h.get_double_array("values")?;
+    if key_long(h, "bitmapPresent") == Some(1) {
+        let bitmap = h.get_long_array("bitmap")?;
+        if bitmap.len() != values.len() {
+            return Err(GribError::Invalid(format!(
+                "bitmap has {} points but there are {} values",
+                bitmap.len(),
+                values.len()
+            )));
+        }
+        for (v, b) in values.iter_mut().zip(&bitmap) {
+            if *b == 0 {
+                *v = f64::NAN;
+            }
+        }
+    }
+
+    let mut mars = Map::new();
+    for k in h.key_names(Some("mars"), 0)? {
+        if let Some(v) = key_value(h, &k)? {
+            mars.insert(k, v);
+        }
+    }
+    let mut geography = Map::new();
+    for k in GEOGRAPHY_KEYS {
+        if let Some(v) = key_value(h, k)? {
+            geography.insert(k.to_string(), v);
+        }
+    }
+    if h.is_defined("pl") && h.size("pl")? > 0 {
+        let pl = h.get_long_array("pl")?;
+        geography.insert(
+            "pl".into(),
+            Value::Array(pl.into_iter().map(Value::from_i64).collect()),
+        );
+    }
+    let mut grib = Map::new();
+    for k in GRIB_KEYS {
+        if let Some(v) = key_value(h, k)? {
+            grib.insert(k.to_string(), v);
+        }
+    }
+    let all = if all_keys {
+        let mut m = Map::new();
+        for k in h.key_names(None, skip::DUPLICATES | skip::FUNCTION)? {
+            if DATA_KEYS.contains(&k.as_str()) || m.contains_key(&k) {
+                continue;
+            }
+            if let Some(v) = key_value(h, &k)? {
+                m.insert(k, v);
+            }
+        }
+        Some(m)
+    } else {
+        None
+    };
+
+    let shape = grid_shape(h, values.len());
+    let packing = source_packing(h)?;
+    Ok(GribField {
+        values,
+        shape,
+        mars,
+        geography,
+        grib,
+        all_keys: all,
+        packing,
+    })
+}
+
+fn key_long(h: &Handle, key: &str) -> Option<i64> {
+    if h.is_defined(key) && !h.is_missing(key) {
+        h.get_long(key).ok()
+    } else {
+        None
+    }
+}
+
+/// `[Nj, Ni]` (or `[Ni, Nj]` when j is the fast index) when the regular
+/// dimensions cover every value, else one dimension.
+fn grid_shape(h: &Handle, n: usize) -> Vec<u64> {
+    let (ni, nj) = (key_long(h, "Ni"), key_long(h, "Nj"));
+    if let (Some(ni), Some(nj)) = (ni, nj) {
+        if ni > 0 && nj > 0 && ni.checked_mul(nj) == Some(n as i64) {
+            return if key_long(h, "jPointsAreConsecutive") == Some(1) {
+                vec![ni as u64, nj as u64]
+            } else {
+                vec![nj as u64, ni as u64]
+            };
+        }
+    }
+    vec![n as u64]
+}
+
+fn source_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
+    if !h.is_defined("packingType") {
+        return Ok(None);
+    }
+    let pt = h.get_string("packingType")?;
+    if !matches!(pt.as_str(), "grid_simple" | "grid_ccsds") {
+        return Ok(None);
+    }
+    let int32 = |k: &str| -> Result<i32, GribError> {
+        let v = h.get_long(k)?;
+        i32::try_from(v).map_err(|_| GribError::Invalid(format!("{k} = {v} is out of range")))
+    };
+    let bits = int32("bitsPerValue")?;
+    Ok(Some(SourcePacking {
+        bits_per_value: u32::try_from(bits)
+            .map_err(|_| GribError::Invalid(format!("bitsPerValue = {bits} is negative")))?,
+        reference_value: h.get_double("referenceValue")?,
+        binary_scale_factor: int32("binaryScaleFactor")?,
+        decimal_scale_factor: int32("decimalScaleFactor")?,
+    }))
+}
+
+/// A key as a CBOR value, or `None` when absent, missing or not a scalar
+/// (or short array) of numbers or text.
+fn key_value(h: &Handle, key: &str) -> Result<Option<Value>, GribError> {
+    if !h.is_defined(key) || h.is_missing(key) {
+        return Ok(None);
+    }
+    let Ok(t) = h.key_type(key) else {
+        return Ok(None);
+    };
+    let n = h.size(key).unwrap_or(1);
+    if n > MAX_KEY_ARRAY {
+        return Ok(None);
+    }
+    let v = match (t, n) {
+        (KeyType::Long, 1) => h.get_long(key).ok().map(Value::from_i64),
+        (KeyType::Long, _) => h
+            .get_long_array(key)
+            .ok()
+            .map(|a| Value::Array(a.into_iter().map(Value::from_i64).collect())),
+        (KeyType::Double, 1) => h
+            .get_double(key)
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Value::Float),
+        (KeyType::Double, _) => h.get_double_array(key).ok().and_then(|a| {
+            a.iter()
+                .all(|x| x.is_finite())
+                .then(|| Value::Array(a.into_iter().map(Value::Float).collect()))
+        }),
+        (KeyType::String, _) => h
+            .get_string(key)
+            .ok()
+            .filter(|s| s != "MISSING" && s != "not_found")
+            .map(Value::Text),
+        (KeyType::Other, _) => None,
+    };
+    Ok(v)
+}

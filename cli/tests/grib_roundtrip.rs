@@ -1,0 +1,607 @@
+//! `tgm convert-grib` and `tgm to-grib` against ecCodes' own tools.
+//!
+//! Test GRIB files are generated at test time from the samples of Debian's
+//! libeccodes-data with `grib_filter`. Without the ecCodes tools or samples
+//! every test prints why and returns.
+#![cfg(feature = "grib")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tgm::cbor::Value;
+use tgm::{DecodeOptions, DecodedMessage, TgmFile};
+
+const SAMPLES: &str = "/usr/share/eccodes/samples";
+
+fn tgm(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Whether the ecCodes tools and samples are installed; prints why not.
+fn eccodes_available() -> bool {
+    let tools = ["grib_filter", "grib_get_data", "grib_compare", "grib_get"]
+        .iter()
+        .all(|t| Command::new(t).arg("-V").output().is_ok());
+    let samples = Path::new(SAMPLES).join("GRIB2.tmpl").exists();
+    if !(tools && samples) {
+        eprintln!(
+            "SKIPPED: ecCodes tools (libeccodes-tools) or samples ({SAMPLES}, \
+             libeccodes-data) not found; run .ci/weather.sh"
+        );
+    }
+    tools && samples
+}
+
+/// Deterministic, non-trivial field values (9999 marks missing points).
+fn field(n: usize, offset: f64, missing_every: Option<usize>) -> String {
+    (0..n)
+        .map(|i| match missing_every {
+            Some(k) if i % k == 0 => "9999".to_string(),
+            _ => format!(
+                "{:.6}",
+                offset + 10.0 * (i as f64 * 0.1).sin() + (i % 7) as f64 * 0.37
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Runs `grib_filter` with `rules` on `sample`, writing `out`.
+fn generate(dir: &Path, name: &str, sample: &str, rules: &str) -> PathBuf {
+    let rules_path = dir.join(format!("{name}.rules"));
+    std::fs::write(&rules_path, rules).unwrap();
+    let out = dir.join(name);
+    let st = Command::new("grib_filter")
+        .arg("-o")
+        .arg(&out)
+        .arg(&rules_path)
+        .arg(Path::new(SAMPLES).join(format!("{sample}.tmpl")))
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "grib_filter: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+/// Three fields on a regular lat/lon grid: 12 and 16 bits, and a 10-bit
+/// field with a bitmap (every fifth point missing).
+fn regular_rules() -> String {
+    [
+        format!(
+            "set paramId=167; set bitsPerValue=12; set values={{{}}}; write;",
+            field(496, 273.0, None)
+        ),
+        format!(
+            "set paramId=168; set bitsPerValue=16; set values={{{}}}; write;",
+            field(496, 280.0, None)
+        ),
+        format!(
+            "set paramId=165; set bitsPerValue=10; set bitmapPresent=1; \
+             set missingValue=9999; set values={{{}}}; write;",
+            field(496, 1.0, Some(5))
+        ),
+    ]
+    .join("\n")
+}
+
+/// GRIB2 and GRIB1 regular fields and a GRIB2 reduced Gaussian field.
+fn sample_set(dir: &Path) -> Vec<PathBuf> {
+    vec![
+        generate(dir, "ll2.grib", "regular_ll_sfc_grib2", &regular_rules()),
+        generate(dir, "ll1.grib", "regular_ll_sfc_grib1", &regular_rules()),
+        generate(
+            dir,
+            "gg2.grib",
+            "reduced_gg_pl_32_grib2",
+            &format!(
+                "set bitsPerValue=14; set values={{{}}}; write;",
+                field(6114, 250.0, None)
+            ),
+        ),
+    ]
+}
+
+fn decode_all(path: &Path) -> Vec<DecodedMessage> {
+    let f = TgmFile::open(path).unwrap();
+    (0..f.num_messages())
+        .map(|m| {
+            let bytes = f.message_bytes(m).unwrap();
+            tgm::Message::parse(&bytes)
+                .unwrap()
+                .decode(&DecodeOptions::default())
+                .unwrap()
+        })
+        .collect()
+}
+
+fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// ecCodes' decoded values of every message of `path`, NaN where missing,
+/// printed with 17 significant digits (exact for f64).
+fn eccodes_values(path: &Path) -> Vec<Vec<f64>> {
+    let out = Command::new("grib_get_data")
+        .args(["-m", "nan", "-F", "%.17g", "-p", "count"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut fields: Vec<Vec<f64>> = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() != 4 || cols[0] == "Latitude" {
+            continue;
+        }
+        let count: usize = cols[3].parse().unwrap();
+        if fields.len() < count {
+            fields.push(Vec::new());
+        }
+        fields[count - 1].push(cols[2].parse().unwrap());
+    }
+    fields
+}
+
+fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
+    v.get(key)
+        .unwrap_or_else(|| panic!("metadata lacks {key:?}: {}", v.to_json()))
+}
+
+#[test]
+fn simple_packed_fields_decode_bit_identical_to_eccodes() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = sample_set(dir.path());
+    for input in &inputs {
+        let out = dir.path().join(format!("{}.tgm", input.display()));
+        let (ok, _, err) = tgm(&["convert-grib", s(input), "-o", s(&out), "--split"]);
+        assert!(ok, "{err}");
+        let expected = eccodes_values(input);
+        let messages = decode_all(&out);
+        assert_eq!(messages.len(), expected.len(), "{}", input.display());
+        for (m, (msg, want)) in messages.iter().zip(&expected).enumerate() {
+            let obj = &msg.objects[0];
+            let d = &obj.descriptor;
+            assert_eq!(d.encoding, "simple_packing");
+            assert_eq!(d.compression, "szip");
+            let got = f64s(&obj.data);
+            assert_eq!(got.len(), want.len());
+            let mut nan = 0;
+            for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                if w.is_nan() {
+                    assert!(
+                        g.is_nan(),
+                        "{} #{m} [{i}]: {g} for missing",
+                        input.display()
+                    );
+                    nan += 1;
+                } else {
+                    assert_eq!(
+                        g.to_bits(),
+                        w.to_bits(),
+                        "{} #{m} [{i}]: {g} != {w}",
+                        input.display()
+                    );
+                }
+            }
+            let bitmap = m == 2 && !input.ends_with("gg2.grib");
+            assert_eq!(
+                nan,
+                if bitmap { 100 } else { 0 },
+                "{} #{m}",
+                input.display()
+            );
+            if bitmap {
+                assert!(d.masks.as_ref().is_some_and(|k| k.nan.is_some()));
+            }
+        }
+    }
+}
+
+#[test]
+fn fewer_bits_than_the_source_are_detected_as_different() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = &sample_set(dir.path())[0];
+    let out = dir.path().join("coarse.tgm");
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(input),
+        "-o",
+        s(&out),
+        "--split",
+        "--encoding",
+        "simple_packing",
+        "--bits",
+        "8",
+    ]);
+    assert!(ok, "{err}");
+    let want = &eccodes_values(input)[0];
+    let got = f64s(&decode_all(&out)[0].objects[0].data);
+    let differing = got
+        .iter()
+        .zip(want)
+        .filter(|(g, w)| g.to_bits() != w.to_bits())
+        .count();
+    assert!(
+        differing > 100,
+        "only {differing} of {} values differ",
+        got.len()
+    );
+}
+
+#[test]
+fn decimal_scaled_fields_keep_their_quantum_and_round_trip() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // ecCodes picks D = 1 and the bits that range needs (8 here).
+    let input = generate(
+        dir.path(),
+        "dec.grib",
+        "regular_ll_sfc_grib2",
+        &format!(
+            "set bitsPerValue=12; set values={{{}}}; set changeDecimalPrecision=1; write;",
+            field(496, 250.0, None)
+        ),
+    );
+    let t = dir.path().join("dec.tgm");
+    let back = dir.path().join("dec.back.grib");
+    assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
+    let msg = &decode_all(&t)[0];
+    let d = &msg.objects[0].descriptor;
+    assert_eq!(d.params["sp_decimal_scale_factor"].as_i64(), Some(1));
+    assert_eq!(d.params["sp_bits_per_value"].as_u64(), Some(8));
+    // (R + q·2^E)·10^-D and R' + q·2^E·10^-D differ by rounding only.
+    let want = &eccodes_values(&input)[0];
+    let got = f64s(&msg.objects[0].data);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-12 * w.abs(), "[{i}]: {g} vs {w}");
+    }
+    let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+    assert!(ok, "{err}");
+    let (same, report) = grib_compare(
+        &["-c", "data:n", "-c", "decimalScaleFactor,bitsPerValue"],
+        &input,
+        &back,
+    );
+    assert!(same, "{report}");
+}
+
+#[test]
+fn metadata_carries_mars_geography_and_shape() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = sample_set(dir.path());
+    let out = dir.path().join("all.tgm");
+    let args: Vec<&str> = ["convert-grib"]
+        .into_iter()
+        .chain(inputs.iter().map(|p| s(p)))
+        .chain(["-o", s(&out), "--all-keys"])
+        .collect();
+    let (ok, _, err) = tgm(&args);
+    assert!(ok, "{err}");
+    let messages = decode_all(&out);
+    // One message per input file, one object per field.
+    assert_eq!(
+        messages.iter().map(|m| m.objects.len()).collect::<Vec<_>>(),
+        [3, 3, 1]
+    );
+    let ll2 = Value::from(messages[0].metadata.base[2].clone());
+    let mars = get(&ll2, "mars");
+    assert_eq!(get(mars, "param").as_i64(), Some(165));
+    assert_eq!(get(mars, "levtype").as_text(), Some("sfc"));
+    assert_eq!(get(mars, "date").as_i64(), Some(20070323));
+    let geo = get(&ll2, "geography");
+    assert_eq!(get(geo, "gridType").as_text(), Some("regular_ll"));
+    assert_eq!(get(geo, "Ni").as_i64(), Some(16));
+    assert_eq!(get(geo, "Nj").as_i64(), Some(31));
+    assert_eq!(messages[0].objects[2].descriptor.shape, [31, 16]);
+    assert_eq!(get(get(&ll2, "grib"), "bitsPerValue").as_i64(), Some(10));
+    assert_eq!(
+        get(get(&ll2, "grib_keys"), "shortName").as_text(),
+        Some("10u")
+    );
+    let ll1 = Value::from(messages[1].metadata.base[0].clone());
+    assert_eq!(get(get(&ll1, "mars"), "param").as_text(), Some("167.128"));
+    assert_eq!(get(get(&ll1, "grib"), "edition").as_i64(), Some(1));
+    let gg = Value::from(messages[2].metadata.base[0].clone());
+    let geo = get(&gg, "geography");
+    assert_eq!(get(geo, "gridType").as_text(), Some("reduced_gg"));
+    let pl = get(geo, "pl").as_array().unwrap();
+    assert_eq!(pl.len(), 64);
+    let total: i64 = pl.iter().map(|v| v.as_i64().unwrap()).sum();
+    assert_eq!(total, 6114);
+    assert_eq!(messages[2].objects[0].descriptor.shape, [6114]);
+}
+
+#[test]
+fn ls_selects_converted_fields_by_mars_keys() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = sample_set(dir.path());
+    let out = dir.path().join("split.tgm");
+    let args: Vec<&str> = ["convert-grib"]
+        .into_iter()
+        .chain(inputs.iter().map(|p| s(p)))
+        .chain(["-o", s(&out), "--split"])
+        .collect();
+    assert!(tgm(&args).0);
+    let (ok, listing, err) = tgm(&["ls", "--where", "mars.param=165", s(&out)]);
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{listing}");
+    assert!(rows[0].contains("\t2\t0\t"), "{listing}");
+    let (ok, listing, _) = tgm(&["ls", "--where", "mars.param=167.128", s(&out)]);
+    assert!(ok);
+    assert_eq!(listing.lines().skip(1).count(), 1, "{listing}");
+    let (ok, listing, _) = tgm(&["ls", "--where", "mars.levtype=pl", s(&out)]);
+    assert!(ok);
+    assert_eq!(listing.lines().skip(1).count(), 1, "{listing}");
+    let (ok, json, _) = tgm(&[
+        "ls",
+        "--json",
+        "--where",
+        "geography.gridType=reduced_gg",
+        s(&out),
+    ]);
+    assert!(ok);
+    assert_eq!(json.lines().count(), 1, "{json}");
+    assert!(json.contains("6114"), "{json}");
+}
+
+/// `grib_compare` of the original and the rewritten file; true when equal.
+fn grib_compare(args: &[&str], a: &Path, b: &Path) -> (bool, String) {
+    let out = Command::new("grib_compare")
+        .args(args)
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn to_grib_round_trips_values_and_mars_keys() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = sample_set(dir.path());
+    for input in &inputs {
+        let t = dir.path().join(format!("{}.tgm", input.display()));
+        let back = dir.path().join(format!("{}.back.grib", input.display()));
+        assert!(tgm(&["convert-grib", s(input), "-o", s(&t)]).0);
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{}: {err}", input.display());
+        // Values (bitmaps included) and geography, exactly.
+        let (same, report) = grib_compare(&["-c", "data:n", "-c", "geography:n"], input, &back);
+        assert!(same, "{}: {report}", input.display());
+        let grib1 = input.ends_with("ll1.grib");
+        // GRIB1 spells param as "167.128" where GRIB2 has 167.
+        let mars: &[&str] = if grib1 {
+            &["-c", "mars:n", "-b", "param"]
+        } else {
+            &["-c", "mars:n"]
+        };
+        let (same, report) = grib_compare(mars, input, &back);
+        assert!(same, "{}: {report}", input.display());
+        let (same, report) = grib_compare(&["-c", "paramId,shortName,bitsPerValue"], input, &back);
+        assert!(same, "{}: {report}", input.display());
+    }
+}
+
+#[test]
+fn outputs_are_replaced_only_with_force() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = sample_set(dir.path());
+    let out = dir.path().join("o.tgm");
+    std::fs::write(&out, b"keep").unwrap();
+    let (ok, _, err) = tgm(&["convert-grib", s(&inputs[0]), "-o", s(&out)]);
+    assert!(!ok && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep");
+    let (ok, _, err) = tgm(&["convert-grib", s(&inputs[0]), "-o", s(&out), "--force"]);
+    assert!(ok, "{err}");
+    assert_eq!(decode_all(&out).len(), 1);
+    let back = dir.path().join("b.grib");
+    std::fs::write(&back, b"keep").unwrap();
+    let (ok, _, err) = tgm(&["to-grib", s(&out), "-o", s(&back)]);
+    assert!(!ok && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&back).unwrap(), b"keep");
+    assert!(tgm(&["to-grib", s(&out), "-o", s(&back), "--force"]).0);
+    assert!(std::fs::read(&back).unwrap().starts_with(b"GRIB"));
+    // No temporary files left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn non_grib_input_is_an_error_not_a_panic() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.grib");
+    std::fs::write(&junk, b"GRIB\x00\x00\x10not really a grib message at all").unwrap();
+    let out = dir.path().join("o.tgm");
+    let (ok, _, err) = tgm(&["convert-grib", s(&junk), "-o", s(&out)]);
+    assert!(!ok);
+    assert!(err.starts_with("error:"), "{err}");
+    assert!(!out.exists());
+}
+
+/// Prints the README's size table: each generated GRIB file against its
+/// default conversion. Run with `-- --ignored --nocapture`.
+#[test]
+#[ignore = "prints the README size table"]
+fn size_table() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    println!("| file | fields | GRIB bytes | .tgm bytes | .tgm --split bytes |");
+    println!("|---|---|---|---|---|");
+    for input in sample_set(dir.path()) {
+        let one = dir.path().join("one.tgm");
+        let split = dir.path().join("split.tgm");
+        assert!(tgm(&["convert-grib", s(&input), "-o", s(&one), "--force"]).0);
+        assert!(
+            tgm(&[
+                "convert-grib",
+                s(&input),
+                "-o",
+                s(&split),
+                "--split",
+                "--force"
+            ])
+            .0
+        );
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            input.file_name().unwrap().to_string_lossy(),
+            decode_all(&split).len(),
+            size(&input),
+            size(&one),
+            size(&split)
+        );
+    }
+}
+
+#[test]
+fn gaussian_grids_and_ensemble_members_round_trip() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("rgg1.grib", "regular_gg_sfc_grib1", 8192, ""),
+        ("rgg2.grib", "regular_gg_sfc_grib2", 8192, ""),
+        ("red1.grib", "reduced_gg_pl_32_grib1", 6114, ""),
+        (
+            "ens2.grib",
+            "reduced_gg_pl_32_grib2",
+            6114,
+            "set productDefinitionTemplateNumber=1; set type=\"pf\"; set stream=\"enfo\"; set number=7;",
+        ),
+    ];
+    for (name, sample, n, extra) in cases {
+        let input = generate(
+            dir.path(),
+            name,
+            sample,
+            &format!(
+                "{extra} set bitsPerValue=11; set values={{{}}}; write;",
+                field(n, 280.0, None)
+            ),
+        );
+        let t = dir.path().join(format!("{name}.tgm"));
+        let back = dir.path().join(format!("{name}.back.grib"));
+        assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{name}: {err}");
+        let (same, report) = grib_compare(&["-c", "data:n", "-c", "geography:n"], &input, &back);
+        assert!(same, "{name}: {report}");
+        let (same, report) = grib_compare(&["-c", "mars:n", "-b", "param"], &input, &back);
+        assert!(same, "{name}: {report}");
+    }
+    let ens = decode_all(&dir.path().join("ens2.grib.tgm"));
+    let base = Value::from(ens[0].metadata.base[0].clone());
+    assert_eq!(get(get(&base, "mars"), "number").as_i64(), Some(7));
+}
+
+/// `input` repacked by ecCodes with `packingType`.
+fn repack(dir: &Path, input: &Path, packing: &str) -> PathBuf {
+    let out = dir.join(format!("{packing}.grib"));
+    let st = Command::new("grib_set")
+        .args(["-r", "-s", &format!("packingType={packing}")])
+        .arg(input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+#[test]
+fn ccsds_fields_decode_bit_identical_and_other_packings_within_their_precision() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ll2 = &sample_set(dir.path())[0];
+    for packing in ["grid_ccsds", "grid_complex"] {
+        let input = repack(dir.path(), ll2, packing);
+        let t = dir.path().join(format!("{packing}.tgm"));
+        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t), "--split"]);
+        assert!(ok, "{packing}: {err}");
+        let want = eccodes_values(&input);
+        for (m, msg) in decode_all(&t).iter().enumerate() {
+            let got = f64s(&msg.objects[0].data);
+            let present: Vec<f64> = want[m].iter().copied().filter(|v| !v.is_nan()).collect();
+            let lo = present.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            // Packed again at 16 bits: within half of that quantum.
+            let tol = if packing == "grid_ccsds" {
+                0.0
+            } else {
+                (hi - lo) / 65535.0
+            };
+            for (i, (g, w)) in got.iter().zip(&want[m]).enumerate() {
+                if w.is_nan() {
+                    assert!(g.is_nan(), "{packing} #{m} [{i}]");
+                } else if tol == 0.0 {
+                    assert_eq!(g.to_bits(), w.to_bits(), "{packing} #{m} [{i}]: {g} != {w}");
+                } else {
+                    assert!((g - w).abs() <= tol, "{packing} #{m} [{i}]: {g} vs {w}");
+                }
+            }
+        }
+        let back = dir.path().join(format!("{packing}.back.grib"));
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{packing}: {err}");
+        let (same, report) = grib_compare(&["-c", "data:n"], &input, &back);
+        assert!(same, "{packing}: {report}");
+    }
+}
