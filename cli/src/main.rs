@@ -1,9 +1,13 @@
 //! `tgm`: command-line tool for Tensogram v3 files.
 
+#[cfg(feature = "nifti")]
+mod convert_nifti;
 mod demo;
 mod export;
 mod import;
 mod inspect;
+#[cfg(feature = "nifti")]
+mod medical;
 mod salvage;
 mod util;
 
@@ -33,6 +37,12 @@ enum Command {
     Salvage(salvage::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(demo::Args),
+    /// Convert NIfTI-1 volumes (and a segmentation mask) into one message.
+    #[cfg(feature = "nifti")]
+    ConvertNifti(convert_nifti::ConvertArgs),
+    /// Write one object as a NIfTI-1 image (.nii or .nii.gz).
+    #[cfg(feature = "nifti")]
+    ToNifti(convert_nifti::ToArgs),
 }
 
 fn main() {
@@ -45,6 +55,10 @@ fn main() {
         Command::Dump(a) => inspect::dump(a),
         Command::Salvage(a) => salvage::run(a),
         Command::Demo(a) => demo::run(a),
+        #[cfg(feature = "nifti")]
+        Command::ConvertNifti(a) => convert_nifti::convert(a),
+        #[cfg(feature = "nifti")]
+        Command::ToNifti(a) => convert_nifti::to_nifti(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

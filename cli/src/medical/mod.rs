@@ -1,0 +1,13 @@
+//! Medical imaging archives (NIfTI-1) to and from Tensogram messages.
+//!
+//! The conversions here are plain functions over bytes and descriptors; the
+//! subcommands in `convert_nifti.rs` only parse flags and move files.
+
+pub mod nifti;
+pub mod nifti_header;
+pub mod output;
+pub mod pipeline;
+
+/// The objects (descriptor with pipeline applied, payload) and metadata of
+/// one message produced by a converter, ready for `tgm::encode`.
+pub type Converted = (Vec<(tgm::ObjectDescriptor, Vec<u8>)>, tgm::GlobalMetadata);
