@@ -1,12 +1,14 @@
 //! `tgm`: command-line tool for Tensogram v3 files.
 
+#[cfg(feature = "dicom")]
+mod convert_dicom;
 #[cfg(feature = "nifti")]
 mod convert_nifti;
 mod demo;
 mod export;
 mod import;
 mod inspect;
-#[cfg(feature = "nifti")]
+#[cfg(any(feature = "nifti", feature = "dicom"))]
 mod medical;
 mod salvage;
 mod util;
@@ -43,6 +45,9 @@ enum Command {
     /// Write one object as a NIfTI-1 image (.nii or .nii.gz).
     #[cfg(feature = "nifti")]
     ToNifti(convert_nifti::ToArgs),
+    /// Convert DICOM series (files or directories) into one message.
+    #[cfg(feature = "dicom")]
+    ConvertDicom(convert_dicom::Args),
 }
 
 fn main() {
@@ -59,6 +64,8 @@ fn main() {
         Command::ConvertNifti(a) => convert_nifti::convert(a),
         #[cfg(feature = "nifti")]
         Command::ToNifti(a) => convert_nifti::to_nifti(a),
+        #[cfg(feature = "dicom")]
+        Command::ConvertDicom(a) => convert_dicom::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

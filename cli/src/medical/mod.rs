@@ -1,9 +1,13 @@
-//! Medical imaging archives (NIfTI-1) to and from Tensogram messages.
+//! Medical imaging archives (NIfTI-1, DICOM) to and from Tensogram messages.
 //!
 //! The conversions here are plain functions over bytes and descriptors; the
 //! subcommands in `convert_nifti.rs` only parse flags and move files.
 
+#[cfg(feature = "dicom")]
+pub mod dicom;
+#[cfg(feature = "nifti")]
 pub mod nifti;
+#[cfg(feature = "nifti")]
 pub mod nifti_header;
 pub mod output;
 pub mod pipeline;
