@@ -48,6 +48,9 @@ enum Command {
     /// Convert DICOM series (files or directories) into one message.
     #[cfg(feature = "dicom")]
     ConvertDicom(convert_dicom::Args),
+    /// Write one 3-D object as a DICOM series (one file per slice).
+    #[cfg(feature = "dicom")]
+    ToDicom(convert_dicom::ToArgs),
 }
 
 fn main() {
@@ -66,6 +69,8 @@ fn main() {
         Command::ToNifti(a) => convert_nifti::to_nifti(a),
         #[cfg(feature = "dicom")]
         Command::ConvertDicom(a) => convert_dicom::run(a),
+        #[cfg(feature = "dicom")]
+        Command::ToDicom(a) => convert_dicom::to_dicom(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

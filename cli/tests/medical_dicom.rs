@@ -379,3 +379,51 @@ fn inconsistent_or_unsupported_input_is_a_clear_error() {
     assert!(!ok && err.contains("c.dcm"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn to_dicom_round_trips_voxels_and_geometry() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    series(&input, "1.2.3.200");
+    let first = dir.path().join("first.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&input), "-o", s(&first)]);
+    assert!(ok, "{err}");
+    let slices = dir.path().join("slices");
+    let (ok, err) = tgm(&["to-dicom", s(&first), "-o", s(&slices)]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_dir(&slices).unwrap().count(), 4);
+    let (ok, err) = tgm(&["to-dicom", s(&first), "-o", s(&slices)]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+
+    let second = dir.path().join("second.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&slices), "-o", s(&second)]);
+    assert!(ok, "{err}");
+    let (a, b) = (decode_file(&first), decode_file(&second));
+    assert_eq!(a.objects[0].descriptor.shape, b.objects[0].descriptor.shape);
+    assert_eq!(a.objects[0].data, b.objects[0].data);
+    let geo = |m: &tgm::DecodedMessage| {
+        let d = m.metadata.base[0].get("dicom").unwrap();
+        [
+            "image_orientation_patient",
+            "image_position_patient",
+            "pixel_spacing",
+            "slice_spacing",
+            "slice_thickness",
+            "rescale_slope",
+            "rescale_intercept",
+        ]
+        .map(|k| d.get(k).unwrap().to_json())
+    };
+    assert_eq!(geo(&a), geo(&b));
+    let uid = |m: &tgm::DecodedMessage| {
+        m.metadata.base[0]
+            .get("dicom")
+            .and_then(|d| d.get("attributes"))
+            .and_then(|a| a.get("SeriesInstanceUID"))
+            .and_then(Value::as_text)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(uid(&a), uid(&b));
+}

@@ -5,6 +5,8 @@
 
 #[cfg(feature = "dicom")]
 pub mod dicom;
+#[cfg(feature = "dicom")]
+pub mod dicom_write;
 #[cfg(feature = "nifti")]
 pub mod nifti;
 #[cfg(feature = "nifti")]
