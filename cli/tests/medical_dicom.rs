@@ -35,7 +35,7 @@ fn s(p: &Path) -> &str {
 
 /// Identifying attributes written into every generated slice, with the
 /// keyword the metadata uses.
-const IDENTIFYING: [(&str, Tag, VR, &str); 9] = [
+const IDENTIFYING: [(&str, Tag, VR, &str); 17] = [
     ("PatientName", tags::PATIENT_NAME, VR::PN, "Doe^Jane"),
     ("PatientID", tags::PATIENT_ID, VR::LO, "MRN-0042"),
     (
@@ -60,6 +60,29 @@ const IDENTIFYING: [(&str, Tag, VR, &str); 9] = [
     ("StudyID", tags::STUDY_ID, VR::SH, "S1"),
     ("OperatorsName", tags::OPERATORS_NAME, VR::PN, "Op^Erator"),
     ("StudyDate", tags::STUDY_DATE, VR::DA, "20240102"),
+    ("StudyTime", tags::STUDY_TIME, VR::TM, "101112"),
+    ("SeriesDate", tags::SERIES_DATE, VR::DA, "20240103"),
+    ("SeriesTime", tags::SERIES_TIME, VR::TM, "131415"),
+    (
+        "PatientAddress",
+        tags::PATIENT_ADDRESS,
+        VR::LO,
+        "1 Main Street",
+    ),
+    ("OtherPatientIDs", Tag(0x0010, 0x1000), VR::LO, "ALT-77"),
+    (
+        "PerformingPhysicianName",
+        tags::PERFORMING_PHYSICIAN_NAME,
+        VR::PN,
+        "Per^Former",
+    ),
+    (
+        "InstitutionAddress",
+        tags::INSTITUTION_ADDRESS,
+        VR::ST,
+        "2 Side Road",
+    ),
+    ("StationName", tags::STATION_NAME, VR::SH, "CT01"),
 ];
 
 struct SliceSpec {

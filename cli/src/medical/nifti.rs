@@ -140,7 +140,15 @@ pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
             format!("truncated: the stream ends inside the header extensions (before offset {vox_offset})"),
         ));
     }
-    let mut data = Vec::new();
+    // Uncompressed: the size was checked against the file above. Gzip: grow
+    // with the bytes actually decompressed.
+    let mut data = if gz {
+        Vec::new()
+    } else {
+        Vec::with_capacity(
+            usize::try_from(nbytes).map_err(|_| err_at(path, "volume too large for memory"))?,
+        )
+    };
     (&mut input)
         .take(nbytes)
         .read_to_end(&mut data)
