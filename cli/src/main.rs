@@ -2,10 +2,16 @@
 
 #[cfg(feature = "grib")]
 mod convert_grib;
+#[cfg(feature = "dicom")]
+mod convert_dicom;
+#[cfg(feature = "nifti")]
+mod convert_nifti;
 mod demo;
 mod export;
 mod import;
 mod inspect;
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+mod medical;
 mod salvage;
 #[cfg(feature = "grib")]
 mod to_grib;
@@ -45,6 +51,18 @@ enum Command {
     /// Write a .tgm file made by convert-grib back as GRIB2.
     #[cfg(feature = "grib")]
     ToGrib(to_grib::Args),
+    /// Convert NIfTI-1 volumes (and a segmentation mask) into one message.
+    #[cfg(feature = "nifti")]
+    ConvertNifti(convert_nifti::ConvertArgs),
+    /// Write one object as a NIfTI-1 image (.nii or .nii.gz).
+    #[cfg(feature = "nifti")]
+    ToNifti(convert_nifti::ToArgs),
+    /// Convert DICOM series (files or directories) into one message.
+    #[cfg(feature = "dicom")]
+    ConvertDicom(convert_dicom::Args),
+    /// Write one 3-D object as a DICOM series (one file per slice).
+    #[cfg(feature = "dicom")]
+    ToDicom(convert_dicom::ToArgs),
 }
 
 fn main() {
@@ -61,6 +79,14 @@ fn main() {
         Command::ConvertGrib(a) => convert_grib::run(a),
         #[cfg(feature = "grib")]
         Command::ToGrib(a) => to_grib::run(a),
+        #[cfg(feature = "nifti")]
+        Command::ConvertNifti(a) => convert_nifti::convert(a),
+        #[cfg(feature = "nifti")]
+        Command::ToNifti(a) => convert_nifti::to_nifti(a),
+        #[cfg(feature = "dicom")]
+        Command::ConvertDicom(a) => convert_dicom::run(a),
+        #[cfg(feature = "dicom")]
+        Command::ToDicom(a) => convert_dicom::to_dicom(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

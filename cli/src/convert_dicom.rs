@@ -1,0 +1,123 @@
+//! `tgm convert-dicom`: DICOM series into one Tensogram message
+//! (README "Medical imaging").
+
+use std::path::PathBuf;
+
+use tgm::{DecodeOptions, EncodeOptions, Verify};
+
+use crate::medical::dicom::dicom_to_objects;
+use crate::medical::dicom_write::object_to_dicom;
+use crate::medical::output::write_new_file;
+use crate::medical::pipeline::PipelineArgs;
+use crate::util::{open_file, CliResult};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// DICOM files, or directories whose files are all DICOM images.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output .tgm file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Drop patient-identifying attributes and replace UIDs
+    /// (subset of the DICOM basic de-identification profile).
+    #[arg(long)]
+    pub deidentify: bool,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let ((objects, meta), report) = dicom_to_objects(&a.inputs, &a.pipeline, a.deidentify)?;
+    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+    let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
+    write_new_file(&a.output, &msg, a.force)?;
+    if a.deidentify {
+        eprintln!(
+            "de-identified: removed [{}], replaced [{}]",
+            report.removed.join(", "),
+            report.replaced.join(", ")
+        );
+    }
+    eprintln!(
+        "wrote {} series, {} bytes, to {}",
+        objects.len(),
+        msg.len(),
+        a.output.display()
+    );
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ToArgs {
+    /// Input .tgm file.
+    pub input: PathBuf,
+    /// Output directory; slice files are named slice_NNNNN.dcm.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Message index in the file.
+    #[arg(long, default_value_t = 0)]
+    pub message: usize,
+    /// Object index in the message.
+    #[arg(long, default_value_t = 0)]
+    pub object: usize,
+    /// Replace slice files that exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn to_dicom(a: ToArgs) -> CliResult {
+    let file = open_file(&a.input)?;
+    if a.message >= file.num_messages() {
+        return Err(format!(
+            "{}: message {} requested, the file has {}",
+            a.input.display(),
+            a.message,
+            file.num_messages()
+        )
+        .into());
+    }
+    let opts = DecodeOptions::default()
+        .native_byte_order(false)
+        .verify(Verify::IfPresent);
+    let mut image = None;
+    file.with_message(a.message, |m| {
+        if a.object >= m.num_objects() {
+            return Err(tgm::Error::metadata(format!(
+                "object {} requested, message {} has {}",
+                a.object,
+                a.message,
+                m.num_objects()
+            )));
+        }
+        let meta = m.metadata()?;
+        let obj = m.object(a.object)?;
+        let data = obj.decode(&opts)?;
+        image = Some((
+            obj.descriptor().clone(),
+            data.into_owned(),
+            meta.base[a.object].clone(),
+        ));
+        Ok(())
+    })
+    .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let (d, data, entry) = image.ok_or("no object decoded")?;
+    let files = object_to_dicom(&d, &data, &entry).map_err(|e| {
+        format!(
+            "{}: message {} object {}: {e}",
+            a.input.display(),
+            a.message,
+            a.object
+        )
+    })?;
+    std::fs::create_dir_all(&a.output)
+        .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
+    for (i, bytes) in files.iter().enumerate() {
+        write_new_file(&a.output.join(format!("slice_{i:05}.dcm")), bytes, a.force)?;
+    }
+    eprintln!("wrote {} slice(s) to {}", files.len(), a.output.display());
+    Ok(())
+}

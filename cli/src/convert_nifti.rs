@@ -1,0 +1,120 @@
+//! `tgm convert-nifti` and `tgm to-nifti`: NIfTI-1 volumes to and from
+//! Tensogram messages (README "Medical imaging").
+
+use std::path::PathBuf;
+
+use tgm::{DecodeOptions, EncodeOptions, Verify};
+
+use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice};
+use crate::medical::output::write_new_file;
+use crate::medical::pipeline::PipelineArgs;
+use crate::util::{open_file, CliResult};
+
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    /// Input NIfTI-1 files (.nii or .nii.gz); each becomes one object, in order.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Segmentation mask on the first input's grid, stored as a further object.
+    #[arg(long)]
+    pub mask: Option<PathBuf>,
+    /// Output .tgm file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Byte order of the stored voxels (default: as in the input).
+    #[arg(long, value_enum, default_value = "keep")]
+    pub byte_order: ByteOrderChoice,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn convert(a: ConvertArgs) -> CliResult {
+    let (objects, meta) =
+        nifti_to_objects(&a.inputs, a.mask.as_deref(), &a.pipeline, a.byte_order)?;
+    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+    let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
+    write_new_file(&a.output, &msg, a.force)?;
+    eprintln!(
+        "wrote {} object(s), {} bytes, to {}",
+        objects.len(),
+        msg.len(),
+        a.output.display()
+    );
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ToArgs {
+    /// Input .tgm file.
+    pub input: PathBuf,
+    /// Output .nii, or .nii.gz for a gzip-compressed image.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Message index in the file.
+    #[arg(long, default_value_t = 0)]
+    pub message: usize,
+    /// Object index in the message.
+    #[arg(long, default_value_t = 0)]
+    pub object: usize,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn to_nifti(a: ToArgs) -> CliResult {
+    let file = open_file(&a.input)?;
+    if a.message >= file.num_messages() {
+        return Err(format!(
+            "{}: message {} requested, the file has {}",
+            a.input.display(),
+            a.message,
+            file.num_messages()
+        )
+        .into());
+    }
+    let opts = DecodeOptions::default()
+        .native_byte_order(false)
+        .verify(Verify::IfPresent);
+    let mut image = None;
+    file.with_message(a.message, |m| {
+        if a.object >= m.num_objects() {
+            return Err(tgm::Error::metadata(format!(
+                "object {} requested, message {} has {}",
+                a.object,
+                a.message,
+                m.num_objects()
+            )));
+        }
+        let meta = m.metadata()?;
+        let obj = m.object(a.object)?;
+        let data = obj.decode(&opts)?;
+        image = Some((
+            obj.descriptor().clone(),
+            data.into_owned(),
+            meta.base[a.object].clone(),
+        ));
+        Ok(())
+    })
+    .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let (d, data, entry) = image.ok_or("no object decoded")?;
+    let nii = object_to_nifti(&d, &data, &entry).map_err(|e| {
+        format!(
+            "{}: message {} object {}: {e}",
+            a.input.display(),
+            a.message,
+            a.object
+        )
+    })?;
+    let gz = a
+        .output
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".gz"));
+    let bytes = if gz { gzip(&nii)? } else { nii };
+    write_new_file(&a.output, &bytes, a.force)?;
+    eprintln!("wrote {} ({} bytes)", a.output.display(), bytes.len());
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! The small set of pipeline choices the medical converters accept
+//! (spec/pipeline.md). The default is lossless: byte shuffle + zstd.
+
+use tgm::ObjectDescriptor;
+
+use crate::util::CliResult;
+
+/// Compression for converted volumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compression {
+    /// Raw payloads.
+    None,
+    /// Byte shuffle (element width) followed by zstd.
+    Zstd,
+    /// CCSDS 121.0 szip with preprocessing, integers only.
+    Szip,
+}
+
+/// Pipeline flags shared by the medical converters.
+#[derive(Clone, Debug, clap::Args)]
+pub struct PipelineArgs {
+    /// Compression: none, zstd (after byte shuffle) or szip (integers only).
+    #[arg(long, value_enum, default_value = "zstd")]
+    pub compression: Compression,
+    /// zstd level.
+    #[arg(long)]
+    pub level: Option<i64>,
+}
+
+impl Default for PipelineArgs {
+    fn default() -> Self {
+        PipelineArgs {
+            compression: Compression::Zstd,
+            level: None,
+        }
+    }
+}
+
+impl PipelineArgs {
+    /// Sets encoding, filter, compression and their parameters on a plain
+    /// descriptor. Every choice is lossless.
+    pub fn apply(&self, d: &mut ObjectDescriptor) -> CliResult {
+        d.encoding = "none".into();
+        d.filter = "none".into();
+        d.compression = "none".into();
+        match self.compression {
+            Compression::None => {}
+            Compression::Zstd => {
+                if d.dtype.width() > 1 {
+                    d.filter = "shuffle".into();
+                    d.params.insert(
+                        "shuffle_element_size".into(),
+                        (d.dtype.width() as u64).into(),
+                    );
+                }
+                d.compression = "zstd".into();
+                if let Some(l) = self.level {
+                    d.params.insert("zstd_level".into(), l.into());
+                }
+            }
+            Compression::Szip => {
+                if d.dtype.is_float() || d.dtype.width() > 4 {
+                    return Err(format!(
+                        "szip compresses integers of up to 32 bits; {} needs --compression zstd or none",
+                        d.dtype.name()
+                    )
+                    .into());
+                }
+                let flags = tgm::szip::flags::PREPROCESS
+                    | if d.dtype.is_signed_int() {
+                        tgm::szip::flags::SIGNED
+                    } else {
+                        0
+                    };
+                d.compression = "szip".into();
+                d.params.insert("szip_rsi".into(), 128u64.into());
+                d.params.insert("szip_block_size".into(), 16u64.into());
+                d.params.insert("szip_flags".into(), (flags as u64).into());
+            }
+        }
+        Ok(())
+    }
+}

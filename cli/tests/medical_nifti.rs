@@ -1,0 +1,462 @@
+//! `tgm convert-nifti` / `tgm to-nifti` end to end on generated volumes.
+//!
+//! Inputs are single-file NIfTI-1 images built byte by byte here (an
+//! implementation independent of the one under test); outputs are checked
+//! with the `nifti` crate's header reader and by exact byte comparison.
+#![cfg(feature = "nifti")]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use tgm::cbor::Value;
+use tgm::{ByteOrder, DecodeOptions, Dtype};
+
+fn tgm(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Header fields the tests vary.
+#[derive(Clone)]
+struct Spec {
+    datatype: i16,
+    bitpix: i16,
+    dims: Vec<u16>,
+    big: bool,
+    srow: [[f32; 4]; 3],
+    quatern: [f32; 6],
+    pixdim: [f32; 8],
+    scl: (f32, f32),
+}
+
+impl Spec {
+    fn new(datatype: i16, bitpix: i16, dims: &[u16], big: bool) -> Spec {
+        Spec {
+            datatype,
+            bitpix,
+            dims: dims.to_vec(),
+            big,
+            srow: [
+                [-0.9375, 0.0, 0.0, 120.5],
+                [0.0, 0.9375, 0.0, -98.25],
+                [0.0, 0.0, 1.5, -60.0],
+            ],
+            quatern: [0.0, 1.0, 0.0, 120.5, -98.25, -60.0],
+            pixdim: [-1.0, 0.9375, 0.9375, 1.5, 2.0, 1.0, 1.0, 1.0],
+            scl: (0.5, -1024.0),
+        }
+    }
+}
+
+/// A single-file NIfTI-1 image: 348-byte header, empty extension flag, data.
+fn build_nii(spec: &Spec, data: &[u8]) -> Vec<u8> {
+    let mut h = vec![0u8; 352];
+    let put = |h: &mut Vec<u8>, off: usize, bytes: &[u8]| {
+        let mut b = bytes.to_vec();
+        if spec.big {
+            b.reverse();
+        }
+        h[off..off + b.len()].copy_from_slice(&b);
+    };
+    put(&mut h, 0, &348i32.to_le_bytes());
+    put(&mut h, 40, &(spec.dims.len() as i16).to_le_bytes());
+    for i in 0..7 {
+        let d = spec.dims.get(i).copied().unwrap_or(1);
+        put(&mut h, 42 + 2 * i, &d.to_le_bytes());
+    }
+    put(&mut h, 68, &1002i16.to_le_bytes()); // intent_code: label
+    put(&mut h, 70, &spec.datatype.to_le_bytes());
+    put(&mut h, 72, &spec.bitpix.to_le_bytes());
+    for (i, p) in spec.pixdim.iter().enumerate() {
+        put(&mut h, 76 + 4 * i, &p.to_le_bytes());
+    }
+    put(&mut h, 108, &352f32.to_le_bytes());
+    put(&mut h, 112, &spec.scl.0.to_le_bytes());
+    put(&mut h, 116, &spec.scl.1.to_le_bytes());
+    h[123] = 2 | 8; // mm, s
+    h[148..148 + 9].copy_from_slice(b"generated");
+    put(&mut h, 252, &1i16.to_le_bytes()); // qform_code
+    put(&mut h, 254, &2i16.to_le_bytes()); // sform_code
+    for (i, q) in spec.quatern.iter().enumerate() {
+        put(&mut h, 256 + 4 * i, &q.to_le_bytes());
+    }
+    for (r, row) in spec.srow.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            put(&mut h, 280 + 16 * r + 4 * c, &v.to_le_bytes());
+        }
+    }
+    h[328..333].copy_from_slice(b"label");
+    h[344..348].copy_from_slice(b"n+1\0");
+    h.extend_from_slice(data);
+    h
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// `n` distinct values of the NIfTI datatype, in the requested byte order.
+fn values(datatype: i16, n: usize, big: bool) -> (Dtype, i16, Vec<u8>) {
+    macro_rules! gen {
+        ($t:ty, $f:expr) => {{
+            let mut out = Vec::new();
+            for i in 0..n {
+                let v: $t = $f(i as i64);
+                out.extend(if big {
+                    v.to_be_bytes()
+                } else {
+                    v.to_le_bytes()
+                });
+            }
+            out
+        }};
+    }
+    let sign = |i: i64| if i % 2 == 0 { 1 } else { -1 };
+    match datatype {
+        2 => (Dtype::Uint8, 8, gen!(u8, |i: i64| (i * 7 % 256) as u8)),
+        4 => (
+            Dtype::Int16,
+            16,
+            gen!(i16, |i: i64| (sign(i) * i * 311) as i16),
+        ),
+        8 => (
+            Dtype::Int32,
+            32,
+            gen!(i32, |i: i64| (sign(i) * i * 70001) as i32),
+        ),
+        16 => (
+            Dtype::Float32,
+            32,
+            gen!(f32, |i: i64| i as f32 * -0.37 + 1e-3),
+        ),
+        32 => (
+            Dtype::Complex64,
+            64,
+            gen!(f32, |i: i64| (i / 2) as f32
+                * if i % 2 == 0 { 1.5 } else { -2.25 }),
+        ),
+        64 => (Dtype::Float64, 64, gen!(f64, |i: i64| i as f64 / 3.0 - 7.0)),
+        256 => (
+            Dtype::Int8,
+            8,
+            gen!(i8, |i: i64| (sign(i) * (i % 128)) as i8),
+        ),
+        512 => (
+            Dtype::Uint16,
+            16,
+            gen!(u16, |i: i64| (i * 997 % 65536) as u16),
+        ),
+        768 => (
+            Dtype::Uint32,
+            32,
+            gen!(u32, |i: i64| (i * 2_654_435) as u32),
+        ),
+        1024 => (
+            Dtype::Int64,
+            64,
+            gen!(i64, |i: i64| sign(i) * i * 1_000_000_007),
+        ),
+        1280 => (
+            Dtype::Uint64,
+            64,
+            gen!(u64, |i: i64| i as u64 * 0x1234_5678_9abc),
+        ),
+        1792 => (
+            Dtype::Complex128,
+            128,
+            gen!(f64, |i: i64| (i / 2) as f64
+                * if i % 2 == 0 { 0.1 } else { -9.5 }),
+        ),
+        _ => unreachable!(),
+    }
+}
+
+const CODES: [i16; 12] = [2, 4, 8, 16, 32, 64, 256, 512, 768, 1024, 1280, 1792];
+
+fn decode_file(path: &Path) -> tgm::DecodedMessage {
+    let bytes = std::fs::read(path).unwrap();
+    tgm::decode(&bytes, &DecodeOptions::default().native_byte_order(false)).unwrap()
+}
+
+#[test]
+fn every_dtype_round_trips_exactly_in_both_byte_orders_and_compressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let dims = [3u16, 4, 5];
+    for code in CODES {
+        for big in [false, true] {
+            for gzipped in [false, true] {
+                let (dtype, bitpix, _) = values(code, 0, big);
+                let comps = 60
+                    * if matches!(dtype, Dtype::Complex64 | Dtype::Complex128) {
+                        2
+                    } else {
+                        1
+                    };
+                let (_, _, data) = values(code, comps, big);
+                let spec = Spec::new(code, bitpix, &dims, big);
+                let nii = build_nii(&spec, &data);
+                let tag = format!("{code}_{big}_{gzipped}");
+                let input = dir
+                    .path()
+                    .join(format!("in_{tag}.nii{}", if gzipped { ".gz" } else { "" }));
+                std::fs::write(&input, if gzipped { gz(&nii) } else { nii.clone() }).unwrap();
+                let tgm_path = dir.path().join(format!("{tag}.tgm"));
+                let (ok, err) = tgm(&["convert-nifti", s(&input), "-o", s(&tgm_path)]);
+                assert!(ok, "{tag}: {err}");
+
+                let msg = decode_file(&tgm_path);
+                let obj = &msg.objects[0];
+                assert_eq!(obj.descriptor.dtype, dtype, "{tag}");
+                assert_eq!(obj.descriptor.shape, [5, 4, 3], "{tag}");
+                let order = if big {
+                    ByteOrder::Big
+                } else {
+                    ByteOrder::Little
+                };
+                assert_eq!(obj.descriptor.byte_order, order, "{tag}");
+                assert_eq!(obj.data, data, "{tag}: stored voxels");
+                let base = &msg.metadata.base[0];
+                assert_eq!(
+                    base.get("dim_names").unwrap().to_json(),
+                    r#"["k","j","i"]"#,
+                    "{tag}"
+                );
+                let n = base.get("nifti").unwrap();
+                assert_eq!(n.get("datatype").unwrap().as_i64(), Some(code.into()));
+                assert_eq!(n.get("scl_slope").unwrap().as_f64(), Some(0.5));
+                assert_eq!(n.get("scl_inter").unwrap().as_f64(), Some(-1024.0));
+                let affine: Vec<Vec<f64>> = n
+                    .get("sform")
+                    .unwrap()
+                    .get("affine")
+                    .unwrap()
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        r.as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|x| x.as_f64().unwrap())
+                            .collect()
+                    })
+                    .collect();
+                let mut want: Vec<Vec<f64>> = spec
+                    .srow
+                    .iter()
+                    .map(|r| r.iter().map(|&x| x as f64).collect())
+                    .collect();
+                want.push(vec![0.0, 0.0, 0.0, 1.0]);
+                assert_eq!(affine, want, "{tag}");
+                assert_eq!(n.get("space_unit").unwrap().as_text(), Some("mm"));
+
+                let out = dir.path().join(format!("out_{tag}.nii"));
+                let (ok, err) = tgm(&["to-nifti", s(&tgm_path), "-o", s(&out)]);
+                assert!(ok, "{tag}: {err}");
+                assert_eq!(std::fs::read(&out).unwrap(), nii, "{tag}: NIfTI bytes");
+                let h = nifti::NiftiHeader::from_reader(&nii[..]).unwrap();
+                assert_eq!(h.srow_x, spec.srow[0]);
+                assert_eq!(h.datatype, code);
+            }
+        }
+    }
+}
+
+#[test]
+fn gz_output_and_byte_order_conversion() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, be) = values(4, 24, true);
+    let spec = Spec::new(4, 16, &[2, 3, 4], true);
+    let input = dir.path().join("be.nii");
+    std::fs::write(&input, build_nii(&spec, &be)).unwrap();
+    let t = dir.path().join("le.tgm");
+    let (ok, err) = tgm(&[
+        "convert-nifti",
+        s(&input),
+        "-o",
+        s(&t),
+        "--byte-order",
+        "little",
+        "--compression",
+        "szip",
+    ]);
+    assert!(ok, "{err}");
+    let msg = decode_file(&t);
+    assert_eq!(msg.objects[0].descriptor.byte_order, ByteOrder::Little);
+    assert_eq!(msg.objects[0].descriptor.compression, "szip");
+    let (_, _, le) = values(4, 24, false);
+    assert_eq!(msg.objects[0].data, le);
+
+    let out = dir.path().join("le.nii.gz");
+    let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&std::fs::read(&out).unwrap()[..]),
+        &mut raw,
+    )
+    .unwrap();
+    let mut le_spec = spec.clone();
+    le_spec.big = false;
+    assert_eq!(raw, build_nii(&le_spec, &le));
+
+    let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&out)]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+    let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&out), "--force"]);
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn volume_and_mask_share_one_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, vol) = values(4, 60, false);
+    let (_, _, seg) = values(2, 60, false);
+    let vol_path = dir.path().join("ct.nii.gz");
+    let seg_path = dir.path().join("seg.nii.gz");
+    std::fs::write(
+        &vol_path,
+        gz(&build_nii(&Spec::new(4, 16, &[3, 4, 5], false), &vol)),
+    )
+    .unwrap();
+    std::fs::write(
+        &seg_path,
+        gz(&build_nii(&Spec::new(2, 8, &[3, 4, 5], false), &seg)),
+    )
+    .unwrap();
+    let t = dir.path().join("both.tgm");
+    let (ok, err) = tgm(&[
+        "convert-nifti",
+        s(&vol_path),
+        "--mask",
+        s(&seg_path),
+        "-o",
+        s(&t),
+    ]);
+    assert!(ok, "{err}");
+    let msg = decode_file(&t);
+    assert_eq!(msg.objects.len(), 2);
+    assert_eq!(msg.objects[0].data, vol);
+    assert_eq!(msg.objects[1].data, seg);
+    let role = |i: usize| {
+        msg.metadata.base[i]
+            .get("role")
+            .unwrap()
+            .as_text()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!((role(0).as_str(), role(1).as_str()), ("volume", "mask"));
+    assert_eq!(
+        msg.metadata.base[1].get("name").and_then(Value::as_text),
+        Some("seg")
+    );
+    let out = dir.path().join("seg_out.nii");
+    let (ok, err) = tgm(&["to-nifti", s(&t), "--object", "1", "-o", s(&out)]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        build_nii(&Spec::new(2, 8, &[3, 4, 5], false), &seg)
+    );
+
+    let mut moved = Spec::new(2, 8, &[3, 4, 5], false);
+    moved.srow[0][3] = 121.0;
+    let bad = dir.path().join("moved.nii");
+    std::fs::write(&bad, build_nii(&moved, &seg)).unwrap();
+    let (ok, err) = tgm(&[
+        "convert-nifti",
+        s(&vol_path),
+        "--mask",
+        s(&bad),
+        "-o",
+        s(&dir.path().join("x.tgm")),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("moved.nii") && err.contains("ct.nii.gz") && err.contains("sform"),
+        "{err}"
+    );
+    let other = dir.path().join("small.nii");
+    std::fs::write(
+        &other,
+        build_nii(&Spec::new(2, 8, &[3, 4, 4], false), &seg[..48]),
+    )
+    .unwrap();
+    let (ok, err) = tgm(&[
+        "convert-nifti",
+        s(&vol_path),
+        "--mask",
+        s(&other),
+        "-o",
+        s(&dir.path().join("x.tgm")),
+    ]);
+    assert!(!ok && err.contains("spatial dims"), "{err}");
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    let run = |p: &Path| {
+        let (ok, err) = tgm(&["convert-nifti", s(p), "-o", s(&out)]);
+        assert!(!ok, "{} was accepted", p.display());
+        assert!(err.contains(s(p)), "error does not name the file: {err}");
+        assert!(!out.exists());
+        err
+    };
+    let (_, _, data) = values(16, 60, false);
+    let good = build_nii(&Spec::new(16, 32, &[3, 4, 5], false), &data);
+
+    let p = dir.path().join("truncated.nii.gz");
+    let z = gz(&good);
+    std::fs::write(&p, &z[..z.len() / 2]).unwrap();
+    let e = run(&p);
+    assert!(e.contains("truncated") || e.contains("corrupt"), "{e}");
+
+    let p = dir.path().join("short.nii");
+    std::fs::write(&p, &good[..good.len() - 4]).unwrap();
+    assert!(run(&p).contains("need 240 bytes"));
+    let p = dir.path().join("long.nii");
+    let mut long = good.clone();
+    long.extend_from_slice(&[0; 8]);
+    std::fs::write(&p, &long).unwrap();
+    assert!(run(&p).contains("need 240 bytes"));
+    let p = dir.path().join("long.nii.gz");
+    std::fs::write(&p, gz(&long)).unwrap();
+    assert!(run(&p).contains("data after"));
+
+    // 2^40 voxels claimed by a small file, raw and compressed.
+    let huge = build_nii(&Spec::new(2, 8, &[1024, 1024, 1024, 1024], false), &[7; 64]);
+    let p = dir.path().join("huge.nii");
+    std::fs::write(&p, &huge).unwrap();
+    assert!(run(&p).contains("1099511627776 bytes"));
+    let p = dir.path().join("huge.nii.gz");
+    std::fs::write(&p, gz(&huge)).unwrap();
+    assert!(run(&p).contains("truncated"));
+
+    let p = dir.path().join("rgb.nii");
+    std::fs::write(&p, build_nii(&Spec::new(128, 24, &[2, 2], false), &[0; 12])).unwrap();
+    assert!(run(&p).contains("RGB24"));
+
+    let p = dir.path().join("nifti2.nii");
+    let mut n2 = vec![0u8; 600];
+    n2[..4].copy_from_slice(&540i32.to_le_bytes());
+    std::fs::write(&p, &n2).unwrap();
+    assert!(run(&p).contains("NIfTI-2"));
+
+    let p = dir.path().join("tiny.nii");
+    std::fs::write(&p, b"nope").unwrap();
+    run(&p);
+}
