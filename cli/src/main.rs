@@ -89,8 +89,11 @@ fn run(cli: Cli) -> CliResult {
         Command::Recompress(a) => cmd::recompress::run(a, g),
         Command::Demo(a) => cmd::demo::run(a, g),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "tgm", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "tgm", &mut script);
+            let mut out = std::io::stdout().lock();
+            std::io::Write::write_all(&mut out, &script)?;
+            Ok(std::io::Write::flush(&mut out)?)
         }
     }
 }

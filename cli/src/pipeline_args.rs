@@ -152,9 +152,9 @@ impl PipelineArgs {
         d.compression = s.compression.clone();
         d.masks = None;
         let element_bytes = if s.encoding == "simple_packing" {
-            if !matches!(d.dtype, Dtype::Float32 | Dtype::Float64) {
+            if d.dtype != Dtype::Float64 {
                 return Err(usage(format!(
-                    "simple_packing quantises float32/float64 fields, not {}",
+                    "simple_packing quantises float64 fields, not {}",
                     d.dtype.name()
                 )));
             }
