@@ -75,6 +75,14 @@ pub fn at_path(path: &Path, e: impl Into<CliError>) -> CliError {
                 CliError::Failed(format!("{p}: {s}"))
             }
         }
+        CliError::Usage(s) => {
+            let p = path.display().to_string();
+            if s.contains(&p) {
+                CliError::Usage(s)
+            } else {
+                CliError::Usage(format!("{p}: {s}"))
+            }
+        }
         other => other,
     }
 }

@@ -423,8 +423,10 @@ fn merge_split_and_reshuffle() {
     assert!(tgm_in(d.path(), &["validate", "--full", "r.tgm"]).ok);
     let mut e1 = tgm::Map::new();
     e1.insert("k".into(), Value::Uint(1));
-    let mut g1 = GlobalMetadata::default();
-    g1.extra = e1;
+    let g1 = GlobalMetadata {
+        extra: e1,
+        ..Default::default()
+    };
     let mut g2 = g1.clone();
     g2.extra.insert("k".into(), Value::Uint(2));
     std::fs::write(
