@@ -1,50 +1,78 @@
 //! `tgm`: command-line tool for Tensogram v3 files.
 
-#[cfg(feature = "grib")]
-mod convert_grib;
+mod cmd;
 #[cfg(feature = "dicom")]
 mod convert_dicom;
+#[cfg(feature = "grib")]
+mod convert_grib;
 #[cfg(feature = "nifti")]
 mod convert_nifti;
-mod demo;
-mod export;
-mod import;
-mod inspect;
+mod error;
+mod fmt;
+mod input;
+mod meta_args;
+mod npy_input;
+mod output;
+mod pipeline_args;
+mod progress;
+mod rewrite;
+mod sidecar;
 #[cfg(any(feature = "nifti", feature = "dicom"))]
 mod medical;
-mod salvage;
 #[cfg(feature = "grib")]
 mod to_grib;
 mod util;
 #[cfg(feature = "grib")]
 mod weather;
+mod where_clause;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-/// Read, write and inspect Tensogram v3 (.tgm) files.
+use error::{CliError, CliResult};
+use pipeline_args::GlobalArgs;
+
+/// Read, write, inspect and repair Tensogram v3 (.tgm) files.
 #[derive(Parser)]
 #[command(name = "tgm", version, about)]
 struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Import .npy files as one message (one object per file).
-    Import(import::Args),
-    /// Export every object of every message as .npy files.
-    Export(export::Args),
-    /// Summarise files: messages, size, version.
-    Info(inspect::InfoArgs),
-    /// List objects: one row per object.
-    Ls(inspect::LsArgs),
-    /// Print metadata and descriptors.
-    Dump(inspect::DumpArgs),
+    /// Summarise files: size, messages, objects, damage.
+    Info(cmd::info::Args),
+    /// List objects: one row per object (table or NDJSON with metadata).
+    Ls(cmd::ls::Args),
+    /// Print metadata and descriptors (text, or one JSON document with -j).
+    Dump(cmd::dump::Args),
+    /// Print values of metadata keys; a missing key is an error.
+    Get(cmd::get::Args),
+    /// Change metadata keys, writing a new file.
+    Set(cmd::set::Args),
+    /// Copy messages, optionally selected and split into files by key value.
+    Copy(cmd::copy::Args),
+    /// Merge all messages of the inputs into one message.
+    Merge(cmd::merge::Args),
+    /// Split every object into its own single-object file.
+    Split(cmd::split::Args),
+    /// Rewrite messages with index and hashes in the header.
+    Reshuffle(cmd::reshuffle::Args),
+    /// Check files for correctness and integrity (exit 1 when invalid).
+    Validate(cmd::validate::Args),
+    /// Import .npy files (or an export's sidecars) as messages.
+    Import(cmd::import::Args),
+    /// Export every object as .npy plus a JSON metadata sidecar per message.
+    Export(cmd::export::Args),
     /// Report and recover the intact messages of a damaged file.
-    Salvage(salvage::Args),
+    Salvage(cmd::salvage::Args),
+    /// Rewrite every object with a new pipeline, reporting sizes and error.
+    Recompress(cmd::recompress::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
-    Demo(demo::Args),
+    Demo(cmd::demo::Args),
     /// Convert GRIB files to Tensogram (through ecCodes).
     #[cfg(feature = "grib")]
     ConvertGrib(convert_grib::Args),
@@ -63,38 +91,69 @@ enum Command {
     /// Write one 3-D object as a DICOM series (one file per slice).
     #[cfg(feature = "dicom")]
     ToDicom(convert_dicom::ToArgs),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Example:\n  tgm completions bash > ~/.local/share/bash-completion/completions/tgm"
+    )]
+    Completions {
+        /// Shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+fn run(cli: Cli) -> CliResult {
+    let g = &cli.global;
+    match cli.command {
+        Command::Info(a) => cmd::info::run(a),
+        Command::Ls(a) => cmd::ls::run(a),
+        Command::Dump(a) => cmd::dump::run(a),
+        Command::Get(a) => cmd::get::run(a),
+        Command::Set(a) => cmd::set::run(a, g),
+        Command::Copy(a) => cmd::copy::run(a),
+        Command::Merge(a) => cmd::merge::run(a, g),
+        Command::Split(a) => cmd::split::run(a, g),
+        Command::Reshuffle(a) => cmd::reshuffle::run(a, g),
+        Command::Validate(a) => cmd::validate::run(a),
+        Command::Import(a) => cmd::import::run(a, g),
+        Command::Export(a) => cmd::export::run(a),
+        Command::Salvage(a) => cmd::salvage::run(a),
+        Command::Recompress(a) => cmd::recompress::run(a, g),
+        Command::Demo(a) => cmd::demo::run(a, g),
+        #[cfg(feature = "grib")]
+        Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),
+        #[cfg(feature = "grib")]
+        Command::ToGrib(a) => Ok(to_grib::run(a)?),
+        #[cfg(feature = "nifti")]
+        Command::ConvertNifti(a) => Ok(convert_nifti::convert(a)?),
+        #[cfg(feature = "nifti")]
+        Command::ToNifti(a) => Ok(convert_nifti::to_nifti(a)?),
+        #[cfg(feature = "dicom")]
+        Command::ConvertDicom(a) => Ok(convert_dicom::run(a)?),
+        #[cfg(feature = "dicom")]
+        Command::ToDicom(a) => Ok(convert_dicom::to_dicom(a)?),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "tgm", &mut script);
+            let mut out = std::io::stdout().lock();
+            std::io::Write::write_all(&mut out, &script)?;
+            Ok(std::io::Write::flush(&mut out)?)
+        }
+    }
 }
 
 fn main() {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Import(a) => import::run(a),
-        Command::Export(a) => export::run(a),
-        Command::Info(a) => inspect::info(a),
-        Command::Ls(a) => inspect::ls(a),
-        Command::Dump(a) => inspect::dump(a),
-        Command::Salvage(a) => salvage::run(a),
-        Command::Demo(a) => demo::run(a),
-        #[cfg(feature = "grib")]
-        Command::ConvertGrib(a) => convert_grib::run(a),
-        #[cfg(feature = "grib")]
-        Command::ToGrib(a) => to_grib::run(a),
-        #[cfg(feature = "nifti")]
-        Command::ConvertNifti(a) => convert_nifti::convert(a),
-        #[cfg(feature = "nifti")]
-        Command::ToNifti(a) => convert_nifti::to_nifti(a),
-        #[cfg(feature = "dicom")]
-        Command::ConvertDicom(a) => convert_dicom::run(a),
-        #[cfg(feature = "dicom")]
-        Command::ToDicom(a) => convert_dicom::to_dicom(a),
-    };
-    if let Err(e) = result {
-        eprintln!("error: {e}");
-        let mut src = std::error::Error::source(&*e);
-        while let Some(s) = src {
-            eprintln!("caused by: {s}");
-            src = s.source();
+    let code = match run(cli) {
+        Ok(()) | Err(CliError::BrokenPipe) => 0,
+        Err(CliError::Reported) => 1,
+        Err(e @ CliError::Usage(_)) => {
+            eprintln!("error: {e}");
+            2
         }
-        std::process::exit(1);
-    }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
 }

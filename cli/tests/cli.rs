@@ -69,7 +69,7 @@ fn import_export_round_trip_keeps_values_and_byte_order() {
     let exp = dir.path().join("exp");
     let (ok, _, err) = tgm(&["export", s(&out), "-o", s(&exp)]);
     assert!(ok, "{err}");
-    let back = read_npy(&std::fs::read(exp.join("m0_o0.npy")).unwrap()).unwrap();
+    let back = read_npy(&std::fs::read(exp.join("m0_a.npy")).unwrap()).unwrap();
     assert_eq!(back.byte_order, ByteOrder::native());
     let mut expect = be.clone();
     if ByteOrder::native() == ByteOrder::Little {
@@ -77,7 +77,7 @@ fn import_export_round_trip_keeps_values_and_byte_order() {
     }
     assert_eq!(back.data, expect);
     assert_eq!(
-        read_npy(&std::fs::read(exp.join("m0_o1.npy")).unwrap())
+        read_npy(&std::fs::read(exp.join("m0_b.npy")).unwrap())
             .unwrap()
             .shape,
         vec![2, 3]
@@ -234,9 +234,9 @@ fn import_with_szip_round_trips_and_refuses_corrupting_widths() {
     let exp = dir.join("exp");
     let (ok, _, err) = tgm(&["export", s(&out), "-o", s(&exp)]);
     assert!(ok, "{err}");
-    let back = read_npy(&std::fs::read(exp.join("m0_o0.npy")).unwrap()).unwrap();
+    let back = read_npy(&std::fs::read(exp.join("m0_i.npy")).unwrap()).unwrap();
     assert_eq!(back.data, i16s, "raw int16 through szip is lossless");
-    let packed = read_npy(&std::fs::read(exp.join("m1_o0.npy")).unwrap()).unwrap();
+    let packed = read_npy(&std::fs::read(exp.join("m1_t.npy")).unwrap()).unwrap();
     for (x, y) in packed.data.chunks_exact(8).zip(vals.chunks_exact(8)) {
         let (x, y) = (
             f64::from_le_bytes(x.try_into().unwrap()),

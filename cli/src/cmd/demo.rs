@@ -6,9 +6,12 @@ use std::path::PathBuf;
 use tgm::npy::{npy_layout, read_npy, write_npy};
 use tgm::{ByteOrder, Dtype};
 
-use crate::util::CliResult;
+use crate::error::{CliResult, WithPath};
+use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 
+/// Arguments of `tgm demo`.
 #[derive(clap::Args)]
+#[command(after_help = "Example:\n  tgm demo -d /tmp/tgm-demo")]
 pub struct Args {
     /// Working directory for the example files (default: a fresh temporary directory).
     #[arg(short, long)]
@@ -71,14 +74,15 @@ fn examples() -> Vec<Example> {
     ]
 }
 
-pub fn run(a: Args) -> CliResult {
+/// Runs `tgm demo`.
+pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let dir = match a.dir {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("tgm-demo-{}", std::process::id())),
     };
     let input_dir = dir.join("input");
     let export_dir = dir.join("export");
-    std::fs::create_dir_all(&input_dir)?;
+    std::fs::create_dir_all(&input_dir).at(&input_dir)?;
     let exs = examples();
     let mut inputs = Vec::new();
     for e in &exs {
@@ -86,7 +90,8 @@ pub fn run(a: Args) -> CliResult {
         std::fs::write(
             &path,
             write_npy(&npy_layout(e.dtype, &e.shape, e.order), &e.data),
-        )?;
+        )
+        .at(&path)?;
         inputs.push(path);
     }
     println!(
@@ -95,42 +100,34 @@ pub fn run(a: Args) -> CliResult {
         input_dir.display()
     );
     let tgm_path = dir.join("example.tgm");
-    let _ = std::fs::remove_file(&tgm_path);
-    crate::import::run(crate::import::Args {
-        inputs: inputs.clone(),
-        output: tgm_path.clone(),
-        meta: vec!["mars.class=od".into(), "source=tgm-demo".into()],
-        append: false,
-        encoding: "none".into(),
-        bits: 16,
-        filter: "none".into(),
-        compression: "none".into(),
-        level: None,
-        szip_rsi: 128,
-        szip_block_size: 16,
-        szip_libaec_exact: false,
-        allow_nan: false,
-        allow_inf: false,
-        no_hash: false,
-        threads: 0,
-    })?;
+    crate::cmd::import::run(
+        crate::cmd::import::Args {
+            inputs: inputs.clone(),
+            output: tgm_path.clone(),
+            meta: vec!["mars.class=od".into(), "source=tgm-demo".into()],
+            append: false,
+            force: true,
+            pipeline: PipelineArgs::default(),
+        },
+        g,
+    )?;
     println!("2. imported them into {}", tgm_path.display());
-    crate::inspect::info(crate::inspect::InfoArgs {
+    crate::cmd::ls::run(crate::cmd::ls::Args {
         files: vec![tgm_path.clone()],
-    })?;
-    crate::inspect::ls(crate::inspect::LsArgs {
-        files: vec![tgm_path.clone()],
+        where_clause: Vec::new(),
+        keys: None,
         json: false,
-        filter: None,
     })?;
-    crate::export::run(crate::export::Args {
+    crate::cmd::export::run(crate::cmd::export::Args {
         input: tgm_path.clone(),
         output: export_dir.clone(),
+        force: true,
         no_verify: false,
     })?;
     println!("3. exported every object to {}", export_dir.display());
-    for (i, e) in exs.iter().enumerate() {
-        let back = read_npy(&std::fs::read(export_dir.join(format!("m0_o{i}.npy")))?)?;
+    for e in &exs {
+        let path = export_dir.join(format!("m0_{}.npy", e.name));
+        let back = read_npy(&std::fs::read(&path).at(&path)?).at(&path)?;
         let mut expected = e.data.clone();
         if e.order != ByteOrder::native() {
             tgm::dtype::swap_in_place(&mut expected, e.dtype.swap_unit());

@@ -1,0 +1,131 @@
+//! `tgm export`: every object as a `.npy` file, plus a JSON sidecar per
+//! message (`m<N>.json`) holding its metadata, so `tgm import DIR` restores
+//! it. All files appear together when every one is complete.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use tgm::npy::{npy_layout, write_npy};
+
+use crate::error::{CliError, CliResult, WithPath};
+use crate::fmt::descriptor_json;
+use crate::input::Archive;
+use crate::output::FileSet;
+use crate::progress::bytes_bar;
+use crate::sidecar::{Sidecar, SidecarObject};
+
+/// Arguments of `tgm export`.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Files: m<N>_<name>.npy when the object has a `name` key, else \
+m<N>_o<I>.npy, in the stored byte order; m<N>.json per message.\n\nExample:\n  tgm export out.tgm -o dir/"
+)]
+pub struct Args {
+    /// Input .tgm file (`-` for stdin).
+    pub input: PathBuf,
+    /// Output directory (created if missing).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Replace files that exist in the output directory.
+    #[arg(short, long)]
+    pub force: bool,
+    /// Skip frame-hash verification (for salvage work).
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+/// A file-name-safe object name.
+fn safe_name(meta: &tgm::Map) -> Option<String> {
+    let n = meta.get("name")?.as_text()?;
+    let ok = !n.is_empty()
+        && n.len() <= 200
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+'))
+        && !n.starts_with('.');
+    ok.then(|| n.to_string())
+}
+
+/// Runs `tgm export`.
+pub fn run(a: Args) -> CliResult {
+    let f = Archive::open(&a.input)?;
+    if f.len() == 0 {
+        return Err(CliError::Failed(format!(
+            "{}: no Tensogram message found",
+            f.label().display()
+        )));
+    }
+    if a.output.exists() && !a.output.is_dir() {
+        return Err(CliError::Failed(format!(
+            "{}: not a directory",
+            a.output.display()
+        )));
+    }
+    let created = !a.output.exists();
+    std::fs::create_dir_all(&a.output).at(&a.output)?;
+    let result = export_all(&a, &f);
+    if result.is_err() && created {
+        let _ = std::fs::remove_dir(&a.output);
+    }
+    let (objects, messages) = result?;
+    eprintln!(
+        "exported {objects} object(s) from {messages} message(s) to {}",
+        a.output.display()
+    );
+    Ok(())
+}
+
+fn export_all(a: &Args, f: &Archive) -> CliResult<(usize, usize)> {
+    let inputs = [a.input.as_path()];
+    let mut set = FileSet::default();
+    let total = f.file().size();
+    let bar = bytes_bar(total, "exporting");
+    let mut objects = 0;
+    for mi in 0..f.len() {
+        let (meta, _) = f.header(mi)?;
+        let mut side = Sidecar {
+            message: mi,
+            extra: meta.extra.clone(),
+            objects: Vec::new(),
+        };
+        f.for_each_object(mi, !a.no_verify, |oi, d, data| {
+            let mut entry = meta.base.get(oi).cloned().unwrap_or_default();
+            entry.remove(tgm::metadata::RESERVED_KEY);
+            let name = match safe_name(&entry) {
+                Some(n) => format!("m{mi}_{n}.npy"),
+                None => format!("m{mi}_o{oi}.npy"),
+            };
+            let name = if side.objects.iter().any(|o| o.file == name) {
+                format!("m{mi}_o{oi}.npy")
+            } else {
+                name
+            };
+            let path = a.output.join(&name);
+            let layout = npy_layout(d.dtype, &d.shape, tgm::ByteOrder::native());
+            let file = set.create(&path, &inputs, a.force)?;
+            let mut w = BufWriter::with_capacity(1 << 20, file);
+            w.write_all(&write_npy(&layout, &[])).at(&path)?;
+            for chunk in data.chunks(8 << 20) {
+                w.write_all(chunk).at(&path)?;
+                bar.inc(chunk.len() as u64);
+            }
+            w.flush().at(&path)?;
+            if let Some(note) = layout.note {
+                bar.suspend(|| eprintln!("note: {}: {note}", path.display()));
+            }
+            side.objects.push(SidecarObject {
+                file: name,
+                metadata: entry,
+                descriptor: descriptor_json(d),
+            });
+            objects += 1;
+            Ok(())
+        })?;
+        let path = a.output.join(format!("m{mi}.json"));
+        set.create(&path, &inputs, a.force)?
+            .write_all(side.to_json().as_bytes())
+            .at(&path)?;
+    }
+    bar.finish_and_clear();
+    set.commit()?;
+    Ok((objects, f.len()))
+}

@@ -1,0 +1,218 @@
+//! `tgm import`: `.npy` files (or an export's sidecars) into messages.
+//! Arrays are memory-mapped and written object by object (streaming
+//! messages with back-filled lengths, `spec/format.md` §5), so memory stays
+//! near one array.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tgm::file::{AppendOptions, Appender};
+use tgm::{GlobalMetadata, ObjectDescriptor, StreamingEncoder};
+
+use crate::error::{usage, CliError, CliResult, WithPath};
+use crate::input::Archive;
+use crate::meta_args::{apply, parse_assignment};
+use crate::npy_input::NpyInput;
+use crate::output::{check_output, is_dash, AtomicFile};
+use crate::pipeline_args::{GlobalArgs, PipelineArgs};
+use crate::progress::bytes_bar;
+use crate::sidecar::{self, Sidecar};
+
+/// Arguments of `tgm import`.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Inputs are .npy files (one message, one object each), or an export's \
+sidecars (dir/m0.json) or export directory (one message per sidecar, metadata restored).\n\n\
+Examples:\n  tgm import a.npy b.npy -o out.tgm --meta mars.class=od --meta 1:mars.param=130\n  \
+tgm import c.npy -o out.tgm --append\n  tgm import t.npy -o p.tgm --encoding simple_packing --bits 16 --compression zstd --level 5\n  \
+tgm import exported/ -o back.tgm"
+)]
+pub struct Args {
+    /// Input .npy files, sidecars (.json) or one export directory.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output .tgm file (`-` for stdout).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Metadata: [N:]KEY=VALUE or [N:]KEY:=TEXT (see `tgm set --help`).
+    #[arg(short, long = "meta", value_name = "ASSIGNMENT")]
+    pub meta: Vec<String>,
+    /// Append to OUTPUT (an existing .tgm archive) through the crash-safe appender.
+    #[arg(short, long, conflicts_with = "force")]
+    pub append: bool,
+    /// Replace OUTPUT if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+}
+
+/// One message to write: its metadata and array files.
+struct Plan {
+    meta: GlobalMetadata,
+    files: Vec<PathBuf>,
+}
+
+fn plans(inputs: &[PathBuf]) -> CliResult<Vec<Plan>> {
+    let is_json = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
+    if inputs.len() == 1 && inputs[0].is_dir() {
+        return sidecar::in_dir(&inputs[0])?
+            .iter()
+            .map(|s| from_sidecar(s))
+            .collect();
+    }
+    if inputs.iter().all(is_json) {
+        return inputs.iter().map(|s| from_sidecar(s)).collect();
+    }
+    if let Some(p) = inputs.iter().find(|p| is_json(p) || p.is_dir()) {
+        return Err(usage(format!(
+            "{}: sidecars and directories cannot be mixed with .npy inputs",
+            p.display()
+        )));
+    }
+    let base = inputs
+        .iter()
+        .map(|p| {
+            let mut e = tgm::Map::new();
+            if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+                e.insert("name".into(), stem.into());
+            }
+            e
+        })
+        .collect();
+    Ok(vec![Plan {
+        meta: GlobalMetadata::with_base(base),
+        files: inputs.to_vec(),
+    }])
+}
+
+fn from_sidecar(path: &Path) -> CliResult<Plan> {
+    let s = Sidecar::read(path)?;
+    Ok(Plan {
+        meta: s.metadata(),
+        files: s.files(path),
+    })
+}
+
+/// Where messages go.
+enum Target {
+    New(AtomicFile),
+    Append(Appender),
+    Stdout,
+}
+
+/// Runs `tgm import`.
+pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let stages = a.pipeline.stages()?;
+    let assignments = a
+        .meta
+        .iter()
+        .map(|m| parse_assignment(m))
+        .collect::<CliResult<Vec<_>>>()?;
+    let plans = plans(&a.inputs)?;
+    let mut all_inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    all_inputs.extend(
+        plans
+            .iter()
+            .flat_map(|p| p.files.iter().map(PathBuf::as_path)),
+    );
+    let opts = a.pipeline.encode_options(g)?;
+
+    let mut target = if a.append {
+        if is_dash(&a.output) {
+            return Err(usage("--append needs a file, not stdout"));
+        }
+        check_output(&a.output, &all_inputs, true)?;
+        if a.output.exists() {
+            let existing = Archive::open_lenient(&a.output)?;
+            if existing.file().size() > 0 && existing.len() == 0 {
+                return Err(CliError::Failed(format!(
+                    "{}: not a Tensogram file; refusing to append to it",
+                    a.output.display()
+                )));
+            }
+        }
+        let app = Appender::open(&a.output, &AppendOptions::default()).at(&a.output)?;
+        if let Some(t) = app.repaired_tail() {
+            eprintln!(
+                "note: {}: cut {} bytes of an interrupted write at offset {}",
+                a.output.display(),
+                t.len,
+                t.offset
+            );
+        }
+        Target::Append(app)
+    } else if is_dash(&a.output) {
+        Target::Stdout
+    } else {
+        check_output(&a.output, &all_inputs, a.force)?;
+        Target::New(AtomicFile::create(&a.output)?)
+    };
+
+    let mut objects = 0usize;
+    for plan in &plans {
+        let arrays = plan
+            .files
+            .iter()
+            .map(|p| NpyInput::open(p))
+            .collect::<CliResult<Vec<_>>>()?;
+        let mut meta = plan.meta.clone();
+        meta.base.resize_with(arrays.len(), tgm::Map::new);
+        for (e, arr) in meta.base.iter_mut().zip(&arrays) {
+            if arr.was_bool {
+                e.insert("numpy_dtype".into(), "bool".into());
+            }
+        }
+        apply(&mut meta, arrays.len(), &assignments)?;
+        let mut descs: Vec<ObjectDescriptor> = Vec::with_capacity(arrays.len());
+        for (arr, path) in arrays.iter().zip(&plan.files) {
+            let mut d = arr.descriptor();
+            a.pipeline.apply(&stages, &mut d, &arr.data()).at(path)?;
+            descs.push(d);
+        }
+        let total: u64 = arrays.iter().map(|x| x.data().len() as u64).sum();
+        let bar = bytes_bar(total, "importing");
+        let write_all =
+            |put: &mut dyn FnMut(&ObjectDescriptor, &[u8]) -> tgm::Result<()>| -> CliResult {
+                for ((d, arr), path) in descs.iter().zip(&arrays).zip(&plan.files) {
+                    let data = arr.data();
+                    put(d, &data).at(path)?;
+                    bar.inc(data.len() as u64);
+                }
+                Ok(())
+            };
+        match &mut target {
+            Target::New(f) => {
+                let mut enc = StreamingEncoder::new(f.file(), &meta, &opts)?;
+                write_all(&mut |d, x| enc.write_object(d, x))?;
+                enc.finish_with_backfill()?;
+            }
+            Target::Append(app) => {
+                let mut s = app.stream(&meta, &opts).at(&a.output)?;
+                write_all(&mut |d, x| s.write_object(d, x))?;
+                s.finish().at(&a.output)?;
+            }
+            Target::Stdout => {
+                let pairs: Vec<_> = arrays.iter().map(|x| x.data()).collect();
+                let objs: Vec<_> = descs.iter().zip(&pairs).map(|(d, x)| (d, &x[..])).collect();
+                let msg = tgm::encode(&meta, &objs, &opts)?;
+                let mut out = std::io::stdout().lock();
+                out.write_all(&msg)?;
+                out.flush()?;
+                bar.inc(total);
+            }
+        }
+        bar.finish_and_clear();
+        objects += arrays.len();
+    }
+    if let Target::New(f) = target {
+        f.commit()?;
+    }
+    eprintln!(
+        "{} {} message(s), {objects} object(s) to {}",
+        if a.append { "appended" } else { "wrote" },
+        plans.len(),
+        a.output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! `tgm ls`: one row per object, as a table or NDJSON with metadata.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::{CliError, CliResult};
+use crate::fmt::{cell, descriptor_json, object_meta_json, pipeline_str, shape_str};
+use crate::input::Archive;
+use crate::output::stdout;
+use crate::where_clause::Where;
+
+/// Arguments of `tgm ls`.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tgm ls out.tgm\n  tgm ls -j -w mars.class=od out.tgm\n  tgm ls -w mars.param=2t/10u -p mars.param,step out.tgm"
+)]
+pub struct Args {
+    /// Files to list (`-` for stdin).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Only objects matching: KEY=V1/V2, KEY!=V; several clauses comma-separated or repeated.
+    #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
+    pub where_clause: Vec<String>,
+    /// Comma-separated metadata keys to show as columns.
+    #[arg(short = 'p', long = "keys", value_name = "KEYS")]
+    pub keys: Option<String>,
+    /// One JSON object per line (NDJSON), with the object's metadata.
+    #[arg(short, long)]
+    pub json: bool,
+}
+
+/// Runs `tgm ls`. The file index locates messages; only metadata and
+/// descriptors are parsed, so memory does not grow with the file.
+pub fn run(a: Args) -> CliResult {
+    let filter = Where::parse(&a.where_clause)?;
+    let keys: Vec<String> = match &a.keys {
+        Some(k) => k.split(',').map(|s| s.trim().to_string()).collect(),
+        None => Vec::new(),
+    };
+    for k in &keys {
+        crate::meta_args::key_path(k)?;
+    }
+    let archives = a
+        .files
+        .iter()
+        .map(|p| Archive::open(p))
+        .collect::<CliResult<Vec<_>>>()?;
+    let mut out = stdout();
+    if !a.json {
+        if keys.is_empty() {
+            writeln!(
+                out,
+                "file\tmessage\tobject\tdtype\tshape\tpipeline\tstored_bytes"
+            )?;
+        } else {
+            writeln!(out, "file\tmessage\tobject\t{}", keys.join("\t"))?;
+        }
+    }
+    for f in &archives {
+        let label = f.label().display().to_string();
+        for mi in 0..f.len() {
+            let (meta, descs) = f.header(mi)?;
+            let sizes = f.stored_sizes(mi)?;
+            for (oi, d) in descs.iter().enumerate() {
+                if !filter.matches_object(&meta, oi) {
+                    continue;
+                }
+                if a.json {
+                    let mut row = serde_json::json!({
+                        "file": label,
+                        "message": mi,
+                        "object": oi,
+                        "dtype": d.dtype.name(),
+                        "shape": d.shape,
+                        "byte_order": d.byte_order.name(),
+                        "pipeline": pipeline_str(d),
+                        "stored_bytes": sizes[oi],
+                        "metadata": object_meta_json(&meta, oi),
+                        "descriptor": descriptor_json(d),
+                    });
+                    if !keys.is_empty() {
+                        let sel: serde_json::Map<String, serde_json::Value> = keys
+                            .iter()
+                            .map(|k| {
+                                let v = meta
+                                    .lookup(Some(oi), k)
+                                    .map_or(serde_json::Value::Null, crate::meta_args::to_json);
+                                (k.clone(), v)
+                            })
+                            .collect();
+                        row["keys"] = serde_json::Value::Object(sel);
+                    }
+                    writeln!(out, "{row}")?;
+                } else if keys.is_empty() {
+                    writeln!(
+                        out,
+                        "{label}\t{mi}\t{oi}\t{}\t{}\t{}\t{}",
+                        d.dtype,
+                        shape_str(&d.shape),
+                        pipeline_str(d),
+                        sizes[oi]
+                    )?;
+                } else {
+                    let cells: Vec<String> = keys
+                        .iter()
+                        .map(|k| meta.lookup(Some(oi), k).map_or("-".into(), cell))
+                        .collect();
+                    writeln!(out, "{label}\t{mi}\t{oi}\t{}", cells.join("\t"))?;
+                }
+            }
+        }
+    }
+    out.flush().map_err(CliError::from)
+}

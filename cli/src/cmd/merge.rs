@@ -1,0 +1,84 @@
+//! `tgm merge`: every message of every input into one message.
+
+use std::path::PathBuf;
+
+use tgm::GlobalMetadata;
+
+use crate::error::{usage, CliError, CliResult};
+use crate::input::{Archive, DecodedObject};
+use crate::output::Sink;
+use crate::pipeline_args::GlobalArgs;
+use crate::rewrite::encode_same;
+
+/// What to do when two messages' `_extra_` sections disagree on a key.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// The first value wins.
+    First,
+    /// The last value wins.
+    Last,
+    /// Conflicts are errors.
+    Error,
+}
+
+/// Arguments of `tgm merge`.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  tgm merge -o all.tgm a.tgm b.tgm -s error")]
+pub struct Args {
+    /// Input files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output file (`-` for stdout).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Conflicting message-level (`_extra_`) keys.
+    #[arg(short = 's', long, value_enum, default_value_t = Strategy::First)]
+    pub strategy: Strategy,
+    /// Replace OUTPUT if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+/// Runs `tgm merge`: objects keep their order and per-object metadata.
+pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    let mut sink = Sink::open(&a.output, &inputs, a.force)?;
+    let mut meta = GlobalMetadata::default();
+    let mut objects: Vec<DecodedObject> = Vec::new();
+    for path in &a.inputs {
+        let f = Archive::open(path)?;
+        for mi in 0..f.len() {
+            let (m, descs) = f.header(mi)?;
+            let mut base = m.base.clone();
+            base.resize_with(descs.len(), tgm::Map::new);
+            meta.base.extend(base);
+            for (k, v) in m.extra {
+                match meta.extra.get(&k) {
+                    None => {
+                        meta.extra.insert(k, v);
+                    }
+                    Some(old) if *old == v => {}
+                    Some(_) => match a.strategy {
+                        Strategy::First => {}
+                        Strategy::Last => {
+                            meta.extra.insert(k, v);
+                        }
+                        Strategy::Error => {
+                            return Err(CliError::Failed(format!(
+                                "{}: message {mi}: _extra_ key {k:?} conflicts with an earlier input (--strategy error)",
+                                path.display()
+                            )))
+                        }
+                    },
+                }
+            }
+            objects.extend(f.decode_message(mi, g.threads)?);
+        }
+    }
+    if objects.is_empty() && meta.extra.is_empty() {
+        return Err(usage("the inputs hold no message"));
+    }
+    let refs: Vec<_> = objects.iter().collect();
+    sink.write_all(&encode_same(&meta, &refs, g)?)?;
+    sink.finish()
+}

@@ -1,0 +1,17 @@
+//! One module per subcommand.
+
+pub mod copy;
+pub mod demo;
+pub mod dump;
+pub mod export;
+pub mod get;
+pub mod import;
+pub mod info;
+pub mod ls;
+pub mod merge;
+pub mod recompress;
+pub mod reshuffle;
+pub mod salvage;
+pub mod set;
+pub mod split;
+pub mod validate;

@@ -1,0 +1,56 @@
+//! `tgm split`: every object into its own single-object message and file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tgm::GlobalMetadata;
+
+use crate::error::{usage, CliResult, WithPath};
+use crate::input::Archive;
+use crate::output::FileSet;
+use crate::pipeline_args::GlobalArgs;
+use crate::rewrite::encode_same;
+
+/// Arguments of `tgm split`.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  tgm split -o 'part_[index].tgm' in.tgm")]
+pub struct Args {
+    /// Input file (`-` for stdin).
+    pub input: PathBuf,
+    /// Output template; `[index]` is replaced by 0, 1, ... (required with more than one object).
+    #[arg(short, long)]
+    pub output: String,
+    /// Replace outputs that exist.
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+/// Runs `tgm split`. All outputs appear together when every one is written.
+pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let f = Archive::open(&a.input)?;
+    let mut set = FileSet::default();
+    let mut index = 0usize;
+    for mi in 0..f.len() {
+        let (meta, _) = f.header(mi)?;
+        let objects = f.decode_message(mi, g.threads)?;
+        for (oi, obj) in objects.iter().enumerate() {
+            if index > 0 && !a.output.contains("[index]") {
+                return Err(usage(
+                    "the input has more than one object: put [index] in the output name",
+                ));
+            }
+            let mut one =
+                GlobalMetadata::with_base(meta.base.get(oi).cloned().into_iter().collect());
+            one.extra = meta.extra.clone();
+            let msg = encode_same(&one, &[obj], g)?;
+            let name = PathBuf::from(a.output.replace("[index]", &index.to_string()));
+            set.create(&name, &[Path::new(&a.input)], a.force)?
+                .write_all(&msg)
+                .at(&name)?;
+            index += 1;
+        }
+    }
+    let n = set.commit()?;
+    eprintln!("wrote {n} file(s)");
+    Ok(())
+}

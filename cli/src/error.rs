@@ -1,0 +1,109 @@
+//! The CLI's error: one line naming the path and the cause once.
+
+use std::fmt;
+use std::path::Path;
+
+/// A command failure, printed as one line on stderr.
+#[derive(Debug)]
+pub enum CliError {
+    /// The reader of stdout went away; the command stops quietly (exit 0).
+    BrokenPipe,
+    /// Usage mistakes that clap cannot see (exit 2).
+    Usage(String),
+    /// Anything else (exit 1).
+    Failed(String),
+    /// Validation or salvage found problems; the report is already printed (exit 1).
+    Reported,
+}
+
+/// Result of a command.
+pub type CliResult<T = ()> = Result<T, CliError>;
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::BrokenPipe => f.write_str("broken pipe"),
+            CliError::Usage(s) | CliError::Failed(s) => f.write_str(s),
+            CliError::Reported => f.write_str("problems found"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+impl From<String> for CliError {
+    fn from(s: String) -> Self {
+        CliError::Failed(s)
+    }
+}
+
+impl From<&str> for CliError {
+    fn from(s: &str) -> Self {
+        CliError::Failed(s.to_string())
+    }
+}
+
+impl From<tgm::Error> for CliError {
+    fn from(e: tgm::Error) -> Self {
+        CliError::Failed(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            CliError::BrokenPipe
+        } else {
+            CliError::Failed(e.to_string())
+        }
+    }
+}
+
+/// A usage error.
+pub fn usage(msg: impl Into<String>) -> CliError {
+    CliError::Usage(msg.into())
+}
+
+/// Prefixes an error with the path it concerns, unless it already names it.
+pub fn at_path(path: &Path, e: impl Into<CliError>) -> CliError {
+    match e.into() {
+        CliError::Failed(s) => {
+            let p = path.display().to_string();
+            if s.contains(&p) {
+                CliError::Failed(s)
+            } else {
+                CliError::Failed(format!("{p}: {s}"))
+            }
+        }
+        CliError::Usage(s) => {
+            let p = path.display().to_string();
+            if s.contains(&p) {
+                CliError::Usage(s)
+            } else {
+                CliError::Usage(format!("{p}: {s}"))
+            }
+        }
+        other => other,
+    }
+}
+
+/// Extension: attach a path to any error convertible into [`CliError`].
+pub trait WithPath<T> {
+    /// Names `path` in the error.
+    fn at(self, path: &Path) -> CliResult<T>;
+}
+
+impl<T, E: Into<CliError>> WithPath<T> for Result<T, E> {
+    fn at(self, path: &Path) -> CliResult<T> {
+        self.map_err(|e| at_path(path, e))
+    }
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync>> for CliError {
+    fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        match e.downcast::<std::io::Error>() {
+            Ok(io) => CliError::from(*io),
+            Err(e) => CliError::Failed(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Reading archives: every library reading call the commands make goes
+//! through these helpers. See `spec/files.md` §2 for the file index.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use tgm::{DecodeOptions, GlobalMetadata, ObjectDescriptor, TgmFile};
+
+use crate::error::{CliError, CliResult, WithPath};
+use crate::output::is_dash;
+
+/// An opened, indexed archive (stdin is first spooled to a temporary file).
+pub struct Archive {
+    file: TgmFile,
+    label: PathBuf,
+    _spool: Option<tempfile::NamedTempFile>,
+}
+
+/// One object of a message, decoded.
+pub struct DecodedObject {
+    /// Its descriptor as stored.
+    pub descriptor: ObjectDescriptor,
+    /// Element bytes in the descriptor's byte order, non-finite values restored.
+    pub data: Vec<u8>,
+}
+
+impl Archive {
+    /// Opens `path` (or stdin for `-`) without judging its content.
+    pub fn open_lenient(path: &Path) -> CliResult<Self> {
+        if is_dash(path) {
+            let mut spool = tempfile::NamedTempFile::new()?;
+            std::io::copy(&mut std::io::stdin().lock(), spool.as_file_mut())?;
+            let file = TgmFile::open(spool.path()).at(Path::new("<stdin>"))?;
+            return Ok(Archive {
+                file,
+                label: PathBuf::from("<stdin>"),
+                _spool: Some(spool),
+            });
+        }
+        if path.is_dir() {
+            return Err(CliError::Failed(format!(
+                "{}: is a directory",
+                path.display()
+            )));
+        }
+        let file = TgmFile::open(path).map_err(|e| {
+            // The library names the path already for I/O errors.
+            let s = e.to_string();
+            if s.contains(&path.display().to_string()) {
+                CliError::Failed(s)
+            } else {
+                CliError::Failed(format!("{}: {s}", path.display()))
+            }
+        })?;
+        Ok(Archive {
+            file,
+            label: path.to_path_buf(),
+            _spool: None,
+        })
+    }
+
+    /// Opens `path` and refuses anything but a complete, undamaged archive:
+    /// a file with no message or with bytes that form none is an error.
+    pub fn open(path: &Path) -> CliResult<Self> {
+        let a = Self::open_lenient(path)?;
+        a.check_intact()?;
+        Ok(a)
+    }
+
+    /// Errors when the file holds bytes outside complete messages.
+    pub fn check_intact(&self) -> CliResult {
+        let f = &self.file;
+        if f.size() > 0 && f.num_messages() == 0 {
+            return Err(CliError::Failed(format!(
+                "{}: not a Tensogram file (no message found in {} bytes)",
+                self.label.display(),
+                f.size()
+            )));
+        }
+        if let Some(t) = f.torn_tail() {
+            return Err(CliError::Failed(format!(
+                "{}: damaged: {} bytes at offset {} form no message ({}); see `tgm salvage`",
+                self.label.display(),
+                t.len,
+                t.offset,
+                t.reason
+            )));
+        }
+        let covered: u64 = f.spans().iter().map(|s| s.len).sum();
+        if covered != f.size() {
+            return Err(CliError::Failed(format!(
+                "{}: damaged: {} bytes lie outside complete messages; see `tgm salvage`",
+                self.label.display(),
+                f.size() - covered
+            )));
+        }
+        Ok(())
+    }
+
+    /// The name used in messages.
+    pub fn label(&self) -> &Path {
+        &self.label
+    }
+
+    /// The underlying indexed file.
+    pub fn file(&self) -> &TgmFile {
+        &self.file
+    }
+
+    /// Number of complete messages.
+    pub fn len(&self) -> usize {
+        self.file.num_messages()
+    }
+
+    /// The raw bytes of message `i`.
+    pub fn message_bytes(&self, i: usize) -> CliResult<Cow<'_, [u8]>> {
+        self.file.message_bytes(i).at(&self.label)
+    }
+
+    /// Metadata and descriptors of message `i`, without decoding payloads.
+    pub fn header(&self, i: usize) -> CliResult<(GlobalMetadata, Vec<ObjectDescriptor>)> {
+        self.file
+            .with_message(i, |m| {
+                let meta = m.metadata()?;
+                let descs = (0..m.num_objects())
+                    .map(|o| m.object(o).map(|x| x.descriptor().clone()))
+                    .collect::<tgm::Result<Vec<_>>>()?;
+                Ok((meta, descs))
+            })
+            .at(&self.label)
+    }
+
+    /// Stored payload bytes per object of message `i`.
+    pub fn stored_sizes(&self, i: usize) -> CliResult<Vec<u64>> {
+        self.file
+            .with_message(i, |m| {
+                (0..m.num_objects())
+                    .map(|o| m.object(o).map(|x| x.payload_region().len() as u64))
+                    .collect()
+            })
+            .at(&self.label)
+    }
+
+    /// Decodes every object of message `i` in stored byte order (hashes verified).
+    pub fn decode_message(&self, i: usize, threads: usize) -> CliResult<Vec<DecodedObject>> {
+        let opts = DecodeOptions::default()
+            .native_byte_order(false)
+            .threads(threads);
+        self.file
+            .with_message(i, |m| {
+                m.verify(opts.verify)?;
+                (0..m.num_objects())
+                    .map(|o| {
+                        let obj = m.object(o)?;
+                        Ok(DecodedObject {
+                            descriptor: obj.descriptor().clone(),
+                            data: obj.decode(&opts)?.into_owned(),
+                        })
+                    })
+                    .collect()
+            })
+            .at(&self.label)
+    }
+
+    /// Runs `f` on each object of message `i` decoded in native byte order,
+    /// borrowing from the mapping where the library can.
+    pub fn for_each_object(
+        &self,
+        i: usize,
+        verify: bool,
+        mut f: impl FnMut(usize, &ObjectDescriptor, &[u8]) -> CliResult,
+    ) -> CliResult {
+        let opts = DecodeOptions::default().verify(if verify {
+            tgm::Verify::IfPresent
+        } else {
+            tgm::Verify::Off
+        });
+        let mut inner: CliResult = Ok(());
+        self.file
+            .with_message(i, |m| {
+                m.verify(opts.verify)?;
+                let unverified = opts.clone().verify(tgm::Verify::Off);
+                for o in 0..m.num_objects() {
+                    let obj = m.object(o)?;
+                    let data = obj.decode(&unverified)?;
+                    if let Err(e) = f(o, obj.descriptor(), &data) {
+                        inner = Err(e);
+                        break;
+                    }
+                }
+                Ok(())
+            })
+            .at(&self.label)?;
+        inner
+    }
+}

@@ -1,0 +1,176 @@
+//! Output safety: stdout that ends quietly on a closed pipe, outputs that
+//! never replace an existing file without `--force` nor overwrite an input,
+//! and files written to a temporary sibling renamed into place when complete.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{CliError, CliResult, WithPath};
+
+/// Buffered stdout. Write errors become [`CliError::BrokenPipe`] when the
+/// reader has gone away, which `main` turns into a quiet exit 0.
+pub fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
+    BufWriter::new(std::io::stdout().lock())
+}
+
+/// Whether `path` means stdin/stdout.
+pub fn is_dash(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// The identity of an existing file: device and inode.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+/// Refuses an output that is one of the inputs, or that exists without
+/// `force`. A directory is always refused.
+pub fn check_output(out: &Path, inputs: &[&Path], force: bool) -> CliResult {
+    if is_dash(out) {
+        return Ok(());
+    }
+    let Some(id) = identity(out) else {
+        return Ok(());
+    };
+    if inputs
+        .iter()
+        .any(|i| !is_dash(i) && identity(i) == Some(id))
+    {
+        return Err(CliError::Failed(format!(
+            "{}: the output is also an input; refusing to overwrite it",
+            out.display()
+        )));
+    }
+    if out.is_dir() {
+        return Err(CliError::Failed(format!(
+            "{}: is a directory",
+            out.display()
+        )));
+    }
+    if !force {
+        return Err(CliError::Failed(format!(
+            "{}: already exists (use --force to replace it, or --append where offered)",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A file being written: a temporary sibling of the target, renamed into
+/// place by [`AtomicFile::commit`]; dropped uncommitted, it disappears.
+pub struct AtomicFile {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl AtomicFile {
+    /// Starts writing `target` (its directory must exist).
+    pub fn create(target: &Path) -> CliResult<Self> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".tgm-partial-")
+            .tempfile_in(dir)
+            .at(target)?;
+        Ok(AtomicFile {
+            tmp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    /// The open temporary file.
+    pub fn file(&mut self) -> &mut File {
+        self.tmp.as_file_mut()
+    }
+
+    /// Syncs and renames into place.
+    pub fn commit(self) -> CliResult {
+        self.tmp.as_file().sync_all().at(&self.target)?;
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| e.error)
+            .at(&self.target)?;
+        Ok(())
+    }
+}
+
+/// Where a command writes a byte stream: a file (atomically) or stdout.
+pub enum Sink {
+    /// A regular file.
+    File(AtomicFile),
+    /// Standard output.
+    Stdout(std::io::Stdout),
+}
+
+impl Sink {
+    /// Opens `-` as stdout, anything else atomically after [`check_output`].
+    pub fn open(out: &Path, inputs: &[&Path], force: bool) -> CliResult<Self> {
+        if is_dash(out) {
+            return Ok(Sink::Stdout(std::io::stdout()));
+        }
+        check_output(out, inputs, force)?;
+        Ok(Sink::File(AtomicFile::create(out)?))
+    }
+
+    /// Writes bytes.
+    pub fn write_all(&mut self, b: &[u8]) -> CliResult {
+        match self {
+            Sink::File(f) => f.file().write_all(b).at(&f.target.clone()),
+            Sink::Stdout(s) => Ok(s.write_all(b)?),
+        }
+    }
+
+    /// Completes the output.
+    pub fn finish(self) -> CliResult {
+        match self {
+            Sink::File(f) => f.commit(),
+            Sink::Stdout(mut s) => Ok(s.flush()?),
+        }
+    }
+}
+
+/// Several output files, all written to temporary siblings and renamed into
+/// place only when every one is complete; on drop without
+/// [`FileSet::commit`], none remains.
+#[derive(Default)]
+pub struct FileSet {
+    files: Vec<AtomicFile>,
+}
+
+impl FileSet {
+    /// Adds `target`, refusing it under the rules of [`check_output`] and
+    /// when the set already holds it.
+    pub fn create(&mut self, target: &Path, inputs: &[&Path], force: bool) -> CliResult<&mut File> {
+        if self.files.iter().any(|f| f.target == target) {
+            return Err(CliError::Failed(format!(
+                "{}: two outputs have the same name",
+                target.display()
+            )));
+        }
+        check_output(target, inputs, force)?;
+        self.files.push(AtomicFile::create(target)?);
+        Ok(self.files.last_mut().expect("just pushed").file())
+    }
+
+    /// The file for `target` if the set already holds it.
+    pub fn get(&mut self, target: &Path) -> Option<&mut File> {
+        self.files
+            .iter_mut()
+            .find(|f| f.target == target)
+            .map(AtomicFile::file)
+    }
+
+    /// Renames every file into place.
+    pub fn commit(self) -> CliResult<usize> {
+        let n = self.files.len();
+        for f in self.files {
+            f.commit()?;
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,327 @@
+//! Every construction of encoding pipelines and encode options from
+//! command-line flags. See `spec/format.md` §9 for the pipeline stages.
+
+use clap::builder::BoolishValueParser;
+use tgm::cbor::Value;
+use tgm::pipeline::{MaskMethod, PipelineOptions};
+use tgm::{Dtype, EncodeOptions, ObjectDescriptor};
+
+use crate::error::{usage, CliResult};
+
+/// Flags every command accepts, with the reference tool's environment variables.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Worker threads for encoding and decoding (0 = sequential).
+    #[arg(long, global = true, default_value_t = 0, env = "TENSOGRAM_THREADS")]
+    pub threads: usize,
+    /// Store NaN positions as a mask instead of refusing NaN input.
+    #[arg(long, global = true, env = "TENSOGRAM_ALLOW_NAN",
+          value_parser = BoolishValueParser::new(), default_value_t = false,
+          num_args = 0..=1, default_missing_value = "true", require_equals = true,
+          hide_default_value = true)]
+    pub allow_nan: bool,
+    /// Store ±Inf positions as masks instead of refusing infinite input.
+    #[arg(long, global = true, env = "TENSOGRAM_ALLOW_INF",
+          value_parser = BoolishValueParser::new(), default_value_t = false,
+          num_args = 0..=1, default_missing_value = "true", require_equals = true,
+          hide_default_value = true)]
+    pub allow_inf: bool,
+    /// Codec of the NaN mask: none, rle, roaring, lz4 or zstd.
+    #[arg(long, global = true, env = "TENSOGRAM_NAN_MASK_METHOD")]
+    pub nan_mask_method: Option<String>,
+    /// Codec of the +Inf mask (see --nan-mask-method).
+    #[arg(long, global = true, env = "TENSOGRAM_POS_INF_MASK_METHOD")]
+    pub pos_inf_mask_method: Option<String>,
+    /// Codec of the -Inf mask (see --nan-mask-method).
+    #[arg(long, global = true, env = "TENSOGRAM_NEG_INF_MASK_METHOD")]
+    pub neg_inf_mask_method: Option<String>,
+    /// Masks of at most this many packed bytes are stored uncompressed (0 disables).
+    #[arg(long, global = true, env = "TENSOGRAM_SMALL_MASK_THRESHOLD")]
+    pub small_mask_threshold: Option<usize>,
+}
+
+/// Encoding flags of `import` and `recompress`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PipelineArgs {
+    /// Encoding: none or simple_packing.
+    #[arg(long)]
+    pub encoding: Option<String>,
+    /// Bits per value for simple_packing (default 16; requires --encoding simple_packing).
+    #[arg(long)]
+    pub bits: Option<u64>,
+    /// Filter: none or shuffle.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Compression: none, zstd, lz4 or szip.
+    #[arg(long)]
+    pub compression: Option<String>,
+    /// Compression level (requires --compression zstd).
+    #[arg(long, allow_negative_numbers = true)]
+    pub level: Option<i64>,
+    /// szip: blocks per reference sample interval, 1..=4096 (default 128).
+    #[arg(long)]
+    pub szip_rsi: Option<u64>,
+    /// szip: samples per block, 8, 16, 32 or 64 (default 16).
+    #[arg(long)]
+    pub szip_block_size: Option<u64>,
+    /// szip: make exactly libaec's coding choices, including second-extension
+    /// reference blocks that the reference's pure-Rust decoder misreads.
+    #[arg(long)]
+    pub szip_libaec_exact: bool,
+    /// Write no frame hashes.
+    #[arg(long)]
+    pub no_hash: bool,
+}
+
+/// The stages named by the flags, checked for combinations without effect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stages {
+    encoding: String,
+    bits: u64,
+    filter: String,
+    compression: String,
+}
+
+impl PipelineArgs {
+    /// Whether any stage flag was given.
+    pub fn any_stage(&self) -> bool {
+        self.encoding.is_some()
+            || self.bits.is_some()
+            || self.filter.is_some()
+            || self.compression.is_some()
+            || self.level.is_some()
+            || self.szip_rsi.is_some()
+            || self.szip_block_size.is_some()
+            || self.szip_libaec_exact
+    }
+
+    /// Validates the flags: unknown names and flags without effect in
+    /// their combination are usage errors.
+    pub fn stages(&self) -> CliResult<Stages> {
+        let encoding = self.encoding.clone().unwrap_or_else(|| "none".into());
+        let filter = self.filter.clone().unwrap_or_else(|| "none".into());
+        let compression = self.compression.clone().unwrap_or_else(|| "none".into());
+        if !matches!(encoding.as_str(), "none" | "simple_packing") {
+            return Err(usage(format!(
+                "unknown encoding {encoding:?} (none, simple_packing)"
+            )));
+        }
+        if !matches!(filter.as_str(), "none" | "shuffle") {
+            return Err(usage(format!("unknown filter {filter:?} (none, shuffle)")));
+        }
+        if !matches!(compression.as_str(), "none" | "zstd" | "lz4" | "szip") {
+            return Err(usage(format!(
+                "unknown compression {compression:?} (none, zstd, lz4, szip)"
+            )));
+        }
+        if self.bits.is_some() && encoding != "simple_packing" {
+            return Err(usage(
+                "--bits has no effect without --encoding simple_packing",
+            ));
+        }
+        if self.level.is_some() && compression != "zstd" {
+            return Err(usage(format!(
+                "--level has no effect with compression {compression:?} (only zstd has levels)"
+            )));
+        }
+        if (self.szip_rsi.is_some() || self.szip_block_size.is_some() || self.szip_libaec_exact)
+            && compression != "szip"
+        {
+            return Err(usage(
+                "--szip-* flags have no effect without --compression szip",
+            ));
+        }
+        let bits = self.bits.unwrap_or(16);
+        if bits > 64 {
+            return Err(usage(format!("--bits {bits} exceeds 64")));
+        }
+        Ok(Stages {
+            encoding,
+            bits,
+            filter,
+            compression,
+        })
+    }
+
+    /// A descriptor for `dtype`/`shape` data carrying the chosen stages.
+    /// Refuses settings that would destroy the field: simple_packing of a
+    /// non-float type, and 0 bits on a field that is not constant.
+    pub fn apply(&self, s: &Stages, d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
+        d.encoding = s.encoding.clone();
+        d.filter = s.filter.clone();
+        d.compression = s.compression.clone();
+        d.masks = None;
+        let element_bytes = if s.encoding == "simple_packing" {
+            if d.dtype != Dtype::Float64 {
+                return Err(usage(format!(
+                    "simple_packing quantises float64 fields, not {}",
+                    d.dtype.name()
+                )));
+            }
+            if s.bits == 0 && !is_constant(d, data) {
+                return Err(usage(
+                    "--bits 0 would store a constant in place of a field that varies",
+                ));
+            }
+            d.params
+                .insert("sp_bits_per_value".into(), Value::Uint(s.bits));
+            s.bits.div_ceil(8)
+        } else {
+            d.dtype.width() as u64
+        };
+        if s.filter == "shuffle" {
+            d.params.insert(
+                "shuffle_element_size".into(),
+                Value::Uint(element_bytes.max(1)),
+            );
+        }
+        match s.compression.as_str() {
+            "zstd" => {
+                if let Some(l) = self.level {
+                    d.params.insert("zstd_level".into(), Value::from_i64(l));
+                }
+            }
+            "szip" => {
+                let signed = s.encoding == "none" && s.filter == "none" && d.dtype.is_signed_int();
+                let flags = tgm::szip::flags::PREPROCESS
+                    | if signed { tgm::szip::flags::SIGNED } else { 0 };
+                d.params
+                    .insert("szip_rsi".into(), Value::Uint(self.szip_rsi.unwrap_or(128)));
+                d.params.insert(
+                    "szip_block_size".into(),
+                    Value::Uint(self.szip_block_size.unwrap_or(16)),
+                );
+                d.params
+                    .insert("szip_flags".into(), Value::Uint(u64::from(flags)));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Encode options from these flags and the global ones.
+    pub fn encode_options(&self, g: &GlobalArgs) -> CliResult<EncodeOptions> {
+        let mut p = pipeline_options(g)?;
+        if self.szip_libaec_exact {
+            p.szip_profile = tgm::szip::SzipProfile::Libaec;
+        }
+        Ok(EncodeOptions::new().hashing(!self.no_hash).pipeline(p))
+    }
+}
+
+/// Pipeline options from the global flags.
+pub fn pipeline_options(g: &GlobalArgs) -> CliResult<PipelineOptions> {
+    let mut p = PipelineOptions::default();
+    p.allow_nan = g.allow_nan;
+    p.allow_inf = g.allow_inf;
+    p.threads = g.threads;
+    let method = |s: &Option<String>, default: MaskMethod| -> CliResult<MaskMethod> {
+        match s {
+            Some(name) => MaskMethod::from_name(name).map_err(|e| usage(e.to_string())),
+            None => Ok(default),
+        }
+    };
+    p.masks.nan = method(&g.nan_mask_method, p.masks.nan)?;
+    p.masks.pos_inf = method(&g.pos_inf_mask_method, p.masks.pos_inf)?;
+    p.masks.neg_inf = method(&g.neg_inf_mask_method, p.masks.neg_inf)?;
+    if let Some(t) = g.small_mask_threshold {
+        p.masks.small_mask_threshold = t;
+    }
+    Ok(p)
+}
+
+/// Encode options that rewrite stored objects unchanged (set, merge,
+/// split, reshuffle): masks are re-created wherever the data has them.
+pub fn rewrite_options(g: &GlobalArgs) -> CliResult<EncodeOptions> {
+    let mut p = pipeline_options(g)?;
+    p.allow_nan = true;
+    p.allow_inf = true;
+    Ok(EncodeOptions::new().pipeline(p))
+}
+
+/// A stored descriptor made ready to re-encode its decoded data with the
+/// same pipeline and parameters: what the encoder computes is dropped.
+pub fn rewrite_descriptor(stored: &ObjectDescriptor) -> ObjectDescriptor {
+    let mut d = stored.clone();
+    d.masks = None;
+    d.params.remove("szip_block_offsets");
+    d
+}
+
+/// A plain descriptor (no stages) for decoded data in `order`.
+pub fn plain_descriptor(stored: &ObjectDescriptor, order: tgm::ByteOrder) -> ObjectDescriptor {
+    let mut d = ObjectDescriptor::new(stored.dtype, stored.shape.clone()).with_byte_order(order);
+    d.strides = stored.strides.clone();
+    d
+}
+
+/// Whether every element of float data equals the first (NaN ignored).
+fn is_constant(d: &ObjectDescriptor, data: &[u8]) -> bool {
+    let big = d.byte_order == tgm::ByteOrder::Big;
+    let mut first: Option<f64> = None;
+    let mut check = |v: f64| {
+        if v.is_nan() {
+            return true;
+        }
+        match first {
+            None => {
+                first = Some(v);
+                true
+            }
+            Some(f) => f == v,
+        }
+    };
+    match d.dtype {
+        Dtype::Float32 => data.chunks_exact(4).all(|c| {
+            let b = [c[0], c[1], c[2], c[3]];
+            check(f64::from(if big {
+                f32::from_be_bytes(b)
+            } else {
+                f32::from_le_bytes(b)
+            }))
+        }),
+        Dtype::Float64 => data.chunks_exact(8).all(|c| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            check(if big {
+                f64::from_be_bytes(b)
+            } else {
+                f64::from_le_bytes(b)
+            })
+        }),
+        _ => false,
+    }
+}
+
+/// Element values of decoded float/integer data as f64 (for error reports).
+pub fn values_f64(dtype: Dtype, order: tgm::ByteOrder, data: &[u8]) -> Option<Vec<f64>> {
+    let big = order == tgm::ByteOrder::Big;
+    macro_rules! conv {
+        ($t:ty, $n:expr) => {
+            data.chunks_exact($n)
+                .map(|c| {
+                    let mut b = [0u8; $n];
+                    b.copy_from_slice(c);
+                    (if big {
+                        <$t>::from_be_bytes(b)
+                    } else {
+                        <$t>::from_le_bytes(b)
+                    }) as f64
+                })
+                .collect()
+        };
+    }
+    Some(match dtype {
+        Dtype::Float32 => conv!(f32, 4),
+        Dtype::Float64 => conv!(f64, 8),
+        Dtype::Int8 => conv!(i8, 1),
+        Dtype::Int16 => conv!(i16, 2),
+        Dtype::Int32 => conv!(i32, 4),
+        Dtype::Int64 => conv!(i64, 8),
+        Dtype::Uint8 => conv!(u8, 1),
+        Dtype::Uint16 => conv!(u16, 2),
+        Dtype::Uint32 => conv!(u32, 4),
+        Dtype::Uint64 => conv!(u64, 8),
+        _ => return None,
+    })
+}

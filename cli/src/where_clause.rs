@@ -1,0 +1,131 @@
+//! Where-clauses (`-w mars.param=2t/10u,mars.class!=od`): every clause must
+//! hold; `=` holds when the key's value is one of the `/`-separated values,
+//! `!=` when it is none of them (a missing key holds for `!=` only).
+
+use tgm::GlobalMetadata;
+
+use crate::error::{usage, CliResult};
+
+/// Comparison of one clause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// The value is one of the alternatives.
+    Eq,
+    /// The value is none of the alternatives.
+    NotEq,
+}
+
+/// One `key=v1/v2` or `key!=v` clause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clause {
+    /// Dotted key.
+    pub key: String,
+    /// Comparison.
+    pub op: Op,
+    /// Alternatives.
+    pub values: Vec<String>,
+}
+
+/// All clauses given; empty matches everything.
+#[derive(Debug, Clone, Default)]
+pub struct Where(pub Vec<Clause>);
+
+impl Where {
+    /// Parses every `-w` argument; each may hold several comma-separated clauses.
+    pub fn parse(args: &[String]) -> CliResult<Self> {
+        let mut out = Vec::new();
+        for a in args {
+            for c in a.split(',').filter(|c| !c.trim().is_empty()) {
+                out.push(parse_clause(c.trim())?);
+            }
+        }
+        Ok(Where(out))
+    }
+
+    /// Whether object `object` of a message with `meta` matches.
+    pub fn matches_object(&self, meta: &GlobalMetadata, object: usize) -> bool {
+        self.0.iter().all(|c| c.holds(meta, Some(object)))
+    }
+
+    /// Whether a message matches: some object matches, or (for a message
+    /// without objects) its `_extra_` section does.
+    pub fn matches_message(&self, meta: &GlobalMetadata, num_objects: usize) -> bool {
+        if self.0.is_empty() {
+            return true;
+        }
+        if num_objects == 0 {
+            return self.0.iter().all(|c| c.holds(meta, None));
+        }
+        (0..num_objects).any(|o| self.matches_object(meta, o))
+    }
+}
+
+impl Clause {
+    fn holds(&self, meta: &GlobalMetadata, object: Option<usize>) -> bool {
+        let found = meta.lookup(object, &self.key).is_some_and(|v| {
+            self.values
+                .iter()
+                .any(|want| tgm::file::value_matches(v, want))
+        });
+        match self.op {
+            Op::Eq => found,
+            Op::NotEq => !found,
+        }
+    }
+}
+
+fn parse_clause(s: &str) -> CliResult<Clause> {
+    let (key, op, rest) = if let Some((k, r)) = s.split_once("!=") {
+        (k, Op::NotEq, r)
+    } else if let Some((k, r)) = s.split_once('=') {
+        (k, Op::Eq, r)
+    } else {
+        return Err(usage(format!(
+            "where-clause {s:?} is not KEY=VALUE[/VALUE...] or KEY!=VALUE"
+        )));
+    };
+    crate::meta_args::key_path(key)?;
+    let values: Vec<String> = rest.split('/').map(str::to_string).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(usage(format!("where-clause {s:?} has an empty value")));
+    }
+    Ok(Clause {
+        key: key.to_string(),
+        op,
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tgm::cbor::Value;
+
+    fn meta() -> GlobalMetadata {
+        let mut a = tgm::Map::new();
+        a.insert("param".into(), Value::from("2t"));
+        let mut b = tgm::Map::new();
+        b.insert("param".into(), Value::from("10u"));
+        GlobalMetadata::with_base(vec![a, b])
+    }
+
+    #[test]
+    fn alternatives_negation_and_conjunction() {
+        let m = meta();
+        let w = Where::parse(&["param=2t/msl".into()]).unwrap();
+        assert!(w.matches_object(&m, 0) && !w.matches_object(&m, 1));
+        let w = Where::parse(&["param!=2t".into()]).unwrap();
+        assert!(!w.matches_object(&m, 0) && w.matches_object(&m, 1));
+        let w = Where::parse(&["param=2t,param=10u".into()]).unwrap();
+        assert!(!w.matches_object(&m, 0) && !w.matches_object(&m, 1));
+        let w = Where::parse(&["missing!=x".into()]).unwrap();
+        assert!(w.matches_object(&m, 0));
+    }
+
+    #[test]
+    fn malformed_clauses_are_refused() {
+        for bad in ["param", "a..b=1", "=x", "p="] {
+            assert!(Where::parse(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
+}

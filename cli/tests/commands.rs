@@ -1,0 +1,653 @@
+//! Every subcommand, success and failure, and the data-loss regressions.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use tgm::cbor::Value;
+use tgm::npy::{npy_layout, write_npy};
+use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+struct Run {
+    ok: bool,
+    code: i32,
+    out: String,
+    err: String,
+}
+
+fn tgm_in(dir: &Path, args: &[&str]) -> Run {
+    let o = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    Run {
+        ok: o.status.success(),
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn f64_npy(path: &Path, vals: &[f64]) {
+    let data: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(
+        path,
+        write_npy(
+            &npy_layout(Dtype::Float64, &[vals.len() as u64], ByteOrder::Little),
+            &data,
+        ),
+    )
+    .unwrap();
+}
+
+/// A temp dir with a.npy, b.npy (varying float64) and k.npy (constant).
+fn fixture() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    f64_npy(&d.path().join("a.npy"), &[1.0, 2.5, 3.0, 4.0]);
+    f64_npy(&d.path().join("b.npy"), &[280.0, 281.5, 279.25]);
+    f64_npy(&d.path().join("k.npy"), &[7.0; 5]);
+    d
+}
+
+/// An archive of `n` messages with one small object each, named `f<i>`.
+fn archive(path: &Path, n: usize) {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![4]);
+        let mut e = tgm::Map::new();
+        e.insert("name".into(), Value::Text(format!("f{i}")));
+        e.insert(
+            "mars".into(),
+            Value::text_map([("param", Value::Text(format!("p{}", i % 3)))]),
+        );
+        out.extend(
+            tgm::encode(
+                &GlobalMetadata::with_base(vec![e]),
+                &[(&d, &[i as u8; 4][..])],
+                &EncodeOptions::new(),
+            )
+            .unwrap(),
+        );
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+fn count_messages(path: &Path) -> usize {
+    tgm::TgmFile::open(path).unwrap().num_messages()
+}
+
+#[test]
+fn import_never_replaces_an_existing_archive_without_force() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 160);
+    let r = tgm_in(d.path(), &["import", "a.npy", "-o", "x.tgm"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err.contains("x.tgm") && r.err.contains("--force"),
+        "{}",
+        r.err
+    );
+    assert_eq!(count_messages(&d.path().join("x.tgm")), 160);
+    assert!(tgm_in(d.path(), &["import", "a.npy", "-o", "x.tgm", "--force"]).ok);
+    assert_eq!(count_messages(&d.path().join("x.tgm")), 1);
+}
+
+#[test]
+fn import_refuses_to_overwrite_its_own_input() {
+    let d = fixture();
+    let before = std::fs::read(d.path().join("a.npy")).unwrap();
+    let r = tgm_in(d.path(), &["import", "a.npy", "-o", "a.npy", "--force"]);
+    assert!(!r.ok && r.err.contains("also an input"), "{}", r.err);
+    assert_eq!(std::fs::read(d.path().join("a.npy")).unwrap(), before);
+    let r = tgm_in(
+        d.path(),
+        &["set", "-s", "x=1", "a.npy", "./a.npy", "--force"],
+    );
+    assert!(!r.ok);
+    assert_eq!(std::fs::read(d.path().join("a.npy")).unwrap(), before);
+}
+
+#[test]
+fn append_refuses_files_that_are_not_archives() {
+    let d = fixture();
+    let junk: Vec<u8> = (0..500u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(d.path().join("r.grib"), &junk).unwrap();
+    let r = tgm_in(d.path(), &["import", "a.npy", "-o", "r.grib", "--append"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("not a Tensogram file"), "{}", r.err);
+    assert_eq!(std::fs::read(d.path().join("r.grib")).unwrap(), junk);
+}
+
+#[test]
+fn append_after_a_torn_tail_cuts_it_instead_of_burying_it() {
+    let d = fixture();
+    let x = d.path().join("x.tgm");
+    archive(&x, 3);
+    let mut bytes = std::fs::read(&x).unwrap();
+    let one = bytes.len() / 3;
+    let torn = bytes[..one / 2].to_vec();
+    bytes.extend_from_slice(&torn);
+    std::fs::write(&x, &bytes).unwrap();
+    let r = tgm_in(d.path(), &["import", "a.npy", "-o", "x.tgm", "--append"]);
+    assert!(r.ok, "{}", r.err);
+    let f = tgm::TgmFile::open(&x).unwrap();
+    assert_eq!(f.num_messages(), 4);
+    assert!(f.torn_tail().is_none());
+    assert_eq!(f.spans().iter().map(|s| s.len).sum::<u64>(), f.size());
+    assert!(tgm_in(d.path(), &["validate", "x.tgm"]).ok);
+}
+
+#[test]
+fn flags_without_effect_and_destructive_settings_are_usage_errors() {
+    let d = fixture();
+    for args in [
+        &[
+            "import",
+            "a.npy",
+            "-o",
+            "y.tgm",
+            "--encoding",
+            "simple_packing",
+            "--bits",
+            "0",
+        ][..],
+        &["import", "a.npy", "-o", "y.tgm", "--bits", "12"],
+        &[
+            "import",
+            "a.npy",
+            "-o",
+            "y.tgm",
+            "--compression",
+            "lz4",
+            "--level",
+            "5",
+        ],
+        &["import", "a.npy", "-o", "y.tgm", "--szip-rsi", "32"],
+        &["import", "a.npy", "-o", "y.tgm", "--encoding", "bogus"],
+    ] {
+        let r = tgm_in(d.path(), args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(!d.path().join("y.tgm").exists(), "{args:?} left an output");
+    }
+    let r = tgm_in(
+        d.path(),
+        &[
+            "import",
+            "k.npy",
+            "-o",
+            "k.tgm",
+            "--encoding",
+            "simple_packing",
+            "--bits",
+            "0",
+        ],
+    );
+    assert!(r.ok, "a constant field may be stored in 0 bits: {}", r.err);
+}
+
+#[test]
+fn export_that_fails_midway_leaves_no_files() {
+    let d = fixture();
+    let x = d.path().join("x.tgm");
+    archive(&x, 30);
+    let mut bytes = std::fs::read(&x).unwrap();
+    let f = tgm::TgmFile::open(&x).unwrap();
+    let span = f.spans()[28];
+    let m = tgm::Message::parse(&bytes[span.range()]).unwrap();
+    let at = span.offset as usize + m.object(0).unwrap().payload_offset() as usize;
+    drop(f);
+    bytes[at] ^= 0xff;
+    std::fs::write(&x, &bytes).unwrap();
+    let r = tgm_in(d.path(), &["export", "x.tgm", "-o", "out"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("message 28"), "{}", r.err);
+    assert!(!d.path().join("out").exists());
+    std::fs::create_dir(d.path().join("out2")).unwrap();
+    assert!(!tgm_in(d.path(), &["export", "x.tgm", "-o", "out2"]).ok);
+    assert_eq!(std::fs::read_dir(d.path().join("out2")).unwrap().count(), 0);
+}
+
+#[test]
+fn closed_pipe_ends_output_quietly() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3000);
+    for cmd in ["ls", "dump"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .current_dir(d.path())
+            .args([cmd, "x.tgm"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {err}");
+        assert!(err.is_empty(), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn export_then_import_keeps_every_metadata_key() {
+    let d = fixture();
+    let r = tgm_in(
+        d.path(),
+        &[
+            "import",
+            "a.npy",
+            "b.npy",
+            "-o",
+            "x.tgm",
+            "--meta",
+            "mars.class=od",
+            "--meta",
+            "mars.expver=0001",
+            "--meta",
+            "1:mars.param=130",
+            "--meta",
+            "levels=[500,850]",
+            "--meta",
+            "code:=42",
+            "--meta",
+            "extra.origin=test",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    assert!(tgm_in(d.path(), &["export", "x.tgm", "-o", "e"]).ok);
+    assert!(d.path().join("e/m0_a.npy").exists() && d.path().join("e/m0.json").exists());
+    let r = tgm_in(d.path(), &["import", "e", "-o", "back.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    let f = tgm::TgmFile::open(d.path().join("back.tgm")).unwrap();
+    let meta = f.with_message(0, |m| m.metadata()).unwrap();
+    assert_eq!(
+        meta.lookup(Some(0), "mars.expver"),
+        Some(&Value::Text("0001".into()))
+    );
+    assert_eq!(
+        meta.lookup(Some(0), "mars.param"),
+        None,
+        "--meta 1: targets object 1 only"
+    );
+    assert_eq!(meta.lookup(Some(1), "mars.param"), Some(&Value::Uint(130)));
+    assert_eq!(
+        meta.lookup(Some(1), "code"),
+        Some(&Value::Text("42".into()))
+    );
+    assert_eq!(
+        meta.lookup(Some(0), "levels"),
+        Some(&Value::Array(vec![Value::Uint(500), Value::Uint(850)]))
+    );
+    assert_eq!(meta.extra.get("origin"), Some(&Value::Text("test".into())));
+    assert_eq!(meta.lookup(Some(1), "name"), Some(&Value::Text("b".into())));
+    let data = f.object_data(0, 1, &tgm::DecodeOptions::default()).unwrap();
+    let vals: Vec<f64> = data
+        .chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(vals, [280.0, 281.5, 279.25]);
+}
+
+#[test]
+fn malformed_metadata_keys_are_refused() {
+    let d = fixture();
+    for bad in ["a..b=1", "=1", "shape=[2]", "9:x=1", "x"] {
+        let r = tgm_in(d.path(), &["import", "a.npy", "-o", "y.tgm", "--meta", bad]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.err);
+    }
+}
+
+#[test]
+fn ls_json_and_dump_json_carry_metadata() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3);
+    let r = tgm_in(d.path(), &["ls", "-j", "x.tgm"]);
+    assert!(r.ok);
+    let rows: Vec<serde_json::Value> = r
+        .out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2]["metadata"]["name"], "f2");
+    let r = tgm_in(d.path(), &["dump", "-j", "x.tgm"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.out).expect("dump -j is one JSON document");
+    assert_eq!(doc.as_array().unwrap().len(), 3);
+    assert_eq!(doc[1]["objects"][0]["metadata"]["mars"]["param"], "p1");
+}
+
+#[test]
+fn where_clauses_alternatives_negation_and_several() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 6);
+    let names = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["get", "-p", "name"];
+        a.extend_from_slice(args);
+        a.push("x.tgm");
+        let r = tgm_in(d.path(), &a);
+        assert!(r.ok, "{}", r.err);
+        r.out.lines().map(str::to_string).collect()
+    };
+    assert_eq!(names(&["-w", "mars.param=p0/p2"]), ["f0", "f2", "f3", "f5"]);
+    assert_eq!(names(&["-w", "mars.param!=p0"]), ["f1", "f2", "f4", "f5"]);
+    assert_eq!(
+        names(&["-w", "mars.param!=p0,name!=f1", "-w", "name!=f5"]),
+        ["f2", "f4"]
+    );
+    let r = tgm_in(d.path(), &["ls", "-w", "nokey", "x.tgm"]);
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn get_is_strict_about_missing_keys() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 2);
+    let r = tgm_in(d.path(), &["get", "-p", "name,nothere", "x.tgm"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("nothere"), "{}", r.err);
+}
+
+#[test]
+fn set_changes_metadata_keeps_data_and_refuses_data_keys() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3);
+    let r = tgm_in(
+        d.path(),
+        &[
+            "set",
+            "-s",
+            "step=12,mars.expver=0001",
+            "-w",
+            "name=f1",
+            "x.tgm",
+            "y.tgm",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let r = tgm_in(
+        d.path(),
+        &["get", "-p", "step,mars.expver", "-w", "name=f1", "y.tgm"],
+    );
+    assert_eq!(r.out, "12\t0001\n");
+    assert!(!tgm_in(d.path(), &["get", "-p", "step", "-w", "name=f0", "y.tgm"]).ok);
+    let f = tgm::TgmFile::open(d.path().join("y.tgm")).unwrap();
+    assert_eq!(
+        &f.object_data(1, 0, &Default::default()).unwrap()[..],
+        &[1u8; 4]
+    );
+    for bad in ["shape=[2]", "dtype=int8", "encoding=none", "_reserved_.x=1"] {
+        let r = tgm_in(d.path(), &["set", "-s", bad, "x.tgm", "z.tgm"]);
+        assert_eq!(r.code, 2, "{bad}");
+    }
+    assert!(
+        !tgm_in(d.path(), &["set", "-s", "a=1", "x.tgm", "y.tgm"]).ok,
+        "y.tgm exists"
+    );
+}
+
+#[test]
+fn copy_splits_by_key_value_and_refuses_existing_outputs() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 6);
+    let r = tgm_in(d.path(), &["copy", "x.tgm", "by_[mars.param].tgm"]);
+    assert!(r.ok, "{}", r.err);
+    for p in ["p0", "p1", "p2"] {
+        assert_eq!(count_messages(&d.path().join(format!("by_{p}.tgm"))), 2);
+    }
+    let r = tgm_in(
+        d.path(),
+        &["copy", "-w", "mars.param=p1", "x.tgm", "one.tgm"],
+    );
+    assert!(r.ok);
+    assert_eq!(count_messages(&d.path().join("one.tgm")), 2);
+    assert!(!tgm_in(d.path(), &["copy", "x.tgm", "by_[mars.param].tgm"]).ok);
+    assert!(!tgm_in(d.path(), &["copy", "x.tgm", "by_[nokey].tgm"]).ok);
+}
+
+#[test]
+fn merge_split_and_reshuffle() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3);
+    assert!(tgm_in(d.path(), &["import", "a.npy", "b.npy", "-o", "y.tgm"]).ok);
+    let r = tgm_in(d.path(), &["merge", "-o", "m.tgm", "x.tgm", "y.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    let f = tgm::TgmFile::open(d.path().join("m.tgm")).unwrap();
+    assert_eq!(f.num_messages(), 1);
+    assert_eq!(f.with_message(0, |m| Ok(m.num_objects())).unwrap(), 5);
+    let r = tgm_in(d.path(), &["split", "-o", "part_[index].tgm", "m.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    assert!(d.path().join("part_4.tgm").exists() && !d.path().join("part_5.tgm").exists());
+    assert!(!tgm_in(d.path(), &["split", "-o", "single.tgm", "m.tgm"]).ok);
+    assert!(!d.path().join("single.tgm").exists());
+    assert!(tgm_in(d.path(), &["reshuffle", "-o", "r.tgm", "y.tgm"]).ok);
+    assert!(tgm_in(d.path(), &["validate", "--full", "r.tgm"]).ok);
+    let mut e1 = tgm::Map::new();
+    e1.insert("k".into(), Value::Uint(1));
+    let g1 = GlobalMetadata {
+        extra: e1,
+        ..Default::default()
+    };
+    let mut g2 = g1.clone();
+    g2.extra.insert("k".into(), Value::Uint(2));
+    std::fs::write(
+        d.path().join("e1.tgm"),
+        tgm::encode(&g1, &[], &EncodeOptions::new()).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("e2.tgm"),
+        tgm::encode(&g2, &[], &EncodeOptions::new()).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        !tgm_in(
+            d.path(),
+            &["merge", "-o", "c.tgm", "-s", "error", "e1.tgm", "e2.tgm"]
+        )
+        .ok
+    );
+    assert!(
+        tgm_in(
+            d.path(),
+            &["merge", "-o", "c.tgm", "-s", "last", "e1.tgm", "e2.tgm"]
+        )
+        .ok
+    );
+}
+
+#[test]
+fn validate_reports_damage_with_offsets_and_exit_status() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3);
+    assert!(tgm_in(d.path(), &["validate", "--canonical", "x.tgm"]).ok);
+    let mut b = std::fs::read(d.path().join("x.tgm")).unwrap();
+    let n = b.len();
+    b.truncate(n - 10);
+    std::fs::write(d.path().join("t.tgm"), &b).unwrap();
+    let r = tgm_in(d.path(), &["validate", "--json", "x.tgm", "t.tgm"]);
+    assert_eq!(r.code, 1);
+    let rep: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(rep["files"][0]["valid"], true);
+    assert_eq!(rep["files"][1]["valid"], false);
+    assert!(rep["files"][1]["problems"][0]["offset"].is_u64(), "{rep}");
+    assert_eq!(tgm_in(d.path(), &["validate", "a.npy"]).code, 1);
+}
+
+#[test]
+fn damaged_and_foreign_inputs_are_errors_naming_the_path_once() {
+    let d = fixture();
+    let r = tgm_in(d.path(), &["ls", "a.npy"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.err.contains("a.npy") && r.err.contains("not a Tensogram file"),
+        "{}",
+        r.err
+    );
+    let r = tgm_in(d.path(), &["info", "missing.tgm"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err.lines().count(), 1, "{}", r.err);
+    assert_eq!(r.err.matches("No such file").count(), 1, "{}", r.err);
+    assert!(r.err.contains("missing.tgm"));
+    let r = tgm_in(d.path(), &["dump", "."]);
+    assert!(r.err.contains(". ") || r.err.contains(".:"), "{}", r.err);
+    assert!(r.err.contains("directory"), "{}", r.err);
+}
+
+#[test]
+fn salvage_exits_non_zero_when_it_skipped_bytes() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3);
+    assert!(tgm_in(d.path(), &["salvage", "x.tgm"]).ok);
+    let mut b = std::fs::read(d.path().join("x.tgm")).unwrap();
+    b.extend_from_slice(b"garbage garbage garbage");
+    std::fs::write(d.path().join("d.tgm"), &b).unwrap();
+    let r = tgm_in(d.path(), &["salvage", "d.tgm", "-o", "good.tgm"]);
+    assert_eq!(r.code, 1);
+    assert!(r.out.contains("skipped"));
+    assert_eq!(count_messages(&d.path().join("good.tgm")), 3);
+    assert!(tgm_in(d.path(), &["validate", "good.tgm"]).ok);
+}
+
+#[test]
+fn recompress_reports_sizes_and_error() {
+    let d = fixture();
+    let vals: Vec<f64> = (0..4000).map(|i| 280.0 + (i as f64 * 0.01).sin()).collect();
+    f64_npy(&d.path().join("big.npy"), &vals);
+    assert!(tgm_in(d.path(), &["import", "big.npy", "-o", "x.tgm"]).ok);
+    let r = tgm_in(
+        d.path(),
+        &[
+            "recompress",
+            "x.tgm",
+            "y.tgm",
+            "--encoding",
+            "simple_packing",
+            "--bits",
+            "12",
+            "--compression",
+            "zstd",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let get = |k: &str| -> f64 {
+        r.out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}\t")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(get("bytes_after") < get("bytes_before") / 3.0, "{}", r.out);
+    let e = get("max_abs_error");
+    assert!(e > 0.0 && e < 1e-3, "{e}");
+    let r = tgm_in(
+        d.path(),
+        &[
+            "recompress",
+            "x.tgm",
+            "z.tgm",
+            "--compression",
+            "lz4",
+            "--level",
+            "3",
+        ],
+    );
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn stdin_and_stdout_as_dash() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 2);
+    let o = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .current_dir(d.path())
+        .args(["ls", "-"])
+        .stdin(std::fs::File::open(d.path().join("x.tgm")).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 3);
+    let o = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .current_dir(d.path())
+        .args(["copy", "x.tgm", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.stdout, std::fs::read(d.path().join("x.tgm")).unwrap());
+}
+
+#[test]
+fn help_has_examples_and_completions_work() {
+    let d = fixture();
+    for sub in [
+        "info",
+        "ls",
+        "dump",
+        "get",
+        "set",
+        "copy",
+        "merge",
+        "split",
+        "reshuffle",
+        "validate",
+        "import",
+        "export",
+        "salvage",
+        "recompress",
+        "demo",
+        "completions",
+    ] {
+        let r = tgm_in(d.path(), &[sub, "--help"]);
+        assert!(r.ok && r.out.contains("tgm "), "{sub}: {}", r.out);
+    }
+    for sh in ["bash", "zsh", "fish"] {
+        let r = tgm_in(d.path(), &["completions", sh]);
+        assert!(r.ok && r.out.contains("tgm"), "{sh}");
+    }
+}
+
+#[test]
+fn files_written_by_the_reference_are_read() {
+    let d = fixture();
+    let desc = tensogram::DataObjectDescriptor {
+        obj_type: "ntensor".into(),
+        ndim: 1,
+        shape: vec![3],
+        strides: vec![1],
+        dtype: tensogram::Dtype::Float32,
+        byte_order: tensogram::ByteOrder::Little,
+        encoding: "none".into(),
+        filter: "none".into(),
+        compression: "zstd".into(),
+        masks: None,
+        params: Default::default(),
+    };
+    let data: Vec<u8> = [1.0f32, 2.0, 3.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let msg = tensogram::encode(
+        &tensogram::GlobalMetadata::default(),
+        &[(&desc, &data[..])],
+        &Default::default(),
+    )
+    .unwrap();
+    let mut file = msg.clone();
+    file.extend_from_slice(&msg);
+    std::fs::write(d.path().join("ref.tgm"), &file).unwrap();
+    assert!(tgm_in(d.path(), &["validate", "--full", "ref.tgm"]).ok);
+    let r = tgm_in(d.path(), &["ls", "ref.tgm"]);
+    assert!(r.ok && r.out.contains("zstd"), "{}", r.out);
+    let r = tgm_in(
+        d.path(),
+        &["set", "-s", "mars.param=2t", "ref.tgm", "s.tgm"],
+    );
+    assert!(r.ok, "{}", r.err);
+    let (_, objs) = tensogram::decode(
+        &std::fs::read(d.path().join("s.tgm")).unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(objs.len(), 1);
+    assert!(tgm_in(d.path(), &["export", "ref.tgm", "-o", "e"]).ok);
+    assert!(d.path().join("e/m1_o0.npy").exists());
+}
