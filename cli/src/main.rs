@@ -10,6 +10,8 @@ mod convert_nifti;
 mod error;
 mod fmt;
 mod input;
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+mod medical;
 mod meta_args;
 mod npy_input;
 mod output;
@@ -17,8 +19,6 @@ mod pipeline_args;
 mod progress;
 mod rewrite;
 mod sidecar;
-#[cfg(any(feature = "nifti", feature = "dicom"))]
-mod medical;
 #[cfg(feature = "grib")]
 mod to_grib;
 mod util;
