@@ -1,5 +1,5 @@
 //! Every construction of encoding pipelines and encode options from
-//! command-line flags. See `spec/format.md` §9 for the pipeline stages.
+//! command-line flags. See `spec/pipeline.md` §1 for the stages and their parameters.
 
 use clap::builder::BoolishValueParser;
 use tgm::cbor::Value;

@@ -1,6 +1,6 @@
 //! `tgm import`: `.npy` files (or an export's sidecars) into messages.
 //! Arrays are memory-mapped and written object by object (streaming
-//! messages with back-filled lengths, `spec/format.md` §5), so memory stays
+//! messages with back-filled lengths, `spec/format.md` §11.4), so memory stays
 //! near one array.
 
 use std::io::Write;
@@ -171,7 +171,19 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             descs.push(d);
         }
         let total: u64 = arrays.iter().map(|x| x.data().len() as u64).sum();
-        let bar = bytes_bar(total, "importing");
+        let bar = bytes_bar(total, "reading");
+        if !bar.is_hidden() {
+            // On a terminal, page the arrays in first so a single large
+            // array shows progress while its bytes come off the disk.
+            for arr in &arrays {
+                for chunk in arr.data().chunks(8 << 20) {
+                    std::hint::black_box(chunk.iter().step_by(4096).fold(0u8, |a, &b| a ^ b));
+                    bar.inc(chunk.len() as u64);
+                }
+            }
+            bar.set_position(0);
+            bar.set_message("encoding");
+        }
         let write_all =
             |put: &mut dyn FnMut(&ObjectDescriptor, &[u8]) -> tgm::Result<()>| -> CliResult {
                 for ((d, arr), path) in descs.iter().zip(&arrays).zip(&plan.files) {

@@ -1,5 +1,5 @@
 //! `tgm reshuffle`: rewrite every message with its index and hashes in the
-//! header (streaming messages carry them in the footer). See `spec/format.md` §5.
+//! header (streaming messages carry them in the footer). See `spec/format.md` §11.1.
 
 use std::path::PathBuf;
 

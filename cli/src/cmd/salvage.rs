@@ -1,5 +1,5 @@
 //! `tgm salvage`: report and recover the intact messages of a damaged file;
-//! exits 1 when anything had to be skipped. See `spec/files.md` §4.
+//! exits 1 when anything had to be skipped. See `spec/files.md` §6.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `tgm validate`: structure, metadata, hashes and (with `--full`) decoding
 //! of every object; exit 0 when every file is valid, 1 otherwise.
-//! See `spec/files.md` §2 and `spec/format.md` §4.3 (canonical CBOR).
+//! See `spec/files.md` §2, `spec/format.md` §4.1 (canonical CBOR) and §12.2.
 
 use std::io::Write;
 use std::path::PathBuf;
