@@ -177,9 +177,11 @@ impl PipelineArgs {
         }
         match s.compression.as_str() {
             "zstd" => {
-                if let Some(l) = self.level {
-                    d.params.insert("zstd_level".into(), Value::from_i64(l));
-                }
+                // Written even when not asked for, as the reference writes it.
+                let level = self
+                    .level
+                    .unwrap_or(i64::from(tgm::pipeline::zstd_codec::ZSTD_DEFAULT_LEVEL));
+                d.params.insert("zstd_level".into(), Value::from_i64(level));
             }
             "szip" => {
                 let signed = s.encoding == "none" && s.filter == "none" && d.dtype.is_signed_int();

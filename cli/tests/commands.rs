@@ -651,3 +651,39 @@ fn files_written_by_the_reference_are_read() {
     assert!(tgm_in(d.path(), &["export", "ref.tgm", "-o", "e"]).ok);
     assert!(d.path().join("e/m1_o0.npy").exists());
 }
+
+/// zstd without --level writes `zstd_level: 3`, as the reference's pipeline
+/// helper does, so the same request gives the same descriptor bytes.
+#[test]
+fn zstd_without_level_writes_the_reference_default_level() {
+    let d = fixture();
+    for (args, want) in [
+        (
+            &["import", "a.npy", "-o", "z.tgm", "--compression", "zstd"][..],
+            3,
+        ),
+        (
+            &[
+                "import",
+                "a.npy",
+                "-o",
+                "z9.tgm",
+                "--compression",
+                "zstd",
+                "--level",
+                "9",
+            ][..],
+            9,
+        ),
+    ] {
+        let r = tgm_in(d.path(), args);
+        assert!(r.ok, "{}", r.err);
+        let f = tgm::TgmFile::open(d.path().join(args[3])).unwrap();
+        let level = f
+            .with_message(0, |m| {
+                Ok(m.object(0)?.descriptor().params.get("zstd_level").cloned())
+            })
+            .unwrap();
+        assert_eq!(level, Some(Value::Uint(want)), "{args:?}");
+    }
+}
