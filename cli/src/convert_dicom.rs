@@ -7,8 +7,8 @@ use tgm::{DecodeOptions, EncodeOptions, Verify};
 
 use crate::medical::dicom::dicom_to_objects;
 use crate::medical::dicom_write::object_to_dicom;
-use crate::medical::output::write_new_file;
 use crate::medical::pipeline::PipelineArgs;
+use crate::output::write_file;
 use crate::util::{open_file, CliResult};
 
 #[derive(clap::Args)]
@@ -34,7 +34,8 @@ pub fn run(a: Args) -> CliResult {
     let ((objects, meta), report) = dicom_to_objects(&a.inputs, &a.pipeline, a.deidentify)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
     let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
-    write_new_file(&a.output, &msg, a.force)?;
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    write_file(&a.output, &inputs, &msg, a.force)?;
     if a.deidentify {
         eprintln!(
             "de-identified: removed [{}], replaced [{}]",
@@ -115,9 +116,14 @@ pub fn to_dicom(a: ToArgs) -> CliResult {
     })?;
     std::fs::create_dir_all(&a.output)
         .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
+    // Every slice is written before any is renamed into place.
+    let mut set = crate::output::FileSet::default();
     for (i, bytes) in files.iter().enumerate() {
-        write_new_file(&a.output.join(format!("slice_{i:05}.dcm")), bytes, a.force)?;
+        let target = a.output.join(format!("slice_{i:05}.dcm"));
+        std::io::Write::write_all(set.create(&target, &[&a.input], a.force)?, bytes)
+            .map_err(|e| format!("{}: {e}", target.display()))?;
     }
+    set.commit()?;
     eprintln!("wrote {} slice(s) to {}", files.len(), a.output.display());
     Ok(())
 }

@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
+use crate::output::write_file;
 use crate::util::CliResult;
 use crate::weather::convert::{
     convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
     PipelineChoice,
 };
-use crate::weather::output::write_new;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -83,7 +83,8 @@ pub fn run(a: Args) -> CliResult {
         out.extend_from_slice(&encode_message(m, opts.no_hash)?);
         objects += m.len();
     }
-    write_new(&a.output, &out, a.force)?;
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    write_file(&a.output, &inputs, &out, a.force)?;
     eprintln!(
         "wrote {} message(s), {objects} object(s), {} bytes, to {}",
         messages.len(),

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use tgm::{DecodeOptions, EncodeOptions, Verify};
 
 use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice};
-use crate::medical::output::write_new_file;
 use crate::medical::pipeline::PipelineArgs;
+use crate::output::write_file;
 use crate::util::{open_file, CliResult};
 
 #[derive(clap::Args)]
@@ -36,7 +36,9 @@ pub fn convert(a: ConvertArgs) -> CliResult {
         nifti_to_objects(&a.inputs, a.mask.as_deref(), &a.pipeline, a.byte_order)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
     let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
-    write_new_file(&a.output, &msg, a.force)?;
+    let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    inputs.extend(a.mask.as_deref());
+    write_file(&a.output, &inputs, &msg, a.force)?;
     eprintln!(
         "wrote {} object(s), {} bytes, to {}",
         objects.len(),
@@ -114,7 +116,7 @@ pub fn to_nifti(a: ToArgs) -> CliResult {
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".gz"));
     let bytes = if gz { gzip(&nii)? } else { nii };
-    write_new_file(&a.output, &bytes, a.force)?;
+    write_file(&a.output, &[&a.input], &bytes, a.force)?;
     eprintln!("wrote {} ({} bytes)", a.output.display(), bytes.len());
     Ok(())
 }

@@ -99,6 +99,15 @@ impl AtomicFile {
     }
 }
 
+/// Writes a whole output file: refused when it is one of `inputs` or exists
+/// without `force`, written to a temporary sibling and renamed into place.
+pub fn write_file(out: &Path, inputs: &[&Path], bytes: &[u8], force: bool) -> CliResult {
+    check_output(out, inputs, force)?;
+    let mut f = AtomicFile::create(out)?;
+    f.file().write_all(bytes).at(out)?;
+    f.commit()
+}
+
 /// Where a command writes a byte stream: a file (atomically) or stdout.
 pub enum Sink {
     /// A regular file.

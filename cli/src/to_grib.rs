@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use tgm::DecodeOptions;
 
+use crate::output::write_file;
 use crate::util::{open_file, CliResult};
 use crate::weather::export::message_to_grib;
-use crate::weather::output::write_new;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,7 +29,7 @@ pub fn run(a: Args) -> CliResult {
         let msg = tgm::Message::parse(&bytes)?.decode(&opts)?;
         out.extend_from_slice(&message_to_grib(&msg).map_err(|e| format!("message {m}: {e}"))?);
     }
-    write_new(&a.output, &out, a.force)?;
+    write_file(&a.output, &[&a.input], &out, a.force)?;
     eprintln!("wrote {} bytes to {}", out.len(), a.output.display());
     Ok(())
 }

@@ -11,7 +11,6 @@ pub mod dicom_write;
 pub mod nifti;
 #[cfg(feature = "nifti")]
 pub mod nifti_header;
-pub mod output;
 pub mod pipeline;
 
 /// The objects (descriptor with pipeline applied, payload) and metadata of

@@ -10,7 +10,6 @@ pub mod convert;
 pub mod export;
 mod ffi;
 pub mod grib;
-pub mod output;
 
 use std::fmt;
 
