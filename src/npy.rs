@@ -83,8 +83,27 @@ fn dict_value<'h>(header: &'h str, key: &str) -> Result<&'h str> {
     Ok(rest[..end].trim())
 }
 
-/// Parses a whole `.npy` file.
-pub fn read_npy(bytes: &[u8]) -> Result<NpyArray> {
+/// What a `.npy` header says, with where the element bytes start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpyHeader {
+    /// Element type.
+    pub dtype: Dtype,
+    /// Byte order of the elements.
+    pub byte_order: ByteOrder,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// Elements are stored column-major.
+    pub fortran_order: bool,
+    /// The file held NumPy booleans (stored as uint8 0/1).
+    pub was_bool: bool,
+    /// Offset of the first element byte.
+    pub data_offset: usize,
+}
+
+/// Parses and checks the header of a whole `.npy` file held in `bytes`: the
+/// bytes after the header must be exactly the elements the shape needs.
+/// Nothing is copied, so a caller may pass a memory map.
+pub fn read_npy_header(bytes: &[u8]) -> Result<NpyHeader> {
     if bytes.len() < 10 || &bytes[..6] != NPY_MAGIC {
         return Err(Error::invalid_input("not a .npy file (bad magic)").at(0));
     }
@@ -128,7 +147,8 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray> {
                 ".npy shape {shape_txt:?} is not a tuple of integers"
             ))
         })?;
-    let data = &bytes[hstart + hlen..];
+    let data_offset = hstart + hlen;
+    let data = &bytes[data_offset..];
     let d = ObjectDescriptor::new(dtype, shape.clone());
     let need = d.decoded_len()?;
     if data.len() as u64 != need {
@@ -136,8 +156,29 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray> {
             ".npy data is {} bytes but shape {shape:?} of {dtype} needs {need}",
             data.len()
         ))
-        .at((hstart + hlen) as u64));
+        .at(data_offset as u64));
     }
+    Ok(NpyHeader {
+        dtype,
+        byte_order,
+        shape,
+        fortran_order: fortran,
+        was_bool,
+        data_offset,
+    })
+}
+
+/// Parses a whole `.npy` file.
+pub fn read_npy(bytes: &[u8]) -> Result<NpyArray> {
+    let NpyHeader {
+        dtype,
+        byte_order,
+        shape,
+        fortran_order: fortran,
+        was_bool,
+        data_offset,
+    } = read_npy_header(bytes)?;
+    let data = &bytes[data_offset..];
     let data = if fortran && shape.len() > 1 {
         fortran_to_c(data, &shape, dtype.width())
     } else {
