@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-use tgm::{DecodeOptions, EncodeOptions, Verify};
+use tgm::EncodeOptions;
 
 use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice};
 use crate::medical::pipeline::PipelineArgs;
 use crate::output::write_file;
-use crate::util::{open_file, CliResult};
+use crate::util::CliResult;
 
 #[derive(clap::Args)]
 pub struct ConvertArgs {
@@ -67,41 +67,7 @@ pub struct ToArgs {
 }
 
 pub fn to_nifti(a: ToArgs) -> CliResult {
-    let file = open_file(&a.input)?;
-    if a.message >= file.num_messages() {
-        return Err(format!(
-            "{}: message {} requested, the file has {}",
-            a.input.display(),
-            a.message,
-            file.num_messages()
-        )
-        .into());
-    }
-    let opts = DecodeOptions::default()
-        .native_byte_order(false)
-        .verify(Verify::IfPresent);
-    let mut image = None;
-    file.with_message(a.message, |m| {
-        if a.object >= m.num_objects() {
-            return Err(tgm::Error::metadata(format!(
-                "object {} requested, message {} has {}",
-                a.object,
-                a.message,
-                m.num_objects()
-            )));
-        }
-        let meta = m.metadata()?;
-        let obj = m.object(a.object)?;
-        let data = obj.decode(&opts)?;
-        image = Some((
-            obj.descriptor().clone(),
-            data.into_owned(),
-            meta.base[a.object].clone(),
-        ));
-        Ok(())
-    })
-    .map_err(|e| format!("{}: {e}", a.input.display()))?;
-    let (d, data, entry) = image.ok_or("no object decoded")?;
+    let (d, data, entry) = crate::medical::decode_selected(&a.input, a.message, a.object)?;
     let nii = object_to_nifti(&d, &data, &entry).map_err(|e| {
         format!(
             "{}: message {} object {}: {e}",
