@@ -21,6 +21,7 @@ mod rewrite;
 mod sidecar;
 #[cfg(feature = "grib")]
 mod to_grib;
+#[cfg(any(feature = "nifti", feature = "dicom", feature = "grib"))]
 mod util;
 #[cfg(feature = "grib")]
 mod weather;
