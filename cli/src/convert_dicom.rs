@@ -54,39 +54,27 @@ pub fn run(a: Args) -> CliResult {
 
 #[derive(clap::Args)]
 pub struct ToArgs {
-    /// Input .tgm file.
-    pub input: PathBuf,
+    #[command(flatten)]
+    pub pick: crate::medical::ObjectPick,
     /// Output directory; slice files are named slice_NNNNN.dcm.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Message index in the file.
-    #[arg(long, default_value_t = 0)]
-    pub message: usize,
-    /// Object index in the message.
-    #[arg(long, default_value_t = 0)]
-    pub object: usize,
     /// Replace slice files that exist.
     #[arg(long)]
     pub force: bool,
 }
 
 pub fn to_dicom(a: ToArgs) -> CliResult {
-    let (d, data, entry) = crate::medical::decode_selected(&a.input, a.message, a.object)?;
-    let files = object_to_dicom(&d, &data, &entry).map_err(|e| {
-        format!(
-            "{}: message {} object {}: {e}",
-            a.input.display(),
-            a.message,
-            a.object
-        )
-    })?;
+    let (d, data, entry) = a.pick.decode()?;
+    let files =
+        object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
     std::fs::create_dir_all(&a.output)
         .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
     // Every slice is written before any is renamed into place.
     let mut set = crate::output::FileSet::default();
     for (i, bytes) in files.iter().enumerate() {
         let target = a.output.join(format!("slice_{i:05}.dcm"));
-        std::io::Write::write_all(set.create(&target, &[&a.input], a.force)?, bytes)
+        std::io::Write::write_all(set.create(&target, &[&a.pick.input], a.force)?, bytes)
             .map_err(|e| format!("{}: {e}", target.display()))?;
     }
     set.commit()?;

@@ -50,39 +50,27 @@ pub fn convert(a: ConvertArgs) -> CliResult {
 
 #[derive(clap::Args)]
 pub struct ToArgs {
-    /// Input .tgm file.
-    pub input: PathBuf,
+    #[command(flatten)]
+    pub pick: crate::medical::ObjectPick,
     /// Output .nii, or .nii.gz for a gzip-compressed image.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Message index in the file.
-    #[arg(long, default_value_t = 0)]
-    pub message: usize,
-    /// Object index in the message.
-    #[arg(long, default_value_t = 0)]
-    pub object: usize,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
 }
 
 pub fn to_nifti(a: ToArgs) -> CliResult {
-    let (d, data, entry) = crate::medical::decode_selected(&a.input, a.message, a.object)?;
-    let nii = object_to_nifti(&d, &data, &entry).map_err(|e| {
-        format!(
-            "{}: message {} object {}: {e}",
-            a.input.display(),
-            a.message,
-            a.object
-        )
-    })?;
+    let (d, data, entry) = a.pick.decode()?;
+    let nii =
+        object_to_nifti(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
     let gz = a
         .output
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".gz"));
     let bytes = if gz { gzip(&nii)? } else { nii };
-    write_file(&a.output, &[&a.input], &bytes, a.force)?;
+    write_file(&a.output, &[&a.pick.input], &bytes, a.force)?;
     eprintln!("wrote {} ({} bytes)", a.output.display(), bytes.len());
     Ok(())
 }

@@ -17,37 +17,59 @@ pub mod pipeline;
 /// one message produced by a converter, ready for `tgm::encode`.
 pub type Converted = (Vec<(tgm::ObjectDescriptor, Vec<u8>)>, tgm::GlobalMetadata);
 
-/// One decoded object picked out of a .tgm file by `to-nifti`/`to-dicom`:
-/// its descriptor, its element bytes in the stored byte order, and its
-/// metadata entry `base[object]` (empty when absent). Hashes are verified.
-pub fn decode_selected(
-    input: &std::path::Path,
-    message: usize,
-    object: usize,
-) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
-    let file = crate::util::open_file(input)?;
-    if message >= file.num_messages() {
-        return Err(format!(
-            "{}: message {message} requested, the file has {}",
-            input.display(),
-            file.num_messages()
+/// Which object of which .tgm file `to-nifti`/`to-dicom` write out.
+#[derive(clap::Args)]
+pub struct ObjectPick {
+    /// Input .tgm file.
+    pub input: std::path::PathBuf,
+    /// Message index in the file.
+    #[arg(long, default_value_t = 0)]
+    pub message: usize,
+    /// Object index in the message.
+    #[arg(long, default_value_t = 0)]
+    pub object: usize,
+}
+
+impl ObjectPick {
+    /// "PATH: message M object O", the prefix of errors about this object.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: message {} object {}",
+            self.input.display(),
+            self.message,
+            self.object
         )
-        .into());
     }
-    let opts = tgm::DecodeOptions::default()
-        .native_byte_order(false)
-        .verify(tgm::Verify::IfPresent);
-    file.with_message(message, |m| {
-        if object >= m.num_objects() {
-            return Err(tgm::Error::metadata(format!(
-                "object {object} requested, message {message} has {}",
-                m.num_objects()
-            )));
+
+    /// The picked object: its descriptor, its element bytes in the stored
+    /// byte order, and its metadata entry `base[object]` (empty when
+    /// absent). Hashes are verified.
+    pub fn decode(&self) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
+        let (input, message, object) = (&self.input, self.message, self.object);
+        let file = crate::util::open_file(input)?;
+        if message >= file.num_messages() {
+            return Err(format!(
+                "{}: message {message} requested, the file has {}",
+                input.display(),
+                file.num_messages()
+            )
+            .into());
         }
-        let entry = m.metadata()?.base.get(object).cloned().unwrap_or_default();
-        let obj = m.object(object)?;
-        let data = obj.decode(&opts)?.into_owned();
-        Ok((obj.descriptor().clone(), data, entry))
-    })
-    .map_err(|e| format!("{}: {e}", input.display()).into())
+        let opts = tgm::DecodeOptions::default()
+            .native_byte_order(false)
+            .verify(tgm::Verify::IfPresent);
+        file.with_message(message, |m| {
+            if object >= m.num_objects() {
+                return Err(tgm::Error::metadata(format!(
+                    "object {object} requested, message {message} has {}",
+                    m.num_objects()
+                )));
+            }
+            let entry = m.metadata()?.base.get(object).cloned().unwrap_or_default();
+            let obj = m.object(object)?;
+            let data = obj.decode(&opts)?.into_owned();
+            Ok((obj.descriptor().clone(), data, entry))
+        })
+        .map_err(|e| format!("{}: {e}", input.display()).into())
+    }
 }
