@@ -20,14 +20,9 @@ fn field() -> Vec<u8> {
 }
 
 fn desc(encoding: &str, bits: u64, filter: &str, compression: &str) -> ObjectDescriptor {
-    let mut d =
-        ObjectDescriptor::new(Dtype::Float64, vec![N as u64]).with_byte_order(ByteOrder::Little);
-    d.encoding = encoding.into();
-    d.filter = filter.into();
-    d.compression = compression.into();
+    let mut params = tgm::Map::new();
     if encoding == "simple_packing" {
-        d.params
-            .insert("sp_bits_per_value".into(), Value::Uint(bits));
+        params.insert("sp_bits_per_value".into(), Value::Uint(bits));
     }
     if filter == "shuffle" {
         let size = if encoding == "simple_packing" {
@@ -35,10 +30,12 @@ fn desc(encoding: &str, bits: u64, filter: &str, compression: &str) -> ObjectDes
         } else {
             8
         };
-        d.params
-            .insert("shuffle_element_size".into(), Value::Uint(size));
+        params.insert("shuffle_element_size".into(), Value::Uint(size));
     }
-    d
+    ObjectDescriptor::new(Dtype::Float64, vec![N as u64])
+        .with_byte_order(ByteOrder::Little)
+        .with_raw_pipeline(encoding, filter, compression, params)
+        .expect("valid stage keys")
 }
 
 fn to_ref(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
@@ -49,12 +46,13 @@ fn to_ref(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
         strides: d.strides.clone(),
         dtype: tensogram::Dtype::Float64,
         byte_order: tensogram::ByteOrder::Little,
-        encoding: d.encoding.clone(),
-        filter: d.filter.clone(),
-        compression: d.compression.clone(),
+        encoding: d.encoding().to_string(),
+        filter: d.filter().to_string(),
+        compression: d.compression().to_string(),
         masks: None,
         params: d
-            .params
+            .pipeline()
+            .params()
             .iter()
             .map(|(k, v)| {
                 (

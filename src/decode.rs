@@ -412,7 +412,7 @@ impl<'a> Object<'a> {
         Ok(Object {
             index,
             frame,
-            pipeline: pipeline::Pipeline::parse(&descriptor).ok(),
+            pipeline: Some(descriptor.pipeline().clone()),
             descriptor,
             region: parts.region,
             region_abs: frame.abs_offset() + parts.region_offset as u64,

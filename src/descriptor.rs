@@ -6,6 +6,8 @@ use crate::cbor::{self, Value};
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::pipeline::registry::codec_of_key;
+use crate::pipeline::{Pipeline, PipelineBuilder};
 
 /// Text-keyed CBOR map, the shape of every free-form metadata map.
 pub type Map = BTreeMap<String, Value>;
@@ -53,6 +55,11 @@ impl Masks {
 }
 
 /// Description of one data object: tensor shape and type plus its pipeline.
+///
+/// The pipeline is parsed and validated once, when the descriptor is built
+/// (from CBOR, through [`Self::with_pipeline`] or
+/// [`Self::with_raw_pipeline`]), and held typed; codec parameters live in
+/// it, annotations in their own map (`spec/pipeline.md` §1).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectDescriptor {
     /// Object type; the reference writes `"ntensor"`.
@@ -65,18 +72,10 @@ pub struct ObjectDescriptor {
     pub dtype: Dtype,
     /// Byte order of the stored elements.
     pub byte_order: ByteOrder,
-    /// `none` or `simple_packing`.
-    pub encoding: String,
-    /// `none` or `shuffle`.
-    pub filter: String,
-    /// `none`, `szip`, `zstd`, `lz4`, `rle`, `roaring` (and others tgm cannot decode).
-    pub compression: String,
     /// NaN/Inf companion masks, if any were written.
     pub masks: Option<Masks>,
-    /// Every other key, kept verbatim: codec parameters (keys with a codec
-    /// prefix such as `sp_`, `zstd_`, `szip_`; see [`Self::pipeline`] for
-    /// their typed form) and annotations (every other key).
-    pub params: Map,
+    pipeline: Pipeline,
+    annotations: Map,
 }
 
 const KNOWN_KEYS: [&str; 10] = [
@@ -102,11 +101,9 @@ impl ObjectDescriptor {
             shape,
             dtype,
             byte_order: ByteOrder::native(),
-            encoding: "none".to_string(),
-            filter: "none".to_string(),
-            compression: "none".to_string(),
             masks: None,
-            params: Map::new(),
+            pipeline: Pipeline::default(),
+            annotations: Map::new(),
         }
     }
 
@@ -116,22 +113,81 @@ impl ObjectDescriptor {
         self
     }
 
-    /// Sets a parameter (or annotation) key.
-    pub fn with_param(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.params.insert(key.to_string(), value.into());
-        self
-    }
-
     /// Sets the pipeline: stage names and codec keys, with the reference's
     /// defaults for what the builder leaves open (`spec/pipeline.md` §9.1).
-    pub fn with_pipeline(mut self, pipeline: &crate::pipeline::PipelineBuilder) -> Self {
-        pipeline.apply(&mut self);
+    /// Annotations are kept.
+    pub fn with_pipeline(mut self, pipeline: &PipelineBuilder) -> Self {
+        self.set_pipeline(pipeline);
         self
     }
 
-    /// The pipeline as typed stages, each parameter validated.
-    pub fn pipeline(&self) -> Result<crate::pipeline::Pipeline> {
-        crate::pipeline::Pipeline::parse(self)
+    /// Sets the pipeline from stage names and keys as another writer may
+    /// have written them: keys with a codec prefix (`sp_`, `zstd_`, `szip_`
+    /// …) become codec parameters, every other key an annotation. Checked
+    /// as a descriptor read from a file is: a stage's own keys must be
+    /// valid; codec keys no stage owns are kept (and refused by the
+    /// encoder); a stage name this build cannot run fails when run.
+    /// Prefer [`Self::with_pipeline`].
+    pub fn with_raw_pipeline(
+        mut self,
+        encoding: &str,
+        filter: &str,
+        compression: &str,
+        params: Map,
+    ) -> Result<Self> {
+        let (codec, other): (Map, Map) = params
+            .into_iter()
+            .partition(|(k, _)| codec_of_key(k).is_some());
+        for (k, v) in other {
+            self = self.with_annotation(&k, v)?;
+        }
+        self.pipeline = Pipeline::from_parts([encoding, filter, compression], codec)?;
+        Ok(self)
+    }
+
+    /// Sets one key as another writer may have written it: a codec key
+    /// (`sp_`, `zstd_`, `szip_` … prefix) is added to the pipeline, which is
+    /// parsed again (see [`Self::with_raw_pipeline`]); any other key is an
+    /// annotation ([`Self::with_annotation`]). Prefer [`Self::with_pipeline`].
+    pub fn with_param(mut self, key: &str, value: impl Into<Value>) -> Result<Self> {
+        if codec_of_key(key).is_none() {
+            return self.with_annotation(key, value);
+        }
+        let mut params = self.pipeline.params().clone();
+        params.insert(key.to_string(), value.into());
+        self.pipeline = Pipeline::from_parts(self.pipeline.names(), params)?;
+        Ok(self)
+    }
+
+    /// The pipeline as typed stages, validated when the descriptor was built.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// [`Self::with_pipeline`] in place.
+    pub fn set_pipeline(&mut self, pipeline: &PipelineBuilder) {
+        self.pipeline = pipeline.build(self.dtype);
+    }
+
+    /// Replaces the pipeline (after an encode run derived parameters).
+    pub(crate) fn replace_pipeline(&mut self, pipeline: Pipeline) {
+        self.pipeline = pipeline;
+    }
+
+    /// The encoding stage's name (`none`, `simple_packing`).
+    pub fn encoding(&self) -> &str {
+        self.pipeline.encoding().name()
+    }
+
+    /// The filter stage's name (`none`, `shuffle`).
+    pub fn filter(&self) -> &str {
+        self.pipeline.filter().name()
+    }
+
+    /// The compression stage's name (`none`, `szip`, `zstd`, `lz4`, `rle`,
+    /// `roaring`, or a name this build cannot decode).
+    pub fn compression(&self) -> &str {
+        self.pipeline.compression().name()
     }
 
     /// Adds an annotation: a key the pipeline never reads. Keys with a codec
@@ -143,21 +199,24 @@ impl ObjectDescriptor {
                 "annotation key {key:?} collides with a descriptor field"
             )));
         }
-        if let Some(codec) = crate::pipeline::registry::codec_of_key(key) {
+        if let Some(codec) = codec_of_key(key) {
             return Err(Error::metadata(format!(
                 "annotation key {key:?} has the key prefix of codec {codec}"
             )));
         }
-        self.params.insert(key.to_string(), value.into());
+        self.annotations.insert(key.to_string(), value.into());
         Ok(self)
     }
 
     /// Keys that belong to no codec: the caller's annotations
     /// (`spec/pipeline.md` §1).
-    pub fn annotations(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.params
-            .iter()
-            .filter(|(k, _)| crate::pipeline::registry::codec_of_key(k).is_none())
+    pub fn annotations(&self) -> &Map {
+        &self.annotations
+    }
+
+    /// Sets an annotation the library itself writes (`dlpack`).
+    pub(crate) fn set_annotation(&mut self, key: &str, value: Value) {
+        self.annotations.insert(key.to_string(), value);
     }
 
     /// Number of dimensions.
@@ -185,12 +244,15 @@ impl ObjectDescriptor {
 
     /// True when the pipeline is the identity (`none`/`none`/`none`).
     pub fn is_raw(&self) -> bool {
-        self.encoding == "none" && self.filter == "none" && self.compression == "none"
+        self.pipeline.is_identity()
     }
 
     /// Builds the CBOR map (canonical order is applied when writing).
     pub fn to_value(&self) -> Value {
-        let mut m: Vec<(Value, Value)> = Vec::with_capacity(10 + self.params.len());
+        let params = self.pipeline.params();
+        let mut m: Vec<(Value, Value)> =
+            Vec::with_capacity(10 + params.len() + self.annotations.len());
+        let [encoding, filter, compression] = self.pipeline.names();
         let uarr = |v: &[u64]| Value::Array(v.iter().map(|&x| Value::Uint(x)).collect());
         m.push(("type".into(), Value::Text(self.obj_type.clone())));
         m.push(("ndim".into(), Value::Uint(self.shape.len() as u64)));
@@ -198,9 +260,9 @@ impl ObjectDescriptor {
         m.push(("strides".into(), uarr(&self.strides)));
         m.push(("dtype".into(), self.dtype.name().into()));
         m.push(("byte_order".into(), self.byte_order.name().into()));
-        m.push(("encoding".into(), Value::Text(self.encoding.clone())));
-        m.push(("filter".into(), Value::Text(self.filter.clone())));
-        m.push(("compression".into(), Value::Text(self.compression.clone())));
+        m.push(("encoding".into(), Value::Text(encoding.to_string())));
+        m.push(("filter".into(), Value::Text(filter.to_string())));
+        m.push(("compression".into(), Value::Text(compression.to_string())));
         if let Some(masks) = self.masks.as_ref().filter(|m| !m.is_empty()) {
             let entries = masks.iter().map(|(k, info)| {
                 let mut e = vec![
@@ -215,7 +277,7 @@ impl ObjectDescriptor {
             });
             m.push(("masks".into(), Value::Map(entries.collect())));
         }
-        for (k, v) in &self.params {
+        for (k, v) in params.iter().chain(&self.annotations) {
             m.push((Value::Text(k.clone()), v.clone()));
         }
         Value::Map(m)
@@ -238,7 +300,7 @@ impl ObjectDescriptor {
                 self.shape.len()
             )));
         }
-        for k in self.params.keys() {
+        for k in self.annotations.keys() {
             if KNOWN_KEYS.contains(&k.as_str()) {
                 return Err(Error::metadata(format!(
                     "param key {k:?} collides with a descriptor field"
@@ -260,7 +322,8 @@ impl ObjectDescriptor {
         Self::from_value(&v, limits).map_err(|e| e.at(base))
     }
 
-    /// Interprets a decoded CBOR map as a descriptor.
+    /// Interprets a decoded CBOR map as a descriptor, parsing and
+    /// validating its pipeline (an invalid codec key is an error naming it).
     pub fn from_value(v: &Value, limits: &Limits) -> Result<Self> {
         let entries = v.as_map().ok_or_else(|| {
             Error::metadata(format!("descriptor is a {}, not a map", v.type_name()))
@@ -269,12 +332,19 @@ impl ObjectDescriptor {
         let mut ndim = None;
         let mut seen = [false; 10];
         let mut byte_order = None;
+        let mut names = ["none"; 3];
+        let mut codec_params = Map::new();
         for (k, val) in entries {
             let key = k.as_text().ok_or_else(|| {
                 Error::metadata(format!("descriptor key is a {}, not text", k.type_name()))
             })?;
             let Some(idx) = KNOWN_KEYS.iter().position(|x| *x == key) else {
-                d.params.insert(key.to_string(), val.clone());
+                let map = if codec_of_key(key).is_some() {
+                    &mut codec_params
+                } else {
+                    &mut d.annotations
+                };
+                map.insert(key.to_string(), val.clone());
                 continue;
             };
             seen[idx] = true;
@@ -295,9 +365,9 @@ impl ObjectDescriptor {
                             Error::metadata(format!("unknown byte_order {name:?}"))
                         })?);
                 }
-                "encoding" => d.encoding = text(val, key)?.to_string(),
-                "filter" => d.filter = text(val, key)?.to_string(),
-                "compression" => d.compression = text(val, key)?.to_string(),
+                "encoding" => names[0] = text(val, key)?,
+                "filter" => names[1] = text(val, key)?,
+                "compression" => names[2] = text(val, key)?,
                 _ => d.masks = Some(parse_masks(val)?),
             }
         }
@@ -331,6 +401,7 @@ impl ObjectDescriptor {
             ));
         }
         d.num_elements()?;
+        d.pipeline = Pipeline::from_parts(names, codec_params)?;
         Ok(d)
     }
 }
@@ -463,9 +534,13 @@ mod tests {
             .unwrap();
         assert!(d.clone().with_annotation("zstd_level", 3u64).is_err());
         assert!(d.clone().with_annotation("shape", 3u64).is_err());
-        let d = d.with_param("sp_bits_per_value", 8u64);
-        let keys: Vec<_> = d.annotations().map(|(k, _)| k.as_str()).collect();
+        let d = d.with_pipeline(&PipelineBuilder::new().simple_packing(8));
+        let keys: Vec<_> = d.annotations().keys().map(String::as_str).collect();
         assert_eq!(keys, ["units"]);
+        assert_eq!(
+            d.pipeline().param("sp_bits_per_value"),
+            Some(&Value::Uint(8))
+        );
     }
 
     #[test]
@@ -476,9 +551,21 @@ mod tests {
 
     #[test]
     fn unknown_keys_survive() {
-        let d = ObjectDescriptor::new(Dtype::Int16, vec![2]).with_param("zz_custom", "x");
-        let back = ObjectDescriptor::from_cbor(&d.to_cbor(), 0, &Limits::default()).unwrap();
-        assert_eq!(back.params.get("zz_custom"), Some(&Value::Text("x".into())));
+        let mut params = Map::new();
+        params.insert("zz_custom".into(), "x".into());
+        params.insert("zstd_custom".into(), 1u64.into());
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![2])
+            .with_raw_pipeline("none", "none", "blosc2", params)
+            .unwrap();
+        let bytes = d.to_cbor();
+        let back = ObjectDescriptor::from_cbor(&bytes, 0, &Limits::default()).unwrap();
+        assert_eq!(
+            back.annotations().get("zz_custom"),
+            Some(&Value::Text("x".into()))
+        );
+        assert_eq!(back.pipeline().param("zstd_custom"), Some(&Value::Uint(1)));
+        assert_eq!(back.compression(), "blosc2");
+        assert_eq!(back.to_cbor(), bytes);
     }
 
     #[test]

@@ -26,8 +26,10 @@ fn meta() -> GlobalMetadata {
 /// one compressed.
 fn samples() -> Vec<Vec<u8>> {
     let a = ObjectDescriptor::new(Dtype::Uint16, vec![4]).with_byte_order(ByteOrder::Little);
-    let mut b = ObjectDescriptor::new(Dtype::Float64, vec![2, 3]).with_byte_order(ByteOrder::Big);
-    b.compression = "zstd".into();
+    let b = ObjectDescriptor::new(Dtype::Float64, vec![2, 3])
+        .with_byte_order(ByteOrder::Big)
+        .with_raw_pipeline("none", "none", "zstd", Default::default())
+        .unwrap();
     let av: Vec<u8> = [1u16, 2, 3, 400]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -371,11 +373,13 @@ fn decompression_bombs_in_every_codec() {
     let opts = PipelineDecodeOptions::default();
     let limits = Limits::default();
     // A descriptor for 8 bytes whose payload expands far beyond them.
-    let small = |compression: &str, dtype: Dtype| {
-        let mut d = ObjectDescriptor::new(dtype, vec![8]).with_byte_order(ByteOrder::Little);
-        d.compression = compression.into();
-        d
+    let small_with = |compression: &str, dtype: Dtype, params: tgm::Map| {
+        ObjectDescriptor::new(dtype, vec![8])
+            .with_byte_order(ByteOrder::Little)
+            .with_raw_pipeline("none", "none", compression, params)
+            .unwrap()
     };
+    let small = |compression: &str, dtype: Dtype| small_with(compression, dtype, tgm::Map::new());
     let zeros = vec![0u8; 64 << 20];
     let zbomb = tgm::pipeline::zstd_codec::zstd_compress(&zeros, 19).unwrap();
     let lbomb = tgm::pipeline::lz4_codec::lz4_compress(&zeros);
@@ -389,7 +393,7 @@ fn decompression_bombs_in_every_codec() {
         ),
     ] {
         let e = pipeline::decode(&d, &payload, 0, &opts, &limits).unwrap_err();
-        assert_eq!(*e.kind(), ErrorKind::Codec, "{}: {e}", d.compression);
+        assert_eq!(*e.kind(), ErrorKind::Codec, "{}: {e}", d.compression());
     }
     // rle and roaring bitmask payloads whose bit count or runs exceed the
     // descriptor's 8 bits.
@@ -407,14 +411,15 @@ fn decompression_bombs_in_every_codec() {
     }
     // szip: a stream of zero-block runs that would go on for ever, for an
     // object of 8 uint16 samples; output stops at the descriptor's size.
-    let mut d = small("szip", Dtype::Uint16);
+    let mut params = tgm::Map::new();
     for (k, v) in [
         ("szip_rsi", 4096u64),
         ("szip_block_size", 8),
         ("szip_flags", 0),
     ] {
-        d.params.insert(k.into(), Value::Uint(v));
+        params.insert(k.into(), Value::Uint(v));
     }
+    let d = small_with("szip", Dtype::Uint16, params);
     let runs = vec![0x00u8; 1 << 16];
     if let Ok(out) = pipeline::decode(&d, &runs, 0, &opts, &limits) {
         assert_eq!(out.len(), 16);
@@ -423,8 +428,10 @@ fn decompression_bombs_in_every_codec() {
     let mut tight = Limits::default();
     tight.max_object_bytes = 1 << 20;
     let big = ObjectDescriptor::new(Dtype::Uint8, vec![2 << 20]);
-    let mut big_z = big.clone();
-    big_z.compression = "zstd".into();
+    let big_z = big
+        .clone()
+        .with_raw_pipeline("none", "none", "zstd", Default::default())
+        .unwrap();
     let e = pipeline::decode(&big_z, &zbomb, 0, &opts, &tight).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::LimitExceeded { .. }), "{e}");
 }

@@ -19,11 +19,12 @@ fn message() -> Vec<u8> {
         .flat_map(|i| (i as f32 * 1.5).to_be_bytes())
         .collect();
     let i16s: Vec<u8> = (0..4i16).flat_map(|v| (v - 2).to_le_bytes()).collect();
-    let mut sp = ObjectDescriptor::new(Dtype::Float64, vec![5]).with_byte_order(ByteOrder::Little);
-    sp.encoding = "simple_packing".into();
-    sp.compression = "zstd".into();
-    sp.params
-        .insert("sp_bits_per_value".into(), Value::Uint(12));
+    let mut params = tgm::Map::new();
+    params.insert("sp_bits_per_value".into(), Value::Uint(12));
+    let sp = ObjectDescriptor::new(Dtype::Float64, vec![5])
+        .with_byte_order(ByteOrder::Little)
+        .with_raw_pipeline("simple_packing", "none", "zstd", params)
+        .unwrap();
     let f64s: Vec<u8> = (0..5)
         .flat_map(|i| (i as f64 * 0.25).to_le_bytes())
         .collect();

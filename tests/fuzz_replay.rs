@@ -160,25 +160,23 @@ fn messages() -> Vec<Vec<u8>> {
     .into_iter()
     .enumerate()
     {
-        let mut d =
-            ObjectDescriptor::new(Dtype::Float64, vec![8, 8]).with_byte_order(ByteOrder::Little);
-        d.encoding = enc.into();
-        d.filter = filt.into();
-        d.compression = comp.into();
+        let mut params = tgm::Map::new();
         if enc == "simple_packing" {
             let bits = if comp == "szip" { 16 } else { 12 };
-            d.params
-                .insert("sp_bits_per_value".into(), Value::Uint(bits));
+            params.insert("sp_bits_per_value".into(), Value::Uint(bits));
         }
         if filt == "shuffle" {
-            d.params
-                .insert("shuffle_element_size".into(), Value::Uint(2));
+            params.insert("shuffle_element_size".into(), Value::Uint(2));
         }
         if comp == "szip" {
             for (key, v) in [("szip_rsi", 4), ("szip_block_size", 8), ("szip_flags", 8)] {
-                d.params.insert(key.into(), Value::Uint(v));
+                params.insert(key.into(), Value::Uint(v));
             }
         }
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![8, 8])
+            .with_byte_order(ByteOrder::Little)
+            .with_raw_pipeline(enc, filt, comp, params)
+            .unwrap();
         let i16s: Vec<u8> = (0..6i16).flat_map(|v| v.to_be_bytes()).collect();
         let d2 = ObjectDescriptor::new(Dtype::Int16, vec![2, 3]).with_byte_order(ByteOrder::Big);
         let policy = [HashPolicy::Auto, HashPolicy::Both, HashPolicy::None][k % 3];
@@ -214,8 +212,8 @@ fn messages() -> Vec<Vec<u8>> {
     .unwrap();
     msgs.push(s.finish().unwrap().0);
     // A bitmask payload with rle compression.
-    let mut d = ObjectDescriptor::new(Dtype::Bitmask, vec![20]);
-    d.compression = "rle".into();
+    let d = ObjectDescriptor::new(Dtype::Bitmask, vec![20])
+        .with_pipeline(&tgm::PipelineBuilder::new().rle());
     msgs.push(tgm::encode(&meta, &[(&d, &[0xf0, 0x0f, 0xa0])], &EncodeOptions::new()).unwrap());
     msgs
 }
@@ -247,12 +245,12 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
             let o = p.object(i).unwrap();
             out.push(("descriptor", o.descriptor().to_cbor()));
             let d = o.descriptor();
-            if d.compression == "szip" && sz_params.is_none() {
+            if d.compression() == "szip" && sz_params.is_none() {
                 sz_params = Some(tgm::pipeline::szip_stage::coder_params_of(d).unwrap());
                 sz_region = o.payload_region().to_vec();
             }
             let region = o.payload_region();
-            if d.encoding == "simple_packing" && d.compression == "none" {
+            if d.encoding() == "simple_packing" && d.compression() == "none" {
                 out.push(("codecs", [&[3u8, 64, 0, 1, 0, 12][..], region].concat()));
             }
         }

@@ -118,31 +118,28 @@ fn is_nan(b: &[u8], w: usize) -> bool {
 }
 
 fn sp(bits: u64, decimal: Option<i64>) -> impl Fn(ObjectDescriptor) -> ObjectDescriptor {
-    move |mut d| {
-        d.encoding = "simple_packing".into();
-        d.params
-            .insert("sp_bits_per_value".into(), Value::Uint(bits));
-        if let Some(dd) = decimal {
-            d.params
-                .insert("sp_decimal_scale_factor".into(), Value::from_i64(dd));
-        }
-        d
+    move |d| {
+        edit_raw(d, |r| {
+            r.encoding = "simple_packing".into();
+            r.params
+                .insert("sp_bits_per_value".into(), Value::Uint(bits));
+            if let Some(dd) = decimal {
+                r.params
+                    .insert("sp_decimal_scale_factor".into(), Value::from_i64(dd));
+            }
+        })
     }
 }
 
-fn with(
-    mut d: ObjectDescriptor,
-    filter: &str,
-    compression: &str,
-    element: u64,
-) -> ObjectDescriptor {
-    d.filter = filter.into();
-    d.compression = compression.into();
-    if filter == "shuffle" {
-        d.params
-            .insert("shuffle_element_size".into(), Value::Uint(element));
-    }
-    d
+fn with(d: ObjectDescriptor, filter: &str, compression: &str, element: u64) -> ObjectDescriptor {
+    edit_raw(d, |r| {
+        r.filter = filter.into();
+        r.compression = compression.into();
+        if filter == "shuffle" {
+            r.params
+                .insert("shuffle_element_size".into(), Value::Uint(element));
+        }
+    })
 }
 
 #[test]
@@ -204,10 +201,12 @@ fn explicit_parameters_and_levels() {
     let mut d = sp(16, Some(1))(
         ObjectDescriptor::new(Dtype::Float64, vec![500]).with_byte_order(ByteOrder::Little),
     );
-    d.params
-        .insert("sp_reference_value".into(), Value::Float(200.0));
-    d.params
-        .insert("sp_binary_scale_factor".into(), Value::from_i64(-6));
+    d = d
+        .with_param("sp_reference_value", Value::Float(200.0))
+        .unwrap();
+    d = d
+        .with_param("sp_binary_scale_factor", Value::from_i64(-6))
+        .unwrap();
     check(&Case {
         desc: d,
         data: data.clone(),
@@ -221,7 +220,7 @@ fn explicit_parameters_and_levels() {
             "zstd",
             0,
         );
-        d.params.insert("zstd_level".into(), Value::from_i64(level));
+        d = d.with_param("zstd_level", Value::from_i64(level)).unwrap();
         check(&Case {
             desc: d,
             data: data.clone(),
@@ -324,10 +323,12 @@ fn nan_and_inf_masks_match_the_reference() {
             }
             if dtype == Dtype::Float64 {
                 let mut d = sp(16, None)(base.clone());
-                d.params
-                    .insert("sp_reference_value".into(), Value::Float(-1.0));
-                d.params
-                    .insert("sp_binary_scale_factor".into(), Value::from_i64(-14));
+                d = d
+                    .with_param("sp_reference_value", Value::Float(-1.0))
+                    .unwrap();
+                d = d
+                    .with_param("sp_binary_scale_factor", Value::from_i64(-14))
+                    .unwrap();
                 check(&Case {
                     desc: d,
                     data: data.clone(),
@@ -389,7 +390,7 @@ fn range_decode_matches_the_reference() {
                 &DecodeOptions::default().native_byte_order(native),
             )
             .unwrap();
-            assert_eq!(ours, theirs.1, "{:?}", desc.encoding);
+            assert_eq!(ours, theirs.1, "{:?}", desc.encoding());
             let full =
                 tgm::decode(&msg, &DecodeOptions::default().native_byte_order(native)).unwrap();
             for (&(o, c), got) in ranges.iter().zip(&ours) {

@@ -41,12 +41,15 @@ proptest! {
                 c[top] &= 0xbf;
             }
         }
-        let mut d = ObjectDescriptor::new(dtype, vec![n as u64]).with_byte_order(if big { ByteOrder::Big } else { ByteOrder::Little });
-        d.compression = compression.into();
+        let mut params = tgm::Map::new();
         if shuffle {
-            d.filter = "shuffle".into();
-            d.params.insert("shuffle_element_size".into(), Value::Uint(w as u64));
+            params.insert("shuffle_element_size".into(), Value::Uint(w as u64));
         }
+        let filter = if shuffle { "shuffle" } else { "none" };
+        let d = ObjectDescriptor::new(dtype, vec![n as u64])
+            .with_byte_order(if big { ByteOrder::Big } else { ByteOrder::Little })
+            .with_raw_pipeline("none", filter, compression, params)
+            .unwrap();
         let msg = tgm::encode(&GlobalMetadata::default(), &[(&d, &data)], &EncodeOptions::new()).unwrap();
         let back = tgm::decode(&msg, &DecodeOptions::default().native_byte_order(false)).unwrap();
         prop_assert_eq!(&back.objects[0].data, &data);
@@ -59,14 +62,17 @@ proptest! {
         threads in prop::sample::select(vec![0usize, 2]),
     ) {
         let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut d = ObjectDescriptor::new(Dtype::Float64, vec![values.len() as u64]).with_byte_order(ByteOrder::Little);
-        d.encoding = "simple_packing".into();
-        d.params.insert("sp_bits_per_value".into(), Value::Uint(bits));
+        let mut params = tgm::Map::new();
+        params.insert("sp_bits_per_value".into(), Value::Uint(bits));
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![values.len() as u64])
+            .with_byte_order(ByteOrder::Little)
+            .with_raw_pipeline("simple_packing", "none", "none", params)
+            .unwrap();
         let mut p = PipelineOptions::default();
         p.threads = threads;
         let msg = tgm::encode(&GlobalMetadata::default(), &[(&d, &data)], &EncodeOptions::new().pipeline(p)).unwrap();
         let back = tgm::decode(&msg, &DecodeOptions::default().native_byte_order(false)).unwrap();
-        let e = back.objects[0].descriptor.params["sp_binary_scale_factor"].as_i64().unwrap();
+        let e = back.objects[0].descriptor.pipeline().params()["sp_binary_scale_factor"].as_i64().unwrap();
         let half = 2f64.powi(e as i32) / 2.0;
         for (a, b) in values.iter().zip(back.objects[0].data.chunks_exact(8)) {
             let b = f64::from_le_bytes(b.try_into().unwrap());

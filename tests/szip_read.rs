@@ -10,10 +10,12 @@ use tgm::{ByteOrder, DecodeOptions, Dtype, ObjectDescriptor};
 /// Bits per sample the szip coder sees for `desc` (`spec/pipeline.md` §4.4):
 /// B after simple_packing, 8 after shuffle, else the element width × 8.
 fn coder_bits(desc: &ObjectDescriptor) -> u64 {
-    if desc.filter == "shuffle" {
+    if desc.filter() == "shuffle" {
         8
-    } else if desc.encoding == "simple_packing" {
-        desc.params["sp_bits_per_value"].as_u64().unwrap()
+    } else if desc.encoding() == "simple_packing" {
+        desc.pipeline().params()["sp_bits_per_value"]
+            .as_u64()
+            .unwrap()
     } else {
         desc.dtype.width() as u64 * 8
     }
@@ -43,9 +45,10 @@ fn check(desc: &ObjectDescriptor, data: &[u8]) -> bool {
     else {
         return false;
     };
-    let mut plain = desc.clone();
-    plain.compression = "none".into();
-    plain.params.retain(|k, _| !k.starts_with("szip_"));
+    let plain = edit_raw(desc.clone(), |r| {
+        r.compression = "none".into();
+        r.params.retain(|k, _| !k.starts_with("szip_"));
+    });
     let plain_msg = tensogram::encode(
         &Default::default(),
         &[(&to_ref_desc(&plain), data)],
@@ -59,9 +62,9 @@ fn check(desc: &ObjectDescriptor, data: &[u8]) -> bool {
         assert_eq!(ours.objects[0].data, want.objects[0].data, "{desc:?}");
     }
     let n = desc.num_elements().unwrap();
-    if n > 10 && desc.filter == "none" {
+    if n > 10 && desc.filter() == "none" {
         let want = tgm::decode(&plain_msg, &DecodeOptions::default()).unwrap();
-        let w = if desc.encoding == "simple_packing" {
+        let w = if desc.encoding() == "simple_packing" {
             8
         } else {
             desc.dtype.width() as u64
@@ -95,11 +98,13 @@ fn simple_packed_fields_at_container_widths() {
                 (4096, 64, 8),
                 (32, 16, 0),
             ] {
-                let mut d = ObjectDescriptor::new(Dtype::Float64, vec![n as u64])
+                let d = ObjectDescriptor::new(Dtype::Float64, vec![n as u64])
                     .with_byte_order(ByteOrder::Little);
-                d.encoding = "simple_packing".into();
-                d.params
-                    .insert("sp_bits_per_value".into(), Value::Uint(bits));
+                let d = edit_raw(d, |r| {
+                    r.encoding = "simple_packing".into();
+                    r.params
+                        .insert("sp_bits_per_value".into(), Value::Uint(bits));
+                });
                 checked += usize::from(check(&with_szip(d, rsi, block, flags), &data));
             }
         }

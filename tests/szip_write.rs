@@ -18,10 +18,12 @@ use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Object
 /// Bits per sample the szip coder sees for `desc` (`spec/pipeline.md` §4.4):
 /// B after simple_packing, 8 after shuffle, else the element width × 8.
 fn coder_bits(desc: &ObjectDescriptor) -> u64 {
-    if desc.filter == "shuffle" {
+    if desc.filter() == "shuffle" {
         8
-    } else if desc.encoding == "simple_packing" {
-        desc.params["sp_bits_per_value"].as_u64().unwrap()
+    } else if desc.encoding() == "simple_packing" {
+        desc.pipeline().params()["sp_bits_per_value"]
+            .as_u64()
+            .unwrap()
     } else {
         desc.dtype.width() as u64 * 8
     }
@@ -45,9 +47,10 @@ fn reference_handles(desc: &ObjectDescriptor) -> bool {
 fn check(desc: &ObjectDescriptor, data: &[u8]) -> bool {
     let meta = GlobalMetadata::default();
     if !reference_handles(desc) {
-        let mut plain = desc.clone();
-        plain.compression = "none".into();
-        plain.params.retain(|k, _| !k.starts_with("szip_"));
+        let plain = edit_raw(desc.clone(), |r| {
+            r.compression = "none".into();
+            r.params.retain(|k, _| !k.starts_with("szip_"));
+        });
         let opts = EncodeOptions::new();
         match (
             tgm::encode(&meta, &[(desc, data)], &opts),
@@ -82,9 +85,14 @@ fn check(desc: &ObjectDescriptor, data: &[u8]) -> bool {
         let a = tgm::Message::parse(&ours).unwrap();
         let b = tgm::Message::parse(&reference).unwrap();
         let (oa, ob) = (a.object(0).unwrap(), b.object(0).unwrap());
-        let (mut da, mut db) = (oa.descriptor().clone(), ob.descriptor().clone());
-        let offsets_a = da.params.remove("szip_block_offsets").unwrap();
-        let offsets_b = db.params.remove("szip_block_offsets").unwrap();
+        let (mut offsets_a, mut offsets_b) = (None, None);
+        let da = edit_raw(oa.descriptor().clone(), |r| {
+            offsets_a = r.params.remove("szip_block_offsets")
+        });
+        let db = edit_raw(ob.descriptor().clone(), |r| {
+            offsets_b = r.params.remove("szip_block_offsets")
+        });
+        let (offsets_a, offsets_b) = (offsets_a.unwrap(), offsets_b.unwrap());
         assert_eq!(da, db, "descriptor of {desc:?}");
         assert_eq!(
             offsets_a.as_array().unwrap().len(),
@@ -121,11 +129,13 @@ fn packed(n: usize, bits: u64) -> (ObjectDescriptor, Vec<u8>) {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let mut d =
+    let d =
         ObjectDescriptor::new(Dtype::Float64, vec![n as u64]).with_byte_order(ByteOrder::Little);
-    d.encoding = "simple_packing".into();
-    d.params
-        .insert("sp_bits_per_value".into(), Value::Uint(bits));
+    let d = edit_raw(d, |r| {
+        r.encoding = "simple_packing".into();
+        r.params
+            .insert("sp_bits_per_value".into(), Value::Uint(bits));
+    });
     (d, data)
 }
 

@@ -87,7 +87,7 @@ fn every_dlpack_type_round_trips_through_tgm_and_the_reference() {
         let rdesc = &objs[0].0;
         assert_eq!(
             rdesc.params.contains_key("dlpack"),
-            desc.params.contains_key("dlpack")
+            desc.annotations().contains_key("dlpack")
         );
         // Re-encoded by the reference, tgm still recovers the exact type.
         let re = tensogram::encode(

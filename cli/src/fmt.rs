@@ -13,14 +13,12 @@ pub fn shape_str(shape: &[u64]) -> String {
 
 /// `encoding+filter+compression` without `none` stages, or `none`.
 pub fn pipeline_str(d: &ObjectDescriptor) -> String {
-    let parts: Vec<&str> = [
-        d.encoding.as_str(),
-        d.filter.as_str(),
-        d.compression.as_str(),
-    ]
-    .into_iter()
-    .filter(|s| *s != "none")
-    .collect();
+    let parts: Vec<&str> = d
+        .pipeline()
+        .names()
+        .into_iter()
+        .filter(|s| *s != "none")
+        .collect();
     if parts.is_empty() {
         "none".into()
     } else {

@@ -2,9 +2,8 @@
 //! command-line flags. See `spec/pipeline.md` §1 for the stages and their parameters.
 
 use clap::builder::BoolishValueParser;
-use tgm::cbor::Value;
-use tgm::pipeline::{MaskMethod, PipelineOptions};
-use tgm::{Dtype, EncodeOptions, ObjectDescriptor};
+use tgm::pipeline::{MaskMethod, PipelineOptions, Szip};
+use tgm::{Dtype, EncodeOptions, ObjectDescriptor, PipelineBuilder};
 
 use crate::error::{usage, CliResult};
 
@@ -76,10 +75,19 @@ pub struct PipelineArgs {
 /// The stages named by the flags, checked for combinations without effect.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stages {
-    encoding: String,
-    bits: u64,
-    filter: String,
-    compression: String,
+    /// simple_packing at this many bits per value, or no encoding.
+    packing_bits: Option<u32>,
+    shuffle: bool,
+    compression: Compression,
+}
+
+/// The compression stage the flags ask for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Compression {
+    None,
+    Zstd { level: i32 },
+    Lz4,
+    Szip { rsi: u32, block_size: u32 },
 }
 
 impl PipelineArgs {
@@ -98,18 +106,18 @@ impl PipelineArgs {
     /// Validates the flags: unknown names and flags without effect in
     /// their combination are usage errors.
     pub fn stages(&self) -> CliResult<Stages> {
-        let encoding = self.encoding.clone().unwrap_or_else(|| "none".into());
-        let filter = self.filter.clone().unwrap_or_else(|| "none".into());
-        let compression = self.compression.clone().unwrap_or_else(|| "none".into());
-        if !matches!(encoding.as_str(), "none" | "simple_packing") {
+        let encoding = self.encoding.as_deref().unwrap_or("none");
+        let filter = self.filter.as_deref().unwrap_or("none");
+        let compression = self.compression.as_deref().unwrap_or("none");
+        if !matches!(encoding, "none" | "simple_packing") {
             return Err(usage(format!(
                 "unknown encoding {encoding:?} (none, simple_packing)"
             )));
         }
-        if !matches!(filter.as_str(), "none" | "shuffle") {
+        if !matches!(filter, "none" | "shuffle") {
             return Err(usage(format!("unknown filter {filter:?} (none, shuffle)")));
         }
-        if !matches!(compression.as_str(), "none" | "zstd" | "lz4" | "szip") {
+        if !matches!(compression, "none" | "zstd" | "lz4" | "szip") {
             return Err(usage(format!(
                 "unknown compression {compression:?} (none, zstd, lz4, szip)"
             )));
@@ -135,10 +143,29 @@ impl PipelineArgs {
         if bits > 64 {
             return Err(usage(format!("--bits {bits} exceeds 64")));
         }
+        let u32_flag = |flag: &str, v: u64| {
+            u32::try_from(v).map_err(|_| usage(format!("{flag} {v} exceeds {}", u32::MAX)))
+        };
+        let compression = match compression {
+            "zstd" => {
+                // Written even when not asked for, as the reference writes it.
+                let level = match self.level {
+                    None => tgm::pipeline::zstd_codec::ZSTD_DEFAULT_LEVEL,
+                    Some(l) => i32::try_from(l)
+                        .map_err(|_| usage(format!("--level {l} is outside the i32 range")))?,
+                };
+                Compression::Zstd { level }
+            }
+            "lz4" => Compression::Lz4,
+            "szip" => Compression::Szip {
+                rsi: u32_flag("--szip-rsi", self.szip_rsi.unwrap_or(128))?,
+                block_size: u32_flag("--szip-block-size", self.szip_block_size.unwrap_or(16))?,
+            },
+            _ => Compression::None,
+        };
         Ok(Stages {
-            encoding,
-            bits,
-            filter,
+            packing_bits: (encoding == "simple_packing").then_some(bits as u32),
+            shuffle: filter == "shuffle",
             compression,
         })
     }
@@ -147,57 +174,46 @@ impl PipelineArgs {
     /// Refuses settings that would destroy the field: simple_packing of a
     /// non-float type, and 0 bits on a field that is not constant.
     pub fn apply(&self, s: &Stages, d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
-        d.encoding = s.encoding.clone();
-        d.filter = s.filter.clone();
-        d.compression = s.compression.clone();
         d.masks = None;
-        let element_bytes = if s.encoding == "simple_packing" {
-            if d.dtype != Dtype::Float64 {
-                return Err(usage(format!(
-                    "simple_packing quantises float64 fields, not {}",
-                    d.dtype.name()
-                )));
+        let mut b = PipelineBuilder::new();
+        let element_bytes = match s.packing_bits {
+            Some(bits) => {
+                if d.dtype != Dtype::Float64 {
+                    return Err(usage(format!(
+                        "simple_packing quantises float64 fields, not {}",
+                        d.dtype.name()
+                    )));
+                }
+                if bits == 0 && !is_constant(d, data) {
+                    return Err(usage(
+                        "--bits 0 would store a constant in place of a field that varies",
+                    ));
+                }
+                b = b.simple_packing(bits);
+                (bits as usize).div_ceil(8)
             }
-            if s.bits == 0 && !is_constant(d, data) {
-                return Err(usage(
-                    "--bits 0 would store a constant in place of a field that varies",
-                ));
-            }
-            d.params
-                .insert("sp_bits_per_value".into(), Value::Uint(s.bits));
-            s.bits.div_ceil(8)
-        } else {
-            d.dtype.width() as u64
+            None => d.dtype.width(),
         };
-        if s.filter == "shuffle" {
-            d.params.insert(
-                "shuffle_element_size".into(),
-                Value::Uint(element_bytes.max(1)),
-            );
+        if s.shuffle {
+            b = b.shuffle_element_size(element_bytes.max(1));
         }
-        match s.compression.as_str() {
-            "zstd" => {
-                // Written even when not asked for, as the reference writes it.
-                let level = self
-                    .level
-                    .unwrap_or(i64::from(tgm::pipeline::zstd_codec::ZSTD_DEFAULT_LEVEL));
-                d.params.insert("zstd_level".into(), Value::from_i64(level));
-            }
-            "szip" => {
-                let signed = s.encoding == "none" && s.filter == "none" && d.dtype.is_signed_int();
+        b = match s.compression {
+            Compression::None => b,
+            Compression::Zstd { level } => b.zstd_level(level),
+            Compression::Lz4 => b.lz4(),
+            Compression::Szip { rsi, block_size } => {
+                let signed = s.packing_bits.is_none() && !s.shuffle && d.dtype.is_signed_int();
                 let flags = tgm::szip::flags::PREPROCESS
                     | if signed { tgm::szip::flags::SIGNED } else { 0 };
-                d.params
-                    .insert("szip_rsi".into(), Value::Uint(self.szip_rsi.unwrap_or(128)));
-                d.params.insert(
-                    "szip_block_size".into(),
-                    Value::Uint(self.szip_block_size.unwrap_or(16)),
-                );
-                d.params
-                    .insert("szip_flags".into(), Value::Uint(u64::from(flags)));
+                b.szip_params(Szip {
+                    rsi,
+                    block_size,
+                    flags,
+                    offsets: None,
+                })
             }
-            _ => {}
-        }
+        };
+        d.set_pipeline(&b);
         Ok(())
     }
 
@@ -242,11 +258,11 @@ pub fn rewrite_options(g: &GlobalArgs) -> CliResult<EncodeOptions> {
 }
 
 /// A stored descriptor made ready to re-encode its decoded data with the
-/// same pipeline and parameters: what the encoder computes is dropped.
+/// same pipeline and parameters. Masks are dropped; what the stages derive
+/// from the data (szip block offsets) is written again by the encoder.
 pub fn rewrite_descriptor(stored: &ObjectDescriptor) -> ObjectDescriptor {
     let mut d = stored.clone();
     d.masks = None;
-    d.params.remove("szip_block_offsets");
     d
 }
 

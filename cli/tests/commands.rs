@@ -681,7 +681,11 @@ fn zstd_without_level_writes_the_reference_default_level() {
         let f = tgm::TgmFile::open(d.path().join(args[3])).unwrap();
         let level = f
             .with_message(0, |m| {
-                Ok(m.object(0)?.descriptor().params.get("zstd_level").cloned())
+                Ok(m.object(0)?
+                    .descriptor()
+                    .pipeline()
+                    .param("zstd_level")
+                    .cloned())
             })
             .unwrap();
         assert_eq!(level, Some(Value::Uint(want)), "{args:?}");

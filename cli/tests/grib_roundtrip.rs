@@ -182,8 +182,8 @@ fn simple_packed_fields_decode_bit_identical_to_eccodes() {
         for (m, (msg, want)) in messages.iter().zip(&expected).enumerate() {
             let obj = &msg.objects[0];
             let d = &obj.descriptor;
-            assert_eq!(d.encoding, "simple_packing");
-            assert_eq!(d.compression, "szip");
+            assert_eq!(d.encoding(), "simple_packing");
+            assert_eq!(d.compression(), "szip");
             let got = f64s(&obj.data);
             assert_eq!(got.len(), want.len());
             let mut nan = 0;
@@ -273,8 +273,11 @@ fn decimal_scaled_fields_keep_their_quantum_and_round_trip() {
     assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
     let msg = &decode_all(&t)[0];
     let d = &msg.objects[0].descriptor;
-    assert_eq!(d.params["sp_decimal_scale_factor"].as_i64(), Some(1));
-    assert_eq!(d.params["sp_bits_per_value"].as_u64(), Some(8));
+    assert_eq!(
+        d.pipeline().params()["sp_decimal_scale_factor"].as_i64(),
+        Some(1)
+    );
+    assert_eq!(d.pipeline().params()["sp_bits_per_value"].as_u64(), Some(8));
     // (R + q·2^E)·10^-D and R' + q·2^E·10^-D differ by rounding only.
     let want = &eccodes_values(&input)[0];
     let got = f64s(&msg.objects[0].data);

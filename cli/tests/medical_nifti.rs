@@ -296,7 +296,7 @@ fn gz_output_and_byte_order_conversion() {
     assert!(ok, "{err}");
     let msg = decode_file(&t);
     assert_eq!(msg.objects[0].descriptor.byte_order, ByteOrder::Little);
-    assert_eq!(msg.objects[0].descriptor.compression, "szip");
+    assert_eq!(msg.objects[0].descriptor.compression(), "szip");
     let (_, _, le) = values(4, 24, false);
     assert_eq!(msg.objects[0].data, le);
 

@@ -18,8 +18,9 @@ fn pipeline_options(native: bool) -> PipelineDecodeOptions {
 }
 
 /// A descriptor built from six header bytes: dtype, element count, byte
-/// order, compression, shuffle and simple_packing/szip parameters.
-fn crafted_descriptor(head: &[u8; 6]) -> (ObjectDescriptor, u64) {
+/// order, compression, shuffle and simple_packing/szip parameters; `None`
+/// when the descriptor's own checks refuse the parameters.
+fn crafted_descriptor(head: &[u8; 6]) -> Option<(ObjectDescriptor, u64)> {
     let dtype = Dtype::ALL[head[0] as usize % Dtype::ALL.len()];
     let n = u16::from_le_bytes([head[1], head[2]]) as u64 % 5000;
     let order = if head[3] & 1 == 0 {
@@ -27,18 +28,19 @@ fn crafted_descriptor(head: &[u8; 6]) -> (ObjectDescriptor, u64) {
     } else {
         ByteOrder::Little
     };
-    let mut d = ObjectDescriptor::new(dtype, vec![n]).with_byte_order(order);
-    d.compression =
-        ["none", "zstd", "lz4", "rle", "roaring", "szip"][head[3] as usize / 2 % 6].into();
+    let d = ObjectDescriptor::new(dtype, vec![n]).with_byte_order(order);
+    let compression = ["none", "zstd", "lz4", "rle", "roaring", "szip"][head[3] as usize / 2 % 6];
+    let (mut encoding, mut filter) = ("none", "none");
+    let mut params = tgm::Map::new();
     if head[4] & 1 == 1 {
-        d.filter = "shuffle".into();
-        d.params.insert(
+        filter = "shuffle";
+        params.insert(
             "shuffle_element_size".into(),
             Value::Uint(head[4] as u64 >> 1),
         );
     }
     if head[5] < 64 && dtype == Dtype::Float64 {
-        d.encoding = "simple_packing".into();
+        encoding = "simple_packing";
         let sp = [
             (
                 "sp_bits_per_value",
@@ -55,7 +57,7 @@ fn crafted_descriptor(head: &[u8; 6]) -> (ObjectDescriptor, u64) {
             ),
         ];
         for (k, v) in sp {
-            d.params.insert(k.into(), v);
+            params.insert(k.into(), v);
         }
     }
     if head[5] >= 250 {
@@ -66,10 +68,13 @@ fn crafted_descriptor(head: &[u8; 6]) -> (ObjectDescriptor, u64) {
             ("szip_block_offsets", Value::Array(vec![Value::Uint(0)])),
         ];
         for (k, v) in szip {
-            d.params.insert(k.into(), v);
+            params.insert(k.into(), v);
         }
     }
-    (d, n)
+    let d = d
+        .with_raw_pipeline(encoding, filter, compression, params)
+        .ok()?;
+    Some((d, n))
 }
 
 /// Each codec's decoder through the pipeline, behind a crafted descriptor.
@@ -77,7 +82,9 @@ pub fn codecs(data: &[u8]) {
     let Some((head, payload)) = data.split_first_chunk::<6>() else {
         return;
     };
-    let (d, n) = crafted_descriptor(head);
+    let Some((d, n)) = crafted_descriptor(head) else {
+        return;
+    };
     let limits = fuzz_limits();
     let mut first = None;
     for native in [true, false] {

@@ -2,6 +2,7 @@
 
 use tgm::cbor::Value;
 use tgm::pipeline::{MaskMethod, PipelineOptions};
+use tgm::PipelineBuilder;
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Message, ObjectDescriptor,
     StreamingEncoder,
@@ -40,13 +41,19 @@ pub fn roundtrip(data: &[u8]) {
     } else {
         ByteOrder::Little
     };
-    let mut d = ObjectDescriptor::new(dtype, shape).with_byte_order(order);
-    d.compression = ["none", "zstd", "lz4"][h[2] as usize % 3].into();
-    if h[3] & 1 == 1 {
-        d.filter = "shuffle".into();
-        d.params
-            .insert("shuffle_element_size".into(), Value::Uint(w as u64));
-    }
+    let builder = match h[2] % 3 {
+        0 => PipelineBuilder::new(),
+        1 => PipelineBuilder::new().zstd(),
+        _ => PipelineBuilder::new().lz4(),
+    };
+    let builder = if h[3] & 1 == 1 {
+        builder.shuffle_element_size(w)
+    } else {
+        builder
+    };
+    let d = ObjectDescriptor::new(dtype, shape)
+        .with_byte_order(order)
+        .with_pipeline(&builder);
     let mut popts = PipelineOptions::default();
     popts.allow_nan = true;
     popts.allow_inf = true;

@@ -313,15 +313,15 @@ pub fn descriptor_from_py(obj: &Bound<'_, PyAny>) -> PyResult<ObjectDescriptor> 
     if let Some(v) = map.remove("type") {
         d.obj_type = text(py, &v, "type")?;
     }
-    if let Some(v) = map.remove("encoding") {
-        d.encoding = text(py, &v, "encoding")?;
-    }
-    if let Some(v) = map.remove("filter") {
-        d.filter = text(py, &v, "filter")?;
-    }
-    if let Some(v) = map.remove("compression") {
-        d.compression = text(py, &v, "compression")?;
-    }
+    let mut stage = |key: &str| -> PyResult<String> {
+        match map.remove(key) {
+            Some(v) => text(py, &v, key),
+            None => Ok("none".to_string()),
+        }
+    };
+    let encoding = stage("encoding")?;
+    let filter = stage("filter")?;
+    let compression = stage("compression")?;
     if let Some(v) = map.remove("ndim") {
         if v.as_u64() != Some(d.shape.len() as u64) {
             return Err(invalid_argument(
@@ -330,6 +330,7 @@ pub fn descriptor_from_py(obj: &Bound<'_, PyAny>) -> PyResult<ObjectDescriptor> 
             ));
         }
     }
+    let mut params = tgm::Map::new();
     if let Some(v) = map.remove("params") {
         let entries = v
             .as_map()
@@ -338,7 +339,7 @@ pub fn descriptor_from_py(obj: &Bound<'_, PyAny>) -> PyResult<ObjectDescriptor> 
             let key = k
                 .as_text()
                 .ok_or_else(|| invalid_argument(py, "params keys must be str"))?;
-            d.params.insert(key.to_string(), val.clone());
+            params.insert(key.to_string(), val.clone());
         }
     }
     if map.remove("masks").is_some() {
@@ -347,7 +348,10 @@ pub fn descriptor_from_py(obj: &Bound<'_, PyAny>) -> PyResult<ObjectDescriptor> 
             "\"masks\" is written by the encoder; pass allow_nan/allow_inf instead",
         ));
     }
-    d.params.extend(map);
+    params.extend(map);
+    let d = d
+        .with_raw_pipeline(&encoding, &filter, &compression, params)
+        .py(py)?;
     d.validate_for_encode().py(py)?;
     Ok(d)
 }

@@ -46,7 +46,7 @@ pub enum BitSet {
 }
 
 impl Codec for BitSet {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         match self {
             BitSet::Rle => "rle",
             BitSet::Roaring => "roaring",

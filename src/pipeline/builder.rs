@@ -1,14 +1,15 @@
-//! Typed construction of a pipeline with the reference's defaults, written
-//! into a descriptor's `encoding`/`filter`/`compression` and codec keys.
+//! Typed construction of a pipeline with the reference's defaults, which
+//! [`crate::ObjectDescriptor::with_pipeline`] installs in a descriptor.
 //! See `spec/pipeline.md` §9.1.
 
-use super::registry::codec_of_key;
 use super::shuffle::Shuffle;
 use super::simple_packing::SimplePacking;
 use super::szip_stage::Szip;
 use super::zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
+use super::Pipeline;
 use crate::cbor::Value;
-use crate::descriptor::ObjectDescriptor;
+use crate::descriptor::Map;
+use crate::dtype::Dtype;
 
 /// Bits per value when `simple_packing` is asked for without a width, as
 /// the reference's pipeline helper.
@@ -112,13 +113,14 @@ impl PipelineBuilder {
         self
     }
 
-    /// Writes the stage names and parameters into `d`, replacing every
-    /// codec key it held; annotations are kept.
-    pub fn apply(&self, d: &mut ObjectDescriptor) {
-        d.params.retain(|k, _| codec_of_key(k).is_none());
-        let mut put = |params: Vec<(&'static str, Value)>| {
-            for (k, v) in params {
-                d.params.insert(k.to_string(), v);
+    /// The pipeline this request describes for elements of `dtype`: stage
+    /// names and their parameters, each checked as a descriptor's are.
+    /// A stage whose cargo feature is off is kept and fails when run.
+    pub fn build(&self, dtype: Dtype) -> Pipeline {
+        let mut params = Map::new();
+        let mut put = |kv: Vec<(&'static str, Value)>| {
+            for (k, v) in kv {
+                params.insert(k.to_string(), v);
             }
         };
         let element_size = match &self.encoding {
@@ -126,7 +128,7 @@ impl PipelineBuilder {
                 put(sp.params());
                 (sp.bits_per_value as usize).div_ceil(8).max(1)
             }
-            None => d.dtype.width(),
+            None => dtype.width().max(1),
         };
         if let Some(size) = self.shuffle {
             let s = Shuffle {
@@ -148,18 +150,21 @@ impl PipelineBuilder {
             CompressionChoice::Rle => "rle",
             CompressionChoice::Roaring => "roaring",
         };
-        d.encoding = if self.encoding.is_some() {
+        let encoding = if self.encoding.is_some() {
             "simple_packing"
         } else {
             "none"
-        }
-        .to_string();
-        d.filter = if self.shuffle.is_some() {
+        };
+        let filter = if self.shuffle.is_some() {
             "shuffle"
         } else {
             "none"
-        }
-        .to_string();
-        d.compression = compression.to_string();
+        };
+        let names = [encoding, filter, compression];
+        // The builder writes only keys its typed parameters produce, which
+        // every stage accepts; a stage that still refuses them is kept as
+        // one that fails when run, with the refusal as its error.
+        Pipeline::from_parts(names, params.clone())
+            .unwrap_or_else(|e| Pipeline::unusable(names, params, e))
     }
 }

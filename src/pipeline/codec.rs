@@ -67,7 +67,7 @@ pub type RangeInput<'x> = dyn Fn(u64, u64) -> Result<Cow<'x, [u8]>> + 'x;
 /// One pipeline stage with its typed, validated parameters.
 pub trait Codec: fmt::Debug + Send + Sync {
     /// The stage's wire name (`zstd`, `simple_packing` …).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// Size of the stage's output for `input_len` input bytes when the size
     /// is fixed by the input alone (encodings and filters); `None` for

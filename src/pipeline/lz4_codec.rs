@@ -36,7 +36,7 @@ fn build(_: &Params<'_>) -> Result<Box<dyn Codec>> {
 
 #[cfg(feature = "lz4")]
 impl Codec for Lz4 {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "lz4"
     }
 

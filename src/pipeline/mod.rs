@@ -27,11 +27,15 @@ use crate::descriptor::ObjectDescriptor;
 use crate::dtype::{swap_in_place, ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-pub use builder::PipelineBuilder;
+pub use builder::{CompressionChoice, PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
 pub use codec::{Codec, StageContext, StageKind};
 pub use masks::{MaskMethod, MaskOptions};
 use plan::EncodeStages;
 pub use plan::Pipeline;
+pub use shuffle::Shuffle;
+pub use simple_packing::SimplePacking;
+pub use szip_stage::Szip;
+pub use zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
 
 /// Options of the encode side of the pipeline.
 #[non_exhaustive]
@@ -102,7 +106,8 @@ pub(crate) fn base_context(
 }
 
 /// Runs the encode pipeline described by `desc` over raw element bytes `data`
-/// (in `desc.byte_order`). Fills computed parameters into `desc`.
+/// (in `desc.byte_order`). Replaces `desc`'s pipeline by the stages that
+/// ran, with the parameters they derived from the data.
 ///
 /// Stage parameters are checked strictly: a key with a codec prefix that no
 /// stage of this pipeline owns is an error naming the valid keys
@@ -121,7 +126,7 @@ pub fn encode<'a>(
             desc.dtype
         )));
     }
-    let EncodeStages { mut stages } = EncodeStages::parse_strict(desc)?;
+    let EncodeStages { mut stages } = EncodeStages::parse_strict(desc.pipeline())?;
     let base = base_context(desc, desc.byte_order, opts.threads, opts.szip_profile)?;
     let cx = plan::contexts(stages.each_ref().map(|s| &**s), base, expected, 0)?;
     let found = masks::scan(
@@ -140,10 +145,9 @@ pub fn encode<'a>(
         if !stage.is_identity() {
             payload = stage.encode(payload, cx)?;
         }
-        for (k, v) in stage.derived_params() {
-            desc.params.insert(k.to_string(), v);
-        }
     }
+    let params = desc.pipeline().params().clone();
+    desc.replace_pipeline(Pipeline::from_encoded(stages, params));
     desc.masks = None;
     let mut mask_blobs = Vec::new();
     if !found.is_empty() {
@@ -186,11 +190,11 @@ pub fn decode<'a>(
     opts: &PipelineDecodeOptions,
     limits: &Limits,
 ) -> Result<Cow<'a, [u8]>> {
-    let p = Pipeline::parse(desc).map_err(|e| e.within(region_base))?;
-    decode_with(&p, desc, region, region_base, opts, limits)
+    decode_with(desc.pipeline(), desc, region, region_base, opts, limits)
 }
 
-/// [`decode`] with the pipeline already parsed from `desc`.
+/// [`decode`] through `pipeline`, which must be `desc.pipeline()` or one
+/// with the same stages.
 pub fn decode_with<'a>(
     pipeline: &Pipeline,
     desc: &ObjectDescriptor,
@@ -277,11 +281,18 @@ pub fn decode_range(
     opts: &PipelineDecodeOptions,
     limits: &Limits,
 ) -> Result<Vec<Vec<u8>>> {
-    let p = Pipeline::parse(desc).map_err(|e| e.within(region_base))?;
-    decode_range_with(&p, desc, region, region_base, ranges, opts, limits)
+    decode_range_with(
+        desc.pipeline(),
+        desc,
+        region,
+        region_base,
+        ranges,
+        opts,
+        limits,
+    )
 }
 
-/// [`decode_range`] with the pipeline already parsed from `desc`.
+/// [`decode_range`] through `pipeline` (see [`decode_with`]).
 pub fn decode_range_with(
     pipeline: &Pipeline,
     desc: &ObjectDescriptor,

@@ -33,7 +33,7 @@ fn build(_: &Params<'_>) -> Result<Box<dyn Codec>> {
 pub struct Identity;
 
 impl Codec for Identity {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "none"
     }
 

@@ -44,7 +44,7 @@ impl Shuffle {
 }
 
 impl Codec for Shuffle {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "shuffle"
     }
 

@@ -86,6 +86,19 @@ impl SimplePacking {
     }
 }
 
+impl From<PackingParams> for SimplePacking {
+    /// simple_packing with all four parameters given, none derived.
+    fn from(p: PackingParams) -> Self {
+        SimplePacking {
+            bits_per_value: p.bits_per_value,
+            reference_value: Some(p.reference_value),
+            binary_scale_factor: Some(p.binary_scale_factor),
+            decimal_scale_factor: Some(p.decimal_scale_factor),
+            derived: false,
+        }
+    }
+}
+
 fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
     let bits = p.req_u64("sp_bits_per_value")?;
     if bits > 64 {
@@ -120,7 +133,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
 }
 
 impl Codec for SimplePacking {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "simple_packing"
     }
 

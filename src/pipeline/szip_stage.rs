@@ -67,11 +67,12 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
 
 /// The coder parameters of an szip object as its descriptor implies them.
 pub fn coder_params_of(d: &crate::descriptor::ObjectDescriptor) -> Result<SzipParams> {
-    if d.compression != "szip" {
+    if d.compression() != "szip" {
         return Err(Error::invalid_argument("the object is not szip-compressed"));
     }
-    let cx = super::Pipeline::parse(d)?.contexts(d)?;
-    Szip::from_params(&Params::new(&d.params, "szip"))?.coder_params(&cx[2])
+    let p = d.pipeline();
+    let cx = p.contexts(d)?;
+    Szip::from_params(&Params::new(p.params(), "szip"))?.coder_params(&cx[2])
 }
 
 impl Szip {
@@ -131,7 +132,7 @@ impl Szip {
 }
 
 impl Codec for Szip {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "szip"
     }
 

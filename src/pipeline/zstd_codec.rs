@@ -52,7 +52,7 @@ impl Zstd {
 
 #[cfg(feature = "zstd")]
 impl Codec for Zstd {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "zstd"
     }
 

@@ -205,7 +205,7 @@ impl DLDataType {
 
     /// Recovers the DLPack type and logical shape of a stored object.
     pub fn of_descriptor(d: &ObjectDescriptor) -> Result<(Self, Vec<u64>)> {
-        let Some(a) = d.params.get(DLPACK_ANNOTATION) else {
+        let Some(a) = d.annotations().get(DLPACK_ANNOTATION) else {
             return Ok((Self::from_dtype(d.dtype)?, d.shape.clone()));
         };
         let field = |k: &str, max: u64| -> Result<u64> {
@@ -249,7 +249,7 @@ impl DLDataType {
         let (dtype, stored, annotate) = self.storage(shape)?;
         let mut d = ObjectDescriptor::new(dtype, stored);
         if annotate {
-            d.params.insert(DLPACK_ANNOTATION.into(), self.annotation());
+            d.set_annotation(DLPACK_ANNOTATION, self.annotation());
         }
         Ok(d)
     }

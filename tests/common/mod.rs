@@ -100,11 +100,18 @@ pub fn to_ref_desc(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
             ByteOrder::Big => tensogram::ByteOrder::Big,
             ByteOrder::Little => tensogram::ByteOrder::Little,
         },
-        encoding: d.encoding.clone(),
-        filter: d.filter.clone(),
-        compression: d.compression.clone(),
+        encoding: d.encoding().to_string(),
+        filter: d.filter().to_string(),
+        compression: d.compression().to_string(),
         masks: None,
-        params: to_ref_map(&d.params),
+        params: to_ref_map(
+            &d.pipeline()
+                .params()
+                .iter()
+                .chain(d.annotations())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
     }
 }
 
@@ -184,13 +191,36 @@ pub const SHAPES: &[&[u64]] = &[
 ];
 
 /// `d` with the szip compression stage and its parameters.
-pub fn with_szip(mut d: ObjectDescriptor, rsi: u64, block: u64, flags: u64) -> ObjectDescriptor {
-    d.compression = "szip".into();
-    d.params.insert("szip_rsi".into(), Value::Uint(rsi));
-    d.params
-        .insert("szip_block_size".into(), Value::Uint(block));
-    d.params.insert("szip_flags".into(), Value::Uint(flags));
-    d
+pub fn with_szip(d: ObjectDescriptor, rsi: u64, block: u64, flags: u64) -> ObjectDescriptor {
+    edit_raw(d, |r| {
+        r.compression = "szip".into();
+        r.params.insert("szip_rsi".into(), Value::Uint(rsi));
+        r.params
+            .insert("szip_block_size".into(), Value::Uint(block));
+        r.params.insert("szip_flags".into(), Value::Uint(flags));
+    })
+}
+
+/// A descriptor's stage names and codec keys, as raw text and values.
+pub struct RawPipeline {
+    pub encoding: String,
+    pub filter: String,
+    pub compression: String,
+    pub params: tgm::Map,
+}
+
+/// `d` with its stage names and codec keys edited by `f` as raw values,
+/// the way another writer might set them (the reference takes any).
+pub fn edit_raw(d: ObjectDescriptor, f: impl FnOnce(&mut RawPipeline)) -> ObjectDescriptor {
+    let mut r = RawPipeline {
+        encoding: d.encoding().to_string(),
+        filter: d.filter().to_string(),
+        compression: d.compression().to_string(),
+        params: d.pipeline().params().clone(),
+    };
+    f(&mut r);
+    d.with_raw_pipeline(&r.encoding, &r.filter, &r.compression, r.params)
+        .expect("valid stage keys")
 }
 
 /// A smooth temperature-like field with a little structured noise.
@@ -220,12 +250,13 @@ pub fn szip_raw_cases(dtypes: &[Dtype]) -> Vec<(ObjectDescriptor, Vec<u8>)> {
             for flags in [0u64, 1, 8, 9] {
                 cases.push((with_szip(plain.clone(), 128, 16, flags), data.clone()));
             }
-            let mut d = with_szip(plain, 64, 32, 8);
-            d.filter = "shuffle".into();
-            d.params.insert(
-                "shuffle_element_size".into(),
-                Value::Uint(dtype.width() as u64),
-            );
+            let d = edit_raw(with_szip(plain, 64, 32, 8), |r| {
+                r.filter = "shuffle".into();
+                r.params.insert(
+                    "shuffle_element_size".into(),
+                    Value::Uint(dtype.width() as u64),
+                );
+            });
             cases.push((d, data));
         }
     }

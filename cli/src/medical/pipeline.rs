@@ -40,22 +40,21 @@ impl PipelineArgs {
     /// Sets encoding, filter, compression and their parameters on a plain
     /// descriptor. Every choice is lossless.
     pub fn apply(&self, d: &mut ObjectDescriptor) -> CliResult {
-        d.encoding = "none".into();
-        d.filter = "none".into();
-        d.compression = "none".into();
+        let mut params = tgm::Map::new();
+        let (mut filter, mut compression) = ("none", "none");
         match self.compression {
             Compression::None => {}
             Compression::Zstd => {
                 if d.dtype.width() > 1 {
-                    d.filter = "shuffle".into();
-                    d.params.insert(
+                    filter = "shuffle";
+                    params.insert(
                         "shuffle_element_size".into(),
                         (d.dtype.width() as u64).into(),
                     );
                 }
-                d.compression = "zstd".into();
+                compression = "zstd";
                 if let Some(l) = self.level {
-                    d.params.insert("zstd_level".into(), l.into());
+                    params.insert("zstd_level".into(), l.into());
                 }
             }
             Compression::Szip => {
@@ -72,12 +71,16 @@ impl PipelineArgs {
                     } else {
                         0
                     };
-                d.compression = "szip".into();
-                d.params.insert("szip_rsi".into(), 128u64.into());
-                d.params.insert("szip_block_size".into(), 16u64.into());
-                d.params.insert("szip_flags".into(), (flags as u64).into());
+                compression = "szip";
+                params.insert("szip_rsi".into(), 128u64.into());
+                params.insert("szip_block_size".into(), 16u64.into());
+                params.insert("szip_flags".into(), (flags as u64).into());
             }
         }
+        *d = d
+            .clone()
+            .with_raw_pipeline("none", filter, compression, params)
+            .map_err(|e| e.to_string())?;
         Ok(())
     }
 }

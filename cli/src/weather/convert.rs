@@ -103,14 +103,16 @@ pub fn field_to_object(
 ) -> Result<GribObject, GribError> {
     let mut d = ObjectDescriptor::new(Dtype::Float64, field.shape.clone());
     let width = apply_encoding(&mut d, field, choice.encoding)?;
+    let encoding = d.encoding().to_string();
+    let mut params = d.pipeline().params().clone();
+    let mut filter = "none";
     if choice.shuffle {
-        d.filter = "shuffle".into();
-        d.params
-            .insert("shuffle_element_size".into(), Value::Uint(width.max(1)));
+        filter = "shuffle";
+        params.insert("shuffle_element_size".into(), Value::Uint(width.max(1)));
     }
     let compression = match choice.compression {
         CompressionChoice::Auto => {
-            let packed_bits = d.params.get("sp_bits_per_value").and_then(Value::as_u64);
+            let packed_bits = params.get("sp_bits_per_value").and_then(Value::as_u64);
             match packed_bits {
                 Some(0) => CompressionChoice::None,
                 Some(8 | 16 | 24 | 32) if !choice.shuffle => CompressionChoice::Szip,
@@ -119,26 +121,26 @@ pub fn field_to_object(
         }
         c => c,
     };
-    match compression {
-        CompressionChoice::Auto | CompressionChoice::None => {}
+    let compression = match compression {
+        CompressionChoice::Auto | CompressionChoice::None => "none",
         CompressionChoice::Szip => {
-            d.compression = "szip".into();
-            d.params.insert("szip_rsi".into(), Value::Uint(SZIP_RSI));
-            d.params
-                .insert("szip_block_size".into(), Value::Uint(SZIP_BLOCK_SIZE));
-            d.params.insert(
+            params.insert("szip_rsi".into(), Value::Uint(SZIP_RSI));
+            params.insert("szip_block_size".into(), Value::Uint(SZIP_BLOCK_SIZE));
+            params.insert(
                 "szip_flags".into(),
                 Value::Uint(u64::from(tgm::szip::flags::PREPROCESS)),
             );
+            "szip"
         }
         CompressionChoice::Zstd(level) => {
-            d.compression = "zstd".into();
             if let Some(l) = level {
-                d.params.insert("zstd_level".into(), Value::from_i64(l));
+                params.insert("zstd_level".into(), Value::from_i64(l));
             }
+            "zstd"
         }
-        CompressionChoice::Lz4 => d.compression = "lz4".into(),
-    }
+        CompressionChoice::Lz4 => "lz4",
+    };
+    let d = d.with_raw_pipeline(&encoding, filter, compression, params)?;
     let data: Vec<u8> = field.values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     let mut metadata = Map::new();
     metadata.insert("mars".into(), Value::from(field.mars.clone()));
@@ -216,19 +218,13 @@ fn whole_bytes(bits: u32) -> u32 {
 }
 
 fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32, decimal: i32) {
-    d.encoding = "simple_packing".into();
-    d.params
-        .insert("sp_bits_per_value".into(), Value::Uint(u64::from(bits)));
-    d.params
-        .insert("sp_reference_value".into(), Value::Float(reference));
-    d.params.insert(
-        "sp_binary_scale_factor".into(),
-        Value::from_i64(i64::from(binary)),
-    );
-    d.params.insert(
-        "sp_decimal_scale_factor".into(),
-        Value::from_i64(i64::from(decimal)),
-    );
+    let p = tgm::pipeline::simple_packing::PackingParams {
+        reference_value: reference,
+        binary_scale_factor: binary,
+        decimal_scale_factor: decimal,
+        bits_per_value: bits,
+    };
+    d.set_pipeline(&tgm::PipelineBuilder::new().simple_packing_params(p.into()));
 }
 
 /// Reads every input and groups the objects into messages: one per input
