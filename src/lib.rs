@@ -39,5 +39,37 @@ pub use wire::scan::{scan, MessageSpan};
 /// with; not part of the supported API.
 #[doc(hidden)]
 pub mod __fuzz {
+    pub use crate::pipeline::szip_stage::coder_params_of;
     pub use crate::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
+    pub use crate::wire::layout::parse_layout;
+    pub use crate::wire::scan::{scan_backward, scan_with, Scanner};
+
+    /// The bitmask codecs, called directly.
+    pub mod bitcodec {
+        pub use crate::pipeline::bitcodec::{
+            rle_decode_into, rle_encode, roaring_decode_into, roaring_encode,
+        };
+    }
+
+    /// lz4, called directly.
+    pub mod lz4_codec {
+        pub use crate::pipeline::lz4_codec::{lz4_compress, lz4_decompress, lz4_decompress_into};
+    }
+
+    /// zstd, called directly.
+    pub mod zstd_codec {
+        pub use crate::pipeline::zstd_codec::{
+            zstd_compress, zstd_decompress, zstd_decompress_into,
+        };
+    }
+
+    /// simple_packing, called directly.
+    pub mod simple_packing {
+        pub use crate::pipeline::simple_packing::{decode_into, encode};
+    }
+
+    /// The byte shuffle, called directly.
+    pub mod shuffle {
+        pub use crate::pipeline::shuffle::{shuffle, unshuffle_into};
+    }
 }

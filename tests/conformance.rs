@@ -228,7 +228,7 @@ fn multi_message_buffers_scan_and_decode_in_both_directions() {
             .collect::<Vec<_>>(),
         theirs
     );
-    let back = tgm::wire::scan::scan_backward(&file, &tgm::Limits::default());
+    let back = tgm::__fuzz::scan_backward(&file, &tgm::Limits::default());
     assert_eq!(back, ours);
     for (span, data) in ours.iter().zip(&expected) {
         let m = tgm::decode(
@@ -371,7 +371,7 @@ fn decode_object_by_index_matches_full_decode() {
 fn to_cbor_before(msg: &[u8]) -> Vec<u8> {
     use tgm::__fuzz::{data_footer_bytes, header_bytes};
     use tgm::wire::FrameType;
-    let l = tgm::wire::layout::parse_layout(msg, 0, &tgm::Limits::default()).unwrap();
+    let l = tgm::__fuzz::parse_layout(msg, 0, &tgm::Limits::default()).unwrap();
     let mut out = msg[..24].to_vec();
     for f in l.frames() {
         if f.ftype() == FrameType::DataObject {

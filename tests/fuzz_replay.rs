@@ -246,7 +246,7 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
             out.push(("descriptor", o.descriptor().to_cbor()));
             let d = o.descriptor();
             if d.compression() == "szip" && sz_params.is_none() {
-                sz_params = Some(tgm::pipeline::szip_stage::coder_params_of(d).unwrap());
+                sz_params = Some(tgm::__fuzz::coder_params_of(d).unwrap());
                 sz_region = o.payload_region().to_vec();
             }
             let region = o.payload_region();
@@ -275,7 +275,7 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
         "codecs",
         [
             &[10u8, 50, 0, 3, 0, 200][..],
-            &tgm::pipeline::zstd_codec::zstd_compress(&[7u8; 100], 3).unwrap()[..],
+            &tgm::__fuzz::zstd_codec::zstd_compress(&[7u8; 100], 3).unwrap()[..],
         ]
         .concat(),
     ));
@@ -283,12 +283,12 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
         "codecs",
         [&[14u8, 16, 0, 6, 0, 200][..], &[0, 0, 0, 16, 1, 3, 13][..]].concat(),
     ));
-    let zs = tgm::pipeline::zstd_codec::zstd_compress(&[9u8; 300], 3).unwrap();
+    let zs = tgm::__fuzz::zstd_codec::zstd_compress(&[9u8; 300], 3).unwrap();
     out.push((
         "prefilled",
         [&[3u8, 44, 1, 0x5a, 0, 0, 0, 0, 0, 0][..], &zs].concat(),
     ));
-    let lz = tgm::pipeline::lz4_codec::lz4_compress(&[1u8; 200]);
+    let lz = tgm::__fuzz::lz4_codec::lz4_compress(&[1u8; 200]);
     out.push((
         "prefilled",
         [&[4u8, 200, 0, 0x5a, 0, 0, 0, 0, 0, 0][..], &lz].concat(),

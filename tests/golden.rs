@@ -4,8 +4,8 @@
 //! provenance of the same shape reproduces their exact layout.
 
 use std::collections::BTreeMap;
+use tgm::__fuzz::parse_layout;
 use tgm::cbor::Value;
-use tgm::wire::layout::parse_layout;
 use tgm::wire::FrameType;
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,

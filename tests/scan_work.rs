@@ -1,8 +1,8 @@
 //! Scanning, indexing and salvage stay linear on crafted input
 //! (`spec/threat-model.md` §1): the work a pass does is counted, not timed.
 
+use tgm::__fuzz::Scanner;
 use tgm::file::salvage;
-use tgm::wire::scan::Scanner;
 use tgm::{Limits, TgmFile};
 
 const SIZE: usize = 4 << 20;

@@ -150,7 +150,7 @@ impl PipelineArgs {
             "zstd" => {
                 // Written even when not asked for, as the reference writes it.
                 let level = match self.level {
-                    None => tgm::pipeline::zstd_codec::ZSTD_DEFAULT_LEVEL,
+                    None => tgm::pipeline::ZSTD_DEFAULT_LEVEL,
                     Some(l) => i32::try_from(l)
                         .map_err(|_| usage(format!("--level {l} is outside the i32 range")))?,
                 };

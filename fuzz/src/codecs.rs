@@ -1,11 +1,10 @@
 //! Codec decoders given hostile payloads and sizes, and independence of
 //! every decode-into API from what the output buffer held before.
 
+use tgm::__fuzz::{bitcodec, lz4_codec, shuffle, simple_packing, zstd_codec};
 use tgm::cbor::Value;
-use tgm::pipeline::simple_packing::PackingParams;
-use tgm::pipeline::{
-    bitcodec, lz4_codec, shuffle, simple_packing, zstd_codec, PipelineDecodeOptions,
-};
+use tgm::pipeline::PackingParams;
+use tgm::pipeline::PipelineDecodeOptions;
 use tgm::szip::SzipParams;
 use tgm::{ByteOrder, Dtype, ObjectDescriptor};
 

@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use tgm::__fuzz::scan_with;
 use tgm::file::{AppendOptions, Appender, Backend};
-use tgm::wire::scan::scan_with;
 use tgm::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN};
 use tgm::{DecodedObject, ErrorKind, Message, Result, TgmFile};
 

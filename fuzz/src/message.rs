@@ -1,7 +1,7 @@
 //! Whole messages: decoding under every option set, scanning, and
 //! independence from how the bytes are fed and where they sit.
 
-use tgm::wire::scan::{scan_backward, scan_with};
+use tgm::__fuzz::{scan_backward, scan_with};
 use tgm::{ByteOrder, DecodedMessage, Message, Result, Verify};
 
 use super::common::{fuzz_limits, options, u16_at};

@@ -292,7 +292,7 @@ pub fn compute_packing_params(
     }
     let p = py
         .allow_threads(|| {
-            tgm::pipeline::simple_packing::compute_params(
+            tgm::pipeline::compute_packing_params(
                 bytes,
                 ByteOrder::native(),
                 bits_per_value,

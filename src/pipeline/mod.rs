@@ -5,20 +5,20 @@
 //! nothing. Every decoder writes into a buffer whose size comes from the
 //! descriptor alone, never from a size field inside the compressed stream.
 
-pub mod bitcodec;
-pub mod bitmask_codec;
-pub mod bits;
-pub mod builder;
-pub mod codec;
-pub mod lz4_codec;
-pub mod masks;
-pub mod none_codec;
-pub mod plan;
-pub mod registry;
-pub mod shuffle;
-pub mod simple_packing;
-pub mod szip_stage;
-pub mod zstd_codec;
+pub(crate) mod bitcodec;
+pub(crate) mod bitmask_codec;
+pub(crate) mod bits;
+pub(crate) mod builder;
+pub(crate) mod codec;
+pub(crate) mod lz4_codec;
+pub(crate) mod masks;
+pub(crate) mod none_codec;
+pub(crate) mod plan;
+pub(crate) mod registry;
+pub(crate) mod shuffle;
+pub(crate) mod simple_packing;
+pub(crate) mod szip_stage;
+pub(crate) mod zstd_codec;
 
 use std::borrow::Cow;
 
@@ -28,12 +28,12 @@ use crate::dtype::{swap_in_place, ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 pub use builder::{CompressionChoice, PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
-pub use codec::{Codec, StageContext, StageKind};
+pub use codec::{Codec, RangeInput, StageContext, StageKind};
 pub use masks::{MaskMethod, MaskOptions};
 use plan::EncodeStages;
 pub use plan::Pipeline;
 pub use shuffle::Shuffle;
-pub use simple_packing::SimplePacking;
+pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
 pub use szip_stage::Szip;
 pub use zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
 

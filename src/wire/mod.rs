@@ -2,10 +2,10 @@
 //! See `spec/format.md` §2–§3.
 
 pub(crate) mod frame;
-pub mod header;
-pub mod layout;
-pub mod scan;
-pub mod tables;
+pub(crate) mod header;
+pub(crate) mod layout;
+pub(crate) mod scan;
+pub(crate) mod tables;
 
 pub use frame::{DataParts, Frame};
 

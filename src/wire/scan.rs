@@ -37,28 +37,6 @@ pub(crate) fn find_magic(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// Tries to delimit a message at `p`; `None` when there is none there.
-///
-/// A declared length must land on the end magic. A streaming message
-/// (length 0) ends at the postamble its chain of frames leads to; failing
-/// that, at the first end magic after the preamble, as the reference does.
-/// For many positions of one buffer use a [`Scanner`], which stays linear.
-pub fn message_at(buf: &[u8], p: usize, limits: &Limits) -> Option<MessageSpan> {
-    Scanner::new(buf, limits).message_at(p)
-}
-
-/// Whether `buf` holds the start of one message that its end cuts short, as
-/// an interrupted write leaves it (`spec/files.md` §2): a valid preamble
-/// whose declared length, if any, runs past the end of `buf`, then frame
-/// headers that chain one to the next, each frame closed by its end magic,
-/// until the bytes run out inside a frame or the postamble. Only frame
-/// headers and end magics are read, so a message carried inside a payload
-/// is never mistaken for one of the file's. Anything that breaks the chain
-/// before the end (damage, or a complete message) gives `false`.
-pub fn is_cut_short(buf: &[u8], limits: &Limits) -> bool {
-    Scanner::new(buf, limits).is_cut_short(0)
-}
-
 /// Steps between recorded positions of a frame walk.
 const CHECKPOINT: usize = 16;
 
@@ -338,6 +316,10 @@ pub fn scan_backward(buf: &[u8], limits: &Limits) -> Vec<MessageSpan> {
 mod tests {
     use super::*;
     use crate::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, StreamingEncoder};
+
+    fn is_cut_short(buf: &[u8], limits: &Limits) -> bool {
+        Scanner::new(buf, limits).is_cut_short(0)
+    }
 
     fn buffered() -> Vec<u8> {
         let d = ObjectDescriptor::new(Dtype::Uint16, vec![3, 5]);

@@ -202,12 +202,7 @@ fn apply_encoding(
         .filter(|v| !v.is_nan())
         .flat_map(|v| v.to_ne_bytes())
         .collect();
-    let p = tgm::pipeline::simple_packing::compute_params(
-        &present,
-        ByteOrder::native(),
-        bits,
-        decimal,
-    )?;
+    let p = tgm::pipeline::compute_packing_params(&present, ByteOrder::native(), bits, decimal)?;
     set_packing(d, bits, p.reference_value, p.binary_scale_factor, decimal);
     Ok(u64::from(bits.div_ceil(8)))
 }
@@ -218,7 +213,7 @@ fn whole_bytes(bits: u32) -> u32 {
 }
 
 fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32, decimal: i32) {
-    let p = tgm::pipeline::simple_packing::PackingParams {
+    let p = tgm::pipeline::PackingParams {
         reference_value: reference,
         binary_scale_factor: binary,
         decimal_scale_factor: decimal,
