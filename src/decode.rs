@@ -379,9 +379,6 @@ pub struct Object<'a> {
     index: usize,
     frame: Frame<'a>,
     descriptor: ObjectDescriptor,
-    /// The descriptor's stages, parsed once; `None` when they do not parse,
-    /// in which case decoding reports why.
-    pipeline: Option<pipeline::Pipeline>,
     region: &'a [u8],
     region_abs: u64,
 }
@@ -412,7 +409,6 @@ impl<'a> Object<'a> {
         Ok(Object {
             index,
             frame,
-            pipeline: Some(descriptor.pipeline().clone()),
             descriptor,
             region: parts.region,
             region_abs: frame.abs_offset() + parts.region_offset as u64,
@@ -467,11 +463,8 @@ impl<'a> Object<'a> {
         self.verify(opts.verify)?;
         let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
         let (popts, limits) = (&opts.pipeline(), &opts.limits);
-        match &self.pipeline {
-            Some(p) => pipeline::decode_range_with(p, desc, region, base, ranges, popts, limits),
-            None => pipeline::decode_range(desc, region, base, ranges, popts, limits),
-        }
-        .map_err(|e| e.in_object(self.index))
+        pipeline::decode_range(desc, region, base, ranges, popts, limits)
+            .map_err(|e| e.in_object(self.index))
     }
 
     /// The NaN/Inf masks of this object as packed bits (MSB first, one bit
@@ -484,11 +477,7 @@ impl<'a> Object<'a> {
     fn decode_unverified(&self, opts: &DecodeOptions) -> Result<Cow<'a, [u8]>> {
         let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
         let (popts, limits) = (&opts.pipeline(), &opts.limits);
-        match &self.pipeline {
-            Some(p) => pipeline::decode_with(p, desc, region, base, popts, limits),
-            None => pipeline::decode(desc, region, base, popts, limits),
-        }
-        .map_err(|e| e.in_object(self.index))
+        pipeline::decode(desc, region, base, popts, limits).map_err(|e| e.in_object(self.index))
     }
 }
 

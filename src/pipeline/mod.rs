@@ -181,7 +181,8 @@ fn payload_of<'a>(desc: &ObjectDescriptor, region: &'a [u8]) -> Result<&'a [u8]>
     Ok(&region[..first as usize])
 }
 
-/// Undoes the pipeline of one object whose payload region is `region`.
+/// Undoes the pipeline of one object whose payload region is `region`,
+/// running the stages the descriptor holds (parsed when it was built).
 /// `region_base` is the region's absolute offset, used in error offsets.
 pub fn decode<'a>(
     desc: &ObjectDescriptor,
@@ -190,20 +191,7 @@ pub fn decode<'a>(
     opts: &PipelineDecodeOptions,
     limits: &Limits,
 ) -> Result<Cow<'a, [u8]>> {
-    decode_with(desc.pipeline(), desc, region, region_base, opts, limits)
-}
-
-/// [`decode`] through `pipeline`, which must be `desc.pipeline()` or one
-/// with the same stages.
-pub fn decode_with<'a>(
-    pipeline: &Pipeline,
-    desc: &ObjectDescriptor,
-    region: &'a [u8],
-    region_base: u64,
-    opts: &PipelineDecodeOptions,
-    limits: &Limits,
-) -> Result<Cow<'a, [u8]>> {
-    decode_inner(pipeline, desc, region, opts, limits).map_err(|e| e.within(region_base))
+    decode_inner(desc.pipeline(), desc, region, opts, limits).map_err(|e| e.within(region_base))
 }
 
 fn out_order(desc: &ObjectDescriptor, opts: &PipelineDecodeOptions) -> ByteOrder {
@@ -281,28 +269,7 @@ pub fn decode_range(
     opts: &PipelineDecodeOptions,
     limits: &Limits,
 ) -> Result<Vec<Vec<u8>>> {
-    decode_range_with(
-        desc.pipeline(),
-        desc,
-        region,
-        region_base,
-        ranges,
-        opts,
-        limits,
-    )
-}
-
-/// [`decode_range`] through `pipeline` (see [`decode_with`]).
-pub fn decode_range_with(
-    pipeline: &Pipeline,
-    desc: &ObjectDescriptor,
-    region: &[u8],
-    region_base: u64,
-    ranges: &[(u64, u64)],
-    opts: &PipelineDecodeOptions,
-    limits: &Limits,
-) -> Result<Vec<Vec<u8>>> {
-    decode_range_inner(pipeline, desc, region, ranges, opts, limits)
+    decode_range_inner(desc.pipeline(), desc, region, ranges, opts, limits)
         .map_err(|e| e.within(region_base))
 }
 
