@@ -450,3 +450,63 @@ fn to_dicom_round_trips_voxels_and_geometry() {
     };
     assert_eq!(uid(&a), uid(&b));
 }
+
+/// Runs tgm with its address space limited to 1 GiB, so a value
+/// allocated from a hostile length fails the run.
+fn tgm_limited(args: &[&str]) -> (bool, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_small_file_claiming_a_4_gib_element_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.tgm");
+    let good = dir.path().join("good.dcm");
+    write_slice(
+        &good,
+        &SliceSpec {
+            series: "1.2.3.66",
+            rows: 2,
+            cols: 2,
+            z: 0.0,
+            instance: 1,
+            ts: EXPLICIT_LE,
+            values: pixels(0, 4),
+            pixel_data: true,
+        },
+    );
+    // The same file with PixelData's 32-bit length set to 0xFFFFFFF0.
+    let mut bytes = std::fs::read(&good).unwrap();
+    let header = [0xE0, 0x7F, 0x10, 0x00, b'O', b'W', 0, 0];
+    let at = bytes
+        .windows(8)
+        .rposition(|w| w == header)
+        .expect("PixelData header");
+    bytes[at + 8..at + 12].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    let bad = dir.path().join("bad.dcm");
+    std::fs::write(&bad, &bytes).unwrap();
+    assert!(bytes.len() < 4096);
+
+    let (ok, err) = tgm_limited(&["convert-dicom", s(&good), "-o", s(&out)]);
+    assert!(ok, "the limit leaves room for a normal run: {err}");
+    std::fs::remove_file(&out).unwrap();
+    let (ok, err) = tgm_limited(&["convert-dicom", s(&bad), "-o", s(&out)]);
+    assert!(!ok);
+    assert!(
+        err.contains("bad.dcm")
+            && err.contains("(7FE0,0010)")
+            && err.contains(&format!("claims {} bytes", 0xFFFF_FFF0u32)),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -444,7 +444,23 @@ fn bad_inputs_are_clear_errors_naming_the_file() {
     assert!(run(&p).contains("1099511627776 bytes"));
     let p = dir.path().join("huge.nii.gz");
     std::fs::write(&p, gz(&huge)).unwrap();
-    assert!(run(&p).contains("truncated"));
+    assert!(run(&p).contains("holds at most"));
+
+    // A gzip bomb: 64 MiB of zeros after a header claiming 240 bytes.
+    // Inflation stops one byte past the claim.
+    let p = dir.path().join("bomb.nii.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut enc, &good).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..64 {
+        std::io::Write::write_all(&mut enc, &zeros).unwrap();
+    }
+    let bomb = enc.finish().unwrap();
+    assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+    std::fs::write(&p, &bomb).unwrap();
+    let started = std::time::Instant::now();
+    assert!(run(&p).contains("data after the 240 bytes"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 
     let p = dir.path().join("rgb.nii");
     std::fs::write(&p, build_nii(&Spec::new(128, 24, &[2, 2], false), &[0; 12])).unwrap();

@@ -153,6 +153,7 @@ fn required_uint(obj: &Obj, tag: Tag, path: &Path, name: &str) -> CliResult<u64>
 
 /// Reads one DICOM file as a slice.
 fn read_slice(path: &Path) -> CliResult<Slice> {
+    super::dicom_scan::check_lengths(path).map_err(|e| err_at(path, e))?;
     let obj = OpenFileOptions::new()
         .open_file(path)
         .map_err(|e| err_at(path, format!("not a readable DICOM file: {e}")))?;

@@ -7,8 +7,11 @@
 //! The header is kept under `base[i].nifti` (see `nifti_header`).
 //!
 //! Untrusted input: sizes are computed with checked arithmetic and compared
-//! with the file before any allocation; gzip streams are read incrementally,
-//! so memory follows the bytes actually present, never the header's claim.
+//! with the file before any allocation; a `.nii.gz` header claiming more
+//! than [`DEFLATE_MAX_RATIO`] times the file size is refused before
+//! inflating, the stream is read incrementally (memory follows the bytes
+//! actually present), and inflation stops one byte past the header's size,
+//! so a gzip bomb is never expanded beyond what the header describes.
 
 // NiftiHeader has some fifty fields; headers are built from the default
 // field by field.
@@ -29,6 +32,10 @@ use super::nifti_header::{
 use super::pipeline::PipelineArgs;
 use super::Converted;
 use crate::util::CliResult;
+
+/// Largest expansion of a deflate stream (RFC 1951: 258 bytes per 2 bits,
+/// rounded up); bounds what a `.nii.gz` of a given size can hold.
+pub const DEFLATE_MAX_RATIO: u64 = 1032;
 
 /// A NIfTI-1 volume as read: its header and its voxel bytes in stored order.
 pub struct NiftiVolume {
@@ -127,6 +134,20 @@ pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
             format!(
                 "header dims {dims:?} of {} need {nbytes} bytes of voxel data at offset \
                  {vox_offset} (file size {data_end}), but the file has {file_len} bytes",
+                dtype.name()
+            ),
+        ));
+    }
+    // A deflate stream expands at most DEFLATE_MAX_RATIO times: a header
+    // claiming more than the compressed file can hold is refused before
+    // anything is inflated.
+    let most = file_len.saturating_mul(DEFLATE_MAX_RATIO);
+    if gz && data_end > most {
+        return Err(err_at(
+            path,
+            format!(
+                "header dims {dims:?} of {} need {data_end} bytes, but a gzip stream of \
+                 {file_len} bytes holds at most {most}",
                 dtype.name()
             ),
         ));
