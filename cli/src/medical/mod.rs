@@ -12,6 +12,8 @@ pub mod dicom_write;
 #[cfg(feature = "nifti")]
 pub mod nifti;
 #[cfg(feature = "nifti")]
+pub mod nifti2;
+#[cfg(feature = "nifti")]
 pub mod nifti_header;
 pub mod pipeline;
 
