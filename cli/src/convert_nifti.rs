@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use tgm::EncodeOptions;
-
 use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version};
 use crate::medical::pipeline::PipelineArgs;
 use crate::output::write_file;
@@ -35,7 +33,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let (objects, meta) =
         nifti_to_objects(&a.inputs, a.mask.as_deref(), &a.pipeline, a.byte_order)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
+    let msg = tgm::encode(&meta, &refs, &crate::medical::pipeline::encode_options())?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
     write_file(&a.output, &inputs, &msg, a.force)?;

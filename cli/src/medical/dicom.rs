@@ -25,6 +25,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use dicom_core::header::HasLength;
 use dicom_core::value::{PrimitiveValue, Value as DicomValue};
 use dicom_core::Tag;
 use dicom_dictionary_std::tags;
@@ -170,7 +171,7 @@ fn floats<const N: usize>(
     path: &Path,
     name: &str,
 ) -> CliResult<Option<[f64; N]>> {
-    let Some(e) = obj.get(tag) else {
+    let Some(e) = obj.get(tag).filter(|e| !e.is_empty()) else {
         return Ok(None);
     };
     let v = e
@@ -457,8 +458,15 @@ fn decode_compressed(
         ));
     }
     let decoded = obj.decode_pixel_data().map_err(|e| {
+        let mut msg = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            msg.push_str(": ");
+            msg.push_str(&c.to_string());
+            cause = c.source();
+        }
         format!(
-            "transfer syntax {uid} ({}): cannot decode PixelData: {e}",
+            "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
             syntax_name(uid)
         )
     })?;

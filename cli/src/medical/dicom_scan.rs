@@ -29,6 +29,7 @@ pub const DEFLATE_MAX_RATIO: u64 = 1032;
 const UNDEFINED: u32 = 0xFFFF_FFFF;
 const ITEM: Tag = Tag(0xFFFE, 0xE000);
 const SEQUENCE_DELIMITER: Tag = Tag(0xFFFE, 0xE0DD);
+const ITEM_DELIMITER: Tag = Tag(0xFFFE, 0xE00D);
 const PIXEL_DATA: Tag = Tag(0x7FE0, 0x0010);
 const TRANSFER_SYNTAX: Tag = Tag(0x0002, 0x0010);
 
@@ -57,6 +58,8 @@ pub enum ScanError {
     },
     /// No `DICM` marker at byte 128 or 0.
     NotDicom,
+    /// The file meta group names no transfer syntax.
+    NoTransferSyntax,
     /// Reading failed.
     Io(String),
 }
@@ -82,6 +85,12 @@ impl std::fmt::Display for ScanError {
                 )
             }
             ScanError::NotDicom => write!(f, "no DICM marker: not a DICOM Part 10 file"),
+            ScanError::NoTransferSyntax => {
+                write!(
+                    f,
+                    "the file meta group has no TransferSyntaxUID (0002,0010)"
+                )
+            }
             ScanError::Io(e) => write!(f, "cannot read: {e}"),
         }
     }
@@ -188,6 +197,29 @@ fn long_header(vr: [u8; 2]) -> bool {
     )
 }
 
+/// An open undefined-length sequence or item during the walk.
+enum Open {
+    Sequence { un: bool },
+    Item,
+}
+
+const IMPLICIT_LE: Encoding = Encoding {
+    explicit: false,
+    big_endian: false,
+};
+
+/// The encoding inside the innermost open UN sequence, else `outer`.
+fn open_encoding(open: &[Open], outer: Encoding) -> Encoding {
+    if open
+        .iter()
+        .any(|o| matches!(o, Open::Sequence { un: true }))
+    {
+        IMPLICIT_LE
+    } else {
+        outer
+    }
+}
+
 /// What the walk found worth knowing: the transfer syntax of the data set.
 struct Walk {
     transfer_syntax: Option<String>,
@@ -205,6 +237,11 @@ fn walk<R: Read>(
         transfer_syntax: None,
     };
     let mut in_pixel_sequence = false;
+    let outer = enc;
+    let mut enc = enc;
+    // Open undefined-length sequences and items; `true` marks a sequence
+    // of VR UN, whose content is implicit VR little endian (PS3.5 §6.2.2).
+    let mut open: Vec<Open> = Vec::new();
     loop {
         let at = cur.offset;
         let mut tag_bytes = [0u8; 4];
@@ -225,6 +262,20 @@ fn walk<R: Read>(
             let len = u32_at(&len, enc.big_endian);
             if tag == SEQUENCE_DELIMITER {
                 in_pixel_sequence = false;
+                while let Some(o) = open.pop() {
+                    if let Open::Sequence { un } = o {
+                        if un {
+                            enc = open_encoding(&open, outer);
+                        }
+                        break;
+                    }
+                }
+            } else if tag == ITEM_DELIMITER {
+                if let Some(Open::Item) = open.last() {
+                    open.pop();
+                }
+            } else if tag == ITEM && len == UNDEFINED {
+                open.push(Open::Item);
             }
             if len != UNDEFINED {
                 check(tag, at, len, cur.budget)?;
@@ -257,6 +308,12 @@ fn walk<R: Read>(
             // A sequence (or encapsulated pixel data) whose items follow.
             if tag == PIXEL_DATA {
                 in_pixel_sequence = true;
+            } else {
+                let un = vr == Some(VR::UN);
+                open.push(Open::Sequence { un });
+                if un {
+                    enc = IMPLICIT_LE;
+                }
             }
             continue;
         }
@@ -324,7 +381,7 @@ pub fn check_lengths(path: &Path) -> Result<(), ScanError> {
     let Some(first_tag) = pending else {
         return Ok(());
     };
-    let ts = meta.transfer_syntax.unwrap_or_default();
+    let ts = meta.transfer_syntax.ok_or(ScanError::NoTransferSyntax)?;
     let enc = Encoding {
         explicit: ts != "1.2.840.10008.1.2",
         big_endian: ts == "1.2.840.10008.1.2.2",
