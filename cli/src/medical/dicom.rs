@@ -486,24 +486,34 @@ fn decode_compressed(
     Ok(data)
 }
 
-/// Native pixel values as little-endian bytes.
+/// Native pixel values as little-endian bytes of `dtype`. The parser
+/// hands words of the element's VR (OB bytes, OW 16-bit words) whatever
+/// BitsAllocated says, so the file's byte sequence is rebuilt first and
+/// then swapped per sample of `dtype` when the file is big-endian.
 fn pixel_bytes(p: &PrimitiveValue, dtype: Dtype, big_endian_file: bool) -> Option<Vec<u8>> {
-    Some(match p {
-        PrimitiveValue::U8(v) => {
-            let mut b = v.to_vec();
-            if big_endian_file && dtype.width() > 1 {
-                for c in b.chunks_exact_mut(dtype.width()) {
-                    c.reverse();
-                }
+    macro_rules! file_order {
+        ($v:expr) => {
+            if big_endian_file {
+                $v.iter().flat_map(|x| x.to_be_bytes()).collect::<Vec<u8>>()
+            } else {
+                $v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()
             }
-            b
-        }
-        PrimitiveValue::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        PrimitiveValue::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        PrimitiveValue::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        PrimitiveValue::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        };
+    }
+    let mut b = match p {
+        PrimitiveValue::U8(v) => v.to_vec(),
+        PrimitiveValue::U16(v) => file_order!(v),
+        PrimitiveValue::I16(v) => file_order!(v),
+        PrimitiveValue::U32(v) => file_order!(v),
+        PrimitiveValue::I32(v) => file_order!(v),
         _ => return None,
-    })
+    };
+    if big_endian_file && dtype.width() > 1 {
+        for c in b.chunks_exact_mut(dtype.width()) {
+            c.reverse();
+        }
+    }
+    Some(b)
 }
 
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
