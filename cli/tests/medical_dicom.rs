@@ -838,3 +838,78 @@ fn a_temporal_series_becomes_time_slice_row_column() {
         "{err}"
     );
 }
+
+#[test]
+fn a_jpeg_baseline_image_decodes_through_the_pure_rust_codec() {
+    use dicom_object::InMemDicomObject;
+    use dicom_pixeldata::{PixelDecoder, Transcode};
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (16u16, 24u16);
+    let original: Vec<u8> = (0..rows as usize * cols as usize)
+        .map(|i| (40 + (i % cols as usize) * 6 + (i / cols as usize) * 2) as u8)
+        .collect();
+    let obj = InMemDicomObject::from_element_iter([
+        DataElement::new(tags::SOP_CLASS_UID, VR::UI, CT_STORAGE),
+        DataElement::new(tags::SOP_INSTANCE_UID, VR::UI, "1.2.3.75.1"),
+        DataElement::new(tags::SERIES_INSTANCE_UID, VR::UI, "1.2.3.75"),
+        DataElement::new(tags::SAMPLES_PER_PIXEL, VR::US, PrimitiveValue::from(1u16)),
+        DataElement::new(tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+        DataElement::new(tags::ROWS, VR::US, PrimitiveValue::from(rows)),
+        DataElement::new(tags::COLUMNS, VR::US, PrimitiveValue::from(cols)),
+        DataElement::new(tags::BITS_ALLOCATED, VR::US, PrimitiveValue::from(8u16)),
+        DataElement::new(tags::BITS_STORED, VR::US, PrimitiveValue::from(8u16)),
+        DataElement::new(tags::HIGH_BIT, VR::US, PrimitiveValue::from(7u16)),
+        DataElement::new(
+            tags::PIXEL_REPRESENTATION,
+            VR::US,
+            PrimitiveValue::from(0u16),
+        ),
+        DataElement::new(
+            tags::PIXEL_DATA,
+            VR::OB,
+            PrimitiveValue::U8(original.clone().into()),
+        ),
+    ]);
+    let mut file = obj
+        .with_meta(
+            FileMetaTableBuilder::new()
+                .transfer_syntax(EXPLICIT_LE)
+                .media_storage_sop_class_uid(CT_STORAGE)
+                .media_storage_sop_instance_uid("1.2.3.75.1"),
+        )
+        .unwrap();
+    file.transcode(&dicom_transfer_syntax_registry::entries::JPEG_BASELINE.erased())
+        .unwrap();
+    let p = dir.path().join("jpeg.dcm");
+    file.write_to_file(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    assert!(bytes.windows(2).any(|w| w == [0xFF, 0xD8]), "JPEG stream");
+
+    let out = dir.path().join("jpeg.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&p), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    let msg = decode_file(&out);
+    let obj = &msg.objects[0];
+    assert_eq!(obj.descriptor.shape, [1, rows as u64, cols as u64]);
+    assert_eq!(obj.descriptor.dtype, Dtype::Uint8);
+    let reference = dicom_object::open_file(&p).unwrap();
+    assert_eq!(obj.data, reference.decode_pixel_data().unwrap().data());
+    // Lossy, but close to what was encoded.
+    let worst = obj
+        .data
+        .iter()
+        .zip(&original)
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap();
+    assert!(worst <= 16, "JPEG error {worst}");
+    assert_eq!(
+        msg.metadata.base[0]
+            .get("dicom")
+            .unwrap()
+            .get("transfer_syntax")
+            .unwrap()
+            .as_text(),
+        Some(JPEG_BASELINE)
+    );
+}
