@@ -23,7 +23,7 @@ dirsize() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s}'; }
 raw_nii() { # uncompressed bytes of a .nii or .nii.gz
     case "$1" in *.gz) gzip -dc "$1" | wc -c ;; *) size "$1" ;; esac
 }
-fmt() { printf "%'d" "$1"; }
+fmt() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }
 conv() { "$tgm" "$@" --force >/dev/null 2>&1; }
 
 echo "| input | as shipped | raw | gzip -6 | tgm (shuffle+zstd) | tgm szip |"
