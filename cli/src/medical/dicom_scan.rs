@@ -22,9 +22,7 @@ use dicom_core::dictionary::{DataDictionary, DataDictionaryEntry};
 use dicom_core::{Tag, VR};
 use dicom_dictionary_std::StandardDataDictionary;
 
-/// Largest expansion of a deflate stream (RFC 1951: 258 bytes per 2 bits,
-/// rounded up).
-pub const DEFLATE_MAX_RATIO: u64 = 1032;
+use super::DEFLATE_MAX_RATIO;
 
 const UNDEFINED: u32 = 0xFFFF_FFFF;
 const ITEM: Tag = Tag(0xFFFE, 0xE000);

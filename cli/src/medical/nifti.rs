@@ -31,12 +31,8 @@ use super::nifti_header::{
     AXIS_NAMES, DATA_OFFSET, HEADER_LEN, MAX_DIM,
 };
 use super::pipeline::PipelineArgs;
-use super::Converted;
+use super::{Converted, DEFLATE_MAX_RATIO};
 use crate::util::CliResult;
-
-/// Largest expansion of a deflate stream (RFC 1951: 258 bytes per 2 bits,
-/// rounded up); bounds what a `.nii.gz` of a given size can hold.
-pub const DEFLATE_MAX_RATIO: u64 = 1032;
 
 /// A parsed NIfTI header of either version.
 #[derive(Clone, Debug)]
