@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use tgm::EncodeOptions;
-
 use crate::medical::dicom::dicom_to_objects;
 use crate::medical::dicom_write::object_to_dicom;
 use crate::medical::pipeline::PipelineArgs;
@@ -33,7 +31,7 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     let ((objects, meta), report) = dicom_to_objects(&a.inputs, &a.pipeline, a.deidentify)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
+    let msg = tgm::encode(&meta, &refs, &crate::medical::pipeline::encode_options())?;
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     write_file(&a.output, &inputs, &msg, a.force)?;
     if a.deidentify {

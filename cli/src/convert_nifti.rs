@@ -1,18 +1,16 @@
-//! `tgm convert-nifti` and `tgm to-nifti`: NIfTI-1 volumes to and from
+//! `tgm convert-nifti` and `tgm to-nifti`: NIfTI-1 and NIfTI-2 volumes to and from
 //! Tensogram messages (README "Medical imaging").
 
 use std::path::PathBuf;
 
-use tgm::EncodeOptions;
-
-use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice};
+use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version};
 use crate::medical::pipeline::PipelineArgs;
 use crate::output::write_file;
 use crate::util::CliResult;
 
 #[derive(clap::Args)]
 pub struct ConvertArgs {
-    /// Input NIfTI-1 files (.nii or .nii.gz); each becomes one object, in order.
+    /// Input NIfTI-1 or NIfTI-2 files (.nii or .nii.gz); each becomes one object, in order.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Segmentation mask on the first input's grid, stored as a further object.
@@ -35,7 +33,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let (objects, meta) =
         nifti_to_objects(&a.inputs, a.mask.as_deref(), &a.pipeline, a.byte_order)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(&meta, &refs, &EncodeOptions::new())?;
+    let msg = tgm::encode(&meta, &refs, &crate::medical::pipeline::encode_options())?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
     write_file(&a.output, &inputs, &msg, a.force)?;
@@ -55,6 +53,10 @@ pub struct ToArgs {
     /// Output .nii, or .nii.gz for a gzip-compressed image.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Write NIfTI-2 (540-byte header). Without it, NIfTI-2 is written only
+    /// when the object came from NIfTI-2 or a dimension exceeds 32767.
+    #[arg(long)]
+    pub nifti2: bool,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
@@ -62,8 +64,13 @@ pub struct ToArgs {
 
 pub fn to_nifti(a: ToArgs) -> CliResult {
     let (d, data, entry) = a.pick.decode()?;
-    let nii =
-        object_to_nifti(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
+    let version = if a.nifti2 {
+        Version::Nifti2
+    } else {
+        Version::Auto
+    };
+    let nii = object_to_nifti(&d, &data, &entry, version)
+        .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
     let gz = a
         .output
         .file_name()

@@ -16,6 +16,9 @@ const IMPLICIT_LE: &str = "1.2.840.10008.1.2";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
 const EXPLICIT_BE: &str = "1.2.840.10008.1.2.2";
 const JPEG_BASELINE: &str = "1.2.840.10008.1.2.4.50";
+const RLE_LOSSLESS: &str = "1.2.840.10008.1.2.5";
+const DEFLATED_LE: &str = "1.2.840.10008.1.2.1.99";
+const JPEG_LS: &str = "1.2.840.10008.1.2.4.80";
 const CT_STORAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
 
 fn tgm(args: &[&str]) -> (bool, String) {
@@ -148,7 +151,14 @@ fn write_slice(path: &Path, sp: &SliceSpec) {
     }
     let mut obj = InMemDicomObject::from_element_iter(elems);
     if sp.pixel_data {
-        if sp.ts == JPEG_BASELINE {
+        if sp.ts == RLE_LOSSLESS {
+            let frame = rle_encode_i16(&sp.values);
+            obj.put(DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OB,
+                PixelFragmentSequence::new(vec![], vec![frame]),
+            ));
+        } else if sp.ts == JPEG_BASELINE {
             obj.put(DataElement::new(
                 tags::PIXEL_DATA,
                 VR::OB,
@@ -172,6 +182,60 @@ fn write_slice(path: &Path, sp: &SliceSpec) {
     .unwrap()
     .write_to_file(path)
     .unwrap();
+}
+
+/// PackBits of one byte plane (PS3.5 Annex G): runs of 3 or more equal
+/// bytes replicated, the rest literal; padded to even length.
+fn packbits(plane: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < plane.len() {
+        let run = plane[i..]
+            .iter()
+            .take(128)
+            .take_while(|&&b| b == plane[i])
+            .count();
+        if run >= 3 {
+            out.push((257 - run) as u8);
+            out.push(plane[i]);
+            i += run;
+        } else {
+            let start = i;
+            while i < plane.len() && i - start < 128 {
+                let r = plane[i..]
+                    .iter()
+                    .take(3)
+                    .take_while(|&&b| b == plane[i])
+                    .count();
+                if r >= 3 {
+                    break;
+                }
+                i += 1;
+            }
+            out.push((i - start - 1) as u8);
+            out.extend_from_slice(&plane[start..i]);
+        }
+    }
+    if out.len() % 2 == 1 {
+        out.push(0);
+    }
+    out
+}
+
+/// One RLE Lossless frame of 16-bit samples: header, high-byte segment,
+/// low-byte segment.
+fn rle_encode_i16(values: &[i16]) -> Vec<u8> {
+    let hi: Vec<u8> = values.iter().map(|v| v.to_be_bytes()[0]).collect();
+    let lo: Vec<u8> = values.iter().map(|v| v.to_be_bytes()[1]).collect();
+    let (a, b) = (packbits(&hi), packbits(&lo));
+    let mut header = [0u32; 16];
+    header[0] = 2;
+    header[1] = 64;
+    header[2] = 64 + a.len() as u32;
+    let mut out: Vec<u8> = header.iter().flat_map(|x| x.to_le_bytes()).collect();
+    out.extend(a);
+    out.extend(b);
+    out
 }
 
 fn pixels(k: usize, n: usize) -> Vec<i16> {
@@ -449,4 +513,403 @@ fn to_dicom_round_trips_voxels_and_geometry() {
             .to_string()
     };
     assert_eq!(uid(&a), uid(&b));
+}
+
+/// Runs tgm with its address space limited to 1 GiB, so a value
+/// allocated from a hostile length fails the run.
+fn tgm_limited(args: &[&str]) -> (bool, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_small_file_claiming_a_4_gib_element_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.tgm");
+    let good = dir.path().join("good.dcm");
+    write_slice(
+        &good,
+        &SliceSpec {
+            series: "1.2.3.66",
+            rows: 2,
+            cols: 2,
+            z: 0.0,
+            instance: 1,
+            ts: EXPLICIT_LE,
+            values: pixels(0, 4),
+            pixel_data: true,
+        },
+    );
+    // The same file with PixelData's 32-bit length set to 0xFFFFFFF0.
+    let mut bytes = std::fs::read(&good).unwrap();
+    let header = [0xE0, 0x7F, 0x10, 0x00, b'O', b'W', 0, 0];
+    let at = bytes
+        .windows(8)
+        .rposition(|w| w == header)
+        .expect("PixelData header");
+    bytes[at + 8..at + 12].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    let bad = dir.path().join("bad.dcm");
+    std::fs::write(&bad, &bytes).unwrap();
+    assert!(bytes.len() < 4096);
+
+    let (ok, err) = tgm_limited(&["convert-dicom", s(&good), "-o", s(&out)]);
+    assert!(ok, "the limit leaves room for a normal run: {err}");
+    std::fs::remove_file(&out).unwrap();
+    let (ok, err) = tgm_limited(&["convert-dicom", s(&bad), "-o", s(&out)]);
+    assert!(!ok);
+    assert!(
+        err.contains("bad.dcm")
+            && err.contains("(7FE0,0010)")
+            && err.contains(&format!("claims {} bytes", 0xFFFF_FFF0u32)),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+fn spec_at(
+    series: &'static str,
+    z: f64,
+    instance: i32,
+    ts: &'static str,
+    values: Vec<i16>,
+) -> SliceSpec {
+    SliceSpec {
+        series,
+        rows: 3,
+        cols: 5,
+        z,
+        instance,
+        ts,
+        values,
+        pixel_data: true,
+    }
+}
+
+/// Rewrites a DICOM file after `edit` changed its data set.
+fn edit_file(path: &Path, edit: impl FnOnce(&mut dicom_object::DefaultDicomObject)) {
+    let mut obj = dicom_object::open_file(path).unwrap();
+    edit(&mut obj);
+    obj.write_to_file(path).unwrap();
+}
+
+#[test]
+fn rle_and_deflated_series_decode_to_the_same_voxels_as_native() {
+    let dir = tempfile::tempdir().unwrap();
+    // Values with long runs and literal stretches, over the full i16 range.
+    let vals = |k: usize| -> Vec<i16> {
+        (0..15)
+            .map(|i| match i {
+                0..=5 => -32768 + k as i16,
+                6..=9 => 32767,
+                _ => (i as i16 * 977 - 4000) * (k as i16 + 1),
+            })
+            .collect()
+    };
+    let mut expected = Vec::new();
+    let mut files = Vec::new();
+    for (k, ts) in [RLE_LOSSLESS, DEFLATED_LE, RLE_LOSSLESS]
+        .into_iter()
+        .enumerate()
+    {
+        let p = dir.path().join(format!("c{k}.dcm"));
+        write_slice(
+            &p,
+            &spec_at("1.2.3.70", 2.0 * k as f64, k as i32 + 1, ts, vals(k)),
+        );
+        expected.extend(le_bytes(&vals(k)));
+        files.push(p);
+    }
+    let rle = std::fs::read(&files[0]).unwrap();
+    assert!(rle.windows(2).any(|w| w == [0xFE, 0xFF]), "encapsulated");
+    let deflated = std::fs::read(&files[1]).unwrap();
+    assert!(
+        !deflated.windows(16).any(|w| w == b"General Hospital"),
+        "the data set is deflated"
+    );
+    let out = dir.path().join("c.tgm");
+    let mut args = vec!["convert-dicom"];
+    args.extend(files.iter().map(|p| s(p)));
+    args.extend(["-o", s(&out)]);
+    let (ok, err) = tgm(&args);
+    assert!(ok, "{err}");
+    let msg = decode_file(&out);
+    assert_eq!(msg.objects[0].descriptor.shape, [3, 3, 5]);
+    assert_eq!(msg.objects[0].descriptor.dtype, Dtype::Int16);
+    assert_eq!(msg.objects[0].data, expected);
+}
+
+#[test]
+fn undecodable_syntaxes_and_oversized_compressed_images_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.tgm");
+    let p = dir.path().join("ls.dcm");
+    write_slice(
+        &p,
+        &spec_at("1.2.3.71", 0.0, 1, JPEG_BASELINE, pixels(0, 15)),
+    );
+    // Same UID length: patch the meta group's TransferSyntaxUID in place.
+    let mut bytes = std::fs::read(&p).unwrap();
+    let at = bytes
+        .windows(JPEG_BASELINE.len())
+        .position(|w| w == JPEG_BASELINE.as_bytes())
+        .unwrap();
+    bytes[at..at + JPEG_LS.len()].copy_from_slice(JPEG_LS.as_bytes());
+    std::fs::write(&p, bytes).unwrap();
+    let (ok, err) = tgm(&["convert-dicom", s(&p), "-o", s(&out)]);
+    assert!(
+        !ok && err.contains("ls.dcm") && err.contains(JPEG_LS) && err.contains("JPEG-LS"),
+        "{err}"
+    );
+
+    // An RLE image claiming 65535 x 65535 pixels in a few hundred bytes.
+    let p = dir.path().join("big.dcm");
+    write_slice(
+        &p,
+        &spec_at("1.2.3.72", 0.0, 1, RLE_LOSSLESS, pixels(0, 15)),
+    );
+    edit_file(&p, |o| {
+        o.put(DataElement::new(
+            tags::ROWS,
+            VR::US,
+            PrimitiveValue::from(65535u16),
+        ));
+        o.put(DataElement::new(
+            tags::COLUMNS,
+            VR::US,
+            PrimitiveValue::from(65535u16),
+        ));
+    });
+    let (ok, err) = tgm(&["convert-dicom", s(&p), "-o", s(&out)]);
+    assert!(
+        !ok && err.contains("big.dcm") && err.contains("times the file"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_multi_frame_image_becomes_frame_row_column_with_frame_positions() {
+    use dicom_object::InMemDicomObject;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mf.dcm");
+    let values: Vec<i16> = (0..45).map(|i| i * 31 - 700).collect();
+    let mut spec = spec_at("1.2.3.73", 0.0, 1, EXPLICIT_LE, values.clone());
+    spec.rows = 3;
+    spec.cols = 5;
+    // write_slice writes the values as given: 3 frames of 3x5.
+    write_slice(&p, &spec);
+    edit_file(&p, |o| {
+        o.put(DataElement::new(tags::NUMBER_OF_FRAMES, VR::IS, "3"));
+        o.remove_element(tags::IMAGE_POSITION_PATIENT);
+        let frames: Vec<InMemDicomObject> = (0..3)
+            .map(|f| {
+                let pos = InMemDicomObject::from_element_iter([DataElement::new(
+                    tags::IMAGE_POSITION_PATIENT,
+                    VR::DS,
+                    format!("-12.5\\30\\{}", 4 * f).as_str(),
+                )]);
+                InMemDicomObject::from_element_iter([DataElement::new(
+                    tags::PLANE_POSITION_SEQUENCE,
+                    VR::SQ,
+                    dicom_core::value::DataSetSequence::from(vec![pos]),
+                )])
+            })
+            .collect();
+        o.put(DataElement::new(
+            tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE,
+            VR::SQ,
+            dicom_core::value::DataSetSequence::from(frames),
+        ));
+    });
+    let out = dir.path().join("mf.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&p), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    let msg = decode_file(&out);
+    assert_eq!(msg.objects[0].descriptor.shape, [3, 3, 5]);
+    assert_eq!(msg.objects[0].data, le_bytes(&values));
+    let base = &msg.metadata.base[0];
+    assert_eq!(
+        base.get("dim_names").unwrap().to_json(),
+        r#"["frame","row","column"]"#
+    );
+    let dicom = base.get("dicom").unwrap();
+    assert_eq!(
+        dicom.get("frame_positions").unwrap().to_json(),
+        "[[-12.5,30.0,0.0],[-12.5,30.0,4.0],[-12.5,30.0,8.0]]"
+    );
+    assert_eq!(
+        dicom.get("image_position_patient").unwrap().to_json(),
+        "[-12.5,30.0,0.0]"
+    );
+
+    // A multi-frame file cannot share its series with other files.
+    let q = dir.path().join("single.dcm");
+    write_slice(
+        &q,
+        &spec_at("1.2.3.73", 20.0, 2, EXPLICIT_LE, pixels(0, 15)),
+    );
+    let out2 = dir.path().join("mf2.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&p), s(&q), "-o", s(&out2)]);
+    assert!(
+        !ok && err.contains("mf.dcm") && err.contains("single.dcm"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_temporal_series_becomes_time_slice_row_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    let mut expected = vec![Vec::new(); 2];
+    // Written time-interleaved and out of slice order.
+    for (n, (t, z)) in [(2, 2.0), (1, 0.0), (2, 0.0), (1, 4.0), (1, 2.0), (2, 4.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let p = dir.path().join(format!("t{n}.dcm"));
+        let k = t * 10 + z as usize;
+        write_slice(
+            &p,
+            &spec_at("1.2.3.74", z, n as i32, EXPLICIT_LE, pixels(k, 15)),
+        );
+        edit_file(&p, |o| {
+            o.put(DataElement::new(
+                tags::TEMPORAL_POSITION_IDENTIFIER,
+                VR::IS,
+                t.to_string().as_str(),
+            ));
+        });
+        files.push((t, z, p, pixels(k, 15)));
+    }
+    for t in [1, 2] {
+        for z in [0.0, 2.0, 4.0] {
+            let (_, _, _, v) = files.iter().find(|f| f.0 == t && f.1 == z).unwrap();
+            expected[t - 1].extend(le_bytes(v));
+        }
+    }
+    let out = dir.path().join("t.tgm");
+    let mut args = vec!["convert-dicom"];
+    args.extend(files.iter().map(|f| s(&f.2)));
+    args.extend(["-o", s(&out)]);
+    let (ok, err) = tgm(&args);
+    assert!(ok, "{err}");
+    let msg = decode_file(&out);
+    assert_eq!(msg.objects[0].descriptor.shape, [2, 3, 3, 5]);
+    assert_eq!(msg.objects[0].data, expected.concat());
+    let base = &msg.metadata.base[0];
+    assert_eq!(
+        base.get("dim_names").unwrap().to_json(),
+        r#"["time","slice","row","column"]"#
+    );
+    let dicom = base.get("dicom").unwrap();
+    assert_eq!(
+        dicom.get("temporal_attribute").unwrap().as_text(),
+        Some("TemporalPositionIdentifier")
+    );
+    assert_eq!(
+        dicom.get("temporal_positions").unwrap().to_json(),
+        "[1.0,2.0]"
+    );
+    assert_eq!(dicom.get("slice_spacing").unwrap().as_f64(), Some(2.0));
+
+    // to-dicom writes 3-D series only: a 4-D object is a clear error.
+    let back = dir.path().join("back");
+    let (ok, err) = tgm(&["to-dicom", s(&out), "-o", s(&back)]);
+    assert!(!ok && err.contains("3-D"), "{err}");
+
+    // A time point missing a slice is an error naming files.
+    std::fs::remove_file(&files[5].2).unwrap();
+    let mut args = vec!["convert-dicom"];
+    args.extend(files[..5].iter().map(|f| s(&f.2)));
+    let out2 = dir.path().join("t2.tgm");
+    args.extend(["-o", s(&out2)]);
+    let (ok, err) = tgm(&args);
+    assert!(
+        !ok && err.contains("TemporalPositionIdentifier") && err.contains(".dcm"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_jpeg_baseline_image_decodes_through_the_pure_rust_codec() {
+    use dicom_object::InMemDicomObject;
+    use dicom_pixeldata::{PixelDecoder, Transcode};
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (16u16, 24u16);
+    let original: Vec<u8> = (0..rows as usize * cols as usize)
+        .map(|i| (40 + (i % cols as usize) * 6 + (i / cols as usize) * 2) as u8)
+        .collect();
+    let obj = InMemDicomObject::from_element_iter([
+        DataElement::new(tags::SOP_CLASS_UID, VR::UI, CT_STORAGE),
+        DataElement::new(tags::SOP_INSTANCE_UID, VR::UI, "1.2.3.75.1"),
+        DataElement::new(tags::SERIES_INSTANCE_UID, VR::UI, "1.2.3.75"),
+        DataElement::new(tags::SAMPLES_PER_PIXEL, VR::US, PrimitiveValue::from(1u16)),
+        DataElement::new(tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+        DataElement::new(tags::ROWS, VR::US, PrimitiveValue::from(rows)),
+        DataElement::new(tags::COLUMNS, VR::US, PrimitiveValue::from(cols)),
+        DataElement::new(tags::BITS_ALLOCATED, VR::US, PrimitiveValue::from(8u16)),
+        DataElement::new(tags::BITS_STORED, VR::US, PrimitiveValue::from(8u16)),
+        DataElement::new(tags::HIGH_BIT, VR::US, PrimitiveValue::from(7u16)),
+        DataElement::new(
+            tags::PIXEL_REPRESENTATION,
+            VR::US,
+            PrimitiveValue::from(0u16),
+        ),
+        DataElement::new(
+            tags::PIXEL_DATA,
+            VR::OB,
+            PrimitiveValue::U8(original.clone().into()),
+        ),
+    ]);
+    let mut file = obj
+        .with_meta(
+            FileMetaTableBuilder::new()
+                .transfer_syntax(EXPLICIT_LE)
+                .media_storage_sop_class_uid(CT_STORAGE)
+                .media_storage_sop_instance_uid("1.2.3.75.1"),
+        )
+        .unwrap();
+    file.transcode(&dicom_transfer_syntax_registry::entries::JPEG_BASELINE.erased())
+        .unwrap();
+    let p = dir.path().join("jpeg.dcm");
+    file.write_to_file(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    assert!(bytes.windows(2).any(|w| w == [0xFF, 0xD8]), "JPEG stream");
+
+    let out = dir.path().join("jpeg.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&p), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    let msg = decode_file(&out);
+    let obj = &msg.objects[0];
+    assert_eq!(obj.descriptor.shape, [1, rows as u64, cols as u64]);
+    assert_eq!(obj.descriptor.dtype, Dtype::Uint8);
+    let reference = dicom_object::open_file(&p).unwrap();
+    assert_eq!(obj.data, reference.decode_pixel_data().unwrap().data());
+    // Lossy, but close to what was encoded.
+    let worst = obj
+        .data
+        .iter()
+        .zip(&original)
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap();
+    assert!(worst <= 16, "JPEG error {worst}");
+    assert_eq!(
+        msg.metadata.base[0]
+            .get("dicom")
+            .unwrap()
+            .get("transfer_syntax")
+            .unwrap()
+            .as_text(),
+        Some(JPEG_BASELINE)
+    );
 }

@@ -444,7 +444,23 @@ fn bad_inputs_are_clear_errors_naming_the_file() {
     assert!(run(&p).contains("1099511627776 bytes"));
     let p = dir.path().join("huge.nii.gz");
     std::fs::write(&p, gz(&huge)).unwrap();
-    assert!(run(&p).contains("truncated"));
+    assert!(run(&p).contains("holds at most"));
+
+    // A gzip bomb: 64 MiB of zeros after a header claiming 240 bytes.
+    // Inflation stops one byte past the claim.
+    let p = dir.path().join("bomb.nii.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut enc, &good).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..64 {
+        std::io::Write::write_all(&mut enc, &zeros).unwrap();
+    }
+    let bomb = enc.finish().unwrap();
+    assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+    std::fs::write(&p, &bomb).unwrap();
+    let started = std::time::Instant::now();
+    assert!(run(&p).contains("data after the 240 bytes"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 
     let p = dir.path().join("rgb.nii");
     std::fs::write(&p, build_nii(&Spec::new(128, 24, &[2, 2], false), &[0; 12])).unwrap();
@@ -454,9 +470,195 @@ fn bad_inputs_are_clear_errors_naming_the_file() {
     let mut n2 = vec![0u8; 600];
     n2[..4].copy_from_slice(&540i32.to_le_bytes());
     std::fs::write(&p, &n2).unwrap();
-    assert!(run(&p).contains("NIfTI-2"));
+    assert!(run(&p).contains("NIfTI-2 magic"));
 
     let p = dir.path().join("tiny.nii");
     std::fs::write(&p, b"nope").unwrap();
     run(&p);
+}
+
+/// A single-file NIfTI-2 image built from the nifti2.h layout: 540-byte
+/// header, empty extension flag, data at 544.
+fn build_nii2(datatype: i16, bitpix: i16, dims: &[i64], big: bool, data: &[u8]) -> Vec<u8> {
+    let mut h = vec![0u8; 544];
+    let put = |h: &mut Vec<u8>, off: usize, bytes: &[u8]| {
+        let mut b = bytes.to_vec();
+        if big {
+            b.reverse();
+        }
+        h[off..off + b.len()].copy_from_slice(&b);
+    };
+    put(&mut h, 0, &540i32.to_le_bytes());
+    h[4..12].copy_from_slice(b"n+2\0\r\n\x1a\n");
+    put(&mut h, 12, &datatype.to_le_bytes());
+    put(&mut h, 14, &bitpix.to_le_bytes());
+    put(&mut h, 16, &(dims.len() as i64).to_le_bytes());
+    for i in 0..7 {
+        put(
+            &mut h,
+            24 + 8 * i,
+            &dims.get(i).copied().unwrap_or(1).to_le_bytes(),
+        );
+    }
+    let pixdim = [-1.0f64, 0.7, 0.8, 1.1, 2.5, 1.0, 1.0, 1.0];
+    for (i, p) in pixdim.iter().enumerate() {
+        put(&mut h, 104 + 8 * i, &p.to_le_bytes());
+    }
+    put(&mut h, 168, &544i64.to_le_bytes());
+    put(&mut h, 176, &(1.0f64 / 3.0).to_le_bytes()); // scl_slope
+    put(&mut h, 184, &(-1024.0f64).to_le_bytes()); // scl_inter
+    h[240..247].copy_from_slice(b"nifti-2");
+    put(&mut h, 344, &1i32.to_le_bytes()); // qform_code
+    put(&mut h, 348, &4i32.to_le_bytes()); // sform_code
+    put(&mut h, 368, &1.0f64.to_le_bytes()); // quatern_d
+    for (r, row) in SROW2.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            put(&mut h, 400 + 32 * r + 8 * c, &v.to_le_bytes());
+        }
+    }
+    put(&mut h, 500, &(2i32 | 8).to_le_bytes()); // mm, s
+    put(&mut h, 504, &1002i32.to_le_bytes()); // intent: label
+    h.extend_from_slice(data);
+    h
+}
+
+/// sform rows with values f32 cannot hold exactly.
+const SROW2: [[f64; 4]; 3] = [
+    [-0.7, 0.0, 0.0, 90.123456789],
+    [0.0, 0.8, 0.0, -126.987654321],
+    [0.0, 0.0, 1.1, -72.000000001],
+];
+
+#[test]
+fn nifti2_round_trips_exactly_in_both_byte_orders() {
+    let dir = tempfile::tempdir().unwrap();
+    for (code, big) in [
+        (4i16, false),
+        (4, true),
+        (64, false),
+        (512, true),
+        (2, false),
+    ] {
+        let (dtype, bitpix, data) = values(code, 2 * 3 * 4 * 5, big);
+        let nii = build_nii2(code, bitpix, &[5, 4, 3, 2], big, &data);
+        let tag = format!("{code}_{big}");
+        let input = dir.path().join(format!("v2_{tag}.nii.gz"));
+        std::fs::write(&input, gz(&nii)).unwrap();
+        let t = dir.path().join(format!("v2_{tag}.tgm"));
+        let (ok, err) = tgm(&["convert-nifti", s(&input), "-o", s(&t)]);
+        assert!(ok, "{tag}: {err}");
+        let msg = decode_file(&t);
+        let obj = &msg.objects[0];
+        assert_eq!(obj.descriptor.dtype, dtype, "{tag}");
+        assert_eq!(obj.descriptor.shape, [2, 3, 4, 5], "{tag}");
+        assert_eq!(obj.data, data, "{tag}");
+        let n = msg.metadata.base[0].get("nifti").unwrap();
+        assert_eq!(n.get("version").unwrap().as_u64(), Some(2));
+        assert_eq!(n.get("scl_slope").unwrap().as_f64(), Some(1.0 / 3.0));
+        let sform = n.get("sform").unwrap();
+        assert_eq!(sform.get("code_name").unwrap().as_text(), Some("mni_152"));
+        let row0: Vec<f64> = sform.get("affine").unwrap().as_array().unwrap()[0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(row0, SROW2[0]);
+        assert_eq!(n.get("time_unit").unwrap().as_text(), Some("s"));
+
+        let out = dir.path().join(format!("v2_{tag}.nii"));
+        let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&out)]);
+        assert!(ok, "{tag}: {err}");
+        assert_eq!(std::fs::read(&out).unwrap(), nii, "{tag}: NIfTI-2 bytes");
+    }
+}
+
+#[test]
+fn nifti2_is_written_on_request_or_when_a_dim_exceeds_nifti1() {
+    let dir = tempfile::tempdir().unwrap();
+    // NIfTI-1 in, --nifti2 out, back in: same voxels and affine.
+    let (_, _, data) = values(4, 60, false);
+    let nii1 = build_nii(&Spec::new(4, 16, &[3, 4, 5], false), &data);
+    let p1 = dir.path().join("one.nii");
+    std::fs::write(&p1, &nii1).unwrap();
+    let t1 = dir.path().join("one.tgm");
+    assert!(tgm(&["convert-nifti", s(&p1), "-o", s(&t1)]).0);
+    let p2 = dir.path().join("two.nii");
+    let (ok, err) = tgm(&["to-nifti", s(&t1), "-o", s(&p2), "--nifti2"]);
+    assert!(ok, "{err}");
+    let two = std::fs::read(&p2).unwrap();
+    assert_eq!(i32::from_le_bytes(two[..4].try_into().unwrap()), 540);
+    assert_eq!(&two[544..], &data[..]);
+    let t2 = dir.path().join("two.tgm");
+    assert!(tgm(&["convert-nifti", s(&p2), "-o", s(&t2)]).0);
+    let (m1, m2) = (decode_file(&t1), decode_file(&t2));
+    assert_eq!(m1.objects[0].data, m2.objects[0].data);
+    let affine = |m: &tgm::DecodedMessage, which: &str| {
+        m.metadata.base[0]
+            .get("nifti")
+            .unwrap()
+            .get(which)
+            .unwrap()
+            .get("affine")
+            .unwrap()
+            .to_json()
+    };
+    assert_eq!(affine(&m1, "sform"), affine(&m2, "sform"));
+    assert_eq!(affine(&m1, "qform"), affine(&m2, "qform"));
+
+    // An object with an axis of 40000 has no NIfTI-1 form: NIfTI-2.
+    let values: Vec<u8> = (0..80000u32).map(|i| (i % 251) as u8).collect();
+    let d = tgm::ObjectDescriptor::new(Dtype::Uint8, vec![2, 40000]);
+    let meta = tgm::GlobalMetadata::default();
+    let msg = tgm::encode(&meta, &[(&d, &values[..])], &tgm::EncodeOptions::new()).unwrap();
+    let t = dir.path().join("wide.tgm");
+    std::fs::write(&t, msg).unwrap();
+    let out = dir.path().join("wide.nii");
+    let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    let b = std::fs::read(&out).unwrap();
+    assert_eq!(i32::from_le_bytes(b[..4].try_into().unwrap()), 540);
+    assert_eq!(i64::from_le_bytes(b[24..32].try_into().unwrap()), 40000);
+    assert_eq!(&b[544..], &values[..]);
+}
+
+#[test]
+fn hostile_nifti2_headers_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        (
+            "huge.nii",
+            build_nii2(2, 8, &[1 << 20, 1 << 20, 1 << 20], false, &[0; 16]),
+            "1152921504606846976 bytes",
+        ),
+        (
+            "overflow.nii",
+            build_nii2(64, 64, &[1 << 40, 1 << 40], true, &[0; 16]),
+            "overflows",
+        ),
+        (
+            "negative.nii",
+            build_nii2(2, 8, &[4, -1], false, &[0; 16]),
+            "dim[2] is -1",
+        ),
+    ];
+    for (name, bytes, want) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+        assert!(
+            !ok && err.contains(name) && err.contains(want),
+            "{name}: {err}"
+        );
+        let pz = dir.path().join(format!("{name}.gz"));
+        std::fs::write(&pz, gz(&bytes)).unwrap();
+        let (ok, err) = tgm(&["convert-nifti", s(&pz), "-o", s(&out)]);
+        assert!(!ok && err.contains(name), "{name}.gz: {err}");
+        assert!(!out.exists());
+    }
+    let p = dir.path().join("short2.nii");
+    std::fs::write(&p, &build_nii2(2, 8, &[4], false, &[0; 4])[..400]).unwrap();
+    let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert!(!ok && err.contains("NIfTI-2 header"), "{err}");
 }

@@ -2,9 +2,15 @@
 # the README "Medical imaging" size table: python3 cli/tests/medical_sizes.py
 # Synthetic CT-like int16 volume (128x128x64): a body ellipse of soft tissue
 # with a bright spine-like disc, air outside, small deterministic noise.
-import struct, random, gzip
+# `python3 cli/tests/medical_sizes.py NX NY NZ NAME` writes NAME.nii and
+# NAME.nii.gz of another size instead (cli/tests/medical_sizes.sh uses a
+# 256x256x128 one for speed).
+import struct, random, gzip, sys
 random.seed(1)
 nx, ny, nz = 128, 128, 64
+name = 'ct'
+if len(sys.argv) == 5:
+    nx, ny, nz, name = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 h = bytearray(352)
 struct.pack_into('<i', h, 0, 348)
 struct.pack_into('<8h', h, 40, 3, nx, ny, nz, 1, 1, 1, 1)
@@ -20,11 +26,11 @@ vals = []
 for z in range(nz):
     for y in range(ny):
         for x in range(nx):
-            dx, dy = (x - 64) / 56, (y - 64) / 40
-            if (x-64)**2 + (y-90)**2 < 100: v = 2200
+            dx, dy = (x - nx / 2) / (nx * 0.4375), (y - ny / 2) / (ny * 0.3125)
+            if (x-nx/2)**2 + (y-ny*0.703125)**2 < 100 * (nx / 128)**2: v = 2200
             elif dx*dx + dy*dy < 1: v = 1040 + (z % 7)
             else: v = 24
             vals.append(v + random.randint(-20, 20))
 data = struct.pack('<%dh' % len(vals), *vals)
-open('ct.nii', 'wb').write(bytes(h) + data)
-open('ct.nii.gz', 'wb').write(gzip.compress(bytes(h) + data, 6))
+open(name + '.nii', 'wb').write(bytes(h) + data)
+open(name + '.nii.gz', 'wb').write(gzip.compress(bytes(h) + data, 6))

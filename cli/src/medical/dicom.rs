@@ -1,26 +1,37 @@
 //! DICOM series to Tensogram objects.
 //!
-//! Each series (SeriesInstanceUID) becomes one 3-D object, shape
-//! `[slices, rows, columns]`, slices ordered by their position along the
-//! slice normal (ImagePositionPatient · (row × column direction of
+//! Each series (SeriesInstanceUID) becomes one object: `[slice, row,
+//! column]`, slices ordered by their position along the slice normal
+//! (ImagePositionPatient · (row × column direction of
 //! ImageOrientationPatient)), or by InstanceNumber when the geometry is
-//! absent. Voxels are stored little-endian with the stored dtype
-//! (BitsAllocated, PixelRepresentation); rescale slope/intercept are
-//! recorded, never applied. Geometry and identifying attributes are kept
-//! under `base[i].dicom`; `deidentify` drops or replaces the identifying
-//! ones (a subset of the DICOM PS3.15 basic de-identification profile).
+//! absent; `[frame, row, column]` for one multi-frame image (per-frame
+//! positions from the functional groups when present); `[time, slice, row,
+//! column]` when positions repeat and TemporalPositionIdentifier,
+//! TriggerTime or AcquisitionNumber tells the time points apart. Voxels are
+//! stored little-endian with the stored dtype (BitsAllocated,
+//! PixelRepresentation); rescale slope/intercept are recorded, never
+//! applied. Geometry and identifying attributes are kept under
+//! `base[i].dicom`; `deidentify` drops or replaces the identifying ones (a
+//! subset of the DICOM PS3.15 basic de-identification profile).
 //!
-//! Transfer syntaxes: implicit VR little endian, explicit VR little endian
-//! and explicit VR big endian. Encapsulated (compressed) pixel data is
-//! refused with the syntax named.
+//! Transfer syntaxes: implicit VR little endian, explicit VR little and big
+//! endian read natively; deflated, RLE Lossless, JPEG and JPEG 2000 decoded
+//! by dicom-pixeldata's pure-Rust codecs to the stored integers (no
+//! rescale, VOI or bit-depth change). Other syntaxes are refused naming
+//! the UID and its name. Untrusted input: every declared element length is
+//! checked against the file first (`dicom_scan`), and a compressed image
+//! may not claim more than [`MAX_DECODE_RATIO`] times its file size.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use dicom_core::header::HasLength;
 use dicom_core::value::{PrimitiveValue, Value as DicomValue};
 use dicom_core::Tag;
 use dicom_dictionary_std::tags;
 use dicom_object::{DefaultDicomObject, OpenFileOptions};
+use dicom_pixeldata::PixelDecoder;
+use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
@@ -106,17 +117,48 @@ struct Slice {
     series: String,
     text: BTreeMap<&'static str, String>,
     transfer_syntax: String,
-    /// Voxels, little-endian.
+    /// NumberOfFrames (1 for single-frame images).
+    frames: u64,
+    /// Per-frame ImagePositionPatient of a multi-frame image.
+    frame_positions: Option<Vec<[f64; 3]>>,
+    /// The value of each temporal attribute present (keyword, value).
+    temporal: Vec<(&'static str, f64)>,
+    /// Voxels, little-endian, frames outermost.
     data: Vec<u8>,
 }
+
+/// Attributes that tell the time points of a temporal series apart, in
+/// order of preference.
+const TEMPORAL_ATTRIBUTES: [(&str, Tag); 3] = [
+    (
+        "TemporalPositionIdentifier",
+        tags::TEMPORAL_POSITION_IDENTIFIER,
+    ),
+    ("TriggerTime", tags::TRIGGER_TIME),
+    ("AcquisitionNumber", tags::ACQUISITION_NUMBER),
+];
+
+/// Functional-group sequences of enhanced multi-frame images.
+const SHARED_GROUPS: Tag = tags::SHARED_FUNCTIONAL_GROUPS_SEQUENCE;
+const PER_FRAME_GROUPS: Tag = tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE;
 
 fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error + Send + Sync> {
     format!("{}: {msg}", path.display()).into()
 }
 
 type Obj = DefaultDicomObject;
+type Item = dicom_object::InMemDicomObject;
 
-fn text(obj: &Obj, tag: Tag) -> Option<String> {
+/// The first item of each sequence along `path` (functional groups).
+fn nested<'a>(obj: &'a Item, path: &[Tag]) -> Option<&'a Item> {
+    let mut cur = obj;
+    for &t in path {
+        cur = cur.get(t)?.items()?.first()?;
+    }
+    Some(cur)
+}
+
+fn text(obj: &Item, tag: Tag) -> Option<String> {
     obj.get(tag)
         .and_then(|e| e.to_str().ok())
         .map(|s| s.trim_end_matches(['\0', ' ']).to_string())
@@ -124,12 +166,12 @@ fn text(obj: &Obj, tag: Tag) -> Option<String> {
 }
 
 fn floats<const N: usize>(
-    obj: &Obj,
+    obj: &Item,
     tag: Tag,
     path: &Path,
     name: &str,
 ) -> CliResult<Option<[f64; N]>> {
-    let Some(e) = obj.get(tag) else {
+    let Some(e) = obj.get(tag).filter(|e| !e.is_empty()) else {
         return Ok(None);
     };
     let v = e
@@ -153,6 +195,7 @@ fn required_uint(obj: &Obj, tag: Tag, path: &Path, name: &str) -> CliResult<u64>
 
 /// Reads one DICOM file as a slice.
 fn read_slice(path: &Path) -> CliResult<Slice> {
+    super::dicom_scan::check_lengths(path).map_err(|e| err_at(path, e))?;
     let obj = OpenFileOptions::new()
         .open_file(path)
         .map_err(|e| err_at(path, format!("not a readable DICOM file: {e}")))?;
@@ -161,19 +204,10 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
         .transfer_syntax()
         .trim_end_matches('\0')
         .to_string();
-    let Some((_, _)) = NATIVE_SYNTAXES.iter().find(|(uid, _)| *uid == ts) else {
-        return Err(err_at(
-            path,
-            format!(
-                "transfer syntax {ts} is not supported (only native pixel data: {})",
-                NATIVE_SYNTAXES
-                    .iter()
-                    .map(|(_, n)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    };
+    let native = NATIVE_SYNTAXES.iter().any(|(uid, _)| *uid == ts);
+    if !native {
+        check_decodable(&ts).map_err(|e| err_at(path, e))?;
+    }
     let rows = required_uint(&obj, tags::ROWS, path, "Rows")?;
     let columns = required_uint(&obj, tags::COLUMNS, path, "Columns")?;
     let bits = required_uint(&obj, tags::BITS_ALLOCATED, path, "BitsAllocated")?;
@@ -201,11 +235,8 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
         .transpose()
         .map_err(|e| err_at(path, format!("NumberOfFrames: {e}")))?
         .unwrap_or(1);
-    if frames != 1 {
-        return Err(err_at(
-            path,
-            format!("NumberOfFrames {frames}: only single-frame images are supported"),
-        ));
+    if frames == 0 {
+        return Err(err_at(path, "NumberOfFrames is 0"));
     }
     let dtype = match (bits, signed) {
         (8, 0) => Dtype::Uint8,
@@ -223,21 +254,28 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
     };
     let expected = rows
         .checked_mul(columns)
+        .and_then(|n| n.checked_mul(frames))
         .and_then(|n| n.checked_mul(dtype.width() as u64))
-        .ok_or_else(|| err_at(path, "Rows x Columns overflows"))?;
+        .ok_or_else(|| err_at(path, "Rows x Columns x NumberOfFrames overflows"))?;
     let pixel = obj
         .get(tags::PIXEL_DATA)
         .ok_or_else(|| err_at(path, "missing pixel module attribute PixelData"))?;
-    let data = match pixel.value() {
-        DicomValue::Primitive(p) => pixel_bytes(p, dtype, ts == NATIVE_SYNTAXES[2].0),
-        _ => None,
-    }
-    .ok_or_else(|| err_at(path, "PixelData is encapsulated or of an unexpected type"))?;
+    let data = if native {
+        match pixel.value() {
+            DicomValue::Primitive(p) => pixel_bytes(p, dtype, ts == NATIVE_SYNTAXES[2].0),
+            _ => None,
+        }
+        .ok_or_else(|| err_at(path, "PixelData is encapsulated or of an unexpected type"))?
+    } else {
+        decode_compressed(&obj, &ts, expected, file_len(path)?, bits)
+            .map_err(|e| err_at(path, e))?
+    };
     if data.len() as u64 != expected {
         return Err(err_at(
             path,
             format!(
-                "PixelData has {} bytes; Rows {rows} x Columns {columns} x {} bytes need {expected}",
+                "PixelData has {} bytes; Rows {rows} x Columns {columns} x NumberOfFrames \
+                 {frames} x {} bytes need {expected}",
                 data.len(),
                 dtype.width()
             ),
@@ -256,8 +294,42 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
             text_attrs.insert(*name, v);
         }
     }
-    let scalar = |tag: Tag, name: &str| -> CliResult<Option<f64>> {
-        Ok(floats::<1>(&obj, tag, path, name)?.map(|[x]| x))
+    // Enhanced multi-frame images keep geometry in functional groups:
+    // shared ones for orientation and spacing, per-frame ones for positions.
+    let shared = nested(&obj, &[SHARED_GROUPS]);
+    let from_group = |seq: Tag, tag: Tag| -> Option<&Item> {
+        shared
+            .and_then(|g| nested(g, &[seq]))
+            .filter(|i| i.get(tag).is_some())
+    };
+    let top: &Item = &obj;
+    let orientation_src = if top.get(tags::IMAGE_ORIENTATION_PATIENT).is_some() {
+        top
+    } else {
+        from_group(
+            tags::PLANE_ORIENTATION_SEQUENCE,
+            tags::IMAGE_ORIENTATION_PATIENT,
+        )
+        .unwrap_or(top)
+    };
+    let measures_src = if top.get(tags::PIXEL_SPACING).is_some() {
+        top
+    } else {
+        from_group(tags::PIXEL_MEASURES_SEQUENCE, tags::PIXEL_SPACING).unwrap_or(top)
+    };
+    let frame_positions = if frames > 1 {
+        per_frame_positions(top, frames, path)?
+    } else {
+        None
+    };
+    let mut temporal = Vec::new();
+    for (name, tag) in TEMPORAL_ATTRIBUTES {
+        if let Some(v) = floats::<1>(top, tag, path, name).ok().flatten() {
+            temporal.push((name, v[0]));
+        }
+    }
+    let scalar = |src: &Item, tag: Tag, name: &str| -> CliResult<Option<f64>> {
+        Ok(floats::<1>(src, tag, path, name)?.map(|[x]| x))
     };
     Ok(Slice {
         path: path.to_path_buf(),
@@ -265,49 +337,183 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
         columns,
         dtype,
         position: floats(
-            &obj,
+            top,
             tags::IMAGE_POSITION_PATIENT,
             path,
             "ImagePositionPatient",
-        )?,
+        )?
+        .or_else(|| frame_positions.as_ref().map(|p| p[0])),
         orientation: floats(
-            &obj,
+            orientation_src,
             tags::IMAGE_ORIENTATION_PATIENT,
             path,
             "ImageOrientationPatient",
         )?,
-        spacing: floats(&obj, tags::PIXEL_SPACING, path, "PixelSpacing")?,
-        thickness: scalar(tags::SLICE_THICKNESS, "SliceThickness")?,
-        instance: obj
+        spacing: floats(measures_src, tags::PIXEL_SPACING, path, "PixelSpacing")?,
+        thickness: scalar(measures_src, tags::SLICE_THICKNESS, "SliceThickness")?,
+        instance: top
             .get(tags::INSTANCE_NUMBER)
             .and_then(|e| e.to_int::<i64>().ok()),
-        slope: scalar(tags::RESCALE_SLOPE, "RescaleSlope")?.unwrap_or(1.0),
-        intercept: scalar(tags::RESCALE_INTERCEPT, "RescaleIntercept")?.unwrap_or(0.0),
+        slope: scalar(top, tags::RESCALE_SLOPE, "RescaleSlope")?.unwrap_or(1.0),
+        intercept: scalar(top, tags::RESCALE_INTERCEPT, "RescaleIntercept")?.unwrap_or(0.0),
         series,
         text: text_attrs,
         transfer_syntax: ts,
+        frames,
+        frame_positions,
+        temporal,
         data,
     })
 }
 
-/// Native pixel values as little-endian bytes.
-fn pixel_bytes(p: &PrimitiveValue, dtype: Dtype, big_endian_file: bool) -> Option<Vec<u8>> {
-    Some(match p {
-        PrimitiveValue::U8(v) => {
-            let mut b = v.to_vec();
-            if big_endian_file && dtype.width() > 1 {
-                for c in b.chunks_exact_mut(dtype.width()) {
-                    c.reverse();
-                }
-            }
-            b
+/// ImagePositionPatient of every frame from the per-frame functional
+/// groups, when each frame has one.
+fn per_frame_positions(obj: &Item, frames: u64, path: &Path) -> CliResult<Option<Vec<[f64; 3]>>> {
+    let Some(items) = obj.get(PER_FRAME_GROUPS).and_then(|e| e.items()) else {
+        return Ok(None);
+    };
+    if items.len() as u64 != frames {
+        return Err(err_at(
+            path,
+            format!(
+                "PerFrameFunctionalGroupsSequence has {} items for NumberOfFrames {frames}",
+                items.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(plane) = nested(item, &[tags::PLANE_POSITION_SEQUENCE]) else {
+            return Ok(None);
+        };
+        let Some(p) = floats::<3>(
+            plane,
+            tags::IMAGE_POSITION_PATIENT,
+            path,
+            "per-frame ImagePositionPatient",
+        )?
+        else {
+            return Ok(None);
+        };
+        out.push(p);
+    }
+    Ok(Some(out))
+}
+
+/// The registry's name of a transfer syntax UID, or "unknown".
+fn syntax_name(uid: &str) -> &'static str {
+    TransferSyntaxRegistry
+        .get(uid)
+        .map(|ts| ts.name())
+        .unwrap_or("unknown transfer syntax")
+}
+
+/// Refuses a transfer syntax whose pixel data no built-in decoder reads.
+fn check_decodable(uid: &str) -> Result<(), String> {
+    match TransferSyntaxRegistry.get(uid) {
+        Some(ts) if ts.can_decode_all() => Ok(()),
+        _ => Err(format!(
+            "transfer syntax {uid} ({}) is not supported: no pure-Rust decoder for its pixel \
+             data (supported: {}, {})",
+            syntax_name(uid),
+            NATIVE_SYNTAXES
+                .iter()
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
+            COMPRESSED_SUPPORTED
+        )),
+    }
+}
+
+/// The compressed syntaxes decoded through dicom-pixeldata, for messages.
+const COMPRESSED_SUPPORTED: &str = "Deflated Explicit VR Little Endian, RLE Lossless, \
+     JPEG Baseline/Extended/Lossless, JPEG 2000";
+
+/// Most bytes a compressed image may decode to per byte of its file. Far
+/// above real codecs' ratios on medical images; bounds what a small
+/// hostile file can make the decoder allocate.
+const MAX_DECODE_RATIO: u64 = 1100;
+
+fn file_len(path: &Path) -> CliResult<u64> {
+    Ok(std::fs::metadata(path)
+        .map_err(|e| err_at(path, format!("cannot stat: {e}")))?
+        .len())
+}
+
+/// Decodes encapsulated or deflated pixel data to its stored integers
+/// (no rescale, no VOI LUT, no bit-depth change), little-endian.
+fn decode_compressed(
+    obj: &Obj,
+    uid: &str,
+    expected: u64,
+    file_len: u64,
+    bits: u64,
+) -> Result<Vec<u8>, String> {
+    let most = file_len.saturating_mul(MAX_DECODE_RATIO);
+    if expected > most {
+        return Err(format!(
+            "Rows x Columns x NumberOfFrames claim {expected} bytes of pixels, more than \
+             {MAX_DECODE_RATIO} times the file's {file_len} bytes"
+        ));
+    }
+    let decoded = obj.decode_pixel_data().map_err(|e| {
+        let mut msg = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            msg.push_str(": ");
+            msg.push_str(&c.to_string());
+            cause = c.source();
         }
-        PrimitiveValue::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        PrimitiveValue::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        PrimitiveValue::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        PrimitiveValue::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        format!(
+            "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
+            syntax_name(uid)
+        )
+    })?;
+    if u64::from(decoded.bits_allocated()) != bits {
+        return Err(format!(
+            "transfer syntax {uid} ({}): decoder produced {}-bit samples for BitsAllocated {bits}",
+            syntax_name(uid),
+            decoded.bits_allocated()
+        ));
+    }
+    let mut data = decoded.into_data();
+    if cfg!(target_endian = "big") && bits > 8 {
+        for c in data.chunks_exact_mut((bits / 8) as usize) {
+            c.reverse();
+        }
+    }
+    Ok(data)
+}
+
+/// Native pixel values as little-endian bytes of `dtype`. The parser
+/// hands words of the element's VR (OB bytes, OW 16-bit words) whatever
+/// BitsAllocated says, so the file's byte sequence is rebuilt first and
+/// then swapped per sample of `dtype` when the file is big-endian.
+fn pixel_bytes(p: &PrimitiveValue, dtype: Dtype, big_endian_file: bool) -> Option<Vec<u8>> {
+    macro_rules! file_order {
+        ($v:expr) => {
+            if big_endian_file {
+                $v.iter().flat_map(|x| x.to_be_bytes()).collect::<Vec<u8>>()
+            } else {
+                $v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()
+            }
+        };
+    }
+    let mut b = match p {
+        PrimitiveValue::U8(v) => v.to_vec(),
+        PrimitiveValue::U16(v) => file_order!(v),
+        PrimitiveValue::I16(v) => file_order!(v),
+        PrimitiveValue::U32(v) => file_order!(v),
+        PrimitiveValue::I32(v) => file_order!(v),
         _ => return None,
-    })
+    };
+    if big_endian_file && dtype.width() > 1 {
+        for c in b.chunks_exact_mut(dtype.width()) {
+            c.reverse();
+        }
+    }
+    Some(b)
 }
 
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
@@ -416,6 +622,98 @@ fn order_series(mut slices: Vec<&Slice>) -> CliResult<OrderedSeries<'_>> {
     })
 }
 
+/// Slices grouped by time point: (temporal value, slices), by value.
+type TimeGroups<'a> = Vec<(f64, Vec<&'a Slice>)>;
+
+/// When slices of a series repeat positions and one temporal attribute
+/// (TemporalPositionIdentifier, TriggerTime, AcquisitionNumber, in that
+/// preference) is present in all of them with several values: that
+/// attribute and the slices grouped by its value, in increasing order.
+fn temporal_groups<'a>(slices: &[&'a Slice]) -> Option<(&'static str, TimeGroups<'a>)> {
+    let o = slices[0].orientation?;
+    let normal = cross([o[0], o[1], o[2]], [o[3], o[4], o[5]]);
+    let mut pos = slices
+        .iter()
+        .map(|s| s.position.map(|p| dot(p, normal)))
+        .collect::<Option<Vec<f64>>>()?;
+    pos.sort_by(f64::total_cmp);
+    if !pos.windows(2).any(|w| (w[1] - w[0]).abs() < 1e-6) {
+        return None;
+    }
+    for (name, _) in TEMPORAL_ATTRIBUTES {
+        let values: Option<Vec<f64>> = slices
+            .iter()
+            .map(|s| s.temporal.iter().find(|(n, _)| *n == name).map(|t| t.1))
+            .collect();
+        let Some(values) = values else { continue };
+        let mut groups: Vec<(f64, Vec<&Slice>)> = Vec::new();
+        for (s, v) in slices.iter().zip(values) {
+            match groups.iter_mut().find(|(k, _)| *k == v) {
+                Some((_, g)) => g.push(s),
+                None => groups.push((v, vec![s])),
+            }
+        }
+        if groups.len() > 1 {
+            groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+            return Some((name, groups));
+        }
+    }
+    None
+}
+
+/// A temporal series: slices time-major, each time point ordered along
+/// the normal at the same positions.
+struct TemporalSeries<'a> {
+    slices: Vec<&'a Slice>,
+    times: Vec<f64>,
+    per_time: usize,
+    step: Option<f64>,
+    normal: Option<[f64; 3]>,
+}
+
+/// Orders every time point and checks they share one set of positions.
+fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<TemporalSeries<'a>> {
+    let mut out = TemporalSeries {
+        slices: Vec::new(),
+        times: Vec::with_capacity(groups.len()),
+        per_time: 0,
+        step: None,
+        normal: None,
+    };
+    let mut reference: Option<Vec<&Slice>> = None;
+    for (time, group) in groups {
+        let o = order_series(group)?;
+        if let Some(r) = &reference {
+            let same = r.len() == o.slices.len()
+                && r.iter().zip(&o.slices).all(|(a, b)| {
+                    let (pa, pb) = (a.position.expect("geometry"), b.position.expect("geometry"));
+                    pa.iter().zip(&pb).all(|(x, y)| (x - y).abs() <= 1e-3)
+                });
+            if !same {
+                return Err(format!(
+                    "series {}: {attribute} {time} ({} slices, first {}) does not cover the \
+                     positions of {attribute} {} ({} slices, first {})",
+                    r[0].series,
+                    o.slices.len(),
+                    o.slices[0].path.display(),
+                    out.times[0],
+                    r.len(),
+                    r[0].path.display()
+                )
+                .into());
+            }
+        } else {
+            out.per_time = o.slices.len();
+            out.step = o.step;
+            out.normal = o.normal;
+            reference = Some(o.slices.clone());
+        }
+        out.times.push(time);
+        out.slices.extend(o.slices);
+    }
+    Ok(out)
+}
+
 /// Ids removed and replaced by de-identification, in metadata order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Deidentified {
@@ -438,22 +736,79 @@ fn series_object(
     deidentify: bool,
     report: &mut Deidentified,
 ) -> CliResult<(ObjectDescriptor, Vec<u8>, Map)> {
-    let OrderedSeries {
-        slices: ordered,
-        step,
-        normal,
-    } = order_series(slices)?;
+    let floats = |v: &[f64]| Value::Array(v.iter().map(|&x| Value::Float(x)).collect());
+    let mut dicom = Map::new();
+    let (ordered, step, normal, shape, dim_names) =
+        if let Some(m) = slices.iter().copied().find(|s| s.frames > 1) {
+            if slices.len() > 1 {
+                let other = slices
+                    .iter()
+                    .find(|s| s.path != m.path)
+                    .expect("two slices");
+                return Err(format!(
+                    "series {}: multi-frame file {} shares its series with {}; \
+                     a multi-frame series must be one file",
+                    m.series,
+                    m.path.display(),
+                    other.path.display()
+                )
+                .into());
+            }
+            let normal = m
+                .orientation
+                .map(|o| cross([o[0], o[1], o[2]], [o[3], o[4], o[5]]));
+            if let Some(p) = &m.frame_positions {
+                dicom.insert(
+                    "frame_positions".into(),
+                    Value::Array(p.iter().map(|x| floats(x)).collect()),
+                );
+            }
+            (
+                vec![m],
+                None,
+                normal,
+                vec![m.frames, m.rows, m.columns],
+                &["frame", "row", "column"][..],
+            )
+        } else if let Some((attribute, groups)) = temporal_groups(&slices) {
+            let t = temporal_series(groups, attribute)?;
+            dicom.insert("temporal_attribute".into(), attribute.into());
+            dicom.insert("temporal_positions".into(), floats(&t.times));
+            let first = t.slices[0];
+            let shape = vec![
+                t.times.len() as u64,
+                t.per_time as u64,
+                first.rows,
+                first.columns,
+            ];
+            (
+                t.slices,
+                t.step,
+                t.normal,
+                shape,
+                &["time", "slice", "row", "column"][..],
+            )
+        } else {
+            let o = order_series(slices)?;
+            let first = o.slices[0];
+            let shape = vec![o.slices.len() as u64, first.rows, first.columns];
+            (
+                o.slices,
+                o.step,
+                o.normal,
+                shape,
+                &["slice", "row", "column"][..],
+            )
+        };
     let first = ordered[0];
-    let n = ordered.len() as u64;
-    let mut data = Vec::with_capacity(first.data.len() * ordered.len());
+    let total: usize = ordered.iter().map(|s| s.data.len()).sum();
+    let mut data = Vec::with_capacity(total);
     for s in &ordered {
         data.extend_from_slice(&s.data);
     }
-    let mut d = ObjectDescriptor::new(first.dtype, vec![n, first.rows, first.columns]);
+    let mut d = ObjectDescriptor::new(first.dtype, shape);
     d.byte_order = ByteOrder::Little;
     pipeline.apply(&mut d)?;
-    let mut dicom = Map::new();
-    let floats = |v: &[f64]| Value::Array(v.iter().map(|&x| Value::Float(x)).collect());
     if let Some(o) = first.orientation {
         dicom.insert("image_orientation_patient".into(), floats(&o));
     }
@@ -522,7 +877,7 @@ fn series_object(
     let mut entry = Map::new();
     entry.insert(
         "dim_names".into(),
-        Value::Array(vec!["slice".into(), "row".into(), "column".into()]),
+        Value::Array(dim_names.iter().map(|&n| n.into()).collect()),
     );
     entry.insert("dicom".into(), Value::from(dicom));
     Ok((d, data, entry))

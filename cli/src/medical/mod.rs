@@ -6,12 +6,21 @@
 #[cfg(feature = "dicom")]
 pub mod dicom;
 #[cfg(feature = "dicom")]
+pub mod dicom_scan;
+#[cfg(feature = "dicom")]
 pub mod dicom_write;
 #[cfg(feature = "nifti")]
 pub mod nifti;
 #[cfg(feature = "nifti")]
+pub mod nifti2;
+#[cfg(feature = "nifti")]
 pub mod nifti_header;
 pub mod pipeline;
+
+/// Largest expansion of a deflate stream (RFC 1951: 258 bytes per 2 bits,
+/// rounded up): bounds what a `.nii.gz` or a deflated DICOM data set of a
+/// given size can hold.
+pub const DEFLATE_MAX_RATIO: u64 = 1032;
 
 /// The objects (descriptor with pipeline applied, payload) and metadata of
 /// one message produced by a converter, ready for `tgm::encode`.

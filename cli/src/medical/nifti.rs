@@ -1,4 +1,4 @@
-//! NIfTI-1 volumes to Tensogram objects and back.
+//! NIfTI-1 and NIfTI-2 volumes to Tensogram objects and back.
 //!
 //! Voxels keep their stored dtype and byte order (spec/tensor-model.md): the
 //! payload bytes are the file's bytes. NIfTI stores `dim[1]` fastest, so the
@@ -7,8 +7,11 @@
 //! The header is kept under `base[i].nifti` (see `nifti_header`).
 //!
 //! Untrusted input: sizes are computed with checked arithmetic and compared
-//! with the file before any allocation; gzip streams are read incrementally,
-//! so memory follows the bytes actually present, never the header's claim.
+//! with the file before any allocation; a `.nii.gz` header claiming more
+//! than [`DEFLATE_MAX_RATIO`] times the file size is refused before
+//! inflating, the stream is read incrementally (memory follows the bytes
+//! actually present), and inflation stops one byte past the header's size,
+//! so a gzip bomb is never expanded beyond what the header describes.
 
 // NiftiHeader has some fifty fields; headers are built from the default
 // field by field.
@@ -22,18 +25,29 @@ use nifti::{Endianness, NiftiHeader};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::nifti2::{self, is_nifti2, Nifti2Header, DATA_OFFSET2, HEADER_LEN2};
 use super::nifti_header::{
     dtype_of_code, header_from_meta, header_to_meta, unsupported_code_name, write_header,
     AXIS_NAMES, DATA_OFFSET, HEADER_LEN, MAX_DIM,
 };
 use super::pipeline::PipelineArgs;
-use super::Converted;
+use super::{Converted, DEFLATE_MAX_RATIO};
 use crate::util::CliResult;
 
-/// A NIfTI-1 volume as read: its header and its voxel bytes in stored order.
+/// A parsed NIfTI header of either version.
+#[derive(Clone, Debug)]
+pub enum Header {
+    /// NIfTI-1 (348 bytes, `n+1`).
+    V1(Box<NiftiHeader>),
+    /// NIfTI-2 (540 bytes, `n+2`).
+    V2(Box<Nifti2Header>),
+}
+
+/// A NIfTI-1 or NIfTI-2 volume as read: its header and its voxel bytes in
+/// stored order.
 pub struct NiftiVolume {
     /// The parsed header.
-    pub header: NiftiHeader,
+    pub header: Header,
     /// Extents in NIfTI order (`dim[1]` first).
     pub dims: Vec<u64>,
     /// Element type.
@@ -87,37 +101,66 @@ pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
             format!("truncated: {n} of the header's {HEADER_LEN} bytes present"),
         ),
     })?;
-    let sizeof_hdr = i32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
-    if sizeof_hdr == 540 || sizeof_hdr.swap_bytes() == 540 {
-        return Err(err_at(
-            path,
-            "NIfTI-2 header (sizeof_hdr 540): only NIfTI-1 is supported (the nifti crate reads NIfTI-1 only)",
-        ));
-    }
-    if sizeof_hdr != HEADER_LEN as i32 && sizeof_hdr.swap_bytes() != HEADER_LEN as i32 {
-        return Err(err_at(
-            path,
-            format!("not a NIfTI-1 file: sizeof_hdr is {sizeof_hdr}, not 348"),
-        ));
-    }
-    let header = NiftiHeader::from_reader(&head[..])
-        .map_err(|e| err_at(path, format!("invalid NIfTI-1 header: {e}")))?;
-    if &header.magic != b"n+1\0" {
-        return Err(err_at(
-            path,
-            "header-only NIfTI (magic \"ni1\", data in a separate .img) is not supported; \
-             convert it to a single .nii file first",
-        ));
-    }
-    let (dims, dtype, nbytes) = volume_layout(&header).map_err(|e| err_at(path, e))?;
-    let vox_offset = header.vox_offset;
-    if !(vox_offset.is_finite() && vox_offset >= DATA_OFFSET as f32 && vox_offset.fract() == 0.0) {
-        return Err(err_at(
-            path,
-            format!("vox_offset {vox_offset} is not a whole number of at least {DATA_OFFSET}"),
-        ));
-    }
-    let vox_offset = vox_offset as u64;
+    let lead: [u8; 4] = head[..4].try_into().expect("4 bytes");
+    let (header, dims, dtype, nbytes, vox_offset, header_len) = if is_nifti2(lead) {
+        let mut rest = [0u8; HEADER_LEN2 - HEADER_LEN];
+        read_fully(&mut input, &mut rest).map_err(|e| match e {
+            ReadShort::Io(e) => err_at(path, format!("cannot read the header: {e}")),
+            ReadShort::Eof(n) => err_at(
+                path,
+                format!(
+                    "truncated: {} of the NIfTI-2 header's {HEADER_LEN2} bytes present",
+                    HEADER_LEN + n
+                ),
+            ),
+        })?;
+        let mut full = [0u8; HEADER_LEN2];
+        full[..HEADER_LEN].copy_from_slice(&head);
+        full[HEADER_LEN..].copy_from_slice(&rest);
+        let h = nifti2::parse(&full).map_err(|e| err_at(path, e))?;
+        let (dims, dtype, nbytes) = volume_layout2(&h).map_err(|e| err_at(path, e))?;
+        let vox_offset = u64::try_from(h.vox_offset)
+            .ok()
+            .filter(|&v| v >= DATA_OFFSET2 as u64)
+            .ok_or_else(|| {
+                err_at(
+                    path,
+                    format!("vox_offset {} is less than {DATA_OFFSET2}", h.vox_offset),
+                )
+            })?;
+        let h = Header::V2(Box::new(h));
+        (h, dims, dtype, nbytes, vox_offset, HEADER_LEN2)
+    } else {
+        let sizeof_hdr = i32::from_le_bytes(lead);
+        if sizeof_hdr != HEADER_LEN as i32 && sizeof_hdr.swap_bytes() != HEADER_LEN as i32 {
+            return Err(err_at(
+                path,
+                format!("not a NIfTI file: sizeof_hdr is {sizeof_hdr}, not 348 or 540"),
+            ));
+        }
+        let header = NiftiHeader::from_reader(&head[..])
+            .map_err(|e| err_at(path, format!("invalid NIfTI-1 header: {e}")))?;
+        if &header.magic != b"n+1\0" {
+            return Err(err_at(
+                path,
+                "header-only NIfTI (magic \"ni1\", data in a separate .img) is not supported; \
+                 convert it to a single .nii file first",
+            ));
+        }
+        let (dims, dtype, nbytes) = volume_layout(&header).map_err(|e| err_at(path, e))?;
+        let vox_offset = header.vox_offset;
+        if !(vox_offset.is_finite()
+            && vox_offset >= DATA_OFFSET as f32
+            && vox_offset.fract() == 0.0)
+        {
+            return Err(err_at(
+                path,
+                format!("vox_offset {vox_offset} is not a whole number of at least {DATA_OFFSET}"),
+            ));
+        }
+        let h = Header::V1(Box::new(header));
+        (h, dims, dtype, nbytes, vox_offset as u64, HEADER_LEN)
+    };
     let data_end = vox_offset
         .checked_add(nbytes)
         .ok_or_else(|| err_at(path, "voxel data size overflows"))?;
@@ -131,7 +174,21 @@ pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
             ),
         ));
     }
-    let skip = vox_offset - HEADER_LEN as u64;
+    // A deflate stream expands at most DEFLATE_MAX_RATIO times: a header
+    // claiming more than the compressed file can hold is refused before
+    // anything is inflated.
+    let most = file_len.saturating_mul(DEFLATE_MAX_RATIO);
+    if gz && data_end > most {
+        return Err(err_at(
+            path,
+            format!(
+                "header dims {dims:?} of {} need {data_end} bytes, but a gzip stream of \
+                 {file_len} bytes holds at most {most}",
+                dtype.name()
+            ),
+        ));
+    }
+    let skip = vox_offset - header_len as u64;
     let skipped = std::io::copy(&mut (&mut input).take(skip), &mut std::io::sink())
         .map_err(|e| err_at(path, format!("corrupt or truncated data: {e}")))?;
     if skipped != skip {
@@ -179,9 +236,12 @@ pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
             ),
         ));
     }
-    let byte_order = match header.endianness {
-        Endianness::Big => ByteOrder::Big,
-        Endianness::Little => ByteOrder::Little,
+    let byte_order = match &header {
+        Header::V1(h) => match h.endianness {
+            Endianness::Big => ByteOrder::Big,
+            Endianness::Little => ByteOrder::Little,
+        },
+        Header::V2(h) => h.byte_order,
     };
     Ok(NiftiVolume {
         header,
@@ -223,6 +283,43 @@ fn volume_layout(h: &NiftiHeader) -> Result<(Vec<u64>, Dtype, u64), String> {
             i + 1,
             h.dim[i + 1] as i16
         ));
+    }
+    let dtype = dtype_of_code(h.datatype).ok_or_else(|| {
+        format!(
+            "datatype {} ({}) has no Tensogram equivalent",
+            h.datatype,
+            unsupported_code_name(h.datatype)
+        )
+    })?;
+    if i64::from(h.bitpix) != (dtype.width() * 8) as i64 {
+        return Err(format!(
+            "bitpix {} disagrees with datatype {} ({})",
+            h.bitpix,
+            h.datatype,
+            dtype.name()
+        ));
+    }
+    let nbytes = dims
+        .iter()
+        .try_fold(dtype.width() as u64, |acc, &d| acc.checked_mul(d))
+        .ok_or("voxel count overflows")?;
+    Ok((dims, dtype, nbytes))
+}
+
+/// Dims (NIfTI order), dtype and voxel byte count of a NIfTI-2 header,
+/// checked.
+fn volume_layout2(h: &Nifti2Header) -> Result<(Vec<u64>, Dtype, u64), String> {
+    let ndim = usize::try_from(h.dim[0])
+        .ok()
+        .filter(|n| (1..=7).contains(n))
+        .ok_or_else(|| format!("dim[0] is {}, not 1..=7", h.dim[0]))?;
+    let mut dims = Vec::with_capacity(ndim);
+    for (i, &d) in h.dim[1..=ndim].iter().enumerate() {
+        let d = u64::try_from(d)
+            .ok()
+            .filter(|&d| d > 0)
+            .ok_or_else(|| format!("dim[{}] is {d}, not positive", i + 1))?;
+        dims.push(d);
     }
     let dtype = dtype_of_code(h.datatype).ok_or_else(|| {
         format!(
@@ -296,7 +393,10 @@ pub fn volume_to_object(
                 .collect(),
         ),
     );
-    let mut meta = header_to_meta(&header, &dims);
+    let mut meta = match &header {
+        Header::V1(h) => header_to_meta(h, &dims),
+        Header::V2(h) => nifti2::to_meta(h, &dims),
+    };
     if let Value::Map(entries) = &mut meta {
         if let Some(slot) = entries
             .iter_mut()
@@ -318,6 +418,59 @@ fn stem(path: &Path) -> String {
     name.strip_suffix(".nii").unwrap_or(name).to_string()
 }
 
+/// The grid-defining fields of a header, at NIfTI-2 width.
+#[derive(PartialEq)]
+struct Grid {
+    /// `pixdim[1..4]`.
+    voxel: [f64; 3],
+    sform_code: i64,
+    srow: [[f64; 4]; 3],
+    qform_code: i64,
+    /// Quaternion, offsets and qfac.
+    qform: [f64; 7],
+}
+
+impl Header {
+    fn grid(&self) -> Grid {
+        match self {
+            Header::V1(h) => {
+                let w = |v: [f32; 4]| v.map(f64::from);
+                Grid {
+                    voxel: [h.pixdim[1], h.pixdim[2], h.pixdim[3]].map(f64::from),
+                    sform_code: i64::from(h.sform_code),
+                    srow: [w(h.srow_x), w(h.srow_y), w(h.srow_z)],
+                    qform_code: i64::from(h.qform_code),
+                    qform: [
+                        h.quatern_b,
+                        h.quatern_c,
+                        h.quatern_d,
+                        h.quatern_x,
+                        h.quatern_y,
+                        h.quatern_z,
+                        h.pixdim[0].signum(),
+                    ]
+                    .map(f64::from),
+                }
+            }
+            Header::V2(h) => Grid {
+                voxel: [h.pixdim[1], h.pixdim[2], h.pixdim[3]],
+                sform_code: i64::from(h.sform_code),
+                srow: h.srow,
+                qform_code: i64::from(h.qform_code),
+                qform: [
+                    h.quatern[0],
+                    h.quatern[1],
+                    h.quatern[2],
+                    h.qoffset[0],
+                    h.qoffset[1],
+                    h.qoffset[2],
+                    h.pixdim[0].signum(),
+                ],
+            },
+        }
+    }
+}
+
 /// Checks that a mask lies on its volume's grid: same spatial dims, pixdim,
 /// transform codes and transforms.
 fn check_same_geometry(
@@ -326,7 +479,7 @@ fn check_same_geometry(
     mask: &NiftiVolume,
     mask_path: &Path,
 ) -> CliResult {
-    let (a, b) = (&vol.header, &mask.header);
+    let (a, b) = (vol.header.grid(), mask.header.grid());
     let spatial = |v: &NiftiVolume| v.dims.iter().take(3).copied().collect::<Vec<_>>();
     let mut diffs = Vec::new();
     if spatial(vol) != spatial(mask) {
@@ -336,30 +489,13 @@ fn check_same_geometry(
             spatial(mask)
         ));
     }
-    if a.pixdim[1..4] != b.pixdim[1..4] {
-        diffs.push(format!(
-            "voxel sizes {:?} vs {:?}",
-            &a.pixdim[1..4],
-            &b.pixdim[1..4]
-        ));
+    if a.voxel != b.voxel {
+        diffs.push(format!("voxel sizes {:?} vs {:?}", a.voxel, b.voxel));
     }
-    if a.sform_code != b.sform_code
-        || (a.sform_code > 0 && [a.srow_x, a.srow_y, a.srow_z] != [b.srow_x, b.srow_y, b.srow_z])
-    {
+    if a.sform_code != b.sform_code || (a.sform_code > 0 && a.srow != b.srow) {
         diffs.push("sform".into());
     }
-    let q = |h: &NiftiHeader| {
-        [
-            h.quatern_b,
-            h.quatern_c,
-            h.quatern_d,
-            h.quatern_x,
-            h.quatern_y,
-            h.quatern_z,
-            h.pixdim[0].signum(),
-        ]
-    };
-    if a.qform_code != b.qform_code || (a.qform_code > 0 && q(a) != q(b)) {
+    if a.qform_code != b.qform_code || (a.qform_code > 0 && a.qform != b.qform) {
         diffs.push("qform".into());
     }
     if diffs.is_empty() {
@@ -412,14 +548,30 @@ pub fn nifti_to_objects(
     Ok((objects, GlobalMetadata::with_base(base)))
 }
 
+/// Which NIfTI version `to-nifti` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// NIfTI-1, unless the metadata records NIfTI-2 or a dimension exceeds
+    /// NIfTI-1's 32767.
+    Auto,
+    /// Always NIfTI-2.
+    Nifti2,
+}
+
 /// One decoded object (payload in `d.byte_order`) and its `base` entry as a
-/// single-file NIfTI-1 image (uncompressed bytes).
-pub fn object_to_nifti(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliResult<Vec<u8>> {
+/// single-file NIfTI image (uncompressed bytes): NIfTI-2 when `version`
+/// asks for it, when the metadata records `version: 2`, or when a
+/// dimension does not fit NIfTI-1; NIfTI-1 otherwise.
+pub fn object_to_nifti(
+    d: &ObjectDescriptor,
+    data: &[u8],
+    entry: &Map,
+    version: Version,
+) -> CliResult<Vec<u8>> {
     if d.shape.is_empty() {
         return Err("a scalar object cannot be a NIfTI volume".into());
     }
     let dims: Vec<u64> = d.shape.iter().rev().copied().collect();
-    let h = header_from_meta(entry.get("nifti"), d.dtype, &dims, d.byte_order)?;
     let expected = dims
         .iter()
         .try_fold(d.dtype.width() as u64, |acc, &x| acc.checked_mul(x))
@@ -433,7 +585,15 @@ pub fn object_to_nifti(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         )
         .into());
     }
-    let mut out = write_header(&h);
+    let meta = entry.get("nifti");
+    let recorded_v2 = meta.and_then(|m| m.get("version")).and_then(Value::as_u64) == Some(2);
+    let too_big = dims.iter().any(|&x| x > MAX_DIM);
+    let mut out = if version == Version::Nifti2 || recorded_v2 || too_big {
+        nifti2::write(&nifti2::from_meta(meta, d.dtype, &dims, d.byte_order)?)
+    } else {
+        write_header(&header_from_meta(meta, d.dtype, &dims, d.byte_order)?)
+    };
+    out.reserve(data.len());
     out.extend_from_slice(data);
     Ok(out)
 }

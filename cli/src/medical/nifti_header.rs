@@ -67,7 +67,7 @@ pub fn unsupported_code_name(code: i16) -> &'static str {
 /// (`dim[1]` first).
 pub const AXIS_NAMES: [&str; 7] = ["i", "j", "k", "t", "u", "v", "w"];
 
-fn space_unit_name(code: u8) -> &'static str {
+pub(super) fn space_unit_name(code: u8) -> &'static str {
     match code & 0x07 {
         0 => "unknown",
         1 => "m",
@@ -77,7 +77,7 @@ fn space_unit_name(code: u8) -> &'static str {
     }
 }
 
-fn time_unit_name(code: u8) -> &'static str {
+pub(super) fn time_unit_name(code: u8) -> &'static str {
     match code & 0x38 {
         0 => "unknown",
         8 => "s",
@@ -90,7 +90,7 @@ fn time_unit_name(code: u8) -> &'static str {
     }
 }
 
-fn xform_name(code: i16) -> &'static str {
+pub(super) fn xform_name(code: i16) -> &'static str {
     match code {
         0 => "unknown",
         1 => "scanner_anat",
@@ -103,7 +103,7 @@ fn xform_name(code: i16) -> &'static str {
 }
 
 /// NUL-terminated bytes as text (lossy for non-UTF-8).
-fn c_text(bytes: &[u8]) -> String {
+pub(super) fn c_text(bytes: &[u8]) -> String {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
@@ -112,7 +112,7 @@ fn floats(v: &[f32]) -> Value {
     Value::Array(v.iter().map(|&x| Value::Float(x as f64)).collect())
 }
 
-fn affine_value(rows: &[[f64; 4]; 4]) -> Value {
+pub(super) fn affine_value(rows: &[[f64; 4]; 4]) -> Value {
     Value::Array(
         rows.iter()
             .map(|r| Value::Array(r.iter().map(|&x| Value::Float(x)).collect()))
@@ -129,7 +129,23 @@ pub fn sform_affine(h: &NiftiHeader) -> [[f64; 4]; 4] {
 /// The qform affine built from the quaternion, offsets, pixdim and qfac
 /// (NIfTI-1 method 2).
 pub fn qform_affine(h: &NiftiHeader) -> [[f64; 4]; 4] {
-    let (mut b, mut c, mut d) = (h.quatern_b as f64, h.quatern_c as f64, h.quatern_d as f64);
+    let w = |v: [f32; 3]| v.map(f64::from);
+    quaternion_affine(
+        w([h.quatern_b, h.quatern_c, h.quatern_d]),
+        w([h.quatern_x, h.quatern_y, h.quatern_z]),
+        [
+            h.pixdim[0] as f64,
+            h.pixdim[1] as f64,
+            h.pixdim[2] as f64,
+            h.pixdim[3] as f64,
+        ],
+    )
+}
+
+/// The qform affine of quaternion `(b, c, d)`, offsets and
+/// `pixdim[0..4]` (qfac first), as NIfTI-1 and NIfTI-2 define it.
+pub fn quaternion_affine(quatern: [f64; 3], offset: [f64; 3], pixdim: [f64; 4]) -> [[f64; 4]; 4] {
+    let [mut b, mut c, mut d] = quatern;
     let s = b * b + c * c + d * d;
     let a = if s >= 1.0 {
         let n = s.sqrt();
@@ -157,19 +173,14 @@ pub fn qform_affine(h: &NiftiHeader) -> [[f64; 4]; 4] {
             a * a + d * d - c * c - b * b,
         ],
     ];
-    let qfac = if h.pixdim[0] < 0.0 { -1.0 } else { 1.0 };
-    let scale = [
-        h.pixdim[1] as f64,
-        h.pixdim[2] as f64,
-        h.pixdim[3] as f64 * qfac,
-    ];
-    let offs = [h.quatern_x as f64, h.quatern_y as f64, h.quatern_z as f64];
+    let qfac = if pixdim[0] < 0.0 { -1.0 } else { 1.0 };
+    let scale = [pixdim[1], pixdim[2], pixdim[3] * qfac];
     let mut m = [[0.0; 4]; 4];
     for i in 0..3 {
         for j in 0..3 {
             m[i][j] = rot[i][j] * scale[j];
         }
-        m[i][3] = offs[i];
+        m[i][3] = offset[i];
     }
     m[3][3] = 1.0;
     m
@@ -246,12 +257,12 @@ pub fn header_to_meta(h: &NiftiHeader, dims: &[u64]) -> Value {
 }
 
 /// Reads a metadata field, naming it in the error.
-struct MetaReader<'a> {
-    map: Option<&'a Value>,
+pub(super) struct MetaReader<'a> {
+    pub(super) map: Option<&'a Value>,
 }
 
 impl<'a> MetaReader<'a> {
-    fn get(&self, path: &[&str]) -> Option<&'a Value> {
+    pub(super) fn get(&self, path: &[&str]) -> Option<&'a Value> {
         let mut v = self.map?;
         for k in path {
             v = v.get(k)?;
@@ -259,7 +270,7 @@ impl<'a> MetaReader<'a> {
         Some(v)
     }
 
-    fn f32(&self, path: &[&str], default: f32) -> CliResult<f32> {
+    pub(super) fn f32(&self, path: &[&str], default: f32) -> CliResult<f32> {
         match self.get(path) {
             None => Ok(default),
             Some(v) => v
@@ -269,7 +280,11 @@ impl<'a> MetaReader<'a> {
         }
     }
 
-    fn floats<const N: usize>(&self, path: &[&str], default: [f32; N]) -> CliResult<[f32; N]> {
+    pub(super) fn floats<const N: usize>(
+        &self,
+        path: &[&str],
+        default: [f32; N],
+    ) -> CliResult<[f32; N]> {
         let Some(v) = self.get(path) else {
             return Ok(default);
         };
@@ -287,7 +302,35 @@ impl<'a> MetaReader<'a> {
         Ok(out)
     }
 
-    fn int<T: TryFrom<i64>>(&self, path: &[&str], default: T) -> CliResult<T> {
+    pub(super) fn f64(&self, path: &[&str], default: f64) -> CliResult<f64> {
+        match self.get(path) {
+            None => Ok(default),
+            Some(v) => v.as_f64().ok_or_else(|| bad_field(path, "a number")),
+        }
+    }
+
+    pub(super) fn floats64<const N: usize>(
+        &self,
+        path: &[&str],
+        default: [f64; N],
+    ) -> CliResult<[f64; N]> {
+        let Some(v) = self.get(path) else {
+            return Ok(default);
+        };
+        let arr = v
+            .as_array()
+            .filter(|a| a.len() == N)
+            .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
+        let mut out = [0f64; N];
+        for (o, x) in out.iter_mut().zip(arr) {
+            *o = x
+                .as_f64()
+                .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn int<T: TryFrom<i64>>(&self, path: &[&str], default: T) -> CliResult<T> {
         match self.get(path) {
             None => Ok(default),
             Some(v) => v
@@ -297,7 +340,7 @@ impl<'a> MetaReader<'a> {
         }
     }
 
-    fn text<const N: usize>(&self, path: &[&str]) -> CliResult<[u8; N]> {
+    pub(super) fn text<const N: usize>(&self, path: &[&str]) -> CliResult<[u8; N]> {
         let mut out = [0u8; N];
         if let Some(v) = self.get(path) {
             let s = v.as_text().ok_or_else(|| bad_field(path, "text"))?;
@@ -310,8 +353,30 @@ impl<'a> MetaReader<'a> {
     }
 }
 
-fn bad_field(path: &[&str], what: &str) -> Box<dyn std::error::Error + Send + Sync> {
+pub(super) fn bad_field(path: &[&str], what: &str) -> Box<dyn std::error::Error + Send + Sync> {
     format!("metadata nifti.{} is not {what}", path.join(".")).into()
+}
+
+/// The three stored sform rows from `nifti.sform.affine` (identity when
+/// absent).
+pub(super) fn sform_rows(r: &MetaReader) -> CliResult<[[f64; 4]; 3]> {
+    let Some(v) = r.get(&["sform", "affine"]) else {
+        return Ok([
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+        ]);
+    };
+    let bad = || bad_field(&["sform", "affine"], "a 4x4 array");
+    let rows = v.as_array().filter(|a| a.len() == 4).ok_or_else(bad)?;
+    let mut out = [[0f64; 4]; 3];
+    for (o, row) in out.iter_mut().zip(rows) {
+        let row = row.as_array().filter(|a| a.len() == 4).ok_or_else(bad)?;
+        for (x, v) in o.iter_mut().zip(row) {
+            *x = v.as_f64().ok_or_else(bad)?;
+        }
+    }
+    Ok(out)
 }
 
 /// Builds a header for a volume of `dtype` with NIfTI-order `dims`, stored
@@ -389,33 +454,7 @@ pub fn header_from_meta(
     [h.quatern_b, h.quatern_c, h.quatern_d] = r.floats(&["qform", "quatern"], [0.0; 3])?;
     [h.quatern_x, h.quatern_y, h.quatern_z] = r.floats(&["qform", "offset"], [0.0; 3])?;
     h.sform_code = r.int(&["sform", "code"], 0i16)?;
-    let rows = match r.get(&["sform", "affine"]) {
-        None => [
-            [1.0, 0.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0, 0.0],
-            [0.0, 0.0, 1.0, 0.0],
-        ],
-        Some(v) => {
-            let rows = v
-                .as_array()
-                .filter(|a| a.len() == 4)
-                .ok_or_else(|| bad_field(&["sform", "affine"], "a 4x4 array"))?;
-            let mut out = [[0f32; 4]; 3];
-            for (o, row) in out.iter_mut().zip(rows) {
-                let row = row
-                    .as_array()
-                    .filter(|a| a.len() == 4)
-                    .ok_or_else(|| bad_field(&["sform", "affine"], "a 4x4 array"))?;
-                for (x, v) in o.iter_mut().zip(row) {
-                    *x = v
-                        .as_f64()
-                        .ok_or_else(|| bad_field(&["sform", "affine"], "a 4x4 array"))?
-                        as f32;
-                }
-            }
-            out
-        }
-    };
+    let rows = sform_rows(&r)?.map(|row| row.map(|x| x as f32));
     [h.srow_x, h.srow_y, h.srow_z] = rows;
     h.magic = *b"n+1\0";
     h.endianness = match byte_order {

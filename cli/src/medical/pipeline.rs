@@ -84,3 +84,14 @@ impl PipelineArgs {
         Ok(())
     }
 }
+
+/// Encode options of the medical converters: NaN and ±Inf voxels (common
+/// in float volumes outside the brain mask) are kept through the format's
+/// non-finite masks (spec/pipeline.md) instead of being refused; decoding
+/// restores them at their positions.
+pub fn encode_options() -> tgm::EncodeOptions {
+    let mut p = tgm::pipeline::PipelineOptions::default();
+    p.allow_nan = true;
+    p.allow_inf = true;
+    tgm::EncodeOptions::new().pipeline(p)
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Medical sample files from registry packages: the NIfTI test images shipped
+# in nibabel's wheel and the DICOM test files shipped in pydicom's wheel
+# (PyPI), unpacked under target/medical-samples and converted by
+# `cargo test -p tgm-cli --test medical_samples` in debug and release.
+# Nothing downloaded here is committed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir="$PWD/target/medical-samples"
+mkdir -p "$dir"
+if [ ! -d "$dir/nibabel" ] || [ ! -d "$dir/pydicom" ]; then
+    python3 -m pip download --quiet --no-deps --only-binary=:all: \
+        nibabel pydicom -d "$dir/wheels"
+    python3 - "$dir" <<'PY'
+import pathlib, sys, zipfile
+out = pathlib.Path(sys.argv[1])
+for wheel in sorted((out / "wheels").glob("*.whl")):
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith("nibabel/tests/data/") and ".nii" in name:
+                dest = out / "nibabel" / pathlib.Path(name).name
+            elif name.startswith("pydicom/data/test_files/") and name.endswith(".dcm") \
+                    and name.count("/") == 3:
+                dest = out / "pydicom" / pathlib.Path(name).name
+            else:
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(z.read(name))
+PY
+fi
+echo "samples: $(ls "$dir/nibabel" | wc -l) NIfTI, $(ls "$dir/pydicom" | wc -l) DICOM in $dir"
+
+export TGM_MEDICAL_SAMPLES="$dir"
+cargo test -p tgm-cli --test medical_samples -- --nocapture
+cargo test -p tgm-cli --release --test medical_samples -- --nocapture
