@@ -14,6 +14,15 @@ use netcdf::AttributeValue;
 use tgm::cbor::Value;
 use tgm::{DecodeOptions, DecodedMessage, Dtype, TgmFile};
 
+/// Held by every test: HDF5 locks the files it writes, and a `tgm` child
+/// spawned by one test thread inherits the descriptors another thread has
+/// open, so concurrent tests could see each other's files locked.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const FILL_T: f32 = -999.0;
 const FILL_P: i16 = -32767;
 const SCALE: f64 = 0.01;
@@ -308,6 +317,7 @@ fn round_trip(netcdf4: bool, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Pat
 
 #[test]
 fn classic_file_converts_with_metadata_and_round_trips() {
+    let _serial = serial();
     let (_dir, arch, _) = round_trip(false, &[]);
     let msgs = read_tgm(&arch);
     assert_eq!(msgs.len(), 1);
@@ -369,6 +379,7 @@ fn classic_file_converts_with_metadata_and_round_trips() {
 
 #[test]
 fn netcdf4_cf_unpacks_and_repacks() {
+    let _serial = serial();
     let (_dir, arch, _) = round_trip(true, &["--cf"]);
     let m = &read_tgm(&arch)[0];
     assert_eq!(
@@ -398,6 +409,7 @@ fn netcdf4_cf_unpacks_and_repacks() {
 
 #[test]
 fn split_by_variable_gives_one_message_per_variable() {
+    let _serial = serial();
     let (_dir, arch, _) = round_trip(true, &["--split-by", "variable"]);
     let msgs = read_tgm(&arch);
     assert_eq!(msgs.len(), 10);
@@ -413,6 +425,7 @@ fn split_by_variable_gives_one_message_per_variable() {
 
 #[test]
 fn split_by_record_gives_one_message_per_time_step() {
+    let _serial = serial();
     let (_dir, arch, _) = round_trip(false, &["--split-by", "record", "--cf"]);
     let msgs = read_tgm(&arch);
     assert_eq!(msgs.len(), NT);
@@ -437,6 +450,7 @@ fn split_by_record_gives_one_message_per_time_step() {
 
 #[test]
 fn record_split_needs_an_unlimited_dimension() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let nc = dir.path().join("fixed.nc");
     let mut f = netcdf::create(&nc).unwrap();
@@ -465,6 +479,7 @@ fn record_split_needs_an_unlimited_dimension() {
 
 #[test]
 fn pipeline_flags_pack_float64_and_compress_the_rest() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let nc = dir.path().join("in.nc");
     make_sample(&nc, true);
@@ -510,6 +525,7 @@ fn pipeline_flags_pack_float64_and_compress_the_rest() {
 
 #[test]
 fn not_netcdf_and_truncated_files_are_refused_with_their_path() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.tgm");
     let text = dir.path().join("notes.nc");
@@ -577,6 +593,7 @@ fn classic_header(dims: &[u32]) -> Vec<u8> {
 
 #[test]
 fn oversized_variables_are_refused_before_allocation() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.tgm");
     // 40 GB declared in a 200-byte file; then a product past u64.
@@ -595,6 +612,7 @@ fn oversized_variables_are_refused_before_allocation() {
 
 #[test]
 fn to_netcdf_refuses_archives_without_netcdf_metadata() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("plain.tgm");
     let d = tgm::ObjectDescriptor::new(Dtype::Float64, vec![2]);
