@@ -475,6 +475,26 @@ fn record_split_needs_an_unlimited_dimension() {
         "{err}"
     );
     assert!(!out.exists());
+
+    let empty = dir.path().join("norecords.nc");
+    let mut f = netcdf::create(&empty).unwrap();
+    f.add_unlimited_dimension("t").unwrap();
+    f.add_variable::<f64>("v", &["t"]).unwrap();
+    f.close().unwrap();
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&empty),
+        "-o",
+        s(&out),
+        "--split-by",
+        "record",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("no records") && err.contains("norecords.nc"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]

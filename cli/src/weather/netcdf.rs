@@ -150,6 +150,12 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<Vec<NcMessage>
                 ))
             })?;
             let (rd_name, n) = (rd.name.clone(), rd.len);
+            if n == 0 {
+                return Err(NetcdfError::Invalid(format!(
+                    "{}: --split-by record: the unlimited dimension {rd_name} has no records",
+                    path.display()
+                )));
+            }
             (0..n)
                 .map(|r| {
                     src.vars
