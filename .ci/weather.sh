@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
 # Weather-data converters: installs ecCodes (Debian libeccodes-dev,
-# libeccodes-tools, libeccodes-data) when missing, then runs the GRIB tests
-# of the command-line tool with its `grib` feature, in debug and release.
+# libeccodes-tools, libeccodes-data) and netCDF-C (libnetcdf-dev, netcdf-bin)
+# when missing, then runs the GRIB and NetCDF tests of the command-line tool
+# with its `grib` and `netcdf` features, in debug and release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+need=()
 if [ ! -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && ! ldconfig -p 2>/dev/null | grep -q 'libeccodes\.so '; then
-    need=1
-elif ! command -v grib_compare >/dev/null || [ ! -d /usr/share/eccodes/samples ]; then
-    need=1
-else
-    need=0
+    need+=(libeccodes-dev)
 fi
-if [ "$need" = 1 ]; then
+command -v grib_compare >/dev/null || need+=(libeccodes-tools)
+[ -d /usr/share/eccodes/samples ] || need+=(libeccodes-data)
+[ -e /usr/include/netcdf.h ] || need+=(libnetcdf-dev)
+command -v ncdump >/dev/null || need+=(netcdf-bin)
+if [ "${#need[@]}" -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" != "0" ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
-        libeccodes-dev libeccodes-tools libeccodes-data >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-cargo clippy -p tgm-cli --features grib --all-targets -- -D warnings
-cargo test -p tgm-cli --features grib --test grib_roundtrip
-cargo test --release -p tgm-cli --features grib --test grib_roundtrip
+features=grib,netcdf
+cargo clippy -p tgm-cli --features "$features" --all-targets -- -D warnings
+for profile in "" "--release"; do
+    # shellcheck disable=SC2086
+    cargo test $profile -p tgm-cli --features "$features" \
+        --test grib_roundtrip --test netcdf_roundtrip
+    # shellcheck disable=SC2086
+    cargo test $profile -p tgm-cli --features "$features" --bin tgm weather::
+done

@@ -5,6 +5,8 @@ mod cmd;
 mod convert_dicom;
 #[cfg(feature = "grib")]
 mod convert_grib;
+#[cfg(feature = "netcdf")]
+mod convert_netcdf;
 #[cfg(feature = "nifti")]
 mod convert_nifti;
 mod error;
@@ -21,9 +23,16 @@ mod rewrite;
 mod sidecar;
 #[cfg(feature = "grib")]
 mod to_grib;
-#[cfg(any(feature = "nifti", feature = "dicom", feature = "grib"))]
+#[cfg(feature = "netcdf")]
+mod to_netcdf;
+#[cfg(any(
+    feature = "nifti",
+    feature = "dicom",
+    feature = "grib",
+    feature = "netcdf"
+))]
 mod util;
-#[cfg(feature = "grib")]
+#[cfg(any(feature = "grib", feature = "netcdf"))]
 mod weather;
 mod where_clause;
 
@@ -80,6 +89,12 @@ enum Command {
     /// Write a .tgm file made by convert-grib back as GRIB2.
     #[cfg(feature = "grib")]
     ToGrib(to_grib::Args),
+    /// Convert NetCDF-3/NetCDF-4 files to Tensogram (through netCDF-C).
+    #[cfg(feature = "netcdf")]
+    ConvertNetcdf(convert_netcdf::Args),
+    /// Write a .tgm file made by convert-netcdf back as NetCDF-4.
+    #[cfg(feature = "netcdf")]
+    ToNetcdf(to_netcdf::Args),
     /// Convert NIfTI-1 volumes (and a segmentation mask) into one message.
     #[cfg(feature = "nifti")]
     ConvertNifti(convert_nifti::ConvertArgs),
@@ -124,6 +139,10 @@ fn run(cli: Cli) -> CliResult {
         Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),
         #[cfg(feature = "grib")]
         Command::ToGrib(a) => Ok(to_grib::run(a)?),
+        #[cfg(feature = "netcdf")]
+        Command::ConvertNetcdf(a) => Ok(convert_netcdf::run(a, g)?),
+        #[cfg(feature = "netcdf")]
+        Command::ToNetcdf(a) => Ok(to_netcdf::run(a)?),
         #[cfg(feature = "nifti")]
         Command::ConvertNifti(a) => Ok(convert_nifti::convert(a)?),
         #[cfg(feature = "nifti")]

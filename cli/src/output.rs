@@ -101,7 +101,12 @@ impl AtomicFile {
 
 /// Writes a whole output file: refused when it is one of `inputs` or exists
 /// without `force`, written to a temporary sibling and renamed into place.
-#[cfg(any(feature = "nifti", feature = "dicom", feature = "grib"))]
+#[cfg(any(
+    feature = "nifti",
+    feature = "dicom",
+    feature = "grib",
+    feature = "netcdf"
+))]
 pub fn write_file(out: &Path, inputs: &[&Path], bytes: &[u8], force: bool) -> CliResult {
     check_output(out, inputs, force)?;
     let mut f = AtomicFile::create(out)?;

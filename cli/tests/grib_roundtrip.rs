@@ -608,3 +608,82 @@ fn ccsds_fields_decode_bit_identical_and_other_packings_within_their_precision()
         assert!(same, "{packing}: {report}");
     }
 }
+
+/// The MARS keys `to-grib` writes (README "Weather data"), each checked
+/// with `grib_get` on the original and the rewritten field.
+const MARS_KEY_LIST: &[&str] = &[
+    "class", "type", "stream", "expver", "param", "levtype", "levelist", "date", "time", "step",
+    "number", "domain",
+];
+
+#[test]
+fn mars_keys_round_trip_for_forecasts_levels_and_grib1_ensembles() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let local = "set setLocalDefinition=1; set localDefinitionNumber=1;";
+    let cases = [
+        (
+            "fc500.grib",
+            "regular_ll_pl_grib2",
+            format!(
+                "{local} set class=\"od\"; set type=\"fc\"; set stream=\"oper\"; set expver=\"0001\"; \
+                 set typeOfLevel=\"isobaricInhPa\"; set level=500; set paramId=130; \
+                 set dataDate=20240101; set dataTime=1200; set step=24; write;"
+            ),
+        ),
+        (
+            "tp.grib",
+            "regular_ll_sfc_grib2",
+            format!(
+                "{local} set class=\"od\"; set type=\"fc\"; set stream=\"oper\"; \
+                 set productDefinitionTemplateNumber=8; set paramId=228; \
+                 set stepType=\"accum\"; set startStep=0; set endStep=6; write;"
+            ),
+        ),
+        (
+            "ens1.grib",
+            "GRIB1",
+            "set stream=\"enfo\"; set type=\"pf\"; set number=3; set step=12; set level=850; \
+             set paramId=130; write;"
+                .to_string(),
+        ),
+    ];
+    for (name, sample, rules) in cases {
+        let input = generate(dir.path(), name, sample, &rules);
+        let t = dir.path().join(format!("{name}.tgm"));
+        let back = dir.path().join(format!("{name}.back.grib"));
+        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t)]);
+        assert!(ok, "{name}: {err}");
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{name}: {err}");
+        let grib1 = name.contains('1');
+        let args: &[&str] = if grib1 {
+            &["-c", "mars:n", "-b", "param"]
+        } else {
+            &["-c", "mars:n"]
+        };
+        let (same, report) = grib_compare(args, &input, &back);
+        assert!(same, "{name}: {report}");
+        let (same, report) = grib_compare(&["-c", "data:n", "-c", "geography:n"], &input, &back);
+        assert!(same, "{name}: {report}");
+        for key in MARS_KEY_LIST {
+            let get = |p: &Path| {
+                let o = Command::new("grib_get")
+                    .args(["-f", "-p", key])
+                    .arg(p)
+                    .output()
+                    .unwrap();
+                String::from_utf8_lossy(&o.stdout).trim().to_string()
+            };
+            let (a, b) = (get(&input), get(&back));
+            if *key == "param" && grib1 {
+                // GRIB1 writes table.parameter (130.128), GRIB2 the paramId.
+                assert_eq!(a.split('.').next(), Some(b.as_str()), "{name}: param");
+            } else {
+                assert_eq!(a, b, "{name}: MARS key {key}");
+            }
+        }
+    }
+}

@@ -12,8 +12,12 @@ use super::ffi::Handle;
 use super::grib::GEOGRAPHY_KEYS;
 use super::GribError;
 
-/// MARS keys set on the output, in order, and the GRIB key each is set through.
-const MARS_KEYS: &[(&str, &str)] = &[
+/// MARS keys set on the output, in order, and the GRIB key each is set
+/// through. `param`, `levtype` and `levelist` are written before these,
+/// through `paramId`, `typeOfLevel` and `level` (from `base[i].grib`, or
+/// `mars.param`/`mars.levelist` when those are absent); `domain` follows
+/// from the local definition. This is the list the README documents.
+pub const MARS_KEYS: &[(&str, &str)] = &[
     ("class", "class"),
     ("type", "type"),
     ("stream", "stream"),
@@ -111,6 +115,21 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
     let mut h = sample_for(geo)?;
+    let mut template = get(grib, "productDefinitionTemplateNumber").and_then(Value::as_i64);
+    // Set before the grid, which ecCodes resets when the template changes.
+    // An ensemble member needs a template that carries `number`: a GRIB1
+    // source (whose template ecCodes reports as 0) or a deterministic
+    // template is mapped to its ensemble form (0 → 1, 8 → 11).
+    if get(mars, "number").is_some() {
+        template = Some(match template {
+            None | Some(0) => 1,
+            Some(8) => 11,
+            Some(t) => t,
+        });
+    }
+    if let Some(t) = template {
+        h.set_long("productDefinitionTemplateNumber", t)?;
+    }
 
     if let Some(pl) = get(geo, "pl").and_then(Value::as_array) {
         let pl: Vec<i64> = pl
@@ -135,10 +154,13 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
             set_value(&mut h, key, v)?;
         }
     }
-
-    if let Some(t) = get(grib, "productDefinitionTemplateNumber") {
-        set_value(&mut h, "productDefinitionTemplateNumber", t)?;
+    // ecCodes keeps the sample's point count when Ni/Nj change.
+    if let Some(n) = get(geo, "numberOfPoints").and_then(Value::as_i64) {
+        if h.get_long("numberOfDataPoints")? != n {
+            h.set_long("numberOfDataPoints", n)?;
+        }
     }
+
     // Level first: setting paramId may pick a default level, never the reverse.
     for key in ["typeOfLevel", "level", "paramId"] {
         if let Some(v) = get(grib, key) {

@@ -1,19 +1,37 @@
-//! Weather-data converters: GRIB (through ecCodes) to and from Tensogram.
+//! Weather-data converters: GRIB (through ecCodes) and NetCDF (through
+//! netCDF-C) to and from Tensogram.
 //!
 //! The conversion functions here are independent of the command line:
 //! [`grib::read_fields`] turns a GRIB file into typed fields,
 //! [`convert::fields_to_objects`] turns fields into (descriptor, bytes,
 //! metadata) triples ready for `tgm::encode`, and [`export::message_to_grib`]
-//! turns a decoded message back into GRIB2 messages.
+//! turns a decoded message back into GRIB2 messages. [`netcdf`] does the
+//! same for NetCDF-3 and NetCDF-4 files.
 
+#[cfg(feature = "grib")]
 pub mod convert;
+#[cfg(feature = "grib")]
 pub mod export;
+#[cfg(feature = "grib")]
 mod ffi;
+#[cfg(feature = "grib")]
 pub mod grib;
+#[cfg(feature = "netcdf")]
+pub mod netcdf;
+#[cfg(feature = "netcdf")]
+mod netcdf_attrs;
+#[cfg(feature = "netcdf")]
+mod netcdf_classic;
+#[cfg(feature = "netcdf")]
+mod netcdf_read;
+#[cfg(feature = "netcdf")]
+mod netcdf_write;
 
+#[cfg(feature = "grib")]
 use std::fmt;
 
 /// Why a GRIB conversion failed.
+#[cfg(feature = "grib")]
 #[derive(Debug)]
 pub enum GribError {
     /// ecCodes refused an operation on a key.
@@ -35,6 +53,7 @@ pub enum GribError {
     Tgm(tgm::Error),
 }
 
+#[cfg(feature = "grib")]
 impl fmt::Display for GribError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -56,6 +75,7 @@ impl fmt::Display for GribError {
     }
 }
 
+#[cfg(feature = "grib")]
 impl std::error::Error for GribError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -65,6 +85,7 @@ impl std::error::Error for GribError {
     }
 }
 
+#[cfg(feature = "grib")]
 impl From<tgm::Error> for GribError {
     fn from(e: tgm::Error) -> Self {
         GribError::Tgm(e)

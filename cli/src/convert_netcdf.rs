@@ -1,0 +1,151 @@
+//! `tgm convert-netcdf`: NetCDF-3 and NetCDF-4 files (through netCDF-C)
+//! into Tensogram messages. The metadata layout is described in
+//! [`crate::weather::netcdf`]; the pipeline flags are those of `import`.
+
+use std::path::{Path, PathBuf};
+
+use tgm::cbor::Value;
+use tgm::{ByteOrder, Dtype, GlobalMetadata, ObjectDescriptor};
+
+use crate::error::CliResult;
+use crate::output::write_file;
+use crate::pipeline_args::{GlobalArgs, PipelineArgs};
+use crate::progress::bytes_bar;
+use crate::weather::netcdf::{convert_file, ConvertOptions, NcMessage, SplitBy};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input NetCDF files (NetCDF-3 classic/64-bit, or NetCDF-4).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output .tgm file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// One message per input file, per variable, or per index of the
+    /// unlimited dimension.
+    #[arg(long, value_enum, default_value = "file")]
+    pub split_by: SplitBy,
+    /// Apply scale_factor/add_offset: packed variables become float64 with
+    /// NaN where missing (the packing attributes stay recorded).
+    #[arg(long)]
+    pub cf: bool,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let stages = a.pipeline.stages()?;
+    // simple_packing quantises float64 only: other variables get the same
+    // filter and compression without it.
+    let plain_args = PipelineArgs {
+        encoding: None,
+        bits: None,
+        ..a.pipeline.clone()
+    };
+    let plain = plain_args.stages()?;
+    let mut opts = a.pipeline.encode_options(g)?;
+    opts.pipeline.allow_nan = true;
+    let convert = ConvertOptions {
+        split_by: a.split_by,
+        cf: a.cf,
+    };
+
+    let total: u64 = a
+        .inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = bytes_bar(total, "convert-netcdf");
+    let mut out = Vec::new();
+    let (mut messages, mut objects) = (0usize, 0usize);
+    for path in &a.inputs {
+        for msg in convert_file(path, &convert).map_err(|e| e.to_string())? {
+            objects += msg.objects.len();
+            let bytes = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)?;
+            out.extend_from_slice(&bytes);
+            messages += 1;
+        }
+        bar.inc(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
+    }
+    bar.finish_and_clear();
+    let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    write_file(&a.output, &inputs, &out, a.force)?;
+    eprintln!(
+        "wrote {messages} message(s), {objects} object(s), {} bytes, to {}",
+        out.len(),
+        a.output.display()
+    );
+    Ok(())
+}
+
+/// Encodes one message, each object with the chosen stages.
+fn encode(
+    mut msg: NcMessage,
+    args: &PipelineArgs,
+    stages: &crate::pipeline_args::Stages,
+    plain_args: &PipelineArgs,
+    plain: &crate::pipeline_args::Stages,
+    opts: &tgm::EncodeOptions,
+    path: &Path,
+) -> CliResult<Vec<u8>> {
+    for o in &mut msg.objects {
+        if o.descriptor.dtype == Dtype::Float64 {
+            args.apply(stages, &mut o.descriptor, &o.data)?;
+            packing_params_without_nan(&mut o.descriptor, &o.data)?;
+        } else {
+            plain_args.apply(plain, &mut o.descriptor, &o.data)?;
+        }
+    }
+    let mut meta =
+        GlobalMetadata::with_base(msg.objects.iter().map(|o| o.metadata.clone()).collect());
+    meta.extra = msg.extra;
+    let pairs: Vec<_> = msg
+        .objects
+        .iter()
+        .map(|o| (&o.descriptor, &o.data[..]))
+        .collect();
+    tgm::encode(&meta, &pairs, opts).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+/// simple_packing of float64 data holding NaN (missing values): the
+/// encoder needs explicit parameters, computed here from the present values
+/// (`spec/pipeline.md` §2, §3).
+fn packing_params_without_nan(d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
+    if d.encoding != "simple_packing" {
+        return Ok(());
+    }
+    let present: Vec<u8> = data
+        .chunks_exact(8)
+        .filter(|c| !f64::from_ne_bytes((*c).try_into().expect("chunk width")).is_nan())
+        .flatten()
+        .copied()
+        .collect();
+    if present.len() == data.len() {
+        return Ok(());
+    }
+    let bits = d
+        .params
+        .get("sp_bits_per_value")
+        .and_then(Value::as_u64)
+        .unwrap_or(16) as u32;
+    let (reference, binary) = if present.is_empty() {
+        (0.0, 0)
+    } else {
+        let p =
+            tgm::pipeline::simple_packing::compute_params(&present, ByteOrder::native(), bits, 0)?;
+        (p.reference_value, p.binary_scale_factor)
+    };
+    d.params
+        .insert("sp_reference_value".into(), Value::Float(reference));
+    d.params.insert(
+        "sp_binary_scale_factor".into(),
+        Value::from_i64(i64::from(binary)),
+    );
+    d.params
+        .insert("sp_decimal_scale_factor".into(), Value::from_i64(0));
+    Ok(())
+}

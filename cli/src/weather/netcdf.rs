@@ -1,0 +1,363 @@
+//! NetCDF variables to Tensogram objects and messages.
+//!
+//! Every numeric variable of the root group (coordinate variables
+//! included) becomes one object; its `base[i]` entry holds
+//!
+//! * `name`: the variable name,
+//! * `dim_names`: its dimension names, one per axis,
+//! * `netcdf`: `type` (the CDL type in the file), `attrs` (every attribute,
+//!   as CBOR), `attr_types` (their CDL types), `unpacked: true` when `--cf`
+//!   applied `scale_factor`/`add_offset`, `record` (the index along the
+//!   unlimited dimension) with `--split-by record`,
+//! * `cf`: the CF attributes among `attrs` (units, standard_name, long_name,
+//!   …; see [`CF_ATTRIBUTES`]).
+//!
+//! The message's `_extra_` holds `netcdf` (`format`, `dims` as
+//! `{name, len, unlimited}`, the global `attrs` and `attr_types`) and, when
+//! every object has the same dimension names, `dim_names` (the list the
+//! reference's xarray backend reads). Missing values of float variables
+//! (`_FillValue`, `missing_value`) become NaN, stored as a NaN mask
+//! (`spec/pipeline.md` §3); integer variables keep their fill values.
+
+use std::fmt;
+use std::path::Path;
+
+use netcdf::AttributeValue;
+use tgm::cbor::Value;
+use tgm::{Dtype, Map, ObjectDescriptor};
+
+use super::netcdf_read::{NcNum, Source, Var};
+pub use super::netcdf_write::write_netcdf;
+
+/// Why a NetCDF conversion failed. Every message names the file.
+#[derive(Debug)]
+pub enum NetcdfError {
+    /// netCDF-C refused an operation.
+    Netcdf(String),
+    /// A file could not be read or written.
+    Io(String),
+    /// Input that cannot be converted.
+    Invalid(String),
+    /// The Tensogram library refused to encode or decode.
+    Tgm(tgm::Error),
+}
+
+impl fmt::Display for NetcdfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetcdfError::Netcdf(m) | NetcdfError::Io(m) | NetcdfError::Invalid(m) => f.write_str(m),
+            NetcdfError::Tgm(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for NetcdfError {}
+
+impl From<tgm::Error> for NetcdfError {
+    fn from(e: tgm::Error) -> Self {
+        NetcdfError::Tgm(e)
+    }
+}
+
+/// The CF attributes copied to `base[i].cf` (the reference's list).
+pub const CF_ATTRIBUTES: &[&str] = &[
+    "standard_name",
+    "long_name",
+    "units",
+    "calendar",
+    "cell_methods",
+    "coordinates",
+    "axis",
+    "positive",
+    "valid_min",
+    "valid_max",
+    "valid_range",
+    "bounds",
+    "grid_mapping",
+    "ancillary_variables",
+    "flag_values",
+    "flag_meanings",
+];
+
+/// How variables are grouped into messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SplitBy {
+    /// One message per input file.
+    #[default]
+    File,
+    /// One message per variable.
+    Variable,
+    /// One message per index of the unlimited dimension.
+    Record,
+}
+
+/// Options of a NetCDF → Tensogram conversion.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConvertOptions {
+    /// How variables are grouped into messages.
+    pub split_by: SplitBy,
+    /// Apply `scale_factor`/`add_offset` (values become float64).
+    pub cf: bool,
+}
+
+/// One variable (or record of one) ready for `tgm::encode`.
+#[derive(Debug, Clone)]
+pub struct NcObject {
+    /// Plain descriptor (no pipeline stages) of the native-endian data.
+    pub descriptor: ObjectDescriptor,
+    /// Native-endian element bytes.
+    pub data: Vec<u8>,
+    /// The object's `base[i]` entry.
+    pub metadata: Map,
+}
+
+/// One message: its objects and its `_extra_` section.
+#[derive(Debug, Clone)]
+pub struct NcMessage {
+    pub objects: Vec<NcObject>,
+    pub extra: Map,
+}
+
+/// Converts one NetCDF file into messages grouped by `opts.split_by`.
+pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<Vec<NcMessage>, NetcdfError> {
+    let src = Source::open(path)?;
+    for (name, why) in &src.skipped {
+        eprintln!("{}: skipping variable {name}: {why}", path.display());
+    }
+    if src.vars.is_empty() {
+        return Err(NetcdfError::Invalid(format!(
+            "{}: no numeric variables in the root group",
+            path.display()
+        )));
+    }
+    let extra = file_extra(&src);
+    let groups: Vec<Vec<NcObject>> = match opts.split_by {
+        SplitBy::File => vec![src
+            .vars
+            .iter()
+            .map(|v| variable_object(&src, v, None, opts.cf))
+            .collect::<Result<_, _>>()?],
+        SplitBy::Variable => src
+            .vars
+            .iter()
+            .map(|v| variable_object(&src, v, None, opts.cf).map(|o| vec![o]))
+            .collect::<Result<_, _>>()?,
+        SplitBy::Record => {
+            let rd = src.record_dim().ok_or_else(|| {
+                NetcdfError::Invalid(format!(
+                    "{}: --split-by record needs an unlimited dimension; the file has none",
+                    path.display()
+                ))
+            })?;
+            let (rd_name, n) = (rd.name.clone(), rd.len);
+            if n == 0 {
+                return Err(NetcdfError::Invalid(format!(
+                    "{}: --split-by record: the unlimited dimension {rd_name} has no records",
+                    path.display()
+                )));
+            }
+            (0..n)
+                .map(|r| {
+                    src.vars
+                        .iter()
+                        .map(|v| {
+                            let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
+                            variable_object(&src, v, rec, opts.cf)
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    Ok(groups
+        .into_iter()
+        .map(|objects| {
+            let mut extra = extra.clone();
+            if let Some(names) = shared_dim_names(&objects) {
+                extra.insert("dim_names".into(), names);
+            }
+            NcMessage { objects, extra }
+        })
+        .collect())
+}
+
+/// The `_extra_` section of every message of `src`.
+fn file_extra(src: &Source) -> Map {
+    let dims = src
+        .dims
+        .iter()
+        .map(|d| {
+            Value::text_map([
+                ("name", Value::from(d.name.as_str())),
+                ("len", Value::from(d.len as u64)),
+                ("unlimited", Value::from(d.unlimited)),
+            ])
+        })
+        .collect();
+    let (attrs, types) = attr_maps(&src.attrs);
+    let mut nc = Map::new();
+    nc.insert("format".into(), Value::from(src.format.name()));
+    nc.insert("dims".into(), Value::Array(dims));
+    nc.insert("attrs".into(), Value::from(attrs));
+    nc.insert("attr_types".into(), Value::from(types));
+    let mut extra = Map::new();
+    extra.insert("netcdf".into(), Value::from(nc));
+    extra
+}
+
+/// The dimension names all objects share, if they do.
+fn shared_dim_names(objects: &[NcObject]) -> Option<Value> {
+    let first = objects.first()?.metadata.get("dim_names")?;
+    objects
+        .iter()
+        .all(|o| o.metadata.get("dim_names") == Some(first))
+        .then(|| first.clone())
+}
+
+/// Attribute values and CDL types as two maps.
+fn attr_maps(attrs: &[(String, AttributeValue)]) -> (Map, Map) {
+    let mut values = Map::new();
+    let mut types = Map::new();
+    for (name, v) in attrs {
+        let (c, t) = super::netcdf_attrs::to_cbor(v);
+        values.insert(name.clone(), c);
+        types.insert(name.clone(), Value::from(t));
+    }
+    (values, types)
+}
+
+/// The missing-value markers of `var`: `_FillValue` and `missing_value`.
+fn fill_values(var: &Var) -> Vec<f64> {
+    ["_FillValue", "missing_value"]
+        .iter()
+        .filter_map(|n| var.attr(n))
+        .flat_map(super::netcdf_attrs::numbers)
+        .collect()
+}
+
+/// The first element of numeric attribute `name`.
+fn scalar(var: &Var, name: &str) -> Option<f64> {
+    var.attr(name)
+        .and_then(|v| super::netcdf_attrs::numbers(v).first().copied())
+}
+
+/// Elements of native bytes of type `ty` as f64.
+fn to_f64(ty: NcNum, data: &[u8]) -> Vec<f64> {
+    macro_rules! conv {
+        ($t:ty) => {
+            data.chunks_exact(std::mem::size_of::<$t>())
+                .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk width")) as f64)
+                .collect()
+        };
+    }
+    match ty {
+        NcNum::I8 => conv!(i8),
+        NcNum::U8 => conv!(u8),
+        NcNum::I16 => conv!(i16),
+        NcNum::U16 => conv!(u16),
+        NcNum::I32 => conv!(i32),
+        NcNum::U32 => conv!(u32),
+        NcNum::I64 => conv!(i64),
+        NcNum::U64 => conv!(u64),
+        NcNum::F32 => conv!(f32),
+        NcNum::F64 => conv!(f64),
+    }
+}
+
+/// Float data with every fill value replaced by NaN, in place.
+fn mask_fill(ty: NcNum, data: &mut [u8], fills: &[f64]) {
+    match ty {
+        NcNum::F32 => {
+            let fills: Vec<f32> = fills.iter().map(|&f| f as f32).collect();
+            for c in data.chunks_exact_mut(4) {
+                let v = f32::from_ne_bytes(c.try_into().expect("chunk width"));
+                if fills.contains(&v) {
+                    c.copy_from_slice(&f32::NAN.to_ne_bytes());
+                }
+            }
+        }
+        NcNum::F64 => {
+            for c in data.chunks_exact_mut(8) {
+                let v = f64::from_ne_bytes(c.try_into().expect("chunk width"));
+                if fills.contains(&v) {
+                    c.copy_from_slice(&f64::NAN.to_ne_bytes());
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One object for `var`, whole or at one record.
+fn variable_object(
+    src: &Source,
+    var: &Var,
+    record: Option<(&str, usize)>,
+    cf: bool,
+) -> Result<NcObject, NetcdfError> {
+    let mut data = src.read(var, record)?;
+    let shape: Vec<u64> = var
+        .dims
+        .iter()
+        .zip(&var.shape)
+        .map(|(d, &n)| match record {
+            Some((rd, _)) if rd == d => 1,
+            _ => n as u64,
+        })
+        .collect();
+    let fills = fill_values(var);
+    let scale = scalar(var, "scale_factor");
+    let offset = scalar(var, "add_offset");
+    let unpack = cf && (scale.is_some() || offset.is_some());
+    let dtype = if unpack {
+        let (s, o) = (scale.unwrap_or(1.0), offset.unwrap_or(0.0));
+        data = to_f64(var.ty, &data)
+            .into_iter()
+            .flat_map(|q| {
+                let v = if fills.contains(&q) {
+                    f64::NAN
+                } else {
+                    q * s + o
+                };
+                v.to_ne_bytes()
+            })
+            .collect();
+        Dtype::Float64
+    } else {
+        mask_fill(var.ty, &mut data, &fills);
+        var.ty.dtype()
+    };
+
+    let (attrs, types) = attr_maps(&var.attrs);
+    let mut cf_map = Map::new();
+    for name in CF_ATTRIBUTES {
+        if let Some(v) = attrs.get(*name) {
+            cf_map.insert((*name).to_string(), v.clone());
+        }
+    }
+    let mut nc = Map::new();
+    nc.insert("type".into(), Value::from(var.ty.name()));
+    nc.insert("attrs".into(), Value::from(attrs));
+    nc.insert("attr_types".into(), Value::from(types));
+    if unpack {
+        nc.insert("unpacked".into(), Value::from(true));
+    }
+    if let Some((_, r)) = record {
+        nc.insert("record".into(), Value::from(r as u64));
+    }
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), Value::from(var.name.as_str()));
+    metadata.insert(
+        "dim_names".into(),
+        Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect()),
+    );
+    metadata.insert("netcdf".into(), Value::from(nc));
+    if !cf_map.is_empty() {
+        metadata.insert("cf".into(), Value::from(cf_map));
+    }
+    Ok(NcObject {
+        descriptor: ObjectDescriptor::new(dtype, shape),
+        data,
+        metadata,
+    })
+}

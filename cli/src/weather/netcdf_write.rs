@@ -1,0 +1,436 @@
+//! Messages written by `convert-netcdf` back to one NetCDF-4 file: the
+//! dimensions, global attributes, variables and variable attributes the
+//! metadata records (layout in [`super::netcdf`]), NaN written back as the
+//! variable's fill value and `--cf`-unpacked variables packed again with
+//! their `scale_factor`/`add_offset`. Messages of `--split-by variable`
+//! and `--split-by record` archives are reassembled into one file.
+
+use std::path::Path;
+
+use netcdf::types::{FloatType, IntType, NcVariableType};
+use netcdf::AttributeValue;
+use tgm::cbor::Value;
+use tgm::{DecodedMessage, Dtype, Map};
+
+use super::netcdf::NetcdfError;
+use super::netcdf_attrs::{default_type, from_cbor, numbers};
+use super::netcdf_read::{Dim, NcNum};
+
+/// A variable to create.
+struct VarPlan {
+    name: String,
+    ty: NcNum,
+    dims: Vec<String>,
+    attrs: Vec<(String, AttributeValue)>,
+    unpacked: bool,
+}
+
+/// One object's data to put: (variable, message, object, record index).
+type Put = (usize, usize, usize, Option<usize>);
+
+fn invalid(m: impl Into<String>) -> NetcdfError {
+    NetcdfError::Invalid(m.into())
+}
+
+fn map<'a>(v: Option<&'a Value>, what: &str) -> Result<&'a [(Value, Value)], NetcdfError> {
+    v.and_then(Value::as_map)
+        .ok_or_else(|| invalid(format!("{what} is missing or not a map")))
+}
+
+fn field<'a>(m: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
+    m.iter()
+        .find(|(k, _)| k.as_text() == Some(key))
+        .map(|(_, v)| v)
+}
+
+/// Attributes from an `attrs` map and its `attr_types` map.
+fn attributes(
+    attrs: Option<&Value>,
+    types: Option<&Value>,
+    what: &str,
+) -> Result<Vec<(String, AttributeValue)>, NetcdfError> {
+    let Some(attrs) = attrs else {
+        return Ok(Vec::new());
+    };
+    let attrs = map(Some(attrs), what)?;
+    let types = types.and_then(Value::as_map).unwrap_or(&[]);
+    attrs
+        .iter()
+        .map(|(k, v)| {
+            let name = k
+                .as_text()
+                .ok_or_else(|| invalid(format!("{what}: a key is not text")))?;
+            let ty = field(types, name)
+                .and_then(Value::as_text)
+                .unwrap_or_else(|| default_type(v));
+            let value = from_cbor(v, ty).map_err(|e| invalid(format!("{what}.{name}: {e}")))?;
+            Ok((name.to_string(), value))
+        })
+        .collect()
+}
+
+fn dims_of(extra: &Map, m: usize) -> Result<Vec<Dim>, NetcdfError> {
+    let nc = map(extra.get("netcdf"), &format!("message {m}: _extra_.netcdf"))?;
+    let dims = field(nc, "dims")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid(format!("message {m}: _extra_.netcdf.dims is missing")))?;
+    dims.iter()
+        .map(|d| {
+            let d = map(Some(d), &format!("message {m}: a dimension"))?;
+            Ok(Dim {
+                name: field(d, "name")
+                    .and_then(Value::as_text)
+                    .ok_or_else(|| invalid(format!("message {m}: a dimension has no name")))?
+                    .to_string(),
+                len: field(d, "len")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| invalid(format!("message {m}: a dimension has no len")))?,
+                unlimited: field(d, "unlimited").is_some_and(|u| *u == Value::Bool(true)),
+            })
+        })
+        .collect()
+}
+
+/// Adds `new` to `dims`, refusing a fixed dimension whose length differs.
+fn merge_dims(dims: &mut Vec<Dim>, new: Vec<Dim>) -> Result<(), NetcdfError> {
+    for d in new {
+        match dims.iter_mut().find(|x| x.name == d.name) {
+            None => dims.push(d),
+            Some(x) if x.unlimited && d.unlimited => x.len = x.len.max(d.len),
+            Some(x) if *x == d => {}
+            Some(x) => {
+                return Err(invalid(format!(
+                    "dimension {} has length {} in one message and {} in another",
+                    d.name, x.len, d.len
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The variable plan of object `i` of message `m`, and its record index.
+fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usize>), NetcdfError> {
+    let what = format!("message {m} object {i}");
+    let entry = msg
+        .metadata
+        .base
+        .get(i)
+        .ok_or_else(|| invalid(format!("{what}: no base entry")))?;
+    let name = entry
+        .get("name")
+        .and_then(Value::as_text)
+        .ok_or_else(|| invalid(format!("{what}: no name (not written by convert-netcdf?)")))?;
+    let nc = map(entry.get("netcdf"), &format!("{what}: netcdf"))?;
+    let ty_name = field(nc, "type").and_then(Value::as_text).unwrap_or("");
+    let ty = NcNum::from_name(ty_name)
+        .ok_or_else(|| invalid(format!("{what}: unknown NetCDF type {ty_name:?}")))?;
+    let dims: Vec<String> = entry
+        .get("dim_names")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid(format!("{what}: no dim_names")))?
+        .iter()
+        .map(|d| d.as_text().map(str::to_string))
+        .collect::<Option<_>>()
+        .ok_or_else(|| invalid(format!("{what}: dim_names holds a non-text entry")))?;
+    let attrs = attributes(field(nc, "attrs"), field(nc, "attr_types"), &what)?;
+    let unpacked = field(nc, "unpacked") == Some(&Value::Bool(true));
+    let record = match field(nc, "record") {
+        None => None,
+        Some(r) => Some(
+            r.as_u64()
+                .and_then(|r| usize::try_from(r).ok())
+                .ok_or_else(|| invalid(format!("{what}: record is not an index")))?,
+        ),
+    };
+    Ok((
+        VarPlan {
+            name: name.to_string(),
+            ty,
+            dims,
+            attrs,
+            unpacked,
+        },
+        record,
+    ))
+}
+
+fn nc_type(t: NcNum) -> NcVariableType {
+    match t {
+        NcNum::I8 => NcVariableType::Int(IntType::I8),
+        NcNum::U8 => NcVariableType::Int(IntType::U8),
+        NcNum::I16 => NcVariableType::Int(IntType::I16),
+        NcNum::U16 => NcVariableType::Int(IntType::U16),
+        NcNum::I32 => NcVariableType::Int(IntType::I32),
+        NcNum::U32 => NcVariableType::Int(IntType::U32),
+        NcNum::I64 => NcVariableType::Int(IntType::I64),
+        NcNum::U64 => NcVariableType::Int(IntType::U64),
+        NcNum::F32 => NcVariableType::Float(FloatType::F32),
+        NcNum::F64 => NcVariableType::Float(FloatType::F64),
+    }
+}
+
+/// Writes every object of `messages` into a new NetCDF-4 file at `out`.
+pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), NetcdfError> {
+    let first = messages
+        .first()
+        .ok_or_else(|| invalid("the input holds no messages"))?;
+    let mut dims = Vec::new();
+    for (m, msg) in messages.iter().enumerate() {
+        merge_dims(&mut dims, dims_of(&msg.metadata.extra, m)?)?;
+    }
+    let nc0 = map(
+        first.metadata.extra.get("netcdf"),
+        "message 0: _extra_.netcdf",
+    )?;
+    let globals = attributes(field(nc0, "attrs"), field(nc0, "attr_types"), "global")?;
+
+    let mut vars: Vec<VarPlan> = Vec::new();
+    let mut puts: Vec<Put> = Vec::new();
+    for (m, msg) in messages.iter().enumerate() {
+        for i in 0..msg.objects.len() {
+            let (p, record) = plan(msg, m, i)?;
+            let v = match vars.iter().position(|v| v.name == p.name) {
+                Some(v) => {
+                    if vars[v].ty != p.ty || vars[v].dims != p.dims {
+                        return Err(invalid(format!(
+                            "message {m} object {i}: variable {} differs in type or dimensions from its first occurrence",
+                            p.name
+                        )));
+                    }
+                    if record.is_none() && puts.iter().any(|&(pv, ..)| pv == v) {
+                        continue;
+                    }
+                    v
+                }
+                None => {
+                    vars.push(p);
+                    vars.len() - 1
+                }
+            };
+            puts.push((v, m, i, record));
+        }
+    }
+
+    let nc_err = |what: &str, e: netcdf::Error| {
+        NetcdfError::Netcdf(format!("{}: {what}: {e}", out.display()))
+    };
+    let mut file =
+        netcdf::create_with(out, netcdf::Options::NETCDF4).map_err(|e| nc_err("create", e))?;
+    for d in &dims {
+        let r = if d.unlimited {
+            file.add_unlimited_dimension(&d.name)
+        } else {
+            file.add_dimension(&d.name, d.len)
+        };
+        r.map_err(|e| nc_err(&format!("dimension {}", d.name), e))?;
+    }
+    for (name, v) in &globals {
+        file.add_attribute(name, v.clone())
+            .map_err(|e| nc_err(&format!("global attribute {name}"), e))?;
+    }
+    for v in &vars {
+        let dim_refs: Vec<&str> = v.dims.iter().map(String::as_str).collect();
+        let mut var = file
+            .add_variable_with_type(&v.name, &dim_refs, &nc_type(v.ty))
+            .map_err(|e| nc_err(&format!("variable {}", v.name), e))?;
+        for (name, a) in &v.attrs {
+            var.put_attribute(name, a.clone())
+                .map_err(|e| nc_err(&format!("variable {} attribute {name}", v.name), e))?;
+        }
+    }
+    for &(v, m, i, record) in &puts {
+        let plan = &vars[v];
+        let obj = &messages[m].objects[i];
+        let what = format!("message {m} object {i} ({})", plan.name);
+        let extents: Vec<netcdf::Extent> = plan
+            .dims
+            .iter()
+            .zip(&obj.descriptor.shape)
+            .map(|(d, &n)| {
+                let unlimited = dims.iter().any(|x| &x.name == d && x.unlimited);
+                let start = match record {
+                    Some(r) if unlimited => r,
+                    _ => 0,
+                };
+                netcdf::Extent::SliceCount {
+                    start,
+                    stride: 1,
+                    count: n as usize,
+                }
+            })
+            .collect();
+        if extents.len() != plan.dims.len() || obj.descriptor.shape.len() != plan.dims.len() {
+            return Err(invalid(format!(
+                "{what}: {} dimension names for a {}-dimensional object",
+                plan.dims.len(),
+                obj.descriptor.shape.len()
+            )));
+        }
+        let mut var = file
+            .variable_mut(&plan.name)
+            .ok_or_else(|| invalid(format!("{what}: variable not created")))?;
+        put_data(&mut var, plan, obj, extents).map_err(|e| match e {
+            PutError::Nc(e) => nc_err(&what, e),
+            PutError::Invalid(s) => invalid(format!("{what}: {s}")),
+        })?;
+    }
+    file.close().map_err(|e| nc_err("close", e))
+}
+
+enum PutError {
+    Nc(netcdf::Error),
+    Invalid(String),
+}
+
+impl From<netcdf::Error> for PutError {
+    fn from(e: netcdf::Error) -> Self {
+        PutError::Nc(e)
+    }
+}
+
+/// The first value of the variable's `_FillValue`, else `missing_value`.
+fn fill_of(plan: &VarPlan) -> Option<f64> {
+    ["_FillValue", "missing_value"].iter().find_map(|n| {
+        plan.attrs
+            .iter()
+            .find(|(a, _)| a == n)
+            .and_then(|(_, v)| numbers(v).first().copied())
+    })
+}
+
+fn attr_f64(plan: &VarPlan, name: &str) -> Option<f64> {
+    plan.attrs
+        .iter()
+        .find(|(a, _)| a == name)
+        .and_then(|(_, v)| numbers(v).first().copied())
+}
+
+/// Puts one object's values, packing unpacked data and writing NaN as fill.
+fn put_data(
+    var: &mut netcdf::VariableMut<'_>,
+    plan: &VarPlan,
+    obj: &tgm::DecodedObject,
+    extents: Vec<netcdf::Extent>,
+) -> Result<(), PutError> {
+    let fill = fill_of(plan);
+    let d = &obj.descriptor;
+    if plan.unpacked {
+        if d.dtype != Dtype::Float64 {
+            return Err(PutError::Invalid(format!(
+                "unpacked data is {}, not float64",
+                d.dtype
+            )));
+        }
+        let s = attr_f64(plan, "scale_factor").unwrap_or(1.0);
+        let o = attr_f64(plan, "add_offset").unwrap_or(0.0);
+        let values: Vec<f64> = obj
+            .data
+            .chunks_exact(8)
+            .map(|c| f64::from_ne_bytes(c.try_into().expect("chunk width")))
+            .map(|v| {
+                if v.is_nan() {
+                    fill.ok_or_else(|| {
+                        PutError::Invalid(
+                            "missing values but no _FillValue or missing_value".into(),
+                        )
+                    })
+                } else if plan.ty.is_float() {
+                    Ok((v - o) / s)
+                } else {
+                    Ok(((v - o) / s).round())
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        return put_f64(var, plan.ty, &values, extents);
+    }
+    if d.dtype != plan.ty.dtype() {
+        return Err(PutError::Invalid(format!(
+            "data is {} but the variable is {}",
+            d.dtype,
+            plan.ty.name()
+        )));
+    }
+    macro_rules! put_raw {
+        ($t:ty) => {{
+            let vals: Vec<$t> = obj
+                .data
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk width")))
+                .collect();
+            var.put_values(&vals, extents)?;
+        }};
+    }
+    macro_rules! put_float {
+        ($t:ty) => {{
+            let f = fill.map(|f| f as $t);
+            let vals: Vec<$t> = obj
+                .data
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk width")))
+                .map(|v| match f {
+                    Some(f) if v.is_nan() => f,
+                    _ => v,
+                })
+                .collect();
+            var.put_values(&vals, extents)?;
+        }};
+    }
+    match plan.ty {
+        NcNum::I8 => put_raw!(i8),
+        NcNum::U8 => put_raw!(u8),
+        NcNum::I16 => put_raw!(i16),
+        NcNum::U16 => put_raw!(u16),
+        NcNum::I32 => put_raw!(i32),
+        NcNum::U32 => put_raw!(u32),
+        NcNum::I64 => put_raw!(i64),
+        NcNum::U64 => put_raw!(u64),
+        NcNum::F32 => put_float!(f32),
+        NcNum::F64 => put_float!(f64),
+    }
+    Ok(())
+}
+
+/// Puts f64 values as type `ty`, refusing values outside its range.
+fn put_f64(
+    var: &mut netcdf::VariableMut<'_>,
+    ty: NcNum,
+    values: &[f64],
+    extents: Vec<netcdf::Extent>,
+) -> Result<(), PutError> {
+    macro_rules! put_int {
+        ($t:ty) => {{
+            let vals: Vec<$t> = values
+                .iter()
+                .map(|&v| {
+                    if v >= <$t>::MIN as f64 && v <= <$t>::MAX as f64 {
+                        Ok(v as $t)
+                    } else {
+                        Err(PutError::Invalid(format!(
+                            "{v} does not fit the packed type {}",
+                            ty.name()
+                        )))
+                    }
+                })
+                .collect::<Result<_, _>>()?;
+            var.put_values(&vals, extents)?;
+        }};
+    }
+    match ty {
+        NcNum::I8 => put_int!(i8),
+        NcNum::U8 => put_int!(u8),
+        NcNum::I16 => put_int!(i16),
+        NcNum::U16 => put_int!(u16),
+        NcNum::I32 => put_int!(i32),
+        NcNum::U32 => put_int!(u32),
+        NcNum::I64 => put_int!(i64),
+        NcNum::U64 => put_int!(u64),
+        NcNum::F32 => {
+            let vals: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            var.put_values(&vals, extents)?;
+        }
+        NcNum::F64 => var.put_values(values, extents)?,
+    }
+    Ok(())
+}

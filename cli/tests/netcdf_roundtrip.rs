@@ -1,0 +1,654 @@
+//! `tgm convert-netcdf` and `tgm to-netcdf` against netCDF-C itself.
+//!
+//! Test files (NetCDF-3 classic and NetCDF-4, several types, fill values,
+//! scale/offset packing, an unlimited dimension) are generated at test time
+//! with the `netcdf` crate; round trips are read back with it and, when
+//! `ncdump` (Debian's netcdf-bin) is installed, compared with `ncdump`.
+//! Compiled only with the `netcdf` feature (`.ci/weather.sh`).
+#![cfg(feature = "netcdf")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use netcdf::AttributeValue;
+use tgm::cbor::Value;
+use tgm::{DecodeOptions, DecodedMessage, Dtype, TgmFile};
+
+/// Held by every test: HDF5 locks the files it writes, and a `tgm` child
+/// spawned by one test thread inherits the descriptors another thread has
+/// open, so concurrent tests could see each other's files locked.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const FILL_T: f32 = -999.0;
+const FILL_P: i16 = -32767;
+const SCALE: f64 = 0.01;
+const OFFSET: f64 = 273.15;
+const NT: usize = 3;
+const NLAT: usize = 3;
+const NLON: usize = 4;
+
+fn tgm(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some_and(|c| c <= 2),
+        "tgm {args:?} crashed: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn t2m_values() -> Vec<f32> {
+    (0..NT * NLAT * NLON)
+        .map(|i| {
+            if i % 5 == 2 {
+                FILL_T
+            } else {
+                250.0 + i as f32 * 0.75
+            }
+        })
+        .collect()
+}
+
+fn packed_values() -> Vec<i16> {
+    (0..NT * NLAT * NLON)
+        .map(|i| {
+            if i % 7 == 3 {
+                FILL_P
+            } else {
+                (i as i16 - 10) * 123
+            }
+        })
+        .collect()
+}
+
+/// A NetCDF file with coordinates, a float field with fill values, a
+/// packed short field, an int and a byte variable; NetCDF-4 adds unsigned,
+/// 64-bit and string-attribute cases.
+fn make_sample(path: &Path, netcdf4: bool) {
+    let opts = if netcdf4 {
+        netcdf::Options::NETCDF4
+    } else {
+        netcdf::Options::empty()
+    };
+    let mut f = netcdf::create_with(path, opts).unwrap();
+    f.add_unlimited_dimension("time").unwrap();
+    f.add_dimension("lat", NLAT).unwrap();
+    f.add_dimension("lon", NLON).unwrap();
+    f.add_attribute("title", "tgm NetCDF test").unwrap();
+    f.add_attribute("Conventions", "CF-1.8").unwrap();
+    f.add_attribute("version", 3i32).unwrap();
+    f.add_attribute("weights", vec![0.5f64, 0.25]).unwrap();
+
+    let mut v = f.add_variable::<f64>("time", &["time"]).unwrap();
+    v.put_attribute("units", "hours since 2024-01-01 00:00:00")
+        .unwrap();
+    v.put_attribute("standard_name", "time").unwrap();
+    let mut v = f.add_variable::<f32>("lat", &["lat"]).unwrap();
+    v.put_attribute("units", "degrees_north").unwrap();
+    v.put_attribute("standard_name", "latitude").unwrap();
+    let mut v = f.add_variable::<f32>("lon", &["lon"]).unwrap();
+    v.put_attribute("units", "degrees_east").unwrap();
+
+    let mut v = f
+        .add_variable::<f32>("t2m", &["time", "lat", "lon"])
+        .unwrap();
+    v.put_attribute("_FillValue", FILL_T).unwrap();
+    v.put_attribute("units", "K").unwrap();
+    v.put_attribute("standard_name", "air_temperature").unwrap();
+    v.put_attribute("long_name", "2 metre temperature").unwrap();
+
+    let mut v = f
+        .add_variable::<i16>("packed", &["time", "lat", "lon"])
+        .unwrap();
+    v.put_attribute("_FillValue", FILL_P).unwrap();
+    v.put_attribute("scale_factor", SCALE).unwrap();
+    v.put_attribute("add_offset", OFFSET).unwrap();
+    v.put_attribute("units", "K").unwrap();
+
+    let mut v = f.add_variable::<i32>("counts", &["lat", "lon"]).unwrap();
+    v.put_attribute("valid_range", vec![0i32, 1000]).unwrap();
+    let counts: Vec<i32> = (0..12).map(|i| i * 37 - 5).collect();
+    let mut v = f.add_variable::<i8>("flags", &["lat"]).unwrap();
+    v.put_attribute("flag_values", vec![-1i8, 0, 1]).unwrap();
+
+    if netcdf4 {
+        let mut v = f.add_variable::<u16>("u16var", &["lon"]).unwrap();
+        v.put_attribute("names", vec!["a", "bc"]).unwrap();
+        let mut v = f.add_variable::<i64>("i64var", &["lat"]).unwrap();
+        v.put_attribute("big", u64::MAX).unwrap();
+        f.add_variable::<u8>("u8var", &["lat"]).unwrap();
+    }
+
+    f.enddef().unwrap();
+    f.variable_mut("time")
+        .unwrap()
+        .put_values(&[0.0f64, 6.0, 12.0], 0..NT)
+        .unwrap();
+    f.variable_mut("lat")
+        .unwrap()
+        .put_values(&[50.0f32, 45.0, 40.0], ..)
+        .unwrap();
+    f.variable_mut("lon")
+        .unwrap()
+        .put_values(&[0.0f32, 10.0, 20.0, 30.0], ..)
+        .unwrap();
+    f.variable_mut("t2m")
+        .unwrap()
+        .put_values(&t2m_values(), [0..NT, 0..NLAT, 0..NLON])
+        .unwrap();
+    f.variable_mut("packed")
+        .unwrap()
+        .put_values(&packed_values(), [0..NT, 0..NLAT, 0..NLON])
+        .unwrap();
+    f.variable_mut("counts")
+        .unwrap()
+        .put_values(&counts, ..)
+        .unwrap();
+    f.variable_mut("flags")
+        .unwrap()
+        .put_values(&[-1i8, 0, 1], ..)
+        .unwrap();
+    if netcdf4 {
+        f.variable_mut("u16var")
+            .unwrap()
+            .put_values(&[0u16, 1, 65535, 300], ..)
+            .unwrap();
+        f.variable_mut("i64var")
+            .unwrap()
+            .put_values(&[i64::MIN, 0, i64::MAX], ..)
+            .unwrap();
+        f.variable_mut("u8var")
+            .unwrap()
+            .put_values(&[0u8, 128, 255], ..)
+            .unwrap();
+    }
+    f.close().unwrap();
+}
+
+fn read_tgm(path: &Path) -> Vec<DecodedMessage> {
+    let f = TgmFile::open(path).unwrap();
+    (0..f.num_messages())
+        .map(|m| {
+            let b = f.message_bytes(m).unwrap();
+            tgm::Message::parse(&b)
+                .unwrap()
+                .decode(&DecodeOptions::default())
+                .unwrap()
+        })
+        .collect()
+}
+
+fn f64s(data: &[u8]) -> Vec<f64> {
+    data.chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn f32s(data: &[u8]) -> Vec<f32> {
+    data.chunks_exact(4)
+        .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn object<'a>(msg: &'a DecodedMessage, name: &str) -> (usize, &'a tgm::DecodedObject) {
+    let i = msg
+        .metadata
+        .base
+        .iter()
+        .position(|b| b.get("name").and_then(Value::as_text) == Some(name))
+        .unwrap_or_else(|| panic!("no object {name}"));
+    (i, &msg.objects[i])
+}
+
+type Snapshot = (
+    Vec<(String, usize, bool)>,
+    Vec<(String, AttributeValue)>,
+    Vec<(
+        String,
+        String,
+        Vec<String>,
+        Vec<(String, AttributeValue)>,
+        Vec<u8>,
+    )>,
+);
+
+/// Dimensions, global attributes and every variable (type, dims,
+/// attributes sorted by name, raw values) of a NetCDF file.
+fn snapshot(path: &Path) -> Snapshot {
+    let f = netcdf::open(path).unwrap();
+    let dims = f
+        .dimensions()
+        .map(|d| (d.name(), d.len(), d.is_unlimited()))
+        .collect();
+    let mut globals: Vec<_> = f
+        .attributes()
+        .map(|a| (a.name().to_string(), a.value().unwrap()))
+        .collect();
+    globals.sort_by(|a, b| a.0.cmp(&b.0));
+    let vars = f
+        .variables()
+        .map(|v| {
+            let mut attrs: Vec<_> = v
+                .attributes()
+                .map(|a| (a.name().to_string(), a.value().unwrap()))
+                .collect();
+            attrs.sort_by(|a, b| a.0.cmp(&b.0));
+            (
+                v.name(),
+                format!("{:?}", v.vartype()),
+                v.dimensions().iter().map(|d| d.name()).collect(),
+                attrs,
+                v.get_raw_values(..).unwrap(),
+            )
+        })
+        .collect();
+    (dims, globals, vars)
+}
+
+/// The `data:` section of `ncdump`, or None (with a note) without ncdump.
+fn ncdump_data(path: &Path) -> Option<String> {
+    let out = match Command::new("ncdump").arg(path).output() {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("note: ncdump (netcdf-bin) not installed; ncdump comparison skipped");
+            return None;
+        }
+    };
+    assert!(out.status.success(), "ncdump {}", path.display());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = text.find("\ndata:").expect("ncdump prints a data section");
+    Some(text[at..].to_string())
+}
+
+fn assert_same_netcdf(original: &Path, round: &Path) {
+    let (d0, g0, v0) = snapshot(original);
+    let (d1, g1, v1) = snapshot(round);
+    assert_eq!(d0, d1, "dimensions");
+    assert_eq!(g0, g1, "global attributes");
+    assert_eq!(v0.len(), v1.len(), "variable count");
+    for (a, b) in v0.iter().zip(&v1) {
+        assert_eq!(a.0, b.0, "variable order");
+        assert_eq!(a.1, b.1, "type of {}", a.0);
+        assert_eq!(a.2, b.2, "dims of {}", a.0);
+        assert_eq!(a.3, b.3, "attributes of {}", a.0);
+        assert_eq!(a.4, b.4, "values of {}", a.0);
+    }
+    if let (Some(x), Some(y)) = (ncdump_data(original), ncdump_data(round)) {
+        assert_eq!(x, y, "ncdump data sections differ");
+    }
+    let h = Command::new("ncdump").arg("-h").arg(round).output();
+    if let Ok(h) = h {
+        let text = String::from_utf8_lossy(&h.stdout);
+        assert!(text.contains("float t2m(time, lat, lon)"), "{text}");
+        assert!(text.contains("time = UNLIMITED"), "{text}");
+    }
+}
+
+fn round_trip(netcdf4: bool, extra: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("in.nc");
+    make_sample(&nc, netcdf4);
+    let arch = dir.path().join("a.tgm");
+    let mut args = vec!["convert-netcdf", s(&nc), "-o", s(&arch)];
+    args.extend_from_slice(extra);
+    let (ok, err) = tgm(&args);
+    assert!(ok, "convert-netcdf: {err}");
+    let back = dir.path().join("back.nc");
+    let (ok, err) = tgm(&["to-netcdf", s(&arch), "-o", s(&back)]);
+    assert!(ok, "to-netcdf: {err}");
+    assert_same_netcdf(&nc, &back);
+    (dir, arch, nc)
+}
+
+#[test]
+fn classic_file_converts_with_metadata_and_round_trips() {
+    let _serial = serial();
+    let (_dir, arch, _) = round_trip(false, &[]);
+    let msgs = read_tgm(&arch);
+    assert_eq!(msgs.len(), 1);
+    let m = &msgs[0];
+    assert_eq!(m.objects.len(), 7);
+    let nc = m.metadata.extra.get("netcdf").unwrap();
+    assert_eq!(nc.get("format").and_then(Value::as_text), Some("classic"));
+    let attrs = nc.get("attrs").unwrap();
+    assert_eq!(
+        attrs.get("title").and_then(Value::as_text),
+        Some("tgm NetCDF test")
+    );
+    assert_eq!(attrs.get("version").and_then(Value::as_i64), Some(3));
+
+    let (i, t2m) = object(m, "t2m");
+    assert_eq!(t2m.descriptor.dtype, Dtype::Float32);
+    assert_eq!(
+        t2m.descriptor.shape,
+        vec![NT as u64, NLAT as u64, NLON as u64]
+    );
+    let entry = &m.metadata.base[i];
+    let dims: Vec<&str> = entry["dim_names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_text().unwrap())
+        .collect();
+    assert_eq!(dims, ["time", "lat", "lon"]);
+    assert_eq!(entry["cf"].get("units").and_then(Value::as_text), Some("K"));
+    assert_eq!(
+        entry["cf"].get("standard_name").and_then(Value::as_text),
+        Some("air_temperature")
+    );
+    for (got, want) in f32s(&t2m.data).iter().zip(t2m_values()) {
+        if want == FILL_T {
+            assert!(got.is_nan(), "fill must decode as NaN");
+        } else {
+            assert_eq!(*got, want);
+        }
+    }
+    // Without --cf the packed integers are kept, packing attributes recorded.
+    let (i, packed) = object(m, "packed");
+    assert_eq!(packed.descriptor.dtype, Dtype::Int16);
+    let nc_entry = &m.metadata.base[i]["netcdf"];
+    assert_eq!(nc_entry.get("type").and_then(Value::as_text), Some("short"));
+    assert_eq!(
+        nc_entry
+            .get("attrs")
+            .unwrap()
+            .get("scale_factor")
+            .and_then(Value::as_f64),
+        Some(SCALE)
+    );
+    assert!(nc_entry.get("unpacked").is_none());
+    // Coordinates are objects too.
+    let (_, lat) = object(m, "lat");
+    assert_eq!(f32s(&lat.data), [50.0, 45.0, 40.0]);
+}
+
+#[test]
+fn netcdf4_cf_unpacks_and_repacks() {
+    let _serial = serial();
+    let (_dir, arch, _) = round_trip(true, &["--cf"]);
+    let m = &read_tgm(&arch)[0];
+    assert_eq!(
+        m.metadata.extra["netcdf"]
+            .get("format")
+            .and_then(Value::as_text),
+        Some("netcdf4")
+    );
+    let (i, packed) = object(m, "packed");
+    assert_eq!(packed.descriptor.dtype, Dtype::Float64);
+    assert_eq!(
+        m.metadata.base[i]["netcdf"].get("unpacked"),
+        Some(&Value::Bool(true))
+    );
+    for (got, q) in f64s(&packed.data).iter().zip(packed_values()) {
+        if q == FILL_P {
+            assert!(got.is_nan());
+        } else {
+            assert_eq!(*got, f64::from(q) * SCALE + OFFSET);
+        }
+    }
+    let (_, u) = object(m, "u16var");
+    assert_eq!(u.descriptor.dtype, Dtype::Uint16);
+    let (_, big) = object(m, "i64var");
+    assert_eq!(big.descriptor.dtype, Dtype::Int64);
+}
+
+#[test]
+fn split_by_variable_gives_one_message_per_variable() {
+    let _serial = serial();
+    let (_dir, arch, _) = round_trip(true, &["--split-by", "variable"]);
+    let msgs = read_tgm(&arch);
+    assert_eq!(msgs.len(), 10);
+    for m in &msgs {
+        assert_eq!(m.objects.len(), 1);
+        // One object: its dimension names are the message's.
+        assert_eq!(
+            m.metadata.extra.get("dim_names"),
+            m.metadata.base[0].get("dim_names")
+        );
+    }
+}
+
+#[test]
+fn split_by_record_gives_one_message_per_time_step() {
+    let _serial = serial();
+    let (_dir, arch, _) = round_trip(false, &["--split-by", "record", "--cf"]);
+    let msgs = read_tgm(&arch);
+    assert_eq!(msgs.len(), NT);
+    let per_step = NLAT * NLON;
+    for (r, m) in msgs.iter().enumerate() {
+        let (i, t2m) = object(m, "t2m");
+        assert_eq!(t2m.descriptor.shape, vec![1, NLAT as u64, NLON as u64]);
+        assert_eq!(
+            m.metadata.base[i]["netcdf"]
+                .get("record")
+                .and_then(Value::as_u64),
+            Some(r as u64)
+        );
+        let want = &t2m_values()[r * per_step..(r + 1) * per_step];
+        for (got, w) in f32s(&t2m.data).iter().zip(want) {
+            assert!(if *w == FILL_T { got.is_nan() } else { got == w });
+        }
+        let (_, time) = object(m, "time");
+        assert_eq!(f64s(&time.data), [r as f64 * 6.0]);
+    }
+}
+
+#[test]
+fn record_split_needs_an_unlimited_dimension() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("fixed.nc");
+    let mut f = netcdf::create(&nc).unwrap();
+    f.add_dimension("x", 2).unwrap();
+    f.add_variable::<f64>("v", &["x"])
+        .unwrap()
+        .put_values(&[1.0f64, 2.0], ..)
+        .unwrap();
+    f.close().unwrap();
+    let out = dir.path().join("o.tgm");
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&nc),
+        "-o",
+        s(&out),
+        "--split-by",
+        "record",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("unlimited") && err.contains("fixed.nc"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let empty = dir.path().join("norecords.nc");
+    let mut f = netcdf::create(&empty).unwrap();
+    f.add_unlimited_dimension("t").unwrap();
+    f.add_variable::<f64>("v", &["t"]).unwrap();
+    f.close().unwrap();
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&empty),
+        "-o",
+        s(&out),
+        "--split-by",
+        "record",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("no records") && err.contains("norecords.nc"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn pipeline_flags_pack_float64_and_compress_the_rest() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("in.nc");
+    make_sample(&nc, true);
+    let arch = dir.path().join("a.tgm");
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&nc),
+        "-o",
+        s(&arch),
+        "--cf",
+        "--encoding",
+        "simple_packing",
+        "--bits",
+        "24",
+        "--compression",
+        "zstd",
+    ]);
+    assert!(ok, "{err}");
+    let f = TgmFile::open(&arch).unwrap();
+    let bytes = f.message_bytes(0).unwrap();
+    let msg = tgm::Message::parse(&bytes).unwrap();
+    let decoded = msg.decode(&DecodeOptions::default()).unwrap();
+    for o in &decoded.objects {
+        let d = &o.descriptor;
+        assert_eq!(d.compression, "zstd");
+        let want = if d.dtype == Dtype::Float64 {
+            "simple_packing"
+        } else {
+            "none"
+        };
+        assert_eq!(d.encoding, want, "{:?}", d.dtype);
+    }
+    let (_, packed) = object(&decoded, "packed");
+    for (got, q) in f64s(&packed.data).iter().zip(packed_values()) {
+        if q == FILL_P {
+            assert!(got.is_nan());
+        } else {
+            let want = f64::from(q) * SCALE + OFFSET;
+            assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn not_netcdf_and_truncated_files_are_refused_with_their_path() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    let text = dir.path().join("notes.nc");
+    std::fs::write(&text, "just some text, not a NetCDF file\n").unwrap();
+    let (ok, err) = tgm(&["convert-netcdf", s(&text), "-o", s(&out)]);
+    assert!(!ok);
+    assert!(
+        err.contains("notes.nc") && err.contains("not a NetCDF file"),
+        "{err}"
+    );
+
+    for netcdf4 in [false, true] {
+        let nc = dir.path().join("full.nc");
+        make_sample(&nc, netcdf4);
+        let bytes = std::fs::read(&nc).unwrap();
+        for cut in [bytes.len() / 2, bytes.len() - 8, 40] {
+            let t = dir.path().join(format!("cut{cut}.nc"));
+            std::fs::write(&t, &bytes[..cut]).unwrap();
+            let (ok, err) = tgm(&["convert-netcdf", s(&t), "-o", s(&out)]);
+            assert!(
+                !ok,
+                "truncated at {cut} of {} (netcdf4 {netcdf4}) accepted",
+                bytes.len()
+            );
+            assert!(err.contains(&format!("cut{cut}.nc")), "{err}");
+            assert!(!out.exists());
+        }
+        std::fs::remove_file(&nc).unwrap();
+    }
+}
+
+/// A NetCDF-3 classic header declaring one float variable over `dims`.
+fn classic_header(dims: &[u32]) -> Vec<u8> {
+    fn name(b: &mut Vec<u8>, s: &str) {
+        b.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        b.extend_from_slice(s.as_bytes());
+        while !b.len().is_multiple_of(4) {
+            b.push(0);
+        }
+    }
+    let mut b = b"CDF\x01".to_vec();
+    b.extend_from_slice(&0u32.to_be_bytes()); // numrecs
+    b.extend_from_slice(&10u32.to_be_bytes()); // NC_DIMENSION
+    b.extend_from_slice(&(dims.len() as u32).to_be_bytes());
+    for (i, &d) in dims.iter().enumerate() {
+        name(&mut b, &format!("d{i}"));
+        b.extend_from_slice(&d.to_be_bytes());
+    }
+    b.extend_from_slice(&[0; 8]); // no global attributes
+    b.extend_from_slice(&11u32.to_be_bytes()); // NC_VARIABLE
+    b.extend_from_slice(&1u32.to_be_bytes());
+    name(&mut b, "huge");
+    b.extend_from_slice(&(dims.len() as u32).to_be_bytes());
+    for i in 0..dims.len() as u32 {
+        b.extend_from_slice(&i.to_be_bytes());
+    }
+    b.extend_from_slice(&[0; 8]); // no variable attributes
+    b.extend_from_slice(&5u32.to_be_bytes()); // NC_FLOAT
+    b.extend_from_slice(&u32::MAX.to_be_bytes()); // vsize
+    let begin = b.len() as u32 + 4;
+    b.extend_from_slice(&begin.to_be_bytes());
+    b.extend_from_slice(&[0; 64]);
+    b
+}
+
+#[test]
+fn oversized_variables_are_refused_before_allocation() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    // 40 GB declared in a 200-byte file; then a product past u64.
+    for (label, dims) in [
+        ("big", vec![100_000u32, 100_000]),
+        ("overflow", vec![0x7fff_ffff, 0x7fff_ffff, 0x7fff_ffff]),
+    ] {
+        let p = dir.path().join(format!("{label}.nc"));
+        std::fs::write(&p, classic_header(&dims)).unwrap();
+        let (ok, err) = tgm(&["convert-netcdf", s(&p), "-o", s(&out)]);
+        assert!(!ok, "{label} accepted");
+        assert!(err.contains(&format!("{label}.nc")), "{err}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn to_netcdf_refuses_archives_without_netcdf_metadata() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let arch = dir.path().join("plain.tgm");
+    let d = tgm::ObjectDescriptor::new(Dtype::Float64, vec![2]);
+    let data: Vec<u8> = [1.0f64, 2.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let bytes = tgm::encode(
+        &tgm::GlobalMetadata::with_base(vec![tgm::Map::new()]),
+        &[(&d, &data[..])],
+        &tgm::EncodeOptions::new(),
+    )
+    .unwrap();
+    std::fs::write(&arch, bytes).unwrap();
+    let out = dir.path().join("o.nc");
+    let (ok, err) = tgm(&["to-netcdf", s(&arch), "-o", s(&out)]);
+    assert!(!ok);
+    assert!(err.contains("plain.tgm") && err.contains("netcdf"), "{err}");
+    assert!(!out.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "a partial file was left behind");
+}
