@@ -115,7 +115,7 @@ fn encode(
 /// encoder needs explicit parameters, computed here from the present values
 /// (`spec/pipeline.md` §2, §3).
 fn packing_params_without_nan(d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
-    if d.encoding != "simple_packing" {
+    if d.encoding() != "simple_packing" {
         return Ok(());
     }
     let present: Vec<u8> = data
@@ -128,24 +128,31 @@ fn packing_params_without_nan(d: &mut ObjectDescriptor, data: &[u8]) -> CliResul
         return Ok(());
     }
     let bits = d
-        .params
-        .get("sp_bits_per_value")
+        .pipeline()
+        .param("sp_bits_per_value")
         .and_then(Value::as_u64)
         .unwrap_or(16) as u32;
     let (reference, binary) = if present.is_empty() {
         (0.0, 0)
     } else {
-        let p =
-            tgm::pipeline::simple_packing::compute_params(&present, ByteOrder::native(), bits, 0)?;
+        let p = tgm::pipeline::compute_packing_params(&present, ByteOrder::native(), bits, 0)?;
         (p.reference_value, p.binary_scale_factor)
     };
-    d.params
-        .insert("sp_reference_value".into(), Value::Float(reference));
-    d.params.insert(
+    let mut params = d.pipeline().params().clone();
+    params.insert("sp_reference_value".into(), Value::Float(reference));
+    params.insert(
         "sp_binary_scale_factor".into(),
         Value::from_i64(i64::from(binary)),
     );
-    d.params
-        .insert("sp_decimal_scale_factor".into(), Value::from_i64(0));
+    params.insert("sp_decimal_scale_factor".into(), Value::from_i64(0));
+    let [encoding, filter, compression] = d.pipeline().names();
+    let (encoding, filter, compression) = (
+        encoding.to_owned(),
+        filter.to_owned(),
+        compression.to_owned(),
+    );
+    *d = d
+        .clone()
+        .with_raw_pipeline(&encoding, &filter, &compression, params)?;
     Ok(())
 }

@@ -524,13 +524,13 @@ fn pipeline_flags_pack_float64_and_compress_the_rest() {
     let decoded = msg.decode(&DecodeOptions::default()).unwrap();
     for o in &decoded.objects {
         let d = &o.descriptor;
-        assert_eq!(d.compression, "zstd");
+        assert_eq!(d.compression(), "zstd");
         let want = if d.dtype == Dtype::Float64 {
             "simple_packing"
         } else {
             "none"
         };
-        assert_eq!(d.encoding, want, "{:?}", d.dtype);
+        assert_eq!(d.encoding(), want, "{:?}", d.dtype);
     }
     let (_, packed) = object(&decoded, "packed");
     for (got, q) in f64s(&packed.data).iter().zip(packed_values()) {
