@@ -120,8 +120,7 @@ impl FileLayout {
             let Some(stop) = stop else {
                 return Err(bad(format!("message {i} lies outside the source")));
             };
-            if m.offset < end || m.len < MIN_MESSAGE_LEN as u64 || m.len > limits.max_message_len
-            {
+            if m.offset < end || m.len < MIN_MESSAGE_LEN as u64 || m.len > limits.max_message_len {
                 return Err(bad(format!("message {i} overlaps or has a bad length")));
             }
             end = stop;
@@ -170,7 +169,7 @@ pub(crate) fn from_hex(s: &str) -> Result<Vec<u8>> {
             .ok_or_else(|| bad("descriptor is not hex"))
     };
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return Err(bad("descriptor hex has an odd length"));
     }
     b.chunks_exact(2)

@@ -75,7 +75,7 @@ impl SparseFrame {
         let footer = crate::wire::header::DataFooter::of_frame(&me.buf);
         let co = footer.cbor_offset;
         if co >= FRAME_HEADER_LEN as u64 && co < tail_from {
-            me.fill(src, &[co..tail_from])?;
+            me.fill(src, std::slice::from_ref(&(co..tail_from)))?;
         }
         Ok(Some(me))
     }
@@ -293,7 +293,7 @@ pub(crate) fn decode_range_partial(
     let (plan, region_at) = {
         let obj = sparse.object(index, &opts.limits)?;
         let Some(plan) = plan(&obj, ranges, opts)? else {
-            return Ok(None);
+            return refusal(&obj, ranges, opts);
         };
         (plan, obj.payload_offset() - sparse.at())
     };
@@ -307,8 +307,7 @@ pub(crate) fn decode_range_partial(
     if let Some(s) = &plan.szip {
         let region = obj.payload_region();
         let payload = &region[..s.payload_len as usize];
-        if !crate::szip::rsi_chain_holds(payload, &s.params, &s.offsets, s.total, s.first, s.last)
-        {
+        if !crate::szip::rsi_chain_holds(payload, &s.params, &s.offsets, s.total, s.first, s.last) {
             // A stored offset is wrong: the range decoder would read RSIs
             // before these; read the whole frame instead.
             return Ok(None);
@@ -317,4 +316,30 @@ pub(crate) fn decode_range_partial(
     let mut o = opts.clone();
     o.verify = Verify::Off;
     obj.decode_range(ranges, &o).map(Some)
+}
+
+/// For a pipeline that cannot decode ranges at all (zstd, lz4, a filter,
+/// bitmask objects, szip without block offsets) the refusal, without
+/// reading the payload; `None` (read the whole frame) otherwise.
+fn refusal(
+    obj: &Object<'_>,
+    ranges: &[(u64, u64)],
+    opts: &DecodeOptions,
+) -> Result<Option<Vec<Vec<u8>>>> {
+    let desc = obj.descriptor();
+    let refuses = desc.dtype == crate::Dtype::Bitmask
+        || desc
+            .pipeline()
+            .map_or(true, |p| p.stages().iter().any(|s| !s.supports_range()));
+    if !refuses {
+        return Ok(None);
+    }
+    let mut o = opts.clone();
+    o.verify = Verify::Off;
+    // The range decoder refuses before it reads the payload; were it to
+    // succeed on the unread bytes, its values would be discarded.
+    match obj.decode_range(ranges, &o) {
+        Err(e) => Err(e),
+        Ok(_) => Ok(None),
+    }
 }

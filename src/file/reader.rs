@@ -17,12 +17,12 @@ use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
 use crate::decode::{DecodeOptions, DecodedObject, Message, Object, Verify};
 use crate::descriptor::ObjectDescriptor;
-use crate::metadata::GlobalMetadata;
-use crate::wire::frame::Frame;
-use crate::wire::POSTAMBLE_LEN;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::metadata::GlobalMetadata;
+use crate::wire::frame::Frame;
 use crate::wire::scan::MessageSpan;
+use crate::wire::POSTAMBLE_LEN;
 
 /// How file bytes are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -620,8 +620,7 @@ impl<S: ByteSource> SourceFile<S> {
         let base = self.spans[m].offset;
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
-        crate::decode::decode_metadata(&bytes, &o)
-            .map_err(|e| e.rebase(base).in_message(m))
+        crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
     }
 
     /// The descriptors of message `m`'s objects: for an indexed message
@@ -675,7 +674,9 @@ impl<S: ByteSource> SourceFile<S> {
     ) -> Result<Vec<Vec<u8>>> {
         let opts = &self.effective(opts);
         let span = span_of(&self.spans, m)?;
-        if let Some(ix) = self.index(m) {
+        // A source in memory serves the whole frame without copying.
+        let partial = self.src.as_slice().is_none();
+        if let Some(ix) = self.index(m).filter(|_| partial) {
             let run = || {
                 let e = ix.entry(o)?;
                 let at = span.offset + e.offset;
@@ -781,10 +782,8 @@ impl<S: ByteSource> SourceFile<S> {
 /// was recorded: the same stored digest and the same descriptor.
 fn check_envelope(env: &Envelope, frame: &Frame<'_>, _bytes: &[u8], limits: &Limits) -> Result<()> {
     let lie = |what: &str| {
-        Error::framing(format!(
-            "the data frame's {what} differs from the layout's"
-        ))
-        .at(frame.abs_offset())
+        Error::framing(format!("the data frame's {what} differs from the layout's"))
+            .at(frame.abs_offset())
     };
     if let Some(h) = env.hash {
         if !frame.has_hash() || frame.stored_hash() != h {

@@ -126,16 +126,16 @@ impl AsyncRemoteSource {
         }
         let want = range.end - range.start;
         if want > self.opts.max_response_bytes {
-            return Err(Error::limit(
-                "max_response_bytes",
-                want,
-                self.opts.max_response_bytes,
-            )
-            .at(range.start));
+            return Err(
+                Error::limit("max_response_bytes", want, self.opts.max_response_bytes)
+                    .at(range.start),
+            );
         }
-        let mut go = GetOptions::default();
-        go.range = Some(GetRange::Bounded(range.clone()));
-        go.if_match = self.etag.clone();
+        let go = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            if_match: self.etag.clone(),
+            ..Default::default()
+        };
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let res = self
             .store
@@ -146,7 +146,10 @@ impl AsyncRemoteSource {
             if pinned != now {
                 return Err(Error::new(
                     ErrorKind::ObjectChanged,
-                    format!("{}: ETag {now} differs from {pinned} pinned at open", self.url),
+                    format!(
+                        "{}: ETag {now} differs from {pinned} pinned at open",
+                        self.url
+                    ),
                 ));
             }
         }

@@ -144,7 +144,9 @@ pub(crate) fn rsi_chain_holds(
         let Ok(ku) = usize::try_from(k) else {
             return false;
         };
-        let start = if k == 0 { 0 } else {
+        let start = if k == 0 {
+            0
+        } else {
             match offsets.get(ku) {
                 Some(&s) => s,
                 None => return false,
