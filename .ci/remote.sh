@@ -23,11 +23,6 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx >/dev/null
 fi
-# The package's own service is not needed (the tests start their own
-# instance as the current user); stop it if the install started it.
-if command -v service >/dev/null 2>&1; then
-    service nginx stop >/dev/null 2>&1 || true
-fi
 (command -v nginx || echo /usr/sbin/nginx) | xargs -I{} {} -v
 
 step "s3s-fs $S3S_FS_VERSION (crates.io) into target/tools"
@@ -59,5 +54,6 @@ fi
 step "CLI: URL inputs against nginx and s3s-fs"
 cargo test -p tgm-cli --test remote_cli
 
-step "remote-bench, quick mode (tgm and the reference against one nginx)"
-cargo run --release --manifest-path tools/remote-bench/Cargo.toml -- --quick
+step "remote-bench: clippy, then a quick run (tgm and the reference against one nginx)"
+cargo clippy -p remote-bench --all-targets -- -D warnings
+cargo run -p remote-bench -- --quick

@@ -452,3 +452,47 @@ fn a_url_as_output_is_a_usage_error() {
         assert!(left.is_empty(), "{args:?} left {left:?}");
     }
 }
+
+/// The `tgm` lines of README.md's "Remote archives" section, in order.
+fn readme_examples() -> Vec<String> {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("\n## Remote archives")
+        .expect("README has a Remote archives section");
+    let rest = &readme[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    let mut in_sh = false;
+    let mut out = Vec::new();
+    for line in rest[..end].lines() {
+        if line.starts_with("```") {
+            in_sh = !in_sh && line.trim() == "```sh";
+            continue;
+        }
+        if in_sh && line.starts_with("tgm ") {
+            let command = line.split(" #").next().unwrap_or(line).trim_end();
+            out.push(command.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_remote_example_in_the_readme_runs() {
+    let (Some(http), Some(s3)) = (servers::http(), servers::s3()) else {
+        return;
+    };
+    let examples = readme_examples();
+    assert!(examples.len() >= 6, "found only {examples:?}");
+    let (_, bytes) = archive();
+    http.put("out.tgm", bytes);
+    s3.put("out.tgm", bytes);
+    let dir = tempfile::tempdir().unwrap();
+    for line in &examples {
+        let line = line
+            .replace("http://127.0.0.1:8080", &http.base_url)
+            .replace("s3://bucket/", &format!("s3://{}/", s3.bucket));
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let r = tgm_in(dir.path(), &args, &s3.env());
+        assert!(r.ok, "{line}: {}", r.err);
+    }
+}
