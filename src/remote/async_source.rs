@@ -47,9 +47,9 @@ pub struct AsyncRemoteSource {
 impl AsyncRemoteSource {
     /// Opens `url` (see [`super::store_for_url`]): one HEAD request, which
     /// gives the length and the ETag every later read is pinned to.
-    pub async fn open(url: &str, opts: RemoteOptions) -> Result<Self> {
-        let (store, path) = super::store_for_url(url, &opts)?;
-        Self::open_in(store, path, url, opts).await
+    pub async fn open(url: &str, opts: &RemoteOptions) -> Result<Self> {
+        let (store, path) = super::store_for_url(url, opts)?;
+        Self::open_in(store, path, url, opts.clone()).await
     }
 
     /// Opens the object at `path` of `store`; `url` names it in errors.

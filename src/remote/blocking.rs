@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 
@@ -14,8 +15,9 @@ use crate::file::ByteSource;
 /// A remote object as a [`ByteSource`]: every read blocks the calling
 /// thread until its requests complete.
 ///
-/// The source runs its requests on a runtime of its own (two worker
-/// threads). Called from a thread that is inside another tokio runtime
+/// The source runs its requests on a runtime shared by every remote
+/// source of the process (two worker threads, started on first use and
+/// never shut down, so a source may be dropped anywhere). Called from a thread that is inside another tokio runtime
 /// (a `spawn_blocking` closure, or an async task, where blocking is
 /// discouraged), each read runs on a short-lived helper thread, so it
 /// never panics with "cannot start a runtime from within a runtime"; async
@@ -23,15 +25,14 @@ use crate::file::ByteSource;
 #[derive(Debug)]
 pub struct RemoteSource {
     inner: AsyncRemoteSource,
-    rt: tokio::runtime::Runtime,
+    rt: &'static tokio::runtime::Runtime,
 }
 
 impl RemoteSource {
     /// Opens `url` (one HEAD request).
-    pub fn open(url: &str, opts: RemoteOptions) -> Result<Self> {
+    pub fn open(url: &str, opts: &RemoteOptions) -> Result<Self> {
         let rt = runtime()?;
-        let url = url.to_string();
-        let inner = block_on(&rt, AsyncRemoteSource::open(&url, opts))?;
+        let inner = block_on(rt, AsyncRemoteSource::open(url, opts))?;
         Ok(RemoteSource { inner, rt })
     }
 
@@ -54,17 +55,27 @@ impl RemoteSource {
     }
 
     fn block<T: Send>(&self, f: impl Future<Output = Result<T>> + Send) -> Result<T> {
-        block_on(&self.rt, f)
+        block_on(self.rt, f)
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("tgm-remote")
-        .enable_all()
-        .build()
-        .map_err(Error::from)
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("tgm-remote")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| {
+        Error::new(
+            crate::ErrorKind::Io,
+            format!("starting the remote runtime: {e}"),
+        )
+    })
 }
 
 fn block_on<T: Send>(

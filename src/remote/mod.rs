@@ -12,7 +12,7 @@
 //! use tgm::file::SourceFile;
 //! use tgm::remote::{RemoteOptions, RemoteSource};
 //! # fn main() -> tgm::Result<()> {
-//! let src = RemoteSource::open("http://127.0.0.1:8080/data.tgm", RemoteOptions::default())?;
+//! let src = RemoteSource::open("http://127.0.0.1:8080/data.tgm", &RemoteOptions::default())?;
 //! let f = SourceFile::open(src, &tgm::Limits::default())?;
 //! let obj = f.decode_object(0, 0, &tgm::DecodeOptions::default())?;
 //! println!("{} bytes, {} requests", obj.data.len(), f.source().stats().requests);

@@ -20,7 +20,7 @@ pub struct RemoteOptions {
     pub connect_timeout: Duration,
     /// Retries of a request that failed with a 5xx status, a timeout or a
     /// dropped connection (default 3), with exponential backoff.
-    pub retries: usize,
+    pub retries: u32,
     /// First backoff delay (default 100 ms); each retry doubles it.
     pub backoff: Duration,
     /// Longest backoff delay (default 5 s).
@@ -75,7 +75,7 @@ impl RemoteOptions {
         self
     }
     /// Sets [`Self::retries`].
-    pub fn with_retries(mut self, n: usize) -> Self {
+    pub fn with_retries(mut self, n: u32) -> Self {
         self.retries = n;
         self
     }

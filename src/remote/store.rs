@@ -16,10 +16,8 @@ fn retry(o: &RemoteOptions) -> RetryConfig {
             max_backoff: o.max_backoff,
             base: 2.0,
         },
-        max_retries: o.retries,
-        retry_timeout: o
-            .timeout
-            .saturating_mul(o.retries.saturating_add(1).min(u32::MAX as usize) as u32),
+        max_retries: o.retries as usize,
+        retry_timeout: o.timeout.saturating_mul(o.retries.saturating_add(1)),
     }
 }
 
