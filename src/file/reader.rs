@@ -348,9 +348,10 @@ pub(crate) fn read_object<R>(
     }
 }
 
-/// Bytes read at once while locating messages of a source that is not in
-/// memory: the end of one message, the preamble and header frames of the
-/// next, and usually its index (`spec/remote.md` §3).
+/// Bytes a remote source reads at once while locating messages (its
+/// default `RemoteOptions::readahead`): the end of one message, the
+/// preamble and header frames of the next, and usually its index
+/// (`spec/remote.md` §3).
 pub const DEFAULT_READAHEAD: u64 = 64 << 10;
 
 /// What a [`SourceFile`] knows about one message.
