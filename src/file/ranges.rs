@@ -137,6 +137,8 @@ pub(crate) struct Readahead<'s> {
     window: u64,
     size: u64,
     cur: Mutex<(u64, Bytes)>,
+    /// The first failure of the source itself (not of the bytes it holds).
+    failure: Mutex<Option<Error>>,
 }
 
 impl<'s> Readahead<'s> {
@@ -148,7 +150,36 @@ impl<'s> Readahead<'s> {
             window,
             size,
             cur: Mutex::new((0, Bytes::new())),
+            failure: Mutex::new(None),
         }
+    }
+
+    /// The first read that failed because of the source rather than its
+    /// bytes (a remote object that vanished, changed, refused access or
+    /// did not answer): indexing treats every failed read as damage, and
+    /// the opener reports this instead.
+    pub(crate) fn take_failure(&self) -> Option<Error> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    fn fetch(&self, range: Range<u64>) -> Result<Bytes> {
+        let r = self.src.read_bytes(range);
+        if let Err(e) = &r {
+            use crate::error::ErrorKind as K;
+            if matches!(
+                e.kind(),
+                K::Remote | K::ObjectChanged | K::NotFound | K::Forbidden
+            ) {
+                let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+                if f.is_none() {
+                    *f = Some(Error::new(e.kind().clone(), e.to_string()));
+                }
+            }
+        }
+        r
     }
 
     fn cached(&self, r: &Range<u64>) -> Option<Bytes> {
@@ -177,10 +208,10 @@ impl ByteSource for Readahead<'_> {
         }
         let want = range.end - range.start;
         if self.window == 0 || want >= self.window || range.end > self.size {
-            return self.src.read_bytes(range);
+            return self.fetch(range);
         }
         let end = range.start.saturating_add(self.window).min(self.size);
-        let b = self.src.read_bytes(range.start..end)?;
+        let b = self.fetch(range.start..end)?;
         if b.len() as u64 != end - range.start {
             return Err(Error::truncated("short read").at(range.start));
         }

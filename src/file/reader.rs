@@ -398,6 +398,9 @@ impl<S: ByteSource> SourceFile<S> {
     }
 
     /// Locates the messages of `src` reading `readahead` bytes at a time.
+    /// Unreadable bytes are damage (a torn tail) as for any file, but a
+    /// source that fails as a whole (a remote object not found, refused,
+    /// changed, or not answering) is an error.
     /// With a readahead, each message's header or footer index is read on
     /// the way (usually from the window that holds its preamble) and kept,
     /// so that reading an object later reads its frame only; with 0,
@@ -406,7 +409,11 @@ impl<S: ByteSource> SourceFile<S> {
     pub fn open_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
         let size = src.len()?;
         if readahead == 0 {
-            let (spans, torn) = index_messages(&src, 0, limits);
+            let ra = Readahead::new(&src, size, 0);
+            let (spans, torn) = index_messages(&ra, 0, limits);
+            if let Some(e) = ra.take_failure() {
+                return Err(e);
+            }
             let located = spans.iter().map(|_| Located::default()).collect();
             return Ok(SourceFile {
                 src,
@@ -429,6 +436,9 @@ impl<S: ByteSource> SourceFile<S> {
                 found.push((p, ix));
             }
         });
+        if let Some(e) = ra.take_failure() {
+            return Err(e);
+        }
         let mut found = found.into_iter().peekable();
         let located = spans
             .iter()
@@ -619,9 +629,8 @@ impl<S: ByteSource> SourceFile<S> {
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         let bytes = self.message_bytes(m)?;
         let base = self.spans[m].offset;
-        let mut o = self.effective(opts);
-        o.limits = self.limits.clone();
-        crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
+        crate::decode::decode_metadata(&bytes, &self.effective(opts))
+            .map_err(|e| e.rebase(base).in_message(m))
     }
 
     /// The descriptors of message `m`'s objects: for an indexed message
