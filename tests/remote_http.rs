@@ -285,3 +285,44 @@ fn full_size_costs_against_the_access_log() {
     );
     assert!(req <= 3 && bytes * 40 < file.len() as u64);
 }
+
+#[test]
+fn the_first_message_costs_a_head_and_one_get_and_close_ranges_one_get() {
+    let Some(http) = servers::http() else { return };
+    let name = "counts/one.tgm";
+    let url = http.put(name, &many_messages(1, 2048));
+    let mark = http.log_mark();
+    let f = open(&url);
+    assert_eq!(f.num_messages(), 1);
+    assert!(f.is_indexed(0));
+    assert_eq!(f.source().stats().requests, 2);
+    assert_eq!(logged(http, mark, name).0, 2);
+    let src = f.source();
+    let before = src.stats().requests;
+    let got = tgm::file::ByteSource::read_ranges(src, &[100..200, 0..10, 5000..5010]).unwrap();
+    assert_eq!(
+        got.iter().map(|b| b.len()).collect::<Vec<_>>(),
+        vec![100, 10, 10]
+    );
+    assert_eq!(
+        src.stats().requests - before,
+        1,
+        "under the 64 KiB gap: one GET"
+    );
+}
+
+#[test]
+fn local_and_remote_files_behind_one_type() {
+    let Some(http) = servers::http() else { return };
+    let bytes = many_messages(3, 100);
+    let url = http.put("boxed/x.tgm", &bytes);
+    let sources: Vec<Box<dyn tgm::file::ByteSource>> = vec![
+        Box::new(Bytes::from(bytes.clone())),
+        Box::new(RemoteSource::open(&url, &RemoteOptions::default()).unwrap()),
+    ];
+    let files: Vec<SourceFile<Box<dyn tgm::file::ByteSource>>> = sources
+        .into_iter()
+        .map(|s| SourceFile::open(s, &Limits::default()).unwrap())
+        .collect();
+    assert_eq!(summary(&files[0]), summary(&files[1]));
+}
