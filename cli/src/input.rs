@@ -1,19 +1,34 @@
 //! Reading archives: every library reading call the commands make goes
-//! through these helpers. See `spec/files.md` §2 for the file index.
+//! through these helpers, for local files, stdin and remote URLs alike. See
+//! `spec/files.md` §2 for the file index and §7 for byte sources.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use tgm::{DecodeOptions, GlobalMetadata, ObjectDescriptor, TgmFile};
+use tgm::file::{ByteSource, SourceFile, TornTail};
+use tgm::{DecodeOptions, GlobalMetadata, Limits, Message, MessageSpan, ObjectDescriptor, TgmFile};
 
-use crate::error::{CliError, CliResult, WithPath};
+use crate::error::{usage, CliError, CliResult, WithPath};
 use crate::output::is_dash;
+
+use crate::remote_input::is_remote_url;
 
 /// An opened, indexed archive (stdin is first spooled to a temporary file).
 pub struct Archive {
-    file: TgmFile,
+    reader: Reader,
     label: PathBuf,
     _spool: Option<tempfile::NamedTempFile>,
+}
+
+/// Where an archive's bytes come from: a local file (memory-mapped, read in
+/// place) or any other byte source, such as a remote object.
+enum Reader {
+    Local(TgmFile),
+    Source {
+        file: SourceFile<Arc<dyn ByteSource>>,
+        size: u64,
+    },
 }
 
 /// One object of a message, decoded.
@@ -24,15 +39,78 @@ pub struct DecodedObject {
     pub data: Vec<u8>,
 }
 
+/// Refuses a remote URL where a command writes: remote archives are
+/// read-only.
+pub fn refuse_remote_output(out: &Path) -> CliResult {
+    match out.to_str().filter(|s| is_remote_url(s)) {
+        Some(url) => Err(usage(format!(
+            "{url}: remote archives are read-only; write to a local path"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl Reader {
+    fn size(&self) -> u64 {
+        match self {
+            Reader::Local(f) => f.size(),
+            Reader::Source { size, .. } => *size,
+        }
+    }
+
+    fn spans(&self) -> &[MessageSpan] {
+        match self {
+            Reader::Local(f) => f.spans(),
+            Reader::Source { file, .. } => file.spans(),
+        }
+    }
+
+    fn torn_tail(&self) -> Option<&TornTail> {
+        match self {
+            Reader::Local(f) => f.torn_tail(),
+            Reader::Source { file, .. } => file.torn_tail(),
+        }
+    }
+
+    fn message_bytes(&self, i: usize) -> tgm::Result<Cow<'_, [u8]>> {
+        match self {
+            Reader::Local(f) => f.message_bytes(i),
+            Reader::Source { file, .. } => Ok(Cow::Owned(Vec::from(file.message_bytes(i)?))),
+        }
+    }
+
+    fn with_message<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
+    ) -> tgm::Result<R> {
+        match self {
+            Reader::Local(file) => file.with_message(i, f),
+            Reader::Source { file, .. } => file.with_message(i, f),
+        }
+    }
+}
+
 impl Archive {
-    /// Opens `path` (or stdin for `-`) without judging its content.
+    /// Opens `path` (a local file, stdin for `-`, or an `http(s)://`,
+    /// `s3://`, `gs://` or `az://` URL) without judging its content.
     pub fn open_lenient(path: &Path) -> CliResult<Self> {
+        if let Some(url) = path.to_str().filter(|s| is_remote_url(s)) {
+            let src = crate::remote_input::open(url)?;
+            let size = src.len().at(path)?;
+            let file = SourceFile::open(src, &Limits::default()).at(path)?;
+            return Ok(Archive {
+                reader: Reader::Source { file, size },
+                label: path.to_path_buf(),
+                _spool: None,
+            });
+        }
         if is_dash(path) {
             let mut spool = tempfile::NamedTempFile::new()?;
             std::io::copy(&mut std::io::stdin().lock(), spool.as_file_mut())?;
             let file = TgmFile::open(spool.path()).at(Path::new("<stdin>"))?;
             return Ok(Archive {
-                file,
+                reader: Reader::Local(file),
                 label: PathBuf::from("<stdin>"),
                 _spool: Some(spool),
             });
@@ -53,7 +131,7 @@ impl Archive {
             }
         })?;
         Ok(Archive {
-            file,
+            reader: Reader::Local(file),
             label: path.to_path_buf(),
             _spool: None,
         })
@@ -69,8 +147,8 @@ impl Archive {
 
     /// Errors when the file holds bytes outside complete messages.
     pub fn check_intact(&self) -> CliResult {
-        let f = &self.file;
-        if f.size() > 0 && f.num_messages() == 0 {
+        let f = &self.reader;
+        if f.size() > 0 && f.spans().is_empty() {
             return Err(CliError::Failed(format!(
                 "{}: not a Tensogram file (no message found in {} bytes)",
                 self.label.display(),
@@ -102,24 +180,44 @@ impl Archive {
         &self.label
     }
 
-    /// The underlying indexed file.
-    pub fn file(&self) -> &TgmFile {
-        &self.file
+    /// Size in bytes of the file or object.
+    pub fn size(&self) -> u64 {
+        self.reader.size()
+    }
+
+    /// Where each complete message lies.
+    pub fn spans(&self) -> &[MessageSpan] {
+        self.reader.spans()
+    }
+
+    /// Trailing bytes that form no complete message.
+    pub fn torn_tail(&self) -> Option<&TornTail> {
+        self.reader.torn_tail()
     }
 
     /// Number of complete messages.
     pub fn len(&self) -> usize {
-        self.file.num_messages()
+        self.reader.spans().len()
     }
 
     /// The raw bytes of message `i`.
     pub fn message_bytes(&self, i: usize) -> CliResult<Cow<'_, [u8]>> {
-        self.file.message_bytes(i).at(&self.label)
+        self.reader.message_bytes(i).at(&self.label)
+    }
+
+    /// Runs `f` on the parsed message `i` (errors are the library's, not yet
+    /// naming the archive).
+    pub fn with_message<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
+    ) -> tgm::Result<R> {
+        self.reader.with_message(i, f)
     }
 
     /// Metadata and descriptors of message `i`, without decoding payloads.
     pub fn header(&self, i: usize) -> CliResult<(GlobalMetadata, Vec<ObjectDescriptor>)> {
-        self.file
+        self.reader
             .with_message(i, |m| {
                 let meta = m.metadata()?;
                 let descs = (0..m.num_objects())
@@ -132,7 +230,7 @@ impl Archive {
 
     /// Stored payload bytes per object of message `i`.
     pub fn stored_sizes(&self, i: usize) -> CliResult<Vec<u64>> {
-        self.file
+        self.reader
             .with_message(i, |m| {
                 (0..m.num_objects())
                     .map(|o| m.object(o).map(|x| x.payload_region().len() as u64))
@@ -146,7 +244,7 @@ impl Archive {
         let opts = DecodeOptions::default()
             .native_byte_order(false)
             .threads(threads);
-        self.file
+        self.reader
             .with_message(i, |m| {
                 m.verify(opts.verify)?;
                 (0..m.num_objects())
@@ -176,7 +274,7 @@ impl Archive {
             tgm::Verify::Off
         });
         let mut inner: CliResult = Ok(());
-        self.file
+        self.reader
             .with_message(i, |m| {
                 m.verify(opts.verify)?;
                 let unverified = opts.clone().verify(tgm::Verify::Off);

@@ -19,6 +19,7 @@ mod npy_input;
 mod output;
 mod pipeline_args;
 mod progress;
+mod remote_input;
 mod rewrite;
 mod sidecar;
 #[cfg(feature = "grib")]
@@ -47,6 +48,8 @@ use pipeline_args::GlobalArgs;
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
+    #[command(flatten)]
+    remote: remote_input::RemoteArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -118,6 +121,7 @@ enum Command {
 }
 
 fn run(cli: Cli) -> CliResult {
+    remote_input::configure(cli.remote);
     let g = &cli.global;
     match cli.command {
         Command::Info(a) => cmd::info::run(a),

@@ -27,11 +27,12 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// Refuses an output that is one of the inputs, or that exists without
-/// `force`. A directory is always refused.
+/// `force`, or that is a remote URL. A directory is always refused.
 pub fn check_output(out: &Path, inputs: &[&Path], force: bool) -> CliResult {
     if is_dash(out) {
         return Ok(());
     }
+    crate::input::refuse_remote_output(out)?;
     let Some(id) = identity(out) else {
         return Ok(());
     };

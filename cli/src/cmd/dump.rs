@@ -48,7 +48,7 @@ pub fn run(a: Args) -> CliResult {
             if !filter.matches_message(&meta, descs.len()) {
                 continue;
             }
-            let span = f.file().spans()[mi];
+            let span = f.spans()[mi];
             let objects: Vec<serde_json::Value> = descs
                 .iter()
                 .enumerate()

@@ -47,6 +47,7 @@ fn safe_name(meta: &tgm::Map) -> Option<String> {
 
 /// Runs `tgm export`.
 pub fn run(a: Args) -> CliResult {
+    crate::input::refuse_remote_output(&a.output)?;
     let f = Archive::open(&a.input)?;
     if f.len() == 0 {
         return Err(CliError::Failed(format!(
@@ -77,7 +78,7 @@ pub fn run(a: Args) -> CliResult {
 fn export_all(a: &Args, f: &Archive) -> CliResult<(usize, usize)> {
     let inputs = [a.input.as_path()];
     let mut set = FileSet::default();
-    let total = f.file().size();
+    let total = f.size();
     let bar = bytes_bar(total, "exporting");
     let mut objects = 0;
     for mi in 0..f.len() {

@@ -125,7 +125,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         check_output(&a.output, &all_inputs, true)?;
         if a.output.exists() {
             let existing = Archive::open_lenient(&a.output)?;
-            if existing.file().size() > 0 && existing.len() == 0 {
+            if existing.size() > 0 && existing.len() == 0 {
                 return Err(CliError::Failed(format!(
                     "{}: not a Tensogram file; refusing to append to it",
                     a.output.display()

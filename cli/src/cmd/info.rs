@@ -27,17 +27,16 @@ pub fn run(a: Args) -> CliResult {
         for mi in 0..f.len() {
             objects += f.header(mi)?.1.len();
         }
-        let file = f.file();
-        let covered: u64 = file.spans().iter().map(|s| s.len).sum();
+        let covered: u64 = f.spans().iter().map(|s| s.len).sum();
         writeln!(out, "File: {}", f.label().display())?;
-        writeln!(out, "Size: {} bytes", file.size())?;
-        writeln!(out, "Messages: {}", file.num_messages())?;
+        writeln!(out, "Size: {} bytes", f.size())?;
+        writeln!(out, "Messages: {}", f.len())?;
         writeln!(out, "Objects: {objects}")?;
         writeln!(out, "Version: 3")?;
-        if covered != file.size() {
-            writeln!(out, "Unaccounted bytes: {}", file.size() - covered)?;
+        if covered != f.size() {
+            writeln!(out, "Unaccounted bytes: {}", f.size() - covered)?;
         }
-        if let Some(t) = file.torn_tail() {
+        if let Some(t) = f.torn_tail() {
             writeln!(
                 out,
                 "Torn tail: {} bytes at offset {} ({})",

@@ -169,7 +169,7 @@ pub fn run(a: Args) -> CliResult {
             Ok(f) => {
                 messages = f.len();
                 if let Err(e) = f.check_intact() {
-                    let off = f.file().torn_tail().map(|t| t.offset);
+                    let off = f.torn_tail().map(|t| t.offset);
                     problems.push(Problem {
                         message: None,
                         object: None,
@@ -178,7 +178,7 @@ pub fn run(a: Args) -> CliResult {
                     });
                 }
                 for mi in 0..f.len() {
-                    let r = f.file().with_message(mi, |m| {
+                    let r = f.with_message(mi, |m| {
                         a.check_message(m, mi, &mut problems);
                         Ok(())
                     });

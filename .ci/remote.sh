@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Remote archives against real servers on loopback: installs Debian's nginx
+# and s3s-fs (crates.io), then runs the library's remote tests, the CLI's URL
+# tests and a quick run of tools/remote-bench. Every server listens on
+# 127.0.0.1 only and is started (and killed) by the tests themselves through
+# tests/common/servers.rs; TGM_REQUIRE_SERVERS=1 turns a missing server into
+# a failure instead of a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+export TGM_REQUIRE_SERVERS=1
+
+# The s3s-fs release installed into target/tools (the newest whose
+# rust-version this toolchain meets).
+S3S_FS_VERSION=0.14.1
+
+step() { printf '\n=== remote: %s ===\n' "$*"; }
+
+step "nginx (Debian's package)"
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+    SUDO=""
+    [ "$(id -u)" != "0" ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx >/dev/null
+fi
+(command -v nginx || echo /usr/sbin/nginx) | xargs -I{} {} -v
+
+step "s3s-fs $S3S_FS_VERSION (crates.io) into target/tools"
+if [ ! -x target/tools/bin/s3s-fs ] \
+    || ! target/tools/bin/s3s-fs --version 2>/dev/null | grep -qF "$S3S_FS_VERSION"; then
+    cargo install --locked --root target/tools "s3s-fs@$S3S_FS_VERSION" --features binary
+fi
+target/tools/bin/s3s-fs --version
+export TGM_S3S_FS="$PWD/target/tools/bin/s3s-fs"
+
+step "loopback harness self-test"
+cargo test --test remote_servers
+
+step "library remote tests"
+lib_tests=()
+for t in tests/remote_*.rs; do
+    [ -e "$t" ] || continue
+    name=$(basename "$t" .rs)
+    [ "$name" = remote_servers ] && continue
+    lib_tests+=(--test "$name")
+done
+if [ "${#lib_tests[@]}" -gt 0 ]; then
+    cargo test --features remote "${lib_tests[@]}"
+    cargo test --features remote "${lib_tests[@]}" -- --ignored
+else
+    echo "no tests/remote_*.rs besides the harness self-test"
+fi
+
+step "CLI: URL inputs against nginx and s3s-fs"
+cargo test -p tgm-cli --test remote_cli
+
+step "remote-bench: clippy, then a quick run (tgm and the reference against one nginx)"
+cargo clippy -p remote-bench --all-targets -- -D warnings
+cargo run -p remote-bench -- --quick

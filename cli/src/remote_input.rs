@@ -1,0 +1,111 @@
+//! Remote archives as inputs: which arguments are URLs, the options that
+//! tune remote reads, and opening a URL as a byte source through the
+//! library's `remote` feature. Remote archives are read-only.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use tgm::file::ByteSource;
+
+use crate::error::{CliError, CliResult};
+
+/// URL schemes read through the library's remote sources.
+pub const SCHEMES: [&str; 5] = ["http://", "https://", "s3://", "gs://", "az://"];
+
+/// Whether `arg` names a remote archive rather than a local path.
+pub fn is_remote_url(arg: &str) -> bool {
+    SCHEMES.iter().any(|s| {
+        arg.get(..s.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(s))
+    })
+}
+
+/// Options for reading `http(s)://`, `s3://`, `gs://` and `az://` inputs,
+/// as global flags or `TGM_REMOTE_*` environment variables. Unset ones keep
+/// the library's defaults.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Remote archives (http(s)://, s3://, gs://, az:// inputs)")]
+pub struct RemoteArgs {
+    /// Seconds one request may take before it fails (and is retried).
+    #[arg(
+        long = "timeout",
+        global = true,
+        value_name = "SECONDS",
+        env = "TGM_REMOTE_TIMEOUT"
+    )]
+    pub timeout: Option<f64>,
+    /// Retries of a request that failed with a 5xx status, a dropped
+    /// connection or a timeout (with backoff).
+    #[arg(
+        long = "retries",
+        global = true,
+        value_name = "N",
+        env = "TGM_REMOTE_RETRIES"
+    )]
+    pub retries: Option<u32>,
+    /// Byte ranges closer than this are fetched in one request.
+    #[arg(
+        long = "coalesce-gap",
+        global = true,
+        value_name = "BYTES",
+        env = "TGM_REMOTE_COALESCE_GAP"
+    )]
+    pub coalesce_gap: Option<u64>,
+    /// Bytes read beyond each message header while locating messages, so
+    /// the next header often arrives in the same request.
+    #[arg(
+        long = "readahead",
+        global = true,
+        value_name = "BYTES",
+        env = "TGM_REMOTE_READAHEAD"
+    )]
+    pub readahead: Option<u64>,
+}
+
+static OPTIONS: OnceLock<RemoteArgs> = OnceLock::new();
+
+/// Records the options given on the command line, for every later [`open`].
+pub fn configure(args: RemoteArgs) {
+    let _ = OPTIONS.set(args);
+}
+
+fn options() -> RemoteArgs {
+    OPTIONS.get().cloned().unwrap_or_default()
+}
+
+/// Opens `url` as a byte source. Errors name the URL.
+#[cfg(feature = "remote")]
+pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
+    use crate::error::WithPath;
+    let a = options();
+    if a.timeout.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+        return Err(crate::error::usage(
+            "--timeout must be a positive number of seconds",
+        ));
+    }
+    let mut opts = tgm::remote::RemoteOptions::default();
+    if let Some(t) = a.timeout {
+        opts.timeout = std::time::Duration::from_secs_f64(t);
+    }
+    if let Some(r) = a.retries {
+        opts.retries = r;
+    }
+    if let Some(g) = a.coalesce_gap {
+        opts.coalesce_gap = g;
+    }
+    if let Some(r) = a.readahead {
+        opts.readahead = r;
+    }
+    let src = tgm::remote::RemoteSource::open(url, &opts).at(Path::new(url))?;
+    Ok(Arc::new(src))
+}
+
+/// Without the `remote` feature a URL is refused with the reason.
+#[cfg(not(feature = "remote"))]
+pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
+    let _ = options();
+    Err(CliError::Failed(format!(
+        "{}: this tgm was built without the `remote` feature; rebuild with --features remote",
+        Path::new(url).display()
+    )))
+}

@@ -1,0 +1,498 @@
+//! The read commands on `http://` and `s3://` URLs, against real servers on
+//! loopback (nginx and s3s-fs, started by `tests/common/servers.rs`): the
+//! same output as on the local file, and clear errors naming the URL. Each
+//! test skips with a printed message when its server is not installed.
+#![cfg(feature = "remote")]
+
+#[path = "../../tests/common/servers.rs"]
+mod servers;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tgm::npy::{npy_layout, write_npy};
+use tgm::{ByteOrder, Dtype};
+
+/// Exit status, stdout and stderr of one `tgm` run.
+struct Run {
+    ok: bool,
+    code: Option<i32>,
+    out: String,
+    err: String,
+}
+
+fn tgm_env(args: &[&str], env: &[(&'static str, String)]) -> Run {
+    tgm_in(Path::new("."), args, env)
+}
+
+/// Runs `tgm args` with working directory `cwd` and extra environment.
+fn tgm_in(cwd: &Path, args: &[&str], env: &[(&'static str, String)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tgm"));
+    cmd.current_dir(cwd).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // The tests choose the remote options they rely on.
+    for k in [
+        "TGM_REMOTE_TIMEOUT",
+        "TGM_REMOTE_RETRIES",
+        "TGM_REMOTE_COALESCE_GAP",
+        "TGM_REMOTE_READAHEAD",
+    ] {
+        if !env.iter().any(|(e, _)| *e == k) {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd.output().unwrap();
+    Run {
+        ok: out.status.success(),
+        code: out.status.code(),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn tgm(args: &[&str]) -> Run {
+    tgm_env(args, &[])
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) {
+    std::fs::write(
+        path,
+        write_npy(&npy_layout(dtype, shape, ByteOrder::Little), data),
+    )
+    .unwrap();
+}
+
+fn f64_bytes(values: impl Iterator<Item = f64>) -> Vec<u8> {
+    values.flat_map(f64::to_le_bytes).collect()
+}
+
+/// A three-message archive with plain, simple_packing+szip and zstd objects
+/// and MARS-style metadata, made with `tgm import`; its bytes and a
+/// directory that outlives the tests.
+fn archive() -> &'static (PathBuf, Vec<u8>) {
+    static ARCHIVE: OnceLock<(PathBuf, Vec<u8>)> = OnceLock::new();
+    ARCHIVE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let a = dir.join("a.npy");
+        let b = dir.join("b.npy");
+        npy(
+            &a,
+            Dtype::Float64,
+            &[50, 40],
+            &f64_bytes((0..2000).map(|i| 273.0 + i as f64 * 0.01)),
+        );
+        npy(
+            &b,
+            Dtype::Float64,
+            &[1000],
+            &f64_bytes((0..1000).map(|i| (i % 37) as f64 * 0.5)),
+        );
+        let x = dir.join("x.tgm");
+        for args in [
+            vec!["import", s(&a), "-o", s(&x), "--meta", "mars.param=2t"],
+            vec![
+                "import",
+                s(&b),
+                "-o",
+                s(&x),
+                "--append",
+                "--encoding",
+                "simple_packing",
+                "--bits",
+                "16",
+                "--compression",
+                "szip",
+                "--meta",
+                "mars.param=10u",
+                "--meta",
+                "step=6",
+            ],
+            vec![
+                "import",
+                s(&a),
+                "-o",
+                s(&x),
+                "--append",
+                "--compression",
+                "zstd",
+                "--meta",
+                "mars.param=msl",
+                "--meta",
+                "step=12",
+            ],
+        ] {
+            let r = tgm(&args);
+            assert!(r.ok, "{}", r.err);
+        }
+        let bytes = std::fs::read(&x).unwrap();
+        (x, bytes)
+    })
+}
+
+/// Runs `args` (where `{}` stands for the input) on the local file and on
+/// `url`, and checks both succeed with the same stdout once the input's name
+/// is replaced.
+fn same_as_local(args: &[&str], url: &str, env: &[(&'static str, String)]) -> String {
+    let (local, _) = archive();
+    let with = |input: &str| -> Vec<String> {
+        args.iter()
+            .map(|a| a.replace("{}", input))
+            .collect::<Vec<_>>()
+    };
+    let local_args = with(s(local));
+    let url_args = with(url);
+    let l = tgm(&local_args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(l.ok, "local {args:?}: {}", l.err);
+    let r = tgm_env(
+        &url_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        env,
+    );
+    assert!(r.ok, "{url} {args:?}: {}", r.err);
+    assert_eq!(
+        r.out.replace(url, s(local)),
+        l.out,
+        "{args:?} on {url} differs from the local file"
+    );
+    r.out
+}
+
+const READ_COMMANDS: &[&[&str]] = &[
+    &["info", "{}"],
+    &["ls", "{}"],
+    &["ls", "-j", "{}"],
+    &["ls", "-w", "mars.param=10u", "-p", "mars.param,step", "{}"],
+    &["dump", "{}"],
+    &["dump", "-j", "{}"],
+    &["get", "-p", "mars.param", "{}"],
+    &["validate", "{}"],
+    &["validate", "--full", "{}"],
+];
+
+#[test]
+fn read_commands_over_http_match_the_local_file() {
+    let Some(http) = servers::http() else { return };
+    let (_, bytes) = archive();
+    let url = http.put("cli/read.tgm", bytes);
+    for args in READ_COMMANDS {
+        same_as_local(args, &url, &[]);
+    }
+    let out = same_as_local(&["ls", "{}"], &url, &[]);
+    assert_eq!(out.lines().count(), 4, "{out}");
+    assert!(out.contains(&format!(
+        "{url}\t1\t0\tfloat64\t[1000]\tsimple_packing+szip"
+    )));
+}
+
+#[test]
+fn read_commands_over_s3_match_the_local_file() {
+    let Some(s3) = servers::s3() else { return };
+    let (_, bytes) = archive();
+    let url = s3.put("cli/read.tgm", bytes);
+    for args in READ_COMMANDS {
+        same_as_local(args, &url, &s3.env());
+    }
+}
+
+/// Every file below `dir`, by relative path.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn export_tree(input: &str, env: &[(&'static str, String)]) -> BTreeMap<PathBuf, Vec<u8>> {
+    let out = tempfile::tempdir().unwrap();
+    let dest = out.path().join("e");
+    let r = tgm_env(&["export", input, "-o", s(&dest)], env);
+    assert!(r.ok, "export {input}: {}", r.err);
+    tree(&dest)
+}
+
+#[test]
+fn export_and_copy_from_urls_write_the_same_files() {
+    let (local, bytes) = archive();
+    let expected = export_tree(s(local), &[]);
+    assert_eq!(expected.len(), 6, "{:?}", expected.keys());
+    let mut urls = Vec::new();
+    if let Some(http) = servers::http() {
+        urls.push((http.put("cli/export.tgm", bytes), Vec::new()));
+    }
+    if let Some(s3) = servers::s3() {
+        urls.push((s3.put("cli/export.tgm", bytes), s3.env()));
+    }
+    for (url, env) in &urls {
+        assert!(export_tree(url, env) == expected, "export of {url} differs");
+
+        let dir = tempfile::tempdir().unwrap();
+        let copied = dir.path().join("c.tgm");
+        let r = tgm_env(&["copy", "-w", "mars.param=10u/msl", url, s(&copied)], env);
+        assert!(r.ok, "copy {url}: {}", r.err);
+        let from_local = dir.path().join("l.tgm");
+        let r = tgm(&["copy", "-w", "mars.param=10u/msl", s(local), s(&from_local)]);
+        assert!(r.ok, "{}", r.err);
+        assert_eq!(
+            std::fs::read(&copied).unwrap(),
+            std::fs::read(&from_local).unwrap()
+        );
+        assert_eq!(tgm(&["ls", s(&copied)]).out.lines().count(), 3);
+
+        let split_dir = dir.path().join("split");
+        std::fs::create_dir(&split_dir).unwrap();
+        let pattern = split_dir.join("o[index].tgm");
+        let r = tgm_env(&["split", url, "-o", s(&pattern)], env);
+        assert!(r.ok, "split {url}: {}", r.err);
+        assert_eq!(tree(&split_dir).len(), 3, "split {url}");
+
+        let merged = dir.path().join("m.tgm");
+        let r = tgm_env(&["merge", url, "-o", s(&merged)], env);
+        assert!(r.ok, "merge {url}: {}", r.err);
+        assert!(tgm(&["ls", s(&merged)]).ok);
+    }
+}
+
+#[test]
+fn ls_over_http_reads_headers_not_payloads() {
+    let Some(http) = servers::http() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.npy");
+    // 1 MiB of float64 per message.
+    npy(
+        &big,
+        Dtype::Float64,
+        &[131_072],
+        &f64_bytes((0..131_072).map(|i| i as f64)),
+    );
+    let x = dir.path().join("big.tgm");
+    for append in [false, true, true] {
+        let mut args = vec!["import", s(&big), "-o", s(&x)];
+        if append {
+            args.push("--append");
+        }
+        let r = tgm(&args);
+        assert!(r.ok, "{}", r.err);
+    }
+    let bytes = std::fs::read(&x).unwrap();
+    let url = http.put("cli/big.tgm", &bytes);
+    let mark = http.log_mark();
+    same_as_local_file(&["ls", "-j", "{}"], &x, &url);
+    let log: Vec<_> = http
+        .requests_since(mark)
+        .into_iter()
+        .filter(|r| r.is_for("cli/big.tgm"))
+        .collect();
+    let transferred: u64 = log.iter().map(|r| r.body_bytes).sum();
+    assert!(
+        transferred < bytes.len() as u64 / 100,
+        "ls transferred {transferred} of {} bytes in {} requests: {log:?}",
+        bytes.len(),
+        log.len()
+    );
+}
+
+/// [`same_as_local`] for an arbitrary local file.
+fn same_as_local_file(args: &[&str], local: &Path, url: &str) {
+    let with =
+        |input: &str| -> Vec<String> { args.iter().map(|a| a.replace("{}", input)).collect() };
+    let l = with(s(local));
+    let u = with(url);
+    let l = tgm(&l.iter().map(String::as_str).collect::<Vec<_>>());
+    let r = tgm(&u.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(l.ok && r.ok, "{}{}", l.err, r.err);
+    assert_eq!(r.out.replace(url, s(local)), l.out);
+}
+
+fn failure(args: &[&str], env: &[(&'static str, String)]) -> Run {
+    let r = tgm_env(args, env);
+    assert!(!r.ok, "{args:?} succeeded: {}", r.out);
+    assert!(r.err.starts_with("error:"), "{args:?}: {}", r.err);
+    assert!(!r.err.contains("panicked"), "{args:?}: {}", r.err);
+    r
+}
+
+#[test]
+fn http_errors_name_the_url_and_the_cause() {
+    let Some(http) = servers::http() else { return };
+    let (_, bytes) = archive();
+    http.put("cli/errors.tgm", bytes);
+
+    let missing = http.url("cli/absent.tgm");
+    let r = failure(&["ls", &missing], &[]);
+    assert!(r.err.contains(&missing), "{}", r.err);
+    assert!(
+        r.err.contains("404") || r.err.to_lowercase().contains("not found"),
+        "{}",
+        r.err
+    );
+
+    let forbidden = http.fault_url("forbidden", "cli/errors.tgm");
+    let r = failure(&["dump", &forbidden], &[]);
+    assert!(r.err.contains(&forbidden), "{}", r.err);
+    assert!(
+        r.err.contains("403") || r.err.to_lowercase().contains("forbidden"),
+        "{}",
+        r.err
+    );
+
+    let junk = http.put("cli/junk.tgm", b"this is not a tensogram file at all");
+    let r = failure(&["ls", &junk], &[]);
+    assert!(r.err.contains(&junk), "{}", r.err);
+    assert!(r.err.contains("not a Tensogram file"), "{}", r.err);
+}
+
+#[test]
+fn s3_missing_object_names_the_url() {
+    let Some(s3) = servers::s3() else { return };
+    let missing = s3.url("cli/absent.tgm");
+    let r = failure(&["info", &missing], &s3.env());
+    assert!(r.err.contains(&missing), "{}", r.err);
+    assert!(
+        r.err.contains("404") || r.err.to_lowercase().contains("not found"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn a_5xx_is_retried() {
+    let Some(http) = servers::http() else { return };
+    let (_, bytes) = archive();
+    http.put("cli/flaky-ls.tgm", bytes);
+    let url = http.fault_url("flaky503", "cli/flaky-ls.tgm");
+    same_as_local(&["ls", "{}"], &url, &[]);
+    let r = failure(
+        &["ls", &http.fault_url("flaky503", "cli/flaky-noretry.tgm")],
+        &[("TGM_REMOTE_RETRIES", "0".to_string())],
+    );
+    assert!(r.err.contains("503"), "{}", r.err);
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    // A listener that accepts connections and never replies: only the
+    // timeout can end the read.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().take(16) {
+            let Ok(mut c) = conn else { break };
+            let mut buf = [0u8; 1024];
+            let _ = c.set_read_timeout(Some(Duration::from_millis(100)));
+            let _ = c.read(&mut buf);
+            held.push(c);
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/silent.tgm");
+    let start = Instant::now();
+    let r = failure(
+        &["ls", &url],
+        &[
+            ("TGM_REMOTE_TIMEOUT", "1".to_string()),
+            ("TGM_REMOTE_RETRIES", "0".to_string()),
+        ],
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(r.err.contains(&url), "{}", r.err);
+    assert!(
+        r.err.to_lowercase().contains("timed out") || r.err.to_lowercase().contains("timeout"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn a_url_as_output_is_a_usage_error() {
+    let (local, _) = archive();
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["copy", s(local), "http://127.0.0.1:9/out.tgm"],
+        vec!["copy", s(local), "s3://bucket/out.tgm"],
+        vec!["merge", s(local), "-o", "https://example.invalid/m.tgm"],
+        vec!["split", s(local), "-o", "gs://bucket/o[index].tgm"],
+        vec!["export", s(local), "-o", "az://container/dir"],
+        vec!["set", "-s", "step=1", s(local), "s3://bucket/x.tgm"],
+    ] {
+        let r = tgm_in(dir.path(), &args, &[]);
+        assert_eq!(r.code, Some(2), "{args:?}: {}{}", r.out, r.err);
+        assert!(
+            r.err.contains("remote archives are read-only"),
+            "{args:?}: {}",
+            r.err
+        );
+        // Nothing was written under a local path that looks like the URL.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    }
+}
+
+/// The `tgm` lines of README.md's "Remote archives" section, in order.
+fn readme_examples() -> Vec<String> {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("\n## Remote archives")
+        .expect("README has a Remote archives section");
+    let rest = &readme[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    let mut in_sh = false;
+    let mut out = Vec::new();
+    for line in rest[..end].lines() {
+        if line.starts_with("```") {
+            in_sh = !in_sh && line.trim() == "```sh";
+            continue;
+        }
+        if in_sh && line.starts_with("tgm ") {
+            let command = line.split(" #").next().unwrap_or(line).trim_end();
+            out.push(command.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_remote_example_in_the_readme_runs() {
+    let (Some(http), Some(s3)) = (servers::http(), servers::s3()) else {
+        return;
+    };
+    let examples = readme_examples();
+    assert!(examples.len() >= 6, "found only {examples:?}");
+    let (_, bytes) = archive();
+    http.put("out.tgm", bytes);
+    s3.put("out.tgm", bytes);
+    let dir = tempfile::tempdir().unwrap();
+    for line in &examples {
+        let line = line
+            .replace("http://127.0.0.1:8080", &http.base_url)
+            .replace("s3://bucket/", &format!("s3://{}/", s3.bucket));
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let r = tgm_in(dir.path(), &args, &s3.env());
+        assert!(r.ok, "{line}: {}", r.err);
+    }
+}

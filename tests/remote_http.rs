@@ -1,0 +1,328 @@
+//! Remote reads over HTTP against nginx on loopback (`tests/common/servers.rs`):
+//! every corpus file decodes as the local read does, the library's request
+//! and byte counts match nginx's access log, and each fault gives a typed
+//! error (`spec/remote.md`). Skips with a message when nginx is absent.
+#![cfg(feature = "remote")]
+
+#[path = "common/servers.rs"]
+mod servers;
+
+#[path = "remote_corpus.rs"]
+mod corpus;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use corpus::*;
+use tgm::file::{FileLayout, SourceFile};
+use tgm::remote::{RemoteOptions, RemoteSource};
+use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
+
+fn open(url: &str) -> SourceFile<RemoteSource> {
+    let src = RemoteSource::open(url, &RemoteOptions::default()).unwrap();
+    SourceFile::open(src, &Limits::default()).unwrap()
+}
+
+/// Requests for `name` logged since `mark`, and their body bytes.
+fn logged(http: &servers::Http, mark: usize, name: &str) -> (u64, u64) {
+    let r: Vec<_> = http
+        .requests_since(mark)
+        .into_iter()
+        .filter(|r| r.is_for(name))
+        .collect();
+    (r.len() as u64, r.iter().map(|r| r.body_bytes).sum())
+}
+
+#[test]
+fn every_corpus_file_read_over_http_decodes_as_the_local_read() {
+    let Some(http) = servers::http() else { return };
+    for (name, bytes) in corpus() {
+        let url = http.put(&format!("corpus/{name}"), &bytes);
+        let local = SourceFile::open(Bytes::from(bytes.clone()), &Limits::default()).unwrap();
+        let remote = open(&url);
+        assert_eq!(summary(&remote), summary(&local), "{name}");
+    }
+}
+
+#[test]
+fn request_counts_match_the_access_log() {
+    let Some(http) = servers::http() else { return };
+    let n = 1000;
+    let all = many_messages(n, 2048);
+    let name = "counts/many.tgm";
+    let url = http.put(name, &all);
+    let mark = http.log_mark();
+    let f = open(&url);
+    let open_stats = f.source().stats();
+    assert_eq!(
+        logged(http, mark, name),
+        (open_stats.requests, open_stats.bytes)
+    );
+    // HEAD, then one window per hop.
+    assert!(open_stats.requests <= n as u64 + 2, "{open_stats:?}");
+    println!("open {n} messages: {open_stats:?}");
+
+    let mark = http.log_mark();
+    let got = f.decode_object(700, 2, &DecodeOptions::default()).unwrap();
+    assert_eq!(got.data, f32s(2048, 700 * 3 + 2));
+    let s = f.source().stats();
+    let (req, bytes) = (s.requests - open_stats.requests, s.bytes - open_stats.bytes);
+    assert_eq!(logged(http, mark, name), (req, bytes));
+    assert_eq!(req, 1, "one ranged GET of the data frame");
+    println!("object 2 of message 700: {req} request, {bytes} bytes");
+}
+
+#[test]
+fn decode_range_of_szip_fetches_the_covering_rsis_only() {
+    let Some(http) = servers::http() else { return };
+    let values = 1 << 20;
+    let file = szip_message(values);
+    let name = "counts/szip.tgm";
+    let url = http.put(name, &file);
+    let f = open(&url);
+    let local = SourceFile::open(Bytes::from(file.clone()), &Limits::default()).unwrap();
+    let ranges = [(values as u64 / 2, values as u64 / 100)];
+    let opts = DecodeOptions::default();
+    let before = f.source().stats();
+    let mark = http.log_mark();
+    let got = f.decode_range(0, 0, &ranges, &opts).unwrap();
+    assert_eq!(got, local.decode_range(0, 0, &ranges, &opts).unwrap());
+    let s = f.source().stats();
+    let (req, bytes) = (s.requests - before.requests, s.bytes - before.bytes);
+    assert_eq!(logged(http, mark, name), (req, bytes));
+    assert!(req <= 3, "{req} requests");
+    assert!(
+        bytes * 5 < file.len() as u64,
+        "{bytes} of {} bytes",
+        file.len()
+    );
+}
+
+#[test]
+fn a_shipped_layout_costs_one_get_per_object() {
+    let Some(http) = servers::http() else { return };
+    let all = many_messages(50, 1000);
+    let name = "layout/many.tgm";
+    let url = http.put(name, &all);
+    let layout = open(&url).layout().unwrap();
+    assert!(layout.etag.is_some(), "nginx sends an ETag");
+    let shipped = FileLayout::from_json(&layout.to_json().unwrap()).unwrap();
+    let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
+    let w = SourceFile::from_layout(src, &shipped, &Limits::default()).unwrap();
+    let mark = http.log_mark();
+    let got = w.decode_object(42, 1, &DecodeOptions::default()).unwrap();
+    assert_eq!(got.data, f32s(1000, 42 * 3 + 1));
+    assert_eq!(logged(http, mark, name).0, 1);
+    assert_eq!(w.source().stats().requests, 2, "HEAD at open, one GET");
+}
+
+#[test]
+fn a_server_ignoring_range_is_refused_without_reading_the_body() {
+    let Some(http) = servers::http() else { return };
+    let all = many_messages(3, 100_000);
+    http.put("faults/norange.tgm", &all);
+    let url = http.fault_url("norange", "faults/norange.tgm");
+    let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
+    let e = tgm::file::ByteSource::read_bytes(&src, 0..100).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Remote, "{e}");
+    assert!(e.to_string().contains(&url), "{e}");
+    assert_eq!(src.stats().bytes, 0, "the 200 body is not read");
+    // Opening fails with the same error.
+    let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
+    let e = SourceFile::open(src, &Limits::default()).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Remote, "{e}");
+}
+
+#[test]
+fn a_503_is_retried_with_backoff() {
+    let Some(http) = servers::http() else { return };
+    let all = many_messages(2, 100);
+    let name = format!("faults/flaky-{}.tgm", std::process::id());
+    http.put(&name, &all);
+    let url = http.fault_url("flaky503", &name);
+    let mark = http.log_mark();
+    let f = open(&url);
+    assert_eq!(f.num_messages(), 2);
+    let got = f.decode_object(1, 2, &DecodeOptions::default()).unwrap();
+    assert_eq!(got.data, f32s(100, 5));
+    let statuses: Vec<u16> = http
+        .requests_since(mark)
+        .into_iter()
+        .filter(|r| r.is_for(&name))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses.first(), Some(&503), "{statuses:?}");
+}
+
+#[test]
+fn missing_and_forbidden_objects_are_typed_errors_naming_the_url() {
+    let Some(http) = servers::http() else { return };
+    let url = http.url("faults/does-not-exist.tgm");
+    let e = RemoteSource::open(&url, &RemoteOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains(&url));
+    http.put("faults/secret.tgm", &many_messages(1, 10));
+    let url = http.fault_url("forbidden", "faults/secret.tgm");
+    let e = RemoteSource::open(&url, &RemoteOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Forbidden, "{e}");
+    assert!(e.to_string().contains(&url));
+}
+
+#[test]
+fn an_object_changed_after_open_is_detected() {
+    let Some(http) = servers::http() else { return };
+    let name = "faults/changing.tgm";
+    let url = http.put(name, &many_messages(3, 1000));
+    let f = open(&url);
+    let etag = f.source().as_async().etag().map(str::to_string);
+    assert!(etag.is_some());
+    // Another length, so nginx's ETag (mtime and size) differs.
+    http.put(name, &many_messages(4, 1000));
+    let e = f
+        .decode_object(2, 0, &DecodeOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::ObjectChanged, "{e}");
+    // A layout made before the change is refused at once.
+    let mut l = f.layout();
+    if let Ok(l) = l.as_mut() {
+        let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
+        let e = SourceFile::from_layout(src, l, &Limits::default()).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::ObjectChanged, "{e}");
+    }
+}
+
+/// A one-connection-at-a-time server answering every request with `reply`
+/// (after `delay`), for faults nginx cannot produce.
+fn fake_server(reply: Vec<u8>, delay: Duration) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let reply = reply.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                std::thread::sleep(delay);
+                let _ = s.write_all(&reply);
+            });
+        }
+    });
+    format!("http://127.0.0.1:{port}/x.tgm")
+}
+
+#[test]
+fn a_short_body_and_a_silent_server_are_errors() {
+    // HEAD and GET alike get a 206 promising 100 bytes and sending 10.
+    let short = b"HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\nContent-Range: bytes 0-99/1000\r\nConnection: close\r\n\r\n0123456789".to_vec();
+    let url = fake_server(short, Duration::ZERO);
+    let o = RemoteOptions::default()
+        .with_retries(1)
+        .with_backoff(Duration::from_millis(10), Duration::from_millis(20))
+        .with_timeout(Duration::from_secs(5));
+    if let Ok(src) = RemoteSource::open(&url, &o) {
+        let e = tgm::file::ByteSource::read_bytes(&src, 0..100).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Remote | ErrorKind::Truncated),
+            "{e}"
+        );
+    }
+    let url = fake_server(Vec::new(), Duration::from_secs(30));
+    let o = o.with_timeout(Duration::from_millis(300));
+    let t = Instant::now();
+    let e = RemoteSource::open(&url, &o).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Remote, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+}
+
+#[test]
+fn reads_work_from_inside_another_runtime() {
+    let Some(http) = servers::http() else { return };
+    let url = http.put("rt/inside.tgm", &many_messages(2, 100));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = rt.block_on(async move {
+        let f = open(&url);
+        f.num_messages()
+    });
+    assert_eq!(n, 2);
+}
+
+#[test]
+#[ignore = "16 Mi values; run by .ci/remote.sh"]
+fn full_size_costs_against_the_access_log() {
+    let Some(http) = servers::http() else { return };
+    let values = 16 << 20;
+    let file = message(
+        &[(
+            desc(
+                Dtype::Float64,
+                values,
+                Some(PipelineBuilder::new().simple_packing(16).szip()),
+            ),
+            f64s(values, 1),
+        )],
+        &EncodeOptions::new(),
+    );
+    let name = "full/szip16mi.tgm";
+    let url = http.put(name, &file);
+    let f = open(&url);
+    let ranges = [(values as u64 / 2, values as u64 / 100)];
+    let before = f.source().stats();
+    let mark = http.log_mark();
+    f.decode_range(0, 0, &ranges, &DecodeOptions::default())
+        .unwrap();
+    let s = f.source().stats();
+    let (req, bytes) = (s.requests - before.requests, s.bytes - before.bytes);
+    assert_eq!(logged(http, mark, name), (req, bytes));
+    println!(
+        "decode_range 1 % of 16 Mi szip values: {req} requests, {bytes} bytes of {}",
+        file.len()
+    );
+    assert!(req <= 3 && bytes * 40 < file.len() as u64);
+}
+
+#[test]
+fn the_first_message_costs_a_head_and_one_get_and_close_ranges_one_get() {
+    let Some(http) = servers::http() else { return };
+    let name = "counts/one.tgm";
+    let url = http.put(name, &many_messages(1, 2048));
+    let mark = http.log_mark();
+    let f = open(&url);
+    assert_eq!(f.num_messages(), 1);
+    assert!(f.is_indexed(0));
+    assert_eq!(f.source().stats().requests, 2);
+    assert_eq!(logged(http, mark, name).0, 2);
+    let src = f.source();
+    let before = src.stats().requests;
+    let got = tgm::file::ByteSource::read_ranges(src, &[100..200, 0..10, 5000..5010]).unwrap();
+    assert_eq!(
+        got.iter().map(|b| b.len()).collect::<Vec<_>>(),
+        vec![100, 10, 10]
+    );
+    assert_eq!(
+        src.stats().requests - before,
+        1,
+        "under the 64 KiB gap: one GET"
+    );
+}
+
+#[test]
+fn local_and_remote_files_behind_one_type() {
+    let Some(http) = servers::http() else { return };
+    let bytes = many_messages(3, 100);
+    let url = http.put("boxed/x.tgm", &bytes);
+    let sources: Vec<Box<dyn tgm::file::ByteSource>> = vec![
+        Box::new(Bytes::from(bytes.clone())),
+        Box::new(RemoteSource::open(&url, &RemoteOptions::default()).unwrap()),
+    ];
+    let files: Vec<SourceFile<Box<dyn tgm::file::ByteSource>>> = sources
+        .into_iter()
+        .map(|s| SourceFile::open(s, &Limits::default()).unwrap())
+        .collect();
+    assert_eq!(summary(&files[0]), summary(&files[1]));
+}

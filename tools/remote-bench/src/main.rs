@@ -1,0 +1,265 @@
+//! `remote-bench`: requests and bytes transferred by tgm's remote reader and
+//! by the reference's (`tensogram` 0.24.0), reading the same files from the
+//! same nginx on loopback, counted from nginx's access log. Prints a
+//! Markdown table.
+//!
+//! ```text
+//! cargo run --release -p remote-bench            # the README's table
+//! cargo run -p remote-bench -- --quick           # small files, for CI
+//! cargo run -p remote-bench -- --check           # exit 1 when tgm loses a row
+//! ```
+//!
+//! Every value read is compared with the local decode; a difference or a
+//! reader error ends the run with exit status 1.
+
+#[path = "../../../tests/common/servers.rs"]
+mod servers;
+
+mod files;
+mod readers;
+
+use std::process::ExitCode;
+
+use readers::{Opened, Reader};
+use servers::Http;
+
+/// Requests and response-body bytes of one operation.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    requests: usize,
+    bytes: u64,
+}
+
+/// One operation's cost for each reader, in [`READERS`] order.
+struct Row {
+    operation: String,
+    costs: Vec<Cost>,
+}
+
+const READERS: [Reader; 2] = [Reader::Tgm, Reader::Reference];
+
+const MANY: &str = "bench/many.tgm";
+const FIELD: &str = "bench/field.tgm";
+
+/// Runs `f` and counts the requests for `name` it caused.
+fn measure<T>(
+    http: &Http,
+    name: &str,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<(T, Cost), String> {
+    let mark = http.log_mark();
+    let value = f()?;
+    let requests: Vec<_> = http
+        .requests_since(mark)
+        .into_iter()
+        .filter(|r| r.is_for(name))
+        .collect();
+    if let Some(bad) = requests.iter().find(|r| r.status >= 400) {
+        return Err(format!("{name}: server answered {bad:?}"));
+    }
+    let cost = Cost {
+        requests: requests.len(),
+        bytes: requests.iter().map(|r| r.body_bytes).sum(),
+    };
+    Ok((value, cost))
+}
+
+fn same(what: &str, reader: Reader, got: &[u8], want: &[u8]) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {what} differs from the local decode ({} bytes, expected {})",
+            reader.name(),
+            got.len(),
+            want.len()
+        ))
+    }
+}
+
+/// What the rows read, and the values they must return.
+struct Plan {
+    messages: usize,
+    target: usize,
+    many_url: String,
+    object: Vec<u8>,
+    field_url: String,
+    count: u64,
+    ranges: Vec<(u64, u64)>,
+    range: Vec<u8>,
+}
+
+/// The costs of every operation for one reader, in row order.
+fn run_reader(http: &Http, plan: &Plan, r: Reader) -> Result<Vec<Cost>, String> {
+    let mut costs = Vec::new();
+    let open_many = || -> Result<Box<dyn Opened>, String> {
+        let f = r.open(&plan.many_url)?;
+        let n = f.messages()?;
+        if n != plan.messages {
+            return Err(format!(
+                "{}: found {n} messages, expected {}",
+                r.name(),
+                plan.messages
+            ));
+        }
+        Ok(f)
+    };
+    let (f, c) = measure(http, MANY, open_many)?;
+    costs.push(c);
+    let (data, c) = measure(http, MANY, || f.object(plan.target, 0))?;
+    same("object", r, &data, &plan.object)?;
+    costs.push(c);
+    drop(f);
+    let (data, c) = measure(http, MANY, || {
+        r.open(&plan.many_url)?.object(plan.target, 0)
+    })?;
+    same("object", r, &data, &plan.object)?;
+    costs.push(c);
+
+    let (f, c) = measure(http, FIELD, || {
+        let f = r.open(&plan.field_url)?;
+        match f.messages()? {
+            1 => Ok(f),
+            n => Err(format!(
+                "{}: found {n} messages in the field file",
+                r.name()
+            )),
+        }
+    })?;
+    costs.push(c);
+    let (data, c) = measure(http, FIELD, || f.ranges(0, 0, &plan.ranges))?;
+    same("range", r, &data, &plan.range)?;
+    costs.push(c);
+    drop(f);
+    let (data, c) = measure(http, FIELD, || {
+        r.open(&plan.field_url)?.ranges(0, 0, &plan.ranges)
+    })?;
+    same("range", r, &data, &plan.range)?;
+    costs.push(c);
+    Ok(costs)
+}
+
+fn operations(plan: &Plan, values: u64) -> Vec<String> {
+    let m = plan.messages;
+    let t = plan.target;
+    let v = if values % (1 << 20) == 0 {
+        format!("{} Mi", values >> 20)
+    } else {
+        values.to_string()
+    };
+    vec![
+        format!("open: locate all {m} messages"),
+        format!("read object 0 of message {t} of {m} (file open)"),
+        format!("read object 0 of message {t} of {m}, from cold (open + read)"),
+        format!("open the {v}-value szip file (1 message)"),
+        format!(
+            "`decode_range` of 1 % ({} values in {} per-RSI ranges, file open)",
+            plan.count,
+            plan.ranges.len()
+        ),
+        "`decode_range` of 1 %, from cold (open + read)".to_string(),
+    ]
+}
+
+fn print_table(rows: &[Row]) -> bool {
+    let mut tgm_wins_all = true;
+    println!("| operation | tgm requests | tgm bytes | reference requests | reference bytes |");
+    println!("|---|---:|---:|---:|---:|");
+    for row in rows {
+        let (t, r) = (row.costs[0], row.costs[1]);
+        let loses = t.requests > r.requests || t.bytes >= r.bytes;
+        tgm_wins_all &= !loses;
+        println!(
+            "| {}{} | {} | {} | {} | {} |",
+            row.operation,
+            if loses { " ⚠" } else { "" },
+            t.requests,
+            t.bytes,
+            r.requests,
+            r.bytes
+        );
+    }
+    tgm_wins_all
+}
+
+fn run(quick: bool) -> Result<bool, String> {
+    let sizes = if quick { files::QUICK } else { files::FULL };
+    let http = servers::http().ok_or("remote-bench needs nginx (Debian's nginx package)")?;
+
+    let many = files::many_messages(sizes.messages);
+    let values = files::field_values(sizes.field_values);
+    let (field, rsi_values) = files::szip_field(&values);
+    drop(values);
+    let target = sizes.messages * 7 / 10;
+    let (first, count) = (sizes.field_values * 2 / 5, sizes.field_values / 100);
+    let ranges = files::per_rsi_ranges(first, count, rsi_values);
+    let opts = tgm::DecodeOptions::default();
+    let range = tgm::decode_range(&field, 0, &[(first, count)], &opts)
+        .map_err(|e| format!("local decode_range: {e}"))?
+        .concat();
+    let plan = Plan {
+        messages: sizes.messages,
+        target,
+        many_url: http.put(MANY, &many),
+        object: files::small_values(target, 0),
+        field_url: http.put(FIELD, &field),
+        count,
+        ranges,
+        range,
+    };
+    eprintln!(
+        "files: {} ({} messages, {} bytes), {} ({} float64 values, simple_packing {} bits + szip \
+         at the reference's defaults ({} values per RSI), {} bytes); nginx {}",
+        plan.many_url,
+        sizes.messages,
+        many.len(),
+        plan.field_url,
+        sizes.field_values,
+        files::PACKING_BITS,
+        rsi_values,
+        field.len(),
+        http.base_url
+    );
+
+    let mut per_reader = Vec::new();
+    for r in READERS {
+        per_reader.push(run_reader(http, &plan, r)?);
+    }
+    let rows: Vec<Row> = operations(&plan, sizes.field_values)
+        .into_iter()
+        .enumerate()
+        .map(|(i, operation)| Row {
+            operation,
+            costs: per_reader.iter().map(|c| c[i]).collect(),
+        })
+        .collect();
+    Ok(print_table(&rows))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(bad) = args
+        .iter()
+        .find(|a| !matches!(a.as_str(), "--quick" | "--check"))
+    {
+        eprintln!("usage: remote-bench [--quick] [--check]  (unknown argument {bad:?})");
+        return ExitCode::from(2);
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let check = args.iter().any(|a| a == "--check");
+    match run(quick) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("tgm does not win every row (marked ⚠: more requests, or not fewer bytes)");
+            if check {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("remote-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The two remote readers behind one interface: tgm's
+//! `SourceFile<RemoteSource>` and the reference's `TensogramFile` opened on
+//! a URL. Every value comes back as native-order element bytes.
+
+use std::collections::BTreeMap;
+
+/// A remote file opened by one reader.
+pub trait Opened {
+    /// Number of messages (the reader locates all of them).
+    fn messages(&self) -> Result<usize, String>;
+    /// Object `o` of message `m`, decoded.
+    fn object(&self, m: usize, o: usize) -> Result<Vec<u8>, String>;
+    /// Element ranges `(first, count)` of object `o` of message `m`,
+    /// concatenated.
+    fn ranges(&self, m: usize, o: usize, ranges: &[(u64, u64)]) -> Result<Vec<u8>, String>;
+}
+
+/// Which reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    Tgm,
+    Reference,
+}
+
+impl Reader {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reader::Tgm => "tgm",
+            Reader::Reference => "reference 0.24.0",
+        }
+    }
+
+    /// Opens `url` the way a user of the reader would, with its defaults.
+    pub fn open(self, url: &str) -> Result<Box<dyn Opened>, String> {
+        match self {
+            Reader::Tgm => {
+                let src =
+                    tgm::remote::RemoteSource::open(url, tgm::remote::RemoteOptions::default())
+                        .map_err(|e| e.to_string())?;
+                let f = tgm::file::SourceFile::open(src, &tgm::Limits::default())
+                    .map_err(|e| e.to_string())?;
+                Ok(Box::new(TgmOpened(f)))
+            }
+            Reader::Reference => {
+                let f = tensogram::TensogramFile::open_remote(url, &BTreeMap::new(), None)
+                    .map_err(|e| e.to_string())?;
+                Ok(Box::new(RefOpened(f)))
+            }
+        }
+    }
+}
+
+struct TgmOpened(tgm::file::SourceFile<tgm::remote::RemoteSource>);
+
+impl Opened for TgmOpened {
+    fn messages(&self) -> Result<usize, String> {
+        Ok(self.0.num_messages())
+    }
+
+    fn object(&self, m: usize, o: usize) -> Result<Vec<u8>, String> {
+        self.0
+            .decode_object(m, o, &tgm::DecodeOptions::default())
+            .map(|d| d.data)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Without hash verification, as the reference's range reads: a digest
+    /// covers the whole payload, which a range read does not fetch.
+    fn ranges(&self, m: usize, o: usize, ranges: &[(u64, u64)]) -> Result<Vec<u8>, String> {
+        let opts = tgm::DecodeOptions::default().verify(tgm::Verify::Off);
+        self.0
+            .decode_range(m, o, ranges, &opts)
+            .map(|parts| parts.concat())
+            .map_err(|e| e.to_string())
+    }
+}
+
+struct RefOpened(tensogram::TensogramFile);
+
+impl Opened for RefOpened {
+    fn messages(&self) -> Result<usize, String> {
+        self.0.message_count().map_err(|e| e.to_string())
+    }
+
+    fn object(&self, m: usize, o: usize) -> Result<Vec<u8>, String> {
+        self.0
+            .decode_object(m, o, &tensogram::DecodeOptions::default())
+            .map(|(_, _, data)| data)
+            .map_err(|e| e.to_string())
+    }
+
+    fn ranges(&self, m: usize, o: usize, ranges: &[(u64, u64)]) -> Result<Vec<u8>, String> {
+        self.0
+            .decode_range(m, o, ranges, &tensogram::DecodeOptions::default())
+            .map(|(_, parts)| parts.concat())
+            .map_err(|e| e.to_string())
+    }
+}
