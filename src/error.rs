@@ -58,6 +58,16 @@ pub enum ErrorKind {
     RangeNotSupported,
     /// An operating-system I/O error.
     Io,
+    /// A remote object does not exist (HTTP 404); the detail names the URL.
+    NotFound,
+    /// A remote store refused access (HTTP 401/403); the detail names the URL.
+    Forbidden,
+    /// A remote object changed after it was opened: its ETag differs from
+    /// the one pinned by the first response (`spec/remote.md` §5).
+    ObjectChanged,
+    /// A remote store failed otherwise: timeout, dropped connection, a
+    /// response that does not answer the request (`spec/remote.md` §5).
+    Remote,
 }
 
 struct Inner {

@@ -15,6 +15,8 @@ pub mod limits;
 pub mod metadata;
 pub mod npy;
 pub mod pipeline;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod stream;
 pub mod szip;
 pub mod tensor;

@@ -219,6 +219,19 @@ pub(crate) fn index_messages(
     start: u64,
     limits: &Limits,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
+    index_messages_with(src, start, limits, &mut |_| {})
+}
+
+/// [`index_messages`], calling `at_hop(p)` at each position `p` the hop
+/// reaches before reading past the message there: a reader with readahead
+/// still holds that message's head, which `at_hop` may look into (to read
+/// its index) without another request.
+pub(crate) fn index_messages_with(
+    src: &dyn ByteSource,
+    start: u64,
+    limits: &Limits,
+    at_hop: &mut dyn FnMut(u64),
+) -> (Vec<MessageSpan>, Option<TornTail>) {
     let mut spans = Vec::new();
     let Ok(size) = src.len() else {
         return (spans, None);
@@ -230,6 +243,7 @@ pub(crate) fn index_messages(
     // The preamble at `p`, when the last hop read it already.
     let mut next: Option<[u8; PREAMBLE_LEN]> = None;
     'hop: while p < size {
+        at_hop(p);
         let head = next.take().or_else(|| read_array::<PREAMBLE_LEN>(src, p));
         let hop = head.and_then(|h| hop_from(src, &h, p, size, limits, &mut next));
         if hop.is_none() {

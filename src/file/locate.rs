@@ -173,6 +173,49 @@ impl IndexedFrame {
     }
 }
 
+/// The header or footer index of one message: where each of its data
+/// frames lies, checked against the message's frame area.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MessageIndex {
+    /// Message-relative offset of each data frame.
+    pub offsets: Vec<u64>,
+    /// `total_length` of each data frame.
+    pub lengths: Vec<u64>,
+    /// Absolute offset of the index frame, for error reporting.
+    pub index_frame_at: u64,
+    /// Message-relative end of the frame area (start of the postamble).
+    pub frames_end: u64,
+}
+
+impl MessageIndex {
+    /// Number of data frames listed.
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// The entry of data frame `index`.
+    pub(crate) fn entry(&self, index: usize) -> Result<IndexedFrame> {
+        let n = self.offsets.len();
+        if index >= n {
+            return Err(Error::invalid_argument(format!(
+                "object index {index} out of range (the message has {n})"
+            )));
+        }
+        let (off, flen) = (self.offsets[index], self.lengths[index]);
+        let entry = IndexedFrame {
+            offset: off,
+            len: flen,
+            index,
+            index_frame_at: self.index_frame_at,
+        };
+        let end = self.frames_end;
+        if off < PREAMBLE_LEN as u64 || off >= end || flen > end - off {
+            return Err(entry.bad());
+        }
+        Ok(entry)
+    }
+}
+
 /// Where data frame `index` lies in its message, found through the header
 /// index, else the footer index (reached through the postamble's
 /// first-footer offset); `None` when the message has neither, or declares
@@ -184,14 +227,31 @@ pub(crate) fn locate_data_frame(
     index: usize,
     limits: &Limits,
 ) -> Result<Option<IndexedFrame>> {
+    locate_index(src, msg, None, limits)?
+        .map(|ix| ix.entry(index))
+        .transpose()
+}
+
+/// The index of the message at `msg`: its header index, else its footer
+/// index; `None` as for [`locate_data_frame`], except that a streaming
+/// message whose length `known_len` is known (delimited by its frames
+/// when the file was indexed) is looked up like any other. Each entry is checked
+/// against the message's frame area when it is taken.
+pub(crate) fn locate_index(
+    src: &dyn ByteSource,
+    msg: MessageAt,
+    known_len: Option<u64>,
+    limits: &Limits,
+) -> Result<Option<MessageIndex>> {
     let avail = msg.avail;
     let head = read(src, msg.at..msg.at + avail.min(HEAD_WINDOW))?;
     let pre = Preamble::read(Cursor::new(&head, msg.base))?;
     // A streaming message's end is found only by walking its frames.
-    let len = pre.total_length;
-    if len == 0 {
-        return Ok(None);
-    }
+    let len = match (pre.total_length, known_len) {
+        (0, None) => return Ok(None),
+        (0, Some(k)) => k,
+        (t, _) => t,
+    };
     if len < MIN_MESSAGE_LEN as u64 || len > avail || len > limits.max_message_len {
         return Ok(None);
     }
@@ -224,21 +284,11 @@ pub(crate) fn locate_data_frame(
     };
     let f = Frame::read(Cursor::new(&bytes, msg.base + rel), msg.base)?;
     let table = IndexTable::from_cbor(f.cbor(), f.body_abs_offset(), limits)?;
-    let n = table.offsets.len();
-    if index >= n {
-        return Err(Error::invalid_argument(format!(
-            "object index {index} out of range (the message has {n})"
-        )));
-    }
-    let (off, flen) = (table.offsets[index], table.lengths[index]);
-    let entry = IndexedFrame {
-        offset: off,
-        len: flen,
-        index,
+    let ix = MessageIndex {
+        offsets: table.offsets,
+        lengths: table.lengths,
         index_frame_at: f.abs_offset(),
+        frames_end: w.frames_end,
     };
-    if off < PREAMBLE_LEN as u64 || off >= w.frames_end || flen > w.frames_end - off {
-        return Err(entry.bad());
-    }
-    Ok(Some(entry))
+    Ok(Some(ix))
 }

@@ -7,13 +7,22 @@ use std::path::{Path, PathBuf};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::index::{index_messages, TornTail};
-use super::locate::{locate_data_frame, MessageAt};
+use std::sync::OnceLock;
+
+use super::index::{index_messages, index_messages_with, TornTail};
+use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
+use super::locate::{locate_data_frame, locate_index, MessageAt, MessageIndex};
+use super::partial::SparseFrame;
+use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
-use crate::decode::{DecodeOptions, DecodedObject, Message, Object};
+use crate::decode::{DecodeOptions, DecodedObject, Message, Object, Verify};
+use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::metadata::GlobalMetadata;
+use crate::wire::frame::Frame;
 use crate::wire::scan::MessageSpan;
+use crate::wire::POSTAMBLE_LEN;
 
 /// How file bytes are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -339,36 +348,204 @@ pub(crate) fn read_object<R>(
     }
 }
 
+/// Bytes read at once while locating messages of a source that is not in
+/// memory: the end of one message, the preamble and header frames of the
+/// next, and usually its index (`spec/remote.md` §3).
+pub const DEFAULT_READAHEAD: u64 = 64 << 10;
+
+/// What a [`SourceFile`] knows about one message.
+#[derive(Debug, Default)]
+struct Located {
+    /// Its index, read while locating (or from a layout), else when an
+    /// object of it is first asked for; `None` inside when it has none.
+    index: OnceLock<Option<MessageIndex>>,
+    /// Each object's descriptor CBOR and stored digest, once read (or from
+    /// a layout).
+    envelopes: OnceLock<Vec<Envelope>>,
+}
+
+/// A data frame's descriptor CBOR and stored digest.
+#[derive(Debug, Clone, Default)]
+struct Envelope {
+    descriptor: Option<Vec<u8>>,
+    hash: Option<u64>,
+}
+
 /// The messages of any [`ByteSource`], located, none decoded: what
 /// [`TgmFile`] is for a path, for memory, a shared mapping, an open file or
-/// a remote store. Opening reads a few bytes per message; reading an object
-/// reads the message's head, its index and that object's frame.
+/// a remote store. Opening reads a few bytes per message and keeps each
+/// message's index; reading an object of an indexed message then reads
+/// that object's frame only. `SourceFile<Box<dyn ByteSource>>` holds any
+/// source behind one type. See `spec/files.md` §7 and `spec/remote.md`.
 #[derive(Debug)]
 pub struct SourceFile<S> {
     src: S,
     size: u64,
     spans: Vec<MessageSpan>,
+    located: Vec<Located>,
     torn: Option<TornTail>,
     limits: Limits,
 }
 
 impl<S: ByteSource> SourceFile<S> {
-    /// Locates the messages of `src`.
+    /// Locates the messages of `src` with the source's own readahead
+    /// ([`ByteSource::readahead`]: 0 for local sources, the configured
+    /// window for remote ones).
     pub fn open(src: S, limits: &Limits) -> Result<Self> {
+        let ra = src.readahead();
+        Self::open_with_readahead(src, limits, ra)
+    }
+
+    /// Locates the messages of `src` reading `readahead` bytes at a time.
+    /// With a readahead, each message's header or footer index is read on
+    /// the way (usually from the window that holds its preamble) and kept,
+    /// so that reading an object later reads its frame only; with 0,
+    /// exactly the bytes each hop needs are read and indexes are read
+    /// when objects are asked for.
+    pub fn open_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
         let size = src.len()?;
-        let (spans, torn) = index_messages(&src, 0, limits);
+        if readahead == 0 {
+            let (spans, torn) = index_messages(&src, 0, limits);
+            let located = spans.iter().map(|_| Located::default()).collect();
+            return Ok(SourceFile {
+                src,
+                size,
+                spans,
+                located,
+                torn,
+                limits: limits.clone(),
+            });
+        }
+        let ra = Readahead::new(&src, size, readahead);
+        let mut found: Vec<(u64, MessageIndex)> = Vec::new();
+        let (spans, torn) = index_messages_with(&ra, 0, limits, &mut |p| {
+            let at = MessageAt {
+                at: p,
+                base: p,
+                avail: size - p,
+            };
+            if let Ok(Some(ix)) = locate_index(&ra, at, None, limits) {
+                found.push((p, ix));
+            }
+        });
+        let mut found = found.into_iter().peekable();
+        let located = spans
+            .iter()
+            .map(|s| {
+                while found.peek().is_some_and(|(p, _)| *p < s.offset) {
+                    found.next();
+                }
+                let l = Located::default();
+                let index = found
+                    .next_if(|(p, _)| *p == s.offset)
+                    .map(|(_, ix)| ix)
+                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
+                if index.is_some() {
+                    let _ = l.index.set(index);
+                }
+                l
+            })
+            .collect();
         Ok(SourceFile {
             src,
             size,
             spans,
+            located,
             torn,
             limits: limits.clone(),
+        })
+    }
+
+    /// Opens `src` from a shipped layout, without reading it: the layout is
+    /// checked against the source's length and ETag and bounded by
+    /// `limits`, and each frame is checked against it when read.
+    pub fn from_layout(src: S, layout: &FileLayout, limits: &Limits) -> Result<Self> {
+        let size = src.len()?;
+        layout.validate(size, src.etag().as_deref(), limits)?;
+        let mut spans = Vec::with_capacity(layout.messages.len());
+        let mut located = Vec::with_capacity(layout.messages.len());
+        for m in &layout.messages {
+            spans.push(MessageSpan {
+                offset: m.offset,
+                len: m.len,
+            });
+            let l = Located::default();
+            if let Some(objs) = &m.objects {
+                let _ = l.index.set(Some(MessageIndex {
+                    offsets: objs.iter().map(|o| o.offset).collect(),
+                    lengths: objs.iter().map(|o| o.len).collect(),
+                    index_frame_at: m.offset,
+                    frames_end: m.len - POSTAMBLE_LEN as u64,
+                }));
+                if objs.iter().all(|o| o.descriptor.is_some()) {
+                    let env = objs
+                        .iter()
+                        .map(|o| {
+                            Ok(Envelope {
+                                descriptor: o.descriptor.as_deref().map(from_hex).transpose()?,
+                                hash: o.hash,
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let _ = l.envelopes.set(env);
+                }
+            }
+            located.push(l);
+        }
+        Ok(SourceFile {
+            src,
+            size,
+            spans,
+            located,
+            torn: None,
+            limits: limits.clone(),
+        })
+    }
+
+    /// The layout located: message spans, each indexed message's data
+    /// frames with their descriptors and digests (read once, one request
+    /// per object not read before), the source's length and ETag.
+    pub fn layout(&self) -> Result<FileLayout> {
+        let mut messages = Vec::with_capacity(self.spans.len());
+        for (m, s) in self.spans.iter().enumerate() {
+            let objects = match self.index(m) {
+                Some(ix) => {
+                    let env = self.envelopes(m)?;
+                    Some(
+                        (0..ix.len())
+                            .map(|o| ObjectLayout {
+                                offset: ix.offsets[o],
+                                len: ix.lengths[o],
+                                descriptor: env[o].descriptor.as_deref().map(to_hex),
+                                hash: env[o].hash,
+                            })
+                            .collect(),
+                    )
+                }
+                None => None,
+            };
+            messages.push(MessageLayout {
+                offset: s.offset,
+                len: s.len,
+                objects,
+            });
+        }
+        Ok(FileLayout {
+            version: LAYOUT_VERSION,
+            source_len: self.size,
+            etag: self.src.etag(),
+            messages,
         })
     }
 
     /// The source read.
     pub fn source(&self) -> &S {
         &self.src
+    }
+
+    /// Length of the source when it was located.
+    pub fn size(&self) -> u64 {
+        self.size
     }
 
     /// Where each complete message lies.
@@ -386,10 +563,42 @@ impl<S: ByteSource> SourceFile<S> {
         self.torn.as_ref()
     }
 
+    /// Whether message `m`'s index was read (objects of it are then read
+    /// without reading the rest of the message).
+    pub fn is_indexed(&self, m: usize) -> bool {
+        self.located
+            .get(m)
+            .is_some_and(|l| l.index.get().is_some_and(Option::is_some))
+    }
+
+    /// Message `m`'s index (`m` in range): kept from opening, or read now
+    /// through the message's header or footer index and kept. A message
+    /// whose index cannot be read has none; reading its objects then
+    /// parses it whole, which reports what is wrong.
+    fn index(&self, m: usize) -> Option<&MessageIndex> {
+        let span = self.spans[m];
+        self.located[m]
+            .index
+            .get_or_init(|| {
+                let at = MessageAt {
+                    at: span.offset,
+                    base: span.offset,
+                    avail: span.len,
+                };
+                locate_index(&self.src, at, Some(span.len), &self.limits)
+                    .ok()
+                    .flatten()
+                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len)
+            })
+            .as_ref()
+    }
+
     /// The bytes of message `i`, shared with the source where it allows.
     pub fn message_bytes(&self, i: usize) -> Result<bytes::Bytes> {
         let s = span_of(&self.spans, i)?;
-        self.src.read_bytes(s.offset..s.offset + s.len)
+        let b = self.src.read_bytes(s.offset..s.offset + s.len)?;
+        super::partial::check_len(&(s.offset..s.offset + s.len), &b)?;
+        Ok(b)
     }
 
     /// Runs `f` on the parsed message `i`.
@@ -404,17 +613,188 @@ impl<S: ByteSource> SourceFile<S> {
         f(&m).map_err(|e| e.in_message(i))
     }
 
-    /// Object `o` of message `m` with its descriptor, owned.
+    /// Message metadata of message `m` (its whole bytes are read; the
+    /// metadata frame's digest is checked per `opts.verify`).
+    pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
+        let bytes = self.message_bytes(m)?;
+        let base = self.spans[m].offset;
+        let mut o = self.effective(opts);
+        o.limits = self.limits.clone();
+        crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
+    }
+
+    /// The descriptors of message `m`'s objects: for an indexed message
+    /// read from each data frame's header and tail only (once; then
+    /// cached), otherwise parsed from the whole message.
+    pub fn descriptors(&self, m: usize) -> Result<Vec<ObjectDescriptor>> {
+        span_of(&self.spans, m)?;
+        if self.index(m).is_none() {
+            return self.with_message(m, |msg| {
+                (0..msg.num_objects())
+                    .map(|i| msg.object(i).map(|o| o.descriptor().clone()))
+                    .collect()
+            });
+        }
+        let env = self.envelopes(m)?;
+        env.iter()
+            .enumerate()
+            .map(|(o, e)| match &e.descriptor {
+                Some(d) => ObjectDescriptor::from_cbor(d, 0, &self.limits)
+                    .map_err(|e| e.in_object(o).in_message(m)),
+                None => self.with_message(m, |msg| Ok(msg.object(o)?.descriptor().clone())),
+            })
+            .collect()
+    }
+
+    /// Object `o` of message `m` with its descriptor, owned. For an indexed
+    /// message this reads that object's frame only.
     pub fn decode_object(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
-        let span = span_of(&self.spans, m)?;
-        read_object(&self.src, self.size, span, o, &opts.limits, |obj| {
+        let opts = &self.effective(opts);
+        self.with_object(m, o, opts, |obj| {
             Ok(DecodedObject {
                 descriptor: obj.descriptor().clone(),
                 data: crate::buffer::into_owned(obj.decode(opts)?)?,
             })
         })
-        .map_err(|e| e.in_message(m))
     }
+
+    /// Element ranges `(first, count)` of object `o` of message `m`. For
+    /// an indexed message whose pipeline decodes ranges (encodings none and
+    /// simple_packing without filter, uncompressed or szip with block
+    /// offsets) only the frame's header and tail and the bytes covering the
+    /// ranges are read, and the frame digest (which covers the whole body)
+    /// is not checked; otherwise the frame is read whole and checked per
+    /// `opts.verify` (`spec/remote.md` §4).
+    pub fn decode_range(
+        &self,
+        m: usize,
+        o: usize,
+        ranges: &[(u64, u64)],
+        opts: &DecodeOptions,
+    ) -> Result<Vec<Vec<u8>>> {
+        let opts = &self.effective(opts);
+        let span = span_of(&self.spans, m)?;
+        if let Some(ix) = self.index(m) {
+            let run = || {
+                let e = ix.entry(o)?;
+                let at = span.offset + e.offset;
+                let part = super::partial::decode_range_partial(
+                    &self.src,
+                    at,
+                    e.len,
+                    span.offset,
+                    o,
+                    ranges,
+                    opts,
+                )?;
+                if let Some(r) = part {
+                    return Ok(Some(r));
+                }
+                Ok(None)
+            };
+            if let Some(r) = run().map_err(|e: Error| e.in_message(m))? {
+                return Ok(r);
+            }
+        }
+        self.with_object(m, o, opts, |obj| obj.decode_range(ranges, opts))
+    }
+
+    /// Runs `f` on object `o` of message `m`, read through the kept index
+    /// (one read of the frame, checked against any layout entry) or else
+    /// located in the message.
+    fn with_object<R>(
+        &self,
+        m: usize,
+        o: usize,
+        opts: &DecodeOptions,
+        f: impl FnOnce(&Object<'_>) -> Result<R>,
+    ) -> Result<R> {
+        let span = span_of(&self.spans, m)?;
+        let limits = &opts.limits;
+        let run = || {
+            let Some(ix) = self.index(m) else {
+                return read_object(&self.src, self.size, span, o, limits, f);
+            };
+            let e = ix.entry(o)?;
+            let start = span.offset + e.offset;
+            let r = start..start + e.len;
+            let bytes = self.src.read_bytes(r.clone())?;
+            super::partial::check_len(&r, &bytes)?;
+            let frame = e.frame(&bytes, span.offset)?;
+            let obj = Object::from_frame(frame, o, limits)?;
+            if let Some(env) = self.located[m].envelopes.get().and_then(|v| v.get(o)) {
+                check_envelope(env, &frame, &bytes, limits).map_err(|e| e.in_object(o))?;
+            }
+            f(&obj)
+        };
+        run().map_err(|e| e.in_message(m))
+    }
+
+    /// The envelopes of message `m`'s objects, read once.
+    fn envelopes(&self, m: usize) -> Result<&Vec<Envelope>> {
+        let l = &self.located[m];
+        if let Some(v) = l.envelopes.get() {
+            return Ok(v);
+        }
+        let span = self.spans[m];
+        let ix = self
+            .index(m)
+            .ok_or_else(|| Error::invalid_argument("message has no index"))?;
+        let mut v = Vec::with_capacity(ix.len());
+        for o in 0..ix.len() {
+            let e = ix.entry(o).map_err(|e| e.in_message(m))?;
+            let at = span.offset + e.offset;
+            let sparse = SparseFrame::envelope(&self.src, at, e.len, span.offset, &self.limits)
+                .map_err(|e| e.in_object(o).in_message(m))?;
+            let env = match sparse {
+                Some(sp) => {
+                    let obj = sp
+                        .object(o, &self.limits)
+                        .map_err(|e| e.in_object(o).in_message(m))?;
+                    let f = obj.frame();
+                    let raw = f.split_data(&self.limits)?.descriptor.to_vec();
+                    Envelope {
+                        descriptor: Some(raw),
+                        hash: f.has_hash().then(|| f.stored_hash()),
+                    }
+                }
+                None => Envelope::default(),
+            };
+            v.push(env);
+        }
+        let _ = l.envelopes.set(v);
+        Ok(l.envelopes.get().expect("set above"))
+    }
+
+    /// `opts`, with digest checking on when the source requires it.
+    fn effective(&self, opts: &DecodeOptions) -> DecodeOptions {
+        let mut o = opts.clone();
+        if self.src.requires_verification() && o.verify == Verify::Off {
+            o.verify = Verify::IfPresent;
+        }
+        o
+    }
+}
+
+/// Checks a frame read through a layout or cached envelope against what
+/// was recorded: the same stored digest and the same descriptor.
+fn check_envelope(env: &Envelope, frame: &Frame<'_>, _bytes: &[u8], limits: &Limits) -> Result<()> {
+    let lie = |what: &str| {
+        Error::framing(format!("the data frame's {what} differs from the layout's"))
+            .at(frame.abs_offset())
+    };
+    if let Some(h) = env.hash {
+        if !frame.has_hash() || frame.stored_hash() != h {
+            return Err(lie("digest"));
+        }
+    }
+    if let Some(d) = &env.descriptor {
+        let parts = frame.split_data(limits)?;
+        if parts.descriptor != &d[..] {
+            return Err(lie("descriptor"));
+        }
+    }
+    Ok(())
 }
 
 fn span_of(spans: &[MessageSpan], i: usize) -> Result<MessageSpan> {

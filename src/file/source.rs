@@ -55,6 +55,28 @@ pub trait ByteSource: Send + Sync {
     fn as_slice(&self) -> Option<&[u8]> {
         None
     }
+
+    /// Whether frame digests must be checked on whole-frame reads even when
+    /// the caller's options say [`crate::Verify::Off`]: remote sources say
+    /// yes by default (`spec/remote.md` §5).
+    fn requires_verification(&self) -> bool {
+        false
+    }
+
+    /// A tag naming this version of the source's bytes (a remote object's
+    /// ETag), when it has one: a shipped layout records it.
+    fn etag(&self) -> Option<String> {
+        None
+    }
+
+    /// Bytes [`super::SourceFile::open`] reads at once while locating
+    /// messages; 0 (the default, right for local sources) reads exactly
+    /// what each step needs and leaves each message's index to be read
+    /// when an object of it is first asked for. Remote sources answer
+    /// their configured readahead (`spec/remote.md` §3).
+    fn readahead(&self) -> u64 {
+        0
+    }
 }
 
 /// `range`'s length as a buffer size.
@@ -149,6 +171,42 @@ impl<S: ByteSource + ?Sized> ByteSource for Arc<S> {
     fn as_slice(&self) -> Option<&[u8]> {
         (**self).as_slice()
     }
+    fn requires_verification(&self) -> bool {
+        (**self).requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        (**self).etag()
+    }
+    fn readahead(&self) -> u64 {
+        (**self).readahead()
+    }
+}
+
+impl<S: ByteSource + ?Sized> ByteSource for Box<S> {
+    fn len(&self) -> Result<u64> {
+        (**self).len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        (**self).read_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        (**self).read_bytes(range)
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        (**self).read_ranges(ranges)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        (**self).as_slice()
+    }
+    fn requires_verification(&self) -> bool {
+        (**self).requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        (**self).etag()
+    }
+    fn readahead(&self) -> u64 {
+        (**self).readahead()
+    }
 }
 
 impl<S: ByteSource + ?Sized> ByteSource for &S {
@@ -166,6 +224,15 @@ impl<S: ByteSource + ?Sized> ByteSource for &S {
     }
     fn as_slice(&self) -> Option<&[u8]> {
         (**self).as_slice()
+    }
+    fn requires_verification(&self) -> bool {
+        (**self).requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        (**self).etag()
+    }
+    fn readahead(&self) -> u64 {
+        (**self).readahead()
     }
 }
 
@@ -394,6 +461,15 @@ impl<S: ByteSource> ByteSource for CountingSource<S> {
     }
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         ranges.iter().map(|r| self.read_bytes(r.clone())).collect()
+    }
+    fn requires_verification(&self) -> bool {
+        self.inner.requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        self.inner.etag()
+    }
+    fn readahead(&self) -> u64 {
+        self.inner.readahead()
     }
     // Deliberately no `as_slice`: every byte a reader uses is counted.
 }

@@ -121,6 +121,54 @@ pub fn decode_range_into(
     }
 }
 
+/// Whether RSIs `first..=last` each decode from their stored start (RSI 0
+/// from the stream start) to exactly the next stored offset, the stream's
+/// last RSI without error. When it holds, [`decode_range_into`] over those
+/// RSIs reads only the bits `[start of first, end of last)` and takes the
+/// same path as over the whole stream: a remote reader fetches only those
+/// bytes (`spec/remote.md` §4).
+pub(crate) fn rsi_chain_holds(
+    input: &[u8],
+    p: &SzipParams,
+    offsets: &[u64],
+    total_len: u64,
+    first: u64,
+    last: u64,
+) -> bool {
+    if p.validate().is_err() {
+        return false;
+    }
+    let rsi_bytes = p.rsi as u64 * p.block_size as u64 * p.sample_bytes() as u64;
+    let mut buf = Vec::new();
+    for k in first..=last {
+        let Ok(ku) = usize::try_from(k) else {
+            return false;
+        };
+        let start = if k == 0 {
+            0
+        } else {
+            match offsets.get(ku) {
+                Some(&s) => s,
+                None => return false,
+            }
+        };
+        let from = k.saturating_mul(rsi_bytes);
+        if from >= total_len {
+            return false;
+        }
+        buf.clear();
+        buf.resize((total_len - from).min(rsi_bytes) as usize, 0);
+        let end = decode_samples(input, start, p, &mut buf);
+        let last_of_stream = from + rsi_bytes >= total_len;
+        match (end, offsets.get(ku + 1)) {
+            (Ok(e), Some(&next)) if e == next => {}
+            (Ok(_), None) if last_of_stream => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Decodes RSI `j` into `buf` from its stored offset if that offset is
 /// confirmed, returning where the RSI ends; `None` if it is not. RSI 0
 /// starts the stream.

@@ -8,6 +8,7 @@
 mod bitreader;
 mod bitwriter;
 mod decode;
+pub(crate) use decode::rsi_chain_holds;
 mod encode;
 
 pub use decode::{decode_into, decode_parallel_into, decode_range_into};

@@ -1,0 +1,319 @@
+//! Reading parts of one data frame: its envelope (header, footer and
+//! descriptor) and, for `decode_range`, only the payload bytes the ranges
+//! need. See `spec/remote.md` §4.
+//!
+//! The parts read are placed at their offsets in a zero-filled buffer of
+//! the frame's length (allocated lazily by the system, so untouched pages
+//! cost nothing), which then parses and decodes like a whole frame: the
+//! decoders are the ones whole reads use, and they only ever look at the
+//! bytes that were read (checked per stage below).
+
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::source::ByteSource;
+use crate::decode::{DecodeOptions, Object, Verify};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::pipeline::codec::Params;
+use crate::wire::frame::Frame;
+use crate::wire::header::Cursor;
+use crate::wire::{FrameType, FRAME_HEADER_LEN};
+
+/// Bytes read from the end of a data frame for its descriptor and footer:
+/// a descriptor longer than this (an szip object with many block offsets)
+/// costs one more read.
+pub(crate) const TAIL_WINDOW: u64 = 64 << 10;
+
+/// One data frame with only some of its bytes read.
+pub(crate) struct SparseFrame {
+    buf: Vec<u8>,
+    /// Absolute offset of the frame in the source.
+    at: u64,
+    /// Absolute offset of the frame's message.
+    msg_base: u64,
+}
+
+impl SparseFrame {
+    /// Reads the header and the tail of the frame at `at` of `len` bytes
+    /// (one `read_ranges` call), then the rest of the descriptor if the
+    /// tail did not hold it. `None` when the frame keeps its descriptor
+    /// before the payload (the parts cannot be told apart without reading
+    /// on): the caller reads the whole frame.
+    pub(crate) fn envelope(
+        src: &dyn ByteSource,
+        at: u64,
+        len: u64,
+        msg_base: u64,
+        limits: &Limits,
+    ) -> Result<Option<Self>> {
+        if len > limits.max_message_len {
+            return Err(Error::limit("max_message_len", len, limits.max_message_len).at(at));
+        }
+        let n = super::source::range_len(&(0..len))?;
+        let mut me = SparseFrame {
+            buf: crate::buffer::zeroed(n)?,
+            at,
+            msg_base,
+        };
+        let head = (FRAME_HEADER_LEN as u64).min(len);
+        let tail_from = len.saturating_sub(TAIL_WINDOW).max(head);
+        me.fill(src, &[0..head, tail_from..len])?;
+        let frame = me.frame()?;
+        if frame.ftype() != FrameType::DataObject {
+            return Err(Error::framing(format!(
+                "{:?} frame where the index lists a data frame",
+                frame.ftype()
+            ))
+            .at(at));
+        }
+        let flags = frame.flags();
+        if flags & crate::wire::frame_flags::CBOR_AFTER_PAYLOAD == 0 {
+            return Ok(None);
+        }
+        let footer = crate::wire::header::DataFooter::of_frame(&me.buf);
+        let co = footer.cbor_offset;
+        if co >= FRAME_HEADER_LEN as u64 && co < tail_from {
+            me.fill(src, &[co..tail_from])?;
+        }
+        Ok(Some(me))
+    }
+
+    /// Reads `ranges` (frame-relative) into place with one `read_ranges`
+    /// call.
+    pub(crate) fn fill(&mut self, src: &dyn ByteSource, ranges: &[Range<u64>]) -> Result<()> {
+        let len = self.buf.len() as u64;
+        let abs: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| r.start < r.end)
+            .map(|r| {
+                if r.end > len {
+                    return Err(Error::invalid_argument("range outside the frame"));
+                }
+                Ok(self.at + r.start..self.at + r.end)
+            })
+            .collect::<Result<_>>()?;
+        if abs.is_empty() {
+            return Ok(());
+        }
+        let got = src.read_ranges(&abs)?;
+        for (r, b) in abs.iter().zip(&got) {
+            check_len(r, b)?;
+            let s = (r.start - self.at) as usize;
+            self.buf[s..s + b.len()].copy_from_slice(b);
+        }
+        Ok(())
+    }
+
+    /// The frame, parsed: header and end magic checked.
+    pub(crate) fn frame(&self) -> Result<Frame<'_>> {
+        Frame::read(Cursor::new(&self.buf, self.at), self.msg_base)
+    }
+
+    /// The object, with its descriptor parsed.
+    pub(crate) fn object(&self, index: usize, limits: &Limits) -> Result<Object<'_>> {
+        Object::from_frame(self.frame()?, index, limits)
+    }
+
+    /// Absolute offset of the frame.
+    pub(crate) fn at(&self) -> u64 {
+        self.at
+    }
+}
+
+/// A range read must come back whole: a short or long body is an error,
+/// never a misplaced value.
+pub(crate) fn check_len(r: &Range<u64>, b: &Bytes) -> Result<()> {
+    if b.len() as u64 != r.end - r.start {
+        return Err(Error::truncated(format!(
+            "{} bytes returned for a {}-byte range",
+            b.len(),
+            r.end - r.start
+        ))
+        .at(r.start));
+    }
+    Ok(())
+}
+
+/// What `decode_range` must read of a payload region.
+pub(crate) struct RangePlan {
+    /// Region-relative byte ranges.
+    pub ranges: Vec<Range<u64>>,
+    /// For szip: the RSIs whose chain must be confirmed before decoding.
+    szip: Option<SzipRun>,
+}
+
+struct SzipRun {
+    params: crate::szip::SzipParams,
+    offsets: Vec<u64>,
+    total: u64,
+    first: u64,
+    last: u64,
+    payload_len: u64,
+}
+
+/// The bytes of `obj`'s payload region that decoding `ranges` reads, or
+/// `None` when its pipeline needs the whole payload (a filter, zstd, lz4,
+/// a bitmask object, szip without stored block offsets).
+pub(crate) fn plan(
+    obj: &Object<'_>,
+    ranges: &[(u64, u64)],
+    opts: &DecodeOptions,
+) -> Result<Option<RangePlan>> {
+    let desc = obj.descriptor();
+    if desc.dtype == crate::Dtype::Bitmask {
+        return Ok(None);
+    }
+    let Ok(pipeline) = desc.pipeline() else {
+        return Ok(None);
+    };
+    if !pipeline.filter().is_identity() {
+        return Ok(None);
+    }
+    let n = desc.num_elements()?;
+    let w = desc.dtype.width() as u64;
+    let bits = match pipeline.encoding().name() {
+        "none" => w * 8,
+        "simple_packing" => {
+            Params::new(&desc.params, "simple_packing").req_u32("sp_bits_per_value")? as u64
+        }
+        _ => return Ok(None),
+    };
+    // Byte ranges of the encoded stream (the compression stage's output).
+    let mut enc = Vec::new();
+    for &(first, count) in ranges {
+        let end = first
+            .checked_add(count)
+            .filter(|&e| e <= n)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "range ({first}, {count}) exceeds the {n} elements"
+                ))
+            })?;
+        if count > 0 && bits > 0 {
+            let a = first.checked_mul(bits).map(|b| b / 8);
+            let b = end.checked_mul(bits).map(|b| b.div_ceil(8));
+            let (Some(a), Some(b)) = (a, b) else {
+                return Err(Error::invalid_argument("range overflows"));
+            };
+            enc.push(a..b);
+        }
+    }
+    let region_len = obj.payload_region().len() as u64;
+    let payload_len = match desc.masks.as_ref().filter(|m| !m.is_empty()) {
+        Some(m) => m.iter().map(|(_, i)| i.offset).min().unwrap_or(region_len),
+        None => region_len,
+    };
+    let mut out = Vec::new();
+    if opts.restore_non_finite {
+        if let Some(m) = &desc.masks {
+            for (_, info) in m.iter() {
+                let e = info.offset.saturating_add(info.length).min(region_len);
+                out.push(info.offset.min(e)..e);
+            }
+        }
+    }
+    let compression = pipeline.compression();
+    if compression.is_identity() {
+        out.extend(enc.into_iter().map(|r| r.start..r.end.min(payload_len)));
+        return Ok(Some(RangePlan {
+            ranges: out,
+            szip: None,
+        }));
+    }
+    if compression.name() != "szip" || enc.is_empty() {
+        return Ok(None);
+    }
+    let p = Params::new(&desc.params, "szip");
+    let Some(offsets) = p.opt_u64_array("szip_block_offsets")? else {
+        return Ok(None);
+    };
+    let params = crate::pipeline::szip_stage::coder_params_of(desc)?;
+    params.validate()?;
+    let cx = pipeline.contexts(desc)?;
+    let total = cx[2].decoded_len;
+    let sb = params.sample_bytes() as u64;
+    let rsi_bytes = params.rsi as u64 * params.block_size as u64 * sb;
+    let lo = enc.iter().map(|r| r.start).min().unwrap_or(0) / rsi_bytes;
+    let hi = enc.iter().map(|r| r.end).max().unwrap_or(0);
+    let hi = (hi.div_ceil(sb) * sb).min(total).saturating_sub(1) / rsi_bytes;
+    // The last stored offset is confirmed by the RSI before it.
+    let first = if lo > 0 && offsets.get(lo as usize + 1).is_none() {
+        lo - 1
+    } else {
+        lo
+    };
+    let start_bit = if first == 0 {
+        0
+    } else {
+        match offsets.get(first as usize) {
+            Some(&s) => s,
+            None => return Ok(None),
+        }
+    };
+    let end_byte = match offsets.get(hi as usize + 1) {
+        // A few bytes more than the last bit: bit readers load whole words.
+        Some(&e) => e.div_ceil(8).saturating_add(8).min(payload_len),
+        None => payload_len,
+    };
+    let start_byte = (start_bit / 8).min(end_byte);
+    out.push(start_byte..end_byte);
+    Ok(Some(RangePlan {
+        ranges: out,
+        szip: Some(SzipRun {
+            params,
+            offsets,
+            total,
+            first,
+            last: hi,
+            payload_len,
+        }),
+    }))
+}
+
+/// Decodes element ranges of the data frame at `at` (absolute, `len`
+/// bytes, in the message at `msg_base`) reading only the bytes the
+/// ranges need when its pipeline allows; `None` when the whole frame is
+/// needed. The frame's digest covers the whole body, so a partial read
+/// checks the frame's header, end magic and descriptor, and (szip) that
+/// the stored block offsets chain over the RSIs read, not the digest.
+pub(crate) fn decode_range_partial(
+    src: &dyn ByteSource,
+    at: u64,
+    len: u64,
+    msg_base: u64,
+    index: usize,
+    ranges: &[(u64, u64)],
+    opts: &DecodeOptions,
+) -> Result<Option<Vec<Vec<u8>>>> {
+    let Some(mut sparse) = SparseFrame::envelope(src, at, len, msg_base, &opts.limits)? else {
+        return Ok(None);
+    };
+    let (plan, region_at) = {
+        let obj = sparse.object(index, &opts.limits)?;
+        let Some(plan) = plan(&obj, ranges, opts)? else {
+            return Ok(None);
+        };
+        (plan, obj.payload_offset() - sparse.at())
+    };
+    let frame_ranges: Vec<Range<u64>> = plan
+        .ranges
+        .iter()
+        .map(|r| region_at + r.start..region_at + r.end)
+        .collect();
+    sparse.fill(src, &frame_ranges)?;
+    let obj = sparse.object(index, &opts.limits)?;
+    if let Some(s) = &plan.szip {
+        let region = obj.payload_region();
+        let payload = &region[..s.payload_len as usize];
+        if !crate::szip::rsi_chain_holds(payload, &s.params, &s.offsets, s.total, s.first, s.last) {
+            // A stored offset is wrong: the range decoder would read RSIs
+            // before these; read the whole frame instead.
+            return Ok(None);
+        }
+    }
+    let mut o = opts.clone();
+    o.verify = Verify::Off;
+    obj.decode_range(ranges, &o).map(Some)
+}

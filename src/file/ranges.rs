@@ -1,0 +1,244 @@
+//! Few, large reads out of many small ones: coalescing nearby ranges into
+//! one request, and a readahead window for walks that read a little at a
+//! time. See `spec/remote.md` §2–§3.
+
+use std::ops::Range;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+
+use super::source::ByteSource;
+use crate::error::{Error, Result};
+
+/// Ranges closer than this are fetched as one by [`Coalescing`] and the
+/// remote sources unless configured otherwise.
+pub const DEFAULT_COALESCE_GAP: u64 = 64 << 10;
+
+/// Sorted, merged ranges covering `ranges`: two ranges whose gap is at most
+/// `gap` bytes become one. Empty ranges are dropped; reversed ones are an
+/// error.
+pub fn coalesce(ranges: &[Range<u64>], gap: u64) -> Result<Vec<Range<u64>>> {
+    let mut sorted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        if r.start > r.end {
+            return Err(Error::invalid_argument(format!(
+                "reversed byte range {}..{}",
+                r.start, r.end
+            )));
+        }
+        if r.start < r.end {
+            sorted.push(r.clone());
+        }
+    }
+    sorted.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
+    for r in sorted {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(gap) => {
+                last.end = last.end.max(r.end);
+            }
+            _ => out.push(r),
+        }
+    }
+    Ok(out)
+}
+
+/// Serves each of `ranges` out of `merged` (the output of [`coalesce`]) and
+/// the bytes `got` read for them.
+pub fn split_merged(
+    ranges: &[Range<u64>],
+    merged: &[Range<u64>],
+    got: &[Bytes],
+) -> Result<Vec<Bytes>> {
+    ranges
+        .iter()
+        .map(|r| {
+            if r.start == r.end {
+                return Ok(Bytes::new());
+            }
+            let i = merged.partition_point(|m| m.end < r.end);
+            let (m, b) = merged
+                .get(i)
+                .zip(got.get(i))
+                .filter(|(m, _)| m.start <= r.start && r.end <= m.end)
+                .ok_or_else(|| Error::invalid_argument("range not covered by the merged reads"))?;
+            let a = (r.start - m.start) as usize;
+            let e = (r.end - m.start) as usize;
+            if e > b.len() {
+                return Err(Error::truncated(format!(
+                    "{} bytes served for a {}-byte range",
+                    b.len(),
+                    m.end - m.start
+                ))
+                .at(m.start));
+            }
+            Ok(b.slice(a..e))
+        })
+        .collect()
+}
+
+/// Merges the ranges of each [`ByteSource::read_ranges`] call that lie
+/// within `gap` bytes of each other before passing them on: what a remote
+/// source does, over any source (to count what a remote reader would
+/// request with [`super::CountingSource`] underneath).
+#[derive(Debug)]
+pub struct Coalescing<S> {
+    inner: S,
+    gap: u64,
+}
+
+impl<S: ByteSource> Coalescing<S> {
+    /// Wraps `inner`, merging ranges at most `gap` bytes apart.
+    pub fn new(inner: S, gap: u64) -> Self {
+        Coalescing { inner, gap }
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: ByteSource> ByteSource for Coalescing<S> {
+    fn len(&self) -> Result<u64> {
+        self.inner.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        self.inner.read_bytes(range)
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let merged = coalesce(ranges, self.gap)?;
+        let got = self.inner.read_ranges(&merged)?;
+        split_merged(ranges, &merged, &got)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.inner.as_slice()
+    }
+    fn requires_verification(&self) -> bool {
+        self.inner.requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        self.inner.etag()
+    }
+    fn readahead(&self) -> u64 {
+        self.inner.readahead()
+    }
+}
+
+/// Serves small reads from one window of `window` bytes, fetched from the
+/// position of the first read it cannot serve: a walk over frame headers
+/// and preambles then costs one request per window instead of one per
+/// header. Reads larger than the window go straight through.
+pub(crate) struct Readahead<'s> {
+    src: &'s dyn ByteSource,
+    window: u64,
+    size: u64,
+    cur: Mutex<(u64, Bytes)>,
+}
+
+impl<'s> Readahead<'s> {
+    /// A reader over `src` (of `size` bytes) with `window` bytes of
+    /// readahead; 0 reads exactly what is asked.
+    pub(crate) fn new(src: &'s dyn ByteSource, size: u64, window: u64) -> Self {
+        Readahead {
+            src,
+            window,
+            size,
+            cur: Mutex::new((0, Bytes::new())),
+        }
+    }
+
+    fn cached(&self, r: &Range<u64>) -> Option<Bytes> {
+        let cur = self.cur.lock().unwrap_or_else(|p| p.into_inner());
+        let (at, b) = (&cur.0, &cur.1);
+        let end = at + b.len() as u64;
+        (r.start >= *at && r.end <= end)
+            .then(|| b.slice((r.start - at) as usize..(r.end - at) as usize))
+    }
+}
+
+impl ByteSource for Readahead<'_> {
+    fn len(&self) -> Result<u64> {
+        Ok(self.size)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        let b = self.read_bytes(offset..end)?;
+        buf.copy_from_slice(&b);
+        Ok(())
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        super::source::range_len(&range)?;
+        if let Some(b) = self.cached(&range) {
+            return Ok(b);
+        }
+        let want = range.end - range.start;
+        if self.window == 0 || want >= self.window || range.end > self.size {
+            return self.src.read_bytes(range);
+        }
+        let end = range.start.saturating_add(self.window).min(self.size);
+        let b = self.src.read_bytes(range.start..end)?;
+        if b.len() as u64 != end - range.start {
+            return Err(Error::truncated("short read").at(range.start));
+        }
+        let out = b.slice(0..want as usize);
+        *self.cur.lock().unwrap_or_else(|p| p.into_inner()) = (range.start, b);
+        Ok(out)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.src.as_slice()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::CountingSource;
+
+    #[test]
+    fn coalescing_merges_under_the_gap_only() {
+        let m = coalesce(&[20..30, 0..10, 12..14, 100..110, 5..6, 7..7], 2).unwrap();
+        assert_eq!(m, vec![0..14, 20..30, 100..110]);
+        assert_eq!(coalesce(&[0..10, 11..12], 0).unwrap(), vec![0..10, 11..12]);
+        assert_eq!(coalesce(&[0..10, 10..12], 0).unwrap(), vec![0..12]);
+        #[allow(clippy::reversed_empty_ranges)]
+        let bad = [5..3];
+        assert!(coalesce(&bad, 0).is_err());
+    }
+
+    #[test]
+    fn coalesced_reads_return_each_range_in_order() {
+        let v: Vec<u8> = (0..=255).collect();
+        let c = Coalescing::new(CountingSource::new(v), 16);
+        let got = c.read_ranges(&[200..210, 0..4, 10..12, 3..5]).unwrap();
+        assert_eq!(&got[0][..], &(200..210).collect::<Vec<u8>>()[..]);
+        assert_eq!(&got[1][..], &[0, 1, 2, 3]);
+        assert_eq!(&got[2][..], &[10, 11]);
+        assert_eq!(&got[3][..], &[3, 4]);
+        assert_eq!(c.inner().calls(), 2);
+        assert_eq!(c.inner().bytes(), 12 + 10);
+    }
+
+    #[test]
+    fn readahead_serves_small_reads_from_one_window() {
+        let v: Vec<u8> = (0..=255).cycle().take(10_000).collect();
+        let c = CountingSource::new(v.clone());
+        let r = Readahead::new(&c, 10_000, 1000);
+        let mut b = [0u8; 8];
+        for off in [0u64, 100, 900, 992] {
+            r.read_at(off, &mut b).unwrap();
+            assert_eq!(&b[..], &v[off as usize..off as usize + 8]);
+        }
+        assert_eq!(c.calls(), 1);
+        r.read_at(995, &mut b).unwrap();
+        assert_eq!(&b[..], &v[995..1003]);
+        assert_eq!(c.calls(), 2);
+        r.read_at(9_996, &mut [0u8; 4]).unwrap();
+        assert!(r.read_at(9_997, &mut [0u8; 4]).is_err());
+        let big = r.read_bytes(0..5000).unwrap();
+        assert_eq!(&big[..], &v[..5000]);
+    }
+}

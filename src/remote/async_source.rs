@@ -1,0 +1,203 @@
+//! The asynchronous remote source: one HEAD to learn the length and pin
+//! the ETag, then ranged GETs, coalesced, bounded and checked
+//! (`spec/remote.md` §2, §5).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+
+use super::errors::{bad_response, from_store};
+use super::options::RemoteOptions;
+use crate::error::{Error, ErrorKind, Result};
+use crate::file::{coalesce, ranges_split};
+
+/// Requests sent and body bytes received by one source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RemoteStats {
+    /// Requests sent (HEAD and GET; retries inside one request not counted).
+    pub requests: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// One remote object, read by ranges. Cheap to clone (clones share the
+/// connection pool and the counters).
+#[derive(Debug, Clone)]
+pub struct AsyncRemoteSource {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    url: Arc<str>,
+    opts: RemoteOptions,
+    len: u64,
+    etag: Option<String>,
+    counters: Arc<Counters>,
+}
+
+impl AsyncRemoteSource {
+    /// Opens `url` (see [`super::store_for_url`]): one HEAD request, which
+    /// gives the length and the ETag every later read is pinned to.
+    pub async fn open(url: &str, opts: RemoteOptions) -> Result<Self> {
+        let (store, path) = super::store_for_url(url, &opts)?;
+        Self::open_in(store, path, url, opts).await
+    }
+
+    /// Opens the object at `path` of `store`; `url` names it in errors.
+    pub async fn open_in(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        url: &str,
+        opts: RemoteOptions,
+    ) -> Result<Self> {
+        let counters = Arc::new(Counters::default());
+        counters.requests.fetch_add(1, Ordering::Relaxed);
+        let meta = store.head(&path).await.map_err(|e| from_store(url, e))?;
+        Ok(AsyncRemoteSource {
+            store,
+            path,
+            url: url.into(),
+            opts,
+            len: meta.size,
+            etag: meta.e_tag,
+            counters,
+        })
+    }
+
+    /// The object's length at open.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the object is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The ETag pinned at open, if the server sent one.
+    pub fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+
+    /// The URL opened.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &RemoteOptions {
+        &self.opts
+    }
+
+    /// Requests and bytes so far.
+    pub fn stats(&self) -> RemoteStats {
+        RemoteStats {
+            requests: self.counters.requests.load(Ordering::Relaxed),
+            bytes: self.counters.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The bytes of `range`: one GET.
+    pub async fn read_range(&self, range: Range<u64>) -> Result<Bytes> {
+        if range.start >= range.end {
+            if range.start > range.end {
+                return Err(Error::invalid_argument("reversed byte range"));
+            }
+            return Ok(Bytes::new());
+        }
+        if range.end > self.len {
+            return Err(Error::truncated(format!(
+                "{}: {} bytes at {} lie beyond the {} bytes of the object",
+                self.url,
+                range.end - range.start,
+                range.start,
+                self.len
+            ))
+            .at(range.start));
+        }
+        let want = range.end - range.start;
+        if want > self.opts.max_response_bytes {
+            return Err(
+                Error::limit("max_response_bytes", want, self.opts.max_response_bytes)
+                    .at(range.start),
+            );
+        }
+        let mut go = GetOptions::default();
+        go.range = Some(GetRange::Bounded(range.clone()));
+        go.if_match = self.etag.clone();
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let res = self
+            .store
+            .get_opts(&self.path, go)
+            .await
+            .map_err(|e| from_store(&self.url, e))?;
+        if let (Some(pinned), Some(now)) = (&self.etag, &res.meta.e_tag) {
+            if pinned != now {
+                return Err(Error::new(
+                    ErrorKind::ObjectChanged,
+                    format!(
+                        "{}: ETag {now} differs from {pinned} pinned at open",
+                        self.url
+                    ),
+                ));
+            }
+        }
+        if res.range != range {
+            return Err(bad_response(
+                &self.url,
+                format!("asked for bytes {range:?}, the server sent {:?}", res.range),
+            )
+            .at(range.start));
+        }
+        // `want` is at most `max_response_bytes`, checked above.
+        let mut out = BytesMut::with_capacity(want as usize);
+        let mut body = res.into_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| from_store(&self.url, e))?;
+            self.counters
+                .bytes
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            if out.len() as u64 + chunk.len() as u64 > want {
+                return Err(bad_response(
+                    &self.url,
+                    format!("the server sent more than the {want} bytes asked for"),
+                )
+                .at(range.start));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        if out.len() as u64 != want {
+            return Err(Error::new(
+                ErrorKind::Truncated,
+                format!(
+                    "{}: short body: {} of {want} bytes asked for",
+                    self.url,
+                    out.len()
+                ),
+            )
+            .at(range.start));
+        }
+        Ok(out.freeze())
+    }
+
+    /// Several ranges, in the order asked: ranges closer than the
+    /// coalescing gap are fetched by one GET, and up to `concurrency` GETs
+    /// are in flight at once.
+    pub async fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let merged = coalesce(ranges, self.opts.coalesce_gap)?;
+        let got: Vec<Bytes> = stream::iter(merged.iter().cloned().map(|r| self.read_range(r)))
+            .buffered(self.opts.concurrency.max(1))
+            .try_collect()
+            .await?;
+        ranges_split(ranges, &merged, &got)
+    }
+}

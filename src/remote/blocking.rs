@@ -1,0 +1,111 @@
+//! The blocking remote source: [`AsyncRemoteSource`] driven by its own
+//! small tokio runtime (`spec/remote.md` §1).
+
+use std::future::Future;
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::async_source::{AsyncRemoteSource, RemoteStats};
+use super::options::RemoteOptions;
+use crate::error::{Error, Result};
+use crate::file::ByteSource;
+
+/// A remote object as a [`ByteSource`]: every read blocks the calling
+/// thread until its requests complete.
+///
+/// The source runs its requests on a runtime of its own (two worker
+/// threads). Called from a thread that is inside another tokio runtime
+/// (a `spawn_blocking` closure, or an async task, where blocking is
+/// discouraged), each read runs on a short-lived helper thread, so it
+/// never panics with "cannot start a runtime from within a runtime"; async
+/// code should prefer [`AsyncRemoteSource`].
+#[derive(Debug)]
+pub struct RemoteSource {
+    inner: AsyncRemoteSource,
+    rt: tokio::runtime::Runtime,
+}
+
+impl RemoteSource {
+    /// Opens `url` (one HEAD request).
+    pub fn open(url: &str, opts: RemoteOptions) -> Result<Self> {
+        let rt = runtime()?;
+        let url = url.to_string();
+        let inner = block_on(&rt, AsyncRemoteSource::open(&url, opts))?;
+        Ok(RemoteSource { inner, rt })
+    }
+
+    /// Wraps an already opened asynchronous source.
+    pub fn from_async(inner: AsyncRemoteSource) -> Result<Self> {
+        Ok(RemoteSource {
+            inner,
+            rt: runtime()?,
+        })
+    }
+
+    /// The asynchronous source underneath.
+    pub fn as_async(&self) -> &AsyncRemoteSource {
+        &self.inner
+    }
+
+    /// Requests and bytes so far, the HEAD of [`RemoteSource::open`] included.
+    pub fn stats(&self) -> RemoteStats {
+        self.inner.stats()
+    }
+
+    fn block<T: Send>(&self, f: impl Future<Output = Result<T>> + Send) -> Result<T> {
+        block_on(&self.rt, f)
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("tgm-remote")
+        .enable_all()
+        .build()
+        .map_err(Error::from)
+}
+
+fn block_on<T: Send>(
+    rt: &tokio::runtime::Runtime,
+    f: impl Future<Output = Result<T>> + Send,
+) -> Result<T> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return rt.block_on(f);
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| rt.block_on(f))
+            .join()
+            .unwrap_or_else(|_| Err(Error::invalid_argument("remote read thread panicked")))
+    })
+}
+
+impl ByteSource for RemoteSource {
+    fn len(&self) -> Result<u64> {
+        Ok(self.inner.len())
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or_else(|| Error::invalid_argument("range overflows"))?;
+        let b = self.read_bytes(offset..end)?;
+        buf.copy_from_slice(&b);
+        Ok(())
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        self.block(self.inner.read_range(range))
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.block(self.inner.read_ranges(ranges))
+    }
+    fn requires_verification(&self) -> bool {
+        self.inner.options().verify_hashes
+    }
+    fn etag(&self) -> Option<String> {
+        self.inner.etag().map(str::to_string)
+    }
+    fn readahead(&self) -> u64 {
+        self.inner.options().readahead
+    }
+}

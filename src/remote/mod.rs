@@ -1,0 +1,31 @@
+//! Reading `.tgm` files from object storage and web servers: `http://` and
+//! `https://` URLs (range requests), `s3://bucket/key`, `gs://bucket/key`
+//! and `az://container/key`, through the `object_store` crate. Built with
+//! the `remote` feature. See `spec/remote.md`.
+//!
+//! [`AsyncRemoteSource`] is the asynchronous source (tokio);
+//! [`RemoteSource`] wraps it as a blocking [`crate::file::ByteSource`] with
+//! its own small runtime, so that [`crate::file::SourceFile`] reads remote
+//! objects exactly as it reads local ones:
+//!
+//! ```no_run
+//! use tgm::file::SourceFile;
+//! use tgm::remote::{RemoteOptions, RemoteSource};
+//! # fn main() -> tgm::Result<()> {
+//! let src = RemoteSource::open("http://127.0.0.1:8080/data.tgm", RemoteOptions::default())?;
+//! let f = SourceFile::open(src, &tgm::Limits::default())?;
+//! let obj = f.decode_object(0, 0, &tgm::DecodeOptions::default())?;
+//! println!("{} bytes, {} requests", obj.data.len(), f.source().stats().requests);
+//! # Ok(()) }
+//! ```
+
+mod async_source;
+mod blocking;
+mod errors;
+mod options;
+mod store;
+
+pub use async_source::{AsyncRemoteSource, RemoteStats};
+pub use blocking::RemoteSource;
+pub use options::RemoteOptions;
+pub use store::store_for_url;

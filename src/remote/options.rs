@@ -1,0 +1,103 @@
+//! How a remote source requests bytes (`spec/remote.md` §2, §3, §5).
+
+use std::time::Duration;
+
+/// Options of a remote source. `Default` gives the values documented on
+/// each field; the `with_*` methods change one.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RemoteOptions {
+    /// Ranges of one read closer than this many bytes are fetched by one
+    /// request (default 64 KiB).
+    pub coalesce_gap: u64,
+    /// Bytes read at once while locating messages (default 64 KiB; 0 reads
+    /// exactly what each step needs). [`crate::file::SourceFile::open`]
+    /// asks the source for it.
+    pub readahead: u64,
+    /// Whole-request timeout, body included (default 30 s).
+    pub timeout: Duration,
+    /// Connection timeout (default 5 s).
+    pub connect_timeout: Duration,
+    /// Retries of a request that failed with a 5xx status, a timeout or a
+    /// dropped connection (default 3), with exponential backoff.
+    pub retries: usize,
+    /// First backoff delay (default 100 ms); each retry doubles it.
+    pub backoff: Duration,
+    /// Longest backoff delay (default 5 s).
+    pub max_backoff: Duration,
+    /// Most bytes one response may carry (default 1 GiB): a larger read is
+    /// refused before it is sent, and a response longer than asked is cut
+    /// off with an error.
+    pub max_response_bytes: u64,
+    /// Requests in flight at once for one read of several ranges (default 8).
+    pub concurrency: usize,
+    /// Check frame digests on every whole-frame read even when the caller's
+    /// options turn checking off (default true).
+    pub verify_hashes: bool,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        RemoteOptions {
+            coalesce_gap: crate::file::DEFAULT_COALESCE_GAP,
+            readahead: crate::file::DEFAULT_READAHEAD,
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(5),
+            retries: 3,
+            backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            max_response_bytes: 1 << 30,
+            concurrency: 8,
+            verify_hashes: true,
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// Sets [`Self::coalesce_gap`].
+    pub fn with_coalesce_gap(mut self, bytes: u64) -> Self {
+        self.coalesce_gap = bytes;
+        self
+    }
+    /// Sets [`Self::readahead`].
+    pub fn with_readahead(mut self, bytes: u64) -> Self {
+        self.readahead = bytes;
+        self
+    }
+    /// Sets [`Self::timeout`].
+    pub fn with_timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+    /// Sets [`Self::connect_timeout`].
+    pub fn with_connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+    /// Sets [`Self::retries`].
+    pub fn with_retries(mut self, n: usize) -> Self {
+        self.retries = n;
+        self
+    }
+    /// Sets [`Self::backoff`] and [`Self::max_backoff`].
+    pub fn with_backoff(mut self, first: Duration, max: Duration) -> Self {
+        self.backoff = first;
+        self.max_backoff = max;
+        self
+    }
+    /// Sets [`Self::max_response_bytes`].
+    pub fn with_max_response_bytes(mut self, bytes: u64) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+    /// Sets [`Self::concurrency`] (at least 1).
+    pub fn with_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+    /// Sets [`Self::verify_hashes`].
+    pub fn with_verify_hashes(mut self, on: bool) -> Self {
+        self.verify_hashes = on;
+        self
+    }
+}
