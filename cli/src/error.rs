@@ -45,7 +45,24 @@ impl From<&str> for CliError {
 
 impl From<tgm::Error> for CliError {
     fn from(e: tgm::Error) -> Self {
-        CliError::Failed(e.to_string())
+        CliError::Failed(with_root_cause(&e))
+    }
+}
+
+/// `e`'s message, followed by the innermost cause in its source chain when
+/// the message does not already say it (a remote read's "error sending
+/// request" then ends with "operation timed out", say).
+fn with_root_cause(e: &tgm::Error) -> String {
+    let text = e.to_string();
+    let mut root: Option<&dyn std::error::Error> = None;
+    let mut next = std::error::Error::source(e);
+    while let Some(cause) = next {
+        root = Some(cause);
+        next = cause.source();
+    }
+    match root.map(|r| r.to_string()) {
+        Some(cause) if !cause.is_empty() && !text.contains(&cause) => format!("{text}: {cause}"),
+        _ => text,
     }
 }
 

@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
 
 use tgm::file::{ByteSource, SourceFile, TornTail};
 use tgm::{DecodeOptions, GlobalMetadata, Limits, Message, MessageSpan, ObjectDescriptor, TgmFile};
@@ -25,10 +27,41 @@ pub struct Archive {
 /// place) or any other byte source, such as a remote object.
 enum Reader {
     Local(TgmFile),
-    Source {
-        file: SourceFile<Arc<dyn ByteSource>>,
-        size: u64,
-    },
+    Source(CachedSource),
+}
+
+/// A located byte source keeping the last message it read, so that a
+/// command looking at one message several times (metadata, descriptors,
+/// stored sizes, then data) fetches it once.
+struct CachedSource {
+    file: SourceFile<Arc<dyn ByteSource>>,
+    last: Mutex<Option<(usize, Bytes)>>,
+}
+
+impl CachedSource {
+    fn message_bytes(&self, i: usize) -> tgm::Result<Bytes> {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((j, b)) = last.as_ref() {
+            if *j == i {
+                return Ok(b.clone());
+            }
+        }
+        let b = self.file.message_bytes(i)?;
+        *last = Some((i, b.clone()));
+        Ok(b)
+    }
+
+    fn with_message<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
+    ) -> tgm::Result<R> {
+        let bytes = self.message_bytes(i)?;
+        let offset = self.file.spans()[i].offset;
+        let m =
+            Message::parse_with(&bytes, offset, &Limits::default()).map_err(|e| e.in_message(i))?;
+        f(&m).map_err(|e| e.in_message(i))
+    }
 }
 
 /// One object of a message, decoded.
@@ -54,28 +87,28 @@ impl Reader {
     fn size(&self) -> u64 {
         match self {
             Reader::Local(f) => f.size(),
-            Reader::Source { size, .. } => *size,
+            Reader::Source(s) => s.file.size(),
         }
     }
 
     fn spans(&self) -> &[MessageSpan] {
         match self {
             Reader::Local(f) => f.spans(),
-            Reader::Source { file, .. } => file.spans(),
+            Reader::Source(s) => s.file.spans(),
         }
     }
 
     fn torn_tail(&self) -> Option<&TornTail> {
         match self {
             Reader::Local(f) => f.torn_tail(),
-            Reader::Source { file, .. } => file.torn_tail(),
+            Reader::Source(s) => s.file.torn_tail(),
         }
     }
 
     fn message_bytes(&self, i: usize) -> tgm::Result<Cow<'_, [u8]>> {
         match self {
             Reader::Local(f) => f.message_bytes(i),
-            Reader::Source { file, .. } => Ok(Cow::Owned(Vec::from(file.message_bytes(i)?))),
+            Reader::Source(s) => Ok(Cow::Owned(Vec::from(s.message_bytes(i)?))),
         }
     }
 
@@ -86,7 +119,7 @@ impl Reader {
     ) -> tgm::Result<R> {
         match self {
             Reader::Local(file) => file.with_message(i, f),
-            Reader::Source { file, .. } => file.with_message(i, f),
+            Reader::Source(s) => s.with_message(i, f),
         }
     }
 }
@@ -97,10 +130,12 @@ impl Archive {
     pub fn open_lenient(path: &Path) -> CliResult<Self> {
         if let Some(url) = path.to_str().filter(|s| is_remote_url(s)) {
             let src = crate::remote_input::open(url)?;
-            let size = src.len().at(path)?;
             let file = SourceFile::open(src, &Limits::default()).at(path)?;
             return Ok(Archive {
-                reader: Reader::Source { file, size },
+                reader: Reader::Source(CachedSource {
+                    file,
+                    last: Mutex::new(None),
+                }),
                 label: path.to_path_buf(),
                 _spool: None,
             });

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use tgm::file::ByteSource;
 
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 
 /// URL schemes read through the library's remote sources.
 pub const SCHEMES: [&str; 5] = ["http://", "https://", "s3://", "gs://", "az://"];
@@ -42,7 +42,7 @@ pub struct RemoteArgs {
         value_name = "N",
         env = "TGM_REMOTE_RETRIES"
     )]
-    pub retries: Option<u32>,
+    pub retries: Option<usize>,
     /// Byte ranges closer than this are fetched in one request.
     #[arg(
         long = "coalesce-gap",
@@ -85,18 +85,18 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     }
     let mut opts = tgm::remote::RemoteOptions::default();
     if let Some(t) = a.timeout {
-        opts.timeout = std::time::Duration::from_secs_f64(t);
+        opts = opts.with_timeout(std::time::Duration::from_secs_f64(t));
     }
     if let Some(r) = a.retries {
-        opts.retries = r;
+        opts = opts.with_retries(r);
     }
     if let Some(g) = a.coalesce_gap {
-        opts.coalesce_gap = g;
+        opts = opts.with_coalesce_gap(g);
     }
     if let Some(r) = a.readahead {
-        opts.readahead = r;
+        opts = opts.with_readahead(r);
     }
-    let src = tgm::remote::RemoteSource::open(url, &opts).at(Path::new(url))?;
+    let src = tgm::remote::RemoteSource::open(url, opts).at(Path::new(url))?;
     Ok(Arc::new(src))
 }
 
@@ -104,7 +104,7 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
 #[cfg(not(feature = "remote"))]
 pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     let _ = options();
-    Err(CliError::Failed(format!(
+    Err(crate::error::CliError::Failed(format!(
         "{}: this tgm was built without the `remote` feature; rebuild with --features remote",
         Path::new(url).display()
     )))

@@ -629,8 +629,9 @@ impl<S: ByteSource> SourceFile<S> {
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         let bytes = self.message_bytes(m)?;
         let base = self.spans[m].offset;
-        crate::decode::decode_metadata(&bytes, &self.effective(opts))
-            .map_err(|e| e.rebase(base).in_message(m))
+        let mut o = self.effective(opts);
+        o.limits = self.limits.clone();
+        crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
     }
 
     /// The descriptors of message `m`'s objects: for an indexed message

@@ -18,7 +18,10 @@ pub trait Opened {
 /// Which reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reader {
+    /// tgm with its default options.
     Tgm,
+    /// tgm with no readahead: each step reads exactly what it needs.
+    TgmNoReadahead,
     Reference,
 }
 
@@ -26,17 +29,21 @@ impl Reader {
     pub fn name(self) -> &'static str {
         match self {
             Reader::Tgm => "tgm",
+            Reader::TgmNoReadahead => "tgm --readahead 0",
             Reader::Reference => "reference 0.24.0",
         }
     }
 
-    /// Opens `url` the way a user of the reader would, with its defaults.
+    /// Opens `url` the way a user of the reader would, with its defaults
+    /// (and for [`Reader::TgmNoReadahead`], readahead 0).
     pub fn open(self, url: &str) -> Result<Box<dyn Opened>, String> {
         match self {
-            Reader::Tgm => {
-                let src =
-                    tgm::remote::RemoteSource::open(url, tgm::remote::RemoteOptions::default())
-                        .map_err(|e| e.to_string())?;
+            Reader::Tgm | Reader::TgmNoReadahead => {
+                let mut opts = tgm::remote::RemoteOptions::default();
+                if self == Reader::TgmNoReadahead {
+                    opts = opts.with_readahead(0);
+                }
+                let src = tgm::remote::RemoteSource::open(url, opts).map_err(|e| e.to_string())?;
                 let f = tgm::file::SourceFile::open(src, &tgm::Limits::default())
                     .map_err(|e| e.to_string())?;
                 Ok(Box::new(TgmOpened(f)))
