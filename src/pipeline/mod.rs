@@ -14,7 +14,9 @@ pub mod lz4_codec;
 pub mod masks;
 pub mod none_codec;
 pub mod plan;
+mod quantise;
 pub mod registry;
+pub mod scan;
 pub mod shuffle;
 pub mod simple_packing;
 pub mod szip_stage;
@@ -124,14 +126,23 @@ pub fn encode<'a>(
     let EncodeStages { mut stages } = EncodeStages::parse_strict(desc)?;
     let base = base_context(desc, desc.byte_order, opts.threads, opts.szip_profile)?;
     let cx = plan::contexts(stages.each_ref().map(|s| &**s), base, expected, 0)?;
-    let found = masks::scan(
-        data,
-        desc.dtype,
-        desc.byte_order,
-        opts.allow_nan,
-        opts.allow_inf,
-    )?;
-    stages[0].prepare(data, &cx[0])?;
+    // One pass finds float64 data all finite and its range (§6.2); only
+    // data holding NaN or ±Inf is classified element by element.
+    let range = match desc.dtype {
+        Dtype::Float64 => scan::finite_range_f64(data, desc.byte_order),
+        _ => None,
+    };
+    let found = match range {
+        Some(_) => masks::NonFinite::default(),
+        None => masks::scan(
+            data,
+            desc.dtype,
+            desc.byte_order,
+            opts.allow_nan,
+            opts.allow_inf,
+        )?,
+    };
+    stages[0].prepare_with_range(data, range.as_ref(), &cx[0])?;
     let mut payload: Cow<'a, [u8]> = Cow::Borrowed(data);
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
