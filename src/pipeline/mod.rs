@@ -262,6 +262,92 @@ fn decode_inner<'a>(
     Ok(data)
 }
 
+/// [`decode_with`] into `out`, a caller-owned buffer of exactly the decoded
+/// size (`spec/pipeline.md` §6.3): the last stage to run writes straight
+/// into it, so no output buffer is allocated. A buffer of any other size is
+/// an invalid-argument error.
+pub fn decode_into_with(
+    pipeline: &Pipeline,
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    region_base: u64,
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    out: &mut [u8],
+) -> Result<()> {
+    decode_into_inner(pipeline, desc, region, opts, limits, out).map_err(|e| e.within(region_base))
+}
+
+fn decode_into_inner(
+    pipeline: &Pipeline,
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    out: &mut [u8],
+) -> Result<()> {
+    let expected = checked_decoded_len(desc, limits)?;
+    if out.len() as u64 != expected {
+        return Err(Error::invalid_argument(format!(
+            "the output buffer is {} bytes but the object decodes to {expected}",
+            out.len()
+        )));
+    }
+    let payload = payload_of(desc, region)?;
+    let out_order = out_order(desc, opts);
+    let base = base_context(desc, out_order, opts.threads, Default::default())?;
+    let stages = pipeline.stages();
+    let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
+    // Stages run from compression down to encoding; the lowest one that is
+    // not the identity is the last to run and writes into `out`.
+    let last = stages.iter().position(|s| !s.is_identity());
+    let mut data: Cow<'_, [u8]> = Cow::Borrowed(payload);
+    for (i, (stage, cx)) in stages.iter().zip(&cx).enumerate().rev() {
+        let len = usize::try_from(cx.decoded_len).map_err(|_| {
+            Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
+        })?;
+        if stage.is_identity() {
+            if data.len() != len {
+                return Err(Error::framing(format!(
+                    "descriptor claims {len} encoded bytes but the frame payload is {} bytes",
+                    data.len()
+                )));
+            }
+            continue;
+        }
+        if Some(i) == last {
+            if len != out.len() {
+                return Err(Error::framing(format!(
+                    "{} decodes to {len} bytes, not the {} the descriptor implies",
+                    stage.name(),
+                    out.len()
+                )));
+            }
+            stage.decode_into(&data, cx, out)?;
+            break;
+        }
+        data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
+    }
+    if last.is_none() {
+        // Identity pipeline: the payload is the data (its length checked above).
+        out.copy_from_slice(&data);
+    }
+    if pipeline.encoding().is_identity()
+        && opts.native_byte_order
+        && desc.byte_order != ByteOrder::native()
+        && desc.dtype.swap_unit() > 1
+    {
+        swap_in_place(out, desc.dtype.swap_unit());
+    }
+    if opts.restore_non_finite {
+        let decoded = decoded_masks(desc, region)?;
+        if !decoded.is_empty() {
+            masks::restore(out, desc.dtype, out_order, &decoded, 0);
+        }
+    }
+    Ok(())
+}
+
 /// Decodes the masks of an object: `(kind, packed bits)` for each present kind.
 pub fn decoded_masks(
     desc: &ObjectDescriptor,
