@@ -1,0 +1,272 @@
+//! GRIB-style packing against ecCodes (Debian `libeccodes-dev`), with the
+//! reference in the same run: one 4096×4096 float64 smooth field, encoded
+//! and decoded as GRIB2 `grid_simple` and `grid_ccsds` at 16 and 24 bits
+//! (from ecCodes' `regular_ll_sfc_grib2` sample) and as Tensogram
+//! simple_packing and simple_packing + szip by tgm and by the reference.
+//! Needs `--features eccodes-bench`; encoded sizes are printed and written to
+//! `target/criterion/eccodes_sizes.json` for `benches/table.py`.
+//!
+//! Everything runs on one thread.
+
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_long, c_void, CString};
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tgm::{
+    DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, PipelineBuilder, Verify,
+};
+
+const SIDE: usize = 4096;
+const N: usize = SIDE * SIDE;
+
+#[repr(C)]
+struct CodesHandle {
+    _opaque: [u8; 0],
+}
+
+#[link(name = "eccodes")]
+extern "C" {
+    fn codes_handle_new_from_samples(c: *mut c_void, name: *const c_char) -> *mut CodesHandle;
+    fn codes_handle_new_from_message(
+        c: *mut c_void,
+        data: *const c_void,
+        len: usize,
+    ) -> *mut CodesHandle;
+    fn codes_handle_delete(h: *mut CodesHandle) -> c_int;
+    fn codes_get_message(h: *const CodesHandle, msg: *mut *const c_void, len: *mut usize) -> c_int;
+    fn codes_set_long(h: *mut CodesHandle, key: *const c_char, v: c_long) -> c_int;
+    fn codes_set_string(
+        h: *mut CodesHandle,
+        key: *const c_char,
+        v: *const c_char,
+        len: *mut usize,
+    ) -> c_int;
+    fn codes_set_double_array(
+        h: *mut CodesHandle,
+        key: *const c_char,
+        v: *const f64,
+        len: usize,
+    ) -> c_int;
+    fn codes_get_double_array(
+        h: *const CodesHandle,
+        key: *const c_char,
+        v: *mut f64,
+        len: *mut usize,
+    ) -> c_int;
+}
+
+fn check(rc: c_int, what: &str) {
+    assert_eq!(rc, 0, "ecCodes {what} failed with {rc}");
+}
+
+fn key(s: &str) -> CString {
+    CString::new(s).expect("key without NUL")
+}
+
+/// A GRIB2 handle from the sample, shaped 4096×4096, with `packing` at `bits`.
+struct Grib(*mut CodesHandle);
+
+impl Grib {
+    fn new(packing: &str, bits: c_long) -> Self {
+        let sample = key("regular_ll_sfc_grib2");
+        // SAFETY: a NUL-terminated sample name and a null (default) context.
+        let h = unsafe { codes_handle_new_from_samples(std::ptr::null_mut(), sample.as_ptr()) };
+        assert!(
+            !h.is_null(),
+            "ecCodes sample regular_ll_sfc_grib2 not found"
+        );
+        let g = Grib(h);
+        for (k, v) in [("Ni", SIDE as c_long), ("Nj", SIDE as c_long)] {
+            // SAFETY: a live handle and a NUL-terminated key.
+            check(unsafe { codes_set_long(g.0, key(k).as_ptr(), v) }, k);
+        }
+        let (pk, pv) = (key("packingType"), key(packing));
+        let mut len = packing.len();
+        // SAFETY: live handle, NUL-terminated key and value, `len` its length.
+        check(
+            unsafe { codes_set_string(g.0, pk.as_ptr(), pv.as_ptr(), &mut len) },
+            "packingType",
+        );
+        // SAFETY: as above.
+        check(
+            unsafe { codes_set_long(g.0, key("bitsPerValue").as_ptr(), bits) },
+            "bitsPerValue",
+        );
+        g
+    }
+
+    /// Packs `values` and returns the encoded message's bytes (borrowed from the handle).
+    fn encode(&mut self, values: &[f64]) -> &[u8] {
+        let k = key("values");
+        // SAFETY: live handle; `values` holds `values.len()` doubles.
+        check(
+            unsafe { codes_set_double_array(self.0, k.as_ptr(), values.as_ptr(), values.len()) },
+            "set values",
+        );
+        let (mut p, mut len) = (std::ptr::null::<c_void>(), 0usize);
+        // SAFETY: live handle; ecCodes returns a pointer to its own buffer,
+        // valid until the handle changes, which `&mut self` prevents.
+        check(
+            unsafe { codes_get_message(self.0, &mut p, &mut len) },
+            "get message",
+        );
+        // SAFETY: `p` points at `len` bytes owned by the handle.
+        unsafe { std::slice::from_raw_parts(p as *const u8, len) }
+    }
+}
+
+impl Drop for Grib {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and dropped once.
+        unsafe { codes_handle_delete(self.0) };
+    }
+}
+
+/// Decodes a GRIB message's values into `out`.
+fn grib_decode(msg: &[u8], out: &mut [f64]) {
+    // SAFETY: `msg` outlives the handle, which is deleted before returning.
+    let h = unsafe {
+        codes_handle_new_from_message(
+            std::ptr::null_mut(),
+            msg.as_ptr() as *const c_void,
+            msg.len(),
+        )
+    };
+    assert!(!h.is_null(), "ecCodes cannot read its own message");
+    let mut len = out.len();
+    let k = key("values");
+    // SAFETY: live handle; `out` has room for `len` doubles.
+    let rc = unsafe { codes_get_double_array(h, k.as_ptr(), out.as_mut_ptr(), &mut len) };
+    // SAFETY: deleted once.
+    unsafe { codes_handle_delete(h) };
+    check(rc, "get values");
+    assert_eq!(len, out.len());
+}
+
+/// The same smooth field as `benches/pipeline.rs`, laid out 4096×4096.
+fn field() -> Vec<f64> {
+    (0..N)
+        .map(|i| {
+            let x = i as f64;
+            250.0 + 30.0 * (x * 1.3e-5).sin() + 5.0 * (x * 7e-4).cos()
+        })
+        .collect()
+}
+
+fn tgm_desc(bits: u32, szip: bool) -> ObjectDescriptor {
+    let p = PipelineBuilder::new().simple_packing(bits);
+    let p = if szip { p.szip() } else { p };
+    ObjectDescriptor::new(Dtype::Float64, vec![SIDE as u64, SIDE as u64]).with_pipeline(&p)
+}
+
+fn to_ref(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
+    let v = d.to_value();
+    let cbor = tgm::cbor::encode_canonical(&v);
+    let c: ciborium::Value = ciborium::from_reader(&cbor[..]).expect("descriptor CBOR");
+    let mut params = std::collections::BTreeMap::new();
+    let (mut encoding, mut filter, mut compression) = (String::new(), String::new(), String::new());
+    for (k, v) in c.into_map().expect("a map") {
+        let k = k.into_text().expect("text key");
+        match k.as_str() {
+            "encoding" => encoding = v.into_text().expect("text"),
+            "filter" => filter = v.into_text().expect("text"),
+            "compression" => compression = v.into_text().expect("text"),
+            "type" | "ndim" | "shape" | "strides" | "dtype" | "byte_order" => {}
+            _ => {
+                params.insert(k, v);
+            }
+        }
+    }
+    tensogram::DataObjectDescriptor {
+        obj_type: "ntensor".into(),
+        ndim: 2,
+        shape: vec![SIDE as u64, SIDE as u64],
+        strides: vec![SIDE as u64, 1],
+        dtype: tensogram::Dtype::Float64,
+        byte_order: tensogram::ByteOrder::Little,
+        encoding,
+        filter,
+        compression,
+        masks: None,
+        params,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let values = field();
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let cases = [
+        ("simple16", "grid_simple", 16u32, false),
+        ("simple16+szip", "grid_ccsds", 16, true),
+        ("simple24", "grid_simple", 24, false),
+        ("simple24+szip", "grid_ccsds", 24, true),
+    ];
+    let meta = GlobalMetadata::default();
+    let topts = EncodeOptions::new();
+    let dopts = DecodeOptions::default().verify(Verify::Off);
+    let ropts = tensogram::EncodeOptions::default();
+    let mut sizes = Vec::new();
+    let mut g = c.benchmark_group("eccodes_4096x4096");
+    g.sample_size(10);
+    g.warm_up_time(std::time::Duration::from_millis(500));
+    g.measurement_time(std::time::Duration::from_secs(3));
+    g.throughput(Throughput::Bytes(raw.len() as u64));
+    for (name, packing, bits, szip) in cases {
+        let mut grib = Grib::new(packing, bits as c_long);
+        let grib_msg = grib.encode(&values).to_vec();
+        let d = tgm_desc(bits, szip);
+        let tgm_msg = tgm::encode(&meta, &[(&d, &raw)], &topts).expect("tgm encode");
+        let rd = to_ref(&d);
+        let ref_msg = tensogram::encode(&Default::default(), &[(&rd, &raw[..])], &ropts)
+            .expect("reference encode");
+        println!(
+            "sizes {name}: ecCodes {} tgm {} reference {}",
+            grib_msg.len(),
+            tgm_msg.len(),
+            ref_msg.len()
+        );
+        sizes.push(format!(
+            "\"{name}\": {{\"eccodes\": {}, \"tgm\": {}, \"reference\": {}}}",
+            grib_msg.len(),
+            tgm_msg.len(),
+            ref_msg.len()
+        ));
+        g.bench_function(BenchmarkId::new("encode/eccodes", name), |b| {
+            b.iter(|| black_box(grib.encode(black_box(&values)).len()))
+        });
+        g.bench_function(BenchmarkId::new("encode/tgm", name), |b| {
+            b.iter(|| tgm::encode(&meta, &[(&d, black_box(&raw))], &topts).expect("encode"))
+        });
+        g.bench_function(BenchmarkId::new("encode/reference", name), |b| {
+            b.iter(|| {
+                tensogram::encode(&Default::default(), &[(&rd, black_box(&raw[..]))], &ropts)
+                    .expect("encode")
+            })
+        });
+        let mut out = vec![0f64; N];
+        g.bench_function(BenchmarkId::new("decode/eccodes", name), |b| {
+            b.iter(|| grib_decode(black_box(&grib_msg), &mut out))
+        });
+        g.bench_function(BenchmarkId::new("decode/tgm", name), |b| {
+            b.iter(|| tgm::decode(black_box(&tgm_msg), &dopts).expect("decode"))
+        });
+        g.bench_function(BenchmarkId::new("decode/reference", name), |b| {
+            b.iter(|| tensogram::decode(black_box(&ref_msg), &Default::default()).expect("decode"))
+        });
+    }
+    g.finish();
+    let dir = std::path::Path::new(
+        &std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()),
+    )
+    .join("criterion");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(
+        dir.join("eccodes_sizes.json"),
+        format!("{{{}}}\n", sizes.join(", ")),
+    );
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
