@@ -6,7 +6,10 @@
 //! Needs `--features eccodes-bench`; encoded sizes are printed and written to
 //! `target/criterion/eccodes_sizes.json` for `benches/table.py`.
 //!
-//! Everything runs on one thread.
+//! Everything runs on one thread. ecCodes encodes into its handle's buffer
+//! and decodes into a caller array, both reused between iterations; the
+//! `tgm_into` rows do the same through `encode_into` and
+//! `decode_object_into`, the `tgm` rows allocate fresh output every time.
 
 #![allow(unsafe_code)]
 
@@ -239,6 +242,13 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("encode/tgm", name), |b| {
             b.iter(|| tgm::encode(&meta, &[(&d, black_box(&raw))], &topts).expect("encode"))
         });
+        let mut reused = Vec::new();
+        g.bench_function(BenchmarkId::new("encode/tgm_into", name), |b| {
+            b.iter(|| {
+                tgm::encode_into(&meta, &[(&d, black_box(&raw))], &topts, &mut reused)
+                    .expect("encode")
+            })
+        });
         g.bench_function(BenchmarkId::new("encode/reference", name), |b| {
             b.iter(|| {
                 tensogram::encode(&Default::default(), &[(&rd, black_box(&raw[..]))], &ropts)
@@ -251,6 +261,12 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function(BenchmarkId::new("decode/tgm", name), |b| {
             b.iter(|| tgm::decode(black_box(&tgm_msg), &dopts).expect("decode"))
+        });
+        let mut into = vec![0u8; raw.len()];
+        g.bench_function(BenchmarkId::new("decode/tgm_into", name), |b| {
+            b.iter(|| {
+                tgm::decode_object_into(black_box(&tgm_msg), 0, &dopts, &mut into).expect("decode")
+            })
         });
         g.bench_function(BenchmarkId::new("decode/reference", name), |b| {
             b.iter(|| tensogram::decode(black_box(&ref_msg), &Default::default()).expect("decode"))

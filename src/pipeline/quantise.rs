@@ -123,12 +123,14 @@ impl Quantiser {
             }
         }
         let d = dst.into_remainder();
+        // A separate tail accumulator keeps the lanes in registers.
+        let mut tail_nf = 0.0f64;
         for (s, d) in src_tail.chunks_exact(8).zip(d.chunks_exact_mut(W)) {
             let v = load(s, order);
-            nonfinite[0] += poison(v);
+            tail_nf += poison(v);
             d.copy_from_slice(&code_float((v - r) * scale, maxf).to_be_bytes()[8 - W..]);
         }
-        nonfinite.iter().all(|p| !p.is_nan())
+        !tail_nf.is_nan() && nonfinite.iter().all(|p| !p.is_nan())
     }
 
     /// Codes of any width up to 52 bits: each group of 8 codes fills B bytes.
@@ -148,13 +150,14 @@ impl Quantiser {
             }
             put_group(&q, self.bits, d);
         }
+        let mut tail_nf = 0.0f64;
         let tail = src_tail.chunks_exact(8).map(|c| {
             let v = load(c, order);
-            nonfinite[0] += poison(v);
+            tail_nf += poison(v);
             code_float((v - r) * scale, maxf)
         });
         super::bits::pack_into(tail, self.bits, d);
-        nonfinite.iter().all(|p| !p.is_nan())
+        !tail_nf.is_nan() && nonfinite.iter().all(|p| !p.is_nan())
     }
 
     /// Codes of 53..=64 bits, through exact integer rounding.

@@ -64,21 +64,20 @@ fn range_kernel(data: &[u8], order: ByteOrder) -> Option<FiniteRange> {
             hi[k] = if v > hi[k] { v } else { hi[k] };
         }
     }
+    // The tail has accumulators of its own: folding it into lane 0 keeps
+    // the compiler from holding the lanes in registers.
+    let (mut tail_lo, mut tail_hi, mut tail_nf) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
     for c in tail.chunks_exact(8) {
         let v = load_f64(c, order);
-        nonfinite[0] += poison(v);
-        lo[0] = if v < lo[0] { v } else { lo[0] };
-        hi[0] = if v > hi[0] { v } else { hi[0] };
+        tail_nf += poison(v);
+        tail_lo = if v < tail_lo { v } else { tail_lo };
+        tail_hi = if v > tail_hi { v } else { tail_hi };
     }
-    if data.len() < 8 || nonfinite.iter().any(|p| p.is_nan()) {
+    if data.len() < 8 || tail_nf.is_nan() || nonfinite.iter().any(|p| p.is_nan()) {
         return None;
     }
-    let mut min = lo
-        .iter()
-        .fold(f64::INFINITY, |a, &b| if b < a { b } else { a });
-    let max = hi
-        .iter()
-        .fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+    let mut min = lo.iter().fold(tail_lo, |a, &b| if b < a { b } else { a });
+    let max = hi.iter().fold(tail_hi, |a, &b| if b > a { b } else { a });
     if min == 0.0 {
         // Lanes disagree on which zero came first; the first one decides.
         min = data
