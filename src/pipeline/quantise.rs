@@ -81,8 +81,8 @@ impl Quantiser {
 
     /// Quantises the float64 values of `data` (whole elements in `order`)
     /// and packs the codes MSB-first into `out`, exactly
-    /// `ceil(n · B / 8)` bytes. Returns false when a value is NaN or ±Inf
-    /// (`out` then holds codes for the others and 0 for those).
+    /// `ceil(n · B / 8)` bytes. Returns false when a value is NaN or ±Inf,
+    /// in which case the codes written for those values are unspecified.
     pub fn pack(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
         match order {
             ByteOrder::Little => self.pack_in(data, ByteOrder::Little, out),

@@ -141,7 +141,7 @@ fn u64_be(c: &[u8]) -> u64 {
 }
 
 #[inline(always)]
-fn any_special<const W: usize>(data: &[u8], mask: u64, word: fn(&[u8]) -> u64) -> bool {
+fn any_special<const W: usize>(data: &[u8], mask: u64, word: impl Fn(&[u8]) -> u64) -> bool {
     // Per block, count the components whose exponent bits are all ones;
     // blocks keep the early exit cheap without a branch per element.
     const BLOCK: usize = 4096;

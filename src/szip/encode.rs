@@ -42,7 +42,7 @@ pub fn encode_with(
 }
 
 /// [`encode_with`] on up to `threads` workers, with the same bytes
-/// (`spec/szip.md` §8).
+/// (`spec/pipeline.md` §6.4).
 ///
 /// Reference sample intervals are coded one after another into one bit
 /// stream; the only state carried from one to the next is the split
