@@ -118,6 +118,13 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("encode", "tgm"), |b| {
             b.iter(|| szip::encode(black_box(&input), &p).unwrap())
         });
+        let (par, _) = szip::encode_parallel(&input, &p, szip::SzipProfile::Libaec, 2).unwrap();
+        assert!(par == ours, "the 2-thread encoder's bytes differ");
+        g.bench_function(BenchmarkId::new("encode", "tgm-2-threads"), |b| {
+            b.iter(|| {
+                szip::encode_parallel(black_box(&input), &p, szip::SzipProfile::Libaec, 2).unwrap()
+            })
+        });
         g.bench_function(BenchmarkId::new("encode", "reference"), |b| {
             b.iter(|| tensogram_szip::aec_compress(black_box(&input), &rp).unwrap())
         });

@@ -48,6 +48,18 @@ pub fn with_capacity(cap: usize) -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Empties `v` and makes room for `cap` bytes, keeping its allocation when
+/// it is large enough (`spec/pipeline.md` §6.3); a smaller one is replaced
+/// by a fresh buffer (advised like [`with_capacity`]) rather than grown, so
+/// nothing is copied.
+pub fn reserve_cleared(v: &mut Vec<u8>, cap: usize) -> Result<()> {
+    v.clear();
+    if v.capacity() < cap {
+        *v = with_capacity(cap)?;
+    }
+    Ok(())
+}
+
 /// An owned copy of `src` in a fresh buffer.
 pub fn copy_of(src: &[u8]) -> Result<Vec<u8>> {
     let mut v = with_capacity(src.len())?;
@@ -131,6 +143,18 @@ mod tests {
         assert!(zeroed(usize::MAX).is_err());
         assert!(zeroed(isize::MAX as usize).is_err());
         assert!(with_capacity(usize::MAX).is_err());
+    }
+
+    #[test]
+    fn reserve_cleared_reuses_large_enough_allocations() {
+        let mut v = vec![7u8; 1000];
+        let p = v.as_ptr();
+        reserve_cleared(&mut v, 600).unwrap();
+        assert!(v.is_empty());
+        assert_eq!(v.as_ptr(), p, "capacity 1000 holds 600 bytes");
+        reserve_cleared(&mut v, 5000).unwrap();
+        assert!(v.is_empty() && v.capacity() >= 5000);
+        assert!(reserve_cleared(&mut v, usize::MAX).is_err());
     }
 
     #[test]

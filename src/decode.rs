@@ -453,6 +453,20 @@ impl<'a> Object<'a> {
         self.decode_unverified(opts)
     }
 
+    /// Decodes the payload into `out`, a caller-owned buffer of exactly
+    /// [`ObjectDescriptor::decoded_len`] bytes, verifying the frame digest
+    /// per `opts.verify`. No output buffer is allocated, so a caller
+    /// decoding many objects of one size reuses the same memory
+    /// (`spec/pipeline.md` §6.3). A buffer of another size is an
+    /// invalid-argument error.
+    pub fn decode_into(&self, opts: &DecodeOptions, out: &mut [u8]) -> Result<()> {
+        self.verify(opts.verify)?;
+        let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
+        let (popts, limits) = (&opts.pipeline(), &opts.limits);
+        pipeline::decode_into(desc, region, base, popts, limits, out)
+            .map_err(|e| e.in_object(self.index))
+    }
+
     /// Decodes element ranges `(first, count)` without decoding the rest
     /// (encodings none and simple_packing, no filter, no compression).
     pub fn decode_range(
@@ -519,6 +533,20 @@ pub fn decode_object(buf: &[u8], index: usize, opts: &DecodeOptions) -> Result<D
         descriptor: o.descriptor,
         data,
     })
+}
+
+/// Decodes object `index` of the first message of `buf` into `out`, which
+/// must be exactly the object's decoded size; returns its descriptor. See
+/// [`Object::decode_into`].
+pub fn decode_object_into(
+    buf: &[u8],
+    index: usize,
+    opts: &DecodeOptions,
+    out: &mut [u8],
+) -> Result<ObjectDescriptor> {
+    let o = locate_object(buf, 0, index, &opts.limits)?;
+    o.decode_into(opts, out)?;
+    Ok(o.descriptor)
 }
 
 /// Decodes element ranges of object `index` of the first message of `buf`.

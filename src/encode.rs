@@ -158,9 +158,25 @@ pub fn encode(
     objects: &[(&ObjectDescriptor, &[u8])],
     opts: &EncodeOptions,
 ) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_into(metadata, objects, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`encode`] into `out`, which is cleared first and whose capacity is
+/// reused: a service encoding a stream of similar messages into one vector
+/// writes into memory it already has instead of faulting in fresh pages for
+/// every message (`spec/pipeline.md` §6.3). On error `out` is left empty.
+pub fn encode_into(
+    metadata: &GlobalMetadata,
+    objects: &[(&ObjectDescriptor, &[u8])],
+    opts: &EncodeOptions,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    out.clear();
     metadata.check_caller_owned(objects.len())?;
     let prepared = prepare_all(objects, opts)?;
-    assemble(metadata, &prepared, opts)
+    assemble(metadata, &prepared, opts, out)
 }
 
 fn prepare_all<'a>(
@@ -191,7 +207,8 @@ fn assemble(
     metadata: &GlobalMetadata,
     prepared: &[PreparedObject<'_>],
     opts: &EncodeOptions,
-) -> Result<Vec<u8>> {
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let n = prepared.len();
     let mut meta = metadata.clone();
     let descs: Vec<&ObjectDescriptor> = prepared.iter().map(|p| &p.descriptor).collect();
@@ -256,56 +273,50 @@ fn assemble(
             0
         }
         + POSTAMBLE_LEN as u64;
-    let mut out = crate::buffer::with_capacity(
-        usize::try_from(total)
-            .map_err(|_| Error::invalid_input(format!("a {total}-byte message is too large")))?,
-    )?;
-    write_preamble(&mut out, flags, total);
+    let total_len = usize::try_from(total)
+        .map_err(|_| Error::invalid_input(format!("a {total}-byte message is too large")))?;
+    crate::buffer::reserve_cleared(out, total_len)?;
+    write_preamble(out, flags, total);
     let pad = |out: &mut Vec<u8>| {
         let p = padding_after(out.len() as u64);
         out.resize(out.len() + p, 0);
     };
-    write_cbor_frame(
-        &mut out,
-        FrameType::HeaderMetadata,
-        &meta_cbor,
-        opts.hashing,
-    );
-    pad(&mut out);
+    write_cbor_frame(out, FrameType::HeaderMetadata, &meta_cbor, opts.hashing);
+    pad(out);
     if let Some(c) = &index_cbor {
-        write_cbor_frame(&mut out, FrameType::HeaderIndex, c, opts.hashing);
-        pad(&mut out);
+        write_cbor_frame(out, FrameType::HeaderIndex, c, opts.hashing);
+        pad(out);
     }
     if header_hash {
         write_cbor_frame(
-            &mut out,
+            out,
             FrameType::HeaderHash,
             hash_cbor.as_deref().unwrap_or(&[]),
             opts.hashing,
         );
-        pad(&mut out);
+        pad(out);
     }
     for p in prepared {
         p.write_frame(opts.hashing, &mut |b| {
             out.extend_from_slice(b);
             Ok(())
         })?;
-        pad(&mut out);
+        pad(out);
     }
     let mut first_footer = out.len() as u64;
     if footer_hash {
         first_footer = out.len() as u64;
         write_cbor_frame(
-            &mut out,
+            out,
             FrameType::FooterHash,
             hash_cbor.as_deref().unwrap_or(&[]),
             opts.hashing,
         );
-        pad(&mut out);
+        pad(out);
     }
-    write_postamble(&mut out, first_footer, total);
+    write_postamble(out, first_footer, total);
     debug_assert_eq!(out.len() as u64, total);
-    Ok(out)
+    Ok(())
 }
 
 /// Computes the header index CBOR whose own size is consistent with the

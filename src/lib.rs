@@ -23,12 +23,12 @@ pub mod tensor;
 pub mod wire;
 
 pub use decode::{
-    decode, decode_descriptors, decode_metadata, decode_object, decode_range, DecodeOptions,
-    DecodedMessage, DecodedObject, Message, Object, Verify,
+    decode, decode_descriptors, decode_metadata, decode_object, decode_object_into, decode_range,
+    DecodeOptions, DecodedMessage, DecodedObject, Message, Object, Verify,
 };
 pub use descriptor::{Map, ObjectDescriptor};
 pub use dtype::{ByteOrder, Dtype};
-pub use encode::{encode, EncodeOptions, HashPolicy};
+pub use encode::{encode, encode_into, EncodeOptions, HashPolicy};
 pub use error::{Error, ErrorKind, Result};
 pub use file::TgmFile;
 pub use limits::Limits;

@@ -42,7 +42,7 @@ pub struct RemoteArgs {
         value_name = "N",
         env = "TGM_REMOTE_RETRIES"
     )]
-    pub retries: Option<usize>,
+    pub retries: Option<u32>,
     /// Byte ranges closer than this are fetched in one request.
     #[arg(
         long = "coalesce-gap",
@@ -96,7 +96,7 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     if let Some(r) = a.readahead {
         opts = opts.with_readahead(r);
     }
-    let src = tgm::remote::RemoteSource::open(url, opts).at(Path::new(url))?;
+    let src = tgm::remote::RemoteSource::open(url, &opts).at(Path::new(url))?;
     Ok(Arc::new(src))
 }
 

@@ -97,6 +97,20 @@ pub trait Codec: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// [`Codec::prepare`] when the pipeline's NaN/Inf scan has already found
+    /// the float64 values all finite and measured their range
+    /// (`spec/pipeline.md` §6.2), so a stage deriving parameters from the
+    /// range need not read the data again. `range` is `None` otherwise.
+    fn prepare_with_range(
+        &mut self,
+        raw: &[u8],
+        range: Option<&super::scan::FiniteRange>,
+        cx: &StageContext,
+    ) -> Result<()> {
+        let _ = range;
+        self.prepare(raw, cx)
+    }
+
     /// Runs the stage forwards. May record parameters derived from the data
     /// (see [`Codec::derived_params`]).
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>>;

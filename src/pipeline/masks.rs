@@ -136,6 +136,9 @@ pub fn scan(
     if !dtype.is_float() {
         return Ok(found);
     }
+    if !super::scan::any_non_finite(data, dtype, order) {
+        return Ok(found);
+    }
     let w = dtype.width();
     let n = data.len() / w;
     for (i, e) in data.chunks_exact(w).enumerate() {

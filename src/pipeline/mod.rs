@@ -14,7 +14,9 @@ pub(crate) mod lz4_codec;
 pub(crate) mod masks;
 pub(crate) mod none_codec;
 pub(crate) mod plan;
+mod quantise;
 pub(crate) mod registry;
+pub(crate) mod scan;
 pub(crate) mod shuffle;
 pub(crate) mod simple_packing;
 pub(crate) mod szip_stage;
@@ -129,14 +131,23 @@ pub fn encode<'a>(
     let EncodeStages { mut stages } = EncodeStages::parse_strict(desc.pipeline())?;
     let base = base_context(desc, desc.byte_order, opts.threads, opts.szip_profile)?;
     let cx = plan::contexts(stages.each_ref().map(|s| &**s), base, expected, 0)?;
-    let found = masks::scan(
-        data,
-        desc.dtype,
-        desc.byte_order,
-        opts.allow_nan,
-        opts.allow_inf,
-    )?;
-    stages[0].prepare(data, &cx[0])?;
+    // One pass finds float64 data all finite and its range (§6.2); only
+    // data holding NaN or ±Inf is classified element by element.
+    let range = match desc.dtype {
+        Dtype::Float64 => scan::finite_range_f64(data, desc.byte_order),
+        _ => None,
+    };
+    let found = match range {
+        Some(_) => masks::NonFinite::default(),
+        None => masks::scan(
+            data,
+            desc.dtype,
+            desc.byte_order,
+            opts.allow_nan,
+            opts.allow_inf,
+        )?,
+    };
+    stages[0].prepare_with_range(data, range.as_ref(), &cx[0])?;
     let mut payload: Cow<'a, [u8]> = Cow::Borrowed(data);
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
@@ -241,6 +252,92 @@ fn decode_inner<'a>(
         }
     }
     Ok(data)
+}
+
+/// [`decode`] into `out`, a caller-owned buffer of exactly the decoded
+/// size (`spec/pipeline.md` §6.3): the last stage to run writes straight
+/// into it, so no output buffer is allocated. A buffer of any other size is
+/// an invalid-argument error.
+pub fn decode_into(
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    region_base: u64,
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    out: &mut [u8],
+) -> Result<()> {
+    decode_into_inner(desc.pipeline(), desc, region, opts, limits, out)
+        .map_err(|e| e.within(region_base))
+}
+
+fn decode_into_inner(
+    pipeline: &Pipeline,
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    out: &mut [u8],
+) -> Result<()> {
+    let expected = checked_decoded_len(desc, limits)?;
+    if out.len() as u64 != expected {
+        return Err(Error::invalid_argument(format!(
+            "the output buffer is {} bytes but the object decodes to {expected}",
+            out.len()
+        )));
+    }
+    let payload = payload_of(desc, region)?;
+    let out_order = out_order(desc, opts);
+    let base = base_context(desc, out_order, opts.threads, Default::default())?;
+    let stages = pipeline.stages();
+    let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
+    // Stages run from compression down to encoding; the lowest one that is
+    // not the identity is the last to run and writes into `out`.
+    let last = stages.iter().position(|s| !s.is_identity());
+    let mut data: Cow<'_, [u8]> = Cow::Borrowed(payload);
+    for (i, (stage, cx)) in stages.iter().zip(&cx).enumerate().rev() {
+        let len = usize::try_from(cx.decoded_len).map_err(|_| {
+            Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
+        })?;
+        if stage.is_identity() {
+            if data.len() != len {
+                return Err(Error::framing(format!(
+                    "descriptor claims {len} encoded bytes but the frame payload is {} bytes",
+                    data.len()
+                )));
+            }
+            continue;
+        }
+        if Some(i) == last {
+            if len != out.len() {
+                return Err(Error::framing(format!(
+                    "{} decodes to {len} bytes, not the {} the descriptor implies",
+                    stage.name(),
+                    out.len()
+                )));
+            }
+            stage.decode_into(&data, cx, out)?;
+            break;
+        }
+        data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
+    }
+    if last.is_none() {
+        // Identity pipeline: the payload is the data (its length checked above).
+        out.copy_from_slice(&data);
+    }
+    if pipeline.encoding().is_identity()
+        && opts.native_byte_order
+        && desc.byte_order != ByteOrder::native()
+        && desc.dtype.swap_unit() > 1
+    {
+        swap_in_place(out, desc.dtype.swap_unit());
+    }
+    if opts.restore_non_finite {
+        let decoded = decoded_masks(desc, region)?;
+        if !decoded.is_empty() {
+            masks::restore(out, desc.dtype, out_order, &decoded, 0);
+        }
+    }
+    Ok(())
 }
 
 /// Decodes the masks of an object: `(kind, packed bits)` for each present kind.

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 
 use super::bits;
 use super::codec::{packed_bytes, Codec, Params, RangeInput, StageContext, StageKind};
+use super::quantise::Quantiser;
 use super::registry::CodecEntry;
+use super::scan::FiniteRange;
 use crate::cbor::Value;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
@@ -158,6 +160,17 @@ impl Codec for SimplePacking {
     /// Derives R and E from the data as given (spec §2.1) unless both are
     /// set; D defaults to 0.
     fn prepare(&mut self, raw: &[u8], cx: &StageContext) -> Result<()> {
+        self.prepare_with_range(raw, None, cx)
+    }
+
+    /// As [`Codec::prepare`], taking min and max from the pipeline's scan
+    /// when it measured them (`spec/pipeline.md` §6.2).
+    fn prepare_with_range(
+        &mut self,
+        raw: &[u8],
+        range: Option<&FiniteRange>,
+        cx: &StageContext,
+    ) -> Result<()> {
         if self.reference_value.is_some() != self.binary_scale_factor.is_some() {
             return Err(Error::metadata(
                 "give both sp_reference_value and sp_binary_scale_factor, or neither",
@@ -166,7 +179,12 @@ impl Codec for SimplePacking {
         let decimal = self.decimal_scale_factor.unwrap_or(0);
         self.decimal_scale_factor = Some(decimal);
         if self.reference_value.is_none() {
-            let p = compute_params(raw, cx.byte_order, self.bits_per_value, decimal)?;
+            let p = match range {
+                Some(r) if self.bits_per_value > 0 => {
+                    params_from_range(r.min, r.max, self.bits_per_value, decimal)?
+                }
+                _ => compute_params(raw, cx.byte_order, self.bits_per_value, decimal)?,
+            };
             self.reference_value = Some(p.reference_value);
             self.binary_scale_factor = Some(p.binary_scale_factor);
             self.derived = true;
@@ -343,8 +361,24 @@ pub fn compute_params(
         if !v.is_finite() {
             return Err(non_finite(v, i));
         }
-        lo = lo.min(v);
-        hi = hi.max(v);
+        // Strict comparisons: of +0 and -0 the first one seen is the minimum.
+        if v < lo {
+            lo = v;
+        }
+        if v > hi {
+            hi = v;
+        }
+    }
+    params_from_range(lo, hi, bits, decimal)
+}
+
+/// The parameters for finite values whose minimum is `lo` and maximum `hi`,
+/// for `bits` in 1..=64 (spec §2.1).
+pub fn params_from_range(lo: f64, hi: f64, bits: u32, decimal: i32) -> Result<PackingParams> {
+    if !(1..=64).contains(&bits) {
+        return Err(Error::metadata(format!(
+            "sp_bits_per_value {bits} is outside 1..=64"
+        )));
     }
     let range = (hi - lo) * powi(10.0, decimal);
     let maxp = if bits >= 64 {
@@ -395,19 +429,6 @@ pub fn check_params(p: &PackingParams) -> Result<()> {
     Ok(())
 }
 
-/// `x` rounded half away from zero and converted to u64 with saturation
-/// (negative and NaN give 0): the same result as `x.round() as u64`
-/// without a libm call.
-#[inline(always)]
-fn quantise(x: f64) -> u64 {
-    let t = x as u64;
-    if x - t as f64 >= 0.5 {
-        t.saturating_add(1)
-    } else {
-        t
-    }
-}
-
 /// Packs f64 `data` (in `order`) into `ceil(n * bits / 8)` bytes.
 pub fn encode(data: &[u8], order: ByteOrder, p: &PackingParams) -> Result<Vec<u8>> {
     check_params(p)?;
@@ -448,18 +469,15 @@ pub fn encode_parallel(
     Ok(out)
 }
 
+/// Quantises and packs in one pass (`spec/pipeline.md` §6.2); a NaN or
+/// ±Inf value is an error naming the first one.
 fn encode_into(data: &[u8], order: ByteOrder, p: &PackingParams, out: &mut [u8]) -> Result<()> {
-    let scale = powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor);
-    let r = p.reference_value;
-    let maxq = max_code(p.bits_per_value);
-    let mut finite = true;
-    let codes = data.chunks_exact(8).map(|c| {
-        let v = read_f64(c, order);
-        finite &= v.is_finite();
-        quantise((v - r) * scale).min(maxq)
-    });
-    bits::pack_into(codes, p.bits_per_value, out);
-    if !finite {
+    let q = Quantiser {
+        reference: p.reference_value,
+        scale: powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor),
+        bits: p.bits_per_value,
+    };
+    if !q.pack(data, order, out) {
         let (i, v) = data
             .chunks_exact(8)
             .map(|c| read_f64(c, order))
@@ -587,7 +605,11 @@ mod tests {
             xs.push((s >> 11) as f64 / (1u64 << 20) as f64);
         }
         for x in xs {
-            assert_eq!(quantise(x), x.round() as u64, "{x}");
+            assert_eq!(
+                super::super::quantise::quantise_u64(x),
+                x.round() as u64,
+                "{x}"
+            );
         }
     }
 

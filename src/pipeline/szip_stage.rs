@@ -161,7 +161,11 @@ impl Codec for Szip {
             self.offsets = Some(Vec::new());
             return Ok(Cow::Owned(Vec::new()));
         }
-        let (bytes, offsets) = crate::szip::encode_with(&input, &p, cx.szip_profile)?;
+        let (bytes, offsets) = if cx.threads > 1 {
+            crate::szip::encode_parallel(&input, &p, cx.szip_profile, cx.threads)?
+        } else {
+            crate::szip::encode_with(&input, &p, cx.szip_profile)?
+        };
         self.offsets = Some(offsets);
         Ok(Cow::Owned(bytes))
     }

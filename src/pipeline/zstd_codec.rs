@@ -60,8 +60,13 @@ impl Codec for Zstd {
         Ok(None)
     }
 
-    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
-        Ok(Cow::Owned(imp::zstd_compress(&input, self.level)?))
+    /// With the `zstdmt` feature and a thread budget above 1, libzstd's own
+    /// workers compress (`spec/pipeline.md` §4.1): a valid frame that decodes
+    /// to the same bytes, though not the sequential coder's bytes.
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
+        Ok(Cow::Owned(imp::zstd_compress_with(
+            &input, self.level, cx.threads,
+        )?))
     }
 
     fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
@@ -85,8 +90,27 @@ mod imp {
     /// A standard zstd frame (no content size, no checksum), as a sequential
     /// libzstd stream encoder writes it.
     pub fn zstd_compress(data: &[u8], level: i32) -> Result<Vec<u8>> {
-        zstd::stream::encode_all(data, level)
-            .map_err(|e| Error::codec(format!("zstd compression failed: {e}")))
+        zstd_compress_with(data, level, 0)
+    }
+
+    /// [`zstd_compress`] into an output reserved at the compressed size's
+    /// bound up front, so it never grows and copies; with the `zstdmt`
+    /// feature and `threads > 1`, on that many libzstd workers.
+    pub fn zstd_compress_with(data: &[u8], level: i32, threads: usize) -> Result<Vec<u8>> {
+        use std::io::Write;
+        let fail = |e: std::io::Error| Error::codec(format!("zstd compression failed: {e}"));
+        let mut out = crate::buffer::with_capacity(zstd::zstd_safe::compress_bound(data.len()))?;
+        let mut enc = zstd::stream::Encoder::new(&mut out, level).map_err(fail)?;
+        #[cfg(feature = "zstdmt")]
+        if threads > 1 {
+            enc.multithread(u32::try_from(threads).unwrap_or(u32::MAX))
+                .map_err(fail)?;
+        }
+        #[cfg(not(feature = "zstdmt"))]
+        let _ = threads;
+        enc.write_all(data).map_err(fail)?;
+        enc.finish().map_err(fail)?;
+        Ok(out)
     }
 
     thread_local! {
@@ -160,6 +184,24 @@ mod imp {
             .concat();
             zstd_decompress(&two, 6, &mut out).unwrap();
             assert_eq!(out, b"abcdef");
+        }
+
+        /// The single-write encoder gives the chunked stream encoder's bytes
+        /// over many blocks; libzstd's workers give a frame that decodes
+        /// to the same data.
+        #[test]
+        fn one_write_equals_the_chunked_stream_and_workers_decode_alike() {
+            let data: Vec<u8> = (0..3_000_000u32)
+                .flat_map(|i| (((i as f64 * 1e-3).sin() * 1e4) as i32).to_le_bytes())
+                .collect();
+            for level in [1, 3] {
+                let want = zstd::stream::encode_all(&data[..], level).unwrap();
+                assert_eq!(zstd_compress_with(&data, level, 0).unwrap(), want);
+                let mt = zstd_compress_with(&data, level, 2).unwrap();
+                let mut out = Vec::new();
+                zstd_decompress(&mt, data.len(), &mut out).unwrap();
+                assert!(out == data, "level {level}");
+            }
         }
 
         #[test]

@@ -31,74 +31,255 @@ pub fn encode_with(
     p: &SzipParams,
     profile: SzipProfile,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
-    p.validate()?;
-    if p.flags & flags::PAD_RSI != 0 {
-        return Err(Error::unsupported_codec(
-            "writing szip streams with PAD_RSI is not supported",
-        ));
-    }
-    let sb = p.sample_bytes();
-    if !input.len().is_multiple_of(sb) {
-        return Err(Error::codec(format!(
-            "{} bytes are not whole {sb}-byte samples",
-            input.len()
-        )));
-    }
-    let j = p.block_size as usize;
-    let rsi_samples = p.rsi as usize * j;
-    let n = input.len() / sb;
-    let blocks = n.div_ceil(j);
-    let id_len = p.id_len();
-    // No block codes to more than its identifier plus raw samples.
-    let bound_bits = (blocks as u64)
-        .checked_mul(id_len as u64 + j as u64 * p.bits_per_sample as u64)
-        .ok_or_else(|| Error::codec("szip input too large"))?;
-    let mut enc = Encoder {
-        w: BitWriter::with_capacity(usize::try_from(bound_bits / 8 + 8).unwrap_or(usize::MAX)),
-        bits: p.bits_per_sample,
-        j,
-        id_len,
-        kmax: (1u32 << id_len).saturating_sub(3),
-        k: 0,
-        se_with_reference: profile == SzipProfile::Libaec,
-        zero_blocks: 0,
-        zero_ref: None,
-    };
-    let mask = if p.bits_per_sample == 32 {
-        u32::MAX
-    } else {
-        (1u32 << p.bits_per_sample) - 1
-    };
-    let msb = p.flags & flags::MSB != 0;
-    let pre = Preprocessor::new(p);
-    let mut raw = vec![0u32; rsi_samples.min(n.next_multiple_of(j))];
-    let mut mapped = vec![0u32; if pre.is_some() { raw.len() } else { 0 }];
-    let mut offsets = Vec::with_capacity(n.div_ceil(rsi_samples));
-    for chunk in input.chunks(rsi_samples * sb) {
-        offsets.push(enc.w.bit_pos());
-        let count = chunk.len() / sb;
-        load(chunk, sb, msb, mask, &mut raw[..count]);
-        // A short final RSI is padded to whole blocks by repeating its last
-        // sample (whose residuals are then zero), as libaec does.
-        let padded = count.next_multiple_of(j);
-        let last = raw[count - 1];
-        raw[count..padded].fill(last);
-        let reference = pre.as_ref().map(|_| raw[0]);
-        let values = match &pre {
-            Some(pre) => {
-                pre.run(&raw[..padded], &mut mapped[..padded]);
-                &mut mapped[..padded]
-            }
-            None => &mut raw[..padded],
-        };
-        enc.rsi(values, reference);
-    }
-    let mut out = enc.w.finish();
-    if n == 0 {
+    let s = Setup::new(input, p, profile)?;
+    let c = s.encode_chunk(input, 0);
+    let mut out = c.bytes;
+    if s.n == 0 {
         // libaec flushes one zero byte for empty input.
         out.push(0);
     }
-    Ok((out, offsets))
+    Ok((out, c.offsets))
+}
+
+/// [`encode_with`] on up to `threads` workers, with the same bytes
+/// (`spec/pipeline.md` §6.4).
+///
+/// Reference sample intervals are coded one after another into one bit
+/// stream; the only state carried from one to the next is the split
+/// parameter where the next search starts. Each worker codes a run of whole
+/// RSIs starting the search from 0; when the runs are joined in order, a
+/// run whose first search, started from the true carried parameter, finds
+/// a different result is coded again sequentially. The streams are then
+/// concatenated bit by bit and the RSI offsets shifted.
+pub fn encode_parallel(
+    input: &[u8],
+    p: &SzipParams,
+    profile: SzipProfile,
+    threads: usize,
+) -> Result<(Vec<u8>, Vec<u64>)> {
+    encode_parallel_from(input, p, profile, threads, 0).map(|(bytes, offsets, _)| (bytes, offsets))
+}
+
+/// RSIs per worker chunk at least, so that joining costs little.
+const MIN_CHUNK_RSIS: usize = 16;
+
+/// [`encode_parallel`] with the search start every chunk guesses; also
+/// returns how many chunks were coded again.
+fn encode_parallel_from(
+    input: &[u8],
+    p: &SzipParams,
+    profile: SzipProfile,
+    threads: usize,
+    guess: u32,
+) -> Result<(Vec<u8>, Vec<u64>, usize)> {
+    let s = Setup::new(input, p, profile)?;
+    let rsi_bytes = s.rsi_samples * s.sb;
+    let rsis = s.n.div_ceil(s.rsi_samples);
+    if threads < 2 || rsis < 2 * MIN_CHUNK_RSIS {
+        let (bytes, offsets) = encode_with(input, p, profile)?;
+        return Ok((bytes, offsets, 0));
+    }
+    let per_chunk = rsis.div_ceil(threads * 4).max(MIN_CHUNK_RSIS);
+    let chunks: Vec<&[u8]> = input.chunks(per_chunk * rsi_bytes).collect();
+    let coded = crate::pipeline::with_threads(threads, || {
+        use rayon::prelude::*;
+        chunks
+            .par_iter()
+            .enumerate()
+            .map(|(i, c)| s.encode_chunk(c, if i == 0 { 0 } else { guess }))
+            .collect::<Vec<Chunk>>()
+    })?;
+    let mut out = BitConcat::with_capacity(coded.iter().map(|c| c.bytes.len()).sum::<usize>() + 8);
+    let mut offsets = Vec::with_capacity(rsis);
+    let mut carried = 0u32;
+    let mut again = 0usize;
+    for (i, c) in coded.into_iter().enumerate() {
+        let c = if i > 0 && !c.valid_from(carried, s.kmax, guess) {
+            again += 1;
+            s.encode_chunk(chunks[i], carried)
+        } else {
+            c
+        };
+        let base = out.bits;
+        offsets.extend(c.offsets.iter().map(|o| o + base));
+        out.append(&c.bytes, c.bits);
+        carried = c.final_k.unwrap_or(carried);
+    }
+    Ok((out.finish(), offsets, again))
+}
+
+/// What [`encode_with`] derives from the parameters before coding.
+struct Setup {
+    p: SzipParams,
+    profile: SzipProfile,
+    sb: usize,
+    j: usize,
+    rsi_samples: usize,
+    n: usize,
+    id_len: u32,
+    kmax: u32,
+    mask: u32,
+    msb: bool,
+}
+
+/// One run of whole RSIs, coded.
+struct Chunk {
+    /// The bits, zero-padded to whole bytes.
+    bytes: Vec<u8>,
+    /// Number of bits coded.
+    bits: u64,
+    /// Bit offset of each RSI within the chunk.
+    offsets: Vec<u64>,
+    /// The first block whose split parameter was searched, the start of
+    /// that search and its result.
+    first_search: Option<(Vec<u32>, u32, u32)>,
+    /// The split parameter after the chunk (`None` when no block searched).
+    final_k: Option<u32>,
+}
+
+impl Chunk {
+    /// True when coding with the search starting at `carried` instead of
+    /// `guess` would give the same bits.
+    fn valid_from(&self, carried: u32, kmax: u32, guess: u32) -> bool {
+        match &self.first_search {
+            None => true,
+            Some(_) if carried == guess => true,
+            Some((block, _, found)) => split_search(block, carried, kmax).0 == *found,
+        }
+    }
+}
+
+impl Setup {
+    fn new(input: &[u8], p: &SzipParams, profile: SzipProfile) -> Result<Self> {
+        p.validate()?;
+        if p.flags & flags::PAD_RSI != 0 {
+            return Err(Error::unsupported_codec(
+                "writing szip streams with PAD_RSI is not supported",
+            ));
+        }
+        let sb = p.sample_bytes();
+        if !input.len().is_multiple_of(sb) {
+            return Err(Error::codec(format!(
+                "{} bytes are not whole {sb}-byte samples",
+                input.len()
+            )));
+        }
+        let j = p.block_size as usize;
+        let n = input.len() / sb;
+        let id_len = p.id_len();
+        // No block codes to more than its identifier plus raw samples.
+        (n.div_ceil(j) as u64)
+            .checked_mul(id_len as u64 + j as u64 * p.bits_per_sample as u64)
+            .ok_or_else(|| Error::codec("szip input too large"))?;
+        Ok(Setup {
+            p: *p,
+            profile,
+            sb,
+            j,
+            rsi_samples: p.rsi as usize * j,
+            n,
+            id_len,
+            kmax: (1u32 << id_len).saturating_sub(3),
+            mask: if p.bits_per_sample == 32 {
+                u32::MAX
+            } else {
+                (1u32 << p.bits_per_sample) - 1
+            },
+            msb: p.flags & flags::MSB != 0,
+        })
+    }
+
+    /// Codes `input` (whole samples, starting an RSI) with the split search
+    /// starting at `start_k`.
+    fn encode_chunk(&self, input: &[u8], start_k: u32) -> Chunk {
+        let (sb, j) = (self.sb, self.j);
+        let n = input.len() / sb;
+        let bound_bits =
+            n.div_ceil(j) as u64 * (self.id_len as u64 + j as u64 * self.p.bits_per_sample as u64);
+        let mut enc = Encoder {
+            w: BitWriter::with_capacity(usize::try_from(bound_bits / 8 + 8).unwrap_or(usize::MAX)),
+            bits: self.p.bits_per_sample,
+            j,
+            id_len: self.id_len,
+            kmax: self.kmax,
+            k: start_k,
+            se_with_reference: self.profile == SzipProfile::Libaec,
+            zero_blocks: 0,
+            zero_ref: None,
+            first_search: None,
+        };
+        let pre = Preprocessor::new(&self.p);
+        let mut raw = vec![0u32; self.rsi_samples.min(n.next_multiple_of(j))];
+        let mut mapped = vec![0u32; if pre.is_some() { raw.len() } else { 0 }];
+        let mut offsets = Vec::with_capacity(n.div_ceil(self.rsi_samples));
+        for chunk in input.chunks(self.rsi_samples * sb) {
+            offsets.push(enc.w.bit_pos());
+            let count = chunk.len() / sb;
+            load(chunk, sb, self.msb, self.mask, &mut raw[..count]);
+            // A short final RSI is padded to whole blocks by repeating its last
+            // sample (whose residuals are then zero), as libaec does.
+            let padded = count.next_multiple_of(j);
+            let last = raw[count - 1];
+            raw[count..padded].fill(last);
+            let reference = pre.as_ref().map(|_| raw[0]);
+            let values = match &pre {
+                Some(pre) => {
+                    pre.run(&raw[..padded], &mut mapped[..padded]);
+                    &mut mapped[..padded]
+                }
+                None => &mut raw[..padded],
+            };
+            enc.rsi(values, reference);
+        }
+        let bits = enc.w.bit_pos();
+        let final_k = enc.first_search.as_ref().map(|_| enc.k);
+        Chunk {
+            bytes: enc.w.finish(),
+            bits,
+            offsets,
+            first_search: enc.first_search,
+            final_k,
+        }
+    }
+}
+
+/// Bit streams appended one after another, MSB first.
+struct BitConcat {
+    out: Vec<u8>,
+    /// Bits written.
+    bits: u64,
+}
+
+impl BitConcat {
+    fn with_capacity(cap: usize) -> Self {
+        BitConcat {
+            out: Vec::with_capacity(cap),
+            bits: 0,
+        }
+    }
+
+    /// Appends the first `bits` bits of `src`, whose bits past them are zero.
+    fn append(&mut self, src: &[u8], bits: u64) {
+        let used = (self.bits % 8) as u32;
+        let src = &src[..bits.div_ceil(8) as usize];
+        if used == 0 {
+            self.out.extend_from_slice(src);
+        } else {
+            // The partial last byte has its high `used` bits set, the rest zero.
+            let mut acc = self.out.pop().unwrap_or(0);
+            for &b in src {
+                self.out.push(acc | (b >> used));
+                acc = b << (8 - used);
+            }
+            self.out.push(acc);
+        }
+        self.bits += bits;
+        self.out.truncate(self.bits.div_ceil(8) as usize);
+    }
+
+    fn finish(self) -> Vec<u8> {
+        self.out
+    }
 }
 
 /// Reads `out.len()` sample containers, keeping the low `mask` bits.
@@ -225,6 +406,8 @@ struct Encoder {
     zero_blocks: u32,
     /// Reference sample of the first pending zero block, if it has one.
     zero_ref: Option<u32>,
+    /// The first searched block, the search's start and its result.
+    first_search: Option<(Vec<u32>, u32, u32)>,
 }
 
 impl Encoder {
@@ -298,54 +481,15 @@ impl Encoder {
     }
 
     /// Length of the block coded with the best split parameter, searching
-    /// from the previous block's parameter as libaec does; the length as a
-    /// function of k has a single minimum, so the search stops as soon as
-    /// the length grows, or when the FS part shows that moving on cannot win.
+    /// from the previous block's parameter as libaec does.
     fn assess_split(&mut self, coded: &[u32]) -> u64 {
-        let n = coded.len() as u64;
         let start = self.k;
-        let mut k = start;
-        let mut k_min = k;
-        let mut len_min = u64::MAX;
-        let mut no_turn = k == 0;
-        let mut up = true;
-        loop {
-            let fs_len: u64 = coded.iter().map(|&v| (v >> k) as u64).sum();
-            let len = fs_len + n * (k as u64 + 1);
-            if len < len_min {
-                if len_min < u64::MAX {
-                    no_turn = true;
-                }
-                len_min = len;
-                k_min = k;
-                if up {
-                    if fs_len < n || k >= self.kmax {
-                        if no_turn {
-                            break;
-                        }
-                        k = start - 1;
-                        up = false;
-                        no_turn = true;
-                    } else {
-                        k += 1;
-                    }
-                } else {
-                    if fs_len >= n || k == 0 {
-                        break;
-                    }
-                    k -= 1;
-                }
-            } else {
-                if no_turn {
-                    break;
-                }
-                k = start - 1;
-                up = false;
-                no_turn = true;
-            }
+        let (k, len) = split_search(coded, start, self.kmax);
+        if self.first_search.is_none() {
+            self.first_search = Some((coded.to_vec(), start, k));
         }
-        self.k = k_min;
-        len_min
+        self.k = k;
+        len
     }
 
     fn put_split(&mut self, block: &[u32], reference: Option<u32>) {
@@ -387,6 +531,55 @@ impl Encoder {
     }
 }
 
+/// The best split parameter for `coded` and the block's length with it,
+/// searching from `start` as libaec does: the length as a function of k has
+/// a single minimum, so the search stops as soon as the length grows, or
+/// when the FS part shows that moving on cannot win.
+fn split_search(coded: &[u32], start: u32, kmax: u32) -> (u32, u64) {
+    let n = coded.len() as u64;
+    let mut k = start;
+    let mut k_min = k;
+    let mut len_min = u64::MAX;
+    let mut no_turn = k == 0;
+    let mut up = true;
+    loop {
+        let fs_len: u64 = coded.iter().map(|&v| (v >> k) as u64).sum();
+        let len = fs_len + n * (k as u64 + 1);
+        if len < len_min {
+            if len_min < u64::MAX {
+                no_turn = true;
+            }
+            len_min = len;
+            k_min = k;
+            if up {
+                if fs_len < n || k >= kmax {
+                    if no_turn {
+                        break;
+                    }
+                    k = start - 1;
+                    up = false;
+                    no_turn = true;
+                } else {
+                    k += 1;
+                }
+            } else {
+                if fs_len >= n || k == 0 {
+                    break;
+                }
+                k -= 1;
+            }
+        } else {
+            if no_turn {
+                break;
+            }
+            k = start - 1;
+            up = false;
+            no_turn = true;
+        }
+    }
+    (k_min, len_min)
+}
+
 /// Length of the block coded with the second extension, or `u64::MAX` once
 /// it exceeds `limit`. The first pair of a block with a reference sample
 /// pairs the placeholder 0 with the first residual.
@@ -400,4 +593,87 @@ fn assess_second_extension(block: &[u32], limit: u64) -> u64 {
         }
     }
     len
+}
+
+#[cfg(test)]
+mod parallel_tests {
+    use super::*;
+
+    fn containers(v: &[u32], sb: usize) -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| x.to_be_bytes()[4 - sb..].to_vec())
+            .collect()
+    }
+
+    /// Smooth stretches, noise, constant runs (zero blocks) and jumps, so
+    /// that split parameters vary from RSI to RSI.
+    fn samples(n: usize, bits: u32, seed: u32) -> Vec<u32> {
+        let max = ((1u64 << bits) - 1) as f64;
+        let mut s = seed | 1;
+        (0..n)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                let phase = (i / 3000) % 4;
+                let v = match phase {
+                    0 => 0.5 + 0.4 * (i as f64 * 1e-3).sin(),
+                    1 => (s % 1000) as f64 / 1000.0,
+                    2 => 0.25,
+                    _ => 0.5 + 0.3 * (i as f64 * 0.05).sin() + (s % 7) as f64 * 1e-3,
+                };
+                (v.clamp(0.0, 1.0) * max) as u32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parallel_bytes_and_offsets_equal_sequential() {
+        let mut recoded = 0;
+        for (bits, flags_extra, rsi, block) in [
+            (16u32, flags::MSB | flags::PREPROCESS, 4u32, 16u32),
+            (24, flags::MSB | flags::THREE_BYTE | flags::PREPROCESS, 2, 8),
+            (8, flags::PREPROCESS, 3, 32),
+            (12, flags::MSB, 1, 16),
+            (32, flags::MSB | flags::PREPROCESS, 2, 64),
+        ] {
+            let p = SzipParams {
+                bits_per_sample: bits,
+                block_size: block,
+                rsi,
+                flags: flags_extra,
+            };
+            for n in [100_000usize, 100_003, 40_960] {
+                let v = samples(n, bits, n as u32 ^ bits);
+                let input = containers(&v, p.sample_bytes());
+                for profile in [SzipProfile::Libaec, SzipProfile::Interoperable] {
+                    let want = encode_with(&input, &p, profile).unwrap();
+                    for threads in [2usize, 3, 7] {
+                        for guess in [0u32, 1, 5, p.id_len().pow(2)] {
+                            let (bytes, offsets, again) =
+                                encode_parallel_from(&input, &p, profile, threads, guess).unwrap();
+                            recoded += again;
+                            assert!(
+                                bytes == want.0,
+                                "bits {bits} n {n} threads {threads} guess {guess}"
+                            );
+                            assert_eq!(offsets, want.1, "bits {bits} n {n}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(recoded > 0, "some chunk guessed wrong and was coded again");
+    }
+
+    #[test]
+    fn bit_concatenation_shifts_every_stream() {
+        let mut c = BitConcat::with_capacity(0);
+        c.append(&[0b1010_0000], 3);
+        c.append(&[0b1111_1111, 0b1000_0000], 9);
+        c.append(&[], 0);
+        c.append(&[0b0100_0000], 2);
+        assert_eq!(c.bits, 14);
+        assert_eq!(c.finish(), vec![0b1011_1111, 0b1111_0100]);
+    }
 }

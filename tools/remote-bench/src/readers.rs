@@ -43,7 +43,7 @@ impl Reader {
                 if self == Reader::TgmNoReadahead {
                     opts = opts.with_readahead(0);
                 }
-                let src = tgm::remote::RemoteSource::open(url, opts).map_err(|e| e.to_string())?;
+                let src = tgm::remote::RemoteSource::open(url, &opts).map_err(|e| e.to_string())?;
                 let f = tgm::file::SourceFile::open(src, &tgm::Limits::default())
                     .map_err(|e| e.to_string())?;
                 Ok(Box::new(TgmOpened(f)))

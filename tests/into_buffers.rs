@@ -1,0 +1,145 @@
+//! `encode_into` and `decode_into`: caller-owned buffers give exactly the
+//! bytes of `encode` and `decode_object`, reuse their memory, and refuse
+//! output buffers of the wrong size (`spec/pipeline.md` §6.3).
+
+use tgm::pipeline::PipelineOptions;
+use tgm::{
+    decode_object, decode_object_into, encode, encode_into, ByteOrder, DecodeOptions, Dtype,
+    EncodeOptions, ErrorKind, GlobalMetadata, ObjectDescriptor, PipelineBuilder, Provenance,
+};
+
+fn opts() -> EncodeOptions {
+    let mut p = PipelineOptions::default();
+    p.allow_nan = true;
+    p.allow_inf = true;
+    EncodeOptions::new()
+        .provenance(Provenance::fixed("2026-01-01T00:00:00Z", "u"))
+        .pipeline(p)
+}
+
+fn field(n: usize, order: ByteOrder, with_nan: bool) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| {
+            let v = if with_nan && i % 97 == 5 {
+                f64::NAN
+            } else {
+                280.0 + 15.0 * (i as f64 * 0.013).sin()
+            };
+            match order {
+                ByteOrder::Little => v.to_le_bytes(),
+                ByteOrder::Big => v.to_be_bytes(),
+            }
+        })
+        .collect()
+}
+
+/// Every pipeline shape: identity, filter only, encoding only, codecs, and
+/// combinations; both byte orders.
+fn cases() -> Vec<(&'static str, ObjectDescriptor, Vec<u8>)> {
+    let n = 5_000usize;
+    let mut v = Vec::new();
+    for order in [ByteOrder::Little, ByteOrder::Big] {
+        let d = || ObjectDescriptor::new(Dtype::Float64, vec![50, 100]).with_byte_order(order);
+        let raw = field(n, order, false);
+        let nan = field(n, order, true);
+        v.push(("none", d(), raw.clone()));
+        v.push(("none+nan", d(), nan.clone()));
+        v.push((
+            "shuffle",
+            d().with_pipeline(&PipelineBuilder::new().shuffle()),
+            raw.clone(),
+        ));
+        v.push((
+            "zstd+nan",
+            d().with_pipeline(&PipelineBuilder::new().zstd()),
+            nan.clone(),
+        ));
+        v.push((
+            "lz4",
+            d().with_pipeline(&PipelineBuilder::new().lz4()),
+            raw.clone(),
+        ));
+        v.push((
+            "sp12",
+            d().with_pipeline(&PipelineBuilder::new().simple_packing(12)),
+            raw.clone(),
+        ));
+        v.push((
+            "sp16+shuffle+zstd",
+            d().with_pipeline(&PipelineBuilder::new().simple_packing(16).shuffle().zstd()),
+            raw.clone(),
+        ));
+        v.push((
+            "sp24+szip",
+            d().with_pipeline(&PipelineBuilder::new().simple_packing(24).szip()),
+            raw.clone(),
+        ));
+    }
+    v
+}
+
+#[test]
+fn encode_into_gives_the_bytes_of_encode_and_reuses_the_vector() {
+    let meta = GlobalMetadata::default();
+    let mut out = Vec::new();
+    for (name, d, data) in cases() {
+        let want = encode(&meta, &[(&d, &data)], &opts()).unwrap();
+        encode_into(&meta, &[(&d, &data)], &opts(), &mut out).unwrap();
+        assert_eq!(out, want, "{name}");
+        let (ptr, cap) = (out.as_ptr(), out.capacity());
+        encode_into(&meta, &[(&d, &data)], &opts(), &mut out).unwrap();
+        assert_eq!(out, want, "{name}, second time");
+        assert_eq!(
+            (out.as_ptr(), out.capacity()),
+            (ptr, cap),
+            "{name}: the second message reuses the first one's memory"
+        );
+    }
+}
+
+#[test]
+fn encode_into_leaves_the_vector_empty_on_error() {
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![4]);
+    let mut out = vec![1u8; 100];
+    let err = encode_into(
+        &GlobalMetadata::default(),
+        &[(&d, &[0u8; 31][..])],
+        &EncodeOptions::new(),
+        &mut out,
+    )
+    .unwrap_err();
+    assert_eq!(*err.kind(), ErrorKind::InvalidInput);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn decode_into_gives_the_bytes_of_decode_object() {
+    let meta = GlobalMetadata::default();
+    for (name, d, data) in cases() {
+        let msg = encode(&meta, &[(&d, &data)], &opts()).unwrap();
+        for native in [true, false] {
+            for restore in [true, false] {
+                let dopts = DecodeOptions::default()
+                    .native_byte_order(native)
+                    .restore_non_finite(restore);
+                let want = decode_object(&msg, 0, &dopts).unwrap();
+                let mut out = vec![0xa5u8; want.data.len()];
+                let desc = decode_object_into(&msg, 0, &dopts, &mut out).unwrap();
+                assert_eq!(desc, want.descriptor, "{name}");
+                assert!(out == want.data, "{name} native {native} restore {restore}");
+            }
+        }
+    }
+}
+
+#[test]
+fn decode_into_refuses_a_buffer_of_another_size() {
+    let (_, d, data) = cases().swap_remove(6);
+    let msg = encode(&GlobalMetadata::default(), &[(&d, &data)], &opts()).unwrap();
+    for len in [0, data.len() - 1, data.len() + 8] {
+        let mut out = vec![0u8; len];
+        let err = decode_object_into(&msg, 0, &DecodeOptions::default(), &mut out).unwrap_err();
+        assert_eq!(*err.kind(), ErrorKind::InvalidArgument, "len {len}");
+        assert!(err.to_string().contains("decodes to 40000"), "{err}");
+    }
+}
