@@ -23,7 +23,8 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx >/dev/null
 fi
-(command -v nginx || echo /usr/sbin/nginx) | xargs -I{} {} -v
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+"$NGINX" -v
 
 step "s3s-fs $S3S_FS_VERSION (crates.io) into target/tools"
 if [ ! -x target/tools/bin/s3s-fs ] \
