@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 mod buffer;
+mod stream_store;
 pub mod cbor;
 pub mod decode;
 pub mod descriptor;

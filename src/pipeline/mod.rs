@@ -10,6 +10,7 @@ pub(crate) mod bitmask_codec;
 pub(crate) mod bits;
 pub(crate) mod builder;
 pub(crate) mod codec;
+mod dequantise;
 pub(crate) mod lz4_codec;
 pub(crate) mod masks;
 pub(crate) mod none_codec;
@@ -321,8 +322,9 @@ fn decode_into_inner(
         data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
     }
     if last.is_none() {
-        // Identity pipeline: the payload is the data (its length checked above).
-        out.copy_from_slice(&data);
+        // Identity pipeline: the payload is the data (its length checked
+        // above), copied with streaming stores when large (§6.5).
+        crate::stream_store::StreamingStores::for_output(out.len()).copy(out, &data);
     }
     if pipeline.encoding().is_identity()
         && opts.native_byte_order

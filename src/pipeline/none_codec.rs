@@ -57,7 +57,7 @@ impl Codec for Identity {
                 input.len()
             )));
         }
-        out.copy_from_slice(input);
+        crate::stream_store::StreamingStores::for_output(out.len()).copy(out, input);
         Ok(())
     }
 

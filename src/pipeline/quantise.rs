@@ -10,12 +10,14 @@
 //! `min(round_half_away(x) saturated to u64, 2^B − 1)` bit for bit (the
 //! tests compare both on random values). Wider codes take the integer path.
 
-use super::scan::poison;
 use crate::dtype::ByteOrder;
 
 /// Values per group: 8 values of B bits fill exactly B bytes, so every group
 /// starts on a byte boundary.
 const GROUP: usize = 8;
+
+/// Values quantised ahead of packing in [`Quantiser::pack_const`].
+const BLOCK: usize = 256;
 
 /// 2^52: adding it to a value in `[0, 2^52)` rounds to an integer.
 const TWO52: f64 = 4_503_599_627_370_496.0;
@@ -56,18 +58,40 @@ pub(crate) fn quantise_u64(x: f64) -> u64 {
     }
 }
 
+/// 1 when `v` is NaN or ±Inf (all exponent bits set), else 0; OR-ed over
+/// a block, it reduces without ordering constraints, so the loop vectorises.
+#[inline(always)]
+fn is_special(v: f64) -> u64 {
+    const EXPONENT: u64 = 0x7ff0_0000_0000_0000;
+    (v.to_bits() & EXPONENT == EXPONENT) as u64
+}
+
 /// The code of `x = (v − R) · scale` for `maxf = 2^B − 1 < 2^52`, in float
 /// arithmetic only.
+///
+/// After clamping to `[0, maxf]`, adding 2^52 rounds `c` to the nearest
+/// integer with ties to even, and the integer is the low mantissa bits of
+/// the sum. `c − q` is exact, so a tie that went down is seen as exactly
+/// 0.5 and stepped up: ties round away from zero.
 #[inline(always)]
 fn code_float(x: f64, maxf: f64) -> u64 {
     // NaN and negative values give 0, values above the largest code give it.
     let c = if x > 0.0 { x } else { 0.0 };
     let c = if c < maxf { c } else { maxf };
-    // Round to nearest even, then step back to the truncation.
-    let even = (c + TWO52) - TWO52;
-    let t = if even > c { even - 1.0 } else { even };
-    let q = if c - t >= 0.5 { t + 1.0 } else { t };
-    (q + TWO52).to_bits() - TWO52.to_bits()
+    let m = c + TWO52;
+    let q = m - TWO52;
+    (m.to_bits() - TWO52.to_bits()) + (c - q == 0.5) as u64
+}
+
+/// [`Quantiser::pack_portable`] compiled for each listed instruction set
+/// and chosen once at run time; every version computes the same bytes
+/// (`spec/pipeline.md` §6.2).
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+))]
+fn pack_dispatch(q: &Quantiser, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
+    q.pack_portable(data, order, out)
 }
 
 impl Quantiser {
@@ -84,6 +108,13 @@ impl Quantiser {
     /// `ceil(n · B / 8)` bytes. Returns false when a value is NaN or ±Inf,
     /// in which case the codes written for those values are unspecified.
     pub fn pack(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
+        pack_dispatch(self, data, order, out)
+    }
+
+    /// [`Quantiser::pack`] for the instruction set the crate is compiled
+    /// for.
+    #[inline(always)]
+    pub(crate) fn pack_portable(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
         match order {
             ByteOrder::Little => self.pack_in(data, ByteOrder::Little, out),
             ByteOrder::Big => self.pack_in(data, ByteOrder::Big, out),
@@ -92,72 +123,60 @@ impl Quantiser {
 
     #[inline(always)]
     fn pack_in(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
-        match self.bits {
-            0 => true,
-            8 => self.pack_bytes::<1>(data, order, out),
-            16 => self.pack_bytes::<2>(data, order, out),
-            24 => self.pack_bytes::<3>(data, order, out),
-            32 => self.pack_bytes::<4>(data, order, out),
-            1..=FLOAT_PATH_MAX_BITS => self.pack_bits(data, order, out),
-            _ => self.pack_wide(data, order, out),
+        // Widths up to 32 bits, the ones GRIB-style packing uses, get a
+        // group packer specialised at compile time.
+        macro_rules! widths {
+            ($($b:literal)*) => {
+                match self.bits {
+                    0 => true,
+                    $($b => self.pack_blocks(data, order, out, put_group_const::<$b>),)*
+                    1..=FLOAT_PATH_MAX_BITS => {
+                        let bits = self.bits;
+                        self.pack_blocks(data, order, out, |q, d| put_group(q, bits, d))
+                    }
+                    _ => self.pack_wide(data, order, out),
+                }
+            };
         }
+        widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
     }
 
-    /// Codes of whole-byte width `W` (1..=4), each a big-endian integer.
+    /// Codes of any width up to 52 bits, each group of 8 filling exactly
+    /// `bits` bytes: a block of codes is quantised by one loop the compiler
+    /// vectorises, then packed group by group by `put`.
     #[inline(always)]
-    fn pack_bytes<const W: usize>(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
-        let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
-        let mut nonfinite = [0.0f64; GROUP];
-        let src = data.chunks_exact(8 * GROUP);
-        let src_tail = src.remainder();
-        let mut dst = out.chunks_exact_mut(W * GROUP);
-        for (s, d) in src.zip(&mut dst) {
-            let mut q = [0u64; GROUP];
-            for k in 0..GROUP {
-                let v = load(&s[8 * k..8 * k + 8], order);
-                nonfinite[k] += poison(v);
-                q[k] = code_float((v - r) * scale, maxf);
-            }
-            for k in 0..GROUP {
-                d[W * k..W * k + W].copy_from_slice(&q[k].to_be_bytes()[8 - W..]);
-            }
-        }
-        let d = dst.into_remainder();
-        // A separate tail accumulator keeps the lanes in registers.
-        let mut tail_nf = 0.0f64;
-        for (s, d) in src_tail.chunks_exact(8).zip(d.chunks_exact_mut(W)) {
-            let v = load(s, order);
-            tail_nf += poison(v);
-            d.copy_from_slice(&code_float((v - r) * scale, maxf).to_be_bytes()[8 - W..]);
-        }
-        !tail_nf.is_nan() && nonfinite.iter().all(|p| !p.is_nan())
-    }
-
-    /// Codes of any width up to 52 bits: each group of 8 codes fills B bytes.
-    fn pack_bits(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
+    fn pack_blocks(
+        &self,
+        data: &[u8],
+        order: ByteOrder,
+        out: &mut [u8],
+        put: impl Fn(&[u64; GROUP], &mut [u8]),
+    ) -> bool {
         let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
         let bits = self.bits as usize;
-        let mut nonfinite = [0.0f64; GROUP];
-        let src = data.chunks_exact(8 * GROUP);
+        let mut special = 0u64;
+        let mut codes = [0u64; BLOCK];
+        let src = data.chunks_exact(8 * BLOCK);
         let src_tail = src.remainder();
-        let (head, d) = out.split_at_mut(data.len() / (8 * GROUP) * bits);
-        for (s, d) in src.zip(head.chunks_exact_mut(bits)) {
-            let mut q = [0u64; GROUP];
-            for k in 0..GROUP {
-                let v = load(&s[8 * k..8 * k + 8], order);
-                nonfinite[k] += poison(v);
-                q[k] = code_float((v - r) * scale, maxf);
+        let block_out = BLOCK / GROUP * bits;
+        let (head, d) = out.split_at_mut(data.len() / (8 * BLOCK) * block_out);
+        for (s, d) in src.zip(head.chunks_exact_mut(block_out)) {
+            for (c, q) in s.chunks_exact(8).zip(codes.iter_mut()) {
+                let v = load(c, order);
+                special |= is_special(v);
+                *q = code_float((v - r) * scale, maxf);
             }
-            put_group(&q, self.bits, d);
+            for (q, d) in codes.chunks_exact(GROUP).zip(d.chunks_exact_mut(bits)) {
+                put(q.try_into().expect("a group of codes"), d);
+            }
         }
-        let mut tail_nf = 0.0f64;
         let tail = src_tail.chunks_exact(8).map(|c| {
             let v = load(c, order);
-            tail_nf += poison(v);
+            special |= is_special(v);
             code_float((v - r) * scale, maxf)
         });
         super::bits::pack_into(tail, self.bits, d);
-        !tail_nf.is_nan() && nonfinite.iter().all(|p| !p.is_nan())
+        special == 0
     }
 
     /// Codes of 53..=64 bits, through exact integer rounding.
@@ -171,6 +190,29 @@ impl Quantiser {
         });
         super::bits::pack_into(codes, self.bits, out);
         finite
+    }
+}
+
+/// Packs 8 codes of `BITS` (1..=52) bits into `out`, exactly `BITS` bytes:
+/// with the width a constant, every code's word and shift are constants.
+#[inline(always)]
+fn put_group_const<const BITS: u32>(q: &[u64; GROUP], out: &mut [u8]) {
+    let bits = BITS as usize;
+    let mut words = [0u64; 7];
+    for (k, &v) in q.iter().enumerate() {
+        let pos = k * bits;
+        let (w, off) = (pos / 64, pos % 64);
+        if off + bits <= 64 {
+            words[w] |= v << (64 - bits - off);
+        } else {
+            let spill = off + bits - 64;
+            words[w] |= v >> spill;
+            words[w + 1] |= v << (64 - spill);
+        }
+    }
+    for (i, chunk) in out[..bits].chunks_mut(8).enumerate() {
+        let n = chunk.len();
+        chunk.copy_from_slice(&words[i].to_be_bytes()[..n]);
     }
 }
 
@@ -262,10 +304,14 @@ mod tests {
                 let (want, finite) = naive(&vals, &q);
                 for order in [ByteOrder::Little, ByteOrder::Big] {
                     let mut got = vec![0xa5u8; want.len()];
+                    let mut portable = vec![0x5au8; want.len()];
                     let ok = q.pack(&bytes(&vals, order), order, &mut got);
+                    let ok_portable = q.pack_portable(&bytes(&vals, order), order, &mut portable);
                     prop_assert_eq!(ok, finite, "bits {}", bits);
+                    prop_assert_eq!(ok_portable, finite, "bits {}", bits);
                     if finite {
                         prop_assert_eq!(&got, &want, "bits {} scale {} ref {}", bits, scale, reference);
+                        prop_assert_eq!(&portable, &want, "bits {} scale {} ref {}", bits, scale, reference);
                     }
                 }
             }
@@ -281,8 +327,11 @@ mod tests {
             let q = Quantiser { reference: 0.0, scale: 1.0, bits };
             let (want, _) = naive(&vals, &q);
             let mut got = vec![0u8; want.len()];
+            let mut portable = vec![0u8; want.len()];
             prop_assert!(q.pack(&bytes(&vals, ByteOrder::Little), ByteOrder::Little, &mut got));
-            prop_assert_eq!(got, want);
+            prop_assert!(q.pack_portable(&bytes(&vals, ByteOrder::Little), ByteOrder::Little, &mut portable));
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(portable, want);
         }
     }
 

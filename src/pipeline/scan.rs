@@ -42,7 +42,19 @@ fn load_f64(c: &[u8], order: ByteOrder) -> f64 {
 /// Minimum and maximum of the float64 values in `data` (whole 8-byte
 /// elements in `order`), or `None` when `data` is empty or holds a NaN or
 /// an infinity.
+/// Compiled for each listed instruction set and chosen once at run time;
+/// every version returns the same result.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+))]
 pub fn finite_range_f64(data: &[u8], order: ByteOrder) -> Option<FiniteRange> {
+    finite_range_f64_portable(data, order)
+}
+
+/// [`finite_range_f64`] for the instruction set the crate is compiled for.
+#[inline(always)]
+pub(crate) fn finite_range_f64_portable(data: &[u8], order: ByteOrder) -> Option<FiniteRange> {
     match order {
         ByteOrder::Little => range_kernel(data, ByteOrder::Little),
         ByteOrder::Big => range_kernel(data, ByteOrder::Big),

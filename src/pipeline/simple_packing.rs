@@ -524,9 +524,27 @@ pub fn decode_into(
         (0..n).for_each(|i| put(out, i, r));
         return Ok(());
     }
-    bits::unpack(packed, first * bits as usize, n, bits, |i, q| {
-        put(out, i, r + inv * q as f64)
-    });
+    // Whole blocks from a byte-aligned start take the specialised kernel
+    // (`spec/pipeline.md` §6.2); the rest the generic unpacker.
+    let done = if first % 8 == 0 {
+        let start = first / 8 * bits as usize;
+        super::dequantise::Dequantiser {
+            reference: r,
+            scale: inv,
+            bits,
+        }
+        .decode_blocks(&packed[start..], n, out_order, out)
+    } else {
+        0
+    };
+    let out = &mut out[done * 8..];
+    bits::unpack(
+        packed,
+        (first + done) * bits as usize,
+        n - done,
+        bits,
+        |i, q| put(out, i, r + inv * q as f64),
+    );
     Ok(())
 }
 
