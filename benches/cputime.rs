@@ -202,8 +202,79 @@ fn main() {
             dr / dt
         );
     }
+    if "copy".contains(filter.as_str()) || filter.is_empty() {
+        let fresh = best(reps, || data.to_vec());
+        println!();
+        println!("| copy of the 128 MiB field into a fresh buffer | {fresh:.1} |");
+        println!("|---|---:|");
+    }
+    if "threads".contains(filter.as_str()) || filter.is_empty() {
+        threads(reps, &data);
+    }
     #[cfg(feature = "eccodes-bench")]
     if "eccodes".contains(filter.as_str()) || filter.is_empty() {
         eccodes(reps, &data);
+    }
+}
+
+/// Wall-clock ms, best of `reps`: the thread CPU clock cannot see work
+/// handed to other threads.
+fn best_wall<T>(reps: usize, mut f: impl FnMut() -> T) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let a = std::time::Instant::now();
+            let r = f();
+            let t = a.elapsed().as_secs_f64() * 1e3;
+            drop(black_box(r));
+            t
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The splittable pipelines on 1 and 2 threads, wall-clock (FILTER
+/// `threads`); only meaningful on an otherwise idle machine.
+fn threads(reps: usize, data: &[u8]) {
+    let b = PipelineBuilder::new;
+    let meta = GlobalMetadata::default();
+    println!();
+    println!("| pipeline (wall ms) | encode 1 thread | encode 2 threads | speed-up | decode 1 thread | decode 2 threads | speed-up |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (name, p) in [
+        ("sp16", b().simple_packing(16)),
+        ("sp24", b().simple_packing(24)),
+        ("sp16+szip", b().simple_packing(16).szip()),
+        ("sp24+szip", b().simple_packing(24).szip()),
+    ] {
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![N as u64])
+            .with_byte_order(ByteOrder::Little)
+            .with_pipeline(&p);
+        let enc = |t: usize| {
+            let mut po = tgm::pipeline::PipelineOptions::default();
+            po.threads = t;
+            EncodeOptions::new().pipeline(po)
+        };
+        let (e1, e2) = (enc(1), enc(2));
+        let mut out = Vec::new();
+        let te1 = best_wall(reps, || {
+            tgm::encode_into(&meta, &[(&d, data)], &e1, &mut out).unwrap()
+        });
+        let te2 = best_wall(reps, || {
+            tgm::encode_into(&meta, &[(&d, data)], &e2, &mut out).unwrap()
+        });
+        let msg = tgm::encode(&meta, &[(&d, data)], &e1).unwrap();
+        let mut dec = vec![0u8; data.len()];
+        let d1 = DecodeOptions::default().verify(Verify::Off).threads(1);
+        let d2 = DecodeOptions::default().verify(Verify::Off).threads(2);
+        let td1 = best_wall(reps, || {
+            tgm::decode_object_into(&msg, 0, &d1, &mut dec).unwrap()
+        });
+        let td2 = best_wall(reps, || {
+            tgm::decode_object_into(&msg, 0, &d2, &mut dec).unwrap()
+        });
+        println!(
+            "| {name} | {te1:.1} | {te2:.1} | {:.2}× | {td1:.1} | {td2:.1} | {:.2}× |",
+            te1 / te2,
+            td1 / td2
+        );
     }
 }

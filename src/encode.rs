@@ -4,7 +4,9 @@ use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
 use crate::hash;
 use crate::metadata::{GlobalMetadata, Provenance};
-use crate::pipeline::{self, EncodedPayload, PipelineOptions};
+use std::borrow::Cow;
+
+use crate::pipeline::{self, EncodedPayload, InPlace, PipelineOptions, Planned};
 use crate::wire::frame::{data_footer_bytes, header_bytes, padding_after, write_cbor_frame};
 use crate::wire::tables::{HashTable, IndexTable};
 use crate::wire::{
@@ -81,16 +83,58 @@ pub(crate) struct PreparedObject<'a> {
     pub descriptor: ObjectDescriptor,
     pub descriptor_cbor: Vec<u8>,
     pub encoded: EncodedPayload<'a>,
+    /// A payload still to be written straight into the message, with the
+    /// element bytes it is written from (`spec/pipeline.md` §6.3); its
+    /// frame digest is then computed when it is written.
+    pub in_place: Option<(InPlace, &'a [u8])>,
     pub hash: u64,
 }
 
 impl PreparedObject<'_> {
+    fn payload_len(&self) -> usize {
+        match &self.in_place {
+            Some((plan, _)) => plan.len,
+            None => self.encoded.payload.len(),
+        }
+    }
+
     pub fn frame_len(&self) -> u64 {
         (FRAME_HEADER_LEN
-            + self.encoded.payload.len()
+            + self.payload_len()
             + self.encoded.mask_blobs.len()
             + self.descriptor_cbor.len()
             + DATA_FRAME_FOOTER_LEN) as u64
+    }
+
+    /// Appends the frame (without padding) to `out`, writing an in-place
+    /// payload straight into it, and returns the frame's digest.
+    fn append_frame(&self, hashing: bool, out: &mut Vec<u8>) -> Result<u64> {
+        let Some((plan, data)) = &self.in_place else {
+            self.write_frame(hashing, &mut |b| {
+                out.extend_from_slice(b);
+                Ok(())
+            })?;
+            return Ok(self.hash);
+        };
+        out.extend_from_slice(&header_bytes(
+            FrameType::DataObject,
+            data_frame_flags(hashing),
+            self.frame_len(),
+        ));
+        let start = out.len();
+        out.resize(start + plan.len, 0);
+        pipeline::write_in_place(&self.descriptor, data, plan, &mut out[start..])?;
+        let hash = if hashing {
+            hash::xxh3_parts(&[&out[start..], &self.descriptor_cbor])
+        } else {
+            0
+        };
+        out.extend_from_slice(&self.descriptor_cbor);
+        out.extend_from_slice(&data_footer_bytes(
+            (FRAME_HEADER_LEN + plan.len) as u64,
+            hash,
+        ));
+        Ok(hash)
     }
 
     /// Writes the frame (without padding) through `sink`.
@@ -99,15 +143,9 @@ impl PreparedObject<'_> {
         hashing: bool,
         sink: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
-        let flags = frame_flags::CBOR_AFTER_PAYLOAD
-            | if hashing {
-                frame_flags::HASH_PRESENT
-            } else {
-                0
-            };
         sink(&header_bytes(
             FrameType::DataObject,
-            flags,
+            data_frame_flags(hashing),
             self.frame_len(),
         ))?;
         sink(&self.encoded.payload)?;
@@ -122,6 +160,16 @@ impl PreparedObject<'_> {
     }
 }
 
+/// Flags of a data frame as this encoder writes it.
+fn data_frame_flags(hashing: bool) -> u16 {
+    frame_flags::CBOR_AFTER_PAYLOAD
+        | if hashing {
+            frame_flags::HASH_PRESENT
+        } else {
+            0
+        }
+}
+
 /// Runs the pipeline for one object and computes its frame digest.
 pub(crate) fn prepare_object<'a>(
     descriptor: &ObjectDescriptor,
@@ -129,9 +177,35 @@ pub(crate) fn prepare_object<'a>(
     opts: &PipelineOptions,
     hashing: bool,
 ) -> Result<PreparedObject<'a>> {
+    prepare_object_planned(descriptor, data, opts, hashing, false)
+}
+
+/// [`prepare_object`], leaving the payload to be written in place when the
+/// pipeline allows and `in_place` is set (`spec/pipeline.md` §6.3).
+fn prepare_object_planned<'a>(
+    descriptor: &ObjectDescriptor,
+    data: &'a [u8],
+    opts: &PipelineOptions,
+    hashing: bool,
+    in_place: bool,
+) -> Result<PreparedObject<'a>> {
     descriptor.validate_for_encode()?;
     let mut d = descriptor.clone();
-    let encoded = pipeline::encode(&mut d, data, opts)?;
+    let encoded = match pipeline::encode_planned(&mut d, data, opts, in_place)? {
+        Planned::Encoded(e) => e,
+        Planned::InPlace(plan) => {
+            return Ok(PreparedObject {
+                descriptor_cbor: d.to_cbor(),
+                descriptor: d,
+                encoded: EncodedPayload {
+                    payload: Cow::Borrowed(&[]),
+                    mask_blobs: Vec::new(),
+                },
+                in_place: Some((plan, data)),
+                hash: 0,
+            })
+        }
+    };
     let descriptor_cbor = d.to_cbor();
     let hash = if hashing {
         hash::xxh3_parts(&[&encoded.payload, &encoded.mask_blobs, &descriptor_cbor])
@@ -142,6 +216,7 @@ pub(crate) fn prepare_object<'a>(
         descriptor: d,
         descriptor_cbor,
         encoded,
+        in_place: None,
         hash,
     })
 }
@@ -176,7 +251,11 @@ pub fn encode_into(
     out.clear();
     metadata.check_caller_owned(objects.len())?;
     let prepared = prepare_all(objects, opts)?;
-    assemble(metadata, &prepared, opts, out)
+    let written = assemble(metadata, &prepared, opts, out);
+    if written.is_err() {
+        out.clear();
+    }
+    written
 }
 
 fn prepare_all<'a>(
@@ -184,7 +263,8 @@ fn prepare_all<'a>(
     opts: &EncodeOptions,
 ) -> Result<Vec<PreparedObject<'a>>> {
     let run = |i: usize, (d, data): &(&ObjectDescriptor, &'a [u8])| {
-        prepare_object(d, data, &opts.pipeline, opts.hashing).map_err(|e| e.in_object(i))
+        prepare_object_planned(d, data, &opts.pipeline, opts.hashing, true)
+            .map_err(|e| e.in_object(i))
     };
     if opts.pipeline.threads > 1 && objects.len() > 1 {
         use rayon::prelude::*;
@@ -228,13 +308,18 @@ fn assemble(
         );
     let footer_hash =
         opts.hashing && n > 0 && matches!(opts.hash_policy, HashPolicy::Footer | HashPolicy::Both);
-    let hash_cbor = (header_hash || footer_hash).then(|| {
+    let mut hashes: Vec<u64> = prepared.iter().map(|p| p.hash).collect();
+    let hash_table = |hashes: &[u64]| {
         HashTable {
             algorithm: hash::ALGORITHM.into(),
-            hashes: prepared.iter().map(|p| p.hash).collect(),
+            hashes: hashes.to_vec(),
         }
         .to_cbor()
-    });
+    };
+    // Digests of in-place payloads are known once they are written; their
+    // hex form has a fixed length, so the header table is written with
+    // placeholders and rewritten in place afterwards.
+    let hash_cbor = (header_hash || footer_hash).then(|| hash_table(&hashes));
     let lengths: Vec<u64> = prepared.iter().map(PreparedObject::frame_len).collect();
     let head_without_index = PREAMBLE_LEN as u64
         + aligned_cbor_frame(meta_cbor.len())
@@ -287,6 +372,7 @@ fn assemble(
         write_cbor_frame(out, FrameType::HeaderIndex, c, opts.hashing);
         pad(out);
     }
+    let header_hash_at = out.len();
     if header_hash {
         write_cbor_frame(
             out,
@@ -296,12 +382,24 @@ fn assemble(
         );
         pad(out);
     }
-    for p in prepared {
-        p.write_frame(opts.hashing, &mut |b| {
-            out.extend_from_slice(b);
-            Ok(())
-        })?;
+    for (p, h) in prepared.iter().zip(&mut hashes) {
+        *h = p.append_frame(opts.hashing, out)?;
         pad(out);
+    }
+    let hash_cbor = hash_cbor.map(|c| {
+        let fresh = hash_table(&hashes);
+        debug_assert_eq!(fresh.len(), c.len());
+        fresh
+    });
+    if header_hash && prepared.iter().any(|p| p.in_place.is_some()) {
+        let mut frame = Vec::new();
+        write_cbor_frame(
+            &mut frame,
+            FrameType::HeaderHash,
+            hash_cbor.as_deref().unwrap_or(&[]),
+            opts.hashing,
+        );
+        out[header_hash_at..header_hash_at + frame.len()].copy_from_slice(&frame);
     }
     let mut first_footer = out.len() as u64;
     if footer_hash {

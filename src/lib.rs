@@ -3,7 +3,6 @@
 #![warn(missing_docs)]
 
 mod buffer;
-mod stream_store;
 pub mod cbor;
 pub mod decode;
 pub mod descriptor;
@@ -19,6 +18,7 @@ pub mod pipeline;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod stream;
+mod stream_store;
 pub mod szip;
 pub mod tensor;
 pub mod wire;

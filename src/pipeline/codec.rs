@@ -115,6 +115,25 @@ pub trait Codec: fmt::Debug + Send + Sync {
     /// (see [`Codec::derived_params`]).
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>>;
 
+    /// True when [`Codec::encode_to_slice`] can write this stage's output
+    /// straight into a caller's buffer.
+    fn writes_in_place(&self) -> bool {
+        false
+    }
+
+    /// Runs the stage forwards (after [`Codec::prepare`]) into `out`, which
+    /// is exactly [`Codec::encoded_len`] of `input`: the path by which the
+    /// only working stage of a pipeline writes straight into the message
+    /// (`spec/pipeline.md` §6.3). Only called when
+    /// [`Codec::writes_in_place`] is true.
+    fn encode_to_slice(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let _ = (input, cx, out);
+        Err(Error::invalid_argument(format!(
+            "{} cannot encode in place",
+            self.name()
+        )))
+    }
+
     /// Parameters computed by the last [`Codec::encode`], to be written
     /// into the descriptor.
     fn derived_params(&self) -> Vec<(&'static str, Value)> {

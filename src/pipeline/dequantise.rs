@@ -1,7 +1,7 @@
 //! simple_packing's unpack-and-scale in one pass: whole groups of 8 codes
 //! (exactly `B` bytes each) are read with shifts fixed at compile time and
 //! turned into `R + s · q` by a loop the compiler vectorises
-//! (`spec/pipeline.md` §2.4, §6.2).
+//! (`spec/pipeline.md` §2.2, §6.2, §6.5).
 
 use crate::dtype::ByteOrder;
 use crate::stream_store::StreamingStores;
@@ -32,7 +32,13 @@ impl Dequantiser {
     /// `out`, and returns how many values it wrote (a multiple of the block
     /// size; 0 for widths it does not specialise). The caller finishes the
     /// rest. `packed` must hold the `n` codes and `out` `8 · n` bytes.
-    pub fn decode_blocks(&self, packed: &[u8], n: usize, order: ByteOrder, out: &mut [u8]) -> usize {
+    pub fn decode_blocks(
+        &self,
+        packed: &[u8],
+        n: usize,
+        order: ByteOrder,
+        out: &mut [u8],
+    ) -> usize {
         decode_dispatch(self, packed, n, order, out)
     }
 

@@ -120,6 +120,56 @@ pub fn encode<'a>(
     data: &'a [u8],
     opts: &PipelineOptions,
 ) -> Result<EncodedPayload<'a>> {
+    match encode_planned(desc, data, opts, false)? {
+        Planned::Encoded(e) => Ok(e),
+        Planned::InPlace(_) => Err(Error::invalid_argument(
+            "an in-place payload was planned where none was asked for",
+        )),
+    }
+}
+
+/// An object's payload that its pipeline's only working stage writes
+/// straight into the message: its exact length, known before it runs
+/// (`spec/pipeline.md` §6.3).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InPlace {
+    /// Bytes the stage writes.
+    pub len: usize,
+    stage: usize,
+    cx: StageContext,
+}
+
+/// The outcome of [`encode_planned`].
+#[derive(Debug)]
+pub(crate) enum Planned<'a> {
+    /// The payload, encoded.
+    Encoded(EncodedPayload<'a>),
+    /// The payload is still to be written, by [`write_in_place`].
+    InPlace(InPlace),
+}
+
+/// Writes the payload planned by [`encode_planned`] into `out`, exactly
+/// `plan.len` bytes; `desc` is the descriptor that call completed and
+/// `data` the same element bytes.
+pub(crate) fn write_in_place(
+    desc: &ObjectDescriptor,
+    data: &[u8],
+    plan: &InPlace,
+    out: &mut [u8],
+) -> Result<()> {
+    desc.pipeline().stages()[plan.stage].encode_to_slice(data, &plan.cx, out)
+}
+
+/// [`encode`], or with `in_place`, when the pipeline has exactly one working
+/// stage, it can write into a caller's buffer, its output size is fixed by
+/// the input, and the data holds no NaN or ±Inf, the descriptor completed
+/// and the payload left for [`write_in_place`].
+pub(crate) fn encode_planned<'a>(
+    desc: &mut ObjectDescriptor,
+    data: &'a [u8],
+    opts: &PipelineOptions,
+    in_place: bool,
+) -> Result<Planned<'a>> {
     let expected = desc.decoded_len()?;
     if data.len() as u64 != expected {
         return Err(Error::invalid_input(format!(
@@ -149,6 +199,26 @@ pub fn encode<'a>(
         )?,
     };
     stages[0].prepare_with_range(data, range.as_ref(), &cx[0])?;
+    if in_place && found.is_empty() {
+        let mut working = stages.iter().enumerate().filter(|(_, s)| !s.is_identity());
+        if let (Some((i, stage)), None) = (working.next(), working.next()) {
+            let len = stage.encoded_len(expected, &cx[i])?;
+            if let (true, Some(len)) = (stage.writes_in_place(), len) {
+                let len = usize::try_from(len).map_err(|_| {
+                    Error::invalid_input(format!("a {len}-byte payload is too large"))
+                })?;
+                let plan = InPlace {
+                    len,
+                    stage: i,
+                    cx: cx[i],
+                };
+                let params = desc.pipeline().params().clone();
+                desc.replace_pipeline(Pipeline::from_encoded(stages, params));
+                desc.masks = None;
+                return Ok(Planned::InPlace(plan));
+            }
+        }
+    }
     let mut payload: Cow<'a, [u8]> = Cow::Borrowed(data);
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
@@ -169,10 +239,10 @@ pub fn encode<'a>(
         mask_blobs = blobs;
         desc.masks = Some(m);
     }
-    Ok(EncodedPayload {
+    Ok(Planned::Encoded(EncodedPayload {
         payload,
         mask_blobs,
-    })
+    }))
 }
 
 /// Splits a region into the encoded payload and checks the masks' placement.

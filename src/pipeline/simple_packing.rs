@@ -202,6 +202,15 @@ impl Codec for SimplePacking {
         )?))
     }
 
+    fn writes_in_place(&self) -> bool {
+        true
+    }
+
+    fn encode_to_slice(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let p = self.packing_params()?;
+        encode_parallel_into(input, cx.byte_order, &p, cx.threads, out)
+    }
+
     fn derived_params(&self) -> Vec<(&'static str, Value)> {
         let mut v = Vec::new();
         if self.derived {
@@ -449,15 +458,40 @@ pub fn encode_parallel(
     p: &PackingParams,
     threads: usize,
 ) -> Result<Vec<u8>> {
-    const CHUNK_VALUES: usize = 1 << 18;
-    let n = data.len() / 8;
-    if threads < 2 || n < 2 * CHUNK_VALUES || p.bits_per_value == 0 {
-        return encode(data, order, p);
-    }
     check_params(p)?;
+    let n = data.len() / 8;
     let len = bits::packed_len(n, p.bits_per_value)
         .ok_or_else(|| Error::invalid_input("packed size overflows"))?;
     let mut out = crate::buffer::zeroed(len)?;
+    encode_parallel_into(data, order, p, threads, &mut out)?;
+    Ok(out)
+}
+
+/// [`encode_parallel`] into `out`, which must be exactly
+/// `ceil(n * bits / 8)` bytes.
+pub fn encode_parallel_into(
+    data: &[u8],
+    order: ByteOrder,
+    p: &PackingParams,
+    threads: usize,
+    out: &mut [u8],
+) -> Result<()> {
+    const CHUNK_VALUES: usize = 1 << 18;
+    check_params(p)?;
+    let n = data.len() / 8;
+    let len = bits::packed_len(n, p.bits_per_value)
+        .ok_or_else(|| Error::invalid_input("packed size overflows"))?;
+    if out.len() != len || data.len() % 8 != 0 {
+        return Err(Error::invalid_argument(format!(
+            "{} packed bytes cannot hold {} bytes of float64 values at {} bits",
+            out.len(),
+            data.len(),
+            p.bits_per_value
+        )));
+    }
+    if threads < 2 || n < 2 * CHUNK_VALUES || p.bits_per_value == 0 {
+        return encode_into(data, order, p, out);
+    }
     // CHUNK_VALUES is a multiple of 8, so every chunk starts on a byte boundary.
     let out_chunk = CHUNK_VALUES * p.bits_per_value as usize / 8;
     super::with_threads(threads, || {
@@ -465,8 +499,7 @@ pub fn encode_parallel(
         data.par_chunks(CHUNK_VALUES * 8)
             .zip(out.par_chunks_mut(out_chunk))
             .try_for_each(|(src, dst)| encode_into(src, order, p, dst))
-    })??;
-    Ok(out)
+    })?
 }
 
 /// Quantises and packs in one pass (`spec/pipeline.md` §6.2); a NaN or
