@@ -481,7 +481,7 @@ pub fn encode_parallel_into(
     let n = data.len() / 8;
     let len = bits::packed_len(n, p.bits_per_value)
         .ok_or_else(|| Error::invalid_input("packed size overflows"))?;
-    if out.len() != len || data.len() % 8 != 0 {
+    if out.len() != len || !data.len().is_multiple_of(8) {
         return Err(Error::invalid_argument(format!(
             "{} packed bytes cannot hold {} bytes of float64 values at {} bits",
             out.len(),
@@ -559,7 +559,7 @@ pub fn decode_into(
     }
     // Whole blocks from a byte-aligned start take the specialised kernel
     // (`spec/pipeline.md` §6.2); the rest the generic unpacker.
-    let done = if first % 8 == 0 {
+    let done = if first.is_multiple_of(8) {
         let start = first / 8 * bits as usize;
         super::dequantise::Dequantiser {
             reference: r,
