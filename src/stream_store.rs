@@ -24,10 +24,24 @@ pub(crate) struct StreamingStores {
 
 impl StreamingStores {
     /// A writer for an output of `total` bytes: streaming when the output
-    /// is at least [`STREAMING_MIN`] bytes.
-    pub fn for_output(total: usize) -> Self {
+    /// is at least [`STREAMING_MIN`] bytes and not `fresh` (freshly
+    /// allocated pages are zeroed by the kernel as they are first touched,
+    /// which leaves their lines in cache for ordinary stores to hit).
+    pub fn for_output(total: usize, fresh: bool) -> Self {
+        Self::new(Self::wanted(total, fresh))
+    }
+
+    /// Whether an output of `total` bytes, `fresh` or not, is worth
+    /// streaming stores (see [`StreamingStores::for_output`]).
+    pub fn wanted(total: usize, fresh: bool) -> bool {
+        total >= STREAMING_MIN && !fresh
+    }
+
+    /// A writer that streams when `streaming` and the CPU has streaming
+    /// stores.
+    pub fn new(streaming: bool) -> Self {
         StreamingStores {
-            enabled: cfg!(target_arch = "x86_64") && total >= STREAMING_MIN,
+            enabled: cfg!(target_arch = "x86_64") && streaming,
         }
     }
 
@@ -105,10 +119,11 @@ mod tests {
     }
 
     #[test]
-    fn small_outputs_use_ordinary_stores() {
-        assert!(!StreamingStores::for_output(STREAMING_MIN - 1).enabled);
+    fn small_and_fresh_outputs_use_ordinary_stores() {
+        assert!(!StreamingStores::for_output(STREAMING_MIN - 1, false).enabled);
+        assert!(!StreamingStores::for_output(STREAMING_MIN, true).enabled);
         assert_eq!(
-            StreamingStores::for_output(STREAMING_MIN).enabled,
+            StreamingStores::for_output(STREAMING_MIN, false).enabled,
             cfg!(target_arch = "x86_64")
         );
     }

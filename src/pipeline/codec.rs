@@ -58,6 +58,11 @@ pub struct StageContext {
     pub threads: usize,
     /// Coding choices of the szip coder on encode.
     pub szip_profile: crate::szip::SzipProfile,
+    /// The decode output was freshly allocated for this call: its pages are
+    /// faulted in (and zeroed) as it is written, so ordinary stores, which
+    /// find those lines in cache, beat streaming ones (`spec/pipeline.md`
+    /// §6.5).
+    pub fresh_output: bool,
 }
 
 /// Reads bytes `[from, to)` of a stage's input, decoding only what the
@@ -148,8 +153,62 @@ pub trait Codec: fmt::Debug + Send + Sync {
     /// can fill uninitialised capacity override it to skip the zero fill.
     fn decode_vec(&self, input: &[u8], cx: &StageContext, len: usize) -> Result<Vec<u8>> {
         let mut out = crate::buffer::zeroed(len)?;
-        self.decode_into(input, cx, &mut out)?;
+        let cx = StageContext {
+            fresh_output: true,
+            ..*cx
+        };
+        self.decode_into(input, &cx, &mut out)?;
         Ok(out)
+    }
+
+    /// True when [`Codec::decode_pieces`] can decode this stage's stream
+    /// piece by piece.
+    fn decodes_in_pieces(&self, cx: &StageContext) -> bool {
+        let _ = cx;
+        false
+    }
+
+    /// Undoes the stage in consecutive pieces of about `piece_bytes`,
+    /// handing each with its byte offset in the decoded stream to `sink`,
+    /// so that the stage below consumes it while it is still in cache
+    /// (`spec/pipeline.md` §6.6). Only called when
+    /// [`Codec::decodes_in_pieces`] is true.
+    fn decode_pieces(
+        &self,
+        input: &[u8],
+        cx: &StageContext,
+        piece_bytes: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let _ = (input, cx, piece_bytes, sink);
+        Err(Error::invalid_argument(format!(
+            "{} cannot decode in pieces",
+            self.name()
+        )))
+    }
+
+    /// True when [`Codec::decode_piece_into`] accepts pieces of whole
+    /// samples of the stream this stage decodes from.
+    fn accepts_pieces(&self, cx: &StageContext) -> bool {
+        let _ = cx;
+        false
+    }
+
+    /// Undoes the stage for one piece of its input, which starts at byte
+    /// `at` of that input, writing the matching part of `out`, the whole
+    /// decoded output. Only called when [`Codec::accepts_pieces`] is true.
+    fn decode_piece_into(
+        &self,
+        piece: &[u8],
+        at: usize,
+        cx: &StageContext,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let _ = (piece, at, cx, out);
+        Err(Error::invalid_argument(format!(
+            "{} cannot decode pieces",
+            self.name()
+        )))
     }
 
     /// Undoes the stage for decoded bytes `[from, from + out.len())` only,

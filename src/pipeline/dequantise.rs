@@ -24,6 +24,8 @@ pub(crate) struct Dequantiser {
     pub scale: f64,
     /// Bits per code B.
     pub bits: u32,
+    /// Write with streaming stores (`spec/pipeline.md` §6.5).
+    pub streaming: bool,
 }
 
 impl Dequantiser {
@@ -85,7 +87,7 @@ impl Dequantiser {
         let blocks = n / BLOCK;
         let mut codes = [0u32; BLOCK];
         let mut values = [0u8; 8 * BLOCK];
-        let mut writer = StreamingStores::for_output(out.len());
+        let mut writer = StreamingStores::new(self.streaming);
         let src = packed.chunks_exact(BLOCK / GROUP * bits);
         for (src, dst) in src.zip(out.chunks_exact_mut(8 * BLOCK)).take(blocks) {
             for (g, q) in src.chunks_exact(bits).zip(codes.chunks_exact_mut(GROUP)) {
@@ -188,6 +190,7 @@ mod tests {
                     reference,
                     scale: super::super::simple_packing::powi(2.0, log_scale),
                     bits,
+                    streaming: seed % 2 == 0,
                 };
                 for order in [ByteOrder::Little, ByteOrder::Big] {
                     let want = naive(&packed, n, &d, order);

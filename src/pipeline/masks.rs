@@ -245,6 +245,7 @@ fn bytes_context(len: usize) -> StageContext {
         decoded_len: len as u64,
         threads: 0,
         szip_profile: Default::default(),
+        fresh_output: false,
     }
 }
 

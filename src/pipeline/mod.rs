@@ -105,6 +105,7 @@ pub(crate) fn base_context(
         decoded_len: 0,
         threads,
         szip_profile,
+        fresh_output: false,
     })
 }
 
@@ -298,7 +299,19 @@ fn decode_inner<'a>(
     let stages = pipeline.stages();
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     let mut data: Cow<'a, [u8]> = Cow::Borrowed(payload);
-    for (stage, cx) in stages.iter().zip(&cx).rev() {
+    let out_len = usize::try_from(expected)
+        .map_err(|_| Error::limit("max_object_bytes", expected, limits.max_object_bytes))?;
+    let pieces = piecewise_stages(&stages, &cx, payload.len(), out_len);
+    if let Some(pair) = pieces {
+        let mut out = buffer::zeroed(out_len)?;
+        let fresh = cx.map(|c| StageContext {
+            fresh_output: true,
+            ..c
+        });
+        decode_in_pieces(&stages, &fresh, pair, payload, &mut out)?;
+        data = Cow::Owned(out);
+    }
+    for (stage, cx) in stages.iter().zip(&cx).rev().filter(|_| pieces.is_none()) {
         let len = usize::try_from(cx.decoded_len).map_err(|_| {
             Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
         })?;
@@ -323,6 +336,46 @@ fn decode_inner<'a>(
         }
     }
     Ok(data)
+}
+
+/// Bytes of the stream between two fused stages held at once (§6.6):
+/// small enough to stay in the second-level cache.
+const PIECE_BYTES: usize = 256 << 10;
+
+/// The two working stages, `(lower, upper)`, of a pipeline that decodes as
+/// one pass: exactly two stages work, the upper one decodes in pieces and
+/// the lower one accepts them (`spec/pipeline.md` §6.6); `None` otherwise.
+fn piecewise_stages(
+    stages: &[&dyn Codec; 3],
+    cx: &[StageContext; 3],
+    payload_len: usize,
+    out_len: usize,
+) -> Option<(usize, usize)> {
+    let mut working = (0..3).filter(|&i| !stages[i].is_identity());
+    let (Some(lo), Some(hi), None) = (working.next(), working.next(), working.next()) else {
+        return None;
+    };
+    // Identity stages between and around them see unchanged lengths.
+    let lengths_agree = cx[hi].input_len == payload_len as u64
+        && cx[hi].decoded_len == cx[lo].input_len
+        && cx[lo].decoded_len == out_len as u64;
+    (lengths_agree && stages[hi].decodes_in_pieces(&cx[hi]) && stages[lo].accepts_pieces(&cx[lo]))
+        .then_some((lo, hi))
+}
+
+/// Runs the two stages [`piecewise_stages`] found as one pass: the
+/// intermediate stream never exists whole.
+fn decode_in_pieces(
+    stages: &[&dyn Codec; 3],
+    cx: &[StageContext; 3],
+    (lo, hi): (usize, usize),
+    payload: &[u8],
+    out: &mut [u8],
+) -> Result<()> {
+    let (lower, lower_cx) = (stages[lo], &cx[lo]);
+    stages[hi].decode_pieces(payload, &cx[hi], PIECE_BYTES, &mut |at, piece| {
+        lower.decode_piece_into(piece, at, lower_cx, out)
+    })
 }
 
 /// [`decode`] into `out`, a caller-owned buffer of exactly the decoded
@@ -361,6 +414,10 @@ fn decode_into_inner(
     let base = base_context(desc, out_order, opts.threads, Default::default())?;
     let stages = pipeline.stages();
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
+    if let Some(pair) = piecewise_stages(&stages, &cx, payload.len(), out.len()) {
+        decode_in_pieces(&stages, &cx, pair, payload, out)?;
+        return finish_into(pipeline, desc, region, opts, out_order, out);
+    }
     // Stages run from compression down to encoding; the lowest one that is
     // not the identity is the last to run and writes into `out`.
     let last = stages.iter().position(|s| !s.is_identity());
@@ -394,8 +451,20 @@ fn decode_into_inner(
     if last.is_none() {
         // Identity pipeline: the payload is the data (its length checked
         // above), copied with streaming stores when large (§6.5).
-        crate::stream_store::StreamingStores::for_output(out.len()).copy(out, &data);
+        crate::stream_store::StreamingStores::for_output(out.len(), false).copy(out, &data);
     }
+    finish_into(pipeline, desc, region, opts, out_order, out)
+}
+
+/// Byte-order conversion and NaN/Inf restoration of a decoded `out`.
+fn finish_into(
+    pipeline: &Pipeline,
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    opts: &PipelineDecodeOptions,
+    out_order: ByteOrder,
+    out: &mut [u8],
+) -> Result<()> {
     if pipeline.encoding().is_identity()
         && opts.native_byte_order
         && desc.byte_order != ByteOrder::native()

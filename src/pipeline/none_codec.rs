@@ -49,7 +49,7 @@ impl Codec for Identity {
         Ok(input)
     }
 
-    fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
+    fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
         if input.len() != out.len() {
             return Err(Error::framing(format!(
                 "descriptor claims {} encoded bytes but the frame payload is {} bytes",
@@ -57,7 +57,8 @@ impl Codec for Identity {
                 input.len()
             )));
         }
-        crate::stream_store::StreamingStores::for_output(out.len()).copy(out, input);
+        crate::stream_store::StreamingStores::for_output(out.len(), cx.fresh_output)
+            .copy(out, input);
         Ok(())
     }
 

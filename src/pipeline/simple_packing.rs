@@ -229,7 +229,37 @@ impl Codec for SimplePacking {
         let p = self.packing_params()?;
         let n =
             usize::try_from(cx.num_elements).map_err(|_| Error::metadata("too many elements"))?;
-        decode_parallel(input, n, &p, cx.out_order, out, cx.threads)
+        decode_parallel(input, n, &p, cx.out_order, out, cx.threads, cx.fresh_output)
+    }
+
+    fn accepts_pieces(&self, _: &StageContext) -> bool {
+        self.bits_per_value > 0 && self.bits_per_value % 8 == 0 && self.bits_per_value <= 32
+    }
+
+    /// A piece of whole codes (whole bytes per code) at byte `at` of the
+    /// packed stream decodes to values `at / (B/8)` onwards.
+    fn decode_piece_into(
+        &self,
+        piece: &[u8],
+        at: usize,
+        cx: &StageContext,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let p = self.packing_params()?;
+        let w = (p.bits_per_value / 8) as usize;
+        let misaligned = w == 0 || p.bits_per_value % 8 != 0 || at % w != 0 || piece.len() % w != 0;
+        let (first, n) = (at / w.max(1), piece.len() / w.max(1));
+        let end = first.checked_add(n).and_then(|e| e.checked_mul(8));
+        if misaligned || end.is_none_or(|e| e > out.len()) {
+            return Err(Error::codec(format!(
+                "a {}-byte piece at byte {at} is not whole {}-bit codes of the output",
+                piece.len(),
+                p.bits_per_value
+            )));
+        }
+        let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
+        let dst = &mut out[first * 8..(first + n) * 8];
+        decode_into_with(piece, 0, n, &p, cx.out_order, dst, streaming)
     }
 
     fn decode_range_into(
@@ -532,6 +562,20 @@ pub fn decode_into(
     out_order: ByteOrder,
     out: &mut [u8],
 ) -> Result<()> {
+    decode_into_with(packed, first, n, p, out_order, out, false)
+}
+
+/// [`decode_into`], writing whole blocks with streaming stores when
+/// `streaming` (`spec/pipeline.md` §6.5).
+fn decode_into_with(
+    packed: &[u8],
+    first: usize,
+    n: usize,
+    p: &PackingParams,
+    out_order: ByteOrder,
+    out: &mut [u8],
+    streaming: bool,
+) -> Result<()> {
     check_params(p)?;
     let bits = p.bits_per_value;
     let need_bits = first
@@ -565,6 +609,7 @@ pub fn decode_into(
             reference: r,
             scale: inv,
             bits,
+            streaming,
         }
         .decode_blocks(&packed[start..], n, out_order, out)
     } else {
@@ -581,7 +626,9 @@ pub fn decode_into(
     Ok(())
 }
 
-/// [`decode_into`] over the whole payload on up to `threads` workers.
+/// [`decode_into`] over the whole payload on up to `threads` workers,
+/// with streaming stores when `fresh_output` is false and the output is
+/// large (`spec/pipeline.md` §6.5).
 pub fn decode_parallel(
     packed: &[u8],
     n: usize,
@@ -589,10 +636,12 @@ pub fn decode_parallel(
     out_order: ByteOrder,
     out: &mut [u8],
     threads: usize,
+    fresh_output: bool,
 ) -> Result<()> {
     const CHUNK_VALUES: usize = 1 << 18;
+    let streaming = crate::stream_store::StreamingStores::wanted(out.len(), fresh_output);
     if threads < 2 || n < 2 * CHUNK_VALUES {
-        return decode_into(packed, 0, n, p, out_order, out);
+        return decode_into_with(packed, 0, n, p, out_order, out, streaming);
     }
     if out.len() != n * 8 {
         return Err(Error::codec("decoded buffer has the wrong size"));
@@ -602,7 +651,8 @@ pub fn decode_parallel(
         out.par_chunks_mut(CHUNK_VALUES * 8)
             .enumerate()
             .try_for_each(|(k, dst)| {
-                decode_into(packed, k * CHUNK_VALUES, dst.len() / 8, p, out_order, dst)
+                let n = dst.len() / 8;
+                decode_into_with(packed, k * CHUNK_VALUES, n, p, out_order, dst, streaming)
             })
     })?
 }
@@ -717,10 +767,12 @@ mod tests {
                 "bits {bits}"
             );
             let mut a = vec![0u8; n * 8];
-            let mut b = vec![1u8; n * 8];
             decode_into(&seq, 0, n, &p, ByteOrder::Big, &mut a).unwrap();
-            decode_parallel(&seq, n, &p, ByteOrder::Big, &mut b, 2).unwrap();
-            assert_eq!(a, b, "bits {bits}");
+            for (threads, fresh) in [(2, false), (2, true), (1, false)] {
+                let mut b = vec![1u8; n * 8];
+                decode_parallel(&seq, n, &p, ByteOrder::Big, &mut b, threads, fresh).unwrap();
+                assert_eq!(a, b, "bits {bits} threads {threads} fresh {fresh}");
+            }
         }
     }
 

@@ -188,6 +188,26 @@ impl Codec for Szip {
         }
     }
 
+    fn decodes_in_pieces(&self, cx: &StageContext) -> bool {
+        cx.threads < 2
+    }
+
+    fn decode_pieces(
+        &self,
+        input: &[u8],
+        cx: &StageContext,
+        piece_bytes: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let p = self.coder_params(cx)?;
+        let total = usize::try_from(cx.decoded_len)
+            .map_err(|_| Error::metadata("szip stream too large"))?;
+        if input.is_empty() && total == 0 {
+            return Ok(());
+        }
+        crate::szip::decode_pieces(input, &p, total, piece_bytes, sink)
+    }
+
     /// Decodes only the RSIs covering the range, widened to whole samples;
     /// stored offsets are checked as they are used (`spec/szip.md` §5).
     fn decode_range_into(

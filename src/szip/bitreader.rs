@@ -104,7 +104,9 @@ impl<'a> BitReader<'a> {
                 out[i] = (z as u32).wrapping_shl(k);
                 i += 1;
                 used += z + 1;
-                w = w.checked_shl(z as u32 + 1).unwrap_or(0);
+                // z ≤ 63 here (z + 1 ≤ avail ≤ 64), so both shifts are in
+                // range; together they shift by z + 1 without a branch.
+                w = (w << z) << 1;
             }
             if used == 0 {
                 // A codeword longer than the window.

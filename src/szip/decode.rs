@@ -23,6 +23,38 @@ pub fn decode_into(input: &[u8], p: &SzipParams, out: &mut [u8]) -> Result<()> {
     decode_samples(input, 0, p, out).map(|_| ())
 }
 
+/// Decodes a whole stream of `total` bytes run of RSIs by run of RSIs
+/// through one scratch buffer of about `piece_bytes`, handing each piece and
+/// its byte offset in the decoded stream to `sink`. The pieces, in order,
+/// are exactly [`decode_into`]'s output: RSIs are coded independently and
+/// follow one another without padding (`spec/szip.md` §5).
+pub fn decode_pieces(
+    input: &[u8],
+    p: &SzipParams,
+    total: usize,
+    piece_bytes: usize,
+    sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<()> {
+    p.validate()?;
+    let sb = p.sample_bytes();
+    if !total.is_multiple_of(sb) {
+        return Err(Error::codec(format!(
+            "{total} bytes are not whole {sb}-byte samples"
+        )));
+    }
+    let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
+    let per = (piece_bytes / rsi_bytes).max(1) * rsi_bytes;
+    let mut scratch = crate::buffer::zeroed(per.min(total))?;
+    let (mut bit, mut at) = (0u64, 0usize);
+    while at < total {
+        let len = per.min(total - at);
+        bit = decode_samples(input, bit, p, &mut scratch[..len])?;
+        sink(at, &scratch[..len])?;
+        at += len;
+    }
+    Ok(())
+}
+
 /// [`decode_into`] on `threads` workers, each decoding a run of RSIs from
 /// its offset in `rsi_offsets_bits` (one entry per RSI). Every run must end
 /// exactly where the next one starts; if any run fails or the offsets do
@@ -426,6 +458,40 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_concatenate_to_the_whole_decode() {
+        let p = SzipParams {
+            bits_per_sample: 16,
+            block_size: 16,
+            rsi: 4,
+            flags: flags::PREPROCESS | flags::MSB,
+        };
+        let n = 5000usize;
+        let data: Vec<u8> = (0..n)
+            .flat_map(|i| (((i as f64 * 0.01).sin() * 3000.0 + 30000.0) as u16).to_be_bytes())
+            .collect();
+        let (stream, _) = crate::szip::encode_with(&data, &p, Default::default()).unwrap();
+        let mut whole = vec![0u8; data.len()];
+        decode_into(&stream, &p, &mut whole).unwrap();
+        assert_eq!(whole, data);
+        for piece in [1, 128, 200, 4096, 1 << 20] {
+            let mut got = Vec::new();
+            let mut next = 0;
+            decode_pieces(&stream, &p, data.len(), piece, &mut |at, b| {
+                assert_eq!(at, next, "pieces in order");
+                next += b.len();
+                got.extend_from_slice(b);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, whole, "piece size {piece}");
+        }
+        // A truncated stream is an error, in pieces as whole.
+        let cut = &stream[..stream.len() / 2];
+        assert!(decode_into(cut, &p, &mut whole).is_err());
+        assert!(decode_pieces(cut, &p, data.len(), 128, &mut |_, _| Ok(())).is_err());
+    }
 
     #[test]
     fn se_table() {
