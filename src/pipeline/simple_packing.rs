@@ -233,7 +233,9 @@ impl Codec for SimplePacking {
     }
 
     fn accepts_pieces(&self, _: &StageContext) -> bool {
-        self.bits_per_value > 0 && self.bits_per_value % 8 == 0 && self.bits_per_value <= 32
+        self.bits_per_value > 0
+            && self.bits_per_value.is_multiple_of(8)
+            && self.bits_per_value <= 32
     }
 
     /// A piece of whole codes (whole bytes per code) at byte `at` of the
@@ -247,7 +249,10 @@ impl Codec for SimplePacking {
     ) -> Result<()> {
         let p = self.packing_params()?;
         let w = (p.bits_per_value / 8) as usize;
-        let misaligned = w == 0 || p.bits_per_value % 8 != 0 || at % w != 0 || piece.len() % w != 0;
+        let misaligned = w == 0
+            || !p.bits_per_value.is_multiple_of(8)
+            || !at.is_multiple_of(w)
+            || !piece.len().is_multiple_of(w);
         let (first, n) = (at / w.max(1), piece.len() / w.max(1));
         let end = first.checked_add(n).and_then(|e| e.checked_mul(8));
         if misaligned || end.is_none_or(|e| e > out.len()) {
