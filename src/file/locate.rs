@@ -15,8 +15,10 @@ use crate::wire::{
     align_up, FrameType, Phase, FRAME_HEADER_LEN, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN,
 };
 
-/// The first read of a message: preamble and, usually, every header frame.
-const HEAD_WINDOW: u64 = 4096;
+/// Bytes of a message's start read at once to find its header index
+/// ([`ByteSource::head_window`]): its preamble and, usually, every header
+/// frame (`spec/remote.md` §3).
+pub const DEFAULT_HEAD_WINDOW: u64 = 2048;
 
 /// One message in a source: where it starts in the source, and the absolute
 /// offset errors report for its first byte.
@@ -227,7 +229,7 @@ pub(crate) fn locate_data_frame(
     index: usize,
     limits: &Limits,
 ) -> Result<Option<IndexedFrame>> {
-    locate_index(src, msg, None, limits)?
+    locate_index(src, msg, None, src.head_window(), limits)?
         .map(|ix| ix.entry(index))
         .transpose()
 }
@@ -235,16 +237,20 @@ pub(crate) fn locate_data_frame(
 /// The index of the message at `msg`: its header index, else its footer
 /// index; `None` as for [`locate_data_frame`], except that a streaming
 /// message whose length `known_len` is known (delimited by its frames
-/// when the file was indexed) is looked up like any other. Each entry is checked
-/// against the message's frame area when it is taken.
+/// when the file was indexed) is looked up like any other. The first read
+/// takes `window` bytes of the message's start (at least its preamble);
+/// frames beyond them are read one by one. Each entry is checked against
+/// the message's frame area when it is taken.
 pub(crate) fn locate_index(
     src: &dyn ByteSource,
     msg: MessageAt,
     known_len: Option<u64>,
+    window: u64,
     limits: &Limits,
 ) -> Result<Option<MessageIndex>> {
     let avail = msg.avail;
-    let head = read(src, msg.at..msg.at + avail.min(HEAD_WINDOW))?;
+    let window = window.max(PREAMBLE_LEN as u64);
+    let head = read(src, msg.at..msg.at + avail.min(window))?;
     let pre = Preamble::read(Cursor::new(&head, msg.base))?;
     // A streaming message's end is found only by walking its frames.
     let len = match (pre.total_length, known_len) {

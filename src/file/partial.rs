@@ -19,7 +19,7 @@ use crate::limits::Limits;
 use crate::pipeline::codec::Params;
 use crate::wire::frame::Frame;
 use crate::wire::header::Cursor;
-use crate::wire::{FrameType, FRAME_HEADER_LEN};
+use crate::wire::{FrameType, DATA_FRAME_FOOTER_LEN, FRAME_HEADER_LEN};
 
 /// Bytes read from the end of a data frame for its descriptor and footer:
 /// a descriptor longer than this (an szip object with many block offsets)
@@ -74,6 +74,82 @@ impl SparseFrame {
         }
         let footer = crate::wire::header::DataFooter::of_frame(&me.buf);
         let co = footer.cbor_offset;
+        if co >= FRAME_HEADER_LEN as u64 && co < tail_from {
+            me.fill(src, std::slice::from_ref(&(co..tail_from)))?;
+        }
+        Ok(Some(me))
+    }
+
+    /// Reads the tail of the data frame at `at` of `len` bytes, as an
+    /// index lists it: its descriptor, footer and end magic, with one read
+    /// of its last [`TAIL_WINDOW`] bytes (the whole frame when it is that
+    /// short), and the rest of the descriptor with one more when the tail
+    /// did not hold it. The frame header is not read unless the tail
+    /// covers it: in its place stands the header the index promises (a
+    /// data frame of `len` bytes), with the descriptor after the payload,
+    /// as the footer's `cbor_offset` shows. The end magic at the listed
+    /// end and the footer are checked; a `cbor_offset` that leaves no room
+    /// for a payload before the descriptor gives `None`, and the caller
+    /// reads the whole frame (`spec/remote.md` §4).
+    pub(crate) fn tail(
+        src: &dyn ByteSource,
+        at: u64,
+        len: u64,
+        msg_base: u64,
+        limits: &Limits,
+    ) -> Result<Option<Self>> {
+        let min = (FRAME_HEADER_LEN + DATA_FRAME_FOOTER_LEN) as u64;
+        if len < min {
+            return Err(Error::framing(format!(
+                "a {len}-byte data frame is shorter than its header and footer"
+            ))
+            .at(at));
+        }
+        if len > limits.max_message_len {
+            return Err(Error::limit("max_message_len", len, limits.max_message_len).at(at));
+        }
+        let n = super::source::range_len(&(0..len))?;
+        let mut me = SparseFrame {
+            buf: crate::buffer::zeroed(n)?,
+            at,
+            msg_base,
+        };
+        let mut tail_from = len.saturating_sub(TAIL_WINDOW);
+        if tail_from <= FRAME_HEADER_LEN as u64 {
+            tail_from = 0;
+        }
+        me.fill(src, &[tail_from..len])?;
+        if tail_from > 0 {
+            let co = crate::wire::header::DataFooter::of_frame(&me.buf).cbor_offset;
+            let end = len - DATA_FRAME_FOOTER_LEN as u64;
+            if co > end {
+                return Err(Error::framing(format!(
+                    "data frame cbor_offset {co} outside [{FRAME_HEADER_LEN}, {end}]"
+                ))
+                .at(at + end));
+            }
+            if co <= FRAME_HEADER_LEN as u64 {
+                return Ok(None);
+            }
+            let h = crate::wire::frame::header_bytes(
+                FrameType::DataObject,
+                crate::wire::frame_flags::CBOR_AFTER_PAYLOAD,
+                len,
+            );
+            me.buf[..FRAME_HEADER_LEN].copy_from_slice(&h);
+        }
+        let frame = me.frame()?;
+        if frame.ftype() != FrameType::DataObject {
+            return Err(Error::framing(format!(
+                "{:?} frame where the index lists a data frame",
+                frame.ftype()
+            ))
+            .at(at));
+        }
+        if frame.flags() & crate::wire::frame_flags::CBOR_AFTER_PAYLOAD == 0 {
+            return Ok(None);
+        }
+        let co = crate::wire::header::DataFooter::of_frame(&me.buf).cbor_offset;
         if co >= FRAME_HEADER_LEN as u64 && co < tail_from {
             me.fill(src, std::slice::from_ref(&(co..tail_from)))?;
         }
@@ -285,7 +361,7 @@ pub(crate) fn decode_range_partial(
     ranges: &[(u64, u64)],
     opts: &DecodeOptions,
 ) -> Result<Option<Vec<Vec<u8>>>> {
-    let Some(mut sparse) = SparseFrame::envelope(src, at, len, msg_base, &opts.limits)? else {
+    let Some(mut sparse) = SparseFrame::tail(src, at, len, msg_base, &opts.limits)? else {
         return Ok(None);
     };
     let (plan, region_at) = {

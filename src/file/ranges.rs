@@ -126,6 +126,12 @@ impl<S: ByteSource> ByteSource for Coalescing<S> {
     fn readahead(&self) -> u64 {
         self.inner.readahead()
     }
+    fn head_window(&self) -> u64 {
+        self.inner.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.inner.cached_prefix()
+    }
 }
 
 /// Serves small reads from one window of `window` bytes, fetched from the
@@ -218,6 +224,117 @@ impl ByteSource for Readahead<'_> {
         let out = b.slice(0..want as usize);
         *self.cur.lock().unwrap_or_else(|p| p.into_inner()) = (range.start, b);
         Ok(out)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.src.as_slice()
+    }
+    fn head_window(&self) -> u64 {
+        self.src.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.src.cached_prefix()
+    }
+}
+
+/// The first bytes of a source, read once, serving the reads that lie
+/// inside them: what a remote source does with the bytes of its first
+/// request (`spec/remote.md` §3), over any source (to count what a
+/// remote reader requests with [`super::CountingSource`] underneath).
+#[derive(Debug)]
+pub struct HeadCached<S> {
+    inner: S,
+    head: Bytes,
+}
+
+impl<S: ByteSource> HeadCached<S> {
+    /// Reads the first `window` bytes of `inner` (fewer when it is
+    /// shorter) with one read.
+    pub fn new(inner: S, window: u64) -> Result<Self> {
+        let n = inner.len()?.min(window);
+        let head = inner.read_bytes(0..n)?;
+        Ok(HeadCached { inner, head })
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: ByteSource> ByteSource for HeadCached<S> {
+    fn len(&self) -> Result<u64> {
+        self.inner.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        if end <= self.head.len() as u64 {
+            buf.copy_from_slice(&self.head[offset as usize..end as usize]);
+            return Ok(());
+        }
+        self.inner.read_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        super::source::range_len(&range)?;
+        if range.end <= self.head.len() as u64 {
+            return Ok(self.head.slice(range.start as usize..range.end as usize));
+        }
+        self.inner.read_bytes(range)
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let n = self.head.len() as u64;
+        if ranges.iter().all(|r| r.end <= n) {
+            return ranges.iter().map(|r| self.read_bytes(r.clone())).collect();
+        }
+        self.inner.read_ranges(ranges)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.inner.as_slice()
+    }
+    fn requires_verification(&self) -> bool {
+        self.inner.requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        self.inner.etag()
+    }
+    fn readahead(&self) -> u64 {
+        self.inner.readahead()
+    }
+    fn head_window(&self) -> u64 {
+        self.inner.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.head.len() as u64
+    }
+}
+
+/// Reads of `src` that lie inside its first `end` bytes; any other read is
+/// an error. Looking for indexes in a source's cached prefix through it
+/// never sends a request.
+pub(crate) struct PrefixOnly<'s> {
+    pub(crate) src: &'s dyn ByteSource,
+    pub(crate) end: u64,
+}
+
+impl PrefixOnly<'_> {
+    fn check(&self, r: &Range<u64>) -> Result<()> {
+        if r.end > self.end {
+            return Err(Error::truncated("beyond the cached prefix").at(r.start));
+        }
+        Ok(())
+    }
+}
+
+impl ByteSource for PrefixOnly<'_> {
+    fn len(&self) -> Result<u64> {
+        self.src.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.check(&(offset..offset.saturating_add(buf.len() as u64)))?;
+        self.src.read_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        self.check(&range)?;
+        self.src.read_bytes(range)
     }
     fn as_slice(&self) -> Option<&[u8]> {
         self.src.as_slice()

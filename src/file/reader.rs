@@ -349,10 +349,45 @@ pub(crate) fn read_object<R>(
 }
 
 /// Bytes a remote source reads at once while locating messages (its
-/// default `RemoteOptions::readahead`): the end of one message, the
-/// preamble and header frames of the next, and usually its index
+/// default `RemoteOptions::readahead`): none beyond what each step needs,
+/// so that opening transfers the fewest bytes, one request per message
 /// (`spec/remote.md` §3).
-pub const DEFAULT_READAHEAD: u64 = 64 << 10;
+pub const DEFAULT_READAHEAD: u64 = 0;
+
+/// What opening knows of each of `spans`: the index of every message
+/// whose header index lies in the bytes the source holds already
+/// ([`ByteSource::cached_prefix`]), found without a request; the others'
+/// are read when first needed.
+fn indexes_in_prefix(
+    src: &dyn ByteSource,
+    size: u64,
+    spans: &[MessageSpan],
+    limits: &Limits,
+) -> Vec<Located> {
+    let end = src.cached_prefix().min(size);
+    let only = super::ranges::PrefixOnly { src, end };
+    spans
+        .iter()
+        .map(|s| {
+            let l = Located::default();
+            if s.offset < end {
+                let at = MessageAt {
+                    at: s.offset,
+                    base: s.offset,
+                    avail: size - s.offset,
+                };
+                let ix = locate_index(&only, at, Some(s.len), end - s.offset, limits)
+                    .ok()
+                    .flatten()
+                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
+                if ix.is_some() {
+                    let _ = l.index.set(ix);
+                }
+            }
+            l
+        })
+        .collect()
+}
 
 /// What a [`SourceFile`] knows about one message.
 #[derive(Debug, Default)]
@@ -414,7 +449,7 @@ impl<S: ByteSource> SourceFile<S> {
             if let Some(e) = ra.take_failure() {
                 return Err(e);
             }
-            let located = spans.iter().map(|_| Located::default()).collect();
+            let located = indexes_in_prefix(&src, size, &spans, limits);
             return Ok(SourceFile {
                 src,
                 size,
@@ -432,7 +467,7 @@ impl<S: ByteSource> SourceFile<S> {
                 base: p,
                 avail: size - p,
             };
-            if let Ok(Some(ix)) = locate_index(&ra, at, None, limits) {
+            if let Ok(Some(ix)) = locate_index(&ra, at, None, ra.head_window(), limits) {
                 found.push((p, ix));
             }
         });
@@ -596,7 +631,8 @@ impl<S: ByteSource> SourceFile<S> {
                     base: span.offset,
                     avail: span.len,
                 };
-                locate_index(&self.src, at, Some(span.len), &self.limits)
+                let w = self.src.head_window();
+                locate_index(&self.src, at, Some(span.len), w, &self.limits)
                     .ok()
                     .flatten()
                     .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len)
