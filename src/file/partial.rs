@@ -118,7 +118,7 @@ impl SparseFrame {
         if tail_from <= FRAME_HEADER_LEN as u64 {
             tail_from = 0;
         }
-        me.fill(src, &[tail_from..len])?;
+        me.fill(src, std::slice::from_ref(&(tail_from..len)))?;
         if tail_from > 0 {
             let co = crate::wire::header::DataFooter::of_frame(&me.buf).cbor_offset;
             let end = len - DATA_FRAME_FOOTER_LEN as u64;
