@@ -350,8 +350,10 @@ pub(crate) fn plan(
 /// bytes, in the message at `msg_base`) reading only the bytes the
 /// ranges need when its pipeline allows; `None` when the whole frame is
 /// needed. The frame's digest covers the whole body, so a partial read
-/// checks the frame's header, end magic and descriptor, and (szip) that
-/// the stored block offsets chain over the RSIs read, not the digest.
+/// checks the end magic at the listed length, the footer's descriptor
+/// offset, the descriptor, and (szip) that the stored block offsets chain
+/// over the RSIs read, not the digest; the frame header is read only when
+/// the tail covers it ([`SparseFrame::tail`]).
 pub(crate) fn decode_range_partial(
     src: &dyn ByteSource,
     at: u64,

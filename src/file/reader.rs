@@ -708,9 +708,10 @@ impl<S: ByteSource> SourceFile<S> {
     /// Element ranges `(first, count)` of object `o` of message `m`. For
     /// an indexed message whose pipeline decodes ranges (encodings none and
     /// simple_packing without filter, uncompressed or szip with block
-    /// offsets) only the frame's header and tail and the bytes covering the
-    /// ranges are read, and the frame digest (which covers the whole body)
-    /// is not checked; otherwise the frame is read whole and checked per
+    /// offsets) only the frame's tail (descriptor, footer, end magic) and
+    /// the bytes covering the ranges are read, two requests of a remote
+    /// source, and the frame digest (which covers the whole body) is not
+    /// checked; otherwise the frame is read whole and checked per
     /// `opts.verify` (`spec/remote.md` §4).
     pub fn decode_range(
         &self,

@@ -37,7 +37,7 @@ struct Row {
     costs: Vec<Cost>,
 }
 
-const READERS: [Reader; 3] = [Reader::Tgm, Reader::TgmNoReadahead, Reader::Reference];
+const READERS: [Reader; 3] = [Reader::Tgm, Reader::TgmReadahead, Reader::Reference];
 
 const MANY: &str = "bench/many.tgm";
 const FIELD: &str = "bench/field.tgm";
