@@ -80,6 +80,17 @@ fn default_open_costs_the_first_window_and_one_request_per_message() {
     src.inner().inner().reset();
     f.decode_object(0, 1, &DecodeOptions::default()).unwrap();
     assert_eq!(calls(src.inner()).0, 1, "the first index is kept from open");
+
+    src.inner().inner().reset();
+    assert_eq!(f.descriptors(700).unwrap().len(), 3);
+    assert_eq!(
+        calls(src.inner()).0,
+        1,
+        "the envelopes of the three frames: one coalesced read"
+    );
+    src.inner().inner().reset();
+    f.descriptors(700).unwrap();
+    assert_eq!(calls(src.inner()).0, 0, "kept");
 }
 
 #[test]

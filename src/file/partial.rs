@@ -36,48 +36,74 @@ pub(crate) struct SparseFrame {
 }
 
 impl SparseFrame {
-    /// Reads the header and the tail of the frame at `at` of `len` bytes
-    /// (one `read_ranges` call), then the rest of the descriptor if the
-    /// tail did not hold it. `None` when the frame keeps its descriptor
-    /// before the payload (the parts cannot be told apart without reading
-    /// on): the caller reads the whole frame.
-    pub(crate) fn envelope(
+    /// Reads the header and the tail of each data frame of `frames`
+    /// (absolute offset and length, in the message at `msg_base`) with one
+    /// `read_ranges` call, which a remote source coalesces into few
+    /// requests; then the rest of a descriptor that a tail did not hold,
+    /// one read each. `None` for a frame that keeps its descriptor before
+    /// the payload (the parts cannot be told apart without reading on):
+    /// the caller reads that frame whole.
+    pub(crate) fn envelopes(
         src: &dyn ByteSource,
-        at: u64,
-        len: u64,
+        frames: &[(u64, u64)],
         msg_base: u64,
         limits: &Limits,
-    ) -> Result<Option<Self>> {
-        if len > limits.max_message_len {
-            return Err(Error::limit("max_message_len", len, limits.max_message_len).at(at));
+    ) -> Result<Vec<Option<Self>>> {
+        let mut ranges = Vec::with_capacity(frames.len() * 2);
+        for &(at, len) in frames {
+            if len > limits.max_message_len {
+                return Err(Error::limit("max_message_len", len, limits.max_message_len).at(at));
+            }
+            let head = (FRAME_HEADER_LEN as u64).min(len);
+            let tail_from = len.saturating_sub(TAIL_WINDOW).max(head);
+            let end = at
+                .checked_add(len)
+                .ok_or_else(|| Error::invalid_argument("frame range overflows").at(at))?;
+            ranges.push(at..at + head);
+            ranges.push(at + tail_from..end);
         }
-        let n = super::source::range_len(&(0..len))?;
-        let mut me = SparseFrame {
-            buf: crate::buffer::zeroed(n)?,
-            at,
-            msg_base,
-        };
-        let head = (FRAME_HEADER_LEN as u64).min(len);
-        let tail_from = len.saturating_sub(TAIL_WINDOW).max(head);
-        me.fill(src, &[0..head, tail_from..len])?;
-        let frame = me.frame()?;
+        let got = src.read_ranges(&ranges)?;
+        let mut out = Vec::with_capacity(frames.len());
+        for (k, &(at, len)) in frames.iter().enumerate() {
+            let n = super::source::range_len(&(0..len))?;
+            let mut me = SparseFrame {
+                buf: crate::buffer::zeroed(n)?,
+                at,
+                msg_base,
+            };
+            for (r, b) in ranges[2 * k..2 * k + 2].iter().zip(&got[2 * k..2 * k + 2]) {
+                check_len(r, b)?;
+                let s = (r.start - at) as usize;
+                me.buf[s..s + b.len()].copy_from_slice(b);
+            }
+            let tail_from = ranges[2 * k + 1].start - at;
+            out.push(me.finish_envelope(src, tail_from)?);
+        }
+        Ok(out)
+    }
+
+    /// Checks the frame whose header and tail (from `tail_from`) are in
+    /// place, and reads the rest of its descriptor if the tail did not
+    /// hold it.
+    fn finish_envelope(mut self, src: &dyn ByteSource, tail_from: u64) -> Result<Option<Self>> {
+        let frame = self.frame()?;
         if frame.ftype() != FrameType::DataObject {
             return Err(Error::framing(format!(
                 "{:?} frame where the index lists a data frame",
                 frame.ftype()
             ))
-            .at(at));
+            .at(self.at));
         }
         let flags = frame.flags();
         if flags & crate::wire::frame_flags::CBOR_AFTER_PAYLOAD == 0 {
             return Ok(None);
         }
-        let footer = crate::wire::header::DataFooter::of_frame(&me.buf);
+        let footer = crate::wire::header::DataFooter::of_frame(&self.buf);
         let co = footer.cbor_offset;
         if co >= FRAME_HEADER_LEN as u64 && co < tail_from {
-            me.fill(src, std::slice::from_ref(&(co..tail_from)))?;
+            self.fill(src, std::slice::from_ref(&(co..tail_from)))?;
         }
-        Ok(Some(me))
+        Ok(Some(self))
     }
 
     /// Reads the tail of the data frame at `at` of `len` bytes, as an

@@ -790,12 +790,16 @@ impl<S: ByteSource> SourceFile<S> {
         let ix = self
             .index(m)
             .ok_or_else(|| Error::invalid_argument("message has no index"))?;
+        let frames = (0..ix.len())
+            .map(|o| {
+                let e = ix.entry(o).map_err(|e| e.in_message(m))?;
+                Ok((span.offset + e.offset, e.len))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sparse = SparseFrame::envelopes(&self.src, &frames, span.offset, &self.limits)
+            .map_err(|e| e.in_message(m))?;
         let mut v = Vec::with_capacity(ix.len());
-        for o in 0..ix.len() {
-            let e = ix.entry(o).map_err(|e| e.in_message(m))?;
-            let at = span.offset + e.offset;
-            let sparse = SparseFrame::envelope(&self.src, at, e.len, span.offset, &self.limits)
-                .map_err(|e| e.in_object(o).in_message(m))?;
+        for (o, sparse) in sparse.into_iter().enumerate() {
             let env = match sparse {
                 Some(sp) => {
                     let obj = sp
