@@ -91,6 +91,21 @@ fn default_open_costs_the_first_window_and_one_request_per_message() {
     src.inner().inner().reset();
     f.descriptors(700).unwrap();
     assert_eq!(calls(src.inner()).0, 0, "kept");
+
+    // Metadata: the header metadata frame, from the head window.
+    let local = SourceFile::open(Bytes::from(all.clone()), &Limits::default()).unwrap();
+    // The first message's head came with open; another's is one request.
+    for (m, cost) in [(0, (0, 0)), (400, (1, w))] {
+        src.inner().inner().reset();
+        let meta = f.metadata(m, &DecodeOptions::default()).unwrap();
+        assert_eq!(meta, local.metadata(m, &DecodeOptions::default()).unwrap());
+        assert_eq!(
+            calls(src.inner()),
+            cost,
+            "message {m}: its head window (index and metadata frame)"
+        );
+    }
+    assert!(f.is_indexed(400), "the index read on the way is kept");
 }
 
 #[test]

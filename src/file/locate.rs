@@ -298,3 +298,71 @@ pub(crate) fn locate_index(
     };
     Ok(Some(ix))
 }
+
+/// The header metadata frame of a message, and where its header frames
+/// end.
+pub(crate) struct HeaderMetadata<'s> {
+    /// Offset of the metadata frame from the message start.
+    pub rel: u64,
+    /// The frame's bytes.
+    pub bytes: Chunk<'s>,
+    /// Message-relative offset of the first frame after the header frames
+    /// (or of the postamble).
+    pub header_end: u64,
+    /// The preamble's flags (`format.md`: they announce every kind of
+    /// frame the message holds).
+    pub flags: u16,
+}
+
+/// Walks the header frames of the message at `msg`, of `len` bytes,
+/// reading its first `window` bytes at once and frame headers beyond them
+/// one by one: its header metadata frame (`None` when it has none) and
+/// where the header frames end.
+pub(crate) fn header_metadata<'s>(
+    src: &'s dyn ByteSource,
+    msg: MessageAt,
+    len: u64,
+    window: u64,
+    limits: &Limits,
+) -> Result<Option<HeaderMetadata<'s>>> {
+    if len < MIN_MESSAGE_LEN as u64 || len > msg.avail {
+        return Ok(None);
+    }
+    let window = window.max(PREAMBLE_LEN as u64).min(len);
+    let head = read(src, msg.at..msg.at + window)?;
+    let flags = Preamble::read(Cursor::new(&head, msg.base))?.flags;
+    let w = FrameWalker {
+        src,
+        msg,
+        head,
+        frames_end: len - POSTAMBLE_LEN as u64,
+    };
+    let mut rel = PREAMBLE_LEN as u64;
+    let mut found = None;
+    for _ in 0..limits.max_frames {
+        let h = match w.header_at(rel)? {
+            Some(h) if h.ftype.phase() == Phase::Header => h,
+            _ => {
+                return Ok(found.map(|(r, bytes)| HeaderMetadata {
+                    rel: r,
+                    bytes,
+                    header_end: rel,
+                    flags,
+                }))
+            }
+        };
+        let room = w.frames_end - rel;
+        if h.total_length > room {
+            return Err(Error::framing(format!(
+                "{:?} frame total_length {} exceeds the {room} bytes left in the message",
+                h.ftype, h.total_length
+            ))
+            .at(msg.base + rel + 8));
+        }
+        if h.ftype == FrameType::HeaderMetadata && found.is_none() {
+            found = Some((rel, w.bytes(rel, h.total_length)?));
+        }
+        rel = align_up(rel + h.total_length);
+    }
+    Ok(None)
+}

@@ -307,6 +307,64 @@ impl<S: ByteSource> ByteSource for HeadCached<S> {
     }
 }
 
+/// One window of `src`, read once at construction, serving the reads that
+/// lie inside it; other reads go to `src`. Several lookups in one
+/// message's head (its index, its metadata frame) then cost one request.
+pub(crate) struct WindowAt<'s> {
+    src: &'s dyn ByteSource,
+    at: u64,
+    bytes: Bytes,
+}
+
+impl<'s> WindowAt<'s> {
+    /// Reads `range` of `src`.
+    pub(crate) fn new(src: &'s dyn ByteSource, range: Range<u64>) -> Result<Self> {
+        let bytes = src.read_bytes(range.clone())?;
+        super::partial::check_len(&range, &bytes)?;
+        Ok(WindowAt {
+            src,
+            at: range.start,
+            bytes,
+        })
+    }
+
+    fn inside(&self, r: &Range<u64>) -> Option<Bytes> {
+        let end = self.at + self.bytes.len() as u64;
+        (r.start >= self.at && r.end <= end && r.start <= r.end).then(|| {
+            self.bytes
+                .slice((r.start - self.at) as usize..(r.end - self.at) as usize)
+        })
+    }
+}
+
+impl ByteSource for WindowAt<'_> {
+    fn len(&self) -> Result<u64> {
+        self.src.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let r = offset..offset.saturating_add(buf.len() as u64);
+        match self.inside(&r) {
+            Some(b) => {
+                buf.copy_from_slice(&b);
+                Ok(())
+            }
+            None => self.src.read_at(offset, buf),
+        }
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        match self.inside(&range) {
+            Some(b) => Ok(b),
+            None => self.src.read_bytes(range),
+        }
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.src.as_slice()
+    }
+    fn head_window(&self) -> u64 {
+        self.src.head_window()
+    }
+}
+
 /// Reads of `src` that lie inside its first `end` bytes; any other read is
 /// an error. Looking for indexes in a source's cached prefix through it
 /// never sends a request.

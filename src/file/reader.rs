@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use super::index::{index_messages, index_messages_with, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-use super::locate::{locate_data_frame, locate_index, MessageAt, MessageIndex};
+use super::locate::{header_metadata, locate_data_frame, locate_index, MessageAt, MessageIndex};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
@@ -22,7 +22,7 @@ use crate::limits::Limits;
 use crate::metadata::GlobalMetadata;
 use crate::wire::frame::Frame;
 use crate::wire::scan::MessageSpan;
-use crate::wire::POSTAMBLE_LEN;
+use crate::wire::{POSTAMBLE_LEN, PREAMBLE_LEN};
 
 /// How file bytes are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -622,6 +622,12 @@ impl<S: ByteSource> SourceFile<S> {
     /// whose index cannot be read has none; reading its objects then
     /// parses it whole, which reports what is wrong.
     fn index(&self, m: usize) -> Option<&MessageIndex> {
+        self.index_via(m, &self.src)
+    }
+
+    /// [`Self::index`], reading through `src` (the source, or a window
+    /// over it).
+    fn index_via(&self, m: usize, src: &dyn ByteSource) -> Option<&MessageIndex> {
         let span = self.spans[m];
         self.located[m]
             .index
@@ -631,8 +637,8 @@ impl<S: ByteSource> SourceFile<S> {
                     base: span.offset,
                     avail: span.len,
                 };
-                let w = self.src.head_window();
-                locate_index(&self.src, at, Some(span.len), w, &self.limits)
+                let w = src.head_window();
+                locate_index(src, at, Some(span.len), w, &self.limits)
                     .ok()
                     .flatten()
                     .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len)
@@ -660,14 +666,87 @@ impl<S: ByteSource> SourceFile<S> {
         f(&m).map_err(|e| e.in_message(i))
     }
 
-    /// Message metadata of message `m` (its whole bytes are read; the
-    /// metadata frame's digest is checked per `opts.verify`).
+    /// Message metadata of message `m`, its metadata frame's digest
+    /// checked per `opts.verify`. From a source not in memory, when the
+    /// message has a header metadata frame, its preamble announces no
+    /// footer or per-object metadata, and its index lists data frames that
+    /// follow the header frames and each other with no frame between, only
+    /// the message's head window is read (one request, none when open
+    /// kept it; more when its header frames are longer) and the rest of
+    /// the message is not parsed; otherwise the whole message is read and
+    /// parsed (`spec/remote.md` §3).
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
-        let bytes = self.message_bytes(m)?;
-        let base = self.spans[m].offset;
+        span_of(&self.spans, m)?;
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
+        if self.src.as_slice().is_none() {
+            if let Some(meta) = self
+                .header_only_metadata(m, &o)
+                .map_err(|e| e.in_message(m))?
+            {
+                return Ok(meta);
+            }
+        }
+        let bytes = self.message_bytes(m)?;
+        let base = self.spans[m].offset;
         crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
+    }
+
+    /// Message `m`'s metadata from its header metadata frame alone, when
+    /// nothing else contributes to it (see [`Self::metadata`]); `None`
+    /// otherwise.
+    fn header_only_metadata(&self, m: usize, o: &DecodeOptions) -> Result<Option<GlobalMetadata>> {
+        let span = self.spans[m];
+        let w = self
+            .src
+            .head_window()
+            .max(PREAMBLE_LEN as u64)
+            .min(span.len);
+        let win = super::ranges::WindowAt::new(&self.src, span.offset..span.offset + w)?;
+        let Some(ix) = self.index_via(m, &win) else {
+            return Ok(None);
+        };
+        let contiguous = (1..ix.len()).all(|k| {
+            ix.offsets[k - 1]
+                .checked_add(ix.lengths[k - 1])
+                .map(crate::wire::align_up)
+                == Some(ix.offsets[k])
+        });
+        if !contiguous {
+            return Ok(None);
+        }
+        let at = MessageAt {
+            at: span.offset,
+            base: span.offset,
+            avail: span.len,
+        };
+        let Some(hm) = header_metadata(&win, at, span.len, w, &o.limits)? else {
+            return Ok(None);
+        };
+        let data_start = ix.offsets.first().copied().unwrap_or(ix.frames_end);
+        // A footer metadata frame would take precedence, and per-object
+        // metadata frames add to it: the preamble announces both.
+        use crate::wire::message_flags as mf;
+        let others = mf::FOOTER_METADATA | mf::PRECEDER_METADATA;
+        if hm.header_end != data_start || hm.flags & others != 0 {
+            return Ok(None);
+        }
+        let f = Frame::read(
+            crate::wire::header::Cursor::new(&hm.bytes, span.offset + hm.rel),
+            span.offset,
+        )?;
+        crate::decode::verify_frame(&f, o.verify)?;
+        let mut meta = GlobalMetadata::from_cbor(f.cbor(), f.body_abs_offset(), &o.limits)?;
+        let n = ix.len();
+        if meta.base.len() > n {
+            return Err(Error::metadata(format!(
+                "metadata base has {} entries but the message has {n} objects",
+                meta.base.len()
+            ))
+            .at(f.abs_offset()));
+        }
+        meta.base.resize_with(n, Default::default);
+        Ok(Some(meta))
     }
 
     /// The descriptors of message `m`'s objects: for an indexed message
