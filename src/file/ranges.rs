@@ -429,6 +429,35 @@ mod tests {
     }
 
     #[test]
+    fn head_cached_windows_and_prefixes_serve_only_what_they_hold() {
+        let v: Vec<u8> = (0..=255).cycle().take(10_000).collect();
+        let c = CountingSource::new(v.clone());
+        let h = HeadCached::new(&c, 100).unwrap();
+        assert_eq!((c.calls(), h.cached_prefix()), (1, 100));
+        assert_eq!(&h.read_bytes(10..20).unwrap()[..], &v[10..20]);
+        let mut b = [0u8; 4];
+        h.read_at(96, &mut b).unwrap();
+        assert_eq!(c.calls(), 1, "inside the head: no read");
+        assert_eq!(&h.read_bytes(98..102).unwrap()[..], &v[98..102]);
+        assert_eq!(c.calls(), 2, "across its end: one read");
+        let short = HeadCached::new(vec![1u8, 2, 3], 100).unwrap();
+        assert_eq!(short.cached_prefix(), 3);
+
+        c.reset();
+        let w = WindowAt::new(&c, 5000..5100).unwrap();
+        assert_eq!(&w.read_bytes(5050..5060).unwrap()[..], &v[5050..5060]);
+        assert_eq!(&w.read_bytes(4990..5010).unwrap()[..], &v[4990..5010]);
+        assert_eq!(c.calls(), 2, "the window, then one read outside it");
+        assert!(WindowAt::new(&c, 9990..10_010).is_err());
+
+        let p = PrefixOnly { src: &c, end: 64 };
+        assert_eq!(&p.read_bytes(0..64).unwrap()[..], &v[..64]);
+        let e = p.read_bytes(60..65).unwrap_err();
+        assert_eq!(e.kind(), &crate::ErrorKind::Truncated);
+        assert!(p.read_at(64, &mut b).is_err());
+    }
+
+    #[test]
     fn readahead_serves_small_reads_from_one_window() {
         let v: Vec<u8> = (0..=255).cycle().take(10_000).collect();
         let c = CountingSource::new(v.clone());
