@@ -305,6 +305,22 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     l.messages[0].objects.as_mut().unwrap()[0].descriptor = Some(d);
     let w = SourceFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
     assert!(w.decode_object(0, 0, &opts).is_err());
+    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let e = w.decode_range(0, 0, &[(0, 10)], &opts).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Framing, "{e}");
+    assert!(e.to_string().contains("descriptor"), "{e}");
+    // A wrong digest, read partially.
+    let mut l = good.clone();
+    let h = &mut l.messages[5].objects.as_mut().unwrap()[2].hash;
+    *h = Some(h.unwrap() ^ 1);
+    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let e = w.decode_range(5, 2, &[(0, 10)], &opts).unwrap_err();
+    assert!(e.to_string().contains("digest"), "{e}");
+    let ok = SourceFile::from_layout(counted(&all), &good, &lim).unwrap();
+    assert_eq!(
+        ok.decode_range(5, 2, &[(0, 10)], &opts).unwrap(),
+        f.decode_range(5, 2, &[(0, 10)], &opts).unwrap()
+    );
     // Another source length.
     let short = Bytes::copy_from_slice(&all[..all.len() - 1]);
     let e = SourceFile::from_layout(short, &good, &lim).unwrap_err();

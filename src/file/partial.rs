@@ -382,16 +382,18 @@ pub(crate) fn plan(
 /// the tail covers it ([`SparseFrame::tail`]).
 pub(crate) fn decode_range_partial(
     src: &dyn ByteSource,
-    at: u64,
-    len: u64,
-    msg_base: u64,
+    frame: FrameAt<'_>,
     index: usize,
     ranges: &[(u64, u64)],
     opts: &DecodeOptions,
 ) -> Result<Option<Vec<Vec<u8>>>> {
+    let FrameAt {
+        at, len, msg_base, ..
+    } = frame;
     let Some(mut sparse) = SparseFrame::tail(src, at, len, msg_base, &opts.limits)? else {
         return Ok(None);
     };
+    frame.check_expected(&sparse, &opts.limits)?;
     let (plan, region_at) = {
         let obj = sparse.object(index, &opts.limits)?;
         let Some(plan) = plan(&obj, ranges, opts)? else {
@@ -418,6 +420,46 @@ pub(crate) fn decode_range_partial(
     let mut o = opts.clone();
     o.verify = Verify::Off;
     obj.decode_range(ranges, &o).map(Some)
+}
+
+/// Where a data frame lies, as an index or a layout lists it, and what a
+/// layout recorded of it.
+#[derive(Clone, Copy)]
+pub(crate) struct FrameAt<'e> {
+    /// Absolute offset of the frame.
+    pub at: u64,
+    /// Its listed length.
+    pub len: u64,
+    /// Absolute offset of its message.
+    pub msg_base: u64,
+    /// The descriptor CBOR and stored digest a layout recorded, if any.
+    pub expected: Option<(Option<&'e [u8]>, Option<u64>)>,
+}
+
+impl FrameAt<'_> {
+    /// A frame read partially must carry the descriptor and the digest slot
+    /// the layout recorded (`spec/remote.md` §6).
+    fn check_expected(&self, sparse: &SparseFrame, limits: &Limits) -> Result<()> {
+        let Some((descriptor, hash)) = self.expected else {
+            return Ok(());
+        };
+        let frame = sparse.frame()?;
+        let lie = |what: &str| {
+            Error::framing(format!("the data frame's {what} differs from the layout's"))
+                .at(frame.abs_offset())
+        };
+        if let Some(h) = hash {
+            if crate::wire::header::DataFooter::of_frame(frame.bytes()).hash != h {
+                return Err(lie("digest"));
+            }
+        }
+        if let Some(d) = descriptor {
+            if frame.split_data(limits)?.descriptor != d {
+                return Err(lie("descriptor"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// For a pipeline that cannot decode ranges at all (zstd, lz4, a filter,

@@ -807,15 +807,18 @@ impl<S: ByteSource> SourceFile<S> {
             let run = || {
                 let e = ix.entry(o)?;
                 let at = span.offset + e.offset;
-                let part = super::partial::decode_range_partial(
-                    &self.src,
+                let expected = self.located[m]
+                    .envelopes
+                    .get()
+                    .and_then(|v| v.get(o))
+                    .map(|env| (env.descriptor.as_deref(), env.hash));
+                let frame = super::partial::FrameAt {
                     at,
-                    e.len,
-                    span.offset,
-                    o,
-                    ranges,
-                    opts,
-                )?;
+                    len: e.len,
+                    msg_base: span.offset,
+                    expected,
+                };
+                let part = super::partial::decode_range_partial(&self.src, frame, o, ranges, opts)?;
                 if let Some(r) = part {
                     return Ok(Some(r));
                 }
