@@ -365,7 +365,7 @@ impl<'a> Message<'a> {
     }
 }
 
-fn verify_frame(f: &Frame<'_>, policy: Verify) -> Result<()> {
+pub(crate) fn verify_frame(f: &Frame<'_>, policy: Verify) -> Result<()> {
     match policy {
         Verify::Off => Ok(()),
         Verify::IfPresent if !f.has_hash() => Ok(()),

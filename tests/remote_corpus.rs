@@ -184,7 +184,7 @@ pub fn summary<S: ByteSource>(f: &SourceFile<S>) -> Vec<String> {
         out.push(format!(
             "meta {m} {:?}",
             f.metadata(m, &opts)
-                .map(|g| g.base.len())
+                .map(|g| format!("{g:?}"))
                 .map_err(|e| e.kind().clone())
         ));
         let descs = f.descriptors(m);

@@ -1,13 +1,18 @@
 //! What each operation of a reader costs in requests and bytes, counted at
 //! the library level: a `CountingSource` under a `Coalescing` source sees
-//! the requests a remote source would send (`spec/remote.md` §2–§4).
+//! the requests a remote source would send, and a `HeadCached` source over
+//! it holds the first window as a remote source's first GET does
+//! (`spec/remote.md` §2–§4).
 
 #[path = "remote_corpus.rs"]
 mod corpus;
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::file::{Coalescing, CountingSource, FileLayout, SourceFile, DEFAULT_COALESCE_GAP};
+use tgm::file::{
+    Coalescing, CountingSource, FileLayout, HeadCached, SourceFile, DEFAULT_COALESCE_GAP,
+    DEFAULT_HEAD_WINDOW,
+};
 use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
 
 type Counted = Coalescing<CountingSource<Bytes>>;
@@ -25,8 +30,86 @@ fn calls(s: &Counted) -> (u64, u64) {
 
 const RA: u64 = 64 << 10;
 
+/// `bytes` as a remote source with default options sees them: the first
+/// window read by open, then counted, coalesced reads.
+fn remote_like(bytes: &[u8]) -> HeadCached<Counted> {
+    HeadCached::new(counted(bytes), DEFAULT_HEAD_WINDOW).unwrap()
+}
+
+fn frame_len(file: &[u8], span: tgm::MessageSpan, o: usize) -> u64 {
+    tgm::Message::parse(&file[span.range()])
+        .unwrap()
+        .layout()
+        .objects[o]
+        .data
+        .total_len() as u64
+}
+
 #[test]
-fn open_costs_one_request_per_message_and_an_object_one_request() {
+fn default_open_costs_the_first_window_and_one_request_per_message() {
+    let n = 1000;
+    let all = many_messages(n, 2048);
+    let src = remote_like(&all);
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    assert_eq!(f.num_messages(), n);
+    let w = DEFAULT_HEAD_WINDOW;
+    // The first window, then per hop a message's end magic with the next
+    // preamble (32 bytes; the last end magic alone, 8).
+    assert_eq!(
+        calls(src.inner()),
+        (1 + n as u64, w + (n as u64 - 1) * 32 + 8)
+    );
+    assert!(
+        f.is_indexed(0),
+        "the first index came with the first window"
+    );
+    assert!(!f.is_indexed(700));
+
+    src.inner().inner().reset();
+    let got = f.decode_object(700, 2, &DecodeOptions::default()).unwrap();
+    assert_eq!(got.data, f32s(2048, 700 * 3 + 2));
+    let frame = frame_len(&all, f.spans()[700], 2);
+    assert_eq!(
+        calls(src.inner()),
+        (2, w + frame),
+        "the head window of the message (its index), then the data frame"
+    );
+    src.inner().inner().reset();
+    f.decode_object(700, 0, &DecodeOptions::default()).unwrap();
+    assert_eq!(calls(src.inner()), (1, frame_len(&all, f.spans()[700], 0)));
+    src.inner().inner().reset();
+    f.decode_object(0, 1, &DecodeOptions::default()).unwrap();
+    assert_eq!(calls(src.inner()).0, 1, "the first index is kept from open");
+
+    src.inner().inner().reset();
+    assert_eq!(f.descriptors(700).unwrap().len(), 3);
+    assert_eq!(
+        calls(src.inner()).0,
+        1,
+        "the envelopes of the three frames: one coalesced read"
+    );
+    src.inner().inner().reset();
+    f.descriptors(700).unwrap();
+    assert_eq!(calls(src.inner()).0, 0, "kept");
+
+    // Metadata: the header metadata frame, from the head window.
+    let local = SourceFile::open(Bytes::from(all.clone()), &Limits::default()).unwrap();
+    // The first message's head came with open; another's is one request.
+    for (m, cost) in [(0, (0, 0)), (400, (1, w))] {
+        src.inner().inner().reset();
+        let meta = f.metadata(m, &DecodeOptions::default()).unwrap();
+        assert_eq!(meta, local.metadata(m, &DecodeOptions::default()).unwrap());
+        assert_eq!(
+            calls(src.inner()),
+            cost,
+            "message {m}: its head window (index and metadata frame)"
+        );
+    }
+    assert!(f.is_indexed(400), "the index read on the way is kept");
+}
+
+#[test]
+fn open_with_readahead_costs_one_request_per_window_and_an_object_one_request() {
     let n = 1000;
     let all = many_messages(n, 2048);
     let src = counted(&all);
@@ -42,25 +125,28 @@ fn open_costs_one_request_per_message_and_an_object_one_request() {
     src.inner().reset();
     let got = f.decode_object(700, 2, &DecodeOptions::default()).unwrap();
     assert_eq!(got.data, f32s(2048, 700 * 3 + 2));
-    let span = f.spans()[700];
-    let frame = tgm::Message::parse(&all[span.range()])
-        .unwrap()
-        .layout()
-        .objects[2]
-        .data
-        .total_len() as u64;
+    let frame = frame_len(&all, f.spans()[700], 2);
     assert_eq!(calls(&src), (1, frame), "one request: the data frame");
 }
 
 #[test]
-fn the_first_message_costs_one_read_with_readahead() {
-    let all = many_messages(1, 2048);
-    let src = counted(&all);
-    let f = SourceFile::open_with_readahead(&src, &Limits::default(), RA).unwrap();
+fn a_small_message_is_located_from_the_first_window_and_its_end_magic() {
+    let all = many_messages(1, 1024);
+    assert!(all.len() as u64 > DEFAULT_HEAD_WINDOW);
+    let src = remote_like(&all);
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
     assert!(f.is_indexed(0));
-    // Length (HEAD, not counted by the wrapper) + one window covering the
-    // whole small message.
-    assert_eq!(calls(&src).0, 1);
+    assert_eq!(calls(src.inner()), (2, DEFAULT_HEAD_WINDOW + 8));
+    // A message inside the window costs nothing more.
+    let tiny = message(
+        &[(desc(Dtype::Float32, 4, None), f32s(4, 0))],
+        &EncodeOptions::new(),
+    );
+    assert!((tiny.len() as u64) < DEFAULT_HEAD_WINDOW, "{}", tiny.len());
+    let src = remote_like(&tiny);
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    assert!(f.is_indexed(0));
+    assert_eq!(calls(src.inner()), (1, tiny.len() as u64));
 }
 
 fn range_cost(values: usize, pipeline: Option<PipelineBuilder>, pct: f64) -> (u64, u64, u64) {
@@ -72,15 +158,16 @@ fn range_cost(values: usize, pipeline: Option<PipelineBuilder>, pct: f64) -> (u6
     let frame = tgm::Message::parse(&file).unwrap().layout().objects[0]
         .data
         .total_len() as u64;
-    let src = counted(&file);
-    let f = SourceFile::open_with_readahead(&src, &Limits::default(), RA).unwrap();
+    let src = remote_like(&file);
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    assert!(f.is_indexed(0), "the index came with the first window");
     let local = SourceFile::open(Bytes::from(file.clone()), &Limits::default()).unwrap();
     let count = ((values as f64) * pct) as u64;
     let ranges = [(values as u64 / 2, count)];
     let opts = DecodeOptions::default();
-    src.inner().reset();
+    src.inner().inner().reset();
     let got = f.decode_range(0, 0, &ranges, &opts).unwrap();
-    let (c, b) = calls(&src);
+    let (c, b) = calls(src.inner());
     assert_eq!(got, local.decode_range(0, 0, &ranges, &opts).unwrap());
     (c, b, frame)
 }
@@ -92,8 +179,8 @@ fn decode_range_of_szip_reads_only_the_covering_rsis() {
         Some(PipelineBuilder::new().simple_packing(16).szip()),
         0.01,
     );
-    // Header + tail (descriptor), then the RSIs.
-    assert!(c <= 3, "{c} requests");
+    // The frame's tail (descriptor, footer), then the RSIs.
+    assert_eq!(c, 2, "{c} requests");
     assert!(b * 5 < frame, "{b} bytes of a {frame}-byte frame");
 }
 
@@ -106,7 +193,7 @@ fn decode_range_of_one_percent_of_16_mi_szip_values() {
         0.01,
     );
     println!("szip 16 Mi values, 1 %: {c} requests, {b} bytes of a {frame}-byte frame");
-    assert!(c <= 3, "{c} requests");
+    assert_eq!(c, 2, "{c} requests");
     assert!(b * 40 < frame, "{b} bytes of a {frame}-byte frame");
 }
 
@@ -115,10 +202,7 @@ fn decode_range_of_none_and_packed_reads_only_the_covering_bytes() {
     let tail = 64 << 10;
     let (c, b, frame) = range_cost(1 << 20, None, 0.01);
     let covering = ((1u64 << 20) / 100) * 8;
-    assert!(
-        c <= 3 && b <= covering + tail + 64,
-        "{c} requests, {b} bytes"
-    );
+    assert!(c == 2 && b <= covering + tail, "{c} requests, {b} bytes");
     assert!(b * 20 < frame);
     let (c, b, _) = range_cost(
         1 << 20,
@@ -126,10 +210,7 @@ fn decode_range_of_none_and_packed_reads_only_the_covering_bytes() {
         0.01,
     );
     let covering = ((1u64 << 20) / 100) * 12 / 8 + 2;
-    assert!(
-        c <= 3 && b <= covering + tail + 64,
-        "{c} requests, {b} bytes"
-    );
+    assert!(c == 2 && b <= covering + tail, "{c} requests, {b} bytes");
 }
 
 #[test]
@@ -142,20 +223,20 @@ fn zstd_ranges_are_refused_after_reading_the_frame_envelope_only() {
         )],
         &EncodeOptions::new(),
     );
-    let src = counted(&file);
-    let f = SourceFile::open_with_readahead(&src, &Limits::default(), RA).unwrap();
-    src.inner().reset();
+    let src = remote_like(&file);
+    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    src.inner().inner().reset();
     let e = f
         .decode_range(0, 0, &[(10, 10)], &DecodeOptions::default())
         .unwrap_err();
     assert_eq!(e.kind(), &ErrorKind::RangeNotSupported);
-    let (c, b) = calls(&src);
-    assert!(c <= 2 && b <= (64 << 10) + 16, "{c} requests, {b} bytes");
+    let (c, b) = calls(src.inner());
+    assert_eq!((c, b), (1, 64 << 10), "the frame's tail only");
     // Whole objects of such pipelines are one request of the whole frame.
-    src.inner().reset();
+    src.inner().inner().reset();
     let got = f.decode_object(0, 0, &DecodeOptions::default()).unwrap();
     assert_eq!(got.data, f32s(n, 1));
-    assert_eq!(calls(&src).0, 1);
+    assert_eq!(calls(src.inner()).0, 1);
 }
 
 #[test]
@@ -207,6 +288,13 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     l.messages[3].objects.as_mut().unwrap()[0].offset += 8;
     let w = SourceFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
     assert!(w.decode_object(3, 0, &opts).is_err());
+    // The same through a partial read (the frame's tail, then the range).
+    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let e = w.decode_range(3, 0, &[(0, 10)], &opts).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Framing | ErrorKind::BadMagic),
+        "{e}"
+    );
     // A wrong descriptor.
     let mut l = good.clone();
     let other = l.messages[0].objects.as_ref().unwrap()[0]
@@ -217,6 +305,22 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     l.messages[0].objects.as_mut().unwrap()[0].descriptor = Some(d);
     let w = SourceFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
     assert!(w.decode_object(0, 0, &opts).is_err());
+    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let e = w.decode_range(0, 0, &[(0, 10)], &opts).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Framing, "{e}");
+    assert!(e.to_string().contains("descriptor"), "{e}");
+    // A wrong digest, read partially.
+    let mut l = good.clone();
+    let h = &mut l.messages[5].objects.as_mut().unwrap()[2].hash;
+    *h = Some(h.unwrap() ^ 1);
+    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let e = w.decode_range(5, 2, &[(0, 10)], &opts).unwrap_err();
+    assert!(e.to_string().contains("digest"), "{e}");
+    let ok = SourceFile::from_layout(counted(&all), &good, &lim).unwrap();
+    assert_eq!(
+        ok.decode_range(5, 2, &[(0, 10)], &opts).unwrap(),
+        f.decode_range(5, 2, &[(0, 10)], &opts).unwrap()
+    );
     // Another source length.
     let short = Bytes::copy_from_slice(&all[..all.len() - 1]);
     let e = SourceFile::from_layout(short, &good, &lim).unwrap_err();

@@ -51,8 +51,9 @@ pub struct RemoteArgs {
         env = "TGM_REMOTE_COALESCE_GAP"
     )]
     pub coalesce_gap: Option<u64>,
-    /// Bytes read beyond each message header while locating messages, so
-    /// the next header often arrives in the same request.
+    /// Bytes read at once while locating messages (default 0: one small
+    /// request per message); a larger window brings several small
+    /// messages per request, at the cost of more bytes.
     #[arg(
         long = "readahead",
         global = true,
@@ -60,6 +61,16 @@ pub struct RemoteArgs {
         env = "TGM_REMOTE_READAHEAD"
     )]
     pub readahead: Option<u64>,
+    /// Bytes of the file's start read by the first request (which also
+    /// gives its length and ETag), and of a message's start read to find
+    /// its index (default 2048).
+    #[arg(
+        long = "head-window",
+        global = true,
+        value_name = "BYTES",
+        env = "TGM_REMOTE_HEAD_WINDOW"
+    )]
+    pub head_window: Option<u64>,
 }
 
 static OPTIONS: OnceLock<RemoteArgs> = OnceLock::new();
@@ -95,6 +106,9 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     }
     if let Some(r) = a.readahead {
         opts = opts.with_readahead(r);
+    }
+    if let Some(w) = a.head_window {
+        opts = opts.with_head_window(w);
     }
     let src = tgm::remote::RemoteSource::open(url, &opts).at(Path::new(url))?;
     Ok(Arc::new(src))

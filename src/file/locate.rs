@@ -15,8 +15,10 @@ use crate::wire::{
     align_up, FrameType, Phase, FRAME_HEADER_LEN, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN,
 };
 
-/// The first read of a message: preamble and, usually, every header frame.
-const HEAD_WINDOW: u64 = 4096;
+/// Bytes of a message's start read at once to find its header index
+/// ([`ByteSource::head_window`]): its preamble and, usually, every header
+/// frame (`spec/remote.md` §3).
+pub const DEFAULT_HEAD_WINDOW: u64 = 2048;
 
 /// One message in a source: where it starts in the source, and the absolute
 /// offset errors report for its first byte.
@@ -227,7 +229,7 @@ pub(crate) fn locate_data_frame(
     index: usize,
     limits: &Limits,
 ) -> Result<Option<IndexedFrame>> {
-    locate_index(src, msg, None, limits)?
+    locate_index(src, msg, None, src.head_window(), limits)?
         .map(|ix| ix.entry(index))
         .transpose()
 }
@@ -235,16 +237,20 @@ pub(crate) fn locate_data_frame(
 /// The index of the message at `msg`: its header index, else its footer
 /// index; `None` as for [`locate_data_frame`], except that a streaming
 /// message whose length `known_len` is known (delimited by its frames
-/// when the file was indexed) is looked up like any other. Each entry is checked
-/// against the message's frame area when it is taken.
+/// when the file was indexed) is looked up like any other. The first read
+/// takes `window` bytes of the message's start (at least its preamble);
+/// frames beyond them are read one by one. Each entry is checked against
+/// the message's frame area when it is taken.
 pub(crate) fn locate_index(
     src: &dyn ByteSource,
     msg: MessageAt,
     known_len: Option<u64>,
+    window: u64,
     limits: &Limits,
 ) -> Result<Option<MessageIndex>> {
     let avail = msg.avail;
-    let head = read(src, msg.at..msg.at + avail.min(HEAD_WINDOW))?;
+    let window = window.max(PREAMBLE_LEN as u64);
+    let head = read(src, msg.at..msg.at + avail.min(window))?;
     let pre = Preamble::read(Cursor::new(&head, msg.base))?;
     // A streaming message's end is found only by walking its frames.
     let len = match (pre.total_length, known_len) {
@@ -291,4 +297,72 @@ pub(crate) fn locate_index(
         frames_end: w.frames_end,
     };
     Ok(Some(ix))
+}
+
+/// The header metadata frame of a message, and where its header frames
+/// end.
+pub(crate) struct HeaderMetadata<'s> {
+    /// Offset of the metadata frame from the message start.
+    pub rel: u64,
+    /// The frame's bytes.
+    pub bytes: Chunk<'s>,
+    /// Message-relative offset of the first frame after the header frames
+    /// (or of the postamble).
+    pub header_end: u64,
+    /// The preamble's flags (`format.md`: they announce every kind of
+    /// frame the message holds).
+    pub flags: u16,
+}
+
+/// Walks the header frames of the message at `msg`, of `len` bytes,
+/// reading its first `window` bytes at once and frame headers beyond them
+/// one by one: its header metadata frame (`None` when it has none) and
+/// where the header frames end.
+pub(crate) fn header_metadata<'s>(
+    src: &'s dyn ByteSource,
+    msg: MessageAt,
+    len: u64,
+    window: u64,
+    limits: &Limits,
+) -> Result<Option<HeaderMetadata<'s>>> {
+    if len < MIN_MESSAGE_LEN as u64 || len > msg.avail {
+        return Ok(None);
+    }
+    let window = window.max(PREAMBLE_LEN as u64).min(len);
+    let head = read(src, msg.at..msg.at + window)?;
+    let flags = Preamble::read(Cursor::new(&head, msg.base))?.flags;
+    let w = FrameWalker {
+        src,
+        msg,
+        head,
+        frames_end: len - POSTAMBLE_LEN as u64,
+    };
+    let mut rel = PREAMBLE_LEN as u64;
+    let mut found = None;
+    for _ in 0..limits.max_frames {
+        let h = match w.header_at(rel)? {
+            Some(h) if h.ftype.phase() == Phase::Header => h,
+            _ => {
+                return Ok(found.map(|(r, bytes)| HeaderMetadata {
+                    rel: r,
+                    bytes,
+                    header_end: rel,
+                    flags,
+                }))
+            }
+        };
+        let room = w.frames_end - rel;
+        if h.total_length > room {
+            return Err(Error::framing(format!(
+                "{:?} frame total_length {} exceeds the {room} bytes left in the message",
+                h.ftype, h.total_length
+            ))
+            .at(msg.base + rel + 8));
+        }
+        if h.ftype == FrameType::HeaderMetadata && found.is_none() {
+            found = Some((rel, w.bytes(rel, h.total_length)?));
+        }
+        rel = align_up(rel + h.total_length);
+    }
+    Ok(None)
 }

@@ -15,8 +15,11 @@ mod source;
 pub use append::{AppendOptions, Appender, TornTailPolicy};
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
+pub use locate::DEFAULT_HEAD_WINDOW;
 pub use pod::{try_cast, Pod};
-pub use ranges::{coalesce, split_merged as ranges_split, Coalescing, DEFAULT_COALESCE_GAP};
+pub use ranges::{
+    coalesce, split_merged as ranges_split, Coalescing, HeadCached, DEFAULT_COALESCE_GAP,
+};
 pub use reader::{value_matches, Backend, SourceFile, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};
 pub use source::{ByteSource, CountingSource, FileSource, MmapSource};

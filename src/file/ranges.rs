@@ -126,6 +126,12 @@ impl<S: ByteSource> ByteSource for Coalescing<S> {
     fn readahead(&self) -> u64 {
         self.inner.readahead()
     }
+    fn head_window(&self) -> u64 {
+        self.inner.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.inner.cached_prefix()
+    }
 }
 
 /// Serves small reads from one window of `window` bytes, fetched from the
@@ -222,6 +228,175 @@ impl ByteSource for Readahead<'_> {
     fn as_slice(&self) -> Option<&[u8]> {
         self.src.as_slice()
     }
+    fn head_window(&self) -> u64 {
+        self.src.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.src.cached_prefix()
+    }
+}
+
+/// The first bytes of a source, read once, serving the reads that lie
+/// inside them: what a remote source does with the bytes of its first
+/// request (`spec/remote.md` §3), over any source (to count what a
+/// remote reader requests with [`super::CountingSource`] underneath).
+#[derive(Debug)]
+pub struct HeadCached<S> {
+    inner: S,
+    head: Bytes,
+}
+
+impl<S: ByteSource> HeadCached<S> {
+    /// Reads the first `window` bytes of `inner` (fewer when it is
+    /// shorter) with one read.
+    pub fn new(inner: S, window: u64) -> Result<Self> {
+        let n = inner.len()?.min(window);
+        let head = inner.read_bytes(0..n)?;
+        Ok(HeadCached { inner, head })
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: ByteSource> ByteSource for HeadCached<S> {
+    fn len(&self) -> Result<u64> {
+        self.inner.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        if end <= self.head.len() as u64 {
+            buf.copy_from_slice(&self.head[offset as usize..end as usize]);
+            return Ok(());
+        }
+        self.inner.read_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        super::source::range_len(&range)?;
+        if range.end <= self.head.len() as u64 {
+            return Ok(self.head.slice(range.start as usize..range.end as usize));
+        }
+        self.inner.read_bytes(range)
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let n = self.head.len() as u64;
+        if ranges.iter().all(|r| r.end <= n) {
+            return ranges.iter().map(|r| self.read_bytes(r.clone())).collect();
+        }
+        self.inner.read_ranges(ranges)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.inner.as_slice()
+    }
+    fn requires_verification(&self) -> bool {
+        self.inner.requires_verification()
+    }
+    fn etag(&self) -> Option<String> {
+        self.inner.etag()
+    }
+    fn readahead(&self) -> u64 {
+        self.inner.readahead()
+    }
+    fn head_window(&self) -> u64 {
+        self.inner.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.head.len() as u64
+    }
+}
+
+/// One window of `src`, read once at construction, serving the reads that
+/// lie inside it; other reads go to `src`. Several lookups in one
+/// message's head (its index, its metadata frame) then cost one request.
+pub(crate) struct WindowAt<'s> {
+    src: &'s dyn ByteSource,
+    at: u64,
+    bytes: Bytes,
+}
+
+impl<'s> WindowAt<'s> {
+    /// Reads `range` of `src`.
+    pub(crate) fn new(src: &'s dyn ByteSource, range: Range<u64>) -> Result<Self> {
+        let bytes = src.read_bytes(range.clone())?;
+        super::partial::check_len(&range, &bytes)?;
+        Ok(WindowAt {
+            src,
+            at: range.start,
+            bytes,
+        })
+    }
+
+    fn inside(&self, r: &Range<u64>) -> Option<Bytes> {
+        let end = self.at + self.bytes.len() as u64;
+        (r.start >= self.at && r.end <= end && r.start <= r.end).then(|| {
+            self.bytes
+                .slice((r.start - self.at) as usize..(r.end - self.at) as usize)
+        })
+    }
+}
+
+impl ByteSource for WindowAt<'_> {
+    fn len(&self) -> Result<u64> {
+        self.src.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let r = offset..offset.saturating_add(buf.len() as u64);
+        match self.inside(&r) {
+            Some(b) => {
+                buf.copy_from_slice(&b);
+                Ok(())
+            }
+            None => self.src.read_at(offset, buf),
+        }
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        match self.inside(&range) {
+            Some(b) => Ok(b),
+            None => self.src.read_bytes(range),
+        }
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.src.as_slice()
+    }
+    fn head_window(&self) -> u64 {
+        self.src.head_window()
+    }
+}
+
+/// Reads of `src` that lie inside its first `end` bytes; any other read is
+/// an error. Looking for indexes in a source's cached prefix through it
+/// never sends a request.
+pub(crate) struct PrefixOnly<'s> {
+    pub(crate) src: &'s dyn ByteSource,
+    pub(crate) end: u64,
+}
+
+impl PrefixOnly<'_> {
+    fn check(&self, r: &Range<u64>) -> Result<()> {
+        if r.end > self.end {
+            return Err(Error::truncated("beyond the cached prefix").at(r.start));
+        }
+        Ok(())
+    }
+}
+
+impl ByteSource for PrefixOnly<'_> {
+    fn len(&self) -> Result<u64> {
+        self.src.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.check(&(offset..offset.saturating_add(buf.len() as u64)))?;
+        self.src.read_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        self.check(&range)?;
+        self.src.read_bytes(range)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.src.as_slice()
+    }
 }
 
 #[cfg(test)]
@@ -251,6 +426,35 @@ mod tests {
         assert_eq!(&got[3][..], &[3, 4]);
         assert_eq!(c.inner().calls(), 2);
         assert_eq!(c.inner().bytes(), 12 + 10);
+    }
+
+    #[test]
+    fn head_cached_windows_and_prefixes_serve_only_what_they_hold() {
+        let v: Vec<u8> = (0..=255).cycle().take(10_000).collect();
+        let c = CountingSource::new(v.clone());
+        let h = HeadCached::new(&c, 100).unwrap();
+        assert_eq!((c.calls(), h.cached_prefix()), (1, 100));
+        assert_eq!(&h.read_bytes(10..20).unwrap()[..], &v[10..20]);
+        let mut b = [0u8; 4];
+        h.read_at(96, &mut b).unwrap();
+        assert_eq!(c.calls(), 1, "inside the head: no read");
+        assert_eq!(&h.read_bytes(98..102).unwrap()[..], &v[98..102]);
+        assert_eq!(c.calls(), 2, "across its end: one read");
+        let short = HeadCached::new(vec![1u8, 2, 3], 100).unwrap();
+        assert_eq!(short.cached_prefix(), 3);
+
+        c.reset();
+        let w = WindowAt::new(&c, 5000..5100).unwrap();
+        assert_eq!(&w.read_bytes(5050..5060).unwrap()[..], &v[5050..5060]);
+        assert_eq!(&w.read_bytes(4990..5010).unwrap()[..], &v[4990..5010]);
+        assert_eq!(c.calls(), 2, "the window, then one read outside it");
+        assert!(WindowAt::new(&c, 9990..10_010).is_err());
+
+        let p = PrefixOnly { src: &c, end: 64 };
+        assert_eq!(&p.read_bytes(0..64).unwrap()[..], &v[..64]);
+        let e = p.read_bytes(60..65).unwrap_err();
+        assert_eq!(e.kind(), &crate::ErrorKind::Truncated);
+        assert!(p.read_at(64, &mut b).is_err());
     }
 
     #[test]

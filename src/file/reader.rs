@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use super::index::{index_messages, index_messages_with, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-use super::locate::{locate_data_frame, locate_index, MessageAt, MessageIndex};
+use super::locate::{header_metadata, locate_data_frame, locate_index, MessageAt, MessageIndex};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
@@ -22,7 +22,7 @@ use crate::limits::Limits;
 use crate::metadata::GlobalMetadata;
 use crate::wire::frame::Frame;
 use crate::wire::scan::MessageSpan;
-use crate::wire::POSTAMBLE_LEN;
+use crate::wire::{POSTAMBLE_LEN, PREAMBLE_LEN};
 
 /// How file bytes are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -349,10 +349,45 @@ pub(crate) fn read_object<R>(
 }
 
 /// Bytes a remote source reads at once while locating messages (its
-/// default `RemoteOptions::readahead`): the end of one message, the
-/// preamble and header frames of the next, and usually its index
+/// default `RemoteOptions::readahead`): none beyond what each step needs,
+/// so that opening transfers the fewest bytes, one request per message
 /// (`spec/remote.md` §3).
-pub const DEFAULT_READAHEAD: u64 = 64 << 10;
+pub const DEFAULT_READAHEAD: u64 = 0;
+
+/// What opening knows of each of `spans`: the index of every message
+/// whose header index lies in the bytes the source holds already
+/// ([`ByteSource::cached_prefix`]), found without a request; the others'
+/// are read when first needed.
+fn indexes_in_prefix(
+    src: &dyn ByteSource,
+    size: u64,
+    spans: &[MessageSpan],
+    limits: &Limits,
+) -> Vec<Located> {
+    let end = src.cached_prefix().min(size);
+    let only = super::ranges::PrefixOnly { src, end };
+    spans
+        .iter()
+        .map(|s| {
+            let l = Located::default();
+            if s.offset < end {
+                let at = MessageAt {
+                    at: s.offset,
+                    base: s.offset,
+                    avail: size - s.offset,
+                };
+                let ix = locate_index(&only, at, Some(s.len), end - s.offset, limits)
+                    .ok()
+                    .flatten()
+                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
+                if ix.is_some() {
+                    let _ = l.index.set(ix);
+                }
+            }
+            l
+        })
+        .collect()
+}
 
 /// What a [`SourceFile`] knows about one message.
 #[derive(Debug, Default)]
@@ -414,7 +449,7 @@ impl<S: ByteSource> SourceFile<S> {
             if let Some(e) = ra.take_failure() {
                 return Err(e);
             }
-            let located = spans.iter().map(|_| Located::default()).collect();
+            let located = indexes_in_prefix(&src, size, &spans, limits);
             return Ok(SourceFile {
                 src,
                 size,
@@ -432,7 +467,7 @@ impl<S: ByteSource> SourceFile<S> {
                 base: p,
                 avail: size - p,
             };
-            if let Ok(Some(ix)) = locate_index(&ra, at, None, limits) {
+            if let Ok(Some(ix)) = locate_index(&ra, at, None, ra.head_window(), limits) {
                 found.push((p, ix));
             }
         });
@@ -587,6 +622,12 @@ impl<S: ByteSource> SourceFile<S> {
     /// whose index cannot be read has none; reading its objects then
     /// parses it whole, which reports what is wrong.
     fn index(&self, m: usize) -> Option<&MessageIndex> {
+        self.index_via(m, &self.src)
+    }
+
+    /// [`Self::index`], reading through `src` (the source, or a window
+    /// over it).
+    fn index_via(&self, m: usize, src: &dyn ByteSource) -> Option<&MessageIndex> {
         let span = self.spans[m];
         self.located[m]
             .index
@@ -596,7 +637,8 @@ impl<S: ByteSource> SourceFile<S> {
                     base: span.offset,
                     avail: span.len,
                 };
-                locate_index(&self.src, at, Some(span.len), &self.limits)
+                let w = src.head_window();
+                locate_index(src, at, Some(span.len), w, &self.limits)
                     .ok()
                     .flatten()
                     .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len)
@@ -624,14 +666,87 @@ impl<S: ByteSource> SourceFile<S> {
         f(&m).map_err(|e| e.in_message(i))
     }
 
-    /// Message metadata of message `m` (its whole bytes are read; the
-    /// metadata frame's digest is checked per `opts.verify`).
+    /// Message metadata of message `m`, its metadata frame's digest
+    /// checked per `opts.verify`. From a source not in memory, when the
+    /// message has a header metadata frame, its preamble announces no
+    /// footer or per-object metadata, and its index lists data frames that
+    /// follow the header frames and each other with no frame between, only
+    /// the message's head window is read (one request, none when open
+    /// kept it; more when its header frames are longer) and the rest of
+    /// the message is not parsed; otherwise the whole message is read and
+    /// parsed (`spec/remote.md` §3).
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
-        let bytes = self.message_bytes(m)?;
-        let base = self.spans[m].offset;
+        span_of(&self.spans, m)?;
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
+        if self.src.as_slice().is_none() {
+            if let Some(meta) = self
+                .header_only_metadata(m, &o)
+                .map_err(|e| e.in_message(m))?
+            {
+                return Ok(meta);
+            }
+        }
+        let bytes = self.message_bytes(m)?;
+        let base = self.spans[m].offset;
         crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
+    }
+
+    /// Message `m`'s metadata from its header metadata frame alone, when
+    /// nothing else contributes to it (see [`Self::metadata`]); `None`
+    /// otherwise.
+    fn header_only_metadata(&self, m: usize, o: &DecodeOptions) -> Result<Option<GlobalMetadata>> {
+        let span = self.spans[m];
+        let w = self
+            .src
+            .head_window()
+            .max(PREAMBLE_LEN as u64)
+            .min(span.len);
+        let win = super::ranges::WindowAt::new(&self.src, span.offset..span.offset + w)?;
+        let Some(ix) = self.index_via(m, &win) else {
+            return Ok(None);
+        };
+        let contiguous = (1..ix.len()).all(|k| {
+            ix.offsets[k - 1]
+                .checked_add(ix.lengths[k - 1])
+                .map(crate::wire::align_up)
+                == Some(ix.offsets[k])
+        });
+        if !contiguous {
+            return Ok(None);
+        }
+        let at = MessageAt {
+            at: span.offset,
+            base: span.offset,
+            avail: span.len,
+        };
+        let Some(hm) = header_metadata(&win, at, span.len, w, &o.limits)? else {
+            return Ok(None);
+        };
+        let data_start = ix.offsets.first().copied().unwrap_or(ix.frames_end);
+        // A footer metadata frame would take precedence, and per-object
+        // metadata frames add to it: the preamble announces both.
+        use crate::wire::message_flags as mf;
+        let others = mf::FOOTER_METADATA | mf::PRECEDER_METADATA;
+        if hm.header_end != data_start || hm.flags & others != 0 {
+            return Ok(None);
+        }
+        let f = Frame::read(
+            crate::wire::header::Cursor::new(&hm.bytes, span.offset + hm.rel),
+            span.offset,
+        )?;
+        crate::decode::verify_frame(&f, o.verify)?;
+        let mut meta = GlobalMetadata::from_cbor(f.cbor(), f.body_abs_offset(), &o.limits)?;
+        let n = ix.len();
+        if meta.base.len() > n {
+            return Err(Error::metadata(format!(
+                "metadata base has {} entries but the message has {n} objects",
+                meta.base.len()
+            ))
+            .at(f.abs_offset()));
+        }
+        meta.base.resize_with(n, Default::default);
+        Ok(Some(meta))
     }
 
     /// The descriptors of message `m`'s objects: for an indexed message
@@ -672,9 +787,10 @@ impl<S: ByteSource> SourceFile<S> {
     /// Element ranges `(first, count)` of object `o` of message `m`. For
     /// an indexed message whose pipeline decodes ranges (encodings none and
     /// simple_packing without filter, uncompressed or szip with block
-    /// offsets) only the frame's header and tail and the bytes covering the
-    /// ranges are read, and the frame digest (which covers the whole body)
-    /// is not checked; otherwise the frame is read whole and checked per
+    /// offsets) only the frame's tail (descriptor, footer, end magic) and
+    /// the bytes covering the ranges are read, two requests of a remote
+    /// source, and the frame digest (which covers the whole body) is not
+    /// checked; otherwise the frame is read whole and checked per
     /// `opts.verify` (`spec/remote.md` §4).
     pub fn decode_range(
         &self,
@@ -691,15 +807,18 @@ impl<S: ByteSource> SourceFile<S> {
             let run = || {
                 let e = ix.entry(o)?;
                 let at = span.offset + e.offset;
-                let part = super::partial::decode_range_partial(
-                    &self.src,
+                let expected = self.located[m]
+                    .envelopes
+                    .get()
+                    .and_then(|v| v.get(o))
+                    .map(|env| (env.descriptor.as_deref(), env.hash));
+                let frame = super::partial::FrameAt {
                     at,
-                    e.len,
-                    span.offset,
-                    o,
-                    ranges,
-                    opts,
-                )?;
+                    len: e.len,
+                    msg_base: span.offset,
+                    expected,
+                };
+                let part = super::partial::decode_range_partial(&self.src, frame, o, ranges, opts)?;
                 if let Some(r) = part {
                     return Ok(Some(r));
                 }
@@ -753,12 +872,16 @@ impl<S: ByteSource> SourceFile<S> {
         let ix = self
             .index(m)
             .ok_or_else(|| Error::invalid_argument("message has no index"))?;
+        let frames = (0..ix.len())
+            .map(|o| {
+                let e = ix.entry(o).map_err(|e| e.in_message(m))?;
+                Ok((span.offset + e.offset, e.len))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sparse = SparseFrame::envelopes(&self.src, &frames, span.offset, &self.limits)
+            .map_err(|e| e.in_message(m))?;
         let mut v = Vec::with_capacity(ix.len());
-        for o in 0..ix.len() {
-            let e = ix.entry(o).map_err(|e| e.in_message(m))?;
-            let at = span.offset + e.offset;
-            let sparse = SparseFrame::envelope(&self.src, at, e.len, span.offset, &self.limits)
-                .map_err(|e| e.in_object(o).in_message(m))?;
+        for (o, sparse) in sparse.into_iter().enumerate() {
             let env = match sparse {
                 Some(sp) => {
                     let obj = sp

@@ -77,6 +77,21 @@ pub trait ByteSource: Send + Sync {
     fn readahead(&self) -> u64 {
         0
     }
+
+    /// Bytes of a message's start read at once to find its header index
+    /// (`spec/remote.md` §3); remote sources answer their configured
+    /// window.
+    fn head_window(&self) -> u64 {
+        super::DEFAULT_HEAD_WINDOW
+    }
+
+    /// Bytes at the start of the source that it holds already and serves
+    /// without a request (a remote source's first window, fetched at
+    /// open): opening looks for the indexes of the messages that begin
+    /// inside them.
+    fn cached_prefix(&self) -> u64 {
+        0
+    }
 }
 
 /// `range`'s length as a buffer size.
@@ -180,6 +195,12 @@ impl<S: ByteSource + ?Sized> ByteSource for Arc<S> {
     fn readahead(&self) -> u64 {
         (**self).readahead()
     }
+    fn head_window(&self) -> u64 {
+        (**self).head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        (**self).cached_prefix()
+    }
 }
 
 impl<S: ByteSource + ?Sized> ByteSource for Box<S> {
@@ -207,6 +228,12 @@ impl<S: ByteSource + ?Sized> ByteSource for Box<S> {
     fn readahead(&self) -> u64 {
         (**self).readahead()
     }
+    fn head_window(&self) -> u64 {
+        (**self).head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        (**self).cached_prefix()
+    }
 }
 
 impl<S: ByteSource + ?Sized> ByteSource for &S {
@@ -233,6 +260,12 @@ impl<S: ByteSource + ?Sized> ByteSource for &S {
     }
     fn readahead(&self) -> u64 {
         (**self).readahead()
+    }
+    fn head_window(&self) -> u64 {
+        (**self).head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        (**self).cached_prefix()
     }
 }
 
@@ -470,6 +503,12 @@ impl<S: ByteSource> ByteSource for CountingSource<S> {
     }
     fn readahead(&self) -> u64 {
         self.inner.readahead()
+    }
+    fn head_window(&self) -> u64 {
+        self.inner.head_window()
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.inner.cached_prefix()
     }
     // Deliberately no `as_slice`: every byte a reader uses is counted.
 }

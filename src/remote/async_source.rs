@@ -1,6 +1,7 @@
-//! The asynchronous remote source: one HEAD to learn the length and pin
-//! the ETag, then ranged GETs, coalesced, bounded and checked
-//! (`spec/remote.md` §2, §5).
+//! The asynchronous remote source: a first ranged GET of the object's
+//! first bytes gives its length and the ETag to pin (a HEAD only when that
+//! response lacks them), then ranged GETs, coalesced, bounded and checked
+//! (`spec/remote.md` §1, §2, §5).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,12 +42,19 @@ pub struct AsyncRemoteSource {
     opts: RemoteOptions,
     len: u64,
     etag: Option<String>,
+    /// The object's first bytes, fetched by open: reads inside them cost
+    /// no request.
+    head: Bytes,
     counters: Arc<Counters>,
 }
 
 impl AsyncRemoteSource {
-    /// Opens `url` (see [`super::store_for_url`]): one HEAD request, which
-    /// gives the length and the ETag every later read is pinned to.
+    /// Opens `url` (see [`super::store_for_url`]): one ranged GET of the
+    /// first [`RemoteOptions::head_window`] bytes, whose response gives the
+    /// length and the ETag every later read is pinned to, and whose bytes
+    /// are kept. A HEAD follows only when that response carries no ETag,
+    /// or fails without naming the object missing or refused (an empty
+    /// object); a window of 0 opens with a HEAD alone.
     pub async fn open(url: &str, opts: &RemoteOptions) -> Result<Self> {
         let (store, path) = super::store_for_url(url, opts)?;
         Self::open_in(store, path, url, opts.clone()).await
@@ -59,18 +67,88 @@ impl AsyncRemoteSource {
         url: &str,
         opts: RemoteOptions,
     ) -> Result<Self> {
-        let counters = Arc::new(Counters::default());
-        counters.requests.fetch_add(1, Ordering::Relaxed);
-        let meta = store.head(&path).await.map_err(|e| from_store(url, e))?;
-        Ok(AsyncRemoteSource {
+        let mut me = AsyncRemoteSource {
             store,
             path,
             url: url.into(),
             opts,
-            len: meta.size,
-            etag: meta.e_tag,
-            counters,
-        })
+            len: 0,
+            etag: None,
+            head: Bytes::new(),
+            counters: Arc::new(Counters::default()),
+        };
+        let window = me.opts.head_window.min(me.opts.max_response_bytes);
+        if window == 0 {
+            me.head_request(None).await?;
+            return Ok(me);
+        }
+        match me.first_get(window).await {
+            Ok(()) if me.etag.is_some() => Ok(me),
+            Ok(()) => {
+                let len = me.len;
+                me.head_request(Some(len)).await?;
+                Ok(me)
+            }
+            Err(e) if *e.kind() == ErrorKind::Remote => {
+                // An unusable first response (an empty object answers 416,
+                // a server may ignore `Range`): the HEAD decides, and later
+                // reads check their own responses.
+                me.head = Bytes::new();
+                me.head_request(None).await.map_err(|_| e)?;
+                Ok(me)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The HEAD of open: length and ETag; `expect` is the length the first
+    /// GET reported, which the HEAD must repeat.
+    async fn head_request(&mut self, expect: Option<u64>) -> Result<()> {
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let meta = self
+            .store
+            .head(&self.path)
+            .await
+            .map_err(|e| from_store(&self.url, e))?;
+        if let Some(n) = expect.filter(|&n| n != meta.size) {
+            return Err(Error::new(
+                ErrorKind::ObjectChanged,
+                format!(
+                    "{}: {} bytes by HEAD, {n} by the GET before it",
+                    self.url, meta.size
+                ),
+            ));
+        }
+        self.len = meta.size;
+        self.etag = meta.e_tag;
+        Ok(())
+    }
+
+    /// The first GET: bytes `0..window` (fewer when the object is shorter),
+    /// its length from `Content-Range`, its ETag, kept as the head.
+    async fn first_get(&mut self, window: u64) -> Result<()> {
+        let go = GetOptions {
+            range: Some(GetRange::Bounded(0..window)),
+            ..Default::default()
+        };
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let res = self
+            .store
+            .get_opts(&self.path, go)
+            .await
+            .map_err(|e| from_store(&self.url, e))?;
+        let size = res.meta.size;
+        let want = 0..window.min(size);
+        if res.range != want {
+            return Err(bad_response(
+                &self.url,
+                format!("asked for bytes {want:?}, the server sent {:?}", res.range),
+            ));
+        }
+        self.len = size;
+        self.etag = res.meta.e_tag.clone();
+        self.head = self.body(res, &want).await?;
+        Ok(())
     }
 
     /// The object's length at open.
@@ -83,7 +161,8 @@ impl AsyncRemoteSource {
         self.len == 0
     }
 
-    /// The ETag pinned at open, if the server sent one.
+    /// The ETag pinned at open, if the server sent one (on the first GET,
+    /// or else on the HEAD).
     pub fn etag(&self) -> Option<&str> {
         self.etag.as_deref()
     }
@@ -124,6 +203,9 @@ impl AsyncRemoteSource {
             ))
             .at(range.start));
         }
+        if range.end <= self.head.len() as u64 {
+            return Ok(self.head.slice(range.start as usize..range.end as usize));
+        }
         let want = range.end - range.start;
         if want > self.opts.max_response_bytes {
             return Err(
@@ -160,7 +242,14 @@ impl AsyncRemoteSource {
             )
             .at(range.start));
         }
-        // `want` is at most `max_response_bytes`, checked above.
+        self.body(res, &range).await
+    }
+
+    /// The body of `res`, the answer to a GET of `range` (at most
+    /// `max_response_bytes` long, checked by the caller): exactly that many
+    /// bytes, else an error.
+    async fn body(&self, res: object_store::GetResult, range: &Range<u64>) -> Result<Bytes> {
+        let want = range.end - range.start;
         let mut out = BytesMut::with_capacity(want as usize);
         let mut body = res.into_stream();
         while let Some(chunk) = body.next().await {
@@ -189,6 +278,12 @@ impl AsyncRemoteSource {
             .at(range.start));
         }
         Ok(out.freeze())
+    }
+
+    /// Bytes at the start of the object that open fetched and keeps: reads
+    /// inside them send no request.
+    pub fn cached_prefix(&self) -> u64 {
+        self.head.len() as u64
     }
 
     /// Several ranges, in the order asked: ranges closer than the

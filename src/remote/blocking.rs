@@ -29,7 +29,8 @@ pub struct RemoteSource {
 }
 
 impl RemoteSource {
-    /// Opens `url` (one HEAD request).
+    /// Opens `url` (one ranged GET of its first bytes; see
+    /// [`AsyncRemoteSource::open`]).
     pub fn open(url: &str, opts: &RemoteOptions) -> Result<Self> {
         let rt = runtime()?;
         let inner = block_on(rt, AsyncRemoteSource::open(url, opts))?;
@@ -49,7 +50,7 @@ impl RemoteSource {
         &self.inner
     }
 
-    /// Requests and bytes so far, the HEAD of [`RemoteSource::open`] included.
+    /// Requests and bytes so far, those of [`RemoteSource::open`] included.
     pub fn stats(&self) -> RemoteStats {
         self.inner.stats()
     }
@@ -118,5 +119,11 @@ impl ByteSource for RemoteSource {
     }
     fn readahead(&self) -> u64 {
         self.inner.options().readahead
+    }
+    fn head_window(&self) -> u64 {
+        self.inner.options().head_window
+    }
+    fn cached_prefix(&self) -> u64 {
+        self.inner.cached_prefix()
     }
 }

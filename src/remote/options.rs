@@ -10,10 +10,17 @@ pub struct RemoteOptions {
     /// Ranges of one read closer than this many bytes are fetched by one
     /// request (default 64 KiB).
     pub coalesce_gap: u64,
-    /// Bytes read at once while locating messages (default 64 KiB; 0 reads
-    /// exactly what each step needs). [`crate::file::SourceFile::open`]
-    /// asks the source for it.
+    /// Bytes read at once while locating messages (default 0: each step
+    /// reads exactly what it needs, one request per message; a larger
+    /// window trades bytes for fewer requests when messages are small).
+    /// [`crate::file::SourceFile::open`] asks the source for it.
     pub readahead: u64,
+    /// Bytes of the object's start fetched by the first request of open,
+    /// which also gives the length and ETag (default 2 KiB: the first
+    /// message's preamble and, usually, its header frames and index); and
+    /// bytes of a message's start read to find its index when one of its
+    /// objects is first asked for. 0 opens with a HEAD.
+    pub head_window: u64,
     /// Whole-request timeout, body included (default 30 s).
     pub timeout: Duration,
     /// Connection timeout (default 5 s).
@@ -41,6 +48,7 @@ impl Default for RemoteOptions {
         RemoteOptions {
             coalesce_gap: crate::file::DEFAULT_COALESCE_GAP,
             readahead: crate::file::DEFAULT_READAHEAD,
+            head_window: crate::file::DEFAULT_HEAD_WINDOW,
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
             retries: 3,
@@ -62,6 +70,11 @@ impl RemoteOptions {
     /// Sets [`Self::readahead`].
     pub fn with_readahead(mut self, bytes: u64) -> Self {
         self.readahead = bytes;
+        self
+    }
+    /// Sets [`Self::head_window`].
+    pub fn with_head_window(mut self, bytes: u64) -> Self {
+        self.head_window = bytes;
         self
     }
     /// Sets [`Self::timeout`].

@@ -20,8 +20,9 @@ pub trait Opened {
 pub enum Reader {
     /// tgm with its default options.
     Tgm,
-    /// tgm with no readahead: each step reads exactly what it needs.
-    TgmNoReadahead,
+    /// tgm with a 64 KiB readahead: several small messages per request
+    /// while locating, at the cost of bytes.
+    TgmReadahead,
     Reference,
 }
 
@@ -29,19 +30,19 @@ impl Reader {
     pub fn name(self) -> &'static str {
         match self {
             Reader::Tgm => "tgm",
-            Reader::TgmNoReadahead => "tgm --readahead 0",
+            Reader::TgmReadahead => "tgm --readahead 65536",
             Reader::Reference => "reference 0.24.0",
         }
     }
 
     /// Opens `url` the way a user of the reader would, with its defaults
-    /// (and for [`Reader::TgmNoReadahead`], readahead 0).
+    /// (and for [`Reader::TgmReadahead`], a 64 KiB readahead).
     pub fn open(self, url: &str) -> Result<Box<dyn Opened>, String> {
         match self {
-            Reader::Tgm | Reader::TgmNoReadahead => {
+            Reader::Tgm | Reader::TgmReadahead => {
                 let mut opts = tgm::remote::RemoteOptions::default();
-                if self == Reader::TgmNoReadahead {
-                    opts = opts.with_readahead(0);
+                if self == Reader::TgmReadahead {
+                    opts = opts.with_readahead(64 << 10);
                 }
                 let src = tgm::remote::RemoteSource::open(url, &opts).map_err(|e| e.to_string())?;
                 let f = tgm::file::SourceFile::open(src, &tgm::Limits::default())
