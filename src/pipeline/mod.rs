@@ -186,7 +186,7 @@ pub(crate) fn encode_planned<'a>(
     // One pass finds float64 data all finite and its range (§6.2); only
     // data holding NaN or ±Inf is classified element by element.
     let range = match desc.dtype {
-        Dtype::Float64 => scan::finite_range_f64(data, desc.byte_order),
+        Dtype::Float64 => scan::finite_range_f64_parallel(data, desc.byte_order, opts.threads),
         _ => None,
     };
     let found = match range {

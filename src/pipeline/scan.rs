@@ -52,6 +52,42 @@ pub fn finite_range_f64(data: &[u8], order: ByteOrder) -> Option<FiniteRange> {
     finite_range_f64_portable(data, order)
 }
 
+/// [`finite_range_f64`] on up to `threads` workers, each scanning a run of
+/// whole elements; the runs' results fold in element order with the same
+/// comparisons, so the result (the sign of a zero minimum included) is the
+/// sequential one (`spec/pipeline.md` §6.4).
+pub fn finite_range_f64_parallel(
+    data: &[u8],
+    order: ByteOrder,
+    threads: usize,
+) -> Option<FiniteRange> {
+    /// Bytes per run: a multiple of the element size.
+    const RUN: usize = 2 << 20;
+    if threads < 2 || data.len() < 2 * RUN {
+        return finite_range_f64(data, order);
+    }
+    let runs = super::with_threads(threads, || {
+        use rayon::prelude::*;
+        data.par_chunks(RUN)
+            .map(|c| finite_range_f64(c, order))
+            .collect::<Vec<_>>()
+    });
+    let Ok(runs) = runs else {
+        return finite_range_f64(data, order);
+    };
+    runs.into_iter()
+        .try_fold(None, |acc: Option<FiniteRange>, r| {
+            let r = r?;
+            Some(Some(match acc {
+                None => r,
+                Some(a) => FiniteRange {
+                    min: if r.min < a.min { r.min } else { a.min },
+                    max: if r.max > a.max { r.max } else { a.max },
+                },
+            }))
+        })?
+}
+
 /// [`finite_range_f64`] for the instruction set the crate is compiled for.
 #[inline(always)]
 pub(crate) fn finite_range_f64_portable(data: &[u8], order: ByteOrder) -> Option<FiniteRange> {
@@ -168,6 +204,35 @@ fn any_special<const W: usize>(data: &[u8], mask: u64, word: impl Fn(&[u8]) -> u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parallel_scan_equals_sequential_including_zero_signs_and_non_finite() {
+        let n = (5 << 20) / 8 + 3;
+        let mut v: Vec<f64> = (0..n).map(|i| ((i as f64) * 1e-3).sin() + 2.0).collect();
+        let bytes = |v: &[f64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let check = |v: &[f64]| {
+            let b = bytes(v);
+            let seq = finite_range_f64_portable(&b, ByteOrder::Little);
+            let par = finite_range_f64_parallel(&b, ByteOrder::Little, 2);
+            assert_eq!(
+                seq.map(|r| (r.min.to_bits(), r.max.to_bits())),
+                par.map(|r| (r.min.to_bits(), r.max.to_bits()))
+            );
+            seq
+        };
+        assert!(check(&v).is_some());
+        // Zeros of both signs in different runs: the first one decides.
+        let (a, b) = (300_000, 600_000);
+        v.iter_mut().for_each(|x| *x = x.abs());
+        v[a] = 0.0;
+        v[b] = -0.0;
+        assert!(check(&v).unwrap().min.is_sign_positive());
+        v[a] = -0.0;
+        v[b] = 0.0;
+        assert!(check(&v).unwrap().min.is_sign_negative());
+        v[n - 1] = f64::NAN;
+        assert!(check(&v).is_none());
+    }
     use proptest::prelude::*;
 
     fn bytes(v: &[f64], order: ByteOrder) -> Vec<u8> {
