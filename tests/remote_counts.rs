@@ -92,6 +92,20 @@ fn default_open_costs_the_first_window_and_one_request_per_message() {
     f.descriptors(700).unwrap();
     assert_eq!(calls(src.inner()).0, 0, "kept");
 
+    // Stored sizes come from the same envelopes: no request, and the
+    // sizes a whole-message parse gives.
+    let whole = tgm::Message::parse(&all[f.spans()[700].range()]).unwrap();
+    let want: Vec<u64> = (0..whole.num_objects())
+        .map(|o| whole.object(o).unwrap().payload_region().len() as u64)
+        .collect();
+    src.inner().inner().reset();
+    assert_eq!(f.stored_sizes(700).unwrap(), want);
+    assert_eq!(
+        calls(src.inner()).0,
+        0,
+        "stored sizes from the kept envelopes"
+    );
+
     // Metadata: the header metadata frame, from the head window.
     let local = SourceFile::open(Bytes::from(all.clone()), &Limits::default()).unwrap();
     // The first message's head came with open; another's is one request.

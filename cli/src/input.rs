@@ -252,6 +252,13 @@ impl Archive {
 
     /// Metadata and descriptors of message `i`, without decoding payloads.
     pub fn header(&self, i: usize) -> CliResult<(GlobalMetadata, Vec<ObjectDescriptor>)> {
+        if let Reader::Source(s) = &self.reader {
+            // Header frame and frame envelopes only, never the payloads.
+            let meta = s.file.metadata(i, &DecodeOptions::default());
+            return meta
+                .and_then(|m| Ok((m, s.file.descriptors(i)?)))
+                .at(&self.label);
+        }
         self.reader
             .with_message(i, |m| {
                 let meta = m.metadata()?;
@@ -265,6 +272,9 @@ impl Archive {
 
     /// Stored payload bytes per object of message `i`.
     pub fn stored_sizes(&self, i: usize) -> CliResult<Vec<u64>> {
+        if let Reader::Source(s) = &self.reader {
+            return s.file.stored_sizes(i).at(&self.label);
+        }
         self.reader
             .with_message(i, |m| {
                 (0..m.num_objects())

@@ -405,6 +405,8 @@ struct Located {
 struct Envelope {
     descriptor: Option<Vec<u8>>,
     hash: Option<u64>,
+    /// Bytes of the frame's payload region (payload and mask blobs).
+    stored: Option<u64>,
 }
 
 /// The messages of any [`ByteSource`], located, none decoded: what
@@ -530,6 +532,7 @@ impl<S: ByteSource> SourceFile<S> {
                             Ok(Envelope {
                                 descriptor: o.descriptor.as_deref().map(from_hex).transpose()?,
                                 hash: o.hash,
+                                stored: None,
                             })
                         })
                         .collect::<Result<Vec<_>>>()?;
@@ -772,6 +775,25 @@ impl<S: ByteSource> SourceFile<S> {
             .collect()
     }
 
+    /// Bytes stored for each object of message `m` (its payload region:
+    /// encoded payload and mask blobs): for an indexed message from the
+    /// same frame envelopes as [`SourceFile::descriptors`], otherwise from
+    /// the whole message.
+    pub fn stored_sizes(&self, m: usize) -> Result<Vec<u64>> {
+        span_of(&self.spans, m)?;
+        if self.index(m).is_some() {
+            let env = self.envelopes(m)?;
+            if let Some(v) = env.iter().map(|e| e.stored).collect::<Option<Vec<_>>>() {
+                return Ok(v);
+            }
+        }
+        self.with_message(m, |msg| {
+            (0..msg.num_objects())
+                .map(|i| msg.object(i).map(|o| o.payload_region().len() as u64))
+                .collect()
+        })
+    }
+
     /// Object `o` of message `m` with its descriptor, owned. For an indexed
     /// message this reads that object's frame only.
     pub fn decode_object(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
@@ -888,10 +910,11 @@ impl<S: ByteSource> SourceFile<S> {
                         .object(o, &self.limits)
                         .map_err(|e| e.in_object(o).in_message(m))?;
                     let f = obj.frame();
-                    let raw = f.split_data(&self.limits)?.descriptor.to_vec();
+                    let parts = f.split_data(&self.limits)?;
                     Envelope {
-                        descriptor: Some(raw),
+                        descriptor: Some(parts.descriptor.to_vec()),
                         hash: f.has_hash().then(|| f.stored_hash()),
+                        stored: Some(parts.region.len() as u64),
                     }
                 }
                 None => Envelope::default(),
