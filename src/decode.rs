@@ -211,15 +211,7 @@ impl<'a> Message<'a> {
             .metadata_frame()
             .ok_or_else(|| Error::metadata("message has no metadata frame"))?;
         let mut meta = GlobalMetadata::from_cbor(f.cbor(), f.body_abs_offset(), &self.limits)?;
-        let n = self.num_objects();
-        if meta.base.len() > n {
-            return Err(Error::metadata(format!(
-                "metadata base has {} entries but the message has {n} objects",
-                meta.base.len()
-            ))
-            .at(f.abs_offset()));
-        }
-        meta.base.resize_with(n, Default::default);
+        meta.fit_base(self.num_objects(), f.abs_offset())?;
         for (i, o) in self.layout.objects.iter().enumerate() {
             let Some(p) = o.preceder else { continue };
             let pm = GlobalMetadata::from_cbor(p.cbor(), p.body_abs_offset(), &self.limits)?;

@@ -72,6 +72,21 @@ impl GlobalMetadata {
         Ok(meta)
     }
 
+    /// Gives `base` exactly one entry per object of a message of `n`
+    /// objects, padding with empty entries; more entries than objects is a
+    /// metadata error at `frame_offset`, the metadata frame's offset.
+    pub(crate) fn fit_base(&mut self, n: usize, frame_offset: u64) -> Result<()> {
+        if self.base.len() > n {
+            return Err(Error::metadata(format!(
+                "metadata base has {} entries but the message has {n} objects",
+                self.base.len()
+            ))
+            .at(frame_offset));
+        }
+        self.base.resize_with(n, Default::default);
+        Ok(())
+    }
+
     /// Checks that the map as written (`to_value`) nests at most `max_depth`
     /// containers deep, so that a reader with that depth limit accepts it.
     /// Only keys moved from the top level into `_extra_` on read can grow

@@ -740,15 +740,7 @@ impl<S: ByteSource> SourceFile<S> {
         )?;
         crate::decode::verify_frame(&f, o.verify)?;
         let mut meta = GlobalMetadata::from_cbor(f.cbor(), f.body_abs_offset(), &o.limits)?;
-        let n = ix.len();
-        if meta.base.len() > n {
-            return Err(Error::metadata(format!(
-                "metadata base has {} entries but the message has {n} objects",
-                meta.base.len()
-            ))
-            .at(f.abs_offset()));
-        }
-        meta.base.resize_with(n, Default::default);
+        meta.fit_base(ix.len(), f.abs_offset())?;
         Ok(Some(meta))
     }
 
