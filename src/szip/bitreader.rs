@@ -86,7 +86,12 @@ impl<'a> BitReader<'a> {
     }
 
     /// Reads `out.len()` FS codewords, storing each value shifted left by `k`
-    /// (wrapping), decoding as many as one 64-bit window holds at a time.
+    /// (wrapping), decoding every codeword one 64-bit window holds at a time.
+    ///
+    /// The window is bit-reversed so the stream's first bit is bit 0: each
+    /// codeword ends at the lowest set bit, found with a trailing-zero count,
+    /// and clearing that bit (`w & (w - 1)`) is the only step one codeword
+    /// waits on from the one before.
     pub fn fs_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
         let mut i = 0;
         while i < out.len() {
@@ -94,27 +99,25 @@ impl<'a> BitReader<'a> {
                 return Err(self.eof());
             }
             let avail = (self.len_bits - self.pos).min(64);
-            let mut w = self.peek64();
-            let mut used = 0u64;
-            while i < out.len() {
-                let z = w.leading_zeros() as u64;
-                if used + z + 1 > avail {
-                    break;
-                }
-                out[i] = (z as u32).wrapping_shl(k);
-                i += 1;
-                used += z + 1;
-                // z ≤ 63 here (z + 1 ≤ avail ≤ 64), so both shifts are in
-                // range; together they shift by z + 1 without a branch.
-                w = (w << z) << 1;
+            let mut w = self.peek64().reverse_bits();
+            if avail < 64 {
+                w &= (1u64 << avail) - 1;
             }
-            if used == 0 {
+            if w == 0 {
                 // A codeword longer than the window.
                 out[i] = self.fs()?.wrapping_shl(k);
                 i += 1;
-            } else {
-                self.pos += used;
+                continue;
             }
+            let mut next = 0u32;
+            while w != 0 && i < out.len() {
+                let end = w.trailing_zeros();
+                out[i] = (end - next).wrapping_shl(k);
+                next = end + 1;
+                w &= w - 1;
+                i += 1;
+            }
+            self.pos += next as u64;
         }
         Ok(())
     }
@@ -122,6 +125,29 @@ impl<'a> BitReader<'a> {
     /// Adds a `k`-bit (1..=32) value read from the stream to each of `out`.
     pub fn add_bits_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
         let kk = k as u64;
+        let total = out.len() as u64 * kk;
+        if out.is_empty() {
+            return Ok(());
+        }
+        if self.pos + total > self.len_bits {
+            return Err(self.eof());
+        }
+        // Each value's bits lie within the 8 bytes from its first byte
+        // (shift ≤ 7, k ≤ 32); when those bytes exist for the last value,
+        // every value is one independent load.
+        let last_byte = (self.pos + total.saturating_sub(kk)) / 8;
+        if last_byte + 8 <= self.src.len() as u64 {
+            let src = self.src;
+            let base = self.pos;
+            for (j, o) in out.iter_mut().enumerate() {
+                let at = base + j as u64 * kk;
+                let b = (at / 8) as usize;
+                let word = u64::from_be_bytes(src[b..b + 8].try_into().unwrap_or([0; 8]));
+                *o = o.wrapping_add(((word << (at % 8)) >> (64 - kk)) as u32);
+            }
+            self.pos += total;
+            return Ok(());
+        }
         let mut i = 0;
         while i < out.len() {
             let avail = (self.len_bits - self.pos.min(self.len_bits)).min(64);
@@ -138,5 +164,84 @@ impl<'a> BitReader<'a> {
             i += take;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `fs_run` against one `fs` call per codeword: same values, same end
+    /// position, same error, on any stream (long zero runs included).
+    fn fs_run_matches_fs(src: &[u8], start: u64, n: usize, k: u32) {
+        let mut one = BitReader::new(src, start);
+        let want: Result<Vec<u32>> = (0..n)
+            .map(|_| one.fs().map(|v| v.wrapping_shl(k)))
+            .collect();
+        let mut run = BitReader::new(src, start);
+        let mut got = vec![0u32; n];
+        let res = run.fs_run(&mut got, k);
+        match want {
+            Ok(want) => {
+                res.unwrap();
+                assert_eq!(got, want);
+                assert_eq!(run.pos(), one.pos());
+            }
+            Err(_) => assert!(res.is_err()),
+        }
+    }
+
+    fn add_bits_matches_bits(src: &[u8], start: u64, n: usize, k: u32) {
+        let mut one = BitReader::new(src, start);
+        let want: Result<Vec<u32>> = (0..n)
+            .map(|j| one.bits(k).map(|v| v.wrapping_add(j as u32)))
+            .collect();
+        let mut run = BitReader::new(src, start);
+        let mut got: Vec<u32> = (0..n as u32).collect();
+        let res = run.add_bits_run(&mut got, k);
+        match want {
+            Ok(want) => {
+                res.unwrap();
+                assert_eq!(got, want);
+                assert_eq!(run.pos(), one.pos());
+            }
+            Err(_) => assert!(res.is_err()),
+        }
+    }
+
+    #[test]
+    fn fs_run_reads_codewords_longer_than_a_window() {
+        // 100 zero bits, a one, then "1", "01", and the stream's end.
+        let mut src = vec![0u8; 12];
+        src[12 - 1] = 0b0000_1000; // bit 100
+        src.push(0b1010_0000);
+        fs_run_matches_fs(&src, 0, 3, 0);
+        fs_run_matches_fs(&src, 0, 3, 5);
+        fs_run_matches_fs(&src, 0, 4, 0); // runs off the end
+        fs_run_matches_fs(&src, 3, 2, 0);
+        fs_run_matches_fs(&[], 0, 1, 0);
+    }
+
+    proptest! {
+        #[test]
+        fn fs_run_agrees_with_fs(
+            src in proptest::collection::vec(prop_oneof![Just(0u8), Just(0x80u8), any::<u8>()], 0..80),
+            start in 0u64..64,
+            n in 0usize..70,
+            k in 0u32..33,
+        ) {
+            fs_run_matches_fs(&src, start, n, k);
+        }
+
+        #[test]
+        fn add_bits_run_agrees_with_bits(
+            src in proptest::collection::vec(any::<u8>(), 0..80),
+            start in 0u64..64,
+            n in 0usize..40,
+            k in 1u32..33,
+        ) {
+            add_bits_matches_bits(&src, start, n, k);
+        }
     }
 }
