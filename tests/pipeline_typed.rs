@@ -320,10 +320,13 @@ fn szip_range_decoding_survives_wrong_block_offsets() {
             bad[k] -= shift;
             let bd = with_offsets(&d, &bad);
             check_ranges(&bd, &payload, &whole);
-            let threads = PipelineDecodeOptions::default();
-            let full =
-                tgm::pipeline::decode(&bd, &payload, 0, &threads, &Limits::default()).unwrap();
-            assert!(full[..] == whole[..]);
+            for threads in [0usize, 2, 3] {
+                let mut opts = PipelineDecodeOptions::default();
+                opts.threads = threads;
+                let full =
+                    tgm::pipeline::decode(&bd, &payload, 0, &opts, &Limits::default()).unwrap();
+                assert!(full[..] == whole[..], "{threads} threads");
+            }
         }
     }
     // Every stored offset but the first wrong: ranges decode from the start.
@@ -333,6 +336,62 @@ fn szip_range_decoding_survives_wrong_block_offsets() {
         .map(|(i, &o)| if i == 0 { o } else { o - 1 })
         .collect();
     check_ranges(&with_offsets(&d, &bad), &payload, &whole);
+}
+
+/// With a thread budget, simple_packing + szip decodes runs of RSIs in
+/// parallel, each in pieces straight into its part of the output
+/// (`spec/pipeline.md` §6.4, §6.6): the values, and the error for a cut
+/// stream, are the sequential ones.
+#[test]
+fn parallel_piecewise_szip_decode_matches_sequential() {
+    let (d, payload, offsets) = szip_object();
+    assert!(offsets.len() > 20, "enough RSIs for several runs");
+    let limits = Limits::default();
+    let seq = PipelineDecodeOptions::default();
+    let whole = tgm::pipeline::decode(&d, &payload, 0, &seq, &limits)
+        .unwrap()
+        .into_owned();
+    let cut = &payload[..payload.len() * 2 / 3];
+    let seq_err = tgm::pipeline::decode(&d, cut, 0, &seq, &limits).unwrap_err();
+    for threads in [2usize, 3, 8] {
+        let mut opts = PipelineDecodeOptions::default();
+        opts.threads = threads;
+        let mut into = vec![0u8; whole.len()];
+        tgm::pipeline::decode_into(&d, &payload, 0, &opts, &limits, &mut into).unwrap();
+        assert!(into == whole, "decode_into, {threads} threads");
+        let fresh = tgm::pipeline::decode(&d, &payload, 0, &opts, &limits).unwrap();
+        assert!(fresh[..] == whole[..], "decode, {threads} threads");
+        let err = tgm::pipeline::decode(&d, cut, 0, &opts, &limits).unwrap_err();
+        assert_eq!(err.to_string(), seq_err.to_string(), "{threads} threads");
+        // Offsets past the stream or out of chain: still the same values.
+        let mut bad = offsets.clone();
+        let mid = bad.len() / 2;
+        bad[mid] += 5;
+        let mut into = vec![0u8; whole.len()];
+        tgm::pipeline::decode_into(
+            &with_offsets(&d, &bad),
+            &payload,
+            0,
+            &opts,
+            &limits,
+            &mut into,
+        )
+        .unwrap();
+        assert!(into == whole, "lying offsets, {threads} threads");
+        let last = bad.len() - 1;
+        bad[last] = payload.len() as u64 * 8 + 100;
+        let mut into = vec![0u8; whole.len()];
+        tgm::pipeline::decode_into(
+            &with_offsets(&d, &bad),
+            &payload,
+            0,
+            &opts,
+            &limits,
+            &mut into,
+        )
+        .unwrap();
+        assert!(into == whole, "offset past the stream, {threads} threads");
+    }
 }
 
 #[test]

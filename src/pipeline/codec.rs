@@ -69,6 +69,18 @@ pub struct StageContext {
 /// range needs from the stages below it.
 pub type RangeInput<'x> = dyn Fn(u64, u64) -> Result<Cow<'x, [u8]>> + 'x;
 
+/// One independently decodable run of a stage's decoded stream
+/// ([`Codec::piece_runs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PieceRun {
+    /// Decoded bytes `from..to`.
+    pub from: usize,
+    /// See `from`.
+    pub to: usize,
+    /// Where in the input (in the stage's own unit) its decoding starts.
+    pub start: u64,
+}
+
 /// One pipeline stage with its typed, validated parameters.
 pub trait Codec: fmt::Debug + Send + Sync {
     /// The stage's wire name (`zstd`, `simple_packing` …).
@@ -183,6 +195,33 @@ pub trait Codec: fmt::Debug + Send + Sync {
         let _ = (input, cx, piece_bytes, sink);
         Err(Error::invalid_argument(format!(
             "{} cannot decode in pieces",
+            self.name()
+        )))
+    }
+
+    /// Independent runs of the decoded stream, for decoding in pieces on
+    /// `cx.threads` workers: each run is a byte range of the decoded stream
+    /// with the place in the input where its decoding starts. `None` when
+    /// the stream cannot be split.
+    fn piece_runs(&self, input: &[u8], cx: &StageContext) -> Option<Vec<PieceRun>> {
+        let _ = (input, cx);
+        None
+    }
+
+    /// [`Codec::decode_pieces`] for one run from [`Codec::piece_runs`],
+    /// with offsets relative to the run's start; returns where in the input
+    /// the run's decoding ended, which must be where the next run starts.
+    fn decode_run_pieces(
+        &self,
+        input: &[u8],
+        cx: &StageContext,
+        run: &PieceRun,
+        piece_bytes: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<u64> {
+        let _ = (input, cx, run, piece_bytes, sink);
+        Err(Error::invalid_argument(format!(
+            "{} cannot decode runs",
             self.name()
         )))
     }

@@ -31,7 +31,7 @@ use crate::dtype::{swap_in_place, ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 pub use builder::{CompressionChoice, PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
-pub use codec::{Codec, RangeInput, StageContext, StageKind};
+pub use codec::{Codec, PieceRun, RangeInput, StageContext, StageKind};
 pub use masks::{MaskMethod, MaskOptions};
 use plan::EncodeStages;
 pub use plan::Pipeline;
@@ -373,9 +373,77 @@ fn decode_in_pieces(
     out: &mut [u8],
 ) -> Result<()> {
     let (lower, lower_cx) = (stages[lo], &cx[lo]);
+    if let Some(runs) = stages[hi].piece_runs(payload, &cx[hi]) {
+        if decode_runs_in_parallel(stages, cx, (lo, hi), &runs, payload, out)? {
+            return Ok(());
+        }
+    }
     stages[hi].decode_pieces(payload, &cx[hi], PIECE_BYTES, &mut |at, piece| {
         lower.decode_piece_into(piece, at, lower_cx, out)
     })
+}
+
+/// [`decode_in_pieces`] with each of `runs` decoded in pieces on its own
+/// worker into its part of `out`. False when the runs do not chain (one
+/// fails, or ends where the next does not start): the caller then decodes
+/// sequentially, which overwrites all of `out` and gives the sequential
+/// result or error (`spec/pipeline.md` §6.4).
+fn decode_runs_in_parallel(
+    stages: &[&dyn Codec; 3],
+    cx: &[StageContext; 3],
+    (lo, hi): (usize, usize),
+    runs: &[PieceRun],
+    payload: &[u8],
+    out: &mut [u8],
+) -> Result<bool> {
+    use rayon::prelude::*;
+    let (upper, lower) = (stages[hi], stages[lo]);
+    let (upper_cx, lower_cx) = (&cx[hi], &cx[lo]);
+    let total = upper_cx.decoded_len as u128;
+    let out_len = out.len();
+    // Where decoded byte `a` of the upper stream lands in `out`, when that
+    // is a whole byte.
+    let to_out = |a: usize| {
+        let v = a as u128 * out_len as u128;
+        (total > 0 && v.is_multiple_of(total)).then(|| (v / total) as usize)
+    };
+    let mut parts = Vec::with_capacity(runs.len());
+    let mut rest = out;
+    let mut next = 0;
+    for run in runs {
+        let (Some(a), Some(b)) = (to_out(run.from), to_out(run.to)) else {
+            return Ok(false);
+        };
+        if a != next || b < a || b - a > rest.len() {
+            return Ok(false);
+        }
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(b - a);
+        parts.push(part);
+        rest = tail;
+        next = b;
+    }
+    if !rest.is_empty() {
+        return Ok(false);
+    }
+    let ends: Vec<Result<u64>> = with_threads(upper_cx.threads, || {
+        runs.par_iter()
+            .zip(parts.into_par_iter())
+            .map(|(run, part)| {
+                upper.decode_run_pieces(payload, upper_cx, run, PIECE_BYTES, &mut |at, piece| {
+                    lower.decode_piece_into(piece, at, lower_cx, part)
+                })
+            })
+            .collect()
+    })?;
+    let chained = ends
+        .iter()
+        .enumerate()
+        .all(|(i, end)| match (end, runs.get(i + 1)) {
+            (Ok(end), Some(next)) => *end == next.start,
+            (Ok(_), None) => true,
+            (Err(_), _) => false,
+        });
+    Ok(chained)
 }
 
 /// [`decode`] into `out`, a caller-owned buffer of exactly the decoded

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::codec::{Codec, Params, RangeInput, StageContext, StageKind};
+use super::codec::{Codec, Params, PieceRun, RangeInput, StageContext, StageKind};
 use super::registry::{BuildFn, CodecEntry};
 use crate::cbor::Value;
 use crate::error::{Error, Result};
@@ -188,8 +188,50 @@ impl Codec for Szip {
         }
     }
 
-    fn decodes_in_pieces(&self, cx: &StageContext) -> bool {
-        cx.threads < 2
+    fn decodes_in_pieces(&self, _: &StageContext) -> bool {
+        true
+    }
+
+    /// Runs of whole RSIs from the stored block offsets, about four per
+    /// worker.
+    fn piece_runs(&self, input: &[u8], cx: &StageContext) -> Option<Vec<PieceRun>> {
+        let p = self.coder_params(cx).ok()?;
+        let offsets = self.offsets.as_deref()?;
+        let total = usize::try_from(cx.decoded_len).ok()?;
+        let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
+        let n_rsi = total.div_ceil(rsi_bytes);
+        let bits = input.len() as u64 * 8;
+        if cx.threads < 2
+            || n_rsi < 2
+            || offsets.len() != n_rsi
+            || offsets[0] != 0
+            || offsets.iter().any(|&o| o > bits)
+        {
+            return None;
+        }
+        let per = n_rsi.div_ceil(cx.threads * 4);
+        let runs = (0..n_rsi).step_by(per).map(|g| PieceRun {
+            from: g * rsi_bytes,
+            to: ((g + per) * rsi_bytes).min(total),
+            start: offsets[g],
+        });
+        Some(runs.collect())
+    }
+
+    fn decode_run_pieces(
+        &self,
+        input: &[u8],
+        cx: &StageContext,
+        run: &PieceRun,
+        piece_bytes: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<u64> {
+        let p = self.coder_params(cx)?;
+        let len = run
+            .to
+            .checked_sub(run.from)
+            .ok_or_else(|| Error::invalid_argument("empty run"))?;
+        crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
     }
 
     fn decode_pieces(

@@ -35,6 +35,19 @@ pub fn decode_pieces(
     piece_bytes: usize,
     sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
 ) -> Result<()> {
+    decode_pieces_from(input, p, 0, total, piece_bytes, sink).map(|_| ())
+}
+
+/// [`decode_pieces`] for `total` decoded bytes starting at bit `start` (an
+/// RSI start) of `input`; returns the bit position after the last block.
+pub fn decode_pieces_from(
+    input: &[u8],
+    p: &SzipParams,
+    start: u64,
+    total: usize,
+    piece_bytes: usize,
+    sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<u64> {
     p.validate()?;
     let sb = p.sample_bytes();
     if !total.is_multiple_of(sb) {
@@ -45,14 +58,14 @@ pub fn decode_pieces(
     let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
     let per = (piece_bytes / rsi_bytes).max(1) * rsi_bytes;
     let mut scratch = crate::buffer::zeroed(per.min(total))?;
-    let (mut bit, mut at) = (0u64, 0usize);
+    let (mut bit, mut at) = (start, 0usize);
     while at < total {
         let len = per.min(total - at);
         bit = decode_samples(input, bit, p, &mut scratch[..len])?;
         sink(at, &scratch[..len])?;
         at += len;
     }
-    Ok(())
+    Ok(bit)
 }
 
 /// [`decode_into`] on `threads` workers, each decoding a run of RSIs from

@@ -49,8 +49,10 @@ pub fn encode_with(
 /// parameter where the next search starts. Each worker codes a run of whole
 /// RSIs starting the search from 0; when the runs are joined in order, a
 /// run whose first search, started from the true carried parameter, finds
-/// a different result is coded again sequentially. The streams are then
-/// concatenated bit by bit and the RSI offsets shifted.
+/// a different result is coded again sequentially, but only up to the first
+/// RSI at whose start the two codings carry the same parameter: from there
+/// on their bits agree, and the rest of the guessed run is kept. The streams
+/// are then concatenated bit by bit and the RSI offsets shifted.
 pub fn encode_parallel(
     input: &[u8],
     p: &SzipParams,
@@ -60,24 +62,29 @@ pub fn encode_parallel(
     encode_parallel_from(input, p, profile, threads, 0).map(|(bytes, offsets, _)| (bytes, offsets))
 }
 
+/// Chunks of a parallel encode coded again, and how many of those joined
+/// their guessed run before their end.
+type Recoded = (usize, usize);
+
 /// RSIs per worker chunk at least, so that joining costs little.
 const MIN_CHUNK_RSIS: usize = 16;
 
 /// [`encode_parallel`] with the search start every chunk guesses; also
-/// returns how many chunks were coded again.
+/// returns how many chunks were coded again and how many of those joined
+/// their guessed run before their end.
 fn encode_parallel_from(
     input: &[u8],
     p: &SzipParams,
     profile: SzipProfile,
     threads: usize,
     guess: u32,
-) -> Result<(Vec<u8>, Vec<u64>, usize)> {
+) -> Result<(Vec<u8>, Vec<u64>, Recoded)> {
     let s = Setup::new(input, p, profile)?;
     let rsi_bytes = s.rsi_samples * s.sb;
     let rsis = s.n.div_ceil(s.rsi_samples);
     if threads < 2 || rsis < 2 * MIN_CHUNK_RSIS {
         let (bytes, offsets) = encode_with(input, p, profile)?;
-        return Ok((bytes, offsets, 0));
+        return Ok((bytes, offsets, (0, 0)));
     }
     let per_chunk = rsis.div_ceil(threads * 4).max(MIN_CHUNK_RSIS);
     let chunks: Vec<&[u8]> = input.chunks(per_chunk * rsi_bytes).collect();
@@ -92,14 +99,29 @@ fn encode_parallel_from(
     let mut out = BitConcat::with_capacity(coded.iter().map(|c| c.bytes.len()).sum::<usize>() + 8);
     let mut offsets = Vec::with_capacity(rsis);
     let mut carried = 0u32;
-    let mut again = 0usize;
+    let mut again = (0usize, 0usize);
     for (i, c) in coded.into_iter().enumerate() {
-        let c = if i > 0 && !c.valid_from(carried, s.kmax, guess) {
-            again += 1;
-            s.encode_chunk(chunks[i], carried)
-        } else {
-            c
-        };
+        if i > 0 && !c.valid_from(carried, s.kmax, guess) {
+            again.0 += 1;
+            // Code again from the true parameter only until the coder's
+            // state at an RSI start matches the guessed run's; from there
+            // the guessed run's bits are the sequential ones.
+            let (head, joined_at) = s.encode_rsis(chunks[i], carried, |r, k| c.rsi_k[r] == k);
+            let base = out.bits;
+            offsets.extend(head.offsets.iter().map(|o| o + base));
+            out.append(&head.bytes, head.bits);
+            match joined_at {
+                Some(r) => {
+                    again.1 += 1;
+                    let base = out.bits - c.offsets[r];
+                    offsets.extend(c.offsets[r..].iter().map(|o| o + base));
+                    out.append_from(&c.bytes, c.offsets[r], c.bits);
+                    carried = c.final_k.unwrap_or(carried);
+                }
+                None => carried = head.final_k.unwrap_or(carried),
+            }
+            continue;
+        }
         let base = out.bits;
         offsets.extend(c.offsets.iter().map(|o| o + base));
         out.append(&c.bytes, c.bits);
@@ -135,6 +157,9 @@ struct Chunk {
     first_search: Option<(Vec<u32>, u32, u32)>,
     /// The split parameter after the chunk (`None` when no block searched).
     final_k: Option<u32>,
+    /// The split parameter at the start of each RSI: with it, the coder's
+    /// whole state there (a zero run never spans RSIs).
+    rsi_k: Vec<u32>,
 }
 
 impl Chunk {
@@ -192,6 +217,18 @@ impl Setup {
     /// Codes `input` (whole samples, starting an RSI) with the split search
     /// starting at `start_k`.
     fn encode_chunk(&self, input: &[u8], start_k: u32) -> Chunk {
+        self.encode_rsis(input, start_k, |_, _| false).0
+    }
+
+    /// [`Setup::encode_chunk`], stopping before the first RSI `r` > 0 for
+    /// which `stop(r, split parameter there)` holds; returns the RSIs coded
+    /// and where it stopped.
+    fn encode_rsis(
+        &self,
+        input: &[u8],
+        start_k: u32,
+        stop: impl Fn(usize, u32) -> bool,
+    ) -> (Chunk, Option<usize>) {
         let (sb, j) = (self.sb, self.j);
         let n = input.len() / sb;
         let bound_bits =
@@ -212,8 +249,15 @@ impl Setup {
         let mut raw = vec![0u32; self.rsi_samples.min(n.next_multiple_of(j))];
         let mut mapped = vec![0u32; if pre.is_some() { raw.len() } else { 0 }];
         let mut offsets = Vec::with_capacity(n.div_ceil(self.rsi_samples));
-        for chunk in input.chunks(self.rsi_samples * sb) {
+        let mut rsi_k = Vec::with_capacity(offsets.capacity());
+        let mut stopped = None;
+        for (r, chunk) in input.chunks(self.rsi_samples * sb).enumerate() {
+            if r > 0 && stop(r, enc.k) {
+                stopped = Some(r);
+                break;
+            }
             offsets.push(enc.w.bit_pos());
+            rsi_k.push(enc.k);
             let count = chunk.len() / sb;
             load(chunk, sb, self.msb, self.mask, &mut raw[..count]);
             // A short final RSI is padded to whole blocks by repeating its last
@@ -233,13 +277,15 @@ impl Setup {
         }
         let bits = enc.w.bit_pos();
         let final_k = enc.first_search.as_ref().map(|_| enc.k);
-        Chunk {
+        let chunk = Chunk {
             bytes: enc.w.finish(),
             bits,
             offsets,
             first_search: enc.first_search,
             final_k,
-        }
+            rsi_k,
+        };
+        (chunk, stopped)
     }
 }
 
@@ -258,27 +304,87 @@ impl BitConcat {
         }
     }
 
-    /// Appends the first `bits` bits of `src`, whose bits past them are zero.
+    /// Appends the first `bits` bits of `src`.
     fn append(&mut self, src: &[u8], bits: u64) {
-        let used = (self.bits % 8) as u32;
-        let src = &src[..bits.div_ceil(8) as usize];
-        if used == 0 {
-            self.out.extend_from_slice(src);
-        } else {
-            // The partial last byte has its high `used` bits set, the rest zero.
-            let mut acc = self.out.pop().unwrap_or(0);
-            for &b in src {
-                self.out.push(acc | (b >> used));
-                acc = b << (8 - used);
-            }
-            self.out.push(acc);
+        self.append_from(src, 0, bits);
+    }
+
+    /// Appends bits `from..to` of `src` (which holds them), eight bytes at
+    /// a time.
+    fn append_from(&mut self, src: &[u8], from: u64, to: u64) {
+        if to <= from {
+            return;
         }
-        self.bits += bits;
-        self.out.truncate(self.bits.div_ceil(8) as usize);
+        let used = (self.bits % 8) as u32;
+        let start = (self.bits / 8) as usize;
+        let kept = if used > 0 {
+            self.out.pop().unwrap_or(0)
+        } else {
+            0
+        };
+        let len = to - from;
+        let total = (used as u64 + len).div_ceil(8) as usize;
+        self.out.resize(start + total, 0);
+        let dst = &mut self.out[start..];
+        let (b0, shift) = ((from / 8) as usize, (from % 8) as u32);
+        // Output word g holds the last `used` bits of source word g − 1
+        // (the kept bits for g = 0) and then the first 64 − used of word g.
+        let mut carry = (kept as u64) << 56;
+        let mut next = |g: usize| {
+            let cur = bits_at(src, b0 + 8 * g, shift);
+            let w = if used == 0 {
+                cur
+            } else {
+                carry | (cur >> used)
+            };
+            carry = if used == 0 { 0 } else { cur << (64 - used) };
+            w.to_be_bytes()
+        };
+        let mut words = dst.chunks_exact_mut(8);
+        let mut g = 0;
+        for out in &mut words {
+            if let Some(out) = out.first_chunk_mut::<8>() {
+                *out = next(g);
+            }
+            g += 1;
+        }
+        let rest = words.into_remainder();
+        if !rest.is_empty() {
+            let n = rest.len();
+            rest.copy_from_slice(&next(g)[..n]);
+        }
+        self.bits += len;
+        let tail = (self.bits % 8) as u32;
+        if tail > 0 {
+            if let Some(last) = dst.last_mut() {
+                *last &= 0xff << (8 - tail);
+            }
+        }
     }
 
     fn finish(self) -> Vec<u8> {
         self.out
+    }
+}
+
+/// The 64 bits of `src` from bit `shift` (< 8) of byte `byte`, MSB first;
+/// bits past the end read as zero.
+#[inline]
+fn bits_at(src: &[u8], byte: usize, shift: u32) -> u64 {
+    let w: [u8; 9] = match src.get(byte..byte + 9).and_then(|s| s.first_chunk::<9>()) {
+        Some(s) => *s,
+        None => {
+            let mut w = [0u8; 9];
+            let s = src.get(byte..).unwrap_or(&[]);
+            w[..s.len()].copy_from_slice(s);
+            w
+        }
+    };
+    let hi = u64::from_be_bytes(*w.first_chunk::<8>().unwrap_or(&[0; 8]));
+    if shift == 0 {
+        hi
+    } else {
+        (hi << shift) | (w[8] as u64 >> (8 - shift))
     }
 }
 
@@ -629,7 +735,7 @@ mod parallel_tests {
 
     #[test]
     fn parallel_bytes_and_offsets_equal_sequential() {
-        let mut recoded = 0;
+        let (mut recoded, mut joined) = (0, 0);
         for (bits, flags_extra, rsi, block) in [
             (16u32, flags::MSB | flags::PREPROCESS, 4u32, 16u32),
             (24, flags::MSB | flags::THREE_BYTE | flags::PREPROCESS, 2, 8),
@@ -652,7 +758,8 @@ mod parallel_tests {
                         for guess in [0u32, 1, 5, p.id_len().pow(2)] {
                             let (bytes, offsets, again) =
                                 encode_parallel_from(&input, &p, profile, threads, guess).unwrap();
-                            recoded += again;
+                            recoded += again.0;
+                            joined += again.1;
                             assert!(
                                 bytes == want.0,
                                 "bits {bits} n {n} threads {threads} guess {guess}"
@@ -664,6 +771,52 @@ mod parallel_tests {
             }
         }
         assert!(recoded > 0, "some chunk guessed wrong and was coded again");
+        // A chunk is coded again only until it joins the guessed run.
+        assert!(
+            joined > 0 && joined < recoded,
+            "{joined} of {recoded} joined"
+        );
+    }
+
+    /// [`BitConcat`] against bit-by-bit copying, at every alignment.
+    #[test]
+    fn bit_concatenation_matches_bitwise_copy() {
+        let bit = |b: &[u8], i: u64| (b[(i / 8) as usize] >> (7 - i % 8)) & 1;
+        let mut x = 0x9e37_79b9u32;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for _ in 0..300 {
+            let mut c = BitConcat::with_capacity(0);
+            let mut want: Vec<u8> = Vec::new();
+            for _ in 0..4 {
+                let src: Vec<u8> = (0..rand() % 40).map(|_| rand() as u8).collect();
+                let len = src.len() as u64 * 8;
+                let from = if len == 0 { 0 } else { rand() as u64 % len };
+                let to = from
+                    + if len == from {
+                        0
+                    } else {
+                        rand() as u64 % (len - from + 1)
+                    };
+                c.append_from(&src, from, to);
+                want.extend((from..to).map(|i| bit(&src, i)));
+            }
+            assert_eq!(c.bits, want.len() as u64);
+            let got = c.finish();
+            assert_eq!(got.len(), want.len().div_ceil(8));
+            for (i, &b) in want.iter().enumerate() {
+                assert_eq!(bit(&got, i as u64), b, "bit {i}");
+            }
+            let pad = got.len() as u64 * 8;
+            assert!(
+                (want.len() as u64..pad).all(|i| bit(&got, i) == 0),
+                "padding is zero"
+            );
+        }
     }
 
     #[test]
@@ -674,6 +827,9 @@ mod parallel_tests {
         c.append(&[], 0);
         c.append(&[0b0100_0000], 2);
         assert_eq!(c.bits, 14);
-        assert_eq!(c.finish(), vec![0b1011_1111, 0b1111_0100]);
+        c.append_from(&[0b0001_1011, 0b0100_0000], 3, 10);
+        c.append_from(&[0b1100_0000], 0, 2);
+        assert_eq!(c.bits, 23);
+        assert_eq!(c.finish(), vec![0b1011_1111, 0b1111_0111, 0b0110_1110]);
     }
 }

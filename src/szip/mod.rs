@@ -11,7 +11,9 @@ mod decode;
 pub(crate) use decode::rsi_chain_holds;
 mod encode;
 
-pub use decode::{decode_into, decode_parallel_into, decode_pieces, decode_range_into};
+pub use decode::{
+    decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, decode_range_into,
+};
 pub use encode::{encode, encode_parallel, encode_with, SzipProfile};
 
 /// Flag values as libaec numbers them (and as `szip_flags` stores them).
