@@ -40,6 +40,44 @@ pub fn zeroed(len: usize) -> Result<Vec<u8>> {
     Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
+/// Appends `n` bytes to `v`, written by `fill` over consecutive chunks of
+/// `chunk` bytes (the last may be shorter; `fill` gets each chunk's index)
+/// on up to `threads` workers. Each chunk is zeroed just before `fill`
+/// writes it, while it is in cache, instead of all `n` bytes being zeroed
+/// in a pass of their own first (`spec/pipeline.md` §6.3). On error `v`
+/// keeps its length.
+pub fn append_in_chunks(
+    v: &mut Vec<u8>,
+    n: usize,
+    chunk: usize,
+    threads: usize,
+    fill: impl Fn(usize, &mut [u8]) -> Result<()> + Sync,
+) -> Result<()> {
+    use std::mem::MaybeUninit;
+    v.try_reserve(n).map_err(|_| alloc_failed(n))?;
+    let chunk = chunk.max(1);
+    let spare = &mut v.spare_capacity_mut()[..n];
+    let run = |(i, c): (usize, &mut [MaybeUninit<u8>])| {
+        c.fill(MaybeUninit::new(0));
+        // SAFETY: every element of `c` was initialised on the line above,
+        // and `MaybeUninit<u8>` has the layout of `u8`.
+        let c = unsafe { &mut *(c as *mut [MaybeUninit<u8>] as *mut [u8]) };
+        fill(i, c)
+    };
+    if threads > 1 && n > chunk {
+        use rayon::prelude::*;
+        crate::pipeline::with_threads(threads, || {
+            spare.par_chunks_mut(chunk).enumerate().try_for_each(run)
+        })??;
+    } else {
+        spare.chunks_mut(chunk).enumerate().try_for_each(run)?;
+    }
+    // SAFETY: every chunk ran without error, so the `n` bytes after the old
+    // length are initialised, and `n` is within the reserved capacity.
+    unsafe { v.set_len(v.len() + n) };
+    Ok(())
+}
+
 /// An empty vector with room for exactly `cap` bytes.
 pub fn with_capacity(cap: usize) -> Result<Vec<u8>> {
     let mut v = Vec::new();

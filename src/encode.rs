@@ -122,8 +122,7 @@ impl PreparedObject<'_> {
             self.frame_len(),
         ));
         let start = out.len();
-        out.resize(start + plan.len, 0);
-        pipeline::write_in_place(&self.descriptor, data, plan, &mut out[start..])?;
+        pipeline::append_in_place(&self.descriptor, data, plan, out)?;
         let hash = if hashing {
             hash::xxh3_parts(&[&out[start..], &self.descriptor_cbor])
         } else {

@@ -143,3 +143,36 @@ fn decode_into_refuses_a_buffer_of_another_size() {
         assert!(err.to_string().contains("decodes to 40000"), "{err}");
     }
 }
+
+/// simple_packing, the only working stage, writes its payload straight
+/// into the message in chunks of 2^18 values, each zeroed and packed while
+/// in cache, on one thread or several (`spec/pipeline.md` §6.3): the bytes
+/// are the stage's own output at every width, with a short last chunk, and
+/// into a vector holding an older, longer message.
+#[test]
+fn chunked_in_place_payloads_are_the_stage_output() {
+    let n = 600_003usize; // two whole chunks and a short one
+    let data = field(n, ByteOrder::Little, false);
+    let meta = GlobalMetadata::default();
+    let mut out = vec![0xa5u8; 10 << 20];
+    for bits in [1u32, 7, 12, 16, 24, 31, 33, 52] {
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![n as u64])
+            .with_byte_order(ByteOrder::Little)
+            .with_pipeline(&PipelineBuilder::new().simple_packing(bits));
+        let mut staged = d.clone();
+        let want = tgm::pipeline::encode(&mut staged, &data, &PipelineOptions::default()).unwrap();
+        for threads in [1usize, 2, 3] {
+            let mut po = PipelineOptions::default();
+            po.threads = threads;
+            let o = EncodeOptions::new().pipeline(po);
+            encode_into(&meta, &[(&d, &data)], &o, &mut out).unwrap();
+            let msg = tgm::Message::parse(&out).unwrap();
+            let obj = msg.object(0).unwrap();
+            assert!(
+                obj.payload_region() == &want.payload[..],
+                "{bits} bits, {threads} threads"
+            );
+            msg.verify(tgm::Verify::Require).unwrap();
+        }
+    }
+}

@@ -151,6 +151,14 @@ pub trait Codec: fmt::Debug + Send + Sync {
         )))
     }
 
+    /// For [`Codec::encode_to_slice`]: input and output chunk sizes such
+    /// that chunk `i` of the input encodes on its own, with one thread, to
+    /// chunk `i` of the output. `None` when the output is written whole.
+    fn in_place_chunks(&self, cx: &StageContext) -> Option<(usize, usize)> {
+        let _ = cx;
+        None
+    }
+
     /// Parameters computed by the last [`Codec::encode`], to be written
     /// into the descriptor.
     fn derived_params(&self) -> Vec<(&'static str, Value)> {

@@ -145,26 +145,45 @@ pub(crate) struct InPlace {
 pub(crate) enum Planned<'a> {
     /// The payload, encoded.
     Encoded(EncodedPayload<'a>),
-    /// The payload is still to be written, by [`write_in_place`].
+    /// The payload is still to be written, by [`append_in_place`].
     InPlace(InPlace),
 }
 
-/// Writes the payload planned by [`encode_planned`] into `out`, exactly
-/// `plan.len` bytes; `desc` is the descriptor that call completed and
-/// `data` the same element bytes.
-pub(crate) fn write_in_place(
+/// Writes an in-place payload at the end of `out`, chunk by chunk on the
+/// thread budget where the stage allows it (`Codec::in_place_chunks`): each
+/// chunk is zeroed and written while in cache (`spec/pipeline.md` §6.3).
+pub(crate) fn append_in_place(
     desc: &ObjectDescriptor,
     data: &[u8],
     plan: &InPlace,
-    out: &mut [u8],
+    out: &mut Vec<u8>,
 ) -> Result<()> {
-    desc.pipeline().stages()[plan.stage].encode_to_slice(data, &plan.cx, out)
+    let stage = desc.pipeline().stages()[plan.stage];
+    let Some((src_chunk, dst_chunk)) = stage
+        .in_place_chunks(&plan.cx)
+        .filter(|c| c.0 > 0 && c.1 > 0)
+    else {
+        return buffer::append_in_chunks(out, plan.len, plan.len, 1, |_, dst| {
+            stage.encode_to_slice(data, &plan.cx, dst)
+        });
+    };
+    let one = StageContext {
+        threads: 1,
+        ..plan.cx
+    };
+    buffer::append_in_chunks(out, plan.len, dst_chunk, plan.cx.threads, |i, dst| {
+        let from = i.saturating_mul(src_chunk);
+        let src = data
+            .get(from..from.saturating_add(src_chunk).min(data.len()))
+            .ok_or_else(|| Error::invalid_argument("in-place chunks do not match the input"))?;
+        stage.encode_to_slice(src, &one, dst)
+    })
 }
 
 /// [`encode`], or with `in_place`, when the pipeline has exactly one working
 /// stage, it can write into a caller's buffer, its output size is fixed by
 /// the input, and the data holds no NaN or ±Inf, the descriptor completed
-/// and the payload left for [`write_in_place`].
+/// and the payload left for [`append_in_place`].
 pub(crate) fn encode_planned<'a>(
     desc: &mut ObjectDescriptor,
     data: &'a [u8],

@@ -211,6 +211,13 @@ impl Codec for SimplePacking {
         encode_parallel_into(input, cx.byte_order, &p, cx.threads, out)
     }
 
+    /// Runs of [`CHUNK_VALUES`] values: a multiple of 8, so every output
+    /// chunk is whole bytes.
+    fn in_place_chunks(&self, _: &StageContext) -> Option<(usize, usize)> {
+        let bits = self.bits_per_value as usize;
+        (bits > 0).then_some((CHUNK_VALUES * 8, CHUNK_VALUES * bits / 8))
+    }
+
     fn derived_params(&self) -> Vec<(&'static str, Value)> {
         let mut v = Vec::new();
         if self.derived {
@@ -502,6 +509,10 @@ pub fn encode_parallel(
     Ok(out)
 }
 
+/// Values per chunk of a parallel or in-place encode (768 KiB at 24 bits:
+/// a chunk stays in the second-level cache while it is zeroed and packed).
+const CHUNK_VALUES: usize = 1 << 18;
+
 /// [`encode_parallel`] into `out`, which must be exactly
 /// `ceil(n * bits / 8)` bytes.
 pub fn encode_parallel_into(
@@ -511,7 +522,6 @@ pub fn encode_parallel_into(
     threads: usize,
     out: &mut [u8],
 ) -> Result<()> {
-    const CHUNK_VALUES: usize = 1 << 18;
     check_params(p)?;
     let n = data.len() / 8;
     let len = bits::packed_len(n, p.bits_per_value)
