@@ -5,6 +5,7 @@
     python3 benches/table.py pipeline --baseline before   # the saved baseline instead
     python3 benches/table.py compare             # before vs new, tgm only
     python3 benches/table.py eccodes             # after cargo bench --features eccodes-bench --bench eccodes
+    python3 benches/table.py szip                # after cargo bench --features libaec-conformance --bench szip
 
 Reads target/criterion/<group>/<op>_<library>/<case>/<baseline>/estimates.json
 (mean times) and, for eccodes, target/criterion/eccodes_sizes.json. Uses only
@@ -93,15 +94,35 @@ def eccodes(baseline):
             print(f"| {c} | {s['eccodes']:,} | {s['tgm']:,} | {s['reference']:,} |")
 
 
+SZIP_SETS = [
+    ("szip_weather16", "16-bit quantised field"),
+    ("szip_weather24", "24-bit quantised field"),
+    ("szip_image_u16", "uint16 image"),
+]
+
+
+def szip(baseline):
+    print("| data | op | tgm | tgm, 2 threads | reference | libaec | ref ÷ tgm | libaec ÷ tgm |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for group, label in SZIP_SETS:
+        for op in ("encode", "decode"):
+            t, t2, r, l = (mean_ms(group, op, lib, baseline)
+                           for lib in ("tgm", "tgm-2-threads", "reference", "libaec"))
+            print(f"| {label} | {op} | {fmt(t)} | {fmt(t2)} | {fmt(r)} | {fmt(l)} "
+                  f"| {ratio(r, t)} | {ratio(l, t)} |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("table", choices=["pipeline", "compare", "eccodes"])
+    p.add_argument("table", choices=["pipeline", "compare", "eccodes", "szip"])
     p.add_argument("--baseline", default="new", help="criterion baseline directory (default new)")
     a = p.parse_args()
     if a.table == "pipeline":
         pipeline(a.baseline)
     elif a.table == "compare":
         compare()
+    elif a.table == "szip":
+        szip(a.baseline)
     else:
         eccodes(a.baseline)
 

@@ -317,20 +317,42 @@ fn decode_inner<'a>(
     let base = base_context(desc, out_order, opts.threads, Default::default())?;
     let stages = pipeline.stages();
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
-    let mut data: Cow<'a, [u8]> = Cow::Borrowed(payload);
     let out_len = usize::try_from(expected)
         .map_err(|_| Error::limit("max_object_bytes", expected, limits.max_object_bytes))?;
-    let pieces = piecewise_stages(&stages, &cx, payload.len(), out_len);
-    if let Some(pair) = pieces {
-        let mut out = buffer::zeroed(out_len)?;
-        let fresh = cx.map(|c| StageContext {
-            fresh_output: true,
-            ..c
-        });
-        decode_in_pieces(&stages, &fresh, pair, payload, &mut out)?;
-        data = Cow::Owned(out);
+    let mut data = match piecewise_stages(&stages, &cx, payload.len(), out_len) {
+        Some(pair) => {
+            let mut out = buffer::zeroed(out_len)?;
+            let fresh = cx.map(|c| StageContext {
+                fresh_output: true,
+                ..c
+            });
+            decode_in_pieces(&stages, &fresh, pair, payload, &mut out)?;
+            Cow::Owned(out)
+        }
+        None => decode_stages(&stages, &cx, payload, limits)?,
+    };
+    if pipeline.encoding().is_identity() {
+        data = to_output_order(data, desc.dtype, desc.byte_order, opts)?;
     }
-    for (stage, cx) in stages.iter().zip(&cx).rev().filter(|_| pieces.is_none()) {
+    if opts.restore_non_finite {
+        let decoded = decoded_masks(desc, region)?;
+        if !decoded.is_empty() {
+            masks::restore(data.to_mut(), desc.dtype, out_order, &decoded, 0);
+        }
+    }
+    Ok(data)
+}
+
+/// Runs the stages from compression down to encoding, each into a buffer
+/// of its own.
+fn decode_stages<'a>(
+    stages: &[&dyn Codec; 3],
+    cx: &[StageContext; 3],
+    payload: &'a [u8],
+    limits: &Limits,
+) -> Result<Cow<'a, [u8]>> {
+    let mut data: Cow<'a, [u8]> = Cow::Borrowed(payload);
+    for (stage, cx) in stages.iter().zip(cx).rev() {
         let len = usize::try_from(cx.decoded_len).map_err(|_| {
             Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
         })?;
@@ -344,15 +366,6 @@ fn decode_inner<'a>(
             continue;
         }
         data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
-    }
-    if pipeline.encoding().is_identity() {
-        data = to_output_order(data, desc.dtype, desc.byte_order, opts)?;
-    }
-    if opts.restore_non_finite {
-        let decoded = decoded_masks(desc, region)?;
-        if !decoded.is_empty() {
-            masks::restore(data.to_mut(), desc.dtype, out_order, &decoded, 0);
-        }
     }
     Ok(data)
 }
