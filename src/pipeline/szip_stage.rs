@@ -198,19 +198,13 @@ impl Codec for Szip {
         let p = self.coder_params(cx).ok()?;
         let offsets = self.offsets.as_deref()?;
         let total = usize::try_from(cx.decoded_len).ok()?;
-        let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
-        let n_rsi = total.div_ceil(rsi_bytes);
+        let per = crate::szip::rsis_per_run(&p, offsets, total, cx.threads)?;
         let bits = input.len() as u64 * 8;
-        if cx.threads < 2
-            || n_rsi < 2
-            || offsets.len() != n_rsi
-            || offsets[0] != 0
-            || offsets.iter().any(|&o| o > bits)
-        {
+        if offsets.iter().any(|&o| o > bits) {
             return None;
         }
-        let per = n_rsi.div_ceil(cx.threads * 4);
-        let runs = (0..n_rsi).step_by(per).map(|g| PieceRun {
+        let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
+        let runs = (0..offsets.len()).step_by(per).map(|g| PieceRun {
             from: g * rsi_bytes,
             to: ((g + per) * rsi_bytes).min(total),
             start: offsets[g],
@@ -230,7 +224,7 @@ impl Codec for Szip {
         let len = run
             .to
             .checked_sub(run.from)
-            .ok_or_else(|| Error::invalid_argument("empty run"))?;
+            .ok_or_else(|| Error::invalid_argument("a run ends before it starts"))?;
         crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
     }
 

@@ -3,6 +3,28 @@
 
 use crate::error::{Error, Result};
 
+/// The 64 bits of `src` from bit `pos`, MSB first; bits past the end read
+/// as zero.
+#[inline]
+pub(super) fn bits_at(src: &[u8], pos: u64) -> u64 {
+    let byte = (pos / 8) as usize;
+    let shift = (pos % 8) as u32;
+    if let Some((hi, lo)) = src
+        .get(byte..byte + 9)
+        .and_then(|s| s.split_first_chunk::<8>())
+    {
+        let lo = lo.first().copied().unwrap_or(0);
+        return (u64::from_be_bytes(*hi) << shift) | ((lo as u64) >> (8 - shift));
+    }
+    let mut w = [0u8; 16];
+    let end = (byte + 9).min(src.len());
+    if byte < end {
+        w[..end - byte].copy_from_slice(&src[byte..end]);
+    }
+    let hi = u128::from_be_bytes(w);
+    ((hi << shift) >> 64) as u64
+}
+
 /// Reads bits MSB-first; every read is bounds-checked.
 pub struct BitReader<'a> {
     src: &'a [u8],
@@ -34,19 +56,7 @@ impl<'a> BitReader<'a> {
     /// The 64 bits starting at the current position (zero past the end).
     #[inline]
     fn peek64(&self) -> u64 {
-        let byte = (self.pos / 8) as usize;
-        let shift = (self.pos % 8) as u32;
-        if let Some(s) = self.src.get(byte..byte + 9) {
-            let hi = u64::from_be_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
-            return (hi << shift) | ((s[8] as u64) >> (8 - shift));
-        }
-        let mut w = [0u8; 16];
-        let end = (byte + 9).min(self.src.len());
-        if byte < end {
-            w[..end - byte].copy_from_slice(&self.src[byte..end]);
-        }
-        let hi = u128::from_be_bytes(w);
-        ((hi << shift) >> 64) as u64
+        bits_at(self.src, self.pos)
     }
 
     /// Reads `n` (1..=32) bits.
@@ -182,11 +192,17 @@ mod tests {
         let mut run = BitReader::new(src, start);
         let mut got = vec![0u32; n];
         let res = run.fs_run(&mut got, k);
+        same_reads(want, one.pos(), res, got, run.pos());
+    }
+
+    /// A run read gives the values (`got`, `res`) and end position of the
+    /// one-at-a-time reads (`want`), or fails where they fail.
+    fn same_reads(want: Result<Vec<u32>>, want_pos: u64, res: Result<()>, got: Vec<u32>, pos: u64) {
         match want {
             Ok(want) => {
                 res.unwrap();
                 assert_eq!(got, want);
-                assert_eq!(run.pos(), one.pos());
+                assert_eq!(pos, want_pos);
             }
             Err(_) => assert!(res.is_err()),
         }
@@ -200,14 +216,7 @@ mod tests {
         let mut run = BitReader::new(src, start);
         let mut got: Vec<u32> = (0..n as u32).collect();
         let res = run.add_bits_run(&mut got, k);
-        match want {
-            Ok(want) => {
-                res.unwrap();
-                assert_eq!(got, want);
-                assert_eq!(run.pos(), one.pos());
-            }
-            Err(_) => assert!(res.is_err()),
-        }
+        same_reads(want, one.pos(), res, got, run.pos());
     }
 
     #[test]

@@ -68,6 +68,22 @@ pub fn decode_pieces_from(
     Ok(bit)
 }
 
+/// RSIs per run when `total` decoded bytes are split at the stored RSI
+/// offsets for `threads` workers, about four runs each; `None` when the
+/// offsets cannot serve: fewer than two workers or RSIs, not one offset per
+/// RSI, or a first offset other than 0. `p` must be valid.
+pub fn rsis_per_run(
+    p: &SzipParams,
+    offsets: &[u64],
+    total: usize,
+    threads: usize,
+) -> Option<usize> {
+    let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
+    let n_rsi = total.div_ceil(rsi_bytes);
+    let usable = threads >= 2 && n_rsi >= 2 && offsets.len() == n_rsi && offsets[0] == 0;
+    usable.then(|| n_rsi.div_ceil(threads * 4))
+}
+
 /// [`decode_into`] on `threads` workers, each decoding a run of RSIs from
 /// its offset in `rsi_offsets_bits` (one entry per RSI). Every run must end
 /// exactly where the next one starts; if any run fails or the offsets do
@@ -84,16 +100,10 @@ pub fn decode_parallel_into(
     p.validate()?;
     let sb = p.sample_bytes();
     let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
-    let n_rsi = out.len().div_ceil(rsi_bytes);
-    if threads < 2
-        || n_rsi < 2
-        || rsi_offsets_bits.len() != n_rsi
-        || rsi_offsets_bits[0] != 0
-        || !out.len().is_multiple_of(sb)
-    {
-        return decode_into(input, p, out);
-    }
-    let per = n_rsi.div_ceil(threads * 4);
+    let per = match rsis_per_run(p, rsi_offsets_bits, out.len(), threads) {
+        Some(per) if out.len().is_multiple_of(sb) => per,
+        _ => return decode_into(input, p, out),
+    };
     let runs: Vec<Result<u64>> = crate::pipeline::with_threads(threads, || {
         out.par_chunks_mut(per * rsi_bytes)
             .enumerate()

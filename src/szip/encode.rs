@@ -1,6 +1,7 @@
 //! The AEC encoder, making the same choices as libaec so that its output is
 //! bit-identical. See `spec/szip.md` §3 and §7.
 
+use super::bitreader::bits_at;
 use super::bitwriter::BitWriter;
 use super::{flags, SzipParams};
 use crate::error::{Error, Result};
@@ -107,24 +108,18 @@ fn encode_parallel_from(
             // state at an RSI start matches the guessed run's; from there
             // the guessed run's bits are the sequential ones.
             let (head, joined_at) = s.encode_rsis(chunks[i], carried, |r, k| c.rsi_k[r] == k);
-            let base = out.bits;
-            offsets.extend(head.offsets.iter().map(|o| o + base));
-            out.append(&head.bytes, head.bits);
+            head.append_from_rsi(0, &mut out, &mut offsets);
             match joined_at {
                 Some(r) => {
                     again.1 += 1;
-                    let base = out.bits - c.offsets[r];
-                    offsets.extend(c.offsets[r..].iter().map(|o| o + base));
-                    out.append_from(&c.bytes, c.offsets[r], c.bits);
+                    c.append_from_rsi(r, &mut out, &mut offsets);
                     carried = c.final_k.unwrap_or(carried);
                 }
                 None => carried = head.final_k.unwrap_or(carried),
             }
             continue;
         }
-        let base = out.bits;
-        offsets.extend(c.offsets.iter().map(|o| o + base));
-        out.append(&c.bytes, c.bits);
+        c.append_from_rsi(0, &mut out, &mut offsets);
         carried = c.final_k.unwrap_or(carried);
     }
     Ok((out.finish(), offsets, again))
@@ -163,6 +158,15 @@ struct Chunk {
 }
 
 impl Chunk {
+    /// Appends the chunk's bits from the start of its RSI `r` on to `out`,
+    /// and those RSIs' offsets, shifted to where they land, to `offsets`.
+    fn append_from_rsi(&self, r: usize, out: &mut BitConcat, offsets: &mut Vec<u64>) {
+        let from = self.offsets.get(r).copied().unwrap_or(self.bits);
+        let base = out.bits;
+        offsets.extend(self.offsets.iter().skip(r).map(|o| o - from + base));
+        out.append_from(&self.bytes, from, self.bits);
+    }
+
     /// True when coding with the search starting at `carried` instead of
     /// `guess` would give the same bits.
     fn valid_from(&self, carried: u32, kmax: u32, guess: u32) -> bool {
@@ -304,11 +308,6 @@ impl BitConcat {
         }
     }
 
-    /// Appends the first `bits` bits of `src`.
-    fn append(&mut self, src: &[u8], bits: u64) {
-        self.append_from(src, 0, bits);
-    }
-
     /// Appends bits `from..to` of `src` (which holds them), eight bytes at
     /// a time.
     fn append_from(&mut self, src: &[u8], from: u64, to: u64) {
@@ -326,12 +325,11 @@ impl BitConcat {
         let total = (used as u64 + len).div_ceil(8) as usize;
         self.out.resize(start + total, 0);
         let dst = &mut self.out[start..];
-        let (b0, shift) = ((from / 8) as usize, (from % 8) as u32);
         // Output word g holds the last `used` bits of source word g − 1
         // (the kept bits for g = 0) and then the first 64 − used of word g.
         let mut carry = (kept as u64) << 56;
         let mut next = |g: usize| {
-            let cur = bits_at(src, b0 + 8 * g, shift);
+            let cur = bits_at(src, from + 64 * g as u64);
             let w = if used == 0 {
                 cur
             } else {
@@ -364,27 +362,6 @@ impl BitConcat {
 
     fn finish(self) -> Vec<u8> {
         self.out
-    }
-}
-
-/// The 64 bits of `src` from bit `shift` (< 8) of byte `byte`, MSB first;
-/// bits past the end read as zero.
-#[inline]
-fn bits_at(src: &[u8], byte: usize, shift: u32) -> u64 {
-    let w: [u8; 9] = match src.get(byte..byte + 9).and_then(|s| s.first_chunk::<9>()) {
-        Some(s) => *s,
-        None => {
-            let mut w = [0u8; 9];
-            let s = src.get(byte..).unwrap_or(&[]);
-            w[..s.len()].copy_from_slice(s);
-            w
-        }
-    };
-    let hi = u64::from_be_bytes(*w.first_chunk::<8>().unwrap_or(&[0; 8]));
-    if shift == 0 {
-        hi
-    } else {
-        (hi << shift) | (w[8] as u64 >> (8 - shift))
     }
 }
 
@@ -822,10 +799,10 @@ mod parallel_tests {
     #[test]
     fn bit_concatenation_shifts_every_stream() {
         let mut c = BitConcat::with_capacity(0);
-        c.append(&[0b1010_0000], 3);
-        c.append(&[0b1111_1111, 0b1000_0000], 9);
-        c.append(&[], 0);
-        c.append(&[0b0100_0000], 2);
+        c.append_from(&[0b1010_0000], 0, 3);
+        c.append_from(&[0b1111_1111, 0b1000_0000], 0, 9);
+        c.append_from(&[], 0, 0);
+        c.append_from(&[0b0100_0000], 0, 2);
         assert_eq!(c.bits, 14);
         c.append_from(&[0b0001_1011, 0b0100_0000], 3, 10);
         c.append_from(&[0b1100_0000], 0, 2);

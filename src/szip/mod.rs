@@ -13,6 +13,7 @@ mod encode;
 
 pub use decode::{
     decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, decode_range_into,
+    rsis_per_run,
 };
 pub use encode::{encode, encode_parallel, encode_with, SzipProfile};
 
