@@ -28,5 +28,5 @@ for profile in "" "--release"; do
     cargo test $profile -p tgm-cli --features "$features" \
         --test grib_roundtrip --test netcdf_roundtrip
     # shellcheck disable=SC2086
-    cargo test $profile -p tgm-cli --features "$features" --bin tgm weather::
+    cargo test $profile -p tgm-convert --features "$features" --lib
 done

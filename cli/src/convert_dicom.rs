@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use crate::medical::dicom::dicom_to_objects;
-use crate::medical::dicom_write::object_to_dicom;
-use crate::medical::pipeline::PipelineArgs;
 use crate::output::write_file;
-use crate::util::CliResult;
+use tgm_convert::medical::dicom::dicom_to_objects;
+use tgm_convert::medical::dicom_write::object_to_dicom;
+use tgm_convert::medical::pipeline::PipelineArgs;
+use tgm_convert::util::CliResult;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,7 +31,11 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     let ((objects, meta), report) = dicom_to_objects(&a.inputs, &a.pipeline, a.deidentify)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(&meta, &refs, &crate::medical::pipeline::encode_options())?;
+    let msg = tgm::encode(
+        &meta,
+        &refs,
+        &tgm_convert::medical::pipeline::encode_options(),
+    )?;
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     write_file(&a.output, &inputs, &msg, a.force)?;
     if a.deidentify {
@@ -53,7 +57,7 @@ pub fn run(a: Args) -> CliResult {
 #[derive(clap::Args)]
 pub struct ToArgs {
     #[command(flatten)]
-    pub pick: crate::medical::ObjectPick,
+    pub pick: tgm_convert::medical::ObjectPick,
     /// Output directory; slice files are named slice_NNNNN.dcm.
     #[arg(short, long)]
     pub output: PathBuf,

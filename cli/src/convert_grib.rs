@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use crate::output::write_file;
-use crate::util::CliResult;
-use crate::weather::convert::{
+use tgm_convert::util::CliResult;
+use tgm_convert::weather::convert::{
     convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
     PipelineChoice,
 };

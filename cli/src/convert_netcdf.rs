@@ -1,6 +1,6 @@
 //! `tgm convert-netcdf`: NetCDF-3 and NetCDF-4 files (through netCDF-C)
 //! into Tensogram messages. The metadata layout is described in
-//! [`crate::weather::netcdf`]; the pipeline flags are those of `import`.
+//! [`tgm_convert::weather::netcdf`]; the pipeline flags are those of `import`.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,7 @@ use crate::error::CliResult;
 use crate::output::write_file;
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
-use crate::weather::netcdf::{convert_file, ConvertOptions, NcMessage, SplitBy};
+use tgm_convert::weather::netcdf::{convert_file, ConvertOptions, NcMessage, SplitBy};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -63,7 +63,11 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let mut out = Vec::new();
     let (mut messages, mut objects) = (0usize, 0usize);
     for path in &a.inputs {
-        for msg in convert_file(path, &convert).map_err(|e| e.to_string())? {
+        let converted = convert_file(path, &convert).map_err(|e| e.to_string())?;
+        for (name, why) in &converted.skipped {
+            eprintln!("{}: skipping variable {name}: {why}", path.display());
+        }
+        for msg in converted.messages {
             objects += msg.objects.len();
             let bytes = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)?;
             out.extend_from_slice(&bytes);

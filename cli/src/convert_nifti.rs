@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
-use crate::medical::nifti::{gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version};
-use crate::medical::pipeline::PipelineArgs;
 use crate::output::write_file;
-use crate::util::CliResult;
+use tgm_convert::medical::nifti::{
+    gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
+};
+use tgm_convert::medical::pipeline::PipelineArgs;
+use tgm_convert::util::CliResult;
 
 #[derive(clap::Args)]
 pub struct ConvertArgs {
@@ -33,7 +35,11 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let (objects, meta) =
         nifti_to_objects(&a.inputs, a.mask.as_deref(), &a.pipeline, a.byte_order)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(&meta, &refs, &crate::medical::pipeline::encode_options())?;
+    let msg = tgm::encode(
+        &meta,
+        &refs,
+        &tgm_convert::medical::pipeline::encode_options(),
+    )?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
     write_file(&a.output, &inputs, &msg, a.force)?;
@@ -49,7 +55,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
 #[derive(clap::Args)]
 pub struct ToArgs {
     #[command(flatten)]
-    pub pick: crate::medical::ObjectPick,
+    pub pick: tgm_convert::medical::ObjectPick,
     /// Output .nii, or .nii.gz for a gzip-compressed image.
     #[arg(short, long)]
     pub output: PathBuf,

@@ -12,8 +12,6 @@ mod convert_nifti;
 mod error;
 mod fmt;
 mod input;
-#[cfg(any(feature = "nifti", feature = "dicom"))]
-mod medical;
 mod meta_args;
 mod npy_input;
 mod output;
@@ -26,15 +24,6 @@ mod sidecar;
 mod to_grib;
 #[cfg(feature = "netcdf")]
 mod to_netcdf;
-#[cfg(any(
-    feature = "nifti",
-    feature = "dicom",
-    feature = "grib",
-    feature = "netcdf"
-))]
-mod util;
-#[cfg(any(feature = "grib", feature = "netcdf"))]
-mod weather;
 mod where_clause;
 
 use clap::{CommandFactory, Parser, Subcommand};

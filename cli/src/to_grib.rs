@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use tgm::DecodeOptions;
 
 use crate::output::write_file;
-use crate::util::{open_file, CliResult};
-use crate::weather::export::message_to_grib;
+use tgm_convert::util::{open_file, CliResult};
+use tgm_convert::weather::export::message_to_grib;
 
 #[derive(clap::Args)]
 pub struct Args {

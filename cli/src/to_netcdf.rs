@@ -1,5 +1,5 @@
 //! `tgm to-netcdf`: a .tgm file written by `convert-netcdf` back to one
-//! NetCDF-4 file (see [`crate::weather::netcdf`] for what is restored).
+//! NetCDF-4 file (see [`tgm_convert::weather::netcdf`] for what is restored).
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +7,8 @@ use tgm::DecodeOptions;
 
 use crate::error::CliResult;
 use crate::output::check_output;
-use crate::util::open_file;
-use crate::weather::netcdf::write_netcdf;
+use tgm_convert::util::open_file;
+use tgm_convert::weather::netcdf::write_netcdf;
 
 #[derive(clap::Args)]
 pub struct Args {

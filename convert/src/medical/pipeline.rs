@@ -6,7 +6,8 @@ use tgm::ObjectDescriptor;
 use crate::util::CliResult;
 
 /// Compression for converted volumes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Compression {
     /// Raw payloads.
     None,
@@ -17,13 +18,14 @@ pub enum Compression {
 }
 
 /// Pipeline flags shared by the medical converters.
-#[derive(Clone, Debug, clap::Args)]
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PipelineArgs {
     /// Compression: none, zstd (after byte shuffle) or szip (integers only).
-    #[arg(long, value_enum, default_value = "zstd")]
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "zstd"))]
     pub compression: Compression,
     /// zstd level.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub level: Option<i64>,
 }
 

@@ -80,7 +80,8 @@ pub const CF_ATTRIBUTES: &[&str] = &[
 ];
 
 /// How variables are grouped into messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SplitBy {
     /// One message per input file.
     #[default]
@@ -118,12 +119,19 @@ pub struct NcMessage {
     pub extra: Map,
 }
 
+/// What a NetCDF conversion produced: the messages, and the variables it
+/// left out with the reason for each.
+#[derive(Debug, Clone)]
+pub struct NcConversion {
+    /// The messages, grouped as asked.
+    pub messages: Vec<NcMessage>,
+    /// `(variable, why)` for every variable that was not converted.
+    pub skipped: Vec<(String, String)>,
+}
+
 /// Converts one NetCDF file into messages grouped by `opts.split_by`.
-pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<Vec<NcMessage>, NetcdfError> {
+pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, NetcdfError> {
     let src = Source::open(path)?;
-    for (name, why) in &src.skipped {
-        eprintln!("{}: skipping variable {name}: {why}", path.display());
-    }
     if src.vars.is_empty() {
         return Err(NetcdfError::Invalid(format!(
             "{}: no numeric variables in the root group",
@@ -169,7 +177,7 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<Vec<NcMessage>
                 .collect::<Result<_, _>>()?
         }
     };
-    Ok(groups
+    let messages = groups
         .into_iter()
         .map(|objects| {
             let mut extra = extra.clone();
@@ -178,7 +186,11 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<Vec<NcMessage>
             }
             NcMessage { objects, extra }
         })
-        .collect())
+        .collect();
+    Ok(NcConversion {
+        messages,
+        skipped: src.skipped.clone(),
+    })
 }
 
 /// The `_extra_` section of every message of `src`.

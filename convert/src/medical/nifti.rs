@@ -59,7 +59,8 @@ pub struct NiftiVolume {
 }
 
 /// Which byte order converted volumes are stored in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ByteOrderChoice {
     /// The input file's byte order.
     #[default]

@@ -27,15 +27,15 @@ pub const DEFLATE_MAX_RATIO: u64 = 1032;
 pub type Converted = (Vec<(tgm::ObjectDescriptor, Vec<u8>)>, tgm::GlobalMetadata);
 
 /// Which object of which .tgm file `to-nifti`/`to-dicom` write out.
-#[derive(clap::Args)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ObjectPick {
     /// Input .tgm file.
     pub input: std::path::PathBuf,
     /// Message index in the file.
-    #[arg(long, default_value_t = 0)]
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub message: usize,
     /// Object index in the message.
-    #[arg(long, default_value_t = 0)]
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub object: usize,
 }
 

@@ -1,6 +1,6 @@
 //! The result type and file opener of the format converters (GRIB, NIfTI,
 //! DICOM), whose errors come from several libraries; `main` turns their
-//! boxed errors into the one-line [`crate::error::CliError`].
+//! boxed errors into their own one-line messages.
 
 use std::path::Path;
 
