@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Medical sample files from registry packages: the NIfTI test images shipped
 # in nibabel's wheel and the DICOM test files shipped in pydicom's wheel
-# (PyPI), unpacked under target/medical-samples and converted by
+# (PyPI), unpacked under $TGM_CI_CACHE/medical-samples (target/ outside
+# .ci/run) and converted by
 # `cargo test -p tgm-cli --test medical_samples` in debug and release.
 # Nothing downloaded here is committed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir="$PWD/target/medical-samples"
+dir="${TGM_CI_CACHE:-$PWD/target}/medical-samples"
 mkdir -p "$dir"
 if [ ! -d "$dir/nibabel" ] || [ ! -d "$dir/pydicom" ]; then
     python3 -m pip download --quiet --no-deps --only-binary=:all: \

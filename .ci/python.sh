@@ -11,7 +11,7 @@ export CARGO_TERM_COLOR=never
 step() { printf '\n=== %s ===\n' "$*"; }
 
 PY="${PYTHON:-python3}"
-VENV="$(realpath -m "${TGM_PYENV:-target/pyenv}")"
+VENV="$(realpath -m "${TGM_PYENV:-${TGM_CI_CACHE:-target}/pyenv}")"
 
 step "python: clippy on the extension crate"
 PYO3_PYTHON="$(command -v "$PY")" cargo clippy -p tgm-python --all-targets -- -D warnings
@@ -25,6 +25,15 @@ fi
 
 step "python: build and install (pip install ./python)"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
+
+step "python: a tgm binary with the grib and netcdf features for the weather-archive tests"
+if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
+    cargo build -q --release -p tgm-cli --features grib,netcdf
+    export TGM_WEATHER_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/tgm"
+    echo "TGM_WEATHER_BIN=$TGM_WEATHER_BIN"
+else
+    echo "ecCodes or netCDF-C headers missing: the weather-archive tests will skip"
+fi
 
 step "python: pytest"
 set +e

@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 export TGM_REQUIRE_SERVERS=1
 
-# The s3s-fs release installed into target/tools (the newest whose
-# rust-version this toolchain meets).
+# The s3s-fs release installed into $TGM_CI_CACHE/tools (target/tools
+# outside .ci/run): the newest whose rust-version this toolchain meets.
 S3S_FS_VERSION=0.14.1
+TOOLS="${TGM_CI_CACHE:-$PWD/target}/tools"
 
 step() { printf '\n=== remote: %s ===\n' "$*"; }
 
@@ -26,13 +27,13 @@ fi
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 "$NGINX" -v
 
-step "s3s-fs $S3S_FS_VERSION (crates.io) into target/tools"
-if [ ! -x target/tools/bin/s3s-fs ] \
-    || ! target/tools/bin/s3s-fs --version 2>/dev/null | grep -qF "$S3S_FS_VERSION"; then
-    cargo install --locked --root target/tools "s3s-fs@$S3S_FS_VERSION" --features binary
+step "s3s-fs $S3S_FS_VERSION (crates.io) into $TOOLS"
+if [ ! -x "$TOOLS/bin/s3s-fs" ] \
+    || ! "$TOOLS/bin/s3s-fs" --version 2>/dev/null | grep -qF "$S3S_FS_VERSION"; then
+    cargo install --locked --root "$TOOLS" "s3s-fs@$S3S_FS_VERSION" --features binary
 fi
-target/tools/bin/s3s-fs --version
-export TGM_S3S_FS="$PWD/target/tools/bin/s3s-fs"
+"$TOOLS/bin/s3s-fs" --version
+export TGM_S3S_FS="$TOOLS/bin/s3s-fs"
 
 step "loopback harness self-test"
 cargo test --test remote_servers

@@ -17,7 +17,7 @@ for t in grib_filter grib_get grib_set grib_to_netcdf nccopy awk; do
     command -v "$t" >/dev/null || { echo "$t missing: run .ci/weather.sh first" >&2; exit 1; }
 done
 cargo build -q --release -p tgm-cli --features grib,netcdf
-TGM="$PWD/target/release/tgm"
+TGM="${CARGO_TARGET_DIR:-$PWD/target}/release/tgm"
 W="$(mktemp -d)"
 trap 'rm -rf "$W"' EXIT
 

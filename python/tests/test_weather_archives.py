@@ -2,9 +2,9 @@
 weather converters (convert-grib, convert-netcdf) to the values ecCodes and
 netCDF-C read from the source files.
 
-Needs a tgm binary built with the `grib` and `netcdf` features (the one
-`.ci/weather.sh` leaves in target/, or TGM_WEATHER_BIN) and the ecCodes /
-netCDF-C command-line tools; each test skips with the reason otherwise.
+Needs a tgm binary built with the `grib` and `netcdf` features (TGM_WEATHER_BIN,
+which `.ci/python.sh` sets, or one in target/) and the ecCodes / netCDF-C
+command-line tools; each test skips with the reason otherwise.
 """
 
 import math
