@@ -268,7 +268,7 @@ fn prepare_all<'a>(
     if opts.pipeline.threads > 1 && objects.len() > 1 {
         use rayon::prelude::*;
         // The first error in object order, as in the sequential path.
-        crate::pipeline::with_threads(opts.pipeline.threads, || {
+        crate::exec::install(opts.pipeline.threads, || {
             objects
                 .par_iter()
                 .enumerate()
