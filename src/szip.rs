@@ -32,3 +32,40 @@ impl From<tgm_szip::Error> for Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coder_errors_keep_their_kind_detail_and_offset() {
+        let p = SzipParams {
+            bits_per_sample: 16,
+            block_size: 16,
+            rsi: 4,
+            flags: flags::PREPROCESS,
+        };
+        let input: Vec<u8> = (0..4000u32)
+            .flat_map(|i| (i as u16 * 7).to_le_bytes())
+            .collect();
+        let (stream, _) = encode(&input, &p).unwrap();
+        let mut out = vec![0u8; input.len()];
+        let cut = decode_into(&stream[..stream.len() / 2], &p, &mut out).unwrap_err();
+        let e = Error::from(cut.clone());
+        assert_eq!(e.kind(), &ErrorKind::Codec);
+        assert_eq!(e.offset(), cut.offset());
+        assert!(e.offset().is_some());
+        assert_eq!(e.to_string(), cut.to_string());
+        let bad = SzipParams { rsi: 0, ..p };
+        let e = Error::from(bad.validate().unwrap_err());
+        assert_eq!(e.kind(), &ErrorKind::Metadata);
+        let pad = SzipParams {
+            flags: flags::PAD_RSI,
+            ..p
+        };
+        let e = Error::from(encode(&input, &pad).unwrap_err());
+        assert_eq!(e.kind(), &ErrorKind::UnsupportedCodec);
+        let e = Error::from(decode_range_into(&stream, &p, &[0], 8, 4, &mut [0u8; 8]).unwrap_err());
+        assert_eq!(e.kind(), &ErrorKind::InvalidArgument);
+    }
+}
