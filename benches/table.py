@@ -5,7 +5,7 @@
     python3 benches/table.py pipeline --baseline before   # the saved baseline instead
     python3 benches/table.py compare             # before vs new, tgm only
     python3 benches/table.py eccodes             # after cargo bench --features eccodes-bench --bench eccodes
-    python3 benches/table.py szip                # after cargo bench --features libaec-conformance --bench szip
+    python3 benches/table.py szip                # after cargo bench -p tgm-szip --features libaec-conformance --bench szip
 
 Reads target/criterion/<group>/<op>_<library>/<case>/<baseline>/estimates.json
 (mean times) and, for eccodes, target/criterion/eccodes_sizes.json. Uses only

@@ -66,7 +66,7 @@ pub fn append_in_chunks(
     };
     if threads > 1 && n > chunk {
         use rayon::prelude::*;
-        crate::pipeline::with_threads(threads, || {
+        crate::exec::install(threads, || {
             spare.par_chunks_mut(chunk).enumerate().try_for_each(run)
         })??;
     } else {

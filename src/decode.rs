@@ -345,7 +345,7 @@ impl<'a> Message<'a> {
             use rayon::prelude::*;
             // Collect every result first so that the error reported is the
             // lowest-numbered object's, as in the sequential path.
-            crate::pipeline::with_threads(opts.threads, || {
+            crate::exec::install(opts.threads, || {
                 (0..n).into_par_iter().map(one).collect::<Vec<_>>()
             })?
             .into_iter()

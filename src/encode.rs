@@ -30,11 +30,12 @@ pub enum HashPolicy {
     Both,
 }
 
-/// Options of the encoder.
+/// Options of the encoder. [`EncodeOptions::default`] and
+/// [`EncodeOptions::new`] are the same: hashing on.
 #[non_exhaustive]
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct EncodeOptions {
-    /// Write xxh3-64 digests in every frame (default true via [`EncodeOptions::new`]).
+    /// Write xxh3-64 digests in every frame (default true).
     pub hashing: bool,
     /// Where the aggregate hash frame goes.
     pub hash_policy: HashPolicy,
@@ -44,13 +45,23 @@ pub struct EncodeOptions {
     pub pipeline: PipelineOptions,
 }
 
-impl EncodeOptions {
-    /// Defaults: hashing on, automatic hash frame placement, fresh provenance.
-    pub fn new() -> Self {
+impl Default for EncodeOptions {
+    /// Hashing on, automatic hash frame placement, fresh provenance, the
+    /// default pipeline options.
+    fn default() -> Self {
         EncodeOptions {
             hashing: true,
-            ..Default::default()
+            hash_policy: HashPolicy::default(),
+            provenance: None,
+            pipeline: PipelineOptions::default(),
         }
+    }
+}
+
+impl EncodeOptions {
+    /// The defaults: [`EncodeOptions::default`].
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Turns frame hashing on or off.
@@ -268,7 +279,7 @@ fn prepare_all<'a>(
     if opts.pipeline.threads > 1 && objects.len() > 1 {
         use rayon::prelude::*;
         // The first error in object order, as in the sequential path.
-        crate::pipeline::with_threads(opts.pipeline.threads, || {
+        crate::exec::install(opts.pipeline.threads, || {
             objects
                 .par_iter()
                 .enumerate()
@@ -463,4 +474,24 @@ pub(crate) fn postamble_bytes(first_footer: u64, total: u64) -> [u8; POSTAMBLE_L
 
 fn write_postamble(out: &mut Vec<u8>, first_footer: u64, total: u64) {
     out.extend_from_slice(&postamble_bytes(first_footer, total));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{DecodeOptions, Verify};
+
+    #[test]
+    fn default_options_hash_like_new() {
+        let (d, n) = (EncodeOptions::default(), EncodeOptions::new());
+        assert!(d.hashing);
+        assert_eq!(format!("{d:?}"), format!("{n:?}"));
+        let desc = ObjectDescriptor::new(crate::Dtype::Uint8, vec![3u64]);
+        let msg = encode(&GlobalMetadata::default(), &[(&desc, &[1, 2, 3])], &d).unwrap();
+        let strict = DecodeOptions::default().verify(Verify::Require);
+        crate::decode(&msg, &strict).expect("every frame carries a digest");
+        let bare = EncodeOptions::default().hashing(false);
+        let msg = encode(&GlobalMetadata::default(), &[(&desc, &[1, 2, 3])], &bare).unwrap();
+        assert!(crate::decode(&msg, &strict).is_err(), "no digest, as asked");
+    }
 }

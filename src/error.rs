@@ -281,3 +281,9 @@ impl From<Error> for std::io::Error {
         std::io::Error::new(std::io::ErrorKind::InvalidData, e)
     }
 }
+
+impl From<crate::exec::PoolError> for Error {
+    fn from(e: crate::exec::PoolError) -> Self {
+        Error::invalid_argument(e.to_string())
+    }
+}

@@ -9,6 +9,7 @@ pub mod descriptor;
 pub mod dtype;
 pub mod encode;
 pub mod error;
+mod exec;
 pub mod file;
 pub mod hash;
 pub mod limits;
@@ -19,6 +20,7 @@ pub mod pipeline;
 pub mod remote;
 pub mod stream;
 mod stream_store;
+#[cfg(feature = "szip")]
 pub mod szip;
 pub mod tensor;
 pub mod wire;
@@ -42,6 +44,7 @@ pub use wire::scan::{scan, MessageSpan};
 /// with; not part of the supported API.
 #[doc(hidden)]
 pub mod __fuzz {
+    #[cfg(feature = "szip")]
     pub use crate::pipeline::szip_stage::coder_params_of;
     pub use crate::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
     pub use crate::wire::layout::parse_layout;

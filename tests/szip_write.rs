@@ -2,7 +2,7 @@
 //! the AEC payload, read back by the reference to the same values, and the
 //! reference's silently corrupting simple_packing widths refused.
 //!
-//! The AEC payload itself is libaec's, bit for bit (`tests/szip_libaec.rs`).
+//! The AEC payload itself is libaec's, bit for bit (`szip/tests/libaec_identity.rs`).
 //! The reference's pure-Rust coder, the dev-dependency here, breaks some
 //! ties between equally long codings differently from libaec (it restarts
 //! the split search at every RSI and prefers splitting over an equally long

@@ -192,7 +192,7 @@ pub fn prefilled(data: &[u8]) {
     match h[0] % 6 {
         0 => {
             let p = szip_params(&h[4..9]);
-            run(&|b| tgm::szip::decode_into(src, &p, b));
+            run(&|b| Ok(tgm::szip::decode_into(src, &p, b)?));
         }
         1 => {
             let p = PackingParams {

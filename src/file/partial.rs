@@ -243,9 +243,11 @@ pub(crate) struct RangePlan {
     /// Region-relative byte ranges.
     pub ranges: Vec<Range<u64>>,
     /// For szip: the RSIs whose chain must be confirmed before decoding.
+    #[cfg(feature = "szip")]
     szip: Option<SzipRun>,
 }
 
+#[cfg(feature = "szip")]
 struct SzipRun {
     params: crate::szip::SzipParams,
     offsets: Vec<u64>,
@@ -319,12 +321,37 @@ pub(crate) fn plan(
         out.extend(enc.into_iter().map(|r| r.start..r.end.min(payload_len)));
         return Ok(Some(RangePlan {
             ranges: out,
+            #[cfg(feature = "szip")]
             szip: None,
         }));
     }
     if compression.name() != "szip" || enc.is_empty() {
         return Ok(None);
     }
+    szip_plan(desc, &enc, out, payload_len)
+}
+
+/// Without the szip coder no szip object decodes, by range or whole.
+#[cfg(not(feature = "szip"))]
+fn szip_plan(
+    _: &crate::ObjectDescriptor,
+    _: &[Range<u64>],
+    _: Vec<Range<u64>>,
+    _: u64,
+) -> Result<Option<RangePlan>> {
+    Ok(None)
+}
+
+/// [`plan`] for an szip object: the bytes from the first covering RSI's
+/// stored start to the last one's end, or `None` without stored offsets.
+#[cfg(feature = "szip")]
+fn szip_plan(
+    desc: &crate::ObjectDescriptor,
+    enc: &[Range<u64>],
+    mut out: Vec<Range<u64>>,
+    payload_len: u64,
+) -> Result<Option<RangePlan>> {
+    let pipeline = desc.pipeline();
     let p = Params::new(pipeline.params(), "szip");
     let Some(offsets) = p.opt_u64_array("szip_block_offsets")? else {
         return Ok(None);
@@ -408,6 +435,7 @@ pub(crate) fn decode_range_partial(
         .collect();
     sparse.fill(src, &frame_ranges)?;
     let obj = sparse.object(index, &opts.limits)?;
+    #[cfg(feature = "szip")]
     if let Some(s) = &plan.szip {
         let region = obj.payload_region();
         let payload = &region[..s.payload_len as usize];

@@ -57,6 +57,7 @@ pub struct StageContext {
     /// Thread budget (0 = sequential).
     pub threads: usize,
     /// Coding choices of the szip coder on encode.
+    #[cfg(feature = "szip")]
     pub szip_profile: crate::szip::SzipProfile,
     /// The decode output was freshly allocated for this call: its pages are
     /// faulted in (and zeroed) as it is written, so ordinary stores, which

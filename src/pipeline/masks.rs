@@ -244,6 +244,7 @@ fn bytes_context(len: usize) -> StageContext {
         input_len: 0,
         decoded_len: len as u64,
         threads: 0,
+        #[cfg(feature = "szip")]
         szip_profile: Default::default(),
         fresh_output: false,
     }

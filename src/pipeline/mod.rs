@@ -53,6 +53,7 @@ pub struct PipelineOptions {
     /// Mask codecs and the small-mask fallback.
     pub masks: MaskOptions,
     /// Coding choices of the szip stage (default: readable by every decoder).
+    #[cfg(feature = "szip")]
     pub szip_profile: crate::szip::SzipProfile,
 }
 
@@ -92,7 +93,6 @@ pub(crate) fn base_context(
     desc: &ObjectDescriptor,
     out_order: ByteOrder,
     threads: usize,
-    szip_profile: crate::szip::SzipProfile,
 ) -> Result<StageContext> {
     Ok(StageContext {
         dtype: desc.dtype,
@@ -104,7 +104,8 @@ pub(crate) fn base_context(
         input_len: 0,
         decoded_len: 0,
         threads,
-        szip_profile,
+        #[cfg(feature = "szip")]
+        szip_profile: Default::default(),
         fresh_output: false,
     })
 }
@@ -200,7 +201,12 @@ pub(crate) fn encode_planned<'a>(
         )));
     }
     let EncodeStages { mut stages } = EncodeStages::parse_strict(desc.pipeline())?;
-    let base = base_context(desc, desc.byte_order, opts.threads, opts.szip_profile)?;
+    #[allow(unused_mut)]
+    let mut base = base_context(desc, desc.byte_order, opts.threads)?;
+    #[cfg(feature = "szip")]
+    {
+        base.szip_profile = opts.szip_profile;
+    }
     let cx = plan::contexts(stages.each_ref().map(|s| &**s), base, expected, 0)?;
     // One pass finds float64 data all finite and its range (§6.2); only
     // data holding NaN or ±Inf is classified element by element.
@@ -314,7 +320,7 @@ fn decode_inner<'a>(
     let expected = checked_decoded_len(desc, limits)?;
     let payload = payload_of(desc, region)?;
     let out_order = out_order(desc, opts);
-    let base = base_context(desc, out_order, opts.threads, Default::default())?;
+    let base = base_context(desc, out_order, opts.threads)?;
     let stages = pipeline.stages();
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     let out_len = usize::try_from(expected)
@@ -457,7 +463,7 @@ fn decode_runs_in_parallel(
     if !rest.is_empty() {
         return Ok(false);
     }
-    let ends: Vec<Result<u64>> = with_threads(upper_cx.threads, || {
+    let ends: Vec<Result<u64>> = crate::exec::install(upper_cx.threads, || {
         runs.par_iter()
             .zip(parts.into_par_iter())
             .map(|(run, part)| {
@@ -511,7 +517,7 @@ fn decode_into_inner(
     }
     let payload = payload_of(desc, region)?;
     let out_order = out_order(desc, opts);
-    let base = base_context(desc, out_order, opts.threads, Default::default())?;
+    let base = base_context(desc, out_order, opts.threads)?;
     let stages = pipeline.stages();
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     if let Some(pair) = piecewise_stages(&stages, &cx, payload.len(), out.len()) {
@@ -641,7 +647,7 @@ fn decode_range_inner(
     }
     let payload = payload_of(desc, region)?;
     let out_order = out_order(desc, opts);
-    let base = base_context(desc, out_order, 0, Default::default())?;
+    let base = base_context(desc, out_order, 0)?;
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     if pipeline.compression().is_identity() && payload.len() as u64 != cx[2].decoded_len {
         return Err(Error::framing(format!(
@@ -708,36 +714,6 @@ fn decode_range_inner(
         results.push(out);
     }
     Ok(results)
-}
-
-/// Runs `f` on a pool of `threads` workers. Pools are built once per size
-/// and reused, so a thread budget costs no thread creation per call.
-pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let pool = {
-        let mut pools = POOLS
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match pools.get(&threads) {
-            Some(p) => p.clone(),
-            None => {
-                let p = Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .map_err(|e| {
-                            Error::invalid_argument(format!("cannot build a thread pool: {e}"))
-                        })?,
-                );
-                pools.insert(threads, p.clone());
-                p
-            }
-        }
-    };
-    Ok(pool.install(f))
 }
 
 /// Decoded size of `desc`, checked against the per-object limit.

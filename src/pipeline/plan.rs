@@ -230,7 +230,7 @@ impl Pipeline {
     /// The context each stage sees when `d` is decoded (stored byte order,
     /// sequential), in encode order.
     pub fn contexts(&self, d: &ObjectDescriptor) -> Result<[StageContext; 3]> {
-        let base = super::base_context(d, d.byte_order, 0, Default::default())?;
+        let base = super::base_context(d, d.byte_order, 0)?;
         contexts(self.stages(), base, d.decoded_len()?, 0)
     }
 

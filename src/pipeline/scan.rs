@@ -66,7 +66,7 @@ pub fn finite_range_f64_parallel(
     if threads < 2 || data.len() < 2 * RUN {
         return finite_range_f64(data, order);
     }
-    let runs = super::with_threads(threads, || {
+    let runs = crate::exec::install(threads, || {
         use rayon::prelude::*;
         data.par_chunks(RUN)
             .map(|c| finite_range_f64(c, order))

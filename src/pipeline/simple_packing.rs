@@ -539,7 +539,7 @@ pub fn encode_parallel_into(
     }
     // CHUNK_VALUES is a multiple of 8, so every chunk starts on a byte boundary.
     let out_chunk = CHUNK_VALUES * p.bits_per_value as usize / 8;
-    super::with_threads(threads, || {
+    crate::exec::install(threads, || {
         use rayon::prelude::*;
         data.par_chunks(CHUNK_VALUES * 8)
             .zip(out.par_chunks_mut(out_chunk))
@@ -661,7 +661,7 @@ pub fn decode_parallel(
     if out.len() != n * 8 {
         return Err(Error::codec("decoded buffer has the wrong size"));
     }
-    super::with_threads(threads, || {
+    crate::exec::install(threads, || {
         use rayon::prelude::*;
         out.par_chunks_mut(CHUNK_VALUES * 8)
             .enumerate()

@@ -1,13 +1,17 @@
 //! The szip compression stage (cargo feature `szip`): parameters and
 //! run-time flags around the AEC codec. See `spec/pipeline.md` §4.4.
 
+#[cfg(feature = "szip")]
 use std::borrow::Cow;
 
-use super::codec::{Codec, Params, PieceRun, RangeInput, StageContext, StageKind};
+#[cfg(feature = "szip")]
+use super::codec::{Codec, PieceRun, RangeInput, StageContext};
+use super::codec::{Params, StageKind};
 use super::registry::{BuildFn, CodecEntry};
 use crate::cbor::Value;
 use crate::error::{Error, Result};
-use crate::szip::{flags, SzipParams};
+#[cfg(feature = "szip")]
+pub use coder::coder_params_of;
 
 /// Registry entry.
 pub const ENTRY: CodecEntry = CodecEntry {
@@ -24,7 +28,7 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "szip")]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<BuildFn> = Some(coder::build);
 #[cfg(not(feature = "szip"))]
 const BUILD: Option<BuildFn> = None;
 
@@ -33,8 +37,10 @@ const BUILD: Option<BuildFn> = None;
 pub const DEFAULT_RSI: u32 = 128;
 /// See [`DEFAULT_RSI`].
 pub const DEFAULT_BLOCK_SIZE: u32 = 16;
-/// See [`DEFAULT_RSI`].
-pub const DEFAULT_FLAGS: u32 = flags::PREPROCESS;
+/// See [`DEFAULT_RSI`]: libaec's PREPROCESS flag.
+pub const DEFAULT_FLAGS: u32 = 8;
+#[cfg(feature = "szip")]
+const _: () = assert!(DEFAULT_FLAGS == crate::szip::flags::PREPROCESS);
 
 /// szip with its stored parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,21 +64,6 @@ impl Default for Szip {
             offsets: None,
         }
     }
-}
-
-#[cfg_attr(not(feature = "szip"), allow(dead_code))]
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
-    Ok(Box::new(Szip::from_params(p)?))
-}
-
-/// The coder parameters of an szip object as its descriptor implies them.
-pub fn coder_params_of(d: &crate::descriptor::ObjectDescriptor) -> Result<SzipParams> {
-    if d.compression() != "szip" {
-        return Err(Error::invalid_argument("the object is not szip-compressed"));
-    }
-    let p = d.pipeline();
-    let cx = p.contexts(d)?;
-    Szip::from_params(&Params::new(p.params(), "szip"))?.coder_params(&cx[2])
 }
 
 impl Szip {
@@ -102,178 +93,206 @@ impl Szip {
             ("szip_flags", Value::Uint(self.flags as u64)),
         ]
     }
-
-    /// The coder parameters for the stream described by `cx`: samples of
-    /// `cx.sample_bits`, big-endian containers after simple_packing,
-    /// 3-byte containers for 17–24 bits.
-    pub fn coder_params(&self, cx: &StageContext) -> Result<SzipParams> {
-        let bits = cx.sample_bits;
-        if !(1..=32).contains(&bits) {
-            return Err(Error::metadata(format!(
-                "szip needs 1..=32 bits per sample, not {bits}"
-            )));
-        }
-        let mut f = self.flags;
-        if cx.packed {
-            f |= flags::MSB;
-        }
-        if (17..=24).contains(&bits) {
-            f |= flags::THREE_BYTE;
-        }
-        let p = SzipParams {
-            bits_per_sample: bits,
-            block_size: self.block_size,
-            rsi: self.rsi,
-            flags: f,
-        };
-        p.validate()?;
-        Ok(p)
-    }
 }
 
-impl Codec for Szip {
-    fn name(&self) -> &str {
-        "szip"
+/// The runtime stage: the coder behind the parameters (cargo feature
+/// `szip`, the crate `tgm-szip`).
+#[cfg(feature = "szip")]
+mod coder {
+    use super::*;
+    use crate::szip::{flags, SzipParams};
+
+    pub(super) fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+        Ok(Box::new(Szip::from_params(p)?))
     }
 
-    fn validate(&self, cx: &StageContext) -> Result<()> {
-        self.coder_params(cx).map(|_| ())
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
-    }
-
-    /// After simple_packing only whole-byte widths are accepted: the
-    /// reference hands the packed bit stream to the coder as if it were byte
-    /// containers, which silently corrupts every other width.
-    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
-        if cx.packed && !matches!(cx.sample_bits, 8 | 16 | 24 | 32) {
-            return Err(Error::unsupported_codec(format!(
-                "simple_packing at {} bits cannot be combined with szip: the reference \
-                 would misread it; use 8, 16, 24 or 32 bits, or another compression",
-                cx.sample_bits
-            )));
+    /// The coder parameters of an szip object as its descriptor implies them.
+    pub fn coder_params_of(d: &crate::descriptor::ObjectDescriptor) -> Result<SzipParams> {
+        if d.compression() != "szip" {
+            return Err(Error::invalid_argument("the object is not szip-compressed"));
         }
-        let p = self.coder_params(cx)?;
-        if input.is_empty() {
-            // As the reference: no stream and no offsets for an empty payload.
-            self.offsets = Some(Vec::new());
-            return Ok(Cow::Owned(Vec::new()));
-        }
-        let (bytes, offsets) = if cx.threads > 1 {
-            crate::szip::encode_parallel(&input, &p, cx.szip_profile, cx.threads)?
-        } else {
-            crate::szip::encode_with(&input, &p, cx.szip_profile)?
-        };
-        self.offsets = Some(offsets);
-        Ok(Cow::Owned(bytes))
+        let p = d.pipeline();
+        let cx = p.contexts(d)?;
+        Szip::from_params(&Params::new(p.params(), "szip"))?.coder_params(&cx[2])
     }
 
-    fn derived_params(&self) -> Vec<(&'static str, Value)> {
-        let offsets = self.offsets.iter().flatten().map(|&o| Value::Uint(o));
-        vec![("szip_block_offsets", Value::Array(offsets.collect()))]
-    }
-
-    fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
-        let p = self.coder_params(cx)?;
-        if input.is_empty() && out.is_empty() {
-            return Ok(());
-        }
-        match &self.offsets {
-            Some(o) if cx.threads > 1 => {
-                crate::szip::decode_parallel_into(input, &p, o, out, cx.threads)
+    impl Szip {
+        /// The coder parameters for the stream described by `cx`: samples of
+        /// `cx.sample_bits`, big-endian containers after simple_packing,
+        /// 3-byte containers for 17–24 bits.
+        pub fn coder_params(&self, cx: &StageContext) -> Result<SzipParams> {
+            let bits = cx.sample_bits;
+            if !(1..=32).contains(&bits) {
+                return Err(Error::metadata(format!(
+                    "szip needs 1..=32 bits per sample, not {bits}"
+                )));
             }
-            _ => crate::szip::decode_into(input, &p, out),
+            let mut f = self.flags;
+            if cx.packed {
+                f |= flags::MSB;
+            }
+            if (17..=24).contains(&bits) {
+                f |= flags::THREE_BYTE;
+            }
+            let p = SzipParams {
+                bits_per_sample: bits,
+                block_size: self.block_size,
+                rsi: self.rsi,
+                flags: f,
+            };
+            p.validate()?;
+            Ok(p)
         }
     }
 
-    fn decodes_in_pieces(&self, _: &StageContext) -> bool {
-        true
-    }
-
-    /// Runs of whole RSIs from the stored block offsets, about four per
-    /// worker.
-    fn piece_runs(&self, input: &[u8], cx: &StageContext) -> Option<Vec<PieceRun>> {
-        let p = self.coder_params(cx).ok()?;
-        let offsets = self.offsets.as_deref()?;
-        let total = usize::try_from(cx.decoded_len).ok()?;
-        let per = crate::szip::rsis_per_run(&p, offsets, total, cx.threads)?;
-        let bits = input.len() as u64 * 8;
-        if offsets.iter().any(|&o| o > bits) {
-            return None;
+    impl Codec for Szip {
+        fn name(&self) -> &str {
+            "szip"
         }
-        let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
-        let runs = (0..offsets.len()).step_by(per).map(|g| PieceRun {
-            from: g * rsi_bytes,
-            to: ((g + per) * rsi_bytes).min(total),
-            start: offsets[g],
-        });
-        Some(runs.collect())
-    }
 
-    fn decode_run_pieces(
-        &self,
-        input: &[u8],
-        cx: &StageContext,
-        run: &PieceRun,
-        piece_bytes: usize,
-        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-    ) -> Result<u64> {
-        let p = self.coder_params(cx)?;
-        let len = run
-            .to
-            .checked_sub(run.from)
-            .ok_or_else(|| Error::invalid_argument("a run ends before it starts"))?;
-        crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
-    }
-
-    fn decode_pieces(
-        &self,
-        input: &[u8],
-        cx: &StageContext,
-        piece_bytes: usize,
-        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let p = self.coder_params(cx)?;
-        let total = usize::try_from(cx.decoded_len)
-            .map_err(|_| Error::metadata("szip stream too large"))?;
-        if input.is_empty() && total == 0 {
-            return Ok(());
+        fn validate(&self, cx: &StageContext) -> Result<()> {
+            self.coder_params(cx).map(|_| ())
         }
-        crate::szip::decode_pieces(input, &p, total, piece_bytes, sink)
-    }
 
-    /// Decodes only the RSIs covering the range, widened to whole samples;
-    /// stored offsets are checked as they are used (`spec/szip.md` §5).
-    fn decode_range_into(
-        &self,
-        input: &RangeInput<'_>,
-        cx: &StageContext,
-        from: u64,
-        out: &mut [u8],
-    ) -> Result<()> {
-        let p = self.coder_params(cx)?;
-        let offsets = self
-            .offsets
-            .as_deref()
-            .ok_or_else(|| Error::metadata("range decoding of szip needs szip_block_offsets"))?;
-        let total = cx.decoded_len;
-        let stream = input(0, cx.input_len)?;
-        let sb = p.sample_bytes() as u64;
-        let to = from + out.len() as u64;
-        let (a, b) = (from / sb * sb, (to.div_ceil(sb) * sb).min(total));
-        if a == from && b == to {
-            return crate::szip::decode_range_into(&stream, &p, offsets, total, a, out);
+        fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
+            Ok(None)
         }
-        let mut buf = vec![0u8; (b - a) as usize];
-        crate::szip::decode_range_into(&stream, &p, offsets, total, a, &mut buf)?;
-        let skip = (from - a) as usize;
-        out.copy_from_slice(&buf[skip..skip + out.len()]);
-        Ok(())
-    }
 
-    fn supports_range(&self) -> bool {
-        self.offsets.is_some()
+        /// After simple_packing only whole-byte widths are accepted: the
+        /// reference hands the packed bit stream to the coder as if it were byte
+        /// containers, which silently corrupts every other width.
+        fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
+            if cx.packed && !matches!(cx.sample_bits, 8 | 16 | 24 | 32) {
+                return Err(Error::unsupported_codec(format!(
+                    "simple_packing at {} bits cannot be combined with szip: the reference \
+                     would misread it; use 8, 16, 24 or 32 bits, or another compression",
+                    cx.sample_bits
+                )));
+            }
+            let p = self.coder_params(cx)?;
+            if input.is_empty() {
+                // As the reference: no stream and no offsets for an empty payload.
+                self.offsets = Some(Vec::new());
+                return Ok(Cow::Owned(Vec::new()));
+            }
+            let (bytes, offsets) = if cx.threads > 1 {
+                crate::exec::install(cx.threads, || {
+                    crate::szip::encode_parallel(&input, &p, cx.szip_profile, cx.threads)
+                })??
+            } else {
+                crate::szip::encode_with(&input, &p, cx.szip_profile)?
+            };
+            self.offsets = Some(offsets);
+            Ok(Cow::Owned(bytes))
+        }
+
+        fn derived_params(&self) -> Vec<(&'static str, Value)> {
+            let offsets = self.offsets.iter().flatten().map(|&o| Value::Uint(o));
+            vec![("szip_block_offsets", Value::Array(offsets.collect()))]
+        }
+
+        fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+            let p = self.coder_params(cx)?;
+            if input.is_empty() && out.is_empty() {
+                return Ok(());
+            }
+            match &self.offsets {
+                Some(o) if cx.threads > 1 => crate::exec::install(cx.threads, || {
+                    crate::szip::decode_parallel_into(input, &p, o, out, cx.threads)
+                })?
+                .map_err(Error::from),
+                _ => Ok(crate::szip::decode_into(input, &p, out)?),
+            }
+        }
+
+        fn decodes_in_pieces(&self, _: &StageContext) -> bool {
+            true
+        }
+
+        /// Runs of whole RSIs from the stored block offsets, about four per
+        /// worker.
+        fn piece_runs(&self, input: &[u8], cx: &StageContext) -> Option<Vec<PieceRun>> {
+            let p = self.coder_params(cx).ok()?;
+            let offsets = self.offsets.as_deref()?;
+            let total = usize::try_from(cx.decoded_len).ok()?;
+            let per = crate::szip::rsis_per_run(&p, offsets, total, cx.threads)?;
+            let bits = input.len() as u64 * 8;
+            if offsets.iter().any(|&o| o > bits) {
+                return None;
+            }
+            let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
+            let runs = (0..offsets.len()).step_by(per).map(|g| PieceRun {
+                from: g * rsi_bytes,
+                to: ((g + per) * rsi_bytes).min(total),
+                start: offsets[g],
+            });
+            Some(runs.collect())
+        }
+
+        fn decode_run_pieces(
+            &self,
+            input: &[u8],
+            cx: &StageContext,
+            run: &PieceRun,
+            piece_bytes: usize,
+            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        ) -> Result<u64> {
+            let p = self.coder_params(cx)?;
+            let len = run
+                .to
+                .checked_sub(run.from)
+                .ok_or_else(|| Error::invalid_argument("a run ends before it starts"))?;
+            crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
+        }
+
+        fn decode_pieces(
+            &self,
+            input: &[u8],
+            cx: &StageContext,
+            piece_bytes: usize,
+            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        ) -> Result<()> {
+            let p = self.coder_params(cx)?;
+            let total = usize::try_from(cx.decoded_len)
+                .map_err(|_| Error::metadata("szip stream too large"))?;
+            if input.is_empty() && total == 0 {
+                return Ok(());
+            }
+            crate::szip::decode_pieces(input, &p, total, piece_bytes, sink)
+        }
+
+        /// Decodes only the RSIs covering the range, widened to whole samples;
+        /// stored offsets are checked as they are used (`spec/szip.md` §5).
+        fn decode_range_into(
+            &self,
+            input: &RangeInput<'_>,
+            cx: &StageContext,
+            from: u64,
+            out: &mut [u8],
+        ) -> Result<()> {
+            let p = self.coder_params(cx)?;
+            let offsets = self.offsets.as_deref().ok_or_else(|| {
+                Error::metadata("range decoding of szip needs szip_block_offsets")
+            })?;
+            let total = cx.decoded_len;
+            let stream = input(0, cx.input_len)?;
+            let sb = p.sample_bytes() as u64;
+            let to = from + out.len() as u64;
+            let (a, b) = (from / sb * sb, (to.div_ceil(sb) * sb).min(total));
+            if a == from && b == to {
+                return Ok(crate::szip::decode_range_into(
+                    &stream, &p, offsets, total, a, out,
+                )?);
+            }
+            let mut buf = vec![0u8; (b - a) as usize];
+            crate::szip::decode_range_into(&stream, &p, offsets, total, a, &mut buf)?;
+            let skip = (from - a) as usize;
+            out.copy_from_slice(&buf[skip..skip + out.len()]);
+            Ok(())
+        }
+
+        fn supports_range(&self) -> bool {
+            self.offsets.is_some()
+        }
     }
 }

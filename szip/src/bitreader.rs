@@ -50,7 +50,7 @@ impl<'a> BitReader<'a> {
 
     #[cold]
     fn eof(&self) -> Error {
-        Error::codec("szip stream ends early").at(self.pos / 8)
+        Error::corrupt("szip stream ends early").at(self.pos / 8)
     }
 
     /// The 64 bits starting at the current position (zero past the end).
@@ -85,12 +85,12 @@ impl<'a> BitReader<'a> {
                 self.pos += z + 1;
                 count += z;
                 return u32::try_from(count)
-                    .map_err(|_| Error::codec("szip codeword too long").at(self.pos / 8));
+                    .map_err(|_| Error::corrupt("szip codeword too long").at(self.pos / 8));
             }
             self.pos += avail;
             count += avail;
             if count > 1 << 33 {
-                return Err(Error::codec("szip codeword too long").at(self.pos / 8));
+                return Err(Error::corrupt("szip codeword too long").at(self.pos / 8));
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use super::bitreader::BitReader;
 use super::{flags, SzipParams};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Zero-block count code meaning "to the end of the segment or RSI".
 const ROS: u32 = 5;
@@ -15,7 +15,7 @@ pub fn decode_into(input: &[u8], p: &SzipParams, out: &mut [u8]) -> Result<()> {
     p.validate()?;
     let sb = p.sample_bytes();
     if !out.len().is_multiple_of(sb) {
-        return Err(Error::codec(format!(
+        return Err(Error::corrupt(format!(
             "{} bytes are not whole {sb}-byte samples",
             out.len()
         )));
@@ -23,41 +23,45 @@ pub fn decode_into(input: &[u8], p: &SzipParams, out: &mut [u8]) -> Result<()> {
     decode_samples(input, 0, p, out).map(|_| ())
 }
 
+/// Receives each decoded piece with its byte offset in the decoded stream.
+pub type Sink<'a, E> = dyn FnMut(usize, &[u8]) -> Result<(), E> + 'a;
+
 /// Decodes a whole stream of `total` bytes run of RSIs by run of RSIs
 /// through one scratch buffer of about `piece_bytes`, handing each piece and
 /// its byte offset in the decoded stream to `sink`. The pieces, in order,
 /// are exactly [`decode_into`]'s output: RSIs are coded independently and
-/// follow one another without padding (`spec/szip.md` §5).
-pub fn decode_pieces(
+/// follow one another without padding (`spec/szip.md` §5). `sink` may fail
+/// with its own error type, into which this crate's errors convert.
+pub fn decode_pieces<E: From<Error>>(
     input: &[u8],
     p: &SzipParams,
     total: usize,
     piece_bytes: usize,
-    sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-) -> Result<()> {
+    sink: &mut Sink<'_, E>,
+) -> Result<(), E> {
     decode_pieces_from(input, p, 0, total, piece_bytes, sink).map(|_| ())
 }
 
 /// [`decode_pieces`] for `total` decoded bytes starting at bit `start` (an
 /// RSI start) of `input`; returns the bit position after the last block.
-pub fn decode_pieces_from(
+pub fn decode_pieces_from<E: From<Error>>(
     input: &[u8],
     p: &SzipParams,
     start: u64,
     total: usize,
     piece_bytes: usize,
-    sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-) -> Result<u64> {
+    sink: &mut Sink<'_, E>,
+) -> Result<u64, E> {
     p.validate()?;
     let sb = p.sample_bytes();
     if !total.is_multiple_of(sb) {
-        return Err(Error::codec(format!(
-            "{total} bytes are not whole {sb}-byte samples"
-        )));
+        return Err(
+            Error::corrupt(format!("{total} bytes are not whole {sb}-byte samples")).into(),
+        );
     }
     let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
     let per = (piece_bytes / rsi_bytes).max(1) * rsi_bytes;
-    let mut scratch = crate::buffer::zeroed(per.min(total))?;
+    let mut scratch = zeroed(per.min(total))?;
     let (mut bit, mut at) = (start, 0usize);
     while at < total {
         let len = per.min(total - at);
@@ -66,6 +70,16 @@ pub fn decode_pieces_from(
         at += len;
     }
     Ok(bit)
+}
+
+/// `len` zero bytes, or an [`ErrorKind::Alloc`] error when the allocation
+/// fails.
+fn zeroed(len: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::new(ErrorKind::Alloc, format!("cannot allocate {len} bytes")))?;
+    v.resize(len, 0);
+    Ok(v)
 }
 
 /// RSIs per run when `total` decoded bytes are split at the stored RSI
@@ -84,8 +98,10 @@ pub fn rsis_per_run(
     usable.then(|| n_rsi.div_ceil(threads * 4))
 }
 
-/// [`decode_into`] on `threads` workers, each decoding a run of RSIs from
-/// its offset in `rsi_offsets_bits` (one entry per RSI). Every run must end
+/// [`decode_into`] split for `threads` workers, each decoding a run of RSIs
+/// from its offset in `rsi_offsets_bits` (one entry per RSI). The runs go
+/// to the current rayon pool (the caller's `ThreadPool::install`, or the
+/// global pool), so the caller decides how many threads actually run. Every run must end
 /// exactly where the next one starts; if any run fails or the offsets do
 /// not chain, the stream is decoded sequentially instead, so the result
 /// (output or error) is always the sequential one.
@@ -104,12 +120,11 @@ pub fn decode_parallel_into(
         Some(per) if out.len().is_multiple_of(sb) => per,
         _ => return decode_into(input, p, out),
     };
-    let runs: Vec<Result<u64>> = crate::pipeline::with_threads(threads, || {
-        out.par_chunks_mut(per * rsi_bytes)
-            .enumerate()
-            .map(|(g, chunk)| decode_samples(input, rsi_offsets_bits[g * per], p, chunk))
-            .collect()
-    })?;
+    let runs: Vec<Result<u64>> = out
+        .par_chunks_mut(per * rsi_bytes)
+        .enumerate()
+        .map(|(g, chunk)| decode_samples(input, rsi_offsets_bits[g * per], p, chunk))
+        .collect();
     let chained = runs.iter().enumerate().all(|(g, r)| match r {
         Ok(end) => rsi_offsets_bits
             .get((g + 1) * per)
@@ -146,7 +161,7 @@ pub fn decode_range_into(
     let end = byte_pos
         .checked_add(out.len() as u64)
         .filter(|&e| e <= total_len)
-        .ok_or_else(|| Error::invalid_argument("range outside the decoded data"))?;
+        .ok_or_else(|| Error::new(ErrorKind::OutOfRange, "range outside the decoded data"))?;
     if out.is_empty() {
         return Ok(());
     }
@@ -182,7 +197,7 @@ pub fn decode_range_into(
 /// RSIs reads only the bits `[start of first, end of last)` and takes the
 /// same path as over the whole stream: a remote reader fetches only those
 /// bytes (`spec/remote.md` §4).
-pub(crate) fn rsi_chain_holds(
+pub fn rsi_chain_holds(
     input: &[u8],
     p: &SzipParams,
     offsets: &[u64],
@@ -415,7 +430,7 @@ fn put_all(out: &mut [u8], values: &[u32], sb: usize, msb: bool) {
 /// after the last block read.
 fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> Result<u64> {
     if p.flags & flags::PAD_RSI != 0 {
-        return Err(Error::unsupported_codec(
+        return Err(Error::unsupported(
             "szip streams with PAD_RSI are not supported yet",
         ));
     }
@@ -460,7 +475,7 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
                     let codes = &mut se[..j / 2];
                     r.fs_run(codes, 0)?;
                     if let Some(&m) = codes.iter().find(|&&m| m > SE_MAX) {
-                        return Err(Error::codec(format!(
+                        return Err(Error::corrupt(format!(
                             "szip second-extension codeword {m} too large"
                         ))
                         .at(at / 8));
@@ -490,7 +505,7 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
                         .saturating_mul(j)
                         .saturating_sub(usize::from(reference));
                     if buf.len() + zeros > rsi_samples {
-                        return Err(Error::codec(format!(
+                        return Err(Error::corrupt(format!(
                             "szip zero run of {blocks} blocks overruns the RSI"
                         ))
                         .at(at / 8));
@@ -543,14 +558,14 @@ mod tests {
         let data: Vec<u8> = (0..n)
             .flat_map(|i| (((i as f64 * 0.01).sin() * 3000.0 + 30000.0) as u16).to_be_bytes())
             .collect();
-        let (stream, _) = crate::szip::encode_with(&data, &p, Default::default()).unwrap();
+        let (stream, _) = crate::encode_with(&data, &p, Default::default()).unwrap();
         let mut whole = vec![0u8; data.len()];
         decode_into(&stream, &p, &mut whole).unwrap();
         assert_eq!(whole, data);
         for piece in [1, 128, 200, 4096, 1 << 20] {
             let mut got = Vec::new();
             let mut next = 0;
-            decode_pieces(&stream, &p, data.len(), piece, &mut |at, b| {
+            decode_pieces::<Error>(&stream, &p, data.len(), piece, &mut |at, b| {
                 assert_eq!(at, next, "pieces in order");
                 next += b.len();
                 got.extend_from_slice(b);
@@ -562,7 +577,7 @@ mod tests {
         // A truncated stream is an error, in pieces as whole.
         let cut = &stream[..stream.len() / 2];
         assert!(decode_into(cut, &p, &mut whole).is_err());
-        assert!(decode_pieces(cut, &p, data.len(), 128, &mut |_, _| Ok(())).is_err());
+        assert!(decode_pieces::<Error>(cut, &p, data.len(), 128, &mut |_, _| Ok(())).is_err());
     }
 
     /// Samples that jump between the ends of the range take the out-of-line
@@ -620,7 +635,7 @@ mod tests {
                     })
                     .flat_map(|v| v.to_be_bytes()[4 - sb..].to_vec())
                     .collect();
-                let (stream, _) = crate::szip::encode_with(&data, &p, Default::default()).unwrap();
+                let (stream, _) = crate::encode_with(&data, &p, Default::default()).unwrap();
                 let mut back = vec![0u8; data.len()];
                 decode_into(&stream, &p, &mut back).unwrap();
                 assert_eq!(back, data, "bits {bits} signed {signed}");

@@ -42,8 +42,10 @@ pub fn encode_with(
     Ok((out, c.offsets))
 }
 
-/// [`encode_with`] on up to `threads` workers, with the same bytes
-/// (`spec/pipeline.md` §6.4).
+/// [`encode_with`] split for `threads` workers, with the same bytes
+/// (`spec/pipeline.md` §6.4). The chunks go to the current rayon pool (the
+/// caller's `ThreadPool::install`, or the global pool), so the caller
+/// decides how many threads actually run.
 ///
 /// Reference sample intervals are coded one after another into one bit
 /// stream; the only state carried from one to the next is the split
@@ -89,14 +91,14 @@ fn encode_parallel_from(
     }
     let per_chunk = rsis.div_ceil(threads * 4).max(MIN_CHUNK_RSIS);
     let chunks: Vec<&[u8]> = input.chunks(per_chunk * rsi_bytes).collect();
-    let coded = crate::pipeline::with_threads(threads, || {
+    let coded: Vec<Chunk> = {
         use rayon::prelude::*;
         chunks
             .par_iter()
             .enumerate()
             .map(|(i, c)| s.encode_chunk(c, if i == 0 { 0 } else { guess }))
-            .collect::<Vec<Chunk>>()
-    })?;
+            .collect()
+    };
     let mut out = BitConcat::with_capacity(coded.iter().map(|c| c.bytes.len()).sum::<usize>() + 8);
     let mut offsets = Vec::with_capacity(rsis);
     let mut carried = 0u32;
@@ -182,13 +184,13 @@ impl Setup {
     fn new(input: &[u8], p: &SzipParams, profile: SzipProfile) -> Result<Self> {
         p.validate()?;
         if p.flags & flags::PAD_RSI != 0 {
-            return Err(Error::unsupported_codec(
+            return Err(Error::unsupported(
                 "writing szip streams with PAD_RSI is not supported",
             ));
         }
         let sb = p.sample_bytes();
         if !input.len().is_multiple_of(sb) {
-            return Err(Error::codec(format!(
+            return Err(Error::corrupt(format!(
                 "{} bytes are not whole {sb}-byte samples",
                 input.len()
             )));
@@ -199,7 +201,7 @@ impl Setup {
         // No block codes to more than its identifier plus raw samples.
         (n.div_ceil(j) as u64)
             .checked_mul(id_len as u64 + j as u64 * p.bits_per_sample as u64)
-            .ok_or_else(|| Error::codec("szip input too large"))?;
+            .ok_or_else(|| Error::corrupt("szip input too large"))?;
         Ok(Setup {
             p: *p,
             profile,

@@ -1,11 +1,11 @@
-//! szip (AEC) on its own: tgm's coder against the reference's pure-Rust
+//! szip (AEC) on its own: this crate's coder against the reference's pure-Rust
 //! coder and, with `--features libaec-conformance`, libaec itself, on a
 //! 16-bit and a 24-bit quantised weather field and a raw uint16 image.
 //! Compressed sizes are printed once per data set.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use tgm::szip::{self, flags, SzipParams};
+use tgm_szip::{self as szip, flags, SzipParams};
 
 const N: usize = 4 << 20;
 
@@ -56,6 +56,11 @@ fn containers(v: &[u32], p: &SzipParams) -> Vec<u8> {
 mod libaec;
 
 fn bench(c: &mut Criterion) {
+    // The parallel coders run on the current rayon pool: two workers here.
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
     let sets = [
         (
             "weather16",
@@ -118,11 +123,16 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("encode", "tgm"), |b| {
             b.iter(|| szip::encode(black_box(&input), &p).unwrap())
         });
-        let (par, _) = szip::encode_parallel(&input, &p, szip::SzipProfile::Libaec, 2).unwrap();
+        let (par, _) = two
+            .install(|| szip::encode_parallel(&input, &p, szip::SzipProfile::Libaec, 2))
+            .unwrap();
         assert!(par == ours, "the 2-thread encoder's bytes differ");
         g.bench_function(BenchmarkId::new("encode", "tgm-2-threads"), |b| {
             b.iter(|| {
-                szip::encode_parallel(black_box(&input), &p, szip::SzipProfile::Libaec, 2).unwrap()
+                two.install(|| {
+                    szip::encode_parallel(black_box(&input), &p, szip::SzipProfile::Libaec, 2)
+                })
+                .unwrap()
             })
         });
         g.bench_function(BenchmarkId::new("encode", "reference"), |b| {
@@ -138,7 +148,10 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function(BenchmarkId::new("decode", "tgm-2-threads"), |b| {
             b.iter(|| {
-                szip::decode_parallel_into(black_box(&ours), &p, &offsets, &mut out, 2).unwrap()
+                two.install(|| {
+                    szip::decode_parallel_into(black_box(&ours), &p, &offsets, &mut out, 2)
+                })
+                .unwrap()
             })
         });
         g.bench_function(BenchmarkId::new("decode", "reference"), |b| {

@@ -2,7 +2,7 @@
 //! bit-identity tests and benchmarks (feature `libaec-conformance`).
 
 use std::os::raw::{c_int, c_uchar, c_uint};
-use tgm::szip::SzipParams;
+use tgm_szip::SzipParams;
 
 #[repr(C)]
 struct AecStream {

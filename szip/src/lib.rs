@@ -1,21 +1,57 @@
-//! CCSDS 121.0-B-3 adaptive entropy coding ("szip", bit-identical to
-//! libaec), in pure Rust. See `spec/szip.md`.
+//! CCSDS 121.0-B-3 adaptive entropy coding ("szip", AEC) in pure Rust,
+//! bit-identical to libaec: [`encode`] writes exactly the bytes libaec's
+//! `aec_buffer_encode` writes for the same [`SzipParams`], and the decoders
+//! read every stream libaec writes. The rules are in tgm's `spec/szip.md`.
 //!
 //! Decoding writes into a caller buffer of exactly the expected size; a
-//! stream that ends early, or codes more samples than an RSI holds, is a
-//! typed error with the bit offset where decoding stopped.
+//! stream that ends early, or codes more samples than an RSI holds, is an
+//! [`Error`] of kind [`ErrorKind::Corrupt`] with the byte offset where
+//! decoding stopped. No input makes the coder panic.
+//!
+//! The encoder also returns the bit offset where every reference sample
+//! interval (RSI) starts. With those offsets a stream can be decoded on
+//! several threads ([`decode_parallel_into`]) or in part
+//! ([`decode_range_into`]), decoding only the RSIs a byte range covers.
+//! Parallel work runs on the current rayon pool: wrap the call in
+//! `ThreadPool::install` to choose the threads.
+//!
+//! ```
+//! use tgm_szip::{decode_into, decode_range_into, encode, flags, SzipParams};
+//!
+//! let p = SzipParams {
+//!     bits_per_sample: 16,
+//!     block_size: 16,
+//!     rsi: 4,
+//!     flags: flags::PREPROCESS | flags::MSB,
+//! };
+//! // 1000 big-endian 16-bit samples of a smooth signal.
+//! let input: Vec<u8> = (0..1000u16).flat_map(|i| (30_000 + i / 3).to_be_bytes()).collect();
+//! let (stream, rsi_offsets) = encode(&input, &p)?;
+//! assert!(stream.len() < input.len() / 4);
+//!
+//! let mut back = vec![0u8; input.len()];
+//! decode_into(&stream, &p, &mut back)?;
+//! assert_eq!(back, input);
+//!
+//! // Samples 700..710 only, decoding just the RSI that holds them.
+//! let mut part = vec![0u8; 20];
+//! decode_range_into(&stream, &p, &rsi_offsets, input.len() as u64, 1400, &mut part)?;
+//! assert_eq!(part, input[1400..1420]);
+//! # Ok::<(), tgm_szip::Error>(())
+//! ```
 
 mod bitreader;
 mod bitwriter;
 mod decode;
-pub(crate) use decode::rsi_chain_holds;
 mod encode;
+mod error;
 
 pub use decode::{
     decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, decode_range_into,
-    rsis_per_run,
+    rsi_chain_holds, rsis_per_run, Sink,
 };
 pub use encode::{encode, encode_parallel, encode_with, SzipProfile};
+pub use error::{Error, ErrorKind, Result};
 
 /// Flag values as libaec numbers them (and as `szip_flags` stores them).
 pub mod flags {
@@ -35,8 +71,6 @@ pub mod flags {
     pub const NOT_ENFORCE: u32 = 64;
 }
 
-use crate::error::{Error, Result};
-
 /// Coder parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SzipParams {
@@ -55,7 +89,7 @@ impl SzipParams {
     pub fn validate(&self) -> Result<()> {
         let p = self;
         if !(1..=32).contains(&p.bits_per_sample) {
-            return Err(Error::metadata(format!(
+            return Err(Error::params(format!(
                 "szip bits per sample {} outside 1..=32",
                 p.bits_per_sample
             )));
@@ -66,19 +100,19 @@ impl SzipParams {
             matches!(p.block_size, 8 | 16 | 32 | 64)
         };
         if !ok_block {
-            return Err(Error::metadata(format!(
+            return Err(Error::params(format!(
                 "szip block size {} is not allowed",
                 p.block_size
             )));
         }
         if !(1..=4096).contains(&p.rsi) {
-            return Err(Error::metadata(format!(
+            return Err(Error::params(format!(
                 "szip rsi {} outside 1..=4096",
                 p.rsi
             )));
         }
         if p.flags & flags::RESTRICTED != 0 && p.bits_per_sample > 4 {
-            return Err(Error::metadata(
+            return Err(Error::params(
                 "szip restricted coding needs at most 4 bits per sample",
             ));
         }

@@ -1,12 +1,12 @@
 //! Bit identity of tgm's szip coder with libaec itself (Debian's libaec-dev),
 //! over every bit width, block size, several RSIs, flags and data shapes.
-//! Run with `cargo test --features libaec-conformance --test szip_libaec`.
+//! Run with `cargo test -p tgm-szip --features libaec-conformance --test libaec_identity`.
 #![cfg(feature = "libaec-conformance")]
 
 #[path = "libaec/mod.rs"]
 mod libaec;
 
-use tgm::szip::{self, flags, SzipParams};
+use tgm_szip::{self as szip, flags, SzipParams};
 
 struct Rng(u64);
 impl Rng {
