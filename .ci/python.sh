@@ -26,6 +26,10 @@ fi
 step "python: build and install (pip install ./python)"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
 
+step "python: the tgm binary (tests/test_validate.py compares its reports)"
+cargo build -p tgm-cli
+export TGM_BIN="$PWD/target/debug/tgm"
+
 step "python: pytest"
 set +e
 (cd python && "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=300 tests)
