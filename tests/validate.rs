@@ -148,6 +148,8 @@ fn one_damaged_message_reports_its_structure_code() {
     let mut bad = m.clone();
     bad[0..8].copy_from_slice(b"WRONGMAG");
     assert_eq!(code(&bad), IssueCode::InvalidMagic);
+    assert_eq!(code(&m[..23]), IssueCode::BufferTooShort);
+    assert_eq!(code(&m[..30]), IssueCode::TotalLengthExceedsBuffer);
     assert_eq!(code(&m[..m.len() - 1]), IssueCode::TotalLengthExceedsBuffer);
     let r = validate_message(&bad, Mode::Default, &opts);
     assert_eq!(

@@ -158,3 +158,27 @@ def test_file_report_positions_every_message(tmp_path):
         {"byte_offset": len(GOOD), "length": 4, "description": f"4 unrecognized bytes at offset {len(GOOD)}"}
     ]
 
+
+
+@pytest.mark.parametrize("level", list(FLAGS))
+def test_reports_match_the_reference_package(corpus, level):
+    """Codes, levels, severities, objects, damage and ``hash_verified`` are
+    the reference's (tgm adds offsets the reference leaves out)."""
+    ref = pytest.importorskip("tensogram")
+
+    def essence(r):
+        issues = [
+            [(i["code"], i["level"], i["severity"], i.get("object_index")) for i in m["issues"]]
+            for m in r["messages"]
+        ]
+        damage = [(f["byte_offset"], f["length"]) for f in r["file_issues"]]
+        return issues, damage, [m["hash_verified"] for m in r["messages"]]
+
+    for name in sorted(CORPUS):
+        for canonical in (False, True):
+            a = ref.validate_file(str(corpus / name), level=level, check_canonical=canonical)
+            b = tgm.validate_file(corpus / name, level=level, check_canonical=canonical)
+            assert essence(b) == essence(a), (name, canonical)
+    for buf in (b"", GOOD[:30], b"WRONGMAG" + GOOD[8:], GOOD[:-1], FLIPPED):
+        a, b = ref.validate(buf, level=level), tgm.validate(buf, level=level)
+        assert [i["code"] for i in b["issues"]] == [i["code"] for i in a["issues"]], buf[:8]

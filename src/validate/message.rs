@@ -7,7 +7,7 @@ use crate::decode::{Message, Object};
 use crate::pipeline::registry;
 use crate::pipeline::StageKind;
 use crate::wire::layout::parse_layout;
-use crate::wire::{MAGIC, MIN_MESSAGE_LEN};
+use crate::wire::{MAGIC, PREAMBLE_LEN};
 use crate::{DecodeOptions, Error, ErrorKind, Limits, Verify};
 
 use super::report::{Issue, IssueCode, Level, MessageReport, Severity};
@@ -130,9 +130,9 @@ fn structure<'a>(
     f: &mut Findings,
 ) -> Option<Message<'a>> {
     let err = (IssueCode::BufferTooShort, Level::Structure, Severity::Error);
-    if bytes.len() < MIN_MESSAGE_LEN {
+    if bytes.len() < PREAMBLE_LEN {
         let d = format!(
-            "{} bytes cannot hold a message (at least {MIN_MESSAGE_LEN})",
+            "{} bytes cannot hold a preamble ({PREAMBLE_LEN} bytes)",
             bytes.len()
         );
         f.push(err, None, Some(base), d);
