@@ -235,6 +235,17 @@ impl<'a> Message<'a> {
         if policy == Verify::Off {
             return Ok(());
         }
+        let table = self.verify_head(policy)?;
+        for i in 0..self.num_objects() {
+            self.verify_object(i, policy, table.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Verifies every frame but the data frames per `policy`, and that the
+    /// hash table lists one digest per object; returns the table when its
+    /// algorithm is xxh3, for [`Message::verify_object`].
+    pub(crate) fn verify_head(&self, policy: Verify) -> Result<Option<HashTable>> {
         let table = self.hash_table()?;
         let table = table.filter(|t| t.algorithm == crate::hash::ALGORITHM);
         if let Some(t) = &table {
@@ -257,13 +268,17 @@ impl<'a> Message<'a> {
             }
             verify_frame(&f, policy)?;
         }
-        for i in 0..self.num_objects() {
-            self.verify_object(i, policy, table.as_ref())?;
-        }
-        Ok(())
+        Ok(table)
     }
 
-    fn verify_object(&self, i: usize, policy: Verify, table: Option<&HashTable>) -> Result<()> {
+    /// Verifies data frame `i` per `policy`, and its digest against the
+    /// hash table's entry.
+    pub(crate) fn verify_object(
+        &self,
+        i: usize,
+        policy: Verify,
+        table: Option<&HashTable>,
+    ) -> Result<()> {
         let f = self.layout.objects[i].data;
         let listed = table.and_then(|t| t.hashes.get(i).copied());
         if f.has_hash() {

@@ -23,6 +23,7 @@ mod stream_store;
 #[cfg(feature = "szip")]
 pub mod szip;
 pub mod tensor;
+pub mod validate;
 pub mod wire;
 
 pub use decode::{
@@ -38,6 +39,7 @@ pub use limits::Limits;
 pub use metadata::{GlobalMetadata, Provenance};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use stream::StreamingEncoder;
+pub use validate::{validate, validate_file};
 pub use wire::scan::{scan, MessageSpan};
 
 /// Internals that the fuzz targets and the adversarial tests build inputs

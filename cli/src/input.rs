@@ -240,16 +240,6 @@ impl Archive {
         self.reader.message_bytes(i).at(&self.label)
     }
 
-    /// Runs `f` on the parsed message `i` (errors are the library's, not yet
-    /// naming the archive).
-    pub fn with_message<R>(
-        &self,
-        i: usize,
-        f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
-    ) -> tgm::Result<R> {
-        self.reader.with_message(i, f)
-    }
-
     /// Metadata and descriptors of message `i`, without decoding payloads.
     pub fn header(&self, i: usize) -> CliResult<(GlobalMetadata, Vec<ObjectDescriptor>)> {
         if let Reader::Source(s) = &self.reader {
@@ -335,5 +325,18 @@ impl Archive {
             })
             .at(&self.label)?;
         inner
+    }
+}
+
+/// The library validator reads an archive as it reads any file
+/// (`spec/files.md` §8).
+impl tgm::validate::ValidateSource for Archive {
+    fn messages(&self, _: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
+        let r = &self.reader;
+        (r.size(), Cow::Borrowed(r.spans()), r.torn_tail().cloned())
+    }
+
+    fn message_bytes(&self, i: usize, _: MessageSpan) -> tgm::Result<Cow<'_, [u8]>> {
+        self.reader.message_bytes(i)
     }
 }

@@ -467,10 +467,28 @@ fn validate_reports_damage_with_offsets_and_exit_status() {
     let r = tgm_in(d.path(), &["validate", "--json", "x.tgm", "t.tgm"]);
     assert_eq!(r.code, 1);
     let rep: serde_json::Value = serde_json::from_str(&r.out).unwrap();
-    assert_eq!(rep["files"][0]["valid"], true);
-    assert_eq!(rep["files"][1]["valid"], false);
-    assert!(rep["files"][1]["problems"][0]["offset"].is_u64(), "{rep}");
-    assert_eq!(tgm_in(d.path(), &["validate", "a.npy"]).code, 1);
+    assert_eq!(rep[0]["status"], "ok");
+    assert_eq!(rep[0]["messages"], 3);
+    assert_eq!(rep[0]["hash_verified"], true);
+    assert_eq!(rep[1]["status"], "failed");
+    assert_eq!(rep[1]["messages"], 2);
+    let torn = &rep[1]["file_issues"][0];
+    // The torn third message starts where the intact file's third does.
+    let third = &rep[0]["message_reports"][2]["byte_offset"];
+    assert_eq!(torn["byte_offset"], *third, "{rep}");
+    assert!(
+        torn["description"].as_str().unwrap().contains("trailing"),
+        "{rep}"
+    );
+    let r = tgm_in(d.path(), &["validate", "t.tgm"]);
+    assert!(
+        r.err.contains("t.tgm: FAILED (1 error, 2 messages"),
+        "{}",
+        r.err
+    );
+    let r = tgm_in(d.path(), &["validate", "a.npy"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("with no valid messages"), "{}", r.err);
 }
 
 #[test]

@@ -56,6 +56,7 @@ pub fn decode(data: &[u8]) {
         let _ = tgm::decode_object(msg, i, &opts);
         let _ = tgm::decode_range(msg, i, &[(0, 1), (1, 3)], &opts);
     }
+    validate(msg, &opts.limits);
     if let Ok(m) = Message::parse_with(msg, 0, &opts.limits) {
         let _ = m.verify(opts.verify);
         let _ = m.index();
@@ -96,9 +97,52 @@ pub fn decode(data: &[u8]) {
     }
 }
 
+/// The validator in every mode, over `data` as one message and as a file:
+/// it never panics, a message it passes in default mode decodes, and the
+/// bytes it reports outside messages are in order and disjoint, none
+/// starting where a message it reports starts.
+fn validate(data: &[u8], limits: &tgm::Limits) {
+    use tgm::validate::{validate_message, Mode, ValidateOptions};
+    let opts = ValidateOptions::default()
+        .canonical(true)
+        .limits(limits.clone());
+    for mode in [Mode::Quick, Mode::Checksum, Mode::Default, Mode::Full] {
+        let one = validate_message(data, mode, &opts);
+        if mode == Mode::Default && one.is_ok() {
+            let d = tgm::DecodeOptions::default()
+                .limits(limits.clone())
+                .restore_non_finite(false);
+            if let Err(e) = tgm::decode(data, &d) {
+                panic!("validated in default mode but does not decode: {e}");
+            }
+        }
+        let rep = tgm::validate(data, mode, &opts).expect("bytes in memory are readable");
+        let mut at = 0u64;
+        let mut marks: Vec<(u64, bool)> = rep
+            .file_issues
+            .iter()
+            .map(|f| (f.byte_offset, true))
+            .collect();
+        marks.extend(rep.messages.iter().map(|m| (m.offset, false)));
+        marks.sort();
+        for f in &rep.file_issues {
+            assert!(
+                f.byte_offset >= at && f.length > 0,
+                "file issues out of order"
+            );
+            at = f.byte_offset + f.length;
+        }
+        assert!(at <= data.len() as u64);
+        for w in marks.windows(2) {
+            assert!(w[0].0 < w[1].0, "a message and a file issue start together");
+        }
+    }
+}
+
 /// Multi-message scanning and salvage.
 pub fn scan(data: &[u8]) {
     let limits = fuzz_limits();
+    validate(data, &limits);
     let spans = scan_with(data, &limits);
     let mut end = 0u64;
     for s in &spans {

@@ -10,11 +10,12 @@ use std::sync::Mutex;
 use numpy::PyArray1;
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyList, PyMemoryView};
 
 use tgm::decode::{locate_object, Message};
 use tgm::encode::EncodeOptions;
 use tgm::pipeline::PipelineOptions;
+use tgm::validate::{Mode, ValidateOptions};
 use tgm::{
     ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, TgmFile, Verify,
 };
@@ -24,18 +25,72 @@ use crate::convert::{
     py_err, IntoPyResult,
 };
 
-/// The bytes of a C-contiguous buffer. The slice is valid while `b` lives.
-fn bytes_of<'a>(py: Python<'_>, b: &'a PyBuffer<u8>) -> PyResult<&'a [u8]> {
-    if !b.is_c_contiguous() {
-        return Err(invalid_argument(py, "buffer must be C-contiguous"));
+/// The bytes of a Python buffer, safe to read after the GIL is released:
+/// borrowed when no Python code can change them (a `bytes` object, or a
+/// read-only memory map, directly or through memoryviews), copied while
+/// the GIL is held otherwise (`bytearray`, NumPy arrays, writable maps,
+/// read-only views of writable objects). See the README's Python section.
+pub(crate) enum Input {
+    /// Held export of an immutable object.
+    Shared(PyBuffer<u8>),
+    /// A private copy.
+    Copied(Vec<u8>),
+}
+
+impl Input {
+    /// Takes the buffer of `obj`, which must be C-contiguous.
+    pub(crate) fn of(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = obj.py();
+        let b = PyBuffer::<u8>::get(obj)?;
+        if !b.is_c_contiguous() {
+            return Err(invalid_argument(py, "buffer must be C-contiguous"));
+        }
+        if b.readonly() && immutable(obj)? {
+            Ok(Input::Shared(b))
+        } else {
+            Ok(Input::Copied(b.to_vec(py)?))
+        }
     }
-    let len = b.len_bytes();
-    if len == 0 {
-        return Ok(&[]);
+
+    /// The bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Input::Copied(v) => v,
+            Input::Shared(b) => {
+                let len = b.len_bytes();
+                if len == 0 {
+                    return &[];
+                }
+                // SAFETY: the buffer is C-contiguous (checked in `of`),
+                // `len` bytes long, stays exported while `b` lives, and its
+                // exporter is immutable, so no thread writes it while we read.
+                unsafe { std::slice::from_raw_parts(b.buf_ptr() as *const u8, len) }
+            }
+        }
     }
-    // SAFETY: the buffer is C-contiguous, `len` bytes long, and stays
-    // exported (hence allocated) while `b` is borrowed.
-    Ok(unsafe { std::slice::from_raw_parts(b.buf_ptr() as *const u8, len) })
+}
+
+/// Whether no Python code can change the bytes `obj` exports: the object
+/// at the bottom of its memoryview chain is `bytes`, or a memory map whose
+/// own buffer is read-only (`mmap.ACCESS_READ`).
+fn immutable(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = obj.py();
+    let mut base = obj.clone();
+    while base.is_instance_of::<PyMemoryView>() {
+        let inner = base.getattr("obj")?;
+        if inner.is_none() {
+            return Ok(false);
+        }
+        base = inner;
+    }
+    if base.is_instance_of::<PyBytes>() {
+        return Ok(true);
+    }
+    let mmap = py.import("mmap")?.getattr("mmap")?;
+    if !base.is_instance(&mmap)? {
+        return Ok(false);
+    }
+    Ok(PyBuffer::<u8>::get(&base)?.readonly())
 }
 
 /// A byte vector handed to NumPy without copying.
@@ -88,14 +143,11 @@ pub fn encode(
     let mut descs = Vec::with_capacity(objects.len());
     let mut bufs = Vec::with_capacity(objects.len());
     for item in objects.iter() {
-        let (d, data): (Bound<'_, PyAny>, PyBuffer<u8>) = item.extract()?;
+        let (d, data): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
         descs.push(descriptor_from_py(&d)?);
-        bufs.push(data);
+        bufs.push(Input::of(&data)?);
     }
-    let slices = bufs
-        .iter()
-        .map(|b| bytes_of(py, b))
-        .collect::<PyResult<Vec<_>>>()?;
+    let slices = bufs.iter().map(Input::bytes);
     let pairs: Vec<(&ObjectDescriptor, &[u8])> = descs.iter().zip(slices).collect();
     let opts = encode_options(hash, threads, allow_nan, allow_inf);
     let out = py
@@ -110,13 +162,14 @@ pub fn encode(
 #[pyo3(signature = (buf, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
 pub fn decode(
     py: Python<'_>,
-    buf: PyBuffer<u8>,
+    buf: &Bound<'_, PyAny>,
     native_byte_order: bool,
     threads: usize,
     restore_non_finite: bool,
     verify_hash: bool,
 ) -> PyResult<(PyObject, Vec<(PyObject, PyObject)>)> {
-    let bytes = bytes_of(py, &buf)?;
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
     let m = py.allow_threads(|| tgm::decode(bytes, &opts)).py(py)?;
     let meta = metadata_to_py(py, &m.metadata)?;
@@ -130,8 +183,9 @@ pub fn decode(
 
 /// Metadata of the first message of `buf`; the metadata frame's digest is checked.
 #[pyfunction]
-pub fn decode_metadata(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<PyObject> {
-    let bytes = bytes_of(py, &buf)?;
+pub fn decode_metadata(py: Python<'_>, buf: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let m = py
         .allow_threads(|| tgm::decode_metadata(bytes, &DecodeOptions::default()))
         .py(py)?;
@@ -142,9 +196,10 @@ pub fn decode_metadata(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<PyObject> 
 #[pyfunction]
 pub fn decode_descriptors(
     py: Python<'_>,
-    buf: PyBuffer<u8>,
+    buf: &Bound<'_, PyAny>,
 ) -> PyResult<(PyObject, Vec<PyObject>)> {
-    let bytes = bytes_of(py, &buf)?;
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let (m, descs) = py
         .allow_threads(|| tgm::decode_descriptors(bytes, &DecodeOptions::default()))
         .py(py)?;
@@ -160,14 +215,15 @@ pub fn decode_descriptors(
 #[pyo3(signature = (buf, index, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
 pub fn decode_object(
     py: Python<'_>,
-    buf: PyBuffer<u8>,
+    buf: &Bound<'_, PyAny>,
     index: usize,
     native_byte_order: bool,
     threads: usize,
     restore_non_finite: bool,
     verify_hash: bool,
 ) -> PyResult<(PyObject, PyObject, PyObject)> {
-    let bytes = bytes_of(py, &buf)?;
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
     let (meta, obj) = py
         .allow_threads(|| -> tgm::Result<_> {
@@ -191,7 +247,7 @@ pub fn decode_object(
 #[allow(clippy::too_many_arguments)]
 pub fn decode_range(
     py: Python<'_>,
-    buf: PyBuffer<u8>,
+    buf: &Bound<'_, PyAny>,
     index: usize,
     ranges: Vec<(u64, u64)>,
     native_byte_order: bool,
@@ -199,7 +255,8 @@ pub fn decode_range(
     restore_non_finite: bool,
     verify_hash: bool,
 ) -> PyResult<(PyObject, Vec<PyObject>)> {
-    let bytes = bytes_of(py, &buf)?;
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
     let (desc, parts) = py
         .allow_threads(|| -> tgm::Result<_> {
@@ -221,11 +278,12 @@ pub fn decode_range(
 #[pyo3(signature = (buf, index, verify_hash=false))]
 pub fn locate_raw(
     py: Python<'_>,
-    buf: PyBuffer<u8>,
+    buf: &Bound<'_, PyAny>,
     index: usize,
     verify_hash: bool,
 ) -> PyResult<(PyObject, Option<u64>, Option<u64>)> {
-    let bytes = bytes_of(py, &buf)?;
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let (desc, place) = py
         .allow_threads(|| -> tgm::Result<_> {
             let limits = Limits::default();
@@ -249,8 +307,9 @@ pub fn locate_raw(
 
 /// Complete messages in `buf` as `(offset, length)` pairs.
 #[pyfunction]
-pub fn scan(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<Vec<(u64, u64)>> {
-    let bytes = bytes_of(py, &buf)?;
+pub fn scan(py: Python<'_>, buf: &Bound<'_, PyAny>) -> PyResult<Vec<(u64, u64)>> {
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let spans = py.allow_threads(|| tgm::scan(bytes));
     Ok(spans.iter().map(|s| (s.offset, s.len)).collect())
 }
@@ -271,8 +330,9 @@ pub fn index_file(
 
 /// xxh3-64 of `buf` as 16 lowercase hex digits.
 #[pyfunction]
-pub fn compute_hash(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<String> {
-    let bytes = bytes_of(py, &buf)?;
+pub fn compute_hash(py: Python<'_>, buf: &Bound<'_, PyAny>) -> PyResult<String> {
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
     let h = py.allow_threads(|| tgm::hash::xxh3(bytes));
     Ok(tgm::hash::to_hex(h))
 }
@@ -282,11 +342,12 @@ pub fn compute_hash(py: Python<'_>, buf: PyBuffer<u8>) -> PyResult<String> {
 #[pyfunction]
 pub fn compute_packing_params(
     py: Python<'_>,
-    values: PyBuffer<u8>,
+    values: &Bound<'_, PyAny>,
     bits_per_value: u32,
     decimal_scale_factor: i32,
 ) -> PyResult<(f64, i32, i32, u32)> {
-    let bytes = bytes_of(py, &values)?;
+    let input = Input::of(values)?;
+    let bytes = input.bytes();
     if bytes.len() % 8 != 0 {
         return Err(invalid_argument(py, "values must be float64"));
     }
@@ -308,148 +369,52 @@ pub fn compute_packing_params(
     ))
 }
 
-/// Validation depth of [`validate`]; digests as in `spec/format.md` §12.2.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Level {
-    Quick,
-    Default,
-    Full,
+fn validate_options(
+    py: Python<'_>,
+    level: &str,
+    canonical: bool,
+) -> PyResult<(Mode, ValidateOptions)> {
+    let mode = level.parse::<Mode>().map_err(|e| py_err(py, e))?;
+    Ok((mode, ValidateOptions::default().canonical(canonical)))
 }
 
-/// One problem found by [`validate`].
-struct Issue {
-    code: &'static str,
-    level: &'static str,
-    severity: &'static str,
-    error: Error,
+fn to_json(py: Python<'_>, v: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| invalid_argument(py, e.to_string()))
 }
 
-/// Checks one message: structure, metadata and descriptors (`quick`), frame
-/// digests (`default`, `checksum`), and a full decode with a scan for
-/// non-finite values (`full`).
-/// Returns `(issues, object_count, hash_verified)`; each issue is
-/// `(code, level, severity, description, object_index, byte_offset)`.
+/// Validates `buf` as one message with the library validator
+/// (`spec/files.md` §8) → the report as JSON, which the Python layer loads
+/// into the reference's dict shape.
 #[pyfunction]
-#[pyo3(signature = (buf, level="default"))]
-#[allow(clippy::type_complexity)]
+#[pyo3(signature = (buf, level="default", canonical=false))]
 pub fn validate(
     py: Python<'_>,
-    buf: PyBuffer<u8>,
+    buf: &Bound<'_, PyAny>,
     level: &str,
-) -> PyResult<(Vec<PyObject>, usize, bool)> {
-    let lvl = match level {
-        "quick" => Level::Quick,
-        "default" | "checksum" => Level::Default,
-        "full" => Level::Full,
-        other => {
-            return Err(invalid_argument(
-                py,
-                format!("unknown validation level {other:?} (quick, default, checksum, full)"),
-            ))
-        }
-    };
-    let bytes = bytes_of(py, &buf)?;
-    let (issues, count, verified) = py.allow_threads(|| validate_message(bytes, lvl));
-    let out = issues
-        .into_iter()
-        .map(|i| {
-            let d = PyDict::new(py);
-            d.set_item("code", i.code)?;
-            d.set_item("level", i.level)?;
-            d.set_item("severity", i.severity)?;
-            d.set_item("description", i.error.to_string())?;
-            if let Some(o) = i.error.object_index() {
-                d.set_item("object_index", o)?;
-            }
-            if let Some(off) = i.error.offset() {
-                d.set_item("byte_offset", off)?;
-            }
-            Ok(d.into_any().unbind())
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((out, count, verified))
+    canonical: bool,
+) -> PyResult<String> {
+    let (mode, opts) = validate_options(py, level, canonical)?;
+    let input = Input::of(buf)?;
+    let bytes = input.bytes();
+    let report = py.allow_threads(|| tgm::validate::validate_message(bytes, mode, &opts));
+    to_json(py, &report)
 }
 
-fn validate_message(bytes: &[u8], lvl: Level) -> (Vec<Issue>, usize, bool) {
-    let limits = Limits::default();
-    let mut issues = Vec::new();
-    let err = |code, level, e| Issue {
-        code,
-        level,
-        severity: "error",
-        error: e,
-    };
-    let m = match Message::parse_with(bytes, 0, &limits) {
-        Ok(m) => m,
-        Err(e) => {
-            issues.push(err("structure", "structure", e));
-            return (issues, 0, false);
-        }
-    };
-    let n = m.num_objects();
-    if let Err(e) = m.metadata() {
-        issues.push(err("metadata", "metadata", e));
-    }
-    let mut objects = Vec::with_capacity(n);
-    for i in 0..n {
-        match m.object(i) {
-            Ok(o) => objects.push(o),
-            Err(e) => issues.push(err("descriptor", "metadata", e)),
-        }
-    }
-    let mut hash_verified = false;
-    if lvl >= Level::Default && issues.is_empty() {
-        match m.verify(Verify::Require) {
-            Ok(()) => hash_verified = true,
-            Err(e) if matches!(e.kind(), tgm::ErrorKind::MissingHash) => {
-                if let Err(e) = m.verify(Verify::IfPresent) {
-                    issues.push(err("hash_mismatch", "integrity", e));
-                }
-            }
-            Err(e) => issues.push(err("hash_mismatch", "integrity", e)),
-        }
-    }
-    if lvl == Level::Full && issues.is_empty() {
-        let opts = DecodeOptions::default().verify(Verify::Off);
-        for o in &objects {
-            match o.decode(&opts) {
-                Ok(data) => {
-                    if let Some(e) = non_finite(o.descriptor(), &data, o.index()) {
-                        issues.push(Issue {
-                            code: "non_finite",
-                            level: "fidelity",
-                            severity: "warning",
-                            error: e,
-                        });
-                    }
-                }
-                Err(e) => issues.push(err("decode", "fidelity", e)),
-            }
-        }
-    }
-    (issues, n, hash_verified)
-}
-
-/// The first NaN or infinity in decoded float32/float64 elements.
-fn non_finite(d: &ObjectDescriptor, data: &[u8], index: usize) -> Option<Error> {
-    let first = match d.dtype {
-        tgm::Dtype::Float32 => data
-            .chunks_exact(4)
-            .position(|c| !f32::from_ne_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
-        tgm::Dtype::Float64 => data.chunks_exact(8).position(|c| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            !f64::from_ne_bytes(a).is_finite()
-        }),
-        _ => None,
-    }?;
-    Some(
-        Error::new(
-            tgm::ErrorKind::NonFinite,
-            format!("element {first} is NaN or infinite"),
-        )
-        .in_object(index),
-    )
+/// Validates every message of the file at `path` and the bytes between
+/// them → the report as JSON (`{"file_issues", "messages"}`).
+#[pyfunction]
+#[pyo3(signature = (path, level="default", canonical=false))]
+pub fn validate_file(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    level: &str,
+    canonical: bool,
+) -> PyResult<String> {
+    let (mode, opts) = validate_options(py, level, canonical)?;
+    let report = py
+        .allow_threads(|| tgm::validate_file(&path, mode, &opts))
+        .py(py)?;
+    to_json(py, &report)
 }
 
 /// The library's streaming encoder writing into memory.
@@ -491,10 +456,11 @@ impl NativeStreamingEncoder {
         &self,
         py: Python<'_>,
         descriptor: &Bound<'_, PyAny>,
-        data: PyBuffer<u8>,
+        data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let d = descriptor_from_py(descriptor)?;
-        let bytes = bytes_of(py, &data)?;
+        let input = Input::of(data)?;
+        let bytes = input.bytes();
         let mut guard = self.lock(py)?;
         let enc = guard
             .as_mut()

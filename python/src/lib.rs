@@ -24,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::compute_hash, m)?)?;
     m.add_function(wrap_pyfunction!(core::compute_packing_params, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
     Ok(())
 }

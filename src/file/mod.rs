@@ -2,7 +2,7 @@
 //! appending, salvage of damaged files. See `spec/files.md`.
 
 mod append;
-mod index;
+pub(crate) mod index;
 mod layout;
 pub(crate) mod locate;
 mod partial;

@@ -1,6 +1,8 @@
 """Buffer-level functions with the reference package's names, signatures
 and return shapes (``spec/format.md`` §12 for decoding)."""
 
+import json
+
 import numpy as np
 
 from . import _native
@@ -106,8 +108,10 @@ def encode(
 
 
 def _buffer(buf):
-    """``buf`` as a flat byte buffer: bytes-like objects, memory maps and
-    NumPy arrays of any dtype are read in place."""
+    """``buf`` as a flat byte buffer (bytes-like objects, memory maps,
+    NumPy arrays of any dtype). ``bytes`` and read-only memory maps are
+    read in place; the native layer copies any other buffer before it
+    releases the GIL, so another thread writing it cannot race the read."""
     if isinstance(buf, (bytes, bytearray)):
         return buf
     if isinstance(buf, str):
@@ -224,56 +228,30 @@ def iter_messages(buf, *, verify_hash=False):
 
 
 def validate(buf, level="default", check_canonical=False):
-    """Validate one message → ``{"issues", "object_count", "hash_verified"}``.
+    """Validate *buf* as one message → ``{"issues", "object_count",
+    "hash_verified", "byte_offset"}``.
 
-    Levels: ``quick`` (structure, metadata, descriptors), ``default`` and
-    ``checksum`` (plus frame digests), ``full`` (plus a full decode and a
-    scan for NaN/Inf).
+    Levels (``spec/files.md`` §8): ``quick`` (structure), ``default``
+    (plus metadata, digests and payload decoding), ``checksum`` (structure
+    and digests only), ``full`` (plus NaN/Inf not declared by a mask).
+    ``check_canonical`` also warns about non-canonical CBOR key order.
     """
-    if check_canonical:
-        raise InvalidArgumentError("check_canonical is not supported by tgm")
-    issues, count, verified = _native.validate(_buffer(buf), level)
-    return {"issues": issues, "object_count": count, "hash_verified": verified}
+    if isinstance(buf, str):
+        raise TypeError("a message is bytes-like, not str")
+    return json.loads(_native.validate(_buffer(buf), level, bool(check_canonical)))
 
 
 def validate_file(path, level="default", check_canonical=False):
     """Validate every message of a file → ``{"file_issues", "messages"}``.
 
-    File issues report bytes between or after messages that belong to no
-    complete message, each with ``byte_offset``, ``length`` and
-    ``description``.
+    ``messages`` holds one report per complete message, as :func:`validate`
+    returns; ``file_issues`` the bytes outside complete messages (garbage,
+    a truncated message, trailing bytes), each with ``byte_offset``,
+    ``length`` and ``description``.
     """
-    import mmap
     import os
 
-    if check_canonical:
-        raise InvalidArgumentError("check_canonical is not supported by tgm")
-    size, spans, torn = _native.index_file(os.fspath(path))
-    file_issues = []
-    pos = 0
-    for off, length in spans:
-        if off > pos:
-            file_issues.append(
-                {"byte_offset": pos, "length": off - pos, "description": "bytes outside any message"}
-            )
-        pos = off + length
-    if torn is not None:
-        t_off, t_len, reason = torn
-        file_issues.append({"byte_offset": t_off, "length": t_len, "description": reason})
-    elif pos < size:
-        file_issues.append(
-            {"byte_offset": pos, "length": size - pos, "description": "trailing bytes"}
-        )
-    messages = []
-    if spans:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            mv = memoryview(mm)
-            try:
-                for off, length in spans:
-                    messages.append(validate(mv[off : off + length], level))
-            finally:
-                mv.release()
-    return {"file_issues": file_issues, "messages": messages}
+    return json.loads(_native.validate_file(os.fspath(path), level, bool(check_canonical)))
 
 
 def compute_hash(data, algo="xxh3"):
