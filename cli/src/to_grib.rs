@@ -9,10 +9,13 @@ use crate::util::{open_file, CliResult};
 use crate::weather::export::message_to_grib;
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tgm to-grib era5.tgm -o era5.grib2\n  tgm to-grib era5.tgm -o - | grib_ls -"
+)]
 pub struct Args {
-    /// Input .tgm file (produced by convert-grib).
+    /// Input .tgm file (produced by convert-grib; `-` for stdin).
     pub input: PathBuf,
-    /// Output GRIB file.
+    /// Output GRIB file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace OUTPUT if it exists.
@@ -30,6 +33,6 @@ pub fn run(a: Args) -> CliResult {
         out.extend_from_slice(&message_to_grib(&msg).map_err(|e| format!("message {m}: {e}"))?);
     }
     write_file(&a.output, &[&a.input], &out, a.force)?;
-    eprintln!("wrote {} bytes to {}", out.len(), a.output.display());
+    note!("wrote {} bytes to {}", out.len(), a.output.display());
     Ok(())
 }

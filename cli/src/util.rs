@@ -7,7 +7,9 @@ use std::path::Path;
 /// Result of a converter step: any error, boxed.
 pub type CliResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
-/// Opens and indexes a .tgm file, naming it in the error.
+/// Opens and indexes a .tgm file (`-` for stdin), naming it in the error;
+/// a file with no message, or with bytes outside complete messages, is
+/// refused before any output exists.
 pub fn open_file(path: &Path) -> CliResult<tgm::TgmFile> {
-    tgm::TgmFile::open(path).map_err(|e| format!("{}: {e}", path.display()).into())
+    Ok(crate::input::Archive::open(path)?.into_local()?)
 }

@@ -18,7 +18,8 @@ use crate::where_clause::Where;
     after_help = "Examples:\n  tgm copy -w mars.param=2t in.tgm t2m.tgm\n  tgm copy in.tgm 'by_param_[mars.param].tgm'"
 )]
 pub struct Args {
-    /// Only messages with an object matching (see `tgm ls --help`).
+    /// Selects whole messages (as the reference does): those with an object
+    /// matching; all their objects are copied (see `tgm ls --help`).
     #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
     pub where_clause: Vec<String>,
     /// Input file (`-` for stdin).
@@ -96,6 +97,6 @@ pub fn run(a: Args) -> CliResult {
         file.write_all(&bytes).at(&name)?;
     }
     let n = set.commit()?;
-    eprintln!("wrote {n} file(s)");
+    note!("wrote {n} file(s)");
     Ok(())
 }

@@ -9,7 +9,7 @@ use tgm::npy::{npy_layout, write_npy};
 
 use crate::error::{CliError, CliResult, WithPath};
 use crate::fmt::descriptor_json;
-use crate::input::Archive;
+use crate::input::{finish_read, Archive};
 use crate::output::FileSet;
 use crate::progress::bytes_bar;
 use crate::sidecar::{Sidecar, SidecarObject};
@@ -23,7 +23,7 @@ m<N>_o<I>.npy, in the stored byte order; m<N>.json per message.\n\nExample:\n  t
 pub struct Args {
     /// Input .tgm file (`-` for stdin).
     pub input: PathBuf,
-    /// Output directory (created if missing).
+    /// Output directory (created if missing; not `-`).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace files that exist in the output directory.
@@ -48,8 +48,12 @@ fn safe_name(meta: &tgm::Map) -> Option<String> {
 /// Runs `tgm export`.
 pub fn run(a: Args) -> CliResult {
     crate::input::refuse_remote_output(&a.output)?;
-    let f = Archive::open(&a.input)?;
+    crate::output::refuse_dash_dir(&a.output)?;
+    let f = Archive::open_readable(&a.input)?;
     if f.len() == 0 {
+        if f.report_damage() {
+            return Err(CliError::Reported);
+        }
         return Err(CliError::Failed(format!(
             "{}: no Tensogram message found",
             f.label().display()
@@ -68,11 +72,11 @@ pub fn run(a: Args) -> CliResult {
         let _ = std::fs::remove_dir(&a.output);
     }
     let (objects, messages) = result?;
-    eprintln!(
+    note!(
         "exported {objects} object(s) from {messages} message(s) to {}",
         a.output.display()
     );
-    Ok(())
+    finish_read(&mut std::io::sink(), std::slice::from_ref(&f))
 }
 
 fn export_all(a: &Args, f: &Archive) -> CliResult<(usize, usize)> {
@@ -111,7 +115,7 @@ fn export_all(a: &Args, f: &Archive) -> CliResult<(usize, usize)> {
             }
             w.flush().at(&path)?;
             if let Some(note) = layout.note {
-                bar.suspend(|| eprintln!("note: {}: {note}", path.display()));
+                bar.suspend(|| note!("note: {}: {note}", path.display()));
             }
             side.objects.push(SidecarObject {
                 file: name,

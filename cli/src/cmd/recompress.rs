@@ -26,13 +26,15 @@ pub struct Args {
     pub force: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 /// Runs `tgm recompress`.
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let stages = a.pipeline.stages()?;
     if !a.pipeline.any_stage() {
-        eprintln!("note: no stage flag given: objects are rewritten uncompressed");
+        note!("note: no stage flag given: objects are rewritten uncompressed");
     }
     let opts = a.pipeline.encode_options(g)?;
     let f = Archive::open(&a.input)?;

@@ -21,7 +21,8 @@ pub struct Args {
     /// Assignments, comma-separated.
     #[arg(short = 's', long = "set", value_name = "ASSIGNMENTS", required = true)]
     pub set_values: Vec<String>,
-    /// Only messages with an object matching (see `tgm ls --help`).
+    /// Selects whole messages (as the reference does): those with an object
+    /// matching; every object of such a message is changed (see `tgm ls --help`).
     #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
     pub where_clause: Vec<String>,
     /// Input file (`-` for stdin).
@@ -31,6 +32,8 @@ pub struct Args {
     /// Replace OUTPUT if it exists.
     #[arg(short, long)]
     pub force: bool,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 /// Runs `tgm set`: matching messages are re-encoded with the same
