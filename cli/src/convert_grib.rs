@@ -88,7 +88,7 @@ pub fn run(a: Args) -> CliResult {
                 a.compression
             ))));
         }
-        zstd_level(l).map_err(Box::new)?;
+        zstd_level(l)?;
     }
     let opts = ConvertOptions {
         split: a.split,
@@ -100,8 +100,8 @@ pub fn run(a: Args) -> CliResult {
         return Err(format!("{}: is a directory (give GRIB files)", dir.display()).into());
     }
     let spooled = Inputs::new(&a.inputs, no_suffix)?;
-    let messages =
-        convert_files(spooled.paths(), &opts).map_err(|e| spooled.relabel(e.to_string()))?;
+    let messages = convert_files(spooled.paths(), &opts)
+        .map_err(|e| spooled.describe_error(&a.inputs, e.to_string()))?;
     let mut out = Vec::new();
     let mut objects = 0;
     for m in &messages {

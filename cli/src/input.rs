@@ -424,12 +424,14 @@ impl Archive {
             .at(&self.label)
     }
 
-    /// Runs `f` on each object of message `i` decoded in native byte order,
-    /// borrowing from the mapping where the library can.
+    /// Runs `f` on each object `o` of message `i` for which `want(o)`,
+    /// decoded in native byte order, borrowing from the mapping where the
+    /// library can.
     pub fn for_each_object(
         &self,
         i: usize,
         verify: bool,
+        want: impl Fn(usize) -> bool,
         mut f: impl FnMut(usize, &ObjectDescriptor, &[u8]) -> CliResult,
     ) -> CliResult {
         let opts = DecodeOptions::default().verify(if verify {
@@ -442,7 +444,7 @@ impl Archive {
             .with_message(i, |m| {
                 m.verify(opts.verify)?;
                 let unverified = opts.clone().verify(tgm::Verify::Off);
-                for o in 0..m.num_objects() {
+                for o in (0..m.num_objects()).filter(|&o| want(o)) {
                     let obj = m.object(o)?;
                     let data = obj.decode(&unverified)?;
                     if let Err(e) = f(o, obj.descriptor(), &data) {

@@ -142,7 +142,13 @@ fn run(cli: Cli) -> CliResult {
         Command::Dump(a) => cmd::dump::run(a),
         Command::Get(a) => cmd::get::run(a),
         Command::Set(a) => encoding!(cmd::set::run, a),
-        Command::Copy(a) => cmd::copy::run(a),
+        Command::Copy(a) => cmd::copy::run(
+            a,
+            &GlobalArgs {
+                threads,
+                flags: EncodeFlags::default(),
+            },
+        ),
         Command::Merge(a) => encoding!(cmd::merge::run, a),
         Command::Split(a) => encoding!(cmd::split::run, a),
         Command::Reshuffle(a) => encoding!(cmd::reshuffle::run, a),

@@ -86,6 +86,26 @@ impl Inputs {
         }
     }
 
+    /// An error text of a reader of these inputs: the spooled copy called
+    /// [`STDIN`], and the input named when there is one alone and the text
+    /// names no input.
+    pub fn describe_error(&self, given: &[PathBuf], text: String) -> String {
+        let text = self.relabel(text);
+        match given {
+            [one] => {
+                let name = match is_dash(one) {
+                    true => STDIN.to_string(),
+                    false => one.display().to_string(),
+                };
+                match text.contains(&name) {
+                    true => text,
+                    false => format!("{name}: {text}"),
+                }
+            }
+            _ => text,
+        }
+    }
+
     /// `text` with the temporary file's path replaced by [`STDIN`].
     pub fn relabel(&self, text: String) -> String {
         match &self.spool {
