@@ -89,6 +89,7 @@ impl Inputs {
     /// An error text of a reader of these inputs: the spooled copy called
     /// [`STDIN`], and the input named when there is one alone and the text
     /// names no input.
+    #[cfg(feature = "grib")]
     pub fn describe_error(&self, given: &[PathBuf], text: String) -> String {
         let text = self.relabel(text);
         match given {
