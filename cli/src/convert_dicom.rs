@@ -10,6 +10,9 @@ use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --level 9"
+)]
 pub struct Args {
     /// DICOM files, or directories whose files are all DICOM images.
     #[arg(required = true)]
@@ -29,6 +32,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
+    crate::pipeline_args::check_medical_level(&a.pipeline)?;
     let ((objects, meta), report) = dicom_to_objects(&a.inputs, &a.pipeline, a.deidentify)?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
     let msg = tgm::encode(
@@ -39,13 +43,13 @@ pub fn run(a: Args) -> CliResult {
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     write_file(&a.output, &inputs, &msg, a.force)?;
     if a.deidentify {
-        eprintln!(
+        note!(
             "de-identified: removed [{}], replaced [{}]",
             report.removed.join(", "),
             report.replaced.join(", ")
         );
     }
-    eprintln!(
+    note!(
         "wrote {} series, {} bytes, to {}",
         objects.len(),
         msg.len(),
@@ -55,10 +59,11 @@ pub fn run(a: Args) -> CliResult {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Example:\n  tgm to-dicom ct.tgm -o slices/")]
 pub struct ToArgs {
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
-    /// Output directory; slice files are named slice_NNNNN.dcm.
+    /// Output directory (not `-`); slice files are named slice_NNNNN.dcm.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace slice files that exist.
@@ -67,6 +72,7 @@ pub struct ToArgs {
 }
 
 pub fn to_dicom(a: ToArgs) -> CliResult {
+    crate::output::refuse_dash_dir(&a.output)?;
     let (d, data, entry) = a.pick.decode()?;
     let files =
         object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
@@ -80,6 +86,6 @@ pub fn to_dicom(a: ToArgs) -> CliResult {
             .map_err(|e| format!("{}: {e}", target.display()))?;
     }
     set.commit()?;
-    eprintln!("wrote {} slice(s) to {}", files.len(), a.output.display());
+    note!("wrote {} slice(s) to {}", files.len(), a.output.display());
     Ok(())
 }

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use crate::error::usage;
 use crate::output::write_file;
+use crate::pipeline_args::zstd_level;
+use crate::spool::{no_suffix, Inputs};
 use tgm_convert::util::CliResult;
 use tgm_convert::weather::convert::{
     convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
@@ -10,11 +13,19 @@ use tgm_convert::weather::convert::{
 };
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Every field of an input file goes into one message, as in the \
+reference; --split makes one message per field, so that the message-level -w of set and copy \
+picks single fields.\n\n\
+Examples:\n  tgm convert-grib era5.grib -o era5.tgm\n  \
+tgm convert-grib a.grib b.grib -o ab.tgm --split --compression zstd --level 9\n  \
+cat era5.grib | tgm convert-grib - -o -"
+)]
 pub struct Args {
-    /// Input GRIB files (GRIB1 or GRIB2).
+    /// Input GRIB files (GRIB1 or GRIB2; `-` for stdin).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Output .tgm file.
+    /// Output .tgm file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
     /// One message per GRIB message (default: one message per input file).
@@ -40,9 +51,9 @@ pub struct Args {
     #[arg(long, default_value = "auto",
           value_parser = clap::builder::PossibleValuesParser::new(["auto", "none", "szip", "zstd", "lz4"]))]
     pub compression: String,
-    /// zstd compression level.
-    #[arg(long)]
-    pub compression_level: Option<i64>,
+    /// zstd level, -131072 to 22 (requires --compression zstd).
+    #[arg(long, alias = "compression-level", allow_negative_numbers = true)]
+    pub level: Option<i64>,
     /// Write no frame hashes.
     #[arg(long)]
     pub no_hash: bool,
@@ -62,7 +73,7 @@ fn pipeline(a: &Args) -> PipelineChoice {
         compression: match a.compression.as_str() {
             "none" => CompressionChoice::None,
             "szip" => CompressionChoice::Szip,
-            "zstd" => CompressionChoice::Zstd(a.compression_level),
+            "zstd" => CompressionChoice::Zstd(a.level),
             "lz4" => CompressionChoice::Lz4,
             _ => CompressionChoice::Auto,
         },
@@ -70,13 +81,27 @@ fn pipeline(a: &Args) -> PipelineChoice {
 }
 
 pub fn run(a: Args) -> CliResult {
+    if let Some(l) = a.level {
+        if a.compression != "zstd" {
+            return Err(Box::new(usage(format!(
+                "--level has no effect with compression {:?} (only zstd has levels)",
+                a.compression
+            ))));
+        }
+        zstd_level(l)?;
+    }
     let opts = ConvertOptions {
         split: a.split,
         all_keys: a.all_keys,
         pipeline: pipeline(&a),
         no_hash: a.no_hash,
     };
-    let messages = convert_files(&a.inputs, &opts)?;
+    if let Some(dir) = a.inputs.iter().find(|p| p.is_dir()) {
+        return Err(format!("{}: is a directory (give GRIB files)", dir.display()).into());
+    }
+    let spooled = Inputs::new(&a.inputs, no_suffix)?;
+    let messages = convert_files(spooled.paths(), &opts)
+        .map_err(|e| spooled.describe_error(&a.inputs, e.to_string()))?;
     let mut out = Vec::new();
     let mut objects = 0;
     for m in &messages {
@@ -85,7 +110,7 @@ pub fn run(a: Args) -> CliResult {
     }
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     write_file(&a.output, &inputs, &out, a.force)?;
-    eprintln!(
+    note!(
         "wrote {} message(s), {objects} object(s), {} bytes, to {}",
         messages.len(),
         out.len(),

@@ -11,14 +11,17 @@ use crate::error::CliResult;
 use crate::output::write_file;
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
+use crate::spool::{no_suffix, Inputs};
 use tgm_convert::weather::netcdf::{convert_file, ConvertOptions, NcMessage, SplitBy};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:\n  tgm convert-netcdf t2m.nc -o t2m.tgm\n  \
+tgm convert-netcdf a.nc -o a.tgm --split-by variable --cf --compression zstd --level 5")]
 pub struct Args {
-    /// Input NetCDF files (NetCDF-3 classic/64-bit, or NetCDF-4).
+    /// Input NetCDF files (NetCDF-3 classic/64-bit, or NetCDF-4; `-` for stdin).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Output .tgm file.
+    /// Output .tgm file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
     /// One message per input file, per variable, or per index of the
@@ -34,6 +37,8 @@ pub struct Args {
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
@@ -53,8 +58,9 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         cf: a.cf,
     };
 
-    let total: u64 = a
-        .inputs
+    let spooled = Inputs::new(&a.inputs, no_suffix)?;
+    let total: u64 = spooled
+        .paths()
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
@@ -62,14 +68,21 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let bar = bytes_bar(total, "convert-netcdf");
     let mut out = Vec::new();
     let (mut messages, mut objects) = (0usize, 0usize);
-    for path in &a.inputs {
-        let converted = convert_file(path, &convert).map_err(|e| e.to_string())?;
+    for path in spooled.paths() {
+        let converted = convert_file(path, &convert).map_err(|e| spooled.relabel(e.to_string()))?;
         for (name, why) in &converted.skipped {
-            eprintln!("{}: skipping variable {name}: {why}", path.display());
+            note!(
+                "{}",
+                spooled.relabel(format!(
+                    "{}: skipping variable {name}: {why}",
+                    path.display()
+                ))
+            );
         }
         for msg in converted.messages {
             objects += msg.objects.len();
-            let bytes = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)?;
+            let bytes = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)
+                .map_err(|e| spooled.relabel_err(e))?;
             out.extend_from_slice(&bytes);
             messages += 1;
         }
@@ -78,7 +91,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     bar.finish_and_clear();
     let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     write_file(&a.output, &inputs, &out, a.force)?;
-    eprintln!(
+    note!(
         "wrote {messages} message(s), {objects} object(s), {} bytes, to {}",
         out.len(),
         a.output.display()

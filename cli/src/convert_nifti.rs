@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::output::write_file;
+use crate::spool::{nifti_suffix, Inputs};
 use tgm_convert::medical::nifti::{
     gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
 };
@@ -11,14 +12,18 @@ use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tgm convert-nifti brain.nii.gz --mask seg.nii.gz -o brain.tgm\n  \
+tgm convert-nifti - -o brain.tgm --compression szip < brain.nii"
+)]
 pub struct ConvertArgs {
-    /// Input NIfTI-1 or NIfTI-2 files (.nii or .nii.gz); each becomes one object, in order.
+    /// Input NIfTI-1 or NIfTI-2 files (.nii or .nii.gz; `-` for stdin); each becomes one object, in order.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Segmentation mask on the first input's grid, stored as a further object.
     #[arg(long)]
     pub mask: Option<PathBuf>,
-    /// Output .tgm file.
+    /// Output .tgm file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Byte order of the stored voxels (default: as in the input).
@@ -32,8 +37,15 @@ pub struct ConvertArgs {
 }
 
 pub fn convert(a: ConvertArgs) -> CliResult {
-    let (objects, meta) =
-        nifti_to_objects(&a.inputs, a.mask.as_deref(), &a.pipeline, a.byte_order)?;
+    crate::pipeline_args::check_medical_level(&a.pipeline)?;
+    let spooled = Inputs::new(&a.inputs, nifti_suffix)?;
+    let (objects, meta) = nifti_to_objects(
+        spooled.paths(),
+        a.mask.as_deref(),
+        &a.pipeline,
+        a.byte_order,
+    )
+    .map_err(|e| spooled.relabel(e.to_string()))?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
     let msg = tgm::encode(
         &meta,
@@ -43,7 +55,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
     write_file(&a.output, &inputs, &msg, a.force)?;
-    eprintln!(
+    note!(
         "wrote {} object(s), {} bytes, to {}",
         objects.len(),
         msg.len(),
@@ -53,10 +65,13 @@ pub fn convert(a: ConvertArgs) -> CliResult {
 }
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tgm to-nifti brain.tgm -o brain.nii.gz\n  tgm to-nifti brain.tgm --object 1 -o seg.nii"
+)]
 pub struct ToArgs {
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
-    /// Output .nii, or .nii.gz for a gzip-compressed image.
+    /// Output .nii, or .nii.gz for a gzip-compressed image (`-` for stdout, uncompressed).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Write NIfTI-2 (540-byte header). Without it, NIfTI-2 is written only
@@ -84,6 +99,6 @@ pub fn to_nifti(a: ToArgs) -> CliResult {
         .is_some_and(|n| n.ends_with(".gz"));
     let bytes = if gz { gzip(&nii)? } else { nii };
     write_file(&a.output, &[&a.pick.input], &bytes, a.force)?;
-    eprintln!("wrote {} ({} bytes)", a.output.display(), bytes.len());
+    note!("wrote {} ({} bytes)", a.output.display(), bytes.len());
     Ok(())
 }

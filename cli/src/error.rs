@@ -69,9 +69,14 @@ fn with_root_cause(e: &tgm::Error) -> String {
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            CliError::BrokenPipe
-        } else {
-            CliError::Failed(e.to_string())
+            return CliError::BrokenPipe;
+        }
+        // tempfile names its temporary file ("… at path \".tgm-partial-…\""):
+        // the cause alone is kept, and the caller names the user's path.
+        let text = e.to_string();
+        match text.find(" at path \"") {
+            Some(at) if e.get_ref().is_some() => CliError::Failed(text[..at].to_string()),
+            _ => CliError::Failed(text),
         }
     }
 }
@@ -118,6 +123,10 @@ impl<T, E: Into<CliError>> WithPath<T> for Result<T, E> {
 
 impl From<Box<dyn std::error::Error + Send + Sync>> for CliError {
     fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        let e = match e.downcast::<CliError>() {
+            Ok(c) => return *c,
+            Err(e) => e,
+        };
         match e.downcast::<std::io::Error>() {
             Ok(io) => CliError::from(*io),
             Err(e) => CliError::Failed(e.to_string()),

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tgm::file::{ByteSource, SourceFile, TornTail};
 use tgm::{DecodeOptions, GlobalMetadata, Limits, Message, MessageSpan, ObjectDescriptor, TgmFile};
 
-use crate::error::{usage, CliError, CliResult, WithPath};
+use crate::error::{at_path, usage, CliError, CliResult, WithPath};
 use crate::output::is_dash;
 
 use crate::remote_input::is_remote_url;
@@ -20,7 +20,7 @@ use crate::remote_input::is_remote_url;
 pub struct Archive {
     reader: Reader,
     label: PathBuf,
-    _spool: Option<tempfile::NamedTempFile>,
+    _spool: Option<crate::spool::Spooled>,
 }
 
 /// Where an archive's bytes come from: a local file (memory-mapped, read in
@@ -64,12 +64,56 @@ impl CachedSource {
     }
 }
 
+/// A byte range of an archive outside every complete message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// First byte.
+    pub offset: u64,
+    /// Length up to the next message or the end of the file.
+    pub len: u64,
+    /// Why the bytes form no message.
+    pub reason: String,
+    /// The bytes are a message cut short.
+    pub truncated: bool,
+}
+
+impl Damage {
+    fn gap(offset: u64, len: u64) -> Self {
+        Damage {
+            offset,
+            len,
+            reason: "bytes between messages that form none".into(),
+            truncated: false,
+        }
+    }
+}
+
 /// One object of a message, decoded.
 pub struct DecodedObject {
     /// Its descriptor as stored.
     pub descriptor: ObjectDescriptor,
     /// Element bytes in the descriptor's byte order, non-finite values restored.
     pub data: Vec<u8>,
+}
+
+/// Opens every file of a read command ([`Archive::open_readable`]), before
+/// any output.
+pub fn open_all_readable(paths: &[PathBuf]) -> CliResult<Vec<Archive>> {
+    paths.iter().map(|p| Archive::open_readable(p)).collect()
+}
+
+/// Ends a read command: flushes `out`, then reports the damage of every
+/// archive on stderr; any damage is exit status 1.
+pub fn finish_read(out: &mut impl std::io::Write, archives: &[Archive]) -> CliResult {
+    out.flush()?;
+    let mut damaged = false;
+    for a in archives {
+        damaged |= a.report_damage();
+    }
+    if damaged {
+        return Err(CliError::Reported);
+    }
+    Ok(())
 }
 
 /// Refuses a remote URL where a command writes: remote archives are
@@ -141,12 +185,18 @@ impl Archive {
             });
         }
         if is_dash(path) {
-            let mut spool = tempfile::NamedTempFile::new()?;
-            std::io::copy(&mut std::io::stdin().lock(), spool.as_file_mut())?;
-            let file = TgmFile::open(spool.path()).at(Path::new("<stdin>"))?;
+            let spool = crate::spool::stdin_to_file(crate::spool::no_suffix)?;
+            let label = Path::new(crate::spool::STDIN);
+            let file = TgmFile::open(spool.path()).map_err(|e| {
+                let text = e.to_string();
+                at_path(
+                    label,
+                    text.replace(&spool.path().display().to_string(), crate::spool::STDIN),
+                )
+            })?;
             return Ok(Archive {
                 reader: Reader::Local(file),
-                label: PathBuf::from("<stdin>"),
+                label: label.to_path_buf(),
                 _spool: Some(spool),
             });
         }
@@ -180,34 +230,110 @@ impl Archive {
         Ok(a)
     }
 
+    /// Opens `path` for a read command, which shows the intact messages of
+    /// a damaged file and then reports its damage ([`Archive::report_damage`]).
+    /// Bytes that are neither messages nor a cut one are an error.
+    pub fn open_readable(path: &Path) -> CliResult<Self> {
+        let a = Self::open_lenient(path)?;
+        let cut = a.torn_tail().is_some_and(TornTail::is_truncation);
+        if a.size() > 0 && a.len() == 0 && !cut {
+            return Err(a.not_tensogram());
+        }
+        Ok(a)
+    }
+
+    fn not_tensogram(&self) -> CliError {
+        CliError::Failed(format!(
+            "{}: not a Tensogram file (no message found in {} bytes)",
+            self.label.display(),
+            self.size()
+        ))
+    }
+
     /// Errors when the file holds bytes outside complete messages.
     pub fn check_intact(&self) -> CliResult {
-        let f = &self.reader;
-        if f.size() > 0 && f.spans().is_empty() {
-            return Err(CliError::Failed(format!(
-                "{}: not a Tensogram file (no message found in {} bytes)",
-                self.label.display(),
-                f.size()
-            )));
+        if self.size() > 0 && self.len() == 0 && self.torn_tail().is_none() {
+            return Err(self.not_tensogram());
         }
-        if let Some(t) = f.torn_tail() {
-            return Err(CliError::Failed(format!(
-                "{}: damaged: {} bytes at offset {} form no message ({}); see `tgm salvage`",
-                self.label.display(),
-                t.len,
-                t.offset,
-                t.reason
-            )));
+        match self.damage().first() {
+            Some(d) => Err(CliError::Failed(self.describe(d))),
+            None => Ok(()),
         }
-        let covered: u64 = f.spans().iter().map(|s| s.len).sum();
-        if covered != f.size() {
-            return Err(CliError::Failed(format!(
-                "{}: damaged: {} bytes lie outside complete messages; see `tgm salvage`",
-                self.label.display(),
-                f.size() - covered
-            )));
+    }
+
+    /// Every byte range outside complete messages, in file order. See
+    /// `spec/files.md` §2 (torn tails) and §6 (salvage).
+    pub fn damage(&self) -> Vec<Damage> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        for s in self.spans() {
+            if s.offset > pos {
+                out.push(Damage::gap(pos, s.offset - pos));
+            }
+            pos = s.offset + s.len;
         }
-        Ok(())
+        match self.torn_tail() {
+            Some(t) => out.push(Damage {
+                offset: t.offset,
+                len: t.len,
+                reason: t.reason.clone(),
+                truncated: t.is_truncation(),
+            }),
+            None if pos < self.size() => out.push(Damage::gap(pos, self.size() - pos)),
+            None => {}
+        }
+        out
+    }
+
+    /// One line naming the archive, the damage's offset and its kind.
+    pub fn describe(&self, d: &Damage) -> String {
+        let label = self.label.display();
+        if d.truncated {
+            format!(
+                "{label}: truncated: the message at offset {} is cut short ({} bytes of it remain); see `tgm salvage`",
+                d.offset, d.len
+            )
+        } else {
+            format!(
+                "{label}: damaged: {} bytes at offset {} form no message ({}); see `tgm salvage`",
+                d.len, d.offset, d.reason
+            )
+        }
+    }
+
+    /// Prints every damage on stderr after the intact messages were shown;
+    /// returns whether there was any (the command then exits 1).
+    pub fn report_damage(&self) -> bool {
+        let damage = self.damage();
+        for d in &damage {
+            note!("error: {}", self.describe(d));
+        }
+        !damage.is_empty()
+    }
+
+    /// The local file (stdin's spooled copy stays readable through it);
+    /// a remote archive is an error.
+    #[cfg(any(
+        feature = "nifti",
+        feature = "dicom",
+        feature = "grib",
+        feature = "netcdf"
+    ))]
+    pub fn into_local(self) -> CliResult<TgmFile> {
+        match self.reader {
+            Reader::Local(f) => Ok(f),
+            Reader::Source(_) => Err(usage(format!(
+                "{}: this command reads local files only",
+                self.label.display()
+            ))),
+        }
+    }
+
+    /// Opens a complete, undamaged local archive (`-` for stdin) for a
+    /// command that writes another format from it.
+    #[cfg(any(feature = "grib", feature = "netcdf"))]
+    pub fn open_local(path: &Path) -> CliResult<TgmFile> {
+        Self::open(path)?.into_local()
     }
 
     /// The name used in messages.
@@ -295,12 +421,14 @@ impl Archive {
             .at(&self.label)
     }
 
-    /// Runs `f` on each object of message `i` decoded in native byte order,
-    /// borrowing from the mapping where the library can.
+    /// Runs `f` on each object `o` of message `i` for which `want(o)`,
+    /// decoded in native byte order, borrowing from the mapping where the
+    /// library can.
     pub fn for_each_object(
         &self,
         i: usize,
         verify: bool,
+        want: impl Fn(usize) -> bool,
         mut f: impl FnMut(usize, &ObjectDescriptor, &[u8]) -> CliResult,
     ) -> CliResult {
         let opts = DecodeOptions::default().verify(if verify {
@@ -313,7 +441,7 @@ impl Archive {
             .with_message(i, |m| {
                 m.verify(opts.verify)?;
                 let unverified = opts.clone().verify(tgm::Verify::Off);
-                for o in 0..m.num_objects() {
+                for o in (0..m.num_objects()).filter(|&o| want(o)) {
                     let obj = m.object(o)?;
                     let data = obj.decode(&unverified)?;
                     if let Err(e) = f(o, obj.descriptor(), &data) {

@@ -1,5 +1,7 @@
 //! `tgm`: command-line tool for Tensogram v3 files.
 
+#[macro_use]
+mod diag;
 mod cmd;
 #[cfg(feature = "dicom")]
 mod convert_dicom;
@@ -20,6 +22,7 @@ mod progress;
 mod remote_input;
 mod rewrite;
 mod sidecar;
+mod spool;
 #[cfg(feature = "grib")]
 mod to_grib;
 #[cfg(feature = "netcdf")]
@@ -29,14 +32,14 @@ mod where_clause;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use error::{CliError, CliResult};
-use pipeline_args::GlobalArgs;
+use pipeline_args::{EncodeFlags, GlobalArgs, ThreadArgs};
 
 /// Read, write, inspect and repair Tensogram v3 (.tgm) files.
 #[derive(Parser)]
 #[command(name = "tgm", version, about)]
 struct Cli {
     #[command(flatten)]
-    global: GlobalArgs,
+    threads: ThreadArgs,
     #[command(flatten)]
     remote: remote_input::RemoteArgs,
     #[command(subcommand)]
@@ -111,29 +114,45 @@ enum Command {
 
 fn run(cli: Cli) -> CliResult {
     remote_input::configure(cli.remote);
-    let g = &cli.global;
+    let threads = cli.threads.threads;
+    // An encoding command runs with the threads and its own encode flags.
+    macro_rules! encoding {
+        ($run:path, $a:expr) => {{
+            let g = GlobalArgs {
+                threads,
+                flags: EncodeFlags::clone(&$a.encode),
+            };
+            $run($a, &g)
+        }};
+    }
     match cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Ls(a) => cmd::ls::run(a),
         Command::Dump(a) => cmd::dump::run(a),
         Command::Get(a) => cmd::get::run(a),
-        Command::Set(a) => cmd::set::run(a, g),
-        Command::Copy(a) => cmd::copy::run(a),
-        Command::Merge(a) => cmd::merge::run(a, g),
-        Command::Split(a) => cmd::split::run(a, g),
-        Command::Reshuffle(a) => cmd::reshuffle::run(a, g),
+        Command::Set(a) => encoding!(cmd::set::run, a),
+        Command::Copy(a) => cmd::copy::run(
+            a,
+            &GlobalArgs {
+                threads,
+                flags: EncodeFlags::default(),
+            },
+        ),
+        Command::Merge(a) => encoding!(cmd::merge::run, a),
+        Command::Split(a) => encoding!(cmd::split::run, a),
+        Command::Reshuffle(a) => encoding!(cmd::reshuffle::run, a),
         Command::Validate(a) => cmd::validate::run(a),
-        Command::Import(a) => cmd::import::run(a, g),
+        Command::Import(a) => encoding!(cmd::import::run, a),
         Command::Export(a) => cmd::export::run(a),
         Command::Salvage(a) => cmd::salvage::run(a),
-        Command::Recompress(a) => cmd::recompress::run(a, g),
-        Command::Demo(a) => cmd::demo::run(a, g),
+        Command::Recompress(a) => encoding!(cmd::recompress::run, a),
+        Command::Demo(a) => encoding!(cmd::demo::run, a),
         #[cfg(feature = "grib")]
         Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),
         #[cfg(feature = "grib")]
         Command::ToGrib(a) => Ok(to_grib::run(a)?),
         #[cfg(feature = "netcdf")]
-        Command::ConvertNetcdf(a) => Ok(convert_netcdf::run(a, g)?),
+        Command::ConvertNetcdf(a) => Ok(encoding!(convert_netcdf::run, a)?),
         #[cfg(feature = "netcdf")]
         Command::ToNetcdf(a) => Ok(to_netcdf::run(a)?),
         #[cfg(feature = "nifti")]
@@ -160,13 +179,94 @@ fn main() {
         Ok(()) | Err(CliError::BrokenPipe) => 0,
         Err(CliError::Reported) => 1,
         Err(e @ CliError::Usage(_)) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             2
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             1
         }
     };
     std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Splits a shell command line into words (single and double quotes).
+    fn words(line: &str) -> Vec<String> {
+        let (mut out, mut cur, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+        for c in line.chars() {
+            match (quote, c) {
+                (None, '\'' | '"') => (quote, any) = (Some(c), true),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => {
+                    if any {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                (_, c) => (cur, any) = (cur + &c.to_string(), true),
+            }
+        }
+        if any {
+            out.push(cur);
+        }
+        out
+    }
+
+    /// The `tgm …` command lines of a help text's example section, each up
+    /// to a pipe, a redirection or a comment.
+    fn examples(after_help: &str) -> Vec<Vec<String>> {
+        let Some(at) = after_help.rfind("Example") else {
+            return Vec::new();
+        };
+        after_help[at..]
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let cmd = &l[l.find("tgm ")?..];
+                let end = cmd.find(['|', '<', '>', '#']).unwrap_or(cmd.len());
+                Some(words(&cmd[..end]))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn words_follow_shell_quoting() {
+        assert_eq!(
+            words("tgm copy in.tgm 'p_[a b].tgm' \"x\"y -w k=1"),
+            ["tgm", "copy", "in.tgm", "p_[a b].tgm", "xy", "-w", "k=1"]
+        );
+    }
+
+    #[test]
+    fn every_command_help_ends_with_examples_that_parse() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut checked = 0;
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let name = sub.get_name();
+            let help = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let last = help.lines().rev().find(|l| !l.trim().is_empty());
+            assert!(
+                last.is_some_and(|l| l.trim_start().starts_with("tgm ") || l.contains("| tgm ")),
+                "{name}: help does not end with an example:\n{help}"
+            );
+            let ex = examples(&help);
+            assert!(!ex.is_empty(), "{name}: no example");
+            for args in ex {
+                assert_eq!(args.get(1).map(String::as_str), Some(name), "{args:?}");
+                if let Err(e) = Cli::try_parse_from(&args) {
+                    panic!("{name}: example {args:?} does not parse: {e}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "{checked}");
+    }
 }

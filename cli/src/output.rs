@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{CliError, CliResult, WithPath};
+use crate::error::{usage, CliError, CliResult, WithPath};
 
 /// Buffered stdout. Write errors become [`CliError::BrokenPipe`] when the
 /// reader has gone away, which `main` turns into a quiet exit 0.
@@ -61,25 +61,19 @@ pub fn check_output(out: &Path, inputs: &[&Path], force: bool) -> CliResult {
 }
 
 /// A file being written: a temporary sibling of the target, renamed into
-/// place by [`AtomicFile::commit`]; dropped uncommitted, it disappears.
+/// place by [`AtomicFile::commit`]; dropped uncommitted, it disappears. It is
+/// created with mode `0666 & !umask`, as a plain `open` would create it.
 pub struct AtomicFile {
     tmp: tempfile::NamedTempFile,
     target: PathBuf,
 }
 
 impl AtomicFile {
-    /// Starts writing `target` (its directory must exist).
+    /// Starts writing `target` (its directory must exist). `-` is refused:
+    /// it means stdout, which callers handle before, never a file so named.
     pub fn create(target: &Path) -> CliResult<Self> {
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".tgm-partial-")
-            .tempfile_in(dir)
-            .at(target)?;
         Ok(AtomicFile {
-            tmp,
+            tmp: temp_sibling(target, "")?,
             target: target.to_path_buf(),
         })
     }
@@ -100,8 +94,40 @@ impl AtomicFile {
     }
 }
 
-/// Writes a whole output file: refused when it is one of `inputs` or exists
-/// without `force`, written to a temporary sibling and renamed into place.
+/// A new empty file next to `target` (named `.tgm-partial-…SUFFIX`), created
+/// with mode `0666 & !umask`; errors name `target`. `-` is a usage error.
+pub fn temp_sibling(target: &Path, suffix: &str) -> CliResult<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    if is_dash(target) {
+        return Err(usage(
+            "`-` (stdout) cannot be used here: this output must be a file",
+        ));
+    }
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".tgm-partial-")
+        .suffix(suffix)
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .at(target)
+}
+
+/// Refuses `-` for an output that is a directory or a set of files.
+pub fn refuse_dash_dir(out: &Path) -> CliResult {
+    if is_dash(out) {
+        return Err(usage(
+            "`-` (stdout) cannot be used here: this output is a directory of files",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes a whole output: `-` to stdout; a file is refused when it is one
+/// of `inputs` or exists without `force`, else written to a temporary
+/// sibling and renamed into place.
 #[cfg(any(
     feature = "nifti",
     feature = "dicom",
@@ -109,10 +135,9 @@ impl AtomicFile {
     feature = "netcdf"
 ))]
 pub fn write_file(out: &Path, inputs: &[&Path], bytes: &[u8], force: bool) -> CliResult {
-    check_output(out, inputs, force)?;
-    let mut f = AtomicFile::create(out)?;
-    f.file().write_all(bytes).at(out)?;
-    f.commit()
+    let mut sink = Sink::open(out, inputs, force)?;
+    sink.write_all(bytes)?;
+    sink.finish()
 }
 
 /// Where a command writes a byte stream: a file (atomically) or stdout.
@@ -167,6 +192,11 @@ impl FileSet {
                 "{}: two outputs have the same name",
                 target.display()
             )));
+        }
+        if is_dash(target) {
+            return Err(usage(
+                "`-` (stdout) cannot be one of several outputs; name a file",
+            ));
         }
         check_output(target, inputs, force)?;
         self.files.push(AtomicFile::create(target)?);

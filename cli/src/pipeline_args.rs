@@ -7,36 +7,84 @@ use tgm::{Dtype, EncodeOptions, ObjectDescriptor, PipelineBuilder};
 
 use crate::error::{usage, CliResult};
 
-/// Flags every command accepts, with the reference tool's environment variables.
+/// The levels zstd accepts: its fast levels down to -131072, 0 for its
+/// default, and 1 to 22 (`spec/pipeline.md` §4.1). lz4, szip and the other
+/// stages take no level.
+pub const ZSTD_LEVELS: std::ops::RangeInclusive<i64> = -131_072..=22;
+
+/// Checks a `--level` for zstd.
+pub fn zstd_level(l: i64) -> CliResult<i32> {
+    if !ZSTD_LEVELS.contains(&l) {
+        return Err(usage(format!(
+            "--level {l} is outside zstd's levels ({} to {})",
+            ZSTD_LEVELS.start(),
+            ZSTD_LEVELS.end()
+        )));
+    }
+    Ok(l as i32)
+}
+
+/// Checks the `--level` of the medical converters like every other one.
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+pub fn check_medical_level(p: &tgm_convert::medical::pipeline::PipelineArgs) -> CliResult {
+    use tgm_convert::medical::pipeline::Compression;
+    if let Some(l) = p.level {
+        if p.compression != Compression::Zstd {
+            return Err(usage("--level has no effect without --compression zstd"));
+        }
+        zstd_level(l)?;
+    }
+    Ok(())
+}
+
+/// `--threads`, which every command accepts (with the reference tool's
+/// environment variable).
 #[derive(clap::Args, Debug, Clone)]
-pub struct GlobalArgs {
+pub struct ThreadArgs {
     /// Worker threads for encoding and decoding (0 = sequential).
     #[arg(long, global = true, default_value_t = 0, env = "TENSOGRAM_THREADS")]
     pub threads: usize,
+}
+
+/// Options of the commands that encode values (NaN and infinity handling,
+/// mask codecs), with the reference tool's environment variables; commands
+/// that only read or copy stored bytes do not offer them.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct EncodeFlags {
     /// Store NaN positions as a mask instead of refusing NaN input.
-    #[arg(long, global = true, env = "TENSOGRAM_ALLOW_NAN",
+    #[arg(long, env = "TENSOGRAM_ALLOW_NAN",
           value_parser = BoolishValueParser::new(), default_value_t = false,
           num_args = 0..=1, default_missing_value = "true", require_equals = true,
           hide_default_value = true)]
     pub allow_nan: bool,
     /// Store ±Inf positions as masks instead of refusing infinite input.
-    #[arg(long, global = true, env = "TENSOGRAM_ALLOW_INF",
+    #[arg(long, env = "TENSOGRAM_ALLOW_INF",
           value_parser = BoolishValueParser::new(), default_value_t = false,
           num_args = 0..=1, default_missing_value = "true", require_equals = true,
           hide_default_value = true)]
     pub allow_inf: bool,
     /// Codec of the NaN mask: none, rle, roaring, lz4 or zstd.
-    #[arg(long, global = true, env = "TENSOGRAM_NAN_MASK_METHOD")]
+    #[arg(long, env = "TENSOGRAM_NAN_MASK_METHOD")]
     pub nan_mask_method: Option<String>,
     /// Codec of the +Inf mask (see --nan-mask-method).
-    #[arg(long, global = true, env = "TENSOGRAM_POS_INF_MASK_METHOD")]
+    #[arg(long, env = "TENSOGRAM_POS_INF_MASK_METHOD")]
     pub pos_inf_mask_method: Option<String>,
     /// Codec of the -Inf mask (see --nan-mask-method).
-    #[arg(long, global = true, env = "TENSOGRAM_NEG_INF_MASK_METHOD")]
+    #[arg(long, env = "TENSOGRAM_NEG_INF_MASK_METHOD")]
     pub neg_inf_mask_method: Option<String>,
     /// Masks of at most this many packed bytes are stored uncompressed (0 disables).
-    #[arg(long, global = true, env = "TENSOGRAM_SMALL_MASK_THRESHOLD")]
+    #[arg(long, env = "TENSOGRAM_SMALL_MASK_THRESHOLD")]
     pub small_mask_threshold: Option<usize>,
+}
+
+/// What an encoding command runs with: the thread count and its
+/// [`EncodeFlags`].
+#[derive(Debug, Clone)]
+pub struct GlobalArgs {
+    /// Worker threads (0 = sequential).
+    pub threads: usize,
+    /// NaN/Inf handling and mask codecs.
+    pub flags: EncodeFlags,
 }
 
 /// Encoding flags of `import` and `recompress`.
@@ -54,7 +102,7 @@ pub struct PipelineArgs {
     /// Compression: none, zstd, lz4 or szip.
     #[arg(long)]
     pub compression: Option<String>,
-    /// Compression level (requires --compression zstd).
+    /// zstd level, -131072 to 22 (requires --compression zstd; default 3).
     #[arg(long, allow_negative_numbers = true)]
     pub level: Option<i64>,
     /// szip: blocks per reference sample interval, 1..=4096 (default 128).
@@ -151,8 +199,7 @@ impl PipelineArgs {
                 // Written even when not asked for, as the reference writes it.
                 let level = match self.level {
                     None => tgm::pipeline::ZSTD_DEFAULT_LEVEL,
-                    Some(l) => i32::try_from(l)
-                        .map_err(|_| usage(format!("--level {l} is outside the i32 range")))?,
+                    Some(l) => zstd_level(l)?,
                 };
                 Compression::Zstd { level }
             }
@@ -230,8 +277,8 @@ impl PipelineArgs {
 /// Pipeline options from the global flags.
 pub fn pipeline_options(g: &GlobalArgs) -> CliResult<PipelineOptions> {
     let mut p = PipelineOptions::default();
-    p.allow_nan = g.allow_nan;
-    p.allow_inf = g.allow_inf;
+    p.allow_nan = g.flags.allow_nan;
+    p.allow_inf = g.flags.allow_inf;
     p.threads = g.threads;
     let method = |s: &Option<String>, default: MaskMethod| -> CliResult<MaskMethod> {
         match s {
@@ -239,10 +286,10 @@ pub fn pipeline_options(g: &GlobalArgs) -> CliResult<PipelineOptions> {
             None => Ok(default),
         }
     };
-    p.masks.nan = method(&g.nan_mask_method, p.masks.nan)?;
-    p.masks.pos_inf = method(&g.pos_inf_mask_method, p.masks.pos_inf)?;
-    p.masks.neg_inf = method(&g.neg_inf_mask_method, p.masks.neg_inf)?;
-    if let Some(t) = g.small_mask_threshold {
+    p.masks.nan = method(&g.flags.nan_mask_method, p.masks.nan)?;
+    p.masks.pos_inf = method(&g.flags.pos_inf_mask_method, p.masks.pos_inf)?;
+    p.masks.neg_inf = method(&g.flags.neg_inf_mask_method, p.masks.neg_inf)?;
+    if let Some(t) = g.flags.small_mask_threshold {
         p.masks.small_mask_threshold = t;
     }
     Ok(p)

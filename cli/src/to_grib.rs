@@ -5,14 +5,17 @@ use std::path::PathBuf;
 use tgm::DecodeOptions;
 
 use crate::output::write_file;
-use tgm_convert::util::{open_file, CliResult};
+use tgm_convert::util::CliResult;
 use tgm_convert::weather::export::message_to_grib;
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tgm to-grib era5.tgm -o era5.grib2\n  tgm to-grib era5.tgm -o - | grib_ls -"
+)]
 pub struct Args {
-    /// Input .tgm file (produced by convert-grib).
+    /// Input .tgm file (produced by convert-grib; `-` for stdin).
     pub input: PathBuf,
-    /// Output GRIB file.
+    /// Output GRIB file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace OUTPUT if it exists.
@@ -21,7 +24,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let file = open_file(&a.input)?;
+    let file = crate::input::Archive::open_local(&a.input)?;
     let opts = DecodeOptions::default();
     let mut out = Vec::new();
     for m in 0..file.num_messages() {
@@ -30,6 +33,6 @@ pub fn run(a: Args) -> CliResult {
         out.extend_from_slice(&message_to_grib(&msg).map_err(|e| format!("message {m}: {e}"))?);
     }
     write_file(&a.output, &[&a.input], &out, a.force)?;
-    eprintln!("wrote {} bytes to {}", out.len(), a.output.display());
+    note!("wrote {} bytes to {}", out.len(), a.output.display());
     Ok(())
 }

@@ -1,20 +1,21 @@
 //! `tgm to-netcdf`: a .tgm file written by `convert-netcdf` back to one
 //! NetCDF-4 file (see [`tgm_convert::weather::netcdf`] for what is restored).
 
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 use tgm::DecodeOptions;
 
 use crate::error::CliResult;
-use crate::output::check_output;
-use tgm_convert::util::open_file;
+use crate::output::{check_output, is_dash, temp_sibling};
 use tgm_convert::weather::netcdf::write_netcdf;
 
 #[derive(clap::Args)]
+#[command(after_help = "Example:\n  tgm to-netcdf t2m.tgm -o t2m.nc")]
 pub struct Args {
-    /// Input .tgm file (produced by convert-netcdf).
+    /// Input .tgm file (produced by convert-netcdf; `-` for stdin).
     pub input: PathBuf,
-    /// Output NetCDF-4 file.
+    /// Output NetCDF-4 file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace OUTPUT if it exists.
@@ -24,7 +25,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     check_output(&a.output, &[&a.input], a.force)?;
-    let file = open_file(&a.input)?;
+    let file = crate::input::Archive::open_local(&a.input)?;
     let opts = DecodeOptions::default();
     let mut messages = Vec::with_capacity(file.num_messages());
     for m in 0..file.num_messages() {
@@ -32,20 +33,20 @@ pub fn run(a: Args) -> CliResult {
         let msg = tgm::Message::parse(&bytes)?.decode(&opts)?;
         messages.push(msg);
     }
-    // netCDF-C writes to a path: a temporary sibling renamed into place.
-    let dir = match a.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".tgm-partial-")
-        .suffix(".nc")
-        .tempfile_in(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .into_temp_path();
+    // netCDF-C writes to a path: a temporary sibling renamed into place, or
+    // for `-` a private temporary file copied to stdout.
+    if is_dash(&a.output) {
+        let tmp = tempfile::Builder::new().suffix(".nc").tempfile()?;
+        write_netcdf(&messages, tmp.path()).map_err(|e| format!("{}: {e}", a.input.display()))?;
+        let mut out = std::io::stdout().lock();
+        std::io::copy(&mut std::fs::File::open(tmp.path())?, &mut out)?;
+        out.flush()?;
+        return Ok(());
+    }
+    let tmp = temp_sibling(&a.output, ".nc")?.into_temp_path();
     write_netcdf(&messages, &tmp).map_err(|e| format!("{}: {e}", a.input.display()))?;
     tmp.persist(&a.output)
         .map_err(|e| format!("{}: {}", a.output.display(), e.error))?;
-    eprintln!("wrote {}", a.output.display());
+    note!("wrote {}", a.output.display());
     Ok(())
 }

@@ -6,6 +6,56 @@ use tgm::GlobalMetadata;
 
 use crate::error::{usage, CliResult};
 
+/// The selection flags of the rewriting commands (`set`, `copy`, `export`,
+/// `recompress`): `-w` picks whole messages as the reference's tool does,
+/// `--objects` picks single objects inside them.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SelectArgs {
+    /// Selects whole messages (the reference's meaning): those with an
+    /// object matching KEY=V1/V2 or KEY!=V (see `tgm ls --help`).
+    #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
+    pub where_clause: Vec<String>,
+    /// Selects objects: inside the selected messages, only the objects
+    /// matching these clauses (same syntax as -w).
+    #[arg(long = "objects", value_name = "CLAUSE")]
+    pub objects: Vec<String>,
+}
+
+/// Parsed [`SelectArgs`].
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    messages: Where,
+    objects: Where,
+}
+
+impl Selection {
+    /// Parses both flags.
+    pub fn parse(a: &SelectArgs) -> CliResult<Self> {
+        Ok(Selection {
+            messages: Where::parse(&a.where_clause)?,
+            objects: Where::parse(&a.objects)?,
+        })
+    }
+
+    /// The selected objects of a message with `meta` and `num_objects`
+    /// objects (none when the message is not selected).
+    pub fn objects(&self, meta: &GlobalMetadata, num_objects: usize) -> Vec<usize> {
+        if !self.messages.matches_message(meta, num_objects) {
+            return Vec::new();
+        }
+        (0..num_objects)
+            .filter(|&o| self.objects.matches_object(meta, o))
+            .collect()
+    }
+
+    /// Whether a message is selected whole: it matches -w, and every
+    /// object matches --objects.
+    pub fn whole(&self, meta: &GlobalMetadata, num_objects: usize) -> bool {
+        self.messages.matches_message(meta, num_objects)
+            && (0..num_objects).all(|o| self.objects.matches_object(meta, o))
+    }
+}
+
 /// Comparison of one clause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {

@@ -5,6 +5,8 @@
 //! every test prints why and returns.
 #![cfg(feature = "grib")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -686,4 +688,90 @@ fn mars_keys_round_trip_for_forecasts_levels_and_grib1_ensembles() {
             }
         }
     }
+}
+
+/// Runs `tgm ARGS` with `input` on stdin: (exit code, stdout, stderr).
+fn tgm_stdin(dir: &Path, args: &[&str], input: &[u8]) -> (i32, Vec<u8>, String) {
+    let (r, out) = common::tgm_stdin(dir, args, input);
+    (r.code, out, r.err)
+}
+
+#[test]
+fn dash_level_and_refused_inputs() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = sample_set(dir.path());
+    let via_file = dir.path().join("f.tgm");
+    assert!(tgm(&["convert-grib", s(&inputs[0]), "-o", s(&via_file)]).0);
+    // GRIB on stdin to .tgm on stdout: the same message as through files.
+    let grib = std::fs::read(&inputs[0]).unwrap();
+    let (code, tgm_bytes, err) = tgm_stdin(dir.path(), &["convert-grib", "-", "-o", "-"], &grib);
+    assert_eq!(code, 0, "{err}");
+    let piped = tgm::decode(&tgm_bytes, &DecodeOptions::default()).unwrap();
+    let filed = &decode_all(&via_file)[0];
+    assert_eq!(piped.metadata.base, filed.metadata.base);
+    assert_eq!(piped.objects.len(), filed.objects.len());
+    for (p, f) in piped.objects.iter().zip(&filed.objects) {
+        assert_eq!(p.data, f.data);
+    }
+    let (code, back, err) = tgm_stdin(dir.path(), &["to-grib", "-", "-o", "-"], &tgm_bytes);
+    assert_eq!(code, 0, "{err}");
+    assert!(back.starts_with(b"GRIB"), "{err}");
+    let (code, _, err) = tgm_stdin(
+        dir.path(),
+        &["convert-grib", "-", "-o", "x.tgm"],
+        b"GRIB junk",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("<stdin>") && !err.contains("tgm-stdin"),
+        "{err}"
+    );
+    // One level flag, checked against the codec.
+    let out = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let level = |extra: &[&str], o: &str| {
+        let mut args = vec!["convert-grib", s(&inputs[0]), "-o"];
+        let o = out(o);
+        args.push(&o);
+        args.extend_from_slice(extra);
+        let r = Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .args(&args)
+            .output()
+            .unwrap();
+        r.status.code().unwrap_or(-1)
+    };
+    assert_eq!(
+        level(&["--compression", "zstd", "--level", "9"], "l9.tgm"),
+        0
+    );
+    assert_eq!(
+        level(
+            &["--compression", "zstd", "--compression-level", "9"],
+            "c9.tgm"
+        ),
+        0
+    );
+    assert_eq!(
+        level(
+            &["--compression", "zstd", "--compression-level", "30"],
+            "c30.tgm"
+        ),
+        2
+    );
+    assert_eq!(
+        level(&["--compression", "lz4", "--level", "3"], "lz.tgm"),
+        2
+    );
+    assert!(!dir.path().join("c30.tgm").exists());
+    // Nothing to convert: an error, and no output at all.
+    let junk = dir.path().join("notatgm.txt");
+    std::fs::write(&junk, b"plain text, not an archive").unwrap();
+    let back = dir.path().join("n.grib");
+    let (ok, _, err) = tgm(&["to-grib", s(&junk), "-o", s(&back)]);
+    assert!(!ok && err.contains("notatgm.txt"), "{err}");
+    assert!(!back.exists());
+    let (ok, _, err) = tgm(&["convert-grib", s(dir.path()), "-o", s(&back)]);
+    assert!(!ok && err.contains("is a directory"), "{err}");
 }

@@ -7,6 +7,8 @@
 //! Compiled only with the `netcdf` feature (`.ci/weather.sh`).
 #![cfg(feature = "netcdf")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -651,4 +653,41 @@ fn to_netcdf_refuses_archives_without_netcdf_metadata() {
     assert!(!out.exists());
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "a partial file was left behind");
+}
+
+#[test]
+fn dash_and_non_archives_leave_no_output() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("notatgm.txt");
+    std::fs::write(&junk, b"plain text, not an archive").unwrap();
+    let back = dir.path().join("n.nc");
+    let (ok, err) = tgm(&["to-netcdf", s(&junk), "-o", s(&back)]);
+    assert!(!ok && err.contains("notatgm.txt"), "{err}");
+    assert!(!back.exists());
+    // A NetCDF file on stdin, converted to stdout, then back to stdout.
+    let nc = dir.path().join("t.nc");
+    make_sample(&nc, false);
+    let pipe = |args: &[&str], input: Vec<u8>| {
+        let (r, out) = common::tgm_stdin(dir.path(), args, &input);
+        assert!(r.ok, "{}", r.err);
+        out
+    };
+    let arch = pipe(
+        &["convert-netcdf", "-", "-o", "-"],
+        std::fs::read(&nc).unwrap(),
+    );
+    let via_file = dir.path().join("t.tgm");
+    assert!(tgm(&["convert-netcdf", s(&nc), "-o", s(&via_file)]).0);
+    assert_eq!(
+        tgm::decode(&arch, &Default::default())
+            .unwrap()
+            .objects
+            .len(),
+        read_tgm(&via_file)[0].objects.len()
+    );
+    let back_nc = pipe(&["to-netcdf", "-", "-o", "-"], arch);
+    let round = dir.path().join("round.nc");
+    std::fs::write(&round, back_nc).unwrap();
+    assert_same_netcdf(&nc, &round);
 }

@@ -21,6 +21,14 @@ pub struct TornTail {
     pub reason: String,
 }
 
+impl TornTail {
+    /// Whether the bytes are the start of a message cut short (an
+    /// interrupted write or a truncated copy), not bytes of another kind.
+    pub fn is_truncation(&self) -> bool {
+        self.reason == INCOMPLETE
+    }
+}
+
 const INCOMPLETE: &str = "a message starts here but is incomplete (interrupted write?)";
 
 /// Bytes of the remainder read at once by the damage scan; a remainder

@@ -1,5 +1,6 @@
 //! `tgm copy`: copy (a selection of) messages verbatim, optionally split
-//! into files named by metadata values.
+//! into files named by metadata values; with `--objects`, messages keep
+//! only the selected objects (re-encoded with their stored pipelines).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,17 +11,21 @@ use crate::error::{CliError, CliResult, WithPath};
 use crate::fmt::cell;
 use crate::input::Archive;
 use crate::output::{is_dash, FileSet, Sink};
-use crate::where_clause::Where;
+use crate::pipeline_args::GlobalArgs;
+use crate::rewrite::encode_same;
+use crate::where_clause::{SelectArgs, Selection};
 
 /// Arguments of `tgm copy`.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  tgm copy -w mars.param=2t in.tgm t2m.tgm\n  tgm copy in.tgm 'by_param_[mars.param].tgm'"
+    after_help = "Selection: -w picks whole messages (every object of a message with a matching \
+object is copied, as the reference does); --objects keeps only the matching objects.\n\n\
+Examples:\n  tgm copy -w mars.param=2t in.tgm t2m.tgm\n  tgm copy --objects mars.param=130 in.tgm t.tgm\n  \
+tgm copy in.tgm 'by_param_[mars.param].tgm'"
 )]
 pub struct Args {
-    /// Only messages with an object matching (see `tgm ls --help`).
-    #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
-    pub where_clause: Vec<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
     /// Input file (`-` for stdin).
     pub input: PathBuf,
     /// Output path; `[KEY]` is replaced by each message's value of KEY
@@ -60,35 +65,58 @@ pub fn expand(template: &str, meta: &GlobalMetadata, num_objects: usize) -> CliR
     Ok(out)
 }
 
+/// Message `mi` as selected (its metadata, object count and bytes):
+/// verbatim when whole, its selected objects re-encoded when only some
+/// are, `None` when none.
+fn selected_message(
+    f: &Archive,
+    mi: usize,
+    sel: &Selection,
+    g: &GlobalArgs,
+) -> CliResult<Option<(GlobalMetadata, usize, Vec<u8>)>> {
+    let (meta, descs) = f.header(mi)?;
+    if sel.whole(&meta, descs.len()) {
+        return Ok(Some((meta, descs.len(), f.message_bytes(mi)?.into_owned())));
+    }
+    let keep = sel.objects(&meta, descs.len());
+    if keep.is_empty() {
+        return Ok(None);
+    }
+    let objects = f.decode_message(mi, g.threads)?;
+    let mut sub = GlobalMetadata::with_base(keep.iter().map(|&o| meta.base[o].clone()).collect());
+    sub.extra = meta.extra.clone();
+    let refs: Vec<_> = keep.iter().map(|&o| &objects[o]).collect();
+    let msg = encode_same(&sub, &refs, g)
+        .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?;
+    Ok(Some((sub, keep.len(), msg)))
+}
+
 /// Runs `tgm copy`. All outputs appear together when every message is written.
-pub fn run(a: Args) -> CliResult {
-    let filter = Where::parse(&a.where_clause)?;
+pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let sel = Selection::parse(&a.select)?;
     let f = Archive::open(&a.input)?;
     let inputs = [a.input.as_path()];
     if !a.output.contains('[') {
         let mut sink = Sink::open(Path::new(&a.output), &inputs, a.force)?;
         for mi in 0..f.len() {
-            let (meta, descs) = f.header(mi)?;
-            if filter.matches_message(&meta, descs.len()) {
-                sink.write_all(&f.message_bytes(mi)?)?;
+            if let Some((_, _, bytes)) = selected_message(&f, mi, &sel, g)? {
+                sink.write_all(&bytes)?;
             }
         }
         return sink.finish();
     }
     let mut set = FileSet::default();
     for mi in 0..f.len() {
-        let (meta, descs) = f.header(mi)?;
-        if !filter.matches_message(&meta, descs.len()) {
+        let Some((meta, n, bytes)) = selected_message(&f, mi, &sel, g)? else {
             continue;
-        }
+        };
         let name = PathBuf::from(
-            expand(&a.output, &meta, descs.len())
+            expand(&a.output, &meta, n)
                 .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?,
         );
         if is_dash(&name) {
             return Err(crate::error::usage("a split output cannot be stdout"));
         }
-        let bytes = f.message_bytes(mi)?;
         let file = match set.get(&name) {
             Some(file) => file,
             None => set.create(&name, &inputs, a.force)?,
@@ -96,6 +124,6 @@ pub fn run(a: Args) -> CliResult {
         file.write_all(&bytes).at(&name)?;
     }
     let n = set.commit()?;
-    eprintln!("wrote {n} file(s)");
+    note!("wrote {n} file(s)");
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `tgm demo`: builds a small example tensor set, imports it, lists it,
 //! exports it, and checks that every array came back unchanged.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use tgm::npy::{npy_layout, read_npy, write_npy};
@@ -11,11 +12,16 @@ use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 
 /// Arguments of `tgm demo`.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  tgm demo -d /tmp/tgm-demo")]
+#[command(
+    after_help = "Without --dir the example files go to a temporary directory that is \
+removed at the end.\n\nExamples:\n  tgm demo\n  tgm demo -d /tmp/tgm-demo"
+)]
 pub struct Args {
     /// Working directory for the example files (default: a fresh temporary directory).
     #[arg(short, long)]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 struct Example {
@@ -74,11 +80,25 @@ fn examples() -> Vec<Example> {
     ]
 }
 
-/// Runs `tgm demo`.
+/// One line on stdout, flushed so that it precedes the output of the
+/// commands the demo runs.
+fn say(args: std::fmt::Arguments<'_>) -> CliResult {
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(args)?;
+    out.write_all(b"\n")?;
+    Ok(out.flush()?)
+}
+
+/// Runs `tgm demo`. Without `--dir`, its files go to a fresh temporary
+/// directory removed at the end (also on failure); with `--dir` they stay.
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let temp;
     let dir = match a.dir {
         Some(d) => d,
-        None => std::env::temp_dir().join(format!("tgm-demo-{}", std::process::id())),
+        None => {
+            temp = tempfile::Builder::new().prefix("tgm-demo-").tempdir()?;
+            temp.path().to_path_buf()
+        }
     };
     let input_dir = dir.join("input");
     let export_dir = dir.join("export");
@@ -94,11 +114,11 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         .at(&path)?;
         inputs.push(path);
     }
-    println!(
+    say(format_args!(
         "1. wrote {} example arrays to {}",
         exs.len(),
         input_dir.display()
-    );
+    ))?;
     let tgm_path = dir.join("example.tgm");
     crate::cmd::import::run(
         crate::cmd::import::Args {
@@ -108,10 +128,11 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             append: false,
             force: true,
             pipeline: PipelineArgs::default(),
+            encode: g.flags.clone(),
         },
         g,
     )?;
-    println!("2. imported them into {}", tgm_path.display());
+    say(format_args!("2. imported them into {}", tgm_path.display()))?;
     crate::cmd::ls::run(crate::cmd::ls::Args {
         files: vec![tgm_path.clone()],
         where_clause: Vec::new(),
@@ -123,8 +144,12 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         output: export_dir.clone(),
         force: true,
         no_verify: false,
+        select: Default::default(),
     })?;
-    println!("3. exported every object to {}", export_dir.display());
+    say(format_args!(
+        "3. exported every object to {}",
+        export_dir.display()
+    ))?;
     for e in &exs {
         let path = export_dir.join(format!("m0_{}.npy", e.name));
         let back = read_npy(&std::fs::read(&path).at(&path)?).at(&path)?;
@@ -136,9 +161,9 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             return Err(format!("round trip changed {}", e.name).into());
         }
     }
-    println!(
+    say(format_args!(
         "4. all {} arrays came back bit-identical (in native byte order)",
         exs.len()
-    );
+    ))?;
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::error::{CliError, CliResult};
 use crate::fmt::{descriptor_json, object_meta_json};
-use crate::input::Archive;
+use crate::input::{finish_read, open_all_readable};
 use crate::meta_args::{map_to_json, to_json};
 use crate::output::stdout;
 use crate::where_clause::Where;
@@ -20,7 +20,7 @@ pub struct Args {
     /// Files to dump (`-` for stdin).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Only messages with an object matching (see `tgm ls --help`).
+    /// Selects whole messages: those with an object matching (see `tgm ls --help`).
     #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
     pub where_clause: Vec<String>,
     /// Comma-separated metadata keys: show only these per object.
@@ -40,8 +40,8 @@ pub fn run(a: Args) -> CliResult {
         .map(|k| k.split(',').map(|s| s.trim().to_string()).collect());
     let mut docs = Vec::new();
     let mut out = stdout();
-    for path in &a.files {
-        let f = Archive::open(path)?;
+    let archives = open_all_readable(&a.files)?;
+    for f in &archives {
         let label = f.label().display().to_string();
         for mi in 0..f.len() {
             let (meta, descs) = f.header(mi)?;
@@ -109,5 +109,5 @@ pub fn run(a: Args) -> CliResult {
             .map_err(|e| CliError::from(std::io::Error::from(e)))?;
         writeln!(out)?;
     }
-    out.flush().map_err(CliError::from)
+    finish_read(&mut out, &archives)
 }

@@ -9,21 +9,24 @@ use tgm::npy::{npy_layout, write_npy};
 
 use crate::error::{CliError, CliResult, WithPath};
 use crate::fmt::descriptor_json;
-use crate::input::Archive;
+use crate::input::{finish_read, Archive};
 use crate::output::FileSet;
 use crate::progress::bytes_bar;
 use crate::sidecar::{Sidecar, SidecarObject};
+use crate::where_clause::{SelectArgs, Selection};
 
 /// Arguments of `tgm export`.
 #[derive(clap::Args)]
 #[command(
     after_help = "Files: m<N>_<name>.npy when the object has a `name` key, else \
-m<N>_o<I>.npy, in the stored byte order; m<N>.json per message.\n\nExample:\n  tgm export out.tgm -o dir/"
+m<N>_o<I>.npy, in the stored byte order; m<N>.json per message.\n\n\
+Selection: -w picks whole messages (as the reference does); --objects exports only the \
+matching objects.\n\nExamples:\n  tgm export out.tgm -o dir/\n  tgm export --objects mars.param=130 out.tgm -o t/"
 )]
 pub struct Args {
     /// Input .tgm file (`-` for stdin).
     pub input: PathBuf,
-    /// Output directory (created if missing).
+    /// Output directory (created if missing; not `-`).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace files that exist in the output directory.
@@ -32,6 +35,8 @@ pub struct Args {
     /// Skip frame-hash verification (for salvage work).
     #[arg(long)]
     pub no_verify: bool,
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
 /// A file-name-safe object name.
@@ -48,8 +53,13 @@ fn safe_name(meta: &tgm::Map) -> Option<String> {
 /// Runs `tgm export`.
 pub fn run(a: Args) -> CliResult {
     crate::input::refuse_remote_output(&a.output)?;
-    let f = Archive::open(&a.input)?;
+    crate::output::refuse_dash_dir(&a.output)?;
+    let sel = Selection::parse(&a.select)?;
+    let f = Archive::open_readable(&a.input)?;
     if f.len() == 0 {
+        if f.report_damage() {
+            return Err(CliError::Reported);
+        }
         return Err(CliError::Failed(format!(
             "{}: no Tensogram message found",
             f.label().display()
@@ -63,64 +73,74 @@ pub fn run(a: Args) -> CliResult {
     }
     let created = !a.output.exists();
     std::fs::create_dir_all(&a.output).at(&a.output)?;
-    let result = export_all(&a, &f);
+    let result = export_all(&a, &f, &sel);
     if result.is_err() && created {
         let _ = std::fs::remove_dir(&a.output);
     }
     let (objects, messages) = result?;
-    eprintln!(
+    note!(
         "exported {objects} object(s) from {messages} message(s) to {}",
         a.output.display()
     );
-    Ok(())
+    finish_read(&mut std::io::sink(), std::slice::from_ref(&f))
 }
 
-fn export_all(a: &Args, f: &Archive) -> CliResult<(usize, usize)> {
+fn export_all(a: &Args, f: &Archive, sel: &Selection) -> CliResult<(usize, usize)> {
     let inputs = [a.input.as_path()];
     let mut set = FileSet::default();
     let total = f.size();
     let bar = bytes_bar(total, "exporting");
-    let mut objects = 0;
+    let (mut objects, mut messages) = (0, 0);
     for mi in 0..f.len() {
-        let (meta, _) = f.header(mi)?;
+        let (meta, descs) = f.header(mi)?;
+        let keep = sel.objects(&meta, descs.len());
+        if keep.is_empty() {
+            continue;
+        }
+        messages += 1;
         let mut side = Sidecar {
             message: mi,
             extra: meta.extra.clone(),
             objects: Vec::new(),
         };
-        f.for_each_object(mi, !a.no_verify, |oi, d, data| {
-            let mut entry = meta.base.get(oi).cloned().unwrap_or_default();
-            entry.remove(tgm::metadata::RESERVED_KEY);
-            let name = match safe_name(&entry) {
-                Some(n) => format!("m{mi}_{n}.npy"),
-                None => format!("m{mi}_o{oi}.npy"),
-            };
-            let name = if side.objects.iter().any(|o| o.file == name) {
-                format!("m{mi}_o{oi}.npy")
-            } else {
-                name
-            };
-            let path = a.output.join(&name);
-            let layout = npy_layout(d.dtype, &d.shape, tgm::ByteOrder::native());
-            let file = set.create(&path, &inputs, a.force)?;
-            let mut w = BufWriter::with_capacity(1 << 20, file);
-            w.write_all(&write_npy(&layout, &[])).at(&path)?;
-            for chunk in data.chunks(8 << 20) {
-                w.write_all(chunk).at(&path)?;
-                bar.inc(chunk.len() as u64);
-            }
-            w.flush().at(&path)?;
-            if let Some(note) = layout.note {
-                bar.suspend(|| eprintln!("note: {}: {note}", path.display()));
-            }
-            side.objects.push(SidecarObject {
-                file: name,
-                metadata: entry,
-                descriptor: descriptor_json(d),
-            });
-            objects += 1;
-            Ok(())
-        })?;
+        f.for_each_object(
+            mi,
+            !a.no_verify,
+            |o| keep.contains(&o),
+            |oi, d, data| {
+                let mut entry = meta.base.get(oi).cloned().unwrap_or_default();
+                entry.remove(tgm::metadata::RESERVED_KEY);
+                let name = match safe_name(&entry) {
+                    Some(n) => format!("m{mi}_{n}.npy"),
+                    None => format!("m{mi}_o{oi}.npy"),
+                };
+                let name = if side.objects.iter().any(|o| o.file == name) {
+                    format!("m{mi}_o{oi}.npy")
+                } else {
+                    name
+                };
+                let path = a.output.join(&name);
+                let layout = npy_layout(d.dtype, &d.shape, tgm::ByteOrder::native());
+                let file = set.create(&path, &inputs, a.force)?;
+                let mut w = BufWriter::with_capacity(1 << 20, file);
+                w.write_all(&write_npy(&layout, &[])).at(&path)?;
+                for chunk in data.chunks(8 << 20) {
+                    w.write_all(chunk).at(&path)?;
+                    bar.inc(chunk.len() as u64);
+                }
+                w.flush().at(&path)?;
+                if let Some(note) = layout.note {
+                    bar.suspend(|| note!("note: {}: {note}", path.display()));
+                }
+                side.objects.push(SidecarObject {
+                    file: name,
+                    metadata: entry,
+                    descriptor: descriptor_json(d),
+                });
+                objects += 1;
+                Ok(())
+            },
+        )?;
         let path = a.output.join(format!("m{mi}.json"));
         set.create(&path, &inputs, a.force)?
             .write_all(side.to_json().as_bytes())
@@ -128,5 +148,11 @@ fn export_all(a: &Args, f: &Archive) -> CliResult<(usize, usize)> {
     }
     bar.finish_and_clear();
     set.commit()?;
-    Ok((objects, f.len()))
+    if objects == 0 {
+        return Err(CliError::Failed(format!(
+            "{}: no object is selected; nothing written",
+            f.label().display()
+        )));
+    }
+    Ok((objects, messages))
 }

@@ -17,6 +17,7 @@ use crate::output::{check_output, is_dash, AtomicFile};
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
 use crate::sidecar::{self, Sidecar};
+use crate::spool::{no_suffix, Inputs};
 
 /// Arguments of `tgm import`.
 #[derive(clap::Args)]
@@ -45,6 +46,8 @@ pub struct Args {
     pub force: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 /// One message to write: its metadata and array files.
@@ -53,7 +56,10 @@ struct Plan {
     files: Vec<PathBuf>,
 }
 
-fn plans(inputs: &[PathBuf]) -> CliResult<Vec<Plan>> {
+/// The messages to write: `given` are the paths as typed, `paths` the same
+/// with `-` replaced by spooled stdin (which gets no `name` key).
+fn plans(given: &[PathBuf], paths: &[PathBuf]) -> CliResult<Vec<Plan>> {
+    let inputs = paths;
     let is_json = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
     if inputs.len() == 1 && inputs[0].is_dir() {
         return sidecar::in_dir(&inputs[0])?
@@ -70,11 +76,15 @@ fn plans(inputs: &[PathBuf]) -> CliResult<Vec<Plan>> {
             p.display()
         )));
     }
-    let base = inputs
+    let base = given
         .iter()
         .map(|p| {
             let mut e = tgm::Map::new();
-            if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+            if let Some(stem) = p
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .filter(|_| !is_dash(p))
+            {
                 e.insert("name".into(), stem.into());
             }
             e
@@ -101,15 +111,20 @@ enum Target {
     Stdout,
 }
 
-/// Runs `tgm import`.
+/// Runs `tgm import`; `-` among the inputs is a `.npy` on stdin.
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let inputs = Inputs::new(&a.inputs, no_suffix)?;
+    import(&a, g, &inputs).map_err(|e| inputs.relabel_err(e))
+}
+
+fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
     let stages = a.pipeline.stages()?;
     let assignments = a
         .meta
         .iter()
         .map(|m| parse_assignment(m))
         .collect::<CliResult<Vec<_>>>()?;
-    let plans = plans(&a.inputs)?;
+    let plans = plans(&a.inputs, inputs.paths())?;
     let mut all_inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     all_inputs.extend(
         plans
@@ -134,7 +149,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         }
         let app = Appender::open(&a.output, &AppendOptions::default()).at(&a.output)?;
         if let Some(t) = app.repaired_tail() {
-            eprintln!(
+            note!(
                 "note: {}: cut {} bytes of an interrupted write at offset {}",
                 a.output.display(),
                 t.len,
@@ -220,7 +235,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     if let Target::New(f) = target {
         f.commit()?;
     }
-    eprintln!(
+    note!(
         "{} {} message(s), {objects} object(s) to {}",
         if a.append { "appended" } else { "wrote" },
         plans.len(),

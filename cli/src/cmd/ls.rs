@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use crate::fmt::{cell, descriptor_json, object_meta_json, pipeline_str, shape_str};
-use crate::input::Archive;
+use crate::input::{finish_read, open_all_readable};
 use crate::output::stdout;
 use crate::where_clause::Where;
 
@@ -18,7 +18,8 @@ pub struct Args {
     /// Files to list (`-` for stdin).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Only objects matching: KEY=V1/V2, KEY!=V; several clauses comma-separated or repeated.
+    /// Selects objects: only those matching KEY=V1/V2 or KEY!=V; several
+    /// clauses comma-separated or repeated must all match.
     #[arg(short = 'w', long = "where", value_name = "CLAUSE")]
     pub where_clause: Vec<String>,
     /// Comma-separated metadata keys to show as columns.
@@ -40,11 +41,7 @@ pub fn run(a: Args) -> CliResult {
     for k in &keys {
         crate::meta_args::key_path(k)?;
     }
-    let archives = a
-        .files
-        .iter()
-        .map(|p| Archive::open(p))
-        .collect::<CliResult<Vec<_>>>()?;
+    let archives = open_all_readable(&a.files)?;
     let mut out = stdout();
     if !a.json {
         if keys.is_empty() {
@@ -110,5 +107,5 @@ pub fn run(a: Args) -> CliResult {
             }
         }
     }
-    out.flush().map_err(CliError::from)
+    finish_read(&mut out, &archives)
 }

@@ -37,6 +37,8 @@ pub struct Args {
     /// Replace OUTPUT if it exists.
     #[arg(short, long)]
     pub force: bool,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 /// Runs `tgm merge`: objects keep their order and per-object metadata.

@@ -21,6 +21,8 @@ pub struct Args {
     /// Replace OUTPUT if it exists.
     #[arg(short, long)]
     pub force: bool,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 /// Runs `tgm reshuffle`.

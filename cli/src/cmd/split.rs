@@ -23,6 +23,8 @@ pub struct Args {
     /// Replace outputs that exist.
     #[arg(short, long)]
     pub force: bool,
+    #[command(flatten)]
+    pub encode: crate::pipeline_args::EncodeFlags,
 }
 
 /// Runs `tgm split`. All outputs appear together when every one is written.
@@ -51,6 +53,6 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         }
     }
     let n = set.commit()?;
-    eprintln!("wrote {n} file(s)");
+    note!("wrote {n} file(s)");
     Ok(())
 }

@@ -1,0 +1,107 @@
+//! Helpers shared by the command-line test suites.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use tgm::cbor::Value;
+use tgm::npy::{npy_layout, write_npy};
+use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+/// A finished run of the binary.
+pub struct Run {
+    pub ok: bool,
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+}
+
+pub fn tgm_in(dir: &Path, args: &[&str]) -> Run {
+    finished(
+        Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+pub fn f64_npy(path: &Path, vals: &[f64]) {
+    let data: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(
+        path,
+        write_npy(
+            &npy_layout(Dtype::Float64, &[vals.len() as u64], ByteOrder::Little),
+            &data,
+        ),
+    )
+    .unwrap();
+}
+
+/// A temp dir with a.npy, b.npy (varying float64) and k.npy (constant).
+pub fn fixture() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    f64_npy(&d.path().join("a.npy"), &[1.0, 2.5, 3.0, 4.0]);
+    f64_npy(&d.path().join("b.npy"), &[280.0, 281.5, 279.25]);
+    f64_npy(&d.path().join("k.npy"), &[7.0; 5]);
+    d
+}
+
+/// An archive of `n` messages with one small object each, named `f<i>`.
+pub fn archive(path: &Path, n: usize) {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![4]);
+        let mut e = tgm::Map::new();
+        e.insert("name".into(), Value::Text(format!("f{i}")));
+        e.insert(
+            "mars".into(),
+            Value::text_map([("param", Value::Text(format!("p{}", i % 3)))]),
+        );
+        out.extend(
+            tgm::encode(
+                &GlobalMetadata::with_base(vec![e]),
+                &[(&d, &[i as u8; 4][..])],
+                &EncodeOptions::new(),
+            )
+            .unwrap(),
+        );
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+pub fn count_messages(path: &Path) -> usize {
+    tgm::TgmFile::open(path).unwrap().num_messages()
+}
+
+fn finished(o: std::process::Output) -> Run {
+    Run {
+        ok: o.status.success(),
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Runs `tgm ARGS` in `dir` with `input` on stdin; stdout kept as bytes.
+pub fn tgm_stdin(dir: &Path, args: &[&str], input: &[u8]) -> (Run, Vec<u8>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        // The command may stop reading early (a usage error).
+        let _ = stdin.write_all(&input);
+    });
+    let o = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let bytes = o.stdout.clone();
+    (finished(o), bytes)
+}

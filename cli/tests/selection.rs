@@ -1,0 +1,186 @@
+//! `-w` selects whole messages (the reference's meaning); `--objects`
+//! selects single objects inside them, in `set`, `copy`, `export` and
+//! `recompress`.
+
+mod common;
+
+use std::path::Path;
+
+use common::tgm_in;
+use tgm::cbor::Value;
+use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+/// One message of four float64 fields, levels 500, 850, 500, 850, named
+/// f0..f3, each holding its index in every value.
+fn one_message(path: &Path) {
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![3]);
+    let data: Vec<Vec<u8>> = (0..4)
+        .map(|i| (0..3).flat_map(|_| (i as f64).to_ne_bytes()).collect())
+        .collect();
+    let base = (0..4)
+        .map(|i| {
+            let mut e = tgm::Map::new();
+            e.insert("name".into(), Value::Text(format!("f{i}")));
+            let level = if i % 2 == 0 { 500u64 } else { 850 };
+            e.insert(
+                "mars".into(),
+                Value::text_map([("levelist", Value::Uint(level))]),
+            );
+            e
+        })
+        .collect();
+    let objects: Vec<_> = data.iter().map(|x| (&d, &x[..])).collect();
+    let msg = tgm::encode(
+        &GlobalMetadata::with_base(base),
+        &objects,
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    std::fs::write(path, msg).unwrap();
+}
+
+fn decoded(path: &Path) -> tgm::DecodedMessage {
+    tgm::decode(&std::fs::read(path).unwrap(), &Default::default()).unwrap()
+}
+
+fn levels(path: &Path) -> Vec<Value> {
+    let m = decoded(path);
+    (0..m.objects.len())
+        .map(|o| m.metadata.lookup(Some(o), "mars.levelist").unwrap().clone())
+        .collect()
+}
+
+fn first_values(m: &tgm::DecodedMessage) -> Vec<f64> {
+    m.objects
+        .iter()
+        .map(|o| f64::from_ne_bytes(o.data[..8].try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn set_changes_only_the_selected_objects_with_objects_and_whole_messages_with_w() {
+    let d = tempfile::tempdir().unwrap();
+    one_message(&d.path().join("x.tgm"));
+    let sel = ["--objects", "mars.levelist=850"];
+    let r = tgm_in(
+        d.path(),
+        &[
+            &["set", "-s", "mars.levelist=700"][..],
+            &sel,
+            &["x.tgm", "o.tgm"],
+        ]
+        .concat(),
+    );
+    assert!(r.ok, "{}", r.err);
+    let (a, b) = (Value::Uint(500), Value::Uint(700));
+    assert_eq!(
+        levels(&d.path().join("o.tgm")),
+        [a.clone(), b.clone(), a, b]
+    );
+    assert_eq!(
+        first_values(&decoded(&d.path().join("o.tgm"))),
+        [0.0, 1.0, 2.0, 3.0]
+    );
+    // -w keeps the reference's meaning: the whole message is changed.
+    let r = tgm_in(
+        d.path(),
+        &[
+            "set",
+            "-s",
+            "mars.levelist=700",
+            "-w",
+            "mars.levelist=850",
+            "x.tgm",
+            "w.tgm",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(levels(&d.path().join("w.tgm")), vec![Value::Uint(700); 4]);
+}
+
+#[test]
+fn copy_keeps_only_the_selected_objects() {
+    let d = tempfile::tempdir().unwrap();
+    one_message(&d.path().join("x.tgm"));
+    let r = tgm_in(
+        d.path(),
+        &["copy", "--objects", "mars.levelist=500", "x.tgm", "c.tgm"],
+    );
+    assert!(r.ok, "{}", r.err);
+    let m = decoded(&d.path().join("c.tgm"));
+    assert_eq!(first_values(&m), [0.0, 2.0]);
+    assert_eq!(m.metadata.lookup(Some(1), "name"), Some(&"f2".into()));
+    // -w copies every object of a matching message.
+    assert!(
+        tgm_in(
+            d.path(),
+            &["copy", "-w", "mars.levelist=500", "x.tgm", "w.tgm"]
+        )
+        .ok
+    );
+    assert_eq!(decoded(&d.path().join("w.tgm")).objects.len(), 4);
+    // Nothing selected: an empty archive, as for -w.
+    assert!(
+        tgm_in(
+            d.path(),
+            &["copy", "--objects", "name=none", "x.tgm", "n.tgm"]
+        )
+        .ok
+    );
+    assert_eq!(std::fs::metadata(d.path().join("n.tgm")).unwrap().len(), 0);
+}
+
+#[test]
+fn export_writes_only_the_selected_objects() {
+    let d = tempfile::tempdir().unwrap();
+    one_message(&d.path().join("x.tgm"));
+    let r = tgm_in(
+        d.path(),
+        &[
+            "export",
+            "--objects",
+            "mars.levelist=850",
+            "x.tgm",
+            "-o",
+            "e",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let e = d.path().join("e");
+    assert!(e.join("m0_f1.npy").exists() && e.join("m0_f3.npy").exists());
+    assert!(!e.join("m0_f0.npy").exists() && !e.join("m0_f2.npy").exists());
+    let r = tgm_in(
+        d.path(),
+        &["export", "--objects", "name=none", "x.tgm", "-o", "none"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("no object is selected"), "{}", r.err);
+    assert!(!d.path().join("none").exists());
+}
+
+#[test]
+fn recompress_rewrites_only_the_selected_objects() {
+    let d = tempfile::tempdir().unwrap();
+    one_message(&d.path().join("x.tgm"));
+    let r = tgm_in(
+        d.path(),
+        &[
+            "recompress",
+            "--objects",
+            "mars.levelist=850",
+            "x.tgm",
+            "r.tgm",
+            "--compression",
+            "zstd",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let m = decoded(&d.path().join("r.tgm"));
+    let zstd: Vec<bool> = m
+        .objects
+        .iter()
+        .map(|o| o.descriptor.pipeline().names().contains(&"zstd"))
+        .collect();
+    assert_eq!(zstd, [false, true, false, true]);
+    assert_eq!(first_values(&m), [0.0, 1.0, 2.0, 3.0]);
+}
