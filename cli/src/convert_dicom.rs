@@ -73,7 +73,8 @@ pub struct ToArgs {
 
 pub fn to_dicom(a: ToArgs) -> CliResult {
     crate::output::refuse_dash_dir(&a.output)?;
-    let (d, data, entry) = a.pick.decode()?;
+    let file = crate::input::Archive::open_local(&a.pick.input)?;
+    let (d, data, entry) = a.pick.decode_from(&file)?;
     let files =
         object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
     std::fs::create_dir_all(&a.output)

@@ -84,7 +84,8 @@ pub struct ToArgs {
 }
 
 pub fn to_nifti(a: ToArgs) -> CliResult {
-    let (d, data, entry) = a.pick.decode()?;
+    let file = crate::input::Archive::open_local(&a.pick.input)?;
+    let (d, data, entry) = a.pick.decode_from(&file)?;
     let version = if a.nifti2 {
         Version::Nifti2
     } else {

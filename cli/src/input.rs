@@ -331,7 +331,12 @@ impl Archive {
 
     /// Opens a complete, undamaged local archive (`-` for stdin) for a
     /// command that writes another format from it.
-    #[cfg(any(feature = "grib", feature = "netcdf"))]
+    #[cfg(any(
+        feature = "nifti",
+        feature = "dicom",
+        feature = "grib",
+        feature = "netcdf"
+    ))]
     pub fn open_local(path: &Path) -> CliResult<TgmFile> {
         Self::open(path)?.into_local()
     }

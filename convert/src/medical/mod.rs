@@ -54,8 +54,16 @@ impl ObjectPick {
     /// byte order, and its metadata entry `base[object]` (empty when
     /// absent). Hashes are verified.
     pub fn decode(&self) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
+        self.decode_from(&crate::util::open_file(&self.input)?)
+    }
+
+    /// [`ObjectPick::decode`] from `file`, already opened from
+    /// [`ObjectPick::input`] (errors name that path).
+    pub fn decode_from(
+        &self,
+        file: &tgm::TgmFile,
+    ) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         let (input, message, object) = (&self.input, self.message, self.object);
-        let file = crate::util::open_file(input)?;
         if message >= file.num_messages() {
             return Err(format!(
                 "{}: message {message} requested, the file has {}",
