@@ -5,9 +5,12 @@
 //! [`grib::read_fields`] turns a GRIB file into typed fields,
 //! [`convert::fields_to_objects`] turns fields into (descriptor, bytes,
 //! metadata) triples ready for `tgm::encode`, and [`export::message_to_grib`]
-//! turns a decoded message back into GRIB2 messages. [`netcdf`] does the
+//! turns a decoded message back into GRIB messages on each field's source
+//! header. [`netcdf`] does the
 //! same for NetCDF-3 and NetCDF-4 files.
 
+#[cfg(feature = "grib")]
+pub mod budget;
 #[cfg(feature = "grib")]
 pub mod convert;
 #[cfg(feature = "grib")]
