@@ -652,3 +652,90 @@ fn to_netcdf_refuses_archives_without_netcdf_metadata() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "a partial file was left behind");
 }
+
+/// `cdl` compiled by `ncgen -k nc4` into `dir/name`, or None (with a note)
+/// without ncgen.
+fn ncgen(dir: &Path, name: &str, cdl: &str) -> Option<PathBuf> {
+    let src = dir.join(format!("{name}.cdl"));
+    std::fs::write(&src, cdl).unwrap();
+    let out = dir.join(name);
+    let st = match Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+    {
+        Ok(st) => st,
+        Err(_) => {
+            eprintln!("SKIPPED: ncgen (netcdf-bin) not installed; run .ci/weather.sh");
+            return None;
+        }
+    };
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    Some(out)
+}
+
+#[test]
+fn nan_stays_distinct_from_the_fill_value() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf t { dimensions: x = 4 ; variables: float v(x) ; v:_FillValue = -999.f ; \
+               data: v = 1, NaNf, -999, 2.5 ; }";
+    let Some(input) = ncgen(dir.path(), "nan.nc", cdl) else {
+        return;
+    };
+    let t = dir.path().join("nan.tgm");
+    let back = dir.path().join("nan.back.nc");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
+    assert!(ok, "{err}");
+    let msgs = read_tgm(&t);
+    let (_, obj) = object(&msgs[0], "v");
+    let v = f32s(&obj.data);
+    assert!(v[1].is_nan(), "{v:?}");
+    assert_eq!([v[0], v[2], v[3]], [1.0, -999.0, 2.5]);
+    let (ok, err) = tgm(&["to-netcdf", s(&t), "-o", s(&back)]);
+    assert!(ok, "{err}");
+    let data = ncdump_data(&back).unwrap();
+    assert!(data.contains("v = 1, NaNf, _, 2.5"), "{data}");
+}
+
+#[test]
+fn variables_in_sub_groups_are_refused_by_path() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf t { dimensions: x = 2 ; variables: float a(x) ; data: a = 1, 2 ; \
+               group: g { variables: float w(x) ; data: w = 3, 4 ; } }";
+    let Some(input) = ncgen(dir.path(), "groups.nc", cdl) else {
+        return;
+    };
+    let t = dir.path().join("groups.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
+    assert!(
+        !ok && err.contains("/g/w") && err.contains(s(&input)),
+        "{err}"
+    );
+    assert!(!t.exists());
+}
+
+#[test]
+fn to_netcdf_writes_chunked_deflated_variables() {
+    let _g = serial();
+    let (dir, _, _) = round_trip(true, &[]);
+    let round = dir.path().join("back.nc");
+    let out = match Command::new("ncdump").args(["-hs"]).arg(&round).output() {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("SKIPPED: ncdump (netcdf-bin) not installed; run .ci/weather.sh");
+            return;
+        }
+    };
+    let header = String::from_utf8(out.stdout).unwrap();
+    assert!(header.contains("t2m:_Storage = \"chunked\""), "{header}");
+    assert!(header.contains("t2m:_DeflateLevel = 4"), "{header}");
+    assert!(header.contains("t2m:_Shuffle = \"true\""), "{header}");
+    assert!(header.contains("lat:_Storage = \"chunked\""), "{header}");
+}

@@ -17,7 +17,11 @@
 //! every object has the same dimension names, `dim_names` (the list the
 //! reference's xarray backend reads). Missing values of float variables
 //! (`_FillValue`, `missing_value`) become NaN, stored as a NaN mask
-//! (`spec/pipeline.md` §3); integer variables keep their fill values.
+//! (`spec/pipeline.md` §3), unless the variable (or record) holds NaN of
+//! its own: then its values are kept as they are, fill values included,
+//! and `netcdf.nan_kept` is true, so `to-netcdf` writes NaN back as NaN.
+//! Integer variables keep their fill values. Variables in NetCDF-4
+//! sub-groups are refused by name.
 
 use std::fmt;
 use std::path::Path;
@@ -276,6 +280,23 @@ fn to_f64(ty: NcNum, data: &[u8]) -> Vec<f64> {
     }
 }
 
+/// The `netcdf` key marking an object whose fill values were kept as they
+/// are because the variable holds NaN of its own (so NaN is not a fill).
+pub const NAN_KEPT: &str = "nan_kept";
+
+/// Whether float data of type `ty` holds a NaN.
+fn has_nan(ty: NcNum, data: &[u8]) -> bool {
+    match ty {
+        NcNum::F32 => data
+            .chunks_exact(4)
+            .any(|c| f32::from_ne_bytes(c.try_into().expect("chunk width")).is_nan()),
+        NcNum::F64 => data
+            .chunks_exact(8)
+            .any(|c| f64::from_ne_bytes(c.try_into().expect("chunk width")).is_nan()),
+        _ => false,
+    }
+}
+
 /// Float data with every fill value replaced by NaN, in place.
 fn mask_fill(ty: NcNum, data: &mut [u8], fills: &[f64]) {
     match ty {
@@ -321,6 +342,7 @@ fn variable_object(
     let scale = scalar(var, "scale_factor");
     let offset = scalar(var, "add_offset");
     let unpack = cf && (scale.is_some() || offset.is_some());
+    let mut nan_kept = false;
     let dtype = if unpack {
         let (s, o) = (scale.unwrap_or(1.0), offset.unwrap_or(0.0));
         data = to_f64(var.ty, &data)
@@ -336,7 +358,10 @@ fn variable_object(
             .collect();
         Dtype::Float64
     } else {
-        mask_fill(var.ty, &mut data, &fills);
+        nan_kept = !fills.is_empty() && has_nan(var.ty, &data);
+        if !nan_kept {
+            mask_fill(var.ty, &mut data, &fills);
+        }
         var.ty.dtype()
     };
 
@@ -353,6 +378,9 @@ fn variable_object(
     nc.insert("attr_types".into(), Value::from(types));
     if unpack {
         nc.insert("unpacked".into(), Value::from(true));
+    }
+    if nan_kept {
+        nc.insert(NAN_KEPT.into(), Value::from(true));
     }
     if let Some((_, r)) = record {
         nc.insert("record".into(), Value::from(r as u64));

@@ -237,6 +237,33 @@ fn attributes<'a>(
     .collect()
 }
 
+/// Refuses a NetCDF-4 file with variables in a sub-group: tgm converts the
+/// root group only, and dropping the others would lose data silently.
+fn refuse_group_variables(path: &Path, file: &netcdf::File) -> Result<(), NetcdfError> {
+    fn walk(g: &netcdf::Group<'_>, prefix: &str, found: &mut Vec<String>) {
+        let here = format!("{prefix}/{}", g.name());
+        found.extend(g.variables().map(|v| format!("{here}/{}", v.name())));
+        for sub in g.groups() {
+            walk(&sub, &here, found);
+        }
+    }
+    let mut found = Vec::new();
+    let groups = file
+        .groups()
+        .map_err(|e| nc_err(path, "listing groups", e))?;
+    for g in groups {
+        walk(&g, "", &mut found);
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(NetcdfError::Invalid(format!(
+        "{}: variables in NetCDF-4 sub-groups are not converted (only the root group is): {}",
+        path.display(),
+        found.join(", ")
+    )))
+}
+
 impl Source {
     /// Opens `path` and reads its root-group structure.
     pub fn open(path: &Path) -> Result<Source, NetcdfError> {
@@ -245,6 +272,7 @@ impl Source {
             check_netcdf3_extent(path, file_len)?;
         }
         let file = netcdf::open(path).map_err(|e| nc_err(path, "open", e))?;
+        refuse_group_variables(path, &file)?;
         let dims = file
             .dimensions()
             .map(|d| Dim {
