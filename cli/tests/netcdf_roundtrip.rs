@@ -656,11 +656,16 @@ fn to_netcdf_refuses_archives_without_netcdf_metadata() {
 /// `cdl` compiled by `ncgen -k nc4` into `dir/name`, or None (with a note)
 /// without ncgen.
 fn ncgen(dir: &Path, name: &str, cdl: &str) -> Option<PathBuf> {
+    ncgen_kind(dir, name, cdl, "nc4")
+}
+
+/// `cdl` compiled by `ncgen -k kind`.
+fn ncgen_kind(dir: &Path, name: &str, cdl: &str, kind: &str) -> Option<PathBuf> {
     let src = dir.join(format!("{name}.cdl"));
     std::fs::write(&src, cdl).unwrap();
     let out = dir.join(name);
     let st = match Command::new("ncgen")
-        .args(["-k", "nc4", "-o"])
+        .args(["-k", kind, "-o"])
         .arg(&out)
         .arg(&src)
         .output()
@@ -738,4 +743,76 @@ fn to_netcdf_writes_chunked_deflated_variables() {
     assert!(header.contains("t2m:_DeflateLevel = 4"), "{header}");
     assert!(header.contains("t2m:_Shuffle = \"true\""), "{header}");
     assert!(header.contains("lat:_Storage = \"chunked\""), "{header}");
+}
+
+/// `input` with its NetCDF-3 record count set to the streaming marker.
+fn streaming(dir: &Path, input: &Path) -> PathBuf {
+    let mut b = std::fs::read(input).unwrap();
+    b[4..8].fill(0xff);
+    let out = dir.join(format!(
+        "streaming-{}",
+        input.file_name().unwrap().to_str().unwrap()
+    ));
+    std::fs::write(&out, b).unwrap();
+    out
+}
+
+#[test]
+fn streaming_record_counts_are_bounded_by_the_bytes_present() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let with = "netcdf s { dimensions: t = UNLIMITED ; x = 2 ; \
+                variables: float v(t, x) ; float c(x) ; data: v = 1, 2, 3, 4 ; c = 5, 6 ; }";
+    let without = "netcdf s { dimensions: t = UNLIMITED ; x = 2 ; \
+                   variables: float c(x) ; data: c = 5, 6 ; }";
+    let (Some(with), Some(without)) = (
+        ncgen_kind(d, "rec.nc", with, "classic"),
+        ncgen_kind(d, "norec.nc", without, "classic"),
+    ) else {
+        return;
+    };
+    // netCDF-C reports 2^32-1 records for both; the bytes hold 2 and 0.
+    let t = d.join("rec.tgm");
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&streaming(d, &with)),
+        "-o",
+        s(&t),
+        "--split-by",
+        "record",
+    ]);
+    assert!(ok, "{err}");
+    let msgs = read_tgm(&t);
+    assert_eq!(msgs.len(), 2);
+    let (_, v) = object(&msgs[1], "v");
+    assert_eq!(f32s(&v.data), [3.0, 4.0]);
+    let empty = streaming(d, &without);
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&empty),
+        "-o",
+        s(&d.join("no.tgm")),
+        "--split-by",
+        "record",
+    ]);
+    assert!(!ok && err.contains("has no records"), "{err}");
+}
+
+#[test]
+fn unwritten_netcdf4_variables_are_charged_to_the_budget() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf u { dimensions: x = 20000 ; y = 20000 ; variables: float v(x, y) ; }";
+    let Some(input) = ncgen(dir.path(), "unwritten.nc", cdl) else {
+        return;
+    };
+    assert!(std::fs::metadata(&input).unwrap().len() < 100_000);
+    let t = dir.path().join("u.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
+    assert!(
+        !ok && err.contains("variable v") && err.contains("decoded-bytes budget"),
+        "{err}"
+    );
+    assert!(!t.exists());
 }

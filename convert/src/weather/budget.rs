@@ -1,9 +1,36 @@
 //! The decoded-bytes budget of one conversion (`spec/convert.md` "Hostile
 //! files"): a GRIB field's header can announce billions of points in a few
-//! bytes (a constant field has no data section), so every field's decoded
-//! size is charged here before ecCodes decodes it.
+//! bytes (a constant field has no data section), and a NetCDF-4 variable
+//! never written costs nothing on disk, so every field's or variable's
+//! decoded size is charged here before it is decoded.
 
-use super::GribError;
+use std::fmt;
+
+/// A charge the budget could not take.
+#[derive(Debug, Clone)]
+pub struct BudgetExceeded {
+    /// The bytes asked for (`None`: beyond 2^64).
+    pub asked: Option<u64>,
+    /// The whole budget.
+    pub total: u64,
+    /// What was left of it.
+    pub remaining: u64,
+}
+
+impl fmt::Display for BudgetExceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} bytes would be decoded, beyond this conversion's decoded-bytes budget of {} \
+             bytes ({} left; the default is {PER_INPUT_BYTE} × the input size + \
+             {FIXED_ALLOWANCE} bytes, --max-decoded-bytes changes it)",
+            self.asked
+                .map_or_else(|| "more than 2^64".into(), |b| b.to_string()),
+            self.total,
+            self.remaining
+        )
+    }
+}
 
 /// Bytes every conversion may decode whatever its input size.
 pub const FIXED_ALLOWANCE: u64 = 256 << 20;
@@ -37,23 +64,24 @@ impl DecodeBudget {
         Self::new(b)
     }
 
-    /// Takes `points` float64 values from the budget, or says why not.
-    pub fn charge_values(&mut self, points: u64) -> Result<(), GribError> {
-        let bytes = points.checked_mul(8);
+    /// Takes `bytes` from the budget, or says why not.
+    pub fn charge(&mut self, bytes: Option<u64>) -> Result<(), BudgetExceeded> {
         match bytes {
             Some(b) if b <= self.remaining => {
                 self.remaining -= b;
                 Ok(())
             }
-            _ => Err(GribError::Invalid(format!(
-                "{points} points would decode to {} bytes, beyond this conversion's \
-                 decoded-bytes budget of {} bytes ({} left; the default is \
-                 {PER_INPUT_BYTE} × the input size + {FIXED_ALLOWANCE} bytes)",
-                bytes.map_or_else(|| "more than 2^64".into(), |b| b.to_string()),
-                self.total,
-                self.remaining
-            ))),
+            asked => Err(BudgetExceeded {
+                asked,
+                total: self.total,
+                remaining: self.remaining,
+            }),
         }
+    }
+
+    /// Takes `points` float64 values from the budget, or says why not.
+    pub fn charge_values(&mut self, points: u64) -> Result<(), BudgetExceeded> {
+        self.charge(points.checked_mul(8))
     }
 }
 
@@ -67,6 +95,7 @@ mod tests {
         b.charge_values(10).unwrap();
         b.charge_values(2).unwrap();
         let e = b.charge_values(1).unwrap_err().to_string();
+        assert!(e.contains("8 bytes would be decoded"), "{e}");
         assert!(e.contains("budget of 100 bytes (4 left"), "{e}");
         assert!(b.charge_values(u64::MAX).is_err());
     }

@@ -9,7 +9,7 @@
 //! header. [`netcdf`] does the
 //! same for NetCDF-3 and NetCDF-4 files.
 
-#[cfg(feature = "grib")]
+#[cfg(any(feature = "grib", feature = "netcdf"))]
 pub mod budget;
 #[cfg(feature = "grib")]
 pub mod convert;
@@ -85,6 +85,13 @@ impl std::error::Error for GribError {
             GribError::Tgm(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+#[cfg(feature = "grib")]
+impl From<budget::BudgetExceeded> for GribError {
+    fn from(e: budget::BudgetExceeded) -> Self {
+        GribError::Invalid(e.to_string())
     }
 }
 

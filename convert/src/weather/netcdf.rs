@@ -30,6 +30,7 @@ use netcdf::AttributeValue;
 use tgm::cbor::Value;
 use tgm::{Dtype, Map, ObjectDescriptor};
 
+use super::budget::DecodeBudget;
 use super::netcdf_read::{NcNum, Source, Var};
 pub use super::netcdf_write::write_netcdf;
 
@@ -103,6 +104,10 @@ pub struct ConvertOptions {
     pub split_by: SplitBy,
     /// Apply `scale_factor`/`add_offset` (values become float64).
     pub cf: bool,
+    /// The decoded-bytes budget of each file; `None` for
+    /// [`DecodeBudget::for_input`] of its size (fixed variables repeated in
+    /// every record message are charged each time).
+    pub max_decoded_bytes: Option<u64>,
 }
 
 /// One variable (or record of one) ready for `tgm::encode`.
@@ -143,16 +148,20 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, 
         )));
     }
     let extra = file_extra(&src);
+    let mut budget = opts
+        .max_decoded_bytes
+        .map_or_else(|| DecodeBudget::for_input(src.file_len), DecodeBudget::new);
+    let budget = &mut budget;
     let groups: Vec<Vec<NcObject>> = match opts.split_by {
         SplitBy::File => vec![src
             .vars
             .iter()
-            .map(|v| variable_object(&src, v, None, opts.cf))
+            .map(|v| variable_object(&src, v, None, opts.cf, budget))
             .collect::<Result<_, _>>()?],
         SplitBy::Variable => src
             .vars
             .iter()
-            .map(|v| variable_object(&src, v, None, opts.cf).map(|o| vec![o]))
+            .map(|v| variable_object(&src, v, None, opts.cf, budget).map(|o| vec![o]))
             .collect::<Result<_, _>>()?,
         SplitBy::Record => {
             let rd = src.record_dim().ok_or_else(|| {
@@ -174,7 +183,7 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, 
                         .iter()
                         .map(|v| {
                             let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
-                            variable_object(&src, v, rec, opts.cf)
+                            variable_object(&src, v, rec, opts.cf, budget)
                         })
                         .collect::<Result<Vec<_>, _>>()
                 })
@@ -327,8 +336,9 @@ fn variable_object(
     var: &Var,
     record: Option<(&str, usize)>,
     cf: bool,
+    budget: &mut DecodeBudget,
 ) -> Result<NcObject, NetcdfError> {
-    let mut data = src.read(var, record)?;
+    let mut data = src.read(var, record, budget)?;
     let shape: Vec<u64> = var
         .dims
         .iter()
