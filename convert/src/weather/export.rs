@@ -440,3 +440,68 @@ fn missing_value(values: &[f64]) -> Result<f64, GribError> {
         .filter(|c| c.is_finite())
         .ok_or_else(|| GribError::Invalid("no free missing-value marker for the bitmap".into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_map(pairs: &[(&str, Value)]) -> Value {
+        Value::text_map(pairs.iter().map(|(k, v)| (*k, v.clone())))
+    }
+
+    /// An entry without `grib.template` (hand-made, or from an older tgm)
+    /// on a regular Gaussian N80 grid.
+    fn n80_entry() -> Map {
+        let geography = text_map(&[
+            ("gridType", Value::from("regular_gg")),
+            ("Ni", Value::from(320u64)),
+            ("Nj", Value::from(160u64)),
+            ("N", Value::from(80u64)),
+            ("numberOfPoints", Value::from(51200u64)),
+            ("latitudeOfFirstGridPointInDegrees", Value::Float(89.142)),
+            ("longitudeOfFirstGridPointInDegrees", Value::Float(0.0)),
+            ("latitudeOfLastGridPointInDegrees", Value::Float(-89.142)),
+            ("longitudeOfLastGridPointInDegrees", Value::Float(358.875)),
+            ("iDirectionIncrementInDegrees", Value::Float(1.125)),
+        ]);
+        let mut entry = Map::new();
+        entry.insert("geography".into(), geography);
+        entry.insert("mars".into(), text_map(&[("param", Value::from(167u64))]));
+        entry.insert(
+            "grib".into(),
+            text_map(&[("bitsPerValue", Value::from(16u64))]),
+        );
+        entry
+    }
+
+    #[test]
+    fn a_sample_based_gaussian_grid_keeps_its_n() {
+        let values: Vec<f64> = (0..51200).map(|i| 270.0 + (i % 97) as f64 * 0.25).collect();
+        let msg = field_to_grib(&n80_entry(), &values).unwrap();
+        let h = Handle::from_message(&msg).unwrap();
+        assert_eq!(h.get_long("N").unwrap(), 80);
+        assert_eq!(h.get_long("numberOfDataPoints").unwrap(), 51200);
+        assert_eq!(h.get_double_array("values").unwrap().len(), 51200);
+    }
+
+    #[test]
+    fn a_template_that_is_not_bytes_is_refused_by_name() {
+        let mut entry = n80_entry();
+        entry.insert(
+            "grib".into(),
+            text_map(&[(TEMPLATE_KEY, Value::from("not a message"))]),
+        );
+        let e = field_to_grib(&entry, &[0.0; 4]).unwrap_err().to_string();
+        assert!(e.contains("grib.template"), "{e}");
+    }
+
+    #[test]
+    fn params_name_the_same_parameter_across_editions() {
+        assert_eq!(param_id(&Value::from("130.128")), Some(130));
+        assert_eq!(param_id(&Value::from("167")), Some(167));
+        assert_eq!(param_id(&Value::from("44.228")), Some(228044));
+        assert!(same_text("param", &Value::from(130u64), Some("130.128")));
+        assert!(same_text("time", &Value::from(600u64), Some("0600")));
+        assert!(!same_text("levelist", &Value::from(850u64), Some("500")));
+    }
+}
