@@ -970,3 +970,45 @@ fn hostile_headers_are_refused_before_decoding() {
     ]);
     assert!(!ok && err.contains("budget of 3967 bytes"), "{err}");
 }
+
+#[test]
+fn lossy_encoding_reports_its_largest_error() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = &sample_set(dir.path())[0];
+    let t = dir.path().join("lossy.tgm");
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(input),
+        "-o",
+        s(&t),
+        "--encoding",
+        "simple_packing",
+        "--bits",
+        "6",
+    ]);
+    assert!(ok, "{err}");
+    let reported: f64 = err
+        .split("largest absolute error ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no error reported: {err}"));
+    let want = eccodes_values(input);
+    let worst = decode_all(&t)[0]
+        .objects
+        .iter()
+        .zip(&want)
+        .flat_map(|(o, w)| {
+            f64s(&o.data)
+                .into_iter()
+                .zip(w.clone())
+                .filter(|(_, w)| !w.is_nan())
+                .map(|(g, w)| (g - w).abs())
+        })
+        .fold(0.0f64, f64::max);
+    assert!(worst > 0.0);
+    assert_eq!(reported, worst);
+}
