@@ -23,6 +23,7 @@ fi
 
 features=grib,netcdf
 cargo clippy -p tgm-cli --features "$features" --all-targets -- -D warnings
+cargo clippy -p tgm-convert --features "$features" --all-targets -- -D warnings
 for profile in "" "--release"; do
     # shellcheck disable=SC2086
     cargo test $profile -p tgm-cli --features "$features" \

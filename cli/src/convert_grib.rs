@@ -34,8 +34,9 @@ pub struct Args {
     /// Also keep every GRIB key under base[i].grib_keys.
     #[arg(long)]
     pub all_keys: bool,
-    /// Encoding: source (simple_packing at the field's own precision), none,
-    /// or simple_packing (at --bits).
+    /// Encoding: source (bit-identical to ecCodes' values: the field's own
+    /// simple-packing codes where exact, else lossless float64), none, or
+    /// simple_packing (lossy, at --bits; the largest error is reported).
     #[arg(long, default_value = "source",
           value_parser = clap::builder::PossibleValuesParser::new(["source", "none", "simple_packing"]))]
     pub encoding: String,
@@ -57,6 +58,10 @@ pub struct Args {
     /// Write no frame hashes.
     #[arg(long)]
     pub no_hash: bool,
+    /// Most bytes the conversion may decode (default: 64 × the inputs' size
+    /// + 256 MiB), so that a small file announcing a huge field is refused.
+    #[arg(long)]
+    pub max_decoded_bytes: Option<u64>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
@@ -95,6 +100,7 @@ pub fn run(a: Args) -> CliResult {
         all_keys: a.all_keys,
         pipeline: pipeline(&a),
         no_hash: a.no_hash,
+        max_decoded_bytes: a.max_decoded_bytes,
     };
     if let Some(dir) = a.inputs.iter().find(|p| p.is_dir()) {
         return Err(format!("{}: is a directory (give GRIB files)", dir.display()).into());
@@ -107,6 +113,17 @@ pub fn run(a: Args) -> CliResult {
     for m in &messages {
         out.extend_from_slice(&encode_message(m, opts.no_hash)?);
         objects += m.len();
+    }
+    if !matches!(
+        opts.pipeline.encoding,
+        EncodingChoice::Source | EncodingChoice::None
+    ) {
+        let worst = messages
+            .iter()
+            .flatten()
+            .map(|o| o.max_abs_error)
+            .fold(0.0f64, f64::max);
+        eprintln!("lossy encoding: largest absolute error {worst:e}");
     }
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     write_file(&a.output, &inputs, &out, a.force)?;

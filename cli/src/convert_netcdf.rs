@@ -32,6 +32,10 @@ pub struct Args {
     /// NaN where missing (the packing attributes stay recorded).
     #[arg(long)]
     pub cf: bool,
+    /// Most bytes decoded per input file (default: 64 × its size + 256 MiB),
+    /// so that a small file announcing huge variables is refused.
+    #[arg(long)]
+    pub max_decoded_bytes: Option<u64>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
     /// Replace OUTPUT if it exists.
@@ -56,6 +60,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let convert = ConvertOptions {
         split_by: a.split_by,
         cf: a.cf,
+        max_decoded_bytes: a.max_decoded_bytes,
     };
 
     let spooled = Inputs::new(&a.inputs, no_suffix)?;

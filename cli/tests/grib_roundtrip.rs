@@ -274,17 +274,14 @@ fn decimal_scaled_fields_keep_their_quantum_and_round_trip() {
     let back = dir.path().join("dec.back.grib");
     assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
     let msg = &decode_all(&t)[0];
-    let d = &msg.objects[0].descriptor;
-    assert_eq!(
-        d.pipeline().params()["sp_decimal_scale_factor"].as_i64(),
-        Some(1)
-    );
-    assert_eq!(d.pipeline().params()["sp_bits_per_value"].as_u64(), Some(8));
-    // (R + q·2^E)·10^-D and R' + q·2^E·10^-D differ by rounding only.
+    // (R + q·2^E)·10^-D cannot be evaluated by tgm's simple_packing in
+    // ecCodes' order of operations, so the field is stored as exact float64.
+    assert_eq!(msg.objects[0].descriptor.encoding(), "none");
     let want = &eccodes_values(&input)[0];
     let got = f64s(&msg.objects[0].data);
+    assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-12 * w.abs(), "[{i}]: {g} vs {w}");
+        assert_eq!(g.to_bits(), w.to_bits(), "[{i}]: {g} vs {w}");
     }
     let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
     assert!(ok, "{err}");
@@ -412,14 +409,7 @@ fn to_grib_round_trips_values_and_mars_keys() {
         // Values (bitmaps included) and geography, exactly.
         let (same, report) = grib_compare(&["-c", "data:n", "-c", "geography:n"], input, &back);
         assert!(same, "{}: {report}", input.display());
-        let grib1 = input.ends_with("ll1.grib");
-        // GRIB1 spells param as "167.128" where GRIB2 has 167.
-        let mars: &[&str] = if grib1 {
-            &["-c", "mars:n", "-b", "param"]
-        } else {
-            &["-c", "mars:n"]
-        };
-        let (same, report) = grib_compare(mars, input, &back);
+        let (same, report) = grib_compare(&["-c", "mars:n", "-c", "edition"], input, &back);
         assert!(same, "{}: {report}", input.display());
         let (same, report) = grib_compare(&["-c", "paramId,shortName,bitsPerValue"], input, &back);
         assert!(same, "{}: {report}", input.display());
@@ -554,29 +544,23 @@ fn gaussian_grids_and_ensemble_members_round_trip() {
 
 /// `input` repacked by ecCodes with `packingType`.
 fn repack(dir: &Path, input: &Path, packing: &str) -> PathBuf {
-    let out = dir.join(format!("{packing}.grib"));
-    let st = Command::new("grib_set")
-        .args(["-r", "-s", &format!("packingType={packing}")])
-        .arg(input)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
+    let keys = format!("packingType={packing}");
+    grib_set(dir, &format!("{packing}.grib"), &["-r", "-s", &keys], input)
 }
 
 #[test]
-fn ccsds_fields_decode_bit_identical_and_other_packings_within_their_precision() {
+fn ccsds_and_complex_fields_are_stored_bit_identical() {
     if !eccodes_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let ll2 = &sample_set(dir.path())[0];
-    for packing in ["grid_ccsds", "grid_complex"] {
+    for packing in [
+        "grid_ccsds",
+        "grid_complex",
+        "grid_second_order",
+        "grid_jpeg",
+    ] {
         let input = repack(dir.path(), ll2, packing);
         let t = dir.path().join(format!("{packing}.tgm"));
         let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t), "--split"]);
@@ -584,22 +568,13 @@ fn ccsds_fields_decode_bit_identical_and_other_packings_within_their_precision()
         let want = eccodes_values(&input);
         for (m, msg) in decode_all(&t).iter().enumerate() {
             let got = f64s(&msg.objects[0].data);
-            let present: Vec<f64> = want[m].iter().copied().filter(|v| !v.is_nan()).collect();
-            let lo = present.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            // Packed again at 16 bits: within half of that quantum.
-            let tol = if packing == "grid_ccsds" {
-                0.0
-            } else {
-                (hi - lo) / 65535.0
-            };
+            // Stored bit-identical whatever the packing.
+            assert_eq!(got.len(), want[m].len(), "{packing} #{m}");
             for (i, (g, w)) in got.iter().zip(&want[m]).enumerate() {
                 if w.is_nan() {
                     assert!(g.is_nan(), "{packing} #{m} [{i}]");
-                } else if tol == 0.0 {
-                    assert_eq!(g.to_bits(), w.to_bits(), "{packing} #{m} [{i}]: {g} != {w}");
                 } else {
-                    assert!((g - w).abs() <= tol, "{packing} #{m} [{i}]: {g} vs {w}");
+                    assert_eq!(g.to_bits(), w.to_bits(), "{packing} #{m} [{i}]: {g} != {w}");
                 }
             }
         }
@@ -660,13 +635,8 @@ fn mars_keys_round_trip_for_forecasts_levels_and_grib1_ensembles() {
         assert!(ok, "{name}: {err}");
         let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
         assert!(ok, "{name}: {err}");
-        let grib1 = name.contains('1');
-        let args: &[&str] = if grib1 {
-            &["-c", "mars:n", "-b", "param"]
-        } else {
-            &["-c", "mars:n"]
-        };
-        let (same, report) = grib_compare(args, &input, &back);
+        // GRIB1 stays GRIB1: param keeps its table (130.128).
+        let (same, report) = grib_compare(&["-c", "mars:n"], &input, &back);
         assert!(same, "{name}: {report}");
         let (same, report) = grib_compare(&["-c", "data:n", "-c", "geography:n"], &input, &back);
         assert!(same, "{name}: {report}");
@@ -679,13 +649,7 @@ fn mars_keys_round_trip_for_forecasts_levels_and_grib1_ensembles() {
                     .unwrap();
                 String::from_utf8_lossy(&o.stdout).trim().to_string()
             };
-            let (a, b) = (get(&input), get(&back));
-            if *key == "param" && grib1 {
-                // GRIB1 writes table.parameter (130.128), GRIB2 the paramId.
-                assert_eq!(a.split('.').next(), Some(b.as_str()), "{name}: param");
-            } else {
-                assert_eq!(a, b, "{name}: MARS key {key}");
-            }
+            assert_eq!(get(&input), get(&back), "{name}: MARS key {key}");
         }
     }
 }
@@ -774,4 +738,365 @@ fn dash_level_and_refused_inputs() {
     assert!(!back.exists());
     let (ok, _, err) = tgm(&["convert-grib", s(dir.path()), "-o", s(&back)]);
     assert!(!ok && err.contains("is a directory"), "{err}");
+}
+
+/// ecCodes' values of the first message of `path` (no bitmap), printed by
+/// `grib_filter` with 17 significant digits: works for every grid,
+/// spectral ones included.
+fn eccodes_coded_values(dir: &Path, path: &Path) -> Vec<f64> {
+    let rules = dir.join("print.rules");
+    std::fs::write(&rules, "print \"[values%.17g!1]\";").unwrap();
+    let out = Command::new("grib_filter")
+        .arg(&rules)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "grib_filter cannot read {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+/// One header-fidelity case: an ecCodes sample, the keys set on it, the
+/// number of values written (0 keeps the sample's), and whether its
+/// packing is rewritten bit-identically (simple, CCSDS) or within the
+/// packing error.
+struct Case {
+    sample: &'static str,
+    keys: &'static str,
+    points: usize,
+    exact: bool,
+}
+
+const N80: &str = "set N=80; set Ni=320; set Nj=160; \
+    set latitudeOfFirstGridPointInDegrees=89.142; set latitudeOfLastGridPointInDegrees=-89.142; \
+    set iDirectionIncrementInDegrees=1.125; set longitudeOfLastGridPointInDegrees=358.875;";
+const PRODUCT: &str = "set generatingProcessIdentifier=153; set subCentre=98;";
+
+fn fidelity_cases() -> Vec<Case> {
+    let c = |sample, keys, points, exact| Case {
+        sample,
+        keys,
+        points,
+        exact,
+    };
+    vec![
+        c("regular_gg_sfc_grib2", N80, 51200, true),
+        c("regular_gg_ml_grib1", PRODUCT, 8192, true),
+        c("reduced_gg_ml_grib2", PRODUCT, 6114, true),
+        c("reduced_gg_ml_grib1", PRODUCT, 6114, true),
+        c("reduced_rotated_gg_ml_grib2", PRODUCT, 0, true),
+        c("regular_ll_sfc_grib1", PRODUCT, 496, true),
+        c("rotated_ll_sfc_grib2", PRODUCT, 496, true),
+        c("rotated_ll_pl_grib1", PRODUCT, 496, true),
+        c("polar_stereographic_pl_grib2", PRODUCT, 0, true),
+        c("polar_stereographic_sfc_grib1", PRODUCT, 0, true),
+        c("ccsds_grib2", PRODUCT, 496, true),
+        c("reduced_gg_sfc_jpeg_grib2", PRODUCT, 6114, false),
+        c("lambert_bf_grib2", PRODUCT, 0, false),
+        c("sh_ml_grib2", PRODUCT, 0, false),
+        c("sh_ml_grib1", PRODUCT, 0, false),
+    ]
+}
+
+/// The keys that identify a product, compared on top of the namespaces.
+fn product_keys(grib1: bool) -> &'static str {
+    if grib1 {
+        "edition,centre,subCentre,generatingProcessIdentifier,table2Version,NV,packingType"
+    } else {
+        "edition,centre,subCentre,generatingProcessIdentifier,tablesVersion,\
+         localTablesVersion,NV,packingType,productDefinitionTemplateNumber"
+    }
+}
+
+#[test]
+fn every_grid_keeps_its_header_values_and_edition_through_to_grib() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for case in fidelity_cases() {
+        let name = format!("{}.grib", case.sample);
+        let values = if case.points > 0 {
+            format!(
+                "set bitsPerValue=14; set values={{{}}};",
+                field(case.points, 250.0, None)
+            )
+        } else {
+            String::new()
+        };
+        let input = generate(
+            dir.path(),
+            &name,
+            case.sample,
+            &format!("{} {values} write;", case.keys),
+        );
+        let t = dir.path().join(format!("{name}.tgm"));
+        let back = dir.path().join(format!("{name}.back.grib"));
+        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t)]);
+        assert!(ok, "{name}: {err}");
+        // Stored bit-identical to ecCodes' values, whatever the packing.
+        let want = eccodes_coded_values(dir.path(), &input);
+        let got = f64s(&decode_all(&t)[0].objects[0].data);
+        assert_eq!(got.len(), want.len(), "{name}");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "{name} [{i}]: {g} != {w}");
+        }
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{name}: {err}");
+        let namespaces = [
+            "-c",
+            "geography:n",
+            "-c",
+            "vertical:n",
+            "-c",
+            "mars:n",
+            "-c",
+            "parameter:n",
+            "-c",
+            "time:n",
+        ];
+        let (same, report) = grib_compare(&namespaces, &input, &back);
+        assert!(same, "{name}: {report}");
+        let grib1 = case.sample.ends_with("grib1");
+        let (same, report) = grib_compare(&["-c", product_keys(grib1)], &input, &back);
+        assert!(same, "{name}: {report}");
+        // Simple and CCSDS packings come back bit-identical, the others
+        // within their packing error.
+        let data: &[&str] = if case.exact {
+            &["-c", "values"]
+        } else {
+            &["-P", "-c", "values"]
+        };
+        let (same, report) = grib_compare(data, &input, &back);
+        assert!(same, "{name}: {report}");
+        // ecCodes reads every value of the written file.
+        assert_eq!(
+            eccodes_coded_values(dir.path(), &back).len(),
+            want.len(),
+            "{name}"
+        );
+        if !case.sample.starts_with("sh") && !case.sample.starts_with("lambert_bf") {
+            let out = Command::new("grib_get_data").arg(&back).output().unwrap();
+            assert!(out.status.success(), "grib_get_data {name}");
+        }
+    }
+}
+
+/// `grib_get -p keys` of every message of `path`, one line per message.
+fn grib_get(keys: &str, path: &Path) -> String {
+    let out = Command::new("grib_get")
+        .args(["-p", keys])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn edited_mars_keys_win_over_the_stored_header() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (sample, param) in [
+        ("regular_ll_pl_grib2", "131"),
+        ("regular_ll_pl_grib1", "131.128"),
+    ] {
+        let input = generate(
+            dir.path(),
+            &format!("{sample}.grib"),
+            sample,
+            &format!("set values={{{}}}; write;", field(496, 280.0, None)),
+        );
+        let t = dir.path().join(format!("{sample}.tgm"));
+        let edited = dir.path().join(format!("{sample}.edited.tgm"));
+        let back = dir.path().join(format!("{sample}.back.grib"));
+        assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
+        let edits = "mars.levelist=850,mars.param=131,mars.date=20200102,mars.time=600,mars.step=6";
+        let (ok, _, err) = tgm(&["set", "-s", edits, s(&t), s(&edited)]);
+        assert!(ok, "{err}");
+        let (ok, _, err) = tgm(&["to-grib", s(&edited), "-o", s(&back)]);
+        assert!(ok, "{sample}: {err}");
+        assert_eq!(
+            grib_get(
+                "mars.levtype,mars.levelist,mars.param,mars.date,mars.time,mars.step",
+                &back
+            ),
+            format!("pl 850 {param} 20200102 600 6"),
+            "{sample}"
+        );
+        // A value ecCodes cannot write is refused by name, before any output.
+        let bad = dir.path().join(format!("{sample}.bad.tgm"));
+        let none = dir.path().join(format!("{sample}.bad.grib"));
+        assert!(tgm(&["set", "-s", "mars.levtype=bogus", s(&t), s(&bad)]).0);
+        let (ok, _, err) = tgm(&["to-grib", s(&bad), "-o", s(&none)]);
+        assert!(!ok && err.contains("mars.levtype"), "{sample}: {err}");
+        assert!(!none.exists(), "{sample}: output written");
+    }
+}
+
+/// `grib_set ARGS` of `input` into `dir/name`.
+fn grib_set(dir: &Path, name: &str, args: &[&str], input: &Path) -> PathBuf {
+    let out = dir.join(name);
+    let st = Command::new("grib_set")
+        .args(args)
+        .arg(input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+/// `input` with its GRIB1 section 4 length (3 bytes at `offsetSection4`)
+/// set to zero.
+fn zero_grib1_section4(dir: &Path, input: &Path) -> PathBuf {
+    let offset: usize = grib_get("offsetSection4", input).parse().unwrap();
+    let mut bytes = std::fs::read(input).unwrap();
+    bytes[offset..offset + 3].fill(0);
+    let out = dir.join("zero_section4.grib");
+    std::fs::write(&out, bytes).unwrap();
+    out
+}
+
+#[test]
+fn hostile_headers_are_refused_before_decoding() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sfc2 = Path::new(SAMPLES).join("regular_ll_sfc_grib2.tmpl");
+    // A constant field announcing 65000² points in 179 bytes.
+    let wide = grib_set(d, "wide.grib", &["-s", "Ni=65000,Nj=65000"], &sfc2);
+    let huge = grib_set(
+        d,
+        "huge.grib",
+        &[
+            "-s",
+            "numberOfDataPoints=4225000000,numberOfValues=4225000000",
+        ],
+        &wide,
+    );
+    assert!(std::fs::metadata(&huge).unwrap().len() < 200);
+    let ll2 = generate(
+        d,
+        "ll2.grib",
+        "regular_ll_sfc_grib2",
+        &format!(
+            "set bitsPerValue=16; set values={{{}}}; write;",
+            field(496, 280.0, None)
+        ),
+    );
+    let ll1 = generate(
+        d,
+        "ll1.grib",
+        "regular_ll_sfc_grib1",
+        &format!(
+            "set bitsPerValue=16; set values={{{}}}; write;",
+            field(496, 280.0, None)
+        ),
+    );
+    let cases = [
+        (huge, "decoded-bytes budget"),
+        (
+            grib_set(d, "nv0.grib", &["-s", "numberOfValues=0"], &ll2),
+            "496",
+        ),
+        (
+            grib_set(d, "nv1.grib", &["-s", "numberOfValues=1"], &ll2),
+            "496",
+        ),
+        (zero_grib1_section4(d, &ll1), "496"),
+    ];
+    for (input, why) in cases {
+        let out = d.join("out.tgm");
+        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&out)]);
+        assert!(!ok, "{}: converted", input.display());
+        assert!(
+            err.contains(s(&input)) && err.contains(why),
+            "{}: {err}",
+            input.display()
+        );
+        assert!(!out.exists(), "{}: output written", input.display());
+    }
+    // Within an explicit budget the same honest field converts.
+    let out = d.join("ok.tgm");
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(&ll2),
+        "-o",
+        s(&out),
+        "--max-decoded-bytes",
+        "3968",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(&ll2),
+        "-o",
+        s(&d.join("no.tgm")),
+        "--max-decoded-bytes",
+        "3967",
+    ]);
+    assert!(!ok && err.contains("budget of 3967 bytes"), "{err}");
+}
+
+#[test]
+fn lossy_encoding_reports_its_largest_error() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = &sample_set(dir.path())[0];
+    let t = dir.path().join("lossy.tgm");
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(input),
+        "-o",
+        s(&t),
+        "--encoding",
+        "simple_packing",
+        "--bits",
+        "6",
+    ]);
+    assert!(ok, "{err}");
+    let reported: f64 = err
+        .split("largest absolute error ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no error reported: {err}"));
+    let want = eccodes_values(input);
+    let worst = decode_all(&t)[0]
+        .objects
+        .iter()
+        .zip(&want)
+        .flat_map(|(o, w)| {
+            f64s(&o.data)
+                .into_iter()
+                .zip(w.clone())
+                .filter(|(_, w)| !w.is_nan())
+                .map(|(g, w)| (g - w).abs())
+        })
+        .fold(0.0f64, f64::max);
+    assert!(worst > 0.0);
+    assert_eq!(reported, worst);
 }

@@ -691,3 +691,167 @@ fn dash_and_non_archives_leave_no_output() {
     std::fs::write(&round, back_nc).unwrap();
     assert_same_netcdf(&nc, &round);
 }
+
+/// `cdl` compiled by `ncgen -k nc4` into `dir/name`, or None (with a note)
+/// without ncgen.
+fn ncgen(dir: &Path, name: &str, cdl: &str) -> Option<PathBuf> {
+    ncgen_kind(dir, name, cdl, "nc4")
+}
+
+/// `cdl` compiled by `ncgen -k kind`.
+fn ncgen_kind(dir: &Path, name: &str, cdl: &str, kind: &str) -> Option<PathBuf> {
+    let src = dir.join(format!("{name}.cdl"));
+    std::fs::write(&src, cdl).unwrap();
+    let out = dir.join(name);
+    let st = match Command::new("ncgen")
+        .args(["-k", kind, "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+    {
+        Ok(st) => st,
+        Err(_) => {
+            eprintln!("SKIPPED: ncgen (netcdf-bin) not installed; run .ci/weather.sh");
+            return None;
+        }
+    };
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    Some(out)
+}
+
+#[test]
+fn nan_stays_distinct_from_the_fill_value() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf t { dimensions: x = 4 ; variables: float v(x) ; v:_FillValue = -999.f ; \
+               data: v = 1, NaNf, -999, 2.5 ; }";
+    let Some(input) = ncgen(dir.path(), "nan.nc", cdl) else {
+        return;
+    };
+    let t = dir.path().join("nan.tgm");
+    let back = dir.path().join("nan.back.nc");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
+    assert!(ok, "{err}");
+    let msgs = read_tgm(&t);
+    let (_, obj) = object(&msgs[0], "v");
+    let v = f32s(&obj.data);
+    assert!(v[1].is_nan(), "{v:?}");
+    assert_eq!([v[0], v[2], v[3]], [1.0, -999.0, 2.5]);
+    let (ok, err) = tgm(&["to-netcdf", s(&t), "-o", s(&back)]);
+    assert!(ok, "{err}");
+    let data = ncdump_data(&back).unwrap();
+    assert!(data.contains("v = 1, NaNf, _, 2.5"), "{data}");
+}
+
+#[test]
+fn variables_in_sub_groups_are_refused_by_path() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf t { dimensions: x = 2 ; variables: float a(x) ; data: a = 1, 2 ; \
+               group: g { variables: float w(x) ; data: w = 3, 4 ; } }";
+    let Some(input) = ncgen(dir.path(), "groups.nc", cdl) else {
+        return;
+    };
+    let t = dir.path().join("groups.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
+    assert!(
+        !ok && err.contains("/g/w") && err.contains(s(&input)),
+        "{err}"
+    );
+    assert!(!t.exists());
+}
+
+#[test]
+fn to_netcdf_writes_chunked_deflated_variables() {
+    let _g = serial();
+    let (dir, _, _) = round_trip(true, &[]);
+    let round = dir.path().join("back.nc");
+    let out = match Command::new("ncdump").args(["-hs"]).arg(&round).output() {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("SKIPPED: ncdump (netcdf-bin) not installed; run .ci/weather.sh");
+            return;
+        }
+    };
+    let header = String::from_utf8(out.stdout).unwrap();
+    assert!(header.contains("t2m:_Storage = \"chunked\""), "{header}");
+    assert!(header.contains("t2m:_DeflateLevel = 4"), "{header}");
+    assert!(header.contains("t2m:_Shuffle = \"true\""), "{header}");
+    assert!(header.contains("lat:_Storage = \"chunked\""), "{header}");
+}
+
+/// `input` with its NetCDF-3 record count set to the streaming marker.
+fn streaming(dir: &Path, input: &Path) -> PathBuf {
+    let mut b = std::fs::read(input).unwrap();
+    b[4..8].fill(0xff);
+    let out = dir.join(format!(
+        "streaming-{}",
+        input.file_name().unwrap().to_str().unwrap()
+    ));
+    std::fs::write(&out, b).unwrap();
+    out
+}
+
+#[test]
+fn streaming_record_counts_are_bounded_by_the_bytes_present() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let with = "netcdf s { dimensions: t = UNLIMITED ; x = 2 ; \
+                variables: float v(t, x) ; float c(x) ; data: v = 1, 2, 3, 4 ; c = 5, 6 ; }";
+    let without = "netcdf s { dimensions: t = UNLIMITED ; x = 2 ; \
+                   variables: float c(x) ; data: c = 5, 6 ; }";
+    let (Some(with), Some(without)) = (
+        ncgen_kind(d, "rec.nc", with, "classic"),
+        ncgen_kind(d, "norec.nc", without, "classic"),
+    ) else {
+        return;
+    };
+    // netCDF-C reports 2^32-1 records for both; the bytes hold 2 and 0.
+    let t = d.join("rec.tgm");
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&streaming(d, &with)),
+        "-o",
+        s(&t),
+        "--split-by",
+        "record",
+    ]);
+    assert!(ok, "{err}");
+    let msgs = read_tgm(&t);
+    assert_eq!(msgs.len(), 2);
+    let (_, v) = object(&msgs[1], "v");
+    assert_eq!(f32s(&v.data), [3.0, 4.0]);
+    let empty = streaming(d, &without);
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&empty),
+        "-o",
+        s(&d.join("no.tgm")),
+        "--split-by",
+        "record",
+    ]);
+    assert!(!ok && err.contains("has no records"), "{err}");
+}
+
+#[test]
+fn unwritten_netcdf4_variables_are_charged_to_the_budget() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf u { dimensions: x = 20000 ; y = 20000 ; variables: float v(x, y) ; }";
+    let Some(input) = ncgen(dir.path(), "unwritten.nc", cdl) else {
+        return;
+    };
+    assert!(std::fs::metadata(&input).unwrap().len() < 100_000);
+    let t = dir.path().join("u.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
+    assert!(
+        !ok && err.contains("variable v") && err.contains("decoded-bytes budget"),
+        "{err}"
+    );
+    assert!(!t.exists());
+}

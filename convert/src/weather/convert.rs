@@ -3,10 +3,14 @@
 //! Each field becomes one float64 object whose `base[i]` entry carries
 //! `mars`, `geography`, `grib` (and `grib_keys` with `--all-keys`). Missing
 //! points (GRIB bitmaps) are NaN, stored with the NaN mask
-//! (`spec/pipeline.md` §3). The default pipeline keeps the source's
-//! precision: simple_packing (`spec/pipeline.md` §2) with the field's own
-//! reference value and binary scale factor, in the smallest whole-byte width
-//! holding its `bitsPerValue`, then szip (`spec/szip.md`).
+//! (`spec/pipeline.md` §3). By default every field is stored bit-identical
+//! to ecCodes' values: simple-packed and CCSDS fields in their own codes
+//! (simple_packing, `spec/pipeline.md` §2, with the source's reference value
+//! and scales, in the smallest whole-byte width holding its `bitsPerValue`,
+//! then szip, `spec/szip.md`) when tgm decodes those to exactly ecCodes'
+//! values, every other field (complex, second-order, JPEG, PNG, spectral,
+//! bi-Fourier) as float64 behind a byte shuffle and zstd
+//! (`spec/convert.md` "Stored exactly").
 
 use std::path::PathBuf;
 
@@ -14,13 +18,14 @@ use tgm::cbor::Value;
 use tgm::pipeline::PipelineOptions;
 use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::budget::DecodeBudget;
 use super::grib::{read_fields, GribField};
 use super::GribError;
 
 /// How values are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EncodingChoice {
-    /// simple_packing at the source's precision (see the module docs).
+    /// Bit-identical to ecCodes' values (see the module docs).
     Source,
     /// Raw float64.
     None,
@@ -79,6 +84,9 @@ pub struct ConvertOptions {
     pub pipeline: PipelineChoice,
     /// Write no frame hashes.
     pub no_hash: bool,
+    /// The decoded-bytes budget of the conversion; `None` for
+    /// [`DecodeBudget::for_input`] of the inputs' total size.
+    pub max_decoded_bytes: Option<u64>,
 }
 
 /// One field ready for `tgm::encode`.
@@ -90,17 +98,86 @@ pub struct GribObject {
     pub data: Vec<u8>,
     /// The object's `base[i]` entry.
     pub metadata: Map,
+    /// The largest difference between ecCodes' values and what tgm decodes
+    /// from this object (0 when stored exactly).
+    pub max_abs_error: f64,
 }
+
+/// The key of `base[i].grib` holding the source's header
+/// ([`GribField::template`]).
+pub const TEMPLATE_KEY: &str = "template";
 
 /// szip block size and reference sample interval for converted fields.
 const SZIP_BLOCK_SIZE: u64 = 32;
 const SZIP_RSI: u64 = 128;
 
-/// The descriptor, bytes and metadata of one field.
+/// float64 behind a byte shuffle and zstd: exact for every field.
+const LOSSLESS: PipelineChoice = PipelineChoice {
+    encoding: EncodingChoice::None,
+    shuffle: true,
+    compression: CompressionChoice::Zstd(None),
+};
+
+/// The descriptor, bytes and metadata of one field. With
+/// [`EncodingChoice::Source`] the field is stored bit-identical to ecCodes'
+/// values: in the source's codes when tgm decodes them to exactly those
+/// values (checked here, field by field), else as [`LOSSLESS`] float64.
+/// Other choices record the largest error in [`GribObject::max_abs_error`].
 pub fn field_to_object(
     field: &GribField,
     choice: &PipelineChoice,
 ) -> Result<GribObject, GribError> {
+    if choice.encoding != EncodingChoice::Source {
+        let mut o = build_object(field, choice)?;
+        o.max_abs_error = max_abs_error(&o, &field.values)?;
+        return Ok(o);
+    }
+    if field.packing.is_some() {
+        let o = build_object(field, choice)?;
+        if max_abs_error(&o, &field.values)? == 0.0 {
+            return Ok(o);
+        }
+    }
+    build_object(field, &LOSSLESS)
+}
+
+/// The largest difference between the values tgm decodes from `o` and
+/// `values`; infinite when a missing point moves or a value differs in a
+/// way subtraction cannot measure (±0, infinities).
+fn max_abs_error(o: &GribObject, values: &[f64]) -> Result<f64, GribError> {
+    let msg = encode_message(std::slice::from_ref(o), true)?;
+    let decoded = tgm::Message::parse(&msg)?.decode(&tgm::DecodeOptions::default())?;
+    let obj = decoded
+        .objects
+        .first()
+        .ok_or_else(|| GribError::Invalid("the encoded field has no object".into()))?;
+    let back = obj.data.chunks_exact(8).map(|c| {
+        let a: [u8; 8] = c.try_into().unwrap_or_default();
+        match obj.descriptor.byte_order {
+            ByteOrder::Big => f64::from_be_bytes(a),
+            ByteOrder::Little => f64::from_le_bytes(a),
+        }
+    });
+    if obj.data.len() != values.len() * 8 {
+        return Ok(f64::INFINITY);
+    }
+    let mut worst = 0.0f64;
+    for (b, v) in back.zip(values) {
+        if b.to_bits() == v.to_bits() {
+            continue;
+        }
+        let d = (b - v).abs();
+        worst = worst.max(if d.is_nan() || d == 0.0 {
+            f64::INFINITY
+        } else {
+            d
+        });
+    }
+    Ok(worst)
+}
+
+/// The descriptor, bytes and metadata of one field in `choice`'s pipeline.
+fn build_object(field: &GribField, choice: &PipelineChoice) -> Result<GribObject, GribError> {
     let mut d = ObjectDescriptor::new(Dtype::Float64, field.shape.clone());
     let width = apply_encoding(&mut d, field, choice.encoding)?;
     let encoding = d.encoding().to_string();
@@ -145,7 +222,9 @@ pub fn field_to_object(
     let mut metadata = Map::new();
     metadata.insert("mars".into(), Value::from(field.mars.clone()));
     metadata.insert("geography".into(), Value::from(field.geography.clone()));
-    metadata.insert("grib".into(), Value::from(field.grib.clone()));
+    let mut grib = field.grib.clone();
+    grib.insert(TEMPLATE_KEY.into(), Value::Bytes(field.template.clone()));
+    metadata.insert("grib".into(), Value::from(grib));
     if let Some(all) = &field.all_keys {
         metadata.insert("grib_keys".into(), Value::from(all.clone()));
     }
@@ -153,6 +232,7 @@ pub fn field_to_object(
         descriptor: d,
         data,
         metadata,
+        max_abs_error: 0.0,
     })
 }
 
@@ -187,10 +267,7 @@ fn apply_encoding(
                 }
                 // Decimal scaling: the same 10^-D quantum (or a finer one).
                 (Some(p), _) => (whole_bytes(p.bits_per_value), p.decimal_scale_factor),
-                (None, _) => match field.grib.get("bitsPerValue").and_then(Value::as_u64) {
-                    Some(b @ 1..=64) => (whole_bytes(b as u32), 0),
-                    _ => return Ok(8),
-                },
+                (None, _) => return Ok(8),
             }
         }
     };
@@ -228,9 +305,21 @@ pub fn convert_files(
     inputs: &[PathBuf],
     opts: &ConvertOptions,
 ) -> Result<Vec<Vec<GribObject>>, GribError> {
+    let mut budget = match opts.max_decoded_bytes {
+        Some(b) => DecodeBudget::new(b),
+        None => {
+            let mut total = 0u64;
+            for path in inputs {
+                let meta = std::fs::metadata(path)
+                    .map_err(|e| GribError::Io(format!("{}: {e}", path.display())))?;
+                total = total.saturating_add(meta.len());
+            }
+            DecodeBudget::for_input(total)
+        }
+    };
     let mut messages = Vec::new();
     for path in inputs {
-        let fields = read_fields(path, opts.all_keys)?;
+        let fields = read_fields(path, opts.all_keys, &mut budget)?;
         let objects = fields
             .iter()
             .map(|f| field_to_object(f, &opts.pipeline))

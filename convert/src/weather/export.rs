@@ -1,13 +1,16 @@
-//! Tensogram objects written by [`super::convert`] back to GRIB2.
+//! Tensogram objects written by [`super::convert`] back to GRIB
+//! (`spec/convert.md` "GRIB write-back").
 //!
-//! Each object becomes one GRIB2 message built from an ecCodes sample for its
-//! grid, with the geography, parameter, level, MARS keys and packing
-//! precision its `base[i]` entry records. NaN elements become bitmap-missing
-//! points.
+//! Each object becomes one GRIB message built on its source's header
+//! (`base[i].grib.template`), with the edited MARS keys set over it, the
+//! source's packing precision, and NaN elements as bitmap-missing points;
+//! ecCodes reads every message back before it is returned. Entries without
+//! a template are written as GRIB2 from an ecCodes sample.
 
 use tgm::cbor::Value;
 use tgm::{DecodedMessage, Dtype, Map};
 
+use super::convert::TEMPLATE_KEY;
 use super::ffi::Handle;
 use super::grib::GEOGRAPHY_KEYS;
 use super::GribError;
@@ -28,7 +31,7 @@ pub const MARS_KEYS: &[(&str, &str)] = &[
     ("number", "number"),
 ];
 
-/// The GRIB2 messages of every object of `msg`, concatenated.
+/// The GRIB messages of every object of `msg`, concatenated.
 pub fn message_to_grib(msg: &DecodedMessage) -> Result<Vec<u8>, GribError> {
     let mut out = Vec::new();
     for (i, obj) in msg.objects.iter().enumerate() {
@@ -109,8 +112,235 @@ fn sample_for(geo: &[(Value, Value)]) -> Result<Handle, GribError> {
     }
 }
 
-/// One GRIB2 message for one field.
+/// One GRIB message for one field: from the source's header
+/// (`grib.template`) when the entry has one, else from an ecCodes sample.
+/// The message is read back by ecCodes before it is returned.
 pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
+    let grib = section(entry, "grib")?;
+    let msg = match get(grib, TEMPLATE_KEY) {
+        Some(Value::Bytes(t)) => from_template(t, entry, values)?,
+        Some(other) => {
+            return Err(GribError::Invalid(format!(
+                "grib.{TEMPLATE_KEY} is a {}, not a byte string",
+                other.type_name()
+            )))
+        }
+        None => from_sample(entry, values)?,
+    };
+    read_back(&msg, values)?;
+    Ok(msg)
+}
+
+/// The field written on the source's own header, with the edited MARS keys
+/// set over it (`spec/convert.md` "GRIB write-back").
+fn from_template(template: &[u8], entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
+    let mars = section(entry, "mars")?;
+    let grib = section(entry, "grib")?;
+    let mut h = Handle::from_message(template)?;
+    apply_mars_edits(&mut h, mars)?;
+    let packing = h.get_string("packingType")?;
+    set_values(&mut h, grib, values, &packing)?;
+    h.message()
+}
+
+/// MARS keys in the order they are written: the level type before the level
+/// (which it rescales), both before the parameter (whose defaults depend on
+/// them), then the rest in their stored order.
+const MARS_ORDER: &[&str] = &["levtype", "levelist", "param"];
+
+/// The GRIB key through which a MARS key is set (ecCodes makes some MARS
+/// keys read-only aliases).
+fn grib_key_of(mars_key: &str) -> &str {
+    match mars_key {
+        "levelist" => "level",
+        "param" => "paramId",
+        "date" => "dataDate",
+        "time" => "dataTime",
+        other => other,
+    }
+}
+
+/// A value as ecCodes prints it, for comparing a stored key with the
+/// header's (`130.128` text and `130` integers compare by their text).
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Text(s) => Some(s.clone()),
+        Value::Float(f) => Some(f.to_string()),
+        other => other.as_i64().map(|i| i.to_string()),
+    }
+}
+
+/// The header's MARS value of `key`, as text.
+fn header_mars(h: &Handle, key: &str) -> Option<String> {
+    let k = format!("mars.{key}");
+    if !h.is_defined(&k) || h.is_missing(&k) {
+        return None;
+    }
+    h.get_string(&k).ok()
+}
+
+/// `param` as a paramId: GRIB1's `130.128` (table 128) is 130, `x.t` of
+/// another ECMWF table is `t·1000 + x`.
+fn param_id(v: &Value) -> Option<i64> {
+    if let Some(i) = v.as_i64() {
+        return Some(i);
+    }
+    let s = v.as_text()?;
+    match s.split_once('.') {
+        None => s.parse().ok(),
+        Some((p, "128")) => p.parse().ok(),
+        Some((p, t)) => Some(t.parse::<i64>().ok()? * 1000 + p.parse::<i64>().ok()?),
+    }
+}
+
+/// Sets every stored MARS key whose value differs from the header's, then
+/// checks that ecCodes reads back what was stored; a key it cannot write is
+/// refused by name.
+fn apply_mars_edits(h: &mut Handle, mars: &[(Value, Value)]) -> Result<(), GribError> {
+    let mut keys: Vec<&str> = MARS_ORDER
+        .iter()
+        .copied()
+        .filter(|k| get(mars, k).is_some())
+        .collect();
+    keys.extend(
+        mars.iter()
+            .filter_map(|(k, _)| k.as_text())
+            .filter(|k| !MARS_ORDER.contains(k)),
+    );
+    for key in keys {
+        let Some(v) = get(mars, key) else { continue };
+        if text_of(v).is_none() || same_text(key, v, header_mars(h, key).as_deref()) {
+            continue;
+        }
+        let set = match key {
+            "param" => match param_id(v) {
+                Some(id) => h.set_long("paramId", id),
+                None => Err(GribError::Invalid(format!(
+                    "mars.param {v:?} is not a parameter"
+                ))),
+            },
+            k => set_value(h, grib_key_of(k), v),
+        };
+        set.map_err(|e| GribError::Invalid(format!("mars.{key} cannot be written: {e}")))?;
+    }
+    for (k, v) in mars {
+        let Some(key) = k.as_text() else { continue };
+        let want = text_of(v);
+        let got = header_mars(h, key);
+        if want.is_some() && !same_text(key, v, got.as_deref()) {
+            return Err(GribError::Invalid(format!(
+                "mars.{key} = {} cannot be written: ecCodes reads back {}",
+                want.unwrap_or_default(),
+                got.unwrap_or_else(|| "nothing".into())
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a stored MARS value and the header's text name the same thing:
+/// equal text, equal numbers (`600` and `0600`), or for `param` the same
+/// paramId (`130.128` and `130`).
+fn same_text(key: &str, stored: &Value, header: Option<&str>) -> bool {
+    let (Some(want), Some(got)) = (text_of(stored), header) else {
+        return false;
+    };
+    if want == got {
+        return true;
+    }
+    if key == "param" {
+        return param_id(stored).is_some()
+            && param_id(&Value::Text(got.to_string())) == param_id(stored);
+    }
+    match (want.parse::<f64>(), got.parse::<f64>()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Sets the packing precision, the bitmap and the values.
+fn set_values(
+    h: &mut Handle,
+    grib: &[(Value, Value)],
+    values: &[f64],
+    packing: &str,
+) -> Result<(), GribError> {
+    let expected = h.get_long("numberOfDataPoints")?;
+    if usize::try_from(expected).ok() != Some(values.len()) {
+        return Err(GribError::Invalid(format!(
+            "the grid has {expected} points but the object {} values",
+            values.len()
+        )));
+    }
+    // Decimal scaling is applied after the values, as ecCodes requantises
+    // them to the 10^-D quantum and picks the bits that range needs; the
+    // values are first set at 32 bits so that requantisation starts from
+    // (nearly) the stored values.
+    let decimal = get(grib, "decimalScaleFactor")
+        .and_then(Value::as_i64)
+        .filter(|&d| d != 0 && packing == "grid_simple");
+    if decimal.is_some() {
+        h.set_long("bitsPerValue", 32)?;
+    } else if let Some(b) = get(grib, "bitsPerValue") {
+        set_value(h, "bitsPerValue", b)?;
+    }
+    // spectral_complex scales coefficients by the source's Laplacian
+    // operator; ecCodes fits a new one unless told it is set.
+    if packing == "spectral_complex" {
+        if let Some(l) = get(grib, "laplacianOperator") {
+            set_value(h, "laplacianOperator", l)?;
+        }
+    }
+    if values.iter().any(|v| v.is_nan()) {
+        let missing = missing_value(values)?;
+        h.set_long("bitmapPresent", 1)?;
+        h.set_double("missingValue", missing)?;
+        let filled: Vec<f64> = values
+            .iter()
+            .map(|&v| if v.is_nan() { missing } else { v })
+            .collect();
+        h.set_double_array("values", &filled)?;
+    } else {
+        h.set_double_array("values", values)?;
+    }
+    if let Some(d) = decimal {
+        h.set_long("changeDecimalPrecision", d)?;
+    }
+    Ok(())
+}
+
+/// Parses `msg` with ecCodes and checks it decodes to as many values as
+/// were written, missing exactly where the object is NaN.
+fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
+    let h = Handle::from_message(msg)?;
+    let mut back = h.get_double_array("values")?;
+    if h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? == 1 {
+        let bitmap = h.get_long_array("bitmap")?;
+        for (v, b) in back.iter_mut().zip(&bitmap) {
+            if *b == 0 {
+                *v = f64::NAN;
+            }
+        }
+    }
+    let same_mask = back.len() == values.len()
+        && back
+            .iter()
+            .zip(values)
+            .all(|(a, b)| a.is_nan() == b.is_nan());
+    if same_mask {
+        Ok(())
+    } else {
+        Err(GribError::Invalid(format!(
+            "ecCodes reads the written message back as {} values, not the {} written \
+             (or with other missing points)",
+            back.len(),
+            values.len()
+        )))
+    }
+}
+
+/// A GRIB2 message from an ecCodes sample for an entry without a template.
+fn from_sample(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
     let geo = section(entry, "geography")?;
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
@@ -147,7 +377,9 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
         }
     }
     for key in GEOGRAPHY_KEYS {
-        if matches!(*key, "gridType" | "numberOfPoints" | "N") {
+        if matches!(*key, "gridType" | "numberOfPoints")
+            || (*key == "N" && get(geo, "pl").is_some())
+        {
             continue;
         }
         if let Some(v) = get(geo, key) {
@@ -191,41 +423,8 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
         }
     }
 
-    let expected = h.get_long("numberOfDataPoints")?;
-    if usize::try_from(expected).ok() != Some(values.len()) {
-        return Err(GribError::Invalid(format!(
-            "the grid has {expected} points but the object {} values",
-            values.len()
-        )));
-    }
     h.set_string("packingType", "grid_simple")?;
-    // Decimal scaling is applied after the values, as ecCodes requantises
-    // them to the 10^-D quantum and picks the bits that range needs; the
-    // values are first set at 32 bits so that requantisation starts from
-    // (nearly) the stored values.
-    let decimal = get(grib, "decimalScaleFactor")
-        .and_then(Value::as_i64)
-        .filter(|&d| d != 0);
-    if decimal.is_some() {
-        h.set_long("bitsPerValue", 32)?;
-    } else if let Some(b) = get(grib, "bitsPerValue") {
-        set_value(&mut h, "bitsPerValue", b)?;
-    }
-    if values.iter().any(|v| v.is_nan()) {
-        let missing = missing_value(values)?;
-        h.set_long("bitmapPresent", 1)?;
-        h.set_double("missingValue", missing)?;
-        let filled: Vec<f64> = values
-            .iter()
-            .map(|&v| if v.is_nan() { missing } else { v })
-            .collect();
-        h.set_double_array("values", &filled)?;
-    } else {
-        h.set_double_array("values", values)?;
-    }
-    if let Some(d) = decimal {
-        h.set_long("changeDecimalPrecision", d)?;
-    }
+    set_values(&mut h, grib, values, "grid_simple")?;
     h.message()
 }
 
@@ -240,4 +439,69 @@ fn missing_value(values: &[f64]) -> Result<f64, GribError> {
     m.map(|m| m * 2.0 + 1.0)
         .filter(|c| c.is_finite())
         .ok_or_else(|| GribError::Invalid("no free missing-value marker for the bitmap".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_map(pairs: &[(&str, Value)]) -> Value {
+        Value::text_map(pairs.iter().map(|(k, v)| (*k, v.clone())))
+    }
+
+    /// An entry without `grib.template` (hand-made, or from an older tgm)
+    /// on a regular Gaussian N80 grid.
+    fn n80_entry() -> Map {
+        let geography = text_map(&[
+            ("gridType", Value::from("regular_gg")),
+            ("Ni", Value::from(320u64)),
+            ("Nj", Value::from(160u64)),
+            ("N", Value::from(80u64)),
+            ("numberOfPoints", Value::from(51200u64)),
+            ("latitudeOfFirstGridPointInDegrees", Value::Float(89.142)),
+            ("longitudeOfFirstGridPointInDegrees", Value::Float(0.0)),
+            ("latitudeOfLastGridPointInDegrees", Value::Float(-89.142)),
+            ("longitudeOfLastGridPointInDegrees", Value::Float(358.875)),
+            ("iDirectionIncrementInDegrees", Value::Float(1.125)),
+        ]);
+        let mut entry = Map::new();
+        entry.insert("geography".into(), geography);
+        entry.insert("mars".into(), text_map(&[("param", Value::from(167u64))]));
+        entry.insert(
+            "grib".into(),
+            text_map(&[("bitsPerValue", Value::from(16u64))]),
+        );
+        entry
+    }
+
+    #[test]
+    fn a_sample_based_gaussian_grid_keeps_its_n() {
+        let values: Vec<f64> = (0..51200).map(|i| 270.0 + (i % 97) as f64 * 0.25).collect();
+        let msg = field_to_grib(&n80_entry(), &values).unwrap();
+        let h = Handle::from_message(&msg).unwrap();
+        assert_eq!(h.get_long("N").unwrap(), 80);
+        assert_eq!(h.get_long("numberOfDataPoints").unwrap(), 51200);
+        assert_eq!(h.get_double_array("values").unwrap().len(), 51200);
+    }
+
+    #[test]
+    fn a_template_that_is_not_bytes_is_refused_by_name() {
+        let mut entry = n80_entry();
+        entry.insert(
+            "grib".into(),
+            text_map(&[(TEMPLATE_KEY, Value::from("not a message"))]),
+        );
+        let e = field_to_grib(&entry, &[0.0; 4]).unwrap_err().to_string();
+        assert!(e.contains("grib.template"), "{e}");
+    }
+
+    #[test]
+    fn params_name_the_same_parameter_across_editions() {
+        assert_eq!(param_id(&Value::from("130.128")), Some(130));
+        assert_eq!(param_id(&Value::from("167")), Some(167));
+        assert_eq!(param_id(&Value::from("44.228")), Some(228044));
+        assert!(same_text("param", &Value::from(130u64), Some("130.128")));
+        assert!(same_text("time", &Value::from(600u64), Some("0600")));
+        assert!(!same_text("levelist", &Value::from(850u64), Some("500")));
+    }
 }

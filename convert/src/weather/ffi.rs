@@ -39,6 +39,12 @@ extern "C" {
         error: *mut c_int,
     ) -> *mut CodesHandle;
     fn codes_handle_new_from_samples(c: *mut c_void, name: *const c_char) -> *mut CodesHandle;
+    fn codes_handle_new_from_message_copy(
+        c: *mut c_void,
+        data: *const c_void,
+        len: usize,
+    ) -> *mut CodesHandle;
+    fn codes_handle_clone(h: *const CodesHandle) -> *mut CodesHandle;
     fn codes_handle_delete(h: *mut CodesHandle) -> c_int;
     fn codes_get_message(h: *const CodesHandle, msg: *mut *const c_void, len: *mut usize) -> c_int;
     fn codes_get_size(h: *const CodesHandle, key: *const c_char, size: *mut usize) -> c_int;
@@ -231,6 +237,31 @@ impl Handle {
         NonNull::new(h)
             .map(|h| Handle { h })
             .ok_or_else(|| GribError::Invalid(format!("ecCodes has no sample {name:?}")))
+    }
+
+    /// A message parsed from `bytes` (ecCodes keeps its own copy).
+    pub fn from_message(bytes: &[u8]) -> Result<Self, GribError> {
+        // SAFETY: `bytes` is readable for `bytes.len()` bytes during the call;
+        // ecCodes copies them and never writes through the pointer.
+        let h = unsafe {
+            codes_handle_new_from_message_copy(
+                std::ptr::null_mut(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+            )
+        };
+        NonNull::new(h)
+            .map(|h| Handle { h })
+            .ok_or_else(|| GribError::Invalid("ecCodes cannot parse the GRIB message".into()))
+    }
+
+    /// An independent copy of this message.
+    pub fn try_clone(&self) -> Result<Self, GribError> {
+        // SAFETY: live handle; the clone is a new handle owned by the result.
+        let h = unsafe { codes_handle_clone(self.h.as_ptr()) };
+        NonNull::new(h)
+            .map(|h| Handle { h })
+            .ok_or_else(|| GribError::Invalid("ecCodes cannot copy the GRIB message".into()))
     }
 
     /// Whether `key` exists in this message.

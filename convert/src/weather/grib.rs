@@ -6,6 +6,7 @@ use std::path::Path;
 use tgm::cbor::Value;
 use tgm::Map;
 
+use super::budget::DecodeBudget;
 use super::ffi::{skip, GribFile, Handle, KeyType};
 use super::GribError;
 
@@ -46,6 +47,7 @@ pub const GRIB_KEYS: &[&str] = &[
     "referenceValue",
     "bitmapPresent",
     "numberOfValues",
+    "laplacianOperator",
 ];
 
 /// Large arrays never copied into metadata.
@@ -89,21 +91,28 @@ pub struct GribField {
     pub grib: Map,
     /// Every key of the message (scalars and short arrays), when asked for.
     pub all_keys: Option<Map>,
+    /// The source message with its values made constant (`spec/convert.md`
+    /// "GRIB write-back"): every header key (edition, grid, `pv`, `pl`,
+    /// local definition, generating process, tables versions, packing type)
+    /// exactly as it came, for `to-grib`.
+    pub template: Vec<u8>,
     /// Packing parameters when the field is simple-packed (`grid_simple`,
     /// `grid_ccsds`), which share the same decoding formula.
     pub packing: Option<SourcePacking>,
 }
 
-/// Reads every GRIB message of `path`.
-pub fn read_fields(path: &Path, all_keys: bool) -> Result<Vec<GribField>, GribError> {
+/// Reads every GRIB message of `path`, charging each field's decoded size
+/// to `budget` before it is decoded.
+pub fn read_fields(
+    path: &Path,
+    all_keys: bool,
+    budget: &mut DecodeBudget,
+) -> Result<Vec<GribField>, GribError> {
     let mut file = GribFile::open(path)?;
     let mut out = Vec::new();
     while let Some(h) = file.next_handle()? {
-        let field = read_field(&h, all_keys).map_err(|e| match e {
-            GribError::Invalid(m) => {
-                GribError::Invalid(format!("{} message {}: {m}", path.display(), out.len()))
-            }
-            other => other,
+        let field = read_field(&h, all_keys, budget).map_err(|e| {
+            GribError::Invalid(format!("{} message {}: {e}", path.display(), out.len()))
         })?;
         out.push(field);
     }
@@ -116,16 +125,33 @@ pub fn read_fields(path: &Path, all_keys: bool) -> Result<Vec<GribField>, GribEr
     Ok(out)
 }
 
-/// One message's values and metadata.
-pub fn read_field(h: &Handle, all_keys: bool) -> Result<GribField, GribError> {
+/// One message's values and metadata. The grid's point count is checked
+/// against the budget, the coded values and the bitmap before any array is
+/// read (`spec/convert.md` "Hostile files").
+pub fn read_field(
+    h: &Handle,
+    all_keys: bool,
+    budget: &mut DecodeBudget,
+) -> Result<GribField, GribError> {
+    let points = checked_points(h)?;
+    budget.charge_values(points as u64)?;
     let mut values = h.get_double_array("values")?;
+    if values.len() != points {
+        return Err(GribError::Invalid(format!(
+            "ecCodes decodes {} values for a grid of {points} points",
+            values.len()
+        )));
+    }
     if key_long(h, "bitmapPresent") == Some(1) {
         let bitmap = h.get_long_array("bitmap")?;
-        if bitmap.len() != values.len() {
+        let present = bitmap.iter().filter(|&&b| b != 0).count();
+        let coded = key_long(h, "numberOfCodedValues");
+        if bitmap.len() != points || coded.is_some_and(|c| c != present as i64) {
             return Err(GribError::Invalid(format!(
-                "bitmap has {} points but there are {} values",
+                "the bitmap has {} points ({present} present) but the grid {points} \
+                 and the data section {} coded values",
                 bitmap.len(),
-                values.len()
+                coded.unwrap_or(-1)
             )));
         }
         for (v, b) in values.iter_mut().zip(&bitmap) {
@@ -177,7 +203,9 @@ pub fn read_field(h: &Handle, all_keys: bool) -> Result<GribField, GribError> {
 
     let shape = grid_shape(h, values.len());
     let packing = source_packing(h)?;
+    let template = header_template(h, values.len())?;
     Ok(GribField {
+        template,
         values,
         shape,
         mars,
@@ -186,6 +214,53 @@ pub fn read_field(h: &Handle, all_keys: bool) -> Result<GribField, GribError> {
         all_keys: all,
         packing,
     })
+}
+
+/// The message with its values replaced by zeros (no bitmap), so that it
+/// carries the header at a few bytes of data. Spectral and bi-Fourier
+/// packings keep their per-coefficient width, lowered to one bit.
+fn header_template(h: &Handle, points: usize) -> Result<Vec<u8>, GribError> {
+    let mut t = h.try_clone()?;
+    if key_long(&t, "bitmapPresent") == Some(1) {
+        t.set_long("bitmapPresent", 0)?;
+    }
+    let packing = t.get_string("packingType").unwrap_or_default();
+    if packing.starts_with("spectral") || packing.starts_with("bifourier") {
+        t.set_long("bitsPerValue", 1)?;
+    }
+    t.set_double_array("values", &vec![0.0; points])?;
+    t.message()
+}
+
+/// The grid's point count (`numberOfDataPoints`), checked against the size
+/// ecCodes gives `values` and, without a bitmap, against the number of
+/// coded values (`numberOfCodedValues`), so that a header announcing 0 or 1
+/// value for a 160×320 grid, or a data section too short for its grid, is
+/// refused.
+fn checked_points(h: &Handle) -> Result<usize, GribError> {
+    let points = h.get_long("numberOfDataPoints")?;
+    let points = usize::try_from(points)
+        .map_err(|_| GribError::Invalid(format!("numberOfDataPoints = {points}")))?;
+    if points == 0 {
+        return Err(GribError::Invalid("the grid has no points".into()));
+    }
+    let size = h.size("values")?;
+    if size != points {
+        return Err(GribError::Invalid(format!(
+            "numberOfDataPoints is {points} but ecCodes sizes the values at {size}"
+        )));
+    }
+    if key_long(h, "bitmapPresent") != Some(1) {
+        if let Some(coded) = key_long(h, "numberOfCodedValues") {
+            if coded != points as i64 {
+                return Err(GribError::Invalid(format!(
+                    "the grid has {points} points but the data section codes {coded} values \
+                     and there is no bitmap"
+                )));
+            }
+        }
+    }
+    Ok(points)
 }
 
 fn key_long(h: &Handle, key: &str) -> Option<i64> {

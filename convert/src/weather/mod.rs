@@ -5,9 +5,12 @@
 //! [`grib::read_fields`] turns a GRIB file into typed fields,
 //! [`convert::fields_to_objects`] turns fields into (descriptor, bytes,
 //! metadata) triples ready for `tgm::encode`, and [`export::message_to_grib`]
-//! turns a decoded message back into GRIB2 messages. [`netcdf`] does the
+//! turns a decoded message back into GRIB messages on each field's source
+//! header. [`netcdf`] does the
 //! same for NetCDF-3 and NetCDF-4 files.
 
+#[cfg(any(feature = "grib", feature = "netcdf"))]
+pub mod budget;
 #[cfg(feature = "grib")]
 pub mod convert;
 #[cfg(feature = "grib")]
@@ -82,6 +85,13 @@ impl std::error::Error for GribError {
             GribError::Tgm(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+#[cfg(feature = "grib")]
+impl From<budget::BudgetExceeded> for GribError {
+    fn from(e: budget::BudgetExceeded) -> Self {
+        GribError::Invalid(e.to_string())
     }
 }
 

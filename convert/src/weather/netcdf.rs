@@ -17,7 +17,11 @@
 //! every object has the same dimension names, `dim_names` (the list the
 //! reference's xarray backend reads). Missing values of float variables
 //! (`_FillValue`, `missing_value`) become NaN, stored as a NaN mask
-//! (`spec/pipeline.md` §3); integer variables keep their fill values.
+//! (`spec/pipeline.md` §3), unless the variable (or record) holds NaN of
+//! its own: then its values are kept as they are, fill values included,
+//! and `netcdf.nan_kept` is true, so `to-netcdf` writes NaN back as NaN.
+//! Integer variables keep their fill values. Variables in NetCDF-4
+//! sub-groups are refused by name.
 
 use std::fmt;
 use std::path::Path;
@@ -26,6 +30,7 @@ use netcdf::AttributeValue;
 use tgm::cbor::Value;
 use tgm::{Dtype, Map, ObjectDescriptor};
 
+use super::budget::DecodeBudget;
 use super::netcdf_read::{NcNum, Source, Var};
 pub use super::netcdf_write::write_netcdf;
 
@@ -99,6 +104,10 @@ pub struct ConvertOptions {
     pub split_by: SplitBy,
     /// Apply `scale_factor`/`add_offset` (values become float64).
     pub cf: bool,
+    /// The decoded-bytes budget of each file; `None` for
+    /// [`DecodeBudget::for_input`] of its size (fixed variables repeated in
+    /// every record message are charged each time).
+    pub max_decoded_bytes: Option<u64>,
 }
 
 /// One variable (or record of one) ready for `tgm::encode`.
@@ -139,16 +148,20 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, 
         )));
     }
     let extra = file_extra(&src);
+    let mut budget = opts
+        .max_decoded_bytes
+        .map_or_else(|| DecodeBudget::for_input(src.file_len), DecodeBudget::new);
+    let budget = &mut budget;
     let groups: Vec<Vec<NcObject>> = match opts.split_by {
         SplitBy::File => vec![src
             .vars
             .iter()
-            .map(|v| variable_object(&src, v, None, opts.cf))
+            .map(|v| variable_object(&src, v, None, opts.cf, budget))
             .collect::<Result<_, _>>()?],
         SplitBy::Variable => src
             .vars
             .iter()
-            .map(|v| variable_object(&src, v, None, opts.cf).map(|o| vec![o]))
+            .map(|v| variable_object(&src, v, None, opts.cf, budget).map(|o| vec![o]))
             .collect::<Result<_, _>>()?,
         SplitBy::Record => {
             let rd = src.record_dim().ok_or_else(|| {
@@ -170,7 +183,7 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, 
                         .iter()
                         .map(|v| {
                             let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
-                            variable_object(&src, v, rec, opts.cf)
+                            variable_object(&src, v, rec, opts.cf, budget)
                         })
                         .collect::<Result<Vec<_>, _>>()
                 })
@@ -276,6 +289,23 @@ fn to_f64(ty: NcNum, data: &[u8]) -> Vec<f64> {
     }
 }
 
+/// The `netcdf` key marking an object whose fill values were kept as they
+/// are because the variable holds NaN of its own (so NaN is not a fill).
+pub const NAN_KEPT: &str = "nan_kept";
+
+/// Whether float data of type `ty` holds a NaN.
+fn has_nan(ty: NcNum, data: &[u8]) -> bool {
+    match ty {
+        NcNum::F32 => data
+            .chunks_exact(4)
+            .any(|c| f32::from_ne_bytes(c.try_into().expect("chunk width")).is_nan()),
+        NcNum::F64 => data
+            .chunks_exact(8)
+            .any(|c| f64::from_ne_bytes(c.try_into().expect("chunk width")).is_nan()),
+        _ => false,
+    }
+}
+
 /// Float data with every fill value replaced by NaN, in place.
 fn mask_fill(ty: NcNum, data: &mut [u8], fills: &[f64]) {
     match ty {
@@ -306,8 +336,9 @@ fn variable_object(
     var: &Var,
     record: Option<(&str, usize)>,
     cf: bool,
+    budget: &mut DecodeBudget,
 ) -> Result<NcObject, NetcdfError> {
-    let mut data = src.read(var, record)?;
+    let mut data = src.read(var, record, budget)?;
     let shape: Vec<u64> = var
         .dims
         .iter()
@@ -321,6 +352,7 @@ fn variable_object(
     let scale = scalar(var, "scale_factor");
     let offset = scalar(var, "add_offset");
     let unpack = cf && (scale.is_some() || offset.is_some());
+    let mut nan_kept = false;
     let dtype = if unpack {
         let (s, o) = (scale.unwrap_or(1.0), offset.unwrap_or(0.0));
         data = to_f64(var.ty, &data)
@@ -336,7 +368,10 @@ fn variable_object(
             .collect();
         Dtype::Float64
     } else {
-        mask_fill(var.ty, &mut data, &fills);
+        nan_kept = !fills.is_empty() && has_nan(var.ty, &data);
+        if !nan_kept {
+            mask_fill(var.ty, &mut data, &fills);
+        }
         var.ty.dtype()
     };
 
@@ -353,6 +388,9 @@ fn variable_object(
     nc.insert("attr_types".into(), Value::from(types));
     if unpack {
         nc.insert("unpacked".into(), Value::from(true));
+    }
+    if nan_kept {
+        nc.insert(NAN_KEPT.into(), Value::from(true));
     }
     if let Some((_, r)) = record {
         nc.insert("record".into(), Value::from(r as u64));

@@ -89,8 +89,20 @@ fn type_width(t: u64) -> Result<u64, String> {
     })
 }
 
-/// The byte offset one past the last data byte the header describes.
-pub fn data_end(b: &[u8]) -> Result<u64, String> {
+/// What a NetCDF-3 header says about where its data lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    /// The byte offset one past the last data byte the header describes
+    /// (for a streaming file, the fixed variables and the first record
+    /// offset only).
+    pub end: u64,
+    /// For a streaming file (record count `0xFFFFFFFF`, unknown): how many
+    /// whole records the `file_len` bytes hold; `None` otherwise.
+    pub streaming_records: Option<u64>,
+}
+
+/// The extent of a NetCDF-3 file of `file_len` bytes whose start is `b`.
+pub fn extent(b: &[u8], file_len: u64) -> Result<Extent, String> {
     let version = match b.get(..4) {
         Some([b'C', b'D', b'F', v @ (1 | 2 | 5)]) => *v,
         _ => return Err("not a NetCDF-3 file".into()),
@@ -101,12 +113,10 @@ pub fn data_end(b: &[u8]) -> Result<u64, String> {
         wide: version == 5,
     };
     let numrecs = r.count()?;
-    // Streaming (numrecs unknown) files: only the fixed part can be checked.
-    let numrecs = if numrecs == u64::from(u32::MAX) || numrecs == u64::MAX {
-        0
-    } else {
-        numrecs
-    };
+    // Streaming (numrecs unknown) files: the fixed part is checked, and the
+    // record count is what the bytes present hold.
+    let streaming = numrecs == u64::from(u32::MAX) || numrecs == u64::MAX;
+    let numrecs = if streaming { 0 } else { numrecs };
     let mut dims = Vec::new();
     for _ in 0..r.list(10)? {
         r.name()?;
@@ -150,6 +160,11 @@ pub fn data_end(b: &[u8]) -> Result<u64, String> {
             .ok_or_else(overflow)?
     };
     let mut end = r.at as u64;
+    let first_record = vars.iter().filter(|v| v.2).map(|v| v.0).min();
+    let streaming_records = streaming.then(|| match first_record {
+        Some(begin) if recsize > 0 => file_len.saturating_sub(begin) / recsize,
+        _ => 0,
+    });
     for (begin, bytes, record) in vars {
         let last = if !record {
             begin.checked_add(bytes)
@@ -163,7 +178,10 @@ pub fn data_end(b: &[u8]) -> Result<u64, String> {
         };
         end = end.max(last.ok_or_else(overflow)?);
     }
-    Ok(end)
+    Ok(Extent {
+        end,
+        streaming_records,
+    })
 }
 
 #[cfg(test)]
@@ -172,15 +190,21 @@ mod tests {
 
     #[test]
     fn short_and_foreign_headers_are_refused() {
-        assert!(data_end(b"CDF").is_err());
-        assert!(data_end(b"HDF5....").is_err());
-        assert!(data_end(b"CDF\x01\0\0\0\0\0\0\0\x0a\0\0\0\x05").is_err());
+        assert!(extent(b"CDF", 3).is_err());
+        assert!(extent(b"HDF5....", 8).is_err());
+        assert!(extent(b"CDF\x01\0\0\0\0\0\0\0\x0a\0\0\0\x05", 16).is_err());
     }
 
     #[test]
     fn empty_file_ends_after_its_header() {
         let mut b = b"CDF\x01".to_vec();
         b.extend_from_slice(&[0; 4 + 8 + 8 + 8]);
-        assert_eq!(data_end(&b).unwrap(), 32);
+        let e = extent(&b, 32).unwrap();
+        assert_eq!(e.end, 32);
+        assert_eq!(e.streaming_records, None);
+        // The streaming record count of a file without record variables
+        // holds no record, whatever the header says.
+        b[4..8].fill(0xff);
+        assert_eq!(extent(&b, 32).unwrap().streaming_records, Some(0));
     }
 }

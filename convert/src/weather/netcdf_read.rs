@@ -10,6 +10,7 @@ use netcdf::types::{FloatType, IntType, NcVariableType};
 use netcdf::AttributeValue;
 use tgm::Dtype;
 
+use super::budget::DecodeBudget;
 use super::netcdf::NetcdfError;
 
 /// Largest variable (or record slice) read into memory, in bytes.
@@ -172,7 +173,8 @@ pub struct Source {
     pub vars: Vec<Var>,
     /// Variables of other types (char, string, user-defined) with the reason.
     pub skipped: Vec<(String, String)>,
-    file_len: u64,
+    /// The file's size in bytes.
+    pub file_len: u64,
     file: netcdf::File,
 }
 
@@ -202,8 +204,10 @@ fn sniff(path: &Path) -> Result<(Format, u64), NetcdfError> {
     Ok((format, len))
 }
 
-/// Refuses a NetCDF-3 file whose header places data past its end.
-fn check_netcdf3_extent(path: &Path, file_len: u64) -> Result<(), NetcdfError> {
+/// Refuses a NetCDF-3 file whose header places data past its end; returns
+/// the record count the bytes present hold when the header's is unknown
+/// (streaming).
+fn check_netcdf3_extent(path: &Path, file_len: u64) -> Result<Option<u64>, NetcdfError> {
     let io = |e: std::io::Error| NetcdfError::Io(format!("{}: {e}", path.display()));
     let f = std::fs::File::open(path).map_err(io)?;
     // SAFETY: the map is read-only and dropped before this function returns;
@@ -211,16 +215,17 @@ fn check_netcdf3_extent(path: &Path, file_len: u64) -> Result<(), NetcdfError> {
     // parser, which only reads a byte slice with bounds checks.
     #[allow(unsafe_code)]
     let map = unsafe { memmap2::Mmap::map(&f) }.map_err(io)?;
-    let end = super::netcdf_classic::data_end(&map).map_err(|e| {
+    let extent = super::netcdf_classic::extent(&map, file_len).map_err(|e| {
         NetcdfError::Invalid(format!("{}: damaged NetCDF-3 header: {e}", path.display()))
     })?;
+    let end = extent.end;
     if end > file_len {
         return Err(NetcdfError::Invalid(format!(
             "{}: truncated: the header places data up to byte {end} but the file has {file_len} bytes",
             path.display()
         )));
     }
-    Ok(())
+    Ok(extent.streaming_records)
 }
 
 fn attributes<'a>(
@@ -237,15 +242,63 @@ fn attributes<'a>(
     .collect()
 }
 
+/// Refuses a NetCDF-4 file with variables in a sub-group: tgm converts the
+/// root group only, and dropping the others would lose data silently.
+fn refuse_group_variables(path: &Path, file: &netcdf::File) -> Result<(), NetcdfError> {
+    fn walk(g: &netcdf::Group<'_>, prefix: &str, found: &mut Vec<String>) {
+        let here = format!("{prefix}/{}", g.name());
+        found.extend(g.variables().map(|v| format!("{here}/{}", v.name())));
+        for sub in g.groups() {
+            walk(&sub, &here, found);
+        }
+    }
+    let mut found = Vec::new();
+    let groups = file
+        .groups()
+        .map_err(|e| nc_err(path, "listing groups", e))?;
+    for g in groups {
+        walk(&g, "", &mut found);
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(NetcdfError::Invalid(format!(
+        "{}: variables in NetCDF-4 sub-groups are not converted (only the root group is): {}",
+        path.display(),
+        found.join(", ")
+    )))
+}
+
+/// Sets the unlimited dimension of a streaming NetCDF-3 file (whose header
+/// leaves the record count unknown, which netCDF-C reports as 2³²−1) to
+/// the `records` its bytes hold, in the dimension list and in every record
+/// variable's shape.
+fn bound_records(dims: &mut [Dim], vars: &mut [Var], records: u64) {
+    let records = usize::try_from(records).unwrap_or(usize::MAX);
+    for d in dims.iter_mut().filter(|d| d.unlimited) {
+        d.len = d.len.min(records);
+        for v in vars.iter_mut() {
+            for (name, len) in v.dims.iter().zip(v.shape.iter_mut()) {
+                if name == &d.name {
+                    *len = (*len).min(records);
+                }
+            }
+        }
+    }
+}
+
 impl Source {
     /// Opens `path` and reads its root-group structure.
     pub fn open(path: &Path) -> Result<Source, NetcdfError> {
         let (format, file_len) = sniff(path)?;
-        if format.is_netcdf3() {
-            check_netcdf3_extent(path, file_len)?;
-        }
+        let streaming_records = if format.is_netcdf3() {
+            check_netcdf3_extent(path, file_len)?
+        } else {
+            None
+        };
         let file = netcdf::open(path).map_err(|e| nc_err(path, "open", e))?;
-        let dims = file
+        refuse_group_variables(path, &file)?;
+        let dims: Vec<Dim> = file
             .dimensions()
             .map(|d| Dim {
                 name: d.name(),
@@ -271,6 +324,10 @@ impl Source {
                 attrs: var_attrs,
             });
         }
+        let mut dims = dims;
+        if let Some(n) = streaming_records {
+            bound_records(&mut dims, &mut vars, n);
+        }
         Ok(Source {
             path: path.to_path_buf(),
             format,
@@ -291,7 +348,12 @@ impl Source {
     /// The native-endian bytes of `var`, whole or at index `record` of
     /// dimension `record_dim` (kept as a length-1 axis). Sizes are checked
     /// against [`MAX_VARIABLE_BYTES`] and, for NetCDF-3, the file length.
-    pub fn read(&self, var: &Var, record: Option<(&str, usize)>) -> Result<Vec<u8>, NetcdfError> {
+    pub fn read(
+        &self,
+        var: &Var,
+        record: Option<(&str, usize)>,
+        budget: &mut DecodeBudget,
+    ) -> Result<Vec<u8>, NetcdfError> {
         let mut extents = Vec::with_capacity(var.shape.len());
         let mut count: u64 = 1;
         for (name, &len) in var.dims.iter().zip(&var.shape) {
@@ -320,6 +382,13 @@ impl Source {
                 self.file_len
             )));
         }
+        budget.charge(Some(bytes)).map_err(|e| {
+            NetcdfError::Invalid(format!(
+                "{}: variable {}: {e}",
+                self.path.display(),
+                var.name
+            ))
+        })?;
         let v = self.file.variable(&var.name).ok_or_else(|| {
             NetcdfError::Invalid(format!(
                 "{}: variable {} vanished",

@@ -1,7 +1,7 @@
 //! Messages written by `convert-netcdf` back to one NetCDF-4 file: the
 //! dimensions, global attributes, variables and variable attributes the
 //! metadata records (layout in [`super::netcdf`]), NaN written back as the
-//! variable's fill value and `--cf`-unpacked variables packed again with
+//! variable's fill value (unless the object kept its NaN apart) and `--cf`-unpacked variables packed again with
 //! their `scale_factor`/`add_offset`. Messages of `--split-by variable`
 //! and `--split-by record` archives are reassembled into one file.
 
@@ -171,7 +171,32 @@ fn nc_type(t: NcNum) -> NcVariableType {
     }
 }
 
-/// Writes every object of `messages` into a new NetCDF-4 file at `out`.
+/// zlib level of every variable written (with the shuffle filter).
+pub const DEFLATE_LEVEL: i32 = 4;
+/// Largest chunk written, in bytes.
+pub const MAX_CHUNK_BYTES: usize = 4 << 20;
+
+/// The chunk shape of a variable with dimensions `(length, unlimited)` and
+/// elements of `width` bytes: one record along an unlimited dimension, the
+/// whole length along the others, leading dimensions halved until a chunk
+/// holds at most [`MAX_CHUNK_BYTES`].
+pub fn chunk_shape(dims: &[(usize, bool)], width: usize) -> Vec<usize> {
+    let mut c: Vec<usize> = dims
+        .iter()
+        .map(|&(len, unlimited)| if unlimited { 1 } else { len.max(1) })
+        .collect();
+    let bytes = |c: &[usize]| c.iter().fold(width, |b, &n| b.saturating_mul(n));
+    for i in 0..c.len() {
+        while bytes(&c) > MAX_CHUNK_BYTES && c[i] > 1 {
+            c[i] = c[i].div_ceil(2);
+        }
+    }
+    c
+}
+
+/// Writes every object of `messages` into a new NetCDF-4 file at `out`,
+/// every variable chunked ([`chunk_shape`]) and deflated ([`DEFLATE_LEVEL`],
+/// shuffled).
 pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), NetcdfError> {
     let first = messages
         .first()
@@ -235,6 +260,20 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
         let mut var = file
             .add_variable_with_type(&v.name, &dim_refs, &nc_type(v.ty))
             .map_err(|e| nc_err(&format!("variable {}", v.name), e))?;
+        if !v.dims.is_empty() {
+            let lens: Vec<(usize, bool)> = v
+                .dims
+                .iter()
+                .map(|d| {
+                    dims.iter()
+                        .find(|x| &x.name == d)
+                        .map_or((1, false), |x| (x.len, x.unlimited))
+                })
+                .collect();
+            var.set_chunking(&chunk_shape(&lens, v.ty.size()))
+                .and_then(|()| var.set_compression(DEFLATE_LEVEL, true))
+                .map_err(|e| nc_err(&format!("variable {} chunking", v.name), e))?;
+        }
         for (name, a) in &v.attrs {
             var.put_attribute(name, a.clone())
                 .map_err(|e| nc_err(&format!("variable {} attribute {name}", v.name), e))?;
@@ -271,7 +310,12 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
         let mut var = file
             .variable_mut(&plan.name)
             .ok_or_else(|| invalid(format!("{what}: variable not created")))?;
-        put_data(&mut var, plan, obj, extents).map_err(|e| match e {
+        let fill = if nan_kept(&messages[m], i) {
+            None
+        } else {
+            fill_of(plan)
+        };
+        put_data(&mut var, plan, obj, extents, fill).map_err(|e| match e {
             PutError::Nc(e) => nc_err(&what, e),
             PutError::Invalid(s) => invalid(format!("{what}: {s}")),
         })?;
@@ -307,14 +351,26 @@ fn attr_f64(plan: &VarPlan, name: &str) -> Option<f64> {
         .and_then(|(_, v)| numbers(v).first().copied())
 }
 
-/// Puts one object's values, packing unpacked data and writing NaN as fill.
+/// Whether object `i` of `msg` kept its NaN apart from its fill values
+/// ([`super::netcdf::NAN_KEPT`]).
+fn nan_kept(msg: &DecodedMessage, i: usize) -> bool {
+    msg.metadata
+        .base
+        .get(i)
+        .and_then(|e| e.get("netcdf"))
+        .and_then(|nc| field(nc.as_map()?, super::netcdf::NAN_KEPT))
+        == Some(&Value::Bool(true))
+}
+
+/// Puts one object's values, packing unpacked data and writing NaN as
+/// `fill` (NaN stays NaN without one).
 fn put_data(
     var: &mut netcdf::VariableMut<'_>,
     plan: &VarPlan,
     obj: &tgm::DecodedObject,
     extents: Vec<netcdf::Extent>,
+    fill: Option<f64>,
 ) -> Result<(), PutError> {
-    let fill = fill_of(plan);
     let d = &obj.descriptor;
     if plan.unpacked {
         if d.dtype != Dtype::Float64 {
@@ -433,4 +489,21 @@ fn put_f64(
         NcNum::F64 => var.put_values(values, extents)?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_hold_one_record_and_at_most_the_chunk_limit() {
+        assert_eq!(
+            chunk_shape(&[(10, true), (3, false), (4, false)], 8),
+            [1, 3, 4]
+        );
+        let c = chunk_shape(&[(4096, false), (4096, false)], 8);
+        assert!(c.iter().product::<usize>() * 8 <= MAX_CHUNK_BYTES, "{c:?}");
+        assert_eq!(c[1], 4096);
+        assert_eq!(chunk_shape(&[(0, true), (0, false)], 4), [1, 1]);
+    }
 }
