@@ -373,7 +373,11 @@ pub fn check_lengths(path: &Path) -> Result<(), ScanError> {
         .metadata()
         .map_err(|e| ScanError::Io(e.to_string()))?
         .len();
-    let mut reader = BufReader::with_capacity(1 << 16, file);
+    check_reader(BufReader::with_capacity(1 << 16, file), file_len)
+}
+
+/// [`check_lengths`] of a DICOM file of `file_len` bytes read from `reader`.
+pub fn check_reader<R: Read>(mut reader: R, file_len: u64) -> Result<(), ScanError> {
     let mut head = [0u8; 132];
     let n = read_up_to(&mut reader, &mut head)?;
     // The meta group starts after the 128-byte preamble and DICM, or right
