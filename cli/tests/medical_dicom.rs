@@ -12,6 +12,8 @@ use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype};
 
+mod medical_common;
+
 const IMPLICIT_LE: &str = "1.2.840.10008.1.2";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
 const EXPLICIT_BE: &str = "1.2.840.10008.1.2.2";
@@ -515,20 +517,10 @@ fn to_dicom_round_trips_voxels_and_geometry() {
     assert_eq!(uid(&a), uid(&b));
 }
 
-/// Runs tgm with its address space limited to 1 GiB, so a value
-/// allocated from a hostile length fails the run.
+/// Runs tgm in 1 GiB of address space: (success, stderr).
 fn tgm_limited(args: &[&str]) -> (bool, String) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_tgm"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, err) = medical_common::tgm_limited(args);
+    (code == 0, err)
 }
 
 #[test]
@@ -839,12 +831,11 @@ fn a_temporal_series_becomes_time_slice_row_column() {
     );
 }
 
-#[test]
-fn a_jpeg_baseline_image_decodes_through_the_pure_rust_codec() {
+/// A JPEG Baseline file of `rows` x `cols` 8-bit pixels, encoded by
+/// dicom-pixeldata; returns the pixels before encoding.
+fn write_jpeg(p: &Path, rows: u16, cols: u16) -> Vec<u8> {
     use dicom_object::InMemDicomObject;
-    use dicom_pixeldata::{PixelDecoder, Transcode};
-    let dir = tempfile::tempdir().unwrap();
-    let (rows, cols) = (16u16, 24u16);
+    use dicom_pixeldata::Transcode;
     let original: Vec<u8> = (0..rows as usize * cols as usize)
         .map(|i| (40 + (i % cols as usize) * 6 + (i / cols as usize) * 2) as u8)
         .collect();
@@ -880,11 +871,19 @@ fn a_jpeg_baseline_image_decodes_through_the_pure_rust_codec() {
         .unwrap();
     file.transcode(&dicom_transfer_syntax_registry::entries::JPEG_BASELINE.erased())
         .unwrap();
-    let p = dir.path().join("jpeg.dcm");
-    file.write_to_file(&p).unwrap();
-    let bytes = std::fs::read(&p).unwrap();
+    file.write_to_file(p).unwrap();
+    let bytes = std::fs::read(p).unwrap();
     assert!(bytes.windows(2).any(|w| w == [0xFF, 0xD8]), "JPEG stream");
+    original
+}
 
+#[test]
+fn a_jpeg_baseline_image_decodes_through_the_pure_rust_codec() {
+    use dicom_pixeldata::PixelDecoder;
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (16u16, 24u16);
+    let p = dir.path().join("jpeg.dcm");
+    let original = write_jpeg(&p, rows, cols);
     let out = dir.path().join("jpeg.tgm");
     let (ok, err) = tgm(&["convert-dicom", s(&p), "-o", s(&out)]);
     assert!(ok, "{err}");
@@ -912,4 +911,133 @@ fn a_jpeg_baseline_image_decodes_through_the_pure_rust_codec() {
             .as_text(),
         Some(JPEG_BASELINE)
     );
+}
+
+/// The fragments of a file's encapsulated PixelData.
+fn fragments(path: &Path) -> Vec<Vec<u8>> {
+    let obj = dicom_object::open_file(path).unwrap();
+    let pixel = obj.element(tags::PIXEL_DATA).unwrap();
+    pixel.value().fragments().unwrap().to_vec()
+}
+
+/// Replaces PixelData's fragments (and optionally NumberOfFrames).
+fn set_fragments(path: &Path, fragments: Vec<Vec<u8>>, frames: Option<&str>) {
+    edit_file(path, |o| {
+        o.put(DataElement::new(
+            tags::PIXEL_DATA,
+            VR::OB,
+            PixelFragmentSequence::new(vec![], fragments),
+        ));
+        if let Some(n) = frames {
+            o.put(DataElement::new(tags::NUMBER_OF_FRAMES, VR::IS, n));
+        }
+    });
+}
+
+/// Converts each (name, file) in a memory-limited run and checks it fails
+/// cleanly with an error naming the file and containing `why`.
+fn assert_refused(dir: &Path, cases: &[(&str, PathBuf, &str)]) {
+    for (name, path, why) in cases {
+        let out = dir.join(format!("{name}.tgm"));
+        let (ok, err) = tgm_limited(&["convert-dicom", s(path), "-o", s(&out)]);
+        assert!(!ok, "{name} converted");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert!(
+            err.contains(path.file_name().unwrap().to_str().unwrap()) && err.contains(why),
+            "{name}: expected an error naming the file and {why:?}: {err}"
+        );
+        assert!(!out.exists(), "{name}: output written");
+    }
+}
+
+#[test]
+fn hostile_rle_fragments_are_refused_before_the_decoder_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.dcm");
+    write_slice(
+        &good,
+        &spec_at("1.2.3.80", 0.0, 1, RLE_LOSSLESS, pixels(0, 15)),
+    );
+    let frame = fragments(&good).remove(0);
+    let variant = |name: &str, frags: Vec<Vec<u8>>, frames: Option<&str>| {
+        let p = dir.path().join(format!("{name}.dcm"));
+        std::fs::copy(&good, &p).unwrap();
+        set_fragments(&p, frags, frames);
+        p
+    };
+    let mut huge = frame.clone();
+    huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let mut outside = frame.clone();
+    outside[8..12].copy_from_slice(&10_000u32.to_le_bytes());
+    let short = frame[..frame.len() - 6].to_vec();
+    let cases = [
+        ("count", variant("count", vec![huge], None), "segments"),
+        (
+            "outside",
+            variant("outside", vec![outside], None),
+            "inside it",
+        ),
+        (
+            "short",
+            variant("short", vec![short], None),
+            "RLE segment 1",
+        ),
+        (
+            "tiny",
+            variant("tiny", vec![vec![2, 0]], None),
+            "64-byte header",
+        ),
+        (
+            "missing",
+            variant("missing", vec![frame.clone()], Some("2")),
+            "one fragment per frame",
+        ),
+    ];
+    assert_refused(dir.path(), &cases);
+}
+
+#[test]
+fn hostile_jpeg_frames_are_refused_before_the_decoder_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.dcm");
+    write_jpeg(&good, 16, 24);
+    let frame = fragments(&good).remove(0);
+    let sof = frame
+        .windows(2)
+        .position(|w| w == [0xFF, 0xC0])
+        .expect("baseline frame header");
+    let variant = |name: &str, frags: Vec<Vec<u8>>, frames: Option<&str>| {
+        let p = dir.path().join(format!("{name}.dcm"));
+        std::fs::copy(&good, &p).unwrap();
+        set_fragments(&p, frags, frames);
+        p
+    };
+    let mut giant = frame.clone();
+    giant[sof + 5..sof + 9].copy_from_slice(&[0xFF, 0xDC, 0xFF, 0xDC]);
+    let mut fewer_rows = frame.clone();
+    fewer_rows[sof + 5..sof + 7].copy_from_slice(&8u16.to_be_bytes());
+    let truncated = frame[..frame.len() / 2].to_vec();
+    let cases = [
+        (
+            "giant",
+            variant("giant", vec![giant], None),
+            "65500 x 65500",
+        ),
+        ("fewer", variant("fewer", vec![fewer_rows], None), "8 x 24"),
+        (
+            "truncated",
+            variant("truncated", vec![truncated], None),
+            "EOI",
+        ),
+        (
+            "missing",
+            variant("missing", vec![frame.clone()], Some("3")),
+            "one fragment per frame",
+        ),
+    ];
+    assert_refused(dir.path(), &cases);
+    // The untouched file still converts.
+    let out = dir.path().join("good.tgm");
+    let (ok, err) = tgm_limited(&["convert-dicom", s(&good), "-o", s(&out)]);
+    assert!(ok, "{err}");
 }

@@ -13,6 +13,9 @@ use dicom_pixeldata::PixelDecoder;
 use nifti::NiftiObject;
 use tgm::{DecodeOptions, Dtype};
 
+mod medical_common;
+use medical_common::tgm_limited;
+
 fn samples() -> Option<PathBuf> {
     match std::env::var_os("TGM_MEDICAL_SAMPLES") {
         Some(d) => Some(PathBuf::from(d)),
@@ -317,5 +320,47 @@ fn pydicom_samples_convert_exactly_or_fail_clearly() {
         "pixel_spacing",
     ] {
         assert_eq!(geo(&a, k), geo(&b, k), "CT_small {k}");
+    }
+}
+
+/// `UN_sequence.dcm` (a sequence of VR UN that dicom-rs reads in the
+/// wrong encoding) and 60 seeded 1-8 byte mutations of `MR_small_RLE.dcm`:
+/// each converts or fails with an error naming the file, in 1 GiB, never
+/// with a panic or an abort.
+#[test]
+fn hostile_variants_of_pydicom_samples_fail_cleanly_in_bounded_memory() {
+    let Some(root) = samples() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = vec![root.join("pydicom/UN_sequence.dcm")];
+    let rle = std::fs::read(root.join("pydicom/MR_small_RLE.dcm")).unwrap();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for k in 0..60 {
+        let mut b = rle.clone();
+        for _ in 0..1 + next() % 8 {
+            let at = (next() % b.len() as u64) as usize;
+            b[at] = next() as u8;
+        }
+        let p = dir.path().join(format!("mutant{k}.dcm"));
+        std::fs::write(&p, b).unwrap();
+        cases.push(p);
+    }
+    for path in &cases {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let out = dir.path().join(format!("{name}.tgm"));
+        let (code, err) = tgm_limited(&["convert-dicom", s(path), "-o", s(&out)]);
+        assert!(
+            (code == 0 || code == 1) && !err.contains("panicked"),
+            "{name}: exit {code}: {err}"
+        );
+        if code != 0 {
+            assert!(err.contains(name), "{name}: {err}");
+            assert!(!out.exists(), "{name}: output left behind");
+        }
     }
 }

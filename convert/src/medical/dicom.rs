@@ -19,8 +19,12 @@
 //! by dicom-pixeldata's pure-Rust codecs to the stored integers (no
 //! rescale, VOI or bit-depth change). Other syntaxes are refused naming
 //! the UID and its name. Untrusted input: every declared element length is
-//! checked against the file first (`dicom_scan`), and a compressed image
-//! may not claim more than [`MAX_DECODE_RATIO`] times its file size.
+//! checked against the file first (`dicom_scan`, which also limits sequence
+//! nesting), a compressed image may not claim more than
+//! [`MAX_DECODE_RATIO`] times its file size, each frame's fragment is
+//! checked against Rows, Columns, SamplesPerPixel and NumberOfFrames before
+//! a codec sees it (`dicom_predecode`), and a codec panic becomes an error
+//! naming the file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +39,7 @@ use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::dicom_predecode::{check_fragments, Codec, Declared};
 use super::pipeline::PipelineArgs;
 use super::Converted;
 use crate::util::CliResult;
@@ -267,7 +272,14 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
         }
         .ok_or_else(|| err_at(path, "PixelData is encapsulated or of an unexpected type"))?
     } else {
-        decode_compressed(&obj, &ts, expected, file_len(path)?, bits)
+        let declared = Declared {
+            rows,
+            columns,
+            samples,
+            bits_allocated: bits,
+            frames,
+        };
+        decode_compressed(&obj, &ts, &declared, expected, file_len(path)?)
             .map_err(|e| err_at(path, e))?
     };
     if data.len() as u64 != expected {
@@ -442,34 +454,66 @@ fn file_len(path: &Path) -> CliResult<u64> {
 }
 
 /// Decodes encapsulated or deflated pixel data to its stored integers
-/// (no rescale, no VOI LUT, no bit-depth change), little-endian.
+/// (no rescale, no VOI LUT, no bit-depth change), little-endian. The
+/// fragments are checked against `declared` first
+/// ([`super::dicom_predecode`]), and a decoder panic becomes an error.
 fn decode_compressed(
     obj: &Obj,
     uid: &str,
+    declared: &Declared,
     expected: u64,
     file_len: u64,
-    bits: u64,
 ) -> Result<Vec<u8>, String> {
-    let most = file_len.saturating_mul(MAX_DECODE_RATIO);
+    let bits = declared.bits_allocated;
+    let most = file_len
+        .saturating_mul(MAX_DECODE_RATIO)
+        .min(tgm::Limits::default().max_object_bytes);
     if expected > most {
         return Err(format!(
             "Rows x Columns x NumberOfFrames claim {expected} bytes of pixels, more than \
-             {MAX_DECODE_RATIO} times the file's {file_len} bytes"
+             {most} (at most {MAX_DECODE_RATIO} times the file's {file_len} bytes)"
         ));
     }
-    let decoded = obj.decode_pixel_data().map_err(|e| {
-        let mut msg = e.to_string();
-        let mut cause = std::error::Error::source(&e);
-        while let Some(c) = cause {
-            msg.push_str(": ");
-            msg.push_str(&c.to_string());
-            cause = c.source();
-        }
-        format!(
-            "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
-            syntax_name(uid)
-        )
-    })?;
+    let pixel = obj
+        .get(tags::PIXEL_DATA)
+        .ok_or("missing pixel module attribute PixelData")?;
+    if let Some(fragments) = pixel.value().fragments() {
+        let codec = Codec::of(uid).ok_or_else(|| {
+            format!(
+                "transfer syntax {uid} ({}): encapsulated pixel data of this syntax is not \
+                 decoded (no check of its fragments before decoding)",
+                syntax_name(uid)
+            )
+        })?;
+        check_fragments(codec, declared, fragments)
+            .map_err(|e| format!("transfer syntax {uid} ({}): {e}", syntax_name(uid)))?;
+    }
+    let decoded =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| obj.decode_pixel_data()))
+            .map_err(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                format!(
+                    "transfer syntax {uid} ({}): the pixel decoder failed on this file ({what})",
+                    syntax_name(uid)
+                )
+            })?
+            .map_err(|e| {
+                let mut msg = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    msg.push_str(": ");
+                    msg.push_str(&c.to_string());
+                    cause = c.source();
+                }
+                format!(
+                    "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
+                    syntax_name(uid)
+                )
+            })?;
     if u64::from(decoded.bits_allocated()) != bits {
         return Err(format!(
             "transfer syntax {uid} ({}): decoder produced {}-bit samples for BitsAllocated {bits}",

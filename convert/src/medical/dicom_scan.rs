@@ -54,6 +54,11 @@ pub enum ScanError {
         /// Where the header starts.
         offset: u64,
     },
+    /// More than [`MAX_NESTING`] sequences and items open at once.
+    TooDeep {
+        /// Where the element that would nest deeper starts.
+        offset: u64,
+    },
     /// No `DICM` marker at byte 128 or 0.
     NotDicom,
     /// The file meta group names no transfer syntax.
@@ -82,6 +87,10 @@ impl std::fmt::Display for ScanError {
                     "truncated: the file ends inside the element header at byte {offset}"
                 )
             }
+            ScanError::TooDeep { offset } => write!(
+                f,
+                "sequences nest more than {MAX_NESTING} deep at byte {offset}"
+            ),
             ScanError::NotDicom => write!(f, "no DICM marker: not a DICOM Part 10 file"),
             ScanError::NoTransferSyntax => {
                 write!(
@@ -174,49 +183,55 @@ fn u32_at(b: &[u8], big: bool) -> u32 {
     }
 }
 
-/// VRs whose explicit header has 2 reserved bytes and a 4-byte length
-/// (PS3.5 §7.1.2).
+/// Whether an explicit VR header has 2 reserved bytes and a 4-byte length
+/// (PS3.5 §7.1.2). As in `dicom-encoding`, every VR outside the 2-byte
+/// list, including a VR no dictionary knows (read as UN), has one.
 fn long_header(vr: [u8; 2]) -> bool {
-    matches!(
+    !matches!(
         &vr,
-        b"OB"
-            | b"OD"
-            | b"OF"
-            | b"OL"
-            | b"OV"
-            | b"OW"
-            | b"SQ"
-            | b"UC"
-            | b"UR"
-            | b"UT"
-            | b"UN"
-            | b"SV"
-            | b"UV"
+        b"AE"
+            | b"AS"
+            | b"AT"
+            | b"CS"
+            | b"DA"
+            | b"DS"
+            | b"DT"
+            | b"FL"
+            | b"FD"
+            | b"IS"
+            | b"LO"
+            | b"LT"
+            | b"PN"
+            | b"SH"
+            | b"SL"
+            | b"SS"
+            | b"ST"
+            | b"TM"
+            | b"UI"
+            | b"UL"
+            | b"US"
     )
 }
 
-/// An open undefined-length sequence or item during the walk.
+/// An open sequence or item during the walk, with the offset where it
+/// ends when its length is defined.
 enum Open {
-    Sequence { un: bool },
-    Item,
+    Sequence { end: Option<u64> },
+    Item { end: Option<u64> },
 }
 
-const IMPLICIT_LE: Encoding = Encoding {
-    explicit: false,
-    big_endian: false,
-};
-
-/// The encoding inside the innermost open UN sequence, else `outer`.
-fn open_encoding(open: &[Open], outer: Encoding) -> Encoding {
-    if open
-        .iter()
-        .any(|o| matches!(o, Open::Sequence { un: true }))
-    {
-        IMPLICIT_LE
-    } else {
-        outer
+impl Open {
+    fn end(&self) -> Option<u64> {
+        match self {
+            Open::Sequence { end } | Open::Item { end } => *end,
+        }
     }
 }
+
+/// Most sequences and items open at once. `dicom-object` builds nested
+/// sequences by recursion, so a file nesting thousands of them would
+/// overflow the stack; real data sets nest a handful.
+pub const MAX_NESTING: usize = 64;
 
 /// What the walk found worth knowing: the transfer syntax of the data set.
 struct Walk {
@@ -235,13 +250,19 @@ fn walk<R: Read>(
         transfer_syntax: None,
     };
     let mut in_pixel_sequence = false;
-    let outer = enc;
-    let mut enc = enc;
-    // Open undefined-length sequences and items; `true` marks a sequence
-    // of VR UN, whose content is implicit VR little endian (PS3.5 §6.2.2).
+    // Open sequences and items. Like `dicom-parser`, the walk keeps the
+    // data set's encoding inside a sequence of VR UN with undefined length
+    // (it does not switch to implicit VR as PS3.5 §6.2.2 would), so both
+    // read the same headers.
     let mut open: Vec<Open> = Vec::new();
     loop {
         let at = cur.offset;
+        while open.last().and_then(Open::end).is_some_and(|e| at >= e) {
+            open.pop();
+        }
+        if open.len() > MAX_NESTING {
+            return Err(ScanError::TooDeep { offset: at });
+        }
         let mut tag_bytes = [0u8; 4];
         if !cur.fill(&mut tag_bytes)? {
             return Ok(found);
@@ -261,24 +282,25 @@ fn walk<R: Read>(
             if tag == SEQUENCE_DELIMITER {
                 in_pixel_sequence = false;
                 while let Some(o) = open.pop() {
-                    if let Open::Sequence { un } = o {
-                        if un {
-                            enc = open_encoding(&open, outer);
-                        }
+                    if let Open::Sequence { .. } = o {
                         break;
                     }
                 }
             } else if tag == ITEM_DELIMITER {
-                if let Some(Open::Item) = open.last() {
+                if let Some(Open::Item { .. }) = open.last() {
                     open.pop();
                 }
             } else if tag == ITEM && len == UNDEFINED {
-                open.push(Open::Item);
+                open.push(Open::Item { end: None });
             }
             if len != UNDEFINED {
                 check(tag, at, len, cur.budget)?;
                 if tag == ITEM && in_pixel_sequence {
                     cur.skip(u64::from(len))?;
+                } else if tag == ITEM {
+                    open.push(Open::Item {
+                        end: Some(cur.offset + u64::from(len)),
+                    });
                 }
             }
             continue;
@@ -295,7 +317,7 @@ fn walk<R: Read>(
                 cur.exact(&mut b, at)?;
                 u32::from(u16_at(&b, enc.big_endian))
             };
-            (VR::from_binary(vr), len)
+            (Some(VR::from_binary(vr).unwrap_or(VR::UN)), len)
         } else {
             let mut b = [0u8; 4];
             cur.exact(&mut b, at)?;
@@ -307,17 +329,16 @@ fn walk<R: Read>(
             if tag == PIXEL_DATA {
                 in_pixel_sequence = true;
             } else {
-                let un = vr == Some(VR::UN);
-                open.push(Open::Sequence { un });
-                if un {
-                    enc = IMPLICIT_LE;
-                }
+                open.push(Open::Sequence { end: None });
             }
             continue;
         }
         check(tag, at, len, cur.budget)?;
         if vr == Some(VR::SQ) {
             // Defined-length sequence: its items follow inline.
+            open.push(Open::Sequence {
+                end: Some(cur.offset + u64::from(len)),
+            });
             continue;
         }
         if tag == TRANSFER_SYNTAX && len <= 64 {
@@ -352,7 +373,11 @@ pub fn check_lengths(path: &Path) -> Result<(), ScanError> {
         .metadata()
         .map_err(|e| ScanError::Io(e.to_string()))?
         .len();
-    let mut reader = BufReader::with_capacity(1 << 16, file);
+    check_reader(BufReader::with_capacity(1 << 16, file), file_len)
+}
+
+/// [`check_lengths`] of a DICOM file of `file_len` bytes read from `reader`.
+pub fn check_reader<R: Read>(mut reader: R, file_len: u64) -> Result<(), ScanError> {
     let mut head = [0u8; 132];
     let n = read_up_to(&mut reader, &mut head)?;
     // The meta group starts after the 128-byte preamble and DICM, or right
@@ -522,6 +547,104 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn an_unknown_explicit_vr_has_a_four_byte_length_as_in_dicom_rs() {
+        // (0009,0010) with VR "ZZ": reserved bytes, then a 4-byte length of 4.
+        let mut body = vec![0x09, 0x00, 0x10, 0x00, b'Z', b'Z', 0, 0];
+        body.extend_from_slice(&4u32.to_le_bytes());
+        body.extend_from_slice(b"abcd");
+        let f = file("1.2.840.10008.1.2.1", &body);
+        check_lengths(f.path()).unwrap();
+        // Read with a 2-byte length, the same bytes would claim 0 and then
+        // walk into the value; a 4-byte length beyond the file is refused.
+        body[8..12].copy_from_slice(&0x00FF_0000u32.to_le_bytes());
+        let f = file("1.2.840.10008.1.2.1", &body);
+        assert!(matches!(
+            check_lengths(f.path()),
+            Err(ScanError::TooLong {
+                length: 0x00FF_0000,
+                ..
+            })
+        ));
+    }
+
+    /// An explicit VR little endian element header with a 4-byte length.
+    fn long(tag: Tag, vr: &[u8; 2], len: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&tag.0.to_le_bytes());
+        b.extend_from_slice(&tag.1.to_le_bytes());
+        b.extend_from_slice(vr);
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&len.to_le_bytes());
+        b
+    }
+
+    fn delimiter(tag: Tag) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&tag.0.to_le_bytes());
+        b.extend_from_slice(&tag.1.to_le_bytes());
+        b.extend_from_slice(&[0; 4]);
+        b
+    }
+
+    #[test]
+    fn an_undefined_length_un_sequence_keeps_the_explicit_encoding() {
+        // UN sequence, one item holding an explicit OB element whose
+        // 4-byte length (at the place an implicit reader would not look)
+        // claims far more than the file.
+        let mut body = long(Tag(0x0009, 0x1001), b"UN", UNDEFINED);
+        body.extend_from_slice(&[0xFE, 0xFF, 0x00, 0xE0, 0xFF, 0xFF, 0xFF, 0xFF]);
+        body.extend_from_slice(&long(Tag(0x0009, 0x1002), b"OB", 0x7000_0000));
+        body.extend_from_slice(&delimiter(ITEM_DELIMITER));
+        body.extend_from_slice(&delimiter(SEQUENCE_DELIMITER));
+        let f = file("1.2.840.10008.1.2.1", &body);
+        assert!(matches!(
+            check_lengths(f.path()),
+            Err(ScanError::TooLong {
+                length: 0x7000_0000,
+                ..
+            })
+        ));
+    }
+
+    /// `depth` nested sequences, each of one undefined-length item, in
+    /// explicit VR or with defined lengths.
+    fn nested(depth: usize, defined: bool) -> Vec<u8> {
+        let mut inner = Vec::new();
+        for _ in 0..depth {
+            let mut item = vec![0xFE, 0xFF, 0x00, 0xE0];
+            let mut b;
+            if defined {
+                item.extend_from_slice(&(inner.len() as u32).to_le_bytes());
+                item.extend_from_slice(&inner);
+                b = long(Tag(0x0040, 0x0275), b"SQ", item.len() as u32);
+                b.extend_from_slice(&item);
+            } else {
+                item.extend_from_slice(&UNDEFINED.to_le_bytes());
+                item.extend_from_slice(&inner);
+                item.extend_from_slice(&delimiter(ITEM_DELIMITER));
+                b = long(Tag(0x0040, 0x0275), b"SQ", UNDEFINED);
+                b.extend_from_slice(&item);
+                b.extend_from_slice(&delimiter(SEQUENCE_DELIMITER));
+            }
+            inner = b;
+        }
+        inner
+    }
+
+    #[test]
+    fn sequences_nested_too_deep_are_refused() {
+        for defined in [false, true] {
+            let f = file("1.2.840.10008.1.2.1", &nested(MAX_NESTING / 2, defined));
+            check_lengths(f.path()).unwrap();
+            let f = file("1.2.840.10008.1.2.1", &nested(7000, defined));
+            assert!(
+                matches!(check_lengths(f.path()), Err(ScanError::TooDeep { .. })),
+                "defined lengths: {defined}"
+            );
+        }
     }
 
     #[test]

@@ -83,13 +83,18 @@ pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
         .metadata()
         .map_err(|e| err_at(path, format!("cannot stat: {e}")))?
         .len();
-    let mut raw = BufReader::new(file);
+    read_nifti_from(path, BufReader::new(file), file_len)
+}
+
+/// [`read_nifti`] of a file of `file_len` bytes read from `raw`; `path`
+/// names it in errors.
+pub fn read_nifti_from(path: &Path, mut raw: impl Read, file_len: u64) -> CliResult<NiftiVolume> {
     let mut lead = [0u8; 4];
     raw.read_exact(&mut lead)
         .map_err(|_| err_at(path, "too short to hold a NIfTI header"))?;
     let gz = lead[..2] == [0x1f, 0x8b];
     let rest = std::io::Cursor::new(lead).chain(raw);
-    let mut input: Box<dyn Read> = if gz {
+    let mut input: Box<dyn Read + '_> = if gz {
         Box::new(flate2::read::GzDecoder::new(rest))
     } else {
         Box::new(rest)
