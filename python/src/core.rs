@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use tgm::decode::{locate_object, Message};
 use tgm::encode::EncodeOptions;
-use tgm::pipeline::PipelineOptions;
+use tgm::pipeline::{MaskOptions, PipelineOptions};
 use tgm::{
     ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, TgmFile, Verify,
 };
@@ -23,9 +23,10 @@ use crate::convert::{
     descriptor_from_py, descriptor_to_py, invalid_argument, metadata_from_py, metadata_to_py,
     py_err, IntoPyResult,
 };
+use crate::masks::{mask_options, MaskArgs};
 
 /// The bytes of a C-contiguous buffer. The slice is valid while `b` lives.
-fn bytes_of<'a>(py: Python<'_>, b: &'a PyBuffer<u8>) -> PyResult<&'a [u8]> {
+pub(crate) fn bytes_of<'a>(py: Python<'_>, b: &'a PyBuffer<u8>) -> PyResult<&'a [u8]> {
     if !b.is_c_contiguous() {
         return Err(invalid_argument(py, "buffer must be C-contiguous"));
     }
@@ -45,7 +46,7 @@ fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
 
 /// Digest policy of the Python API: `verify_hash=True` requires every frame
 /// to carry a digest; otherwise digests that are present are still checked.
-fn verify_policy(verify_hash: bool) -> Verify {
+pub(crate) fn verify_policy(verify_hash: bool) -> Verify {
     if verify_hash {
         Verify::Require
     } else {
@@ -61,8 +62,15 @@ fn decode_options(native: bool, threads: usize, restore: bool, verify_hash: bool
         .verify(verify_policy(verify_hash))
 }
 
-fn encode_options(hash: bool, threads: usize, allow_nan: bool, allow_inf: bool) -> EncodeOptions {
+fn encode_options(
+    hash: bool,
+    threads: usize,
+    allow_nan: bool,
+    allow_inf: bool,
+    masks: MaskOptions,
+) -> EncodeOptions {
     let mut p = PipelineOptions::default();
+    p.masks = masks;
     p.allow_nan = allow_nan;
     p.allow_inf = allow_inf;
     p.threads = threads;
@@ -72,7 +80,7 @@ fn encode_options(hash: bool, threads: usize, allow_nan: bool, allow_inf: bool) 
 /// Encodes one message. `objects` is a list of `(descriptor dict, buffer)`;
 /// each buffer holds the elements in the descriptor's byte order.
 #[pyfunction]
-#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false))]
+#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encode(
     py: Python<'_>,
@@ -83,6 +91,7 @@ pub fn encode(
     threads: usize,
     allow_nan: bool,
     allow_inf: bool,
+    masks: Option<MaskArgs>,
 ) -> PyResult<Py<PyBytes>> {
     let meta = metadata_from_py(base, extra)?;
     let mut descs = Vec::with_capacity(objects.len());
@@ -97,7 +106,8 @@ pub fn encode(
         .map(|b| bytes_of(py, b))
         .collect::<PyResult<Vec<_>>>()?;
     let pairs: Vec<(&ObjectDescriptor, &[u8])> = descs.iter().zip(slices).collect();
-    let opts = encode_options(hash, threads, allow_nan, allow_inf);
+    let masks = mask_options(py, masks.as_ref())?;
+    let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
     let out = py
         .allow_threads(|| tgm::encode(&meta, &pairs, &opts))
         .py(py)?;
@@ -466,7 +476,8 @@ pub struct NativeStreamingEncoder {
 #[pymethods]
 impl NativeStreamingEncoder {
     #[new]
-    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false))]
+    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         base: &Bound<'_, PyAny>,
@@ -475,9 +486,11 @@ impl NativeStreamingEncoder {
         threads: usize,
         allow_nan: bool,
         allow_inf: bool,
+        masks: Option<MaskArgs>,
     ) -> PyResult<Self> {
         let metadata = metadata_from_py(base, extra)?;
-        let opts = encode_options(hash, threads, allow_nan, allow_inf);
+        let masks = mask_options(py, masks.as_ref())?;
+        let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
         let enc = tgm::StreamingEncoder::new(Cursor::new(Vec::new()), &metadata, &opts).py(py)?;
         Ok(NativeStreamingEncoder {
             state: Mutex::new(Some(enc)),
@@ -493,13 +506,18 @@ impl NativeStreamingEncoder {
         descriptor: &Bound<'_, PyAny>,
         data: PyBuffer<u8>,
     ) -> PyResult<()> {
-        let d = descriptor_from_py(descriptor)?;
-        let bytes = bytes_of(py, &data)?;
-        let mut guard = self.lock(py)?;
-        let enc = guard
-            .as_mut()
-            .ok_or_else(|| invalid_argument(py, "the encoder is finished"))?;
-        py.allow_threads(|| enc.write_object(&d, bytes)).py(py)
+        self.write(py, descriptor, data, false)
+    }
+
+    /// Writes one data object frame around an already encoded payload
+    /// (`spec/format.md` §11.5).
+    fn write_object_pre_encoded(
+        &self,
+        py: Python<'_>,
+        descriptor: &Bound<'_, PyAny>,
+        payload: PyBuffer<u8>,
+    ) -> PyResult<()> {
+        self.write(py, descriptor, payload, true)
     }
 
     /// Number of objects written to the current message.
@@ -536,6 +554,30 @@ impl NativeStreamingEncoder {
 }
 
 impl NativeStreamingEncoder {
+    /// Writes one object: through the pipeline, or as a pre-encoded payload.
+    fn write(
+        &self,
+        py: Python<'_>,
+        descriptor: &Bound<'_, PyAny>,
+        data: PyBuffer<u8>,
+        pre_encoded: bool,
+    ) -> PyResult<()> {
+        let d = descriptor_from_py(descriptor)?;
+        let bytes = bytes_of(py, &data)?;
+        let mut guard = self.lock(py)?;
+        let enc = guard
+            .as_mut()
+            .ok_or_else(|| invalid_argument(py, "the encoder is finished"))?;
+        py.allow_threads(|| {
+            if pre_encoded {
+                enc.write_object_pre_encoded(&d, bytes)
+            } else {
+                enc.write_object(&d, bytes)
+            }
+        })
+        .py(py)
+    }
+
     fn lock(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Option<InMemoryEncoder>>> {
         self.state.lock().map_err(|_| {
             py_err(
