@@ -564,3 +564,51 @@ pub(crate) fn postamble_bytes(first_footer: u64, total: u64) -> [u8; POSTAMBLE_L
 fn write_postamble(out: &mut Vec<u8>, first_footer: u64, total: u64) {
     out.extend_from_slice(&postamble_bytes(first_footer, total));
 }
+
+#[cfg(test)]
+mod pre_encoded_tests {
+    use super::*;
+    use crate::decode::locate_object;
+    use crate::dtype::Dtype;
+    use crate::limits::Limits;
+    use crate::pipeline::PipelineBuilder;
+
+    fn opts() -> EncodeOptions {
+        EncodeOptions::new().provenance(Provenance::fixed("2024-01-01T00:00:00Z", "u"))
+    }
+
+    #[test]
+    fn a_payload_taken_from_a_message_rewraps_to_the_same_bytes() {
+        let data: Vec<u8> = (0..4000u32).flat_map(|i| (i % 7).to_le_bytes()).collect();
+        let d = ObjectDescriptor::new(Dtype::Uint32, vec![4000])
+            .with_byte_order(crate::ByteOrder::Little)
+            .with_pipeline(&PipelineBuilder::new().zstd());
+        let meta = GlobalMetadata::default();
+        let msg = encode(&meta, &[(&d, &data)], &opts()).unwrap();
+        let o = locate_object(&msg, 0, 0, &Limits::default()).unwrap();
+        let written = o.descriptor().clone();
+        let payload = o.payload_region().to_vec();
+        let again = encode_pre_encoded(&meta, &[(&written, &payload)], &opts()).unwrap();
+        assert_eq!(again, msg);
+    }
+
+    #[test]
+    fn wrong_sizes_and_foreign_codec_keys_are_refused() {
+        let meta = GlobalMetadata::default();
+        let d = ObjectDescriptor::new(Dtype::Float32, vec![4]);
+        let e = encode_pre_encoded(&meta, &[(&d, &[0u8; 12])], &opts()).unwrap_err();
+        assert!(
+            e.to_string().contains("does not match expected 16 bytes"),
+            "{e}"
+        );
+        let d = d
+            .with_param("szip_block_offsets", crate::cbor::Value::Array(vec![]))
+            .unwrap();
+        let e = encode_pre_encoded(&meta, &[(&d, &[0u8; 16])], &opts()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("szip_block_offsets provided but compression"),
+            "{e}"
+        );
+    }
+}
