@@ -6,7 +6,7 @@ use crate::hash;
 use crate::metadata::{GlobalMetadata, Provenance};
 use std::borrow::Cow;
 
-use crate::pipeline::{self, EncodedPayload, InPlace, PipelineOptions, Planned};
+use crate::pipeline::{self, registry, EncodedPayload, InPlace, PipelineOptions, Planned};
 use crate::wire::frame::{data_footer_bytes, header_bytes, padding_after, write_cbor_frame};
 use crate::wire::tables::{HashTable, IndexTable};
 use crate::wire::{
@@ -229,6 +229,106 @@ fn prepare_object_planned<'a>(
         in_place: None,
         hash,
     })
+}
+
+/// Wraps a payload that is already the output of `descriptor`'s pipeline,
+/// without running the pipeline (`spec/format.md` §11.5): the descriptor is
+/// checked as for [`encode`], a payload without encoding, filter or
+/// compression must hold exactly the decoded size, and the frame digest is
+/// computed here, never taken from the caller.
+pub(crate) fn prepare_pre_encoded<'a>(
+    descriptor: &ObjectDescriptor,
+    payload: &'a [u8],
+    hashing: bool,
+) -> Result<PreparedObject<'a>> {
+    descriptor.validate_for_encode()?;
+    if descriptor.masks.as_ref().is_some_and(|m| !m.is_empty()) {
+        return Err(Error::invalid_argument(
+            "a pre-encoded object cannot carry NaN/Inf masks",
+        ));
+    }
+    check_pre_encoded_pipeline(descriptor)?;
+    if descriptor.is_raw() {
+        let want = descriptor.decoded_len()?;
+        if payload.len() as u64 != want {
+            return Err(Error::invalid_argument(format!(
+                "pre-encoded payload of {} bytes does not match expected {want} bytes \
+                 (encoding none, shape {:?} of {})",
+                payload.len(),
+                descriptor.shape,
+                descriptor.dtype.name(),
+            )));
+        }
+    }
+    let descriptor_cbor = descriptor.to_cbor();
+    let hash = if hashing {
+        hash::xxh3_parts(&[payload, &descriptor_cbor])
+    } else {
+        0
+    };
+    Ok(PreparedObject {
+        descriptor: descriptor.clone(),
+        descriptor_cbor,
+        encoded: EncodedPayload {
+            payload: Cow::Borrowed(payload),
+            mask_blobs: Vec::new(),
+        },
+        in_place: None,
+        hash,
+    })
+}
+
+/// Checks that every stage of a pre-encoded object's pipeline is built in
+/// and accepts the object, and that every codec key belongs to one of its
+/// stages (`spec/format.md` §11.5): nothing is run that would catch it later.
+fn check_pre_encoded_pipeline(descriptor: &ObjectDescriptor) -> Result<()> {
+    let pipeline = descriptor.pipeline();
+    let names = pipeline.names();
+    for key in pipeline.params().keys() {
+        let Some(codec) = registry::codec_of_key(key) else {
+            continue;
+        };
+        if !names.contains(&codec) {
+            let kind = registry::REGISTRY
+                .iter()
+                .find(|e| e.name == codec)
+                .map_or("compression", |e| e.kind.key());
+            let current = match kind {
+                "encoding" => names[0],
+                "filter" => names[1],
+                _ => names[2],
+            };
+            return Err(Error::metadata(format!(
+                "{key} provided but {kind} is {current:?}, not {codec:?}"
+            )));
+        }
+    }
+    let contexts = pipeline.contexts(descriptor)?;
+    for (stage, cx) in pipeline.stages().iter().zip(&contexts) {
+        stage.validate(cx)?;
+    }
+    Ok(())
+}
+
+/// Encodes one message from payloads that already went through their
+/// descriptors' pipelines (see [`prepare_pre_encoded`]); the message is
+/// otherwise written as [`encode`] writes it.
+pub fn encode_pre_encoded(
+    metadata: &GlobalMetadata,
+    objects: &[(&ObjectDescriptor, &[u8])],
+    opts: &EncodeOptions,
+) -> Result<Vec<u8>> {
+    metadata.check_caller_owned(objects.len())?;
+    let prepared = objects
+        .iter()
+        .enumerate()
+        .map(|(i, (d, payload))| {
+            prepare_pre_encoded(d, payload, opts.hashing).map_err(|e| e.in_object(i))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = Vec::new();
+    assemble(metadata, &prepared, opts, &mut out)?;
+    Ok(out)
 }
 
 /// Aligned on-wire size of a non-data frame with `cbor_len` bytes of CBOR.
@@ -493,5 +593,53 @@ mod tests {
         let bare = EncodeOptions::default().hashing(false);
         let msg = encode(&GlobalMetadata::default(), &[(&desc, &[1, 2, 3])], &bare).unwrap();
         assert!(crate::decode(&msg, &strict).is_err(), "no digest, as asked");
+    }
+}
+
+#[cfg(test)]
+mod pre_encoded_tests {
+    use super::*;
+    use crate::decode::locate_object;
+    use crate::dtype::Dtype;
+    use crate::limits::Limits;
+    use crate::pipeline::PipelineBuilder;
+
+    fn opts() -> EncodeOptions {
+        EncodeOptions::new().provenance(Provenance::fixed("2024-01-01T00:00:00Z", "u"))
+    }
+
+    #[test]
+    fn a_payload_taken_from_a_message_rewraps_to_the_same_bytes() {
+        let data: Vec<u8> = (0..4000u32).flat_map(|i| (i % 7).to_le_bytes()).collect();
+        let d = ObjectDescriptor::new(Dtype::Uint32, vec![4000])
+            .with_byte_order(crate::ByteOrder::Little)
+            .with_pipeline(&PipelineBuilder::new().zstd());
+        let meta = GlobalMetadata::default();
+        let msg = encode(&meta, &[(&d, &data)], &opts()).unwrap();
+        let o = locate_object(&msg, 0, 0, &Limits::default()).unwrap();
+        let written = o.descriptor().clone();
+        let payload = o.payload_region().to_vec();
+        let again = encode_pre_encoded(&meta, &[(&written, &payload)], &opts()).unwrap();
+        assert_eq!(again, msg);
+    }
+
+    #[test]
+    fn wrong_sizes_and_foreign_codec_keys_are_refused() {
+        let meta = GlobalMetadata::default();
+        let d = ObjectDescriptor::new(Dtype::Float32, vec![4]);
+        let e = encode_pre_encoded(&meta, &[(&d, &[0u8; 12])], &opts()).unwrap_err();
+        assert!(
+            e.to_string().contains("does not match expected 16 bytes"),
+            "{e}"
+        );
+        let d = d
+            .with_param("szip_block_offsets", crate::cbor::Value::Array(vec![]))
+            .unwrap();
+        let e = encode_pre_encoded(&meta, &[(&d, &[0u8; 16])], &opts()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("szip_block_offsets provided but compression"),
+            "{e}"
+        );
     }
 }

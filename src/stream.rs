@@ -5,7 +5,10 @@
 use std::io::{Seek, SeekFrom, Write};
 
 use crate::descriptor::{Map, ObjectDescriptor};
-use crate::encode::{postamble_bytes, prepare_object, write_preamble, EncodeOptions, HashPolicy};
+use crate::encode::{
+    postamble_bytes, prepare_object, prepare_pre_encoded, write_preamble, EncodeOptions,
+    HashPolicy, PreparedObject,
+};
 use crate::error::{Error, Result};
 use crate::hash;
 use crate::limits::Limits;
@@ -116,6 +119,23 @@ impl<W: Write> StreamingEncoder<W> {
         let index = self.descriptors.len();
         let p = prepare_object(descriptor, data, &self.opts.pipeline, self.opts.hashing)
             .map_err(|e| e.in_object(index))?;
+        self.write_prepared(p)
+    }
+
+    /// Writes a data frame around a payload that already went through the
+    /// descriptor's pipeline (`spec/format.md` §11.5).
+    pub fn write_object_pre_encoded(
+        &mut self,
+        descriptor: &ObjectDescriptor,
+        payload: &[u8],
+    ) -> Result<()> {
+        let index = self.descriptors.len();
+        let p = prepare_pre_encoded(descriptor, payload, self.opts.hashing)
+            .map_err(|e| e.in_object(index))?;
+        self.write_prepared(p)
+    }
+
+    fn write_prepared(&mut self, p: PreparedObject<'_>) -> Result<()> {
         let offset = self.written;
         let hashing = self.opts.hashing;
         p.write_frame(hashing, &mut |b| {

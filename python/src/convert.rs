@@ -63,6 +63,23 @@ fn kind_name(kind: &ErrorKind) -> &'static str {
     }
 }
 
+/// The category the reference package's messages start with (its error
+/// enum's variant name), kept so that code matching on it keeps working.
+fn reference_category(kind: &ErrorKind) -> Option<&'static str> {
+    Some(match kind {
+        ErrorKind::Truncated
+        | ErrorKind::BadMagic
+        | ErrorKind::UnsupportedVersion(_)
+        | ErrorKind::Framing
+        | ErrorKind::LimitExceeded { .. } => "FramingError",
+        ErrorKind::Cbor | ErrorKind::Metadata => "MetadataError",
+        ErrorKind::InvalidInput | ErrorKind::NonFinite => "EncodingError",
+        ErrorKind::Codec | ErrorKind::UnsupportedCodec => "CompressionError",
+        ErrorKind::InvalidArgument | ErrorKind::RangeNotSupported => "ObjectError",
+        _ => return None,
+    })
+}
+
 /// Turns a library error into an instance of the matching `tgm._errors`
 /// class, carrying `kind`, `detail`, `offset`, `object_index` and
 /// `message_index` attributes.
@@ -76,12 +93,21 @@ pub fn py_err(py: Python<'_>, e: Error) -> PyErr {
 fn build_err(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
     let module = py.import(ERRORS_MODULE)?;
     let cls = module.getattr(class_name(e.kind()))?;
-    let inst = cls.call1((e.to_string(),))?;
+    let text = match reference_category(e.kind()) {
+        Some(category) => format!("{category}: {e}"),
+        None => e.to_string(),
+    };
+    let inst = cls.call1((text,))?;
     inst.setattr("kind", kind_name(e.kind()))?;
     inst.setattr("detail", e.detail())?;
     inst.setattr("offset", e.offset())?;
     inst.setattr("object_index", e.object_index())?;
     inst.setattr("message_index", e.message_index())?;
+    if let ErrorKind::HashMismatch { stored, computed } = e.kind() {
+        // The reference's names: the digest the frame promises, the one found.
+        inst.setattr("expected", tgm::hash::to_hex(*stored))?;
+        inst.setattr("actual", tgm::hash::to_hex(*computed))?;
+    }
     Ok(PyErr::from_value(inst))
 }
 
@@ -205,20 +231,43 @@ fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         }
         return Ok(Value::Array(items));
     }
+    if obj.hasattr("dtype")? && obj.hasattr("tolist")? {
+        // NumPy scalars and arrays: their Python value or nested-list form
+        // (a type with no CBOR form, such as datetime64, is refused below
+        // under its Python name).
+        return numpy_value(obj, depth);
+    }
     if obj.hasattr("__index__")? {
         return int_value(&obj.call_method0("__index__")?);
     }
     if obj.hasattr("__float__")? && !obj.hasattr("__len__")? {
         return Ok(Value::Float(obj.call_method0("__float__")?.extract()?));
     }
-    if obj.hasattr("tolist")? {
-        // NumPy arrays in metadata: their nested-list form.
-        return py_to_value_at(&obj.call_method0("tolist")?, depth + 1);
-    }
     Err(PyTypeError::new_err(format!(
         "cannot store a {} in metadata",
         obj.get_type().name()?
     )))
+}
+
+/// A NumPy scalar or array as the CBOR form of its `tolist()`; an error
+/// names the NumPy type that could not be stored.
+fn numpy_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    let plain = obj.call_method0("tolist")?;
+    py_to_value_at(&plain, depth + 1).map_err(|e| {
+        let what = obj
+            .getattr("dtype")
+            .and_then(|d| d.str())
+            .map(|d| d.to_string())
+            .unwrap_or_default();
+        PyTypeError::new_err(format!(
+            "cannot store a NumPy {} of dtype {what} in metadata: {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
+            e.value(obj.py())
+        ))
+    })
 }
 
 fn int_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {

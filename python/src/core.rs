@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyList, PyMemoryView};
 
 use tgm::decode::{locate_object, Message};
 use tgm::encode::EncodeOptions;
-use tgm::pipeline::PipelineOptions;
+use tgm::pipeline::{MaskOptions, PipelineOptions};
 use tgm::validate::{Mode, ValidateOptions};
 use tgm::{
     ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, TgmFile, Verify,
@@ -24,6 +24,7 @@ use crate::convert::{
     descriptor_from_py, descriptor_to_py, invalid_argument, metadata_from_py, metadata_to_py,
     py_err, IntoPyResult,
 };
+use crate::masks::{mask_options, MaskArgs};
 
 /// The bytes of a Python buffer, safe to read after the GIL is released:
 /// borrowed when no Python code can change them (a `bytes` object, or a
@@ -100,7 +101,7 @@ fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
 
 /// Digest policy of the Python API: `verify_hash=True` requires every frame
 /// to carry a digest; otherwise digests that are present are still checked.
-fn verify_policy(verify_hash: bool) -> Verify {
+pub(crate) fn verify_policy(verify_hash: bool) -> Verify {
     if verify_hash {
         Verify::Require
     } else {
@@ -116,8 +117,15 @@ fn decode_options(native: bool, threads: usize, restore: bool, verify_hash: bool
         .verify(verify_policy(verify_hash))
 }
 
-fn encode_options(hash: bool, threads: usize, allow_nan: bool, allow_inf: bool) -> EncodeOptions {
+fn encode_options(
+    hash: bool,
+    threads: usize,
+    allow_nan: bool,
+    allow_inf: bool,
+    masks: MaskOptions,
+) -> EncodeOptions {
     let mut p = PipelineOptions::default();
+    p.masks = masks;
     p.allow_nan = allow_nan;
     p.allow_inf = allow_inf;
     p.threads = threads;
@@ -127,7 +135,7 @@ fn encode_options(hash: bool, threads: usize, allow_nan: bool, allow_inf: bool) 
 /// Encodes one message. `objects` is a list of `(descriptor dict, buffer)`;
 /// each buffer holds the elements in the descriptor's byte order.
 #[pyfunction]
-#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false))]
+#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encode(
     py: Python<'_>,
@@ -138,6 +146,7 @@ pub fn encode(
     threads: usize,
     allow_nan: bool,
     allow_inf: bool,
+    masks: Option<MaskArgs>,
 ) -> PyResult<Py<PyBytes>> {
     let meta = metadata_from_py(base, extra)?;
     let mut descs = Vec::with_capacity(objects.len());
@@ -149,7 +158,8 @@ pub fn encode(
     }
     let slices = bufs.iter().map(Input::bytes);
     let pairs: Vec<(&ObjectDescriptor, &[u8])> = descs.iter().zip(slices).collect();
-    let opts = encode_options(hash, threads, allow_nan, allow_inf);
+    let masks = mask_options(py, masks.as_ref())?;
+    let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
     let out = py
         .allow_threads(|| tgm::encode(&meta, &pairs, &opts))
         .py(py)?;
@@ -431,7 +441,8 @@ pub struct NativeStreamingEncoder {
 #[pymethods]
 impl NativeStreamingEncoder {
     #[new]
-    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false))]
+    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         base: &Bound<'_, PyAny>,
@@ -440,9 +451,11 @@ impl NativeStreamingEncoder {
         threads: usize,
         allow_nan: bool,
         allow_inf: bool,
+        masks: Option<MaskArgs>,
     ) -> PyResult<Self> {
         let metadata = metadata_from_py(base, extra)?;
-        let opts = encode_options(hash, threads, allow_nan, allow_inf);
+        let masks = mask_options(py, masks.as_ref())?;
+        let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
         let enc = tgm::StreamingEncoder::new(Cursor::new(Vec::new()), &metadata, &opts).py(py)?;
         Ok(NativeStreamingEncoder {
             state: Mutex::new(Some(enc)),
@@ -458,14 +471,18 @@ impl NativeStreamingEncoder {
         descriptor: &Bound<'_, PyAny>,
         data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let d = descriptor_from_py(descriptor)?;
-        let input = Input::of(data)?;
-        let bytes = input.bytes();
-        let mut guard = self.lock(py)?;
-        let enc = guard
-            .as_mut()
-            .ok_or_else(|| invalid_argument(py, "the encoder is finished"))?;
-        py.allow_threads(|| enc.write_object(&d, bytes)).py(py)
+        self.write(py, descriptor, data, false)
+    }
+
+    /// Writes one data object frame around an already encoded payload
+    /// (`spec/format.md` §11.5).
+    fn write_object_pre_encoded(
+        &self,
+        py: Python<'_>,
+        descriptor: &Bound<'_, PyAny>,
+        payload: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.write(py, descriptor, payload, true)
     }
 
     /// Number of objects written to the current message.
@@ -502,6 +519,31 @@ impl NativeStreamingEncoder {
 }
 
 impl NativeStreamingEncoder {
+    /// Writes one object: through the pipeline, or as a pre-encoded payload.
+    fn write(
+        &self,
+        py: Python<'_>,
+        descriptor: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
+        pre_encoded: bool,
+    ) -> PyResult<()> {
+        let d = descriptor_from_py(descriptor)?;
+        let input = Input::of(data)?;
+        let bytes = input.bytes();
+        let mut guard = self.lock(py)?;
+        let enc = guard
+            .as_mut()
+            .ok_or_else(|| invalid_argument(py, "the encoder is finished"))?;
+        py.allow_threads(|| {
+            if pre_encoded {
+                enc.write_object_pre_encoded(&d, bytes)
+            } else {
+                enc.write_object(&d, bytes)
+            }
+        })
+        .py(py)
+    }
+
     fn lock(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Option<InMemoryEncoder>>> {
         self.state.lock().map_err(|_| {
             py_err(

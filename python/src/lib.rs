@@ -4,6 +4,9 @@
 
 mod convert;
 mod core;
+mod masks;
+mod objects;
+mod pre_encoded;
 
 use pyo3::prelude::*;
 
@@ -13,7 +16,10 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(core::encode, m)?)?;
+    m.add_function(wrap_pyfunction!(pre_encoded::encode_pre_encoded, m)?)?;
     m.add_function(wrap_pyfunction!(core::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(masks::decode_masks, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::object_count, m)?)?;
     m.add_function(wrap_pyfunction!(core::decode_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(core::decode_descriptors, m)?)?;
     m.add_function(wrap_pyfunction!(core::decode_object, m)?)?;

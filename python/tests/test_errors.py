@@ -155,7 +155,7 @@ def test_validate_reports_corruption(simple_message):
 
 def test_unsupported_reference_options_are_refused():
     with pytest.raises(tgm.InvalidArgumentError):
-        tgm.encode({}, [(desc([1], "float64"), np.zeros(1))], nan_mask_method="rle")
+        tgm.encode({}, [(desc([1], "float64"), np.zeros(1))], aggregate_hash="footer")
     with pytest.raises(tgm.InvalidArgumentError):
         tgm.encode({}, [(desc([1], "float64"), np.zeros(1))], hash="md5")
 

@@ -194,7 +194,7 @@ pub(crate) fn encode_planned<'a>(
     let expected = desc.decoded_len()?;
     if data.len() as u64 != expected {
         return Err(Error::invalid_input(format!(
-            "data is {} bytes but shape {:?} of {} needs {expected}",
+            "data length {} bytes does not match shape {:?} of {} ({expected} bytes)",
             data.len(),
             desc.shape,
             desc.dtype

@@ -142,7 +142,7 @@ impl Codec for SimplePacking {
     fn validate(&self, cx: &StageContext) -> Result<()> {
         if cx.dtype != Dtype::Float64 {
             return Err(Error::metadata(format!(
-                "simple_packing needs dtype float64, not {}",
+                "simple_packing only supports float64, not {}",
                 cx.dtype
             )));
         }
@@ -172,9 +172,14 @@ impl Codec for SimplePacking {
         cx: &StageContext,
     ) -> Result<()> {
         if self.reference_value.is_some() != self.binary_scale_factor.is_some() {
-            return Err(Error::metadata(
-                "give both sp_reference_value and sp_binary_scale_factor, or neither",
-            ));
+            let (given, missing) = if self.reference_value.is_some() {
+                ("sp_reference_value", "sp_binary_scale_factor")
+            } else {
+                ("sp_binary_scale_factor", "sp_reference_value")
+            };
+            return Err(Error::metadata(format!(
+                "{given} given without {missing}: give both, or neither"
+            )));
         }
         let decimal = self.decimal_scale_factor.unwrap_or(0);
         self.decimal_scale_factor = Some(decimal);

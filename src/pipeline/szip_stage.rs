@@ -73,7 +73,7 @@ impl Szip {
         if let Some(o) = &offsets {
             if o.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(Error::metadata(
-                    "szip_block_offsets are not strictly increasing",
+                    "szip_block_offsets must be strictly increasing",
                 ));
             }
         }

@@ -2,12 +2,15 @@
 and return shapes (``spec/format.md`` §12 for decoding)."""
 
 import json
+import operator
 
 import numpy as np
 
 from . import _native
+from ._descriptor_keys import warn_metadata_like_keys
 from ._dtypes import as_array, as_flat_array, encodable
 from ._errors import InvalidArgumentError
+from ._masks import mask_args
 from ._types import RESERVED, DataObjectDescriptor, Message, Metadata
 
 
@@ -21,9 +24,10 @@ def _hash_flag(hash):
 
 def _split_metadata(global_meta_dict):
     """``(base, extra)`` from a reference-style metadata dict: ``base`` is the
-    per-object list, ``_extra_`` and every other top-level key (``version``
-    included, as in the reference) are extra; library-owned ``_reserved_``
-    sections are dropped, as the encoder writes those itself."""
+    per-object list; ``_extra_`` (or its alias ``extra``) and every other
+    top-level key (``version`` included, as in the reference) are extra,
+    ``_extra_`` winning a clash. ``_reserved_`` belongs to the encoder and
+    is refused wherever the caller puts it."""
     if isinstance(global_meta_dict, Metadata):
         global_meta_dict = global_meta_dict.to_dict()
     if global_meta_dict is None:
@@ -31,19 +35,34 @@ def _split_metadata(global_meta_dict):
     if not isinstance(global_meta_dict, dict):
         raise InvalidArgumentError("metadata must be a dict")
     d = dict(global_meta_dict)
-    base = d.pop("base", None) or []
+    if RESERVED in d:
+        raise InvalidArgumentError(
+            f"metadata must not contain '{RESERVED}': the encoder writes it"
+        )
+    base = d.pop("base", [])
     if not isinstance(base, (list, tuple)):
         raise InvalidArgumentError("metadata 'base' must be a list of dicts")
-    d.pop(RESERVED, None)
-    extra = d.pop("_extra_", None) or {}
-    if not isinstance(extra, dict):
-        raise InvalidArgumentError("metadata '_extra_' must be a dict")
-    extra = {**extra, **d}
+    if "_extra_" in d:
+        extra = d.pop("_extra_")
+        if not isinstance(extra, dict):
+            raise InvalidArgumentError("metadata '_extra_' must be a dict")
+    else:
+        # ``extra`` is the reference's alias of ``_extra_``.
+        extra = d.pop("extra", {})
+        if not isinstance(extra, dict):
+            raise InvalidArgumentError("metadata 'extra' must be a dict (an alias of '_extra_')")
+    # An explicit ``_extra_`` entry wins over a free-form top-level key of
+    # the same name, as in the reference.
+    extra = {**d, **extra}
     clean = []
     for b in base:
         if not isinstance(b, dict):
             raise InvalidArgumentError("metadata 'base' entries must be dicts")
-        clean.append({k: v for k, v in b.items() if k != RESERVED})
+        if RESERVED in b:
+            raise InvalidArgumentError(
+                f"metadata 'base' entries must not contain '{RESERVED}': the encoder writes it"
+            )
+        clean.append(b)
     return clean, extra
 
 
@@ -55,24 +74,41 @@ def _descriptor_dict(desc):
     return desc
 
 
-def _check_unsupported(**options):
-    for name, value in options.items():
-        if value is not None:
-            raise InvalidArgumentError(f"option {name} is not supported by tgm")
+def _check_aggregate_hash(aggregate_hash):
+    if aggregate_hash is not None:
+        raise InvalidArgumentError("option aggregate_hash is not supported by tgm")
 
 
-def _encode_args(descriptors_and_data):
-    objects = []
+def _pairs(descriptors_and_data):
+    """``(descriptor dict, data)`` of each item, warning about descriptors
+    that carry application metadata."""
     for item in descriptors_and_data:
         try:
             desc, data = item
         except (TypeError, ValueError):
             raise InvalidArgumentError(
-                "each object must be a (descriptor, data) pair"
+                f"each object must be a (descriptor, data) pair, got {type(item).__name__}"
             ) from None
         desc = _descriptor_dict(desc)
-        objects.append((desc, encodable(desc, data)))
-    return objects
+        warn_metadata_like_keys(desc)
+        yield desc, data
+
+
+def _encode_args(descriptors_and_data):
+    return [(desc, encodable(desc, data)) for desc, data in _pairs(descriptors_and_data)]
+
+
+def _payload(data):
+    """A pre-encoded payload: bytes-like only (an array would hide its
+    element order and type)."""
+    if isinstance(data, (bytes, bytearray)):
+        return data
+    if isinstance(data, memoryview) and not hasattr(data.obj, "dtype"):
+        return data.cast("B") if data.format != "B" or data.ndim != 1 else data
+    raise TypeError(
+        "a pre-encoded payload must be bytes, bytearray or memoryview, "
+        f"got {type(data).__module__}.{type(data).__name__}"
+    )
 
 
 def encode(
@@ -93,18 +129,30 @@ def encode(
     ``global_meta_dict`` is ``{"base": [...], ...}`` with any extra keys;
     ``descriptors_and_data`` a list of ``(descriptor_dict, array)`` pairs.
     """
-    _check_unsupported(
-        nan_mask_method=nan_mask_method,
-        pos_inf_mask_method=pos_inf_mask_method,
-        neg_inf_mask_method=neg_inf_mask_method,
-        small_mask_threshold_bytes=small_mask_threshold_bytes,
-        aggregate_hash=aggregate_hash,
+    _check_aggregate_hash(aggregate_hash)
+    masks = mask_args(
+        nan_mask_method, pos_inf_mask_method, neg_inf_mask_method, small_mask_threshold_bytes
     )
     base, extra = _split_metadata(global_meta_dict)
     objects = _encode_args(descriptors_and_data)
     return _native.encode(
-        base, extra, objects, _hash_flag(hash), threads, allow_nan, allow_inf
+        base, extra, objects, _hash_flag(hash), threads, allow_nan, allow_inf, masks
     )
+
+
+def encode_pre_encoded(global_meta_dict, descriptors_and_data, hash="xxh3", threads=0):
+    """Wrap payloads that already went through their descriptors' pipelines
+    into one message → ``bytes`` (``spec/format.md`` §11.5).
+
+    ``descriptors_and_data`` is a list of ``(descriptor_dict, payload)``
+    pairs, each payload bytes-like and exactly what the pipeline would have
+    written (``szip_block_offsets`` are bit offsets). Frame digests are
+    always computed here. ``threads`` is accepted for the reference's
+    signature; nothing is encoded, so it has no effect.
+    """
+    base, extra = _split_metadata(global_meta_dict)
+    objects = [(desc, _payload(data)) for desc, data in _pairs(descriptors_and_data)]
+    return _native.encode_pre_encoded(base, extra, objects, _hash_flag(hash))
 
 
 def _buffer(buf):
@@ -122,6 +170,20 @@ def _buffer(buf):
             raise InvalidArgumentError("message buffer must be C-contiguous")
         mv = mv.cast("B")
     return mv
+
+
+def _object_index(mv, index):
+    """``index`` as a non-negative object index, negative ones counting from
+    the end as Python sequences do; floats are refused (``TypeError``)."""
+    i = operator.index(index)
+    if i >= 0:
+        return i
+    n = _native.object_count(mv)
+    if i + n < 0:
+        raise InvalidArgumentError(
+            f"ObjectError: object index {i} out of range for a message of {n} objects"
+        )
+    return i + n
 
 
 def _object(desc, raw, native_byte_order):
@@ -143,6 +205,25 @@ def decode(buf, native_byte_order=True, threads=0, restore_non_finite=True, veri
     )
 
 
+def decode_with_masks(buf, native_byte_order=True, threads=0, verify_hash=False):
+    """Decode a message without restoring NaN/Inf → ``Message(metadata,
+    objects)`` whose objects are ``(DataObjectDescriptor, ndarray, masks)``:
+    the array holds the stored substitutes (zeros) where values were
+    non-finite, and ``masks`` maps each kind present (``"nan"``, ``"inf+"``,
+    ``"inf-"``) to a flat bool array, one entry per element."""
+    mv = _buffer(buf)
+    msg = decode(mv, native_byte_order, threads, False, verify_hash)
+    objects = []
+    for i, (desc, arr) in enumerate(msg.objects):
+        n = int(np.prod(desc.shape, dtype=np.int64))
+        masks = {}
+        if desc.masks:
+            for kind, bits in _native.decode_masks(mv, i, verify_hash):
+                masks[kind] = np.unpackbits(np.frombuffer(bits, np.uint8), count=n).astype(bool)
+        objects.append((desc, arr, masks))
+    return Message(msg.metadata, objects)
+
+
 def decode_metadata(buf):
     """Decode only the metadata → ``Metadata``."""
     return Metadata._from_native(_native.decode_metadata(_buffer(buf)))
@@ -159,11 +240,27 @@ def decode_object(
     buf, index, native_byte_order=True, threads=0, restore_non_finite=True, verify_hash=False
 ):
     """Decode object *index* → ``(Metadata, DataObjectDescriptor, ndarray)``."""
+    mv = _buffer(buf)
     meta, desc, raw = _native.decode_object(
-        _buffer(buf), index, native_byte_order, threads, restore_non_finite, verify_hash
+        mv, _object_index(mv, index), native_byte_order, threads, restore_non_finite, verify_hash
     )
     d, arr = _object(desc, raw, native_byte_order)
     return Metadata._from_native(meta), d, arr
+
+
+def _element_range(r):
+    """One ``(start, count)`` pair of non-negative integers; floats and
+    other non-integers are refused rather than truncated."""
+    try:
+        start, count = r
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"a range is a (start, count) pair, got {r!r}") from None
+    for name, v in (("start", start), ("count", count)):
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            raise TypeError(f"range {name} must be an integer, got {type(v).__name__} {v!r}")
+        if operator.index(v) < 0:
+            raise InvalidArgumentError(f"range {name} must not be negative, got {v}")
+    return operator.index(start), operator.index(count)
 
 
 def decode_range(
@@ -178,9 +275,10 @@ def decode_range(
     """Elements ``[(start, count), ...]`` of one object, without decoding the
     rest (pipelines without filter or compression) → ``list[ndarray]``, or
     one concatenated ndarray with ``join=True``."""
-    ranges = [(int(a), int(b)) for a, b in ranges]
+    ranges = [_element_range(r) for r in ranges]
+    mv = _buffer(buf)
     desc, parts = _native.decode_range(
-        _buffer(buf), object_index, ranges, native_byte_order, threads, restore_non_finite
+        mv, _object_index(mv, object_index), ranges, native_byte_order, threads, restore_non_finite
     )
     arrays = [as_flat_array(desc, p, native_byte_order) for p in parts]
     if join:
@@ -255,17 +353,28 @@ def validate_file(path, level="default", check_canonical=False):
 
 
 def compute_hash(data, algo="xxh3"):
-    """xxh3-64 digest of *data* as 16 hex digits."""
+    """xxh3-64 digest of *data* (``bytes`` or ``bytearray``, as in the
+    reference; convert views and arrays with ``bytes(...)`` or
+    ``.tobytes()``) as 16 lowercase hex digits."""
     if algo != "xxh3":
-        raise InvalidArgumentError(f"unknown hash algorithm {algo!r} (only 'xxh3')")
-    if isinstance(data, str):
-        raise TypeError("compute_hash takes bytes, not str")
+        raise InvalidArgumentError(f"unknown hash type {algo!r} (only 'xxh3')")
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError(
+            f"compute_hash takes bytes or bytearray, not {type(data).__name__}"
+        )
     return _native.compute_hash(data)
 
 
 def compute_packing_params(values, bits_per_value, decimal_scale_factor):
     """simple_packing parameters for float64 *values* → dict of ``sp_*`` keys."""
     arr = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        what = "NaN" if np.isnan(arr[i]) else "infinite value"
+        raise InvalidArgumentError(
+            f"compute_packing_params: {what} at element {i}; simple_packing needs finite values"
+        )
     r, e, d, b = _native.compute_packing_params(
         arr.view(np.uint8), int(bits_per_value), int(decimal_scale_factor)
     )
@@ -298,35 +407,54 @@ class StreamingEncoder:
         small_mask_threshold_bytes=None,
         aggregate_hash=None,
     ):
-        _check_unsupported(
-            nan_mask_method=nan_mask_method,
-            pos_inf_mask_method=pos_inf_mask_method,
-            neg_inf_mask_method=neg_inf_mask_method,
-            small_mask_threshold_bytes=small_mask_threshold_bytes,
-            aggregate_hash=aggregate_hash,
+        _check_aggregate_hash(aggregate_hash)
+        masks = mask_args(
+            nan_mask_method, pos_inf_mask_method, neg_inf_mask_method, small_mask_threshold_bytes
         )
         base, extra = _split_metadata(global_meta_dict)
         self._enc = _native.StreamingEncoder(
-            base, extra, _hash_flag(hash), threads, allow_nan, allow_inf
+            base, extra, _hash_flag(hash), threads, allow_nan, allow_inf, masks
         )
+        self._finished = False
+
+    def _open(self):
+        if self._finished:
+            raise RuntimeError("the encoder is already finished")
+        return self._enc
 
     def write_object(self, descriptor, data):
         """Encode and write one object frame."""
-        desc = _descriptor_dict(descriptor)
-        self._enc.write_object(desc, encodable(desc, data))
+        ((desc, data),) = _pairs([(descriptor, data)])
+        self._open().write_object(desc, encodable(desc, data))
+
+    def write_object_pre_encoded(self, descriptor, data):
+        """Write one object frame around a payload that already went through
+        the descriptor's pipeline (as :func:`encode_pre_encoded`)."""
+        ((desc, data),) = _pairs([(descriptor, data)])
+        self._open().write_object_pre_encoded(desc, _payload(data))
 
     @property
     def object_count(self):
+        """Objects written to the current message."""
         return self._enc.num_objects()
 
+    def _finish(self, backfill, reset):
+        out = self._open().finish(backfill, reset)
+        self._finished = not reset
+        return out
+
     def finish(self):
-        return self._enc.finish(False, False)
+        """End the message (length fields left zero) → ``bytes``."""
+        return self._finish(False, False)
 
     def finish_backfilled(self):
-        return self._enc.finish(True, False)
+        """End the message with its length written in → ``bytes``."""
+        return self._finish(True, False)
 
     def finish_and_reset(self):
-        return self._enc.finish(False, True)
+        """:meth:`finish`, then start the next message with the same metadata."""
+        return self._finish(False, True)
 
     def finish_and_reset_backfilled(self):
-        return self._enc.finish(True, True)
+        """:meth:`finish_backfilled`, then start the next message."""
+        return self._finish(True, True)

@@ -68,7 +68,8 @@ def encodable(desc, data):
 
     ``data`` is a NumPy array, anything NumPy can import through DLPack
     (``__dlpack__``), or bytes-like. Arrays must have the descriptor's element type (``bfloat16`` takes any
-    2-byte type holding the raw bits, ``bitmask`` packed ``uint8``); arrays
+    2-byte type holding the raw bits, ``bitmask`` packed ``uint8`` or one
+    ``bool`` per element); arrays
     in the other byte order are swapped. ``bytes``-like data is taken as
     already in the descriptor's byte order.
     """
@@ -92,6 +93,15 @@ def encodable(desc, data):
     name = desc.get("dtype")
     if name not in NUMPY_TYPES:
         raise InvalidArgumentError(f"unknown dtype {name!r}")
+    if name == "bitmask" and data.dtype == np.bool_:
+        # One bool per element, packed MSB first as the format stores them.
+        n = int(np.prod(desc.get("shape", []), dtype=np.int64))
+        if data.size != n:
+            raise EncodeError(
+                f"bool array of {data.size} elements does not match bitmask shape "
+                f"{desc.get('shape')} ({n} elements)"
+            )
+        data = np.packbits(data.reshape(-1))
     target = desc.get("byte_order", NATIVE)
     if target not in _ORDER_CHAR:
         raise InvalidArgumentError(f"unknown byte_order {target!r}")

@@ -82,7 +82,11 @@ class IntegrityError(TensogramError):
 
 
 class HashMismatchError(IntegrityError):
-    """A frame's stored xxh3-64 digest differs from the recomputed one."""
+    """A frame's stored xxh3-64 digest differs from the recomputed one;
+    ``expected`` (stored) and ``actual`` (recomputed) hold both in hex."""
+
+    expected = None
+    actual = None
 
 
 class MissingHashError(IntegrityError):

@@ -42,6 +42,7 @@ class TensogramFile:
     @classmethod
     def open(cls, source, *, bidirectional=True):
         """Open an existing local file (indexed on first use)."""
+        _check_bidirectional(bidirectional)
         src = os.fspath(source)
         if "://" in src:
             raise InvalidArgumentError("remote sources are not supported by tgm")
@@ -62,6 +63,8 @@ class TensogramFile:
 
     @classmethod
     def open_remote(cls, source, storage_options=None, *, bidirectional=True):
+        """Remote sources are not supported by tgm (``python/COMPAT.md``)."""
+        _check_bidirectional(bidirectional)
         raise InvalidArgumentError("remote sources are not supported by tgm")
 
     @classmethod
@@ -95,7 +98,11 @@ class TensogramFile:
         n = len(spans)
         i = index + n if index < 0 else index
         if not 0 <= i < n:
-            raise IndexError(f"message index {index} out of range for file with {n} messages")
+            # A ValueError and an IndexError, as code for the reference
+            # catches the first and sequence code the second.
+            raise InvalidArgumentError(
+                f"message index {index} out of range for file with {n} messages"
+            )
         return spans[i]
 
     def _message(self, index):
@@ -305,14 +312,24 @@ class AsyncTensogramFile:
 
     def __init__(self, f):
         self._f = f
+        self._counted = False
 
     @staticmethod
-    async def open(source, *, bidirectional=True):
+    def open(source, *, bidirectional=True):
+        """Open a local file → awaitable of :class:`AsyncTensogramFile`."""
+        _check_bidirectional(bidirectional)
+        return AsyncTensogramFile._opened(source)
+
+    @staticmethod
+    async def _opened(source):
         return AsyncTensogramFile(await asyncio.to_thread(TensogramFile.open, source))
 
     @staticmethod
-    async def open_remote(source, storage_options=None, *, bidirectional=True):
-        raise InvalidArgumentError("remote sources are not supported by tgm")
+    def open_remote(source, storage_options=None, *, bidirectional=True):
+        """Remote sources are not supported by tgm (``python/COMPAT.md``);
+        arguments are checked first, as in the reference."""
+        _check_bidirectional(bidirectional)
+        return _refuse_remote()
 
     def _run(self, fn, *args):
         return asyncio.to_thread(fn, *args)
@@ -324,10 +341,17 @@ class AsyncTensogramFile:
         return False
 
     def __len__(self):
+        """The message count, once :meth:`message_count` was awaited (as in
+        the reference, ``len`` never blocks the event loop on I/O)."""
+        if not self._counted:
+            raise RuntimeError("await f.message_count() before len(f)")
         return len(self._f)
 
     async def message_count(self):
-        return await self._run(self._f.message_count)
+        """Number of messages in the file."""
+        n = await self._run(self._f.message_count)
+        self._counted = True
+        return n
 
     async def messages(self):
         return await self._run(self._f.messages)
@@ -397,13 +421,15 @@ class AsyncTensogramFile:
         return False
 
     def __aiter__(self):
-        return _AsyncIter(self)
+        return AsyncTensogramFileIter(self)
 
     def __repr__(self):
         return f"AsyncTensogramFile(source={self._f.source()!r})"
 
 
-class _AsyncIter:
+class AsyncTensogramFileIter:
+    """Asynchronous iterator over the messages of an :class:`AsyncTensogramFile`."""
+
     def __init__(self, af):
         self._af = af
         self._pos = 0
@@ -412,13 +438,25 @@ class _AsyncIter:
         return self
 
     def __len__(self):
-        return len(self._af) - self._pos
+        return len(self._af._f) - self._pos
 
     async def __anext__(self):
-        if self._pos >= len(self._af):
+        if self._pos >= len(self._af._f):
             raise StopAsyncIteration
         self._pos += 1
         return await self._af.decode_message(self._pos - 1)
+
+    def __repr__(self):
+        return f"AsyncTensogramFileIter(position={self._pos}, remaining={len(self)})"
+
+
+def _check_bidirectional(bidirectional):
+    if not isinstance(bidirectional, bool):
+        raise TypeError(f"bidirectional must be a bool, got {type(bidirectional).__name__}")
+
+
+async def _refuse_remote():
+    raise InvalidArgumentError("remote sources are not supported by tgm")
 
 
 __all__ = ["TensogramFile", "TensogramFileIter", "AsyncTensogramFile", "Metadata", "DataObjectDescriptor"]

@@ -124,25 +124,39 @@ class Metadata:
         return len(self.keys())
 
     def get_path(self, path, default=None):
-        """Dotted lookup (``"mars.param"``) across ``base[i]`` then ``extra``."""
+        """Dotted lookup (``"mars.param"``) across ``base[i]`` then ``extra``;
+        a path starting ``extra.`` or ``_extra_.`` looks in ``extra`` only."""
+        head, _, rest = path.partition(".")
+        if head in ("extra", "_extra_") and rest:
+            v = _walk(self._extra, rest)
+            if v is not _MISSING:
+                return v
         for src in self._sources():
             v = _walk(src, path)
             if v is not _MISSING:
                 return v
         return default
 
+    def _object_source(self, obj):
+        """``base[obj]`` without ``_reserved_``, or None past the end."""
+        if not -len(self._base) <= obj < len(self._base):
+            return None
+        return {k: v for k, v in self._base[obj].items() if k != RESERVED}
+
     def get_path_at(self, obj, path, default=None):
-        """Dotted lookup within ``base[obj]`` only."""
-        src = {k: v for k, v in self._base[obj].items() if k != RESERVED}
-        v = _walk(src, path)
+        """Dotted lookup within ``base[obj]`` only; ``default`` when there is
+        no such object."""
+        src = self._object_source(obj)
+        v = _MISSING if src is None else _walk(src, path)
         return default if v is _MISSING else v
 
     def has_path(self, path):
-        return any(_walk(src, path) is not _MISSING for src in self._sources())
+        """Whether :meth:`get_path` finds ``path``."""
+        return self.get_path(path, _MISSING) is not _MISSING
 
     def has_path_at(self, obj, path):
-        src = {k: v for k, v in self._base[obj].items() if k != RESERVED}
-        return _walk(src, path) is not _MISSING
+        """Whether :meth:`get_path_at` finds ``path`` in ``base[obj]``."""
+        return self.get_path_at(obj, path, _MISSING) is not _MISSING
 
     def to_dict(self):
         """The metadata in the shape :func:`tgm.encode` accepts."""
