@@ -6,9 +6,9 @@
 //! run is summarised (chunks of [`CHUNK`] elements, each read once into a
 //! small buffer that stays in cache, their partials combined by the
 //! pairwise formula of Chan, Golub and LeVeque, on values less a common
-//! shift) and the runs' partials are
-//! combined in element order. The split never depends on the number of
-//! threads, so every budget gives the same bits (`spec/stats.md` §2).
+//! shift) and the runs' partials are combined in element order. The split
+//! never depends on the number of threads, so every budget gives the same
+//! bits (`spec/stats.md` §2).
 
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, Result};
@@ -77,6 +77,43 @@ pub enum Stats {
     },
 }
 
+/// How to read the components of one dtype: `load` and `int` are the
+/// closures themselves, so the loops are compiled for each dtype.
+struct Kind<L, I> {
+    /// Bytes per element.
+    width: usize,
+    /// Components per element (2 for complex).
+    parts: usize,
+    /// Reads one component as float64.
+    load: L,
+    /// Reads one component exactly, for integer dtypes.
+    int: Option<I>,
+}
+
+macro_rules! reader {
+    ($t:ty, $n:expr) => {
+        |c: &[u8], o: ByteOrder| {
+            let mut a = [0u8; $n];
+            a.copy_from_slice(&c[..$n]);
+            match o {
+                ByteOrder::Little => <$t>::from_le_bytes(a),
+                ByteOrder::Big => <$t>::from_be_bytes(a),
+            }
+        }
+    };
+}
+
+macro_rules! int_kind {
+    ($t:ty, $n:expr) => {
+        Kind {
+            width: $n,
+            parts: 1,
+            load: |c: &[u8], o| reader!($t, $n)(c, o) as f64,
+            int: Some(|c: &[u8], o| i128::from(reader!($t, $n)(c, o))),
+        }
+    };
+}
+
 /// Statistics of `elements` decoded elements of `dtype` in `order` held in
 /// `data`, on up to `threads` workers (0 and 1: the calling thread). The
 /// result does not depend on `threads`. A `data` whose length is not the
@@ -98,22 +135,122 @@ pub fn stats(
     if dtype == Dtype::Bitmask {
         return Ok(bits(elements, data));
     }
-    let kind = Kind::of(dtype);
-    let shift = [0, 1].map(|p| kind.first_finite(data, order, p));
-    let runs = map_runs(data, threads, |run| kind.run(run, order, shift));
-    let mut total = [Partial::default(); 2];
-    for r in runs {
-        for (t, p) in total.iter_mut().zip(r) {
-            *t = t.combine(&p);
+    Ok(match dtype {
+        Dtype::Float16 => float(2, 1, |c, o| {
+            half::f16::from_bits(reader!(u16, 2)(c, o)).to_f64()
+        })
+        .stats(data, order, threads),
+        Dtype::Bfloat16 => float(2, 1, |c, o| {
+            half::bf16::from_bits(reader!(u16, 2)(c, o)).to_f64()
+        })
+        .stats(data, order, threads),
+        Dtype::Float32 => {
+            float(4, 1, |c, o| f64::from(reader!(f32, 4)(c, o))).stats(data, order, threads)
+        }
+        Dtype::Complex64 => {
+            float(8, 2, |c, o| f64::from(reader!(f32, 4)(c, o))).stats(data, order, threads)
+        }
+        Dtype::Float64 => float(8, 1, reader!(f64, 8)).stats(data, order, threads),
+        Dtype::Complex128 => float(16, 2, reader!(f64, 8)).stats(data, order, threads),
+        Dtype::Int8 => int_kind!(i8, 1).stats(data, order, threads),
+        Dtype::Int16 => int_kind!(i16, 2).stats(data, order, threads),
+        Dtype::Int32 => int_kind!(i32, 4).stats(data, order, threads),
+        Dtype::Int64 => int_kind!(i64, 8).stats(data, order, threads),
+        Dtype::Uint8 => int_kind!(u8, 1).stats(data, order, threads),
+        Dtype::Uint16 => int_kind!(u16, 2).stats(data, order, threads),
+        Dtype::Uint32 => int_kind!(u32, 4).stats(data, order, threads),
+        // Bitmask returned above; uint64 and anything newer read as uint64.
+        _ => int_kind!(u64, 8).stats(data, order, threads),
+    })
+}
+
+/// A float dtype of `width` bytes and `parts` components read by `load`.
+fn float<L: Fn(&[u8], ByteOrder) -> f64>(width: usize, parts: usize, load: L) -> Kind<L, IntLoad> {
+    Kind {
+        width,
+        parts,
+        load,
+        int: None,
+    }
+}
+
+/// The exact reader of integer components.
+type IntLoad = fn(&[u8], ByteOrder) -> i128;
+
+impl<L, I> Kind<L, I>
+where
+    L: Fn(&[u8], ByteOrder) -> f64 + Sync,
+    I: Fn(&[u8], ByteOrder) -> i128 + Sync,
+{
+    fn stats(&self, data: &[u8], order: ByteOrder, threads: usize) -> Stats {
+        let shift = [0, 1].map(|p| self.first_finite(data, order, p));
+        let runs = map_runs(data, threads, |run| self.run(run, order, shift));
+        let mut total = [Partial::default(); 2];
+        for r in runs {
+            for (t, p) in total.iter_mut().zip(r) {
+                *t = t.combine(&p);
+            }
+        }
+        let int = self.int.is_some();
+        match self.parts {
+            2 => Stats::Complex {
+                real: total[0].summary(int, shift[0]),
+                imag: total[1].summary(int, shift[1]),
+            },
+            _ => Stats::Real(total[0].summary(int, shift[0])),
         }
     }
-    Ok(match kind.parts {
-        2 => Stats::Complex {
-            real: total[0].summary(kind.int, shift[0]),
-            imag: total[1].summary(kind.int, shift[1]),
-        },
-        _ => Stats::Real(total[0].summary(kind.int, shift[0])),
-    })
+    /// The first finite value of component `p` in `data`, 0 if none: the
+    /// shift that keeps the partial means small, and so exact enough for
+    /// the deviations between them (`spec/stats.md` §2).
+    fn first_finite(&self, data: &[u8], order: ByteOrder, p: usize) -> f64 {
+        let comp = self.width / self.parts;
+        if p >= self.parts {
+            return 0.0;
+        }
+        data.chunks_exact(self.width)
+            .map(|e| (self.load)(&e[p * comp..(p + 1) * comp], order))
+            .find(|v| v.is_finite())
+            .unwrap_or(0.0)
+    }
+
+    /// The partials of one run, per component, of the values less `shift`.
+    fn run(&self, run: &[u8], order: ByteOrder, shift: [f64; 2]) -> [Partial; 2] {
+        let comp = self.width / self.parts;
+        let mut out = [Partial::default(); 2];
+        let mut buf = [0f64; CHUNK];
+        for chunk in run.chunks(CHUNK * self.width) {
+            for (p, acc) in out.iter_mut().enumerate().take(self.parts) {
+                let mut c = Partial::default();
+                let mut k = 0;
+                for e in chunk.chunks_exact(self.width) {
+                    let e = &e[p * comp..(p + 1) * comp];
+                    c.count += 1;
+                    if let Some(int) = &self.int {
+                        let v = int(e, order);
+                        c.imin = c.imin.min(v);
+                        c.imax = c.imax.max(v);
+                    }
+                    let v = (self.load)(e, order);
+                    if v.is_nan() {
+                        c.nan += 1;
+                    } else if v == f64::INFINITY {
+                        c.pos_inf += 1;
+                    } else if v == f64::NEG_INFINITY {
+                        c.neg_inf += 1;
+                    } else {
+                        c.min = c.min.min(v);
+                        c.max = c.max.max(v);
+                        buf[k] = v - shift[p];
+                        k += 1;
+                    }
+                }
+                c.moments(&buf[..k]);
+                *acc = acc.combine(&c);
+            }
+        }
+        out
+    }
 }
 
 /// `f` on every run of `data`, in order, on the budget's pool.
@@ -152,127 +289,6 @@ fn bits(elements: u64, data: &[u8]) -> Stats {
         summary.std = Some((p * (1.0 - p)).sqrt());
     }
     Stats::Bits { summary, ones }
-}
-
-/// How to read the components of one dtype.
-#[derive(Clone, Copy)]
-struct Kind {
-    /// Bytes per element.
-    width: usize,
-    /// Components per element (2 for complex).
-    parts: usize,
-    /// Reads one component as float64.
-    load: fn(&[u8], ByteOrder) -> f64,
-    /// Reads one component exactly, for integer dtypes.
-    int: Option<fn(&[u8], ByteOrder) -> i128>,
-}
-
-macro_rules! reader {
-    ($t:ty, $n:expr) => {
-        |c: &[u8], o: ByteOrder| {
-            let mut a = [0u8; $n];
-            a.copy_from_slice(&c[..$n]);
-            match o {
-                ByteOrder::Little => <$t>::from_le_bytes(a),
-                ByteOrder::Big => <$t>::from_be_bytes(a),
-            }
-        }
-    };
-}
-
-macro_rules! int_kind {
-    ($t:ty, $n:expr) => {
-        Kind {
-            width: $n,
-            parts: 1,
-            load: |c, o| reader!($t, $n)(c, o) as f64,
-            int: Some(|c, o| i128::from(reader!($t, $n)(c, o))),
-        }
-    };
-}
-
-impl Kind {
-    fn of(dtype: Dtype) -> Kind {
-        let float = |width, parts, load| Kind {
-            width,
-            parts,
-            load,
-            int: None,
-        };
-        match dtype {
-            Dtype::Float16 => float(2, 1, |c, o| {
-                half::f16::from_bits(reader!(u16, 2)(c, o)).to_f64()
-            }),
-            Dtype::Bfloat16 => float(2, 1, |c, o| {
-                half::bf16::from_bits(reader!(u16, 2)(c, o)).to_f64()
-            }),
-            Dtype::Float32 => float(4, 1, |c, o| f64::from(reader!(f32, 4)(c, o))),
-            Dtype::Complex64 => float(8, 2, |c, o| f64::from(reader!(f32, 4)(c, o))),
-            Dtype::Float64 => float(8, 1, reader!(f64, 8)),
-            Dtype::Complex128 => float(16, 2, reader!(f64, 8)),
-            Dtype::Int8 => int_kind!(i8, 1),
-            Dtype::Int16 => int_kind!(i16, 2),
-            Dtype::Int32 => int_kind!(i32, 4),
-            Dtype::Int64 => int_kind!(i64, 8),
-            Dtype::Uint8 => int_kind!(u8, 1),
-            Dtype::Uint16 => int_kind!(u16, 2),
-            Dtype::Uint32 => int_kind!(u32, 4),
-            // Bitmask never gets here; uint64 and anything newer read as uint64.
-            _ => int_kind!(u64, 8),
-        }
-    }
-
-    /// The first finite value of component `p` in `data`, 0 if none: the
-    /// shift that keeps the partial means small, and so exact enough for
-    /// the deviations between them (`spec/stats.md` §2).
-    fn first_finite(&self, data: &[u8], order: ByteOrder, p: usize) -> f64 {
-        let comp = self.width / self.parts;
-        if p >= self.parts {
-            return 0.0;
-        }
-        data.chunks_exact(self.width)
-            .map(|e| (self.load)(&e[p * comp..(p + 1) * comp], order))
-            .find(|v| v.is_finite())
-            .unwrap_or(0.0)
-    }
-
-    /// The partials of one run, per component, of the values less `shift`.
-    fn run(&self, run: &[u8], order: ByteOrder, shift: [f64; 2]) -> [Partial; 2] {
-        let comp = self.width / self.parts;
-        let mut out = [Partial::default(); 2];
-        let mut buf = [0f64; CHUNK];
-        for chunk in run.chunks(CHUNK * self.width) {
-            for (p, acc) in out.iter_mut().enumerate().take(self.parts) {
-                let mut c = Partial::default();
-                let mut k = 0;
-                for e in chunk.chunks_exact(self.width) {
-                    let e = &e[p * comp..(p + 1) * comp];
-                    c.count += 1;
-                    if let Some(int) = self.int {
-                        let v = int(e, order);
-                        c.imin = c.imin.min(v);
-                        c.imax = c.imax.max(v);
-                    }
-                    let v = (self.load)(e, order);
-                    if v.is_nan() {
-                        c.nan += 1;
-                    } else if v == f64::INFINITY {
-                        c.pos_inf += 1;
-                    } else if v == f64::NEG_INFINITY {
-                        c.neg_inf += 1;
-                    } else {
-                        c.min = c.min.min(v);
-                        c.max = c.max.max(v);
-                        buf[k] = v - shift[p];
-                        k += 1;
-                    }
-                }
-                c.moments(&buf[..k]);
-                *acc = acc.combine(&c);
-            }
-        }
-        out
-    }
 }
 
 /// What a stretch of values contributes.
@@ -367,7 +383,7 @@ impl Partial {
     }
 
     /// The summary, the shift of the values added back to the mean.
-    fn summary(&self, int: Option<fn(&[u8], ByteOrder) -> i128>, shift: f64) -> Summary {
+    fn summary(&self, int: bool, shift: f64) -> Summary {
         let mut s = Summary {
             count: self.count,
             nan: self.nan,
@@ -377,8 +393,8 @@ impl Partial {
         };
         if self.n > 0 {
             (s.min, s.max) = match int {
-                Some(_) => (Some(Value::Int(self.imin)), Some(Value::Int(self.imax))),
-                None => (Some(Value::Float(self.min)), Some(Value::Float(self.max))),
+                true => (Some(Value::Int(self.imin)), Some(Value::Int(self.imax))),
+                false => (Some(Value::Float(self.min)), Some(Value::Float(self.max))),
             };
             s.mean = Some(shift + self.mean);
             s.std = Some((self.m2 / self.n as f64).sqrt());
