@@ -18,6 +18,7 @@ pub mod npy;
 pub mod pipeline;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod stats;
 pub mod stream;
 mod stream_store;
 #[cfg(feature = "szip")]

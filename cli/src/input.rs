@@ -441,16 +441,56 @@ impl Archive {
         } else {
             tgm::Verify::Off
         });
+        self.each_object(i, &opts, want, |obj, unverified| {
+            Ok(f(obj.index(), obj.descriptor(), &obj.decode(unverified)?))
+        })
+    }
+
+    /// Decodes each object `o` of message `i` for which `want(o)` into
+    /// `buf`, in native byte order with hashes verified, and runs `f` on
+    /// it. `buf` is reused from object to object (and call to call), so
+    /// memory stays near the largest decoded object.
+    pub fn decode_each_into(
+        &self,
+        i: usize,
+        threads: usize,
+        want: impl Fn(usize) -> bool,
+        buf: &mut Vec<u8>,
+        mut f: impl FnMut(usize, &ObjectDescriptor, &[u8]) -> CliResult,
+    ) -> CliResult {
+        let opts = DecodeOptions::default().threads(threads);
+        self.each_object(i, &opts, want, |obj, unverified| {
+            let len = decoded_len(obj.descriptor(), &unverified.limits)
+                .map_err(|e| e.in_object(obj.index()))?;
+            buf.clear();
+            buf.try_reserve_exact(len).map_err(|_| {
+                let e = format!("cannot allocate {len} bytes to decode into");
+                tgm::Error::invalid_argument(e).in_object(obj.index())
+            })?;
+            buf.resize(len, 0);
+            obj.decode_into(unverified, buf)?;
+            Ok(f(obj.index(), obj.descriptor(), buf))
+        })
+    }
+
+    /// Verifies message `i` per `opts` once, then runs `visit` on each
+    /// object `o` for which `want(o)`, with `opts` less verification, until
+    /// it fails or returns a command error.
+    fn each_object(
+        &self,
+        i: usize,
+        opts: &DecodeOptions,
+        want: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(&tgm::Object<'_>, &DecodeOptions) -> tgm::Result<CliResult>,
+    ) -> CliResult {
         let mut inner: CliResult = Ok(());
         self.reader
             .with_message(i, |m| {
                 m.verify(opts.verify)?;
                 let unverified = opts.clone().verify(tgm::Verify::Off);
                 for o in (0..m.num_objects()).filter(|&o| want(o)) {
-                    let obj = m.object(o)?;
-                    let data = obj.decode(&unverified)?;
-                    if let Err(e) = f(o, obj.descriptor(), &data) {
-                        inner = Err(e);
+                    inner = visit(&m.object(o)?, &unverified)?;
+                    if inner.is_err() {
                         break;
                     }
                 }
@@ -458,6 +498,19 @@ impl Archive {
             })
             .at(&self.label)?;
         inner
+    }
+}
+
+/// The decoded size of an object, within `limits`.
+fn decoded_len(d: &ObjectDescriptor, limits: &Limits) -> tgm::Result<usize> {
+    let n = d.decoded_len()?;
+    match usize::try_from(n) {
+        Ok(len) if n <= limits.max_object_bytes => Ok(len),
+        _ => Err(tgm::Error::limit(
+            "max_object_bytes",
+            n,
+            limits.max_object_bytes,
+        )),
     }
 }
 

@@ -56,6 +56,8 @@ enum Command {
     Dump(cmd::dump::Args),
     /// Print values of metadata keys; a missing key is an error.
     Get(cmd::get::Args),
+    /// Per object min, max, mean, standard deviation and NaN/Inf counts.
+    Stats(cmd::stats::Args),
     /// Change metadata keys, writing a new file.
     Set(cmd::set::Args),
     /// Copy messages, optionally selected and split into files by key value.
@@ -130,6 +132,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Ls(a) => cmd::ls::run(a),
         Command::Dump(a) => cmd::dump::run(a),
         Command::Get(a) => cmd::get::run(a),
+        Command::Stats(a) => cmd::stats::run(a, threads),
         Command::Set(a) => encoding!(cmd::set::run, a),
         Command::Copy(a) => cmd::copy::run(
             a,

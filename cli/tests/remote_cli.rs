@@ -177,6 +177,8 @@ const READ_COMMANDS: &[&[&str]] = &[
     &["get", "-p", "mars.param", "{}"],
     &["validate", "{}"],
     &["validate", "--full", "{}"],
+    &["stats", "{}"],
+    &["stats", "-j", "-w", "mars.param=10u", "{}"],
 ];
 
 #[test]

@@ -14,4 +14,5 @@ pub mod reshuffle;
 pub mod salvage;
 pub mod set;
 pub mod split;
+pub mod stats;
 pub mod validate;
