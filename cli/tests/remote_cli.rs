@@ -277,8 +277,6 @@ fn export_and_copy_from_urls_write_the_same_files() {
 }
 
 #[test]
-#[ignore = "messages written by `import --append` index their objects in the footer, \
-            whose metadata SourceFile still reads by fetching the whole message"]
 fn ls_over_http_reads_headers_not_payloads() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();

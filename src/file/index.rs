@@ -227,18 +227,18 @@ pub(crate) fn index_messages(
     start: u64,
     limits: &Limits,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
-    index_messages_with(src, start, limits, &mut |_| {})
+    index_messages_with(src, start, limits, &mut |_, _| {})
 }
 
-/// [`index_messages`], calling `at_hop(p)` at each position `p` the hop
-/// reaches before reading past the message there: a reader with readahead
-/// still holds that message's head, which `at_hop` may look into (to read
-/// its index) without another request.
+/// [`index_messages`], calling `at_hop(p, preamble)` at each position `p`
+/// the hop reaches, with the preamble read there, before reading past the
+/// message: a reader with readahead still holds that message's head, which
+/// `at_hop` may look into (to read its index) without another request.
 pub(crate) fn index_messages_with(
     src: &dyn ByteSource,
     start: u64,
     limits: &Limits,
-    at_hop: &mut dyn FnMut(u64),
+    at_hop: &mut dyn FnMut(u64, Option<&[u8; PREAMBLE_LEN]>),
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
     let mut spans = Vec::new();
     let Ok(size) = src.len() else {
@@ -251,8 +251,8 @@ pub(crate) fn index_messages_with(
     // The preamble at `p`, when the last hop read it already.
     let mut next: Option<[u8; PREAMBLE_LEN]> = None;
     'hop: while p < size {
-        at_hop(p);
         let head = next.take().or_else(|| read_array::<PREAMBLE_LEN>(src, p));
+        at_hop(p, head.as_ref());
         let hop = head.and_then(|h| hop_from(src, &h, p, size, limits, &mut next));
         if hop.is_none() {
             // Whatever a failed hop read does not start the next message.

@@ -2,6 +2,7 @@
 //! appending, salvage of damaged files. See `spec/files.md`.
 
 mod append;
+mod footer;
 pub(crate) mod index;
 mod layout;
 pub(crate) mod locate;

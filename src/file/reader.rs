@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::metadata::GlobalMetadata;
 use crate::wire::frame::Frame;
+use crate::wire::header::Preamble;
 use crate::wire::scan::MessageSpan;
 use crate::wire::{POSTAMBLE_LEN, PREAMBLE_LEN};
 
@@ -398,6 +399,12 @@ struct Located {
     /// Each object's descriptor CBOR and stored digest, once read (or from
     /// a layout).
     envelopes: OnceLock<Vec<Envelope>>,
+    /// Its preamble flags, when opening read its preamble.
+    flags: Option<u16>,
+    /// Read from its end once listed (footer-indexed messages of sources
+    /// not in memory): its footer metadata frame (absolute offset and
+    /// bytes), if any; `None` inside when that read found no footer index.
+    footer: OnceLock<Option<Option<(u64, bytes::Bytes)>>>,
 }
 
 /// A data frame's descriptor CBOR and stored digest.
@@ -423,6 +430,9 @@ pub struct SourceFile<S> {
     located: Vec<Located>,
     torn: Option<TornTail>,
     limits: Limits,
+    /// Bytes the last footer-indexed message listed needed from its end:
+    /// the next one's first read (`spec/remote.md` §3).
+    tail_hint: AtomicU64,
 }
 
 impl<S: ByteSource> SourceFile<S> {
@@ -447,23 +457,28 @@ impl<S: ByteSource> SourceFile<S> {
         let size = src.len()?;
         if readahead == 0 {
             let ra = Readahead::new(&src, size, 0);
-            let (spans, torn) = index_messages(&ra, 0, limits);
+            let mut flags = Vec::new();
+            let (spans, torn) = index_messages_with(&ra, 0, limits, &mut |p, head| {
+                if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
+                    flags.push((p, pre.flags));
+                }
+            });
             if let Some(e) = ra.take_failure() {
                 return Err(e);
             }
-            let located = indexes_in_prefix(&src, size, &spans, limits);
-            return Ok(SourceFile {
-                src,
-                size,
-                spans,
-                located,
-                torn,
-                limits: limits.clone(),
-            });
+            let mut located = indexes_in_prefix(&src, size, &spans, limits);
+            let mut flags = flags.into_iter().peekable();
+            for (s, l) in spans.iter().zip(&mut located) {
+                while flags.peek().is_some_and(|(p, _)| *p < s.offset) {
+                    flags.next();
+                }
+                l.flags = flags.next_if(|(p, _)| *p == s.offset).map(|(_, f)| f);
+            }
+            return Ok(Self::assemble(src, size, spans, located, torn, limits));
         }
         let ra = Readahead::new(&src, size, readahead);
         let mut found: Vec<(u64, MessageIndex)> = Vec::new();
-        let (spans, torn) = index_messages_with(&ra, 0, limits, &mut |p| {
+        let (spans, torn) = index_messages_with(&ra, 0, limits, &mut |p, _| {
             let at = MessageAt {
                 at: p,
                 base: p,
@@ -494,14 +509,26 @@ impl<S: ByteSource> SourceFile<S> {
                 l
             })
             .collect();
-        Ok(SourceFile {
+        Ok(Self::assemble(src, size, spans, located, torn, limits))
+    }
+
+    fn assemble(
+        src: S,
+        size: u64,
+        spans: Vec<MessageSpan>,
+        located: Vec<Located>,
+        torn: Option<TornTail>,
+        limits: &Limits,
+    ) -> Self {
+        SourceFile {
             src,
             size,
             spans,
             located,
             torn,
             limits: limits.clone(),
-        })
+            tail_hint: AtomicU64::new(0),
+        }
     }
 
     /// Opens `src` from a shipped layout, without reading it: the layout is
@@ -541,14 +568,7 @@ impl<S: ByteSource> SourceFile<S> {
             }
             located.push(l);
         }
-        Ok(SourceFile {
-            src,
-            size,
-            spans,
-            located,
-            torn: None,
-            limits: limits.clone(),
-        })
+        Ok(Self::assemble(src, size, spans, located, None, limits))
     }
 
     /// The layout located: message spans, each indexed message's data
@@ -682,6 +702,9 @@ impl<S: ByteSource> SourceFile<S> {
         span_of(&self.spans, m)?;
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
+        if let Some(meta) = self.footer_metadata(m, &o).map_err(|e| e.in_message(m))? {
+            return Ok(meta);
+        }
         if self.src.as_slice().is_none() {
             if let Some(meta) = self
                 .header_only_metadata(m, &o)
@@ -693,6 +716,75 @@ impl<S: ByteSource> SourceFile<S> {
         let bytes = self.message_bytes(m)?;
         let base = self.spans[m].offset;
         crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
+    }
+
+    /// Whether message `m` is listed from its end: a source not in memory,
+    /// and a preamble that announces a footer index and no header index.
+    fn footer_indexed(&self, m: usize) -> bool {
+        use crate::wire::message_flags as mf;
+        let flags = self.located[m].flags.unwrap_or(0);
+        self.src.as_slice().is_none()
+            && flags & mf::FOOTER_INDEX != 0
+            && flags & mf::HEADER_INDEX == 0
+    }
+
+    /// Reads message `m`'s end once when it is footer-indexed
+    /// ([`super::footer::read_footer`]), keeping its index, envelopes and
+    /// footer metadata frame; `None` when it is not, or that read failed
+    /// (the message is then read as before, which reports what is wrong).
+    fn footer(&self, m: usize) -> Option<&Option<(u64, bytes::Bytes)>> {
+        if !self.footer_indexed(m) {
+            return None;
+        }
+        let l = &self.located[m];
+        l.footer
+            .get_or_init(|| {
+                let hint = self.tail_hint.load(Ordering::Relaxed);
+                let read = super::footer::read_footer(&self.src, self.spans[m], hint, &self.limits);
+                let r = read.ok().flatten()?;
+                self.tail_hint.store(r.tail, Ordering::Relaxed);
+                use crate::wire::message_flags as mf;
+                let hashed = l.flags.is_some_and(|f| f & mf::HASHES_PRESENT != 0);
+                let env = r
+                    .envelopes
+                    .iter()
+                    .map(|e| Envelope {
+                        descriptor: Some(e.descriptor.to_vec()),
+                        hash: hashed.then_some(e.hash),
+                        stored: Some(e.stored),
+                    })
+                    .collect();
+                let contiguous = contiguous(&r.index);
+                let _ = l.index.set(Some(r.index));
+                let _ = l.envelopes.set(env);
+                // Frames between data frames (preceders) add to the
+                // metadata: then the message is parsed whole.
+                Some(r.metadata.filter(|_| contiguous))
+            })
+            .as_ref()
+    }
+
+    /// Message `m`'s metadata from its footer metadata frame, which for a
+    /// footer-indexed message is the complete copy (`format.md`: preceder
+    /// entries merged), when its data frames follow each other with no
+    /// frame between; `None` otherwise.
+    fn footer_metadata(&self, m: usize, o: &DecodeOptions) -> Result<Option<GlobalMetadata>> {
+        let Some(Some((at, bytes))) = self.footer(m) else {
+            return Ok(None);
+        };
+        let n = self.located[m]
+            .index
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, MessageIndex::len);
+        let f = Frame::read(
+            crate::wire::header::Cursor::new(bytes, *at),
+            self.spans[m].offset,
+        )?;
+        crate::decode::verify_frame(&f, o.verify)?;
+        let mut meta = GlobalMetadata::from_cbor(f.cbor(), f.body_abs_offset(), &o.limits)?;
+        meta.fit_base(n, f.abs_offset())?;
+        Ok(Some(meta))
     }
 
     /// Message `m`'s metadata from its header metadata frame alone, when
@@ -709,13 +801,7 @@ impl<S: ByteSource> SourceFile<S> {
         let Some(ix) = self.index_via(m, &win) else {
             return Ok(None);
         };
-        let contiguous = (1..ix.len()).all(|k| {
-            ix.offsets[k - 1]
-                .checked_add(ix.lengths[k - 1])
-                .map(crate::wire::align_up)
-                == Some(ix.offsets[k])
-        });
-        if !contiguous {
+        if !contiguous(ix) {
             return Ok(None);
         }
         let at = MessageAt {
@@ -749,6 +835,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// cached), otherwise parsed from the whole message.
     pub fn descriptors(&self, m: usize) -> Result<Vec<ObjectDescriptor>> {
         span_of(&self.spans, m)?;
+        self.footer(m);
         if self.index(m).is_none() {
             return self.with_message(m, |msg| {
                 (0..msg.num_objects())
@@ -773,6 +860,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// the whole message.
     pub fn stored_sizes(&self, m: usize) -> Result<Vec<u64>> {
         span_of(&self.spans, m)?;
+        self.footer(m);
         if self.index(m).is_some() {
             let env = self.envelopes(m)?;
             if let Some(v) = env.iter().map(|e| e.stored).collect::<Option<Vec<_>>>() {
@@ -946,6 +1034,17 @@ fn check_envelope(env: &Envelope, frame: &Frame<'_>, _bytes: &[u8], limits: &Lim
         }
     }
     Ok(())
+}
+
+/// Whether the data frames `ix` lists follow each other with no frame
+/// between.
+fn contiguous(ix: &MessageIndex) -> bool {
+    (1..ix.len()).all(|k| {
+        ix.offsets[k - 1]
+            .checked_add(ix.lengths[k - 1])
+            .map(crate::wire::align_up)
+            == Some(ix.offsets[k])
+    })
 }
 
 fn span_of(spans: &[MessageSpan], i: usize) -> Result<MessageSpan> {
