@@ -190,5 +190,6 @@ def test_streaming_encoder_output_reads_in_reference():
         if finish != "finish_backfilled":
             enc.write_object(desc([4], "float32"), np.ones(4, np.float32))
             enc.write_object(desc([2], "int64"), np.array([7, 8]))
-    with pytest.raises(tgm.TensogramError):
+    # A finished encoder refuses further use, as the reference's does.
+    with pytest.raises(RuntimeError, match="already finished"):
         enc.finish()
