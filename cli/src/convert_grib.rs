@@ -123,7 +123,7 @@ pub fn run(a: Args) -> CliResult {
             .flatten()
             .map(|o| o.max_abs_error)
             .fold(0.0f64, f64::max);
-        eprintln!("lossy encoding: largest absolute error {worst:e}");
+        note!("lossy encoding: largest absolute error {worst:e}");
     }
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     write_file(&a.output, &inputs, &out, a.force)?;

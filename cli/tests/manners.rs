@@ -55,6 +55,11 @@ fn a_broken_stderr_never_panics() {
         "99",
     ];
     assert_eq!(with_broken_pipe(d.path(), &bad, false, true), 2);
+    // validate's report of a damaged file goes to stderr.
+    let bytes = std::fs::read(d.path().join("x.tgm")).unwrap();
+    std::fs::write(d.path().join("cut.tgm"), &bytes[..bytes.len() - 7]).unwrap();
+    let validate = ["validate", "cut.tgm"];
+    assert_eq!(with_broken_pipe(d.path(), &validate, true, true), 1);
 }
 
 #[test]

@@ -81,9 +81,11 @@ pub fn run(a: Args) -> CliResult {
 fn display(out: &mut impl Write, path: &Path, r: &Report) -> CliResult {
     let p = path.display();
     for i in &r.file_issues {
-        eprintln!(
+        note!(
             "{p}: WARNING — {} (at byte offset {}, {} bytes)",
-            i.description, i.byte_offset, i.length
+            i.description,
+            i.byte_offset,
+            i.length
         );
     }
     let ok = r.is_ok();
@@ -100,7 +102,7 @@ fn display(out: &mut impl Write, path: &Path, r: &Report) -> CliResult {
             let at = i
                 .offset
                 .map_or(String::new(), |o| format!(" (at byte {o})"));
-            eprintln!(
+            note!(
                 "{p}: {label} — message {}{obj}: {}{at}",
                 mi + 1,
                 i.description
@@ -119,7 +121,7 @@ fn display(out: &mut impl Write, path: &Path, r: &Report) -> CliResult {
         let errors =
             r.issues().filter(|i| i.severity == Severity::Error).count() + r.file_issues.len();
         let label = if errors == 1 { "error" } else { "errors" };
-        eprintln!("{p}: FAILED ({errors} {label}, {n} messages, {objects} objects)");
+        note!("{p}: FAILED ({errors} {label}, {n} messages, {objects} objects)");
     }
     Ok(())
 }
