@@ -58,5 +58,5 @@ pub fn dicom_scan(data: &[u8]) {
 
 /// The whole input as a `.nii` or `.nii.gz` file.
 pub fn nifti(data: &[u8]) {
-    let _ = nifti::read_nifti_from(Path::new("fuzz.nii"), data, data.len() as u64);
+    let _ = nifti::read_nifti_from(Path::new("fuzz.nii"), data, data.len() as u64, None);
 }
