@@ -30,7 +30,7 @@ pub fn predecode_input(data: &[u8]) -> Option<(Codec, Declared, Vec<&[u8]>)> {
     if data.len() < 10 {
         return None;
     }
-    let codec = [Codec::Rle, Codec::Jpeg, Codec::Jpeg2000][usize::from(data[0] % 3)];
+    let codec = [Codec::Rle, Codec::Jpeg, Codec::Jpeg2000, Codec::JpegLs][usize::from(data[0] % 4)];
     let declared = Declared {
         rows: u64::from(u16::from_le_bytes([data[1], data[2]])),
         columns: u64::from(u16::from_le_bytes([data[3], data[4]])),
