@@ -163,9 +163,16 @@ pub fn check_sizes(
     let what = format!("header dims {:?} of {}", d.dims, d.dtype.name());
     if !gz {
         if end != file_len {
+            let found = if file_len > end {
+                format!(
+                    "the file has {file_len}: {} bytes after the declared data would be lost",
+                    file_len - end
+                )
+            } else {
+                format!("the file has only {file_len}")
+            };
             return Err(format!(
-                "{what} need {} bytes of voxel data at offset {} (file size {end}), but the \
-                 file has {file_len} bytes",
+                "{what} need {} bytes of voxel data at offset {} (file size {end}), but {found}",
                 d.voxel_bytes, d.vox_offset
             ));
         }
@@ -260,7 +267,10 @@ mod tests {
         assert!(check_sizes(&d, 592, false, None).is_ok());
         assert!(check_sizes(&d, 593, false, None)
             .unwrap_err()
-            .contains("file has 593 bytes"));
+            .contains("the file has 593: 1 bytes after the declared data would be lost"));
+        assert!(check_sizes(&d, 591, false, None)
+            .unwrap_err()
+            .contains("the file has only 591"));
         assert!(check_sizes(&d, 30, true, None).is_ok());
         // 592 bytes cannot come out of a 1-byte stream.
         assert!(check_sizes(&d, 0, true, None)
