@@ -32,6 +32,17 @@ PY
 fi
 echo "samples: $(ls "$dir/nibabel" | wc -l) NIfTI, $(ls "$dir/pydicom" | wc -l) DICOM in $dir"
 
+# The independent readers the tests compare with: nibabel (qform,
+# extensions) and pydicom with pylibjpeg-libjpeg (JPEG-LS decoding).
+venv="$dir/pyenv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet nibabel pydicom pylibjpeg pylibjpeg-libjpeg
+export TGM_MEDICAL_PYTHON="$venv/bin/python"
+
 export TGM_MEDICAL_SAMPLES="$dir"
 cargo test -p tgm-cli --test medical_samples -- --nocapture
+# Again with nibabel at hand: it reads the extensions to-nifti writes.
+cargo test -p tgm-cli --test medical_nifti header_extensions -- --nocapture
 cargo test -p tgm-cli --release --test medical_samples -- --nocapture

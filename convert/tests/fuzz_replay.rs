@@ -74,8 +74,15 @@ fn seeds_pass_the_checks_and_regressions_are_refused() {
         assert!(scan(&b).is_err(), "{}", p.display());
     }
     for (p, b) in files(&corpus.join("medical_nifti"), "") {
-        nifti::read_nifti_from(&p, &b[..], b.len() as u64)
+        nifti::read_nifti_from(&p, &b[..], b.len() as u64, None)
             .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    }
+    for (p, b) in files(&regress, "medical_nifti-") {
+        assert!(
+            nifti::read_nifti_from(&p, &b[..], b.len() as u64, None).is_err(),
+            "{}",
+            p.display()
+        );
     }
     let predecode = |b: &[u8]| {
         let (codec, declared, fragments) = medical::predecode_input(b).expect("10 bytes");

@@ -16,8 +16,9 @@
 //!
 //! Transfer syntaxes: implicit VR little endian, explicit VR little and big
 //! endian read natively; deflated, RLE Lossless, JPEG and JPEG 2000 decoded
-//! by dicom-pixeldata's pure-Rust codecs to the stored integers (no
-//! rescale, VOI or bit-depth change). Other syntaxes are refused naming
+//! by dicom-pixeldata's pure-Rust codecs, JPEG-LS by CharLS (C++, built
+//! from source by its crate), to the stored integers (no rescale, VOI or
+//! bit-depth change). Other syntaxes are refused naming
 //! the UID and its name. Untrusted input: every declared element length is
 //! checked against the file first (`dicom_scan`, which also limits sequence
 //! nesting), a compressed image may not claim more than
@@ -425,7 +426,7 @@ fn check_decodable(uid: &str) -> Result<(), String> {
     match TransferSyntaxRegistry.get(uid) {
         Some(ts) if ts.can_decode_all() => Ok(()),
         _ => Err(format!(
-            "transfer syntax {uid} ({}) is not supported: no pure-Rust decoder for its pixel \
+            "transfer syntax {uid} ({}) is not supported: no built-in decoder for its pixel \
              data (supported: {}, {})",
             syntax_name(uid),
             NATIVE_SYNTAXES
@@ -440,7 +441,7 @@ fn check_decodable(uid: &str) -> Result<(), String> {
 
 /// The compressed syntaxes decoded through dicom-pixeldata, for messages.
 const COMPRESSED_SUPPORTED: &str = "Deflated Explicit VR Little Endian, RLE Lossless, \
-     JPEG Baseline/Extended/Lossless, JPEG 2000";
+     JPEG Baseline/Extended/Lossless, JPEG 2000, JPEG-LS Lossless/Near-Lossless";
 
 /// Most bytes a compressed image may decode to per byte of its file. Far
 /// above real codecs' ratios on medical images; bounds what a small

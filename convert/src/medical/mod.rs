@@ -12,9 +12,17 @@ pub mod dicom_scan;
 #[cfg(feature = "dicom")]
 pub mod dicom_write;
 #[cfg(feature = "nifti")]
+pub mod gz_members;
+#[cfg(feature = "nifti")]
 pub mod nifti;
 #[cfg(feature = "nifti")]
 pub mod nifti2;
+#[cfg(feature = "nifti")]
+pub mod nifti_check;
+#[cfg(feature = "nifti")]
+pub mod nifti_ext;
+#[cfg(feature = "nifti")]
+pub mod nifti_float;
 #[cfg(feature = "nifti")]
 pub mod nifti_header;
 pub mod pipeline;
