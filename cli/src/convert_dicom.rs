@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::output::write_file;
-use tgm_convert::medical::dicom::dicom_to_objects;
+use tgm_convert::medical::dicom::dicom_to_messages;
 use tgm_convert::medical::dicom_write::object_to_dicom;
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
@@ -14,9 +14,14 @@ use tgm_convert::util::CliResult;
     after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --level 9"
 )]
 pub struct Args {
-    /// DICOM files, or directories whose files are all DICOM images.
+    /// DICOM files, or directories of them (hidden files, DICOMDIR,
+    /// non-DICOM and non-image files in a directory are skipped with a note).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+    /// Also read the sub-directories of directories given, depth-first in
+    /// name order (each directory once, so symbolic-link loops end).
+    #[arg(short, long)]
+    pub recursive: bool,
     /// Output .tgm file.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -33,16 +38,23 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     crate::pipeline_args::check_medical_level(&a.pipeline)?;
-    let ((objects, meta), report) = dicom_to_objects(&a.inputs, &a.pipeline, a.deidentify)?;
-    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(
-        &meta,
-        &refs,
-        &tgm_convert::medical::pipeline::encode_options(),
-    )?;
+    let conv = dicom_to_messages(&a.inputs, a.recursive, &a.pipeline, a.deidentify)?;
+    for s in &conv.skipped {
+        note!("skipped {}: {}", s.path.display(), s.reason);
+    }
+    let mut bytes = Vec::new();
+    for (objects, meta) in &conv.messages {
+        let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+        bytes.extend(tgm::encode(
+            meta,
+            &refs,
+            &tgm_convert::medical::pipeline::encode_options(),
+        )?);
+    }
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
-    write_file(&a.output, &inputs, &msg, a.force)?;
+    write_file(&a.output, &inputs, &bytes, a.force)?;
     if a.deidentify {
+        let report = &conv.deidentified;
         note!(
             "de-identified: removed [{}], replaced [{}]",
             report.removed.join(", "),
@@ -50,9 +62,10 @@ pub fn run(a: Args) -> CliResult {
         );
     }
     note!(
-        "wrote {} series, {} bytes, to {}",
-        objects.len(),
-        msg.len(),
+        "wrote {} series ({}), one message each, {} bytes, to {}",
+        conv.messages.len(),
+        conv.series.join(", "),
+        bytes.len(),
         a.output.display()
     );
     Ok(())

@@ -379,26 +379,115 @@ impl Lossy for tgm::GlobalMetadata {
     }
 }
 
+/// Every message of a .tgm file, in order.
+fn decode_messages(path: &Path) -> Vec<tgm::DecodedMessage> {
+    let bytes = std::fs::read(path).unwrap();
+    tgm::scan(&bytes)
+        .iter()
+        .map(|m| {
+            let b = &bytes[m.offset as usize..(m.offset + m.len) as usize];
+            tgm::decode(b, &DecodeOptions::default().native_byte_order(false)).unwrap()
+        })
+        .collect()
+}
+
+fn series_uid(msg: &tgm::DecodedMessage) -> String {
+    msg.metadata.base[0]
+        .get("dicom")
+        .and_then(|d| d.get("attributes"))
+        .and_then(|a| a.get("SeriesInstanceUID"))
+        .and_then(Value::as_text)
+        .unwrap()
+        .to_string()
+}
+
 #[test]
-fn several_series_become_several_objects() {
+fn several_series_become_one_message_each() {
     let dir = tempfile::tempdir().unwrap();
     series(dir.path(), "1.2.3.201");
     series(dir.path(), "1.2.3.200");
     let out = dir.path().join("two.tgm");
     let (ok, err) = tgm(&["convert-dicom", s(dir.path()), "-o", s(&out)]);
     assert!(ok, "{err}");
-    let msg = decode_file(&out);
-    assert_eq!(msg.objects.len(), 2);
-    let uid = |i: usize| {
-        msg.metadata.base[i]
-            .get("dicom")
-            .and_then(|d| d.get("attributes"))
-            .and_then(|a| a.get("SeriesInstanceUID"))
-            .and_then(Value::as_text)
-            .unwrap()
-            .to_string()
+    assert!(err.contains("1.2.3.200, 1.2.3.201"), "{err}");
+    let msgs = decode_messages(&out);
+    assert_eq!(msgs.len(), 2);
+    assert!(msgs.iter().all(|m| m.objects.len() == 1));
+    assert_eq!(
+        [series_uid(&msgs[0]), series_uid(&msgs[1])],
+        ["1.2.3.200", "1.2.3.201"]
+    );
+    // to-dicom picks the second series by message index.
+    let back = dir.path().join("back");
+    let (ok, err) = tgm(&["to-dicom", s(&out), "--message", "1", "-o", s(&back)]);
+    assert!(ok, "{err}");
+    let first = dicom_object::open_file(back.join("slice_00000.dcm")).unwrap();
+    let uid = first
+        .element(tags::SERIES_INSTANCE_UID)
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert_eq!(uid.trim_end_matches('\0'), "1.2.3.201");
+}
+
+#[test]
+fn a_directory_skips_dicomdir_and_non_image_files_with_one_note_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    series(d, "1.2.3.200");
+    std::fs::write(d.join("README"), "scanner notes").unwrap();
+    std::fs::write(d.join(".DS_Store"), [0u8; 8]).unwrap();
+    // A DICOMDIR by its SOP class under another name, and by name.
+    let dicomdir = |p: &Path| {
+        InMemDicomObject::from_element_iter([DataElement::new(
+            Tag(0x0004, 0x1130),
+            VR::CS,
+            "TGMTEST",
+        )])
+        .with_meta(
+            FileMetaTableBuilder::new()
+                .transfer_syntax(EXPLICIT_LE)
+                .media_storage_sop_class_uid("1.2.840.10008.1.3.10")
+                .media_storage_sop_instance_uid("1.2.3.999"),
+        )
+        .unwrap()
+        .write_to_file(p)
+        .unwrap();
     };
-    assert_eq!([uid(0), uid(1)], ["1.2.3.200", "1.2.3.201"]);
+    dicomdir(&d.join("DICOMDIR"));
+    dicomdir(&d.join("index.dcm"));
+    std::fs::create_dir(d.join("more")).unwrap();
+    series(&d.join("more"), "1.2.3.201");
+    let out = d.join("out.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(d), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    for (name, why) in [
+        ("README", "not a DICOM file"),
+        (".DS_Store", "hidden file"),
+        ("DICOMDIR", "DICOMDIR"),
+        ("index.dcm", "DICOMDIR"),
+        ("more", "--recursive"),
+    ] {
+        let line = format!("skipped {}: ", s(&d.join(name)));
+        let hits: Vec<_> = err.lines().filter(|l| l.contains(&line)).collect();
+        assert!(hits.len() == 1 && hits[0].contains(why), "{name}: {err}");
+    }
+    assert_eq!(decode_messages(&out).len(), 1);
+
+    // --recursive reads the sub-directory's series too.
+    let (ok, err) = tgm(&["convert-dicom", "-r", s(d), "-o", s(&out), "--force"]);
+    assert!(ok, "{err}");
+    let uids: Vec<_> = decode_messages(&out).iter().map(series_uid).collect();
+    assert_eq!(uids, ["1.2.3.200", "1.2.3.201"]);
+
+    // A DICOMDIR named on the command line is an error, not a skip.
+    let (ok, err) = tgm(&[
+        "convert-dicom",
+        s(&d.join("DICOMDIR")),
+        "-o",
+        s(&d.join("x.tgm")),
+    ]);
+    assert!(!ok && err.contains("DICOMDIR"), "{err}");
 }
 
 #[test]
@@ -505,16 +594,7 @@ fn to_dicom_round_trips_voxels_and_geometry() {
         .map(|k| d.get(k).unwrap().to_json())
     };
     assert_eq!(geo(&a), geo(&b));
-    let uid = |m: &tgm::DecodedMessage| {
-        m.metadata.base[0]
-            .get("dicom")
-            .and_then(|d| d.get("attributes"))
-            .and_then(|a| a.get("SeriesInstanceUID"))
-            .and_then(Value::as_text)
-            .unwrap()
-            .to_string()
-    };
-    assert_eq!(uid(&a), uid(&b));
+    assert_eq!(series_uid(&a), series_uid(&b));
 }
 
 /// Runs tgm in 1 GiB of address space: (success, stderr).
@@ -817,6 +897,38 @@ fn a_temporal_series_becomes_time_slice_row_column() {
     let back = dir.path().join("back");
     let (ok, err) = tgm(&["to-dicom", s(&out), "-o", s(&back)]);
     assert!(!ok && err.contains("3-D"), "{err}");
+
+    // A time point of another size is refused naming both time points' files.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    for (t, z, p, v) in &files {
+        let q = other.join(p.file_name().unwrap());
+        let mut sp = spec_at("1.2.3.74", *z, 0, EXPLICIT_LE, v.clone());
+        if *t == 2 {
+            sp.cols = 3;
+            sp.values = pixels(0, 9);
+        }
+        write_slice(&q, &sp);
+        edit_file(&q, |o| {
+            o.put(DataElement::new(
+                tags::TEMPORAL_POSITION_IDENTIFIER,
+                VR::IS,
+                t.to_string().as_str(),
+            ));
+        });
+    }
+    let (ok, err) = tgm(&[
+        "convert-dicom",
+        s(&other),
+        "-o",
+        s(&dir.path().join("o.tgm")),
+    ]);
+    assert!(
+        !ok && err.contains("TemporalPositionIdentifier 2")
+            && err.contains("size or type")
+            && err.contains("3x3"),
+        "{err}"
+    );
 
     // A time point missing a slice is an error naming files.
     std::fs::remove_file(&files[5].2).unwrap();

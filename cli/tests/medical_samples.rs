@@ -354,8 +354,40 @@ const MUST_REFUSE: [(&str, &str); 6] = [
     ("SC_rgb_rle.dcm", "SamplesPerPixel 3"),
     ("JPGExtended.dcm", "1.2.840.10008.1.2.4.51"),
     ("rtdose_rle.dcm", "1.2.840.10008.1.2.5"),
-    ("waveform_ecg.dcm", "missing pixel module attribute"),
+    ("waveform_ecg.dcm", "without PixelData"),
 ];
+
+/// A directory of pydicom samples with a non-image DICOM file and notes:
+/// the images become one message per series, the rest one note each.
+#[test]
+fn a_directory_of_pydicom_samples_skips_what_is_not_an_image() {
+    let Some(root) = samples() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let series = dir.path().join("series");
+    std::fs::create_dir(&series).unwrap();
+    for name in ["CT_small.dcm", "MR_small.dcm", "waveform_ecg.dcm"] {
+        std::fs::copy(root.join("pydicom").join(name), series.join(name)).unwrap();
+    }
+    std::fs::write(series.join("README"), "study notes").unwrap();
+    let out = dir.path().join("dir.tgm");
+    let (code, err) = tgm(&["convert-dicom", s(&series), "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    for (name, why) in [
+        ("waveform_ecg.dcm", "without PixelData"),
+        ("README", "not a DICOM file"),
+    ] {
+        let line = format!("skipped {}: ", s(&series.join(name)));
+        assert!(
+            err.lines()
+                .filter(|l| l.contains(&line) && l.contains(why))
+                .count()
+                == 1,
+            "{name}: {err}"
+        );
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(tgm::scan(&bytes).len(), 2, "{err}");
+}
 
 #[test]
 fn pydicom_samples_convert_exactly_or_fail_clearly() {

@@ -1,6 +1,6 @@
 //! DICOM series to Tensogram objects.
 //!
-//! Each series (SeriesInstanceUID) becomes one object: `[slice, row,
+//! Each series (SeriesInstanceUID) becomes one message of one object: `[slice, row,
 //! column]`, slices ordered by their position along the slice normal
 //! (ImagePositionPatient · (row × column direction of
 //! ImageOrientationPatient)), or by InstanceNumber when the geometry is
@@ -40,6 +40,7 @@ use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::dicom_dir::{gather, Candidate, SkipReason, Skipped, DICOMDIR_SOP_CLASS};
 use super::dicom_predecode::{check_fragments, Codec, Declared};
 use super::pipeline::PipelineArgs;
 use super::Converted;
@@ -199,12 +200,38 @@ fn required_uint(obj: &Obj, tag: Tag, path: &Path, name: &str) -> CliResult<u64>
         .map_err(|e| err_at(path, format!("{name} is not an unsigned integer: {e}")))
 }
 
-/// Reads one DICOM file as a slice.
-fn read_slice(path: &Path) -> CliResult<Slice> {
+/// Why a readable DICOM file holds no image: a DICOMDIR or a file
+/// without PixelData.
+fn not_an_image(obj: &Obj) -> Option<SkipReason> {
+    let class = obj
+        .meta()
+        .media_storage_sop_class_uid()
+        .trim_end_matches(['\0', ' '])
+        .to_string();
+    if class == DICOMDIR_SOP_CLASS {
+        return Some(SkipReason::Dicomdir);
+    }
+    if obj.get(tags::PIXEL_DATA).is_none() {
+        return Some(SkipReason::NoPixelData(
+            Some(class).filter(|c| !c.is_empty()),
+        ));
+    }
+    None
+}
+
+/// Reads one DICOM file as a slice; a file found in a directory that
+/// holds no image gives the reason to skip it instead.
+fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
+    let path = file.path.as_path();
     super::dicom_scan::check_lengths(path).map_err(|e| err_at(path, e))?;
     let obj = OpenFileOptions::new()
         .open_file(path)
         .map_err(|e| err_at(path, format!("not a readable DICOM file: {e}")))?;
+    match not_an_image(&obj) {
+        Some(reason) if file.listed => return Ok(Err(reason)),
+        Some(reason) => return Err(err_at(path, reason)),
+        None => {}
+    }
     let ts = obj
         .meta()
         .transfer_syntax()
@@ -344,7 +371,7 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
     let scalar = |src: &Item, tag: Tag, name: &str| -> CliResult<Option<f64>> {
         Ok(floats::<1>(src, tag, path, name)?.map(|[x]| x))
     };
-    Ok(Slice {
+    Ok(Ok(Slice {
         path: path.to_path_buf(),
         rows,
         columns,
@@ -376,7 +403,7 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
         frame_positions,
         temporal,
         data,
-    })
+    }))
 }
 
 /// ImagePositionPatient of every frame from the per-frame functional
@@ -582,38 +609,44 @@ struct OrderedSeries<'a> {
     normal: Option<[f64; 3]>,
 }
 
+/// How two images that must stack into one array differ (size, pixel
+/// representation, orientation), naming both files; `None` when they
+/// agree.
+fn difference(a: &Slice, b: &Slice) -> Option<String> {
+    if (a.rows, a.columns, a.dtype) != (b.rows, b.columns, b.dtype) {
+        return Some(format!(
+            "size or type: {} is {}x{} {}, {} is {}x{} {}",
+            a.path.display(),
+            a.rows,
+            a.columns,
+            a.dtype.name(),
+            b.path.display(),
+            b.rows,
+            b.columns,
+            b.dtype.name()
+        ));
+    }
+    let same_orientation = match (a.orientation, b.orientation) {
+        (Some(x), Some(y)) => x.iter().zip(&y).all(|(p, q)| (p - q).abs() <= 1e-4),
+        (None, None) => true,
+        _ => false,
+    };
+    if !same_orientation {
+        return Some(format!(
+            "ImageOrientationPatient: {} and {}",
+            a.path.display(),
+            b.path.display()
+        ));
+    }
+    None
+}
+
 /// Orders a series' slices and checks they form one regular volume.
 fn order_series(mut slices: Vec<&Slice>) -> CliResult<OrderedSeries<'_>> {
     let first = slices[0];
     for s in &slices[1..] {
-        if (s.rows, s.columns, s.dtype) != (first.rows, first.columns, first.dtype) {
-            return Err(format!(
-                "series {}: slices differ in size or type: {} is {}x{} {}, {} is {}x{} {}",
-                first.series,
-                first.path.display(),
-                first.rows,
-                first.columns,
-                first.dtype.name(),
-                s.path.display(),
-                s.rows,
-                s.columns,
-                s.dtype.name()
-            )
-            .into());
-        }
-        let same_orientation = match (first.orientation, s.orientation) {
-            (Some(a), Some(b)) => a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-4),
-            (None, None) => true,
-            _ => false,
-        };
-        if !same_orientation {
-            return Err(format!(
-                "series {}: ImageOrientationPatient differs between {} and {}",
-                first.series,
-                first.path.display(),
-                s.path.display()
-            )
-            .into());
+        if let Some(what) = difference(first, s) {
+            return Err(format!("series {}: slices differ in {what}", first.series).into());
         }
     }
     let geometry = slices
@@ -729,6 +762,14 @@ fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<Tem
     for (time, group) in groups {
         let o = order_series(group)?;
         if let Some(r) = &reference {
+            if let Some(what) = difference(r[0], o.slices[0]) {
+                return Err(format!(
+                    "series {}: {attribute} {time} and {attribute} {} differ in {what}; \
+                     time points must share size, pixel representation and orientation",
+                    r[0].series, out.times[0]
+                )
+                .into());
+            }
             let same = r.len() == o.slices.len()
                 && r.iter().zip(&o.slices).all(|(a, b)| {
                     let (pa, pb) = (a.position.expect("geometry"), b.position.expect("geometry"));
@@ -928,52 +969,58 @@ fn series_object(
     Ok((d, data, entry))
 }
 
-/// Expands directories (one level, sorted) into their files.
-fn expand(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in inputs {
-        if p.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| err_at(p, format!("cannot list: {e}")))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .collect();
-            files.sort();
-            out.extend(files);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    if out.is_empty() {
-        return Err("no DICOM files given".into());
-    }
-    Ok(out)
+/// What [`dicom_to_messages`] made of its inputs.
+pub struct DicomConversion {
+    /// One message per series, in SeriesInstanceUID order.
+    pub messages: Vec<Converted>,
+    /// The SeriesInstanceUID of each message.
+    pub series: Vec<String>,
+    /// Files and directories left out, with the reason.
+    pub skipped: Vec<Skipped>,
+    /// What de-identification removed and replaced.
+    pub deidentified: Deidentified,
 }
 
-/// DICOM files and directories to the objects of one message: one 3-D
-/// object per series, in SeriesInstanceUID order. Also returns what
-/// de-identification removed and replaced.
-pub fn dicom_to_objects(
+/// DICOM files and directories to one message per series (each holding
+/// one object), in SeriesInstanceUID order. Directories are expanded by
+/// [`gather`] (`recursive` descends into sub-directories); a file found
+/// in a directory that is no image is skipped and listed.
+pub fn dicom_to_messages(
     inputs: &[PathBuf],
+    recursive: bool,
     pipeline: &PipelineArgs,
     deidentify: bool,
-) -> CliResult<(Converted, Deidentified)> {
-    let files = expand(inputs)?;
-    let slices = files
-        .iter()
-        .map(|p| read_slice(p))
-        .collect::<CliResult<Vec<_>>>()?;
-    let mut series: BTreeMap<&str, Vec<&Slice>> = BTreeMap::new();
+) -> CliResult<DicomConversion> {
+    let gathered = gather(inputs, recursive)?;
+    let mut skipped = gathered.skipped;
+    let mut slices = Vec::with_capacity(gathered.files.len());
+    for file in &gathered.files {
+        match read_slice(file)? {
+            Ok(slice) => slices.push(slice),
+            Err(reason) => skipped.push(Skipped {
+                path: file.path.clone(),
+                reason,
+            }),
+        }
+    }
+    if slices.is_empty() {
+        return Err("no DICOM images among the inputs (every file was skipped)".into());
+    }
+    let mut by_series: BTreeMap<&str, Vec<&Slice>> = BTreeMap::new();
     for s in &slices {
-        series.entry(&s.series).or_default().push(s);
+        by_series.entry(&s.series).or_default().push(s);
     }
-    let mut objects = Vec::with_capacity(series.len());
-    let mut base = Vec::with_capacity(series.len());
-    let mut report = Deidentified::default();
-    for members in series.into_values() {
-        let (d, data, entry) = series_object(members, pipeline, deidentify, &mut report)?;
-        objects.push((d, data));
-        base.push(entry);
+    let mut out = DicomConversion {
+        messages: Vec::with_capacity(by_series.len()),
+        series: Vec::with_capacity(by_series.len()),
+        skipped,
+        deidentified: Deidentified::default(),
+    };
+    for (uid, members) in by_series {
+        let (d, data, entry) = series_object(members, pipeline, deidentify, &mut out.deidentified)?;
+        out.messages
+            .push((vec![(d, data)], GlobalMetadata::with_base(vec![entry])));
+        out.series.push(uid.to_string());
     }
-    Ok(((objects, GlobalMetadata::with_base(base)), report))
+    Ok(out)
 }

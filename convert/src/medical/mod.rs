@@ -6,6 +6,8 @@
 #[cfg(feature = "dicom")]
 pub mod dicom;
 #[cfg(feature = "dicom")]
+pub mod dicom_dir;
+#[cfg(feature = "dicom")]
 pub mod dicom_predecode;
 #[cfg(feature = "dicom")]
 pub mod dicom_scan;
