@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 
 use crate::output::write_file;
+use tgm_convert::medical::deid::Deidentify;
+use tgm_convert::medical::deid_profile::RetainOptions;
+use tgm_convert::medical::deid_uid::UidKey;
 use tgm_convert::medical::dicom::dicom_to_messages;
 use tgm_convert::medical::dicom_write::object_to_dicom;
 use tgm_convert::medical::pipeline::PipelineArgs;
@@ -25,10 +28,21 @@ pub struct Args {
     /// Output .tgm file.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Drop patient-identifying attributes and replace UIDs
-    /// (subset of the DICOM basic de-identification profile).
+    /// De-identify by DICOM PS3.15 Annex E, the Basic Application Level
+    /// Confidentiality Profile (README "Medical imaging": what it removes).
     #[arg(long)]
     pub deidentify: bool,
+    #[command(flatten)]
+    pub retain: RetainOptions,
+    /// Key file (32 to 4096 secret bytes) for the replacement UIDs: the
+    /// same key gives the same UIDs on every run. Without it a fresh
+    /// random key is used and forgotten.
+    #[arg(long, value_name = "FILE", requires = "deidentify")]
+    pub deid_key: Option<PathBuf>,
+    /// Convert images whose BurnedInAnnotation is YES even when
+    /// de-identifying (text in the pixels is not removed).
+    #[arg(long, requires = "deidentify")]
+    pub allow_burned_in: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
     /// Replace OUTPUT if it exists.
@@ -38,7 +52,19 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     crate::pipeline_args::check_medical_level(&a.pipeline)?;
-    let conv = dicom_to_messages(&a.inputs, a.recursive, &a.pipeline, a.deidentify)?;
+    let deid = if a.deidentify {
+        Some(Deidentify {
+            retain: a.retain,
+            key: match &a.deid_key {
+                Some(p) => UidKey::from_file(p)?,
+                None => UidKey::random()?,
+            },
+            allow_burned_in: a.allow_burned_in,
+        })
+    } else {
+        None
+    };
+    let conv = dicom_to_messages(&a.inputs, a.recursive, &a.pipeline, deid.as_ref())?;
     for s in &conv.skipped {
         note!("skipped {}: {}", s.path.display(), s.reason);
     }
@@ -56,8 +82,11 @@ pub fn run(a: Args) -> CliResult {
     if a.deidentify {
         let report = &conv.deidentified;
         note!(
-            "de-identified: removed [{}], replaced [{}]",
+            "de-identified (PS3.15 Annex E basic profile): removed [{}], emptied [{}], \
+             dummy values [{}], UIDs replaced [{}]",
             report.removed.join(", "),
+            report.emptied.join(", "),
+            report.dummied.join(", "),
             report.replaced.join(", ")
         );
     }

@@ -329,41 +329,305 @@ fn a_series_becomes_one_volume_ordered_along_the_normal() {
     }
 }
 
+/// Attributes added to the slices of the de-identification test, beyond
+/// [`IDENTIFYING`]: patient characteristics, device and institution
+/// identity, descriptions, and a private attribute with its creator.
+const MORE: [(&str, Tag, VR, &str); 10] = [
+    ("PatientSex", tags::PATIENT_SEX, VR::CS, "F"),
+    ("PatientAge", tags::PATIENT_AGE, VR::AS, "054Y"),
+    ("PatientSize", tags::PATIENT_SIZE, VR::DS, "1.68"),
+    ("PatientWeight", tags::PATIENT_WEIGHT, VR::DS, "61.5"),
+    (
+        "DeviceSerialNumber",
+        tags::DEVICE_SERIAL_NUMBER,
+        VR::LO,
+        "SN-998877",
+    ),
+    (
+        "InstitutionalDepartmentName",
+        tags::INSTITUTIONAL_DEPARTMENT_NAME,
+        VR::LO,
+        "Radiology West",
+    ),
+    (
+        "StudyDescription",
+        tags::STUDY_DESCRIPTION,
+        VR::LO,
+        "Chest of Jane",
+    ),
+    (
+        "SeriesDescription",
+        tags::SERIES_DESCRIPTION,
+        VR::LO,
+        "Axial Jane",
+    ),
+    ("", Tag(0x0009, 0x0010), VR::LO, "ACME PRIVATE"),
+    ("", Tag(0x0009, 0x1001), VR::LO, "PRIVATE-SECRET"),
+];
+
+/// What becomes of an attribute in the archive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fate {
+    Gone,
+    Empty,
+    Kept,
+}
+
+/// PS3.15 Table E.1-1 for the attributes the slices carry: (keyword,
+/// basic profile, with all four retain options).
+const FATES: [(&str, Fate, Fate); 25] = [
+    ("PatientName", Fate::Empty, Fate::Empty),
+    ("PatientID", Fate::Empty, Fate::Empty),
+    ("PatientBirthDate", Fate::Empty, Fate::Empty),
+    ("ReferringPhysicianName", Fate::Empty, Fate::Empty),
+    ("InstitutionName", Fate::Gone, Fate::Kept),
+    ("AccessionNumber", Fate::Empty, Fate::Empty),
+    ("StudyID", Fate::Empty, Fate::Empty),
+    ("OperatorsName", Fate::Gone, Fate::Gone),
+    ("StudyDate", Fate::Empty, Fate::Kept),
+    ("StudyTime", Fate::Empty, Fate::Kept),
+    ("SeriesDate", Fate::Gone, Fate::Kept),
+    ("SeriesTime", Fate::Gone, Fate::Kept),
+    ("PatientAddress", Fate::Gone, Fate::Gone),
+    ("OtherPatientIDs", Fate::Gone, Fate::Gone),
+    ("PerformingPhysicianName", Fate::Gone, Fate::Gone),
+    ("InstitutionAddress", Fate::Gone, Fate::Kept),
+    ("StationName", Fate::Gone, Fate::Kept),
+    ("PatientSex", Fate::Empty, Fate::Kept),
+    ("PatientAge", Fate::Gone, Fate::Kept),
+    ("PatientSize", Fate::Gone, Fate::Kept),
+    ("PatientWeight", Fate::Gone, Fate::Kept),
+    ("DeviceSerialNumber", Fate::Gone, Fate::Kept),
+    ("InstitutionalDepartmentName", Fate::Gone, Fate::Kept),
+    ("StudyDescription", Fate::Gone, Fate::Gone),
+    ("SeriesDescription", Fate::Gone, Fate::Gone),
+];
+
+const RETAIN_ALL: [&str; 4] = [
+    "--retain-patient-characteristics",
+    "--retain-full-dates",
+    "--retain-device-identity",
+    "--retain-institution-identity",
+];
+
+/// Two series of one study in `dir`, every slice carrying [`IDENTIFYING`]
+/// and [`MORE`].
+fn identified_study(dir: &Path) {
+    for uid in ["1.2.3.200", "1.2.3.201"] {
+        for p in series(dir, uid) {
+            edit_file(&p, |o| {
+                for (_, tag, vr, v) in MORE {
+                    o.put(DataElement::new(tag, vr, v));
+                }
+            });
+        }
+    }
+}
+
+fn attribute(msg: &tgm::DecodedMessage, name: &str) -> Option<String> {
+    msg.metadata.base[0]
+        .get("dicom")?
+        .get("attributes")?
+        .get(name)?
+        .as_text()
+        .map(str::to_string)
+}
+
+fn quoted(v: &str) -> String {
+    format!("\"{v}\"")
+}
+
+fn value_of(name: &str) -> &'static str {
+    IDENTIFYING
+        .iter()
+        .chain(&MORE)
+        .find(|a| a.0 == name)
+        .map(|a| a.3)
+        .unwrap()
+}
+
 #[test]
-fn deidentify_removes_each_identifying_attribute_and_replaces_uids() {
+fn deidentify_applies_the_basic_profile_and_its_retain_options() {
     let dir = tempfile::tempdir().unwrap();
-    let files = series(dir.path(), "1.2.3.200");
-    let out = dir.path().join("anon.tgm");
-    let mut args = vec!["convert-dicom", "--deidentify", "-o", s(&out)];
-    args.extend(files.iter().map(|p| s(p)));
-    let (ok, err) = tgm(&args);
-    assert!(ok, "{err}");
-    let msg = decode_file(&out);
-    let d = msg.metadata.base[0].get("dicom").unwrap();
-    let attrs = d.get("attributes").unwrap();
-    let report = err
-        .lines()
-        .find(|l| l.starts_with("de-identified"))
-        .unwrap();
-    for (name, _, _, value) in IDENTIFYING {
-        assert!(attrs.get(name).is_none(), "{name} kept");
-        assert!(report.contains(name), "{name} not reported: {report}");
-        assert!(
-            !msg.metadata.to_string_lossy().contains(value),
-            "{value} leaked"
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    identified_study(&input);
+    for (retain, column) in [(&[][..], 1), (&RETAIN_ALL[..], 2)] {
+        let out = dir.path().join(format!("anon{column}.tgm"));
+        let mut args = vec!["convert-dicom", "--deidentify", s(&input), "-o", s(&out)];
+        args.extend(retain);
+        let (ok, err) = tgm(&args);
+        assert!(ok, "{err}");
+        let report = err
+            .lines()
+            .find(|l| l.starts_with("de-identified"))
+            .unwrap();
+        let msgs = decode_messages(&out);
+        assert_eq!(msgs.len(), 2);
+        let json = msgs
+            .iter()
+            .map(|m| m.metadata.to_string_lossy())
+            .collect::<String>();
+        for (name, basic, all) in FATES {
+            let fate = if column == 1 { basic } else { all };
+            let got = attribute(&msgs[0], name);
+            match fate {
+                Fate::Gone => {
+                    assert_eq!(got, None, "{name} {retain:?}");
+                    assert!(!json.contains(&quoted(value_of(name))), "{name} leaked");
+                    assert!(report.contains(name), "{name}: {report}");
+                }
+                Fate::Empty => {
+                    assert_eq!(got.as_deref(), Some(""), "{name} {retain:?}");
+                    assert!(!json.contains(&quoted(value_of(name))), "{name} leaked");
+                }
+                Fate::Kept => assert_eq!(got.as_deref(), Some(value_of(name)), "{name}"),
+            }
+        }
+        assert!(!json.contains("PRIVATE"), "private attribute kept");
+        assert_eq!(attribute(&msgs[0], "Modality").as_deref(), Some("CT"));
+        assert_eq!(
+            attribute(&msgs[0], "PatientIdentityRemoved").as_deref(),
+            Some("YES")
+        );
+        let codes = msgs[0].metadata.base[0]
+            .get("dicom")
+            .and_then(|d| d.get("deidentification_method_codes"))
+            .unwrap()
+            .to_json();
+        let want = if column == 1 {
+            vec!["113100"]
+        } else {
+            vec!["113100", "113108", "113106", "113109", "113112"]
+        };
+        for c in &want {
+            assert!(codes.contains(c), "{c}: {codes}");
+        }
+        assert_eq!(codes.matches("\"value\"").count(), want.len(), "{codes}");
+        // UIDs: replaced, linked across the two series of the study.
+        for uid in [
+            "StudyInstanceUID",
+            "SeriesInstanceUID",
+            "FrameOfReferenceUID",
+        ] {
+            let v = attribute(&msgs[0], uid).unwrap();
+            assert!(v.starts_with("2.25.") && v.len() <= 64, "{uid} = {v}");
+            assert!(report.contains(uid), "{uid}: {report}");
+        }
+        for uid in ["1.2.3.100", "1.2.3.200", "1.2.3.201", "1.2.3.300"] {
+            assert!(!json.contains(&quoted(uid)), "{uid} kept");
+        }
+        for same in ["StudyInstanceUID", "FrameOfReferenceUID"] {
+            assert_eq!(attribute(&msgs[0], same), attribute(&msgs[1], same));
+        }
+        assert_ne!(
+            attribute(&msgs[0], "SeriesInstanceUID"),
+            attribute(&msgs[1], "SeriesInstanceUID")
         );
     }
-    for uid in [
-        "StudyInstanceUID",
-        "SeriesInstanceUID",
-        "FrameOfReferenceUID",
-    ] {
-        let v = attrs.get(uid).and_then(Value::as_text).unwrap();
-        assert!(v.starts_with("2.25."), "{uid} = {v}");
-        assert!(report.contains(uid), "{uid} not reported: {report}");
-    }
-    assert_eq!(attrs.get("Modality").and_then(Value::as_text), Some("CT"));
-    assert!(d.get("instance_numbers").is_none());
+
+    // to-dicom writes the method back.
+    let back = dir.path().join("back");
+    let anon = dir.path().join("anon2.tgm");
+    let (ok, err) = tgm(&["to-dicom", s(&anon), "-o", s(&back)]);
+    assert!(ok, "{err}");
+    let f = dicom_object::open_file(back.join("slice_00000.dcm")).unwrap();
+    let text = |t: Tag| {
+        f.element(t)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
+    assert_eq!(text(tags::PATIENT_IDENTITY_REMOVED), "YES");
+    assert!(text(tags::DEIDENTIFICATION_METHOD)
+        .starts_with("Basic Application Confidentiality Profile"));
+    let items = f
+        .element(tags::DEIDENTIFICATION_METHOD_CODE_SEQUENCE)
+        .unwrap()
+        .items()
+        .unwrap();
+    let values: Vec<String> = items
+        .iter()
+        .map(|i| {
+            i.element(tags::CODE_VALUE)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(values, ["113100", "113108", "113106", "113109", "113112"]);
+    assert!(items.iter().all(|i| i
+        .element(tags::CODING_SCHEME_DESIGNATOR)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_end()
+        == "DCM"));
+}
+
+#[test]
+fn replacement_uids_are_keyed_stable_with_a_key_and_fresh_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    series(&input, "1.2.3.200");
+    let key = dir.path().join("key");
+    std::fs::write(&key, b"0123456789abcdef0123456789abcdef").unwrap();
+    let run = |name: &str, key: Option<&Path>| -> String {
+        let out = dir.path().join(name);
+        let mut args = vec!["convert-dicom", "--deidentify", s(&input), "-o", s(&out)];
+        if let Some(k) = key {
+            args.extend(["--deid-key", s(k)]);
+        }
+        let (ok, err) = tgm(&args);
+        assert!(ok, "{err}");
+        attribute(&decode_file(&out), "SeriesInstanceUID").unwrap()
+    };
+    let (k1, k2) = (run("k1.tgm", Some(&key)), run("k2.tgm", Some(&key)));
+    assert_eq!(k1, k2);
+    let (r1, r2) = (run("r1.tgm", None), run("r2.tgm", None));
+    assert_ne!(r1, r2);
+    assert_ne!(r1, k1);
+    std::fs::write(&key, b"short").unwrap();
+    let (ok, err) = tgm(&[
+        "convert-dicom",
+        "--deidentify",
+        "--deid-key",
+        s(&key),
+        s(&input),
+        "-o",
+        s(&dir.path().join("x.tgm")),
+    ]);
+    assert!(!ok && err.contains(s(&key)) && err.contains("32"), "{err}");
+}
+
+#[test]
+fn burned_in_annotation_is_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = series(dir.path(), "1.2.3.200");
+    edit_file(&files[2], |o| {
+        o.put(DataElement::new(tags::BURNED_IN_ANNOTATION, VR::CS, "YES"));
+    });
+    let out = dir.path().join("b.tgm");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["convert-dicom", s(dir.path()), "-o", s(&out), "--force"];
+        args.extend(extra);
+        tgm(&args)
+    };
+    let (ok, err) = run(&["--deidentify"]);
+    assert!(
+        !ok && err.contains("BurnedInAnnotation") && err.contains(s(&files[2])),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let (ok, err) = run(&["--deidentify", "--allow-burned-in"]);
+    assert!(ok, "{err}");
+    let (ok, err) = run(&[]);
+    assert!(ok, "{err}");
 }
 
 trait Lossy {

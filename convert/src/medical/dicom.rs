@@ -11,8 +11,8 @@
 //! stored little-endian with the stored dtype (BitsAllocated,
 //! PixelRepresentation); rescale slope/intercept are recorded, never
 //! applied. Geometry and identifying attributes are kept under
-//! `base[i].dicom`; `deidentify` drops or replaces the identifying ones (a
-//! subset of the DICOM PS3.15 basic de-identification profile).
+//! `base[i].dicom`; de-identification applies the DICOM PS3.15 Annex E
+//! basic profile to them ([`super::deid`]).
 //!
 //! Transfer syntaxes: implicit VR little endian, explicit VR little and big
 //! endian read natively; deflated, RLE Lossless, JPEG and JPEG 2000 decoded
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use dicom_core::header::HasLength;
 use dicom_core::value::{PrimitiveValue, Value as DicomValue};
-use dicom_core::Tag;
+use dicom_core::{Tag, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::{DefaultDicomObject, OpenFileOptions};
 use dicom_pixeldata::PixelDecoder;
@@ -40,6 +40,7 @@ use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::deid::{Deidentified, Deidentify};
 use super::dicom_dir::{gather, Candidate, SkipReason, Skipped, DICOMDIR_SOP_CLASS};
 use super::dicom_predecode::{check_fragments, Codec, Declared};
 use super::pipeline::PipelineArgs;
@@ -53,59 +54,59 @@ const NATIVE_SYNTAXES: [(&str, &str); 3] = [
     ("1.2.840.10008.1.2.2", "Explicit VR Big Endian"),
 ];
 
-/// Attributes kept as text under `base[i].dicom.attributes` (keyword, tag,
-/// identifying?). Identifying ones are what `deidentify` removes.
-const TEXT_ATTRIBUTES: [(&str, Tag, bool); 22] = [
-    ("Modality", tags::MODALITY, false),
-    ("Manufacturer", tags::MANUFACTURER, false),
-    ("BodyPartExamined", tags::BODY_PART_EXAMINED, false),
-    ("SeriesDescription", tags::SERIES_DESCRIPTION, false),
-    ("StudyDescription", tags::STUDY_DESCRIPTION, false),
+/// Attributes kept as text under `base[i].dicom.attributes` (keyword,
+/// tag, VR). Nothing else of the data set is recorded; de-identification
+/// applies [`deid_profile::action`] to each.
+const TEXT_ATTRIBUTES: [(&str, Tag, VR); 33] = [
+    ("Modality", tags::MODALITY, VR::CS),
+    ("Manufacturer", tags::MANUFACTURER, VR::LO),
+    ("BodyPartExamined", tags::BODY_PART_EXAMINED, VR::CS),
+    ("SeriesDescription", tags::SERIES_DESCRIPTION, VR::LO),
+    ("StudyDescription", tags::STUDY_DESCRIPTION, VR::LO),
     (
         "PhotometricInterpretation",
         tags::PHOTOMETRIC_INTERPRETATION,
-        false,
+        VR::CS,
     ),
-    ("SOPClassUID", tags::SOP_CLASS_UID, false),
-    ("PatientSex", tags::PATIENT_SEX, false),
-    ("PatientAge", tags::PATIENT_AGE, false),
-    ("PatientName", tags::PATIENT_NAME, true),
-    ("PatientID", tags::PATIENT_ID, true),
-    ("PatientBirthDate", tags::PATIENT_BIRTH_DATE, true),
-    ("PatientAddress", tags::PATIENT_ADDRESS, true),
-    ("OtherPatientIDs", Tag(0x0010, 0x1000), true),
+    ("SOPClassUID", tags::SOP_CLASS_UID, VR::UI),
+    ("PatientSex", tags::PATIENT_SEX, VR::CS),
+    ("PatientAge", tags::PATIENT_AGE, VR::AS),
+    ("PatientSize", tags::PATIENT_SIZE, VR::DS),
+    ("PatientWeight", tags::PATIENT_WEIGHT, VR::DS),
+    ("PatientName", tags::PATIENT_NAME, VR::PN),
+    ("PatientID", tags::PATIENT_ID, VR::LO),
+    ("PatientBirthDate", tags::PATIENT_BIRTH_DATE, VR::DA),
+    ("PatientAddress", tags::PATIENT_ADDRESS, VR::LO),
+    ("OtherPatientIDs", Tag(0x0010, 0x1000), VR::LO),
     (
         "ReferringPhysicianName",
         tags::REFERRING_PHYSICIAN_NAME,
-        true,
+        VR::PN,
     ),
     (
         "PerformingPhysicianName",
         tags::PERFORMING_PHYSICIAN_NAME,
-        true,
+        VR::PN,
     ),
-    ("OperatorsName", tags::OPERATORS_NAME, true),
-    ("InstitutionName", tags::INSTITUTION_NAME, true),
-    ("InstitutionAddress", tags::INSTITUTION_ADDRESS, true),
-    ("AccessionNumber", tags::ACCESSION_NUMBER, true),
-    ("StudyID", tags::STUDY_ID, true),
-    ("StationName", tags::STATION_NAME, true),
-];
-
-/// UIDs kept under `base[i].dicom`; `deidentify` replaces them with
-/// `2.25.` UIDs derived from the originals (consistent within a run).
-const UID_ATTRIBUTES: [(&str, Tag); 3] = [
-    ("StudyInstanceUID", tags::STUDY_INSTANCE_UID),
-    ("SeriesInstanceUID", tags::SERIES_INSTANCE_UID),
-    ("FrameOfReferenceUID", tags::FRAME_OF_REFERENCE_UID),
-];
-
-/// Dates and times the basic profile blanks; `deidentify` removes them.
-const DATE_ATTRIBUTES: [(&str, Tag); 4] = [
-    ("StudyDate", tags::STUDY_DATE),
-    ("SeriesDate", tags::SERIES_DATE),
-    ("StudyTime", tags::STUDY_TIME),
-    ("SeriesTime", tags::SERIES_TIME),
+    ("OperatorsName", tags::OPERATORS_NAME, VR::PN),
+    ("InstitutionName", tags::INSTITUTION_NAME, VR::LO),
+    ("InstitutionAddress", tags::INSTITUTION_ADDRESS, VR::ST),
+    (
+        "InstitutionalDepartmentName",
+        tags::INSTITUTIONAL_DEPARTMENT_NAME,
+        VR::LO,
+    ),
+    ("AccessionNumber", tags::ACCESSION_NUMBER, VR::SH),
+    ("StudyID", tags::STUDY_ID, VR::SH),
+    ("StationName", tags::STATION_NAME, VR::SH),
+    ("DeviceSerialNumber", tags::DEVICE_SERIAL_NUMBER, VR::LO),
+    ("StudyInstanceUID", tags::STUDY_INSTANCE_UID, VR::UI),
+    ("SeriesInstanceUID", tags::SERIES_INSTANCE_UID, VR::UI),
+    ("FrameOfReferenceUID", tags::FRAME_OF_REFERENCE_UID, VR::UI),
+    ("StudyDate", tags::STUDY_DATE, VR::DA),
+    ("SeriesDate", tags::SERIES_DATE, VR::DA),
+    ("StudyTime", tags::STUDY_TIME, VR::TM),
+    ("SeriesTime", tags::SERIES_TIME, VR::TM),
 ];
 
 /// One single-frame image of a series.
@@ -130,6 +131,8 @@ struct Slice {
     frame_positions: Option<Vec<[f64; 3]>>,
     /// The value of each temporal attribute present (keyword, value).
     temporal: Vec<(&'static str, f64)>,
+    /// BurnedInAnnotation as read ("YES", "NO"), when present.
+    burned_in: Option<String>,
     /// Voxels, little-endian, frames outermost.
     data: Vec<u8>,
 }
@@ -329,11 +332,6 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
             text_attrs.insert(name, v);
         }
     }
-    for (name, tag) in UID_ATTRIBUTES.iter().chain(&DATE_ATTRIBUTES) {
-        if let Some(v) = text(&obj, *tag) {
-            text_attrs.insert(*name, v);
-        }
-    }
     // Enhanced multi-frame images keep geometry in functional groups:
     // shared ones for orientation and spacing, per-frame ones for positions.
     let shared = nested(&obj, &[SHARED_GROUPS]);
@@ -402,6 +400,7 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
         frames,
         frame_positions,
         temporal,
+        burned_in: text(top, tags::BURNED_IN_ANNOTATION),
         data,
     }))
 }
@@ -800,28 +799,20 @@ fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<Tem
     Ok(out)
 }
 
-/// Ids removed and replaced by de-identification, in metadata order.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Deidentified {
-    /// Attribute keywords removed.
-    pub removed: Vec<String>,
-    /// Attribute keywords whose values were replaced.
-    pub replaced: Vec<String>,
-}
-
-/// A `2.25.` UID derived from `uid` (xxh3-128, so the same input UID maps
-/// to the same replacement within and across runs).
-fn replacement_uid(uid: &str) -> String {
-    let h = xxhash_rust::xxh3::xxh3_128(uid.as_bytes());
-    format!("2.25.{h}")
-}
-
 fn series_object(
     slices: Vec<&Slice>,
     pipeline: &PipelineArgs,
-    deidentify: bool,
+    deidentify: Option<&Deidentify>,
     report: &mut Deidentified,
 ) -> CliResult<(ObjectDescriptor, Vec<u8>, Map)> {
+    if let Some(deid) = deidentify {
+        let burned: Vec<&Path> = slices
+            .iter()
+            .filter(|s| s.burned_in.as_deref() == Some("YES"))
+            .map(|s| s.path.as_path())
+            .collect();
+        deid.check_burned_in(&burned)?;
+    }
     let floats = |v: &[f64]| Value::Array(v.iter().map(|&x| Value::Float(x)).collect());
     let mut dicom = Map::new();
     let (ordered, step, normal, shape, dim_names) =
@@ -926,40 +917,31 @@ fn series_object(
         "transfer_syntax".into(),
         first.transfer_syntax.clone().into(),
     );
+    let instance_numbers = Value::Array(
+        ordered
+            .iter()
+            .map(|s| s.instance.map(Value::from_i64).unwrap_or(Value::Null))
+            .collect(),
+    );
+    dicom.insert("instance_numbers".into(), instance_numbers);
     let mut attrs = Map::new();
     for (k, v) in &first.text {
-        let identifying = TEXT_ATTRIBUTES.iter().any(|(name, _, id)| name == k && *id)
-            || DATE_ATTRIBUTES.iter().any(|(name, _)| name == k);
-        let uid = UID_ATTRIBUTES.iter().any(|(name, _)| name == k);
-        if deidentify && identifying {
-            if !report.removed.iter().any(|r| r == k) {
-                report.removed.push(k.to_string());
-            }
-            continue;
+        let (_, tag, vr) = TEXT_ATTRIBUTES
+            .iter()
+            .find(|(name, _, _)| name == k)
+            .expect("recorded attributes come from TEXT_ATTRIBUTES");
+        let value = match deidentify {
+            Some(deid) => deid.apply(k, *tag, *vr, v, report),
+            None => Some(v.clone()),
+        };
+        if let Some(value) = value {
+            attrs.insert(k.to_string(), value.into());
         }
-        if deidentify && uid {
-            if !report.replaced.iter().any(|r| r == k) {
-                report.replaced.push(k.to_string());
-            }
-            attrs.insert(k.to_string(), replacement_uid(v).into());
-            continue;
-        }
-        attrs.insert(k.to_string(), v.clone().into());
+    }
+    if let Some(deid) = deidentify {
+        deid.record(&mut attrs, &mut dicom);
     }
     dicom.insert("attributes".into(), Value::from(attrs));
-    if deidentify {
-        dicom.insert("patient_identity_removed".into(), true.into());
-    } else {
-        dicom.insert(
-            "instance_numbers".into(),
-            Value::Array(
-                ordered
-                    .iter()
-                    .map(|s| s.instance.map(Value::from_i64).unwrap_or(Value::Null))
-                    .collect(),
-            ),
-        );
-    }
     let mut entry = Map::new();
     entry.insert(
         "dim_names".into(),
@@ -989,7 +971,7 @@ pub fn dicom_to_messages(
     inputs: &[PathBuf],
     recursive: bool,
     pipeline: &PipelineArgs,
-    deidentify: bool,
+    deidentify: Option<&Deidentify>,
 ) -> CliResult<DicomConversion> {
     let gathered = gather(inputs, recursive)?;
     let mut skipped = gathered.skipped;

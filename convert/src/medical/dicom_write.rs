@@ -2,7 +2,7 @@
 //! slice, Explicit VR Little Endian, geometry rebuilt from `base[i].dicom`
 //! (see `dicom.rs` for what convert-dicom records).
 
-use dicom_core::value::PrimitiveValue;
+use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
@@ -30,6 +30,28 @@ fn ds(v: &[f64]) -> String {
 /// `2.25.` UID derived from a seed (xxh3-128).
 fn derived_uid(seed: &str) -> String {
     format!("2.25.{}", xxhash_rust::xxh3::xxh3_128(seed.as_bytes()))
+}
+
+/// DeidentificationMethodCodeSequence from the codes convert-dicom
+/// recorded (`[{value, scheme, meaning}]`, see `deid.rs`).
+fn method_codes(v: Option<&Value>) -> Option<DataElement<InMemDicomObject>> {
+    let items: Vec<InMemDicomObject> = v?
+        .as_array()?
+        .iter()
+        .filter_map(|c| {
+            let text = |k: &str| c.get(k).and_then(Value::as_text);
+            Some(InMemDicomObject::from_element_iter([
+                DataElement::new(tags::CODE_VALUE, VR::SH, text("value")?),
+                DataElement::new(tags::CODING_SCHEME_DESIGNATOR, VR::SH, text("scheme")?),
+                DataElement::new(tags::CODE_MEANING, VR::LO, text("meaning")?),
+            ]))
+        })
+        .collect();
+    Some(DataElement::new(
+        tags::DEIDENTIFICATION_METHOD_CODE_SEQUENCE,
+        VR::SQ,
+        DataSetSequence::from(items),
+    ))
 }
 
 /// One 3-D integer object (`[slices, rows, columns]`, payload in
@@ -107,11 +129,27 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
             ("PatientID", tags::PATIENT_ID, VR::LO),
             ("PatientSex", tags::PATIENT_SEX, VR::CS),
             ("PatientAge", tags::PATIENT_AGE, VR::AS),
+            (
+                "PatientIdentityRemoved",
+                tags::PATIENT_IDENTITY_REMOVED,
+                VR::CS,
+            ),
+            (
+                "DeidentificationMethod",
+                tags::DEIDENTIFICATION_METHOD,
+                VR::LO,
+            ),
         ] {
             if let Some(v) = attr(name) {
                 put(tag, vr, v.as_str().into());
             }
         }
+        if let Some(seq) = method_codes(get("deidentification_method_codes")) {
+            obj.put(seq);
+        }
+        let mut put = |tag, vr, v: PrimitiveValue| {
+            obj.put(DataElement::new(tag, vr, v));
+        };
         put(
             tags::INSTANCE_NUMBER,
             VR::IS,

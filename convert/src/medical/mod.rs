@@ -4,6 +4,12 @@
 //! subcommands in `convert_nifti.rs` only parse flags and move files.
 
 #[cfg(feature = "dicom")]
+pub mod deid;
+#[cfg(feature = "dicom")]
+pub mod deid_profile;
+#[cfg(feature = "dicom")]
+pub mod deid_uid;
+#[cfg(feature = "dicom")]
 pub mod dicom;
 #[cfg(feature = "dicom")]
 pub mod dicom_dir;
