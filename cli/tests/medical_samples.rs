@@ -389,6 +389,47 @@ fn a_directory_of_pydicom_samples_skips_what_is_not_an_image() {
     assert_eq!(tgm::scan(&bytes).len(), 2, "{err}");
 }
 
+/// pydicom's CT_small.dcm de-identified: its patient name and ID emptied,
+/// age removed, UIDs replaced, the method recorded.
+#[test]
+fn a_pydicom_sample_is_deidentified_by_the_basic_profile() {
+    let Some(root) = samples() else { return };
+    let path = root.join("pydicom").join("CT_small.dcm");
+    let original = dicom_object::open_file(&path).unwrap();
+    let text = |t| {
+        original
+            .element(t)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(['\0', ' '])
+            .to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("anon.tgm");
+    let (code, err) = tgm(&["convert-dicom", "--deidentify", s(&path), "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let msg = decode(&out);
+    let attrs = msg.metadata.base[0]
+        .get("dicom")
+        .and_then(|d| d.get("attributes"))
+        .unwrap();
+    let get = |k: &str| attrs.get(k).and_then(tgm::cbor::Value::as_text);
+    let json = tgm::cbor::Value::from(msg.metadata.base[0].clone()).to_json();
+    for (k, tag) in [
+        ("PatientName", dicom_dictionary_std::tags::PATIENT_NAME),
+        ("PatientID", dicom_dictionary_std::tags::PATIENT_ID),
+    ] {
+        assert_eq!(get(k), Some(""), "{k}");
+        assert!(!json.contains(&text(tag)), "{k} leaked");
+    }
+    let series = text(dicom_dictionary_std::tags::SERIES_INSTANCE_UID);
+    assert!(get("SeriesInstanceUID").unwrap().starts_with("2.25."));
+    assert!(!json.contains(&series));
+    assert_eq!(get("PatientIdentityRemoved"), Some("YES"));
+    assert_eq!(get("Modality"), Some("CT"));
+}
+
 #[test]
 fn pydicom_samples_convert_exactly_or_fail_clearly() {
     let Some(root) = samples() else { return };
