@@ -1,5 +1,5 @@
-//! `tgm convert-dicom`: DICOM series into one Tensogram message
-//! (README "Medical imaging").
+//! `tgm convert-dicom`: DICOM series into one Tensogram message each, in
+//! one file (README "Medical imaging").
 
 use std::path::PathBuf;
 
@@ -14,7 +14,7 @@ use tgm_convert::util::CliResult;
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --level 9"
+    after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom -r study/ -o study.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --retain-full-dates --deid-key deid.key"
 )]
 pub struct Args {
     /// DICOM files, or directories of them (hidden files, DICOMDIR,

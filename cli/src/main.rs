@@ -98,7 +98,7 @@ enum Command {
     /// Write one object as a NIfTI-1 image (.nii or .nii.gz).
     #[cfg(feature = "nifti")]
     ToNifti(convert_nifti::ToArgs),
-    /// Convert DICOM series (files or directories) into one message.
+    /// Convert DICOM series (files or directories) into one message per series.
     #[cfg(feature = "dicom")]
     ConvertDicom(convert_dicom::Args),
     /// Write one 3-D object as a DICOM series (one file per slice).
