@@ -42,6 +42,8 @@ fi
 export TGM_MEDICAL_PYTHON="$venv/bin/python"
 
 export TGM_MEDICAL_SAMPLES="$dir"
+# The converters' own unit tests (tgm-convert is not a default member).
+cargo test -p tgm-convert --features nifti,dicom --lib medical::
 cargo test -p tgm-cli --test medical_samples -- --nocapture
 # Again with nibabel at hand: it reads the extensions to-nifti writes.
 cargo test -p tgm-cli --test medical_nifti header_extensions -- --nocapture

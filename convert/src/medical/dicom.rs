@@ -56,7 +56,7 @@ const NATIVE_SYNTAXES: [(&str, &str); 3] = [
 
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword,
 /// tag, VR). Nothing else of the data set is recorded; de-identification
-/// applies [`deid_profile::action`] to each.
+/// applies [`super::deid_profile::action`] to each.
 const TEXT_ATTRIBUTES: [(&str, Tag, VR); 33] = [
     ("Modality", tags::MODALITY, VR::CS),
     ("Manufacturer", tags::MANUFACTURER, VR::LO),
