@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The C ABI (ffi/, package tgm-ffi): installs a C/C++ compiler, valgrind and
+# pkg-config from Debian when missing; lints the crate; runs its tests (the
+# header is current; the C and C++ programs of ffi/tests against the cdylib)
+# plainly, under valgrind and under AddressSanitizer; then installs the
+# library with ffi/install.sh into a scratch prefix and builds the README's
+# example through pkg-config, shared and static.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v cc >/dev/null || need+=(gcc)
+command -v c++ >/dev/null || need+=(g++)
+command -v valgrind >/dev/null || need+=(valgrind)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+if [ "${#need[@]}" -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" != "0" ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+cargo fmt -p tgm-ffi --check
+cargo clippy -p tgm-ffi --all-targets -- -D warnings
+cargo build -p tgm-ffi
+cargo test -p tgm-ffi
+TGM_FFI_CHECK=valgrind cargo test -p tgm-ffi --test c_programs
+TGM_FFI_CHECK=asan cargo test -p tgm-ffi --test c_programs
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+TGM_FFI_PROFILE=debug ffi/install.sh "$scratch/prefix"
+export PKG_CONFIG_PATH="$scratch/prefix/lib/pkgconfig"
+awk '/^## C and C\+\+$/ {s = 1} s && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' \
+    README.md > "$scratch/example.c"
+cc -Wall -Wextra -Werror "$scratch/example.c" $(pkg-config --cflags --libs tgm) -o "$scratch/shared"
+LD_LIBRARY_PATH="$scratch/prefix/lib" "$scratch/shared" "$scratch/shared.tgm"
+sed 's|"tensogram.h"|<tensogram/tensogram.h>|' "$scratch/example.c" > "$scratch/static.c"
+cc "$scratch/static.c" $(pkg-config --cflags tensogram) "$scratch/prefix/lib/libtgm.a" \
+    $(pkg-config --static --libs-only-l tgm | sed 's/-ltgm//') -o "$scratch/static"
+"$scratch/static" "$scratch/static.tgm"
