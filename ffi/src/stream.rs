@@ -127,7 +127,15 @@ pub unsafe extern "C" fn tgm_streaming_encoder_write_preceder(
         let h = args::handle_mut(enc, "streaming encoder")?;
         // SAFETY: caller's contract.
         let entry = json::preceder(unsafe { args::text(metadata_json, "metadata_json") }?)?;
-        h.encoder()?.write_preceder(entry).map_err(|e| h.context(e))
+        h.encoder()?.write_preceder(entry).map_err(|e| {
+            // Preceders out of order break the message's frame sequence:
+            // the reference's code for that is a framing error.
+            let mut f = h.context(e);
+            if f.code == TgmError::InvalidArg {
+                f.code = TgmError::Framing;
+            }
+            f
+        })
     })
 }
 

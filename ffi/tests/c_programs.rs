@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use tgm::pipeline::PipelineBuilder;
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
@@ -18,19 +19,36 @@ fn manifest_dir() -> &'static Path {
 }
 
 /// The directory holding `libtgm_ffi.so`: the profile directory above
-/// this test's `deps/`.
+/// this test's `deps/`. Building a test builds only the rlib of this
+/// package, so the cdylib is built (or brought up to date) here, once.
 fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile directory");
-    assert!(
-        dir.join("libtgm_ffi.so").exists(),
-        "{} has no libtgm_ffi.so; build it with `cargo build -p tgm-ffi`",
-        dir.display()
-    );
-    dir.to_path_buf()
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test executable path");
+            let dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target profile directory");
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo.args(["build", "-p", "tgm-ffi"]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cargo.arg("--release");
+            }
+            let out = cargo.output().expect("run cargo build");
+            assert!(
+                out.status.success(),
+                "cargo build -p tgm-ffi failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                dir.join("libtgm_ffi.so").exists(),
+                "{} has no libtgm_ffi.so",
+                dir.display()
+            );
+            dir.to_path_buf()
+        })
+        .clone()
 }
 
 #[derive(Clone, Copy, PartialEq)]

@@ -620,6 +620,9 @@ static void test_streaming(const char *dir) {
     CHECK_CODE(tgm_streaming_encoder_write(enc, "{", (const uint8_t *)I32, sizeof I32), TGM_ERROR_METADATA, "descriptor_json");
     CHECK_CODE(tgm_streaming_encoder_write(enc, desc1, NULL, 16), TGM_ERROR_INVALID_ARG, "data is NULL");
     CHECK_CODE(tgm_streaming_encoder_write_preceder(enc, NULL), TGM_ERROR_INVALID_ARG, "metadata_json");
+    CHECK_OK(tgm_streaming_encoder_write_preceder(enc, "{\"units\":\"K\"}"));
+    CHECK_CODE(tgm_streaming_encoder_write_preceder(enc, "{}"), TGM_ERROR_FRAMING, "preceder");
+    CHECK_OK(tgm_streaming_encoder_write(enc, desc1, (const uint8_t *)I32, sizeof I32));
     CHECK_OK(tgm_streaming_encoder_finish(enc));
     CHECK_CODE(tgm_streaming_encoder_finish(enc), TGM_ERROR_INVALID_ARG, "already finished");
     CHECK_CODE(tgm_streaming_encoder_write(enc, desc1, (const uint8_t *)I32, sizeof I32), TGM_ERROR_INVALID_ARG, "already finished");
@@ -632,7 +635,7 @@ static void test_streaming(const char *dir) {
     CHECK(count == 1);
     tgm_message_t *msg = NULL;
     CHECK_OK(tgm_file_decode_message(f, 0, 1, 0, 1, &msg));
-    CHECK(tgm_message_num_objects(msg) == 3);
+    CHECK(tgm_message_num_objects(msg) == 4);
     CHECK_STR(tgm_object_compression(msg, 2), "lz4");
     size_t len = 0;
     const uint8_t *d = tgm_object_data(msg, 2, &len);
@@ -642,6 +645,8 @@ static void test_streaming(const char *dir) {
     tgm_metadata_t *meta = NULL;
     CHECK_OK(tgm_message_metadata(msg, &meta));
     CHECK_STR(tgm_metadata_get_string_at(meta, 0, "mars.param"), "2t");
+    CHECK_STR(tgm_metadata_get_string_at(meta, 3, "units"), "K");
+    CHECK(tgm_metadata_get_string_at(meta, 1, "units") == NULL);
     CHECK_STR(tgm_metadata_get_string(meta, "source"), "stream");
     tgm_metadata_free(meta);
     tgm_message_free(msg);
