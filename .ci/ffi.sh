@@ -4,7 +4,12 @@
 # header is current; the C and C++ programs of ffi/tests against the cdylib)
 # plainly, under valgrind and under AddressSanitizer; then installs the
 # library with ffi/install.sh into a scratch prefix and builds the README's
-# example through pkg-config, shared and static.
+# example through pkg-config, shared and static. Last, the reference's own
+# C++ wrapper (cpp/include/tensogram.hpp) and its GoogleTest suites for the
+# synchronous API, from a clone of tensogram 0.24.0 cached in
+# $TGM_CI_CACHE/tensogram-0.24.0 (read there, never copied into this
+# repository), are compiled unchanged against ffi/include/tensogram.h and
+# run against libtgm (TGM_REFERENCE_GIT overrides where it is cloned from).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +18,7 @@ command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v pkg-config >/dev/null || need+=(pkg-config)
+[ -e /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 if [ "${#need[@]}" -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" != "0" ] && SUDO="sudo"
@@ -39,3 +45,20 @@ sed 's|"tensogram.h"|<tensogram/tensogram.h>|' "$scratch/example.c" > "$scratch/
 cc "$scratch/static.c" $(pkg-config --cflags tensogram) "$scratch/prefix/lib/libtgm.a" \
     $(pkg-config --static --libs-only-l tgm | sed 's/-ltgm//') -o "$scratch/static"
 "$scratch/static" "$scratch/static.tgm"
+
+reference="${TGM_CI_CACHE:-$HOME/.cache/tgm-ci}/tensogram-0.24.0"
+if [ ! -f "$reference/cpp/include/tensogram.hpp" ]; then
+    rm -rf "$reference"
+    git clone -q --depth 1 --branch 0.24.0 "${TGM_REFERENCE_GIT:-https://github.com/ecmwf/tensogram}" "$reference"
+fi
+libdir="$scratch/prefix/lib"
+suites=(allow_nan_inf decode_verify_hash descriptor edge_cases encode_decode
+    encode_pre_encoded error file iterators meta_value metadata multi_dtype
+    simple_packing streaming validate)
+for suite in "${suites[@]}"; do
+    c++ -std=c++17 -w -I"$reference/cpp/include" -I"$reference/cpp/tests" \
+        $(pkg-config --cflags tgm) "$reference/cpp/tests/test_$suite.cpp" \
+        $(pkg-config --libs tgm) -lgtest -lgtest_main -pthread -o "$scratch/ref_$suite"
+    # The suites look for the reference's golden files relative to the clone.
+    (cd "$reference" && LD_LIBRARY_PATH="$libdir" "$scratch/ref_$suite" --gtest_brief=1)
+done
