@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The C ABI (ffi/, package tgm-ffi): installs a C/C++ compiler, valgrind and
-# pkg-config from Debian when missing; lints the crate; runs its tests (the
-# header is current; the C and C++ programs of ffi/tests against the cdylib)
+# The C ABI (ffi/, package tgm-ffi): installs C, C++ and Fortran compilers,
+# valgrind, pkg-config and GoogleTest from Debian when missing; lints the
+# crate; runs its tests (the header is current; the C, C++ and Fortran
+# programs of ffi/tests against the cdylib)
 # plainly, under valgrind and under AddressSanitizer; then installs the
 # library with ffi/install.sh into a scratch prefix and builds the README's
 # example through pkg-config, shared and static. Last, the reference's own
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 need=()
 command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
+command -v gfortran >/dev/null || need+=(gfortran)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -e /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)

@@ -1,11 +1,13 @@
-//! Compiles the C and C++ programs under `tests/c` and `tests/cpp` with the
-//! system compilers against the cdylib this package builds, and runs them:
-//! the whole API (`api.c`, `api.cpp`), the README's example, and files
-//! exchanged with the Rust API and with the reference crate (`interop.c`).
+//! Compiles the C, C++ and Fortran programs under `tests/c`, `tests/cpp` and
+//! `tests/fortran` with the system compilers against the cdylib this package
+//! builds, and runs them: the whole API (`api.c`, `api.cpp`), the Fortran
+//! module (`fortran/tgm.f90`), the README's example, and files exchanged
+//! with the Rust API and with the reference crate (`interop.c`).
 //!
 //! `TGM_FFI_CHECK=valgrind` runs every program under valgrind (leaks are
 //! errors); `TGM_FFI_CHECK=asan` builds them with AddressSanitizer and
-//! UndefinedBehaviorSanitizer. Without `cc` the tests skip with a message.
+//! UndefinedBehaviorSanitizer. Without a compiler (`cc`, `c++`, `gfortran`)
+//! its tests skip with a message.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,6 +79,7 @@ fn have(tool: &str) -> bool {
 /// A compiled test program.
 struct Program {
     exe: PathBuf,
+    dir: PathBuf,
     mode: Check,
 }
 
@@ -112,6 +115,10 @@ fn compile(
         .arg(manifest_dir().join("include"))
         .arg("-I")
         .arg(manifest_dir().join("tests/c"));
+    if compiler == "gfortran" {
+        // Module files go with the program, not into the working directory.
+        cmd.arg("-J").arg(dir);
+    }
     if mode == Check::Asan {
         cmd.args([
             "-fsanitize=address,undefined",
@@ -133,7 +140,11 @@ fn compile(
         "{compiler} failed on {name}:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(Program { exe, mode })
+    Some(Program {
+        exe,
+        dir: dir.to_path_buf(),
+        mode,
+    })
 }
 
 impl Program {
@@ -154,6 +165,7 @@ impl Program {
             _ => Command::new(&self.exe),
         };
         cmd.args(args)
+            .current_dir(&self.dir)
             .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
             .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1");
         let out = cmd.output().expect("run the test program");
@@ -198,17 +210,27 @@ fn cpp_program_uses_the_c_api() {
     }
 }
 
-/// The first ```c block of the README's "C and C++" section.
-fn readme_example() -> String {
+#[test]
+fn fortran_module_encodes_decodes_and_iterates() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = [
+        manifest_dir().join("fortran/tgm.f90"),
+        test_source("fortran/roundtrip.f90"),
+    ];
+    if let Some(p) = compile("gfortran", "f2008", &sources, "roundtrip", dir.path()) {
+        p.run(&[dir.path().to_str().unwrap()]);
+    }
+}
+
+/// The first ```lang block of the README's "C and C++" section.
+fn readme_example(lang: &str) -> String {
     let readme = std::fs::read_to_string(manifest_dir().join("../README.md")).unwrap();
     let section = readme
         .split("\n## C and C++\n")
         .nth(1)
         .expect("README has a \"## C and C++\" section");
-    let start = section
-        .find("```c\n")
-        .expect("the section has a ```c block")
-        + 5;
+    let fence = format!("```{lang}\n");
+    let start = section.find(&fence).expect("the section has the block") + fence.len();
     let len = section[start..].find("```").expect("the block ends");
     section[start..start + len].to_string()
 }
@@ -217,9 +239,21 @@ fn readme_example() -> String {
 fn readme_c_example_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("readme.c");
-    std::fs::write(&src, readme_example()).unwrap();
+    std::fs::write(&src, readme_example("c")).unwrap();
     if let Some(p) = compile("cc", "c11", &[src], "readme", dir.path()) {
         p.run(&[dir.path().join("example.tgm").to_str().unwrap()]);
+    }
+}
+
+#[test]
+fn readme_fortran_example_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("example.f90");
+    std::fs::write(&src, readme_example("fortran")).unwrap();
+    let sources = [manifest_dir().join("fortran/tgm.f90"), src];
+    if let Some(p) = compile("gfortran", "f2008", &sources, "example", dir.path()) {
+        p.run(&[]);
+        assert!(dir.path().join("example.tgm").exists());
     }
 }
 
