@@ -12,6 +12,7 @@
 
 mod args;
 pub mod bytes;
+pub mod doctor;
 pub mod encode;
 pub mod error;
 pub mod file;

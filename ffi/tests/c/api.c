@@ -701,6 +701,21 @@ static void test_hash_and_packing(void) {
     CHECK_CODE(tgm_simple_packing_compute_params(NULL, 4, 16, 0, &ref, &e), TGM_ERROR_INVALID_ARG, "values");
 }
 
+static void test_doctor(void) {
+    tgm_bytes_t report = {NULL, 0};
+    CHECK_OK(tgm_doctor_to_json(&report));
+    char *text = malloc(report.len + 1);
+    memcpy(text, report.data, report.len);
+    text[report.len] = 0;
+    CHECK(strstr(text, "\"wire_version\":3") != NULL);
+    CHECK(strstr(text, "\"self_test\"") != NULL);
+    CHECK(strstr(text, "\"outcome\":\"ok\"") != NULL);
+    CHECK(strstr(text, "\"failed\"") == NULL);
+    free(text);
+    tgm_bytes_free(report);
+    CHECK_CODE(tgm_doctor_to_json(NULL), TGM_ERROR_INVALID_ARG, "out is NULL");
+}
+
 static void test_frees_accept_null(void) {
     tgm_bytes_t empty = {NULL, 0};
     tgm_bytes_free(empty);
@@ -732,6 +747,7 @@ int main(int argc, char **argv) {
     test_validate();
     test_streaming(argv[1]);
     test_hash_and_packing();
+    test_doctor();
     test_frees_accept_null();
     return check_report("api");
 }
