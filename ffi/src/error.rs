@@ -1,5 +1,6 @@
 //! Error codes, the thread-local last-error text, and the guard every
-//! export runs its body in, so that no panic crosses the C boundary.
+//! export runs its body in, so that no panic crosses the C boundary
+//! (`spec/c-abi.md` §1).
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
@@ -81,7 +82,7 @@ impl Failure {
     }
 }
 
-/// The C code for a library error kind.
+/// The C code for a library error kind (`spec/c-abi.md` §1).
 pub fn code_of(kind: &ErrorKind) -> TgmError {
     match kind {
         ErrorKind::Truncated

@@ -69,7 +69,7 @@ fn to_cbor_within(v: &Json, depth: usize) -> Outcome<Value> {
     })
 }
 
-/// Reads a descriptor JSON object (the keys of `spec/format.md` §8:
+/// Reads a descriptor JSON object (the keys of `spec/format.md` §6:
 /// `type`, `ndim`, `shape`, `strides`, `dtype`, `encoding`, `filter`,
 /// `compression`, optional `byte_order` and codec parameters). A `hash`
 /// key is ignored: digests are always computed by the library.
