@@ -51,7 +51,13 @@ cc "$scratch/static.c" $(pkg-config --cflags tensogram) "$scratch/prefix/lib/lib
 reference="${TGM_CI_CACHE:-$HOME/.cache/tgm-ci}/tensogram-0.24.0"
 if [ ! -f "$reference/cpp/include/tensogram.hpp" ]; then
     rm -rf "$reference"
-    git clone -q --depth 1 --branch 0.24.0 "${TGM_REFERENCE_GIT:-https://github.com/ecmwf/tensogram}" "$reference"
+    if ! timeout 120 git clone -q --depth 1 --branch 0.24.0 \
+        "${TGM_REFERENCE_GIT:-https://github.com/ecmwf/tensogram}" "$reference"; then
+        rm -rf "$reference"
+        echo "SKIPPED: the reference's C++ wrapper suites: tensogram 0.24.0 could not be cloned" \
+            "(set TGM_REFERENCE_GIT to a reachable copy, or pre-fill $reference)" >&2
+        exit 0
+    fi
 fi
 libdir="$scratch/prefix/lib"
 suites=(allow_nan_inf decode_verify_hash descriptor edge_cases encode_decode
