@@ -25,6 +25,7 @@ use nifti::{Endianness, NiftiHeader};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::geometry::{self, Geometry};
 use super::nifti2::{self, is_nifti2, Nifti2Header, DATA_OFFSET2, HEADER_LEN2};
 use super::nifti_header::{
     dtype_of_code, header_from_meta, header_to_meta, unsupported_code_name, write_header,
@@ -411,6 +412,9 @@ pub fn volume_to_object(
             slot.1 = target.name().into();
         }
     }
+    if let Some(g) = Geometry::from_nifti_meta(&meta) {
+        entry.insert(geometry::KEY.into(), g.to_value());
+    }
     entry.insert("nifti".into(), meta);
     Ok((d, data, entry))
 }
@@ -591,7 +595,13 @@ pub fn object_to_nifti(
         )
         .into());
     }
-    let meta = entry.get("nifti");
+    // An object without a NIfTI header of its own (from DICOM) gets sform
+    // and qform from its recorded geometry.
+    let from_geometry = match entry.get("nifti") {
+        Some(_) => None,
+        None => Geometry::from_entry(entry)?.map(|g| g.to_nifti_meta()),
+    };
+    let meta = entry.get("nifti").or(from_geometry.as_ref());
     let recorded_v2 = meta.and_then(|m| m.get("version")).and_then(Value::as_u64) == Some(2);
     let too_big = dims.iter().any(|&x| x > MAX_DIM);
     let mut out = if version == Version::Nifti2 || recorded_v2 || too_big {
