@@ -414,3 +414,65 @@ fn written_dicom_is_valid_for_strict_readers() {
     args.extend(files.iter().map(|f| s(f)));
     run_python(&py, PYDICOM_STRICT, &args);
 }
+
+/// NIfTI sample (argv[1]) and the DICOM slices written from it (argv[2]):
+/// corner voxel centres within 1e-4 mm and equal voxels.
+const NIFTI_VS_DICOM: &str = r#"
+import sys, glob, numpy, nibabel, pydicom
+img = nibabel.load(sys.argv[1])
+files = sorted(glob.glob(sys.argv[2] + "/*.dcm"))
+assert len(files) == img.shape[2], (len(files), img.shape)
+stored = numpy.asanyarray(img.dataobj.get_unscaled())
+for k, f in enumerate(files):
+    ds = pydicom.dcmread(f)
+    ipp = numpy.array([float(x) for x in ds.ImagePositionPatient])
+    iop = numpy.array([float(x) for x in ds.ImageOrientationPatient])
+    ps = [float(x) for x in ds.PixelSpacing]
+    for i in (0, img.shape[0] - 1):
+        for j in (0, img.shape[1] - 1):
+            lps = ipp + i * iop[:3] * ps[1] + j * iop[3:] * ps[0]
+            ras = img.affine @ [i, j, k, 1]
+            want = numpy.array([-ras[0], -ras[1], ras[2]])
+            assert abs(lps - want).max() < 1e-4, (f, i, j, lps, want)
+    assert (ds.pixel_array.T == stored[:, :, k]).all(), f"{f}: voxels differ"
+"#;
+
+/// DICOM sample (argv[1], one slice) and the NIfTI written from it
+/// (argv[2]): nibabel's affine puts the corner voxels where the DICOM
+/// plane does.
+const DICOM_VS_NIFTI: &str = r#"
+import sys, numpy, nibabel, pydicom
+ds = pydicom.dcmread(sys.argv[1])
+img = nibabel.load(sys.argv[2])
+ipp = numpy.array([float(x) for x in ds.ImagePositionPatient])
+iop = numpy.array([float(x) for x in ds.ImageOrientationPatient])
+ps = [float(x) for x in ds.PixelSpacing]
+for i in (0, ds.Columns - 1):
+    for j in (0, ds.Rows - 1):
+        lps = ipp + i * iop[:3] * ps[1] + j * iop[3:] * ps[0]
+        ras = img.affine @ [i, j, 0, 1]
+        assert abs(numpy.array([-ras[0], -ras[1], ras[2]]) - lps).max() < 1e-4, (i, j)
+assert int(img.header["sform_code"]) == 1 and int(img.header["qform_code"]) == 1
+"#;
+
+#[test]
+fn nibabel_and_pydicom_samples_keep_their_geometry_across_formats() {
+    let Some(samples) = std::env::var_os("TGM_MEDICAL_SAMPLES").map(PathBuf::from) else {
+        eprintln!("skipped: TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh)");
+        return;
+    };
+    let Some(py) = python() else { return };
+    for name in ["anatomical.nii", "standard.nii.gz"] {
+        let src = samples.join("nibabel").join(name);
+        let dir = tempfile::tempdir().unwrap();
+        convert_then_to_dicom("convert-nifti", &src, dir.path());
+        let out = dir.path().join("out");
+        run_python(&py, NIFTI_VS_DICOM, &[s(&src), s(&out)]);
+    }
+    for name in ["CT_small.dcm", "MR_small.dcm"] {
+        let src = samples.join("pydicom").join(name);
+        let dir = tempfile::tempdir().unwrap();
+        let (nii, ..) = dicom_to_nifti(&src, dir.path(), "s");
+        run_python(&py, DICOM_VS_NIFTI, &[s(&src), s(&nii)]);
+    }
+}
