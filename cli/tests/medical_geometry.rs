@@ -236,6 +236,7 @@ fn dicom_to_nifti_keeps_every_voxel_centre_in_sform_and_qform() {
     g.write(&series);
     let (nii, vol, h, sform) = dicom_to_nifti(&series, dir.path(), "ct");
     assert_eq!((h.sform_code, h.qform_code), (1, 1));
+    assert_eq!((h.scl_slope, h.scl_inter), (1.0, -1024.0));
     assert_eq!(
         h.pixdim[0], 1.0,
         "a DICOM series sorted along its normal is right-handed"
@@ -281,6 +282,7 @@ fn write_nifti(path: &Path, dims: [u64; 3], srow: [[f32; 4]; 3]) {
     let mut h = header_from_meta(None, tgm::Dtype::Int16, &dims, tgm::ByteOrder::Little).unwrap();
     h.sform_code = 1;
     [h.srow_x, h.srow_y, h.srow_z] = srow;
+    (h.scl_slope, h.scl_inter) = (0.5, -10.0);
     let mut bytes = write_header(&h);
     let n: u64 = dims.iter().product();
     bytes.extend((0..n).flat_map(|v| ((v * 11 % 3000) as i16 - 700).to_le_bytes()));
@@ -333,6 +335,8 @@ fn nifti_to_dicom_puts_every_slice_where_the_affine_does() {
         }
         let text = |t: Tag| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
         assert_eq!(text(tags::MODALITY), "OT");
+        assert_eq!(text(tags::RESCALE_SLOPE), "0.5");
+        assert_eq!(text(tags::RESCALE_INTERCEPT), "-10");
         assert!(!text(tags::FRAME_OF_REFERENCE_UID).is_empty());
         assert!((ds_values(&obj, tags::SLICE_THICKNESS)[0] - 3.0).abs() < 1e-6);
         assert!((ds_values(&obj, tags::SPACING_BETWEEN_SLICES)[0] - 3.0).abs() < 1e-6);

@@ -285,6 +285,20 @@ impl Source<'_> {
         }
     }
 
+    /// Rescale slope and intercept of slice `i`: DICOM's, else a NIfTI
+    /// volume's `scl_slope`/`scl_inter` when the slope is set (non-zero).
+    fn rescale(&self, i: usize) -> Option<(f64, f64)> {
+        if let Some(slope) = self.per_slice("rescale_slope", i) {
+            return Some((slope, self.per_slice("rescale_intercept", i).unwrap_or(0.0)));
+        }
+        let nifti = |k: &str| self.entry.get("nifti")?.get(k)?.as_f64();
+        let slope = nifti("scl_slope").filter(|s| *s != 0.0 && s.is_finite())?;
+        Some((
+            slope,
+            nifti("scl_inter").filter(|x| x.is_finite()).unwrap_or(0.0),
+        ))
+    }
+
     /// The attributes shared by every file of the object.
     fn shared(&self, out: &mut Dataset) -> CliResult {
         let iod = self.iod;
@@ -635,20 +649,15 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         )
         .map_err(|e| format!("{what}: {e}"))?;
         position(&mut out, i as u64).map_err(|e| format!("{what}: {e}"))?;
-        for (key, keyword, tag, default) in [
-            ("rescale_slope", "RescaleSlope", tags::RESCALE_SLOPE, 1.0),
-            (
-                "rescale_intercept",
+        let rescale = src.rescale(i).or((iod == Iod::Ct).then_some((1.0, 0.0)));
+        if let Some((slope, intercept)) = rescale {
+            out.text("RescaleSlope", tags::RESCALE_SLOPE, VR::DS, &ds(slope)?)?;
+            out.text(
                 "RescaleIntercept",
                 tags::RESCALE_INTERCEPT,
-                0.0,
-            ),
-        ] {
-            match src.per_slice(key, i) {
-                Some(v) => out.text(keyword, tag, VR::DS, &ds(v)?)?,
-                None if iod == Iod::Ct => out.text(keyword, tag, VR::DS, &ds(default)?)?,
-                None => {}
-            }
+                VR::DS,
+                &ds(intercept)?,
+            )?;
         }
         out.us(tags::ROWS, rows as u16);
         out.us(tags::COLUMNS, cols as u16);

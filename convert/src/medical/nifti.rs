@@ -599,7 +599,7 @@ pub fn object_to_nifti(
     // and qform from its recorded geometry.
     let from_geometry = match entry.get("nifti") {
         Some(_) => None,
-        None => Geometry::from_entry(entry)?.map(|g| g.to_nifti_meta()),
+        None => Geometry::from_entry(entry)?.map(|g| with_dicom_rescale(g.to_nifti_meta(), entry)),
     };
     let meta = entry.get("nifti").or(from_geometry.as_ref());
     let recorded_v2 = meta.and_then(|m| m.get("version")).and_then(Value::as_u64) == Some(2);
@@ -612,6 +612,19 @@ pub fn object_to_nifti(
     out.reserve(data.len());
     out.extend_from_slice(data);
     Ok(out)
+}
+
+/// `meta` with `scl_slope`/`scl_inter` from a DICOM series' rescale slope
+/// and intercept, when one pair covers every slice (NIfTI has one).
+fn with_dicom_rescale(mut meta: Value, entry: &Map) -> Value {
+    let get = |k: &str| entry.get("dicom")?.get(k)?.as_f64();
+    if let (Some(slope), Some(inter), Value::Map(m)) =
+        (get("rescale_slope"), get("rescale_intercept"), &mut meta)
+    {
+        m.push(("scl_slope".into(), Value::Float(slope)));
+        m.push(("scl_inter".into(), Value::Float(inter)));
+    }
+    meta
 }
 
 /// Gzip-compresses a NIfTI image for `.nii.gz`.
