@@ -480,3 +480,42 @@ fn nibabel_and_pydicom_samples_keep_their_geometry_across_formats() {
         run_python(&py, DICOM_VS_NIFTI, &[s(&src), s(&nii)]);
     }
 }
+
+#[test]
+fn pydicom_ct_and_mr_samples_keep_their_iod_and_pass_strict_validation() {
+    let Some(samples) = std::env::var_os("TGM_MEDICAL_SAMPLES").map(PathBuf::from) else {
+        eprintln!("skipped: TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh)");
+        return;
+    };
+    let common = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,Modality,\
+        PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,StudyTime,StudyID,\
+        ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,InstanceNumber,\
+        ImagePositionPatient,ImageOrientationPatient,PixelSpacing,SliceThickness,ImageType";
+    for (name, extra) in [
+        (
+            "CT_small.dcm",
+            ",KVP,AcquisitionNumber,RescaleSlope,RescaleIntercept",
+        ),
+        (
+            "MR_small.dcm",
+            ",ScanningSequence,SequenceVariant,ScanOptions,MRAcquisitionType,EchoTime,\
+             EchoTrainLength",
+        ),
+    ] {
+        let src = samples.join("pydicom").join(name);
+        let dir = tempfile::tempdir().unwrap();
+        let files = convert_then_to_dicom("convert-dicom", &src, dir.path());
+        let class = |p: &Path| {
+            let o = open_file(p).unwrap();
+            let v = o.element(tags::SOP_CLASS_UID).unwrap().to_str().unwrap();
+            v.trim_end_matches('\0').to_string()
+        };
+        assert_eq!(class(&files[0]), class(&src), "{name}");
+        if let Some(py) = python() {
+            let required = format!("{common}{extra}");
+            let mut args = vec![required.as_str()];
+            args.extend(files.iter().map(|f| s(f)));
+            run_python(&py, PYDICOM_STRICT, &args);
+        }
+    }
+}

@@ -54,7 +54,15 @@ const NATIVE_SYNTAXES: [(&str, &str); 3] = [
 
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword, tag,
 /// identifying?). Identifying ones are what `deidentify` removes.
-const TEXT_ATTRIBUTES: [(&str, Tag, bool); 34] = [
+const TEXT_ATTRIBUTES: [(&str, Tag, bool); 42] = [
+    ("ScanningSequence", tags::SCANNING_SEQUENCE, false),
+    ("SequenceVariant", tags::SEQUENCE_VARIANT, false),
+    ("ScanOptions", tags::SCAN_OPTIONS, false),
+    ("MRAcquisitionType", tags::MR_ACQUISITION_TYPE, false),
+    ("EchoTime", tags::ECHO_TIME, false),
+    ("RepetitionTime", tags::REPETITION_TIME, false),
+    ("InversionTime", tags::INVERSION_TIME, false),
+    ("EchoTrainLength", tags::ECHO_TRAIN_LENGTH, false),
     ("SeriesNumber", tags::SERIES_NUMBER, false),
     ("ImageType", tags::IMAGE_TYPE, false),
     (

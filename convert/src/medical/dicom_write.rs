@@ -1,7 +1,8 @@
 //! A Tensogram volume back to DICOM (README "Medical imaging", spec/convert.md
 //! "Medical geometry"): Explicit VR Little Endian, one single-frame file per
 //! slice, or one multi-frame RT Dose instance. The IOD follows the
-//! archive's SOPClassUID: CT Image, RT Dose, otherwise Secondary Capture
+//! archive's SOPClassUID: CT Image, MR Image (when its Type 1 attributes
+//! were recorded), RT Dose, otherwise Secondary Capture
 //! keeping Modality (`OT` when unknown). Geometry comes from
 //! `base[i].geometry`, whichever format recorded it. Every value is checked
 //! against its VR (`dicom_vr`); the IOD's Type 1 attributes are written or
@@ -23,12 +24,14 @@ const EXPLICIT_VR_LE: &str = "1.2.840.10008.1.2.1";
 const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
 const CT_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
 const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
+const MR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.4";
 
 /// The IOD written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Iod {
     SecondaryCapture,
     Ct,
+    Mr,
     RtDose,
 }
 
@@ -37,6 +40,7 @@ impl Iod {
         match self {
             Iod::SecondaryCapture => SECONDARY_CAPTURE,
             Iod::Ct => CT_IMAGE,
+            Iod::Mr => MR_IMAGE,
             Iod::RtDose => RT_DOSE,
         }
     }
@@ -53,7 +57,57 @@ enum Kind {
 
 /// Attributes copied from `base[i].dicom.attributes`, with the IODs that
 /// carry them (None: all).
-const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 30] = [
+const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 39] = [
+    (
+        "ImageType",
+        tags::IMAGE_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Mr),
+    ),
+    (
+        "ScanningSequence",
+        tags::SCANNING_SEQUENCE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Mr),
+    ),
+    (
+        "SequenceVariant",
+        tags::SEQUENCE_VARIANT,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Mr),
+    ),
+    (
+        "ScanOptions",
+        tags::SCAN_OPTIONS,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    (
+        "MRAcquisitionType",
+        tags::MR_ACQUISITION_TYPE,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    ("EchoTime", tags::ECHO_TIME, VR::DS, Kind::T2, Some(Iod::Mr)),
+    (
+        "RepetitionTime",
+        tags::REPETITION_TIME,
+        VR::DS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    (
+        "EchoTrainLength",
+        tags::ECHO_TRAIN_LENGTH,
+        VR::IS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
     ("PatientName", tags::PATIENT_NAME, VR::PN, Kind::T2, None),
     ("PatientID", tags::PATIENT_ID, VR::LO, Kind::T2, None),
     (
@@ -180,6 +234,13 @@ const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 30] = [
         Some(Iod::RtDose),
     ),
     ("WindowCenter", tags::WINDOW_CENTER, VR::DS, Kind::T3, None),
+    (
+        "InversionTime",
+        tags::INVERSION_TIME,
+        VR::DS,
+        Kind::T3,
+        Some(Iod::Mr),
+    ),
 ];
 
 /// `2.25.` UID derived from a seed (xxh3-128).
@@ -318,6 +379,7 @@ impl Source<'_> {
         let modality = match iod {
             Iod::RtDose => "RTDOSE".to_string(),
             Iod::Ct => "CT".to_string(),
+            Iod::Mr => "MR".to_string(),
             Iod::SecondaryCapture => self
                 .attr("Modality")
                 .or_else(|| self.geometry.as_ref().and_then(|g| g.modality.clone()))
@@ -373,7 +435,7 @@ impl Source<'_> {
                 out.text("ImageType", tags::IMAGE_TYPE, VR::CS, &t)?;
                 out.text("AcquisitionNumber", tags::ACQUISITION_NUMBER, VR::IS, "")?;
             }
-            Iod::RtDose => {}
+            Iod::Mr | Iod::RtDose => {}
         }
         if let Some(f) = &self.frame_of_reference {
             out.text(
@@ -532,6 +594,14 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
     let iod = match attr("SOPClassUID") {
         Some(RT_DOSE) if bits >= 16 => Iod::RtDose,
         Some(CT_IMAGE) if bits == 16 => Iod::Ct,
+        // MR Image's Type 1 attributes must have been recorded.
+        Some(MR_IMAGE)
+            if ["ImageType", "ScanningSequence", "SequenceVariant"]
+                .iter()
+                .all(|k| attr(k).is_some()) =>
+        {
+            Iod::Mr
+        }
         _ => Iod::SecondaryCapture,
     };
     let geometry = entry_geometry(entry)?;
@@ -711,6 +781,28 @@ mod tests {
         ]);
         let err = object_to_dicom(&d, &[0; 8], &e).unwrap_err().to_string();
         assert!(err.contains("DoseUnits"), "{err}");
+    }
+
+    #[test]
+    fn mr_is_written_as_mr_only_with_its_type_1_attributes() {
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
+        let sop_class = |attrs: &[(&str, &str)]| {
+            let file = object_to_dicom(&d, &[0; 2], &entry(attrs))
+                .unwrap()
+                .remove(0);
+            let obj = dicom_object::from_reader(&file[128..]).unwrap();
+            let class = obj.element(tags::SOP_CLASS_UID).unwrap().to_str().unwrap();
+            class.trim_end_matches('\0').to_string()
+        };
+        let mut mr = vec![
+            ("SOPClassUID", MR_IMAGE),
+            ("ImageType", "ORIGINAL\\PRIMARY"),
+            ("ScanningSequence", "SE"),
+            ("SequenceVariant", "NONE"),
+        ];
+        assert_eq!(sop_class(&mr), MR_IMAGE);
+        mr.pop();
+        assert_eq!(sop_class(&mr), SECONDARY_CAPTURE);
     }
 
     #[test]
