@@ -806,6 +806,18 @@ mod tests {
     }
 
     #[test]
+    fn non_ascii_text_is_written_as_utf_8_and_declared() {
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
+        let file = object_to_dicom(&d, &[0; 2], &entry(&[("PatientName", "Müller^Jörg")]))
+            .unwrap()
+            .remove(0);
+        let obj = dicom_object::from_reader(&file[128..]).unwrap();
+        let text = |t| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
+        assert_eq!(text(tags::SPECIFIC_CHARACTER_SET), "ISO_IR 192");
+        assert_eq!(text(tags::PATIENT_NAME), "Müller^Jörg");
+    }
+
+    #[test]
     fn a_value_outside_its_vr_is_refused_naming_the_attribute() {
         let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
         let e = entry(&[("StudyDate", "2024-01-02")]);
