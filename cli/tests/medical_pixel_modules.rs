@@ -385,3 +385,44 @@ fn pydicom_palette_sample_keeps_its_tables_and_matches_apply_color_lut() {
         &[s(&src), s(&npy.join("m0_o0.npy"))],
     );
 }
+
+#[test]
+fn a_window_that_changes_between_slices_comes_back_per_slice() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let windows = [("40", "400"), ("-600", "1500"), ("-600", "1500")];
+    for (k, (c, w)) in windows.iter().enumerate() {
+        let z = format!("0\\0\\{}", k * 2);
+        write(
+            &input.join(format!("s{k}.dcm")),
+            SECONDARY_CAPTURE,
+            &[
+                instance_uids(SECONDARY_CAPTURE, "1.2.826.0.1.3680043.2.1125.99.6"),
+                vec![
+                    (tags::MODALITY, VR::CS, "OT"),
+                    (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+                    (tags::IMAGE_POSITION_PATIENT, VR::DS, &z),
+                    (tags::IMAGE_ORIENTATION_PATIENT, VR::DS, "1\\0\\0\\0\\1\\0"),
+                    (tags::PIXEL_SPACING, VR::DS, "1\\1"),
+                    (tags::WINDOW_CENTER, VR::DS, c),
+                    (tags::WINDOW_WIDTH, VR::DS, w),
+                ],
+            ]
+            .concat(),
+            &pixel_module(2, 2, 8),
+            vec![DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OB,
+                PrimitiveValue::U8(vec![k as u8; 4].into()),
+            )],
+        );
+    }
+    let out = convert_then_to_dicom("convert-dicom", &input, dir.path());
+    assert_eq!(out.len(), 3);
+    for (f, (c, w)) in out.iter().zip(windows) {
+        let o = open_file(f).unwrap();
+        assert_eq!(text(&o, tags::WINDOW_CENTER), c, "{f:?}");
+        assert_eq!(text(&o, tags::WINDOW_WIDTH), w, "{f:?}");
+    }
+}

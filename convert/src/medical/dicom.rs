@@ -975,6 +975,20 @@ fn series_object(
     if let Some(t) = first.thickness {
         dicom.insert("slice_thickness".into(), Value::Float(t));
     }
+    // A window that changes from slice to slice is kept per slice.
+    for (key, name) in [
+        ("window_centers", "WindowCenter"),
+        ("window_widths", "WindowWidth"),
+    ] {
+        let per: Vec<Option<&String>> = ordered.iter().map(|s| s.text.get(name)).collect();
+        if per.iter().any(|v| *v != per[0]) {
+            let values = per
+                .iter()
+                .map(|v| v.map_or(Value::Null, |t| t.clone().into()))
+                .collect();
+            dicom.insert(key.into(), Value::Array(values));
+        }
+    }
     let slopes: Vec<f64> = ordered.iter().map(|s| s.slope).collect();
     let inters: Vec<f64> = ordered.iter().map(|s| s.intercept).collect();
     if slopes.iter().all(|&x| x == slopes[0]) && inters.iter().all(|&x| x == inters[0]) {

@@ -346,6 +346,26 @@ impl Source<'_> {
         }
     }
 
+    /// Slice `i`'s window when it differs between slices
+    /// (`window_centers`/`window_widths`, text or null per slice).
+    fn slice_window(&self, out: &mut Dataset, i: usize) -> CliResult {
+        for (key, keyword, tag) in [
+            ("window_centers", "WindowCenter", tags::WINDOW_CENTER),
+            ("window_widths", "WindowWidth", tags::WINDOW_WIDTH),
+        ] {
+            let Some(per) = self.dicom(key).and_then(Value::as_array) else {
+                continue;
+            };
+            match per.get(i).and_then(Value::as_text) {
+                Some(v) => out.text(keyword, tag, VR::DS, v)?,
+                None => {
+                    out.obj.remove_element(tag);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Rescale slope and intercept of slice `i`: DICOM's, else a NIfTI
     /// volume's `scl_slope`/`scl_inter` when the slope is set (non-zero).
     fn rescale(&self, i: usize) -> Option<(f64, f64)> {
@@ -719,6 +739,7 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         )
         .map_err(|e| format!("{what}: {e}"))?;
         position(&mut out, i as u64).map_err(|e| format!("{what}: {e}"))?;
+        src.slice_window(&mut out, i)?;
         let rescale = src.rescale(i).or((iod == Iod::Ct).then_some((1.0, 0.0)));
         if let Some((slope, intercept)) = rescale {
             out.text("RescaleSlope", tags::RESCALE_SLOPE, VR::DS, &ds(slope)?)?;
