@@ -782,8 +782,7 @@ fn through_tgm(input: &Path, args: &[&str]) -> (PathBuf, PathBuf) {
 
 /// Nested groups, a dimension of the root used in a sub-group, one of a
 /// sub-group used in its child, an unlimited dimension used in a group,
-/// group attributes and an empty group. Attributes are declared in name
-/// order (NetCDF-4 output orders them by name).
+/// group attributes and an empty group; attributes out of name order.
 const GROUPS_CDL: &str = "netcdf g {
 dimensions: x = 2 ; time = UNLIMITED ;
 variables: float a(x) ; a:units = \"K\" ;
@@ -791,7 +790,8 @@ variables: float a(x) ; a:units = \"K\" ;
 data: a = 1, 2 ;
 group: forecast {
   dimensions: y = 3 ;
-  variables: float t2m(x, y) ; t2m:units = \"K\" ; t2m:long_name = \"2 metre temperature\" ;
+  variables: float t2m(x, y) ; t2m:long_name = \"2 metre temperature\" ; t2m:units = \"K\" ;
+    t2m:comment = \"declared last\" ;
     int step(time) ;
   :kind = \"fc\" ;
   data: t2m = 1, 2, 3, 4, 5, 6 ; step = 0, 6 ;

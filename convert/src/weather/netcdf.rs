@@ -11,7 +11,7 @@
 //!   by a NUL, and whose `netcdf.dims`/`netcdf.shape` give its dimensions,
 //! * `netcdf`: `type` (the CDL type in the file; `char` is stored as
 //!   uint8), `attrs` (every attribute, as CBOR), `attr_types` (their CDL
-//!   types), `unpacked: true` when `--cf` applied
+//!   types), `attr_order` (their names in file order), `unpacked: true` when `--cf` applied
 //!   `scale_factor`/`add_offset`, `record` (the index along the unlimited
 //!   dimension) with `--split-by record`, and for a NetCDF-4 source its
 //!   storage: `chunks` (the chunk shape) when chunked, `deflate` (zlib
@@ -20,8 +20,9 @@
 //!   …; see [`CF_ATTRIBUTES`]).
 //!
 //! The message's `_extra_` holds `netcdf` (`format`, `dims` as
-//! `{name, len, unlimited}`, the global `attrs` and `attr_types`, and
-//! `groups`: every sub-group as `{path, attrs, attr_types}`) and, when
+//! `{name, len, unlimited}`, the global `attrs`, `attr_types` and
+//! `attr_order`, and `groups`: every sub-group as `{path, attrs,
+//! attr_types, attr_order}`) and, when
 //! every object has the same dimension names, `dim_names` (the list the
 //! reference's xarray backend reads). Missing values of float variables
 //! (`_FillValue`, `missing_value`) become NaN, stored as a NaN mask
@@ -239,23 +240,19 @@ fn file_extra(src: &Source) -> Map {
             ])
         })
         .collect();
-    let (attrs, types) = attr_maps(&src.attrs);
     let mut nc = Map::new();
     nc.insert("format".into(), Value::from(src.format.name()));
     nc.insert("dims".into(), Value::Array(dims));
-    nc.insert("attrs".into(), Value::from(attrs));
-    nc.insert("attr_types".into(), Value::from(types));
+    insert_attrs(&mut nc, &src.attrs);
     if !src.groups.is_empty() {
         let groups = src
             .groups
             .iter()
             .map(|g| {
-                let (attrs, types) = attr_maps(&g.attrs);
-                Value::text_map([
-                    ("path", Value::from(g.path.as_str())),
-                    ("attrs", Value::from(attrs)),
-                    ("attr_types", Value::from(types)),
-                ])
+                let mut m = Map::new();
+                m.insert("path".into(), Value::from(g.path.as_str()));
+                insert_attrs(&mut m, &g.attrs);
+                Value::from(m)
             })
             .collect();
         nc.insert("groups".into(), Value::Array(groups));
@@ -274,8 +271,10 @@ fn shared_dim_names(objects: &[NcObject]) -> Option<Value> {
         .then(|| first.clone())
 }
 
-/// Attribute values and CDL types as two maps.
-fn attr_maps(attrs: &[(String, AttributeValue)]) -> (Map, Map) {
+/// Inserts `attrs` (the values, as CBOR), `attr_types` (their CDL types)
+/// and `attr_order` (their names in file order, which the maps do not
+/// keep) into `m`; returns the values.
+fn insert_attrs(m: &mut Map, attrs: &[(String, AttributeValue)]) -> Map {
     let mut values = Map::new();
     let mut types = Map::new();
     for (name, v) in attrs {
@@ -283,7 +282,11 @@ fn attr_maps(attrs: &[(String, AttributeValue)]) -> (Map, Map) {
         values.insert(name.clone(), c);
         types.insert(name.clone(), Value::from(t));
     }
-    (values, types)
+    let order = attrs.iter().map(|(n, _)| Value::from(n.as_str())).collect();
+    m.insert("attrs".into(), Value::from(values.clone()));
+    m.insert("attr_types".into(), Value::from(types));
+    m.insert("attr_order".into(), Value::Array(order));
+    values
 }
 
 /// The missing-value markers of `var`: `_FillValue` and `missing_value`.
@@ -400,15 +403,13 @@ fn variable_object(
         }
     };
 
-    let (attrs, types) = attr_maps(&var.attrs);
+    let attrs = insert_attrs(&mut nc, &var.attrs);
     let mut cf_map = Map::new();
     for name in CF_ATTRIBUTES {
         if let Some(v) = attrs.get(*name) {
             cf_map.insert((*name).to_string(), v.clone());
         }
     }
-    nc.insert("attrs".into(), Value::from(attrs));
-    nc.insert("attr_types".into(), Value::from(types));
     if unpacked {
         nc.insert("unpacked".into(), Value::from(true));
     }

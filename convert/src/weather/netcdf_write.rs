@@ -67,18 +67,20 @@ fn field<'a>(m: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
         .map(|(_, v)| v)
 }
 
-/// Attributes from an `attrs` map and its `attr_types` map.
+/// Attributes from the `attrs` map of `owner` and its `attr_types` map,
+/// in the order of its `attr_order` list (names it lacks come last).
 fn attributes(
-    attrs: Option<&Value>,
-    types: Option<&Value>,
+    owner: &[(Value, Value)],
     what: &str,
 ) -> Result<Vec<(String, AttributeValue)>, NetcdfError> {
-    let Some(attrs) = attrs else {
+    let Some(attrs) = field(owner, "attrs") else {
         return Ok(Vec::new());
     };
     let attrs = map(Some(attrs), what)?;
-    let types = types.and_then(Value::as_map).unwrap_or(&[]);
-    attrs
+    let types = field(owner, "attr_types")
+        .and_then(Value::as_map)
+        .unwrap_or(&[]);
+    let mut out = attrs
         .iter()
         .map(|(k, v)| {
             let name = k
@@ -90,7 +92,16 @@ fn attributes(
             let value = from_cbor(v, ty).map_err(|e| invalid(format!("{what}.{name}: {e}")))?;
             Ok((name.to_string(), value))
         })
-        .collect()
+        .collect::<Result<Vec<_>, NetcdfError>>()?;
+    if let Some(order) = field(owner, "attr_order").and_then(Value::as_array) {
+        let rank: std::collections::HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((o.as_text()?, i)))
+            .collect();
+        out.sort_by_key(|(name, _)| rank.get(name.as_str()).copied().unwrap_or(usize::MAX));
+    }
+    Ok(out)
 }
 
 fn dims_of(extra: &Map, m: usize) -> Result<Vec<Dim>, NetcdfError> {
@@ -162,7 +173,7 @@ fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usi
         .collect::<Option<_>>()
         .ok_or_else(|| invalid(format!("{what}: {dims_key} holds a non-text entry")))?;
     let storage = storage_plan(nc, dims.len()).map_err(|e| invalid(format!("{what}: {e}")))?;
-    let attrs = attributes(field(nc, "attrs"), field(nc, "attr_types"), &what)?;
+    let attrs = attributes(nc, &what)?;
     let unpacked = field(nc, "unpacked") == Some(&Value::Bool(true));
     let record = match field(nc, "record") {
         None => None,
@@ -252,7 +263,7 @@ fn groups_of(extra: &Map, m: usize) -> Result<Vec<GroupPlan>, NetcdfError> {
                 .filter(|p| p.starts_with('/') && p.len() > 1)
                 .ok_or_else(|| invalid(format!("message {m}: a group has no /path")))?;
             let what = format!("group {path}");
-            let attrs = attributes(field(g, "attrs"), field(g, "attr_types"), &what)?;
+            let attrs = attributes(g, &what)?;
             Ok((path.to_string(), attrs))
         })
         .collect()
@@ -340,7 +351,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
         first.metadata.extra.get("netcdf"),
         "message 0: _extra_.netcdf",
     )?;
-    let globals = attributes(field(nc0, "attrs"), field(nc0, "attr_types"), "global")?;
+    let globals = attributes(nc0, "global")?;
 
     let mut vars: Vec<VarPlan> = Vec::new();
     let mut puts: Vec<Put> = Vec::new();
