@@ -226,7 +226,7 @@ fn large_grib1(b: &[u8]) -> Result<Message, String> {
     let units = be(&b[4..7]) & 0x7f_ffff;
     let most = units * 120;
     let limit = usize::try_from(most).unwrap_or(usize::MAX).min(b.len());
-    let end = find(&b[8..limit], b"7777")
+    let end = find(b.get(8..limit).unwrap_or(&[]), b"7777")
         .map(|p| p + 8 + 4)
         .ok_or("large GRIB1 message without a 7777 end marker in its extent")?;
     Ok(Message {
@@ -326,5 +326,12 @@ mod tests {
         let mut f = m;
         f[15] = 0x40;
         assert!(scan(&f).is_err());
+    }
+
+    #[test]
+    fn large_grib1_lengths_shorter_than_the_header_are_refused() {
+        // The large-message flag with 0 units: an extent of 0 bytes.
+        let e = scan(b"GRIB\x80\0\0\x01 7777").unwrap_err();
+        assert!(e.what.contains("large GRIB1"), "{e}");
     }
 }
