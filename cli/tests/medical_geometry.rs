@@ -217,7 +217,7 @@ fn dicom_to_nifti(
     let nii = dir.join(format!("{name}.nii"));
     let (ok, err) = tgm(&["to-nifti", s(&archive), "-o", s(&nii)]);
     assert!(ok, "{err}");
-    let vol = read_nifti(&nii).unwrap();
+    let vol = read_nifti(&nii, None).unwrap();
     let Header::V1(h) = &vol.header else {
         panic!("NIfTI-1 expected")
     };
@@ -283,7 +283,7 @@ fn write_nifti(path: &Path, dims: [u64; 3], srow: [[f32; 4]; 3]) {
     h.sform_code = 1;
     [h.srow_x, h.srow_y, h.srow_z] = srow;
     (h.scl_slope, h.scl_inter) = (0.5, -10.0);
-    let mut bytes = write_header(&h);
+    let mut bytes = write_header(&h, &[]).unwrap();
     let n: u64 = dims.iter().product();
     bytes.extend((0..n).flat_map(|v| ((v * 11 % 3000) as i16 - 700).to_le_bytes()));
     std::fs::write(path, bytes).unwrap();
@@ -345,7 +345,7 @@ fn nifti_to_dicom_puts_every_slice_where_the_affine_does() {
     let (_, vol, _, sform) = dicom_to_nifti(&out, dir.path(), "again");
     // Slices re-read from DICOM are ordered along row x column, which
     // reverses this left-handed volume's k axis.
-    let source = read_nifti(&nii).unwrap().data;
+    let source = read_nifti(&nii, None).unwrap().data;
     let slice = 5 * 3 * 2;
     for (i, j, k) in corners(5, 3, 4) {
         let kb = 3 - k;

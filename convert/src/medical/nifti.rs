@@ -29,11 +29,11 @@ use nifti::{Endianness, NiftiHeader};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::geometry::{self, Geometry};
 use super::gz_members::Members;
 use super::nifti2::{self, is_nifti2, Nifti2Header, HEADER_LEN2};
 use super::nifti_check::{self, Declared, LayoutFields};
 use super::nifti_ext::{self, Extension};
-use super::geometry::{self, Geometry};
 use super::nifti_header::{
     header_from_meta, header_to_meta, write_header, AXIS_NAMES, HEADER_LEN, MAX_DIM,
 };
