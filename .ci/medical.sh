@@ -4,7 +4,8 @@
 # (PyPI), unpacked under $TGM_CI_CACHE/medical-samples (target/ outside
 # .ci/run) and converted by
 # `cargo test -p tgm-cli --test medical_samples` in debug and release.
-# Nothing downloaded here is committed.
+# Nothing downloaded here is committed. A virtual environment there holds
+# pydicom and nibabel for the strict re-reading checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,15 +34,20 @@ fi
 echo "samples: $(ls "$dir/nibabel" | wc -l) NIfTI, $(ls "$dir/pydicom" | wc -l) DICOM in $dir"
 
 # The independent readers the tests compare with: nibabel (qform,
-# extensions) and pydicom with pylibjpeg-libjpeg (JPEG-LS decoding).
+# extensions, affines) and pydicom (strict validation of what to-dicom
+# writes; with pylibjpeg-libjpeg, JPEG-LS decoding).
 venv="$dir/pyenv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet nibabel pydicom pylibjpeg pylibjpeg-libjpeg
+"$venv/bin/python" -m pip install --quiet nibabel pydicom pylibjpeg pylibjpeg-libjpeg numpy
 export TGM_MEDICAL_PYTHON="$venv/bin/python"
 
 export TGM_MEDICAL_SAMPLES="$dir"
+# pydicom (strict validation) and nibabel also check what to-dicom and
+# to-nifti write: medical_geometry and medical_pixel_modules skip those checks
+# without TGM_MEDICAL_PYTHON.
+cargo test -p tgm-cli --test medical_geometry --test medical_pixel_modules
 # The converters' own unit tests (tgm-convert is not a default member).
 cargo test -p tgm-convert --features nifti,dicom --lib medical::
 cargo test -p tgm-cli --test medical_samples -- --nocapture

@@ -14,11 +14,16 @@ pub mod dicom;
 #[cfg(feature = "dicom")]
 pub mod dicom_dir;
 #[cfg(feature = "dicom")]
+pub mod dicom_palette;
+#[cfg(feature = "dicom")]
 pub mod dicom_predecode;
 #[cfg(feature = "dicom")]
 pub mod dicom_scan;
 #[cfg(feature = "dicom")]
+pub mod dicom_vr;
+#[cfg(feature = "dicom")]
 pub mod dicom_write;
+pub mod geometry;
 #[cfg(feature = "nifti")]
 pub mod gz_members;
 #[cfg(feature = "nifti")]

@@ -29,6 +29,7 @@ use nifti::{Endianness, NiftiHeader};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
+use super::geometry::{self, Geometry};
 use super::gz_members::Members;
 use super::nifti2::{self, is_nifti2, Nifti2Header, HEADER_LEN2};
 use super::nifti_check::{self, Declared, LayoutFields};
@@ -372,6 +373,9 @@ pub fn volume_to_object(
             entries.push(("extensions".into(), nifti_ext::to_meta(&extensions)));
         }
     }
+    if let Some(g) = Geometry::from_nifti_meta(&meta) {
+        entry.insert(geometry::KEY.into(), g.to_value());
+    }
     entry.insert("nifti".into(), meta);
     Ok((d, data, entry))
 }
@@ -554,7 +558,13 @@ pub fn object_to_nifti(
         )
         .into());
     }
-    let meta = entry.get("nifti");
+    // An object without a NIfTI header of its own (from DICOM) gets sform
+    // and qform from its recorded geometry.
+    let from_geometry = match entry.get("nifti") {
+        Some(_) => None,
+        None => Geometry::from_entry(entry)?.map(|g| with_dicom_rescale(g.to_nifti_meta(), entry)),
+    };
+    let meta = entry.get("nifti").or(from_geometry.as_ref());
     let recorded_v2 = meta.and_then(|m| m.get("version")).and_then(Value::as_u64) == Some(2);
     let too_big = dims.iter().any(|&x| x > MAX_DIM);
     let extensions = nifti_ext::from_meta(meta)?;
@@ -572,6 +582,19 @@ pub fn object_to_nifti(
     out.reserve(data.len());
     out.extend_from_slice(data);
     Ok(out)
+}
+
+/// `meta` with `scl_slope`/`scl_inter` from a DICOM series' rescale slope
+/// and intercept, when one pair covers every slice (NIfTI has one).
+fn with_dicom_rescale(mut meta: Value, entry: &Map) -> Value {
+    let get = |k: &str| entry.get("dicom")?.get(k)?.as_f64();
+    if let (Some(slope), Some(inter), Value::Map(m)) =
+        (get("rescale_slope"), get("rescale_intercept"), &mut meta)
+    {
+        m.push(("scl_slope".into(), Value::Float(slope)));
+        m.push(("scl_inter".into(), Value::Float(inter)));
+    }
+    meta
 }
 
 /// Gzip-compresses a NIfTI image for `.nii.gz`.
