@@ -4,7 +4,8 @@
 # Builds the release `tgm`, writes a float64 .npy of TGM_MEM_MIB MiB
 # (default 1024), runs each command under `/usr/bin/time -v` and prints a
 # Markdown table: command, pipeline, peak RSS, ratio to the object, and
-# whether it is within the bound of issue 25 (1.3 x object + 64 MiB).
+# whether it is within the bound of issue 25 (1.3 x object + 64 MiB), with
+# the sizes of the input and the output.
 # Not a test: the README's memory table is pasted from its output.
 #
 #   benches/memory.sh                  # 1 GiB object
@@ -44,43 +45,46 @@ sp16=(--encoding simple_packing --bits 16)
 bound=$(( object * 13 / 10 + (64 << 20) ))
 echo "object: $object bytes ($(( object >> 20 )) MiB), bound: $(( bound >> 20 )) MiB" >&2
 echo
-echo "| command | pipeline | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
-echo "|---|---|---:|---:|---|"
+echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
+echo "|---|---|---:|---:|---:|---:|---|"
 
-# measure LABEL PIPELINE -- tgm arguments...
+# measure LABEL PIPELINE INPUT -- tgm arguments...
 measure() {
-    local label=$1 pipeline=$2
-    shift 3
+    local label=$1 pipeline=$2 input=$3
+    shift 4
     rm -rf out out.tgm out_*.tgm
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
-        echo "| \`$label\` | $pipeline | failed: $(tail -n1 err.txt) | | |"
+        echo "| \`$label\` | $pipeline | | | failed: $(tail -n1 err.txt) | | |"
         return
     fi
-    local kib rss
+    local kib rss in out
     kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' time.txt)
     rss=$(( kib * 1024 ))
-    awk -v l="$label" -v p="$pipeline" -v r="$rss" -v o="$object" -v b="$bound" 'BEGIN {
-        printf "| `%s` | %s | %.0f | %.2f | %s |\n", l, p, r / 1048576, r / o, (r <= b ? "yes" : "**no**")
+    in=$(du -sb "$input" | cut -f1)
+    out=$( (du -cb out out.tgm out_*.tgm 2>/dev/null || true) | tail -n1 | cut -f1)
+    awk -v l="$label" -v p="$pipeline" -v i="$in" -v x="$out" -v r="$rss" -v o="$object" -v b="$bound" 'BEGIN {
+        m = 1048576
+        printf "| `%s` | %s | %.0f | %.0f | %.0f | %.2f | %s |\n", l, p, i / m, x / m, r / m, r / o, (r <= b ? "yes" : "**no**")
     }'
 }
 
-measure "import" "none" -- import a.npy -o out.tgm
-measure "import" "sp16+szip" -- import a.npy -o out.tgm "${sp16[@]}" --compression szip
-measure "import" "zstd" -- import a.npy -o out.tgm --compression zstd
-measure "import" "lz4" -- import a.npy -o out.tgm --compression lz4
+measure "import" "none" a.npy -- import a.npy -o out.tgm
+measure "import" "sp16+szip" a.npy -- import a.npy -o out.tgm "${sp16[@]}" --compression szip
+measure "import" "zstd" a.npy -- import a.npy -o out.tgm --compression zstd
+measure "import" "lz4" a.npy -- import a.npy -o out.tgm --compression lz4
 "$tgm" import a.npy -o none.tgm 2>/dev/null
 "$tgm" import a.npy -o sp16.tgm "${sp16[@]}" 2>/dev/null
 "$tgm" import a.npy -o zstd.tgm --compression zstd 2>/dev/null
-measure "recompress" "none → none" -- recompress none.tgm out.tgm
-measure "recompress" "none → sp16+szip" -- recompress none.tgm out.tgm "${sp16[@]}" --compression szip
-measure "recompress" "sp16 → lz4" -- recompress sp16.tgm out.tgm --compression lz4
-measure "recompress" "zstd → none" -- recompress zstd.tgm out.tgm
-measure "set" "none" -- set -s mars.param=130 none.tgm out.tgm
-measure "set" "zstd" -- set -s mars.param=130 zstd.tgm out.tgm
-measure "copy" "none" -- copy none.tgm out.tgm
-measure "copy --objects" "zstd" -- copy --objects name=a zstd.tgm out.tgm
-measure "merge" "none" -- merge none.tgm -o out.tgm
-measure "split" "zstd" -- split zstd.tgm -o 'out_[index].tgm'
-measure "reshuffle" "none" -- reshuffle none.tgm -o out.tgm
-measure "export" "none" -- export none.tgm -o out
-measure "export" "zstd" -- export zstd.tgm -o out
+measure "recompress" "none → none" none.tgm -- recompress none.tgm out.tgm
+measure "recompress" "none → sp16+szip" none.tgm -- recompress none.tgm out.tgm "${sp16[@]}" --compression szip
+measure "recompress" "sp16 → lz4" sp16.tgm -- recompress sp16.tgm out.tgm --compression lz4
+measure "recompress" "zstd → none" zstd.tgm -- recompress zstd.tgm out.tgm
+measure "set" "none" none.tgm -- set -s mars.param=130 none.tgm out.tgm
+measure "set" "zstd" zstd.tgm -- set -s mars.param=130 zstd.tgm out.tgm
+measure "copy" "none" none.tgm -- copy none.tgm out.tgm
+measure "copy --objects" "zstd (whole message, verbatim)" zstd.tgm -- copy --objects name=a zstd.tgm out.tgm
+measure "merge" "none" none.tgm -- merge none.tgm -o out.tgm
+measure "split" "zstd" zstd.tgm -- split zstd.tgm -o 'out_[index].tgm'
+measure "reshuffle" "none" none.tgm -- reshuffle none.tgm -o out.tgm
+measure "export" "none" none.tgm -- export none.tgm -o out
+measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
