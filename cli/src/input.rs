@@ -88,12 +88,50 @@ impl Damage {
     }
 }
 
-/// One object of a message, decoded.
-pub struct DecodedObject {
+/// One object of a message: its descriptor as stored and bytes of it,
+/// either its decoded elements ([`Archive::decode_message`]) or its stored
+/// payload ([`Archive::stored_objects`]).
+pub struct ObjectBytes<'a> {
     /// Its descriptor as stored.
     pub descriptor: ObjectDescriptor,
-    /// Element bytes in the descriptor's byte order, non-finite values restored.
-    pub data: Vec<u8>,
+    /// Decoded: element bytes in the descriptor's byte order, non-finite
+    /// values restored. Stored: the payload as the pipeline wrote it.
+    /// Borrowed from the archive's mapping where possible.
+    pub data: Cow<'a, [u8]>,
+}
+
+/// One object of a message, decoded.
+pub type DecodedObject<'a> = ObjectBytes<'a>;
+
+/// Every object of `m`, hashes verified per `opts`, decoded in stored byte
+/// order (borrowed from `m`'s buffer where the pipeline allows).
+fn decode_all<'a>(m: &Message<'a>, opts: &DecodeOptions) -> tgm::Result<Vec<ObjectBytes<'a>>> {
+    m.verify(opts.verify)?;
+    let unverified = opts.clone().verify(tgm::Verify::Off);
+    (0..m.num_objects())
+        .map(|o| {
+            let obj = m.object(o)?;
+            Ok(ObjectBytes {
+                descriptor: obj.descriptor().clone(),
+                data: obj.decode(&unverified)?,
+            })
+        })
+        .collect()
+}
+
+/// Every object of `m` as stored, hashes verified per `opts`: payloads
+/// borrowed from `m`'s buffer, not decoded.
+fn stored_all<'a>(m: &Message<'a>, opts: &DecodeOptions) -> tgm::Result<Vec<ObjectBytes<'a>>> {
+    m.verify(opts.verify)?;
+    (0..m.num_objects())
+        .map(|o| {
+            let obj = m.object(o)?;
+            Ok(ObjectBytes {
+                descriptor: obj.descriptor().clone(),
+                data: Cow::Borrowed(obj.payload_region()),
+            })
+        })
+        .collect()
 }
 
 /// Opens every file of a read command ([`Archive::open_readable`]), before
@@ -405,25 +443,48 @@ impl Archive {
             .at(&self.label)
     }
 
-    /// Decodes every object of message `i` in stored byte order (hashes verified).
-    pub fn decode_message(&self, i: usize, threads: usize) -> CliResult<Vec<DecodedObject>> {
+    /// Decodes every object of message `i` in stored byte order (hashes
+    /// verified). Objects stored raw are borrowed from the memory map, not
+    /// copied, so a rewrite holds one copy of them (`spec/files.md` §7).
+    pub fn decode_message(&self, i: usize, threads: usize) -> CliResult<Vec<DecodedObject<'_>>> {
         let opts = DecodeOptions::default()
             .native_byte_order(false)
             .threads(threads);
-        self.reader
-            .with_message(i, |m| {
-                m.verify(opts.verify)?;
-                (0..m.num_objects())
-                    .map(|o| {
-                        let obj = m.object(o)?;
-                        Ok(DecodedObject {
-                            descriptor: obj.descriptor().clone(),
-                            data: obj.decode(&opts)?.into_owned(),
-                        })
-                    })
-                    .collect()
-            })
-            .at(&self.label)
+        self.objects_of(i, &opts, decode_all)
+    }
+
+    /// Every object of message `i` as stored (hashes verified), its payload
+    /// borrowed from the memory map, for a rewrite that keeps pipelines.
+    pub fn stored_objects(&self, i: usize) -> CliResult<Vec<ObjectBytes<'_>>> {
+        self.objects_of(i, &DecodeOptions::default(), stored_all)
+    }
+
+    /// `read` on message `i`, parsed where its bytes lie: in the mapping
+    /// (the result borrows from it) or, for other sources, in a buffer
+    /// (the result is copied out of it).
+    fn objects_of(
+        &self,
+        i: usize,
+        opts: &DecodeOptions,
+        read: for<'a> fn(&Message<'a>, &DecodeOptions) -> tgm::Result<Vec<ObjectBytes<'a>>>,
+    ) -> CliResult<Vec<ObjectBytes<'_>>> {
+        let offset = self.spans()[i].offset;
+        let limits = Limits::default();
+        let objects = match self.reader.message_bytes(i).at(&self.label)? {
+            Cow::Borrowed(bytes) => {
+                Message::parse_with(bytes, offset, &limits).and_then(|m| read(&m, opts))
+            }
+            Cow::Owned(bytes) => Message::parse_with(&bytes, offset, &limits)
+                .and_then(|m| read(&m, opts))
+                .map(|objects| {
+                    let own = |o: ObjectBytes<'_>| ObjectBytes {
+                        descriptor: o.descriptor,
+                        data: Cow::Owned(o.data.into_owned()),
+                    };
+                    objects.into_iter().map(own).collect()
+                }),
+        };
+        objects.map_err(|e| e.in_message(i)).at(&self.label)
     }
 
     /// Runs `f` on each object `o` of message `i` for which `want(o)`,

@@ -1,25 +1,108 @@
-//! Re-encoding stored objects into new messages (set, merge, split,
-//! reshuffle) with a check that every object decodes exactly as before.
+//! Re-encoding stored objects into new messages (set, copy --objects,
+//! merge, split, reshuffle), each object keeping its pipeline and values.
+//! Stored payloads are wrapped again without decoding when they carry no
+//! NaN/Inf masks (`spec/format.md` §11.5), so memory stays near the stored
+//! objects; otherwise objects are decoded, re-encoded and checked unchanged.
 
 use tgm::{DecodeOptions, GlobalMetadata};
 
 use crate::error::{CliError, CliResult};
-use crate::input::DecodedObject;
+use crate::input::{Archive, DecodedObject, ObjectBytes};
 use crate::pipeline_args::{rewrite_descriptor, rewrite_options, GlobalArgs};
+
+/// Some objects (by index, ascending) of message `message` of `archive`.
+pub struct Part<'a> {
+    /// The archive.
+    pub archive: &'a Archive,
+    /// The message.
+    pub message: usize,
+    /// The objects taken from it.
+    pub objects: Vec<usize>,
+}
+
+impl<'a> Part<'a> {
+    /// Every one of the `n` objects of message `message`.
+    pub fn all(archive: &'a Archive, message: usize, n: usize) -> Self {
+        Part {
+            archive,
+            message,
+            objects: (0..n).collect(),
+        }
+    }
+}
+
+/// `meta` without the encoder-owned entries, which the encoder writes anew.
+fn caller_owned(meta: &GlobalMetadata) -> GlobalMetadata {
+    let mut meta = meta.clone();
+    meta.reserved.clear();
+    for e in &mut meta.base {
+        e.remove(tgm::metadata::RESERVED_KEY);
+    }
+    meta
+}
+
+/// Whether a stored object carries NaN/Inf masks, which a pre-encoded
+/// payload cannot keep: such objects go through decode and re-encode.
+pub fn has_masks(o: &ObjectBytes<'_>) -> bool {
+    o.descriptor.masks.as_ref().is_some_and(|m| !m.is_empty())
+}
+
+/// Encodes the picked objects of `parts` with `meta` as one buffered
+/// message, every object keeping its pipeline, parameters and values.
+pub fn rewrite(meta: &GlobalMetadata, parts: &[Part<'_>], g: &GlobalArgs) -> CliResult<Vec<u8>> {
+    let mut stored = Vec::new();
+    for p in parts {
+        let objects = p.archive.stored_objects(p.message)?;
+        let picked = objects.into_iter().enumerate();
+        stored.extend(
+            picked
+                .filter(|(o, _)| p.objects.contains(o))
+                .map(|(_, x)| x),
+        );
+    }
+    if !stored.iter().any(has_masks) {
+        return encode_stored(meta, &stored.iter().collect::<Vec<_>>(), g);
+    }
+    drop(stored);
+    let mut decoded = Vec::new();
+    for p in parts {
+        let objects = p.archive.decode_message(p.message, g.threads)?;
+        let picked = objects.into_iter().enumerate();
+        decoded.extend(
+            picked
+                .filter(|(o, _)| p.objects.contains(o))
+                .map(|(_, x)| x),
+        );
+    }
+    encode_same(meta, &decoded.iter().collect::<Vec<_>>(), g)
+}
+
+/// Wraps stored payloads (none with masks, see [`has_masks`]) with `meta`
+/// as one buffered message, without running any pipeline.
+pub fn encode_stored(
+    meta: &GlobalMetadata,
+    stored: &[&ObjectBytes<'_>],
+    g: &GlobalArgs,
+) -> CliResult<Vec<u8>> {
+    let pairs: Vec<_> = stored
+        .iter()
+        .map(|o| (&o.descriptor, &o.data[..]))
+        .collect();
+    Ok(tgm::encode_pre_encoded(
+        &caller_owned(meta),
+        &pairs,
+        &rewrite_options(g)?,
+    )?)
+}
 
 /// Encodes `objects` (decoded in stored byte order) with `meta` as one
 /// buffered message, keeping each object's pipeline and parameters, and
 /// checks that the result decodes to the same bytes.
 pub fn encode_same(
     meta: &GlobalMetadata,
-    objects: &[&DecodedObject],
+    objects: &[&DecodedObject<'_>],
     g: &GlobalArgs,
 ) -> CliResult<Vec<u8>> {
-    let mut meta = meta.clone();
-    meta.reserved.clear();
-    for e in &mut meta.base {
-        e.remove(tgm::metadata::RESERVED_KEY);
-    }
     let descs: Vec<_> = objects
         .iter()
         .map(|o| rewrite_descriptor(&o.descriptor))
@@ -29,10 +112,14 @@ pub fn encode_same(
         .zip(objects)
         .map(|(d, o)| (d, &o.data[..]))
         .collect();
-    let msg = tgm::encode(&meta, &pairs, &rewrite_options(g)?)?;
-    let back = tgm::decode(&msg, &DecodeOptions::default().native_byte_order(false))?;
-    for (i, (new, old)) in back.objects.iter().zip(objects).enumerate() {
-        if new.data != old.data {
+    let msg = tgm::encode(&caller_owned(meta), &pairs, &rewrite_options(g)?)?;
+    drop(pairs);
+    // Object by object, borrowing from `msg` where the pipeline allows, so
+    // that at most one decoded copy is alive besides the originals.
+    let written = tgm::Message::parse(&msg)?;
+    let stored_order = DecodeOptions::default().native_byte_order(false);
+    for (i, old) in objects.iter().enumerate() {
+        if written.object(i)?.decode(&stored_order)?[..] != old.data[..] {
             return Err(CliError::Failed(format!(
                 "object {i}: re-encoding with its stored pipeline would change its values; refusing"
             )));

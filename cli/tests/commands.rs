@@ -644,3 +644,87 @@ fn zstd_without_level_writes_the_reference_default_level() {
         assert_eq!(level, Some(Value::Uint(want)), "{args:?}");
     }
 }
+
+/// Every object's decoded bytes, message by message, and the stored payload
+/// of each unmasked object.
+fn objects_of(path: &std::path::Path) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let f = tgm::TgmFile::open(path).unwrap();
+    let (mut decoded, mut payloads) = (Vec::new(), Vec::new());
+    for mi in 0..f.num_messages() {
+        f.with_message(mi, |m| {
+            for o in 0..m.num_objects() {
+                let obj = m.object(o)?;
+                decoded.push(obj.decode(&Default::default())?.into_owned());
+                if obj.descriptor().masks.is_none() {
+                    payloads.push(obj.payload_region().to_vec());
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    (decoded, payloads)
+}
+
+#[test]
+fn rewrites_keep_compressed_and_masked_objects_exactly() {
+    use tgm::pipeline::PipelineOptions;
+    let d = fixture();
+    let vals: Vec<f64> = (0..4000).map(|i| (i as f64 * 0.01).sin() * 40.0).collect();
+    let mut with_nan = vals.clone();
+    with_nan[17] = f64::NAN;
+    let bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_ne_bytes()).collect() };
+    let mut zstd = tgm::ObjectDescriptor::new(tgm::Dtype::Float64, vec![4000]);
+    zstd.set_pipeline(
+        &tgm::PipelineBuilder::new()
+            .shuffle_element_size(8)
+            .zstd_level(3),
+    );
+    let plain = tgm::ObjectDescriptor::new(tgm::Dtype::Float64, vec![4000]);
+    let mut p = PipelineOptions::default();
+    p.allow_nan = true;
+    let opts = EncodeOptions::new().pipeline(p);
+    let meta = |names: &[&str]| {
+        let entry =
+            |n: &&str| tgm::Map::from_iter([("name".to_string(), Value::Text(n.to_string()))]);
+        GlobalMetadata::with_base(names.iter().map(entry).collect())
+    };
+    let (a, b) = (bytes(&vals), bytes(&with_nan));
+    // One message of stored payloads only, one with a NaN mask.
+    let mut file = tgm::encode(&meta(&["a0"]), &[(&zstd, &a[..])], &opts).unwrap();
+    let masked = [(&zstd, &a[..]), (&plain, &b[..])];
+    file.extend(tgm::encode(&meta(&["a1", "n1"]), &masked, &opts).unwrap());
+    std::fs::write(d.path().join("x.tgm"), &file).unwrap();
+    let (want, payloads) = objects_of(&d.path().join("x.tgm"));
+    assert_eq!(want.len(), 3);
+    assert_eq!(payloads.len(), 2, "the NaN object carries a mask");
+
+    let runs: [&[&str]; 6] = [
+        &["set", "-s", "k=1", "x.tgm", "set.tgm"],
+        &["reshuffle", "x.tgm", "-o", "reshuffle.tgm"],
+        &["merge", "x.tgm", "-o", "merge.tgm"],
+        &["split", "x.tgm", "-o", "split_[index].tgm"],
+        &["copy", "--objects", "name=a1", "x.tgm", "copy_a1.tgm"],
+        &["copy", "--objects", "name=n1", "x.tgm", "copy_n1.tgm"],
+    ];
+    for args in runs {
+        let r = tgm_in(d.path(), args);
+        assert!(r.ok, "{args:?}: {}", r.err);
+    }
+    for out in ["set", "reshuffle", "merge"] {
+        let (got, got_payloads) = objects_of(&d.path().join(format!("{out}.tgm")));
+        assert_eq!(got, want, "{out}: decoded values");
+        assert_eq!(got_payloads, payloads, "{out}: stored payloads");
+    }
+    for (i, w) in want.iter().enumerate() {
+        let (got, _) = objects_of(&d.path().join(format!("split_{i}.tgm")));
+        assert_eq!(&got, std::slice::from_ref(w), "split part {i}");
+    }
+    let (got, got_payloads) = objects_of(&d.path().join("copy_a1.tgm"));
+    assert_eq!(
+        (got, got_payloads),
+        (vec![want[1].clone()], vec![payloads[1].clone()])
+    );
+    let (got, _) = objects_of(&d.path().join("copy_n1.tgm"));
+    assert_eq!(got, vec![want[2].clone()]);
+}

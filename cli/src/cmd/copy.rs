@@ -2,6 +2,7 @@
 //! into files named by metadata values; with `--objects`, messages keep
 //! only the selected objects (re-encoded with their stored pipelines).
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,7 @@ use crate::fmt::cell;
 use crate::input::Archive;
 use crate::output::{is_dash, FileSet, Sink};
 use crate::pipeline_args::GlobalArgs;
-use crate::rewrite::encode_same;
+use crate::rewrite::{rewrite, Part};
 use crate::where_clause::{SelectArgs, Selection};
 
 /// Arguments of `tgm copy`.
@@ -65,30 +66,37 @@ pub fn expand(template: &str, meta: &GlobalMetadata, num_objects: usize) -> CliR
     Ok(out)
 }
 
+/// A selected message: its metadata, object count and bytes.
+type Selected<'f> = (GlobalMetadata, usize, Cow<'f, [u8]>);
+
 /// Message `mi` as selected (its metadata, object count and bytes):
-/// verbatim when whole, its selected objects re-encoded when only some
+/// verbatim (borrowed from the archive's mapping) when whole, its selected objects re-encoded when only some
 /// are, `None` when none.
-fn selected_message(
-    f: &Archive,
+fn selected_message<'f>(
+    f: &'f Archive,
     mi: usize,
     sel: &Selection,
     g: &GlobalArgs,
-) -> CliResult<Option<(GlobalMetadata, usize, Vec<u8>)>> {
+) -> CliResult<Option<Selected<'f>>> {
     let (meta, descs) = f.header(mi)?;
     if sel.whole(&meta, descs.len()) {
-        return Ok(Some((meta, descs.len(), f.message_bytes(mi)?.into_owned())));
+        return Ok(Some((meta, descs.len(), f.message_bytes(mi)?)));
     }
     let keep = sel.objects(&meta, descs.len());
     if keep.is_empty() {
         return Ok(None);
     }
-    let objects = f.decode_message(mi, g.threads)?;
     let mut sub = GlobalMetadata::with_base(keep.iter().map(|&o| meta.base[o].clone()).collect());
     sub.extra = meta.extra.clone();
-    let refs: Vec<_> = keep.iter().map(|&o| &objects[o]).collect();
-    let msg = encode_same(&sub, &refs, g)
+    let n = keep.len();
+    let part = Part {
+        archive: f,
+        message: mi,
+        objects: keep,
+    };
+    let msg = rewrite(&sub, &[part], g)
         .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?;
-    Ok(Some((sub, keep.len(), msg)))
+    Ok(Some((sub, n, Cow::Owned(msg))))
 }
 
 /// Runs `tgm copy`. All outputs appear together when every message is written.

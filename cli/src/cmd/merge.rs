@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use tgm::GlobalMetadata;
 
 use crate::error::{usage, CliError, CliResult};
-use crate::input::{Archive, DecodedObject};
+use crate::input::Archive;
 use crate::output::Sink;
 use crate::pipeline_args::GlobalArgs;
-use crate::rewrite::encode_same;
+use crate::rewrite::{rewrite, Part};
 
 /// What to do when two messages' `_extra_` sections disagree on a key.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,9 +46,15 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     let mut sink = Sink::open(&a.output, &inputs, a.force)?;
     let mut meta = GlobalMetadata::default();
-    let mut objects: Vec<DecodedObject> = Vec::new();
-    for path in &a.inputs {
-        let f = Archive::open(path)?;
+    // Every input stays open, so that objects stored raw are borrowed from
+    // their mappings rather than copied.
+    let archives = a
+        .inputs
+        .iter()
+        .map(|p| Archive::open(p))
+        .collect::<CliResult<Vec<_>>>()?;
+    let mut parts = Vec::new();
+    for (path, f) in a.inputs.iter().zip(&archives) {
         for mi in 0..f.len() {
             let (m, descs) = f.header(mi)?;
             let mut base = m.base.clone();
@@ -74,13 +80,12 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
                     },
                 }
             }
-            objects.extend(f.decode_message(mi, g.threads)?);
+            parts.push(Part::all(f, mi, descs.len()));
         }
     }
-    if objects.is_empty() && meta.extra.is_empty() {
+    if meta.base.is_empty() && meta.extra.is_empty() {
         return Err(usage("the inputs hold no message"));
     }
-    let refs: Vec<_> = objects.iter().collect();
-    sink.write_all(&encode_same(&meta, &refs, g)?)?;
+    sink.write_all(&rewrite(&meta, &parts, g)?)?;
     sink.finish()
 }

@@ -7,7 +7,7 @@ use crate::error::CliResult;
 use crate::input::Archive;
 use crate::output::Sink;
 use crate::pipeline_args::GlobalArgs;
-use crate::rewrite::encode_same;
+use crate::rewrite::{rewrite, Part};
 
 /// Arguments of `tgm reshuffle`.
 #[derive(clap::Args)]
@@ -30,10 +30,8 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let f = Archive::open(&a.input)?;
     let mut sink = Sink::open(&a.output, &[&a.input], a.force)?;
     for mi in 0..f.len() {
-        let (meta, _) = f.header(mi)?;
-        let objects = f.decode_message(mi, g.threads)?;
-        let refs: Vec<_> = objects.iter().collect();
-        sink.write_all(&encode_same(&meta, &refs, g)?)?;
+        let (meta, descs) = f.header(mi)?;
+        sink.write_all(&rewrite(&meta, &[Part::all(&f, mi, descs.len())], g)?)?;
     }
     sink.finish()
 }

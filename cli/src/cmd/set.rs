@@ -7,7 +7,7 @@ use crate::input::Archive;
 use crate::meta_args::{apply, parse_assignment, split_list};
 use crate::output::Sink;
 use crate::pipeline_args::GlobalArgs;
-use crate::rewrite::encode_same;
+use crate::rewrite::{rewrite, Part};
 use crate::where_clause::{SelectArgs, Selection};
 
 /// Arguments of `tgm set`.
@@ -69,9 +69,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
                 *slot = b.clone();
             }
         }
-        let objects = f.decode_message(mi, g.threads)?;
-        let refs: Vec<_> = objects.iter().collect();
-        let msg = encode_same(&meta, &refs, g)
+        let msg = rewrite(&meta, &[Part::all(&f, mi, n)], g)
             .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?;
         sink.write_all(&msg)?;
     }

@@ -9,7 +9,7 @@ use crate::error::{usage, CliResult, WithPath};
 use crate::input::Archive;
 use crate::output::FileSet;
 use crate::pipeline_args::GlobalArgs;
-use crate::rewrite::encode_same;
+use crate::rewrite::{encode_same, encode_stored, has_masks};
 
 /// Arguments of `tgm split`.
 #[derive(clap::Args)]
@@ -34,8 +34,13 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let mut index = 0usize;
     for mi in 0..f.len() {
         let (meta, _) = f.header(mi)?;
-        let objects = f.decode_message(mi, g.threads)?;
-        for (oi, obj) in objects.iter().enumerate() {
+        // Stored payloads are wrapped again; with masks, objects are decoded once.
+        let stored = f.stored_objects(mi)?;
+        let decoded = match stored.iter().any(has_masks) {
+            true => Some(f.decode_message(mi, g.threads)?),
+            false => None,
+        };
+        for (oi, obj) in stored.iter().enumerate() {
             if index > 0 && !a.output.contains("[index]") {
                 return Err(usage(
                     "the input has more than one object: put [index] in the output name",
@@ -44,7 +49,10 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             let mut one =
                 GlobalMetadata::with_base(meta.base.get(oi).cloned().into_iter().collect());
             one.extra = meta.extra.clone();
-            let msg = encode_same(&one, &[obj], g)?;
+            let msg = match &decoded {
+                Some(d) => encode_same(&one, &[&d[oi]], g)?,
+                None => encode_stored(&one, &[obj], g)?,
+            };
             let name = PathBuf::from(a.output.replace("[index]", &index.to_string()));
             set.create(&name, &[Path::new(&a.input)], a.force)?
                 .write_all(&msg)

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Peak resident memory of the tgm commands on one large float64 object.
+#
+# Builds the release `tgm`, writes a float64 .npy of TGM_MEM_MIB MiB
+# (default 1024), runs each command under `/usr/bin/time -v` and prints a
+# Markdown table: command, pipeline, peak RSS, ratio to the object, and
+# whether it is within the bound of issue 25 (1.3 x object + 64 MiB), with
+# the sizes of the input and the output.
+# Not a test: the README's memory table is pasted from its output.
+#
+#   benches/memory.sh                  # 1 GiB object
+#   TGM_MEM_MIB=256 benches/memory.sh  # quick run
+#
+# Needs python3 with NumPy (to write the input) and GNU time. Scratch files
+# go to a temporary directory (TGM_MEM_DIR to choose it), removed at exit.
+set -euo pipefail
+
+mib=${TGM_MEM_MIB:-1024}
+case $mib in '' | *[!0-9]*) echo "TGM_MEM_MIB must be a whole number of MiB" >&2; exit 2 ;; esac
+[ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
+tgm="$root/target/release/tgm"
+
+dir=$(mktemp -d "${TGM_MEM_DIR:-${TMPDIR:-/tmp}}/tgm-memory.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+python3 - "$mib" <<'EOF'
+import sys
+import numpy as np
+n = int(sys.argv[1]) * (1 << 20) // 8
+side = int(n ** 0.5)
+rows = n // side
+a = np.lib.format.open_memmap("a.npy", mode="w+", dtype="<f8", shape=(rows, side))
+step = max(1, rows // 64)
+for r in range(0, rows, step):
+    block = np.arange(r * side, min(rows, r + step) * side, dtype="<f8")
+    a[r:r + step] = (np.sin(block * 1e-4) * 40.0 + 273.15).reshape(-1, side)
+a.flush()
+EOF
+object=$(python3 -c "import numpy as np; a = np.load('a.npy', mmap_mode='r'); print(a.nbytes)")
+
+sp16=(--encoding simple_packing --bits 16)
+bound=$(( object * 13 / 10 + (64 << 20) ))
+echo "object: $object bytes ($(( object >> 20 )) MiB), bound: $(( bound >> 20 )) MiB" >&2
+echo
+echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
+echo "|---|---|---:|---:|---:|---:|---|"
+
+# measure LABEL PIPELINE INPUT -- tgm arguments...
+measure() {
+    local label=$1 pipeline=$2 input=$3
+    shift 4
+    rm -rf out out.tgm out_*.tgm
+    if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
+        echo "| \`$label\` | $pipeline | | | failed: $(tail -n1 err.txt) | | |"
+        return
+    fi
+    local kib rss in out
+    kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' time.txt)
+    rss=$(( kib * 1024 ))
+    in=$(du -sb "$input" | cut -f1)
+    out=$( (du -cb out out.tgm out_*.tgm 2>/dev/null || true) | tail -n1 | cut -f1)
+    awk -v l="$label" -v p="$pipeline" -v i="$in" -v x="$out" -v r="$rss" -v o="$object" -v b="$bound" 'BEGIN {
+        m = 1048576
+        printf "| `%s` | %s | %.0f | %.0f | %.0f | %.2f | %s |\n", l, p, i / m, x / m, r / m, r / o, (r <= b ? "yes" : "**no**")
+    }'
+}
+
+measure "import" "none" a.npy -- import a.npy -o out.tgm
+measure "import" "sp16+szip" a.npy -- import a.npy -o out.tgm "${sp16[@]}" --compression szip
+measure "import" "zstd" a.npy -- import a.npy -o out.tgm --compression zstd
+measure "import" "lz4" a.npy -- import a.npy -o out.tgm --compression lz4
+"$tgm" import a.npy -o none.tgm 2>/dev/null
+"$tgm" import a.npy -o sp16.tgm "${sp16[@]}" 2>/dev/null
+"$tgm" import a.npy -o zstd.tgm --compression zstd 2>/dev/null
+measure "recompress" "none → none" none.tgm -- recompress none.tgm out.tgm
+measure "recompress" "none → sp16+szip" none.tgm -- recompress none.tgm out.tgm "${sp16[@]}" --compression szip
+measure "recompress" "sp16 → lz4" sp16.tgm -- recompress sp16.tgm out.tgm --compression lz4
+measure "recompress" "zstd → none" zstd.tgm -- recompress zstd.tgm out.tgm
+measure "set" "none" none.tgm -- set -s mars.param=130 none.tgm out.tgm
+measure "set" "zstd" zstd.tgm -- set -s mars.param=130 zstd.tgm out.tgm
+measure "copy" "none" none.tgm -- copy none.tgm out.tgm
+measure "copy --objects" "zstd (whole message, verbatim)" zstd.tgm -- copy --objects name=a zstd.tgm out.tgm
+measure "merge" "none" none.tgm -- merge none.tgm -o out.tgm
+measure "split" "zstd" zstd.tgm -- split zstd.tgm -o 'out_[index].tgm'
+measure "reshuffle" "none" none.tgm -- reshuffle none.tgm -o out.tgm
+measure "export" "none" none.tgm -- export none.tgm -o out
+measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
