@@ -16,6 +16,7 @@ pub mod limits;
 pub mod metadata;
 pub mod npy;
 pub mod pipeline;
+pub mod pipeline_spec;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod stats;
@@ -38,7 +39,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use file::TgmFile;
 pub use limits::Limits;
 pub use metadata::{GlobalMetadata, Provenance};
-pub use pipeline::{Pipeline, PipelineBuilder};
+pub use pipeline::PipelineBuilder;
+pub use pipeline_spec::PipelineSpec;
 pub use stream::StreamingEncoder;
 pub use validate::{validate, validate_file};
 pub use wire::scan::{scan, MessageSpan};
