@@ -63,11 +63,13 @@ pub mod __fuzz {
     }
 
     /// lz4, called directly.
+    #[cfg(feature = "lz4")]
     pub mod lz4_codec {
         pub use crate::pipeline::lz4_codec::{lz4_compress, lz4_decompress, lz4_decompress_into};
     }
 
     /// zstd, called directly.
+    #[cfg(feature = "zstd")]
     pub mod zstd_codec {
         pub use crate::pipeline::zstd_codec::{
             zstd_compress, zstd_decompress, zstd_decompress_into,

@@ -5,10 +5,14 @@
 use std::borrow::Cow;
 
 #[cfg(feature = "szip")]
+use super::codec::Params;
+use super::codec::StageKind;
+#[cfg(feature = "szip")]
 use super::codec::{Codec, PieceRun, RangeInput, StageContext, StagePlan};
-use super::codec::{Params, StageKind};
 use super::registry::{BuildFn, CodecEntry};
+#[cfg(feature = "szip")]
 use crate::cbor::Value;
+#[cfg(feature = "szip")]
 use crate::error::{Error, Result};
 #[cfg(feature = "szip")]
 pub use coder::coder_params_of;
