@@ -4,7 +4,8 @@
 # (PyPI), unpacked under $TGM_CI_CACHE/medical-samples (target/ outside
 # .ci/run) and converted by
 # `cargo test -p tgm-cli --test medical_samples` in debug and release.
-# Nothing downloaded here is committed.
+# Nothing downloaded here is committed. A virtual environment there holds
+# pydicom and nibabel for the strict re-reading checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,28 @@ PY
 fi
 echo "samples: $(ls "$dir/nibabel" | wc -l) NIfTI, $(ls "$dir/pydicom" | wc -l) DICOM in $dir"
 
+# The independent readers the tests compare with: nibabel (qform,
+# extensions) and pydicom with pylibjpeg-libjpeg (JPEG-LS decoding).
+venv="$dir/pyenv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet nibabel pydicom pylibjpeg pylibjpeg-libjpeg
+export TGM_MEDICAL_PYTHON="$venv/bin/python"
+
 export TGM_MEDICAL_SAMPLES="$dir"
+
+# pydicom (strict validation) and nibabel check what to-dicom and to-nifti
+# write: medical_geometry and medical_pixel_modules skip those checks
+# without TGM_MEDICAL_PYTHON.
+venv="$dir/venv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q pydicom nibabel numpy
+export TGM_MEDICAL_PYTHON="$venv/bin/python"
+cargo test -p tgm-cli --test medical_geometry --test medical_pixel_modules
 cargo test -p tgm-cli --test medical_samples -- --nocapture
+# Again with nibabel at hand: it reads the extensions to-nifti writes.
+cargo test -p tgm-cli --test medical_nifti header_extensions -- --nocapture
 cargo test -p tgm-cli --release --test medical_samples -- --nocapture

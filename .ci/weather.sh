@@ -2,7 +2,8 @@
 # Weather-data converters: installs ecCodes (Debian libeccodes-dev,
 # libeccodes-tools, libeccodes-data) and netCDF-C (libnetcdf-dev, netcdf-bin)
 # when missing, then runs the GRIB and NetCDF tests of the command-line tool
-# with its `grib` and `netcdf` features, in debug and release.
+# with its `grib` and `netcdf` features, in debug and release, and replays
+# the weather fuzz corpora and regression files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +30,5 @@ for profile in "" "--release"; do
     cargo test $profile -p tgm-cli --features "$features" \
         --test grib_roundtrip --test netcdf_roundtrip
     # shellcheck disable=SC2086
-    cargo test $profile -p tgm-convert --features "$features" --lib
+    cargo test $profile -p tgm-convert --features "$features" --lib --test weather_fuzz_replay
 done

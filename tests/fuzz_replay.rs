@@ -11,9 +11,13 @@ use std::time::{Duration, Instant};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, HashPolicy, ObjectDescriptor};
 
-/// Targets of the medical converters (`fuzz/src/medical.rs`), which need
-/// `tgm-convert`: replayed by `convert/tests/fuzz_replay.rs` instead.
-const MEDICAL: &str = "medical_";
+/// Targets of the converters (`fuzz/src/medical.rs`, `fuzz/src/weather.rs`),
+/// which need `tgm-convert`: replayed by `convert/tests/` instead.
+const CONVERTERS: [&str; 2] = ["medical_", "weather_"];
+
+fn is_converter(name: &str) -> bool {
+    CONVERTERS.iter().any(|p| name.starts_with(p))
+}
 
 /// No committed input may take longer than this (the CI fuzzer's timeout is 10 s).
 const SLOW: Duration = Duration::from_secs(5);
@@ -57,7 +61,7 @@ fn corpora_and_regressions_replay_cleanly() {
     for f in files(&root.join("testdata/regress")) {
         let file = f.file_name().unwrap().to_str().unwrap().to_string();
         let name = file.split('-').next().unwrap();
-        if name.starts_with(MEDICAL) {
+        if is_converter(name) {
             continue;
         }
         replay(name, &f);
@@ -69,7 +73,7 @@ fn every_corpus_directory_is_a_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
     for dir in std::fs::read_dir(root).unwrap() {
         let name = dir.unwrap().file_name().into_string().unwrap();
-        if name.starts_with(MEDICAL) {
+        if is_converter(&name) {
             continue;
         }
         assert!(

@@ -63,7 +63,8 @@ pub fn run(a: Args) -> CliResult {
 pub struct ToArgs {
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
-    /// Output directory (not `-`); slice files are named slice_NNNNN.dcm.
+    /// Output directory (not `-`); slice files are named slice_NNNNN.dcm
+    /// (an RT Dose grid is one multi-frame file, slice_00000.dcm).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Replace slice files that exist.

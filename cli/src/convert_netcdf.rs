@@ -8,11 +8,13 @@ use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, ObjectDescriptor};
 
 use crate::error::CliResult;
-use crate::output::write_file;
+use crate::output::Sink;
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
 use crate::spool::{no_suffix, Inputs};
-use tgm_convert::weather::netcdf::{convert_file, ConvertOptions, NcMessage, SplitBy};
+use tgm_convert::weather::netcdf::{
+    convert_file_each, ConvertOptions, NcMessage, NetcdfError, SplitBy,
+};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  tgm convert-netcdf t2m.nc -o t2m.tgm\n  \
@@ -71,11 +73,33 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         .map(|m| m.len())
         .sum();
     let bar = bytes_bar(total, "convert-netcdf");
-    let mut out = Vec::new();
-    let (mut messages, mut objects) = (0usize, 0usize);
+    let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    // Each message is encoded and written as soon as it is converted, so
+    // that one message (one record with --split-by record) is held at a
+    // time; the output file appears only when all are written.
+    let mut sink = Sink::open(&a.output, &inputs, a.force)?;
+    let (mut messages, mut objects, mut bytes) = (0usize, 0usize, 0u64);
     for path in spooled.paths() {
-        let converted = convert_file(path, &convert).map_err(|e| spooled.relabel(e.to_string()))?;
-        for (name, why) in &converted.skipped {
+        let mut failed = None;
+        let mut write = |msg: NcMessage| {
+            objects += msg.objects.len();
+            let done = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)
+                .and_then(|b| {
+                    bytes += b.len() as u64;
+                    sink.write_all(&b)
+                });
+            done.map_err(|e| {
+                failed = Some(spooled.relabel_err(e));
+                NetcdfError::Invalid(String::new())
+            })?;
+            messages += 1;
+            Ok(())
+        };
+        let skipped = match convert_file_each(path, &convert, &mut write) {
+            Ok(s) => s,
+            Err(e) => return Err(failed.unwrap_or_else(|| spooled.relabel(e.to_string()).into())),
+        };
+        for (name, why) in &skipped {
             note!(
                 "{}",
                 spooled.relabel(format!(
@@ -84,21 +108,12 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
                 ))
             );
         }
-        for msg in converted.messages {
-            objects += msg.objects.len();
-            let bytes = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)
-                .map_err(|e| spooled.relabel_err(e))?;
-            out.extend_from_slice(&bytes);
-            messages += 1;
-        }
         bar.inc(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
     }
     bar.finish_and_clear();
-    let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
-    write_file(&a.output, &inputs, &out, a.force)?;
+    sink.finish()?;
     note!(
-        "wrote {messages} message(s), {objects} object(s), {} bytes, to {}",
-        out.len(),
+        "wrote {messages} message(s), {objects} object(s), {bytes} bytes, to {}",
         a.output.display()
     );
     Ok(())

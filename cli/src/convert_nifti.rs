@@ -31,6 +31,10 @@ pub struct ConvertArgs {
     pub byte_order: ByteOrderChoice,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
+    /// Most bytes a .nii.gz may inflate to (default: 64 × its size + 256 MiB),
+    /// so that a small file announcing a huge volume is refused before inflating.
+    #[arg(long)]
+    pub max_decoded_bytes: Option<u64>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
@@ -44,6 +48,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
         a.mask.as_deref(),
         &a.pipeline,
         a.byte_order,
+        a.max_decoded_bytes,
     )
     .map_err(|e| spooled.relabel(e.to_string()))?;
     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();

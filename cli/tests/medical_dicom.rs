@@ -3,7 +3,6 @@
 #![cfg(feature = "dicom")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use dicom_core::value::{PixelFragmentSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
@@ -13,6 +12,7 @@ use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype};
 
 mod medical_common;
+use medical_common::{s, tgm};
 
 const IMPLICIT_LE: &str = "1.2.840.10008.1.2";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
@@ -22,21 +22,6 @@ const RLE_LOSSLESS: &str = "1.2.840.10008.1.2.5";
 const DEFLATED_LE: &str = "1.2.840.10008.1.2.1.99";
 const JPEG_LS: &str = "1.2.840.10008.1.2.4.80";
 const CT_STORAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
-
-fn tgm(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Identifying attributes written into every generated slice, with the
 /// keyword the metadata uses.

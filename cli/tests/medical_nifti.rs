@@ -12,6 +12,9 @@ use std::process::Command;
 use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype};
 
+mod medical_common;
+use medical_common::tgm_limited;
+
 fn tgm(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
         .args(args)
@@ -661,4 +664,305 @@ fn hostile_nifti2_headers_are_clear_errors() {
     std::fs::write(&p, &build_nii2(2, 8, &[4], false, &[0; 4])[..400]).unwrap();
     let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
     assert!(!ok && err.contains("NIfTI-2 header"), "{err}");
+}
+
+/// One gzip member holding `bytes`.
+fn member(bytes: &[u8]) -> Vec<u8> {
+    gz(bytes)
+}
+
+/// `nii` with header extensions `(ecode, content)` inserted after the
+/// header: extension flag 1, `vox_offset` moved past them.
+fn with_extensions(nii: &[u8], big: bool, exts: &[(i32, &[u8])]) -> Vec<u8> {
+    let order = |v: [u8; 4]| {
+        let mut v = v;
+        if big {
+            v.reverse();
+        }
+        v
+    };
+    let mut region = vec![1u8, 0, 0, 0];
+    for (code, data) in exts {
+        region.extend(order(((data.len() + 8) as i32).to_le_bytes()));
+        region.extend(order(code.to_le_bytes()));
+        region.extend_from_slice(data);
+    }
+    let mut out = nii[..348].to_vec();
+    out[108..112].copy_from_slice(&order(((348 + region.len()) as f32).to_le_bytes()));
+    out.extend(region);
+    out.extend_from_slice(&nii[352..]);
+    out
+}
+
+fn inflate(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut out).unwrap();
+    out
+}
+
+#[test]
+fn every_gzip_member_is_read_and_trailing_bytes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    let (_, _, data) = values(16, 60, false);
+    let good = build_nii(&Spec::new(16, 32, &[3, 4, 5], false), &data);
+
+    // bgzip/pigz style: members split anywhere, an empty one at the end.
+    let p = dir.path().join("members.nii.gz");
+    let mut z = member(&good[..100]);
+    z.extend(member(&good[100..400]));
+    z.extend(member(&good[400..]));
+    z.extend(member(&[]));
+    std::fs::write(&p, &z).unwrap();
+    let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert!(ok, "{err}");
+    assert_eq!(decode_file(&out).objects[0].data, data);
+    std::fs::remove_file(&out).unwrap();
+
+    for (name, tail) in [("zeros", &[0u8; 8][..]), ("text", b"trailing")] {
+        let p = dir.path().join(format!("{name}.nii.gz"));
+        let mut z = gz(&good);
+        z.extend_from_slice(tail);
+        std::fs::write(&p, &z).unwrap();
+        let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+        assert!(!ok && err.contains(s(&p)), "{err}");
+        assert!(err.contains("trailing bytes after gzip member 1"), "{err}");
+        assert!(!out.exists());
+    }
+    // A corrupt second member.
+    let p = dir.path().join("corrupt.nii.gz");
+    let mut z = member(&good[..200]);
+    let mut second = member(&good[200..]);
+    let n = second.len();
+    second[n - 6] ^= 0xff; // its CRC
+    z.extend(second);
+    std::fs::write(&p, &z).unwrap();
+    let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert!(!ok && err.contains(s(&p)), "{err}");
+}
+
+/// A `.nii.gz` of about 3 MB holding 3 GiB of zeros in 3072 members:
+/// the header claims `claim_mib` MiB of uint8 voxels.
+fn bomb(claim_mib: u16) -> Vec<u8> {
+    let nii = build_nii(&Spec::new(2, 8, &[1024, 1024, claim_mib], false), &[]);
+    let mut z = member(&nii);
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let zeros = enc.finish().unwrap();
+    for _ in 0..3072 {
+        z.extend_from_slice(&zeros);
+    }
+    z
+}
+
+#[test]
+fn a_gzip_bomb_is_refused_with_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    // The header claims the whole 3 GiB: refused before inflating, beyond
+    // the default budget (64 x 3 MB + 256 MiB).
+    let p = dir.path().join("claims3g.nii.gz");
+    let z = bomb(3072);
+    assert!(z.len() < 4 << 20, "{}", z.len());
+    std::fs::write(&p, &z).unwrap();
+    let (code, err) = tgm_limited(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(s(&p)) && err.contains("--max-decoded-bytes"),
+        "{err}"
+    );
+    // Allowed by the option, it still cannot take more memory than the
+    // process has: a clean error, not an abort.
+    let (code, err) = tgm_limited(&[
+        "convert-nifti",
+        s(&p),
+        "-o",
+        s(&out),
+        "--max-decoded-bytes",
+        "4000000000",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(s(&p)) && err.contains("cannot allocate"),
+        "{err}"
+    );
+    // The header claims 64 MiB: inflation stops one byte past it.
+    let p = dir.path().join("claims64m.nii.gz");
+    std::fs::write(&p, bomb(64)).unwrap();
+    let (code, err) = tgm_limited(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("data after the 67108864 bytes"), "{err}");
+    assert!(!out.exists());
+}
+
+const EXT1: &[u8] = b"extcomment1\0\0\0\0\0\0\0\0\0\0\0\0\0";
+const EXT2: &[u8] = b"extlongcomment2\0\0\0\0\0\0\0\0\0";
+
+#[test]
+fn header_extensions_come_back_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    for big in [false, true] {
+        let (_, _, data) = values(4, 60, big);
+        let plain = build_nii(&Spec::new(4, 16, &[3, 4, 5], big), &data);
+        let nii = with_extensions(&plain, big, &[(6, EXT1), (4, EXT2)]);
+        let input = dir.path().join(format!("ext_{big}.nii.gz"));
+        std::fs::write(&input, gz(&nii)).unwrap();
+        let t = dir.path().join(format!("ext_{big}.tgm"));
+        let (ok, err) = tgm(&["convert-nifti", s(&input), "-o", s(&t)]);
+        assert!(ok, "{err}");
+        let msg = decode_file(&t);
+        let exts = msg.metadata.base[0]
+            .get("nifti")
+            .unwrap()
+            .get("extensions")
+            .unwrap()
+            .as_array()
+            .unwrap();
+        assert_eq!(exts.len(), 2);
+        for (e, (code, bytes)) in exts.iter().zip([(6, EXT1), (4, EXT2)]) {
+            assert_eq!(e.get("code").unwrap().as_i64(), Some(code));
+            assert_eq!(
+                e.get("size").unwrap().as_u64(),
+                Some(bytes.len() as u64 + 8)
+            );
+            assert_eq!(e.get("data"), Some(&Value::Bytes(bytes.to_vec())));
+        }
+        let back = dir.path().join(format!("back_{big}.nii.gz"));
+        let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&back)]);
+        assert!(ok, "{err}");
+        assert_eq!(inflate(&std::fs::read(&back).unwrap()), nii, "big {big}");
+
+        // Stored little-endian: the extensions' integers follow the output.
+        let t = dir.path().join(format!("le_{big}.tgm"));
+        let args = [
+            "convert-nifti",
+            s(&input),
+            "-o",
+            s(&t),
+            "--byte-order",
+            "little",
+        ];
+        assert!(tgm(&args).0);
+        let back = dir.path().join(format!("le_{big}.nii"));
+        assert!(tgm(&["to-nifti", s(&t), "-o", s(&back)]).0);
+        let (_, _, le) = values(4, 60, false);
+        let want = with_extensions(
+            &build_nii(&Spec::new(4, 16, &[3, 4, 5], false), &le),
+            false,
+            &[(6, EXT1), (4, EXT2)],
+        );
+        assert_eq!(std::fs::read(&back).unwrap(), want, "big {big} to little");
+        nibabel_sees_extensions(&back, &[(6, EXT1), (4, EXT2)]);
+    }
+}
+
+/// nibabel reads the extensions `to-nifti` wrote (`TGM_MEDICAL_PYTHON` or
+/// python3; skipped when nibabel is not installed).
+fn nibabel_sees_extensions(path: &Path, want: &[(i32, &[u8])]) {
+    let script = "import sys, nibabel\n\
+        h = nibabel.load(sys.argv[1]).header\n\
+        for e in h.extensions: print(e.get_code(), e.get_content().hex())";
+    let py = std::env::var("TGM_MEDICAL_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = match Command::new(&py).args(["-c", script, s(path)]).output() {
+        Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named 'nibabel'") => {
+            eprintln!("skipped the nibabel check: nibabel is not installed");
+            return;
+        }
+        other => panic!("nibabel failed on {}: {other:?}", path.display()),
+    };
+    let got: Vec<String> = out.lines().map(str::to_string).collect();
+    let want: Vec<String> = want
+        .iter()
+        .map(|(c, d)| {
+            // nibabel's get_content() drops the NUL padding.
+            let end = d.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            let hex: String = d[..end].iter().map(|b| format!("{b:02x}")).collect();
+            format!("{c} {hex}")
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn bytes_outside_any_extension_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tgm");
+    let (_, _, data) = values(4, 60, false);
+    let plain = build_nii(&Spec::new(4, 16, &[3, 4, 5], false), &data);
+    // Flag 0 but a non-zero byte before vox_offset.
+    let mut nii = with_extensions(&plain, false, &[(6, EXT1)]);
+    nii[348] = 0;
+    let p = dir.path().join("stray.nii");
+    std::fs::write(&p, &nii).unwrap();
+    let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert!(
+        !ok && err.contains(s(&p)) && err.contains("would be lost"),
+        "{err}"
+    );
+    // An esize running past vox_offset.
+    let mut nii = with_extensions(&plain, false, &[(6, EXT1)]);
+    nii[352] = 64;
+    let p = dir.path().join("esize.nii");
+    std::fs::write(&p, &nii).unwrap();
+    let (ok, err) = tgm(&["convert-nifti", s(&p), "-o", s(&out)]);
+    assert!(!ok && err.contains("esize 64"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn non_finite_scaling_is_kept_and_shown_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, data) = values(4, 60, false);
+    let odd_nan = f32::from_bits(0x7fc0_0001);
+    for (slope, inter, slope_json, inter_json, applies) in [
+        (f32::NAN, f32::INFINITY, "\"NaN\"", "\"Infinity\"", false),
+        (
+            odd_nan,
+            f32::NEG_INFINITY,
+            "\"NaN:0x7fc00001\"",
+            "\"-Infinity\"",
+            false,
+        ),
+        (0.0, 7.0, "0.0", "7.0", false),
+        (2.0, f32::NAN, "2.0", "\"NaN\"", true),
+    ] {
+        let mut spec = Spec::new(4, 16, &[3, 4, 5], false);
+        spec.scl = (slope, inter);
+        let nii = build_nii(&spec, &data);
+        let input = dir.path().join(format!("scl_{slope_json}.nii"));
+        std::fs::write(&input, &nii).unwrap();
+        let t = dir.path().join("scl.tgm");
+        let (ok, err) = tgm(&["convert-nifti", s(&input), "-o", s(&t), "--force"]);
+        assert!(ok, "{err}");
+        let dump = Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .args(["dump", "-j", s(&t)])
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&dump.stdout).unwrap();
+        let text = json.to_string();
+        let nifti = find_key(&json, "nifti").unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(nifti["scl_slope"].to_string(), slope_json, "{text}");
+        assert_eq!(nifti["scl_inter"].to_string(), inter_json, "{text}");
+        assert_eq!(nifti["scl_applies"], serde_json::Value::Bool(applies));
+        let back = dir.path().join("scl_back.nii");
+        let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&back), "--force"]);
+        assert!(ok, "{err}");
+        assert_eq!(
+            std::fs::read(&back).unwrap(),
+            nii,
+            "{slope_json} {inter_json}"
+        );
+    }
+}
+
+/// The first value under `key` anywhere in a JSON document.
+fn find_key<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) => m
+            .get(key)
+            .or_else(|| m.values().find_map(|x| find_key(x, key))),
+        serde_json::Value::Array(a) => a.iter().find_map(|x| find_key(x, key)),
+        _ => None,
+    }
 }

@@ -174,6 +174,12 @@ fn nibabel_samples_convert_with_the_same_voxels_and_round_trip() {
             same_voxels(&again, &want, obj.descriptor.dtype, big),
             "{name}: voxels after to-nifti"
         );
+        // Header extensions come back byte for byte.
+        let (orig, again) = (read_maybe_gz(path), read_maybe_gz(&back));
+        let (ra, rb) = (extension_region(&orig), extension_region(&again));
+        if ra[0] != 0 {
+            assert_eq!(ra, rb, "{name}: header extensions after to-nifti");
+        }
         let t2 = dir.path().join(format!("again_{name}.tgm"));
         assert_eq!(tgm(&["convert-nifti", s(&back), "-o", s(&t2)]).0, 0);
         let meta2 = decode(&t2).metadata.base[0].get("nifti").unwrap().clone();
@@ -192,9 +198,118 @@ fn nibabel_samples_convert_with_the_same_voxels_and_round_trip() {
     );
 }
 
+/// The bytes from a single-file NIfTI image's header end to its
+/// `vox_offset`: the extension flag and the extensions.
+fn extension_region(b: &[u8]) -> &[u8] {
+    let lead: [u8; 4] = b[..4].try_into().unwrap();
+    let big = i32::from_be_bytes(lead) == 348 || i32::from_be_bytes(lead) == 540;
+    let at = |o: usize, n: usize| {
+        let mut v = b[o..o + n].to_vec();
+        if big {
+            v.reverse();
+        }
+        v
+    };
+    let (start, end) = if i32::from_le_bytes(lead) == 540 || i32::from_be_bytes(lead) == 540 {
+        (
+            540,
+            i64::from_le_bytes(at(168, 8).try_into().unwrap()) as usize,
+        )
+    } else {
+        (
+            348,
+            f32::from_le_bytes(at(108, 4).try_into().unwrap()) as usize,
+        )
+    };
+    &b[start..end]
+}
+
+/// The Python that runs the nibabel and pydicom checks:
+/// `TGM_MEDICAL_PYTHON` (`.ci/medical.sh` sets up a virtual environment)
+/// or `python3`; `None`, with a message, when it lacks `modules`.
+fn python_with(modules: &str) -> Option<String> {
+    let py = std::env::var("TGM_MEDICAL_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&py)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: {py} cannot import {modules} (bash .ci/medical.sh installs them)");
+    }
+    ok.then_some(py)
+}
+
+/// Runs `script` with `args` under `py`: its standard output.
+fn run_python(py: &str, script: &str, args: &[&str]) -> String {
+    let out = Command::new(py)
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{py} on {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn qform_and_extensions_agree_with_nibabel() {
+    let Some(root) = samples() else { return };
+    let Some(py) = python_with("nibabel") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = root.join("nibabel/example4d.nii.gz");
+    let t = dir.path().join("e.tgm");
+    let (code, err) = tgm(&["convert-nifti", s(&path), "-o", s(&t)]);
+    assert_eq!(code, 0, "{err}");
+    let meta = decode(&t).metadata.base[0].get("nifti").unwrap().clone();
+    let script = "import sys, nibabel\n\
+        h = nibabel.load(sys.argv[1]).header\n\
+        print(' '.join(repr(float(x)) for x in h.get_qform()[:3].ravel()))\n\
+        for e in h.extensions: print(e.get_code(), e.get_content().hex())";
+    let text = run_python(&py, script, &[s(&path)]);
+    let mut lines = text.lines();
+    let want: Vec<f64> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let affine = meta.get("qform").unwrap().get("affine").unwrap();
+    let got: Vec<f64> = affine.as_array().unwrap()[..3]
+        .iter()
+        .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .collect();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-6, "qform {got:?} vs nibabel {want:?}");
+    }
+    let exts: Vec<String> = meta
+        .get("extensions")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let Some(tgm::cbor::Value::Bytes(d)) = e.get("data") else {
+                panic!("{}", e.to_json())
+            };
+            // nibabel's get_content() drops the NUL padding.
+            let end = d.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            let hex: String = d[..end].iter().map(|b| format!("{b:02x}")).collect();
+            format!("{} {hex}", e.get("code").unwrap().as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(exts, lines.map(str::to_string).collect::<Vec<_>>());
+    assert_eq!(exts.len(), 2);
+}
+
 /// Samples that are the same image as another one in a different,
 /// lossless transfer syntax.
-const LOSSLESS_TWINS: [(&str, &str); 8] = [
+const LOSSLESS_TWINS: [(&str, &str); 9] = [
+    ("MR_small_jpeg_ls_lossless.dcm", "MR_small.dcm"),
     ("MR_small_RLE.dcm", "MR_small.dcm"),
     ("MR_small_bigendian.dcm", "MR_small.dcm"),
     ("MR_small_expb.dcm", "MR_small.dcm"),
@@ -205,8 +320,16 @@ const LOSSLESS_TWINS: [(&str, &str); 8] = [
     ("liver_expb_1frame.dcm", "liver_1frame.dcm"),
 ];
 
+/// JPEG-LS samples (lossless, near-lossless 8 and 16 bits).
+const JPEG_LS: [&str; 3] = [
+    "MR_small_jpeg_ls_lossless.dcm",
+    "JPEGLSNearLossless_08.dcm",
+    "JPEGLSNearLossless_16.dcm",
+];
+
 /// Samples that must convert (grey images in supported syntaxes).
-const MUST_CONVERT: [&str; 15] = [
+const MUST_CONVERT: [&str; 16] = [
+    "MR_small_jpeg_ls_lossless.dcm",
     "CT_small.dcm",
     "MR_small.dcm",
     "MR_small_RLE.dcm",
@@ -226,7 +349,7 @@ const MUST_CONVERT: [&str; 15] = [
 
 /// Samples refused for a stated reason.
 const MUST_REFUSE: [(&str, &str); 6] = [
-    ("MR_small_jpeg_ls_lossless.dcm", "JPEG-LS"),
+    ("SC_rgb_jls_lossy_line.dcm", "SamplesPerPixel 3"),
     ("MR_truncated.dcm", "claims"),
     ("SC_rgb_rle.dcm", "SamplesPerPixel 3"),
     ("JPGExtended.dcm", "1.2.840.10008.1.2.4.51"),
@@ -362,5 +485,41 @@ fn hostile_variants_of_pydicom_samples_fail_cleanly_in_bounded_memory() {
             assert!(err.contains(name), "{name}: {err}");
             assert!(!out.exists(), "{name}: output left behind");
         }
+    }
+}
+
+/// tgm's JPEG-LS decode (CharLS) equals pydicom's through pylibjpeg-libjpeg
+/// (Thomas Richter's libjpeg), an independent implementation. The
+/// near-lossless samples have no SeriesInstanceUID, which tgm needs to
+/// group files: pydicom adds one to a copy (pixel data untouched).
+#[test]
+fn jpeg_ls_samples_match_an_independent_decoder() {
+    let Some(root) = samples() else { return };
+    let Some(py) = python_with("pydicom, pylibjpeg, libjpeg") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = "import sys, pydicom\n\
+        d = pydicom.dcmread(sys.argv[1])\n\
+        d.SeriesInstanceUID = d.get('SeriesInstanceUID', '1.2.826.0.1.3680043.2.1143.1')\n\
+        d.save_as(sys.argv[2])\n\
+        a = d.pixel_array\n\
+        open(sys.argv[3], 'wb').write(a.astype(a.dtype.newbyteorder('<')).tobytes())";
+    for name in JPEG_LS {
+        let path = root.join("pydicom").join(name);
+        let copy = dir.path().join(name);
+        let raw = dir.path().join(format!("{name}.raw"));
+        run_python(&py, script, &[s(&path), s(&copy), s(&raw)]);
+        let t = dir.path().join(format!("{name}.tgm"));
+        let (code, err) = tgm(&["convert-dicom", s(&copy), "-o", s(&t)]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let want = std::fs::read(&raw).unwrap();
+        let obj = &decode(&t).objects[0];
+        assert!(!want.is_empty());
+        assert!(
+            obj.data == want,
+            "{name}: differs from pylibjpeg-libjpeg's decode"
+        );
+        eprintln!("ok {name}: {} bytes equal", want.len());
     }
 }

@@ -747,22 +747,193 @@ fn nan_stays_distinct_from_the_fill_value() {
     assert!(data.contains("v = 1, NaNf, _, 2.5"), "{data}");
 }
 
+/// `ncdump` of `path` without its first line (which names the file), or
+/// `ncdump -s` with `special`.
+fn ncdump_body(path: &Path, special: bool) -> String {
+    let mut cmd = Command::new("ncdump");
+    if special {
+        cmd.arg("-s");
+    }
+    let out = cmd.arg(path).output().unwrap();
+    assert!(out.status.success(), "ncdump {}", path.display());
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.split_once('\n').unwrap().1.to_string()
+}
+
+/// `input` converted with `args`, then written back by `to-netcdf`, which
+/// `ncdump` must show as the input: the archive and the NetCDF file.
+fn through_tgm(input: &Path, args: &[&str]) -> (PathBuf, PathBuf) {
+    let t = input.with_extension("tgm");
+    let back = input.with_extension("back.nc");
+    let mut conv = vec!["convert-netcdf", s(input), "-o", s(&t), "--force"];
+    conv.extend_from_slice(args);
+    let (ok, err) = tgm(&conv);
+    assert!(ok, "convert-netcdf: {err}");
+    let (ok, err) = tgm(&["to-netcdf", s(&t), "-o", s(&back), "--force"]);
+    assert!(ok, "to-netcdf: {err}");
+    assert_eq!(
+        ncdump_body(input, false),
+        ncdump_body(&back, false),
+        "{} {args:?}",
+        input.display()
+    );
+    (t, back)
+}
+
+/// Nested groups, a dimension of the root used in a sub-group, one of a
+/// sub-group used in its child, an unlimited dimension used in a group,
+/// group attributes and an empty group; attributes out of name order.
+const GROUPS_CDL: &str = "netcdf g {
+dimensions: x = 2 ; time = UNLIMITED ;
+variables: float a(x) ; a:units = \"K\" ;
+  :title = \"groups\" ;
+data: a = 1, 2 ;
+group: forecast {
+  dimensions: y = 3 ;
+  variables: float t2m(x, y) ; t2m:long_name = \"2 metre temperature\" ; t2m:units = \"K\" ;
+    t2m:comment = \"declared last\" ;
+    int step(time) ;
+  :kind = \"fc\" ;
+  data: t2m = 1, 2, 3, 4, 5, 6 ; step = 0, 6 ;
+  group: member1 {
+    variables: double w(y) ;
+    data: w = 7, 8, 9 ;
+  }
+}
+group: empty { :note = \"no variables\" ; }
+}";
+
 #[test]
-fn variables_in_sub_groups_are_refused_by_path() {
+fn every_group_is_read_by_path_and_written_back() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let cdl = "netcdf t { dimensions: x = 2 ; variables: float a(x) ; data: a = 1, 2 ; \
-               group: g { variables: float w(x) ; data: w = 3, 4 ; } }";
-    let Some(input) = ncgen(dir.path(), "groups.nc", cdl) else {
+    let Some(input) = ncgen(dir.path(), "groups.nc", GROUPS_CDL) else {
         return;
     };
-    let t = dir.path().join("groups.tgm");
-    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&t)]);
-    assert!(
-        !ok && err.contains("/g/w") && err.contains(s(&input)),
-        "{err}"
-    );
-    assert!(!t.exists());
+    for split in ["file", "variable", "record"] {
+        let (t, _) = through_tgm(&input, &["--split-by", split]);
+        let msgs = read_tgm(&t);
+        let holding = |name: &str| {
+            msgs.iter()
+                .find(|m| {
+                    m.metadata
+                        .base
+                        .iter()
+                        .any(|b| b.get("name").and_then(Value::as_text) == Some(name))
+                })
+                .unwrap_or_else(|| panic!("no message holds {name}"))
+        };
+        let m = holding("/forecast/t2m");
+        let (i, t2m) = object(m, "/forecast/t2m");
+        assert_eq!(t2m.descriptor.shape, [2, 3]);
+        assert_eq!(f32s(&t2m.data), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let dims: Vec<&str> = m.metadata.base[i]["dim_names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_text().unwrap())
+            .collect();
+        assert_eq!(dims, ["x", "/forecast/y"], "{split}");
+        let (_, w) = object(holding("/forecast/member1/w"), "/forecast/member1/w");
+        assert_eq!(f64s(&w.data), [7.0, 8.0, 9.0]);
+    }
+}
+
+#[test]
+fn char_and_string_variables_round_trip() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf s {
+dimensions: n = 3 ; len = 5 ; t = UNLIMITED ;
+variables:
+  char station(n, len) ; station:long_name = \"station name\" ;
+  string label(n) ; label:comment = \"free text\" ;
+  string note ;
+  char code(t) ;
+  string events(t) ;
+data:
+  station = \"Paris\", \"Rome\", \"Oslo\" ;
+  label = \"first\", \"\", \"third \u{e9}\" ;
+  note = \"a scalar\" ;
+  code = \"ab\" ;
+  events = \"start\", \"stop\" ;
+}";
+    let Some(input) = ncgen(dir.path(), "text.nc", cdl) else {
+        return;
+    };
+    for split in ["file", "record"] {
+        let (t, _) = through_tgm(&input, &["--split-by", split]);
+        let msgs = read_tgm(&t);
+        let (i, label) = object(&msgs[0], "label");
+        assert_eq!(label.data, b"first\0\0third \xc3\xa9\0");
+        let nc = &msgs[0].metadata.base[i]["netcdf"];
+        assert_eq!(nc.get("type").and_then(Value::as_text), Some("string"));
+        let (_, station) = object(&msgs[0], "station");
+        assert_eq!(station.descriptor.dtype, Dtype::Uint8);
+        assert_eq!(&station.data[..5], b"Paris");
+    }
+    // NetCDF-3 char variables too.
+    let classic = "netcdf c { dimensions: n = 2 ; len = 3 ; variables: char id(n, len) ; \
+                   data: id = \"abc\", \"de\" ; }";
+    let c = ncgen_kind(dir.path(), "classic-char.nc", classic, "classic").unwrap();
+    let (_, back) = through_tgm(&c, &[]);
+    let data = ncdump_data(&back).unwrap();
+    assert!(data.contains("\"abc\",\n  \"de\""), "{data}");
+}
+
+#[test]
+fn source_chunking_and_deflate_are_written_back() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf c {
+dimensions: t = UNLIMITED ; y = 4 ; x = 6 ;
+variables:
+  float v(t, y, x) ; v:_ChunkSizes = 2, 2, 3 ; v:_DeflateLevel = 7 ; v:_Shuffle = \"false\" ;
+  float plain(y, x) ; plain:_Storage = \"contiguous\" ;
+data:
+  v = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24 ;
+  plain = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24 ;
+}";
+    let Some(input) = ncgen(dir.path(), "chunked.nc", cdl) else {
+        return;
+    };
+    let (t, back) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let (i, _) = object(&msgs[0], "v");
+    let nc = &msgs[0].metadata.base[i]["netcdf"];
+    assert_eq!(nc.get("deflate").and_then(Value::as_i64), Some(7));
+    assert_eq!(nc.get("shuffle"), Some(&Value::Bool(false)));
+    let header = ncdump_body(&back, true);
+    assert!(header.contains("v:_ChunkSizes = 2, 2, 3 ;"), "{header}");
+    assert!(header.contains("v:_DeflateLevel = 7 ;"), "{header}");
+    assert!(!header.contains("v:_Shuffle"), "{header}");
+    // A contiguous source variable gets the default storage.
+    assert!(header.contains("plain:_DeflateLevel = 4 ;"), "{header}");
+    assert!(header.contains("plain:_Shuffle = \"true\" ;"), "{header}");
+}
+
+#[test]
+fn packed_variables_come_back_as_the_same_integers() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf p { dimensions: x = 6 ; variables: short p(x) ; \
+               p:_FillValue = -32767s ; p:add_offset = 273.15 ; p:scale_factor = 0.001 ; \
+               byte b(x) ; b:add_offset = -1.5f ; b:scale_factor = 0.3f ; \
+               data: p = -32768, -32767, -1, 0, 12345, 32767 ; b = -128, -1, 0, 1, 77, 127 ; }";
+    let Some(input) = ncgen(dir.path(), "packed.nc", cdl) else {
+        return;
+    };
+    for args in [&[][..], &["--cf"][..]] {
+        let (t, _) = through_tgm(&input, args);
+        let msgs = read_tgm(&t);
+        let (_, p) = object(&msgs[0], "p");
+        let want = if args.is_empty() {
+            Dtype::Int16
+        } else {
+            Dtype::Float64
+        };
+        assert_eq!(p.descriptor.dtype, want);
+    }
 }
 
 #[test]

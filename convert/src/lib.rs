@@ -17,5 +17,4 @@ pub mod medical;
     feature = "netcdf"
 ))]
 pub mod util;
-#[cfg(any(feature = "grib", feature = "netcdf"))]
 pub mod weather;

@@ -4,34 +4,17 @@
 //! the fuzzer starts past them) and the regression files must be refused.
 #![cfg(all(feature = "nifti", feature = "dicom"))]
 
+mod common;
 #[path = "../../fuzz/src/medical.rs"]
 mod medical;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+use common::{files, root};
 
 use tgm_convert::medical::dicom_predecode::check_fragments;
 use tgm_convert::medical::{dicom_scan, nifti};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Files of `dir` whose name starts with `prefix`, sorted, with contents.
-fn files(dir: &Path, prefix: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
-        .collect();
-    v.sort();
-    v.into_iter()
-        .map(|p| {
-            let b = std::fs::read(&p).unwrap();
-            (p, b)
-        })
-        .collect()
-}
 
 fn replay(name: &str, path: &Path, data: &[u8]) {
     let run = medical::target(name).unwrap_or_else(|| panic!("{}: no target", path.display()));
@@ -74,8 +57,15 @@ fn seeds_pass_the_checks_and_regressions_are_refused() {
         assert!(scan(&b).is_err(), "{}", p.display());
     }
     for (p, b) in files(&corpus.join("medical_nifti"), "") {
-        nifti::read_nifti_from(&p, &b[..], b.len() as u64)
+        nifti::read_nifti_from(&p, &b[..], b.len() as u64, None)
             .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    }
+    for (p, b) in files(&regress, "medical_nifti-") {
+        assert!(
+            nifti::read_nifti_from(&p, &b[..], b.len() as u64, None).is_err(),
+            "{}",
+            p.display()
+        );
     }
     let predecode = |b: &[u8]| {
         let (codec, declared, fragments) = medical::predecode_input(b).expect("10 bytes");

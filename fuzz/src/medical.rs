@@ -30,7 +30,7 @@ pub fn predecode_input(data: &[u8]) -> Option<(Codec, Declared, Vec<&[u8]>)> {
     if data.len() < 10 {
         return None;
     }
-    let codec = [Codec::Rle, Codec::Jpeg, Codec::Jpeg2000][usize::from(data[0] % 3)];
+    let codec = [Codec::Rle, Codec::Jpeg, Codec::Jpeg2000, Codec::JpegLs][usize::from(data[0] % 4)];
     let declared = Declared {
         rows: u64::from(u16::from_le_bytes([data[1], data[2]])),
         columns: u64::from(u16::from_le_bytes([data[3], data[4]])),
@@ -58,5 +58,5 @@ pub fn dicom_scan(data: &[u8]) {
 
 /// The whole input as a `.nii` or `.nii.gz` file.
 pub fn nifti(data: &[u8]) {
-    let _ = nifti::read_nifti_from(Path::new("fuzz.nii"), data, data.len() as u64);
+    let _ = nifti::read_nifti_from(Path::new("fuzz.nii"), data, data.len() as u64, None);
 }

@@ -144,6 +144,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         output: export_dir.clone(),
         force: true,
         no_verify: false,
+        apply_lut: false,
         select: Default::default(),
     })?;
     say(format_args!(

@@ -35,8 +35,49 @@ pub struct Args {
     /// Skip frame-hash verification (for salvage work).
     #[arg(long)]
     pub no_verify: bool,
+    /// Export PALETTE COLOR images (from DICOM) as RGB through their lookup
+    /// tables: a trailing axis of 3 samples, uint8 or uint16.
+    #[arg(long)]
+    pub apply_lut: bool,
     #[command(flatten)]
     pub select: SelectArgs,
+}
+
+/// The object as RGB through its palette when `--apply-lut` asks and its
+/// metadata holds one (`base[i].dicom.palette`).
+#[cfg(feature = "dicom")]
+fn through_lut(
+    a: &Args,
+    entry: &tgm::Map,
+    d: &tgm::ObjectDescriptor,
+    data: &[u8],
+) -> CliResult<Option<(tgm::ObjectDescriptor, Vec<u8>)>> {
+    let Some(palette) = entry.get("dicom").and_then(|m| m.get("palette")) else {
+        return Ok(None);
+    };
+    if !a.apply_lut {
+        return Ok(None);
+    }
+    let (dtype, rgb) = tgm_convert::medical::dicom_palette::apply(palette, d.dtype, data)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", a.input.display())))?;
+    let mut shape = d.shape.clone();
+    shape.push(3);
+    Ok(Some((tgm::ObjectDescriptor::new(dtype, shape), rgb)))
+}
+
+#[cfg(not(feature = "dicom"))]
+fn through_lut(
+    a: &Args,
+    _: &tgm::Map,
+    _: &tgm::ObjectDescriptor,
+    _: &[u8],
+) -> CliResult<Option<(tgm::ObjectDescriptor, Vec<u8>)>> {
+    if a.apply_lut {
+        return Err(CliError::Failed(
+            "--apply-lut needs tgm built with the dicom feature".into(),
+        ));
+    }
+    Ok(None)
 }
 
 /// A file-name-safe object name.
@@ -120,6 +161,11 @@ fn export_all(a: &Args, f: &Archive, sel: &Selection) -> CliResult<(usize, usize
                     name
                 };
                 let path = a.output.join(&name);
+                let rgb = through_lut(a, &entry, d, data)?;
+                let (d, data) = match &rgb {
+                    Some((rd, rb)) => (rd, &rb[..]),
+                    None => (d, data),
+                };
                 let layout = npy_layout(d.dtype, &d.shape, tgm::ByteOrder::native());
                 let file = set.create(&path, &inputs, a.force)?;
                 let mut w = BufWriter::with_capacity(1 << 20, file);

@@ -16,8 +16,9 @@
 //!
 //! Transfer syntaxes: implicit VR little endian, explicit VR little and big
 //! endian read natively; deflated, RLE Lossless, JPEG and JPEG 2000 decoded
-//! by dicom-pixeldata's pure-Rust codecs to the stored integers (no
-//! rescale, VOI or bit-depth change). Other syntaxes are refused naming
+//! by dicom-pixeldata's pure-Rust codecs, JPEG-LS by CharLS (C++, built
+//! from source by its crate), to the stored integers (no rescale, VOI or
+//! bit-depth change). Other syntaxes are refused naming
 //! the UID and its name. Untrusted input: every declared element length is
 //! checked against the file first (`dicom_scan`, which also limits sequence
 //! nesting), a compressed image may not claim more than
@@ -40,6 +41,7 @@ use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::dicom_predecode::{check_fragments, Codec, Declared};
+use super::geometry::{self, Geometry, Plane};
 use super::pipeline::PipelineArgs;
 use super::Converted;
 use crate::util::CliResult;
@@ -53,7 +55,35 @@ const NATIVE_SYNTAXES: [(&str, &str); 3] = [
 
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword, tag,
 /// identifying?). Identifying ones are what `deidentify` removes.
-const TEXT_ATTRIBUTES: [(&str, Tag, bool); 22] = [
+const TEXT_ATTRIBUTES: [(&str, Tag, bool); 42] = [
+    ("ScanningSequence", tags::SCANNING_SEQUENCE, false),
+    ("SequenceVariant", tags::SEQUENCE_VARIANT, false),
+    ("ScanOptions", tags::SCAN_OPTIONS, false),
+    ("MRAcquisitionType", tags::MR_ACQUISITION_TYPE, false),
+    ("EchoTime", tags::ECHO_TIME, false),
+    ("RepetitionTime", tags::REPETITION_TIME, false),
+    ("InversionTime", tags::INVERSION_TIME, false),
+    ("EchoTrainLength", tags::ECHO_TRAIN_LENGTH, false),
+    ("SeriesNumber", tags::SERIES_NUMBER, false),
+    ("ImageType", tags::IMAGE_TYPE, false),
+    (
+        "PositionReferenceIndicator",
+        tags::POSITION_REFERENCE_INDICATOR,
+        false,
+    ),
+    ("KVP", tags::KVP, false),
+    ("WindowCenter", tags::WINDOW_CENTER, false),
+    ("WindowWidth", tags::WINDOW_WIDTH, false),
+    ("BitsStored", tags::BITS_STORED, false),
+    ("DoseUnits", tags::DOSE_UNITS, false),
+    ("DoseType", tags::DOSE_TYPE, false),
+    ("DoseSummationType", tags::DOSE_SUMMATION_TYPE, false),
+    ("DoseGridScaling", tags::DOSE_GRID_SCALING, false),
+    (
+        "GridFrameOffsetVector",
+        tags::GRID_FRAME_OFFSET_VECTOR,
+        false,
+    ),
     ("Modality", tags::MODALITY, false),
     ("Manufacturer", tags::MANUFACTURER, false),
     ("BodyPartExamined", tags::BODY_PART_EXAMINED, false),
@@ -128,6 +158,8 @@ struct Slice {
     frame_positions: Option<Vec<[f64; 3]>>,
     /// The value of each temporal attribute present (keyword, value).
     temporal: Vec<(&'static str, f64)>,
+    /// Palette colour lookup tables (`dicom_palette`), when present.
+    palette: Option<Value>,
     /// Voxels, little-endian, frames outermost.
     data: Vec<u8>,
 }
@@ -334,6 +366,11 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
     } else {
         None
     };
+    let frame_positions = match frame_positions {
+        None if frames > 1 => grid_frame_positions(top, orientation_src, frames, path)?,
+        p => p,
+    };
+    let palette = super::dicom_palette::read(top).map_err(|e| err_at(path, e))?;
     let mut temporal = Vec::new();
     for (name, tag) in TEMPORAL_ATTRIBUTES {
         if let Some(v) = floats::<1>(top, tag, path, name).ok().flatten() {
@@ -374,8 +411,60 @@ fn read_slice(path: &Path) -> CliResult<Slice> {
         frames,
         frame_positions,
         temporal,
+        palette,
         data,
     })
+}
+
+/// Frame positions of an RT Dose image (PS3.3 C.8.8.3.2): ImagePositionPatient
+/// moved along the normal by GridFrameOffsetVector relative to its first
+/// value (the relative and the absolute forms agree on this).
+fn grid_frame_positions(
+    top: &Item,
+    orientation_src: &Item,
+    frames: u64,
+    path: &Path,
+) -> CliResult<Option<Vec<[f64; 3]>>> {
+    let Some(e) = top.get(tags::GRID_FRAME_OFFSET_VECTOR) else {
+        return Ok(None);
+    };
+    let offsets = e
+        .to_multi_float64()
+        .map_err(|e| err_at(path, format!("GridFrameOffsetVector is not numeric: {e}")))?;
+    if offsets.len() as u64 != frames || offsets.iter().any(|x| !x.is_finite()) {
+        return Err(err_at(
+            path,
+            format!(
+                "GridFrameOffsetVector has {} finite values for NumberOfFrames {frames}",
+                offsets.len()
+            ),
+        ));
+    }
+    let position = floats::<3>(
+        top,
+        tags::IMAGE_POSITION_PATIENT,
+        path,
+        "ImagePositionPatient",
+    )?;
+    let orientation = floats::<6>(
+        orientation_src,
+        tags::IMAGE_ORIENTATION_PATIENT,
+        path,
+        "ImageOrientationPatient",
+    )?;
+    let (Some(p), Some(o)) = (position, orientation) else {
+        return Ok(None);
+    };
+    let n = cross([o[0], o[1], o[2]], [o[3], o[4], o[5]]);
+    Ok(Some(
+        offsets
+            .iter()
+            .map(|off| {
+                let d = off - offsets[0];
+                [p[0] + d * n[0], p[1] + d * n[1], p[2] + d * n[2]]
+            })
+            .collect(),
+    ))
 }
 
 /// ImagePositionPatient of every frame from the per-frame functional
@@ -425,7 +514,7 @@ fn check_decodable(uid: &str) -> Result<(), String> {
     match TransferSyntaxRegistry.get(uid) {
         Some(ts) if ts.can_decode_all() => Ok(()),
         _ => Err(format!(
-            "transfer syntax {uid} ({}) is not supported: no pure-Rust decoder for its pixel \
+            "transfer syntax {uid} ({}) is not supported: no built-in decoder for its pixel \
              data (supported: {}, {})",
             syntax_name(uid),
             NATIVE_SYNTAXES
@@ -440,7 +529,7 @@ fn check_decodable(uid: &str) -> Result<(), String> {
 
 /// The compressed syntaxes decoded through dicom-pixeldata, for messages.
 const COMPRESSED_SUPPORTED: &str = "Deflated Explicit VR Little Endian, RLE Lossless, \
-     JPEG Baseline/Extended/Lossless, JPEG 2000";
+     JPEG Baseline/Extended/Lossless, JPEG 2000, JPEG-LS Lossless/Near-Lossless";
 
 /// Most bytes a compressed image may decode to per byte of its file. Far
 /// above real codecs' ratios on medical images; bounds what a small
@@ -782,7 +871,7 @@ fn series_object(
 ) -> CliResult<(ObjectDescriptor, Vec<u8>, Map)> {
     let floats = |v: &[f64]| Value::Array(v.iter().map(|&x| Value::Float(x)).collect());
     let mut dicom = Map::new();
-    let (ordered, step, normal, shape, dim_names) =
+    let (ordered, step, normal, shape, dim_names, step_vec) =
         if let Some(m) = slices.iter().copied().find(|s| s.frames > 1) {
             if slices.len() > 1 {
                 let other = slices
@@ -807,12 +896,18 @@ fn series_object(
                     Value::Array(p.iter().map(|x| floats(x)).collect()),
                 );
             }
+            let step_vec = m
+                .frame_positions
+                .as_ref()
+                .filter(|p| p.len() >= 2)
+                .map(|p| [0, 1, 2].map(|r| p[1][r] - p[0][r]));
             (
                 vec![m],
                 None,
                 normal,
                 vec![m.frames, m.rows, m.columns],
                 &["frame", "row", "column"][..],
+                step_vec,
             )
         } else if let Some((attribute, groups)) = temporal_groups(&slices) {
             let t = temporal_series(groups, attribute)?;
@@ -831,6 +926,7 @@ fn series_object(
                 t.normal,
                 shape,
                 &["time", "slice", "row", "column"][..],
+                None,
             )
         } else {
             let o = order_series(slices)?;
@@ -842,8 +938,17 @@ fn series_object(
                 o.normal,
                 shape,
                 &["slice", "row", "column"][..],
+                None,
             )
         };
+    // One slice (or one time point of one slice): any step along the
+    // normal places it; the thickness when known, else 1 mm.
+    let step_vec = step_vec.or_else(|| {
+        let n = normal?;
+        let single = shape[shape.len() - 3] == 1;
+        let along = step.or(single.then_some(1.0))?;
+        Some(n.map(|x| x * along))
+    });
     let first = ordered[0];
     let total: usize = ordered.iter().map(|s| s.data.len()).sum();
     let mut data = Vec::with_capacity(total);
@@ -871,6 +976,20 @@ fn series_object(
     if let Some(t) = first.thickness {
         dicom.insert("slice_thickness".into(), Value::Float(t));
     }
+    // A window that changes from slice to slice is kept per slice.
+    for (key, name) in [
+        ("window_centers", "WindowCenter"),
+        ("window_widths", "WindowWidth"),
+    ] {
+        let per: Vec<Option<&String>> = ordered.iter().map(|s| s.text.get(name)).collect();
+        if per.iter().any(|v| *v != per[0]) {
+            let values = per
+                .iter()
+                .map(|v| v.map_or(Value::Null, |t| t.clone().into()))
+                .collect();
+            dicom.insert(key.into(), Value::Array(values));
+        }
+    }
     let slopes: Vec<f64> = ordered.iter().map(|s| s.slope).collect();
     let inters: Vec<f64> = ordered.iter().map(|s| s.intercept).collect();
     if slopes.iter().all(|&x| x == slopes[0]) && inters.iter().all(|&x| x == inters[0]) {
@@ -879,6 +998,9 @@ fn series_object(
     } else {
         dicom.insert("rescale_slope".into(), floats(&slopes));
         dicom.insert("rescale_intercept".into(), floats(&inters));
+    }
+    if let Some(p) = &first.palette {
+        dicom.insert("palette".into(), p.clone());
     }
     dicom.insert(
         "transfer_syntax".into(),
@@ -904,6 +1026,21 @@ fn series_object(
         }
         attrs.insert(k.to_string(), v.clone().into());
     }
+    let attr = |k: &str| attrs.get(k).and_then(Value::as_text).map(str::to_string);
+    let geometry = match (first.position, first.orientation, first.spacing, step_vec) {
+        (Some(p), Some(orientation), Some(pixel_spacing), Some(sv)) => {
+            let plane = Plane {
+                orientation,
+                pixel_spacing,
+            };
+            let mut g = Geometry::from_dicom(p, &plane, sv);
+            g.frame_of_reference = attr("FrameOfReferenceUID");
+            g.slice_thickness = first.thickness;
+            g.modality = attr("Modality");
+            Some(g)
+        }
+        _ => None,
+    };
     dicom.insert("attributes".into(), Value::from(attrs));
     if deidentify {
         dicom.insert("patient_identity_removed".into(), true.into());
@@ -924,6 +1061,9 @@ fn series_object(
         Value::Array(dim_names.iter().map(|&n| n.into()).collect()),
     );
     entry.insert("dicom".into(), Value::from(dicom));
+    if let Some(g) = geometry {
+        entry.insert(geometry::KEY.into(), g.to_value());
+    }
     Ok((d, data, entry))
 }
 

@@ -14,7 +14,11 @@
 //!   bytes without running off the segment;
 //! - JPEG: the frame header (SOF) names Rows × Columns × SamplesPerPixel
 //!   with a precision of at most BitsAllocated, and the stream ends with EOI;
-//! - JPEG 2000: the SIZ marker names the same size, without subsampling.
+//! - JPEG 2000: the SIZ marker names the same size, without subsampling;
+//! - JPEG-LS: the frame header (SOF55, ITU-T T.87 §C.2.2) names Rows ×
+//!   Columns × SamplesPerPixel with a precision that fits BitsAllocated
+//!   (CharLS writes one byte per sample up to 8 bits, two above), and the
+//!   stream ends with EOI.
 //!
 //! Every size involved is then bounded by the fragment's own length, so
 //! nothing here allocates beyond a copy of one frame's compressed bytes.
@@ -45,6 +49,8 @@ pub enum Codec {
     Jpeg,
     /// JPEG 2000 (ISO 15444-1), including High-Throughput JPEG 2000.
     Jpeg2000,
+    /// JPEG-LS lossless and near-lossless (ITU-T T.87).
+    JpegLs,
 }
 
 impl Codec {
@@ -64,6 +70,7 @@ impl Codec {
             | "1.2.840.10008.1.2.4.201"
             | "1.2.840.10008.1.2.4.202"
             | "1.2.840.10008.1.2.4.203" => Some(Codec::Jpeg2000),
+            "1.2.840.10008.1.2.4.80" | "1.2.840.10008.1.2.4.81" => Some(Codec::JpegLs),
             _ => None,
         }
     }
@@ -118,6 +125,7 @@ pub fn check_fragments<F: AsRef<[u8]>>(
             Codec::Rle => check_rle(declared, &frame),
             Codec::Jpeg => check_jpeg(declared, &frame),
             Codec::Jpeg2000 => check_jpeg2000(declared, &frame),
+            Codec::JpegLs => check_jpeg_ls(declared, &frame),
         };
         result.map_err(|problem| PreDecodeError::Frame { frame: i, problem })?;
     }
@@ -250,8 +258,43 @@ fn packbits_output(segment: &[u8], need: u64) -> Result<u64, usize> {
 /// the stream must end with EOI (fragments may be padded with a zero).
 fn check_jpeg(d: &Declared, frame: &[u8]) -> Result<(), String> {
     let sof = jpeg_frame_header(frame)?;
+    check_frame_size("JPEG", &sof, d)?;
+    if u64::from(sof.precision) > d.bits_allocated {
+        return Err(format!(
+            "JPEG precision {} exceeds BitsAllocated {}",
+            sof.precision, d.bits_allocated
+        ));
+    }
+    check_eoi("JPEG", frame)
+}
+
+/// JPEG-LS (ITU-T T.87 §C.2.2): as JPEG, with the SOF55 frame header, and
+/// a precision of 2..=8 bits for BitsAllocated 8 or 9..=16 for 16 (the
+/// sample width CharLS decodes to).
+fn check_jpeg_ls(d: &Declared, frame: &[u8]) -> Result<(), String> {
+    let sof = jpeg_ls_frame_header(frame)?;
+    check_frame_size("JPEG-LS", &sof, d)?;
+    let fits = match d.bits_allocated {
+        8 => (2..=8).contains(&sof.precision),
+        16 => (9..=16).contains(&sof.precision),
+        _ => false,
+    };
+    if !fits {
+        return Err(format!(
+            "JPEG-LS precision {} does not fit BitsAllocated {} (2..=8 bits for 8, 9..=16 \
+             for 16)",
+            sof.precision, d.bits_allocated
+        ));
+    }
+    check_eoi("JPEG-LS", frame)
+}
+
+/// The frame header's size and components against the data set.
+fn check_frame_size(kind: &str, sof: &JpegFrameHeader, d: &Declared) -> Result<(), String> {
     if sof.height == 0 {
-        return Err("JPEG frame header leaves the height to a DNL marker".into());
+        return Err(format!(
+            "{kind} frame header leaves the height to a DNL marker"
+        ));
     }
     if (
         u64::from(sof.height),
@@ -260,18 +303,17 @@ fn check_jpeg(d: &Declared, frame: &[u8]) -> Result<(), String> {
     ) != (d.rows, d.columns, d.samples)
     {
         return Err(format!(
-            "JPEG frame header is {} x {} with {} components; the data set declares Rows {} \
+            "{kind} frame header is {} x {} with {} components; the data set declares Rows {} \
              x Columns {} with SamplesPerPixel {}",
             sof.height, sof.width, sof.components, d.rows, d.columns, d.samples
         ));
     }
-    if u64::from(sof.precision) > d.bits_allocated {
-        return Err(format!(
-            "JPEG precision {} exceeds BitsAllocated {}",
-            sof.precision, d.bits_allocated
-        ));
-    }
-    // Fragments are padded to even length, with 0x00 or 0xFF by encoders.
+    Ok(())
+}
+
+/// The stream ends with EOI; fragments are padded to even length, with
+/// 0x00 or 0xFF by encoders.
+fn check_eoi(kind: &str, frame: &[u8]) -> Result<(), String> {
     let pad = frame
         .iter()
         .rev()
@@ -279,7 +321,9 @@ fn check_jpeg(d: &Declared, frame: &[u8]) -> Result<(), String> {
         .count();
     let end = frame.len() - pad;
     if !frame[..end].ends_with(&[0xFF, 0xD9]) {
-        return Err("JPEG stream is truncated: it does not end with an EOI marker".into());
+        return Err(format!(
+            "{kind} stream is truncated: it does not end with an EOI marker"
+        ));
     }
     Ok(())
 }
@@ -297,40 +341,66 @@ pub struct JpegFrameHeader {
     pub components: u8,
 }
 
+/// A JPEG (ITU-T T.81) frame header marker: SOF0..SOF15 but DHT, JPG and
+/// DAC.
+fn is_jpeg_sof(marker: u8) -> bool {
+    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
+}
+
+/// The JPEG-LS frame header marker, SOF55 (ITU-T T.87 §C.2.2).
+const JPEG_LS_SOF: u8 = 0xF7;
+
 /// Finds the first frame header of a JPEG stream, walking its marker
 /// segments from SOI.
 pub fn jpeg_frame_header(b: &[u8]) -> Result<JpegFrameHeader, String> {
+    frame_header(b, "JPEG", is_jpeg_sof)
+}
+
+/// Finds the frame header (SOF55) of a JPEG-LS stream, walking its marker
+/// segments from SOI; a JPEG frame header in its place is refused.
+pub fn jpeg_ls_frame_header(b: &[u8]) -> Result<JpegFrameHeader, String> {
+    frame_header(b, "JPEG-LS", |m| m == JPEG_LS_SOF)
+}
+
+fn frame_header(
+    b: &[u8],
+    kind: &str,
+    is_sof: impl Fn(u8) -> bool,
+) -> Result<JpegFrameHeader, String> {
     if !b.starts_with(&[0xFF, 0xD8]) {
-        return Err("not a JPEG stream: no SOI marker".into());
+        return Err(format!("not a {kind} stream: no SOI marker"));
     }
     let mut i = 2;
     loop {
         if b.get(i) != Some(&0xFF) {
             return Err(format!(
-                "JPEG stream: no marker at byte {i} before the frame header"
+                "{kind} stream: no marker at byte {i} before the frame header"
             ));
         }
         while b.get(i) == Some(&0xFF) {
             i += 1;
         }
-        let marker = *b.get(i).ok_or("JPEG stream ends before its frame header")?;
+        let marker = *b
+            .get(i)
+            .ok_or_else(|| format!("{kind} stream ends before its frame header"))?;
         i += 1;
         match marker {
             0x01 | 0xD0..=0xD7 => continue,
-            0xD9 => return Err("JPEG stream ends (EOI) before its frame header".into()),
-            0xDA => return Err("JPEG scan starts before any frame header".into()),
+            0xD9 => return Err(format!("{kind} stream ends (EOI) before its frame header")),
+            0xDA => return Err(format!("{kind} scan starts before any frame header")),
             _ => {}
         }
-        let len = usize::from(u16_be(b, i).ok_or("JPEG stream ends inside a marker segment")?);
+        let len = usize::from(
+            u16_be(b, i).ok_or_else(|| format!("{kind} stream ends inside a marker segment"))?,
+        );
         if len < 2 || i + len > b.len() {
             return Err(format!(
-                "JPEG marker segment at byte {i} claims {len} bytes"
+                "{kind} marker segment at byte {i} claims {len} bytes"
             ));
         }
-        let is_sof = matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC);
-        if is_sof {
+        if is_sof(marker) {
             if len < 8 {
-                return Err(format!("JPEG frame header of {len} bytes is too short"));
+                return Err(format!("{kind} frame header of {len} bytes is too short"));
             }
             return Ok(JpegFrameHeader {
                 precision: b[i + 2],
@@ -338,6 +408,11 @@ pub fn jpeg_frame_header(b: &[u8]) -> Result<JpegFrameHeader, String> {
                 width: u16_be(b, i + 5).expect("length checked"),
                 components: b[i + 7],
             });
+        }
+        if is_jpeg_sof(marker) || marker == JPEG_LS_SOF {
+            return Err(format!(
+                "{kind} stream holds another coding's frame header (marker 0xFF{marker:02X})"
+            ));
         }
         i += len;
     }
@@ -578,11 +653,51 @@ mod tests {
         check_fragments(Codec::Jpeg2000, &GREY8, &[jp2]).unwrap();
     }
 
+    /// SOI, an LSE (preset parameters) segment, SOF55 of `h` x `w` with one
+    /// component of `precision` bits, EOI.
+    fn jpeg_ls(h: u16, w: u16, precision: u8) -> Vec<u8> {
+        let mut b = vec![
+            0xFF, 0xD8, 0xFF, 0xF8, 0, 3, 1, 0xFF, 0xF7, 0, 11, precision,
+        ];
+        b.extend_from_slice(&h.to_be_bytes());
+        b.extend_from_slice(&w.to_be_bytes());
+        b.extend_from_slice(&[1, 1, 0x11, 0, 0xFF, 0xD9]);
+        b
+    }
+
+    #[test]
+    fn jpeg_ls_frame_headers_must_match_the_data_set() {
+        let uid = "1.2.840.10008.1.2.4.80";
+        assert_eq!(Codec::of(uid), Some(Codec::JpegLs));
+        assert_eq!(Codec::of("1.2.840.10008.1.2.4.81"), Some(Codec::JpegLs));
+        check_fragments(Codec::JpegLs, &GREY8, &[jpeg_ls(4, 4, 8)]).unwrap();
+        let grey16 = Declared {
+            bits_allocated: 16,
+            ..GREY8
+        };
+        check_fragments(Codec::JpegLs, &grey16, &[jpeg_ls(4, 4, 12)]).unwrap();
+        let refused = |d: &Declared, frame: &[u8]| match check_fragments(Codec::JpegLs, d, &[frame])
+        {
+            Err(PreDecodeError::Frame { problem, .. }) => problem,
+            other => panic!("{other:?}"),
+        };
+        assert!(refused(&GREY8, &jpeg_ls(65500, 65500, 8)).contains("65500 x 65500"));
+        assert!(refused(&GREY8, &jpeg_ls(4, 5, 8)).contains("Columns 4"));
+        assert!(refused(&GREY8, &jpeg_ls(0, 4, 8)).contains("DNL"));
+        assert!(refused(&GREY8, &jpeg_ls(4, 4, 12)).contains("precision 12"));
+        assert!(refused(&grey16, &jpeg_ls(4, 4, 8)).contains("precision 8"));
+        let whole = jpeg_ls(4, 4, 8);
+        assert!(refused(&GREY8, &whole[..whole.len() - 2]).contains("EOI"));
+        // A baseline JPEG stream under a JPEG-LS transfer syntax.
+        assert!(refused(&GREY8, &jpeg(4, 4)).contains("0xFFC0"));
+        assert!(check_fragments(Codec::Jpeg, &GREY8, &[jpeg_ls(4, 4, 8)]).is_err());
+    }
+
     #[test]
     fn every_prefix_of_a_valid_frame_is_handled_without_panic() {
-        for frame in [rle_frame(), jpeg(4, 4), j2k(4, 4)] {
+        for frame in [rle_frame(), jpeg(4, 4), j2k(4, 4), jpeg_ls(4, 4, 8)] {
             for n in 0..frame.len() {
-                for codec in [Codec::Rle, Codec::Jpeg, Codec::Jpeg2000] {
+                for codec in [Codec::Rle, Codec::Jpeg, Codec::Jpeg2000, Codec::JpegLs] {
                     let _ = check_fragments(codec, &GREY8, &[&frame[..n]]);
                 }
             }

@@ -1,18 +1,252 @@
-//! A Tensogram volume back to a DICOM series: one single-frame file per
-//! slice, Explicit VR Little Endian, geometry rebuilt from `base[i].dicom`
-//! (see `dicom.rs` for what convert-dicom records).
+//! A Tensogram volume back to DICOM (README "Medical imaging", spec/convert.md
+//! "Medical geometry"): Explicit VR Little Endian, one single-frame file per
+//! slice, or one multi-frame RT Dose instance. The IOD follows the
+//! archive's SOPClassUID: CT Image, MR Image (when its Type 1 attributes
+//! were recorded), RT Dose, otherwise Secondary Capture
+//! keeping Modality (`OT` when unknown). Geometry comes from
+//! `base[i].geometry`, whichever format recorded it. Every value is checked
+//! against its VR (`dicom_vr`); the IOD's Type 1 attributes are written or
+//! the object is refused, Type 2 ones are written empty when the archive
+//! has no value.
 
 use dicom_core::value::PrimitiveValue;
-use dicom_core::{DataElement, VR};
+use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, Map, ObjectDescriptor};
 
+use super::dicom_vr::{check, ds, ds_multi};
+use super::geometry::{cross, Geometry, Plane};
 use crate::util::CliResult;
 
 const EXPLICIT_VR_LE: &str = "1.2.840.10008.1.2.1";
 const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
+const CT_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
+const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
+const MR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.4";
+
+/// The IOD written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Iod {
+    SecondaryCapture,
+    Ct,
+    Mr,
+    RtDose,
+}
+
+impl Iod {
+    fn sop_class(self) -> &'static str {
+        match self {
+            Iod::SecondaryCapture => SECONDARY_CAPTURE,
+            Iod::Ct => CT_IMAGE,
+            Iod::Mr => MR_IMAGE,
+            Iod::RtDose => RT_DOSE,
+        }
+    }
+}
+
+/// Attribute type in an IOD (PS3.3): 1 required with a value, 2 required
+/// (may be empty), 3 optional.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    T1,
+    T2,
+    T3,
+}
+
+/// Attributes copied from `base[i].dicom.attributes`, with the IODs that
+/// carry them (None: all).
+const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 39] = [
+    (
+        "ImageType",
+        tags::IMAGE_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Mr),
+    ),
+    (
+        "ScanningSequence",
+        tags::SCANNING_SEQUENCE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Mr),
+    ),
+    (
+        "SequenceVariant",
+        tags::SEQUENCE_VARIANT,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Mr),
+    ),
+    (
+        "ScanOptions",
+        tags::SCAN_OPTIONS,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    (
+        "MRAcquisitionType",
+        tags::MR_ACQUISITION_TYPE,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    ("EchoTime", tags::ECHO_TIME, VR::DS, Kind::T2, Some(Iod::Mr)),
+    (
+        "RepetitionTime",
+        tags::REPETITION_TIME,
+        VR::DS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    (
+        "EchoTrainLength",
+        tags::ECHO_TRAIN_LENGTH,
+        VR::IS,
+        Kind::T2,
+        Some(Iod::Mr),
+    ),
+    ("PatientName", tags::PATIENT_NAME, VR::PN, Kind::T2, None),
+    ("PatientID", tags::PATIENT_ID, VR::LO, Kind::T2, None),
+    (
+        "PatientBirthDate",
+        tags::PATIENT_BIRTH_DATE,
+        VR::DA,
+        Kind::T2,
+        None,
+    ),
+    ("PatientSex", tags::PATIENT_SEX, VR::CS, Kind::T2, None),
+    ("PatientAge", tags::PATIENT_AGE, VR::AS, Kind::T3, None),
+    (
+        "PatientAddress",
+        tags::PATIENT_ADDRESS,
+        VR::LO,
+        Kind::T3,
+        None,
+    ),
+    (
+        "OtherPatientIDs",
+        Tag(0x0010, 0x1000),
+        VR::LO,
+        Kind::T3,
+        None,
+    ),
+    ("StudyDate", tags::STUDY_DATE, VR::DA, Kind::T2, None),
+    ("StudyTime", tags::STUDY_TIME, VR::TM, Kind::T2, None),
+    (
+        "ReferringPhysicianName",
+        tags::REFERRING_PHYSICIAN_NAME,
+        VR::PN,
+        Kind::T2,
+        None,
+    ),
+    ("StudyID", tags::STUDY_ID, VR::SH, Kind::T2, None),
+    (
+        "AccessionNumber",
+        tags::ACCESSION_NUMBER,
+        VR::SH,
+        Kind::T2,
+        None,
+    ),
+    (
+        "StudyDescription",
+        tags::STUDY_DESCRIPTION,
+        VR::LO,
+        Kind::T3,
+        None,
+    ),
+    ("SeriesNumber", tags::SERIES_NUMBER, VR::IS, Kind::T2, None),
+    ("SeriesDate", tags::SERIES_DATE, VR::DA, Kind::T3, None),
+    ("SeriesTime", tags::SERIES_TIME, VR::TM, Kind::T3, None),
+    (
+        "SeriesDescription",
+        tags::SERIES_DESCRIPTION,
+        VR::LO,
+        Kind::T3,
+        None,
+    ),
+    (
+        "BodyPartExamined",
+        tags::BODY_PART_EXAMINED,
+        VR::CS,
+        Kind::T3,
+        None,
+    ),
+    (
+        "PerformingPhysicianName",
+        tags::PERFORMING_PHYSICIAN_NAME,
+        VR::PN,
+        Kind::T3,
+        None,
+    ),
+    (
+        "OperatorsName",
+        tags::OPERATORS_NAME,
+        VR::PN,
+        Kind::T3,
+        None,
+    ),
+    ("Manufacturer", tags::MANUFACTURER, VR::LO, Kind::T2, None),
+    (
+        "InstitutionName",
+        tags::INSTITUTION_NAME,
+        VR::LO,
+        Kind::T3,
+        None,
+    ),
+    (
+        "InstitutionAddress",
+        tags::INSTITUTION_ADDRESS,
+        VR::ST,
+        Kind::T3,
+        None,
+    ),
+    ("StationName", tags::STATION_NAME, VR::SH, Kind::T3, None),
+    ("KVP", tags::KVP, VR::DS, Kind::T2, Some(Iod::Ct)),
+    (
+        "DoseUnits",
+        tags::DOSE_UNITS,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::RtDose),
+    ),
+    (
+        "DoseType",
+        tags::DOSE_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::RtDose),
+    ),
+    (
+        "DoseSummationType",
+        tags::DOSE_SUMMATION_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::RtDose),
+    ),
+    (
+        "DoseGridScaling",
+        tags::DOSE_GRID_SCALING,
+        VR::DS,
+        Kind::T1,
+        Some(Iod::RtDose),
+    ),
+    ("WindowCenter", tags::WINDOW_CENTER, VR::DS, Kind::T3, None),
+    (
+        "InversionTime",
+        tags::INVERSION_TIME,
+        VR::DS,
+        Kind::T3,
+        Some(Iod::Mr),
+    ),
+];
+
+/// `2.25.` UID derived from a seed (xxh3-128).
+fn derived_uid(seed: &str) -> String {
+    format!("2.25.{}", xxhash_rust::xxh3::xxh3_128(seed.as_bytes()))
+}
 
 fn f64s(v: Option<&Value>, n: usize) -> Option<Vec<f64>> {
     let a = v?.as_array()?;
@@ -20,30 +254,344 @@ fn f64s(v: Option<&Value>, n: usize) -> Option<Vec<f64>> {
     out.filter(|o| o.len() == n)
 }
 
-fn ds(v: &[f64]) -> String {
-    v.iter()
-        .map(|x| format!("{x}"))
-        .collect::<Vec<_>>()
-        .join("\\")
+/// The geometry of an entry: `geometry` when recorded, else rebuilt from
+/// the `dicom` keys of archives written before it existed.
+fn entry_geometry(entry: &Map) -> CliResult<Option<Geometry>> {
+    if let Some(g) = Geometry::from_entry(entry)? {
+        return Ok(Some(g));
+    }
+    let meta = entry.get("dicom");
+    let get = |k: &str| meta.and_then(|m| m.get(k));
+    let (Some(o), Some(p), Some(s)) = (
+        f64s(get("image_orientation_patient"), 6),
+        f64s(get("image_position_patient"), 3),
+        f64s(get("pixel_spacing"), 2),
+    ) else {
+        return Ok(None);
+    };
+    let orientation: [f64; 6] = o.try_into().expect("6 values");
+    let normal = f64s(get("slice_normal"), 3)
+        .map(|n| [n[0], n[1], n[2]])
+        .unwrap_or_else(|| {
+            cross(
+                [orientation[0], orientation[1], orientation[2]],
+                [orientation[3], orientation[4], orientation[5]],
+            )
+        });
+    let step = get("slice_spacing").and_then(Value::as_f64).unwrap_or(1.0);
+    let plane = Plane {
+        orientation,
+        pixel_spacing: [s[0], s[1]],
+    };
+    let mut g = Geometry::from_dicom([p[0], p[1], p[2]], &plane, normal.map(|x| x * step));
+    g.slice_thickness = get("slice_thickness").and_then(Value::as_f64);
+    Ok(Some(g))
 }
 
-/// `2.25.` UID derived from a seed (xxh3-128).
-fn derived_uid(seed: &str) -> String {
-    format!("2.25.{}", xxhash_rust::xxh3::xxh3_128(seed.as_bytes()))
+/// The data set under construction; every text value is checked against
+/// its VR as it is put.
+struct Dataset {
+    obj: InMemDicomObject,
+    non_ascii: bool,
+}
+
+impl Dataset {
+    fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> CliResult {
+        check(vr, value).map_err(|e| format!("{keyword} {value:?}: {e}"))?;
+        self.non_ascii |= !value.is_ascii();
+        let v = if value.is_empty() {
+            PrimitiveValue::Empty
+        } else {
+            value.into()
+        };
+        self.obj.put(DataElement::new(tag, vr, v));
+        Ok(())
+    }
+
+    fn us(&mut self, tag: Tag, v: u16) {
+        self.obj
+            .put(DataElement::new(tag, VR::US, PrimitiveValue::from(v)));
+    }
+}
+
+/// What every file of the object shares.
+struct Source<'a> {
+    entry: &'a Map,
+    iod: Iod,
+    geometry: Option<Geometry>,
+    series: String,
+    study: String,
+    frame_of_reference: Option<String>,
+    bits: u16,
+    signed: bool,
+}
+
+impl Source<'_> {
+    fn dicom(&self, k: &str) -> Option<&Value> {
+        self.entry.get("dicom").and_then(|m| m.get(k))
+    }
+
+    fn attr(&self, k: &str) -> Option<String> {
+        self.dicom("attributes")
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_text)
+            .map(str::to_string)
+    }
+
+    /// A per-slice number recorded either once or per slice.
+    fn per_slice(&self, k: &str, i: usize) -> Option<f64> {
+        match self.dicom(k)? {
+            Value::Array(a) => a.get(i)?.as_f64(),
+            v => v.as_f64(),
+        }
+    }
+
+    /// Slice `i`'s window when it differs between slices
+    /// (`window_centers`/`window_widths`, text or null per slice).
+    fn slice_window(&self, out: &mut Dataset, i: usize) -> CliResult {
+        for (key, keyword, tag) in [
+            ("window_centers", "WindowCenter", tags::WINDOW_CENTER),
+            ("window_widths", "WindowWidth", tags::WINDOW_WIDTH),
+        ] {
+            let Some(per) = self.dicom(key).and_then(Value::as_array) else {
+                continue;
+            };
+            match per.get(i).and_then(Value::as_text) {
+                Some(v) => out.text(keyword, tag, VR::DS, v)?,
+                None => {
+                    out.obj.remove_element(tag);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rescale slope and intercept of slice `i`: DICOM's, else a NIfTI
+    /// volume's `scl_slope`/`scl_inter` when the slope is set (non-zero).
+    fn rescale(&self, i: usize) -> Option<(f64, f64)> {
+        if let Some(slope) = self.per_slice("rescale_slope", i) {
+            return Some((slope, self.per_slice("rescale_intercept", i).unwrap_or(0.0)));
+        }
+        let nifti = |k: &str| self.entry.get("nifti")?.get(k)?.as_f64();
+        let slope = nifti("scl_slope").filter(|s| *s != 0.0 && s.is_finite())?;
+        Some((
+            slope,
+            nifti("scl_inter").filter(|x| x.is_finite()).unwrap_or(0.0),
+        ))
+    }
+
+    /// The attributes shared by every file of the object.
+    fn shared(&self, out: &mut Dataset) -> CliResult {
+        let iod = self.iod;
+        out.text("SOPClassUID", tags::SOP_CLASS_UID, VR::UI, iod.sop_class())?;
+        out.text(
+            "StudyInstanceUID",
+            tags::STUDY_INSTANCE_UID,
+            VR::UI,
+            &self.study,
+        )?;
+        out.text(
+            "SeriesInstanceUID",
+            tags::SERIES_INSTANCE_UID,
+            VR::UI,
+            &self.series,
+        )?;
+        let modality = match iod {
+            Iod::RtDose => "RTDOSE".to_string(),
+            Iod::Ct => "CT".to_string(),
+            Iod::Mr => "MR".to_string(),
+            Iod::SecondaryCapture => self
+                .attr("Modality")
+                .or_else(|| self.geometry.as_ref().and_then(|g| g.modality.clone()))
+                .unwrap_or_else(|| "OT".to_string()),
+        };
+        out.text("Modality", tags::MODALITY, VR::CS, &modality)?;
+        for (keyword, tag, vr, kind, only) in ATTRIBUTES {
+            if only.is_some_and(|o| o != iod) {
+                continue;
+            }
+            match (self.attr(keyword), kind) {
+                (Some(v), _) => out.text(keyword, tag, vr, &v)?,
+                (None, Kind::T1) => {
+                    return Err(format!(
+                        "the archive has no {keyword}, which a {iod:?} file requires"
+                    )
+                    .into())
+                }
+                (None, Kind::T2) => out.text(keyword, tag, vr, "")?,
+                (None, Kind::T3) => {}
+            }
+        }
+        if let Some(c) = self.attr("WindowCenter") {
+            let w = self
+                .attr("WindowWidth")
+                .ok_or_else(|| format!("WindowCenter {c:?} without WindowWidth"))?;
+            check(VR::DS, &c).map_err(|e| format!("WindowCenter {c:?}: {e}"))?;
+            out.text("WindowWidth", tags::WINDOW_WIDTH, VR::DS, &w)?;
+        }
+        if self
+            .dicom("patient_identity_removed")
+            .and_then(|v| match v {
+                Value::Bool(b) => Some(*b),
+                _ => None,
+            })
+            == Some(true)
+        {
+            out.text(
+                "PatientIdentityRemoved",
+                tags::PATIENT_IDENTITY_REMOVED,
+                VR::CS,
+                "YES",
+            )?;
+        }
+        match iod {
+            Iod::SecondaryCapture => {
+                out.text("ConversionType", tags::CONVERSION_TYPE, VR::CS, "WSD")?
+            }
+            Iod::Ct => {
+                let t = self
+                    .attr("ImageType")
+                    .unwrap_or_else(|| "DERIVED\\SECONDARY\\AXIAL".into());
+                out.text("ImageType", tags::IMAGE_TYPE, VR::CS, &t)?;
+                out.text("AcquisitionNumber", tags::ACQUISITION_NUMBER, VR::IS, "")?;
+            }
+            Iod::Mr | Iod::RtDose => {}
+        }
+        if let Some(f) = &self.frame_of_reference {
+            out.text(
+                "FrameOfReferenceUID",
+                tags::FRAME_OF_REFERENCE_UID,
+                VR::UI,
+                f,
+            )?;
+            let p = self.attr("PositionReferenceIndicator").unwrap_or_default();
+            out.text(
+                "PositionReferenceIndicator",
+                tags::POSITION_REFERENCE_INDICATOR,
+                VR::LO,
+                &p,
+            )?;
+        }
+        match &self.geometry {
+            Some(g) => {
+                let plane = g.plane()?;
+                out.text(
+                    "ImageOrientationPatient",
+                    tags::IMAGE_ORIENTATION_PATIENT,
+                    VR::DS,
+                    &ds_multi(&plane.orientation)?,
+                )?;
+                out.text(
+                    "PixelSpacing",
+                    tags::PIXEL_SPACING,
+                    VR::DS,
+                    &ds_multi(&plane.pixel_spacing)?,
+                )?;
+                if let Some(s) = g.slice_spacing {
+                    let t = g.slice_thickness.unwrap_or(s);
+                    out.text("SliceThickness", tags::SLICE_THICKNESS, VR::DS, &ds(t)?)?;
+                    out.text(
+                        "SpacingBetweenSlices",
+                        tags::SPACING_BETWEEN_SLICES,
+                        VR::DS,
+                        &ds(s)?,
+                    )?;
+                } else {
+                    let t = g.slice_thickness.map(ds).transpose()?.unwrap_or_default();
+                    out.text("SliceThickness", tags::SLICE_THICKNESS, VR::DS, &t)?;
+                }
+            }
+            None if iod == Iod::RtDose => {
+                return Err(
+                    "an RT Dose file needs the volume's geometry, which the archive lacks".into(),
+                )
+            }
+            None => out.text("PatientOrientation", tags::PATIENT_ORIENTATION, VR::CS, "")?,
+        }
+        self.pixel_module(out)
+    }
+
+    fn pixel_module(&self, out: &mut Dataset) -> CliResult {
+        let palette = self.dicom("palette");
+        let photometric = match (palette, self.attr("PhotometricInterpretation")) {
+            (Some(_), _) => "PALETTE COLOR".to_string(),
+            (None, Some(p)) if p == "MONOCHROME1" => p,
+            _ => "MONOCHROME2".to_string(),
+        };
+        out.us(tags::SAMPLES_PER_PIXEL, 1);
+        out.text(
+            "PhotometricInterpretation",
+            tags::PHOTOMETRIC_INTERPRETATION,
+            VR::CS,
+            &photometric,
+        )?;
+        if let Some(p) = palette {
+            super::dicom_palette::write(&mut out.obj, p)?;
+        }
+        let stored = self
+            .attr("BitsStored")
+            .and_then(|s| s.trim().parse::<u16>().ok())
+            .filter(|&s| (1..=self.bits).contains(&s))
+            .unwrap_or(self.bits);
+        out.us(tags::BITS_ALLOCATED, self.bits);
+        out.us(tags::BITS_STORED, stored);
+        out.us(tags::HIGH_BIT, stored - 1);
+        out.us(tags::PIXEL_REPRESENTATION, u16::from(self.signed));
+        Ok(())
+    }
+}
+
+/// Little-endian pixel bytes of `chunk` (in `order`), padded to even length.
+fn pixel_data(chunk: &[u8], order: ByteOrder, width: usize) -> DataElement<InMemDicomObject> {
+    let mut le = chunk.to_vec();
+    if order == ByteOrder::Big && width > 1 {
+        for c in le.chunks_exact_mut(width) {
+            c.reverse();
+        }
+    }
+    if le.len() % 2 == 1 {
+        le.push(0);
+    }
+    let vr = if width == 1 { VR::OB } else { VR::OW };
+    DataElement::new(tags::PIXEL_DATA, vr, PrimitiveValue::U8(le.into()))
+}
+
+fn encode(ds: Dataset, sop_class: &str, sop: &str, what: &str) -> CliResult<Vec<u8>> {
+    let Dataset { mut obj, non_ascii } = ds;
+    if non_ascii {
+        obj.put(DataElement::new(
+            tags::SPECIFIC_CHARACTER_SET,
+            VR::CS,
+            "ISO_IR 192",
+        ));
+    }
+    let file = obj
+        .with_meta(
+            FileMetaTableBuilder::new()
+                .transfer_syntax(EXPLICIT_VR_LE)
+                .media_storage_sop_class_uid(sop_class)
+                .media_storage_sop_instance_uid(sop),
+        )
+        .map_err(|e| format!("{what}: cannot build the file meta group: {e}"))?;
+    let mut bytes = Vec::new();
+    file.write_all(&mut bytes)
+        .map_err(|e| format!("{what}: cannot encode: {e}"))?;
+    Ok(bytes)
 }
 
 /// One 3-D integer object (`[slices, rows, columns]`, payload in
-/// `d.byte_order`) and its base entry as DICOM files, in slice order.
+/// `d.byte_order`) and its base entry as DICOM files: one per slice, or a
+/// single multi-frame file for RT Dose.
 pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliResult<Vec<Vec<u8>>> {
     let [n, rows, cols] = <[u64; 3]>::try_from(d.shape.as_slice())
         .map_err(|_| format!("a DICOM series needs a 3-D object, not shape {:?}", d.shape))?;
     let (bits, signed) = match d.dtype {
-        Dtype::Uint8 => (8u16, 0u16),
-        Dtype::Int8 => (8, 1),
-        Dtype::Uint16 => (16, 0),
-        Dtype::Int16 => (16, 1),
-        Dtype::Uint32 => (32, 0),
-        Dtype::Int32 => (32, 1),
+        Dtype::Uint8 => (8u16, false),
+        Dtype::Int8 => (8, true),
+        Dtype::Uint16 => (16, false),
+        Dtype::Int16 => (16, true),
+        Dtype::Uint32 => (32, false),
+        Dtype::Int32 => (32, true),
         other => {
             return Err(format!("dtype {} has no native DICOM pixel format", other.name()).into())
         }
@@ -52,129 +600,251 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         return Err(format!("{rows}x{cols} slices exceed DICOM's 65535 rows/columns").into());
     }
     let width = d.dtype.width();
-    let slice_bytes = (rows * cols) as usize * width;
     if data.len() as u64 != n * rows * cols * width as u64 {
         return Err(format!(
-            "payload has {} bytes, shape {:?} needs more",
+            "payload has {} bytes, shape {:?} needs {}",
             data.len(),
-            d.shape
+            d.shape,
+            n * rows * cols * width as u64
         )
         .into());
     }
-    let meta = entry.get("dicom");
-    let get = |k: &str| meta.and_then(|m| m.get(k));
-    let attr = |k: &str| {
-        meta.and_then(|m| m.get("attributes"))
-            .and_then(|a| a.get(k))
-            .and_then(Value::as_text)
+    let attributes = entry.get("dicom").and_then(|m| m.get("attributes"));
+    let attr = |k: &str| attributes.and_then(|a| a.get(k)).and_then(Value::as_text);
+    let iod = match attr("SOPClassUID") {
+        Some(RT_DOSE) if bits >= 16 => Iod::RtDose,
+        Some(CT_IMAGE) if bits == 16 => Iod::Ct,
+        // MR Image's Type 1 attributes must have been recorded.
+        Some(MR_IMAGE)
+            if ["ImageType", "ScanningSequence", "SequenceVariant"]
+                .iter()
+                .all(|k| attr(k).is_some()) =>
+        {
+            Iod::Mr
+        }
+        _ => Iod::SecondaryCapture,
+    };
+    let geometry = entry_geometry(entry)?;
+    let series = attr("SeriesInstanceUID")
+        .map(str::to_string)
+        .unwrap_or_else(|| derived_uid(&format!("{entry:?}")));
+    let frame_of_reference = geometry
+        .as_ref()
+        .and_then(|g| g.frame_of_reference.clone())
+        .or_else(|| attr("FrameOfReferenceUID").map(str::to_string))
+        .or_else(|| {
+            geometry
+                .as_ref()
+                .map(|_| derived_uid(&format!("frame {series}")))
+        });
+    let src = Source {
+        entry,
+        iod,
+        study: attr("StudyInstanceUID")
             .map(str::to_string)
+            .unwrap_or_else(|| derived_uid(&format!("study {series}"))),
+        series,
+        frame_of_reference,
+        geometry,
+        bits,
+        signed,
     };
-    let orientation = f64s(get("image_orientation_patient"), 6);
-    let origin = f64s(get("image_position_patient"), 3);
-    let normal = f64s(get("slice_normal"), 3);
-    let step = get("slice_spacing").and_then(Value::as_f64);
-    let spacing = f64s(get("pixel_spacing"), 2);
-    let series = attr("SeriesInstanceUID").unwrap_or_else(|| derived_uid(&format!("{entry:?}")));
-    let study = attr("StudyInstanceUID").unwrap_or_else(|| derived_uid(&format!("study {series}")));
-    let sop_class = attr("SOPClassUID").unwrap_or_else(|| SECONDARY_CAPTURE.to_string());
-    let per_slice = |k: &str, i: usize| -> Option<f64> {
-        match get(k)? {
-            Value::Array(a) => a.get(i)?.as_f64(),
-            v => v.as_f64(),
+    let mut shared = Dataset {
+        obj: InMemDicomObject::new_empty(),
+        non_ascii: false,
+    };
+    src.shared(&mut shared)?;
+    let instance = |i: usize| -> i64 {
+        src.dicom("instance_numbers")
+            .and_then(Value::as_array)
+            .and_then(|a| a.get(i))
+            .and_then(Value::as_i64)
+            .unwrap_or(i as i64 + 1)
+    };
+    let position = |out: &mut Dataset, k: u64| -> CliResult {
+        if let Some(g) = &src.geometry {
+            let p = ds_multi(&g.slice_position(k))?;
+            out.text(
+                "ImagePositionPatient",
+                tags::IMAGE_POSITION_PATIENT,
+                VR::DS,
+                &p,
+            )?;
         }
+        Ok(())
     };
-    let mut files = Vec::with_capacity(n as usize);
-    for (i, chunk) in data.chunks_exact(slice_bytes).enumerate() {
-        let sop = derived_uid(&format!("{series}/{i}"));
-        let mut obj = InMemDicomObject::new_empty();
-        let mut put = |tag, vr, v: PrimitiveValue| {
-            obj.put(DataElement::new(tag, vr, v));
+    if iod == Iod::RtDose {
+        let mut out = Dataset {
+            obj: shared.obj.clone(),
+            non_ascii: shared.non_ascii,
         };
-        put(tags::SOP_CLASS_UID, VR::UI, sop_class.as_str().into());
-        put(tags::SOP_INSTANCE_UID, VR::UI, sop.as_str().into());
-        put(tags::STUDY_INSTANCE_UID, VR::UI, study.as_str().into());
-        put(tags::SERIES_INSTANCE_UID, VR::UI, series.as_str().into());
-        if let Some(f) = attr("FrameOfReferenceUID") {
-            put(tags::FRAME_OF_REFERENCE_UID, VR::UI, f.as_str().into());
-        }
-        for (name, tag, vr) in [
-            ("Modality", tags::MODALITY, VR::CS),
-            ("SeriesDescription", tags::SERIES_DESCRIPTION, VR::LO),
-            ("StudyDescription", tags::STUDY_DESCRIPTION, VR::LO),
-            ("BodyPartExamined", tags::BODY_PART_EXAMINED, VR::CS),
-            ("Manufacturer", tags::MANUFACTURER, VR::LO),
-            ("PatientName", tags::PATIENT_NAME, VR::PN),
-            ("PatientID", tags::PATIENT_ID, VR::LO),
-            ("PatientSex", tags::PATIENT_SEX, VR::CS),
-            ("PatientAge", tags::PATIENT_AGE, VR::AS),
-        ] {
-            if let Some(v) = attr(name) {
-                put(tag, vr, v.as_str().into());
-            }
-        }
-        put(
+        let sop = derived_uid(&format!("{}/dose", src.series));
+        out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)?;
+        out.text(
+            "InstanceNumber",
             tags::INSTANCE_NUMBER,
             VR::IS,
-            (i + 1).to_string().as_str().into(),
-        );
-        if let (Some(o), Some(p0)) = (&orientation, &origin) {
-            let k = i as f64 * step.unwrap_or(0.0);
-            let nv = normal.clone().unwrap_or(vec![0.0; 3]);
-            let p = [p0[0] + k * nv[0], p0[1] + k * nv[1], p0[2] + k * nv[2]];
-            put(tags::IMAGE_POSITION_PATIENT, VR::DS, ds(&p).as_str().into());
-            put(
-                tags::IMAGE_ORIENTATION_PATIENT,
-                VR::DS,
-                ds(o).as_str().into(),
-            );
-        }
-        if let Some(s) = &spacing {
-            put(tags::PIXEL_SPACING, VR::DS, ds(s).as_str().into());
-        }
-        if let Some(t) = get("slice_thickness").and_then(Value::as_f64) {
-            put(tags::SLICE_THICKNESS, VR::DS, ds(&[t]).as_str().into());
-        }
-        if let Some(s) = per_slice("rescale_slope", i) {
-            put(tags::RESCALE_SLOPE, VR::DS, ds(&[s]).as_str().into());
-        }
-        if let Some(s) = per_slice("rescale_intercept", i) {
-            put(tags::RESCALE_INTERCEPT, VR::DS, ds(&[s]).as_str().into());
-        }
-        put(tags::SAMPLES_PER_PIXEL, VR::US, 1u16.into());
-        put(
-            tags::PHOTOMETRIC_INTERPRETATION,
-            VR::CS,
-            "MONOCHROME2".into(),
-        );
-        put(tags::ROWS, VR::US, (rows as u16).into());
-        put(tags::COLUMNS, VR::US, (cols as u16).into());
-        put(tags::BITS_ALLOCATED, VR::US, bits.into());
-        put(tags::BITS_STORED, VR::US, bits.into());
-        put(tags::HIGH_BIT, VR::US, (bits - 1).into());
-        put(tags::PIXEL_REPRESENTATION, VR::US, signed.into());
-        let mut le = chunk.to_vec();
-        if d.byte_order == ByteOrder::Big && width > 1 {
-            for c in le.chunks_exact_mut(width) {
-                c.reverse();
+            &instance(0).to_string(),
+        )?;
+        position(&mut out, 0)?;
+        out.text(
+            "NumberOfFrames",
+            tags::NUMBER_OF_FRAMES,
+            VR::IS,
+            &n.to_string(),
+        )?;
+        out.obj.put(DataElement::new(
+            tags::FRAME_INCREMENT_POINTER,
+            VR::AT,
+            PrimitiveValue::Tags(vec![tags::GRID_FRAME_OFFSET_VECTOR].into()),
+        ));
+        let offsets = match attr("GridFrameOffsetVector") {
+            Some(v) if v.split('\\').count() as u64 == n => v.to_string(),
+            _ => {
+                let g = src.geometry.as_ref().expect("checked in shared");
+                let step = g.slice_step();
+                let o = g.plane()?.orientation;
+                let normal = cross([o[0], o[1], o[2]], [o[3], o[4], o[5]]);
+                let along = step[0] * normal[0] + step[1] * normal[1] + step[2] * normal[2];
+                ds_multi(&(0..n).map(|k| k as f64 * along).collect::<Vec<_>>())?
             }
+        };
+        out.text(
+            "GridFrameOffsetVector",
+            tags::GRID_FRAME_OFFSET_VECTOR,
+            VR::DS,
+            &offsets,
+        )?;
+        out.us(tags::ROWS, rows as u16);
+        out.us(tags::COLUMNS, cols as u16);
+        out.obj.put(pixel_data(data, d.byte_order, width));
+        return Ok(vec![encode(out, RT_DOSE, &sop, "RT Dose")?]);
+    }
+    let slice_bytes = (rows * cols) as usize * width;
+    let mut files = Vec::with_capacity(n as usize);
+    for (i, chunk) in data.chunks_exact(slice_bytes).enumerate() {
+        let what = format!("slice {i}");
+        let mut out = Dataset {
+            obj: shared.obj.clone(),
+            non_ascii: shared.non_ascii,
+        };
+        let sop = derived_uid(&format!("{}/{i}", src.series));
+        out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)
+            .map_err(|e| format!("{what}: {e}"))?;
+        out.text(
+            "InstanceNumber",
+            tags::INSTANCE_NUMBER,
+            VR::IS,
+            &instance(i).to_string(),
+        )
+        .map_err(|e| format!("{what}: {e}"))?;
+        position(&mut out, i as u64).map_err(|e| format!("{what}: {e}"))?;
+        src.slice_window(&mut out, i)?;
+        let rescale = src.rescale(i).or((iod == Iod::Ct).then_some((1.0, 0.0)));
+        if let Some((slope, intercept)) = rescale {
+            out.text("RescaleSlope", tags::RESCALE_SLOPE, VR::DS, &ds(slope)?)?;
+            out.text(
+                "RescaleIntercept",
+                tags::RESCALE_INTERCEPT,
+                VR::DS,
+                &ds(intercept)?,
+            )?;
         }
-        if le.len() % 2 == 1 {
-            le.push(0);
-        }
-        let vr = if width == 1 { VR::OB } else { VR::OW };
-        put(tags::PIXEL_DATA, vr, PrimitiveValue::U8(le.into()));
-        let file = obj
-            .with_meta(
-                FileMetaTableBuilder::new()
-                    .transfer_syntax(EXPLICIT_VR_LE)
-                    .media_storage_sop_class_uid(sop_class.as_str())
-                    .media_storage_sop_instance_uid(sop.as_str()),
-            )
-            .map_err(|e| format!("slice {i}: cannot build the file meta group: {e}"))?;
-        let mut bytes = Vec::new();
-        file.write_all(&mut bytes)
-            .map_err(|e| format!("slice {i}: cannot encode: {e}"))?;
-        files.push(bytes);
+        out.us(tags::ROWS, rows as u16);
+        out.us(tags::COLUMNS, cols as u16);
+        out.obj.put(pixel_data(chunk, d.byte_order, width));
+        files.push(encode(out, iod.sop_class(), &sop, &what)?);
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(attrs: &[(&str, &str)]) -> Map {
+        let mut a = Map::new();
+        for (k, v) in attrs {
+            a.insert(k.to_string(), (*v).into());
+        }
+        let mut dicom = Map::new();
+        dicom.insert("attributes".into(), Value::from(a));
+        let mut g = Map::new();
+        let affine = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 2.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ];
+        g.insert(
+            "affine_lps".into(),
+            Value::Array(
+                affine
+                    .iter()
+                    .map(|r| Value::Array(r.iter().map(|&x| Value::Float(x)).collect()))
+                    .collect(),
+            ),
+        );
+        let mut e = Map::new();
+        e.insert("dicom".into(), Value::from(dicom));
+        e.insert("geometry".into(), Value::from(g));
+        e
+    }
+
+    #[test]
+    fn an_rt_dose_without_its_type_1_attributes_is_refused() {
+        let d = ObjectDescriptor::new(Dtype::Uint32, vec![2, 1, 1]);
+        let e = entry(&[
+            ("SOPClassUID", RT_DOSE),
+            ("DoseType", "PHYSICAL"),
+            ("DoseSummationType", "PLAN"),
+            ("DoseGridScaling", "0.001"),
+        ]);
+        let err = object_to_dicom(&d, &[0; 8], &e).unwrap_err().to_string();
+        assert!(err.contains("DoseUnits"), "{err}");
+    }
+
+    #[test]
+    fn mr_is_written_as_mr_only_with_its_type_1_attributes() {
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
+        let sop_class = |attrs: &[(&str, &str)]| {
+            let file = object_to_dicom(&d, &[0; 2], &entry(attrs))
+                .unwrap()
+                .remove(0);
+            let obj = dicom_object::from_reader(&file[128..]).unwrap();
+            let class = obj.element(tags::SOP_CLASS_UID).unwrap().to_str().unwrap();
+            class.trim_end_matches('\0').to_string()
+        };
+        let mut mr = vec![
+            ("SOPClassUID", MR_IMAGE),
+            ("ImageType", "ORIGINAL\\PRIMARY"),
+            ("ScanningSequence", "SE"),
+            ("SequenceVariant", "NONE"),
+        ];
+        assert_eq!(sop_class(&mr), MR_IMAGE);
+        mr.pop();
+        assert_eq!(sop_class(&mr), SECONDARY_CAPTURE);
+    }
+
+    #[test]
+    fn non_ascii_text_is_written_as_utf_8_and_declared() {
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
+        let file = object_to_dicom(&d, &[0; 2], &entry(&[("PatientName", "Müller^Jörg")]))
+            .unwrap()
+            .remove(0);
+        let obj = dicom_object::from_reader(&file[128..]).unwrap();
+        let text = |t| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
+        assert_eq!(text(tags::SPECIFIC_CHARACTER_SET), "ISO_IR 192");
+        assert_eq!(text(tags::PATIENT_NAME), "Müller^Jörg");
+    }
+
+    #[test]
+    fn a_value_outside_its_vr_is_refused_naming_the_attribute() {
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
+        let e = entry(&[("StudyDate", "2024-01-02")]);
+        let err = object_to_dicom(&d, &[0; 2], &e).unwrap_err().to_string();
+        assert!(err.contains("StudyDate"), "{err}");
+        let e = entry(&[("StudyDate", "20240102")]);
+        assert_eq!(object_to_dicom(&d, &[0; 2], &e).unwrap().len(), 1);
+    }
 }

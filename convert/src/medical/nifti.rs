@@ -6,12 +6,16 @@
 //! names each axis of that shape (`["k", "j", "i"]` for a 3-D volume).
 //! The header is kept under `base[i].nifti` (see `nifti_header`).
 //!
-//! Untrusted input: sizes are computed with checked arithmetic and compared
-//! with the file before any allocation; a `.nii.gz` header claiming more
-//! than [`DEFLATE_MAX_RATIO`] times the file size is refused before
-//! inflating, the stream is read incrementally (memory follows the bytes
-//! actually present), and inflation stops one byte past the header's size,
-//! so a gzip bomb is never expanded beyond what the header describes.
+//! Header extensions are kept as `base[i].nifti.extensions` (see
+//! `nifti_ext`) and written back by `to-nifti`.
+//!
+//! Untrusted input (spec/convert.md "NIfTI"): one header check for both
+//! versions (`nifti_check`) and a size check against the file, or for a
+//! `.nii.gz` against an inflation cap, come before anything past the
+//! header is read or any buffer is sized from it; inflation grows with the
+//! bytes actually present and stops one byte past the declared data; every
+//! gzip member is read (`gz_members`) and bytes after the last one are
+//! refused.
 
 // NiftiHeader has some fifty fields; headers are built from the default
 // field by field.
@@ -25,13 +29,16 @@ use nifti::{Endianness, NiftiHeader};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
-use super::nifti2::{self, is_nifti2, Nifti2Header, DATA_OFFSET2, HEADER_LEN2};
+use super::geometry::{self, Geometry};
+use super::gz_members::Members;
+use super::nifti2::{self, is_nifti2, Nifti2Header, HEADER_LEN2};
+use super::nifti_check::{self, Declared, LayoutFields};
+use super::nifti_ext::{self, Extension};
 use super::nifti_header::{
-    dtype_of_code, header_from_meta, header_to_meta, unsupported_code_name, write_header,
-    AXIS_NAMES, DATA_OFFSET, HEADER_LEN, MAX_DIM,
+    header_from_meta, header_to_meta, write_header, AXIS_NAMES, HEADER_LEN, MAX_DIM,
 };
 use super::pipeline::PipelineArgs;
-use super::{Converted, DEFLATE_MAX_RATIO};
+use super::Converted;
 use crate::util::CliResult;
 
 /// A parsed NIfTI header of either version.
@@ -56,6 +63,8 @@ pub struct NiftiVolume {
     pub byte_order: ByteOrder,
     /// Voxel bytes, `dim[1]` fastest.
     pub data: Vec<u8>,
+    /// Header extensions, as stored.
+    pub extensions: Vec<Extension>,
 }
 
 /// Which byte order converted volumes are stored in.
@@ -75,67 +84,51 @@ fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error
     format!("{}: {msg}", path.display()).into()
 }
 
-/// Reads a single-file NIfTI-1 volume (`.nii`, or gzip-compressed `.nii.gz`,
-/// recognised by its magic bytes rather than its name).
-pub fn read_nifti(path: &Path) -> CliResult<NiftiVolume> {
+/// Reads a single-file NIfTI-1 or NIfTI-2 volume (`.nii`, or gzip-compressed
+/// `.nii.gz` of one or more members, recognised by its magic bytes rather
+/// than its name). `max_decoded` overrides the inflation budget of a
+/// `.nii.gz` ([`nifti_check::inflate_cap`]).
+pub fn read_nifti(path: &Path, max_decoded: Option<u64>) -> CliResult<NiftiVolume> {
     let file = File::open(path).map_err(|e| err_at(path, format!("cannot open: {e}")))?;
     let file_len = file
         .metadata()
         .map_err(|e| err_at(path, format!("cannot stat: {e}")))?
         .len();
-    read_nifti_from(path, BufReader::new(file), file_len)
+    read_nifti_from(path, BufReader::new(file), file_len, max_decoded)
 }
 
-/// [`read_nifti`] of a file of `file_len` bytes read from `raw`; `path`
-/// names it in errors.
-pub fn read_nifti_from(path: &Path, mut raw: impl Read, file_len: u64) -> CliResult<NiftiVolume> {
-    let mut lead = [0u8; 4];
-    raw.read_exact(&mut lead)
-        .map_err(|_| err_at(path, "too short to hold a NIfTI header"))?;
-    let gz = lead[..2] == [0x1f, 0x8b];
-    let rest = std::io::Cursor::new(lead).chain(raw);
-    let mut input: Box<dyn Read + '_> = if gz {
-        Box::new(flate2::read::GzDecoder::new(rest))
-    } else {
-        Box::new(rest)
-    };
-    let mut head = [0u8; HEADER_LEN];
-    read_fully(&mut input, &mut head).map_err(|e| match e {
+/// A parsed header and the layout it declares.
+struct Parsed {
+    header: Header,
+    declared: Declared,
+    big: bool,
+}
+
+/// Reads and checks the header (either version) from the start of the
+/// (inflated) stream.
+fn read_header(path: &Path, input: &mut dyn Read) -> CliResult<Parsed> {
+    let truncated = |e: ReadShort, have: usize, which: &str, total: usize| match e {
         ReadShort::Io(e) => err_at(path, format!("cannot read the header: {e}")),
         ReadShort::Eof(n) => err_at(
             path,
-            format!("truncated: {n} of the header's {HEADER_LEN} bytes present"),
-        ),
-    })?;
-    let lead: [u8; 4] = head[..4].try_into().expect("4 bytes");
-    let (header, dims, dtype, nbytes, vox_offset, header_len) = if is_nifti2(lead) {
-        let mut rest = [0u8; HEADER_LEN2 - HEADER_LEN];
-        read_fully(&mut input, &mut rest).map_err(|e| match e {
-            ReadShort::Io(e) => err_at(path, format!("cannot read the header: {e}")),
-            ReadShort::Eof(n) => err_at(
-                path,
-                format!(
-                    "truncated: {} of the NIfTI-2 header's {HEADER_LEN2} bytes present",
-                    HEADER_LEN + n
-                ),
+            format!(
+                "truncated: {} of the {which}'s {total} bytes present",
+                have + n
             ),
-        })?;
+        ),
+    };
+    let mut head = [0u8; HEADER_LEN];
+    read_fully(input, &mut head).map_err(|e| truncated(e, 0, "header", HEADER_LEN))?;
+    let lead: [u8; 4] = head[..4].try_into().expect("4 bytes");
+    let (header, fields, big) = if is_nifti2(lead) {
         let mut full = [0u8; HEADER_LEN2];
         full[..HEADER_LEN].copy_from_slice(&head);
-        full[HEADER_LEN..].copy_from_slice(&rest);
+        read_fully(input, &mut full[HEADER_LEN..])
+            .map_err(|e| truncated(e, HEADER_LEN, "NIfTI-2 header", HEADER_LEN2))?;
         let h = nifti2::parse(&full).map_err(|e| err_at(path, e))?;
-        let (dims, dtype, nbytes) = volume_layout2(&h).map_err(|e| err_at(path, e))?;
-        let vox_offset = u64::try_from(h.vox_offset)
-            .ok()
-            .filter(|&v| v >= DATA_OFFSET2 as u64)
-            .ok_or_else(|| {
-                err_at(
-                    path,
-                    format!("vox_offset {} is less than {DATA_OFFSET2}", h.vox_offset),
-                )
-            })?;
-        let h = Header::V2(Box::new(h));
-        (h, dims, dtype, nbytes, vox_offset, HEADER_LEN2)
+        let fields = nifti2::check_fields(&h);
+        let big = h.byte_order == ByteOrder::Big;
+        (Header::V2(Box::new(h)), fields, big)
     } else {
         let sizeof_hdr = i32::from_le_bytes(lead);
         if sizeof_hdr != HEADER_LEN as i32 && sizeof_hdr.swap_bytes() != HEADER_LEN as i32 {
@@ -144,110 +137,105 @@ pub fn read_nifti_from(path: &Path, mut raw: impl Read, file_len: u64) -> CliRes
                 format!("not a NIfTI file: sizeof_hdr is {sizeof_hdr}, not 348 or 540"),
             ));
         }
-        let header = NiftiHeader::from_reader(&head[..])
+        let h = NiftiHeader::from_reader(&head[..])
             .map_err(|e| err_at(path, format!("invalid NIfTI-1 header: {e}")))?;
-        if &header.magic != b"n+1\0" {
+        if &h.magic != b"n+1\0" {
             return Err(err_at(
                 path,
                 "header-only NIfTI (magic \"ni1\", data in a separate .img) is not supported; \
                  convert it to a single .nii file first",
             ));
         }
-        let (dims, dtype, nbytes) = volume_layout(&header).map_err(|e| err_at(path, e))?;
-        let vox_offset = header.vox_offset;
-        if !(vox_offset.is_finite()
-            && vox_offset >= DATA_OFFSET as f32
-            && vox_offset.fract() == 0.0)
-        {
-            return Err(err_at(
-                path,
-                format!("vox_offset {vox_offset} is not a whole number of at least {DATA_OFFSET}"),
-            ));
-        }
-        let h = Header::V1(Box::new(header));
-        (h, dims, dtype, nbytes, vox_offset as u64, HEADER_LEN)
+        let fields = check_fields(&h);
+        let big = h.endianness == Endianness::Big;
+        (Header::V1(Box::new(h)), fields, big)
     };
-    let data_end = vox_offset
-        .checked_add(nbytes)
-        .ok_or_else(|| err_at(path, "voxel data size overflows"))?;
-    if !gz && data_end != file_len {
-        return Err(err_at(
-            path,
-            format!(
-                "header dims {dims:?} of {} need {nbytes} bytes of voxel data at offset \
-                 {vox_offset} (file size {data_end}), but the file has {file_len} bytes",
-                dtype.name()
-            ),
-        ));
-    }
-    // A deflate stream expands at most DEFLATE_MAX_RATIO times: a header
-    // claiming more than the compressed file can hold is refused before
-    // anything is inflated.
-    let most = file_len.saturating_mul(DEFLATE_MAX_RATIO);
-    if gz && data_end > most {
-        return Err(err_at(
-            path,
-            format!(
-                "header dims {dims:?} of {} need {data_end} bytes, but a gzip stream of \
-                 {file_len} bytes holds at most {most}",
-                dtype.name()
-            ),
-        ));
-    }
-    let skip = vox_offset - header_len as u64;
-    let skipped = std::io::copy(&mut (&mut input).take(skip), &mut std::io::sink())
+    let declared = nifti_check::check(&fields).map_err(|e| err_at(path, e))?;
+    Ok(Parsed {
+        header,
+        declared,
+        big,
+    })
+}
+
+/// [`read_nifti`] of a file of `file_len` bytes read from `raw`; `path`
+/// names it in errors.
+pub fn read_nifti_from(
+    path: &Path,
+    mut raw: impl Read,
+    file_len: u64,
+    max_decoded: Option<u64>,
+) -> CliResult<NiftiVolume> {
+    let mut lead = [0u8; 4];
+    raw.read_exact(&mut lead)
+        .map_err(|_| err_at(path, "too short to hold a NIfTI header"))?;
+    let gz = lead[..2] == [0x1f, 0x8b];
+    let rest = std::io::Cursor::new(lead).chain(raw);
+    let mut input: Box<dyn Read + '_> = if gz {
+        Box::new(Members::new(BufReader::new(rest)))
+    } else {
+        Box::new(rest)
+    };
+    let Parsed {
+        header,
+        declared,
+        big,
+    } = read_header(path, &mut input)?;
+    // Nothing past the header is read, nor any buffer sized, before the
+    // declared layout is checked against the file (or the inflation cap).
+    nifti_check::check_sizes(&declared, file_len, gz, max_decoded).map_err(|e| err_at(path, e))?;
+    let Declared {
+        dims,
+        dtype,
+        voxel_bytes,
+        vox_offset,
+        header_len,
+    } = declared;
+    let region = read_up_to(&mut input, vox_offset - header_len, gz)
         .map_err(|e| err_at(path, format!("corrupt or truncated data: {e}")))?;
-    if skipped != skip {
+    if (region.len() as u64) < vox_offset - header_len {
         return Err(err_at(
             path,
             format!("truncated: the stream ends inside the header extensions (before offset {vox_offset})"),
         ));
     }
-    // Uncompressed: the size was checked against the file above. Gzip: grow
-    // with the bytes actually decompressed.
-    let mut data = if gz {
-        Vec::new()
-    } else {
-        Vec::with_capacity(
-            usize::try_from(nbytes).map_err(|_| err_at(path, "volume too large for memory"))?,
-        )
-    };
-    (&mut input)
-        .take(nbytes)
-        .read_to_end(&mut data)
+    let extensions = nifti_ext::parse(&region, big, header_len).map_err(|e| err_at(path, e))?;
+    drop(region);
+    let data = read_up_to(&mut input, voxel_bytes, gz)
         .map_err(|e| err_at(path, format!("corrupt or truncated gzip stream: {e}")))?;
-    if (data.len() as u64) != nbytes {
+    if (data.len() as u64) != voxel_bytes {
         return Err(err_at(
             path,
             format!(
-                "truncated: header dims {dims:?} of {} need {nbytes} bytes of voxel data, \
+                "truncated: header dims {dims:?} of {} need {voxel_bytes} bytes of voxel data, \
                  the stream holds {}",
                 dtype.name(),
                 data.len()
             ),
         ));
     }
+    // Reading on to the end checks the last member's CRC and refuses what
+    // follows it; inflation stops one byte past the declared data.
     let mut extra = [0u8; 1];
-    let n = input.read(&mut extra).map_err(|e| {
-        err_at(
-            path,
-            format!("corrupt gzip stream after the voxel data: {e}"),
-        )
-    })?;
+    let n = read_fully(&mut input, &mut extra).map_or_else(
+        |e| match e {
+            ReadShort::Eof(n) => Ok(n),
+            ReadShort::Io(e) => Err(err_at(path, format!("after the voxel data: {e}"))),
+        },
+        |()| Ok(1),
+    )?;
     if n != 0 {
         return Err(err_at(
             path,
             format!(
-                "data after the {nbytes} bytes of voxel data that header dims {dims:?} describe"
+                "data after the {voxel_bytes} bytes of voxel data that header dims {dims:?} describe"
             ),
         ));
     }
-    let byte_order = match &header {
-        Header::V1(h) => match h.endianness {
-            Endianness::Big => ByteOrder::Big,
-            Endianness::Little => ByteOrder::Little,
-        },
-        Header::V2(h) => h.byte_order,
+    let byte_order = if big {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
     };
     Ok(NiftiVolume {
         header,
@@ -255,7 +243,37 @@ pub fn read_nifti_from(path: &Path, mut raw: impl Read, file_len: u64) -> CliRes
         dtype,
         byte_order,
         data,
+        extensions,
     })
+}
+
+/// Reads up to `n` bytes. Uncompressed input was checked to hold them, so
+/// the buffer is sized at once; inflated input grows with the bytes
+/// actually present (doubling, never beyond `n`).
+fn read_up_to(input: &mut dyn Read, n: u64, inflated: bool) -> std::io::Result<Vec<u8>> {
+    let n = usize::try_from(n).map_err(|_| std::io::Error::other("too large for memory"))?;
+    let mut data = Vec::new();
+    let mut filled = 0;
+    while filled < n {
+        if filled == data.len() {
+            let grow = if inflated {
+                filled.max(1 << 16).min(n - filled)
+            } else {
+                n
+            };
+            data.try_reserve_exact(grow)
+                .map_err(|_| std::io::Error::other(format!("cannot allocate {grow} bytes")))?;
+            data.resize(filled + grow, 0);
+        }
+        match input.read(&mut data[filled..]) {
+            Ok(0) => break,
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    data.truncate(filled);
+    Ok(data)
 }
 
 enum ReadShort {
@@ -276,77 +294,17 @@ fn read_fully(r: &mut dyn Read, buf: &mut [u8]) -> Result<(), ReadShort> {
     Ok(())
 }
 
-/// Dims (NIfTI order), dtype and voxel byte count of a header, checked.
-fn volume_layout(h: &NiftiHeader) -> Result<(Vec<u64>, Dtype, u64), String> {
-    let ndim = usize::from(h.dim[0]);
-    if !(1..=7).contains(&ndim) {
-        return Err(format!("dim[0] is {}, not 1..=7", h.dim[0]));
+/// The layout fields of a NIfTI-1 header, widened for
+/// [`nifti_check::check`] (`dim[]` is signed on disk).
+fn check_fields(h: &NiftiHeader) -> LayoutFields {
+    LayoutFields {
+        version: 1,
+        dim: h.dim.map(|d| i64::from(d as i16)),
+        datatype: h.datatype,
+        bitpix: h.bitpix,
+        pixdim: h.pixdim.map(f64::from),
+        vox_offset: f64::from(h.vox_offset),
     }
-    let dims: Vec<u64> = h.dim[1..=ndim].iter().map(|&d| u64::from(d)).collect();
-    if let Some(i) = dims.iter().position(|&d| d == 0 || d > MAX_DIM) {
-        return Err(format!(
-            "dim[{}] is {}, not 1..={MAX_DIM}",
-            i + 1,
-            h.dim[i + 1] as i16
-        ));
-    }
-    let dtype = dtype_of_code(h.datatype).ok_or_else(|| {
-        format!(
-            "datatype {} ({}) has no Tensogram equivalent",
-            h.datatype,
-            unsupported_code_name(h.datatype)
-        )
-    })?;
-    if i64::from(h.bitpix) != (dtype.width() * 8) as i64 {
-        return Err(format!(
-            "bitpix {} disagrees with datatype {} ({})",
-            h.bitpix,
-            h.datatype,
-            dtype.name()
-        ));
-    }
-    let nbytes = dims
-        .iter()
-        .try_fold(dtype.width() as u64, |acc, &d| acc.checked_mul(d))
-        .ok_or("voxel count overflows")?;
-    Ok((dims, dtype, nbytes))
-}
-
-/// Dims (NIfTI order), dtype and voxel byte count of a NIfTI-2 header,
-/// checked.
-fn volume_layout2(h: &Nifti2Header) -> Result<(Vec<u64>, Dtype, u64), String> {
-    let ndim = usize::try_from(h.dim[0])
-        .ok()
-        .filter(|n| (1..=7).contains(n))
-        .ok_or_else(|| format!("dim[0] is {}, not 1..=7", h.dim[0]))?;
-    let mut dims = Vec::with_capacity(ndim);
-    for (i, &d) in h.dim[1..=ndim].iter().enumerate() {
-        let d = u64::try_from(d)
-            .ok()
-            .filter(|&d| d > 0)
-            .ok_or_else(|| format!("dim[{}] is {d}, not positive", i + 1))?;
-        dims.push(d);
-    }
-    let dtype = dtype_of_code(h.datatype).ok_or_else(|| {
-        format!(
-            "datatype {} ({}) has no Tensogram equivalent",
-            h.datatype,
-            unsupported_code_name(h.datatype)
-        )
-    })?;
-    if i64::from(h.bitpix) != (dtype.width() * 8) as i64 {
-        return Err(format!(
-            "bitpix {} disagrees with datatype {} ({})",
-            h.bitpix,
-            h.datatype,
-            dtype.name()
-        ));
-    }
-    let nbytes = dims
-        .iter()
-        .try_fold(dtype.width() as u64, |acc, &d| acc.checked_mul(d))
-        .ok_or("voxel count overflows")?;
-    Ok((dims, dtype, nbytes))
 }
 
 /// Reverses the bytes of every `unit`-byte group.
@@ -373,6 +331,7 @@ pub fn volume_to_object(
         dtype,
         byte_order,
         mut data,
+        extensions,
     } = vol;
     let target = match order {
         ByteOrderChoice::Keep => byte_order,
@@ -410,6 +369,12 @@ pub fn volume_to_object(
         {
             slot.1 = target.name().into();
         }
+        if !extensions.is_empty() {
+            entries.push(("extensions".into(), nifti_ext::to_meta(&extensions)));
+        }
+    }
+    if let Some(g) = Geometry::from_nifti_meta(&meta) {
+        entry.insert(geometry::KEY.into(), g.to_value());
     }
     entry.insert("nifti".into(), meta);
     Ok((d, data, entry))
@@ -520,11 +485,13 @@ fn check_same_geometry(
 /// NIfTI files (and an optional segmentation mask for the first) to the
 /// objects and metadata of one message: one object per input in order,
 /// then the mask, whose geometry must equal the first volume's.
+/// `max_decoded` overrides each `.nii.gz`'s inflation budget.
 pub fn nifti_to_objects(
     inputs: &[PathBuf],
     mask: Option<&Path>,
     pipeline: &PipelineArgs,
     order: ByteOrderChoice,
+    max_decoded: Option<u64>,
 ) -> CliResult<Converted> {
     if inputs.is_empty() {
         return Err("no NIfTI input given".into());
@@ -533,13 +500,13 @@ pub fn nifti_to_objects(
     let mut base = Vec::with_capacity(objects.capacity());
     let mut mask_vol = None;
     if let Some(m) = mask {
-        let mv = read_nifti(m)?;
-        let first = read_nifti(&inputs[0])?;
+        let mv = read_nifti(m, max_decoded)?;
+        let first = read_nifti(&inputs[0], max_decoded)?;
         check_same_geometry(&first, &inputs[0], &mv, m)?;
         mask_vol = Some(mv);
     }
     for path in inputs {
-        let vol = read_nifti(path)?;
+        let vol = read_nifti(path, max_decoded)?;
         let (d, data, entry) = volume_to_object(vol, &stem(path), "volume", pipeline, order)
             .map_err(|e| err_at(path, e))?;
         objects.push((d, data));
@@ -591,17 +558,43 @@ pub fn object_to_nifti(
         )
         .into());
     }
-    let meta = entry.get("nifti");
+    // An object without a NIfTI header of its own (from DICOM) gets sform
+    // and qform from its recorded geometry.
+    let from_geometry = match entry.get("nifti") {
+        Some(_) => None,
+        None => Geometry::from_entry(entry)?.map(|g| with_dicom_rescale(g.to_nifti_meta(), entry)),
+    };
+    let meta = entry.get("nifti").or(from_geometry.as_ref());
     let recorded_v2 = meta.and_then(|m| m.get("version")).and_then(Value::as_u64) == Some(2);
     let too_big = dims.iter().any(|&x| x > MAX_DIM);
+    let extensions = nifti_ext::from_meta(meta)?;
     let mut out = if version == Version::Nifti2 || recorded_v2 || too_big {
-        nifti2::write(&nifti2::from_meta(meta, d.dtype, &dims, d.byte_order)?)
+        nifti2::write(
+            &nifti2::from_meta(meta, d.dtype, &dims, d.byte_order)?,
+            &extensions,
+        )?
     } else {
-        write_header(&header_from_meta(meta, d.dtype, &dims, d.byte_order)?)
+        write_header(
+            &header_from_meta(meta, d.dtype, &dims, d.byte_order)?,
+            &extensions,
+        )?
     };
     out.reserve(data.len());
     out.extend_from_slice(data);
     Ok(out)
+}
+
+/// `meta` with `scl_slope`/`scl_inter` from a DICOM series' rescale slope
+/// and intercept, when one pair covers every slice (NIfTI has one).
+fn with_dicom_rescale(mut meta: Value, entry: &Map) -> Value {
+    let get = |k: &str| entry.get("dicom")?.get(k)?.as_f64();
+    if let (Some(slope), Some(inter), Value::Map(m)) =
+        (get("rescale_slope"), get("rescale_intercept"), &mut meta)
+    {
+        m.push(("scl_slope".into(), Value::Float(slope)));
+        m.push(("scl_inter".into(), Value::Float(inter)));
+    }
+    meta
 }
 
 /// Gzip-compresses a NIfTI image for `.nii.gz`.
@@ -624,21 +617,25 @@ mod tests {
     }
 
     #[test]
-    fn layout_rejects_overflow_and_bad_bitpix() {
+    fn nifti1_fields_are_widened_for_the_shared_check() {
         let mut h = NiftiHeader::default();
         h.dim = [7, 32767, 32767, 32767, 32767, 32767, 32767, 32767];
         h.datatype = 64;
         h.bitpix = 64;
-        let e = volume_layout(&h).unwrap_err();
+        h.vox_offset = 352.0;
+        let check = |h: &NiftiHeader| nifti_check::check(&check_fields(h));
+        let e = check(&h).unwrap_err();
         assert!(e.contains("overflows"), "{e}");
         h.dim = [3, 2, 2, 2, 1, 1, 1, 1];
         h.bitpix = 32;
-        let e = volume_layout(&h).unwrap_err();
+        let e = check(&h).unwrap_err();
         assert!(e.contains("bitpix"), "{e}");
         h.dim = [3, 2, 0xffff, 2, 1, 1, 1, 1];
         h.bitpix = 64;
-        let e = volume_layout(&h).unwrap_err();
+        let e = check(&h).unwrap_err();
         assert!(e.contains("dim[2] is -1"), "{e}");
+        h.dim = [3, 2, 3, 4, 1, 1, 1, 1];
+        assert_eq!(check(&h).unwrap().voxel_bytes, 192);
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! i32 codes) and reorders them; the `nifti` crate reads NIfTI-1 only, so
 //! this module reads the fixed layout itself, in the byte order that makes
 //! `sizeof_hdr` 540. Nothing here trusts a field: dims and `vox_offset`
-//! are checked by the caller (`nifti::volume_layout2`).
+//! are checked by the caller ([`nifti_check::check`], shared with NIfTI-1).
 
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, Map};
 
+use super::nifti_check::{self, LayoutFields};
+use super::nifti_ext::{self, Extension};
+use super::nifti_float::f64_value;
 use super::nifti_header::{
     affine_value, bad_field, c_text, code_of_dtype, quaternion_affine, sform_rows, space_unit_name,
     time_unit_name, xform_name, MetaReader,
@@ -193,11 +196,13 @@ pub fn parse(b: &[u8; HEADER_LEN2]) -> Result<Nifti2Header, String> {
     })
 }
 
-/// Serialises a single-file header with `vox_offset` [`DATA_OFFSET2`] and
-/// an empty extension flag: exactly [`DATA_OFFSET2`] bytes.
-pub fn write(h: &Nifti2Header) -> Vec<u8> {
+/// Serialises a single-file header followed by the extension flag and
+/// `extensions`: everything before the voxel data, whose offset is written
+/// as `vox_offset`.
+pub fn write(h: &Nifti2Header, extensions: &[Extension]) -> CliResult<Vec<u8>> {
     let big = h.byte_order == ByteOrder::Big;
-    let mut out = Vec::with_capacity(DATA_OFFSET2);
+    let ext = nifti_ext::write(extensions, big)?;
+    let mut out = Vec::with_capacity(HEADER_LEN2 + ext.len());
     macro_rules! put {
         ($v:expr) => {{
             let v = $v;
@@ -221,7 +226,7 @@ pub fn write(h: &Nifti2Header) -> Vec<u8> {
     for v in h.pixdim {
         put!(v);
     }
-    put!(DATA_OFFSET2 as i64);
+    put!((HEADER_LEN2 + ext.len()) as i64);
     for v in [
         h.scl_slope,
         h.scl_inter,
@@ -253,12 +258,24 @@ pub fn write(h: &Nifti2Header) -> Vec<u8> {
     out.push(h.dim_info);
     out.extend_from_slice(&[0; 15]);
     debug_assert_eq!(out.len(), HEADER_LEN2);
-    out.extend_from_slice(&[0; 4]);
-    out
+    out.extend_from_slice(&ext);
+    Ok(out)
+}
+
+/// The layout fields of a NIfTI-2 header, for [`nifti_check::check`].
+pub fn check_fields(h: &Nifti2Header) -> LayoutFields {
+    LayoutFields {
+        version: 2,
+        dim: h.dim,
+        datatype: h.datatype,
+        bitpix: h.bitpix,
+        pixdim: h.pixdim,
+        vox_offset: h.vox_offset as f64,
+    }
 }
 
 fn floats(v: &[f64]) -> Value {
-    Value::Array(v.iter().map(|&x| Value::Float(x)).collect())
+    Value::Array(v.iter().map(|&x| f64_value(x)).collect())
 }
 
 /// The header as the `nifti` metadata map: NIfTI-1's keys, `version: 2`.
@@ -280,11 +297,13 @@ pub fn to_meta(h: &Nifti2Header, dims: &[u64]) -> Value {
     let units = (h.xyzt_units & 0xff) as u8;
     m.insert("space_unit".into(), space_unit_name(units).into());
     m.insert("time_unit".into(), time_unit_name(units).into());
-    m.insert("scl_slope".into(), Value::Float(h.scl_slope));
-    m.insert("scl_inter".into(), Value::Float(h.scl_inter));
-    m.insert("cal_min".into(), Value::Float(h.cal_min));
-    m.insert("cal_max".into(), Value::Float(h.cal_max));
-    m.insert("toffset".into(), Value::Float(h.toffset));
+    m.insert("scl_slope".into(), f64_value(h.scl_slope));
+    m.insert("scl_inter".into(), f64_value(h.scl_inter));
+    let applies = nifti_check::scaling(h.scl_slope, h.scl_inter).is_some();
+    m.insert("scl_applies".into(), Value::Bool(applies));
+    m.insert("cal_min".into(), f64_value(h.cal_min));
+    m.insert("cal_max".into(), f64_value(h.cal_max));
+    m.insert("toffset".into(), f64_value(h.toffset));
     m.insert("descrip".into(), c_text(&h.descrip).into());
     m.insert("aux_file".into(), c_text(&h.aux_file).into());
 
@@ -298,7 +317,7 @@ pub fn to_meta(h: &Nifti2Header, dims: &[u64]) -> Value {
     slice.insert("code".into(), i64::from(h.slice_code).into());
     slice.insert("start".into(), h.slice_start.into());
     slice.insert("end".into(), h.slice_end.into());
-    slice.insert("duration".into(), Value::Float(h.slice_duration));
+    slice.insert("duration".into(), f64_value(h.slice_duration));
     m.insert("slice".into(), Value::from(slice));
 
     let code_name = |c: i32| i16::try_from(c).map(xform_name).unwrap_or("invalid");
@@ -431,14 +450,14 @@ mod tests {
     fn written_headers_parse_back_in_both_byte_orders() {
         for order in [ByteOrder::Little, ByteOrder::Big] {
             let h = sample(order);
-            let bytes = write(&h);
+            let bytes = write(&h, &[]).unwrap();
             assert_eq!(bytes.len(), DATA_OFFSET2);
             assert!(is_nifti2(bytes[..4].try_into().unwrap()));
             let back = parse(bytes[..HEADER_LEN2].try_into().unwrap()).unwrap();
             assert_eq!(back, h);
         }
         // Field offsets of the standard layout (nifti2.h).
-        let b = write(&sample(ByteOrder::Little));
+        let b = write(&sample(ByteOrder::Little), &[]).unwrap();
         assert_eq!(&b[4..8], b"n+2\0");
         assert_eq!(i64::from_le_bytes(b[24..32].try_into().unwrap()), 40000);
         assert_eq!(i64::from_le_bytes(b[168..176].try_into().unwrap()), 544);
@@ -460,7 +479,7 @@ mod tests {
 
     #[test]
     fn bad_magic_and_sizes_are_refused() {
-        let mut b = write(&sample(ByteOrder::Little));
+        let mut b = write(&sample(ByteOrder::Little), &[]).unwrap();
         b[4..8].copy_from_slice(b"ni2\0");
         let e = parse(b[..HEADER_LEN2].try_into().unwrap()).unwrap_err();
         assert!(e.contains("header-only"), "{e}");

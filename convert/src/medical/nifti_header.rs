@@ -16,6 +16,9 @@ use nifti::{Endianness, NiftiHeader};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, Map};
 
+use super::nifti_check;
+use super::nifti_ext::{self, Extension};
+use super::nifti_float::{f32_value, f64_value, to_f32, to_f64};
 use crate::util::CliResult;
 
 /// Size of a NIfTI-1 header.
@@ -109,13 +112,13 @@ pub(super) fn c_text(bytes: &[u8]) -> String {
 }
 
 fn floats(v: &[f32]) -> Value {
-    Value::Array(v.iter().map(|&x| Value::Float(x as f64)).collect())
+    Value::Array(v.iter().map(|&x| f32_value(x)).collect())
 }
 
 pub(super) fn affine_value(rows: &[[f64; 4]; 4]) -> Value {
     Value::Array(
         rows.iter()
-            .map(|r| Value::Array(r.iter().map(|&x| Value::Float(x)).collect()))
+            .map(|r| Value::Array(r.iter().map(|&x| f64_value(x)).collect()))
             .collect(),
     )
 }
@@ -142,12 +145,18 @@ pub fn qform_affine(h: &NiftiHeader) -> [[f64; 4]; 4] {
     )
 }
 
+/// Below this, `1 - (b² + c² + d²)` is rounding noise: nifti_clib's
+/// `nifti_quatern_to_mat44` then takes `a = 0` (a 180° rotation) and
+/// renormalises `(b, c, d)`.
+const QUATERNION_A_EPSILON: f64 = 1e-7;
+
 /// The qform affine of quaternion `(b, c, d)`, offsets and
-/// `pixdim[0..4]` (qfac first), as NIfTI-1 and NIfTI-2 define it.
+/// `pixdim[0..4]` (qfac first), as NIfTI-1 and NIfTI-2 define it, with
+/// nifti_clib's rule for a near-zero `a` (spec/convert.md "NIfTI").
 pub fn quaternion_affine(quatern: [f64; 3], offset: [f64; 3], pixdim: [f64; 4]) -> [[f64; 4]; 4] {
     let [mut b, mut c, mut d] = quatern;
     let s = b * b + c * c + d * d;
-    let a = if s >= 1.0 {
+    let a = if 1.0 - s < QUATERNION_A_EPSILON {
         let n = s.sqrt();
         b /= n;
         c /= n;
@@ -210,11 +219,13 @@ pub fn header_to_meta(h: &NiftiHeader, dims: &[u64]) -> Value {
     m.insert("xyzt_units".into(), u64::from(h.xyzt_units).into());
     m.insert("space_unit".into(), space_unit_name(h.xyzt_units).into());
     m.insert("time_unit".into(), time_unit_name(h.xyzt_units).into());
-    m.insert("scl_slope".into(), Value::Float(h.scl_slope as f64));
-    m.insert("scl_inter".into(), Value::Float(h.scl_inter as f64));
-    m.insert("cal_min".into(), Value::Float(h.cal_min as f64));
-    m.insert("cal_max".into(), Value::Float(h.cal_max as f64));
-    m.insert("toffset".into(), Value::Float(h.toffset as f64));
+    m.insert("scl_slope".into(), f32_value(h.scl_slope));
+    m.insert("scl_inter".into(), f32_value(h.scl_inter));
+    let applies = nifti_check::scaling(h.scl_slope.into(), h.scl_inter.into()).is_some();
+    m.insert("scl_applies".into(), Value::Bool(applies));
+    m.insert("cal_min".into(), f32_value(h.cal_min));
+    m.insert("cal_max".into(), f32_value(h.cal_max));
+    m.insert("toffset".into(), f32_value(h.toffset));
     m.insert("descrip".into(), c_text(&h.descrip).into());
     m.insert("aux_file".into(), c_text(&h.aux_file).into());
 
@@ -231,7 +242,7 @@ pub fn header_to_meta(h: &NiftiHeader, dims: &[u64]) -> Value {
     slice.insert("code".into(), u64::from(h.slice_code).into());
     slice.insert("start".into(), i64::from(h.slice_start).into());
     slice.insert("end".into(), i64::from(h.slice_end).into());
-    slice.insert("duration".into(), Value::Float(h.slice_duration as f64));
+    slice.insert("duration".into(), f32_value(h.slice_duration));
     m.insert("slice".into(), Value::from(slice));
 
     let mut q = Map::new();
@@ -273,10 +284,7 @@ impl<'a> MetaReader<'a> {
     pub(super) fn f32(&self, path: &[&str], default: f32) -> CliResult<f32> {
         match self.get(path) {
             None => Ok(default),
-            Some(v) => v
-                .as_f64()
-                .map(|x| x as f32)
-                .ok_or_else(|| bad_field(path, "a number")),
+            Some(v) => to_f32(v).ok_or_else(|| bad_field(path, "a number")),
         }
     }
 
@@ -294,10 +302,7 @@ impl<'a> MetaReader<'a> {
             .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
         let mut out = [0f32; N];
         for (o, x) in out.iter_mut().zip(arr) {
-            *o = x
-                .as_f64()
-                .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?
-                as f32;
+            *o = to_f32(x).ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
         }
         Ok(out)
     }
@@ -305,7 +310,7 @@ impl<'a> MetaReader<'a> {
     pub(super) fn f64(&self, path: &[&str], default: f64) -> CliResult<f64> {
         match self.get(path) {
             None => Ok(default),
-            Some(v) => v.as_f64().ok_or_else(|| bad_field(path, "a number")),
+            Some(v) => to_f64(v).ok_or_else(|| bad_field(path, "a number")),
         }
     }
 
@@ -323,9 +328,7 @@ impl<'a> MetaReader<'a> {
             .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
         let mut out = [0f64; N];
         for (o, x) in out.iter_mut().zip(arr) {
-            *o = x
-                .as_f64()
-                .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
+            *o = to_f64(x).ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
         }
         Ok(out)
     }
@@ -373,7 +376,7 @@ pub(super) fn sform_rows(r: &MetaReader) -> CliResult<[[f64; 4]; 3]> {
     for (o, row) in out.iter_mut().zip(rows) {
         let row = row.as_array().filter(|a| a.len() == 4).ok_or_else(bad)?;
         for (x, v) in o.iter_mut().zip(row) {
-            *x = v.as_f64().ok_or_else(bad)?;
+            *x = to_f64(v).ok_or_else(bad)?;
         }
     }
     Ok(out)
@@ -465,10 +468,21 @@ pub fn header_from_meta(
 }
 
 /// Serialises a single-file (`n+1`) header in its `endianness`, followed by
-/// an empty extension flag: exactly [`DATA_OFFSET`] bytes.
-pub fn write_header(h: &NiftiHeader) -> Vec<u8> {
+/// the extension flag and `extensions`: everything before the voxel data,
+/// whose offset is written as `vox_offset`.
+pub fn write_header(h: &NiftiHeader, extensions: &[Extension]) -> CliResult<Vec<u8>> {
     let big = h.endianness == Endianness::Big;
-    let mut out = Vec::with_capacity(DATA_OFFSET);
+    let ext = nifti_ext::write(extensions, big)?;
+    let vox_offset = (HEADER_LEN + ext.len()) as f32;
+    if vox_offset as usize != HEADER_LEN + ext.len() {
+        return Err(format!(
+            "header extensions of {} bytes put the voxel data at an offset NIfTI-1's float \
+             vox_offset cannot hold exactly (write NIfTI-2)",
+            ext.len()
+        )
+        .into());
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + ext.len());
     macro_rules! put {
         ($v:expr) => {{
             let v = $v;
@@ -499,7 +513,7 @@ pub fn write_header(h: &NiftiHeader) -> Vec<u8> {
     for p in h.pixdim {
         put!(p);
     }
-    put!(DATA_OFFSET as f32);
+    put!(vox_offset);
     put!(h.scl_slope);
     put!(h.scl_inter);
     put!(h.slice_end);
@@ -536,8 +550,8 @@ pub fn write_header(h: &NiftiHeader) -> Vec<u8> {
     out.extend_from_slice(&h.intent_name);
     out.extend_from_slice(b"n+1\0");
     debug_assert_eq!(out.len(), HEADER_LEN);
-    out.extend_from_slice(&[0; 4]);
-    out
+    out.extend_from_slice(&ext);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -557,6 +571,27 @@ mod tests {
     }
 
     #[test]
+    fn a_near_zero_is_a_half_turn_as_in_nifti_clib() {
+        // example4d.nii.gz's quaternion: 1 - (b² + c² + d²) is 1.005e-9.
+        let q = [-1.945_106_8e-26f32, -0.996_708_5, -0.081_068_74].map(f64::from);
+        let m = quaternion_affine(q, [0.0; 3], [-1.0, 2.0, 2.0, 2.199_999_094]);
+        // nibabel's get_qform() for that file.
+        let want = [
+            [-2.0, 0.0, 0.0],
+            [0.0, 1.973_711_438, -0.355_528_225],
+            [0.0, 0.323_207_610, 2.171_081_688],
+        ];
+        for (row, w) in m.iter().zip(want) {
+            for (x, y) in row.iter().zip(w) {
+                assert!((x - y).abs() < 1e-8, "{m:?}");
+            }
+        }
+        // Far from the threshold, a comes from the norm as usual.
+        let m = quaternion_affine([0.0, 0.0, 0.6], [0.0; 3], [1.0; 4]);
+        assert!((m[0][0] - 0.28).abs() < 1e-12 && (m[1][0] - 0.96).abs() < 1e-12);
+    }
+
+    #[test]
     fn header_written_is_read_back_by_the_nifti_crate() {
         for order in [ByteOrder::Little, ByteOrder::Big] {
             let mut h = header_from_meta(None, Dtype::Int16, &[3, 4, 5], order).unwrap();
@@ -564,7 +599,7 @@ mod tests {
             h.qform_code = 1;
             h.quatern_c = 0.5;
             h.set_description_str("hello").unwrap();
-            let bytes = write_header(&h);
+            let bytes = write_header(&h, &[]).unwrap();
             assert_eq!(bytes.len(), DATA_OFFSET);
             let back = NiftiHeader::from_reader(&bytes[..]).unwrap();
             assert_eq!(back.dim, [3, 3, 4, 5, 1, 1, 1, 1]);
@@ -607,7 +642,10 @@ mod tests {
         let meta = header_to_meta(&h, &[2, 3]);
         let back =
             header_from_meta(Some(&meta), Dtype::Float32, &[2, 3], ByteOrder::Little).unwrap();
-        assert_eq!(write_header(&back), write_header(&h));
+        assert_eq!(
+            write_header(&back, &[]).unwrap(),
+            write_header(&h, &[]).unwrap()
+        );
         assert_eq!(meta.get("space_unit").and_then(Value::as_text), Some("mm"));
         assert_eq!(meta.get("time_unit").and_then(Value::as_text), Some("s"));
     }

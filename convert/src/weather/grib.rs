@@ -101,6 +101,22 @@ pub struct GribField {
     pub packing: Option<SourcePacking>,
 }
 
+/// The messages of the GRIB file at `path`, their structure checked by
+/// [`super::grib_scan`] before ecCodes reads it.
+fn scan_file(path: &Path) -> Result<Vec<super::grib_scan::Message>, GribError> {
+    let io = |e: std::io::Error| GribError::Io(format!("{}: {e}", path.display()));
+    let f = std::fs::File::open(path).map_err(io)?;
+    if f.metadata().map_err(io)?.len() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the map is read-only and dropped before this function returns;
+    // a file changed underneath yields wrong bytes, never unsafety in the
+    // scanner, which only reads a byte slice with bounds checks.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(&f) }.map_err(io)?;
+    super::grib_scan::scan(&map).map_err(|e| GribError::Invalid(format!("{}: {e}", path.display())))
+}
+
 /// Reads every GRIB message of `path`, charging each field's decoded size
 /// to `budget` before it is decoded.
 pub fn read_fields(
@@ -108,13 +124,29 @@ pub fn read_fields(
     all_keys: bool,
     budget: &mut DecodeBudget,
 ) -> Result<Vec<GribField>, GribError> {
+    let spans = scan_file(path)?;
     let mut file = GribFile::open(path)?;
     let mut out = Vec::new();
     while let Some(h) = file.next_handle()? {
+        if out.len() == spans.len() {
+            return Err(GribError::Invalid(format!(
+                "{}: ecCodes reads more than the {} GRIB message(s) whose structure was checked",
+                path.display(),
+                spans.len()
+            )));
+        }
         let field = read_field(&h, all_keys, budget).map_err(|e| {
             GribError::Invalid(format!("{} message {}: {e}", path.display(), out.len()))
         })?;
         out.push(field);
+    }
+    if out.len() != spans.len() {
+        return Err(GribError::Invalid(format!(
+            "{}: ecCodes reads {} GRIB message(s) where the file's structure holds {}",
+            path.display(),
+            out.len(),
+            spans.len()
+        )));
     }
     if out.is_empty() {
         return Err(GribError::Invalid(format!(

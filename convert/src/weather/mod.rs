@@ -8,6 +8,10 @@
 //! turns a decoded message back into GRIB messages on each field's source
 //! header. [`netcdf`] does the
 //! same for NetCDF-3 and NetCDF-4 files.
+//!
+//! [`grib_scan`] and [`netcdf_classic`], the pure-Rust structure checks run
+//! before ecCodes or netCDF-C read a file, need no feature, so that they
+//! are fuzzed without those libraries.
 
 #[cfg(any(feature = "grib", feature = "netcdf"))]
 pub mod budget;
@@ -19,12 +23,14 @@ pub mod export;
 mod ffi;
 #[cfg(feature = "grib")]
 pub mod grib;
+pub mod grib_scan;
 #[cfg(feature = "netcdf")]
 pub mod netcdf;
 #[cfg(feature = "netcdf")]
 mod netcdf_attrs;
+pub mod netcdf_classic;
 #[cfg(feature = "netcdf")]
-mod netcdf_classic;
+mod netcdf_ffi;
 #[cfg(feature = "netcdf")]
 mod netcdf_read;
 #[cfg(feature = "netcdf")]

@@ -1,27 +1,35 @@
 //! NetCDF variables to Tensogram objects and messages.
 //!
-//! Every numeric variable of the root group (coordinate variables
-//! included) becomes one object; its `base[i]` entry holds
+//! Every variable of every group (coordinate variables included) whose
+//! type is numeric, `char` or `string` becomes one object; variables of
+//! sub-groups and their dimensions are named by path (`/forecast/t2m`,
+//! `spec/convert.md` "NetCDF groups"). Its `base[i]` entry holds
 //!
-//! * `name`: the variable name,
-//! * `dim_names`: its dimension names, one per axis,
-//! * `netcdf`: `type` (the CDL type in the file), `attrs` (every attribute,
-//!   as CBOR), `attr_types` (their CDL types), `unpacked: true` when `--cf`
-//!   applied `scale_factor`/`add_offset`, `record` (the index along the
-//!   unlimited dimension) with `--split-by record`,
+//! * `name`: the variable name (path),
+//! * `dim_names`: its dimension names (paths), one per axis — absent for a
+//!   `string` variable, whose object is the elements' bytes each followed
+//!   by a NUL, and whose `netcdf.dims`/`netcdf.shape` give its dimensions,
+//! * `netcdf`: `type` (the CDL type in the file; `char` is stored as
+//!   uint8), `attrs` (every attribute, as CBOR), `attr_types` (their CDL
+//!   types), `attr_order` (their names in file order), `unpacked: true` when `--cf` applied
+//!   `scale_factor`/`add_offset`, `record` (the index along the unlimited
+//!   dimension) with `--split-by record`, and for a NetCDF-4 source its
+//!   storage: `chunks` (the chunk shape) when chunked, `deflate` (zlib
+//!   level) and `shuffle` when deflated,
 //! * `cf`: the CF attributes among `attrs` (units, standard_name, long_name,
 //!   …; see [`CF_ATTRIBUTES`]).
 //!
 //! The message's `_extra_` holds `netcdf` (`format`, `dims` as
-//! `{name, len, unlimited}`, the global `attrs` and `attr_types`) and, when
+//! `{name, len, unlimited}`, the global `attrs`, `attr_types` and
+//! `attr_order`, and `groups`: every sub-group as `{path, attrs,
+//! attr_types, attr_order}`) and, when
 //! every object has the same dimension names, `dim_names` (the list the
 //! reference's xarray backend reads). Missing values of float variables
 //! (`_FillValue`, `missing_value`) become NaN, stored as a NaN mask
 //! (`spec/pipeline.md` §3), unless the variable (or record) holds NaN of
 //! its own: then its values are kept as they are, fill values included,
 //! and `netcdf.nan_kept` is true, so `to-netcdf` writes NaN back as NaN.
-//! Integer variables keep their fill values. Variables in NetCDF-4
-//! sub-groups are refused by name.
+//! Integer variables keep their fill values.
 
 use std::fmt;
 use std::path::Path;
@@ -31,7 +39,7 @@ use tgm::cbor::Value;
 use tgm::{Dtype, Map, ObjectDescriptor};
 
 use super::budget::DecodeBudget;
-use super::netcdf_read::{NcNum, Source, Var};
+use super::netcdf_read::{NcNum, Source, Var, VarType};
 pub use super::netcdf_write::write_netcdf;
 
 /// Why a NetCDF conversion failed. Every message names the file.
@@ -140,10 +148,28 @@ pub struct NcConversion {
 
 /// Converts one NetCDF file into messages grouped by `opts.split_by`.
 pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, NetcdfError> {
+    let mut messages = Vec::new();
+    let skipped = convert_file_each(path, opts, &mut |m| {
+        messages.push(m);
+        Ok(())
+    })?;
+    Ok(NcConversion { messages, skipped })
+}
+
+/// Converts one NetCDF file, handing each message to `each` as soon as it
+/// is built, so that only one message (with `--split-by record`, one
+/// record) is held at a time; returns the variables left out with the
+/// reason for each. Stops at the first error, of the conversion or of
+/// `each`.
+pub fn convert_file_each(
+    path: &Path,
+    opts: &ConvertOptions,
+    each: &mut dyn FnMut(NcMessage) -> Result<(), NetcdfError>,
+) -> Result<Vec<(String, String)>, NetcdfError> {
     let src = Source::open(path)?;
     if src.vars.is_empty() {
         return Err(NetcdfError::Invalid(format!(
-            "{}: no numeric variables in the root group",
+            "{}: no variables of a supported type",
             path.display()
         )));
     }
@@ -152,17 +178,25 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, 
         .max_decoded_bytes
         .map_or_else(|| DecodeBudget::for_input(src.file_len), DecodeBudget::new);
     let budget = &mut budget;
-    let groups: Vec<Vec<NcObject>> = match opts.split_by {
-        SplitBy::File => vec![src
-            .vars
-            .iter()
-            .map(|v| variable_object(&src, v, None, opts.cf, budget))
-            .collect::<Result<_, _>>()?],
-        SplitBy::Variable => src
-            .vars
-            .iter()
-            .map(|v| variable_object(&src, v, None, opts.cf, budget).map(|o| vec![o]))
-            .collect::<Result<_, _>>()?,
+    let mut emit = |objects: Vec<NcObject>| {
+        let mut extra = extra.clone();
+        if let Some(names) = shared_dim_names(&objects) {
+            extra.insert("dim_names".into(), names);
+        }
+        each(NcMessage { objects, extra })
+    };
+    match opts.split_by {
+        SplitBy::File => emit(
+            src.vars
+                .iter()
+                .map(|v| variable_object(&src, v, None, opts.cf, budget))
+                .collect::<Result<_, _>>()?,
+        )?,
+        SplitBy::Variable => {
+            for v in &src.vars {
+                emit(vec![variable_object(&src, v, None, opts.cf, budget)?])?;
+            }
+        }
         SplitBy::Record => {
             let rd = src.record_dim().ok_or_else(|| {
                 NetcdfError::Invalid(format!(
@@ -177,33 +211,20 @@ pub fn convert_file(path: &Path, opts: &ConvertOptions) -> Result<NcConversion, 
                     path.display()
                 )));
             }
-            (0..n)
-                .map(|r| {
-                    src.vars
-                        .iter()
-                        .map(|v| {
-                            let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
-                            variable_object(&src, v, rec, opts.cf, budget)
-                        })
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .collect::<Result<_, _>>()?
-        }
-    };
-    let messages = groups
-        .into_iter()
-        .map(|objects| {
-            let mut extra = extra.clone();
-            if let Some(names) = shared_dim_names(&objects) {
-                extra.insert("dim_names".into(), names);
+            for r in 0..n {
+                let objects = src
+                    .vars
+                    .iter()
+                    .map(|v| {
+                        let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
+                        variable_object(&src, v, rec, opts.cf, budget)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                emit(objects)?;
             }
-            NcMessage { objects, extra }
-        })
-        .collect();
-    Ok(NcConversion {
-        messages,
-        skipped: src.skipped.clone(),
-    })
+        }
+    }
+    Ok(src.skipped.clone())
 }
 
 /// The `_extra_` section of every message of `src`.
@@ -219,12 +240,23 @@ fn file_extra(src: &Source) -> Map {
             ])
         })
         .collect();
-    let (attrs, types) = attr_maps(&src.attrs);
     let mut nc = Map::new();
     nc.insert("format".into(), Value::from(src.format.name()));
     nc.insert("dims".into(), Value::Array(dims));
-    nc.insert("attrs".into(), Value::from(attrs));
-    nc.insert("attr_types".into(), Value::from(types));
+    insert_attrs(&mut nc, &src.attrs);
+    if !src.groups.is_empty() {
+        let groups = src
+            .groups
+            .iter()
+            .map(|g| {
+                let mut m = Map::new();
+                m.insert("path".into(), Value::from(g.path.as_str()));
+                insert_attrs(&mut m, &g.attrs);
+                Value::from(m)
+            })
+            .collect();
+        nc.insert("groups".into(), Value::Array(groups));
+    }
     let mut extra = Map::new();
     extra.insert("netcdf".into(), Value::from(nc));
     extra
@@ -239,8 +271,10 @@ fn shared_dim_names(objects: &[NcObject]) -> Option<Value> {
         .then(|| first.clone())
 }
 
-/// Attribute values and CDL types as two maps.
-fn attr_maps(attrs: &[(String, AttributeValue)]) -> (Map, Map) {
+/// Inserts `attrs` (the values, as CBOR), `attr_types` (their CDL types)
+/// and `attr_order` (their names in file order, which the maps do not
+/// keep) into `m`; returns the values.
+fn insert_attrs(m: &mut Map, attrs: &[(String, AttributeValue)]) -> Map {
     let mut values = Map::new();
     let mut types = Map::new();
     for (name, v) in attrs {
@@ -248,7 +282,11 @@ fn attr_maps(attrs: &[(String, AttributeValue)]) -> (Map, Map) {
         values.insert(name.clone(), c);
         types.insert(name.clone(), Value::from(t));
     }
-    (values, types)
+    let order = attrs.iter().map(|(n, _)| Value::from(n.as_str())).collect();
+    m.insert("attrs".into(), Value::from(values.clone()));
+    m.insert("attr_types".into(), Value::from(types));
+    m.insert("attr_order".into(), Value::Array(order));
+    values
 }
 
 /// The missing-value markers of `var`: `_FillValue` and `missing_value`.
@@ -277,7 +315,7 @@ fn to_f64(ty: NcNum, data: &[u8]) -> Vec<f64> {
     }
     match ty {
         NcNum::I8 => conv!(i8),
-        NcNum::U8 => conv!(u8),
+        NcNum::Char | NcNum::U8 => conv!(u8),
         NcNum::I16 => conv!(i16),
         NcNum::U16 => conv!(u16),
         NcNum::I32 => conv!(i32),
@@ -348,14 +386,79 @@ fn variable_object(
             _ => n as u64,
         })
         .collect();
+    let mut nc = Map::new();
+    nc.insert("type".into(), Value::from(var.ty.name()));
+    let (descriptor, unpacked, nan_kept) = match var.ty {
+        VarType::String => {
+            let dims = var.dims.iter().map(|d| Value::from(d.as_str())).collect();
+            nc.insert("dims".into(), Value::Array(dims));
+            let shape = shape.iter().map(|&n| Value::from(n)).collect();
+            nc.insert("shape".into(), Value::Array(shape));
+            let d = ObjectDescriptor::new(Dtype::Uint8, vec![data.len() as u64]);
+            (d, false, false)
+        }
+        VarType::Fixed(ty) => {
+            let (dtype, unpacked, nan_kept) = fixed_values(var, ty, &mut data, cf);
+            (ObjectDescriptor::new(dtype, shape), unpacked, nan_kept)
+        }
+    };
+
+    let attrs = insert_attrs(&mut nc, &var.attrs);
+    let mut cf_map = Map::new();
+    for name in CF_ATTRIBUTES {
+        if let Some(v) = attrs.get(*name) {
+            cf_map.insert((*name).to_string(), v.clone());
+        }
+    }
+    if unpacked {
+        nc.insert("unpacked".into(), Value::from(true));
+    }
+    if nan_kept {
+        nc.insert(NAN_KEPT.into(), Value::from(true));
+    }
+    if let Some((_, r)) = record {
+        nc.insert("record".into(), Value::from(r as u64));
+    }
+    if let Some(st) = &var.storage {
+        if let Some(c) = &st.chunks {
+            let c = c.iter().map(|&n| Value::from(n as u64)).collect();
+            nc.insert("chunks".into(), Value::Array(c));
+        }
+        if let Some(d) = st.deflate {
+            nc.insert("deflate".into(), Value::from(i64::from(d.level)));
+            nc.insert("shuffle".into(), Value::from(d.shuffle));
+        }
+    }
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), Value::from(var.name.as_str()));
+    if var.ty != VarType::String {
+        metadata.insert(
+            "dim_names".into(),
+            Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect()),
+        );
+    }
+    metadata.insert("netcdf".into(), Value::from(nc));
+    if !cf_map.is_empty() {
+        metadata.insert("cf".into(), Value::from(cf_map));
+    }
+    Ok(NcObject {
+        descriptor,
+        data,
+        metadata,
+    })
+}
+
+/// The values of a fixed-width variable, in place: unpacked to float64
+/// with `cf` and packing attributes, else with float fill values masked as
+/// NaN unless the data holds NaN of its own. Returns the dtype and whether
+/// the values were unpacked or kept their NaN apart.
+fn fixed_values(var: &Var, ty: NcNum, data: &mut Vec<u8>, cf: bool) -> (Dtype, bool, bool) {
     let fills = fill_values(var);
     let scale = scalar(var, "scale_factor");
     let offset = scalar(var, "add_offset");
-    let unpack = cf && (scale.is_some() || offset.is_some());
-    let mut nan_kept = false;
-    let dtype = if unpack {
+    if cf && (scale.is_some() || offset.is_some()) {
         let (s, o) = (scale.unwrap_or(1.0), offset.unwrap_or(0.0));
-        data = to_f64(var.ty, &data)
+        *data = to_f64(ty, data)
             .into_iter()
             .flat_map(|q| {
                 let v = if fills.contains(&q) {
@@ -366,48 +469,11 @@ fn variable_object(
                 v.to_ne_bytes()
             })
             .collect();
-        Dtype::Float64
-    } else {
-        nan_kept = !fills.is_empty() && has_nan(var.ty, &data);
-        if !nan_kept {
-            mask_fill(var.ty, &mut data, &fills);
-        }
-        var.ty.dtype()
-    };
-
-    let (attrs, types) = attr_maps(&var.attrs);
-    let mut cf_map = Map::new();
-    for name in CF_ATTRIBUTES {
-        if let Some(v) = attrs.get(*name) {
-            cf_map.insert((*name).to_string(), v.clone());
-        }
+        return (Dtype::Float64, true, false);
     }
-    let mut nc = Map::new();
-    nc.insert("type".into(), Value::from(var.ty.name()));
-    nc.insert("attrs".into(), Value::from(attrs));
-    nc.insert("attr_types".into(), Value::from(types));
-    if unpack {
-        nc.insert("unpacked".into(), Value::from(true));
+    let nan_kept = !fills.is_empty() && has_nan(ty, data);
+    if !nan_kept {
+        mask_fill(ty, data, &fills);
     }
-    if nan_kept {
-        nc.insert(NAN_KEPT.into(), Value::from(true));
-    }
-    if let Some((_, r)) = record {
-        nc.insert("record".into(), Value::from(r as u64));
-    }
-    let mut metadata = Map::new();
-    metadata.insert("name".into(), Value::from(var.name.as_str()));
-    metadata.insert(
-        "dim_names".into(),
-        Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect()),
-    );
-    metadata.insert("netcdf".into(), Value::from(nc));
-    if !cf_map.is_empty() {
-        metadata.insert("cf".into(), Value::from(cf_map));
-    }
-    Ok(NcObject {
-        descriptor: ObjectDescriptor::new(dtype, shape),
-        data,
-        metadata,
-    })
+    (ty.dtype(), false, nan_kept)
 }

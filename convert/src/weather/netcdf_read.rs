@@ -1,7 +1,8 @@
 //! Reading NetCDF-3 (classic, 64-bit offset, CDF-5) and NetCDF-4 files
-//! through netCDF-C: the dimensions, attributes and numeric variables of the
-//! root group, and a variable's values (whole, or one record) as native
-//! bytes with every size checked before anything is allocated.
+//! through netCDF-C: the dimensions, attributes and variables of every
+//! group (named by path, `spec/convert.md` "NetCDF groups"), and a
+//! variable's values (whole, or one record) as native bytes with every size
+//! checked before anything is allocated.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,9 +17,11 @@ use super::netcdf::NetcdfError;
 /// Largest variable (or record slice) read into memory, in bytes.
 pub const MAX_VARIABLE_BYTES: u64 = 4 << 30;
 
-/// The numeric NetCDF types, by CDL name.
+/// The fixed-width NetCDF types, by CDL name: the numeric ones and `char`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NcNum {
+    /// `char`: one byte of text, stored as uint8.
+    Char,
     I8,
     U8,
     I16,
@@ -32,7 +35,8 @@ pub enum NcNum {
 }
 
 impl NcNum {
-    const ALL: [NcNum; 10] = [
+    const ALL: [NcNum; 11] = [
+        NcNum::Char,
         NcNum::I8,
         NcNum::U8,
         NcNum::I16,
@@ -48,6 +52,7 @@ impl NcNum {
     /// The CDL type name (`short`, `float`, …).
     pub fn name(self) -> &'static str {
         match self {
+            NcNum::Char => "char",
             NcNum::I8 => "byte",
             NcNum::U8 => "ubyte",
             NcNum::I16 => "short",
@@ -70,7 +75,7 @@ impl NcNum {
     pub fn dtype(self) -> Dtype {
         match self {
             NcNum::I8 => Dtype::Int8,
-            NcNum::U8 => Dtype::Uint8,
+            NcNum::Char | NcNum::U8 => Dtype::Uint8,
             NcNum::I16 => Dtype::Int16,
             NcNum::U16 => Dtype::Uint16,
             NcNum::I32 => Dtype::Int32,
@@ -94,6 +99,7 @@ impl NcNum {
 
     fn from_nc(t: &NcVariableType) -> Option<NcNum> {
         Some(match t {
+            NcVariableType::Char => NcNum::Char,
             NcVariableType::Int(IntType::I8) => NcNum::I8,
             NcVariableType::Int(IntType::U8) => NcNum::U8,
             NcVariableType::Int(IntType::I16) => NcNum::I16,
@@ -139,7 +145,51 @@ impl Format {
     }
 }
 
-/// A dimension of the root group.
+/// The type of a variable tgm converts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarType {
+    /// A fixed-width type, read as raw native bytes.
+    Fixed(NcNum),
+    /// NetCDF-4 `string`: variable-length text, stored as the elements'
+    /// bytes each followed by a NUL.
+    String,
+}
+
+impl VarType {
+    /// The CDL type name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VarType::Fixed(t) => t.name(),
+            VarType::String => "string",
+        }
+    }
+
+    /// The type called `name`.
+    pub fn from_name(name: &str) -> Option<VarType> {
+        if name == "string" {
+            return Some(VarType::String);
+        }
+        NcNum::from_name(name).map(VarType::Fixed)
+    }
+
+    fn from_nc(t: &NcVariableType) -> Option<VarType> {
+        match t {
+            NcVariableType::String => Some(VarType::String),
+            t => NcNum::from_nc(t).map(VarType::Fixed),
+        }
+    }
+
+    /// Bytes per element as netCDF-C reads it raw (a pointer for strings).
+    fn raw_size(self) -> usize {
+        match self {
+            VarType::Fixed(t) => t.size(),
+            VarType::String => super::netcdf_ffi::STRING_ELEMENT,
+        }
+    }
+}
+
+/// A dimension, named by its path: plain in the root group (`time`),
+/// `/group/…/name` in a sub-group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dim {
     pub name: String,
@@ -147,14 +197,32 @@ pub struct Dim {
     pub unlimited: bool,
 }
 
-/// A numeric variable of the root group.
+/// A NetCDF-4 sub-group: its path (`/a/b`) and attributes.
+#[derive(Debug, Clone)]
+pub struct GroupInfo {
+    pub path: String,
+    pub attrs: Vec<(String, AttributeValue)>,
+}
+
+/// How a NetCDF-4 variable is stored: its chunk shape (`None`:
+/// contiguous) and deflate settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Storage {
+    pub chunks: Option<Vec<usize>>,
+    pub deflate: Option<super::netcdf_ffi::Deflate>,
+}
+
+/// A variable of any group, named by its path like dimensions.
 #[derive(Debug, Clone)]
 pub struct Var {
     pub name: String,
-    pub ty: NcNum,
+    pub ty: VarType,
+    /// The path names of its dimensions, resolved through parent groups.
     pub dims: Vec<String>,
     pub shape: Vec<usize>,
     pub attrs: Vec<(String, AttributeValue)>,
+    /// NetCDF-4 storage; `None` for NetCDF-3.
+    pub storage: Option<Storage>,
 }
 
 impl Var {
@@ -164,14 +232,18 @@ impl Var {
     }
 }
 
-/// An open NetCDF file and its root-group structure.
+/// An open NetCDF file and the structure of every group.
 pub struct Source {
     pub path: PathBuf,
     pub format: Format,
+    /// Dimensions of every group, the root's first.
     pub dims: Vec<Dim>,
     pub attrs: Vec<(String, AttributeValue)>,
+    /// Every sub-group, parents before children.
+    pub groups: Vec<GroupInfo>,
+    /// Variables of every group, the root's first.
     pub vars: Vec<Var>,
-    /// Variables of other types (char, string, user-defined) with the reason.
+    /// Variables of user-defined types with the reason.
     pub skipped: Vec<(String, String)>,
     /// The file's size in bytes.
     pub file_len: u64,
@@ -242,31 +314,137 @@ fn attributes<'a>(
     .collect()
 }
 
-/// Refuses a NetCDF-4 file with variables in a sub-group: tgm converts the
-/// root group only, and dropping the others would lose data silently.
-fn refuse_group_variables(path: &Path, file: &netcdf::File) -> Result<(), NetcdfError> {
-    fn walk(g: &netcdf::Group<'_>, prefix: &str, found: &mut Vec<String>) {
-        let here = format!("{prefix}/{}", g.name());
-        found.extend(g.variables().map(|v| format!("{here}/{}", v.name())));
-        for sub in g.groups() {
-            walk(&sub, &here, found);
+/// The path name of `name` in group `group` (`""` for the root, else
+/// `/a/b`): plain in the root group, `/a/b/name` in a sub-group.
+pub fn path_name(group: &str, name: &str) -> String {
+    if group.is_empty() {
+        name.to_string()
+    } else {
+        format!("{group}/{name}")
+    }
+}
+
+/// What a walk over a file's groups collects.
+#[derive(Default)]
+struct Walk {
+    dims: Vec<Dim>,
+    groups: Vec<GroupInfo>,
+    vars: Vec<Var>,
+    skipped: Vec<(String, String)>,
+}
+
+/// The groups from the root to the one being walked: each one's path and
+/// the short names of the dimensions it defines.
+type Scopes = Vec<(String, Vec<String>)>;
+
+/// The path name of dimension `short` as seen from the innermost group of
+/// `scopes`: the nearest group (itself, then its parents) defining it.
+fn resolve_dim(scopes: &Scopes, short: &str) -> Option<String> {
+    scopes
+        .iter()
+        .rev()
+        .find(|(_, names)| names.iter().any(|n| n == short))
+        .map(|(g, _)| path_name(g, short))
+}
+
+impl Walk {
+    /// Adds the dimensions `dims` of group `group` and opens its scope.
+    fn enter<'a>(
+        &mut self,
+        scopes: &mut Scopes,
+        group: &str,
+        dims: impl Iterator<Item = netcdf::Dimension<'a>>,
+    ) {
+        let mut names = Vec::new();
+        for d in dims {
+            let short = d.name();
+            self.dims.push(Dim {
+                name: path_name(group, &short),
+                len: d.len(),
+                unlimited: d.is_unlimited(),
+            });
+            names.push(short);
         }
+        scopes.push((group.to_string(), names));
     }
-    let mut found = Vec::new();
-    let groups = file
-        .groups()
-        .map_err(|e| nc_err(path, "listing groups", e))?;
-    for g in groups {
-        walk(&g, "", &mut found);
+
+    /// Adds variable `v` of the innermost group of `scopes`.
+    fn variable(
+        &mut self,
+        path: &Path,
+        scopes: &Scopes,
+        v: &netcdf::Variable<'_>,
+        handle: Option<&super::netcdf_ffi::StorageHandle>,
+    ) -> Result<(), NetcdfError> {
+        let group = scopes.last().map_or("", |(g, _)| g.as_str());
+        let short = v.name();
+        let name = path_name(group, &short);
+        let Some(ty) = VarType::from_nc(&v.vartype()) else {
+            self.skipped
+                .push((name, format!("type {:?} is not supported", v.vartype())));
+            return Ok(());
+        };
+        let dims = v
+            .dimensions()
+            .iter()
+            .map(|d| {
+                let short = d.name();
+                resolve_dim(scopes, &short).ok_or_else(|| {
+                    NetcdfError::Invalid(format!(
+                        "{}: variable {name}: dimension {short} is defined in no enclosing group",
+                        path.display()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let storage = match handle {
+            None => None,
+            Some(h) => Some(Storage {
+                chunks: v
+                    .chunking()
+                    .map_err(|e| nc_err(path, format_args!("variable {name} chunking"), e))?,
+                deflate: h.deflate(group, &short),
+            }),
+        };
+        let attrs = attributes(path, &format!("variable {name}"), v.attributes())?;
+        self.vars.push(Var {
+            name,
+            ty,
+            dims,
+            shape: v.dimensions().iter().map(|d| d.len()).collect(),
+            attrs,
+            storage,
+        });
+        Ok(())
     }
-    if found.is_empty() {
-        return Ok(());
+
+    /// Walks NetCDF-4 group `g` at path `group` and its sub-groups.
+    fn group(
+        &mut self,
+        path: &Path,
+        scopes: &mut Scopes,
+        g: &netcdf::Group<'_>,
+        group: &str,
+        handle: Option<&super::netcdf_ffi::StorageHandle>,
+    ) -> Result<(), NetcdfError> {
+        self.enter(scopes, group, g.dimensions());
+        if !group.is_empty() {
+            let attrs = attributes(path, &format!("group {group}"), g.attributes())?;
+            self.groups.push(GroupInfo {
+                path: group.to_string(),
+                attrs,
+            });
+        }
+        for v in g.variables() {
+            self.variable(path, scopes, &v, handle)?;
+        }
+        for sub in g.groups() {
+            let sub_path = format!("{group}/{}", sub.name());
+            self.group(path, scopes, &sub, &sub_path, handle)?;
+        }
+        scopes.pop();
+        Ok(())
     }
-    Err(NetcdfError::Invalid(format!(
-        "{}: variables in NetCDF-4 sub-groups are not converted (only the root group is): {}",
-        path.display(),
-        found.join(", ")
-    )))
 }
 
 /// Sets the unlimited dimension of a streaming NetCDF-3 file (whose header
@@ -297,34 +475,27 @@ impl Source {
             None
         };
         let file = netcdf::open(path).map_err(|e| nc_err(path, "open", e))?;
-        refuse_group_variables(path, &file)?;
-        let dims: Vec<Dim> = file
-            .dimensions()
-            .map(|d| Dim {
-                name: d.name(),
-                len: d.len(),
-                unlimited: d.is_unlimited(),
-            })
-            .collect();
         let attrs = attributes(path, "global", file.attributes())?;
-        let mut vars = Vec::new();
-        let mut skipped = Vec::new();
-        for v in file.variables() {
-            let name = v.name();
-            let Some(ty) = NcNum::from_nc(&v.vartype()) else {
-                skipped.push((name, format!("type {:?} is not numeric", v.vartype())));
-                continue;
-            };
-            let var_attrs = attributes(path, &format!("variable {name}"), v.attributes())?;
-            vars.push(Var {
-                name,
-                ty,
-                dims: v.dimensions().iter().map(|d| d.name()).collect(),
-                shape: v.dimensions().iter().map(|d| d.len()).collect(),
-                attrs: var_attrs,
-            });
+        let mut walk = Walk::default();
+        let mut scopes = Scopes::new();
+        match file.root() {
+            Some(root) => {
+                let handle = super::netcdf_ffi::StorageHandle::open(path);
+                walk.group(path, &mut scopes, &root, "", handle.as_ref())?;
+            }
+            None => {
+                walk.enter(&mut scopes, "", file.dimensions());
+                for v in file.variables() {
+                    walk.variable(path, &scopes, &v, None)?;
+                }
+            }
         }
-        let mut dims = dims;
+        let Walk {
+            mut dims,
+            groups,
+            mut vars,
+            skipped,
+        } = walk;
         if let Some(n) = streaming_records {
             bound_records(&mut dims, &mut vars, n);
         }
@@ -333,6 +504,7 @@ impl Source {
             format,
             dims,
             attrs,
+            groups,
             vars,
             skipped,
             file_len,
@@ -371,7 +543,7 @@ impl Source {
             });
         }
         let bytes = count
-            .checked_mul(var.ty.size() as u64)
+            .checked_mul(var.ty.raw_size() as u64)
             .filter(|&b| b <= MAX_VARIABLE_BYTES)
             .ok_or_else(|| self.too_big(var))?;
         if self.format.is_netcdf3() && bytes > self.file_len {
@@ -382,14 +554,16 @@ impl Source {
                 self.file_len
             )));
         }
-        budget.charge(Some(bytes)).map_err(|e| {
+        let over = |e: super::budget::BudgetExceeded| {
             NetcdfError::Invalid(format!(
                 "{}: variable {}: {e}",
                 self.path.display(),
                 var.name
             ))
-        })?;
-        let v = self.file.variable(&var.name).ok_or_else(|| {
+        };
+        budget.charge(Some(bytes)).map_err(over)?;
+        let lookup = var.name.trim_start_matches('/');
+        let v = self.file.variable(lookup).ok_or_else(|| {
             NetcdfError::Invalid(format!(
                 "{}: variable {} vanished",
                 self.path.display(),
@@ -399,7 +573,18 @@ impl Source {
         let mut buf = vec![0u8; bytes as usize];
         v.get_raw_values_into(&mut buf, extents)
             .map_err(|e| nc_err(&self.path, format_args!("reading variable {}", var.name), e))?;
-        Ok(buf)
+        if var.ty != VarType::String {
+            return Ok(buf);
+        }
+        // The elements' bytes, each followed by a NUL, charged as they come.
+        let mut text = Vec::new();
+        super::netcdf_ffi::take_strings(&buf, |s| {
+            budget.charge(Some(s.len() as u64 + 1)).map_err(over)?;
+            text.extend_from_slice(s);
+            text.push(0);
+            Ok::<(), NetcdfError>(())
+        })?;
+        Ok(text)
     }
 
     fn too_big(&self, var: &Var) -> NetcdfError {

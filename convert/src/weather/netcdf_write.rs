@@ -1,9 +1,11 @@
 //! Messages written by `convert-netcdf` back to one NetCDF-4 file: the
-//! dimensions, global attributes, variables and variable attributes the
-//! metadata records (layout in [`super::netcdf`]), NaN written back as the
-//! variable's fill value (unless the object kept its NaN apart) and `--cf`-unpacked variables packed again with
-//! their `scale_factor`/`add_offset`. Messages of `--split-by variable`
-//! and `--split-by record` archives are reassembled into one file.
+//! groups, dimensions, global and group attributes, variables and variable
+//! attributes the metadata records (layout in [`super::netcdf`]), each
+//! variable in the group its path names, NaN written back as the
+//! variable's fill value (unless the object kept its NaN apart) and
+//! `--cf`-unpacked variables packed again with their
+//! `scale_factor`/`add_offset`. Messages of `--split-by variable` and
+//! `--split-by record` archives are reassembled into one file.
 
 use std::path::Path;
 
@@ -14,19 +16,41 @@ use tgm::{DecodedMessage, Dtype, Map};
 
 use super::netcdf::NetcdfError;
 use super::netcdf_attrs::{default_type, from_cbor, numbers};
-use super::netcdf_read::{Dim, NcNum};
+use super::netcdf_ffi::{string_ptrs, NcChar};
+use super::netcdf_read::{Dim, NcNum, VarType};
+
+/// The source's storage of a variable, as recorded.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct StoragePlan {
+    chunks: Option<Vec<usize>>,
+    deflate: Option<(i32, bool)>,
+}
 
 /// A variable to create.
 struct VarPlan {
     name: String,
-    ty: NcNum,
+    ty: VarType,
     dims: Vec<String>,
     attrs: Vec<(String, AttributeValue)>,
     unpacked: bool,
+    storage: StoragePlan,
 }
 
-/// One object's data to put: (variable, message, object, record index).
-type Put = (usize, usize, usize, Option<usize>);
+/// A sub-group to create: its path (`/a/b`) and attributes.
+type GroupPlan = (String, Vec<(String, AttributeValue)>);
+
+/// One object's data to put: (variable, message, object, record index,
+/// the object's shape as a variable slice).
+type Put = (usize, usize, usize, Option<usize>, Vec<u64>);
+
+/// The group path and short name of path name `name` (`/a/b/x` → `/a/b`,
+/// `x`; a root name has no group).
+fn split_path(name: &str) -> (&str, &str) {
+    match name.rfind('/') {
+        Some(i) => (&name[..i], &name[i + 1..]),
+        None => ("", name),
+    }
+}
 
 fn invalid(m: impl Into<String>) -> NetcdfError {
     NetcdfError::Invalid(m.into())
@@ -43,18 +67,20 @@ fn field<'a>(m: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
         .map(|(_, v)| v)
 }
 
-/// Attributes from an `attrs` map and its `attr_types` map.
+/// Attributes from the `attrs` map of `owner` and its `attr_types` map,
+/// in the order of its `attr_order` list (names it lacks come last).
 fn attributes(
-    attrs: Option<&Value>,
-    types: Option<&Value>,
+    owner: &[(Value, Value)],
     what: &str,
 ) -> Result<Vec<(String, AttributeValue)>, NetcdfError> {
-    let Some(attrs) = attrs else {
+    let Some(attrs) = field(owner, "attrs") else {
         return Ok(Vec::new());
     };
     let attrs = map(Some(attrs), what)?;
-    let types = types.and_then(Value::as_map).unwrap_or(&[]);
-    attrs
+    let types = field(owner, "attr_types")
+        .and_then(Value::as_map)
+        .unwrap_or(&[]);
+    let mut out = attrs
         .iter()
         .map(|(k, v)| {
             let name = k
@@ -66,7 +92,16 @@ fn attributes(
             let value = from_cbor(v, ty).map_err(|e| invalid(format!("{what}.{name}: {e}")))?;
             Ok((name.to_string(), value))
         })
-        .collect()
+        .collect::<Result<Vec<_>, NetcdfError>>()?;
+    if let Some(order) = field(owner, "attr_order").and_then(Value::as_array) {
+        let rank: std::collections::HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((o.as_text()?, i)))
+            .collect();
+        out.sort_by_key(|(name, _)| rank.get(name.as_str()).copied().unwrap_or(usize::MAX));
+    }
+    Ok(out)
 }
 
 fn dims_of(extra: &Map, m: usize) -> Result<Vec<Dim>, NetcdfError> {
@@ -124,17 +159,21 @@ fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usi
         .ok_or_else(|| invalid(format!("{what}: no name (not written by convert-netcdf?)")))?;
     let nc = map(entry.get("netcdf"), &format!("{what}: netcdf"))?;
     let ty_name = field(nc, "type").and_then(Value::as_text).unwrap_or("");
-    let ty = NcNum::from_name(ty_name)
+    let ty = VarType::from_name(ty_name)
         .ok_or_else(|| invalid(format!("{what}: unknown NetCDF type {ty_name:?}")))?;
-    let dims: Vec<String> = entry
-        .get("dim_names")
+    let (dims_key, dims_value) = match ty {
+        VarType::String => ("netcdf.dims", field(nc, "dims")),
+        VarType::Fixed(_) => ("dim_names", entry.get("dim_names")),
+    };
+    let dims: Vec<String> = dims_value
         .and_then(Value::as_array)
-        .ok_or_else(|| invalid(format!("{what}: no dim_names")))?
+        .ok_or_else(|| invalid(format!("{what}: no {dims_key}")))?
         .iter()
         .map(|d| d.as_text().map(str::to_string))
         .collect::<Option<_>>()
-        .ok_or_else(|| invalid(format!("{what}: dim_names holds a non-text entry")))?;
-    let attrs = attributes(field(nc, "attrs"), field(nc, "attr_types"), &what)?;
+        .ok_or_else(|| invalid(format!("{what}: {dims_key} holds a non-text entry")))?;
+    let storage = storage_plan(nc, dims.len()).map_err(|e| invalid(format!("{what}: {e}")))?;
+    let attrs = attributes(nc, &what)?;
     let unpacked = field(nc, "unpacked") == Some(&Value::Bool(true));
     let record = match field(nc, "record") {
         None => None,
@@ -151,13 +190,109 @@ fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usi
             dims,
             attrs,
             unpacked,
+            storage,
         },
         record,
     ))
 }
 
-fn nc_type(t: NcNum) -> NcVariableType {
+/// The recorded storage (`netcdf.chunks`, `netcdf.deflate`,
+/// `netcdf.shuffle`) of a variable of `rank` dimensions.
+fn storage_plan(nc: &[(Value, Value)], rank: usize) -> Result<StoragePlan, String> {
+    let chunks = match field(nc, "chunks") {
+        None => None,
+        Some(c) => {
+            let c: Vec<usize> = c
+                .as_array()
+                .ok_or("netcdf.chunks is not a list")?
+                .iter()
+                .map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok()))
+                .collect::<Option<_>>()
+                .filter(|c: &Vec<usize>| c.len() == rank && c.iter().all(|&n| n > 0))
+                .ok_or("netcdf.chunks is not one positive length per dimension")?;
+            Some(c)
+        }
+    };
+    let deflate = match field(nc, "deflate") {
+        None => None,
+        Some(d) => {
+            let level = d
+                .as_i64()
+                .filter(|l| (1..=9).contains(l))
+                .ok_or("netcdf.deflate is not a level 1–9")?;
+            let shuffle = field(nc, "shuffle") == Some(&Value::Bool(true));
+            Some((level as i32, shuffle))
+        }
+    };
+    Ok(StoragePlan { chunks, deflate })
+}
+
+/// The shape object `i` of `msg` fills in its variable: the descriptor's,
+/// or for a `string` variable the recorded `netcdf.shape`.
+fn object_shape(msg: &DecodedMessage, i: usize, plan: &VarPlan) -> Result<Vec<u64>, String> {
+    if plan.ty != VarType::String {
+        return Ok(msg.objects[i].descriptor.shape.clone());
+    }
+    msg.metadata
+        .base
+        .get(i)
+        .and_then(|e| e.get("netcdf"))
+        .and_then(Value::as_map)
+        .and_then(|nc| field(nc, "shape"))
+        .and_then(Value::as_array)
+        .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+        .ok_or_else(|| "a string variable without netcdf.shape".to_string())
+}
+
+/// Every sub-group recorded in `_extra_.netcdf.groups` of `extra`, with
+/// its attributes.
+fn groups_of(extra: &Map, m: usize) -> Result<Vec<GroupPlan>, NetcdfError> {
+    let nc = map(extra.get("netcdf"), &format!("message {m}: _extra_.netcdf"))?;
+    let Some(groups) = field(nc, "groups") else {
+        return Ok(Vec::new());
+    };
+    let groups = groups
+        .as_array()
+        .ok_or_else(|| invalid(format!("message {m}: _extra_.netcdf.groups is not a list")))?;
+    groups
+        .iter()
+        .map(|g| {
+            let g = map(Some(g), &format!("message {m}: a group"))?;
+            let path = field(g, "path")
+                .and_then(Value::as_text)
+                .filter(|p| p.starts_with('/') && p.len() > 1)
+                .ok_or_else(|| invalid(format!("message {m}: a group has no /path")))?;
+            let what = format!("group {path}");
+            let attrs = attributes(g, &what)?;
+            Ok((path.to_string(), attrs))
+        })
+        .collect()
+}
+
+/// Creates group `path` (`/a/b`) and any missing parent in `file`,
+/// recording each in `made`.
+fn ensure_group(
+    file: &mut netcdf::FileMut,
+    made: &mut Vec<String>,
+    path: &str,
+) -> Result<(), netcdf::Error> {
+    if path.is_empty() || made.iter().any(|g| g == path) {
+        return Ok(());
+    }
+    let (parent, _) = split_path(path);
+    ensure_group(file, made, parent)?;
+    file.add_group(path.trim_start_matches('/'))?;
+    made.push(path.to_string());
+    Ok(())
+}
+
+fn nc_type(t: VarType) -> NcVariableType {
+    let t = match t {
+        VarType::String => return NcVariableType::String,
+        VarType::Fixed(t) => t,
+    };
     match t {
+        NcNum::Char => NcVariableType::Char,
         NcNum::I8 => NcVariableType::Int(IntType::I8),
         NcNum::U8 => NcVariableType::Int(IntType::U8),
         NcNum::I16 => NcVariableType::Int(IntType::I16),
@@ -195,27 +330,36 @@ pub fn chunk_shape(dims: &[(usize, bool)], width: usize) -> Vec<usize> {
 }
 
 /// Writes every object of `messages` into a new NetCDF-4 file at `out`,
-/// every variable chunked ([`chunk_shape`]) and deflated ([`DEFLATE_LEVEL`],
-/// shuffled).
+/// every variable in its group, chunked and deflated as its source was
+/// (recorded `netcdf.chunks`, `netcdf.deflate`, `netcdf.shuffle`), else
+/// chunked by [`chunk_shape`] and deflated at [`DEFLATE_LEVEL`], shuffled.
 pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), NetcdfError> {
     let first = messages
         .first()
         .ok_or_else(|| invalid("the input holds no messages"))?;
     let mut dims = Vec::new();
+    let mut groups: Vec<GroupPlan> = Vec::new();
     for (m, msg) in messages.iter().enumerate() {
         merge_dims(&mut dims, dims_of(&msg.metadata.extra, m)?)?;
+        for g in groups_of(&msg.metadata.extra, m)? {
+            if !groups.iter().any(|x| x.0 == g.0) {
+                groups.push(g);
+            }
+        }
     }
     let nc0 = map(
         first.metadata.extra.get("netcdf"),
         "message 0: _extra_.netcdf",
     )?;
-    let globals = attributes(field(nc0, "attrs"), field(nc0, "attr_types"), "global")?;
+    let globals = attributes(nc0, "global")?;
 
     let mut vars: Vec<VarPlan> = Vec::new();
     let mut puts: Vec<Put> = Vec::new();
     for (m, msg) in messages.iter().enumerate() {
         for i in 0..msg.objects.len() {
             let (p, record) = plan(msg, m, i)?;
+            let shape = object_shape(msg, i, &p)
+                .map_err(|e| invalid(format!("message {m} object {i}: {e}")))?;
             let v = match vars.iter().position(|v| v.name == p.name) {
                 Some(v) => {
                     if vars[v].ty != p.ty || vars[v].dims != p.dims {
@@ -224,7 +368,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                             p.name
                         )));
                     }
-                    if record.is_none() && puts.iter().any(|&(pv, ..)| pv == v) {
+                    if record.is_none() && puts.iter().any(|(pv, ..)| *pv == v) {
                         continue;
                     }
                     v
@@ -234,7 +378,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                     vars.len() - 1
                 }
             };
-            puts.push((v, m, i, record));
+            puts.push((v, m, i, record, shape));
         }
     }
 
@@ -243,35 +387,87 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
     };
     let mut file =
         netcdf::create_with(out, netcdf::Options::NETCDF4).map_err(|e| nc_err("create", e))?;
+    let mut made = Vec::new();
+    let parents = groups
+        .iter()
+        .map(|g| g.0.as_str())
+        .chain(dims.iter().map(|d| split_path(&d.name).0))
+        .chain(vars.iter().map(|v| split_path(&v.name).0));
+    for g in parents {
+        ensure_group(&mut file, &mut made, g).map_err(|e| nc_err(&format!("group {g}"), e))?;
+    }
+    let mut dim_ids = Vec::with_capacity(dims.len());
     for d in &dims {
+        let at = d.name.trim_start_matches('/');
         let r = if d.unlimited {
-            file.add_unlimited_dimension(&d.name)
+            file.add_unlimited_dimension(at)
         } else {
-            file.add_dimension(&d.name, d.len)
+            file.add_dimension(at, d.len)
         };
-        r.map_err(|e| nc_err(&format!("dimension {}", d.name), e))?;
+        let id = r
+            .map_err(|e| nc_err(&format!("dimension {}", d.name), e))?
+            .identifier();
+        dim_ids.push((d.name.as_str(), id));
     }
     for (name, v) in &globals {
         file.add_attribute(name, v.clone())
             .map_err(|e| nc_err(&format!("global attribute {name}"), e))?;
     }
+    for (g, attrs) in &groups {
+        for (name, v) in attrs {
+            let at = format!("{}/{name}", g.trim_start_matches('/'));
+            file.add_attribute(&at, v.clone())
+                .map_err(|e| nc_err(&format!("group {g} attribute {name}"), e))?;
+        }
+    }
     for v in &vars {
-        let dim_refs: Vec<&str> = v.dims.iter().map(String::as_str).collect();
+        let ids = v
+            .dims
+            .iter()
+            .map(|d| {
+                dim_ids
+                    .iter()
+                    .find(|(n, _)| n == d)
+                    .map(|(_, id)| *id)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "variable {}: no dimension {d} in _extra_.netcdf.dims",
+                            v.name
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut var = file
-            .add_variable_with_type(&v.name, &dim_refs, &nc_type(v.ty))
+            .add_variable_from_identifiers_with_type(
+                v.name.trim_start_matches('/'),
+                &ids,
+                &nc_type(v.ty),
+            )
             .map_err(|e| nc_err(&format!("variable {}", v.name), e))?;
         if !v.dims.is_empty() {
-            let lens: Vec<(usize, bool)> = v
-                .dims
-                .iter()
-                .map(|d| {
-                    dims.iter()
-                        .find(|x| &x.name == d)
-                        .map_or((1, false), |x| (x.len, x.unlimited))
+            let chunks = v.storage.chunks.clone().unwrap_or_else(|| {
+                let lens: Vec<(usize, bool)> = v
+                    .dims
+                    .iter()
+                    .map(|d| {
+                        dims.iter()
+                            .find(|x| &x.name == d)
+                            .map_or((1, false), |x| (x.len, x.unlimited))
+                    })
+                    .collect();
+                let width = match v.ty {
+                    VarType::Fixed(t) => t.size(),
+                    VarType::String => super::netcdf_ffi::STRING_ELEMENT,
+                };
+                chunk_shape(&lens, width)
+            });
+            let (level, shuffle) = v.storage.deflate.unwrap_or((DEFLATE_LEVEL, true));
+            var.set_chunking(&chunks)
+                .and_then(|()| match v.ty {
+                    // netCDF-C applies no filter to variable-length types.
+                    VarType::String => Ok(()),
+                    VarType::Fixed(_) => var.set_compression(level, shuffle),
                 })
-                .collect();
-            var.set_chunking(&chunk_shape(&lens, v.ty.size()))
-                .and_then(|()| var.set_compression(DEFLATE_LEVEL, true))
                 .map_err(|e| nc_err(&format!("variable {} chunking", v.name), e))?;
         }
         for (name, a) in &v.attrs {
@@ -279,14 +475,22 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                 .map_err(|e| nc_err(&format!("variable {} attribute {name}", v.name), e))?;
         }
     }
-    for &(v, m, i, record) in &puts {
-        let plan = &vars[v];
+    for (v, m, i, record, shape) in &puts {
+        let (m, i, record) = (*m, *i, *record);
+        let plan = &vars[*v];
         let obj = &messages[m].objects[i];
         let what = format!("message {m} object {i} ({})", plan.name);
+        if shape.len() != plan.dims.len() {
+            return Err(invalid(format!(
+                "{what}: {} dimension names for a {}-dimensional object",
+                plan.dims.len(),
+                shape.len()
+            )));
+        }
         let extents: Vec<netcdf::Extent> = plan
             .dims
             .iter()
-            .zip(&obj.descriptor.shape)
+            .zip(shape)
             .map(|(d, &n)| {
                 let unlimited = dims.iter().any(|x| &x.name == d && x.unlimited);
                 let start = match record {
@@ -300,22 +504,16 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                 }
             })
             .collect();
-        if extents.len() != plan.dims.len() || obj.descriptor.shape.len() != plan.dims.len() {
-            return Err(invalid(format!(
-                "{what}: {} dimension names for a {}-dimensional object",
-                plan.dims.len(),
-                obj.descriptor.shape.len()
-            )));
-        }
         let mut var = file
-            .variable_mut(&plan.name)
+            .variable_mut(plan.name.trim_start_matches('/'))
             .ok_or_else(|| invalid(format!("{what}: variable not created")))?;
         let fill = if nan_kept(&messages[m], i) {
             None
         } else {
             fill_of(plan)
         };
-        put_data(&mut var, plan, obj, extents, fill).map_err(|e| match e {
+        let count = shape.iter().try_fold(1u64, |a, &n| a.checked_mul(n));
+        put_data(&mut var, plan, obj, extents, fill, count).map_err(|e| match e {
             PutError::Nc(e) => nc_err(&what, e),
             PutError::Invalid(s) => invalid(format!("{what}: {s}")),
         })?;
@@ -370,8 +568,13 @@ fn put_data(
     obj: &tgm::DecodedObject,
     extents: Vec<netcdf::Extent>,
     fill: Option<f64>,
+    count: Option<u64>,
 ) -> Result<(), PutError> {
     let d = &obj.descriptor;
+    let ty = match plan.ty {
+        VarType::String => return put_strings(var, &obj.data, extents, count),
+        VarType::Fixed(t) => t,
+    };
     if plan.unpacked {
         if d.dtype != Dtype::Float64 {
             return Err(PutError::Invalid(format!(
@@ -392,20 +595,20 @@ fn put_data(
                             "missing values but no _FillValue or missing_value".into(),
                         )
                     })
-                } else if plan.ty.is_float() {
+                } else if ty.is_float() {
                     Ok((v - o) / s)
                 } else {
                     Ok(((v - o) / s).round())
                 }
             })
             .collect::<Result<_, _>>()?;
-        return put_f64(var, plan.ty, &values, extents);
+        return put_f64(var, ty, &values, extents);
     }
-    if d.dtype != plan.ty.dtype() {
+    if d.dtype != ty.dtype() {
         return Err(PutError::Invalid(format!(
             "data is {} but the variable is {}",
             d.dtype,
-            plan.ty.name()
+            ty.name()
         )));
     }
     macro_rules! put_raw {
@@ -433,7 +636,11 @@ fn put_data(
             var.put_values(&vals, extents)?;
         }};
     }
-    match plan.ty {
+    match ty {
+        NcNum::Char => {
+            let vals: Vec<NcChar> = obj.data.iter().map(|&b| NcChar(b)).collect();
+            var.put_values(&vals, extents)?;
+        }
         NcNum::I8 => put_raw!(i8),
         NcNum::U8 => put_raw!(u8),
         NcNum::I16 => put_raw!(i16),
@@ -445,6 +652,40 @@ fn put_data(
         NcNum::F32 => put_float!(f32),
         NcNum::F64 => put_float!(f64),
     }
+    Ok(())
+}
+
+/// Puts the strings of a `string` object (each element's bytes followed
+/// by a NUL), refusing a count other than the slice's `count` elements.
+fn put_strings(
+    var: &mut netcdf::VariableMut<'_>,
+    data: &[u8],
+    extents: Vec<netcdf::Extent>,
+    count: Option<u64>,
+) -> Result<(), PutError> {
+    let Some(body) = data.strip_suffix(&[0]).or(data.is_empty().then_some(data)) else {
+        return Err(PutError::Invalid(
+            "string data does not end with a NUL".into(),
+        ));
+    };
+    let strings: Vec<std::ffi::CString> = if data.is_empty() {
+        Vec::new()
+    } else {
+        body.split(|&b| b == 0)
+            .map(|s| std::ffi::CString::new(s).expect("split at every NUL"))
+            .collect()
+    };
+    if Some(strings.len() as u64) != count {
+        return Err(PutError::Invalid(format!(
+            "{} strings for a slice of {} elements",
+            strings.len(),
+            count.map_or_else(|| "too many".into(), |c| c.to_string())
+        )));
+    }
+    if strings.is_empty() {
+        return Ok(());
+    }
+    var.put_values(&string_ptrs(&strings), extents)?;
     Ok(())
 }
 
@@ -475,7 +716,7 @@ fn put_f64(
     }
     match ty {
         NcNum::I8 => put_int!(i8),
-        NcNum::U8 => put_int!(u8),
+        NcNum::Char | NcNum::U8 => put_int!(u8),
         NcNum::I16 => put_int!(i16),
         NcNum::U16 => put_int!(u16),
         NcNum::I32 => put_int!(i32),

@@ -1,0 +1,428 @@
+//! RT Dose and PALETTE COLOR kept through convert-dicom and written back
+//! by to-dicom: an RT Dose grid comes back as one multi-frame RT Dose
+//! instance with its scaling, units, type and frame offsets; a palette
+//! image keeps its lookup tables and `export --apply-lut` gives RGB.
+//! Generated files always; pydicom's `rtdose.dcm` and
+//! `examples_palette.dcm` when `TGM_MEDICAL_SAMPLES` is set; pydicom's
+//! strict re-reading (and its `apply_color_lut`) when
+//! `TGM_MEDICAL_PYTHON` is set.
+#![cfg(feature = "dicom")]
+
+use std::path::{Path, PathBuf};
+
+use dicom_core::value::PrimitiveValue;
+use dicom_core::{DataElement, Tag, VR};
+use dicom_dictionary_std::tags;
+use dicom_object::{open_file, FileMetaTableBuilder, InMemDicomObject};
+
+mod medical_common;
+use medical_common::{
+    convert_then_to_dicom, pixel_module, python, run_python, s, tgm, PYDICOM_STRICT,
+};
+
+const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
+const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
+const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
+
+fn write(
+    path: &Path,
+    sop_class: &str,
+    text: &[(Tag, VR, &str)],
+    us: &[(Tag, u16)],
+    extra: Vec<DataElement<InMemDicomObject>>,
+) {
+    let mut obj = InMemDicomObject::new_empty();
+    for &(tag, vr, v) in text {
+        obj.put(DataElement::new(tag, vr, v));
+    }
+    for &(tag, v) in us {
+        obj.put(DataElement::new(tag, VR::US, PrimitiveValue::from(v)));
+    }
+    for e in extra {
+        obj.put(e);
+    }
+    obj.with_meta(
+        FileMetaTableBuilder::new()
+            .transfer_syntax(EXPLICIT_LE)
+            .media_storage_sop_class_uid(sop_class)
+            .media_storage_sop_instance_uid("1.2.826.0.1.3680043.2.1125.99.1"),
+    )
+    .unwrap()
+    .write_to_file(path)
+    .unwrap();
+}
+
+/// SOPClassUID and the SOP instance, study and series UIDs of a
+/// generated file.
+fn instance_uids(sop_class: &'static str, series: &'static str) -> Vec<(Tag, VR, &'static str)> {
+    vec![
+        (tags::SOP_CLASS_UID, VR::UI, sop_class),
+        (
+            tags::SOP_INSTANCE_UID,
+            VR::UI,
+            "1.2.826.0.1.3680043.2.1125.99.1",
+        ),
+        (
+            tags::STUDY_INSTANCE_UID,
+            VR::UI,
+            "1.2.826.0.1.3680043.2.1125.99.2",
+        ),
+        (tags::SERIES_INSTANCE_UID, VR::UI, series),
+    ]
+}
+
+fn text(obj: &InMemDicomObject, tag: Tag) -> String {
+    obj.element(tag)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_end_matches(['\0', ' '])
+        .to_string()
+}
+
+fn floats(obj: &InMemDicomObject, tag: Tag) -> Vec<f64> {
+    obj.element(tag).unwrap().to_multi_float64().unwrap()
+}
+
+fn strict(files: &[PathBuf], required: &str) {
+    let Some(py) = python() else { return };
+    let mut args = vec![required];
+    args.extend(files.iter().map(|f| s(f)));
+    run_python(&py, PYDICOM_STRICT, &args);
+}
+
+/// Checks that `out` is `src` as one multi-frame RT Dose instance.
+fn assert_same_dose(src: &Path, out: &[PathBuf]) {
+    assert_eq!(out.len(), 1, "one multi-frame RT Dose instance");
+    let (a, b) = (open_file(src).unwrap(), open_file(&out[0]).unwrap());
+    assert_eq!(text(&b, tags::SOP_CLASS_UID), RT_DOSE);
+    assert_eq!(text(&b, tags::MODALITY), "RTDOSE");
+    for tag in [
+        tags::DOSE_UNITS,
+        tags::DOSE_TYPE,
+        tags::DOSE_SUMMATION_TYPE,
+        tags::NUMBER_OF_FRAMES,
+        tags::ROWS,
+        tags::COLUMNS,
+        tags::BITS_ALLOCATED,
+        tags::FRAME_OF_REFERENCE_UID,
+    ] {
+        assert_eq!(text(&a, tag), text(&b, tag), "{tag:?}");
+    }
+    for tag in [
+        tags::DOSE_GRID_SCALING,
+        tags::GRID_FRAME_OFFSET_VECTOR,
+        tags::IMAGE_POSITION_PATIENT,
+        tags::IMAGE_ORIENTATION_PATIENT,
+        tags::PIXEL_SPACING,
+    ] {
+        let (x, y) = (floats(&a, tag), floats(&b, tag));
+        assert_eq!(x.len(), y.len(), "{tag:?}");
+        assert!(
+            x.iter()
+                .zip(&y)
+                .all(|(p, q)| (p - q).abs() <= p.abs() * 1e-12 + 1e-9),
+            "{tag:?}: {x:?} vs {y:?}"
+        );
+    }
+    let fip = b
+        .element(tags::FRAME_INCREMENT_POINTER)
+        .unwrap()
+        .value()
+        .clone();
+    assert_eq!(
+        fip.primitive(),
+        Some(&PrimitiveValue::Tags(
+            vec![tags::GRID_FRAME_OFFSET_VECTOR].into()
+        ))
+    );
+    let pixels = |o: &InMemDicomObject| {
+        o.element(tags::PIXEL_DATA)
+            .unwrap()
+            .to_bytes()
+            .unwrap()
+            .to_vec()
+    };
+    assert_eq!(pixels(&a), pixels(&b));
+}
+
+const DOSE_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,\
+    FrameOfReferenceUID,Modality,PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,\
+    StudyTime,StudyID,ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,\
+    NumberOfFrames,FrameIncrementPointer,GridFrameOffsetVector,DoseGridScaling,DoseUnits,\
+    DoseType,DoseSummationType,ImagePositionPatient,ImageOrientationPatient,PixelSpacing";
+
+#[test]
+fn an_rt_dose_grid_comes_back_as_one_multi_frame_rt_dose() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("dose.dcm");
+    let dose: Vec<u32> = (0..3 * 4 * 5).map(|v| v * 40503 % 90001).collect();
+    write(
+        &src,
+        RT_DOSE,
+        &[
+            instance_uids(RT_DOSE, "1.2.826.0.1.3680043.2.1125.99.3"),
+            vec![
+                (
+                    tags::FRAME_OF_REFERENCE_UID,
+                    VR::UI,
+                    "1.2.826.0.1.3680043.2.1125.99.4",
+                ),
+                (tags::MODALITY, VR::CS, "RTDOSE"),
+                (tags::PATIENT_NAME, VR::PN, "Dose^Dora"),
+                (tags::STUDY_DATE, VR::DA, "20230405"),
+                (tags::IMAGE_POSITION_PATIENT, VR::DS, "-12.5\\-30.25\\-7.5"),
+                (tags::IMAGE_ORIENTATION_PATIENT, VR::DS, "1\\0\\0\\0\\1\\0"),
+                (tags::PIXEL_SPACING, VR::DS, "2.5\\2"),
+                (tags::NUMBER_OF_FRAMES, VR::IS, "3"),
+                (tags::GRID_FRAME_OFFSET_VECTOR, VR::DS, "0\\3\\6"),
+                (tags::DOSE_GRID_SCALING, VR::DS, "1.234567e-05"),
+                (tags::DOSE_UNITS, VR::CS, "GY"),
+                (tags::DOSE_TYPE, VR::CS, "PHYSICAL"),
+                (tags::DOSE_SUMMATION_TYPE, VR::CS, "PLAN"),
+                (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+            ],
+        ]
+        .concat(),
+        &pixel_module(4, 5, 32),
+        vec![
+            DataElement::new(
+                tags::FRAME_INCREMENT_POINTER,
+                VR::AT,
+                PrimitiveValue::Tags(vec![tags::GRID_FRAME_OFFSET_VECTOR].into()),
+            ),
+            DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OW,
+                PrimitiveValue::U8(dose.iter().flat_map(|v| v.to_le_bytes()).collect()),
+            ),
+        ],
+    );
+    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    assert_same_dose(&src, &out);
+    strict(&out, DOSE_REQUIRED);
+}
+
+fn sample(name: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("TGM_MEDICAL_SAMPLES")?;
+    let p = PathBuf::from(dir).join("pydicom").join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+#[test]
+fn pydicom_rtdose_comes_back_with_its_dose_attributes() {
+    let Some(src) = sample("rtdose.dcm") else {
+        eprintln!(
+            "skipped: TGM_MEDICAL_SAMPLES is unset or lacks rtdose.dcm (bash .ci/medical.sh)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    assert_same_dose(&src, &out);
+    strict(&out, DOSE_REQUIRED);
+}
+
+/// A 16-bit 256-entry palette: red rises, green falls, blue is index^2.
+fn lut(channel: usize) -> Vec<u16> {
+    (0..256u32)
+        .map(|k| match channel {
+            0 => (k * 257) as u16,
+            1 => ((255 - k) * 257) as u16,
+            _ => ((k * k) % 65536) as u16,
+        })
+        .collect()
+}
+
+const PALETTE_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,Modality,PatientName,PatientID,\
+    StudyDate,StudyTime,StudyID,ReferringPhysicianName,AccessionNumber,SeriesNumber,\
+    ConversionType,PhotometricInterpretation,RedPaletteColorLookupTableDescriptor,\
+    RedPaletteColorLookupTableData,GreenPaletteColorLookupTableData,\
+    BluePaletteColorLookupTableData";
+
+/// `tgm export --apply-lut` of `dir/a.tgm` into `dir/npy`: that directory.
+fn export_rgb(dir: &Path) -> PathBuf {
+    let npy = dir.join("npy");
+    let archive = dir.join("a.tgm");
+    let (ok, err) = tgm(&["export", "--apply-lut", s(&archive), "-o", s(&npy)]);
+    assert!(ok, "{err}");
+    npy
+}
+
+/// The RGB samples of an exported `.npy` (header skipped), as u16.
+fn npy_u16(path: &Path) -> (String, Vec<u16>) {
+    let b = std::fs::read(path).unwrap();
+    let n = u16::from_le_bytes([b[8], b[9]]) as usize;
+    let header = String::from_utf8_lossy(&b[10..10 + n]).into_owned();
+    let data = b[10 + n..]
+        .chunks_exact(2)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect();
+    (header, data)
+}
+
+#[test]
+fn a_palette_image_keeps_its_tables_and_exports_as_rgb() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("pal.dcm");
+    let indices: Vec<u8> = (0..12u8).map(|v| v * 21).collect();
+    let mut extra = Vec::new();
+    for (c, (d, t)) in [
+        (
+            tags::RED_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+            tags::RED_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        ),
+        (
+            tags::GREEN_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+            tags::GREEN_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        ),
+        (
+            tags::BLUE_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+            tags::BLUE_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        extra.push(DataElement::new(
+            d,
+            VR::US,
+            PrimitiveValue::U16(vec![256, 0, 16].into()),
+        ));
+        extra.push(DataElement::new(
+            t,
+            VR::OW,
+            PrimitiveValue::U16(lut(c).into()),
+        ));
+    }
+    extra.push(DataElement::new(
+        tags::PIXEL_DATA,
+        VR::OB,
+        PrimitiveValue::U8(indices.clone().into()),
+    ));
+    write(
+        &src,
+        SECONDARY_CAPTURE,
+        &[
+            instance_uids(SECONDARY_CAPTURE, "1.2.826.0.1.3680043.2.1125.99.5"),
+            vec![
+                (tags::MODALITY, VR::CS, "US"),
+                (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "PALETTE COLOR"),
+            ],
+        ]
+        .concat(),
+        &pixel_module(3, 4, 8),
+        extra,
+    );
+    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    assert_eq!(out.len(), 1);
+    let (a, b) = (open_file(&src).unwrap(), open_file(&out[0]).unwrap());
+    assert_eq!(text(&b, tags::PHOTOMETRIC_INTERPRETATION), "PALETTE COLOR");
+    assert_eq!(text(&b, tags::MODALITY), "US");
+    for tag in [
+        tags::RED_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+        tags::GREEN_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+        tags::BLUE_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+        tags::RED_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        tags::GREEN_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        tags::BLUE_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        tags::PIXEL_DATA,
+    ] {
+        let v = |o: &InMemDicomObject| o.element(tag).unwrap().to_bytes().unwrap().to_vec();
+        assert_eq!(v(&a), v(&b), "{tag:?}");
+    }
+    strict(&out, PALETTE_REQUIRED);
+
+    let npy = export_rgb(dir.path());
+    let (header, rgb) = npy_u16(&npy.join("m0_o0.npy"));
+    assert!(
+        header.contains("(1, 3, 4, 3)") && header.contains("u2"),
+        "{header}"
+    );
+    let want: Vec<u16> = indices
+        .iter()
+        .flat_map(|&i| (0..3).map(move |c| lut(c)[i as usize]))
+        .collect();
+    assert_eq!(rgb, want);
+}
+
+#[test]
+fn pydicom_palette_sample_keeps_its_tables_and_matches_apply_color_lut() {
+    let Some(src) = sample("examples_palette.dcm") else {
+        eprintln!("skipped: TGM_MEDICAL_SAMPLES is unset or lacks examples_palette.dcm (bash .ci/medical.sh)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    assert_eq!(out.len(), 1);
+    let (a, b) = (open_file(&src).unwrap(), open_file(&out[0]).unwrap());
+    for tag in [
+        tags::RED_PALETTE_COLOR_LOOKUP_TABLE_DESCRIPTOR,
+        tags::RED_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        tags::GREEN_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+        tags::BLUE_PALETTE_COLOR_LOOKUP_TABLE_DATA,
+    ] {
+        let v = |o: &InMemDicomObject| o.element(tag).unwrap().to_multi_int::<i64>().unwrap();
+        assert_eq!(v(&a), v(&b), "{tag:?}");
+    }
+    strict(&out, PALETTE_REQUIRED);
+    let npy = export_rgb(dir.path());
+    let Some(py) = python() else { return };
+    run_python(
+        &py,
+        "import sys, numpy, pydicom\n\
+         from pydicom.pixels import apply_color_lut\n\
+         ds = pydicom.dcmread(sys.argv[1])\n\
+         want = apply_color_lut(ds.pixel_array, ds)\n\
+         got = numpy.load(sys.argv[2])\n\
+         got = got.reshape(want.shape)\n\
+         assert (got == want).all(), 'RGB differs from pydicom apply_color_lut'\n",
+        &[s(&src), s(&npy.join("m0_o0.npy"))],
+    );
+}
+
+#[test]
+fn a_window_that_changes_between_slices_comes_back_per_slice() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let windows = [("40", "400"), ("-600", "1500"), ("-600", "1500")];
+    for (k, (c, w)) in windows.iter().enumerate() {
+        let z = format!("0\\0\\{}", k * 2);
+        write(
+            &input.join(format!("s{k}.dcm")),
+            SECONDARY_CAPTURE,
+            &[
+                instance_uids(SECONDARY_CAPTURE, "1.2.826.0.1.3680043.2.1125.99.6"),
+                vec![
+                    (tags::MODALITY, VR::CS, "OT"),
+                    (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+                    (tags::IMAGE_POSITION_PATIENT, VR::DS, &z),
+                    (tags::IMAGE_ORIENTATION_PATIENT, VR::DS, "1\\0\\0\\0\\1\\0"),
+                    (tags::PIXEL_SPACING, VR::DS, "1\\1"),
+                    (tags::WINDOW_CENTER, VR::DS, c),
+                    (tags::WINDOW_WIDTH, VR::DS, w),
+                ],
+            ]
+            .concat(),
+            &pixel_module(2, 2, 8),
+            vec![DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OB,
+                PrimitiveValue::U8(vec![k as u8; 4].into()),
+            )],
+        );
+    }
+    let out = convert_then_to_dicom("convert-dicom", &input, dir.path());
+    assert_eq!(out.len(), 3);
+    for (f, (c, w)) in out.iter().zip(windows) {
+        let o = open_file(f).unwrap();
+        assert_eq!(text(&o, tags::WINDOW_CENTER), c, "{f:?}");
+        assert_eq!(text(&o, tags::WINDOW_WIDTH), w, "{f:?}");
+    }
+}

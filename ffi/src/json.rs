@@ -1,0 +1,186 @@
+//! The JSON arguments of the C API: the encode metadata (`descriptors`,
+//! `base`, free-form keys), descriptors, streaming metadata and preceders,
+//! read into the library's types.
+
+use serde_json::{Map as JsonMap, Value as Json};
+use tgm::cbor::Value;
+use tgm::{GlobalMetadata, Limits, Map, ObjectDescriptor};
+
+use crate::error::{Failure, Outcome, TgmError};
+
+fn parse_object(text: &str, what: &str) -> Outcome<JsonMap<String, Json>> {
+    match serde_json::from_str::<Json>(text) {
+        Ok(Json::Object(m)) => Ok(m),
+        Ok(other) => Err(metadata_error(format!(
+            "{what} is a JSON {}, not an object",
+            json_kind(&other)
+        ))),
+        Err(e) => Err(metadata_error(format!("{what} is not valid JSON: {e}"))),
+    }
+}
+
+fn json_kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+fn metadata_error(text: String) -> Failure {
+    Failure::new(TgmError::Metadata, text)
+}
+
+/// A JSON value as CBOR, within the default nesting limit: integers
+/// become CBOR integers, other numbers floats (as
+/// `GlobalMetadata::from_json_value` reads them).
+fn to_cbor(v: &Json) -> Outcome<Value> {
+    to_cbor_within(v, Limits::default().max_cbor_depth)
+}
+
+fn to_cbor_within(v: &Json, depth: usize) -> Outcome<Value> {
+    if depth == 0 {
+        return Err(metadata_error(
+            "JSON nests deeper than the CBOR depth limit".into(),
+        ));
+    }
+    Ok(match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Value::Uint(u),
+            (None, Some(i)) => Value::from_i64(i),
+            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::Text(s.clone()),
+        Json::Array(a) => Value::Array(
+            a.iter()
+                .map(|e| to_cbor_within(e, depth - 1))
+                .collect::<Outcome<_>>()?,
+        ),
+        Json::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, e)| Ok((Value::Text(k.clone()), to_cbor_within(e, depth - 1)?)))
+                .collect::<Outcome<_>>()?,
+        ),
+    })
+}
+
+/// Reads a descriptor JSON object (the keys of `spec/format.md` §6:
+/// `type`, `ndim`, `shape`, `strides`, `dtype`, `encoding`, `filter`,
+/// `compression`, optional `byte_order` and codec parameters). A `hash`
+/// key is ignored: digests are always computed by the library.
+pub(crate) fn descriptor(v: &Json, what: &str) -> Outcome<ObjectDescriptor> {
+    let mut v = v.clone();
+    if let Json::Object(m) = &mut v {
+        m.remove("hash");
+    }
+    ObjectDescriptor::from_value(&to_cbor(&v)?, &Limits::default())
+        .map_err(|e| Failure::from(e).context(what))
+}
+
+/// Reads a descriptor from JSON text.
+pub(crate) fn descriptor_text(text: &str) -> Outcome<ObjectDescriptor> {
+    descriptor(
+        &Json::Object(parse_object(text, "descriptor_json")?),
+        "descriptor_json",
+    )
+}
+
+/// The explicit `_extra_` (or its alias `extra`) section, removed from `top`.
+fn take_extra(top: &mut JsonMap<String, Json>) -> Outcome<JsonMap<String, Json>> {
+    let under = top.remove("_extra_");
+    let plain = top.remove("extra");
+    match (under, plain) {
+        (Some(_), Some(_)) => Err(metadata_error(
+            "both \"_extra_\" and \"extra\" are given; use one".into(),
+        )),
+        (Some(Json::Object(m)), None) | (None, Some(Json::Object(m))) => Ok(m),
+        (Some(other), None) | (None, Some(other)) => Err(metadata_error(format!(
+            "the extra section is a JSON {}, not an object",
+            json_kind(&other)
+        ))),
+        (None, None) => Ok(JsonMap::new()),
+    }
+}
+
+/// Message metadata from the top-level JSON object, `descriptors` already
+/// removed: `base` gives the per-object entries, `_extra_`/`extra` the
+/// free-form section, and every other key joins `_extra_` unless the
+/// explicit section already has it (`spec/format.md` §7).
+fn global_metadata(mut top: JsonMap<String, Json>) -> Outcome<GlobalMetadata> {
+    let mut extra = take_extra(&mut top)?;
+    let base = top.remove("base");
+    if top.contains_key("_reserved_") {
+        return Err(metadata_error(
+            "\"_reserved_\" is written by the library and cannot be given".into(),
+        ));
+    }
+    for (k, v) in top {
+        extra.entry(k).or_insert(v);
+    }
+    let mut doc = JsonMap::new();
+    if let Some(base) = base {
+        if let Json::Array(entries) = &base {
+            if let Some(i) = entries.iter().position(|e| e.get("_reserved_").is_some()) {
+                return Err(metadata_error(format!(
+                    "base[{i}] contains \"_reserved_\", which the library writes"
+                )));
+            }
+        }
+        doc.insert("base".into(), base);
+    }
+    doc.insert("_extra_".into(), Json::Object(extra));
+    Ok(GlobalMetadata::from_json_value(&Json::Object(doc))?)
+}
+
+/// The metadata argument of `tgm_encode` and friends: message metadata
+/// and one descriptor per object.
+pub(crate) fn encode_metadata(text: &str) -> Outcome<(GlobalMetadata, Vec<ObjectDescriptor>)> {
+    let mut top = parse_object(text, "metadata_json")?;
+    let descriptors = match top.remove("descriptors") {
+        Some(Json::Array(d)) => d,
+        Some(other) => {
+            return Err(metadata_error(format!(
+                "\"descriptors\" is a JSON {}, not an array",
+                json_kind(&other)
+            )))
+        }
+        None => return Err(metadata_error("metadata_json lacks \"descriptors\"".into())),
+    };
+    let descriptors = descriptors
+        .iter()
+        .enumerate()
+        .map(|(i, d)| descriptor(d, &format!("descriptors[{i}]")))
+        .collect::<Outcome<Vec<_>>>()?;
+    Ok((global_metadata(top)?, descriptors))
+}
+
+/// The metadata argument of the streaming encoder: like
+/// [`encode_metadata`] without `descriptors`, which are refused (objects
+/// arrive one at a time).
+pub(crate) fn streaming_metadata(text: &str) -> Outcome<GlobalMetadata> {
+    let top = parse_object(text, "metadata_json")?;
+    if top.contains_key("descriptors") {
+        return Err(Failure::invalid(
+            "metadata_json of a streaming encoder cannot hold \"descriptors\"; write each object with tgm_streaming_encoder_write",
+        ));
+    }
+    global_metadata(top)
+}
+
+/// A preceder's per-object metadata entry.
+pub(crate) fn preceder(text: &str) -> Outcome<Map> {
+    let top = parse_object(text, "metadata_json")?;
+    if top.contains_key("_reserved_") {
+        return Err(metadata_error(
+            "a preceder cannot hold \"_reserved_\", which the library writes".into(),
+        ));
+    }
+    top.iter()
+        .map(|(k, v)| Ok((k.clone(), to_cbor(v)?)))
+        .collect()
+}

@@ -1,0 +1,51 @@
+//! Fuzz target bodies for the pure-Rust structure checks of the weather
+//! converters of `tgm-convert`, run before ecCodes or netCDF-C read a
+//! file: the GRIB message and section scanner and the NetCDF classic
+//! (CDF-1/2/5) header reader. Kept outside `lib.rs` like `medical.rs`;
+//! `convert/tests/weather_fuzz_replay.rs` replays these corpora.
+
+use tgm_convert::weather::{grib_scan, netcdf_classic};
+
+/// The weather targets by name, as their binaries and corpora name them.
+pub fn target(name: &str) -> Option<fn(&[u8])> {
+    Some(match name {
+        "weather_grib_scan" => grib,
+        "weather_netcdf_classic" => netcdf,
+        _ => return None,
+    })
+}
+
+/// The names accepted by [`target`].
+pub const TARGETS: [&str; 2] = ["weather_grib_scan", "weather_netcdf_classic"];
+
+/// Scans `data` as a GRIB file: every message and section it accepts lies
+/// inside the input, in order, and sections fill their message.
+pub fn grib(data: &[u8]) {
+    let Ok(messages) = grib_scan::scan(data) else {
+        return;
+    };
+    let mut end = 0u64;
+    for m in messages {
+        assert!(m.offset >= end, "messages overlap");
+        end = m.offset + m.len;
+        assert!(end <= data.len() as u64, "a message passes the end");
+        assert_eq!(&data[end as usize - 4..end as usize], b"7777");
+        for s in &m.sections {
+            assert!(
+                s.offset + s.len <= m.len - 4,
+                "a section passes its message"
+            );
+        }
+    }
+}
+
+/// Reads `data` as a NetCDF classic header; a streaming record count is
+/// bounded by the bytes present.
+pub fn netcdf(data: &[u8]) {
+    let len = data.len() as u64;
+    if let Ok(e) = netcdf_classic::extent(data, len) {
+        if let Some(r) = e.streaming_records {
+            assert!(r <= len, "more records than bytes");
+        }
+    }
+}
