@@ -6,8 +6,7 @@ use crate::cbor::{self, Value};
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::pipeline::registry::codec_of_key;
-use crate::pipeline::{Pipeline, PipelineBuilder};
+use crate::pipeline_spec::{codec_of_key, PipelineSpec};
 
 /// Text-keyed CBOR map, the shape of every free-form metadata map.
 pub type Map = BTreeMap<String, Value>;
@@ -58,8 +57,10 @@ impl Masks {
 ///
 /// The pipeline is parsed and validated once, when the descriptor is built
 /// (from CBOR, through [`Self::with_pipeline`] or
-/// [`Self::with_raw_pipeline`]), and held typed; codec parameters live in
-/// it, annotations in their own map (`spec/pipeline.md` §1).
+/// [`Self::with_raw_pipeline`]), and held as an inert, typed
+/// [`PipelineSpec`]; codec parameters live in it, annotations in their own
+/// map (`spec/pipeline.md` §1). The codec runtime (`tgm::pipeline`) builds
+/// the running stages from it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectDescriptor {
     /// Object type; the reference writes `"ntensor"`.
@@ -74,7 +75,7 @@ pub struct ObjectDescriptor {
     pub byte_order: ByteOrder,
     /// NaN/Inf companion masks, if any were written.
     pub masks: Option<Masks>,
-    pipeline: Pipeline,
+    pipeline: PipelineSpec,
     annotations: Map,
 }
 
@@ -102,7 +103,7 @@ impl ObjectDescriptor {
             dtype,
             byte_order: ByteOrder::native(),
             masks: None,
-            pipeline: Pipeline::default(),
+            pipeline: PipelineSpec::default(),
             annotations: Map::new(),
         }
     }
@@ -110,14 +111,6 @@ impl ObjectDescriptor {
     /// Sets the byte order of the stored elements.
     pub fn with_byte_order(mut self, order: ByteOrder) -> Self {
         self.byte_order = order;
-        self
-    }
-
-    /// Sets the pipeline: stage names and codec keys, with the reference's
-    /// defaults for what the builder leaves open (`spec/pipeline.md` §9.1).
-    /// Annotations are kept.
-    pub fn with_pipeline(mut self, pipeline: &PipelineBuilder) -> Self {
-        self.set_pipeline(pipeline);
         self
     }
 
@@ -141,7 +134,7 @@ impl ObjectDescriptor {
         for (k, v) in other {
             self = self.with_annotation(&k, v)?;
         }
-        self.pipeline = Pipeline::from_parts([encoding, filter, compression], codec)?;
+        self.pipeline = PipelineSpec::from_parts([encoding, filter, compression], codec)?;
         Ok(self)
     }
 
@@ -155,22 +148,19 @@ impl ObjectDescriptor {
         }
         let mut params = self.pipeline.params().clone();
         params.insert(key.to_string(), value.into());
-        self.pipeline = Pipeline::from_parts(self.pipeline.names(), params)?;
+        self.pipeline = PipelineSpec::from_parts(self.pipeline.names(), params)?;
         Ok(self)
     }
 
-    /// The pipeline as typed stages, validated when the descriptor was built.
-    pub fn pipeline(&self) -> &Pipeline {
+    /// The pipeline as typed stage parameters, validated when the
+    /// descriptor was built.
+    pub fn pipeline(&self) -> &PipelineSpec {
         &self.pipeline
     }
 
-    /// [`Self::with_pipeline`] in place.
-    pub fn set_pipeline(&mut self, pipeline: &PipelineBuilder) {
-        self.pipeline = pipeline.build(self.dtype);
-    }
-
-    /// Replaces the pipeline (after an encode run derived parameters).
-    pub(crate) fn replace_pipeline(&mut self, pipeline: Pipeline) {
+    /// Replaces the pipeline (a builder's, or after an encode run derived
+    /// parameters).
+    pub(crate) fn replace_pipeline(&mut self, pipeline: PipelineSpec) {
         self.pipeline = pipeline;
     }
 
@@ -401,7 +391,7 @@ impl ObjectDescriptor {
             ));
         }
         d.num_elements()?;
-        d.pipeline = Pipeline::from_parts(names, codec_params)?;
+        d.pipeline = PipelineSpec::from_parts(names, codec_params)?;
         Ok(d)
     }
 }
@@ -529,6 +519,7 @@ mod tests {
 
     #[test]
     fn annotations_stay_apart_from_codec_keys() {
+        use crate::pipeline::PipelineBuilder;
         let d = ObjectDescriptor::new(Dtype::Float64, vec![2])
             .with_annotation("units", "K")
             .unwrap();

@@ -303,8 +303,8 @@ fn check_pre_encoded_pipeline(descriptor: &ObjectDescriptor) -> Result<()> {
             )));
         }
     }
-    let contexts = pipeline.contexts(descriptor)?;
-    for (stage, cx) in pipeline.stages().iter().zip(&contexts) {
+    let contexts = pipeline::plan::contexts_of(descriptor)?;
+    for (stage, cx) in pipeline::stages(pipeline).iter().zip(&contexts) {
         stage.validate(cx)?;
     }
     Ok(())

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod metadata;
 pub mod npy;
 pub mod pipeline;
+pub mod pipeline_spec;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod stats;
@@ -38,7 +39,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use file::TgmFile;
 pub use limits::Limits;
 pub use metadata::{GlobalMetadata, Provenance};
-pub use pipeline::{Pipeline, PipelineBuilder};
+pub use pipeline::PipelineBuilder;
+pub use pipeline_spec::PipelineSpec;
 pub use stream::StreamingEncoder;
 pub use validate::{validate, validate_file};
 pub use wire::scan::{scan, MessageSpan};
@@ -61,11 +63,13 @@ pub mod __fuzz {
     }
 
     /// lz4, called directly.
+    #[cfg(feature = "lz4")]
     pub mod lz4_codec {
         pub use crate::pipeline::lz4_codec::{lz4_compress, lz4_decompress, lz4_decompress_into};
     }
 
     /// zstd, called directly.
+    #[cfg(feature = "zstd")]
     pub mod zstd_codec {
         pub use crate::pipeline::zstd_codec::{
             zstd_compress, zstd_decompress, zstd_decompress_into,

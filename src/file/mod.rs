@@ -7,7 +7,7 @@ pub(crate) mod index;
 mod layout;
 pub(crate) mod locate;
 mod partial;
-mod pod;
+pub(crate) mod pod;
 mod ranges;
 mod reader;
 mod salvage;

@@ -16,13 +16,13 @@ use super::source::ByteSource;
 use crate::decode::{DecodeOptions, Object, Verify};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::pipeline::codec::Params;
+use crate::pipeline::range_plan::{decodes_ranges, plan_range};
 use crate::wire::frame::Frame;
 use crate::wire::header::Cursor;
 use crate::wire::{FrameType, DATA_FRAME_FOOTER_LEN, FRAME_HEADER_LEN};
 
 /// Bytes read from the end of a data frame for its descriptor and footer:
-/// a descriptor longer than this (an szip object with many block offsets)
+/// a descriptor longer than this (one with many stored codec parameters)
 /// costs one more read.
 pub(crate) const TAIL_WINDOW: u64 = 64 << 10;
 
@@ -238,174 +238,13 @@ pub(crate) fn check_len(r: &Range<u64>, b: &Bytes) -> Result<()> {
     Ok(())
 }
 
-/// What `decode_range` must read of a payload region.
-pub(crate) struct RangePlan {
-    /// Region-relative byte ranges.
-    pub ranges: Vec<Range<u64>>,
-    /// For szip: the RSIs whose chain must be confirmed before decoding.
-    #[cfg(feature = "szip")]
-    szip: Option<SzipRun>,
-}
-
-#[cfg(feature = "szip")]
-struct SzipRun {
-    params: crate::szip::SzipParams,
-    offsets: Vec<u64>,
-    total: u64,
-    first: u64,
-    last: u64,
-    payload_len: u64,
-}
-
-/// The bytes of `obj`'s payload region that decoding `ranges` reads, or
-/// `None` when its pipeline needs the whole payload (a filter, zstd, lz4,
-/// a bitmask object, szip without stored block offsets).
-pub(crate) fn plan(
-    obj: &Object<'_>,
-    ranges: &[(u64, u64)],
-    opts: &DecodeOptions,
-) -> Result<Option<RangePlan>> {
-    let desc = obj.descriptor();
-    if desc.dtype == crate::Dtype::Bitmask {
-        return Ok(None);
-    }
-    let pipeline = desc.pipeline();
-    if !pipeline.filter().is_identity() {
-        return Ok(None);
-    }
-    let n = desc.num_elements()?;
-    let w = desc.dtype.width() as u64;
-    let bits = match pipeline.encoding().name() {
-        "none" => w * 8,
-        "simple_packing" => {
-            Params::new(pipeline.params(), "simple_packing").req_u32("sp_bits_per_value")? as u64
-        }
-        _ => return Ok(None),
-    };
-    // Byte ranges of the encoded stream (the compression stage's output).
-    let mut enc = Vec::new();
-    for &(first, count) in ranges {
-        let end = first
-            .checked_add(count)
-            .filter(|&e| e <= n)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "range ({first}, {count}) exceeds the {n} elements"
-                ))
-            })?;
-        if count > 0 && bits > 0 {
-            let a = first.checked_mul(bits).map(|b| b / 8);
-            let b = end.checked_mul(bits).map(|b| b.div_ceil(8));
-            let (Some(a), Some(b)) = (a, b) else {
-                return Err(Error::invalid_argument("range overflows"));
-            };
-            enc.push(a..b);
-        }
-    }
-    let region_len = obj.payload_region().len() as u64;
-    let payload_len = match desc.masks.as_ref().filter(|m| !m.is_empty()) {
-        Some(m) => m.iter().map(|(_, i)| i.offset).min().unwrap_or(region_len),
-        None => region_len,
-    };
-    let mut out = Vec::new();
-    if opts.restore_non_finite {
-        if let Some(m) = &desc.masks {
-            for (_, info) in m.iter() {
-                let e = info.offset.saturating_add(info.length).min(region_len);
-                out.push(info.offset.min(e)..e);
-            }
-        }
-    }
-    let compression = pipeline.compression();
-    if compression.is_identity() {
-        out.extend(enc.into_iter().map(|r| r.start..r.end.min(payload_len)));
-        return Ok(Some(RangePlan {
-            ranges: out,
-            #[cfg(feature = "szip")]
-            szip: None,
-        }));
-    }
-    if compression.name() != "szip" || enc.is_empty() {
-        return Ok(None);
-    }
-    szip_plan(desc, &enc, out, payload_len)
-}
-
-/// Without the szip coder no szip object decodes, by range or whole.
-#[cfg(not(feature = "szip"))]
-fn szip_plan(
-    _: &crate::ObjectDescriptor,
-    _: &[Range<u64>],
-    _: Vec<Range<u64>>,
-    _: u64,
-) -> Result<Option<RangePlan>> {
-    Ok(None)
-}
-
-/// [`plan`] for an szip object: the bytes from the first covering RSI's
-/// stored start to the last one's end, or `None` without stored offsets.
-#[cfg(feature = "szip")]
-fn szip_plan(
-    desc: &crate::ObjectDescriptor,
-    enc: &[Range<u64>],
-    mut out: Vec<Range<u64>>,
-    payload_len: u64,
-) -> Result<Option<RangePlan>> {
-    let pipeline = desc.pipeline();
-    let p = Params::new(pipeline.params(), "szip");
-    let Some(offsets) = p.opt_u64_array("szip_block_offsets")? else {
-        return Ok(None);
-    };
-    let params = crate::pipeline::szip_stage::coder_params_of(desc)?;
-    params.validate()?;
-    let cx = pipeline.contexts(desc)?;
-    let total = cx[2].decoded_len;
-    let sb = params.sample_bytes() as u64;
-    let rsi_bytes = params.rsi as u64 * params.block_size as u64 * sb;
-    let lo = enc.iter().map(|r| r.start).min().unwrap_or(0) / rsi_bytes;
-    let hi = enc.iter().map(|r| r.end).max().unwrap_or(0);
-    let hi = (hi.div_ceil(sb) * sb).min(total).saturating_sub(1) / rsi_bytes;
-    // The last stored offset is confirmed by the RSI before it.
-    let first = if lo > 0 && offsets.get(lo as usize + 1).is_none() {
-        lo - 1
-    } else {
-        lo
-    };
-    let start_bit = if first == 0 {
-        0
-    } else {
-        match offsets.get(first as usize) {
-            Some(&s) => s,
-            None => return Ok(None),
-        }
-    };
-    let end_byte = match offsets.get(hi as usize + 1) {
-        // A few bytes more than the last bit: bit readers load whole words.
-        Some(&e) => e.div_ceil(8).saturating_add(8).min(payload_len),
-        None => payload_len,
-    };
-    let start_byte = (start_bit / 8).min(end_byte);
-    out.push(start_byte..end_byte);
-    Ok(Some(RangePlan {
-        ranges: out,
-        szip: Some(SzipRun {
-            params,
-            offsets,
-            total,
-            first,
-            last: hi,
-            payload_len,
-        }),
-    }))
-}
-
 /// Decodes element ranges of the data frame at `at` (absolute, `len`
 /// bytes, in the message at `msg_base`) reading only the bytes the
 /// ranges need when its pipeline allows; `None` when the whole frame is
 /// needed. The frame's digest covers the whole body, so a partial read
 /// checks the end magic at the listed length, the footer's descriptor
-/// offset, the descriptor, and (szip) that the stored block offsets chain
-/// over the RSIs read, not the digest; the frame header is read only when
+/// offset, the descriptor, and the check the plan carries (a codec's own
+/// consistency check of the bytes read), not the digest; the frame header is read only when
 /// the tail covers it ([`SparseFrame::tail`]).
 pub(crate) fn decode_range_partial(
     src: &dyn ByteSource,
@@ -423,7 +262,14 @@ pub(crate) fn decode_range_partial(
     frame.check_expected(&sparse, &opts.limits)?;
     let (plan, region_at) = {
         let obj = sparse.object(index, &opts.limits)?;
-        let Some(plan) = plan(&obj, ranges, opts)? else {
+        let region_len = obj.payload_region().len() as u64;
+        let planned = plan_range(
+            obj.descriptor(),
+            region_len,
+            ranges,
+            opts.restore_non_finite,
+        )?;
+        let Some(plan) = planned else {
             return refusal(&obj, ranges, opts);
         };
         (plan, obj.payload_offset() - sparse.at())
@@ -435,15 +281,10 @@ pub(crate) fn decode_range_partial(
         .collect();
     sparse.fill(src, &frame_ranges)?;
     let obj = sparse.object(index, &opts.limits)?;
-    #[cfg(feature = "szip")]
-    if let Some(s) = &plan.szip {
-        let region = obj.payload_region();
-        let payload = &region[..s.payload_len as usize];
-        if !crate::szip::rsi_chain_holds(payload, &s.params, &s.offsets, s.total, s.first, s.last) {
-            // A stored offset is wrong: the range decoder would read RSIs
-            // before these; read the whole frame instead.
-            return Ok(None);
-        }
+    if !plan.holds(obj.payload_region()) {
+        // The bytes read are inconsistent (a stored offset is wrong): the
+        // range decoder would read outside them; read the whole frame.
+        return Ok(None);
     }
     let mut o = opts.clone();
     o.verify = Verify::Off;
@@ -490,18 +331,15 @@ impl FrameAt<'_> {
     }
 }
 
-/// For a pipeline that cannot decode ranges at all (zstd, lz4, a filter,
-/// bitmask objects, szip without block offsets) the refusal, without
+/// For a pipeline that cannot decode ranges at all (a stage without range
+/// decoding, or a bitmask object) the refusal, without
 /// reading the payload; `None` (read the whole frame) otherwise.
 fn refusal(
     obj: &Object<'_>,
     ranges: &[(u64, u64)],
     opts: &DecodeOptions,
 ) -> Result<Option<Vec<Vec<u8>>>> {
-    let desc = obj.descriptor();
-    let refuses = desc.dtype == crate::Dtype::Bitmask
-        || desc.pipeline().stages().iter().any(|s| !s.supports_range());
-    if !refuses {
+    if decodes_ranges(obj.descriptor()) {
         return Ok(None);
     }
     let mut o = opts.clone();

@@ -2,7 +2,10 @@
 //! the file layer that needs `unsafe`. See `spec/files.md` §3.
 #![allow(unsafe_code)]
 
-mod sealed {
+/// Seals [`Pod`]: implemented here for the primitives, and next to their
+/// definitions for the crate's own plain types (`tensor::Complex32`,
+/// `tensor::Complex64`), so the file layer names no higher layer.
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -10,7 +13,8 @@ mod sealed {
 /// padding.
 ///
 /// # Safety
-/// Implemented only inside this crate, for primitive integers and floats.
+/// Implemented only inside this crate, for primitive integers and floats
+/// and `#[repr(C)]` structs of one such type.
 pub unsafe trait Pod: sealed::Sealed + Copy + 'static {}
 
 macro_rules! pod {
@@ -34,7 +38,6 @@ pod!(
     half::f16,
     half::bf16
 );
-pod!(crate::tensor::Complex32, crate::tensor::Complex64);
 
 /// Views `bytes` as `&[T]` when the pointer is aligned for `T` and the length
 /// is a whole number of elements; `None` otherwise (copy instead).

@@ -887,9 +887,9 @@ impl<S: ByteSource> SourceFile<S> {
     }
 
     /// Element ranges `(first, count)` of object `o` of message `m`. For
-    /// an indexed message whose pipeline decodes ranges (encodings none and
-    /// simple_packing without filter, uncompressed or szip with block
-    /// offsets) only the frame's tail (descriptor, footer, end magic) and
+    /// an indexed message whose pipeline plans ranges (every stage says
+    /// which stored bytes cover them, `spec/pipeline.md` §7.1) only the
+    /// frame's tail (descriptor, footer, end magic) and
     /// the bytes covering the ranges are read, two requests of a remote
     /// source, and the frame digest (which covers the whole body) is not
     /// checked; otherwise the frame is read whole and checked per

@@ -6,32 +6,14 @@ use super::shuffle::Shuffle;
 use super::simple_packing::SimplePacking;
 use super::szip_stage::Szip;
 use super::zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
-use super::Pipeline;
 use crate::cbor::Value;
-use crate::descriptor::Map;
+use crate::descriptor::{Map, ObjectDescriptor};
 use crate::dtype::Dtype;
+use crate::pipeline_spec::{CompressionSpec, PipelineSpec};
 
 /// Bits per value when `simple_packing` is asked for without a width, as
 /// the reference's pipeline helper.
 pub const DEFAULT_SIMPLE_PACKING_BITS: u32 = 16;
-
-/// The compression stage a builder writes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum CompressionChoice {
-    /// No compression.
-    #[default]
-    None,
-    /// zstd at a level (written as `zstd_level`).
-    Zstd(Zstd),
-    /// lz4.
-    Lz4,
-    /// szip with its parameters (offsets are computed on encode).
-    Szip(Szip),
-    /// Run lengths over a bitmask object.
-    Rle,
-    /// A roaring bitmap over a bitmask object.
-    Roaring,
-}
 
 /// A typed pipeline request. `PipelineBuilder::new().simple_packing(16).szip()`
 /// writes what the reference's pipeline helper writes for the same request.
@@ -39,7 +21,7 @@ pub enum CompressionChoice {
 pub struct PipelineBuilder {
     encoding: Option<SimplePacking>,
     shuffle: Option<Option<usize>>,
-    compression: CompressionChoice,
+    compression: CompressionSpec,
 }
 
 impl PipelineBuilder {
@@ -79,13 +61,13 @@ impl PipelineBuilder {
 
     /// zstd at `level`.
     pub fn zstd_level(mut self, level: i32) -> Self {
-        self.compression = CompressionChoice::Zstd(Zstd { level });
+        self.compression = CompressionSpec::Zstd(Zstd { level });
         self
     }
 
     /// lz4.
     pub fn lz4(mut self) -> Self {
-        self.compression = CompressionChoice::Lz4;
+        self.compression = CompressionSpec::Lz4;
         self
     }
 
@@ -97,26 +79,26 @@ impl PipelineBuilder {
 
     /// szip with explicit parameters.
     pub fn szip_params(mut self, p: Szip) -> Self {
-        self.compression = CompressionChoice::Szip(Szip { offsets: None, ..p });
+        self.compression = CompressionSpec::Szip(Szip { offsets: None, ..p });
         self
     }
 
     /// rle (bitmask objects only).
     pub fn rle(mut self) -> Self {
-        self.compression = CompressionChoice::Rle;
+        self.compression = CompressionSpec::Rle;
         self
     }
 
     /// roaring (bitmask objects only).
     pub fn roaring(mut self) -> Self {
-        self.compression = CompressionChoice::Roaring;
+        self.compression = CompressionSpec::Roaring;
         self
     }
 
     /// The pipeline this request describes for elements of `dtype`: stage
     /// names and their parameters, each checked as a descriptor's are.
     /// A stage whose cargo feature is off is kept and fails when run.
-    pub fn build(&self, dtype: Dtype) -> Pipeline {
+    pub fn build(&self, dtype: Dtype) -> PipelineSpec {
         let mut params = Map::new();
         let mut put = |kv: Vec<(&'static str, Value)>| {
             for (k, v) in kv {
@@ -137,18 +119,19 @@ impl PipelineBuilder {
             put(s.params());
         }
         let compression = match &self.compression {
-            CompressionChoice::None => "none",
-            CompressionChoice::Zstd(z) => {
+            CompressionSpec::None => "none",
+            CompressionSpec::Zstd(z) => {
                 put(z.params());
                 "zstd"
             }
-            CompressionChoice::Lz4 => "lz4",
-            CompressionChoice::Szip(s) => {
+            CompressionSpec::Lz4 => "lz4",
+            CompressionSpec::Szip(s) => {
                 put(s.params());
                 "szip"
             }
-            CompressionChoice::Rle => "rle",
-            CompressionChoice::Roaring => "roaring",
+            CompressionSpec::Rle => "rle",
+            CompressionSpec::Roaring => "roaring",
+            CompressionSpec::Unusable(u) => u.name(),
         };
         let encoding = if self.encoding.is_some() {
             "simple_packing"
@@ -164,7 +147,22 @@ impl PipelineBuilder {
         // The builder writes only keys its typed parameters produce, which
         // every stage accepts; a stage that still refuses them is kept as
         // one that fails when run, with the refusal as its error.
-        Pipeline::from_parts(names, params.clone())
-            .unwrap_or_else(|e| Pipeline::unusable(names, params, e))
+        PipelineSpec::from_parts(names, params.clone())
+            .unwrap_or_else(|e| PipelineSpec::unusable(names, params, e))
+    }
+}
+
+impl ObjectDescriptor {
+    /// Sets the pipeline: stage names and codec keys, with the reference's
+    /// defaults for what the builder leaves open (`spec/pipeline.md` §9.1).
+    /// Annotations are kept.
+    pub fn with_pipeline(mut self, pipeline: &PipelineBuilder) -> Self {
+        self.set_pipeline(pipeline);
+        self
+    }
+
+    /// [`Self::with_pipeline`] in place.
+    pub fn set_pipeline(&mut self, pipeline: &PipelineBuilder) {
+        self.replace_pipeline(pipeline.build(self.dtype));
     }
 }

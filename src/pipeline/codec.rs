@@ -4,33 +4,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
 use crate::cbor::Value;
-use crate::descriptor::Map;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
-
-/// Which of the three descriptor fields names a stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StageKind {
-    /// `encoding`: element values → a byte stream.
-    Encoding,
-    /// `filter`: a reversible byte permutation.
-    Filter,
-    /// `compression`: a byte stream → a shorter one.
-    Compression,
-}
-
-impl StageKind {
-    /// The descriptor key naming a stage of this kind.
-    pub fn key(self) -> &'static str {
-        match self {
-            StageKind::Encoding => "encoding",
-            StageKind::Filter => "filter",
-            StageKind::Compression => "compression",
-        }
-    }
-}
+pub use crate::pipeline_spec::{Params, StageKind};
 
 /// What a stage knows about the object and about the stream it sees. The
 /// pipeline fills it in; stages never read each other's names or keys.
@@ -80,6 +59,41 @@ pub struct PieceRun {
     pub to: usize,
     /// Where in the input (in the stage's own unit) its decoding starts.
     pub start: u64,
+}
+
+/// A check a stage needs on the stored bytes a [`StagePlan`] read before
+/// decoding from them (szip: the stored block offsets chain over the RSIs
+/// read). Given the stage's whole input, of which only the planned ranges
+/// hold read bytes; false sends the caller to a whole read.
+pub type RangeCheck = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
+
+/// What one stage reads of its input to decode some ranges of its output
+/// ([`Codec::plan_range`]).
+pub struct StagePlan {
+    /// Byte ranges of the stage's input.
+    pub ranges: Vec<Range<u64>>,
+    /// A check of those bytes before decoding from them, if the stage
+    /// needs one.
+    pub check: Option<RangeCheck>,
+}
+
+impl StagePlan {
+    /// A plan reading `ranges` with no check.
+    pub fn reading(ranges: Vec<Range<u64>>) -> Self {
+        StagePlan {
+            ranges,
+            check: None,
+        }
+    }
+}
+
+impl fmt::Debug for StagePlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StagePlan")
+            .field("ranges", &self.ranges)
+            .field("check", &self.check.is_some())
+            .finish()
+    }
 }
 
 /// One pipeline stage with its typed, validated parameters.
@@ -280,83 +294,15 @@ pub trait Codec: fmt::Debug + Send + Sync {
     fn supports_range(&self) -> bool {
         false
     }
-}
 
-/// Typed read access to the parameter keys of one stage.
-#[derive(Debug, Clone, Copy)]
-pub struct Params<'m> {
-    map: &'m Map,
-    stage: &'static str,
-}
-
-impl<'m> Params<'m> {
-    /// The keys of `map`, read on behalf of `stage`.
-    pub fn new(map: &'m Map, stage: &'static str) -> Self {
-        Params { map, stage }
-    }
-
-    /// The raw value of `key`.
-    pub fn get(&self, key: &str) -> Option<&'m Value> {
-        self.map.get(key)
-    }
-
-    fn missing(&self, key: &str) -> Error {
-        Error::metadata(format!("{} needs parameter {key:?}", self.stage))
-    }
-
-    /// An optional signed integer.
-    pub fn opt_i64(&self, key: &str) -> Result<Option<i64>> {
-        match self.map.get(key) {
-            None => Ok(None),
-            Some(v) => v.as_i64().map(Some).ok_or_else(|| {
-                Error::metadata(format!("{key} is a {}, not an integer", v.type_name()))
-            }),
-        }
-    }
-
-    /// An optional integer that must fit an `i32`.
-    pub fn opt_i32(&self, key: &str) -> Result<Option<i32>> {
-        match self.opt_i64(key)? {
-            None => Ok(None),
-            Some(v) => i32::try_from(v)
-                .map(Some)
-                .map_err(|_| Error::metadata(format!("{key} {v} is outside the i32 range"))),
-        }
-    }
-
-    /// A required unsigned integer.
-    pub fn req_u64(&self, key: &str) -> Result<u64> {
-        let v = self.map.get(key).ok_or_else(|| self.missing(key))?;
-        v.as_u64().ok_or_else(|| {
-            Error::metadata(format!(
-                "{key} is a {}, not an unsigned integer",
-                v.type_name()
-            ))
-        })
-    }
-
-    /// A required unsigned integer that must fit a `u32`.
-    pub fn req_u32(&self, key: &str) -> Result<u32> {
-        let v = self.req_u64(key)?;
-        u32::try_from(v).map_err(|_| Error::metadata(format!("{key} {v} exceeds u32")))
-    }
-
-    /// An optional array of unsigned integers.
-    pub fn opt_u64_array(&self, key: &str) -> Result<Option<Vec<u64>>> {
-        let Some(v) = self.map.get(key) else {
-            return Ok(None);
-        };
-        let items = v
-            .as_array()
-            .ok_or_else(|| Error::metadata(format!("{key} is not an array")))?;
-        items
-            .iter()
-            .map(|x| {
-                x.as_u64()
-                    .ok_or_else(|| Error::metadata(format!("{key} entry is not a uint")))
-            })
-            .collect::<Result<Vec<u64>>>()
-            .map(Some)
+    /// The byte ranges of this stage's input that
+    /// [`Codec::decode_range_into`] reads to produce the decoded bytes
+    /// `wanted` (non-empty, within `cx.decoded_len`), so that a reader can
+    /// fetch only those (`spec/pipeline.md` §7.1). `None` when the stage
+    /// needs its whole input.
+    fn plan_range(&self, wanted: &[Range<u64>], cx: &StageContext) -> Result<Option<StagePlan>> {
+        let _ = (wanted, cx);
+        Ok(None)
     }
 }
 

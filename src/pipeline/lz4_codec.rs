@@ -26,6 +26,7 @@ const BUILD: Option<BuildFn> = Some(build);
 const BUILD: Option<BuildFn> = None;
 
 /// lz4; it has no parameters.
+#[cfg(feature = "lz4")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lz4;
 

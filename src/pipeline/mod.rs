@@ -16,6 +16,7 @@ pub(crate) mod masks;
 pub(crate) mod none_codec;
 pub(crate) mod plan;
 mod quantise;
+pub(crate) mod range_plan;
 pub(crate) mod registry;
 pub(crate) mod scan;
 pub(crate) mod shuffle;
@@ -30,11 +31,12 @@ use crate::descriptor::ObjectDescriptor;
 use crate::dtype::{swap_in_place, ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-pub use builder::{CompressionChoice, PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
-pub use codec::{Codec, PieceRun, RangeInput, StageContext, StageKind};
+pub use crate::pipeline_spec::PipelineSpec;
+pub use builder::{PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
+pub use codec::{Codec, PieceRun, RangeCheck, RangeInput, StageContext, StageKind, StagePlan};
 pub use masks::{MaskMethod, MaskOptions};
+pub use plan::stages;
 use plan::EncodeStages;
-pub use plan::Pipeline;
 pub use shuffle::Shuffle;
 pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
 pub use szip_stage::Szip;
@@ -159,7 +161,7 @@ pub(crate) fn append_in_place(
     plan: &InPlace,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    let stage = desc.pipeline().stages()[plan.stage];
+    let stage = plan::stages(desc.pipeline())[plan.stage];
     let Some((src_chunk, dst_chunk)) = stage
         .in_place_chunks(&plan.cx)
         .filter(|c| c.0 > 0 && c.1 > 0)
@@ -238,8 +240,8 @@ pub(crate) fn encode_planned<'a>(
                     stage: i,
                     cx: cx[i],
                 };
-                let params = desc.pipeline().params().clone();
-                desc.replace_pipeline(Pipeline::from_encoded(stages, params));
+                let encoded = EncodeStages { stages }.encoded_spec(desc.pipeline())?;
+                desc.replace_pipeline(encoded);
                 desc.masks = None;
                 return Ok(Planned::InPlace(plan));
             }
@@ -254,8 +256,8 @@ pub(crate) fn encode_planned<'a>(
             payload = stage.encode(payload, cx)?;
         }
     }
-    let params = desc.pipeline().params().clone();
-    desc.replace_pipeline(Pipeline::from_encoded(stages, params));
+    let encoded = EncodeStages { stages }.encoded_spec(desc.pipeline())?;
+    desc.replace_pipeline(encoded);
     desc.masks = None;
     let mut mask_blobs = Vec::new();
     if !found.is_empty() {
@@ -311,7 +313,7 @@ fn out_order(desc: &ObjectDescriptor, opts: &PipelineDecodeOptions) -> ByteOrder
 }
 
 fn decode_inner<'a>(
-    pipeline: &Pipeline,
+    pipeline: &PipelineSpec,
     desc: &ObjectDescriptor,
     region: &'a [u8],
     opts: &PipelineDecodeOptions,
@@ -321,7 +323,7 @@ fn decode_inner<'a>(
     let payload = payload_of(desc, region)?;
     let out_order = out_order(desc, opts);
     let base = base_context(desc, out_order, opts.threads)?;
-    let stages = pipeline.stages();
+    let stages = plan::stages(pipeline);
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     let out_len = usize::try_from(expected)
         .map_err(|_| Error::limit("max_object_bytes", expected, limits.max_object_bytes))?;
@@ -337,7 +339,7 @@ fn decode_inner<'a>(
         }
         None => decode_stages(&stages, &cx, payload, limits)?,
     };
-    if pipeline.encoding().is_identity() {
+    if stages[0].is_identity() {
         data = to_output_order(data, desc.dtype, desc.byte_order, opts)?;
     }
     if opts.restore_non_finite {
@@ -501,7 +503,7 @@ pub fn decode_into(
 }
 
 fn decode_into_inner(
-    pipeline: &Pipeline,
+    pipeline: &PipelineSpec,
     desc: &ObjectDescriptor,
     region: &[u8],
     opts: &PipelineDecodeOptions,
@@ -518,7 +520,7 @@ fn decode_into_inner(
     let payload = payload_of(desc, region)?;
     let out_order = out_order(desc, opts);
     let base = base_context(desc, out_order, opts.threads)?;
-    let stages = pipeline.stages();
+    let stages = plan::stages(pipeline);
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     if let Some(pair) = piecewise_stages(&stages, &cx, payload.len(), out.len()) {
         decode_in_pieces(&stages, &cx, pair, payload, out)?;
@@ -564,14 +566,14 @@ fn decode_into_inner(
 
 /// Byte-order conversion and NaN/Inf restoration of a decoded `out`.
 fn finish_into(
-    pipeline: &Pipeline,
+    pipeline: &PipelineSpec,
     desc: &ObjectDescriptor,
     region: &[u8],
     opts: &PipelineDecodeOptions,
     out_order: ByteOrder,
     out: &mut [u8],
 ) -> Result<()> {
-    if pipeline.encoding().is_identity()
+    if plan::stages(pipeline)[0].is_identity()
         && opts.native_byte_order
         && desc.byte_order != ByteOrder::native()
         && desc.dtype.swap_unit() > 1
@@ -618,7 +620,7 @@ pub fn decode_range(
 }
 
 fn decode_range_inner(
-    pipeline: &Pipeline,
+    pipeline: &PipelineSpec,
     desc: &ObjectDescriptor,
     region: &[u8],
     ranges: &[(u64, u64)],
@@ -635,7 +637,7 @@ fn decode_range_inner(
     if desc.dtype == Dtype::Bitmask {
         return refuse("for bitmask objects".into());
     }
-    let stages = pipeline.stages();
+    let stages = plan::stages(pipeline);
     for (s, how) in stages.iter().zip([
         "with {} encoding",
         "after a {} filter",
@@ -649,7 +651,7 @@ fn decode_range_inner(
     let out_order = out_order(desc, opts);
     let base = base_context(desc, out_order, 0)?;
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
-    if pipeline.compression().is_identity() && payload.len() as u64 != cx[2].decoded_len {
+    if stages[2].is_identity() && payload.len() as u64 != cx[2].decoded_len {
         return Err(Error::framing(format!(
             "descriptor claims {} encoded bytes but the frame payload is {} bytes",
             cx[2].decoded_len,
@@ -692,14 +694,7 @@ fn decode_range_inner(
     };
     let mut results = Vec::with_capacity(ranges.len());
     for &(first, count) in ranges {
-        first
-            .checked_add(count)
-            .filter(|&e| e <= n)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "range ({first}, {count}) exceeds the {n} elements"
-                ))
-            })?;
+        range_end(first, count, n)?;
         let mut out = if stages[0].is_identity() {
             let slice = read_encoded(first * w, (first + count) * w)?;
             buffer::into_owned(to_output_order(slice, desc.dtype, desc.byte_order, opts)?)?
@@ -714,6 +709,14 @@ fn decode_range_inner(
         results.push(out);
     }
     Ok(results)
+}
+
+/// The end of the element range `(first, count)`, which must lie within
+/// the `n` elements of the object.
+pub(crate) fn range_end(first: u64, count: u64, n: u64) -> Result<u64> {
+    first.checked_add(count).filter(|&e| e <= n).ok_or_else(|| {
+        Error::invalid_argument(format!("range ({first}, {count}) exceeds the {n} elements"))
+    })
 }
 
 /// Decoded size of `desc`, checked against the per-object limit.

@@ -2,8 +2,9 @@
 //! See `spec/pipeline.md` §1.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
-use super::codec::{Codec, Params, RangeInput, StageContext, StageKind};
+use super::codec::{Codec, Params, RangeInput, StageContext, StageKind, StagePlan};
 use super::registry::CodecEntry;
 use crate::error::{Error, Result};
 
@@ -78,5 +79,9 @@ impl Codec for Identity {
 
     fn supports_range(&self) -> bool {
         true
+    }
+
+    fn plan_range(&self, wanted: &[Range<u64>], _: &StageContext) -> Result<Option<StagePlan>> {
+        Ok(Some(StagePlan::reading(wanted.to_vec())))
     }
 }

@@ -1,93 +1,23 @@
-//! A descriptor's pipeline as typed stages, parsed and validated once when
-//! the descriptor is built. See `spec/pipeline.md` §1 and §9.
+//! The running stages of a descriptor's pipeline: each stage of the
+//! inert [`PipelineSpec`] (held by the descriptor) resolved to the codec
+//! that runs it, borrowed from the spec without allocating. See
+//! `spec/pipeline.md` §1 and §9.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::sync::Arc;
 
 use super::codec::{Codec, Params, StageContext, StageKind};
 use super::registry::{self, REGISTRY};
-use crate::cbor::Value;
 use crate::descriptor::{Map, ObjectDescriptor};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
+use crate::pipeline_spec::{
+    CompressionSpec, EncodingSpec, FilterSpec, PipelineSpec, UnusableStage,
+};
 
-/// The three stages of one object, each built from the registry with its
-/// parameters validated, plus the codec keys exactly as the descriptor
-/// holds them, so that a descriptor re-encodes to the bytes it was read
-/// from (`spec/pipeline.md` §1).
-#[derive(Clone)]
-pub struct Pipeline {
-    stages: [Arc<dyn Codec>; 3],
-    params: Map,
-}
-
-impl fmt::Debug for Pipeline {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pipeline")
-            .field("encoding", &self.stages[0])
-            .field("filter", &self.stages[1])
-            .field("compression", &self.stages[2])
-            .field("params", &self.params)
-            .finish()
-    }
-}
-
-impl PartialEq for Pipeline {
-    fn eq(&self, other: &Self) -> bool {
-        self.names() == other.names() && self.params == other.params
-    }
-}
-
-impl Default for Pipeline {
-    /// The identity pipeline (`none`/`none`/`none`).
-    fn default() -> Self {
-        let none = |kind| -> Arc<dyn Codec> {
-            match registry::lookup(kind, "none")
-                .and_then(|e| e.build(&Params::new(&Map::new(), "none")))
-            {
-                Ok(s) => s.into(),
-                Err(error) => Arc::new(Unusable::new("none", &error)),
-            }
-        };
-        Pipeline {
-            stages: [
-                none(StageKind::Encoding),
-                none(StageKind::Filter),
-                none(StageKind::Compression),
-            ],
-            params: Map::new(),
-        }
-    }
-}
-
-/// A stage this build cannot run: a name the registry does not know or
-/// whose cargo feature is off. Descriptors naming one stay readable (their
-/// metadata can be listed and re-written); running the stage fails with
-/// the error the registry gave.
-#[derive(Debug)]
-struct Unusable {
-    name: String,
-    kind: ErrorKind,
-    detail: String,
-}
-
-impl Unusable {
-    fn new(name: &str, error: &Error) -> Self {
-        Unusable {
-            name: name.to_string(),
-            kind: error.kind().clone(),
-            detail: error.detail().to_string(),
-        }
-    }
-
-    fn error(&self) -> Error {
-        Error::new(self.kind.clone(), self.detail.clone())
-    }
-}
-
-impl Codec for Unusable {
+/// A stage tgm has no codec for, or whose keys were refused: every call
+/// fails with the error the specification recorded.
+impl Codec for UnusableStage {
     fn name(&self) -> &str {
-        &self.name
+        UnusableStage::name(self)
     }
 
     fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
@@ -105,6 +35,78 @@ impl Codec for Unusable {
     fn decode_into(&self, _: &[u8], _: &StageContext, _: &mut [u8]) -> Result<()> {
         Err(self.error())
     }
+}
+
+/// The stage standing for a built-in compression whose cargo feature is
+/// off in this build: running it fails, naming the feature.
+#[cfg(not(all(feature = "zstd", feature = "lz4", feature = "szip")))]
+fn disabled(name: &'static str) -> UnusableStage {
+    let error = registry::disabled_error(StageKind::Compression, name, name);
+    UnusableStage::new(StageKind::Compression, name, &error)
+}
+
+#[cfg(not(feature = "zstd"))]
+static NO_ZSTD: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("zstd"));
+#[cfg(not(feature = "lz4"))]
+static NO_LZ4: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("lz4"));
+#[cfg(not(feature = "szip"))]
+static NO_SZIP: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("szip"));
+
+/// The codec running the encoding stage `e`.
+fn encoding(e: &EncodingSpec) -> &dyn Codec {
+    match e {
+        EncodingSpec::None => &super::none_codec::Identity,
+        EncodingSpec::SimplePacking(sp) => sp,
+        EncodingSpec::Unusable(u) => u,
+    }
+}
+
+/// The codec running the filter stage `f`.
+fn filter(f: &FilterSpec) -> &dyn Codec {
+    match f {
+        FilterSpec::None => &super::none_codec::Identity,
+        FilterSpec::Shuffle(s) => s,
+        FilterSpec::Unusable(u) => u,
+    }
+}
+
+/// The codec running the compression stage `c`: a codec whose cargo
+/// feature is off fails when run, naming the feature.
+fn compression(c: &CompressionSpec) -> &dyn Codec {
+    match c {
+        CompressionSpec::None => &super::none_codec::Identity,
+        #[cfg(feature = "zstd")]
+        CompressionSpec::Zstd(z) => z,
+        #[cfg(not(feature = "zstd"))]
+        CompressionSpec::Zstd(_) => &*NO_ZSTD,
+        #[cfg(feature = "lz4")]
+        CompressionSpec::Lz4 => &super::lz4_codec::Lz4,
+        #[cfg(not(feature = "lz4"))]
+        CompressionSpec::Lz4 => &*NO_LZ4,
+        #[cfg(feature = "szip")]
+        CompressionSpec::Szip(s) => s,
+        #[cfg(not(feature = "szip"))]
+        CompressionSpec::Szip(_) => &*NO_SZIP,
+        CompressionSpec::Rle => &super::bitmask_codec::BitSet::Rle,
+        CompressionSpec::Roaring => &super::bitmask_codec::BitSet::Roaring,
+        CompressionSpec::Unusable(u) => u,
+    }
+}
+
+/// The running stages of `p`, in encode order.
+pub fn stages(p: &PipelineSpec) -> [&dyn Codec; 3] {
+    [
+        encoding(p.encoding()),
+        filter(p.filter()),
+        compression(p.compression()),
+    ]
+}
+
+/// The context each stage sees when `d` is decoded (stored byte order,
+/// sequential), in encode order.
+pub fn contexts_of(d: &ObjectDescriptor) -> Result<[StageContext; 3]> {
+    let base = super::base_context(d, d.byte_order, 0)?;
+    contexts(stages(d.pipeline()), base, d.decoded_len()?, 0)
 }
 
 /// Mutable stages of one encode run (encoding may derive parameters).
@@ -138,116 +140,20 @@ fn build_strict(names: [&str; 3], params: &Map) -> Result<[Box<dyn Codec>; 3]> {
     ])
 }
 
-impl Pipeline {
-    /// Parses stage names and codec keys as a descriptor holds them
-    /// (`spec/pipeline.md` §1). Every key a named stage owns is checked
-    /// here, with an error naming the key. Codec keys no stage owns are
-    /// kept verbatim (the encoder refuses them, readers ignore them); a
-    /// stage name this build cannot run is kept too, and fails when run.
-    pub(crate) fn from_parts(names: [&str; 3], params: Map) -> Result<Self> {
-        let kinds = [
-            StageKind::Encoding,
-            StageKind::Filter,
-            StageKind::Compression,
-        ];
-        let mut stages: Vec<Arc<dyn Codec>> = Vec::with_capacity(3);
-        for (kind, name) in kinds.into_iter().zip(names) {
-            let stage: Arc<dyn Codec> = match build(kind, name, &params)? {
-                Ok(s) => s.into(),
-                Err(error) => Arc::new(Unusable::new(name, &error)),
-            };
-            stages.push(stage);
-        }
-        let [e, f, c]: [Arc<dyn Codec>; 3] = stages
-            .try_into()
-            .map_err(|_| Error::metadata("a pipeline has three stages"))?;
-        Ok(Pipeline {
-            stages: [e, f, c],
-            params,
-        })
-    }
-
-    /// A pipeline whose stages all fail with `error` when run.
-    pub(crate) fn unusable(names: [&str; 3], params: Map, error: Error) -> Self {
-        let stage = |name: &str| -> Arc<dyn Codec> { Arc::new(Unusable::new(name, &error)) };
-        Pipeline {
-            stages: names.map(stage),
-            params,
-        }
-    }
-
-    /// The pipeline after an encode run: its stages, with the keys they
-    /// derived from the data written over `params`.
-    pub(crate) fn from_encoded(stages: [Box<dyn Codec>; 3], mut params: Map) -> Self {
-        for s in &stages {
-            for (k, v) in s.derived_params() {
-                params.insert(k.to_string(), v);
-            }
-        }
-        let [e, f, c] = stages;
-        Pipeline {
-            stages: [e.into(), f.into(), c.into()],
-            params,
-        }
-    }
-
-    /// The encoding stage.
-    pub fn encoding(&self) -> &dyn Codec {
-        &*self.stages[0]
-    }
-
-    /// The filter stage.
-    pub fn filter(&self) -> &dyn Codec {
-        &*self.stages[1]
-    }
-
-    /// The compression stage.
-    pub fn compression(&self) -> &dyn Codec {
-        &*self.stages[2]
-    }
-
-    /// The stage names in encode order, as the descriptor writes them.
-    pub fn names(&self) -> [&str; 3] {
-        self.stages().map(|s| s.name())
-    }
-
-    /// True when every stage is the identity.
-    pub fn is_identity(&self) -> bool {
-        self.stages.iter().all(|s| s.is_identity())
-    }
-
-    /// The codec keys (`sp_*`, `szip_*` …) as the descriptor writes them:
-    /// the stages' parameters plus any codec key no stage owns.
-    pub fn params(&self) -> &Map {
-        &self.params
-    }
-
-    /// One codec key as written (see [`Self::params`]).
-    pub fn param(&self, key: &str) -> Option<&Value> {
-        self.params.get(key)
-    }
-
-    /// The context each stage sees when `d` is decoded (stored byte order,
-    /// sequential), in encode order.
-    pub fn contexts(&self, d: &ObjectDescriptor) -> Result<[StageContext; 3]> {
-        let base = super::base_context(d, d.byte_order, 0)?;
-        contexts(self.stages(), base, d.decoded_len()?, 0)
-    }
-
-    /// The stages in encode order.
-    pub fn stages(&self) -> [&dyn Codec; 3] {
-        [self.encoding(), self.filter(), self.compression()]
-    }
-}
-
 impl EncodeStages {
     /// Fresh stages for encoding `p`: every key with a codec's prefix must
     /// be one the pipeline's stages own, and every stage must be runnable.
-    pub(crate) fn parse_strict(p: &Pipeline) -> Result<Self> {
+    pub(crate) fn parse_strict(p: &PipelineSpec) -> Result<Self> {
         let names = p.names();
-        let stages = build_strict(names, &p.params)?;
-        check_codec_keys(&p.params, &names)?;
+        let stages = build_strict(names, p.params())?;
+        check_codec_keys(p.params(), &names)?;
         Ok(EncodeStages { stages })
+    }
+
+    /// The specification after the run: `p` with the keys the stages
+    /// derived from the data written over its own.
+    pub(crate) fn encoded_spec(&self, p: &PipelineSpec) -> Result<PipelineSpec> {
+        p.with_derived(self.stages.iter().flat_map(|s| s.derived_params()))
     }
 }
 

@@ -29,14 +29,21 @@ impl CodecEntry {
     pub fn build(&self, params: &Params<'_>) -> Result<Box<dyn Codec>> {
         match self.build {
             Some(f) => f(params),
-            None => Err(Error::unsupported_codec(format!(
-                "{} {:?} is disabled in this build of tgm (cargo feature {:?})",
-                self.kind.key(),
+            None => Err(disabled_error(
+                self.kind,
                 self.name,
-                self.feature.unwrap_or(self.name)
-            ))),
+                self.feature.unwrap_or(self.name),
+            )),
         }
     }
+}
+
+/// The error for running a stage whose cargo feature is off.
+pub(crate) fn disabled_error(kind: StageKind, name: &str, feature: &str) -> Error {
+    Error::unsupported_codec(format!(
+        "{} {name:?} is disabled in this build of tgm (cargo feature {feature:?})",
+        kind.key()
+    ))
 }
 
 /// Every built-in stage. Adding a codec adds one line here.
@@ -53,45 +60,14 @@ pub static REGISTRY: &[CodecEntry] = &[
     bitmask_codec::ROARING,
 ];
 
-/// Names the format defines that tgm does not implement.
-const KNOWN_UNIMPLEMENTED: [&str; 3] = ["blosc2", "zfp", "sz3"];
-
-/// Key prefixes of the codecs the format defines, built in or not, with the
-/// codec each belongs to; a key with one of these prefixes is a codec key,
-/// never an annotation.
-pub const CODEC_KEY_PREFIXES: [(&str, &str); 8] = [
-    ("sp_", "simple_packing"),
-    ("shuffle_", "shuffle"),
-    ("zstd_", "zstd"),
-    ("lz4_", "lz4"),
-    ("szip_", "szip"),
-    ("blosc2_", "blosc2"),
-    ("zfp_", "zfp"),
-    ("sz3_", "sz3"),
-];
-
-/// The codec whose prefix `key` carries, if any.
-pub fn codec_of_key(key: &str) -> Option<&'static str> {
-    CODEC_KEY_PREFIXES
-        .iter()
-        .find(|(p, _)| key.starts_with(p))
-        .map(|&(_, c)| c)
-}
+pub use crate::pipeline_spec::codec_of_key;
 
 /// The registered stage of `kind` called `name`.
 pub fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
     if let Some(e) = REGISTRY.iter().find(|e| e.kind == kind && e.name == name) {
         return Ok(e);
     }
-    if kind == StageKind::Compression && KNOWN_UNIMPLEMENTED.contains(&name) {
-        return Err(Error::unsupported_codec(format!(
-            "compression {name:?} is not built into tgm"
-        )));
-    }
-    Err(Error::unsupported_codec(format!(
-        "unknown {} {name:?}",
-        kind.key()
-    )))
+    Err(crate::pipeline_spec::unknown_stage_error(kind, name))
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@ use std::borrow::Cow;
 
 use super::codec::{Codec, Params, StageContext, StageKind};
 use super::registry::CodecEntry;
-use crate::cbor::Value;
 use crate::error::{Error, Result};
 
 /// Registry entry.
@@ -17,31 +16,10 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
-    let size = p.req_u64("shuffle_element_size")?;
-    if size == 0 {
-        return Err(Error::metadata("shuffle_element_size must be positive"));
-    }
-    let element_size =
-        usize::try_from(size).map_err(|_| Error::metadata("shuffle_element_size is too large"))?;
-    Ok(Box::new(Shuffle { element_size }))
+    Ok(Box::new(Shuffle::from_params(p)?))
 }
 
-/// The byte shuffle with its element size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shuffle {
-    /// `shuffle_element_size`, in bytes.
-    pub element_size: usize,
-}
-
-impl Shuffle {
-    /// The parameters the builder writes.
-    pub fn params(&self) -> Vec<(&'static str, Value)> {
-        vec![(
-            "shuffle_element_size",
-            Value::Uint(self.element_size as u64),
-        )]
-    }
-}
+pub use crate::pipeline_spec::Shuffle;
 
 impl Codec for Shuffle {
     fn name(&self) -> &str {

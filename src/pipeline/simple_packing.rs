@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::bits;
-use super::codec::{packed_bytes, Codec, Params, RangeInput, StageContext, StageKind};
+use super::codec::{packed_bytes, Codec, Params, RangeInput, StageContext, StageKind, StagePlan};
 use super::quantise::Quantiser;
 use super::registry::CodecEntry;
 use super::scan::FiniteRange;
@@ -26,48 +26,9 @@ pub const ENTRY: CodecEntry = CodecEntry {
     build: Some(build),
 };
 
-/// The simple_packing stage with its four parameters. R and E may be absent
-/// before encoding derives them; decoding needs all four.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SimplePacking {
-    /// `sp_bits_per_value`, 0..=64.
-    pub bits_per_value: u32,
-    /// `sp_reference_value`, if given.
-    pub reference_value: Option<f64>,
-    /// `sp_binary_scale_factor`, if given.
-    pub binary_scale_factor: Option<i32>,
-    /// `sp_decimal_scale_factor`, if given (encoding defaults it to 0).
-    pub decimal_scale_factor: Option<i32>,
-    derived: bool,
-}
+pub use crate::pipeline_spec::SimplePacking;
 
 impl SimplePacking {
-    /// `bits` per value; R and E derived from the data, D = 0.
-    pub fn new(bits_per_value: u32) -> Self {
-        SimplePacking {
-            bits_per_value,
-            reference_value: None,
-            binary_scale_factor: None,
-            decimal_scale_factor: None,
-            derived: false,
-        }
-    }
-
-    /// The parameters the builder writes.
-    pub fn params(&self) -> Vec<(&'static str, Value)> {
-        let mut v = vec![("sp_bits_per_value", Value::Uint(self.bits_per_value as u64))];
-        if let Some(r) = self.reference_value {
-            v.push(("sp_reference_value", Value::Float(r)));
-        }
-        if let Some(e) = self.binary_scale_factor {
-            v.push(("sp_binary_scale_factor", Value::from_i64(e as i64)));
-        }
-        if let Some(d) = self.decimal_scale_factor {
-            v.push(("sp_decimal_scale_factor", Value::from_i64(d as i64)));
-        }
-        v
-    }
-
     /// The complete parameters a decoder needs.
     pub fn packing_params(&self) -> Result<PackingParams> {
         let lacks = |k: &str| Error::metadata(format!("simple_packing lacks {k}"));
@@ -102,36 +63,7 @@ impl From<PackingParams> for SimplePacking {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
-    let bits = p.req_u64("sp_bits_per_value")?;
-    if bits > 64 {
-        return Err(Error::metadata(format!(
-            "sp_bits_per_value {bits} exceeds 64"
-        )));
-    }
-    let reference_value = match p.get("sp_reference_value") {
-        None => None,
-        Some(Value::Float(f)) => Some(*f),
-        Some(r @ (Value::Uint(_) | Value::Nint(_))) => Some(
-            r.as_f64()
-                .filter(|f| f.abs() <= (1u64 << 53) as f64)
-                .ok_or_else(|| {
-                    Error::metadata("sp_reference_value integer is not exactly representable")
-                })?,
-        ),
-        Some(other) => {
-            return Err(Error::metadata(format!(
-                "sp_reference_value is a {}, not a number",
-                other.type_name()
-            )))
-        }
-    };
-    Ok(Box::new(SimplePacking {
-        bits_per_value: bits as u32,
-        reference_value,
-        binary_scale_factor: p.opt_i32("sp_binary_scale_factor")?,
-        decimal_scale_factor: p.opt_i32("sp_decimal_scale_factor")?,
-        derived: false,
-    }))
+    Ok(Box::new(SimplePacking::from_params(p)?))
 }
 
 impl Codec for SimplePacking {
@@ -303,6 +235,29 @@ impl Codec for SimplePacking {
 
     fn supports_range(&self) -> bool {
         true
+    }
+
+    /// The packed bytes holding the elements `wanted` touches.
+    fn plan_range(
+        &self,
+        wanted: &[std::ops::Range<u64>],
+        cx: &StageContext,
+    ) -> Result<Option<StagePlan>> {
+        let bits = self.bits_per_value as u64;
+        let w = cx.dtype.width() as u64;
+        if bits == 0 || w == 0 {
+            return Ok(Some(StagePlan::reading(Vec::new())));
+        }
+        let packed = |e: u64, up: bool| {
+            e.checked_mul(bits)
+                .map(|b| if up { b.div_ceil(8) } else { b / 8 })
+                .ok_or_else(|| Error::invalid_argument("range overflows"))
+        };
+        let ranges = wanted
+            .iter()
+            .map(|r| Ok(packed(r.start / w, false)?..packed(r.end.div_ceil(w), true)?))
+            .collect::<Result<_>>()?;
+        Ok(Some(StagePlan::reading(ranges)))
     }
 }
 

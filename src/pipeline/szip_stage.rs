@@ -5,10 +5,14 @@
 use std::borrow::Cow;
 
 #[cfg(feature = "szip")]
-use super::codec::{Codec, PieceRun, RangeInput, StageContext};
-use super::codec::{Params, StageKind};
+use super::codec::Params;
+use super::codec::StageKind;
+#[cfg(feature = "szip")]
+use super::codec::{Codec, PieceRun, RangeInput, StageContext, StagePlan};
 use super::registry::{BuildFn, CodecEntry};
+#[cfg(feature = "szip")]
 use crate::cbor::Value;
+#[cfg(feature = "szip")]
 use crate::error::{Error, Result};
 #[cfg(feature = "szip")]
 pub use coder::coder_params_of;
@@ -32,68 +36,11 @@ const BUILD: Option<BuildFn> = Some(coder::build);
 #[cfg(not(feature = "szip"))]
 const BUILD: Option<BuildFn> = None;
 
-/// The reference's defaults: 128 blocks per RSI, 16 samples per block,
-/// preprocessing on.
-pub const DEFAULT_RSI: u32 = 128;
-/// See [`DEFAULT_RSI`].
-pub const DEFAULT_BLOCK_SIZE: u32 = 16;
-/// See [`DEFAULT_RSI`]: libaec's PREPROCESS flag.
-pub const DEFAULT_FLAGS: u32 = 8;
+pub use crate::pipeline_spec::Szip;
+#[cfg(feature = "szip")]
+use crate::pipeline_spec::DEFAULT_FLAGS;
 #[cfg(feature = "szip")]
 const _: () = assert!(DEFAULT_FLAGS == crate::szip::flags::PREPROCESS);
-
-/// szip with its stored parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Szip {
-    /// `szip_rsi`: blocks per reference sample interval.
-    pub rsi: u32,
-    /// `szip_block_size`: samples per block.
-    pub block_size: u32,
-    /// `szip_flags` as stored (run-time flags are added from the context).
-    pub flags: u32,
-    /// `szip_block_offsets`: bit offset of every RSI, when stored.
-    pub offsets: Option<Vec<u64>>,
-}
-
-impl Default for Szip {
-    fn default() -> Self {
-        Szip {
-            rsi: DEFAULT_RSI,
-            block_size: DEFAULT_BLOCK_SIZE,
-            flags: DEFAULT_FLAGS,
-            offsets: None,
-        }
-    }
-}
-
-impl Szip {
-    /// Reads and checks the `szip_*` keys.
-    pub fn from_params(p: &Params<'_>) -> Result<Self> {
-        let offsets = p.opt_u64_array("szip_block_offsets")?;
-        if let Some(o) = &offsets {
-            if o.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(Error::metadata(
-                    "szip_block_offsets must be strictly increasing",
-                ));
-            }
-        }
-        Ok(Szip {
-            rsi: p.req_u32("szip_rsi")?,
-            block_size: p.req_u32("szip_block_size")?,
-            flags: p.req_u32("szip_flags")?,
-            offsets,
-        })
-    }
-
-    /// The parameters the builder writes.
-    pub fn params(&self) -> Vec<(&'static str, Value)> {
-        vec![
-            ("szip_rsi", Value::Uint(self.rsi as u64)),
-            ("szip_block_size", Value::Uint(self.block_size as u64)),
-            ("szip_flags", Value::Uint(self.flags as u64)),
-        ]
-    }
-}
 
 /// The runtime stage: the coder behind the parameters (cargo feature
 /// `szip`, the crate `tgm-szip`).
@@ -111,9 +58,8 @@ mod coder {
         if d.compression() != "szip" {
             return Err(Error::invalid_argument("the object is not szip-compressed"));
         }
-        let p = d.pipeline();
-        let cx = p.contexts(d)?;
-        Szip::from_params(&Params::new(p.params(), "szip"))?.coder_params(&cx[2])
+        let cx = crate::pipeline::plan::contexts_of(d)?;
+        Szip::from_params(&Params::new(d.pipeline().params(), "szip"))?.coder_params(&cx[2])
     }
 
     impl Szip {
@@ -293,6 +239,56 @@ mod coder {
 
         fn supports_range(&self) -> bool {
             self.offsets.is_some()
+        }
+
+        /// The stored bytes from the first covering RSI's start to the last
+        /// one's end, with the check that the stored offsets chain over
+        /// them (`spec/szip.md` §5); `None` without stored offsets.
+        fn plan_range(
+            &self,
+            wanted: &[std::ops::Range<u64>],
+            cx: &StageContext,
+        ) -> Result<Option<StagePlan>> {
+            let Some(offsets) = self.offsets.clone() else {
+                return Ok(None);
+            };
+            if wanted.is_empty() {
+                return Ok(None);
+            }
+            let params = self.coder_params(cx)?;
+            let (total, payload_len) = (cx.decoded_len, cx.input_len);
+            let sb = params.sample_bytes() as u64;
+            let rsi_bytes = params.rsi as u64 * params.block_size as u64 * sb;
+            let lo = wanted.iter().map(|r| r.start).min().unwrap_or(0) / rsi_bytes;
+            let hi = wanted.iter().map(|r| r.end).max().unwrap_or(0);
+            let hi = (hi.div_ceil(sb) * sb).min(total).saturating_sub(1) / rsi_bytes;
+            // The last stored offset is confirmed by the RSI before it.
+            let first = if lo > 0 && offsets.get(lo as usize + 1).is_none() {
+                lo - 1
+            } else {
+                lo
+            };
+            let start_bit = if first == 0 {
+                0
+            } else {
+                match offsets.get(first as usize) {
+                    Some(&s) => s,
+                    None => return Ok(None),
+                }
+            };
+            let end_byte = match offsets.get(hi as usize + 1) {
+                // A few bytes more than the last bit: bit readers load whole words.
+                Some(&e) => e.div_ceil(8).saturating_add(8).min(payload_len),
+                None => payload_len,
+            };
+            let start_byte = (start_bit / 8).min(end_byte);
+            let check: crate::pipeline::codec::RangeCheck = Box::new(move |payload: &[u8]| {
+                crate::szip::rsi_chain_holds(payload, &params, &offsets, total, first, hi)
+            });
+            Ok(Some(StagePlan {
+                ranges: std::iter::once(start_byte..end_byte).collect(),
+                check: Some(check),
+            }))
         }
     }
 }

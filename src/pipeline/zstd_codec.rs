@@ -9,7 +9,6 @@ use super::codec::StageKind;
 #[cfg(feature = "zstd")]
 use super::codec::{Codec, Params, StageContext};
 use super::registry::{BuildFn, CodecEntry};
-use crate::cbor::Value;
 #[cfg(feature = "zstd")]
 use crate::error::Result;
 
@@ -27,27 +26,11 @@ const BUILD: Option<BuildFn> = Some(build);
 #[cfg(not(feature = "zstd"))]
 const BUILD: Option<BuildFn> = None;
 
-/// Default zstd level when `zstd_level` is absent; the builder writes it.
-pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
-
-/// zstd with its level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Zstd {
-    /// Compression level (`zstd_level`).
-    pub level: i32,
-}
+pub use crate::pipeline_spec::{Zstd, ZSTD_DEFAULT_LEVEL};
 
 #[cfg(feature = "zstd")]
 fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
-    let level = p.opt_i32("zstd_level")?.unwrap_or(ZSTD_DEFAULT_LEVEL);
-    Ok(Box::new(Zstd { level }))
-}
-
-impl Zstd {
-    /// The parameters the builder writes.
-    pub fn params(&self) -> Vec<(&'static str, Value)> {
-        vec![("zstd_level", Value::from_i64(self.level as i64))]
-    }
+    Ok(Box::new(Zstd::from_params(p)?))
 }
 
 #[cfg(feature = "zstd")]

@@ -27,6 +27,16 @@ mod sealed {
     pub trait Sealed {}
 }
 
+impl crate::file::pod::sealed::Sealed for Complex32 {}
+impl crate::file::pod::sealed::Sealed for Complex64 {}
+// SAFETY: `#[repr(C)]` pairs of one float type: no padding, and every bit
+// pattern is a valid value.
+#[allow(unsafe_code)]
+unsafe impl Pod for Complex32 {}
+// SAFETY: as for `Complex32`.
+#[allow(unsafe_code)]
+unsafe impl Pod for Complex64 {}
+
 /// An element type with a tgm dtype. Sealed.
 pub trait Element: sealed::Sealed + Pod + Send + Sync {
     /// The tgm dtype.

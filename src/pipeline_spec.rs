@@ -1,0 +1,708 @@
+//! A descriptor's pipeline as an inert, typed specification: the three
+//! stage names with one parameter struct per stage, parsed and checked once
+//! from the descriptor's keys, and the codec keys kept verbatim so that a
+//! descriptor re-encodes to the bytes it was read from. Part of the data
+//! model: it runs nothing, and nothing here imports the codec runtime
+//! (`src/pipeline/`), which builds the running stages from it. See
+//! `spec/pipeline.md` §1 and §9.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cbor::Value;
+use crate::error::{Error, ErrorKind, Result};
+
+type Map = BTreeMap<String, Value>;
+
+/// Which of the three descriptor fields names a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StageKind {
+    /// `encoding`: element values → a byte stream.
+    Encoding,
+    /// `filter`: a reversible byte permutation.
+    Filter,
+    /// `compression`: a byte stream → a shorter one.
+    Compression,
+}
+
+impl StageKind {
+    /// The descriptor key naming a stage of this kind.
+    pub fn key(self) -> &'static str {
+        match self {
+            StageKind::Encoding => "encoding",
+            StageKind::Filter => "filter",
+            StageKind::Compression => "compression",
+        }
+    }
+}
+
+/// Key prefixes of the codecs the format defines, built in or not, with the
+/// codec each belongs to; a key with one of these prefixes is a codec key,
+/// never an annotation (`spec/pipeline.md` §1).
+pub const CODEC_KEY_PREFIXES: [(&str, &str); 8] = [
+    ("sp_", "simple_packing"),
+    ("shuffle_", "shuffle"),
+    ("zstd_", "zstd"),
+    ("lz4_", "lz4"),
+    ("szip_", "szip"),
+    ("blosc2_", "blosc2"),
+    ("zfp_", "zfp"),
+    ("sz3_", "sz3"),
+];
+
+/// The codec whose prefix `key` carries, if any.
+pub fn codec_of_key(key: &str) -> Option<&'static str> {
+    CODEC_KEY_PREFIXES
+        .iter()
+        .find(|(p, _)| key.starts_with(p))
+        .map(|&(_, c)| c)
+}
+
+/// Compression names the format defines that tgm does not implement.
+const KNOWN_UNIMPLEMENTED: [&str; 3] = ["blosc2", "zfp", "sz3"];
+
+/// The error for a stage name tgm has no codec for.
+pub(crate) fn unknown_stage_error(kind: StageKind, name: &str) -> Error {
+    if kind == StageKind::Compression && KNOWN_UNIMPLEMENTED.contains(&name) {
+        return Error::unsupported_codec(format!("compression {name:?} is not built into tgm"));
+    }
+    Error::unsupported_codec(format!("unknown {} {name:?}", kind.key()))
+}
+
+/// Typed read access to the parameter keys of one stage.
+#[derive(Debug, Clone, Copy)]
+pub struct Params<'m> {
+    map: &'m Map,
+    stage: &'static str,
+}
+
+impl<'m> Params<'m> {
+    /// The keys of `map`, read on behalf of `stage`.
+    pub fn new(map: &'m Map, stage: &'static str) -> Self {
+        Params { map, stage }
+    }
+
+    /// The raw value of `key`.
+    pub fn get(&self, key: &str) -> Option<&'m Value> {
+        self.map.get(key)
+    }
+
+    fn missing(&self, key: &str) -> Error {
+        Error::metadata(format!("{} needs parameter {key:?}", self.stage))
+    }
+
+    /// An optional signed integer.
+    pub fn opt_i64(&self, key: &str) -> Result<Option<i64>> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| {
+                Error::metadata(format!("{key} is a {}, not an integer", v.type_name()))
+            }),
+        }
+    }
+
+    /// An optional integer that must fit an `i32`.
+    pub fn opt_i32(&self, key: &str) -> Result<Option<i32>> {
+        match self.opt_i64(key)? {
+            None => Ok(None),
+            Some(v) => i32::try_from(v)
+                .map(Some)
+                .map_err(|_| Error::metadata(format!("{key} {v} is outside the i32 range"))),
+        }
+    }
+
+    /// A required unsigned integer.
+    pub fn req_u64(&self, key: &str) -> Result<u64> {
+        let v = self.map.get(key).ok_or_else(|| self.missing(key))?;
+        v.as_u64().ok_or_else(|| {
+            Error::metadata(format!(
+                "{key} is a {}, not an unsigned integer",
+                v.type_name()
+            ))
+        })
+    }
+
+    /// A required unsigned integer that must fit a `u32`.
+    pub fn req_u32(&self, key: &str) -> Result<u32> {
+        let v = self.req_u64(key)?;
+        u32::try_from(v).map_err(|_| Error::metadata(format!("{key} {v} exceeds u32")))
+    }
+
+    /// An optional array of unsigned integers.
+    pub fn opt_u64_array(&self, key: &str) -> Result<Option<Vec<u64>>> {
+        let Some(v) = self.map.get(key) else {
+            return Ok(None);
+        };
+        let items = v
+            .as_array()
+            .ok_or_else(|| Error::metadata(format!("{key} is not an array")))?;
+        items
+            .iter()
+            .map(|x| {
+                x.as_u64()
+                    .ok_or_else(|| Error::metadata(format!("{key} entry is not a uint")))
+            })
+            .collect::<Result<Vec<u64>>>()
+            .map(Some)
+    }
+}
+
+/// The simple_packing encoding with its four parameters (`spec/pipeline.md`
+/// §2). R and E may be absent before encoding derives them; decoding needs
+/// all four.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SimplePacking {
+    /// `sp_bits_per_value`, 0..=64.
+    pub bits_per_value: u32,
+    /// `sp_reference_value`, if given.
+    pub reference_value: Option<f64>,
+    /// `sp_binary_scale_factor`, if given.
+    pub binary_scale_factor: Option<i32>,
+    /// `sp_decimal_scale_factor`, if given (encoding defaults it to 0).
+    pub decimal_scale_factor: Option<i32>,
+    /// R and E were derived from the data by the last encode run.
+    #[serde(skip)]
+    pub(crate) derived: bool,
+}
+
+impl SimplePacking {
+    /// `bits` per value; R and E derived from the data, D = 0.
+    pub fn new(bits_per_value: u32) -> Self {
+        SimplePacking {
+            bits_per_value,
+            reference_value: None,
+            binary_scale_factor: None,
+            decimal_scale_factor: None,
+            derived: false,
+        }
+    }
+
+    /// Reads and checks the `sp_*` keys.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let bits = p.req_u64("sp_bits_per_value")?;
+        if bits > 64 {
+            return Err(Error::metadata(format!(
+                "sp_bits_per_value {bits} exceeds 64"
+            )));
+        }
+        let reference_value = match p.get("sp_reference_value") {
+            None => None,
+            Some(Value::Float(f)) => Some(*f),
+            Some(r @ (Value::Uint(_) | Value::Nint(_))) => Some(
+                r.as_f64()
+                    .filter(|f| f.abs() <= (1u64 << 53) as f64)
+                    .ok_or_else(|| {
+                        Error::metadata("sp_reference_value integer is not exactly representable")
+                    })?,
+            ),
+            Some(other) => {
+                return Err(Error::metadata(format!(
+                    "sp_reference_value is a {}, not a number",
+                    other.type_name()
+                )))
+            }
+        };
+        Ok(SimplePacking {
+            bits_per_value: bits as u32,
+            reference_value,
+            binary_scale_factor: p.opt_i32("sp_binary_scale_factor")?,
+            decimal_scale_factor: p.opt_i32("sp_decimal_scale_factor")?,
+            derived: false,
+        })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        let mut v = vec![("sp_bits_per_value", Value::Uint(self.bits_per_value as u64))];
+        if let Some(r) = self.reference_value {
+            v.push(("sp_reference_value", Value::Float(r)));
+        }
+        if let Some(e) = self.binary_scale_factor {
+            v.push(("sp_binary_scale_factor", Value::from_i64(e as i64)));
+        }
+        if let Some(d) = self.decimal_scale_factor {
+            v.push(("sp_decimal_scale_factor", Value::from_i64(d as i64)));
+        }
+        v
+    }
+}
+
+/// The byte shuffle filter with its element size (`spec/pipeline.md` §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shuffle {
+    /// `shuffle_element_size`, in bytes.
+    pub element_size: usize,
+}
+
+impl Shuffle {
+    /// Reads and checks `shuffle_element_size`.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let size = p.req_u64("shuffle_element_size")?;
+        if size == 0 {
+            return Err(Error::metadata("shuffle_element_size must be positive"));
+        }
+        let element_size = usize::try_from(size)
+            .map_err(|_| Error::metadata("shuffle_element_size is too large"))?;
+        Ok(Shuffle { element_size })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![(
+            "shuffle_element_size",
+            Value::Uint(self.element_size as u64),
+        )]
+    }
+}
+
+/// Default zstd level when `zstd_level` is absent; the builder writes it.
+pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
+
+/// zstd compression with its level (`spec/pipeline.md` §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zstd {
+    /// Compression level (`zstd_level`).
+    pub level: i32,
+}
+
+impl Zstd {
+    /// Reads and checks `zstd_level`.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let level = p.opt_i32("zstd_level")?.unwrap_or(ZSTD_DEFAULT_LEVEL);
+        Ok(Zstd { level })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![("zstd_level", Value::from_i64(self.level as i64))]
+    }
+}
+
+/// The reference's szip defaults: 128 blocks per RSI, 16 samples per block,
+/// preprocessing on.
+pub const DEFAULT_RSI: u32 = 128;
+/// See [`DEFAULT_RSI`].
+pub const DEFAULT_BLOCK_SIZE: u32 = 16;
+/// See [`DEFAULT_RSI`]: libaec's PREPROCESS flag.
+pub const DEFAULT_FLAGS: u32 = 8;
+
+/// szip compression with its stored parameters (`spec/pipeline.md` §4.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Szip {
+    /// `szip_rsi`: blocks per reference sample interval.
+    pub rsi: u32,
+    /// `szip_block_size`: samples per block.
+    pub block_size: u32,
+    /// `szip_flags` as stored (run-time flags are added from the context).
+    pub flags: u32,
+    /// `szip_block_offsets`: bit offset of every RSI, when stored.
+    pub offsets: Option<Vec<u64>>,
+}
+
+impl Default for Szip {
+    fn default() -> Self {
+        Szip {
+            rsi: DEFAULT_RSI,
+            block_size: DEFAULT_BLOCK_SIZE,
+            flags: DEFAULT_FLAGS,
+            offsets: None,
+        }
+    }
+}
+
+impl Szip {
+    /// Reads and checks the `szip_*` keys.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let offsets = p.opt_u64_array("szip_block_offsets")?;
+        if let Some(o) = &offsets {
+            if o.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::metadata(
+                    "szip_block_offsets must be strictly increasing",
+                ));
+            }
+        }
+        Ok(Szip {
+            rsi: p.req_u32("szip_rsi")?,
+            block_size: p.req_u32("szip_block_size")?,
+            flags: p.req_u32("szip_flags")?,
+            offsets,
+        })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![
+            ("szip_rsi", Value::Uint(self.rsi as u64)),
+            ("szip_block_size", Value::Uint(self.block_size as u64)),
+            ("szip_flags", Value::Uint(self.flags as u64)),
+        ]
+    }
+}
+
+/// A stage this build cannot run: a name tgm has no codec for, or keys a
+/// builder wrote that the stage refuses. A descriptor naming one stays
+/// readable (its metadata can be listed and re-written); running the stage
+/// fails with [`UnusableStage::error`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableStage {
+    name: String,
+    kind: StageKind,
+    error_kind: ErrorKind,
+    detail: String,
+}
+
+impl UnusableStage {
+    /// The stage `name` of `kind`, failing with `error`.
+    pub(crate) fn new(kind: StageKind, name: &str, error: &Error) -> Self {
+        UnusableStage {
+            name: name.to_string(),
+            kind,
+            error_kind: error.kind().clone(),
+            detail: error.detail().to_string(),
+        }
+    }
+
+    /// The stage name as written.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Which field names it.
+    pub fn kind(&self) -> StageKind {
+        self.kind
+    }
+
+    /// Why it cannot run.
+    pub fn error(&self) -> Error {
+        Error::new(self.error_kind.clone(), self.detail.clone())
+    }
+}
+
+/// The `encoding` stage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EncodingSpec {
+    /// `none`.
+    None,
+    /// `simple_packing`.
+    SimplePacking(SimplePacking),
+    /// A stage this build cannot run.
+    Unusable(UnusableStage),
+}
+
+/// The `filter` stage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterSpec {
+    /// `none`.
+    None,
+    /// `shuffle`.
+    Shuffle(Shuffle),
+    /// A stage this build cannot run.
+    Unusable(UnusableStage),
+}
+
+/// The `compression` stage. Which of these this build can run depends on
+/// its cargo features (`zstd`, `lz4`, `szip`); the specification parses
+/// either way.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum CompressionSpec {
+    /// `none`.
+    #[default]
+    None,
+    /// `zstd`.
+    Zstd(Zstd),
+    /// `lz4`, which has no parameters.
+    Lz4,
+    /// `szip`.
+    Szip(Szip),
+    /// `rle` over a bitmask object.
+    Rle,
+    /// `roaring` over a bitmask object.
+    Roaring,
+    /// A stage this build cannot run.
+    Unusable(UnusableStage),
+}
+
+impl EncodingSpec {
+    fn parse(name: &str, params: &Map) -> Result<Self> {
+        Ok(match name {
+            "none" => EncodingSpec::None,
+            "simple_packing" => EncodingSpec::SimplePacking(SimplePacking::from_params(
+                &Params::new(params, "simple_packing"),
+            )?),
+            _ => EncodingSpec::Unusable(unknown(StageKind::Encoding, name)),
+        })
+    }
+
+    /// The wire name.
+    pub fn name(&self) -> &str {
+        match self {
+            EncodingSpec::None => "none",
+            EncodingSpec::SimplePacking(_) => "simple_packing",
+            EncodingSpec::Unusable(u) => u.name(),
+        }
+    }
+}
+
+impl FilterSpec {
+    fn parse(name: &str, params: &Map) -> Result<Self> {
+        Ok(match name {
+            "none" => FilterSpec::None,
+            "shuffle" => {
+                FilterSpec::Shuffle(Shuffle::from_params(&Params::new(params, "shuffle"))?)
+            }
+            _ => FilterSpec::Unusable(unknown(StageKind::Filter, name)),
+        })
+    }
+
+    /// The wire name.
+    pub fn name(&self) -> &str {
+        match self {
+            FilterSpec::None => "none",
+            FilterSpec::Shuffle(_) => "shuffle",
+            FilterSpec::Unusable(u) => u.name(),
+        }
+    }
+}
+
+impl CompressionSpec {
+    fn parse(name: &str, params: &Map) -> Result<Self> {
+        Ok(match name {
+            "none" => CompressionSpec::None,
+            "zstd" => CompressionSpec::Zstd(Zstd::from_params(&Params::new(params, "zstd"))?),
+            "lz4" => CompressionSpec::Lz4,
+            "szip" => CompressionSpec::Szip(Szip::from_params(&Params::new(params, "szip"))?),
+            "rle" => CompressionSpec::Rle,
+            "roaring" => CompressionSpec::Roaring,
+            _ => CompressionSpec::Unusable(unknown(StageKind::Compression, name)),
+        })
+    }
+
+    /// The wire name.
+    pub fn name(&self) -> &str {
+        match self {
+            CompressionSpec::None => "none",
+            CompressionSpec::Zstd(_) => "zstd",
+            CompressionSpec::Lz4 => "lz4",
+            CompressionSpec::Szip(_) => "szip",
+            CompressionSpec::Rle => "rle",
+            CompressionSpec::Roaring => "roaring",
+            CompressionSpec::Unusable(u) => u.name(),
+        }
+    }
+}
+
+fn unknown(kind: StageKind, name: &str) -> UnusableStage {
+    UnusableStage::new(kind, name, &unknown_stage_error(kind, name))
+}
+
+/// The pipeline of one object: each stage's typed parameters, checked when
+/// the descriptor was built, plus the codec keys exactly as the descriptor
+/// holds them (`spec/pipeline.md` §1). Serializes as its stage names and
+/// keys; deserializing parses them again.
+#[derive(Clone)]
+pub struct PipelineSpec {
+    encoding: EncodingSpec,
+    filter: FilterSpec,
+    compression: CompressionSpec,
+    params: Map,
+}
+
+impl fmt::Debug for PipelineSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PipelineSpec")
+            .field("encoding", &self.encoding)
+            .field("filter", &self.filter)
+            .field("compression", &self.compression)
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+impl PartialEq for PipelineSpec {
+    /// Equal when the descriptor would write the same names and keys.
+    fn eq(&self, other: &Self) -> bool {
+        self.names() == other.names() && self.params == other.params
+    }
+}
+
+impl Default for PipelineSpec {
+    /// The identity pipeline (`none`/`none`/`none`).
+    fn default() -> Self {
+        PipelineSpec {
+            encoding: EncodingSpec::None,
+            filter: FilterSpec::None,
+            compression: CompressionSpec::None,
+            params: Map::new(),
+        }
+    }
+}
+
+impl PipelineSpec {
+    /// Parses stage names and codec keys as a descriptor holds them
+    /// (`spec/pipeline.md` §1). Every key a named stage owns is checked
+    /// here, with an error naming the key. Codec keys no stage owns are
+    /// kept verbatim (the encoder refuses them, readers ignore them); a
+    /// stage name tgm has no codec for is kept too, and fails when run.
+    pub fn from_parts(names: [&str; 3], params: Map) -> Result<Self> {
+        Ok(PipelineSpec {
+            encoding: EncodingSpec::parse(names[0], &params)?,
+            filter: FilterSpec::parse(names[1], &params)?,
+            compression: CompressionSpec::parse(names[2], &params)?,
+            params,
+        })
+    }
+
+    /// A pipeline whose stages all fail with `error` when run.
+    pub(crate) fn unusable(names: [&str; 3], params: Map, error: Error) -> Self {
+        let stage = |kind, name| UnusableStage::new(kind, name, &error);
+        PipelineSpec {
+            encoding: EncodingSpec::Unusable(stage(StageKind::Encoding, names[0])),
+            filter: FilterSpec::Unusable(stage(StageKind::Filter, names[1])),
+            compression: CompressionSpec::Unusable(stage(StageKind::Compression, names[2])),
+            params,
+        }
+    }
+
+    /// The encoding stage.
+    pub fn encoding(&self) -> &EncodingSpec {
+        &self.encoding
+    }
+
+    /// The filter stage.
+    pub fn filter(&self) -> &FilterSpec {
+        &self.filter
+    }
+
+    /// The compression stage.
+    pub fn compression(&self) -> &CompressionSpec {
+        &self.compression
+    }
+
+    /// The stage names in encode order, as the descriptor writes them.
+    pub fn names(&self) -> [&str; 3] {
+        [
+            self.encoding.name(),
+            self.filter.name(),
+            self.compression.name(),
+        ]
+    }
+
+    /// True when every stage is `none`.
+    pub fn is_identity(&self) -> bool {
+        matches!(
+            (&self.encoding, &self.filter, &self.compression),
+            (EncodingSpec::None, FilterSpec::None, CompressionSpec::None)
+        )
+    }
+
+    /// The codec keys (`sp_*`, `szip_*` …) as the descriptor writes them:
+    /// the stages' parameters plus any codec key no stage owns.
+    pub fn params(&self) -> &Map {
+        &self.params
+    }
+
+    /// One codec key as written (see [`Self::params`]).
+    pub fn param(&self, key: &str) -> Option<&Value> {
+        self.params.get(key)
+    }
+
+    /// This pipeline with `derived` (keys an encode run computed from the
+    /// data) written over its keys, parsed again.
+    pub(crate) fn with_derived(
+        &self,
+        derived: impl IntoIterator<Item = (&'static str, Value)>,
+    ) -> Result<Self> {
+        let mut params = self.params.clone();
+        for (k, v) in derived {
+            params.insert(k.to_string(), v);
+        }
+        PipelineSpec::from_parts(self.names(), params)
+    }
+}
+
+/// The serialized form: names and keys, as the descriptor writes them.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    encoding: String,
+    filter: String,
+    compression: String,
+    params: Map,
+}
+
+impl Serialize for PipelineSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let [e, f, c] = self.names();
+        Wire {
+            encoding: e.to_string(),
+            filter: f.to_string(),
+            compression: c.to_string(),
+            params: self.params.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for PipelineSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let w = Wire::deserialize(d)?;
+        let names = [w.encoding.as_str(), &w.filter, &w.compression];
+        PipelineSpec::from_parts(names, w.params).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_typed_stages_and_keeps_keys_verbatim() {
+        let mut params = Map::new();
+        params.insert("sp_bits_per_value".into(), Value::Uint(12));
+        params.insert("szip_rsi".into(), Value::Uint(32));
+        params.insert("szip_block_size".into(), Value::Uint(8));
+        params.insert("szip_flags".into(), Value::Uint(8));
+        params.insert("zstd_custom".into(), Value::Uint(1));
+        let p =
+            PipelineSpec::from_parts(["simple_packing", "none", "szip"], params.clone()).unwrap();
+        assert!(matches!(p.encoding(), EncodingSpec::SimplePacking(s) if s.bits_per_value == 12));
+        assert!(matches!(p.compression(), CompressionSpec::Szip(s) if s.rsi == 32));
+        assert_eq!(p.params(), &params);
+        assert_eq!(p.names(), ["simple_packing", "none", "szip"]);
+    }
+
+    #[test]
+    fn bad_keys_fail_and_unknown_names_are_kept() {
+        let mut params = Map::new();
+        params.insert("sp_bits_per_value".into(), Value::Uint(65));
+        let e = PipelineSpec::from_parts(["simple_packing", "none", "none"], params).unwrap_err();
+        assert!(e.detail().contains("exceeds 64"), "{e}");
+        let p = PipelineSpec::from_parts(["none", "bitshuffle", "sz3"], Map::new()).unwrap();
+        let FilterSpec::Unusable(u) = p.filter() else {
+            panic!("{p:?}")
+        };
+        assert!(u.error().detail().contains("unknown filter"));
+        let CompressionSpec::Unusable(u) = p.compression() else {
+            panic!("{p:?}")
+        };
+        assert!(u.error().detail().contains("not built into tgm"));
+        assert_eq!(p.names(), ["none", "bitshuffle", "sz3"]);
+    }
+
+    #[test]
+    fn serde_round_trip_parses_again() {
+        let mut params = Map::new();
+        params.insert("zstd_level".into(), Value::Uint(7));
+        let p = PipelineSpec::from_parts(["none", "none", "zstd"], params).unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        let back: PipelineSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(
+            back.compression(),
+            &CompressionSpec::Zstd(Zstd { level: 7 })
+        );
+        let bad = json.replace("\"zstd_level\":7", "\"zstd_level\":\"x\"");
+        assert!(serde_json::from_str::<PipelineSpec>(&bad).is_err());
+    }
+}
