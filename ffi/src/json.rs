@@ -34,39 +34,13 @@ fn metadata_error(text: String) -> Failure {
     Failure::new(TgmError::Metadata, text)
 }
 
-/// A JSON value as CBOR, within the default nesting limit: integers
-/// become CBOR integers, other numbers floats (as
-/// `GlobalMetadata::from_json_value` reads them).
+/// A JSON value as CBOR by the library's rule (`Value::from_json_value`):
+/// integers become CBOR integers, other numbers floats. The C API counts
+/// the root value as one of the `max_cbor_depth` levels, so at most one
+/// fewer arrays and objects nest below it.
 fn to_cbor(v: &Json) -> Outcome<Value> {
-    to_cbor_within(v, Limits::default().max_cbor_depth)
-}
-
-fn to_cbor_within(v: &Json, depth: usize) -> Outcome<Value> {
-    if depth == 0 {
-        return Err(metadata_error(
-            "JSON nests deeper than the CBOR depth limit".into(),
-        ));
-    }
-    Ok(match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Value::Uint(u),
-            (None, Some(i)) => Value::from_i64(i),
-            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Value::Text(s.clone()),
-        Json::Array(a) => Value::Array(
-            a.iter()
-                .map(|e| to_cbor_within(e, depth - 1))
-                .collect::<Outcome<_>>()?,
-        ),
-        Json::Object(m) => Value::Map(
-            m.iter()
-                .map(|(k, e)| Ok((Value::Text(k.clone()), to_cbor_within(e, depth - 1)?)))
-                .collect::<Outcome<_>>()?,
-        ),
-    })
+    let levels = Limits::default().max_cbor_depth.saturating_sub(1);
+    Ok(Value::from_json_value(v, levels)?)
 }
 
 /// Reads a descriptor JSON object (the keys of `spec/format.md` §6:

@@ -185,7 +185,15 @@ impl Value {
 
     /// The CBOR value of a JSON value nesting at most `max_depth` arrays and
     /// objects deep: integers as integers, other numbers as floats.
-    pub(crate) fn from_json_value(json: &serde_json::Value, max_depth: usize) -> Result<Value> {
+    ///
+    /// ```
+    /// use tgm::cbor::Value;
+    /// let v = Value::from_json_value(&serde_json::json!({"step": [0, 6]}), 2)?;
+    /// assert_eq!(v.get("step").and_then(Value::as_array).map(|a| a.len()), Some(2));
+    /// assert!(Value::from_json_value(&serde_json::json!([[[1]]]), 2).is_err());
+    /// # Ok::<(), tgm::Error>(())
+    /// ```
+    pub fn from_json_value(json: &serde_json::Value, max_depth: usize) -> Result<Value> {
         use serde_json::Value as J;
         let deeper = || {
             max_depth
