@@ -13,22 +13,7 @@ use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype};
 
 mod medical_common;
-use medical_common::tgm_limited;
-
-fn tgm(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use medical_common::{s, tgm, tgm_limited};
 
 /// Header fields the tests vary.
 #[derive(Clone)]
