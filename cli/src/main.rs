@@ -18,6 +18,7 @@ mod meta_args;
 mod npy_input;
 mod output;
 mod pipeline_args;
+mod plot;
 mod progress;
 mod remote_input;
 mod rewrite;
@@ -58,6 +59,8 @@ enum Command {
     Get(cmd::get::Args),
     /// Per object min, max, mean, standard deviation and NaN/Inf counts.
     Stats(cmd::stats::Args),
+    /// Draw one object (a field, a slice, a volume's mid-slices) as a PNG.
+    Plot(cmd::plot::Args),
     /// Change metadata keys, writing a new file.
     Set(cmd::set::Args),
     /// Copy messages, optionally selected and split into files by key value.
@@ -133,6 +136,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Dump(a) => cmd::dump::run(a),
         Command::Get(a) => cmd::get::run(a),
         Command::Stats(a) => cmd::stats::run(a, threads),
+        Command::Plot(a) => cmd::plot::run(a, threads),
         Command::Set(a) => encoding!(cmd::set::run, a),
         Command::Copy(a) => cmd::copy::run(
             a,

@@ -51,6 +51,9 @@ fn every_command_line_example_in_the_readme_runs() {
     ] {
         std::fs::write(dir.path().join(name), npy_f64(&vals)).unwrap();
     }
+    let g: Vec<u8> = (0..12).flat_map(|i| f64::from(i).to_le_bytes()).collect();
+    let layout = tgm::npy::npy_layout(tgm::Dtype::Float64, &[3, 4], tgm::ByteOrder::Little);
+    std::fs::write(dir.path().join("g.npy"), tgm::npy::write_npy(&layout, &g)).unwrap();
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tgm"));
     let path = format!(
         "{}:{}",

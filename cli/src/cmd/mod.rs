@@ -9,6 +9,7 @@ pub mod import;
 pub mod info;
 pub mod ls;
 pub mod merge;
+pub mod plot;
 pub mod recompress;
 pub mod reshuffle;
 pub mod salvage;

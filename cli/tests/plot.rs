@@ -1,0 +1,439 @@
+//! `tgm plot`: pixels of the written PNG checked against the colour map's
+//! colours for known values, north up, transparent NaN, panels of a
+//! volume, determinism and refusals (`spec/plot.md`).
+
+mod common;
+
+use std::path::Path;
+
+use common::tgm_in;
+use serde_json::Value as Json;
+use tgm::cbor::Value;
+use tgm::pipeline::PipelineOptions;
+use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+/// Colour levels of the maps (`spec/plot.md` §5).
+const LEVELS: usize = 200;
+
+/// A decoded picture: RGBA pixels and its text chunks.
+struct Png {
+    width: u32,
+    rgba: Vec<u8>,
+    text: Vec<(String, String)>,
+}
+
+impl Png {
+    fn read(path: &Path) -> Png {
+        let bytes = std::fs::read(path).unwrap();
+        let mut d = png::Decoder::new(std::io::Cursor::new(bytes));
+        d.set_transformations(png::Transformations::EXPAND | png::Transformations::ALPHA);
+        let mut r = d.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        let text = r
+            .info()
+            .uncompressed_latin1_text
+            .iter()
+            .map(|t| (t.keyword.clone(), t.text.clone()))
+            .collect();
+        Png {
+            width: info.width,
+            rgba: buf,
+            text,
+        }
+    }
+
+    fn chunk(&self, k: &str) -> &str {
+        &self.text.iter().find(|t| t.0 == k).unwrap().1
+    }
+
+    fn px(&self, x: u32, y: u32) -> [u8; 4] {
+        let i = ((y * self.width + x) * 4) as usize;
+        self.rgba[i..i + 4].try_into().unwrap()
+    }
+
+    fn panels(&self) -> Vec<Json> {
+        serde_json::from_str::<Json>(self.chunk("tgm-panels"))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// The pixel at the centre of cell (r, c) of a rows × cols panel.
+    fn cell(&self, panel: usize, rows: u64, cols: u64, r: u64, c: u64) -> [u8; 4] {
+        let p = &self.panels()[panel];
+        let n = |k: &str| p[k].as_u64().unwrap();
+        let x = n("x") + (2 * c + 1) * n("w") / (2 * cols);
+        let y = n("y") + (2 * r + 1) * n("h") / (2 * rows);
+        self.px(x as u32, y as u32)
+    }
+
+    fn range(&self) -> (f64, f64) {
+        let (a, b) = self.chunk("tgm-range").split_once(':').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    }
+}
+
+/// The colour the documented rule gives `v` in `range` with `g`.
+fn expected(g: colorous::Gradient, (lo, hi): (f64, f64), v: f64, reversed: bool) -> [u8; 4] {
+    let l = (((v - lo) / (hi - lo)) * LEVELS as f64).floor();
+    let l = l.clamp(0.0, (LEVELS - 1) as f64) as usize;
+    let l = if reversed { LEVELS - 1 - l } else { l };
+    let c = g.eval_rational(l, LEVELS);
+    [c.r, c.g, c.b, 255]
+}
+
+fn lightness(p: [u8; 4]) -> u32 {
+    u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2])
+}
+
+/// One message of float64 objects with their metadata entries.
+fn write(path: &Path, objects: &[(Vec<u64>, Vec<f64>, tgm::Map)]) {
+    let mut p = PipelineOptions::default();
+    p.allow_nan = true;
+    let descs: Vec<_> = objects
+        .iter()
+        .map(|o| ObjectDescriptor::new(Dtype::Float64, o.0.clone()))
+        .collect();
+    let bytes: Vec<Vec<u8>> = objects
+        .iter()
+        .map(|o| o.1.iter().flat_map(|v| v.to_ne_bytes()).collect())
+        .collect();
+    let data: Vec<_> = descs.iter().zip(&bytes).map(|(d, b)| (d, &b[..])).collect();
+    let base = objects.iter().map(|o| o.2.clone()).collect();
+    let opts = EncodeOptions::new().pipeline(p);
+    std::fs::write(
+        path,
+        tgm::encode(&GlobalMetadata::with_base(base), &data, &opts).unwrap(),
+    )
+    .unwrap();
+}
+
+fn entry(pairs: &[(&str, Value)]) -> tgm::Map {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// A 5 × 8 regular lat/lon field whose value is 100 + the latitude (190
+/// at the north row), NaN at row 1 column 2, stored north first or south
+/// first.
+fn latlon(path: &Path, south_first: bool) {
+    let lats = [90.0, 45.0, 0.0, -45.0, -90.0];
+    let mut v = Vec::new();
+    let order: Vec<usize> = if south_first {
+        (0..5).rev().collect()
+    } else {
+        (0..5).collect()
+    };
+    for &r in &order {
+        for c in 0..8 {
+            v.push(if (r, c) == (1, 2) {
+                f64::NAN
+            } else {
+                100.0 + lats[r]
+            });
+        }
+    }
+    let (first, last) = if south_first {
+        (-90.0, 90.0)
+    } else {
+        (90.0, -90.0)
+    };
+    let geography = Value::text_map([
+        ("gridType", Value::from("regular_ll")),
+        ("Ni", Value::from_i64(8)),
+        ("Nj", Value::from_i64(5)),
+        ("latitudeOfFirstGridPointInDegrees", Value::Float(first)),
+        ("latitudeOfLastGridPointInDegrees", Value::Float(last)),
+        ("iDirectionIncrementInDegrees", Value::Float(45.0)),
+        ("jDirectionIncrementInDegrees", Value::Float(45.0)),
+        ("jScansPositively", Value::from_i64(i64::from(south_first))),
+    ]);
+    let mars = Value::text_map([
+        ("param", Value::from("167")),
+        ("levtype", Value::from("sfc")),
+        ("date", Value::from_i64(20240101)),
+        ("time", Value::from("1200")),
+    ]);
+    let e = entry(&[
+        ("name", Value::from("t2m")),
+        ("mars", mars),
+        ("geography", geography),
+    ]);
+    write(path, &[(vec![5, 8], v, e)]);
+}
+
+#[test]
+fn a_field_is_drawn_north_up_in_viridis_with_nan_transparent() {
+    let d = tempfile::tempdir().unwrap();
+    latlon(&d.path().join("n.tgm"), false);
+    latlon(&d.path().join("s.tgm"), true);
+    for f in ["n", "s"] {
+        let r = tgm_in(
+            d.path(),
+            &["plot", &format!("{f}.tgm"), "-o", &format!("{f}.png")],
+        );
+        assert!(r.ok, "{}", r.err);
+    }
+    let (n, s) = (
+        Png::read(&d.path().join("n.png")),
+        Png::read(&d.path().join("s.png")),
+    );
+    assert_eq!(n.chunk("tgm-cmap"), "viridis", "no value below 0: viridis");
+    assert!(n
+        .chunk("Title")
+        .contains("t2m, param 167, sfc, 20240101, time 1200"));
+    let range = n.range();
+    assert_eq!(range, (10.0, 190.0));
+    let values = [190.0, 145.0, 100.0, 55.0, 10.0];
+    for png in [&n, &s] {
+        for (r, v) in values.iter().enumerate() {
+            for c in [0, 5, 7] {
+                let want = expected(colorous::VIRIDIS, range, *v, false);
+                assert_eq!(png.cell(0, 5, 8, r as u64, c), want, "row {r} col {c}");
+            }
+        }
+        assert_eq!(png.cell(0, 5, 8, 1, 2)[3], 0, "NaN is transparent");
+        assert!(lightness(png.cell(0, 5, 8, 0, 0)) > lightness(png.cell(0, 5, 8, 4, 0)));
+    }
+    // Stored south first, drawn the same.
+    assert_eq!(n.panels(), s.panels());
+    let p = &n.panels()[0];
+    let k = |k: &str| p[k].as_u64().unwrap() as u32;
+    for y in k("y")..k("y") + k("h") {
+        for x in k("x")..k("x") + k("w") {
+            assert!(n.px(x, y) == s.px(x, y), "pixel ({x}, {y})");
+        }
+    }
+}
+
+#[test]
+fn the_png_is_small_paletted_and_the_same_every_run() {
+    let d = tempfile::tempdir().unwrap();
+    latlon(&d.path().join("n.tgm"), false);
+    for o in ["a.png", "b.png"] {
+        assert!(tgm_in(d.path(), &["plot", "n.tgm", "-o", o]).ok);
+    }
+    let a = std::fs::read(d.path().join("a.png")).unwrap();
+    assert_eq!(a, std::fs::read(d.path().join("b.png")).unwrap());
+    assert!(a.len() < 40_000, "{} bytes", a.len());
+    // Colour type 3 (indexed) in the IHDR.
+    assert_eq!(a[25], 3);
+}
+
+#[test]
+fn range_and_cmap_fix_the_scale() {
+    let d = tempfile::tempdir().unwrap();
+    latlon(&d.path().join("n.tgm"), false);
+    let r = tgm_in(
+        d.path(),
+        &[
+            "plot", "n.tgm", "--cmap", "cividis", "--range", "50:150", "-o", "c.png",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let p = Png::read(&d.path().join("c.png"));
+    assert_eq!(p.range(), (50.0, 150.0));
+    let e = |v| expected(colorous::CIVIDIS, (50.0, 150.0), v, false);
+    assert_eq!(p.cell(0, 5, 8, 0, 3), e(150.0), "clamped to the top");
+    assert_eq!(p.cell(0, 5, 8, 2, 3), e(100.0));
+    assert_eq!(p.cell(0, 5, 8, 4, 3), e(50.0), "clamped to the bottom");
+    // A negative range needs no `=`.
+    let r = tgm_in(
+        d.path(),
+        &["plot", "n.tgm", "--range", "-5:5", "-o", "m.png"],
+    );
+    assert!(r.ok, "{}", r.err);
+}
+
+#[test]
+fn data_spanning_zero_gets_the_diverging_map_symmetric_about_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let v: Vec<f64> = (0..12).map(|i| i as f64 - 3.0).collect();
+    write(&d.path().join("a.tgm"), &[(vec![3, 4], v, tgm::Map::new())]);
+    assert!(tgm_in(d.path(), &["plot", "a.tgm", "-o", "a.png"]).ok);
+    let p = Png::read(&d.path().join("a.png"));
+    assert_eq!(p.chunk("tgm-cmap"), "rdbu-r");
+    assert_eq!(p.range(), (-8.0, 8.0));
+    // Without geography, row 0 is at the top.
+    for (i, c) in [(0u64, 0u64), (2, 3)] {
+        let want = (i * 4 + c) as f64 - 3.0;
+        let e = expected(colorous::RED_BLUE, (-8.0, 8.0), want, true);
+        assert_eq!(p.cell(0, 3, 4, i, c), e);
+    }
+}
+
+#[test]
+fn a_volume_gives_three_panels_of_its_mid_planes() {
+    let d = tempfile::tempdir().unwrap();
+    // value = 100·k + 10·j + i over [4, 5, 6].
+    let v: Vec<f64> = (0..4)
+        .flat_map(|k| {
+            (0..5).flat_map(move |j| (0..6).map(move |i| f64::from(100 * k + 10 * j + i)))
+        })
+        .collect();
+    write(
+        &d.path().join("v.tgm"),
+        &[(vec![4, 5, 6], v, tgm::Map::new())],
+    );
+    let r = tgm_in(
+        d.path(),
+        &["plot", "v.tgm", "--range", "0:400", "-o", "v.png"],
+    );
+    assert!(r.ok, "{}", r.err);
+    let p = Png::read(&d.path().join("v.png"));
+    let panels = p.panels();
+    assert_eq!(panels.len(), 3);
+    assert_eq!(panels[0]["label"], "axis 0=2");
+    let g = colorous::VIRIDIS;
+    let e = |v: f64| expected(g, (0.0, 400.0), v, false);
+    // Panel 0: k = 2, rows j, cols i.
+    assert_eq!(p.cell(0, 5, 6, 4, 5), e(245.0));
+    // Panel 1: j = 2, rows k, cols i.
+    assert_eq!(p.cell(1, 4, 6, 3, 1), e(321.0));
+    // Panel 2: i = 3, rows k, cols j.
+    assert_eq!(p.cell(2, 4, 5, 1, 4), e(143.0));
+    // --slice leaves one plane.
+    let r = tgm_in(
+        d.path(),
+        &["plot", "v.tgm", "--slice", "2=0", "-o", "s.png"],
+    );
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(Png::read(&d.path().join("s.png")).panels().len(), 1);
+}
+
+#[test]
+fn a_reduced_gaussian_grid_is_drawn_row_by_row() {
+    let d = tempfile::tempdir().unwrap();
+    // N = 2: rows of 4, 8, 8, 4 points; value = row number · 10 + point.
+    let pl = [4u64, 8, 8, 4];
+    let mut v = Vec::new();
+    for (r, &n) in pl.iter().enumerate() {
+        v.extend((0..n).map(|i| (r * 10) as f64 + i as f64));
+    }
+    let geography = Value::text_map([
+        ("gridType", Value::from("reduced_gg")),
+        ("N", Value::from_i64(2)),
+        (
+            "pl",
+            Value::Array(pl.iter().map(|&n| Value::Uint(n)).collect()),
+        ),
+    ]);
+    write(
+        &d.path().join("r.tgm"),
+        &[(vec![24], v, entry(&[("geography", geography)]))],
+    );
+    let r = tgm_in(
+        d.path(),
+        &["plot", "r.tgm", "--range", "0:40", "-o", "r.png"],
+    );
+    assert!(r.ok, "{}", r.err);
+    let p = Png::read(&d.path().join("r.png"));
+    let panel = &p.panels()[0];
+    let n = |k: &str| panel[k].as_u64().unwrap() as u32;
+    let (x, y, w, h) = (n("x"), n("y"), n("w"), n("h"));
+    let e = |v: f64| expected(colorous::VIRIDIS, (0.0, 40.0), v, false);
+    // Gaussian latitudes of N2: ±59.44°, ±19.88°; the picture spans
+    // their outer band edges, about ±79.2°.
+    let top = 59.444 + (59.444 - 19.875) / 2.0;
+    let at_lat = |lat: f64| y + ((top - lat) / (2.0 * top) * f64::from(h)) as u32;
+    // Last point of the northern row (4 points) and of the second (8).
+    assert_eq!(p.px(x + w - 1, at_lat(59.4)), e(3.0));
+    assert_eq!(p.px(x + w - 1, at_lat(19.9)), e(17.0));
+    assert_eq!(p.px(x, at_lat(-19.9)), e(20.0));
+    assert_eq!(p.px(x + w / 2 + 1, at_lat(-59.4)), e(32.0));
+}
+
+#[test]
+fn a_medical_volume_states_its_convention() {
+    let d = tempfile::tempdir().unwrap();
+    // RAS-like voxels: i to the patient's right (-x in LPS).
+    let aff = [
+        [-1.0, 0.0, 0.0, 0.0],
+        [0.0, -1.0, 0.0, 0.0],
+        [0.0, 0.0, 2.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ];
+    let affine = Value::Array(
+        aff.iter()
+            .map(|r| Value::Array(r.iter().map(|&x| Value::Float(x)).collect()))
+            .collect(),
+    );
+    let v: Vec<f64> = (0..3 * 4 * 5).map(f64::from).collect();
+    let geometry = Value::text_map([("affine_lps", affine), ("modality", Value::from("MR"))]);
+    write(
+        &d.path().join("m.tgm"),
+        &[(vec![3, 4, 5], v, entry(&[("geometry", geometry)]))],
+    );
+    for (conv, first_col) in [("radiological", 4u64), ("neurological", 0)] {
+        let o = format!("{conv}.png");
+        let r = tgm_in(d.path(), &["plot", "m.tgm", "--convention", conv, "-o", &o]);
+        assert!(r.ok, "{}", r.err);
+        let p = Png::read(&d.path().join(&o));
+        assert!(p.chunk("Title").contains(&format!("{conv} convention")));
+        assert!(p.chunk("Title").contains("MR"));
+        assert_eq!(p.chunk("tgm-cmap"), "greys");
+        let labels: Vec<String> = p.panels().iter().map(|q| q["label"].to_string()).collect();
+        assert!(labels[0].contains("axial"), "{labels:?}");
+        // Axial panel (k = 1): anterior (j = 3) at the top, and the left
+        // column is voxel i = first_col.
+        let want = 20.0 + 15.0 + first_col as f64;
+        let g = colorous::GREYS;
+        assert_eq!(p.cell(0, 4, 5, 0, 0), expected(g, (0.0, 59.0), want, true));
+    }
+}
+
+#[test]
+fn refusals_name_the_cause_and_write_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    latlon(&d.path().join("n.tgm"), false);
+    let no_out = |args: &[&str], want: &str| {
+        let mut a = vec!["plot", "n.tgm", "-o", "x.png"];
+        a.extend_from_slice(args);
+        let r = tgm_in(d.path(), &a);
+        assert!(!r.ok, "{args:?}");
+        assert!(r.err.contains(want), "{args:?}: {}", r.err);
+        assert!(!d.path().join("x.png").exists());
+    };
+    no_out(&["--object", "1"], "message 0 has 1 objects");
+    no_out(&["--slice", "2=0"], "the object has 2 axes");
+    no_out(&["--slice", "0=9"], "axis 0 has 5 elements");
+    no_out(&["--range", "5:1"], "LOW:HIGH");
+    no_out(&["-w", "name=nothing"], "no object matches");
+    // A 1-D object without a grid, and a complex one.
+    let desc = ObjectDescriptor::new(Dtype::Complex64, vec![2, 2]);
+    let c = tgm::encode(
+        &GlobalMetadata::with_base(vec![tgm::Map::new()]),
+        &[(&desc, &[0u8; 32][..])],
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    std::fs::write(d.path().join("c.tgm"), c).unwrap();
+    write(
+        &d.path().join("l.tgm"),
+        &[(vec![6], vec![1.0; 6], tgm::Map::new())],
+    );
+    for (f, want) in [("c.tgm", "complex"), ("l.tgm", "nothing 2-D to draw")] {
+        let r = tgm_in(d.path(), &["plot", f, "-o", "x.png"]);
+        assert!(!r.ok && r.err.contains(want), "{f}: {}", r.err);
+        assert!(
+            r.err.contains(&format!("{f}: message 0 object 0")),
+            "{}",
+            r.err
+        );
+    }
+    // An existing output is kept unless --force.
+    std::fs::write(d.path().join("x.png"), b"mine").unwrap();
+    let r = tgm_in(d.path(), &["plot", "n.tgm", "-o", "x.png"]);
+    assert!(!r.ok && r.err.contains("already exists"), "{}", r.err);
+    assert_eq!(std::fs::read(d.path().join("x.png")).unwrap(), b"mine");
+    assert!(tgm_in(d.path(), &["plot", "n.tgm", "-o", "x.png", "--force"]).ok);
+    assert_eq!(
+        &std::fs::read(d.path().join("x.png")).unwrap()[1..4],
+        b"PNG"
+    );
+}
