@@ -1175,3 +1175,93 @@ fn lossy_encoding_reports_its_largest_error() {
     assert!(worst > 0.0);
     assert_eq!(reported, worst);
 }
+
+/// ecCodes' (latitude, longitude, value) of every point of `path`'s first
+/// message.
+fn eccodes_points(path: &Path) -> Vec<(f64, f64, f64)> {
+    let out = Command::new("grib_get_data")
+        .args(["-w", "count=1", "-F", "%.17g"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let c: Vec<f64> = l
+                .split_whitespace()
+                .map(|x| x.parse().ok())
+                .collect::<Option<_>>()?;
+            (c.len() == 3).then(|| (c[0], c[1], c[2]))
+        })
+        .collect()
+}
+
+#[test]
+fn plots_are_north_up_whatever_the_scanning_and_gaussian_rows_on_their_latitudes() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Value = stored point number, so every row differs.
+    let count = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let north = generate(
+        dir.path(),
+        "north.grib",
+        "regular_ll_sfc_grib2",
+        &format!("set values={{{}}}; write;", count(496)),
+    );
+    let south = generate(
+        dir.path(),
+        "south.grib",
+        "regular_ll_sfc_grib2",
+        &format!(
+            "set jScansPositively=1; set latitudeOfFirstGridPointInDegrees=0; \
+             set latitudeOfLastGridPointInDegrees=60; set values={{{}}}; write;",
+            count(496)
+        ),
+    );
+    let gg = generate(
+        dir.path(),
+        "gg.grib",
+        "reduced_gg_pl_32_grib2",
+        &format!("set values={{{}}}; write;", count(6114)),
+    );
+    for (grib, n) in [(&north, 496.0), (&south, 496.0), (&gg, 6114.0)] {
+        let t = grib.with_extension("tgm");
+        let png = grib.with_extension("png");
+        let (ok, _, err) = tgm(&["convert-grib", s(grib), "-o", s(&t)]);
+        assert!(ok, "{err}");
+        let range = format!("0:{n}");
+        let (ok, _, err) = tgm(&["plot", s(&t), "--range", &range, "-o", s(&png)]);
+        assert!(ok, "{err}");
+        let p = common::Png::read(&png);
+        let panel = &p.panels()[0];
+        let k = |k: &str| panel[k].as_u64().unwrap() as u32;
+        let (x, y, h) = (k("x"), k("y"), k("h"));
+        // ecCodes' values at the north-west and south-west corners.
+        let pts = eccodes_points(grib);
+        let corner = |north: bool| {
+            let lat =
+                pts.iter()
+                    .map(|p| p.0)
+                    .fold(if north { f64::MIN } else { f64::MAX }, |a, b| {
+                        if north {
+                            a.max(b)
+                        } else {
+                            a.min(b)
+                        }
+                    });
+            let west = pts
+                .iter()
+                .filter(|p| p.0 == lat)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            common::expected(colorous::VIRIDIS, (0.0, n), west.2, false)
+        };
+        let name = s(grib);
+        assert_eq!(p.px(x + 1, y + 1), corner(true), "{name}: north-west");
+        assert_eq!(p.px(x + 1, y + h - 2), corner(false), "{name}: south-west");
+    }
+}

@@ -6,84 +6,10 @@ mod common;
 
 use std::path::Path;
 
-use common::tgm_in;
-use serde_json::Value as Json;
+use common::{expected, tgm_in, Png};
 use tgm::cbor::Value;
 use tgm::pipeline::PipelineOptions;
 use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
-
-/// Colour levels of the maps (`spec/plot.md` §5).
-const LEVELS: usize = 200;
-
-/// A decoded picture: RGBA pixels and its text chunks.
-struct Png {
-    width: u32,
-    rgba: Vec<u8>,
-    text: Vec<(String, String)>,
-}
-
-impl Png {
-    fn read(path: &Path) -> Png {
-        let bytes = std::fs::read(path).unwrap();
-        let mut d = png::Decoder::new(std::io::Cursor::new(bytes));
-        d.set_transformations(png::Transformations::EXPAND | png::Transformations::ALPHA);
-        let mut r = d.read_info().unwrap();
-        let mut buf = vec![0; r.output_buffer_size().unwrap()];
-        let info = r.next_frame(&mut buf).unwrap();
-        buf.truncate(info.buffer_size());
-        let text = r
-            .info()
-            .uncompressed_latin1_text
-            .iter()
-            .map(|t| (t.keyword.clone(), t.text.clone()))
-            .collect();
-        Png {
-            width: info.width,
-            rgba: buf,
-            text,
-        }
-    }
-
-    fn chunk(&self, k: &str) -> &str {
-        &self.text.iter().find(|t| t.0 == k).unwrap().1
-    }
-
-    fn px(&self, x: u32, y: u32) -> [u8; 4] {
-        let i = ((y * self.width + x) * 4) as usize;
-        self.rgba[i..i + 4].try_into().unwrap()
-    }
-
-    fn panels(&self) -> Vec<Json> {
-        serde_json::from_str::<Json>(self.chunk("tgm-panels"))
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .clone()
-    }
-
-    /// The pixel at the centre of cell (r, c) of a rows × cols panel.
-    fn cell(&self, panel: usize, rows: u64, cols: u64, r: u64, c: u64) -> [u8; 4] {
-        let p = &self.panels()[panel];
-        let n = |k: &str| p[k].as_u64().unwrap();
-        let x = n("x") + (2 * c + 1) * n("w") / (2 * cols);
-        let y = n("y") + (2 * r + 1) * n("h") / (2 * rows);
-        self.px(x as u32, y as u32)
-    }
-
-    fn range(&self) -> (f64, f64) {
-        let (a, b) = self.chunk("tgm-range").split_once(':').unwrap();
-        (a.parse().unwrap(), b.parse().unwrap())
-    }
-}
-
-/// The colour the documented rule gives `v` in `range` with `g`.
-fn expected(g: colorous::Gradient, (lo, hi): (f64, f64), v: f64, reversed: bool) -> [u8; 4] {
-    let l = (((v - lo) / (hi - lo)) * LEVELS as f64).floor();
-    let l = l.clamp(0.0, (LEVELS - 1) as f64) as usize;
-    let l = if reversed { LEVELS - 1 - l } else { l };
-    let c = g.eval_rational(l, LEVELS);
-    [c.r, c.g, c.b, 255]
-}
 
 fn lightness(p: [u8; 4]) -> u32 {
     u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2])
@@ -436,4 +362,25 @@ fn refusals_name_the_cause_and_write_nothing() {
         &std::fs::read(d.path().join("x.png")).unwrap()[1..4],
         b"PNG"
     );
+}
+
+#[test]
+fn a_bitmask_is_drawn_as_zeros_and_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let desc = ObjectDescriptor::new(Dtype::Bitmask, vec![2, 4]);
+    let m = tgm::encode(
+        &GlobalMetadata::with_base(vec![tgm::Map::new()]),
+        &[(&desc, &[0b1000_0001][..])],
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    std::fs::write(d.path().join("b.tgm"), m).unwrap();
+    let r = tgm_in(d.path(), &["plot", "b.tgm", "-o", "b.png"]);
+    assert!(r.ok, "{}", r.err);
+    let p = Png::read(&d.path().join("b.png"));
+    assert_eq!(p.range(), (0.0, 1.0));
+    let e = |v| expected(colorous::VIRIDIS, (0.0, 1.0), v, false);
+    assert_eq!(p.cell(0, 2, 4, 0, 0), e(1.0));
+    assert_eq!(p.cell(0, 2, 4, 0, 1), e(0.0));
+    assert_eq!(p.cell(0, 2, 4, 1, 3), e(1.0));
 }

@@ -105,3 +105,76 @@ pub fn tgm_stdin(dir: &Path, args: &[&str], input: &[u8]) -> (Run, Vec<u8>) {
     let bytes = o.stdout.clone();
     (finished(o), bytes)
 }
+
+/// Colour levels of `tgm plot`'s maps (`spec/plot.md` §5).
+pub const LEVELS: usize = 200;
+
+/// A decoded picture: RGBA pixels and its text chunks.
+pub struct Png {
+    pub width: u32,
+    pub rgba: Vec<u8>,
+    pub text: Vec<(String, String)>,
+}
+
+impl Png {
+    pub fn read(path: &Path) -> Png {
+        let bytes = std::fs::read(path).unwrap();
+        let mut d = png::Decoder::new(std::io::Cursor::new(bytes));
+        d.set_transformations(png::Transformations::EXPAND | png::Transformations::ALPHA);
+        let mut r = d.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        let text = r
+            .info()
+            .uncompressed_latin1_text
+            .iter()
+            .map(|t| (t.keyword.clone(), t.text.clone()))
+            .collect();
+        Png {
+            width: info.width,
+            rgba: buf,
+            text,
+        }
+    }
+
+    pub fn chunk(&self, k: &str) -> &str {
+        &self.text.iter().find(|t| t.0 == k).unwrap().1
+    }
+
+    pub fn px(&self, x: u32, y: u32) -> [u8; 4] {
+        let i = ((y * self.width + x) * 4) as usize;
+        self.rgba[i..i + 4].try_into().unwrap()
+    }
+
+    pub fn panels(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str::<serde_json::Value>(self.chunk("tgm-panels"))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// The pixel at the centre of cell (r, c) of a rows × cols panel.
+    pub fn cell(&self, panel: usize, rows: u64, cols: u64, r: u64, c: u64) -> [u8; 4] {
+        let p = &self.panels()[panel];
+        let n = |k: &str| p[k].as_u64().unwrap();
+        let x = n("x") + (2 * c + 1) * n("w") / (2 * cols);
+        let y = n("y") + (2 * r + 1) * n("h") / (2 * rows);
+        self.px(x as u32, y as u32)
+    }
+
+    pub fn range(&self) -> (f64, f64) {
+        let (a, b) = self.chunk("tgm-range").split_once(':').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    }
+}
+
+/// The colour the documented rule gives `v` in `range` with `g`.
+pub fn expected(g: colorous::Gradient, (lo, hi): (f64, f64), v: f64, reversed: bool) -> [u8; 4] {
+    let l = (((v - lo) / (hi - lo)) * LEVELS as f64).floor();
+    let l = l.clamp(0.0, (LEVELS - 1) as f64) as usize;
+    let l = if reversed { LEVELS - 1 - l } else { l };
+    let c = g.eval_rational(l, LEVELS);
+    [c.r, c.g, c.b, 255]
+}
