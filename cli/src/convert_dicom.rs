@@ -101,10 +101,16 @@ pub fn run(a: Args) -> CliResult {
 }
 
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  tgm to-dicom ct.tgm -o slices/")]
+#[command(
+    after_help = "Picks one object: --message/--object, or -w/--objects clauses that must \
+match exactly one object of the file.\n\n\
+Examples:\n  tgm to-dicom ct.tgm -o slices/\n  tgm to-dicom study.tgm -w dicom.attributes.Modality=CT -o slices/"
+)]
 pub struct ToArgs {
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
+    #[command(flatten)]
+    pub select: crate::where_clause::SelectArgs,
     /// Output directory (not `-`); slice files are named slice_NNNNN.dcm
     /// (an RT Dose grid is one multi-frame file, slice_00000.dcm).
     #[arg(short, long)]
@@ -114,9 +120,10 @@ pub struct ToArgs {
     pub force: bool,
 }
 
-pub fn to_dicom(a: ToArgs) -> CliResult {
+pub fn to_dicom(mut a: ToArgs) -> CliResult {
     crate::output::refuse_dash_dir(&a.output)?;
     let file = crate::input::Archive::open_local(&a.pick.input)?;
+    crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
     let (d, data, entry) = a.pick.decode_from(&file)?;
     let files =
         object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;

@@ -71,11 +71,16 @@ pub fn convert(a: ConvertArgs) -> CliResult {
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  tgm to-nifti brain.tgm -o brain.nii.gz\n  tgm to-nifti brain.tgm --object 1 -o seg.nii"
+    after_help = "Picks one object: --message/--object, or -w/--objects clauses that must \
+match exactly one object of the file.\n\n\
+Examples:\n  tgm to-nifti brain.tgm -o brain.nii.gz\n  tgm to-nifti brain.tgm --object 1 -o seg.nii\n  \
+tgm to-nifti brain.tgm --objects role=mask -o seg.nii"
 )]
 pub struct ToArgs {
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
+    #[command(flatten)]
+    pub select: crate::where_clause::SelectArgs,
     /// Output .nii, or .nii.gz for a gzip-compressed image (`-` for stdout, uncompressed).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -88,8 +93,9 @@ pub struct ToArgs {
     pub force: bool,
 }
 
-pub fn to_nifti(a: ToArgs) -> CliResult {
+pub fn to_nifti(mut a: ToArgs) -> CliResult {
     let file = crate::input::Archive::open_local(&a.pick.input)?;
+    crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
     let (d, data, entry) = a.pick.decode_from(&file)?;
     let version = if a.nifti2 {
         Version::Nifti2

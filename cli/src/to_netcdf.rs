@@ -8,13 +8,20 @@ use tgm::DecodeOptions;
 
 use crate::error::CliResult;
 use crate::output::{check_output, is_dash, temp_sibling};
+use crate::where_clause::{keep_objects, SelectArgs, Selection};
 use tgm_convert::weather::netcdf::write_netcdf;
 
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  tgm to-netcdf t2m.tgm -o t2m.nc")]
+#[command(
+    after_help = "Selection: -w picks whole messages (every variable of a message with a \
+matching object, as the reference does); --objects writes only the matching variables.\n\n\
+Examples:\n  tgm to-netcdf t2m.tgm -o t2m.nc\n  tgm to-netcdf era5.tgm --objects name=t2m/lat/lon -o t2m.nc"
+)]
 pub struct Args {
     /// Input .tgm file (produced by convert-netcdf; `-` for stdin).
     pub input: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
     /// Output NetCDF-4 file (`-` for stdout).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -27,11 +34,18 @@ pub fn run(a: Args) -> CliResult {
     check_output(&a.output, &[&a.input], a.force)?;
     let file = crate::input::Archive::open_local(&a.input)?;
     let opts = DecodeOptions::default();
+    let sel = Selection::parse(&a.select)?;
     let mut messages = Vec::with_capacity(file.num_messages());
     for m in 0..file.num_messages() {
         let bytes = file.message_bytes(m)?;
-        let msg = tgm::Message::parse(&bytes)?.decode(&opts)?;
-        messages.push(msg);
+        let parsed = tgm::Message::parse(&bytes)?;
+        let keep = sel.objects(&parsed.metadata()?, parsed.num_objects());
+        if !keep.is_empty() || (sel.is_empty() && parsed.num_objects() == 0) {
+            messages.push(keep_objects(parsed.decode(&opts)?, &keep));
+        }
+    }
+    if messages.iter().all(|m| m.objects.is_empty()) && !sel.is_empty() {
+        return Err(format!("{}: no object matches the selection", a.input.display()).into());
     }
     // netCDF-C writes to a path: a temporary sibling renamed into place, or
     // for `-` a private temporary file copied to stdout.

@@ -48,12 +48,93 @@ impl Selection {
             .collect()
     }
 
+    /// Whether no clause was given (everything is selected).
+    pub fn is_empty(&self) -> bool {
+        self.messages.0.is_empty() && self.objects.0.is_empty()
+    }
+
+    /// The one object of `file` (named `path` in errors) that the selection
+    /// keeps, as (message, object); an error when it keeps none or several.
+    #[cfg(any(feature = "nifti", feature = "dicom"))]
+    pub fn single(&self, file: &tgm::TgmFile, path: &std::path::Path) -> CliResult<(usize, usize)> {
+        let mut found = Vec::new();
+        for m in 0..file.num_messages() {
+            let (meta, n) = file
+                .with_message(m, |msg| Ok((msg.metadata()?, msg.num_objects())))
+                .map_err(|e| crate::error::CliError::Failed(format!("{}: {e}", path.display())))?;
+            found.extend(self.objects(&meta, n).into_iter().map(|o| (m, o)));
+        }
+        match found[..] {
+            [one] => Ok(one),
+            [] => Err(crate::error::CliError::Failed(format!(
+                "{}: no object matches the selection",
+                path.display()
+            ))),
+            _ => Err(crate::error::CliError::Failed(format!(
+                "{}: the selection matches {} objects (message {} object {}, message {} object {}…); \
+                 this command writes one, narrow -w/--objects",
+                path.display(),
+                found.len(),
+                found[0].0,
+                found[0].1,
+                found[1].0,
+                found[1].1
+            ))),
+        }
+    }
+
     /// Whether a message is selected whole: it matches -w, and every
     /// object matches --objects.
     pub fn whole(&self, meta: &GlobalMetadata, num_objects: usize) -> bool {
         self.messages.matches_message(meta, num_objects)
             && (0..num_objects).all(|o| self.objects.matches_object(meta, o))
     }
+}
+
+/// Points `pick` (`to-nifti`, `to-dicom`) at the one object `select`
+/// keeps in `file`, when any clause is given; `--message`/`--object` with
+/// a clause is a usage error.
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+pub fn pick_selected(
+    select: &SelectArgs,
+    pick: &mut tgm_convert::medical::ObjectPick,
+    file: &tgm::TgmFile,
+) -> CliResult {
+    let sel = Selection::parse(select)?;
+    if sel.is_empty() {
+        return Ok(());
+    }
+    if pick.message != 0 || pick.object != 0 {
+        return Err(usage(
+            "--message/--object and -w/--objects both pick the object; give one of them",
+        ));
+    }
+    (pick.message, pick.object) = sel.single(file, &pick.input)?;
+    Ok(())
+}
+
+/// `msg` with only the objects `keep` (ascending indices) and their
+/// metadata entries.
+#[cfg(any(feature = "grib", feature = "netcdf"))]
+pub fn keep_objects(msg: tgm::DecodedMessage, keep: &[usize]) -> tgm::DecodedMessage {
+    let tgm::DecodedMessage {
+        mut metadata,
+        objects,
+    } = msg;
+    let pick = |i: &usize| keep.contains(i);
+    metadata.base = std::mem::take(&mut metadata.base)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| pick(i))
+        .map(|(_, e)| e)
+        .collect();
+    let objects = objects
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| pick(i))
+        .map(|(_, o)| o)
+        .collect();
+    tgm::DecodedMessage { metadata, objects }
 }
 
 /// Comparison of one clause.

@@ -1265,3 +1265,41 @@ fn plots_are_north_up_whatever_the_scanning_and_gaussian_rows_on_their_latitudes
         assert_eq!(p.px(x + 1, y + h - 2), corner(false), "{name}: south-west");
     }
 }
+
+#[test]
+fn to_grib_writes_only_the_fields_objects_selects() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = generate(
+        dir.path(),
+        "ll.grib",
+        "regular_ll_sfc_grib2",
+        &regular_rules(),
+    );
+    let t = dir.path().join("ll.tgm");
+    let (ok, _, err) = tgm(&["convert-grib", s(&src), "-o", s(&t)]);
+    assert!(ok, "{err}");
+    let one = dir.path().join("one.grib");
+    let (ok, _, err) = tgm(&[
+        "to-grib",
+        s(&t),
+        "--objects",
+        "mars.param=168",
+        "-o",
+        s(&one),
+    ]);
+    assert!(ok, "{err}");
+    let params = Command::new("grib_get")
+        .args(["-p", "paramId"])
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&params.stdout).trim(), "168");
+    assert_eq!(eccodes_values(&one)[0], eccodes_values(&src)[1]);
+    let none = dir.path().join("none.grib");
+    let (ok, _, err) = tgm(&["to-grib", s(&t), "-w", "mars.param=999", "-o", s(&none)]);
+    assert!(!ok && err.contains("no object matches"), "{err}");
+    assert!(!none.exists());
+}

@@ -1026,3 +1026,38 @@ fn unwritten_netcdf4_variables_are_charged_to_the_budget() {
     );
     assert!(!t.exists());
 }
+
+#[test]
+fn to_netcdf_writes_only_the_variables_objects_selects() {
+    let _serial = serial();
+    let (dir, arch, nc) = round_trip(false, &[]);
+    let out = dir.path().join("sel.nc");
+    let (ok, err) = tgm(&[
+        "to-netcdf",
+        s(&arch),
+        "--objects",
+        "name=t2m/lat/lon",
+        "-o",
+        s(&out),
+    ]);
+    assert!(ok, "{err}");
+    let (_, _, vars) = snapshot(&out);
+    let names: Vec<&str> = vars.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(names, ["lat", "lon", "t2m"]);
+    // Each kept variable is the source's, attributes and values included.
+    let (_, _, all) = snapshot(&nc);
+    for v in &vars {
+        assert!(all.contains(v), "{} differs", v.0);
+    }
+    let none = dir.path().join("none.nc");
+    let (ok, err) = tgm(&[
+        "to-netcdf",
+        s(&arch),
+        "--objects",
+        "name=nothing",
+        "-o",
+        s(&none),
+    ]);
+    assert!(!ok && err.contains("no object matches"), "{err}");
+    assert!(!none.exists());
+}

@@ -1,6 +1,7 @@
 //! `-w` selects whole messages (the reference's meaning); `--objects`
-//! selects single objects inside them, in `set`, `copy`, `export` and
-//! `recompress`.
+//! selects single objects inside them, in `set`, `copy`, `export`,
+//! `recompress`, and `to-nifti`/`to-dicom` (which write the one object
+//! the clauses match; `to-grib` is tested in `grib_roundtrip.rs`).
 
 mod common;
 
@@ -183,4 +184,104 @@ fn recompress_rewrites_only_the_selected_objects() {
         .collect();
     assert_eq!(zstd, [false, true, false, true]);
     assert_eq!(first_values(&m), [0.0, 1.0, 2.0, 3.0]);
+}
+
+/// Two messages of two uint16 [2, 3, 4] volumes named v<message><object>,
+/// element k of v<m><o> holding 1000·m + 100·o + k.
+fn volumes(path: &Path) {
+    let d = ObjectDescriptor::new(Dtype::Uint16, vec![2, 3, 4]);
+    let mut out = Vec::new();
+    for m in 0..2u16 {
+        let data: Vec<Vec<u8>> = (0..2u16)
+            .map(|o| {
+                (0..24u16)
+                    .flat_map(|k| (1000 * m + 100 * o + k).to_ne_bytes())
+                    .collect()
+            })
+            .collect();
+        let base = (0..2)
+            .map(|o| {
+                let mut e = tgm::Map::new();
+                e.insert("name".into(), Value::Text(format!("v{m}{o}")));
+                e
+            })
+            .collect();
+        let objects: Vec<_> = data.iter().map(|x| (&d, &x[..])).collect();
+        out.extend(
+            tgm::encode(
+                &GlobalMetadata::with_base(base),
+                &objects,
+                &EncodeOptions::new(),
+            )
+            .unwrap(),
+        );
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn to_nifti_and_to_dicom_write_the_one_object_the_clauses_match() {
+    let d = tempfile::tempdir().unwrap();
+    volumes(&d.path().join("v.tgm"));
+    let run = |args: &[&str]| {
+        let r = tgm_in(d.path(), args);
+        assert!(r.ok, "{args:?}: {}", r.err);
+    };
+    run(&[
+        "to-nifti",
+        "v.tgm",
+        "--objects",
+        "name=v11",
+        "-o",
+        "sel.nii",
+    ]);
+    run(&[
+        "to-nifti",
+        "v.tgm",
+        "--message",
+        "1",
+        "--object",
+        "1",
+        "-o",
+        "idx.nii",
+    ]);
+    run(&["to-nifti", "v.tgm", "-o", "first.nii"]);
+    let read = |f: &str| std::fs::read(d.path().join(f)).unwrap();
+    assert_eq!(read("sel.nii"), read("idx.nii"));
+    assert_ne!(read("sel.nii"), read("first.nii"));
+    // -w picks message 0, --objects its object 1.
+    run(&[
+        "to-dicom",
+        "v.tgm",
+        "-w",
+        "name=v00",
+        "--objects",
+        "name!=v00",
+        "-o",
+        "dcm",
+    ]);
+    let f = dicom_object::open_file(d.path().join("dcm/slice_00001.dcm")).unwrap();
+    let px = f
+        .element(dicom_dictionary_std::tags::PIXEL_DATA)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    let want: Vec<u8> = (12..24u16).flat_map(|k| (100 + k).to_le_bytes()).collect();
+    assert_eq!(&px[..24], &want[..]);
+    for (args, code, want) in [
+        (&["--objects", "name=v2"][..], 1, "no object matches"),
+        (&["-w", "name=v00"][..], 1, "matches 2 objects"),
+        (
+            &["--objects", "name=v00", "--object", "1"][..],
+            2,
+            "give one of them",
+        ),
+    ] {
+        let mut a = vec!["to-nifti", "v.tgm", "-o", "x.nii"];
+        a.extend_from_slice(args);
+        let r = tgm_in(d.path(), &a);
+        assert_eq!(r.code, code, "{args:?}: {}", r.err);
+        assert!(r.err.contains(want), "{args:?}: {}", r.err);
+        assert!(!d.path().join("x.nii").exists());
+    }
 }
