@@ -214,7 +214,8 @@ fn a_volume_gives_three_panels_of_its_mid_planes() {
     let p = Png::read(&d.path().join("v.png"));
     let panels = p.panels();
     assert_eq!(panels.len(), 3);
-    assert_eq!(panels[0]["label"], "axis 0=2");
+    assert_eq!(panels[0]["label"], "axis 0=2  axis 1 down, axis 2 across");
+    assert_eq!(panels[2]["label"], "axis 2=3  axis 0 down, axis 1 across");
     let g = colorous::VIRIDIS;
     let e = |v: f64| expected(g, (0.0, 400.0), v, false);
     // Panel 0: k = 2, rows j, cols i.
@@ -383,4 +384,61 @@ fn a_bitmask_is_drawn_as_zeros_and_ones() {
     assert_eq!(p.cell(0, 2, 4, 0, 0), e(1.0));
     assert_eq!(p.cell(0, 2, 4, 0, 1), e(0.0));
     assert_eq!(p.cell(0, 2, 4, 1, 3), e(1.0));
+}
+
+/// A NIfTI volume through `convert-nifti`: RAS voxels (i to the patient's
+/// right, j anterior, k superior), value 100·k + 10·j + i over k, j, i of
+/// 3, 4, 5. Each panel's top-left voxel is the one the convention puts there.
+#[cfg(feature = "nifti")]
+#[test]
+fn a_converted_nifti_volume_faces_the_viewer_by_its_convention() {
+    use tgm_convert::medical::nifti_header::{header_from_meta, write_header};
+    let d = tempfile::tempdir().unwrap();
+    let mut h = header_from_meta(None, Dtype::Int16, &[5, 4, 3], tgm::ByteOrder::Little).unwrap();
+    h.sform_code = 1;
+    h.srow_x = [1.0, 0.0, 0.0, 0.0];
+    h.srow_y = [0.0, 1.0, 0.0, 0.0];
+    h.srow_z = [0.0, 0.0, 1.0, 0.0];
+    let mut bytes = write_header(&h, &[]).unwrap();
+    for k in 0..3i16 {
+        for j in 0..4i16 {
+            for i in 0..5i16 {
+                bytes.extend((100 * k + 10 * j + i).to_le_bytes());
+            }
+        }
+    }
+    std::fs::write(d.path().join("v.nii"), bytes).unwrap();
+    let r = tgm_in(d.path(), &["convert-nifti", "v.nii", "-o", "v.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    // (panel, rows, cols, value at top-left) for each convention.
+    let cases = [
+        (
+            "radiological",
+            [
+                ("axial", 4, 5, 134.0),
+                ("coronal", 3, 5, 224.0),
+                ("sagittal", 3, 4, 232.0),
+            ],
+        ),
+        (
+            "neurological",
+            [
+                ("axial", 4, 5, 130.0),
+                ("coronal", 3, 5, 220.0),
+                ("sagittal", 3, 4, 232.0),
+            ],
+        ),
+    ];
+    for (conv, panels) in cases {
+        let o = format!("{conv}.png");
+        let r = tgm_in(d.path(), &["plot", "v.tgm", "--convention", conv, "-o", &o]);
+        assert!(r.ok, "{}", r.err);
+        let p = Png::read(&d.path().join(&o));
+        assert_eq!(p.range(), (0.0, 234.0));
+        for (i, (name, rows, cols, v)) in panels.into_iter().enumerate() {
+            assert!(p.panels()[i]["label"].as_str().unwrap().starts_with(name));
+            let want = expected(colorous::GREYS, (0.0, 234.0), v, true);
+            assert_eq!(p.cell(i, rows, cols, 0, 0), want, "{conv} {name}");
+        }
+    }
 }

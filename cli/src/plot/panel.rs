@@ -93,8 +93,11 @@ impl Panel {
             col_step = -col_step;
         }
         let (sv, sh) = o.spacing;
-        let name = o.name.map(|n| format!("{n} ")).unwrap_or_default();
         let at = plane.label(shape);
+        let label = match o.name {
+            Some(n) => format!("{n} {at}"),
+            None => format!("{at}  axis {r_axis} down, axis {c_axis} across"),
+        };
         Panel {
             layout: Layout::Grid {
                 base,
@@ -104,7 +107,7 @@ impl Panel {
                 col_step,
             },
             aspect: (cols as f64 * sh) / (rows as f64 * sv),
-            label: format!("{name}{at}").trim().to_string(),
+            label: label.trim().to_string(),
             edges: o.edges,
         }
     }
@@ -206,6 +209,7 @@ mod tests {
         let p = Panel::grid(&shape, &plane(), &t);
         assert_eq!(corners(&p), [3, 0, 5, 2]);
         assert!((p.aspect - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(p.label, "axis 1 down, axis 0 across");
     }
 
     #[test]
