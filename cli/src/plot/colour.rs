@@ -91,13 +91,23 @@ impl Range {
             let m = hi.max(-lo);
             (lo, hi) = (-m, m);
         }
-        if lo < hi && (hi - lo).is_finite() {
+        if lo < hi {
             return Range { lo, hi };
         }
         let d = if lo == 0.0 { 1.0 } else { lo.abs() / 2.0 };
+        let (a, b) = (lo - d, lo + d);
         Range {
-            lo: lo - d,
-            hi: lo + d,
+            lo: if a.is_finite() { a } else { lo },
+            hi: if b.is_finite() { b } else { lo },
+        }
+    }
+
+    /// Where `v` lies: 0 at `lo`, 1 at `hi`.
+    pub fn fraction(&self, v: f64) -> f64 {
+        match self.hi - self.lo {
+            span if span.is_finite() => (v - self.lo) / span,
+            // A span beyond f64 (data from −1e308 to 1e308): halves fit.
+            _ => (v / 2.0 - self.lo / 2.0) / (self.hi / 2.0 - self.lo / 2.0),
         }
     }
 
@@ -106,8 +116,7 @@ impl Range {
         if v.is_nan() {
             return None;
         }
-        let t = (v - self.lo) / (self.hi - self.lo);
-        let l = (t * LEVELS as f64).floor();
+        let l = (self.fraction(v) * LEVELS as f64).floor();
         Some(l.clamp(0.0, (LEVELS - 1) as f64) as usize)
     }
 

@@ -146,9 +146,8 @@ pub fn render(p: &Picture) -> Result<Vec<u8>, String> {
         c.fill(bar.x, bar.y + py, bar.w, 1, colour(level));
     }
     c.frame(bar.x, bar.y, bar.w, bar.h);
-    let span = p.range.hi - p.range.lo;
     for (v, label) in &ticks {
-        let t = ((v - p.range.lo) / span).clamp(0.0, 1.0);
+        let t = p.range.fraction(*v).clamp(0.0, 1.0);
         let y = bar.y + ((1.0 - t) * f64::from(bar.h - 1)).round() as u32;
         c.fill(bar.x + bar.w, y, 4, 1, super::canvas::BLACK);
         let ty = y.saturating_sub(SMALL as u32 / 2 + 1);
