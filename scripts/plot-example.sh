@@ -2,14 +2,19 @@
 # Makes docs/plot-t2m.png, the README's `tgm plot` picture: a synthetic
 # ERA5-like 2 m temperature on a 1.5° global grid (121 × 240, stored north
 # first as GRIB's regular_ll) with a band of missing values, imported with
-# `tgm import` and drawn with `tgm plot`. Needs python3 (no packages) and a
-# built tgm (TGM, default target/release/tgm, else target/debug/tgm).
+# `tgm import` and drawn with `tgm plot`. Needs python3 (no packages); uses
+# $TGM, else builds tgm (dev profile) and uses that. With --check, compares
+# the picture with the committed one instead of replacing it (CI runs this:
+# the same input gives the same bytes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${TGM:-}" ]; then
-    for TGM in target/release/tgm target/debug/tgm; do [ -x "$TGM" ] && break; done
+    cargo build -q -p tgm-cli
+    target_dir="$(cargo metadata --format-version 1 --no-deps |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    TGM="$target_dir/debug/tgm"
 fi
-[ -x "$TGM" ] || { echo "build tgm first (cargo build -p tgm-cli)" >&2; exit 1; }
+TGM="$(realpath "$TGM")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 python3 - "$work/t2m.npy" <<'PY'
@@ -37,7 +42,13 @@ PY
     --meta geography.latitudeOfFirstGridPointInDegrees=90 \
     --meta geography.latitudeOfLastGridPointInDegrees=-90 \
     --meta geography.iDirectionIncrementInDegrees=1.5 \
-    --meta geography.jDirectionIncrementInDegrees=1.5 >/dev/null
-( cd "$work" && "$OLDPWD/$TGM" plot t2m.tgm -o t2m.png )
-mv "$work/t2m.png" docs/plot-t2m.png
-echo "docs/plot-t2m.png: $(wc -c < docs/plot-t2m.png) bytes"
+    --meta geography.jDirectionIncrementInDegrees=1.5 >/dev/null 2>"$work/import.log" ||
+    { cat "$work/import.log" >&2; exit 1; }
+( cd "$work" && "$TGM" plot t2m.tgm -o t2m.png )
+if [ "${1:-}" = "--check" ]; then
+    cmp "$work/t2m.png" docs/plot-t2m.png
+    echo "docs/plot-t2m.png: reproduced byte for byte"
+else
+    mv "$work/t2m.png" docs/plot-t2m.png
+    echo "docs/plot-t2m.png: $(wc -c < docs/plot-t2m.png) bytes"
+fi
