@@ -442,3 +442,67 @@ fn a_converted_nifti_volume_faces_the_viewer_by_its_convention() {
         }
     }
 }
+
+#[test]
+fn a_variable_with_an_ascending_latitude_coordinate_is_turned_north_up() {
+    let d = tempfile::tempdir().unwrap();
+    let named = |name: &str, dims: &[&str], units: &str| {
+        let dims = Value::Array(dims.iter().map(|x| Value::from(*x)).collect());
+        let cf = Value::text_map([("units", Value::from(units))]);
+        entry(&[("name", Value::from(name)), ("dim_names", dims), ("cf", cf)])
+    };
+    // t[time, lat, lon] = latitude + 100, lat stored south first.
+    let lat = vec![-30.0, 0.0, 30.0];
+    let t: Vec<f64> = (0..2)
+        .flat_map(|_| lat.iter().flat_map(|l| [l + 100.0; 4]))
+        .collect();
+    write(
+        &d.path().join("nc.tgm"),
+        &[
+            (
+                vec![3],
+                lat.clone(),
+                named("lat", &["lat"], "degrees_north"),
+            ),
+            (vec![2, 3, 4], t, named("t", &["time", "lat", "lon"], "K")),
+        ],
+    );
+    let r = tgm_in(
+        d.path(),
+        &[
+            "plot", "nc.tgm", "--object", "1", "--slice", "0=1", "-o", "t.png",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let p = Png::read(&d.path().join("t.png"));
+    let e = |v| expected(colorous::VIRIDIS, (70.0, 130.0), v, false);
+    assert_eq!(p.cell(0, 3, 4, 0, 0), e(130.0), "north at the top");
+    assert_eq!(p.cell(0, 3, 4, 2, 3), e(70.0));
+    // Without latitude units the rows stay as stored.
+    let t: Vec<f64> = (0..2)
+        .flat_map(|_| lat.iter().flat_map(|l| [l + 100.0; 4]))
+        .collect();
+    write(
+        &d.path().join("plain.tgm"),
+        &[
+            (vec![3], lat, named("lat", &["lat"], "m")),
+            (vec![2, 3, 4], t, named("t", &["time", "lat", "lon"], "K")),
+        ],
+    );
+    let r = tgm_in(
+        d.path(),
+        &[
+            "plot",
+            "plain.tgm",
+            "--object",
+            "1",
+            "--slice",
+            "0=1",
+            "-o",
+            "p.png",
+        ],
+    );
+    assert!(r.ok, "{}", r.err);
+    let p = Png::read(&d.path().join("p.png"));
+    assert_eq!(p.cell(0, 3, 4, 0, 0), e(70.0), "stored order");
+}

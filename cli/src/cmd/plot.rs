@@ -12,12 +12,12 @@ use crate::fmt::{cell, shape_str};
 use crate::input::{finish_read, open_all_readable};
 use crate::output::{check_output, Sink};
 use crate::plot::colour::{short, Cmap, Range};
-use crate::plot::geo;
 use crate::plot::medical::{self, Convention};
 use crate::plot::panel::{Orientation, Panel};
 use crate::plot::render::{render, Picture};
 use crate::plot::slice::{planes, SliceArg};
 use crate::plot::values::Elements;
+use crate::plot::{coords, geo};
 use crate::where_clause::{SelectArgs, Selection};
 
 /// Arguments of `tgm plot`.
@@ -27,7 +27,9 @@ use crate::where_clause::{SelectArgs, Selection};
 message): a 2-D field as one panel, a 3-D or 4-D volume as three orthogonal slices through \
 its middle, side by side. GRIB fields (the `geography` of convert-grib) are drawn north up, \
 reduced Gaussian grids row by row on their latitudes; medical volumes (`geometry`) as axial, \
-coronal and sagittal planes in the --convention stated in the picture. NaN (and masked \
+coronal and sagittal planes in the --convention stated in the picture; variables whose \
+latitude coordinate (convert-netcdf's dim_names) runs south to north are turned north up. \
+NaN (and masked \
 values) are transparent. The default colour range is the object's finite minimum to maximum \
 (symmetric about 0 for rdbu-r); --range fixes it.\n\n\
 Examples:\n  tgm plot era5.tgm -w mars.param=2t -o t2m.png\n  \
@@ -95,6 +97,23 @@ pub fn run(a: Args, threads: usize) -> CliResult {
             None => keep[0],
         };
         let mut buf = Vec::new();
+        let mut north = None;
+        if let Some((axis, coord)) = coords::latitude_axis(&meta, &descs, target) {
+            f.decode_each_into(
+                mi,
+                threads,
+                |o| o == coord,
+                &mut buf,
+                |_, d, data| {
+                    // A coordinate that cannot be read leaves the rows as stored.
+                    if let Ok(lat) = Elements::new(d, data) {
+                        let n = lat.len();
+                        north = (n > 1).then(|| (axis, lat.get(0) < lat.get(n - 1)));
+                    }
+                    Ok(())
+                },
+            )?;
+        }
         f.decode_each_into(
             mi,
             threads,
@@ -108,7 +127,7 @@ pub fn run(a: Args, threads: usize) -> CliResult {
                     meta: &meta,
                     desc: d,
                 };
-                png = Some(picture(&a, &at, data, threads).map_err(|e| fail(mi, oi, e))?);
+                png = Some(picture(&a, &at, data, north, threads).map_err(|e| fail(mi, oi, e))?);
                 Ok(())
             },
         )?;
@@ -210,8 +229,15 @@ fn as_f64(v: Option<StatValue>) -> Option<f64> {
     }
 }
 
-/// The PNG of one decoded object.
-fn picture(a: &Args, at: &Where, data: &[u8], threads: usize) -> Result<Vec<u8>, String> {
+/// The PNG of one decoded object; `north` is its latitude axis and
+/// whether that axis runs south to north.
+fn picture(
+    a: &Args,
+    at: &Where,
+    data: &[u8],
+    north: Option<(usize, bool)>,
+    threads: usize,
+) -> Result<Vec<u8>, String> {
     let elements = Elements::new(at.desc, data)?;
     if elements.is_empty() {
         return Err(format!(
@@ -248,9 +274,17 @@ fn picture(a: &Args, at: &Where, data: &[u8], threads: usize) -> Result<Vec<u8>,
                 if o.is_some() {
                     convention = Some(a.convention);
                 }
-                let o = o.unwrap_or(Orientation {
-                    spacing: (1.0, 1.0),
-                    ..Default::default()
+                let o = o.unwrap_or(match north {
+                    Some((axis, south_first)) if axis == plane.rows => Orientation {
+                        flip_v: south_first,
+                        spacing: (1.0, 1.0),
+                        edges: Some(["", "", "N", "S"]),
+                        ..Default::default()
+                    },
+                    _ => Orientation {
+                        spacing: (1.0, 1.0),
+                        ..Default::default()
+                    },
                 });
                 Panel::grid(shape, plane, &o)
             })

@@ -4,6 +4,7 @@
 
 pub mod canvas;
 pub mod colour;
+pub mod coords;
 pub mod geo;
 pub mod medical;
 pub mod panel;

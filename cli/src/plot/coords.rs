@@ -1,0 +1,94 @@
+//! North up for gridded variables with a latitude coordinate (as
+//! `convert-netcdf` writes them): the object's `dim_names` name an axis
+//! whose 1-D coordinate object in the same message is latitude
+//! (`spec/plot.md` §3.1).
+
+use tgm::{GlobalMetadata, ObjectDescriptor};
+
+/// Units and standard name of a latitude coordinate (CF conventions).
+const LAT_UNITS: &[&str] = &[
+    "degrees_north",
+    "degree_north",
+    "degree_N",
+    "degrees_N",
+    "degreeN",
+    "degreesN",
+];
+
+/// Whether object `o` of a message is a latitude coordinate.
+fn is_latitude(meta: &GlobalMetadata, o: usize) -> bool {
+    let text = |map: &str, key: &str| meta.base.get(o)?.get(map)?.get(key)?.as_text();
+    ["cf", "attrs"].iter().any(|m| {
+        text(m, "standard_name") == Some("latitude")
+            || text(m, "units").is_some_and(|u| LAT_UNITS.contains(&u))
+    })
+}
+
+/// The axis of object `target` that is latitude and the object holding
+/// that coordinate: the axis's `dim_names` entry is the `name` of a 1-D
+/// object of the same length with latitude units or standard name.
+pub fn latitude_axis(
+    meta: &GlobalMetadata,
+    descs: &[ObjectDescriptor],
+    target: usize,
+) -> Option<(usize, usize)> {
+    let dims = meta.lookup(Some(target), "dim_names")?.as_array()?;
+    let shape = &descs.get(target)?.shape;
+    if dims.len() != shape.len() {
+        return None;
+    }
+    dims.iter().enumerate().find_map(|(axis, dim)| {
+        let dim = dim.as_text()?;
+        let coord = (0..descs.len()).find(|&o| {
+            o != target
+                && meta.base.get(o).and_then(|e| e.get("name")?.as_text()) == Some(dim)
+                && descs[o].shape == [shape[axis]]
+                && is_latitude(meta, o)
+        })?;
+        Some((axis, coord))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tgm::cbor::Value;
+    use tgm::Dtype;
+
+    fn entry(name: &str, dims: &[&str], units: Option<&str>) -> tgm::Map {
+        let mut e = tgm::Map::new();
+        e.insert("name".into(), Value::from(name));
+        e.insert(
+            "dim_names".into(),
+            Value::Array(dims.iter().map(|d| Value::from(*d)).collect()),
+        );
+        if let Some(u) = units {
+            e.insert("cf".into(), Value::text_map([("units", Value::from(u))]));
+        }
+        e
+    }
+
+    #[test]
+    fn the_latitude_axis_is_found_by_its_coordinate() {
+        let meta = GlobalMetadata::with_base(vec![
+            entry("lat", &["lat"], Some("degrees_north")),
+            entry("lon", &["lon"], Some("degrees_east")),
+            entry("t2m", &["time", "lat", "lon"], Some("K")),
+        ]);
+        let d = |s: &[u64]| ObjectDescriptor::new(Dtype::Float32, s.to_vec());
+        let descs = [d(&[3]), d(&[4]), d(&[2, 3, 4])];
+        assert_eq!(latitude_axis(&meta, &descs, 2), Some((1, 0)));
+        // A coordinate of another length, or without latitude units, is not one.
+        let descs = [d(&[5]), d(&[4]), d(&[2, 3, 4])];
+        assert_eq!(latitude_axis(&meta, &descs, 2), None);
+        let meta = GlobalMetadata::with_base(vec![
+            entry("lat", &["lat"], None),
+            entry("lon", &["lon"], None),
+            entry("t2m", &["time", "lat", "lon"], None),
+        ]);
+        assert_eq!(
+            latitude_axis(&meta, &[d(&[3]), d(&[4]), d(&[2, 3, 4])], 2),
+            None
+        );
+    }
+}
