@@ -1061,3 +1061,34 @@ fn to_netcdf_writes_only_the_variables_objects_selects() {
     assert!(!ok && err.contains("no object matches"), "{err}");
     assert!(!none.exists());
 }
+
+#[test]
+fn plot_turns_a_south_first_latitude_north_up() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("south.nc");
+    {
+        let mut f = netcdf::create(&nc).unwrap();
+        f.add_dimension("lat", 3).unwrap();
+        f.add_dimension("lon", 4).unwrap();
+        let mut v = f.add_variable::<f32>("lat", &["lat"]).unwrap();
+        v.put_attribute("units", "degrees_north").unwrap();
+        v.put_values(&[-30.0f32, 0.0, 30.0], ..).unwrap();
+        let mut v = f.add_variable::<f32>("t", &["lat", "lon"]).unwrap();
+        let t: Vec<f32> = [70.0f32, 100.0, 130.0]
+            .iter()
+            .flat_map(|&x| [x; 4])
+            .collect();
+        v.put_values(&t, ..).unwrap();
+    }
+    let arch = dir.path().join("south.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&nc), "-o", s(&arch)]);
+    assert!(ok, "{err}");
+    let png = dir.path().join("t.png");
+    let (ok, err) = tgm(&["plot", s(&arch), "--objects", "name=t", "-o", s(&png)]);
+    assert!(ok, "{err}");
+    let p = common::Png::read(&png);
+    let e = |v| common::expected(colorous::VIRIDIS, (70.0, 130.0), v, false);
+    assert_eq!(p.cell(0, 3, 4, 0, 1), e(130.0), "north at the top");
+    assert_eq!(p.cell(0, 3, 4, 2, 1), e(70.0));
+}
