@@ -292,9 +292,19 @@ fn a_medical_volume_states_its_convention() {
     );
     let v: Vec<f64> = (0..3 * 4 * 5).map(f64::from).collect();
     let geometry = Value::text_map([("affine_lps", affine), ("modality", Value::from("MR"))]);
+    let attributes = Value::text_map([("SeriesDescription", Value::from("T1 axial"))]);
+    let dicom = Value::text_map([("attributes", attributes)]);
     write(
         &d.path().join("m.tgm"),
-        &[(vec![3, 4, 5], v, entry(&[("geometry", geometry)]))],
+        &[(
+            vec![3, 4, 5],
+            v,
+            entry(&[
+                ("name", Value::from("brain")),
+                ("geometry", geometry),
+                ("dicom", dicom),
+            ]),
+        )],
     );
     for (conv, first_col) in [("radiological", 4u64), ("neurological", 0)] {
         let o = format!("{conv}.png");
@@ -302,7 +312,7 @@ fn a_medical_volume_states_its_convention() {
         assert!(r.ok, "{}", r.err);
         let p = Png::read(&d.path().join(&o));
         assert!(p.chunk("Title").contains(&format!("{conv} convention")));
-        assert!(p.chunk("Title").contains("MR"));
+        assert!(p.chunk("Title").starts_with("brain, T1 axial, MR |"));
         assert_eq!(p.chunk("tgm-cmap"), "greys");
         let labels: Vec<String> = p.panels().iter().map(|q| q["label"].to_string()).collect();
         assert!(labels[0].contains("axial"), "{labels:?}");

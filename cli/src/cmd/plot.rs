@@ -192,6 +192,12 @@ impl Where<'_> {
                 parts.push(format!("{what}{v}"));
             }
         }
+        if let Some(d) = self
+            .text("dicom.attributes.SeriesDescription")
+            .filter(|d| Some(d) != name.as_ref())
+        {
+            parts.push(d);
+        }
         if let Some(m) = first(&["dicom.attributes.Modality", "geometry.modality"]) {
             parts.push(m);
         }
