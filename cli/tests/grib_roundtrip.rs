@@ -1303,3 +1303,32 @@ fn to_grib_writes_only_the_fields_objects_selects() {
     assert!(!ok && err.contains("no object matches"), "{err}");
     assert!(!none.exists());
 }
+
+#[test]
+fn plot_shows_bitmap_missing_points_as_transparent() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = generate(
+        dir.path(),
+        "ll.grib",
+        "regular_ll_sfc_grib2",
+        &regular_rules(),
+    );
+    let t = dir.path().join("ll.tgm");
+    let (ok, _, err) = tgm(&["convert-grib", s(&src), "-o", s(&t)]);
+    assert!(ok, "{err}");
+    let png = dir.path().join("u.png");
+    let (ok, _, err) = tgm(&["plot", s(&t), "--objects", "mars.param=165", "-o", s(&png)]);
+    assert!(ok, "{err}");
+    let p = common::Png::read(&png);
+    // 31 rows of 16 points, north first; every fifth point is missing.
+    let values = &eccodes_values(&src)[2];
+    for (r, c) in [(0u64, 0u64), (0, 1), (0, 5), (1, 4), (30, 15)] {
+        let missing = values[(r * 16 + c) as usize].is_nan();
+        assert_eq!(missing, (r * 16 + c) % 5 == 0);
+        let alpha = p.cell(0, 31, 16, r, c)[3];
+        assert_eq!(alpha, if missing { 0 } else { 255 }, "point ({r}, {c})");
+    }
+}
