@@ -1266,21 +1266,22 @@ fn plots_are_north_up_whatever_the_scanning_and_gaussian_rows_on_their_latitudes
     }
 }
 
+/// The three regular fields of [`regular_rules`] as GRIB2 and converted.
+fn converted_regular(dir: &Path) -> (PathBuf, PathBuf) {
+    let src = generate(dir, "ll.grib", "regular_ll_sfc_grib2", &regular_rules());
+    let t = dir.join("ll.tgm");
+    let (ok, _, err) = tgm(&["convert-grib", s(&src), "-o", s(&t)]);
+    assert!(ok, "{err}");
+    (src, t)
+}
+
 #[test]
 fn to_grib_writes_only_the_fields_objects_selects() {
     if !eccodes_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let src = generate(
-        dir.path(),
-        "ll.grib",
-        "regular_ll_sfc_grib2",
-        &regular_rules(),
-    );
-    let t = dir.path().join("ll.tgm");
-    let (ok, _, err) = tgm(&["convert-grib", s(&src), "-o", s(&t)]);
-    assert!(ok, "{err}");
+    let (src, t) = converted_regular(dir.path());
     let one = dir.path().join("one.grib");
     let (ok, _, err) = tgm(&[
         "to-grib",
@@ -1310,15 +1311,7 @@ fn plot_shows_bitmap_missing_points_as_transparent() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let src = generate(
-        dir.path(),
-        "ll.grib",
-        "regular_ll_sfc_grib2",
-        &regular_rules(),
-    );
-    let t = dir.path().join("ll.tgm");
-    let (ok, _, err) = tgm(&["convert-grib", s(&src), "-o", s(&t)]);
-    assert!(ok, "{err}");
+    let (src, t) = converted_regular(dir.path());
     let png = dir.path().join("u.png");
     let (ok, _, err) = tgm(&["plot", s(&t), "--objects", "mars.param=165", "-o", s(&png)]);
     assert!(ok, "{err}");
