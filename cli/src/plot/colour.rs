@@ -18,7 +18,7 @@ pub enum Cmap {
     Cividis,
     /// Perceptually uniform, black to light yellow.
     Magma,
-    /// White to black, reversed: black low, white high.
+    /// Black (low) to white (high).
     Greys,
     /// Diverging, blue (low) through white to red (high): ColorBrewer RdBu reversed.
     RdbuR,
