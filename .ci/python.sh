@@ -24,7 +24,14 @@ fi
 "$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0"
 
 step "python: build and install (pip install ./python)"
+# The GRIB and NetCDF converters need ecCodes and netCDF-C (.ci/weather.sh
+# installs them); without them the wheel has neither and their tests skip.
+if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
+    export MATURIN_PEP517_ARGS="--features grib,netcdf"
+fi
+echo "wheel features: ${MATURIN_PEP517_ARGS:-default}"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
+unset MATURIN_PEP517_ARGS
 
 step "python: the tgm binary (test_validate.py compares its reports; the weather-archive tests need grib and netcdf)"
 bin_dir="${CARGO_TARGET_DIR:-$PWD/target}/release"

@@ -27,6 +27,14 @@ from ._api import (
     validate_file,
 )
 from ._file import AsyncTensogramFile, TensogramFile, TensogramFileIter
+from ._doctor import doctor
+from ._converters import convert_grib, convert_grib_buffer, convert_netcdf, to_grib, to_netcdf
+from ._converters import has as _has_converter
+
+#: Whether the GRIB and NetCDF converters are built in (cargo features
+#: ``grib`` and ``netcdf``); the reference's names.
+__has_grib__ = _has_converter("grib")
+__has_netcdf__ = _has_converter("netcdf")
 
 #: Wire-format version read and written.
 WIRE_VERSION = 3
@@ -44,16 +52,22 @@ __all__ = [
     "AsyncTensogramFile",
     "compute_hash",
     "compute_packing_params",
+    "convert_grib",
+    "convert_grib_buffer",
+    "convert_netcdf",
     "decode",
     "decode_descriptors",
     "decode_metadata",
     "decode_object",
     "decode_range",
     "decode_with_masks",
+    "doctor",
     "encode",
     "encode_pre_encoded",
     "iter_messages",
     "scan",
+    "to_grib",
+    "to_netcdf",
     "validate",
     "validate_file",
     *_error_names,
