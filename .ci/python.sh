@@ -21,13 +21,16 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0"
+"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0" \
+    fsspec nibabel pydicom
 
 step "python: build and install (pip install ./python)"
-# The GRIB and NetCDF converters need ecCodes and netCDF-C (.ci/weather.sh
-# installs them); without them the wheel has neither and their tests skip.
+# The converters: NIfTI and DICOM need no system library; GRIB and NetCDF
+# need ecCodes and netCDF-C (.ci/weather.sh installs them), without which
+# their tests skip.
+export MATURIN_PEP517_ARGS="--features nifti,dicom"
 if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
-    export MATURIN_PEP517_ARGS="--features grib,netcdf"
+    export MATURIN_PEP517_ARGS="--features grib,netcdf,nifti,dicom"
 fi
 echo "wheel features: ${MATURIN_PEP517_ARGS:-default}"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python

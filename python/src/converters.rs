@@ -1,5 +1,6 @@
 //! The converters of `tgm-convert` (GRIB through ecCodes, NetCDF through
-//! netCDF-C), called in process with the command line's options. Each is
+//! netCDF-C, NIfTI, DICOM), called in process with the command line's
+//! options. Each is
 //! behind the cargo feature of the same name (`python/Cargo.toml`); the
 //! Python layer (`tgm/_converters.py`) raises an error naming the feature
 //! when a function is absent from this module.
@@ -16,6 +17,14 @@ pub fn features() -> Vec<(&'static str, Option<Backend>)> {
         (
             "netcdf",
             cfg!(feature = "netcdf").then_some(("netCDF-C", "ffi")),
+        ),
+        (
+            "nifti",
+            cfg!(feature = "nifti").then_some(("nifti", "pure-rust")),
+        ),
+        (
+            "dicom",
+            cfg!(feature = "dicom").then_some(("dicom-rs", "pure-rust")),
         ),
     ]
 }
@@ -37,13 +46,28 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(netcdf::convert_netcdf, m)?)?;
         m.add_function(wrap_pyfunction!(netcdf::to_netcdf, m)?)?;
     }
+    #[cfg(feature = "nifti")]
+    {
+        m.add_function(wrap_pyfunction!(nifti::convert_nifti, m)?)?;
+        m.add_function(wrap_pyfunction!(nifti::to_nifti, m)?)?;
+    }
+    #[cfg(feature = "dicom")]
+    {
+        m.add_function(wrap_pyfunction!(dicom::convert_dicom, m)?)?;
+        m.add_function(wrap_pyfunction!(dicom::to_dicom, m)?)?;
+    }
     let _ = m;
     Ok(())
 }
 
 /// A converter's failure as a `ValueError` of the tgm hierarchy (an
 /// `InvalidInput` error of the library, whose text is the converter's).
-#[cfg(any(feature = "grib", feature = "netcdf"))]
+#[cfg(any(
+    feature = "grib",
+    feature = "netcdf",
+    feature = "nifti",
+    feature = "dicom"
+))]
 fn failed(py: Python<'_>, e: impl std::fmt::Display) -> PyErr {
     crate::convert::py_err(
         py,
@@ -71,7 +95,7 @@ fn decode_all(py: Python<'_>, messages: &[Vec<u8>]) -> PyResult<Vec<tgm::Decoded
 }
 
 /// `PyBytes` of each encoded message.
-#[cfg(any(feature = "grib", feature = "netcdf"))]
+#[cfg(any(feature = "grib", feature = "netcdf", feature = "dicom"))]
 fn bytes_list(py: Python<'_>, messages: Vec<Vec<u8>>) -> Vec<Py<pyo3::types::PyBytes>> {
     messages
         .iter()
@@ -316,5 +340,201 @@ mod netcdf {
         let decoded = decode_all(py, &messages)?;
         py.allow_threads(|| write_netcdf(&decoded, &path))
             .map_err(|e| failed(py, e))
+    }
+}
+
+/// The medical converters' lossless pipeline choice.
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+fn medical_pipeline(
+    py: Python<'_>,
+    compression: &str,
+    level: Option<i64>,
+) -> PyResult<tgm_convert::medical::pipeline::PipelineArgs> {
+    use tgm_convert::medical::pipeline::{Compression, PipelineArgs};
+    let compression = match compression {
+        "none" => Compression::None,
+        "zstd" => Compression::Zstd,
+        "szip" => Compression::Szip,
+        other => return Err(failed(py, format!("unknown compression {other:?}"))),
+    };
+    Ok(PipelineArgs { compression, level })
+}
+
+#[cfg(feature = "nifti")]
+mod nifti {
+    use std::path::PathBuf;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use tgm_convert::medical::nifti::{
+        nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
+    };
+    use tgm_convert::medical::pipeline::encode_options;
+    use tgm_convert::medical::ObjectPick;
+
+    use super::{failed, medical_pipeline};
+
+    /// NIfTI-1/2 volumes (and an optional mask on the first one's grid) →
+    /// one encoded message, one object per input (`tgm convert-nifti`).
+    #[pyfunction]
+    pub fn convert_nifti(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        mask: Option<PathBuf>,
+        byte_order: &str,
+        compression: &str,
+        level: Option<i64>,
+        max_decoded_bytes: Option<u64>,
+    ) -> PyResult<Py<PyBytes>> {
+        let order = match byte_order {
+            "keep" => ByteOrderChoice::Keep,
+            "little" => ByteOrderChoice::Little,
+            "big" => ByteOrderChoice::Big,
+            other => return Err(failed(py, format!("unknown byte_order {other:?}"))),
+        };
+        let pipeline = medical_pipeline(py, compression, level)?;
+        let msg = py
+            .allow_threads(|| -> Result<Vec<u8>, String> {
+                let (objects, meta) =
+                    nifti_to_objects(&paths, mask.as_deref(), &pipeline, order, max_decoded_bytes)
+                        .map_err(|e| e.to_string())?;
+                let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+                tgm::encode(&meta, &refs, &encode_options()).map_err(|e| e.to_string())
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(PyBytes::new(py, &msg).unbind())
+    }
+
+    /// Object `object` of message `message` of the `.tgm` file `input` →
+    /// NIfTI bytes (`tgm to-nifti`; NIfTI-2 with `nifti2`, else only when
+    /// needed).
+    #[pyfunction]
+    pub fn to_nifti(
+        py: Python<'_>,
+        input: PathBuf,
+        message: usize,
+        object: usize,
+        nifti2: bool,
+    ) -> PyResult<Py<PyBytes>> {
+        let pick = ObjectPick {
+            input,
+            message,
+            object,
+        };
+        let version = if nifti2 {
+            Version::Nifti2
+        } else {
+            Version::Auto
+        };
+        let nii = py
+            .allow_threads(|| -> Result<Vec<u8>, String> {
+                let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
+                object_to_nifti(&d, &data, &entry, version)
+                    .map_err(|e| format!("{}: {e}", pick.describe()))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(PyBytes::new(py, &nii).unbind())
+    }
+}
+
+#[cfg(feature = "dicom")]
+mod dicom {
+    use std::path::PathBuf;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use tgm_convert::medical::deid::Deidentify;
+    use tgm_convert::medical::deid_profile::RetainOptions;
+    use tgm_convert::medical::deid_uid::UidKey;
+    use tgm_convert::medical::dicom::dicom_to_messages;
+    use tgm_convert::medical::dicom_write::object_to_dicom;
+    use tgm_convert::medical::pipeline::encode_options;
+    use tgm_convert::medical::ObjectPick;
+
+    use super::{bytes_list, failed, medical_pipeline};
+
+    /// De-identification as `tgm convert-dicom --deidentify` takes it:
+    /// the four retain options, the UID key file (else a random key) and
+    /// whether burned-in annotations are allowed.
+    type Deid = (bool, bool, bool, bool, Option<PathBuf>, bool);
+
+    fn deidentify(d: Deid) -> Result<Deidentify, String> {
+        let (patient, dates, device, institution, key, allow_burned_in) = d;
+        let key = match key {
+            Some(p) => UidKey::from_file(&p),
+            None => UidKey::random(),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Deidentify {
+            retain: RetainOptions {
+                retain_patient_characteristics: patient,
+                retain_full_dates: dates,
+                retain_device_identity: device,
+                retain_institution_identity: institution,
+            },
+            key,
+            allow_burned_in,
+        })
+    }
+
+    /// DICOM files and directories → one encoded message per series
+    /// (`tgm convert-dicom`), and the files left out with the reason.
+    #[pyfunction]
+    #[allow(clippy::type_complexity)]
+    pub fn convert_dicom(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        recursive: bool,
+        deid: Option<Deid>,
+        compression: &str,
+        level: Option<i64>,
+    ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
+        let pipeline = medical_pipeline(py, compression, level)?;
+        let (encoded, skipped) = py
+            .allow_threads(|| -> Result<_, String> {
+                let deid = deid.map(deidentify).transpose()?;
+                let conv = dicom_to_messages(&paths, recursive, &pipeline, deid.as_ref())
+                    .map_err(|e| e.to_string())?;
+                let mut out = Vec::with_capacity(conv.messages.len());
+                for (objects, meta) in &conv.messages {
+                    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+                    out.push(
+                        tgm::encode(meta, &refs, &encode_options()).map_err(|e| e.to_string())?,
+                    );
+                }
+                let skipped = conv
+                    .skipped
+                    .iter()
+                    .map(|s| (s.path.display().to_string(), s.reason.to_string()))
+                    .collect::<Vec<_>>();
+                Ok((out, skipped))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok((bytes_list(py, encoded), skipped))
+    }
+
+    /// Object `object` of message `message` of the `.tgm` file `input` →
+    /// the bytes of each DICOM slice file (`tgm to-dicom`).
+    #[pyfunction]
+    pub fn to_dicom(
+        py: Python<'_>,
+        input: PathBuf,
+        message: usize,
+        object: usize,
+    ) -> PyResult<Vec<Py<PyBytes>>> {
+        let pick = ObjectPick {
+            input,
+            message,
+            object,
+        };
+        let files = py
+            .allow_threads(|| -> Result<Vec<Vec<u8>>, String> {
+                let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
+                object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", pick.describe()))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(bytes_list(py, files))
     }
 }

@@ -17,12 +17,19 @@ from conftest import eccodes_values
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GRIB = ROOT / "fuzz" / "corpus" / "weather_grib_scan"
 NETCDF = ROOT / "fuzz" / "corpus" / "weather_netcdf_classic"
+NIFTI = ROOT / "fuzz" / "corpus" / "medical_nifti"
 
 needs_grib = pytest.mark.skipif(
     not tgm.__has_grib__, reason="built without the 'grib' feature (needs libeccodes-dev)"
 )
 needs_netcdf = pytest.mark.skipif(
     not tgm.__has_netcdf__, reason="built without the 'netcdf' feature (needs libnetcdf-dev)"
+)
+needs_dicom = pytest.mark.skipif(
+    not _converters.has("dicom"), reason="built without the 'dicom' feature"
+)
+needs_nifti = pytest.mark.skipif(
+    not _converters.has("nifti"), reason="built without the 'nifti' feature"
 )
 
 
@@ -123,8 +130,71 @@ def test_netcdf_round_trips_and_never_replaces_a_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["back.nc"]
 
 
+@needs_nifti
+def test_nifti_round_trips_and_matches_nibabel(tmp_path):
+    msg = tgm.convert_nifti(NIFTI / "plain.nii", compression="none")
+    (arr,) = values([msg])
+    zipped = tgm.convert_nifti(str(NIFTI / "plain.nii"), compression="zstd", level=5)
+    assert tgm.decode(zipped).objects[0][0].compression == "zstd"
+    np.testing.assert_array_equal(values([zipped])[0], arr)
+    archive = tmp_path / "v.tgm"
+    archive.write_bytes(msg)
+    for name in ("back.nii", "back.nii.gz"):
+        tgm.to_nifti(archive, tmp_path / name)
+        np.testing.assert_array_equal(values([tgm.convert_nifti(tmp_path / name)])[0], arr)
+    assert (tmp_path / "back.nii.gz").read_bytes()[:2] == b"\x1f\x8b"
+    before = (tmp_path / "back.nii").read_bytes()
+    with pytest.raises(FileExistsError):
+        tgm.to_nifti(archive, tmp_path / "back.nii")
+    with pytest.raises(ValueError, match="object 3"):
+        tgm.to_nifti(archive, tmp_path / "other.nii", object=3)
+    assert (tmp_path / "back.nii").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back.nii", "back.nii.gz", "v.tgm"]
+    with pytest.raises(ValueError, match="unknown compression 'lz4'"):
+        tgm.convert_nifti(NIFTI / "plain.nii", compression="lz4")
+    with pytest.raises(ValueError):
+        tgm.convert_nifti(GRIB / "grib2.grib")
+    nib = pytest.importorskip("nibabel")
+    # The object's shape is NIfTI's dims reversed (C order of the same voxels).
+    want = np.asarray(nib.load(str(NIFTI / "plain.nii")).dataobj.get_unscaled()).T
+    assert arr.shape == want.shape
+    np.testing.assert_array_equal(arr, want)
+
+
+@needs_dicom
+def test_dicom_series_round_trips_to_pydicom_pixels(tmp_path):
+    pydicom = pytest.importorskip("pydicom")
+    from pydicom.data import get_testdata_file
+
+    src = get_testdata_file("CT_small.dcm")
+    want = pydicom.dcmread(src).pixel_array
+    (msg,) = tgm.convert_dicom(src)
+    (arr,) = values([msg])
+    assert arr.shape == (1, *want.shape)
+    np.testing.assert_array_equal(arr[0], want)
+    (anon,) = tgm.convert_dicom(src, deidentify=True, compression="none")
+    np.testing.assert_array_equal(values([anon])[0], arr)
+    assert "CompressedSamples" in repr(tgm.decode_metadata(msg).base)
+    assert "CompressedSamples" not in repr(tgm.decode_metadata(anon).base)
+    archive = tmp_path / "ct.tgm"
+    archive.write_bytes(msg)
+    out = tmp_path / "slices"
+    (slice0,) = tgm.to_dicom(archive, out)
+    np.testing.assert_array_equal(pydicom.dcmread(slice0).pixel_array, want)
+    before = pathlib.Path(slice0).read_bytes()
+    with pytest.raises(FileExistsError):
+        tgm.to_dicom(archive, out)
+    assert pathlib.Path(slice0).read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["slice_00000.dcm"]
+    with pytest.raises(ValueError, match="deidentify=True"):
+        tgm.convert_dicom(src, retain_full_dates=True)
+    with pytest.raises(ValueError):
+        tgm.convert_dicom(GRIB / "grib2.grib")
+
+
 def test_a_converter_not_built_in_names_its_feature(monkeypatch):
-    for name in ("convert_grib", "to_grib", "convert_netcdf", "to_netcdf"):
+    names = ["convert_grib", "to_grib", "convert_netcdf", "to_netcdf", "convert_nifti"]
+    for name in names + ["to_nifti", "convert_dicom", "to_dicom"]:
         monkeypatch.delattr(_converters._native, name, raising=False)
     with pytest.raises(RuntimeError, match="without GRIB support.*feature 'grib'"):
         tgm.convert_grib("x.grib")
@@ -136,3 +206,11 @@ def test_a_converter_not_built_in_names_its_feature(monkeypatch):
         tgm.convert_netcdf("x.nc")
     with pytest.raises(RuntimeError, match="without NetCDF support"):
         tgm.to_netcdf([b""], "x.nc")
+    with pytest.raises(RuntimeError, match="without NIfTI support.*feature 'nifti'"):
+        tgm.convert_nifti("x.nii")
+    with pytest.raises(RuntimeError, match="without NIfTI support"):
+        tgm.to_nifti("x.tgm", "x.nii")
+    with pytest.raises(RuntimeError, match="without DICOM support.*feature 'dicom'"):
+        tgm.convert_dicom("x.dcm")
+    with pytest.raises(RuntimeError, match="without DICOM support"):
+        tgm.to_dicom("x.tgm", "out")

@@ -15,7 +15,7 @@ def test_report_lists_the_wheels_features_and_round_trips():
     }
     assert rows["remote"]["state"] == ("on" if tgm._native.remote_enabled() else "off")
     assert rows["blosc2"] == {"name": "blosc2", "kind": "compression", "state": "off"}
-    for name in ("grib", "netcdf"):
+    for name in ("grib", "netcdf", "nifti", "dicom"):
         assert rows[name]["kind"] == "converter"
     outcomes = {t["label"].split()[-1]: t["outcome"] for t in r["self_test"]}
     assert outcomes["none/none/none"] == "ok"

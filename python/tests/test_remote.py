@@ -241,6 +241,8 @@ def test_file_objects_are_read_by_ranges():
     np.testing.assert_array_equal(f.file_decode_object(1, 0)["data"], arrays[1])
     assert src.bytes_read < len(data) // 2
     np.testing.assert_array_equal(f.file_decode_range(3, 0, [(5, 2)])[0], arrays[3][5:7])
+    with pytest.raises(TypeError, match="storage_options"):
+        tgm.TensogramFile.open_remote(io.BytesIO(data), {"timeout": "1s"})
 
 
 def test_a_file_object_cut_short_keeps_its_complete_messages():

@@ -28,7 +28,17 @@ from ._api import (
 )
 from ._file import AsyncTensogramFile, TensogramFile, TensogramFileIter
 from ._doctor import doctor
-from ._converters import convert_grib, convert_grib_buffer, convert_netcdf, to_grib, to_netcdf
+from ._converters import (
+    convert_grib,
+    convert_dicom,
+    convert_grib_buffer,
+    convert_netcdf,
+    convert_nifti,
+    to_dicom,
+    to_grib,
+    to_netcdf,
+    to_nifti,
+)
 from ._converters import has as _has_converter
 
 #: Whether the GRIB and NetCDF converters are built in (cargo features
@@ -52,9 +62,11 @@ __all__ = [
     "AsyncTensogramFile",
     "compute_hash",
     "compute_packing_params",
+    "convert_dicom",
     "convert_grib",
     "convert_grib_buffer",
     "convert_netcdf",
+    "convert_nifti",
     "decode",
     "decode_descriptors",
     "decode_metadata",
@@ -66,8 +78,10 @@ __all__ = [
     "encode_pre_encoded",
     "iter_messages",
     "scan",
+    "to_dicom",
     "to_grib",
     "to_netcdf",
+    "to_nifti",
     "validate",
     "validate_file",
     *_error_names,

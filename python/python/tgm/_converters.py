@@ -1,6 +1,7 @@
-"""GRIB and NetCDF to and from Tensogram, in process (the ``tgm-convert``
-crate; ``tgm convert-grib``, ``to-grib``, ``convert-netcdf``,
-``to-netcdf``).
+"""GRIB, NetCDF, NIfTI and DICOM to and from Tensogram, in process (the
+``tgm-convert`` crate; ``tgm convert-grib``, ``to-grib``,
+``convert-netcdf``, ``to-netcdf``, ``convert-nifti``, ``to-nifti``,
+``convert-dicom``, ``to-dicom``).
 
 The keyword arguments are the command line's options (``split``,
 ``all_keys``, ``encoding``, ``bits``, ``filter``, ``compression``,
@@ -10,11 +11,12 @@ and the reference package's names are accepted too (``grouping``,
 Defaults are the reference's: raw float64 (``encoding="none"``), no
 compression.
 
-Each converter needs a system library and is built only with its cargo
-feature (``grib``: ecCodes; ``netcdf``: netCDF-C); without it the function
+Each converter is built only with its cargo feature (``grib``: ecCodes;
+``netcdf``: netCDF-C; ``nifti``, ``dicom``: none); without it the function
 raises ``RuntimeError`` naming the feature.
 """
 
+import gzip
 import os
 import tempfile
 import warnings
@@ -24,6 +26,8 @@ from . import _native
 _FEATURE = {
     "grib": ("GRIB", "ecCodes (Debian libeccodes-dev)"),
     "netcdf": ("NetCDF", "netCDF-C (Debian libnetcdf-dev)"),
+    "nifti": ("NIfTI", "no system library"),
+    "dicom": ("DICOM", "no system library"),
 }
 
 
@@ -213,6 +217,56 @@ def convert_netcdf(
     return messages
 
 
+def _write_new(path, force, write):
+    """Runs ``write(tmp)`` on a fresh name beside ``path`` and renames it
+    into place; an existing ``path`` is refused unless ``force``."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not force:
+        raise FileExistsError(17, "File exists (pass force=True to replace it)", path)
+    fd, tmp = tempfile.mkstemp(suffix=".part", dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
+    os.unlink(tmp)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def convert_nifti(
+    path, *, mask=None, byte_order="keep", compression="zstd", level=None, max_decoded_bytes=None
+):
+    """NIfTI-1/2 volume(s) (``.nii`` or ``.nii.gz``) → one message (``bytes``)
+    with one object per input, and ``mask`` (a segmentation on the first
+    input's grid) as a further object. ``compression`` is ``zstd`` (after a
+    byte shuffle; the default), ``szip`` (integers) or ``none``; every
+    choice is lossless. ``byte_order``: ``keep``, ``little`` or ``big``."""
+    fn = _native_fn("nifti", "convert_nifti")
+    _choice("byte_order", byte_order, ("keep", "little", "big"))
+    _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
+    if mask is not None:
+        mask = _paths(mask)[0]
+    return fn(_paths(path), mask, byte_order, compression, level, max_decoded_bytes)
+
+
+def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False):
+    """Object ``object`` of message ``message`` of the ``.tgm`` file
+    ``input`` → a NIfTI file at ``output`` (gzip-compressed when it ends in
+    ``.gz``; NIfTI-2 with ``nifti2``, else only when a dimension needs it).
+    An existing ``output`` is refused unless ``force``."""
+    fn = _native_fn("nifti", "to_nifti")
+    nii = fn(_paths(input)[0], int(message), int(object), bool(nifti2))
+    if os.fspath(output).endswith(".gz"):
+        nii = gzip.compress(nii)
+
+    def write(tmp):
+        with open(tmp, "xb") as fh:
+            fh.write(nii)
+
+    _write_new(output, force, write)
+
+
 def to_netcdf(messages, path, *, force=False):
     """Messages written by :func:`convert_netcdf` → one NetCDF-4 file at
     ``path``. The file is written beside ``path`` and renamed into place
@@ -221,15 +275,75 @@ def to_netcdf(messages, path, *, force=False):
     messages = [bytes(m) for m in messages]
     if not messages:
         raise ValueError("no messages to write")
-    path = os.fspath(path)
-    if os.path.exists(path) and not force:
-        raise FileExistsError(17, "File exists (pass force=True to replace it)", path)
-    fd, tmp = tempfile.mkstemp(suffix=".nc", dir=os.path.dirname(os.path.abspath(path)))
-    os.close(fd)
-    os.unlink(tmp)
+    _write_new(path, force, lambda tmp: fn(messages, tmp))
+
+
+def convert_dicom(
+    path,
+    *,
+    recursive=False,
+    deidentify=False,
+    retain_patient_characteristics=False,
+    retain_full_dates=False,
+    retain_device_identity=False,
+    retain_institution_identity=False,
+    deid_key=None,
+    allow_burned_in=False,
+    compression="zstd",
+    level=None,
+):
+    """DICOM file(s) and directories (``recursive`` descends) →
+    ``list[bytes]``, one message per series. ``deidentify=True`` applies
+    the PS3.15 basic profile (the ``retain_*`` options keep what they name;
+    ``deid_key`` is a key file for reproducible UIDs, else a random key).
+    Files left out are named in a ``UserWarning`` each. ``compression`` as
+    for :func:`convert_nifti`."""
+    fn = _native_fn("dicom", "convert_dicom")
+    _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
+    retain = (
+        retain_patient_characteristics,
+        retain_full_dates,
+        retain_device_identity,
+        retain_institution_identity,
+    )
+    if not deidentify and (any(retain) or deid_key is not None or allow_burned_in):
+        raise ValueError("the retain_*, deid_key and allow_burned_in options need deidentify=True")
+    deid = None
+    if deidentify:
+        key = None if deid_key is None else _paths(deid_key)[0]
+        deid = (*(bool(r) for r in retain), key, bool(allow_burned_in))
+    messages, skipped = fn(_paths(path), bool(recursive), deid, compression, level)
+    for p, why in skipped:
+        warnings.warn(f"{p}: left out: {why}", UserWarning, stacklevel=2)
+    return messages
+
+
+def to_dicom(input, output_dir, *, message=0, object=0, force=False):
+    """Object ``object`` of message ``message`` of the ``.tgm`` file
+    ``input`` (a series written by :func:`convert_dicom`) → slice files
+    ``slice_NNNNN.dcm`` in ``output_dir`` (created if missing) → their
+    paths. Every slice is written before any is renamed into place;
+    existing slice files are refused unless ``force``."""
+    fn = _native_fn("dicom", "to_dicom")
+    files = fn(_paths(input)[0], int(message), int(object))
+    output_dir = os.fspath(output_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    targets = [os.path.join(output_dir, f"slice_{i:05}.dcm") for i in range(len(files))]
+    if not force:
+        for t in targets:
+            if os.path.exists(t):
+                raise FileExistsError(17, "File exists (pass force=True to replace it)", t)
+    tmps = []
     try:
-        fn(messages, tmp)
-        os.replace(tmp, path)
+        for data in files:
+            fd, tmp = tempfile.mkstemp(suffix=".part", dir=output_dir)
+            tmps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+        for tmp, target in zip(tmps, targets):
+            os.replace(tmp, target)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return targets

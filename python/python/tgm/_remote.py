@@ -55,6 +55,8 @@ def storage_pairs(storage_options):
 
 def _open_native(source, storage_options):
     if is_reader(source):
+        if storage_options:
+            raise TypeError("storage_options apply to URLs, not to file objects")
         return _native.NativeSourceFile.open_reader(source)
     pairs = storage_pairs(storage_options)
     if not _native.remote_enabled():
