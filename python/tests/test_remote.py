@@ -291,3 +291,73 @@ def test_xarray_opens_a_url_and_a_pickled_handle_reopens_it(nginx):
     np.testing.assert_array_equal(f.object_array(0, 0), data)
     with pytest.raises(TypeError, match="file object"):
         pickle.dumps(tgm.TensogramFile.open(io.BytesIO(msg)))
+
+
+def s3s_fs():
+    """The s3s-fs binary .ci/remote.sh installs, or skip."""
+    candidates = [os.environ.get("TGM_S3S_FS"), shutil.which("s3s-fs")]
+    roots = [Path(__file__).resolve().parents[2] / "target"]
+    if os.environ.get("TGM_CI_CACHE"):
+        roots.append(Path(os.environ["TGM_CI_CACHE"]))
+    candidates += [str(r / "tools" / "bin" / "s3s-fs") for r in roots]
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    pytest.skip("s3s-fs is not installed (bash .ci/remote.sh, or set TGM_S3S_FS)")
+
+
+@pytest.fixture
+def s3(tmp_path, monkeypatch):
+    """s3s-fs serving bucket ``tgm-test`` → ``(endpoint, bucket directory)``."""
+    if not tgm._native.remote_enabled():
+        pytest.skip("this tgm was built without the 'remote' feature")
+    exe = s3s_fs()
+    for k in list(os.environ):
+        if k.startswith("AWS_"):
+            monkeypatch.delenv(k)
+    bucket = tmp_path / "data" / "tgm-test"
+    bucket.mkdir(parents=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = ["--host", "127.0.0.1", "--port", str(port), "--access-key", "ak", "--secret-key", "sk"]
+    proc = subprocess.Popen(
+        [exe, *args, str(tmp_path / "data")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("s3s-fs did not start")
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", bucket
+    proc.kill()
+    proc.wait()
+
+
+def test_s3_objects_open_with_storage_options(s3):
+    endpoint, bucket = s3
+    data, arrays = archive(2)
+    (bucket / "a.tgm").write_bytes(data)
+    opts = {
+        "endpoint": endpoint,
+        "allow_http": True,
+        "region": "us-east-1",
+        "access_key_id": "ak",
+        "secret_access_key": "sk",
+    }
+    f = tgm.TensogramFile.open_remote("s3://tgm-test/a.tgm", opts)
+    assert f.message_count() == 2
+    np.testing.assert_array_equal(f.file_decode_object(1, 0)["data"], arrays[1])
+    with pytest.raises(OSError) as e:
+        tgm.TensogramFile.open_remote("s3://tgm-test/a.tgm", {**opts, "secret_access_key": "bad"})
+    assert e.value.kind in ("forbidden", "remote")
+    with pytest.raises(OSError) as e:
+        tgm.TensogramFile.open_remote("s3://tgm-test/missing.tgm", opts)
+    assert e.value.kind == "not_found"
