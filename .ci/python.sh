@@ -13,8 +13,17 @@ step() { printf '\n=== %s ===\n' "$*"; }
 PY="${PYTHON:-python3}"
 VENV="$(realpath -m "${TGM_PYENV:-${TGM_CI_CACHE:-target}/pyenv}")"
 
-step "python: clippy on the extension crate"
+# The converters: NIfTI and DICOM need no system library; GRIB and NetCDF
+# need ecCodes and netCDF-C (.ci/weather.sh installs them), without which
+# their tests skip.
+FEATURES="nifti,dicom"
+if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
+    FEATURES="grib,netcdf,nifti,dicom"
+fi
+
+step "python: clippy on the extension crate (default features, then $FEATURES)"
 PYO3_PYTHON="$(command -v "$PY")" cargo clippy -p tgm-python --all-targets -- -D warnings
+PYO3_PYTHON="$(command -v "$PY")" cargo clippy -p tgm-python --all-targets --features "$FEATURES" -- -D warnings
 
 step "python: virtual environment $VENV"
 if [ ! -x "$VENV/bin/python" ]; then
@@ -25,14 +34,8 @@ fi
     fsspec nibabel pydicom
 
 step "python: build and install (pip install ./python)"
-# The converters: NIfTI and DICOM need no system library; GRIB and NetCDF
-# need ecCodes and netCDF-C (.ci/weather.sh installs them), without which
-# their tests skip.
-export MATURIN_PEP517_ARGS="--features nifti,dicom"
-if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
-    export MATURIN_PEP517_ARGS="--features grib,netcdf,nifti,dicom"
-fi
-echo "wheel features: ${MATURIN_PEP517_ARGS:-default}"
+export MATURIN_PEP517_ARGS="--features $FEATURES"
+echo "wheel features: default + $FEATURES"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
 unset MATURIN_PEP517_ARGS
 
