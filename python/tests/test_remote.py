@@ -192,6 +192,17 @@ def test_missing_and_refused_objects_are_os_errors_naming_the_url(nginx):
     assert e.value.kind == "forbidden"
 
 
+def test_an_object_replaced_after_open_is_an_error_not_other_values(nginx):
+    data, _ = archive(3, n_elements=4096)
+    url = nginx.put("changing.tgm", data)
+    f = tgm.TensogramFile.open(url)
+    other, _ = archive(3, n_elements=4097)  # another size: nginx's ETag changes
+    nginx.put("changing.tgm", other)
+    with pytest.raises(OSError) as e:
+        f.file_decode_object(2, 0)
+    assert e.value.kind == "object_changed"
+
+
 def test_storage_options_are_checked(nginx):
     url = nginx.put("opts.tgm", archive(1)[0])
     with pytest.raises(OSError, match="no_such_option"):
