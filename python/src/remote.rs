@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::PyBytes;
 
 use tgm::file::{ByteSource, SourceFile};
@@ -43,9 +44,11 @@ impl PyReader {
 
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> PyResult<()> {
         Python::with_gil(|py| {
+            // Waiting for the lock detaches from Python: the holder may be
+            // inside `read`, which can release the GIL and need it back.
             let guard = self
                 .obj
-                .lock()
+                .lock_py_attached(py)
                 .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("reader lock poisoned"))?;
             let f = guard.bind(py);
             f.call_method1("seek", (offset,))?;

@@ -256,6 +256,25 @@ def test_file_objects_are_read_by_ranges():
         tgm.TensogramFile.open_remote(io.BytesIO(data), {"timeout": "1s"})
 
 
+class SlowReader(io.BytesIO):
+    """A file object whose reads release the GIL (as real I/O does)."""
+
+    def read(self, n=-1):
+        time.sleep(0.001)
+        return super().read(n)
+
+
+def test_file_objects_are_read_safely_from_many_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    data, arrays = archive(8, n_elements=4096)
+    f = tgm.TensogramFile.open(SlowReader(data))
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: f.file_decode_object(i % 8, 0)["data"], range(64)))
+    for i, g in enumerate(got):
+        np.testing.assert_array_equal(g, arrays[i % 8])
+
+
 def test_a_file_object_cut_short_keeps_its_complete_messages():
     data, arrays = archive(2)
     f = tgm.TensogramFile.open(io.BytesIO(data[:-10]))
