@@ -13,18 +13,31 @@ step() { printf '\n=== %s ===\n' "$*"; }
 PY="${PYTHON:-python3}"
 VENV="$(realpath -m "${TGM_PYENV:-${TGM_CI_CACHE:-target}/pyenv}")"
 
-step "python: clippy on the extension crate"
+# The converters: NIfTI and DICOM need no system library; GRIB and NetCDF
+# need ecCodes and netCDF-C (.ci/weather.sh installs them), without which
+# their tests skip.
+FEATURES="nifti,dicom"
+if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
+    FEATURES="grib,netcdf,nifti,dicom"
+fi
+
+step "python: clippy on the extension crate (default features, then $FEATURES)"
 PYO3_PYTHON="$(command -v "$PY")" cargo clippy -p tgm-python --all-targets -- -D warnings
+PYO3_PYTHON="$(command -v "$PY")" cargo clippy -p tgm-python --all-targets --features "$FEATURES" -- -D warnings
 
 step "python: virtual environment $VENV"
 if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0"
+"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0" \
+    fsspec nibabel pydicom
 
 step "python: build and install (pip install ./python)"
+export MATURIN_PEP517_ARGS="--features $FEATURES"
+echo "wheel features: default + $FEATURES"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
+unset MATURIN_PEP517_ARGS
 
 step "python: the tgm binary (test_validate.py compares its reports; the weather-archive tests need grib and netcdf)"
 bin_dir="${CARGO_TARGET_DIR:-$PWD/target}/release"

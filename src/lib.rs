@@ -6,6 +6,7 @@ mod buffer;
 pub mod cbor;
 pub mod decode;
 pub mod descriptor;
+pub mod doctor;
 pub mod dtype;
 pub mod encode;
 pub mod error;

@@ -3,8 +3,6 @@
 //! `doctor` report (`build`, `features`, `self_test`).
 
 use serde_json::{json, Value as Json};
-use tgm::pipeline::PipelineBuilder;
-use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
 use crate::args;
 use crate::bytes::TgmBytes;
@@ -40,63 +38,12 @@ fn feature((name, kind, backend): (&str, &str, Backend)) -> Json {
     }
 }
 
-/// Encodes 4096 smooth float64 values through `pipeline` and decodes them:
-/// `None` when they come back within `tolerance`, else why not.
-fn round_trip(pipeline: &PipelineBuilder, tolerance: f64) -> Option<String> {
-    let values: Vec<f64> = (0..4096)
-        .map(|i| 250.0 + (i as f64 / 50.0).sin() * 30.0)
-        .collect();
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-    let d = ObjectDescriptor::new(Dtype::Float64, vec![64, 64]).with_pipeline(pipeline);
-    let meta = GlobalMetadata::with_base(vec![Default::default()]);
-    let run = || -> tgm::Result<Vec<u8>> {
-        let msg = tgm::encode(&meta, &[(&d, &bytes)], &EncodeOptions::default())?;
-        Ok(tgm::decode(&msg, &DecodeOptions::default())?
-            .objects
-            .remove(0)
-            .data)
-    };
-    match run() {
-        Err(e) => Some(e.to_string()),
-        Ok(back) if back.len() != bytes.len() => {
-            Some(format!("{} bytes back, not {}", back.len(), bytes.len()))
-        }
-        Ok(back) => {
-            let worst = back
-                .chunks_exact(8)
-                .zip(&values)
-                .map(|(c, v)| (f64::from_ne_bytes(c.try_into().unwrap_or_default()) - v).abs())
-                .fold(0.0, f64::max);
-            (worst > tolerance).then(|| format!("error {worst} exceeds {tolerance}"))
-        }
-    }
-}
-
 fn report() -> Json {
-    let cases: [(&str, PipelineBuilder, f64); 5] = [
-        ("encode/decode  none/none/none", PipelineBuilder::new(), 0.0),
-        (
-            "pipeline       shuffle+zstd",
-            PipelineBuilder::new().shuffle().zstd(),
-            0.0,
-        ),
-        ("pipeline       lz4", PipelineBuilder::new().lz4(), 0.0),
-        (
-            "pipeline       simple_packing(24)",
-            PipelineBuilder::new().simple_packing(24),
-            1e-4,
-        ),
-        (
-            "pipeline       simple_packing(16)+szip",
-            PipelineBuilder::new().simple_packing(16).szip(),
-            1e-2,
-        ),
-    ];
-    let mut self_test: Vec<Json> = cases
-        .iter()
-        .map(|(label, p, tol)| match round_trip(p, *tol) {
-            None => json!({"label": label, "outcome": "ok"}),
-            Some(why) => json!({"label": label, "outcome": "failed", "reason": why}),
+    let mut self_test: Vec<Json> = tgm::doctor::self_test()
+        .into_iter()
+        .map(|t| match t.outcome.reason() {
+            None => json!({"label": t.label, "outcome": t.outcome.as_str()}),
+            Some(why) => json!({"label": t.label, "outcome": t.outcome.as_str(), "reason": why}),
         })
         .collect();
     for label in ["convert        grib", "convert        netcdf"] {

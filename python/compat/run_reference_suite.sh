@@ -15,6 +15,9 @@
 #                virtual environments, the extracted suite and the reports
 #   PYTHON       interpreter for the virtual environments (default python3)
 #   SKIP_BUILD=1 reuse the tgm already installed in the tgm environment
+#   TGM_FEATURES cargo features of the tgm build, e.g. "grib,netcdf" (the
+#                reference wheel has no converters, so its converter tests
+#                that pass are those of a build without them)
 set -euo pipefail
 
 checkout="${1:?usage: $0 CHECKOUT [TAG]}"
@@ -25,7 +28,8 @@ py="${PYTHON:-python3}"
 deps=(pytest pytest-timeout pytest-asyncio numpy xarray)
 # The suite reads the repository's fixtures, golden files and notebooks
 # relative to python/tests; they are extracted with it (not kept here).
-paths=(python/tests tests/fixtures rust/tensogram/tests/golden examples/jupyter)
+paths=(python/tests tests/fixtures rust/tensogram/tests/golden examples/jupyter
+    rust/tensogram-grib/testdata rust/tensogram-netcdf/testdata)
 
 mkdir -p "$work"
 echo "suite: $checkout @ $tag -> $work/suite"
@@ -44,7 +48,9 @@ if [ ! -x "$work/tgm/bin/python" ]; then
 fi
 "$work/tgm/bin/pip" install -q "${deps[@]}"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-    "$work/tgm/bin/pip" install -q --force-reinstall --no-deps "$repo_root/python"
+    features="${TGM_FEATURES:+--features $TGM_FEATURES}"
+    MATURIN_PEP517_ARGS="$features" \
+        "$work/tgm/bin/pip" install -q --force-reinstall --no-deps "$repo_root/python"
 fi
 mkdir -p "$work/shim/tensogram"
 echo 'import sys, tgm; sys.modules[__name__] = tgm' >"$work/shim/tensogram/__init__.py"

@@ -35,7 +35,11 @@ fn class_name(kind: &ErrorKind) -> &'static str {
         ErrorKind::InvalidInput | ErrorKind::NonFinite => "EncodeError",
         ErrorKind::InvalidArgument => "InvalidArgumentError",
         ErrorKind::RangeNotSupported => "RangeNotSupportedError",
-        ErrorKind::Io => "TensogramIOError",
+        ErrorKind::Io
+        | ErrorKind::NotFound
+        | ErrorKind::Forbidden
+        | ErrorKind::ObjectChanged
+        | ErrorKind::Remote => "TensogramIOError",
         _ => "TensogramError",
     }
 }
@@ -59,6 +63,10 @@ fn kind_name(kind: &ErrorKind) -> &'static str {
         ErrorKind::InvalidArgument => "invalid_argument",
         ErrorKind::RangeNotSupported => "range_not_supported",
         ErrorKind::Io => "io",
+        ErrorKind::NotFound => "not_found",
+        ErrorKind::Forbidden => "forbidden",
+        ErrorKind::ObjectChanged => "object_changed",
+        ErrorKind::Remote => "remote",
         _ => "other",
     }
 }

@@ -3,10 +3,13 @@
 //! functions; see the README section "Python".
 
 mod convert;
+mod converters;
 mod core;
+mod doctor;
 mod masks;
 mod objects;
 mod pre_encoded;
+mod remote;
 
 use pyo3::prelude::*;
 
@@ -32,5 +35,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
+    m.add_class::<remote::NativeSourceFile>()?;
+    m.add_function(wrap_pyfunction!(remote::remote_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
+    converters::register(m)?;
     Ok(())
 }

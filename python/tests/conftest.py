@@ -1,3 +1,6 @@
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -43,3 +46,25 @@ def simple_message():
     data = np.arange(12, dtype=np.float32).reshape(3, 4)
     meta = {"base": [{"mars": {"param": "2t"}, "dim_names": ["y", "x"]}], "foo": 1}
     return tgm.encode(meta, [(desc([3, 4], "float32"), data)]), data
+
+
+def eccodes_values(path):
+    """Every field's values as ecCodes' grib_get_data prints them."""
+    if shutil.which("grib_get_data") is None:
+        pytest.skip("grib_get_data not installed (libeccodes-tools)")
+    out = subprocess.run(
+        ["grib_get_data", "-m", "nan", "-F", "%.17g", str(path)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    fields, cur = [], []
+    for line in out.splitlines():
+        parts = line.split()
+        if not parts or parts[0] == "Latitude":
+            if cur:
+                fields.append(np.array(cur))
+            cur = []
+            continue
+        cur.append(float(parts[2]))
+    if cur:
+        fields.append(np.array(cur))
+    return fields

@@ -18,6 +18,8 @@ import pytest
 
 ref = pytest.importorskip("tensogram")
 
+from conftest import eccodes_values  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = pathlib.Path("/usr/share/eccodes/samples")
 
@@ -107,23 +109,6 @@ def test_reference_decodes_netcdf_archive(tmp_path, kind):
     for r, (_, a) in enumerate(steps):
         assert a.dtype == np.float64
         np.testing.assert_array_equal(a, want[r])
-
-
-def eccodes_values(path):
-    """Values of every field of a GRIB file as ecCodes decodes them (NaN where missing)."""
-    out = run("grib_get_data", "-m", "nan", "-F", "%.17g", path)
-    fields, cur = [], []
-    for line in out.splitlines():
-        parts = line.split()
-        if not parts or parts[0] == "Latitude":
-            if cur:
-                fields.append(np.array(cur))
-            cur = []
-            continue
-        cur.append(float(parts[2]))
-    if cur:
-        fields.append(np.array(cur))
-    return fields
 
 
 def test_reference_decodes_grib_archive_to_eccodes_values(tmp_path):

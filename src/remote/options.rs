@@ -41,6 +41,13 @@ pub struct RemoteOptions {
     /// Check frame digests on every whole-frame read even when the caller's
     /// options turn checking off (default true).
     pub verify_hashes: bool,
+    /// Store configuration as `(key, value)` pairs, applied after the
+    /// environment: `object_store`'s key names for the URL's store
+    /// (`aws_access_key_id`, `endpoint`, `region`, `allow_http`,
+    /// `google_service_account`, `azure_storage_account_name`, … and the
+    /// HTTP client's `timeout`, `proxy_url`, …; `spec/remote.md` §1).
+    /// Empty by default; an unknown key is an error naming it.
+    pub storage_options: Vec<(String, String)>,
 }
 
 impl Default for RemoteOptions {
@@ -57,6 +64,7 @@ impl Default for RemoteOptions {
             max_response_bytes: 1 << 30,
             concurrency: 8,
             verify_hashes: true,
+            storage_options: Vec::new(),
         }
     }
 }
@@ -111,6 +119,11 @@ impl RemoteOptions {
     /// Sets [`Self::verify_hashes`].
     pub fn with_verify_hashes(mut self, on: bool) -> Self {
         self.verify_hashes = on;
+        self
+    }
+    /// Sets [`Self::storage_options`].
+    pub fn with_storage_options(mut self, pairs: Vec<(String, String)>) -> Self {
+        self.storage_options = pairs;
         self
     }
 }

@@ -40,6 +40,20 @@ fn bucket_key<'u>(url: &'u str, rest: &'u str) -> Result<(&'u str, &'u str)> {
     Ok((b, k))
 }
 
+/// The storage options of `o` as keys of one store's configuration; an
+/// unknown key is an error naming it and the URL.
+fn config<K: std::str::FromStr>(url: &str, o: &RemoteOptions) -> Result<Vec<(K, String)>> {
+    o.storage_options
+        .iter()
+        .map(|(k, v)| {
+            let key = k
+                .parse::<K>()
+                .map_err(|_| bad_url(url, &format!("unknown storage option {k:?}")))?;
+            Ok((key, v.clone()))
+        })
+        .collect()
+}
+
 fn path_of(url: &str, key: &str) -> Result<Path> {
     let key = key.split(['?', '#']).next().unwrap_or_default();
     Path::from_url_path(key).map_err(|e| bad_url(url, &e.to_string()))
@@ -50,7 +64,8 @@ fn path_of(url: &str, key: &str) -> Result<Path> {
 /// credentials, region and endpoint from the environment as
 /// `object_store`'s `from_env` builders do (`AWS_*`, `GOOGLE_*`,
 /// `AZURE_*`; for an S3-compatible server on plain HTTP,
-/// `AWS_ENDPOINT_URL` and `AWS_ALLOW_HTTP=true`).
+/// `AWS_ENDPOINT_URL` and `AWS_ALLOW_HTTP=true`), then from
+/// [`RemoteOptions::storage_options`].
 pub fn store_for_url(url: &str, o: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, Path)> {
     let (scheme, rest) = url
         .split_once("://")
@@ -68,48 +83,56 @@ pub fn store_for_url(url: &str, o: &RemoteOptions) -> Result<(Arc<dyn ObjectStor
                 .with_allow_http(scheme == "http")
                 .with_timeout(o.timeout)
                 .with_connect_timeout(o.connect_timeout);
-            let store = object_store::http::HttpBuilder::new()
+            let mut b = object_store::http::HttpBuilder::new()
                 .with_url(format!("{scheme}://{host}"))
                 .with_client_options(client)
-                .with_retry(retry(o))
-                .build()
-                .map_err(fail)?;
+                .with_retry(retry(o));
+            for (k, v) in config::<ClientConfigKey>(url, o)? {
+                b = b.with_config(k, v);
+            }
+            let store = b.build().map_err(fail)?;
             Ok((Arc::new(store), path_of(url, p)?))
         }
         "s3" | "s3a" => {
             use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey as K};
             let (bucket, key) = bucket_key(url, rest)?;
-            let store = AmazonS3Builder::from_env()
+            let mut b = AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
                 .with_config(K::Client(timeout), ms(o.timeout))
                 .with_config(K::Client(connect), ms(o.connect_timeout))
-                .with_retry(retry(o))
-                .build()
-                .map_err(fail)?;
+                .with_retry(retry(o));
+            for (k, v) in config::<K>(url, o)? {
+                b = b.with_config(k, v);
+            }
+            let store = b.build().map_err(fail)?;
             Ok((Arc::new(store), path_of(url, key)?))
         }
         "gs" => {
             use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
             let (bucket, key) = bucket_key(url, rest)?;
-            let store = GoogleCloudStorageBuilder::from_env()
+            let mut b = GoogleCloudStorageBuilder::from_env()
                 .with_bucket_name(bucket)
                 .with_config(K::Client(timeout), ms(o.timeout))
                 .with_config(K::Client(connect), ms(o.connect_timeout))
-                .with_retry(retry(o))
-                .build()
-                .map_err(fail)?;
+                .with_retry(retry(o));
+            for (k, v) in config::<K>(url, o)? {
+                b = b.with_config(k, v);
+            }
+            let store = b.build().map_err(fail)?;
             Ok((Arc::new(store), path_of(url, key)?))
         }
         "az" | "azure" => {
             use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
             let (container, key) = bucket_key(url, rest)?;
-            let store = MicrosoftAzureBuilder::from_env()
+            let mut b = MicrosoftAzureBuilder::from_env()
                 .with_container_name(container)
                 .with_config(K::Client(timeout), ms(o.timeout))
                 .with_config(K::Client(connect), ms(o.connect_timeout))
-                .with_retry(retry(o))
-                .build()
-                .map_err(fail)?;
+                .with_retry(retry(o));
+            for (k, v) in config::<K>(url, o)? {
+                b = b.with_config(k, v);
+            }
+            let store = b.build().map_err(fail)?;
             Ok((Arc::new(store), path_of(url, key)?))
         }
         _ => Err(bad_url(
@@ -138,6 +161,32 @@ mod tests {
         ] {
             let e = store_for_url(bad, &o).unwrap_err();
             assert_eq!(e.kind(), &crate::ErrorKind::InvalidArgument, "{bad}");
+        }
+    }
+
+    #[test]
+    fn storage_options_are_store_keys_and_unknown_ones_are_named() {
+        let known = |pairs: &[(&str, &str)]| {
+            RemoteOptions::default().with_storage_options(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        let http = known(&[("allow_http", "true"), ("user_agent", "x")]);
+        store_for_url("http://127.0.0.1:9/a.tgm", &http).unwrap();
+        let s3 = known(&[
+            ("endpoint", "http://127.0.0.1:9"),
+            ("allow_http", "true"),
+            ("region", "us-east-1"),
+        ]);
+        store_for_url("s3://bucket/a.tgm", &s3).unwrap();
+        for url in ["http://127.0.0.1:9/a.tgm", "s3://bucket/a.tgm"] {
+            let e = store_for_url(url, &known(&[("no_such_key", "1")])).unwrap_err();
+            assert_eq!(e.kind(), &crate::ErrorKind::InvalidArgument);
+            assert!(e.to_string().contains("no_such_key"), "{e}");
+            assert!(e.to_string().contains(url), "{e}");
         }
     }
 }

@@ -27,6 +27,24 @@ from ._api import (
     validate_file,
 )
 from ._file import AsyncTensogramFile, TensogramFile, TensogramFileIter
+from ._doctor import doctor
+from ._converters import (
+    convert_grib,
+    convert_dicom,
+    convert_grib_buffer,
+    convert_netcdf,
+    convert_nifti,
+    to_dicom,
+    to_grib,
+    to_netcdf,
+    to_nifti,
+)
+from ._converters import has as _has_converter
+
+#: Whether the GRIB and NetCDF converters are built in (cargo features
+#: ``grib`` and ``netcdf``); the reference's names.
+__has_grib__ = _has_converter("grib")
+__has_netcdf__ = _has_converter("netcdf")
 
 #: Wire-format version read and written.
 WIRE_VERSION = 3
@@ -44,16 +62,26 @@ __all__ = [
     "AsyncTensogramFile",
     "compute_hash",
     "compute_packing_params",
+    "convert_dicom",
+    "convert_grib",
+    "convert_grib_buffer",
+    "convert_netcdf",
+    "convert_nifti",
     "decode",
     "decode_descriptors",
     "decode_metadata",
     "decode_object",
     "decode_range",
     "decode_with_masks",
+    "doctor",
     "encode",
     "encode_pre_encoded",
     "iter_messages",
     "scan",
+    "to_dicom",
+    "to_grib",
+    "to_netcdf",
+    "to_nifti",
     "validate",
     "validate_file",
     *_error_names,

@@ -280,6 +280,12 @@ def decode_range(
     desc, parts = _native.decode_range(
         mv, _object_index(mv, object_index), ranges, native_byte_order, threads, restore_non_finite
     )
+    return range_arrays(desc, parts, join, native_byte_order)
+
+
+def range_arrays(desc, parts, join, native_byte_order):
+    """The native decoder's range bytes as flat arrays of the object's
+    dtype, or one concatenated array with ``join``."""
     arrays = [as_flat_array(desc, p, native_byte_order) for p in parts]
     if join:
         if not arrays:

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from . import _api, _native
+from . import _api, _native, _remote
 from ._dtypes import NATIVE, numpy_dtype
 from ._errors import InvalidArgumentError, TensogramIOError
 from ._types import DataObjectDescriptor, Metadata
@@ -41,11 +41,15 @@ class TensogramFile:
     # -- construction -------------------------------------------------
     @classmethod
     def open(cls, source, *, bidirectional=True):
-        """Open an existing local file (indexed on first use)."""
+        """Open an existing file: a local path, a URL (``http(s)://``,
+        ``s3://``, ``gs://``, ``az://``) or a file-like object with ``read``
+        and ``seek`` (the last two give a read-only
+        :class:`tgm._remote.RemoteTensogramFile`). ``bidirectional`` is
+        accepted for the reference's sake; tgm locates messages one way."""
         _check_bidirectional(bidirectional)
+        if _remote.is_url(source) or _remote.is_reader(source):
+            return _remote.RemoteTensogramFile(source)
         src = os.fspath(source)
-        if "://" in src:
-            raise InvalidArgumentError("remote sources are not supported by tgm")
         if not os.path.exists(src):
             raise FileNotFoundError(2, "No such file or directory", src)
         f = cls(src)
@@ -63,9 +67,10 @@ class TensogramFile:
 
     @classmethod
     def open_remote(cls, source, storage_options=None, *, bidirectional=True):
-        """Remote sources are not supported by tgm (``python/COMPAT.md``)."""
+        """Open a URL (or file-like object) read-only; ``storage_options``
+        are the store's configuration keys (``spec/remote.md`` §1)."""
         _check_bidirectional(bidirectional)
-        raise InvalidArgumentError("remote sources are not supported by tgm")
+        return _remote.RemoteTensogramFile(source, storage_options)
 
     @classmethod
     def from_layout(cls, path, size, spans):
@@ -316,20 +321,21 @@ class AsyncTensogramFile:
 
     @staticmethod
     def open(source, *, bidirectional=True):
-        """Open a local file → awaitable of :class:`AsyncTensogramFile`."""
+        """Open a path, URL or file object → awaitable of :class:`AsyncTensogramFile`."""
         _check_bidirectional(bidirectional)
-        return AsyncTensogramFile._opened(source)
+        return AsyncTensogramFile._opened(TensogramFile.open, source)
 
     @staticmethod
-    async def _opened(source):
-        return AsyncTensogramFile(await asyncio.to_thread(TensogramFile.open, source))
+    async def _opened(opener, *args):
+        return AsyncTensogramFile(await asyncio.to_thread(opener, *args))
 
     @staticmethod
     def open_remote(source, storage_options=None, *, bidirectional=True):
-        """Remote sources are not supported by tgm (``python/COMPAT.md``);
-        arguments are checked first, as in the reference."""
+        """Open a URL read-only → awaitable of :class:`AsyncTensogramFile`;
+        arguments are checked at once, as in the reference."""
         _check_bidirectional(bidirectional)
-        return _refuse_remote()
+        _remote.storage_pairs(storage_options)
+        return AsyncTensogramFile._opened(TensogramFile.open_remote, source, storage_options)
 
     def _run(self, fn, *args):
         return asyncio.to_thread(fn, *args)
@@ -338,7 +344,7 @@ class AsyncTensogramFile:
         return self._f.source()
 
     def is_remote(self):
-        return False
+        return self._f.is_remote()
 
     def __len__(self):
         """The message count, once :meth:`message_count` was awaited (as in
@@ -410,8 +416,14 @@ class AsyncTensogramFile:
         )
 
     async def prefetch_layouts(self, msg_indices):
-        """No-op: local files are indexed when opened."""
-        return None
+        """Read and keep the listed messages' indexes (remote files; local
+        files are indexed when opened, and only the indexes are checked)."""
+        prefetch = getattr(self._f, "prefetch_layouts", None)
+        if prefetch is None:
+            for i in msg_indices:
+                self._f._span(i)
+            return None
+        return await self._run(prefetch, msg_indices)
 
     async def __aenter__(self):
         return self
@@ -454,9 +466,6 @@ def _check_bidirectional(bidirectional):
     if not isinstance(bidirectional, bool):
         raise TypeError(f"bidirectional must be a bool, got {type(bidirectional).__name__}")
 
-
-async def _refuse_remote():
-    raise InvalidArgumentError("remote sources are not supported by tgm")
 
 
 __all__ = ["TensogramFile", "TensogramFileIter", "AsyncTensogramFile", "Metadata", "DataObjectDescriptor"]

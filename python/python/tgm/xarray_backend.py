@@ -27,6 +27,7 @@ from xarray.core import indexing
 
 from ._dtypes import numpy_dtype
 from ._errors import MetadataError, RangeNotSupportedError
+from . import _remote
 from ._file import TensogramFile
 
 #: Most element runs requested through decode_range for one read; beyond
@@ -213,7 +214,10 @@ class TgmBackendEntrypoint(BackendEntrypoint):
     open_dataset_parameters = ("filename_or_obj", "drop_variables", "stack_keys")
 
     def open_dataset(self, filename_or_obj, *, drop_variables=None, stack_keys=None):
-        return open_tgm_dataset(os.fspath(filename_or_obj), drop_variables, stack_keys)
+        src = filename_or_obj
+        if not (_remote.is_url(src) or _remote.is_reader(src)):
+            src = os.fspath(src)
+        return open_tgm_dataset(src, drop_variables, stack_keys)
 
     def guess_can_open(self, filename_or_obj):
         try:

@@ -1,0 +1,349 @@
+"""GRIB, NetCDF, NIfTI and DICOM to and from Tensogram, in process (the
+``tgm-convert`` crate; ``tgm convert-grib``, ``to-grib``,
+``convert-netcdf``, ``to-netcdf``, ``convert-nifti``, ``to-nifti``,
+``convert-dicom``, ``to-dicom``).
+
+The keyword arguments are the command line's options (``split``,
+``all_keys``, ``encoding``, ``bits``, ``filter``, ``compression``,
+``level``, ``no_hash``, ``max_decoded_bytes``, ``split_by``, ``cf``),
+and the reference package's names are accepted too (``grouping``,
+``preserve_all_keys``, ``compression_level``, ``hash``, ``threads``).
+Defaults are the reference's: raw float64 (``encoding="none"``), no
+compression.
+
+Each converter is built only with its cargo feature (``grib``: ecCodes;
+``netcdf``: netCDF-C; ``nifti``, ``dicom``: none); without it the function
+raises ``RuntimeError`` naming the feature.
+"""
+
+import gzip
+import os
+import tempfile
+import warnings
+
+from . import _native
+
+_FEATURE = {
+    "grib": ("GRIB", "ecCodes (Debian libeccodes-dev)"),
+    "netcdf": ("NetCDF", "netCDF-C (Debian libnetcdf-dev)"),
+    "nifti": ("NIfTI", "no system library"),
+    "dicom": ("DICOM", "no system library"),
+}
+
+
+def has(feature):
+    """Whether the converter ``feature`` (``"grib"``, ``"netcdf"``) is built in."""
+    return hasattr(_native, f"convert_{feature}")
+
+
+def _native_fn(feature, name):
+    fn = getattr(_native, name, None)
+    if fn is None:
+        what, lib = _FEATURE[feature]
+        raise RuntimeError(
+            f"tgm was built without {what} support: {name} needs the cargo feature "
+            f"'{feature}' and {lib}; rebuild with "
+            f"MATURIN_PEP517_ARGS='--features {feature}' pip install ./python"
+        )
+    return fn
+
+
+def _paths(path):
+    if isinstance(path, (list, tuple)):
+        paths = [os.fspath(p) for p in path]
+    else:
+        paths = [os.fspath(path)]
+    if not paths:
+        raise ValueError("no input files")
+    for p in paths:
+        if not os.path.exists(p):
+            raise FileNotFoundError(2, "No such file or directory", p)
+        if os.path.isdir(p):
+            raise IsADirectoryError(21, "Is a directory", p)
+    return paths
+
+
+def _choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"unknown {name} {value!r} (one of {', '.join(allowed)})")
+    return value
+
+
+def _pipeline(encoding, bits, filter, compression, compression_level, level, encodings, compressions):
+    """Checked ``(encoding, bits, filter, compression, level)``."""
+    _choice("encoding", encoding, encodings)
+    _choice("filter", filter, ("none", "shuffle"))
+    _choice("compression", compression, compressions)
+    if level is None:
+        level = compression_level
+    if level is not None:
+        if compression != "zstd":
+            raise ValueError(
+                f"level has no effect with compression {compression!r} (only zstd has levels)"
+            )
+        if not -131072 <= int(level) <= 22:
+            raise ValueError(f"level {level} is outside zstd's levels (-131072 to 22)")
+        level = int(level)
+    if bits is None:
+        bits = 16
+    if isinstance(bits, bool) or not isinstance(bits, int):
+        raise TypeError(f"bits must be an integer, got {type(bits).__name__}")
+    if encoding == "simple_packing" and not 1 <= bits <= 64:
+        raise ValueError(
+            f"bits_per_value {bits} exceeds maximum of 64"
+            if bits > 64
+            else f"bits_per_value {bits} is below the minimum of 1"
+        )
+    return encoding, bits, filter, compression, level
+
+
+def _no_hash(hash, no_hash):
+    if no_hash is not None:
+        return bool(no_hash)
+    if hash is None:
+        return True
+    if hash == "xxh3":
+        return False
+    raise ValueError(f"unknown hash {hash!r} (only 'xxh3' or None)")
+
+
+def _threads(threads):
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValueError(f"threads must be a non-negative integer, got {threads!r}")
+
+
+def convert_grib(
+    path,
+    *,
+    grouping="merge_all",
+    preserve_all_keys=False,
+    encoding="none",
+    bits=None,
+    filter="none",
+    compression="none",
+    compression_level=None,
+    threads=0,
+    hash="xxh3",
+    split=None,
+    all_keys=None,
+    level=None,
+    no_hash=None,
+    max_decoded_bytes=None,
+):
+    """GRIB file(s) → ``list[bytes]`` of Tensogram messages: one per input
+    file (``grouping="merge_all"``), or one per GRIB message
+    (``grouping="one_to_one"`` or ``split=True``). ``encoding`` is
+    ``none`` (float64), ``source`` (the field's own packing where exact)
+    or ``simple_packing`` at ``bits`` (default 16); ``compression`` is
+    ``none``, ``auto``, ``szip``, ``zstd`` (``level``) or ``lz4``.
+    ``threads`` is accepted for the reference's sake; conversion runs on
+    one thread."""
+    fn = _native_fn("grib", "convert_grib")
+    _choice("grouping", grouping, ("merge_all", "one_to_one"))
+    _threads(threads)
+    p = _pipeline(
+        encoding, bits, filter, compression, compression_level, level,
+        ("none", "source", "simple_packing"), ("none", "auto", "szip", "zstd", "lz4"),
+    )
+    return fn(
+        _paths(path),
+        grouping == "one_to_one" if split is None else bool(split),
+        bool(preserve_all_keys if all_keys is None else all_keys),
+        p,
+        _no_hash(hash, no_hash),
+        max_decoded_bytes,
+    )
+
+
+def convert_grib_buffer(buf, **kwargs):
+    """:func:`convert_grib` of GRIB bytes (``bytes``, ``bytearray``,
+    ``memoryview`` or a ``uint8`` array) instead of a file."""
+    _native_fn("grib", "convert_grib")
+    try:
+        data = memoryview(buf).cast("B")
+    except TypeError:
+        raise TypeError(
+            f"convert_grib_buffer expects a bytes-like object, got {type(buf).__name__}"
+        ) from None
+    fd, tmp = tempfile.mkstemp(suffix=".grib")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        return convert_grib(tmp, **kwargs)
+    finally:
+        os.unlink(tmp)
+
+
+def to_grib(messages):
+    """Messages written by :func:`convert_grib` → GRIB2 ``bytes``, each
+    field on its source's header."""
+    fn = _native_fn("grib", "to_grib")
+    return fn([bytes(m) for m in messages])
+
+
+def convert_netcdf(
+    path,
+    *,
+    split_by="file",
+    cf=False,
+    encoding="none",
+    bits=None,
+    filter="none",
+    compression="none",
+    compression_level=None,
+    threads=0,
+    hash="xxh3",
+    level=None,
+    no_hash=None,
+    max_decoded_bytes=None,
+):
+    """NetCDF-3/4 file(s) → ``list[bytes]`` of Tensogram messages grouped
+    by ``split_by`` (``file``, ``variable`` or ``record``); ``cf=True``
+    applies ``scale_factor``/``add_offset``. ``simple_packing`` applies to
+    float64 variables only. Variables that cannot be converted are left
+    out with a ``UserWarning`` naming each."""
+    fn = _native_fn("netcdf", "convert_netcdf")
+    _choice("split_by", split_by, ("file", "variable", "record"))
+    _threads(threads)
+    p = _pipeline(
+        encoding, bits, filter, compression, compression_level, level,
+        ("none", "simple_packing"), ("none", "szip", "zstd", "lz4"),
+    )
+    messages, skipped = fn(
+        _paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes
+    )
+    for var, why in skipped:
+        warnings.warn(f"{var}: variable left out: {why}", UserWarning, stacklevel=2)
+    return messages
+
+
+def _write_new(path, force, write):
+    """Runs ``write(tmp)`` on a fresh name beside ``path`` and renames it
+    into place; an existing ``path`` is refused unless ``force``."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not force:
+        raise FileExistsError(17, "File exists (pass force=True to replace it)", path)
+    fd, tmp = tempfile.mkstemp(suffix=".part", dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
+    os.unlink(tmp)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def convert_nifti(
+    path, *, mask=None, byte_order="keep", compression="zstd", level=None, max_decoded_bytes=None
+):
+    """NIfTI-1/2 volume(s) (``.nii`` or ``.nii.gz``) → one message (``bytes``)
+    with one object per input, and ``mask`` (a segmentation on the first
+    input's grid) as a further object. ``compression`` is ``zstd`` (after a
+    byte shuffle; the default), ``szip`` (integers) or ``none``; every
+    choice is lossless. ``byte_order``: ``keep``, ``little`` or ``big``."""
+    fn = _native_fn("nifti", "convert_nifti")
+    _choice("byte_order", byte_order, ("keep", "little", "big"))
+    _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
+    if mask is not None:
+        mask = _paths(mask)[0]
+    return fn(_paths(path), mask, byte_order, compression, level, max_decoded_bytes)
+
+
+def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False):
+    """Object ``object`` of message ``message`` of the ``.tgm`` file
+    ``input`` → a NIfTI file at ``output`` (gzip-compressed when it ends in
+    ``.gz``; NIfTI-2 with ``nifti2``, else only when a dimension needs it).
+    An existing ``output`` is refused unless ``force``."""
+    fn = _native_fn("nifti", "to_nifti")
+    nii = fn(_paths(input)[0], int(message), int(object), bool(nifti2))
+    if os.fspath(output).endswith(".gz"):
+        nii = gzip.compress(nii)
+
+    def write(tmp):
+        with open(tmp, "xb") as fh:
+            fh.write(nii)
+
+    _write_new(output, force, write)
+
+
+def to_netcdf(messages, path, *, force=False):
+    """Messages written by :func:`convert_netcdf` → one NetCDF-4 file at
+    ``path``. The file is written beside ``path`` and renamed into place
+    only when complete; an existing ``path`` is refused unless ``force``."""
+    fn = _native_fn("netcdf", "to_netcdf")
+    messages = [bytes(m) for m in messages]
+    if not messages:
+        raise ValueError("no messages to write")
+    _write_new(path, force, lambda tmp: fn(messages, tmp))
+
+
+def convert_dicom(
+    path,
+    *,
+    recursive=False,
+    deidentify=False,
+    retain_patient_characteristics=False,
+    retain_full_dates=False,
+    retain_device_identity=False,
+    retain_institution_identity=False,
+    deid_key=None,
+    allow_burned_in=False,
+    compression="zstd",
+    level=None,
+):
+    """DICOM file(s) and directories (``recursive`` descends) →
+    ``list[bytes]``, one message per series. ``deidentify=True`` applies
+    the PS3.15 basic profile (the ``retain_*`` options keep what they name;
+    ``deid_key`` is a key file for reproducible UIDs, else a random key).
+    Files left out are named in a ``UserWarning`` each. ``compression`` as
+    for :func:`convert_nifti`."""
+    fn = _native_fn("dicom", "convert_dicom")
+    _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
+    retain = (
+        retain_patient_characteristics,
+        retain_full_dates,
+        retain_device_identity,
+        retain_institution_identity,
+    )
+    if not deidentify and (any(retain) or deid_key is not None or allow_burned_in):
+        raise ValueError("the retain_*, deid_key and allow_burned_in options need deidentify=True")
+    deid = None
+    if deidentify:
+        key = None if deid_key is None else _paths(deid_key)[0]
+        deid = (*(bool(r) for r in retain), key, bool(allow_burned_in))
+    messages, skipped = fn(_paths(path), bool(recursive), deid, compression, level)
+    for p, why in skipped:
+        warnings.warn(f"{p}: left out: {why}", UserWarning, stacklevel=2)
+    return messages
+
+
+def to_dicom(input, output_dir, *, message=0, object=0, force=False):
+    """Object ``object`` of message ``message`` of the ``.tgm`` file
+    ``input`` (a series written by :func:`convert_dicom`) → slice files
+    ``slice_NNNNN.dcm`` in ``output_dir`` (created if missing) → their
+    paths. Every slice is written before any is renamed into place;
+    existing slice files are refused unless ``force``."""
+    fn = _native_fn("dicom", "to_dicom")
+    files = fn(_paths(input)[0], int(message), int(object))
+    output_dir = os.fspath(output_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    targets = [os.path.join(output_dir, f"slice_{i:05}.dcm") for i in range(len(files))]
+    if not force:
+        for t in targets:
+            if os.path.exists(t):
+                raise FileExistsError(17, "File exists (pass force=True to replace it)", t)
+    tmps = []
+    try:
+        for data in files:
+            fd, tmp = tempfile.mkstemp(suffix=".part", dir=output_dir)
+            tmps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+        for tmp, target in zip(tmps, targets):
+            os.replace(tmp, target)
+    finally:
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return targets

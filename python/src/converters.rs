@@ -1,0 +1,540 @@
+//! The converters of `tgm-convert` (GRIB through ecCodes, NetCDF through
+//! netCDF-C, NIfTI, DICOM), called in process with the command line's
+//! options. Each is
+//! behind the cargo feature of the same name (`python/Cargo.toml`); the
+//! Python layer (`tgm/_converters.py`) raises an error naming the feature
+//! when a function is absent from this module.
+
+use pyo3::prelude::*;
+
+use tgm::doctor::Backend;
+
+/// The converter rows of `tgm.doctor()`: `(name, backend)`, `None` for a
+/// converter not built in.
+pub fn features() -> Vec<(&'static str, Option<Backend>)> {
+    vec![
+        ("grib", cfg!(feature = "grib").then_some(("ecCodes", "ffi"))),
+        (
+            "netcdf",
+            cfg!(feature = "netcdf").then_some(("netCDF-C", "ffi")),
+        ),
+        (
+            "nifti",
+            cfg!(feature = "nifti").then_some(("nifti", "pure-rust")),
+        ),
+        (
+            "dicom",
+            cfg!(feature = "dicom").then_some(("dicom-rs", "pure-rust")),
+        ),
+    ]
+}
+
+/// `(encoding, bits, filter, compression, level)` as the command line
+/// takes them, checked by the Python layer.
+#[cfg(any(feature = "grib", feature = "netcdf"))]
+type Pipeline = (String, u32, String, String, Option<i64>);
+
+/// Registers the converters built in.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    #[cfg(feature = "grib")]
+    {
+        m.add_function(wrap_pyfunction!(grib::convert_grib, m)?)?;
+        m.add_function(wrap_pyfunction!(grib::to_grib, m)?)?;
+    }
+    #[cfg(feature = "netcdf")]
+    {
+        m.add_function(wrap_pyfunction!(netcdf::convert_netcdf, m)?)?;
+        m.add_function(wrap_pyfunction!(netcdf::to_netcdf, m)?)?;
+    }
+    #[cfg(feature = "nifti")]
+    {
+        m.add_function(wrap_pyfunction!(nifti::convert_nifti, m)?)?;
+        m.add_function(wrap_pyfunction!(nifti::to_nifti, m)?)?;
+    }
+    #[cfg(feature = "dicom")]
+    {
+        m.add_function(wrap_pyfunction!(dicom::convert_dicom, m)?)?;
+        m.add_function(wrap_pyfunction!(dicom::to_dicom, m)?)?;
+    }
+    let _ = m;
+    Ok(())
+}
+
+/// A converter's failure as a `ValueError` of the tgm hierarchy (an
+/// `InvalidInput` error of the library, whose text is the converter's).
+#[cfg(any(
+    feature = "grib",
+    feature = "netcdf",
+    feature = "nifti",
+    feature = "dicom"
+))]
+fn failed(py: Python<'_>, e: impl std::fmt::Display) -> PyErr {
+    crate::convert::py_err(
+        py,
+        tgm::Error::new(tgm::ErrorKind::InvalidInput, e.to_string()),
+    )
+}
+
+/// Decodes each message of `messages` (one `.tgm` message each).
+#[cfg(any(feature = "grib", feature = "netcdf"))]
+fn decode_all(py: Python<'_>, messages: &[Vec<u8>]) -> PyResult<Vec<tgm::DecodedMessage>> {
+    use crate::convert::IntoPyResult;
+    let opts = tgm::DecodeOptions::default();
+    py.allow_threads(|| {
+        messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                tgm::decode(m, &opts).map_err(|e| {
+                    tgm::Error::new(e.kind().clone(), format!("cannot decode message {i}: {e}"))
+                })
+            })
+            .collect::<tgm::Result<Vec<_>>>()
+    })
+    .py(py)
+}
+
+/// `PyBytes` of each encoded message.
+#[cfg(any(feature = "grib", feature = "netcdf", feature = "dicom"))]
+fn bytes_list(py: Python<'_>, messages: Vec<Vec<u8>>) -> Vec<Py<pyo3::types::PyBytes>> {
+    messages
+        .iter()
+        .map(|m| pyo3::types::PyBytes::new(py, m).unbind())
+        .collect()
+}
+
+#[cfg(feature = "grib")]
+mod grib {
+    use std::path::PathBuf;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use tgm_convert::weather::convert::{
+        convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
+        PipelineChoice,
+    };
+    use tgm_convert::weather::export::message_to_grib;
+
+    use super::{bytes_list, decode_all, failed, Pipeline};
+
+    /// `tgm convert-grib`'s choices (`cli/src/convert_grib.rs`).
+    fn pipeline(py: Python<'_>, p: &Pipeline) -> PyResult<PipelineChoice> {
+        let (encoding, bits, filter, compression, level) = p;
+        let (bits, level) = (*bits, *level);
+        Ok(PipelineChoice {
+            encoding: match encoding.as_str() {
+                "source" => EncodingChoice::Source,
+                "none" => EncodingChoice::None,
+                "simple_packing" => EncodingChoice::SimplePacking { bits },
+                other => return Err(failed(py, format!("unknown encoding {other:?}"))),
+            },
+            shuffle: filter == "shuffle",
+            compression: match compression.as_str() {
+                "auto" => CompressionChoice::Auto,
+                "none" => CompressionChoice::None,
+                "szip" => CompressionChoice::Szip,
+                "zstd" => CompressionChoice::Zstd(level),
+                "lz4" => CompressionChoice::Lz4,
+                other => return Err(failed(py, format!("unknown compression {other:?}"))),
+            },
+        })
+    }
+
+    /// GRIB files → encoded messages: one per file, or one per GRIB
+    /// message with `split` (`tgm convert-grib`).
+    #[pyfunction]
+    pub fn convert_grib(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        split: bool,
+        all_keys: bool,
+        pipeline_args: Pipeline,
+        no_hash: bool,
+        max_decoded_bytes: Option<u64>,
+    ) -> PyResult<Vec<Py<PyBytes>>> {
+        let opts = ConvertOptions {
+            split,
+            all_keys,
+            pipeline: pipeline(py, &pipeline_args)?,
+            no_hash,
+            max_decoded_bytes,
+        };
+        let encoded = py
+            .allow_threads(|| -> Result<Vec<Vec<u8>>, String> {
+                let messages = convert_files(&paths, &opts).map_err(|e| e.to_string())?;
+                messages
+                    .iter()
+                    .map(|m| encode_message(m, no_hash).map_err(|e| e.to_string()))
+                    .collect()
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(bytes_list(py, encoded))
+    }
+
+    /// Messages written by `convert_grib` → GRIB2 bytes (`tgm to-grib`).
+    #[pyfunction]
+    pub fn to_grib(py: Python<'_>, messages: Vec<Vec<u8>>) -> PyResult<Py<PyBytes>> {
+        let decoded = decode_all(py, &messages)?;
+        let out = py
+            .allow_threads(|| -> Result<Vec<u8>, String> {
+                let mut out = Vec::new();
+                for (i, m) in decoded.iter().enumerate() {
+                    let g = message_to_grib(m).map_err(|e| format!("message {i}: {e}"))?;
+                    out.extend_from_slice(&g);
+                }
+                Ok(out)
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(PyBytes::new(py, &out).unbind())
+    }
+}
+
+#[cfg(feature = "netcdf")]
+mod netcdf {
+    use std::path::PathBuf;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use tgm::pipeline::PipelineBuilder;
+    use tgm::{Dtype, EncodeOptions, GlobalMetadata};
+    use tgm_convert::weather::netcdf::{
+        convert_file_each, write_netcdf, ConvertOptions, NcMessage, SplitBy,
+    };
+
+    use super::{bytes_list, decode_all, failed, Pipeline};
+
+    /// The stages of every object: `simple_packing` (float64 variables
+    /// only, as `tgm convert-netcdf` does), shuffle, compression.
+    struct Stages {
+        packed: PipelineBuilder,
+        plain: PipelineBuilder,
+    }
+
+    fn stages(py: Python<'_>, p: &Pipeline) -> PyResult<Stages> {
+        let (encoding, bits, filter, compression, level) = p;
+        let (encoding, filter, compression) =
+            (encoding.as_str(), filter.as_str(), compression.as_str());
+        let (bits, level) = (*bits, *level);
+        let mut plain = PipelineBuilder::new();
+        if filter == "shuffle" {
+            plain = plain.shuffle();
+        }
+        plain = match (compression, level) {
+            ("none", _) => plain,
+            ("zstd", Some(l)) => plain.zstd_level(l as i32),
+            ("zstd", None) => plain.zstd(),
+            ("lz4", _) => plain.lz4(),
+            ("szip", _) => plain.szip(),
+            (other, _) => return Err(failed(py, format!("unknown compression {other:?}"))),
+        };
+        let packed = match encoding {
+            "none" => plain.clone(),
+            "simple_packing" => {
+                let mut p = PipelineBuilder::new().simple_packing(bits);
+                if filter == "shuffle" {
+                    p = p.shuffle();
+                }
+                match (compression, level) {
+                    ("zstd", Some(l)) => p.zstd_level(l as i32),
+                    ("zstd", None) => p.zstd(),
+                    ("lz4", _) => p.lz4(),
+                    ("szip", _) => p.szip(),
+                    _ => p,
+                }
+            }
+            other => return Err(failed(py, format!("unknown encoding {other:?}"))),
+        };
+        Ok(Stages { packed, plain })
+    }
+
+    fn encode(msg: NcMessage, s: &Stages, opts: &EncodeOptions) -> tgm::Result<Vec<u8>> {
+        let mut meta =
+            GlobalMetadata::with_base(msg.objects.iter().map(|o| o.metadata.clone()).collect());
+        meta.extra = msg.extra;
+        let descs: Vec<_> = msg
+            .objects
+            .iter()
+            .map(|o| {
+                let p = if o.descriptor.dtype == Dtype::Float64 {
+                    &s.packed
+                } else {
+                    &s.plain
+                };
+                o.descriptor.clone().with_pipeline(p)
+            })
+            .collect();
+        let pairs: Vec<_> = descs
+            .iter()
+            .zip(&msg.objects)
+            .map(|(d, o)| (d, &o.data[..]))
+            .collect();
+        tgm::encode(&meta, &pairs, opts)
+    }
+
+    /// NetCDF files → encoded messages grouped by `split_by` (`file`,
+    /// `variable` or `record`; `tgm convert-netcdf`). The variables left out
+    /// are returned with the reason for each.
+    #[pyfunction]
+    #[allow(clippy::type_complexity)]
+    pub fn convert_netcdf(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        split_by: &str,
+        cf: bool,
+        pipeline_args: Pipeline,
+        no_hash: bool,
+        max_decoded_bytes: Option<u64>,
+    ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
+        let split_by = match split_by {
+            "file" => SplitBy::File,
+            "variable" => SplitBy::Variable,
+            "record" => SplitBy::Record,
+            other => return Err(failed(py, format!("unknown split_by {other:?}"))),
+        };
+        let s = stages(py, &pipeline_args)?;
+        let convert = ConvertOptions {
+            split_by,
+            cf,
+            max_decoded_bytes,
+        };
+        let mut popts = tgm::pipeline::PipelineOptions::default();
+        popts.allow_nan = true;
+        let opts = EncodeOptions::new().hashing(!no_hash).pipeline(popts);
+        let (encoded, skipped) = py
+            .allow_threads(|| -> Result<_, String> {
+                let mut out = Vec::new();
+                let mut skipped = Vec::new();
+                for path in &paths {
+                    let mut failure = None;
+                    let mut each = |m: NcMessage| match encode(m, &s, &opts) {
+                        Ok(b) => {
+                            out.push(b);
+                            Ok(())
+                        }
+                        Err(e) => {
+                            failure = Some(format!("{}: {e}", path.display()));
+                            Err(tgm_convert::weather::netcdf::NetcdfError::Tgm(e))
+                        }
+                    };
+                    match convert_file_each(path, &convert, &mut each) {
+                        Ok(s) => skipped.extend(
+                            s.into_iter()
+                                .map(|(v, why)| (format!("{}: {v}", path.display()), why)),
+                        ),
+                        Err(e) => return Err(failure.unwrap_or_else(|| e.to_string())),
+                    }
+                }
+                Ok((out, skipped))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok((bytes_list(py, encoded), skipped))
+    }
+
+    /// Messages written by `convert_netcdf` → a new NetCDF-4 file at `path`
+    /// (`tgm to-netcdf`). The Python layer picks a fresh `path` and moves
+    /// it into place.
+    #[pyfunction]
+    pub fn to_netcdf(py: Python<'_>, messages: Vec<Vec<u8>>, path: PathBuf) -> PyResult<()> {
+        let decoded = decode_all(py, &messages)?;
+        py.allow_threads(|| write_netcdf(&decoded, &path))
+            .map_err(|e| failed(py, e))
+    }
+}
+
+/// The medical converters' lossless pipeline choice.
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+fn medical_pipeline(
+    py: Python<'_>,
+    compression: &str,
+    level: Option<i64>,
+) -> PyResult<tgm_convert::medical::pipeline::PipelineArgs> {
+    use tgm_convert::medical::pipeline::{Compression, PipelineArgs};
+    let compression = match compression {
+        "none" => Compression::None,
+        "zstd" => Compression::Zstd,
+        "szip" => Compression::Szip,
+        other => return Err(failed(py, format!("unknown compression {other:?}"))),
+    };
+    Ok(PipelineArgs { compression, level })
+}
+
+#[cfg(feature = "nifti")]
+mod nifti {
+    use std::path::PathBuf;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use tgm_convert::medical::nifti::{
+        nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
+    };
+    use tgm_convert::medical::pipeline::encode_options;
+    use tgm_convert::medical::ObjectPick;
+
+    use super::{failed, medical_pipeline};
+
+    /// NIfTI-1/2 volumes (and an optional mask on the first one's grid) →
+    /// one encoded message, one object per input (`tgm convert-nifti`).
+    #[pyfunction]
+    pub fn convert_nifti(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        mask: Option<PathBuf>,
+        byte_order: &str,
+        compression: &str,
+        level: Option<i64>,
+        max_decoded_bytes: Option<u64>,
+    ) -> PyResult<Py<PyBytes>> {
+        let order = match byte_order {
+            "keep" => ByteOrderChoice::Keep,
+            "little" => ByteOrderChoice::Little,
+            "big" => ByteOrderChoice::Big,
+            other => return Err(failed(py, format!("unknown byte_order {other:?}"))),
+        };
+        let pipeline = medical_pipeline(py, compression, level)?;
+        let msg = py
+            .allow_threads(|| -> Result<Vec<u8>, String> {
+                let (objects, meta) =
+                    nifti_to_objects(&paths, mask.as_deref(), &pipeline, order, max_decoded_bytes)
+                        .map_err(|e| e.to_string())?;
+                let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+                tgm::encode(&meta, &refs, &encode_options()).map_err(|e| e.to_string())
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(PyBytes::new(py, &msg).unbind())
+    }
+
+    /// Object `object` of message `message` of the `.tgm` file `input` →
+    /// NIfTI bytes (`tgm to-nifti`; NIfTI-2 with `nifti2`, else only when
+    /// needed).
+    #[pyfunction]
+    pub fn to_nifti(
+        py: Python<'_>,
+        input: PathBuf,
+        message: usize,
+        object: usize,
+        nifti2: bool,
+    ) -> PyResult<Py<PyBytes>> {
+        let pick = ObjectPick {
+            input,
+            message,
+            object,
+        };
+        let version = if nifti2 {
+            Version::Nifti2
+        } else {
+            Version::Auto
+        };
+        let nii = py
+            .allow_threads(|| -> Result<Vec<u8>, String> {
+                let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
+                object_to_nifti(&d, &data, &entry, version)
+                    .map_err(|e| format!("{}: {e}", pick.describe()))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(PyBytes::new(py, &nii).unbind())
+    }
+}
+
+#[cfg(feature = "dicom")]
+mod dicom {
+    use std::path::PathBuf;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use tgm_convert::medical::deid::Deidentify;
+    use tgm_convert::medical::deid_profile::RetainOptions;
+    use tgm_convert::medical::deid_uid::UidKey;
+    use tgm_convert::medical::dicom::dicom_to_messages;
+    use tgm_convert::medical::dicom_write::object_to_dicom;
+    use tgm_convert::medical::pipeline::encode_options;
+    use tgm_convert::medical::ObjectPick;
+
+    use super::{bytes_list, failed, medical_pipeline};
+
+    /// De-identification as `tgm convert-dicom --deidentify` takes it:
+    /// the four retain options, the UID key file (else a random key) and
+    /// whether burned-in annotations are allowed.
+    type Deid = (bool, bool, bool, bool, Option<PathBuf>, bool);
+
+    fn deidentify(d: Deid) -> Result<Deidentify, String> {
+        let (patient, dates, device, institution, key, allow_burned_in) = d;
+        let key = match key {
+            Some(p) => UidKey::from_file(&p),
+            None => UidKey::random(),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Deidentify {
+            retain: RetainOptions {
+                retain_patient_characteristics: patient,
+                retain_full_dates: dates,
+                retain_device_identity: device,
+                retain_institution_identity: institution,
+            },
+            key,
+            allow_burned_in,
+        })
+    }
+
+    /// DICOM files and directories → one encoded message per series
+    /// (`tgm convert-dicom`), and the files left out with the reason.
+    #[pyfunction]
+    #[allow(clippy::type_complexity)]
+    pub fn convert_dicom(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        recursive: bool,
+        deid: Option<Deid>,
+        compression: &str,
+        level: Option<i64>,
+    ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
+        let pipeline = medical_pipeline(py, compression, level)?;
+        let (encoded, skipped) = py
+            .allow_threads(|| -> Result<_, String> {
+                let deid = deid.map(deidentify).transpose()?;
+                let conv = dicom_to_messages(&paths, recursive, &pipeline, deid.as_ref())
+                    .map_err(|e| e.to_string())?;
+                let mut out = Vec::with_capacity(conv.messages.len());
+                for (objects, meta) in &conv.messages {
+                    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+                    out.push(
+                        tgm::encode(meta, &refs, &encode_options()).map_err(|e| e.to_string())?,
+                    );
+                }
+                let skipped = conv
+                    .skipped
+                    .iter()
+                    .map(|s| (s.path.display().to_string(), s.reason.to_string()))
+                    .collect::<Vec<_>>();
+                Ok((out, skipped))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok((bytes_list(py, encoded), skipped))
+    }
+
+    /// Object `object` of message `message` of the `.tgm` file `input` →
+    /// the bytes of each DICOM slice file (`tgm to-dicom`).
+    #[pyfunction]
+    pub fn to_dicom(
+        py: Python<'_>,
+        input: PathBuf,
+        message: usize,
+        object: usize,
+    ) -> PyResult<Vec<Py<PyBytes>>> {
+        let pick = ObjectPick {
+            input,
+            message,
+            object,
+        };
+        let files = py
+            .allow_threads(|| -> Result<Vec<Vec<u8>>, String> {
+                let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
+                object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", pick.describe()))
+            })
+            .map_err(|e| failed(py, e))?;
+        Ok(bytes_list(py, files))
+    }
+}

@@ -1,0 +1,216 @@
+"""GRIB and NetCDF converters called in process (tgm.convert_grib, to_grib,
+convert_netcdf, to_netcdf). The GRIB and NetCDF files are the fuzz corpus's
+samples; values are checked against ecCodes' own command-line tools where
+installed. Tests of a converter skip when the wheel was built without it;
+the error of a missing converter is tested in every build."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import tgm
+from tgm import _converters
+
+from conftest import eccodes_values
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+GRIB = ROOT / "fuzz" / "corpus" / "weather_grib_scan"
+NETCDF = ROOT / "fuzz" / "corpus" / "weather_netcdf_classic"
+NIFTI = ROOT / "fuzz" / "corpus" / "medical_nifti"
+
+needs_grib = pytest.mark.skipif(
+    not tgm.__has_grib__, reason="built without the 'grib' feature (needs libeccodes-dev)"
+)
+needs_netcdf = pytest.mark.skipif(
+    not tgm.__has_netcdf__, reason="built without the 'netcdf' feature (needs libnetcdf-dev)"
+)
+needs_dicom = pytest.mark.skipif(
+    not _converters.has("dicom"), reason="built without the 'dicom' feature"
+)
+needs_nifti = pytest.mark.skipif(
+    not _converters.has("nifti"), reason="built without the 'nifti' feature"
+)
+
+
+def values(messages):
+    out = []
+    for m in messages:
+        out += [a for _, a in tgm.decode(m).objects]
+    return out
+
+
+@needs_grib
+def test_convert_grib_gives_ecCodes_values():
+    path = GRIB / "two-messages.grib"
+    merged = tgm.convert_grib(path)
+    split = tgm.convert_grib(str(path), split=True)
+    assert len(merged) == 1 and len(split) == 2
+    assert all(isinstance(m, bytes) for m in split)
+    want = eccodes_values(path)
+    got = values(split)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float64
+        np.testing.assert_array_equal(g.ravel(), w)
+    for g, w in zip(values(merged), got):
+        np.testing.assert_array_equal(g, w)
+
+
+@needs_grib
+def test_grib_round_trips_through_to_grib():
+    path = GRIB / "grib2.grib"
+    messages = tgm.convert_grib(path, encoding="source", compression="auto", all_keys=True)
+    back = tgm.to_grib(messages)
+    assert back[:4] == b"GRIB"
+    again = tgm.convert_grib_buffer(back)
+    for a, b in zip(values(messages), values(again)):
+        np.testing.assert_array_equal(a, b)
+    assert "grib_keys" in tgm.decode_metadata(messages[0]).base[0]
+
+
+@needs_grib
+def test_grib_pipeline_options():
+    path = GRIB / "grib2.grib"
+    plain = tgm.convert_grib(path)
+    packed = tgm.convert_grib(path, encoding="simple_packing", bits=12, compression="zstd", level=3)
+    d, arr = tgm.decode(packed[0]).objects[0]
+    assert (d.encoding, d.compression) == ("simple_packing", "zstd")
+    np.testing.assert_allclose(arr, values(plain)[0], atol=np.ptp(arr) / 2**11)
+    assert tgm.decode(tgm.convert_grib(path, hash=None)[0]).objects
+    with pytest.raises(ValueError, match="bits_per_value 65"):
+        tgm.convert_grib(path, encoding="simple_packing", bits=65)
+    with pytest.raises(ValueError, match="unknown compression 'snappy'"):
+        tgm.convert_grib(path, compression="snappy")
+    with pytest.raises(ValueError, match="only zstd has levels"):
+        tgm.convert_grib(path, compression="lz4", level=3)
+    with pytest.raises(ValueError, match="grouping"):
+        tgm.convert_grib(path, grouping="by_param")
+    with pytest.raises(FileNotFoundError):
+        tgm.convert_grib(GRIB / "missing.grib")
+    with pytest.raises(ValueError):
+        tgm.convert_grib_buffer(b"not GRIB at all")
+    with pytest.raises(TypeError):
+        tgm.convert_grib_buffer(12)
+
+
+@needs_grib
+def test_to_grib_refuses_messages_not_from_grib():
+    msg = tgm.encode({}, [({"shape": [2], "dtype": "float64"}, np.zeros(2))])
+    with pytest.raises(ValueError):
+        tgm.to_grib([msg])
+    with pytest.raises(ValueError, match="cannot decode message 0"):
+        tgm.to_grib([b"garbage"])
+
+
+@needs_netcdf
+def test_netcdf_round_trips_and_never_replaces_a_file(tmp_path):
+    src = NETCDF / "classic.nc"
+    messages = tgm.convert_netcdf(src)
+    by_var = tgm.convert_netcdf(src, split_by="variable", compression="zstd", filter="shuffle")
+    assert len(by_var) >= len(messages) == 1
+    out = tmp_path / "back.nc"
+    tgm.to_netcdf(messages, out)
+    again = tgm.convert_netcdf(out)
+    for a, b in zip(values(messages), values(again)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(values(messages), values(by_var)):
+        np.testing.assert_array_equal(a, b)
+    out.write_bytes(b"KEEP")
+    with pytest.raises(FileExistsError):
+        tgm.to_netcdf(messages, out)
+    assert out.read_bytes() == b"KEEP"
+    with pytest.raises(ValueError):
+        tgm.to_netcdf([b"garbage"], out, force=True)
+    assert out.read_bytes() == b"KEEP"
+    tgm.to_netcdf(messages, out, force=True)
+    assert out.read_bytes()[:4] == b"\x89HDF"
+    with pytest.raises(ValueError, match="no messages"):
+        tgm.to_netcdf([], tmp_path / "none.nc")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back.nc"]
+
+
+@needs_nifti
+def test_nifti_round_trips_and_matches_nibabel(tmp_path):
+    msg = tgm.convert_nifti(NIFTI / "plain.nii", compression="none")
+    (arr,) = values([msg])
+    zipped = tgm.convert_nifti(str(NIFTI / "plain.nii"), compression="zstd", level=5)
+    assert tgm.decode(zipped).objects[0][0].compression == "zstd"
+    np.testing.assert_array_equal(values([zipped])[0], arr)
+    archive = tmp_path / "v.tgm"
+    archive.write_bytes(msg)
+    for name in ("back.nii", "back.nii.gz"):
+        tgm.to_nifti(archive, tmp_path / name)
+        np.testing.assert_array_equal(values([tgm.convert_nifti(tmp_path / name)])[0], arr)
+    assert (tmp_path / "back.nii.gz").read_bytes()[:2] == b"\x1f\x8b"
+    before = (tmp_path / "back.nii").read_bytes()
+    with pytest.raises(FileExistsError):
+        tgm.to_nifti(archive, tmp_path / "back.nii")
+    with pytest.raises(ValueError, match="object 3"):
+        tgm.to_nifti(archive, tmp_path / "other.nii", object=3)
+    assert (tmp_path / "back.nii").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back.nii", "back.nii.gz", "v.tgm"]
+    with pytest.raises(ValueError, match="unknown compression 'lz4'"):
+        tgm.convert_nifti(NIFTI / "plain.nii", compression="lz4")
+    with pytest.raises(ValueError):
+        tgm.convert_nifti(GRIB / "grib2.grib")
+    nib = pytest.importorskip("nibabel")
+    # The object's shape is NIfTI's dims reversed (C order of the same voxels).
+    want = np.asarray(nib.load(str(NIFTI / "plain.nii")).dataobj.get_unscaled()).T
+    assert arr.shape == want.shape
+    np.testing.assert_array_equal(arr, want)
+
+
+@needs_dicom
+def test_dicom_series_round_trips_to_pydicom_pixels(tmp_path):
+    pydicom = pytest.importorskip("pydicom")
+    from pydicom.data import get_testdata_file
+
+    src = get_testdata_file("CT_small.dcm")
+    want = pydicom.dcmread(src).pixel_array
+    (msg,) = tgm.convert_dicom(src)
+    (arr,) = values([msg])
+    assert arr.shape == (1, *want.shape)
+    np.testing.assert_array_equal(arr[0], want)
+    (anon,) = tgm.convert_dicom(src, deidentify=True, compression="none")
+    np.testing.assert_array_equal(values([anon])[0], arr)
+    assert "CompressedSamples" in repr(tgm.decode_metadata(msg).base)
+    assert "CompressedSamples" not in repr(tgm.decode_metadata(anon).base)
+    archive = tmp_path / "ct.tgm"
+    archive.write_bytes(msg)
+    out = tmp_path / "slices"
+    (slice0,) = tgm.to_dicom(archive, out)
+    np.testing.assert_array_equal(pydicom.dcmread(slice0).pixel_array, want)
+    before = pathlib.Path(slice0).read_bytes()
+    with pytest.raises(FileExistsError):
+        tgm.to_dicom(archive, out)
+    assert pathlib.Path(slice0).read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["slice_00000.dcm"]
+    with pytest.raises(ValueError, match="deidentify=True"):
+        tgm.convert_dicom(src, retain_full_dates=True)
+    with pytest.raises(ValueError):
+        tgm.convert_dicom(GRIB / "grib2.grib")
+
+
+def test_a_converter_not_built_in_names_its_feature(monkeypatch):
+    names = ["convert_grib", "to_grib", "convert_netcdf", "to_netcdf", "convert_nifti"]
+    for name in names + ["to_nifti", "convert_dicom", "to_dicom"]:
+        monkeypatch.delattr(_converters._native, name, raising=False)
+    with pytest.raises(RuntimeError, match="without GRIB support.*feature 'grib'"):
+        tgm.convert_grib("x.grib")
+    with pytest.raises(RuntimeError, match="without GRIB support"):
+        tgm.convert_grib_buffer(b"GRIB")
+    with pytest.raises(RuntimeError, match="without GRIB support"):
+        tgm.to_grib([b""])
+    with pytest.raises(RuntimeError, match="without NetCDF support.*feature 'netcdf'"):
+        tgm.convert_netcdf("x.nc")
+    with pytest.raises(RuntimeError, match="without NetCDF support"):
+        tgm.to_netcdf([b""], "x.nc")
+    with pytest.raises(RuntimeError, match="without NIfTI support.*feature 'nifti'"):
+        tgm.convert_nifti("x.nii")
+    with pytest.raises(RuntimeError, match="without NIfTI support"):
+        tgm.to_nifti("x.tgm", "x.nii")
+    with pytest.raises(RuntimeError, match="without DICOM support.*feature 'dicom'"):
+        tgm.convert_dicom("x.dcm")
+    with pytest.raises(RuntimeError, match="without DICOM support"):
+        tgm.to_dicom("x.tgm", "out")

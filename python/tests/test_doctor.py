@@ -1,0 +1,23 @@
+"""tgm.doctor(): the build's features and the codec self-test."""
+
+import tgm
+
+
+def test_report_lists_the_wheels_features_and_round_trips():
+    r = tgm.doctor()
+    assert r["build"]["wire_version"] == tgm.WIRE_VERSION
+    assert r["build"]["version"] == tgm.__version__
+    rows = {f["name"]: f for f in r["features"]}
+    # The wheel is built with the library's default codecs and `remote`.
+    assert rows["zstd"] == {
+        "name": "zstd", "kind": "compression", "state": "on",
+        "backend": "libzstd", "linkage": "ffi",
+    }
+    assert rows["remote"]["state"] == ("on" if tgm._native.remote_enabled() else "off")
+    assert rows["blosc2"] == {"name": "blosc2", "kind": "compression", "state": "off"}
+    for name in ("grib", "netcdf", "nifti", "dicom"):
+        assert rows[name]["kind"] == "converter"
+    outcomes = {t["label"].split()[-1]: t["outcome"] for t in r["self_test"]}
+    assert outcomes["none/none/none"] == "ok"
+    assert outcomes["simple_packing(16)+szip"] == "ok"
+    assert all(t["outcome"] != "failed" for t in r["self_test"]), r["self_test"]

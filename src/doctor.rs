@@ -1,0 +1,178 @@
+//! The self-test of the `doctor` reports (the C library's
+//! `tgm_doctor_to_json`, Python's `tgm.doctor()`): each codec built in
+//! encodes a smooth field and decodes it back within its tolerance.
+
+use crate::pipeline::PipelineBuilder;
+use crate::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+/// How one self-test case ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The values came back within the tolerance.
+    Ok,
+    /// They did not, or encoding or decoding failed: why.
+    Failed(String),
+    /// The codec is not built in: why.
+    Skipped(String),
+}
+
+impl Outcome {
+    /// `"ok"`, `"failed"` or `"skipped"`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed(_) => "failed",
+            Outcome::Skipped(_) => "skipped",
+        }
+    }
+
+    /// Why it failed or was skipped.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::Failed(why) | Outcome::Skipped(why) => Some(why),
+        }
+    }
+}
+
+/// One self-test case: its label (`"pipeline       lz4"`, …) and outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelfTest {
+    /// What was round-tripped.
+    pub label: &'static str,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// A backend library and how it is linked (`"ffi"` or `"pure-rust"`).
+pub type Backend = (&'static str, &'static str);
+
+/// The codec and runtime features of this build of the library, as
+/// `(name, backend)`; `None` for one not built in.
+pub fn features() -> Vec<(&'static str, Option<Backend>)> {
+    let on = |built: bool, b: Backend| built.then_some(b);
+    vec![
+        ("szip", None),
+        (
+            "szip-pure",
+            on(cfg!(feature = "szip"), ("tgm-szip", "pure-rust")),
+        ),
+        ("zstd", on(cfg!(feature = "zstd"), ("libzstd", "ffi"))),
+        ("zstd-pure", None),
+        ("lz4", on(cfg!(feature = "lz4"), ("lz4_flex", "pure-rust"))),
+        ("blosc2", None),
+        ("zfp", None),
+        ("sz3", None),
+        ("threads", Some(("rayon", "pure-rust"))),
+        (
+            "remote",
+            on(cfg!(feature = "remote"), ("object_store", "pure-rust")),
+        ),
+        ("mmap", Some(("memmap2", "pure-rust"))),
+    ]
+}
+
+/// Encodes 4096 smooth float64 values through `pipeline` and decodes them:
+/// `None` when they come back within `tolerance`, else why not.
+fn round_trip(pipeline: &PipelineBuilder, tolerance: f64) -> Option<String> {
+    let values: Vec<f64> = (0..4096)
+        .map(|i| 250.0 + (i as f64 / 50.0).sin() * 30.0)
+        .collect();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![64, 64]).with_pipeline(pipeline);
+    let meta = GlobalMetadata::with_base(vec![Default::default()]);
+    let run = || -> crate::Result<Vec<u8>> {
+        let msg = crate::encode(&meta, &[(&d, &bytes)], &EncodeOptions::default())?;
+        Ok(crate::decode(&msg, &DecodeOptions::default())?
+            .objects
+            .remove(0)
+            .data)
+    };
+    match run() {
+        Err(e) => Some(e.to_string()),
+        Ok(back) if back.len() != bytes.len() => {
+            Some(format!("{} bytes back, not {}", back.len(), bytes.len()))
+        }
+        Ok(back) => {
+            let worst = back
+                .chunks_exact(8)
+                .zip(&values)
+                .map(|(c, v)| (f64::from_ne_bytes(c.try_into().unwrap_or_default()) - v).abs())
+                .fold(0.0, f64::max);
+            (worst > tolerance).then(|| format!("error {worst} exceeds {tolerance}"))
+        }
+    }
+}
+
+/// Round-trips the core pipeline and each codec of this build.
+pub fn self_test() -> Vec<SelfTest> {
+    let szip = cfg!(feature = "szip");
+    let cases: [(&str, PipelineBuilder, f64, bool); 5] = [
+        (
+            "encode/decode  none/none/none",
+            PipelineBuilder::new(),
+            0.0,
+            true,
+        ),
+        (
+            "pipeline       shuffle+zstd",
+            PipelineBuilder::new().shuffle().zstd(),
+            0.0,
+            true,
+        ),
+        (
+            "pipeline       lz4",
+            PipelineBuilder::new().lz4(),
+            0.0,
+            true,
+        ),
+        (
+            "pipeline       simple_packing(24)",
+            PipelineBuilder::new().simple_packing(24),
+            1e-4,
+            true,
+        ),
+        (
+            "pipeline       simple_packing(16)+szip",
+            PipelineBuilder::new().simple_packing(16).szip(),
+            1e-2,
+            szip,
+        ),
+    ];
+    cases
+        .iter()
+        .map(|(label, p, tol, built)| SelfTest {
+            label,
+            outcome: match (built, round_trip(p, *tol)) {
+                (false, _) => Outcome::Skipped("not built in".into()),
+                (true, None) => Outcome::Ok,
+                (true, Some(why)) => Outcome::Failed(why),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_codec_built_in_round_trips() {
+        let rows = self_test();
+        assert_eq!(rows[0].label, "encode/decode  none/none/none");
+        for r in &rows {
+            assert!(
+                !matches!(r.outcome, Outcome::Failed(_)),
+                "{}: {:?}",
+                r.label,
+                r.outcome
+            );
+        }
+    }
+
+    #[test]
+    fn a_lossy_codec_beyond_its_tolerance_fails() {
+        let why = round_trip(&PipelineBuilder::new().simple_packing(8), 1e-6);
+        assert!(why.is_some_and(|w| w.contains("exceeds")));
+    }
+}
