@@ -95,7 +95,7 @@ fn immutable(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// A byte vector handed to NumPy without copying.
-fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
+pub(crate) fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
     PyArray1::from_vec(py, v).into_any().unbind()
 }
 
@@ -109,7 +109,12 @@ pub(crate) fn verify_policy(verify_hash: bool) -> Verify {
     }
 }
 
-fn decode_options(native: bool, threads: usize, restore: bool, verify_hash: bool) -> DecodeOptions {
+pub(crate) fn decode_options(
+    native: bool,
+    threads: usize,
+    restore: bool,
+    verify_hash: bool,
+) -> DecodeOptions {
     DecodeOptions::default()
         .native_byte_order(native)
         .threads(threads)

@@ -4,6 +4,7 @@
 
 mod convert;
 mod core;
+mod file;
 mod masks;
 mod objects;
 mod pre_encoded;
@@ -32,5 +33,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
+    m.add_class::<file::NativeFile>()?;
     Ok(())
 }

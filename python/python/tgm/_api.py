@@ -280,6 +280,11 @@ def decode_range(
     desc, parts = _native.decode_range(
         mv, _object_index(mv, object_index), ranges, native_byte_order, threads, restore_non_finite
     )
+    return _range_result(desc, parts, join, native_byte_order)
+
+
+def _range_result(desc, parts, join, native_byte_order):
+    """Decoded element ranges as arrays, or one array with ``join``."""
     arrays = [as_flat_array(desc, p, native_byte_order) for p in parts]
     if join:
         if not arrays:
