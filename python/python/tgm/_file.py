@@ -402,14 +402,18 @@ class AsyncTensogramFile:
         self._counted = False
 
     @staticmethod
-    def open(source, *, bidirectional=True):
-        """Open a local file → awaitable of :class:`AsyncTensogramFile`."""
+    def open(source, *, bidirectional=True, intact_only=False, zero_copy=False):
+        """Open a local file → awaitable of :class:`AsyncTensogramFile`
+        (``intact_only`` and ``zero_copy`` as in :meth:`TensogramFile.open`)."""
         _check_bidirectional(bidirectional)
-        return AsyncTensogramFile._opened(source)
+        return AsyncTensogramFile._opened(source, intact_only, zero_copy)
 
     @staticmethod
-    async def _opened(source):
-        return AsyncTensogramFile(await asyncio.to_thread(TensogramFile.open, source))
+    async def _opened(source, intact_only, zero_copy):
+        f = await asyncio.to_thread(
+            TensogramFile.open, source, intact_only=intact_only, zero_copy=zero_copy
+        )
+        return AsyncTensogramFile(f)
 
     @staticmethod
     def open_remote(source, storage_options=None, *, bidirectional=True):
@@ -422,9 +426,11 @@ class AsyncTensogramFile:
         return asyncio.to_thread(fn, *args)
 
     def source(self):
+        """The path opened."""
         return self._f.source()
 
     def is_remote(self):
+        """Always False: tgm reads local files."""
         return False
 
     def __len__(self):
@@ -441,25 +447,31 @@ class AsyncTensogramFile:
         return n
 
     async def messages(self):
+        """The bytes of every message."""
         return await self._run(self._f.messages)
 
     async def read_message(self, index):
+        """The bytes of message ``index``."""
         return await self._run(self._f.read_message, index)
 
     async def decode_message(self, index, native_byte_order=True, threads=0, verify_hash=False):
+        """Decode message ``index`` → ``Message(metadata, objects)``."""
         return await self._run(
             self._f.decode_message, index, native_byte_order, threads, True, verify_hash
         )
 
     async def file_decode_metadata(self, msg_index):
+        """Metadata of message ``msg_index`` → ``Metadata``."""
         return await self._run(self._f.file_decode_metadata, msg_index)
 
     async def file_decode_descriptors(self, msg_index):
+        """Metadata and descriptors of message ``msg_index``, no payload read."""
         return await self._run(self._f.file_decode_descriptors, msg_index)
 
     async def file_decode_object(
         self, msg_index, obj_index, native_byte_order=True, threads=0, verify_hash=False
     ):
+        """Decode one object → ``{"metadata", "descriptor", "data"}``."""
         return await self._run(
             self._f.file_decode_object, msg_index, obj_index, native_byte_order, threads, verify_hash
         )
@@ -467,6 +479,7 @@ class AsyncTensogramFile:
     async def file_decode_range(
         self, msg_index, obj_index, ranges, join=False, native_byte_order=True, threads=0
     ):
+        """Elements ``[(start, count), ...]`` of one object (as :meth:`TensogramFile.file_decode_range`)."""
         return await self._run(
             self._f.file_decode_range, msg_index, obj_index, ranges, join, native_byte_order, threads
         )
@@ -474,6 +487,7 @@ class AsyncTensogramFile:
     async def file_decode_object_batch(
         self, msg_indices, obj_index, native_byte_order=True, threads=0, verify_hash=False
     ):
+        """``file_decode_object`` for each message index."""
         return await self._run(
             self._f.file_decode_object_batch,
             msg_indices,
@@ -486,6 +500,7 @@ class AsyncTensogramFile:
     async def file_decode_range_batch(
         self, msg_indices, obj_index, ranges, join=False, native_byte_order=True, threads=0
     ):
+        """``file_decode_range`` for each message index."""
         return await self._run(
             self._f.file_decode_range_batch,
             msg_indices,

@@ -242,6 +242,7 @@ class TgmBackendEntrypoint(BackendEntrypoint):
         )
 
     def guess_can_open(self, filename_or_obj):
+        """Whether the path ends in ``.tgm``."""
         try:
             return os.fspath(filename_or_obj).endswith(".tgm")
         except TypeError:
