@@ -1,7 +1,8 @@
 """Reading object i costs the same whatever the message's size: the same
 N fields stored as one N-object message and as N one-object messages,
-read back (a) with ``xr.open_dataset(...).load()`` and (b) by decoding
-every object through one ``TensogramFile`` handle. Best-of-R wall times
+read back (a) with ``xr.open_dataset(...).load()`` and by decoding every
+object through one ``TensogramFile`` handle with (b) ``object_array`` and
+(c) ``file_decode_object`` (which also returns the message's metadata). Best-of-R wall times
 and the ratio one-message / many-messages (the target is at most 2).
 
     python python/bench/bench_objects_per_message.py [--objects N] [--repeat R]
@@ -38,11 +39,19 @@ def load_dataset(path):
         ds.load()
 
 
-def decode_all(path):
+def each_object(path, read):
     f = tgm.TensogramFile.open(path)
     for m in range(len(f)):
         for o in range(len(f.file_decode_descriptors(m)["descriptors"])):
-            f.object_array(m, o)
+            read(f, m, o)
+
+
+def object_arrays(path):
+    each_object(path, lambda f, m, o: f.object_array(m, o))
+
+
+def decoded_objects(path):
+    each_object(path, lambda f, m, o: f.file_decode_object(m, o)["data"])
 
 
 def main():
@@ -61,7 +70,12 @@ def main():
         print(f"{args.objects} objects of float32 {args.shape}, best of {args.repeat}")
         print("| read | one message (s) | one message per object (s) | ratio |")
         print("|---|---|---|---|")
-        for name, fn in (("ds.load()", load_dataset), ("object_array each", decode_all)):
+        cases = (
+            ("ds.load()", load_dataset),
+            ("object_array each", object_arrays),
+            ("file_decode_object each", decoded_objects),
+        )
+        for name, fn in cases:
             a = best(lambda: fn(one), args.repeat)
             b = best(lambda: fn(many), args.repeat)
             print(f"| {name} | {a:.3f} | {b:.3f} | {a / b:.2f} |")

@@ -6,13 +6,13 @@
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use tgm::file::{FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAYOUT_VERSION};
-use tgm::{DecodeOptions, Error, Limits, MessageSpan};
+use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::{array_of, decode_options, verify_policy};
@@ -97,6 +97,18 @@ fn check_intact(
         ))
     };
     Err(e.at(d.offset).in_message(d.message).with_path(path))
+}
+
+/// Parsed message metadata shared with the file's cache.
+#[pyclass(module = "tgm._native", name = "MetadataHandle", frozen)]
+pub struct NativeMetadata(Arc<GlobalMetadata>);
+
+#[pymethods]
+impl NativeMetadata {
+    /// The metadata as `{"base", "reserved", "extra"}`, a new dict each call.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<PyObject> {
+        metadata_to_py(py, &self.0)
+    }
 }
 
 /// An open local file (`spec/files.md`): reads are positioned reads into
@@ -246,6 +258,22 @@ impl NativeFile {
         let opts = DecodeOptions::default().verify(verify_policy(verify_hash));
         let meta = self.read(py, |f| f.shared_metadata(m, &opts))?;
         metadata_to_py(py, &meta)
+    }
+
+    /// The metadata of message `m`, parsed and its digest checked now
+    /// (kept parsed for the last few messages), converted to a dict only
+    /// when asked: reading every object of a large message does not
+    /// convert its metadata once per object.
+    #[pyo3(signature = (m, verify_hash=false))]
+    fn metadata_handle(
+        &self,
+        py: Python<'_>,
+        m: usize,
+        verify_hash: bool,
+    ) -> PyResult<NativeMetadata> {
+        let opts = DecodeOptions::default().verify(verify_policy(verify_hash));
+        let meta = self.read(py, |f| f.shared_metadata(m, &opts))?;
+        Ok(NativeMetadata(meta))
     }
 
     /// Metadata and descriptors of message `m`, no payload read.

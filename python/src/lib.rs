@@ -34,5 +34,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
     m.add_class::<file::NativeFile>()?;
+    m.add_class::<file::NativeMetadata>()?;
     Ok(())
 }

@@ -161,3 +161,23 @@ def test_negative_indexes_count_from_the_end(tmp_path):
         f.object_array(0, -4)
     with pytest.raises(IndexError):
         f.object_array(-5, 0)
+
+
+def test_object_reads_do_not_convert_the_message_metadata_each_time(tmp_path):
+    import pickle
+
+    p = tmp_path / "a.tgm"
+    p.write_bytes(message(0, n=200))
+    f = tgm.TensogramFile.open(p)
+    a = f.file_decode_object(0, 7)["metadata"]
+    b = f.file_decode_object(0, 8)["metadata"]
+    # Nothing converted yet: the fields are filled on first use.
+    with pytest.raises(AttributeError):
+        object.__getattribute__(a, "_base")
+    assert isinstance(a, tgm.Metadata)
+    p.write_bytes(b"")  # the parsed metadata no longer needs the file
+    assert a == b and a.num_objects == 200 and a.base[7]["name"] == "v7"
+    a.base[0]["name"] = "changed"
+    assert b.base[0]["name"] == "v0", "each result owns its metadata"
+    again = pickle.loads(pickle.dumps(b))
+    assert type(again) is tgm.Metadata and again == b

@@ -260,7 +260,7 @@ class TensogramFile:
         m = self._msg(msg_index)
         o = self._obj(m, obj_index)
         desc, arr = self._decode(m, o, native_byte_order, threads, True, verify_hash)
-        meta = Metadata._from_native(self._nf.metadata(m, verify_hash))
+        meta = Metadata._lazy(self._nf.metadata_handle(m, verify_hash).to_dict)
         return {"metadata": meta, "descriptor": DataObjectDescriptor(desc), "data": arr}
 
     def file_decode_range(

@@ -58,6 +58,11 @@ class Metadata:
     def _from_native(cls, d):
         return cls(d["base"], d["extra"], d["reserved"])
 
+    @classmethod
+    def _lazy(cls, load):
+        """Metadata built from ``load()`` (a native metadata dict) when first used."""
+        return _LazyMetadata(load)
+
     @property
     def version(self):
         """Wire-format version of the message (always 3)."""
@@ -188,6 +193,27 @@ class Metadata:
 
 
 Mapping.register(Metadata)
+
+
+class _LazyMetadata(Metadata):
+    """:class:`Metadata` whose fields are converted from the native parse
+    on first use: a file handle returns one with every object it decodes
+    without converting the whole message's metadata each time."""
+
+    __slots__ = ("_load",)
+
+    def __init__(self, load):
+        self._load = load
+
+    def __getattr__(self, name):
+        if name not in Metadata.__slots__:
+            raise AttributeError(name)
+        d = self._load()
+        Metadata.__init__(self, d["base"], d["extra"], d["reserved"])
+        return object.__getattribute__(self, name)
+
+    def __reduce__(self):
+        return (Metadata, (self._base, self._extra, self._reserved, self._version))
 
 
 class DataObjectDescriptor:
