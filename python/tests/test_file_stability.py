@@ -33,6 +33,8 @@ COMMON = textwrap.dedent(
                      np.full(1000, i, np.float32)),
                 ],
             )
+        # A variable of one object: loaded, it is that object's array.
+        f.append({"base": [{"name": "single"}]}, [(desc([4096], "float64"), np.arange(4096.0))])
 
     def clobber():
         # Rewrite in place with other bytes, then truncate to a few bytes.
@@ -102,7 +104,7 @@ def test_loaded_dataset_survives_rewrite_and_truncation(tmp_path):
         print("ok", sorted(expect))
         """,
     )
-    assert "ok ['packed', 'raw']" in out
+    assert "ok ['packed', 'raw', 'single']" in out
 
 
 def test_zero_copy_is_an_explicit_opt_in(tmp_path):
