@@ -15,7 +15,7 @@ use tgm::file::{FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAY
 use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
-use crate::core::{array_of, decode_options, verify_policy};
+use crate::core::{array_of, decode_options, message_to_py, verify_policy, DecodedPy};
 
 /// Bytes of a file outside every complete message (`spec/files.md` §2).
 struct Damage {
@@ -250,6 +250,27 @@ impl NativeFile {
     fn message_bytes(&self, py: Python<'_>, m: usize) -> PyResult<Py<PyBytes>> {
         let b = self.read(py, |f| f.message_bytes(m))?;
         Ok(PyBytes::new(py, &b).unbind())
+    }
+
+    /// Message `m` decoded whole → `(metadata dict, [(descriptor dict,
+    /// uint8 array)])`; error offsets are absolute in the file.
+    #[pyo3(signature = (m, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
+    fn decode_message(
+        &self,
+        py: Python<'_>,
+        m: usize,
+        native_byte_order: bool,
+        threads: usize,
+        restore_non_finite: bool,
+        verify_hash: bool,
+    ) -> PyResult<DecodedPy> {
+        let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+        let d = self.read(py, |f| {
+            let bytes = f.message_bytes(m)?;
+            let at = f.spans()[m].offset;
+            tgm::decode(&bytes, &opts).map_err(|e| e.rebase(at).in_message(m))
+        })?;
+        message_to_py(py, d)
     }
 
     /// The metadata of message `m` (kept parsed for the last few messages).

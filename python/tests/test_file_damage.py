@@ -127,6 +127,12 @@ def test_bit_flip_error_has_absolute_offset_and_indexes(tmp_path):
     assert err.offset is not None and base <= err.offset < base + len(msgs[2])
     assert f"offset {err.offset}" in str(err) and str(p) in str(err)
     np.testing.assert_array_equal(f.file_decode_object(2, 0)["data"], np.full(16, 2, np.float32))
+    with pytest.raises(tgm.HashMismatchError) as e:
+        f.decode_message(2)
+    assert (e.value.offset, e.value.message_index, e.value.object_index) == (err.offset, 2, 1)
+    with pytest.raises(tgm.HashMismatchError) as e:
+        f[-1]
+    assert e.value.offset == err.offset
 
 
 def test_handle_follows_another_writers_appends(tmp_path):

@@ -220,10 +220,12 @@ class TensogramFile:
     def decode_message(
         self, index, native_byte_order=True, threads=0, restore_non_finite=True, verify_hash=False
     ):
-        """Decode message ``index`` → ``Message(metadata, objects)``."""
-        return _api.decode(
-            self.read_message(index), native_byte_order, threads, restore_non_finite, verify_hash
+        """Decode message ``index`` → ``Message(metadata, objects)``; error
+        offsets are absolute in the file."""
+        meta, objects = self._nf.decode_message(
+            self._msg(index), native_byte_order, threads, restore_non_finite, verify_hash
         )
+        return _api._message(meta, objects, native_byte_order)
 
     def __getitem__(self, key):
         if isinstance(key, slice):
