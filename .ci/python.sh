@@ -30,7 +30,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0" \
+"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout mypy "tensogram==0.24.0" \
     fsspec nibabel pydicom
 
 step "python: build and install (pip install ./python)"
@@ -38,6 +38,12 @@ export MATURIN_PEP517_ARGS="--features $FEATURES"
 echo "wheel features: default + $FEATURES"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
 unset MATURIN_PEP517_ARGS
+
+step "python: types (stubs against the built module, the package, a user's code)"
+(cd python && export MYPY_CACHE_DIR="$VENV/mypy-cache" &&
+    "$VENV/bin/python" -m mypy.stubtest tgm &&
+    "$VENV/bin/python" -m mypy -p tgm &&
+    "$VENV/bin/python" -m mypy --strict tests/typing/usage.py)
 
 step "python: the tgm binary (test_validate.py compares its reports; the weather-archive tests need grib and netcdf)"
 bin_dir="${CARGO_TARGET_DIR:-$PWD/target}/release"

@@ -11,21 +11,12 @@ message 700 in a 1,000-message file.
 import argparse
 import os
 import tempfile
-import time
 
 import numpy as np
 
 import tensogram as ref
 import tgm
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from _timing import best
 
 
 def main():

@@ -189,19 +189,73 @@ pub fn map_to_py(py: Python<'_>, m: &Map) -> PyResult<PyObject> {
     Ok(d.into_any().unbind())
 }
 
-/// A Python object as a CBOR value. Accepts None, bool, int (up to the
-/// CBOR integer range), float, str, bytes, lists/tuples and dicts, plus
-/// anything with `__index__` or `__float__` (NumPy scalars).
-pub fn py_to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    py_to_value_at(obj, 0)
+/// Where a value lies in the caller's metadata, for errors: rendered
+/// (`base[0].mars.date`) only when a value is refused.
+#[derive(Clone, Copy)]
+pub struct KeyPath<'a> {
+    parent: Option<&'a KeyPath<'a>>,
+    step: Step<'a>,
 }
 
-fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Item(usize),
+}
+
+impl<'a> KeyPath<'a> {
+    /// The top-level key `key`.
+    pub fn root(key: &'a str) -> Self {
+        KeyPath {
+            parent: None,
+            step: Step::Key(key),
+        }
+    }
+
+    /// Entry `i` of the list at this path.
+    pub fn item(&'a self, i: usize) -> Self {
+        KeyPath {
+            parent: Some(self),
+            step: Step::Item(i),
+        }
+    }
+
+    /// Key `key` of the map at this path.
+    pub fn key(&'a self, key: &'a str) -> Self {
+        KeyPath {
+            parent: Some(self),
+            step: Step::Key(key),
+        }
+    }
+}
+
+impl std::fmt::Display for KeyPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(p) = self.parent {
+            write!(f, "{p}")?;
+        }
+        match (self.step, self.parent.is_some()) {
+            (Step::Key(k), true) => write!(f, ".{k}"),
+            (Step::Key(k), false) => write!(f, "{k}"),
+            (Step::Item(i), _) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// A Python object as a CBOR value. Accepts None, bool, int (up to the
+/// CBOR integer range), float, str, bytes, lists/tuples and dicts, plus
+/// anything with `__index__` or `__float__` and NumPy scalars and arrays
+/// (their `tolist()`); a refused value's error names its key path.
+pub fn py_to_value(obj: &Bound<'_, PyAny>, path: &KeyPath<'_>) -> PyResult<Value> {
+    py_to_value_at(obj, 0, path)
+}
+
+fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize, path: &KeyPath<'_>) -> PyResult<Value> {
     let py = obj.py();
     if depth > MAX_DEPTH {
         return Err(invalid_argument(
             py,
-            format!("metadata nests deeper than {MAX_DEPTH} levels"),
+            format!("key {path}: nests deeper than {MAX_DEPTH} levels"),
         ));
     }
     if obj.is_none() {
@@ -211,7 +265,7 @@ fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Bool(b.is_true()));
     }
     if obj.is_instance_of::<PyInt>() {
-        return int_value(obj);
+        return int_value(obj, path);
     }
     if let Ok(f) = obj.downcast::<PyFloat>() {
         return Ok(Value::Float(f.value()));
@@ -225,17 +279,19 @@ fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(d) = obj.downcast::<PyDict>() {
         let mut entries = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
+            let name = k.str()?.to_string();
+            let at = path.key(&name);
             entries.push((
-                py_to_value_at(&k, depth + 1)?,
-                py_to_value_at(&v, depth + 1)?,
+                py_to_value_at(&k, depth + 1, &at)?,
+                py_to_value_at(&v, depth + 1, &at)?,
             ));
         }
         return Ok(Value::Map(entries));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
-        for item in obj.try_iter()? {
-            items.push(py_to_value_at(&item?, depth + 1)?);
+        for (i, item) in obj.try_iter()?.enumerate() {
+            items.push(py_to_value_at(&item?, depth + 1, &path.item(i))?);
         }
         return Ok(Value::Array(items));
     }
@@ -243,32 +299,32 @@ fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         // NumPy scalars and arrays: their Python value or nested-list form
         // (a type with no CBOR form, such as datetime64, is refused below
         // under its Python name).
-        return numpy_value(obj, depth);
+        return numpy_value(obj, depth, path);
     }
     if obj.hasattr("__index__")? {
-        return int_value(&obj.call_method0("__index__")?);
+        return int_value(&obj.call_method0("__index__")?, path);
     }
     if obj.hasattr("__float__")? && !obj.hasattr("__len__")? {
         return Ok(Value::Float(obj.call_method0("__float__")?.extract()?));
     }
     Err(PyTypeError::new_err(format!(
-        "cannot store a {} in metadata",
+        "key {path}: cannot store a {} in metadata",
         obj.get_type().name()?
     )))
 }
 
 /// A NumPy scalar or array as the CBOR form of its `tolist()`; an error
-/// names the NumPy type that could not be stored.
-fn numpy_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+/// names the key and the NumPy type that could not be stored.
+fn numpy_value(obj: &Bound<'_, PyAny>, depth: usize, path: &KeyPath<'_>) -> PyResult<Value> {
     let plain = obj.call_method0("tolist")?;
-    py_to_value_at(&plain, depth + 1).map_err(|e| {
+    py_to_value_at(&plain, depth + 1, path).map_err(|e| {
         let what = obj
             .getattr("dtype")
             .and_then(|d| d.str())
             .map(|d| d.to_string())
             .unwrap_or_default();
         PyTypeError::new_err(format!(
-            "cannot store a NumPy {} of dtype {what} in metadata: {}",
+            "key {path}: cannot store a NumPy {} of dtype {what} in metadata ({})",
             obj.get_type()
                 .name()
                 .map(|n| n.to_string())
@@ -278,21 +334,24 @@ fn numpy_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     })
 }
 
-fn int_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+fn int_value(obj: &Bound<'_, PyAny>, path: &KeyPath<'_>) -> PyResult<Value> {
     if let Ok(u) = obj.extract::<u64>() {
         return Ok(Value::Uint(u));
     }
-    let i: i128 = obj
-        .extract()
-        .map_err(|_| invalid_argument(obj.py(), "integer does not fit the CBOR integer range"))?;
+    let too_large = || {
+        invalid_argument(
+            obj.py(),
+            format!("key {path}: integer does not fit the CBOR integer range"),
+        )
+    };
+    let i: i128 = obj.extract().map_err(|_| too_large())?;
     // CBOR negative integers are -1 - n with n in u64.
-    let n = u64::try_from(-1 - i)
-        .map_err(|_| invalid_argument(obj.py(), "integer does not fit the CBOR integer range"))?;
+    let n = u64::try_from(-1 - i).map_err(|_| too_large())?;
     Ok(Value::Nint(n))
 }
 
-/// A Python dict with text keys as a text-keyed map.
-pub fn py_to_map(obj: &Bound<'_, PyAny>) -> PyResult<Map> {
+/// A Python dict with text keys as a text-keyed map; `path` names it in errors.
+pub fn py_to_map(obj: &Bound<'_, PyAny>, path: &KeyPath<'_>) -> PyResult<Map> {
     let py = obj.py();
     let d = obj
         .downcast::<PyDict>()
@@ -302,7 +361,8 @@ pub fn py_to_map(obj: &Bound<'_, PyAny>) -> PyResult<Map> {
         let key: String = k
             .extract()
             .map_err(|_| invalid_argument(py, "metadata keys must be str"))?;
-        m.insert(key, py_to_value(&v)?);
+        let value = py_to_value(&v, &path.key(&key))?;
+        m.insert(key, value);
     }
     Ok(m)
 }
@@ -326,11 +386,12 @@ pub fn metadata_from_py(
     extra: &Bound<'_, PyAny>,
 ) -> PyResult<GlobalMetadata> {
     let mut entries = Vec::new();
-    for e in base.try_iter()? {
-        entries.push(py_to_map(&e?)?);
+    let base_path = KeyPath::root("base");
+    for (i, e) in base.try_iter()?.enumerate() {
+        entries.push(py_to_map(&e?, &base_path.item(i))?);
     }
     let mut m = GlobalMetadata::with_base(entries);
-    m.extra = py_to_map(extra)?;
+    m.extra = py_to_map(extra, &KeyPath::root("_extra_"))?;
     Ok(m)
 }
 
@@ -345,7 +406,7 @@ pub fn descriptor_to_py(py: Python<'_>, d: &ObjectDescriptor) -> PyResult<PyObje
 /// parameter, and a nested `params` dict is merged in.
 pub fn descriptor_from_py(obj: &Bound<'_, PyAny>) -> PyResult<ObjectDescriptor> {
     let py = obj.py();
-    let mut map = py_to_map(obj)?;
+    let mut map = py_to_map(obj, &KeyPath::root("descriptor"))?;
     let shape_v = map
         .remove("shape")
         .ok_or_else(|| invalid_argument(py, "descriptor lacks \"shape\""))?;

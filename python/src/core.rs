@@ -95,7 +95,7 @@ fn immutable(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// A byte vector handed to NumPy without copying.
-fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
+pub(crate) fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
     PyArray1::from_vec(py, v).into_any().unbind()
 }
 
@@ -109,7 +109,12 @@ pub(crate) fn verify_policy(verify_hash: bool) -> Verify {
     }
 }
 
-fn decode_options(native: bool, threads: usize, restore: bool, verify_hash: bool) -> DecodeOptions {
+pub(crate) fn decode_options(
+    native: bool,
+    threads: usize,
+    restore: bool,
+    verify_hash: bool,
+) -> DecodeOptions {
     DecodeOptions::default()
         .native_byte_order(native)
         .threads(threads)
@@ -177,11 +182,17 @@ pub fn decode(
     threads: usize,
     restore_non_finite: bool,
     verify_hash: bool,
-) -> PyResult<(PyObject, Vec<(PyObject, PyObject)>)> {
+) -> PyResult<DecodedPy> {
     let input = Input::of(buf)?;
     let bytes = input.bytes();
     let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
     let m = py.allow_threads(|| tgm::decode(bytes, &opts)).py(py)?;
+    message_to_py(py, m)
+}
+
+/// A decoded message → `(metadata dict, [(descriptor dict, uint8 array)])`,
+/// each array owning its object's bytes without another copy.
+pub(crate) fn message_to_py(py: Python<'_>, m: tgm::DecodedMessage) -> PyResult<DecodedPy> {
     let meta = metadata_to_py(py, &m.metadata)?;
     let objects = m
         .objects
@@ -190,6 +201,9 @@ pub fn decode(
         .collect::<PyResult<Vec<_>>>()?;
     Ok((meta, objects))
 }
+
+/// A decoded message as Python values: metadata and `(descriptor, array)` pairs.
+pub(crate) type DecodedPy = (PyObject, Vec<(PyObject, PyObject)>);
 
 /// Metadata of the first message of `buf`; the metadata frame's digest is checked.
 #[pyfunction]

@@ -6,6 +6,7 @@ mod convert;
 mod converters;
 mod core;
 mod doctor;
+mod file;
 mod masks;
 mod objects;
 mod pre_encoded;
@@ -39,5 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(remote::remote_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
     converters::register(m)?;
+    m.add_class::<file::NativeFile>()?;
+    m.add_class::<file::NativeMetadata>()?;
     Ok(())
 }

@@ -14,10 +14,16 @@ xr = pytest.importorskip("xarray")
 def _forbid_scanning():
     import tgm as worker_tgm
 
-    def no_scan(path):
-        raise RuntimeError("a worker rescanned the file")
+    class NoScan:
+        """The native file type, except that opening (which scans) fails;
+        opening from a shipped layout works."""
 
-    worker_tgm._native.index_file = no_scan
+        from_layout = staticmethod(worker_tgm._native.File.from_layout)
+
+        def __init__(self, *args):
+            raise RuntimeError("a worker rescanned the file")
+
+    worker_tgm._native.File = NoScan
     return True
 
 

@@ -21,6 +21,6 @@ pub use pod::{try_cast, Pod};
 pub use ranges::{
     coalesce, split_merged as ranges_split, Coalescing, HeadCached, DEFAULT_COALESCE_GAP,
 };
-pub use reader::{value_matches, Backend, SourceFile, TgmFile, DEFAULT_READAHEAD};
+pub use reader::{value_matches, Backend, ObjectBuffer, SourceFile, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};
 pub use source::{ByteSource, CountingSource, FileSource, MmapSource};

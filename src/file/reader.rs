@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::sync::OnceLock;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::index::{index_messages, index_messages_with, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-use super::locate::{header_metadata, locate_data_frame, locate_index, MessageAt, MessageIndex};
+use super::locate::{header_metadata, locate_index, IndexedFrame, MessageAt, MessageIndex};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
@@ -75,6 +76,10 @@ pub struct TgmFile {
     map: Option<MmapSource>,
     size: u64,
     spans: Vec<MessageSpan>,
+    /// Each message's header or footer index, read when an object of it is
+    /// first asked for and kept (`None` inside when it has none), so that
+    /// reading object *i* parses the preamble and index once per handle.
+    indexes: Vec<OnceLock<Option<MessageIndex>>>,
     torn: Option<TornTail>,
     limits: Limits,
 }
@@ -109,6 +114,7 @@ impl TgmFile {
             map: None,
             size: 0,
             spans: Vec::new(),
+            indexes: Vec::new(),
             torn: None,
             limits: limits.clone(),
         };
@@ -123,6 +129,7 @@ impl TgmFile {
         if size < self.size {
             // Shrunk under us: start over.
             self.spans.clear();
+            self.indexes.clear();
         }
         self.size = size;
         if self.backend == Backend::Mmap {
@@ -145,6 +152,8 @@ impl TgmFile {
             (None, Backend::Pread) => index_messages(&self.file, start, &self.limits),
             (None, Backend::Mmap) => (Vec::new(), None),
         };
+        self.indexes
+            .resize_with(self.indexes.len() + spans.len(), OnceLock::new);
         self.spans.extend(spans);
         self.torn = torn;
         Ok(())
@@ -203,18 +212,40 @@ impl TgmFile {
         f(&m).map_err(|e| e.in_message(i))
     }
 
-    /// Object `o` of message `span`, borrowed from the mapping `bytes`.
+    /// Message `m`'s index (`m` in range), read through `src` when first
+    /// asked for and kept; `None` when the message has none (its objects
+    /// are then found by parsing it whole). A failed read is not kept.
+    fn index(&self, m: usize, src: &dyn ByteSource) -> Result<Option<&MessageIndex>> {
+        let cell = &self.indexes[m];
+        if let Some(ix) = cell.get() {
+            return Ok(ix.as_ref());
+        }
+        let span = self.spans[m];
+        let ix = locate_index(
+            src,
+            MessageAt::of(span, self.size),
+            Some(span.len),
+            src.head_window(),
+            &self.limits,
+        )?
+        .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len);
+        Ok(cell.get_or_init(|| ix).as_ref())
+    }
+
+    /// Object `o` of message `m`, borrowed from the mapping `bytes`.
     fn mapped_object<'s>(
         &self,
         bytes: &'s [u8],
-        span: MessageSpan,
+        m: usize,
         o: usize,
         limits: &Limits,
     ) -> Result<Object<'s>> {
-        match locate_data_frame(&bytes, MessageAt::of(span, self.size), o, limits)? {
-            Some(e) => {
-                // The locator checked the range against the message, which
-                // lies within the mapping.
+        let span = self.spans[m];
+        match self.index(m, &bytes)? {
+            Some(ix) => {
+                let e = ix.entry(o)?;
+                // The index was checked against the message, which lies
+                // within the mapping.
                 let start = (span.offset + e.offset) as usize;
                 let frame = e.frame(&bytes[start..start + e.len as usize], span.offset)?;
                 Object::from_frame(frame, o, limits)
@@ -223,9 +254,9 @@ impl TgmFile {
         }
     }
 
-    /// Runs `f` on object `o` of message `m`. Without a mapping only the
-    /// message's head, its index and the object's frame are read when the
-    /// message has an index.
+    /// Runs `f` on object `o` of message `m`: through the kept index, only
+    /// that object's frame is read (after the message's head and index the
+    /// first time); without an index the whole message.
     fn with_object<R>(
         &self,
         m: usize,
@@ -237,9 +268,10 @@ impl TgmFile {
         let run = || {
             if let Some(map) = &self.map {
                 let bytes = map.as_slice().unwrap_or_default();
-                return f(&self.mapped_object(bytes, span, o, limits)?);
+                return f(&self.mapped_object(bytes, m, o, limits)?);
             }
-            read_object(&self.file, self.size, span, o, limits, f)
+            let ix = self.index(m, &self.file)?;
+            read_indexed_object(&self.file, span, ix, o, limits, f)
         };
         run().map_err(|e| e.in_message(m))
     }
@@ -247,11 +279,11 @@ impl TgmFile {
     /// Object `o` of message `m`, decoded. With the mmap backend, an
     /// uncompressed object in native byte order is borrowed from the mapping.
     pub fn object_data(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<Cow<'_, [u8]>> {
-        let span = self.span(m)?;
+        self.span(m)?;
         match &self.map {
             Some(map) => {
                 let bytes = map.as_slice().unwrap_or_default();
-                self.mapped_object(bytes, span, o, &opts.limits)
+                self.mapped_object(bytes, m, o, &opts.limits)
                     .and_then(|obj| obj.decode(opts))
                     .map_err(|e| e.in_message(m))
             }
@@ -324,29 +356,40 @@ pub fn value_matches(v: &crate::cbor::Value, text: &str) -> bool {
     }
 }
 
-/// Runs `f` on object `o` of the message at `span` of `src`. With an index
-/// only the message's head, the frame headers before the index, the index
-/// and the object's frame are read; otherwise the whole message.
-pub(crate) fn read_object<R>(
+/// Runs `f` on object `o` of the message at `span` of `src`, found
+/// through `ix` (reading that object's frame only) or, without an index,
+/// by reading and parsing the whole message.
+fn read_indexed_object<R>(
     src: &dyn ByteSource,
-    size: u64,
     span: MessageSpan,
+    ix: Option<&MessageIndex>,
     o: usize,
     limits: &Limits,
     f: impl FnOnce(&Object<'_>) -> Result<R>,
 ) -> Result<R> {
-    match locate_data_frame(src, MessageAt::of(span, size), o, limits)? {
-        Some(e) => {
-            let start = span.offset + e.offset;
-            let bytes = src.read_bytes(start..start + e.len)?;
-            let frame = e.frame(&bytes, span.offset)?;
-            f(&Object::from_frame(frame, o, limits)?)
-        }
+    match ix {
+        Some(ix) => read_frame(src, span, &ix.entry(o)?, o, limits, f),
         None => {
             let bytes = src.read_bytes(span.offset..span.offset + span.len)?;
             f(&Message::parse_with(&bytes, span.offset, limits)?.object(o)?)
         }
     }
+}
+
+/// Runs `f` on object `o` read from the data frame the index entry `e`
+/// of the message at `span` lists.
+fn read_frame<R>(
+    src: &dyn ByteSource,
+    span: MessageSpan,
+    e: &IndexedFrame,
+    o: usize,
+    limits: &Limits,
+    f: impl FnOnce(&Object<'_>) -> Result<R>,
+) -> Result<R> {
+    let start = span.offset + e.offset;
+    let bytes = src.read_bytes(start..start + e.len)?;
+    let frame = e.frame(&bytes, span.offset)?;
+    f(&Object::from_frame(frame, o, limits)?)
 }
 
 /// Bytes a remote source reads at once while locating messages (its
@@ -433,6 +476,41 @@ pub struct SourceFile<S> {
     /// Bytes the last footer-indexed message listed needed from its end:
     /// the next one's first read (`spec/remote.md` §3).
     tail_hint: AtomicU64,
+    /// The metadata of the messages read last, most recent last.
+    metadata_cache: MetadataCache,
+}
+
+/// Messages whose metadata [`SourceFile::metadata`] keeps parsed: reading
+/// the objects of one message after another parses each message's
+/// metadata once, and memory stays bounded whatever the file holds.
+const METADATA_CACHE_LEN: usize = 8;
+
+/// Parsed metadata of recently read messages, keyed by message and digest
+/// policy (a digest-requiring read is not served by a lenient one).
+#[derive(Debug, Default)]
+struct MetadataCache(Mutex<VecDeque<(usize, Verify, Arc<GlobalMetadata>)>>);
+
+impl MetadataCache {
+    fn get(&self, m: usize, verify: Verify) -> Option<Arc<GlobalMetadata>> {
+        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let at = q.iter().position(|(i, v, _)| *i == m && *v == verify)?;
+        let hit = q.remove(at)?;
+        let meta = hit.2.clone();
+        q.push_back(hit);
+        Some(meta)
+    }
+
+    fn put(&self, m: usize, verify: Verify, meta: Arc<GlobalMetadata>) {
+        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if q.len() >= METADATA_CACHE_LEN {
+            q.pop_front();
+        }
+        q.push_back((m, verify, meta));
+    }
+
+    fn clear(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
 }
 
 impl<S: ByteSource> SourceFile<S> {
@@ -528,7 +606,29 @@ impl<S: ByteSource> SourceFile<S> {
             torn,
             limits: limits.clone(),
             tail_hint: AtomicU64::new(0),
+            metadata_cache: MetadataCache::default(),
         }
+    }
+
+    /// Re-reads the source's length and locates the messages completed
+    /// since the last look (for following a file another writer appends
+    /// to); what was learnt of earlier messages is kept. A source that
+    /// shrank is located again from its start.
+    pub fn refresh(&mut self) -> Result<()> {
+        let size = self.src.len()?;
+        if size < self.size {
+            self.spans.clear();
+            self.located.clear();
+            self.metadata_cache.clear();
+        }
+        let start = self.spans.last().map_or(0, |s| s.offset + s.len);
+        let (spans, torn) = index_messages(&self.src, start, &self.limits);
+        self.located
+            .resize_with(self.located.len() + spans.len(), Located::default);
+        self.spans.extend(spans);
+        self.torn = torn;
+        self.size = size;
+        Ok(())
     }
 
     /// Opens `src` from a shipped layout, without reading it: the layout is
@@ -698,8 +798,26 @@ impl<S: ByteSource> SourceFile<S> {
     /// kept it; more when its header frames are longer) and the rest of
     /// the message is not parsed; otherwise the whole message is read and
     /// parsed (`spec/remote.md` §3).
+    /// The last [`METADATA_CACHE_LEN`] messages' metadata are kept parsed
+    /// ([`SourceFile::shared_metadata`]).
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
+        Ok(GlobalMetadata::clone(&*self.shared_metadata(m, opts)?))
+    }
+
+    /// [`SourceFile::metadata`], shared: parsed once while the message is
+    /// among the last few asked for.
+    pub fn shared_metadata(&self, m: usize, opts: &DecodeOptions) -> Result<Arc<GlobalMetadata>> {
         span_of(&self.spans, m)?;
+        let verify = self.effective(opts).verify;
+        if let Some(meta) = self.metadata_cache.get(m, verify) {
+            return Ok(meta);
+        }
+        let meta = Arc::new(self.read_metadata(m, opts)?);
+        self.metadata_cache.put(m, verify, meta.clone());
+        Ok(meta)
+    }
+
+    fn read_metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
         if let Some(meta) = self.footer_metadata(m, &o).map_err(|e| e.in_message(m))? {
@@ -854,6 +972,33 @@ impl<S: ByteSource> SourceFile<S> {
             .collect()
     }
 
+    /// The descriptor of object `o` of message `m`: for an indexed message
+    /// from its frame envelope (read once with the others'), otherwise
+    /// parsed from the whole message.
+    pub fn descriptor(&self, m: usize, o: usize) -> Result<ObjectDescriptor> {
+        span_of(&self.spans, m)?;
+        self.footer(m);
+        if self.index(m).is_some() {
+            let env = self.envelopes(m)?;
+            if let Some(d) = env.get(o).and_then(|e| e.descriptor.as_deref()) {
+                return ObjectDescriptor::from_cbor(d, 0, &self.limits)
+                    .map_err(|e| e.in_object(o).in_message(m));
+            }
+        }
+        self.with_message(m, |msg| Ok(msg.object(o)?.descriptor().clone()))
+    }
+
+    /// Number of objects of message `m`: its index's length, else parsed
+    /// from the whole message.
+    pub fn num_objects(&self, m: usize) -> Result<usize> {
+        span_of(&self.spans, m)?;
+        self.footer(m);
+        match self.index(m) {
+            Some(ix) => Ok(ix.len()),
+            None => self.with_message(m, |msg| Ok(msg.num_objects())),
+        }
+    }
+
     /// Bytes stored for each object of message `m` (its payload region:
     /// encoded payload and mask blobs): for an indexed message from the
     /// same frame envelopes as [`SourceFile::descriptors`], otherwise from
@@ -947,21 +1092,88 @@ impl<S: ByteSource> SourceFile<S> {
         let limits = &opts.limits;
         let run = || {
             let Some(ix) = self.index(m) else {
-                return read_object(&self.src, self.size, span, o, limits, f);
+                return read_indexed_object(&self.src, span, None, o, limits, f);
             };
-            let e = ix.entry(o)?;
-            let start = span.offset + e.offset;
-            let r = start..start + e.len;
-            let bytes = self.src.read_bytes(r.clone())?;
-            super::partial::check_len(&r, &bytes)?;
-            let frame = e.frame(&bytes, span.offset)?;
-            let obj = Object::from_frame(frame, o, limits)?;
-            if let Some(env) = self.located[m].envelopes.get().and_then(|v| v.get(o)) {
-                check_envelope(env, &frame, &bytes, limits).map_err(|e| e.in_object(o))?;
-            }
-            f(&obj)
+            let (e, bytes) = self.frame_bytes(m, ix, o)?;
+            f(&self.frame_object(m, &e, o, &bytes, limits)?)
         };
         run().map_err(|e| e.in_message(m))
+    }
+
+    /// The bytes of the data frame of object `o` that `ix`, message `m`'s
+    /// index, lists, with its entry.
+    fn frame_bytes(
+        &self,
+        m: usize,
+        ix: &MessageIndex,
+        o: usize,
+    ) -> Result<(IndexedFrame, bytes::Bytes)> {
+        let e = ix.entry(o)?;
+        let start = self.spans[m].offset + e.offset;
+        let r = start..start + e.len;
+        let bytes = self.src.read_bytes(r.clone())?;
+        super::partial::check_len(&r, &bytes)?;
+        Ok((e, bytes))
+    }
+
+    /// Object `o` of message `m` parsed from its frame `bytes` (listed by
+    /// `e`), checked against any layout entry or cached envelope.
+    fn frame_object<'b>(
+        &self,
+        m: usize,
+        e: &IndexedFrame,
+        o: usize,
+        bytes: &'b [u8],
+        limits: &Limits,
+    ) -> Result<Object<'b>> {
+        let frame = e.frame(bytes, self.spans[m].offset)?;
+        let obj = Object::from_frame(frame, o, limits)?;
+        if let Some(env) = self.located[m].envelopes.get().and_then(|v| v.get(o)) {
+            check_envelope(env, &frame, bytes, limits).map_err(|e| e.in_object(o))?;
+        }
+        Ok(obj)
+    }
+
+    /// Object `o` of message `m` decoded into one owned buffer: an object
+    /// stored as is (its pipeline leaves the bytes unchanged) is the frame
+    /// read once, its elements at [`ObjectBuffer::range`], not copied
+    /// again; any other object is decoded straight into the buffer.
+    pub fn decode_object_buffer(
+        &self,
+        m: usize,
+        o: usize,
+        opts: &DecodeOptions,
+    ) -> Result<ObjectBuffer> {
+        let opts = &self.effective(opts);
+        span_of(&self.spans, m)?;
+        let Some(ix) = self.index(m) else {
+            return self
+                .decode_object(m, o, opts)
+                .map(|d| ObjectBuffer::owned(d.descriptor, d.data));
+        };
+        let run = || {
+            let (e, bytes) = self.frame_bytes(m, ix, o)?;
+            let (descriptor, range) = {
+                let obj = self.frame_object(m, &e, o, &bytes, &opts.limits)?;
+                let descriptor = obj.descriptor().clone();
+                match obj.decode(opts)? {
+                    Cow::Owned(v) => return Ok(ObjectBuffer::owned(descriptor, v)),
+                    Cow::Borrowed(s) => {
+                        let at = (s.as_ptr() as usize).wrapping_sub(bytes.as_ptr() as usize);
+                        (descriptor, at..at + s.len())
+                    }
+                }
+            };
+            if bytes.get(range.clone()).is_none() {
+                return Err(Error::framing("decoded elements lie outside their frame"));
+            }
+            Ok(ObjectBuffer {
+                descriptor,
+                data: Vec::from(bytes),
+                range,
+            })
+        };
+        run().map_err(|e: Error| e.in_message(m))
     }
 
     /// The envelopes of message `m`'s objects, read once.
@@ -1012,6 +1224,29 @@ impl<S: ByteSource> SourceFile<S> {
             o.verify = Verify::IfPresent;
         }
         o
+    }
+}
+
+/// One object decoded into an owned buffer
+/// ([`SourceFile::decode_object_buffer`]).
+#[derive(Debug, Clone)]
+pub struct ObjectBuffer {
+    /// Its descriptor as stored.
+    pub descriptor: ObjectDescriptor,
+    /// The buffer: the decoded elements, or the frame holding them.
+    pub data: Vec<u8>,
+    /// Where the elements lie in `data`.
+    pub range: std::ops::Range<usize>,
+}
+
+impl ObjectBuffer {
+    fn owned(descriptor: ObjectDescriptor, data: Vec<u8>) -> Self {
+        let range = 0..data.len();
+        ObjectBuffer {
+            descriptor,
+            data,
+            range,
+        }
     }
 }
 

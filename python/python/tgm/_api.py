@@ -199,6 +199,11 @@ def decode(buf, native_byte_order=True, threads=0, restore_non_finite=True, veri
     meta, objects = _native.decode(
         _buffer(buf), native_byte_order, threads, restore_non_finite, verify_hash
     )
+    return _message(meta, objects, native_byte_order)
+
+
+def _message(meta, objects, native_byte_order):
+    """A ``Message`` of native metadata and ``(descriptor, bytes)`` pairs."""
     return Message(
         Metadata._from_native(meta),
         [_object(d, raw, native_byte_order) for d, raw in objects],

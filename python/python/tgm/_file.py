@@ -1,20 +1,29 @@
 """File access with the reference package's ``TensogramFile`` and
 ``AsyncTensogramFile`` API (``spec/files.md``).
 
-A file is indexed once (message offsets and lengths) and memory-mapped;
-decoding works on slices of the mapping without copying the file. The
-index travels with a pickled ``TensogramFile``, so a Dask worker that
-unpickles one reads objects without rescanning the file.
+A file is located once when opened (message offsets, then each message's
+index and frame envelopes when first read) and read through positioned
+reads: every array returned owns its memory, so rewriting or truncating
+the file afterwards neither changes nor breaks it. Zero-copy views of a
+memory map are an explicit opt-in (``zero_copy=True``), with the risk that
+comes with any memory map: a view changes when the file is rewritten in
+place, and touching it after the file was truncated kills the process
+(SIGBUS).
+
+A file that is not a Tensogram file, or holds bytes outside complete
+messages (a message cut short, garbage between or after messages), is
+refused when opened; ``intact_only=True`` reads its intact messages.
 """
 
 import asyncio
 import mmap
+import operator
 import os
 
 import numpy as np
 
 from . import _api, _native, _remote
-from ._dtypes import NATIVE, numpy_dtype
+from ._dtypes import NATIVE, as_array, numpy_dtype
 from ._errors import InvalidArgumentError, TensogramIOError
 from ._types import DataObjectDescriptor, Metadata
 
@@ -24,36 +33,45 @@ class TensogramFile:
 
     ``TensogramFile.open(path)`` reads (and can append);
     ``TensogramFile.create(path)`` truncates first. ``len(f)``, ``f[i]``,
-    ``f[a:b]`` and iteration decode whole messages; ``file_decode_*``
-    reach single objects; :meth:`object_array` returns a read-only view of
-    the mapping when the object is stored uncompressed in native order.
+    ``f[a:b]`` and iteration decode whole messages; ``file_decode_*`` and
+    :meth:`object_array` reach single objects, reading only that object's
+    frame once the message's index is known. Arrays own their memory
+    unless the file was opened with ``zero_copy=True``.
     """
 
-    def __init__(self, path, *, _layout=None):
+    def __init__(self, path, *, intact_only=False, zero_copy=False, _native_file=None):
         self._path = os.fspath(path)
-        self._spans = None
-        self._size = None
+        self._intact_only = bool(intact_only)
+        self._zero_copy = bool(zero_copy)
+        self._nf = _native_file
         self._mm = None
-        if _layout is not None:
-            self._size, spans = _layout
-            self._spans = [tuple(s) for s in spans]
 
     # -- construction -------------------------------------------------
     @classmethod
-    def open(cls, source, *, bidirectional=True):
+    def open(cls, source, *, bidirectional=True, intact_only=False, zero_copy=False):
         """Open an existing file: a local path, a URL (``http(s)://``,
         ``s3://``, ``gs://``, ``az://``) or a file-like object with ``read``
         and ``seek`` (the last two give a read-only
         :class:`tgm._remote.RemoteTensogramFile`). ``bidirectional`` is
-        accepted for the reference's sake; tgm locates messages one way."""
+        accepted for the reference's sake; tgm locates messages one way.
+
+        Raises a :class:`FramingError` naming the path, the absolute byte
+        offset and the message index when a local file is not a Tensogram
+        file or holds bytes outside complete messages; ``intact_only=True``
+        reads the intact messages of such a file instead.
+        ``zero_copy=True`` makes :meth:`object_array` return read-only
+        views of a memory map where the object is stored as is: no copy,
+        but the view changes if the file is rewritten in place, and
+        reading it after the file was truncated kills the process (SIGBUS).
+        """
         _check_bidirectional(bidirectional)
         if _remote.is_url(source) or _remote.is_reader(source):
             return _remote.RemoteTensogramFile(source)
         src = os.fspath(source)
         if not os.path.exists(src):
             raise FileNotFoundError(2, "No such file or directory", src)
-        f = cls(src)
-        f._index()
+        f = cls(src, intact_only=intact_only, zero_copy=zero_copy)
+        f._handle()
         return f
 
     @classmethod
@@ -61,9 +79,7 @@ class TensogramFile:
         """Create (or truncate) a file for appending."""
         with open(path, "wb"):
             pass
-        f = cls(path)
-        f._spans, f._size = [], 0
-        return f
+        return cls.open(path)
 
     @classmethod
     def open_remote(cls, source, storage_options=None, *, bidirectional=True):
@@ -73,61 +89,90 @@ class TensogramFile:
         return _remote.RemoteTensogramFile(source, storage_options)
 
     @classmethod
-    def from_layout(cls, path, size, spans):
+    def from_layout(cls, path, size, spans, *, zero_copy=False):
         """A reader over a file whose message offsets are already known,
         as ``[(offset, length)]`` for a file of ``size`` bytes; nothing is
-        scanned. Reads fail with a typed error if the file has changed size."""
-        return cls(path, _layout=(size, spans))
+        scanned. A file of another size is refused (``TensogramIOError``)."""
+        path = os.fspath(path)
+        _check_size(path, size)
+        nf = _native.File.from_layout(path, int(size), [tuple(s) for s in spans])
+        return cls(path, zero_copy=zero_copy, _native_file=nf)
 
-    # -- index and mapping --------------------------------------------
-    def _index(self):
-        if self._spans is None:
-            size, spans, _torn = _native.index_file(self._path)
-            self._size, self._spans = size, spans
-            self._mm = None
-        return self._spans
+    # -- native handle, index and mapping ------------------------------
+    def _handle(self):
+        if self._nf is None:
+            self._nf = _native.File(self._path, self._intact_only)
+        return self._nf
+
+    def refresh(self):
+        """Locate the messages another writer appended since the file was
+        opened (done for you by :meth:`message_count` and by an index past
+        the last known message)."""
+        self._handle().refresh(self._intact_only)
+        self._mm = None
 
     def _mapping(self):
+        """The memory map behind ``zero_copy`` views."""
         if self._mm is None:
             with open(self._path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size != self._size:
-                    raise TensogramIOError(
-                        f"{self._path}: size {size} differs from the indexed {self._size}"
-                    )
+                _check_size(self._path, self._handle().size(), os.fstat(fh.fileno()).st_size)
                 self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         return self._mm
 
-    def _span(self, index):
-        spans = self._index()
-        n = len(spans)
-        i = index + n if index < 0 else index
-        if not 0 <= i < n:
+    def _msg(self, index):
+        """``index`` as a message index in range, negative ones counting
+        from the end; a negative index, or one past the known end, looks
+        for appended messages first."""
+        i = operator.index(index)
+        n = self._handle().count()
+        if i >= n or i < 0:
+            self.refresh()
+            n = self._nf.count()
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
             # A ValueError and an IndexError, as code for the reference
             # catches the first and sequence code the second.
             raise InvalidArgumentError(
                 f"message index {index} out of range for file with {n} messages"
             )
-        return spans[i]
+        return j
 
-    def _message(self, index):
-        off, length = self._span(index)
-        return memoryview(self._mapping())[off : off + length], off
+    def _obj(self, m, index):
+        """Object ``index`` of message ``m``, negative ones counting from the end."""
+        i = operator.index(index)
+        if i >= 0:
+            return i
+        n = self._nf.object_count(m)
+        if i + n < 0:
+            raise InvalidArgumentError(
+                f"object index {index} out of range for a message of {n} objects"
+            )
+        return i + n
 
     @property
     def layout(self):
-        """``(size, [(offset, length)])`` of the indexed file."""
-        return self._size, list(self._index())
+        """``(size, [(offset, length)])`` of the located file."""
+        nf = self._handle()
+        return nf.size(), nf.spans()
+
+    def damage(self):
+        """Byte ranges outside complete messages, as ``[(offset, length,
+        reason, truncated)]`` (empty unless opened with ``intact_only``)."""
+        return self._handle().damage()
 
     # -- reference API ------------------------------------------------
     def source(self):
+        """The path opened."""
         return self._path
 
     def is_remote(self):
+        """False: URLs and file objects open as :class:`tgm._remote.RemoteTensogramFile`."""
         return False
 
     def message_count(self):
-        return len(self._index())
+        """Number of complete messages, including any appended since opening."""
+        self.refresh()
+        return self._nf.count()
 
     def __len__(self):
         return self.message_count()
@@ -167,22 +212,25 @@ class TensogramFile:
         with open(self._path, "ab") as fh:
             fh.write(message)
             fh.flush()
-        # Re-index on next use: appends may follow a torn tail.
-        self._spans = None
-        self._mm = None
+        self.refresh()
 
     def read_message(self, index):
-        mv, _ = self._message(index)
-        return bytes(mv)
+        """The bytes of message ``index``."""
+        return self._nf.message_bytes(self._msg(index))
 
     def messages(self):
+        """The bytes of every message."""
         return [self.read_message(i) for i in range(len(self))]
 
     def decode_message(
         self, index, native_byte_order=True, threads=0, restore_non_finite=True, verify_hash=False
     ):
-        mv, _ = self._message(index)
-        return _api.decode(mv, native_byte_order, threads, restore_non_finite, verify_hash)
+        """Decode message ``index`` → ``Message(metadata, objects)``; error
+        offsets are absolute in the file."""
+        meta, objects = self._nf.decode_message(
+            self._msg(index), native_byte_order, threads, restore_non_finite, verify_hash
+        )
+        return _api._message(meta, objects, native_byte_order)
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -193,28 +241,45 @@ class TensogramFile:
         return TensogramFileIter(self)
 
     def file_decode_metadata(self, msg_index):
-        mv, _ = self._message(msg_index)
-        return _api.decode_metadata(mv)
+        """Metadata of message ``msg_index`` → ``Metadata``."""
+        return Metadata._from_native(self._nf.metadata(self._msg(msg_index)))
 
     def file_decode_descriptors(self, msg_index):
-        mv, _ = self._message(msg_index)
-        meta, descs = _api.decode_descriptors(mv)
-        return {"metadata": meta, "descriptors": descs}
+        """Metadata and descriptors of message ``msg_index``, no payload
+        read → ``{"metadata": Metadata, "descriptors": [DataObjectDescriptor]}``."""
+        meta, descs = self._nf.descriptors(self._msg(msg_index))
+        return {
+            "metadata": Metadata._from_native(meta),
+            "descriptors": [DataObjectDescriptor(d) for d in descs],
+        }
+
+    def _decode(self, m, o, native_byte_order, threads, restore_non_finite, verify_hash):
+        desc, buf, start, end = self._nf.decode_object(
+            m, o, native_byte_order, threads, restore_non_finite, verify_hash
+        )
+        return desc, as_array(desc, buf[start:end], native_byte_order)
 
     def file_decode_object(
         self, msg_index, obj_index, native_byte_order=True, threads=0, verify_hash=False
     ):
-        mv, _ = self._message(msg_index)
-        meta, desc, arr = _api.decode_object(
-            mv, obj_index, native_byte_order, threads, True, verify_hash
-        )
-        return {"metadata": meta, "descriptor": desc, "data": arr}
+        """Decode one object → ``{"metadata", "descriptor", "data"}``; only
+        that object's frame is read once the message's index is known."""
+        m = self._msg(msg_index)
+        o = self._obj(m, obj_index)
+        desc, arr = self._decode(m, o, native_byte_order, threads, True, verify_hash)
+        meta = Metadata._lazy(self._nf.metadata_handle(m, verify_hash).to_dict)
+        return {"metadata": meta, "descriptor": DataObjectDescriptor(desc), "data": arr}
 
     def file_decode_range(
         self, msg_index, obj_index, ranges, join=False, native_byte_order=True, threads=0
     ):
-        mv, _ = self._message(msg_index)
-        return _api.decode_range(mv, obj_index, ranges, join, native_byte_order, threads)
+        """Elements ``[(start, count), ...]`` of one object → ``list[ndarray]``,
+        or one ndarray with ``join=True`` (as :func:`tgm.decode_range`)."""
+        ranges = [_api._element_range(r) for r in ranges]
+        m = self._msg(msg_index)
+        o = self._obj(m, obj_index)
+        desc, parts = self._nf.decode_range(m, o, ranges, native_byte_order, threads)
+        return _api.range_arrays(desc, parts, join, native_byte_order)
 
     def file_decode_object_batch(
         self, msg_indices, obj_index, native_byte_order=True, threads=0, verify_hash=False
@@ -229,6 +294,7 @@ class TensogramFile:
     def file_decode_range_batch(
         self, msg_indices, obj_index, ranges, join=False, native_byte_order=True, threads=0
     ):
+        """``file_decode_range`` for each message index."""
         return [
             self.file_decode_range(m, obj_index, ranges, join, native_byte_order, threads)
             for m in msg_indices
@@ -236,37 +302,48 @@ class TensogramFile:
 
     # -- beyond the reference -----------------------------------------
     def object_array(self, msg_index, obj_index, verify_hash=False):
-        """Object ``obj_index`` of message ``msg_index`` as an ndarray.
+        """Object ``obj_index`` of message ``msg_index`` as an ndarray that
+        owns its memory (frame digests checked when present).
 
-        An object stored uncompressed, without masks and in native byte
-        order comes back as a read-only view of the memory map (the array
-        keeps the mapping alive); any other object is decoded into a new
-        array. Frame digests are checked first when present.
+        With ``zero_copy=True`` at opening, an object stored uncompressed,
+        without masks and in native byte order comes back as a read-only
+        view of the file's memory map instead (the array keeps the mapping
+        alive; see :meth:`open` for the risk).
         """
-        mv, base = self._message(msg_index)
-        desc, off, length = _native.locate_raw(mv, obj_index, verify_hash)
-        if off is None:
-            _, _, arr = _api.decode_object(mv, obj_index, verify_hash=verify_hash)
-            return arr
-        dt = numpy_dtype(desc["dtype"], NATIVE)
+        m = self._msg(msg_index)
+        o = self._obj(m, obj_index)
+        if self._zero_copy:
+            view = self._mapped_array(m, o, verify_hash)
+            if view is not None:
+                return view
+        return self._decode(m, o, True, 0, True, verify_hash)[1]
+
+    def _mapped_array(self, m, o, verify_hash):
+        off, length = self._nf.span(m)
+        mm = self._mapping()
+        desc, at, n = _native.locate_raw(memoryview(mm)[off : off + length], o, verify_hash)
+        if at is None:
+            return None
         if desc["dtype"] == "bitmask":
-            return np.frombuffer(self._mapping(), np.uint8, count=length, offset=base + off)
-        count = length // dt.itemsize
-        arr = np.frombuffer(self._mapping(), dt, count=count, offset=base + off)
+            return np.frombuffer(mm, np.uint8, count=n, offset=off + at)
+        dt = numpy_dtype(desc["dtype"], NATIVE)
+        arr = np.frombuffer(mm, dt, count=n // dt.itemsize, offset=off + at)
         return arr.reshape(desc["shape"])
 
     def object_descriptor(self, msg_index, obj_index):
         """Metadata and descriptor of one object, without decoding it →
         ``(Metadata, DataObjectDescriptor)``."""
-        mv, _ = self._message(msg_index)
-        meta, descs = _api.decode_descriptors(mv)
-        if not 0 <= obj_index < len(descs):
+        info = self.file_decode_descriptors(msg_index)
+        descs = info["descriptors"]
+        o = operator.index(obj_index)
+        if not -len(descs) <= o < len(descs):
             raise IndexError(f"object index {obj_index} out of range ({len(descs)} objects)")
-        return meta, descs[obj_index]
+        return info["metadata"], descs[o]
 
     # -- lifetime and pickling ----------------------------------------
     def close(self):
-        """Drop the mapping (arrays viewing it keep it alive)."""
+        """Release the file (reopened on next use; arrays returned stay valid)."""
+        self._nf = None
         self._mm = None
 
     def __enter__(self):
@@ -277,10 +354,22 @@ class TensogramFile:
         return False
 
     def __getstate__(self):
-        return {"path": self._path, "layout": (self._size, list(self._index()))}
+        return {
+            "path": self._path,
+            "layout": self.layout,
+            "intact_only": self._intact_only,
+            "zero_copy": self._zero_copy,
+        }
 
     def __setstate__(self, state):
-        self.__init__(state["path"], _layout=state["layout"])
+        size, spans = state["layout"]
+        g = TensogramFile.from_layout(state["path"], size, spans, zero_copy=state["zero_copy"])
+        self.__init__(
+            g._path,
+            intact_only=state["intact_only"],
+            zero_copy=g._zero_copy,
+            _native_file=g._nf,
+        )
 
     def __repr__(self):
         return f"TensogramFile(source={self._path!r})"
@@ -320,14 +409,19 @@ class AsyncTensogramFile:
         self._counted = False
 
     @staticmethod
-    def open(source, *, bidirectional=True):
-        """Open a path, URL or file object → awaitable of :class:`AsyncTensogramFile`."""
+    def open(source, *, bidirectional=True, intact_only=False, zero_copy=False):
+        """Open a path, URL or file object → awaitable of
+        :class:`AsyncTensogramFile` (``intact_only`` and ``zero_copy`` as in
+        :meth:`TensogramFile.open`)."""
         _check_bidirectional(bidirectional)
-        return AsyncTensogramFile._opened(TensogramFile.open, source)
+        return AsyncTensogramFile._opened(source, intact_only, zero_copy)
 
     @staticmethod
-    async def _opened(opener, *args):
-        return AsyncTensogramFile(await asyncio.to_thread(opener, *args))
+    async def _opened(source, intact_only, zero_copy):
+        f = await asyncio.to_thread(
+            TensogramFile.open, source, intact_only=intact_only, zero_copy=zero_copy
+        )
+        return AsyncTensogramFile(f)
 
     @staticmethod
     def open_remote(source, storage_options=None, *, bidirectional=True):
@@ -341,9 +435,11 @@ class AsyncTensogramFile:
         return asyncio.to_thread(fn, *args)
 
     def source(self):
+        """The path opened."""
         return self._f.source()
 
     def is_remote(self):
+        """Whether the file is read from a URL or a file object."""
         return self._f.is_remote()
 
     def __len__(self):
@@ -360,25 +456,31 @@ class AsyncTensogramFile:
         return n
 
     async def messages(self):
+        """The bytes of every message."""
         return await self._run(self._f.messages)
 
     async def read_message(self, index):
+        """The bytes of message ``index``."""
         return await self._run(self._f.read_message, index)
 
     async def decode_message(self, index, native_byte_order=True, threads=0, verify_hash=False):
+        """Decode message ``index`` → ``Message(metadata, objects)``."""
         return await self._run(
             self._f.decode_message, index, native_byte_order, threads, True, verify_hash
         )
 
     async def file_decode_metadata(self, msg_index):
+        """Metadata of message ``msg_index`` → ``Metadata``."""
         return await self._run(self._f.file_decode_metadata, msg_index)
 
     async def file_decode_descriptors(self, msg_index):
+        """Metadata and descriptors of message ``msg_index``, no payload read."""
         return await self._run(self._f.file_decode_descriptors, msg_index)
 
     async def file_decode_object(
         self, msg_index, obj_index, native_byte_order=True, threads=0, verify_hash=False
     ):
+        """Decode one object → ``{"metadata", "descriptor", "data"}``."""
         return await self._run(
             self._f.file_decode_object, msg_index, obj_index, native_byte_order, threads, verify_hash
         )
@@ -386,6 +488,7 @@ class AsyncTensogramFile:
     async def file_decode_range(
         self, msg_index, obj_index, ranges, join=False, native_byte_order=True, threads=0
     ):
+        """Elements ``[(start, count), ...]`` of one object (as :meth:`TensogramFile.file_decode_range`)."""
         return await self._run(
             self._f.file_decode_range, msg_index, obj_index, ranges, join, native_byte_order, threads
         )
@@ -393,6 +496,7 @@ class AsyncTensogramFile:
     async def file_decode_object_batch(
         self, msg_indices, obj_index, native_byte_order=True, threads=0, verify_hash=False
     ):
+        """``file_decode_object`` for each message index."""
         return await self._run(
             self._f.file_decode_object_batch,
             msg_indices,
@@ -405,6 +509,7 @@ class AsyncTensogramFile:
     async def file_decode_range_batch(
         self, msg_indices, obj_index, ranges, join=False, native_byte_order=True, threads=0
     ):
+        """``file_decode_range`` for each message index."""
         return await self._run(
             self._f.file_decode_range_batch,
             msg_indices,
@@ -460,6 +565,14 @@ class AsyncTensogramFileIter:
 
     def __repr__(self):
         return f"AsyncTensogramFileIter(position={self._pos}, remaining={len(self)})"
+
+
+def _check_size(path, expected, actual=None):
+    """Refuses a file whose size is not the one its layout was made for."""
+    if actual is None:
+        actual = os.stat(path).st_size
+    if actual != expected:
+        raise TensogramIOError(f"{path}: size {actual} differs from the located {expected}")
 
 
 def _check_bidirectional(bidirectional):

@@ -58,6 +58,11 @@ class Metadata:
     def _from_native(cls, d):
         return cls(d["base"], d["extra"], d["reserved"])
 
+    @classmethod
+    def _lazy(cls, load):
+        """Metadata built from ``load()`` (a native metadata dict) when first used."""
+        return _LazyMetadata(load)
+
     @property
     def version(self):
         """Wire-format version of the message (always 3)."""
@@ -97,9 +102,11 @@ class Metadata:
         return list(seen)
 
     def values(self):
+        """The value of each key of :meth:`keys`."""
         return [self[k] for k in self.keys()]
 
     def items(self):
+        """``(key, value)`` pairs of :meth:`keys`."""
         return [(k, self[k]) for k in self.keys()]
 
     def __getitem__(self, key):
@@ -109,6 +116,7 @@ class Metadata:
         raise KeyError(key)
 
     def get(self, key, default=None):
+        """``self[key]``, or ``default`` when the key is absent."""
         try:
             return self[key]
         except KeyError:
@@ -187,6 +195,27 @@ class Metadata:
 Mapping.register(Metadata)
 
 
+class _LazyMetadata(Metadata):
+    """:class:`Metadata` whose fields are converted from the native parse
+    on first use: a file handle returns one with every object it decodes
+    without converting the whole message's metadata each time."""
+
+    __slots__ = ("_load",)
+
+    def __init__(self, load):
+        self._load = load
+
+    def __getattr__(self, name):
+        if name not in Metadata.__slots__:
+            raise AttributeError(name)
+        d = self._load()
+        Metadata.__init__(self, d["base"], d["extra"], d["reserved"])
+        return object.__getattribute__(self, name)
+
+    def __reduce__(self):
+        return (Metadata, (self._base, self._extra, self._reserved, self._version))
+
+
 class DataObjectDescriptor:
     """One object's tensor description and pipeline (``spec/format.md`` §6).
 
@@ -199,18 +228,54 @@ class DataObjectDescriptor:
     def __init__(self, d):
         self._d = dict(d)
 
-    obj_type = property(lambda self: self._d.get("type", "ntensor"))
-    shape = property(lambda self: list(self._d["shape"]))
-    strides = property(lambda self: list(self._d.get("strides", [])))
-    dtype = property(lambda self: self._d["dtype"])
-    byte_order = property(lambda self: self._d.get("byte_order", "little"))
-    encoding = property(lambda self: self._d.get("encoding", "none"))
-    filter = property(lambda self: self._d.get("filter", "none"))
-    compression = property(lambda self: self._d.get("compression", "none"))
-    masks = property(lambda self: self._d.get("masks"))
+    @property
+    def obj_type(self):
+        """The object type (``"ntensor"``)."""
+        return self._d.get("type", "ntensor")
+
+    @property
+    def shape(self):
+        """Extent of each dimension."""
+        return list(self._d["shape"])
+
+    @property
+    def strides(self):
+        """Element strides of each dimension."""
+        return list(self._d.get("strides", []))
+
+    @property
+    def dtype(self):
+        """Wire element type (``"float32"``, ``"bitmask"`` ...)."""
+        return self._d["dtype"]
+
+    @property
+    def byte_order(self):
+        """Stored byte order, ``"little"`` or ``"big"``."""
+        return self._d.get("byte_order", "little")
+
+    @property
+    def encoding(self):
+        """Encoding stage (``"none"``, ``"simple_packing"`` ...)."""
+        return self._d.get("encoding", "none")
+
+    @property
+    def filter(self):
+        """Filter stage (``"none"``, ``"shuffle"`` ...)."""
+        return self._d.get("filter", "none")
+
+    @property
+    def compression(self):
+        """Compression stage (``"none"``, ``"zstd"``, ``"szip"`` ...)."""
+        return self._d.get("compression", "none")
+
+    @property
+    def masks(self):
+        """NaN/Inf mask descriptions, or ``None``."""
+        return self._d.get("masks")
 
     @property
     def ndim(self):
+        """Number of dimensions."""
         return len(self._d["shape"])
 
     @property
@@ -220,6 +285,7 @@ class DataObjectDescriptor:
 
     @property
     def params(self):
+        """Every key that is not a descriptor field (pipeline parameters, annotations)."""
         return {k: v for k, v in self._d.items() if k not in DESCRIPTOR_FIELDS}
 
     def to_dict(self):

@@ -10,10 +10,18 @@ Each data object becomes (part of) a variable:
   MARS keys whose values differ between them (those keys become dimension
   coordinates, in the order of ``stack_keys`` or sorted); MARS keys with one
   value become variable attributes ``mars.<key>``;
-* data is read lazily, one object per read: uncompressed native-order
-  objects as views of the file's memory map, slices through
+* data is read lazily, one object per read: slices through
   ``decode_range`` when the pipeline allows, anything else by decoding the
-  object. With ``chunks={}`` each object is one Dask chunk.
+  object (only its frame is read once the message's index is known). With
+  ``chunks={}`` each object is one Dask chunk;
+* loaded arrays own their memory: rewriting or truncating the file after
+  ``.load()`` changes nothing. ``zero_copy=True`` serves uncompressed
+  native-order objects as read-only views of the file's memory map
+  instead, which change when the file is rewritten in place and kill the
+  process (SIGBUS) when read after it was truncated;
+* a file that is not a Tensogram file or holds bytes outside complete
+  messages is refused, as by ``TensogramFile.open``; ``intact_only=True``
+  opens the intact messages of a damaged file.
 """
 
 import itertools
@@ -134,9 +142,9 @@ def _scalar(v):
     return v if isinstance(v, (int, float, str, bool)) else str(v)
 
 
-def open_tgm_dataset(path, drop_variables=None, stack_keys=None):
+def open_tgm_dataset(path, drop_variables=None, stack_keys=None, intact_only=False, zero_copy=False):
     """The dataset of a tgm file; see the module documentation."""
-    f = TensogramFile.open(path)
+    f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
     groups = {}
     for m in range(len(f)):
         info = f.file_decode_descriptors(m)
@@ -189,8 +197,9 @@ def _stack(name, members, stack_keys):
         return var, {}
     coords = {k: sorted({mars.get(k) for _, _, mars, _ in members}, key=lambda v: (str(type(v)), v)) for k in varying}
     grid = np.empty(tuple(len(coords[k]) for k in varying), dtype=object)
+    where = {k: {v: i for i, v in enumerate(coords[k])} for k in varying}
     for arr, _, mars, _ in members:
-        pos = tuple(coords[k].index(mars.get(k)) for k in varying)
+        pos = tuple(where[k][mars.get(k)] for k in varying)
         if grid[pos] is not None:
             raise MetadataError(f"variable {name!r}: two objects share MARS keys {dict(zip(varying, pos))}")
         grid[pos] = arr
@@ -211,15 +220,32 @@ class TgmBackendEntrypoint(BackendEntrypoint):
     """``xr.open_dataset(path, engine="tgm")``."""
 
     description = "Tensogram v3 (.tgm) files through tgm"
-    open_dataset_parameters = ("filename_or_obj", "drop_variables", "stack_keys")
+    open_dataset_parameters = (
+        "filename_or_obj",
+        "drop_variables",
+        "stack_keys",
+        "intact_only",
+        "zero_copy",
+    )
 
-    def open_dataset(self, filename_or_obj, *, drop_variables=None, stack_keys=None):
+    def open_dataset(
+        self,
+        filename_or_obj,
+        *,
+        drop_variables=None,
+        stack_keys=None,
+        intact_only=False,
+        zero_copy=False,
+    ):
+        """The dataset of a tgm file, URL or file object (see the module
+        documentation)."""
         src = filename_or_obj
         if not (_remote.is_url(src) or _remote.is_reader(src)):
             src = os.fspath(src)
-        return open_tgm_dataset(src, drop_variables, stack_keys)
+        return open_tgm_dataset(src, drop_variables, stack_keys, intact_only, zero_copy)
 
     def guess_can_open(self, filename_or_obj):
+        """Whether the path ends in ``.tgm``."""
         try:
             return os.fspath(filename_or_obj).endswith(".tgm")
         except TypeError:

@@ -1,0 +1,167 @@
+"""Type stubs of the native extension module ``tgm._native`` (Rust, PyO3).
+
+Dicts are the wire shapes: metadata as ``{"base": [...], "_extra_": {...},
+...}``, descriptors as flat dicts; arrays are flat ``uint8`` NumPy arrays
+of decoded bytes that the Python layer views with the descriptor's dtype.
+"""
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+
+from typing_extensions import Buffer
+
+_Bytes = npt.NDArray[np.uint8]
+_Dict = dict[str, Any]
+_Masks = tuple[str | None, str | None, str | None, int | None]
+_Path = str | PathLike[str]
+
+__all__ = [
+    "__version__",
+    "encode",
+    "encode_pre_encoded",
+    "decode",
+    "decode_masks",
+    "object_count",
+    "decode_metadata",
+    "decode_descriptors",
+    "decode_object",
+    "decode_range",
+    "locate_raw",
+    "scan",
+    "index_file",
+    "compute_hash",
+    "compute_packing_params",
+    "validate",
+    "validate_file",
+    "StreamingEncoder",
+    "File",
+    "MetadataHandle",
+]
+
+__version__: str
+
+def encode(
+    base: Any,
+    extra: Any,
+    objects: list[tuple[Any, Buffer]],
+    hash: bool = True,
+    threads: int = 0,
+    allow_nan: bool = False,
+    allow_inf: bool = False,
+    masks: _Masks | None = None,
+) -> bytes: ...
+def encode_pre_encoded(
+    base: Any, extra: Any, objects: list[tuple[Any, Buffer]], hash: bool = True
+) -> bytes: ...
+def decode(
+    buf: Buffer,
+    native_byte_order: bool = True,
+    threads: int = 0,
+    restore_non_finite: bool = True,
+    verify_hash: bool = False,
+) -> tuple[_Dict, list[tuple[_Dict, _Bytes]]]: ...
+def decode_masks(buf: Buffer, index: int, verify_hash: bool = False) -> list[tuple[str, bytes]]: ...
+def object_count(buf: Buffer) -> int: ...
+def decode_metadata(buf: Buffer) -> _Dict: ...
+def decode_descriptors(buf: Buffer) -> tuple[_Dict, list[_Dict]]: ...
+def decode_object(
+    buf: Buffer,
+    index: int,
+    native_byte_order: bool = True,
+    threads: int = 0,
+    restore_non_finite: bool = True,
+    verify_hash: bool = False,
+) -> tuple[_Dict, _Dict, _Bytes]: ...
+def decode_range(
+    buf: Buffer,
+    index: int,
+    ranges: Sequence[tuple[int, int]],
+    native_byte_order: bool = True,
+    threads: int = 0,
+    restore_non_finite: bool = True,
+    verify_hash: bool = False,
+) -> tuple[_Dict, list[_Bytes]]: ...
+def locate_raw(
+    buf: Buffer, index: int, verify_hash: bool = False
+) -> tuple[_Dict, int | None, int | None]: ...
+def scan(buf: Buffer) -> list[tuple[int, int]]: ...
+def index_file(path: _Path) -> tuple[int, list[tuple[int, int]], tuple[int, int, str] | None]: ...
+def compute_hash(buf: Buffer) -> str: ...
+def compute_packing_params(
+    values: Buffer, bits_per_value: int, decimal_scale_factor: int
+) -> tuple[float, int, int, int]: ...
+def validate(buf: Buffer, level: str = "default", canonical: bool = False) -> str: ...
+def validate_file(path: _Path, level: str = "default", canonical: bool = False) -> str: ...
+@final
+class StreamingEncoder:
+    """A message written one object at a time into memory."""
+
+    def __new__(
+        cls,
+        base: Any,
+        extra: Any,
+        hash: bool = True,
+        threads: int = 0,
+        allow_nan: bool = False,
+        allow_inf: bool = False,
+        masks: _Masks | None = None,
+    ) -> StreamingEncoder: ...
+    def write_object(self, descriptor: Any, data: Buffer) -> None: ...
+    def write_object_pre_encoded(self, descriptor: Any, payload: Buffer) -> None: ...
+    def num_objects(self) -> int: ...
+    def finish(self, backfill: bool, reset: bool) -> bytes: ...
+
+@final
+class File:
+    """An open local file read through positioned reads."""
+
+    def __new__(cls, path: _Path, intact_only: bool = False) -> File: ...
+    @staticmethod
+    def from_layout(path: _Path, size: int, spans: Sequence[tuple[int, int]]) -> File: ...
+    def refresh(self, intact_only: bool = False) -> None: ...
+    def size(self) -> int: ...
+    def count(self) -> int: ...
+    def spans(self) -> list[tuple[int, int]]: ...
+    def span(self, m: int) -> tuple[int, int]: ...
+    def damage(self) -> list[tuple[int, int, str, bool]]: ...
+    def message_bytes(self, m: int) -> bytes: ...
+    def decode_message(
+        self,
+        m: int,
+        native_byte_order: bool = True,
+        threads: int = 0,
+        restore_non_finite: bool = True,
+        verify_hash: bool = False,
+    ) -> tuple[_Dict, list[tuple[_Dict, _Bytes]]]: ...
+    def metadata(self, m: int, verify_hash: bool = False) -> _Dict: ...
+    def metadata_handle(self, m: int, verify_hash: bool = False) -> MetadataHandle: ...
+    def descriptors(self, m: int) -> tuple[_Dict, list[_Dict]]: ...
+    def object_count(self, m: int) -> int: ...
+    def decode_object(
+        self,
+        m: int,
+        o: int,
+        native_byte_order: bool = True,
+        threads: int = 0,
+        restore_non_finite: bool = True,
+        verify_hash: bool = False,
+    ) -> tuple[_Dict, _Bytes, int, int]: ...
+    def decode_range(
+        self,
+        m: int,
+        o: int,
+        ranges: Sequence[tuple[int, int]],
+        native_byte_order: bool = True,
+        threads: int = 0,
+        restore_non_finite: bool = True,
+    ) -> tuple[_Dict, list[_Bytes]]: ...
+
+@final
+class MetadataHandle:
+    """Parsed message metadata shared with a file's cache."""
+
+    def to_dict(self) -> _Dict: ...

@@ -1,0 +1,362 @@
+//! `tgm._native.File`: a local file of messages read through positioned
+//! reads into owned buffers, never through a memory map, so that an array
+//! it returns neither changes nor faults when the file is rewritten or
+//! truncated. Each message's index, frame envelopes and (for the last few
+//! messages) metadata are read once per handle (`spec/files.md` §2, §7).
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use tgm::file::{FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAYOUT_VERSION};
+use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
+
+use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
+use crate::core::{array_of, decode_options, message_to_py, verify_policy, DecodedPy};
+
+/// Bytes of a file outside every complete message (`spec/files.md` §2).
+struct Damage {
+    offset: u64,
+    len: u64,
+    reason: String,
+    /// The bytes start a message cut short.
+    truncated: bool,
+    /// Complete messages before it: the index the damaged one would have.
+    message: usize,
+}
+
+/// Every byte range outside the complete messages `spans` of a file of
+/// `size` bytes, in file order.
+fn damage(spans: &[MessageSpan], torn: Option<&TornTail>, size: u64) -> Vec<Damage> {
+    let gap = |offset, len, message| Damage {
+        offset,
+        len,
+        reason: "bytes between messages that form none".into(),
+        truncated: false,
+        message,
+    };
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for (i, s) in spans.iter().enumerate() {
+        if s.offset > pos {
+            out.push(gap(pos, s.offset - pos, i));
+        }
+        pos = s.offset + s.len;
+    }
+    match torn {
+        Some(t) => out.push(Damage {
+            offset: t.offset,
+            len: t.len,
+            reason: t.reason.clone(),
+            truncated: t.is_truncation(),
+            message: spans.len(),
+        }),
+        None if pos < size => out.push(gap(pos, size - pos, spans.len())),
+        None => {}
+    }
+    out
+}
+
+/// The error opening a file raises: not a Tensogram file at all, or
+/// bytes outside complete messages (unless `intact_only`, which reads the
+/// intact messages of a damaged file). Offsets are absolute.
+fn check_intact(
+    path: &std::path::Path,
+    f: &SourceFile<FileSource>,
+    intact_only: bool,
+) -> tgm::Result<()> {
+    let found = damage(f.spans(), f.torn_tail(), f.size());
+    let cut = found.iter().any(|d| d.truncated);
+    if f.size() > 0 && f.num_messages() == 0 && !cut {
+        return Err(Error::framing(format!(
+            "not a Tensogram file (no message found in {} bytes)",
+            f.size()
+        ))
+        .at(0)
+        .with_path(path));
+    }
+    let Some(d) = found.first().filter(|_| !intact_only) else {
+        return Ok(());
+    };
+    let hint = format!(
+        "open with intact_only=True to read the {} intact messages",
+        f.num_messages()
+    );
+    let e = if d.truncated {
+        Error::truncated(format!(
+            "truncated: the message starting here is cut short ({} bytes of it remain); {hint}",
+            d.len
+        ))
+    } else {
+        Error::framing(format!(
+            "damaged: {} bytes form no message ({}); {hint}",
+            d.len, d.reason
+        ))
+    };
+    Err(e.at(d.offset).in_message(d.message).with_path(path))
+}
+
+/// Parsed message metadata shared with the file's cache.
+#[pyclass(module = "tgm._native", name = "MetadataHandle", frozen)]
+pub struct NativeMetadata(Arc<GlobalMetadata>);
+
+#[pymethods]
+impl NativeMetadata {
+    /// The metadata as `{"base", "reserved", "extra"}`, a new dict each call.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<PyObject> {
+        metadata_to_py(py, &self.0)
+    }
+}
+
+/// An open local file (`spec/files.md`): reads are positioned reads into
+/// buffers the returned arrays own.
+#[pyclass(module = "tgm._native", name = "File", frozen)]
+pub struct NativeFile {
+    path: PathBuf,
+    inner: RwLock<SourceFile<FileSource>>,
+}
+
+impl NativeFile {
+    /// Runs `f` on the located file with the GIL released; errors name the path.
+    fn read<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&SourceFile<FileSource>) -> tgm::Result<R> + Send,
+    ) -> PyResult<R> {
+        py.allow_threads(|| {
+            let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+            f(&g).map_err(|e| e.with_path(&self.path))
+        })
+        .py(py)
+    }
+}
+
+#[pymethods]
+impl NativeFile {
+    /// Opens and locates the messages of `path`; refuses a file that is not
+    /// a Tensogram file or holds bytes outside complete messages unless
+    /// `intact_only`.
+    #[new]
+    #[pyo3(signature = (path, intact_only=false))]
+    fn new(py: Python<'_>, path: PathBuf, intact_only: bool) -> PyResult<Self> {
+        let f = py
+            .allow_threads(|| -> tgm::Result<_> {
+                let file = File::open(&path).map_err(|e| Error::from(e).with_path(&path))?;
+                let f = SourceFile::open(FileSource::new(file), &Limits::default())?;
+                check_intact(&path, &f, intact_only)?;
+                Ok(f)
+            })
+            .py(py)?;
+        Ok(NativeFile {
+            path,
+            inner: RwLock::new(f),
+        })
+    }
+
+    /// A reader over `path` whose messages `spans` (`[(offset, length)]`)
+    /// were located already in a file of `size` bytes: nothing is scanned;
+    /// a file of another size is refused, and each frame is checked when read.
+    #[staticmethod]
+    fn from_layout(
+        py: Python<'_>,
+        path: PathBuf,
+        size: u64,
+        spans: Vec<(u64, u64)>,
+    ) -> PyResult<Self> {
+        let layout = FileLayout {
+            version: LAYOUT_VERSION,
+            source_len: size,
+            etag: None,
+            messages: spans
+                .into_iter()
+                .map(|(offset, len)| MessageLayout {
+                    offset,
+                    len,
+                    objects: None,
+                })
+                .collect(),
+        };
+        let f = py
+            .allow_threads(|| -> tgm::Result<_> {
+                let file = File::open(&path).map_err(|e| Error::from(e).with_path(&path))?;
+                SourceFile::from_layout(FileSource::new(file), &layout, &Limits::default())
+                    .map_err(|e| e.with_path(&path))
+            })
+            .py(py)?;
+        Ok(NativeFile {
+            path,
+            inner: RwLock::new(f),
+        })
+    }
+
+    /// Locates the messages another writer appended since the last look;
+    /// the damage rule of opening applies to the file as it is now.
+    #[pyo3(signature = (intact_only=false))]
+    fn refresh(&self, py: Python<'_>, intact_only: bool) -> PyResult<()> {
+        py.allow_threads(|| {
+            let mut g = self.inner.write().unwrap_or_else(|p| p.into_inner());
+            g.refresh().map_err(|e| e.with_path(&self.path))?;
+            check_intact(&self.path, &g, intact_only)
+        })
+        .py(py)
+    }
+
+    /// File size in bytes when last located.
+    fn size(&self) -> u64 {
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).size()
+    }
+
+    /// Number of complete messages.
+    fn count(&self) -> usize {
+        self.inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .num_messages()
+    }
+
+    /// `[(offset, length)]` of each complete message.
+    fn spans(&self) -> Vec<(u64, u64)> {
+        let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        g.spans().iter().map(|s| (s.offset, s.len)).collect()
+    }
+
+    /// `(offset, length)` of message `m`.
+    fn span(&self, py: Python<'_>, m: usize) -> PyResult<(u64, u64)> {
+        self.read(py, |f| {
+            let s = f.spans().get(m).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "message index {m} out of range (the file has {})",
+                    f.num_messages()
+                ))
+            })?;
+            Ok((s.offset, s.len))
+        })
+    }
+
+    /// `[(offset, length, reason, truncated)]` of the bytes outside
+    /// complete messages.
+    fn damage(&self) -> Vec<(u64, u64, String, bool)> {
+        let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        damage(g.spans(), g.torn_tail(), g.size())
+            .into_iter()
+            .map(|d| (d.offset, d.len, d.reason, d.truncated))
+            .collect()
+    }
+
+    /// The bytes of message `m`.
+    fn message_bytes(&self, py: Python<'_>, m: usize) -> PyResult<Py<PyBytes>> {
+        let b = self.read(py, |f| f.message_bytes(m))?;
+        Ok(PyBytes::new(py, &b).unbind())
+    }
+
+    /// Message `m` decoded whole → `(metadata dict, [(descriptor dict,
+    /// uint8 array)])`; error offsets are absolute in the file.
+    #[pyo3(signature = (m, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
+    fn decode_message(
+        &self,
+        py: Python<'_>,
+        m: usize,
+        native_byte_order: bool,
+        threads: usize,
+        restore_non_finite: bool,
+        verify_hash: bool,
+    ) -> PyResult<DecodedPy> {
+        let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+        let d = self.read(py, |f| {
+            let bytes = f.message_bytes(m)?;
+            let at = f.spans()[m].offset;
+            tgm::decode(&bytes, &opts).map_err(|e| e.rebase(at).in_message(m))
+        })?;
+        message_to_py(py, d)
+    }
+
+    /// The metadata of message `m` (kept parsed for the last few messages).
+    #[pyo3(signature = (m, verify_hash=false))]
+    fn metadata(&self, py: Python<'_>, m: usize, verify_hash: bool) -> PyResult<PyObject> {
+        let opts = DecodeOptions::default().verify(verify_policy(verify_hash));
+        let meta = self.read(py, |f| f.shared_metadata(m, &opts))?;
+        metadata_to_py(py, &meta)
+    }
+
+    /// The metadata of message `m`, parsed and its digest checked now
+    /// (kept parsed for the last few messages), converted to a dict only
+    /// when asked: reading every object of a large message does not
+    /// convert its metadata once per object.
+    #[pyo3(signature = (m, verify_hash=false))]
+    fn metadata_handle(
+        &self,
+        py: Python<'_>,
+        m: usize,
+        verify_hash: bool,
+    ) -> PyResult<NativeMetadata> {
+        let opts = DecodeOptions::default().verify(verify_policy(verify_hash));
+        let meta = self.read(py, |f| f.shared_metadata(m, &opts))?;
+        Ok(NativeMetadata(meta))
+    }
+
+    /// Metadata and descriptors of message `m`, no payload read.
+    fn descriptors(&self, py: Python<'_>, m: usize) -> PyResult<(PyObject, Vec<PyObject>)> {
+        let opts = DecodeOptions::default();
+        let (meta, descs) = self.read(py, |f| {
+            Ok((f.shared_metadata(m, &opts)?, f.descriptors(m)?))
+        })?;
+        let descs = descs
+            .iter()
+            .map(|d| descriptor_to_py(py, d))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((metadata_to_py(py, &meta)?, descs))
+    }
+
+    /// Number of objects of message `m`.
+    fn object_count(&self, py: Python<'_>, m: usize) -> PyResult<usize> {
+        self.read(py, |f| f.num_objects(m))
+    }
+
+    /// Object `o` of message `m` → `(descriptor dict, uint8 array, start,
+    /// end)`: the elements are `array[start:end]` of a buffer the array
+    /// owns (the object's frame, read once, when its pipeline leaves the
+    /// bytes as stored).
+    #[pyo3(signature = (m, o, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn decode_object(
+        &self,
+        py: Python<'_>,
+        m: usize,
+        o: usize,
+        native_byte_order: bool,
+        threads: usize,
+        restore_non_finite: bool,
+        verify_hash: bool,
+    ) -> PyResult<(PyObject, PyObject, usize, usize)> {
+        let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+        let b = self.read(py, |f| f.decode_object_buffer(m, o, &opts))?;
+        let desc = descriptor_to_py(py, &b.descriptor)?;
+        Ok((desc, array_of(py, b.data), b.range.start, b.range.end))
+    }
+
+    /// Element ranges `(first, count)` of object `o` of message `m`
+    /// (`spec/pipeline.md` §7) → `(descriptor dict, [uint8 array])`.
+    #[pyo3(signature = (m, o, ranges, native_byte_order=true, threads=0, restore_non_finite=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn decode_range(
+        &self,
+        py: Python<'_>,
+        m: usize,
+        o: usize,
+        ranges: Vec<(u64, u64)>,
+        native_byte_order: bool,
+        threads: usize,
+        restore_non_finite: bool,
+    ) -> PyResult<(PyObject, Vec<PyObject>)> {
+        let opts = decode_options(native_byte_order, threads, restore_non_finite, false);
+        let (desc, parts) = self.read(py, |f| {
+            let parts = f.decode_range(m, o, &ranges, &opts)?;
+            Ok((f.descriptor(m, o)?, parts))
+        })?;
+        let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
+        Ok((descriptor_to_py(py, &desc)?, parts))
+    }
+}

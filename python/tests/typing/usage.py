@@ -1,0 +1,32 @@
+"""Code a user writes against tgm, type-checked with ``mypy --strict`` in
+``.ci/python.sh`` (never run). The ``type: ignore`` lines are misuses the
+stubs must reject: ``--strict`` warns about an ignore that is not needed,
+so stubs that grow too loose fail the check."""
+
+import numpy as np
+import numpy.typing as npt
+
+import tgm
+
+
+def roundtrip(path: str) -> float:
+    desc = {"type": "ntensor", "shape": [4], "dtype": "float32"}
+    msg: bytes = tgm.encode({"base": [{"name": "t"}]}, [(desc, np.zeros(4, np.float32))])
+    meta: tgm.Metadata = tgm.decode_metadata(msg)
+    first: int = meta.num_objects
+    m, d, arr = tgm.decode_object(msg, -1)
+    shape: list[int] = d.shape
+    with tgm.TensogramFile.create(path) as f:
+        f.append({"base": [{"step": 1}]}, [(desc, np.ones(4, np.float32))])
+    g = tgm.TensogramFile.open(path, intact_only=True)
+    a: npt.NDArray[np.generic] = g.object_array(0, -1)
+    n: int = len(g) + first + len(shape) + len(m)
+    damaged: list[tuple[int, int, str, bool]] = g.damage()
+    try:
+        tgm.TensogramFile.open(path, zero_copy=False)
+    except tgm.FramingError as e:
+        print(e.offset, e.message_index, e.object_index)
+    tgm.decode_object(msg, "0")  # type: ignore[arg-type]
+    tgm.TensogramFile.open(path, intact_only="yes")  # type: ignore[arg-type]
+    g.object_array(0)  # type: ignore[call-arg]
+    return float(a.sum() + arr.sum()) + n + len(damaged)
