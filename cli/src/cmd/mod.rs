@@ -16,3 +16,4 @@ pub mod set;
 pub mod split;
 pub mod stats;
 pub mod validate;
+pub mod view;
