@@ -131,7 +131,9 @@ export class TgmArchive {
   async #fetchRange(start, end) {
     const headers = { Range: `bytes=${start}-${end - 1}` };
     if (this.#etag) headers["If-Match"] = this.#etag;
-    const res = await this.#fetch(this.#url, { headers });
+    // Called unbound: a browser's fetch refuses any `this` but the window.
+    const fetchFn = this.#fetch;
+    const res = await fetchFn(this.#url, { headers });
     if (res.status === 412) throw new Error(`${this.#url}: the archive changed on the server (ETag no longer ${this.#etag})`);
     if (res.status !== 206) throw new Error(`${this.#url}: range ${start}-${end - 1} answered with status ${res.status}`);
     if (totalOf(res, this.#url) !== this.#length) throw new Error(`${this.#url}: the archive changed on the server (length no longer ${this.#length})`);
