@@ -1,7 +1,7 @@
 // Shared by the Node tests: the native tgm binary, .npy files, a range
 // server on loopback, and the package loaded from wasm/pkg.
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -51,18 +51,28 @@ export function readNpy(file) {
   return { descr, shape, bytes: new Uint8Array(b.buffer, b.byteOffset + start + hlen, b.length - start - hlen) };
 }
 
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json" };
+
 /**
- * Serves `file` on 127.0.0.1 answering single ranges, counting requests;
- * `ranges: false` answers every request whole with 200.
+ * Serves on 127.0.0.1 what `bytesFor(urlPath)` gives (null: 404),
+ * answering single ranges, counting requests; `ranges: false` answers
+ * every request whole with 200.
  */
-export async function rangeServer(getBytes, { ranges = true } = {}) {
+async function serve(bytesFor, { ranges = true } = {}) {
   const log = [];
   const server = createServer((req, res) => {
-    const all = getBytes();
+    const given = new URL(req.url, "http://x").pathname;
+    const urlPath = given === "/" ? "/index.html" : given;
+    const all = bytesFor(urlPath);
+    if (!all) {
+      res.writeHead(404);
+      return res.end();
+    }
+    const type = TYPES[path.extname(urlPath)] ?? "application/octet-stream";
     const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
     log.push(req.headers.range ?? "whole");
     if (!ranges || !m) {
-      res.writeHead(200, { "Content-Length": all.length });
+      res.writeHead(200, { "Content-Length": all.length, "Content-Type": type });
       return res.end(all);
     }
     const a = Number(m[1]);
@@ -71,10 +81,26 @@ export async function rangeServer(getBytes, { ranges = true } = {}) {
       res.writeHead(416, { "Content-Range": `bytes */${all.length}` });
       return res.end();
     }
-    res.writeHead(206, { "Content-Range": `bytes ${a}-${b}/${all.length}`, "Content-Length": b - a + 1 });
+    res.writeHead(206, { "Content-Range": `bytes ${a}-${b}/${all.length}`, "Content-Length": b - a + 1, "Content-Type": type });
     res.end(all.subarray(a, b + 1));
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const url = `http://127.0.0.1:${server.address().port}/a.tgm`;
-  return { url, log, close: () => new Promise((r) => server.close(r)) };
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  return { origin, log, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Serves the bytes `getBytes()` gives at `/a.tgm` (see `serve`). */
+export async function rangeServer(getBytes, options) {
+  const s = await serve((p) => (p === "/a.tgm" ? getBytes() : null), options);
+  return { ...s, url: `${s.origin}/a.tgm` };
+}
+
+/** A static web server of folder `dir` (see `serve`, where `/` is `/index.html`). */
+export async function staticServer(dir) {
+  const root = path.resolve(dir);
+  return serve((p) => {
+    const f = path.resolve(root, "." + decodeURIComponent(p));
+    if (!f.startsWith(root + path.sep) || !existsSync(f) || !statSync(f).isFile()) return null;
+    return readFileSync(f);
+  });
 }

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
-import { tgm, tgmBin, loadPackage, writeNpy, repo } from "../helpers.mjs";
+import { tgm, tgmBin, loadPackage, writeNpy, repo, staticServer } from "../helpers.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const SCREENSHOT = process.env.VIEWER_SCREENSHOT ?? path.join(repo, "target/viewer.png");
@@ -43,6 +43,7 @@ let server;
 let browser;
 let viewerUrl;
 let lut;
+let era5;
 
 function expectedColour(values, i, j) {
   let min = Infinity;
@@ -59,7 +60,7 @@ function expectedColour(values, i, j) {
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "tgm-viewer-test-"));
   lut = (await loadPackage()).colormap("viridis");
-  const era5 = path.join(dir, "era5.tgm");
+  era5 = path.join(dir, "era5.tgm");
   STEPS.forEach((s, m) => {
     const f = path.join(dir, `2t-${s}.npy`);
     writeNpy(f, field((i, j) => t2m(i, j, s)), "float32", [NY, NX]);
@@ -122,13 +123,19 @@ async function pixelAt(page, i, j) {
 
 const POINTS = [[0, 0], [45, 90], [90, 180], [120, 33], [180, 359], [17, 301]];
 
-test("tgm view in Chromium: object list, colours at known grid points, sliders, no console error", async () => {
+/** A page whose console errors, page errors, failed requests and HTTP errors land in `problems`. */
+async function watchedPage() {
   const page = await browser.newPage();
   const problems = [];
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
   page.on("pageerror", (e) => problems.push(`page: ${e.message}`));
   page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
   page.on("response", (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
+  return { page, problems };
+}
+
+test("tgm view in Chromium: object list, colours at known grid points, sliders, no console error", async () => {
+  const { page, problems } = await watchedPage();
   await page.goto(viewerUrl, { waitUntil: "load" });
   await ready(page);
 
@@ -193,4 +200,26 @@ test("tgm view in Chromium: object list, colours at known grid points, sliders, 
   console.log(`browser decode: ${speed.mb.toFixed(2)} MB float64 (simple_packing 16 + szip) in ${speed.ms.toFixed(1)} ms = ${(speed.mb / (speed.ms / 1000)).toFixed(0)} MB/s`);
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test("tgm view --site: the same page from a plain static server", async () => {
+  const site = path.join(dir, "site");
+  tgm("view", era5, "--site", site);
+  const srv = await staticServer(site);
+  try {
+    const { page, problems } = await watchedPage();
+    await page.goto(`${srv.origin}/`, { waitUntil: "load" });
+    await ready(page);
+    assert.equal((await page.$$("nav .object")).length, STEPS.length + 2);
+    const step0 = field((i, j) => t2m(i, j, 0));
+    for (const [i, j] of POINTS) {
+      assert.deepEqual(await pixelAt(page, i, j), expectedColour(step0, i, j), `grid point ${i},${j}`);
+    }
+    // The archive was read by ranges, not whole.
+    assert.ok(srv.log.some((r) => r.startsWith("bytes=")), srv.log.join(" "));
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    await srv.close();
+  }
 });
