@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use crate::error::{Error, Result};
 
 /// Buffers at least this large are advised for huge pages.
+#[cfg(any(target_os = "linux", test))]
 const HUGE_PAGE_ADVICE_MIN: usize = 4 << 20;
 
 fn alloc_failed(len: usize) -> Error {

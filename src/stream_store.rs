@@ -19,6 +19,7 @@ pub(crate) const STREAMING_MIN: usize = 8 << 20;
 /// later store when dropped (a store fence), so whoever reads the output
 /// after this writer is gone sees every byte.
 pub(crate) struct StreamingStores {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     enabled: bool,
 }
 

@@ -28,6 +28,7 @@ mod spool;
 mod to_grib;
 #[cfg(feature = "netcdf")]
 mod to_netcdf;
+mod view;
 mod where_clause;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -83,6 +84,8 @@ enum Command {
     Recompress(cmd::recompress::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(cmd::demo::Args),
+    /// Browse archives in the browser: a viewer page on 127.0.0.1 or a static site.
+    View(cmd::view::Args),
     /// Convert GRIB files to Tensogram (through ecCodes).
     #[cfg(feature = "grib")]
     ConvertGrib(convert_grib::Args),
@@ -137,6 +140,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Get(a) => cmd::get::run(a),
         Command::Stats(a) => cmd::stats::run(a, threads),
         Command::Plot(a) => cmd::plot::run(a, threads),
+        Command::View(a) => cmd::view::run(a),
         Command::Set(a) => encoding!(cmd::set::run, a),
         Command::Copy(a) => cmd::copy::run(
             a,

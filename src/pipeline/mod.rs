@@ -23,6 +23,8 @@ pub(crate) mod shuffle;
 pub(crate) mod simple_packing;
 pub(crate) mod szip_stage;
 pub(crate) mod zstd_codec;
+#[cfg(feature = "zstd-decode-pure")]
+mod zstd_pure;
 
 use std::borrow::Cow;
 

@@ -39,13 +39,17 @@ impl Codec for UnusableStage {
 
 /// The stage standing for a built-in compression whose cargo feature is
 /// off in this build: running it fails, naming the feature.
-#[cfg(not(all(feature = "zstd", feature = "lz4", feature = "szip")))]
+#[cfg(not(all(
+    any(feature = "zstd", feature = "zstd-decode-pure"),
+    feature = "lz4",
+    feature = "szip"
+)))]
 fn disabled(name: &'static str) -> UnusableStage {
     let error = registry::disabled_error(StageKind::Compression, name, name);
     UnusableStage::new(StageKind::Compression, name, &error)
 }
 
-#[cfg(not(feature = "zstd"))]
+#[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
 static NO_ZSTD: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("zstd"));
 #[cfg(not(feature = "lz4"))]
 static NO_LZ4: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("lz4"));
@@ -75,9 +79,9 @@ fn filter(f: &FilterSpec) -> &dyn Codec {
 fn compression(c: &CompressionSpec) -> &dyn Codec {
     match c {
         CompressionSpec::None => &super::none_codec::Identity,
-        #[cfg(feature = "zstd")]
+        #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
         CompressionSpec::Zstd(z) => z,
-        #[cfg(not(feature = "zstd"))]
+        #[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
         CompressionSpec::Zstd(_) => &*NO_ZSTD,
         #[cfg(feature = "lz4")]
         CompressionSpec::Lz4 => &super::lz4_codec::Lz4,

@@ -1,15 +1,18 @@
-//! The zstd compression stage (cargo feature `zstd`). Decoding writes into
-//! a buffer of exactly the size the descriptor implies. See
-//! `spec/pipeline.md` §4.1.
+//! The zstd compression stage (cargo feature `zstd`, libzstd; or
+//! `zstd-decode-pure`, the pure-Rust decoder of [`super::zstd_pure`], which
+//! decodes only). Decoding writes into a buffer of exactly the size the
+//! descriptor implies. See `spec/pipeline.md` §4.1.
 
-#[cfg(feature = "zstd")]
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use std::borrow::Cow;
 
 use super::codec::StageKind;
-#[cfg(feature = "zstd")]
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use super::codec::{Codec, Params, StageContext};
 use super::registry::{BuildFn, CodecEntry};
-#[cfg(feature = "zstd")]
+#[cfg(all(feature = "zstd-decode-pure", not(feature = "zstd")))]
+use super::zstd_pure as imp;
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use crate::error::Result;
 
 /// Registry entry.
@@ -21,19 +24,19 @@ pub const ENTRY: CodecEntry = CodecEntry {
     build: BUILD,
 };
 
-#[cfg(feature = "zstd")]
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 const BUILD: Option<BuildFn> = Some(build);
-#[cfg(not(feature = "zstd"))]
+#[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
 const BUILD: Option<BuildFn> = None;
 
 pub use crate::pipeline_spec::{Zstd, ZSTD_DEFAULT_LEVEL};
 
-#[cfg(feature = "zstd")]
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
     Ok(Box::new(Zstd::from_params(p)?))
 }
 
-#[cfg(feature = "zstd")]
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 impl Codec for Zstd {
     fn name(&self) -> &str {
         "zstd"

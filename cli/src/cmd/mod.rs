@@ -17,3 +17,4 @@ pub mod set;
 pub mod split;
 pub mod stats;
 pub mod validate;
+pub mod view;

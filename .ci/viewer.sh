@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The WebAssembly reader and tgm view (spec/wasm.md): builds wasm/pkg for
+# wasm32-unknown-unknown with the wasm-bindgen CLI of the crate's version
+# (installed once under $TGM_CI_CACHE/tools), runs the reader's Rust and
+# Node tests, then drives Debian's chromium through the DevTools protocol
+# (puppeteer-core from npm) against `tgm view` on an ERA5-like archive.
+# Prints the bundle size and the decode speeds; leaves the screenshot in
+# $VIEWER_SCREENSHOT (default target/viewer.png).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=${TGM_CI_CACHE:-$HOME/.cache/tgm-ci}
+SUDO=""
+[ "$(id -u)" != "0" ] && SUDO="sudo"
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    rustup target add wasm32-unknown-unknown
+fi
+version=$(sed -n 's/^wasm-bindgen = "=\(.*\)"$/\1/p' wasm/Cargo.toml)
+bindgen="$CACHE/tools/bin/wasm-bindgen"
+if ! "$bindgen" --version 2>/dev/null | grep -qx "wasm-bindgen $version"; then
+    cargo install --root "$CACHE/tools" wasm-bindgen-cli --version "$version"
+fi
+if ! command -v chromium >/dev/null; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+node_major=$(node --version | sed 's/^v\([0-9]*\).*/\1/')
+if [ "$node_major" -lt 20 ]; then
+    echo "viewer.sh: Node $node_major; the tests need Node 20 or later" >&2
+    exit 1
+fi
+
+cargo clippy -p tgm-wasm --target wasm32-unknown-unknown -- -D warnings
+cargo clippy -p tgm-wasm --all-targets -- -D warnings
+cargo test -p tgm-wasm
+cargo build -p tgm-cli
+WASM_BINDGEN="$bindgen" bash wasm/build.sh
+
+TGM_BIN="${CARGO_TARGET_DIR:-target}/debug/tgm"
+export TGM_BIN
+node --test wasm/test/reader.test.mjs
+
+(cd wasm/test/browser && npm ci --no-audit --no-fund --cache "$CACHE/npm" >/dev/null)
+node --test wasm/test/browser/viewer.test.mjs

@@ -1,0 +1,62 @@
+//! `tgm view`: the archive viewer in the browser, served on 127.0.0.1 or
+//! written as a static site (`spec/wasm.md` §3).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::CliResult;
+use crate::view::{archives, assets::Assets, http, site};
+
+/// Arguments of `tgm view`.
+#[derive(clap::Args)]
+#[command(
+    after_help = "The page decodes in the browser (WebAssembly) and reads each archive by \
+HTTP range requests: a remote URL must answer them and, being another origin, allow CORS.\n\
+The page's files come from --assets DIR (or TGM_VIEWER_ASSETS), share/tgm/viewer beside the \
+tgm executable's folder, or the source tree's wasm/ after wasm/build.sh.\n\n\
+Examples:\n  tgm view era5.tgm\n  tgm view archives/ --port 8000\n  \
+tgm view https://example.org/era5.tgm\n  tgm view era5.tgm --site public/"
+)]
+pub struct Args {
+    /// A .tgm file, a directory of .tgm files, or an http(s):// URL.
+    pub input: String,
+    /// Port on 127.0.0.1 (0: any free port, printed).
+    #[arg(long, default_value_t = 8735)]
+    pub port: u16,
+    /// Write the page, the reader, the archive list and copies of local
+    /// archives into DIR (new or empty) instead of serving them.
+    #[arg(long, value_name = "DIR")]
+    pub site: Option<PathBuf>,
+    /// Folder holding the page (viewer/) and the reader (pkg/).
+    #[arg(long, value_name = "DIR", env = "TGM_VIEWER_ASSETS")]
+    pub assets: Option<PathBuf>,
+}
+
+/// Runs `tgm view`.
+pub fn run(a: Args) -> CliResult {
+    let list = archives::collect(&a.input)?;
+    let assets = Assets::find(a.assets.as_deref())?;
+    if let Some(dir) = &a.site {
+        let n = site::write(dir, &assets, &list)?;
+        println!("tgm view: wrote {n} files to {}", dir.display());
+        return Ok(());
+    }
+    let server = http::bind(a.port)?;
+    let port = server.server_addr().to_ip().map_or(a.port, |s| s.port());
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "tgm view: http://127.0.0.1:{port}/ ({} archive{}; Ctrl-C stops)",
+        list.len(),
+        if list.len() == 1 { "" } else { "s" }
+    )?;
+    out.flush()?;
+    http::serve(
+        server,
+        http::Site {
+            assets,
+            archives: list,
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,182 @@
+// The WebAssembly reader decodes what the native tgm writes, with every
+// pipeline the browser supports, to the bytes the native tgm exports; from
+// memory and lazily by HTTP range requests.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { tgm, loadPackage, writeNpy, readNpy, rangeServer } from "./helpers.mjs";
+
+// Pipelines whose stages all plan element ranges (spec/pipeline.md §7.1);
+// decodeRange of the others is refused as natively.
+const RANGED = new Set(["raw", "simple_packing16+szip"]);
+
+const PIPELINES = {
+  raw: [],
+  zstd: ["--compression", "zstd"],
+  lz4: ["--compression", "lz4"],
+  "shuffle+zstd": ["--filter", "shuffle", "--compression", "zstd"],
+  "shuffle+lz4": ["--filter", "shuffle", "--compression", "lz4"],
+  "simple_packing16+szip": ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"],
+  "simple_packing24+zstd": ["--encoding", "simple_packing", "--bits", "24", "--compression", "zstd"],
+  "simple_packing12+lz4": ["--encoding", "simple_packing", "--bits", "12", "--compression", "lz4"],
+  "nan-mask+zstd": ["--allow-nan", "--compression", "zstd"],
+};
+
+let dir;
+let pkg;
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "tgm-wasm-test-"));
+  pkg = await loadPackage();
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A 3-message archive (a 2-D float64 field per message) made with `flags`; its native export. */
+function make(name, flags) {
+  const file = path.join(dir, `${name}.tgm`);
+  for (let m = 0; m < 3; m++) {
+    const ny = 60;
+    const nx = 90;
+    const v = new Float64Array(ny * nx);
+    for (let i = 0; i < ny; i++) {
+      for (let j = 0; j < nx; j++) v[i * nx + j] = 250 + 30 * Math.cos((i / ny) * Math.PI) + 5 * Math.sin(j / 7 + m);
+    }
+    if (name.startsWith("nan")) v[m * 11 + 5] = NaN;
+    const f = path.join(dir, `${name}-${m}.npy`);
+    writeNpy(f, v, "float64", [ny, nx]);
+    const append = m > 0 ? ["--append"] : [];
+    tgm("import", f, "-o", file, ...append, "--meta", "mars.param=2t", "--meta", `mars.step=${m * 6}`, ...flags);
+  }
+  const out = path.join(dir, `${name}-export`);
+  tgm("export", file, "-o", out);
+  return { file, out };
+}
+
+/** The exported .npy of object `o` of message `m`. */
+function exported(out, m, o) {
+  const names = readdirSync(out).filter((n) => n.startsWith(`m${m}_`) && n.endsWith(".npy"));
+  assert.equal(names.length, 1, `message ${m}: ${names}`);
+  assert.equal(o, 0);
+  return readNpy(path.join(out, names[0]));
+}
+
+for (const [name, flags] of Object.entries(PIPELINES)) {
+  test(`${name}: from memory, every message equals the native export`, async () => {
+    const { file, out } = make(name, flags);
+    const a = pkg.TgmArchive.fromBytes(readFileSync(file));
+    assert.equal(await a.messageCount(), 3);
+    for (let m = 0; m < 3; m++) {
+      const { descriptor, values } = await a.decodeObject(m, 0);
+      const want = exported(out, m, 0);
+      assert.deepEqual(descriptor.shape, want.shape);
+      assert.equal(want.descr, "<f8");
+      assert.ok(values instanceof Float64Array);
+      assert.deepEqual(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), want.bytes);
+    }
+    const meta = await a.metadata(2);
+    assert.equal(meta.base[0].mars.param, "2t");
+    assert.equal(meta.base[0].mars.step, 12);
+    a.free();
+  });
+
+  test(`${name}: by range requests, one object fetches its frame; element ranges equal the export or are refused`, async () => {
+    const { file, out } = make(`${name}-r`, flags);
+    const bytes = readFileSync(file);
+    const srv = await rangeServer(() => bytes);
+    try {
+      const a = await pkg.TgmArchive.open(srv.url, { headWindow: 4096 });
+      assert.equal(await a.messageCount(), 3);
+      const before = a.stats.bytes;
+      const { values } = await a.decodeObject(2, 0);
+      const want = exported(out, 2, 0);
+      assert.deepEqual(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), want.bytes);
+      // The third message's frame, not the archive.
+      assert.ok(a.stats.bytes - before < bytes.length / 2, `${a.stats.bytes - before} of ${bytes.length} bytes`);
+      const ranges = [[10, 5], [4000, 3]];
+      if (RANGED.has(name)) {
+        const [r1, r2] = await a.decodeRange(1, 0, ranges);
+        const all = new Float64Array(exported(out, 1, 0).bytes.slice().buffer);
+        assert.deepEqual(Array.from(r1), Array.from(all.subarray(10, 15)));
+        assert.deepEqual(Array.from(r2), Array.from(all.subarray(4000, 4003)));
+      } else {
+        await assert.rejects(a.decodeRange(1, 0, ranges), /range decoding is not possible/);
+      }
+      a.free();
+    } finally {
+      await srv.close();
+    }
+  });
+}
+
+test("metadata and descriptors match tgm dump -j", async () => {
+  const { file } = make("dump", PIPELINES["simple_packing16+szip"]);
+  const doc = JSON.parse(tgm("dump", "-j", file));
+  const a = pkg.TgmArchive.fromBytes(readFileSync(file));
+  for (let m = 0; m < doc.length; m++) {
+    const d = (await a.descriptors(m))[0];
+    const native = doc[m].objects[0].descriptor;
+    for (const k of ["shape", "dtype", "encoding", "filter", "compression", "bits_per_value"]) {
+      assert.deepEqual(d[k], native[k], `message ${m} ${k}`);
+    }
+    // dump shows an object's metadata without the library's _reserved_ entry.
+    const { _reserved_, ...rest } = (await a.metadata(m)).base[0];
+    assert.deepEqual(_reserved_.tensor.shape, native.shape);
+    assert.deepEqual(rest, doc[m].objects[0].metadata);
+  }
+});
+
+test("a damaged archive is an error naming the cause, also by ranges", async () => {
+  const { file } = make("damaged", PIPELINES.zstd);
+  const bytes = Buffer.from(readFileSync(file));
+  bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+  const a = pkg.TgmArchive.fromBytes(bytes);
+  await assert.rejects(async () => {
+    for (let m = 0; m < (await a.messageCount()); m++) await a.decodeObject(m, 0);
+  }, /hash|digest|corrupt|zstd|frame/i);
+  const srv = await rangeServer(() => bytes);
+  try {
+    const r = await pkg.TgmArchive.open(srv.url, { headWindow: 4096 });
+    await assert.rejects(async () => {
+      for (let m = 0; m < (await r.messageCount()); m++) await r.decodeObject(m, 0);
+    }, /hash|digest|corrupt|zstd|frame/i);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("a server that ignores Range is refused with a clear error", async () => {
+  const { file } = make("norange", []);
+  const bytes = readFileSync(file);
+  const srv = await rangeServer(() => bytes, { ranges: false });
+  try {
+    await assert.rejects(pkg.TgmArchive.open(srv.url), /did not answer a range request \(status 200/);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("an archive that changes length between requests is refused", async () => {
+  const { file } = make("changing", PIPELINES.lz4);
+  let bytes = readFileSync(file);
+  const srv = await rangeServer(() => bytes);
+  try {
+    const a = await pkg.TgmArchive.open(srv.url, { headWindow: 64 });
+    bytes = Buffer.concat([bytes, bytes]);
+    await assert.rejects(async () => {
+      await a.messageCount();
+      await a.decodeObject(2, 0);
+    }, /changed on the server/);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("the viridis table runs from #440154 to #fde725", () => {
+  const t = pkg.colormap("viridis");
+  assert.equal(t.length, 768);
+  assert.deepEqual(Array.from(t.subarray(0, 3)), [0x44, 0x01, 0x54]);
+  assert.deepEqual(Array.from(t.subarray(765)), [0xfd, 0xe7, 0x25]);
+  assert.throws(() => pkg.colormap("jet"), /no colour map/);
+});
