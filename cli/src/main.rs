@@ -78,6 +78,8 @@ enum Command {
     Salvage(cmd::salvage::Args),
     /// Rewrite every object with a new pipeline, reporting sizes and error.
     Recompress(cmd::recompress::Args),
+    /// Write kerchunk (fsspec reference) JSON: zarr reads the objects in place.
+    Refs(cmd::refs::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(cmd::demo::Args),
     /// Convert GRIB files to Tensogram (through ecCodes).
@@ -149,6 +151,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Export(a) => cmd::export::run(a),
         Command::Salvage(a) => cmd::salvage::run(a),
         Command::Recompress(a) => encoding!(cmd::recompress::run, a),
+        Command::Refs(a) => cmd::refs::run(a),
         Command::Demo(a) => encoding!(cmd::demo::run, a),
         #[cfg(feature = "grib")]
         Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),

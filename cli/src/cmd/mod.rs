@@ -10,6 +10,7 @@ pub mod info;
 pub mod ls;
 pub mod merge;
 pub mod recompress;
+pub mod refs;
 pub mod reshuffle;
 pub mod salvage;
 pub mod set;
