@@ -4,6 +4,7 @@
 
 mod convert;
 mod core;
+mod kerchunk;
 mod masks;
 mod objects;
 mod pre_encoded;
@@ -31,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::compute_packing_params, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
+    m.add_function(wrap_pyfunction!(kerchunk::kerchunk_refs, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
     Ok(())
 }

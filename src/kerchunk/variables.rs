@@ -67,17 +67,24 @@ impl Coord {
     }
 }
 
-/// The variable name of an object: `mars.param`, else `name`, else
-/// `object_<m>_<o>`; a `/` (a zarr path separator) becomes `_`, and a
-/// leading `.` (zarr's metadata keys) becomes `_`.
+/// The variable name of an object: GRIB's `grib.shortName` when known,
+/// else `mars.param`, else `name`, else `object_<m>_<o>`; a `/` (a zarr
+/// path separator) becomes `_`, and a leading `.` (zarr's metadata keys)
+/// becomes `_`.
 pub fn variable_name(entry: Option<&Map>, m: usize, o: usize) -> String {
+    let short = entry
+        .and_then(|e| e.get("grib"))
+        .and_then(|v| v.get("shortName"))
+        .and_then(Value::as_text)
+        .filter(|s| !matches!(*s, "" | "unknown" | "~"));
     let mars_param = entry
         .and_then(|e| e.get("mars"))
         .and_then(|v| v.get("param"));
-    let raw = match (mars_param, entry.and_then(|e| e.get("name"))) {
-        (Some(p), _) => scalar_text(p),
-        (None, Some(n)) => scalar_text(n),
-        (None, None) => format!("object_{m}_{o}"),
+    let raw = match (short, mars_param, entry.and_then(|e| e.get("name"))) {
+        (Some(s), _, _) => s.to_owned(),
+        (None, Some(p), _) => scalar_text(p),
+        (None, None, Some(n)) => scalar_text(n),
+        (None, None, None) => format!("object_{m}_{o}"),
     };
     let mut s = raw.replace('/', "_");
     if s.is_empty() || s.starts_with('.') {
@@ -433,6 +440,16 @@ mod tests {
         e.insert(
             "mars".into(),
             Value::text_map([("param", Value::Text("130".into()))]),
+        );
+        assert_eq!(variable_name(Some(&e), 0, 0), "130");
+        e.insert(
+            "grib".into(),
+            Value::text_map([("shortName", Value::Text("t".into()))]),
+        );
+        assert_eq!(variable_name(Some(&e), 0, 0), "t");
+        e.insert(
+            "grib".into(),
+            Value::text_map([("shortName", Value::Text("unknown".into()))]),
         );
         assert_eq!(variable_name(Some(&e), 0, 0), "130");
         assert_eq!(variable_name(None, 2, 5), "object_2_5");

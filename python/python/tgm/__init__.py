@@ -27,6 +27,7 @@ from ._api import (
     validate_file,
 )
 from ._file import AsyncTensogramFile, TensogramFile, TensogramFileIter
+from ._kerchunk import kerchunk_refs
 
 #: Wire-format version read and written.
 WIRE_VERSION = 3
@@ -53,6 +54,7 @@ __all__ = [
     "encode",
     "encode_pre_encoded",
     "iter_messages",
+    "kerchunk_refs",
     "scan",
     "validate",
     "validate_file",
