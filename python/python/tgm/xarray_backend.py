@@ -4,8 +4,16 @@ Each data object becomes (part of) a variable:
 
 * dimension names come from the ``dim_names`` list in the object's
   metadata (``base[i]``), else from ``_extra_``, else ``dim_0``, ``dim_1`` ...;
-* the variable name is ``mars.param`` when present, else ``name``, else
-  ``object_<m>_<o>``;
+* the variable name is GRIB's ``grib.shortName`` when known, else
+  ``mars.param``, else ``name``, else ``object_<m>_<o>``;
+* attributes: the object's NetCDF attributes (``netcdf.attrs``, without
+  ``scale_factor``/``add_offset`` when the converter already applied them),
+  its ``cf`` attributes, GRIB ``units`` and ``GRIB_<key>`` for the GRIB
+  identification keys; the dataset's from the message's ``netcdf.attrs``.
+  Stacked variables keep the attributes every object shares. CF decoding
+  (times, masking and scaling) then runs as for any xarray backend, under
+  the standard ``mask_and_scale``, ``decode_times``, ``decode_timedelta``,
+  ``use_cftime``, ``concat_characters`` and ``decode_coords`` arguments;
 * objects sharing a variable name are stacked into a hypercube along the
   MARS keys whose values differ between them (those keys become dimension
   coordinates, in the order of ``stack_keys`` or sorted); MARS keys with one
@@ -13,7 +21,11 @@ Each data object becomes (part of) a variable:
 * data is read lazily, one object per read: uncompressed native-order
   objects as views of the file's memory map, slices through
   ``decode_range`` when the pipeline allows, anything else by decoding the
-  object. With ``chunks={}`` each object is one Dask chunk.
+  object. With ``chunks={}`` each object is one Dask chunk;
+* values have the type a user computes with: ``bitmask`` objects are bool
+  arrays of the declared shape, ``bfloat16`` objects ``ml_dtypes.bfloat16``
+  when that package is installed, else float32 (exactly: every bfloat16 is a
+  float32); such variables carry ``tgm_stored_dtype`` naming the stored type.
 """
 
 import itertools
@@ -34,6 +46,45 @@ from ._file import TensogramFile
 MAX_RANGES = 4096
 
 
+#: Stored types whose values are converted on reading, and to what.
+CONVERTED = ("bitmask", "bfloat16")
+
+
+def _bfloat16_type():
+    """``ml_dtypes.bfloat16`` when installed, else None."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def value_dtype(stored):
+    """The NumPy type of a variable's values for stored type ``stored``."""
+    if stored == "bitmask":
+        return np.dtype(bool)
+    if stored == "bfloat16":
+        return _bfloat16_type() or np.dtype(np.float32)
+    return numpy_dtype(stored)
+
+
+def to_values(stored, raw, shape):
+    """A whole object as read (``bitmask`` packed MSB first, ``bfloat16``
+    as native-order ``uint16`` bits) → its values of :func:`value_dtype`."""
+    raw = np.asarray(raw)
+    if stored == "bitmask":
+        n = math.prod(shape)
+        bits = np.unpackbits(raw.view(np.uint8).reshape(-1), count=n, bitorder="big")
+        return bits.astype(bool).reshape(shape)
+    if stored == "bfloat16":
+        u16 = raw.view(np.uint16).reshape(shape)
+        ml = _bfloat16_type()
+        if ml is not None:
+            return u16.view(ml)
+        return (u16.astype(np.uint32) << 16).view(np.float32)
+    return raw
+
+
 class ObjectArray(BackendArray):
     """One data object of a file, read on indexing. Pickles as the file's
     path and message layout, so workers do not rescan the file."""
@@ -43,34 +94,40 @@ class ObjectArray(BackendArray):
         self.msg = msg
         self.obj = obj
         self.shape = tuple(desc.shape)
-        self.dtype = numpy_dtype(desc.dtype)
-        self._ranges_ok = desc.filter == "none" and desc.compression == "none"
+        self.stored = desc.dtype
+        self.dtype = value_dtype(desc.dtype)
+        self._ranges_ok = (
+            desc.filter == "none" and desc.compression == "none" and desc.dtype not in CONVERTED
+        )
 
     def __getitem__(self, key):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.BASIC, self._read
         )
 
+    def _whole(self):
+        return to_values(self.stored, self.file.object_array(self.msg, self.obj), self.shape)
+
     def _read(self, key):
         key = tuple(key)
         full = all(isinstance(k, slice) and k == slice(None) for k in key)
         if full or not self._ranges_ok or not self.shape:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
         try:
             return self._read_ranges(key)
         except RangeNotSupportedError:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
 
     def _read_ranges(self, key):
         axes = [np.arange(n)[k] if isinstance(k, slice) else np.array([k]) for k, n in zip(key, self.shape)]
         sizes = [len(a) for a in axes]
         if 0 in sizes:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
         last = axes[-1]
         runs = [(int(last[0]), len(last))] if np.all(np.diff(last) == 1) else [(int(i), 1) for i in last]
         n_rows = math.prod(sizes[:-1])
         if n_rows * len(runs) > MAX_RANGES:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
         strides = [math.prod(self.shape[i + 1 :]) for i in range(len(self.shape))]
         ranges = []
         for row in itertools.product(*axes[:-1]):
@@ -113,7 +170,61 @@ class StackedArray(BackendArray):
         return out
 
 
+#: GRIB keys shown as ``GRIB_<key>`` attributes (cfgrib's naming).
+GRIB_ATTRS = ("shortName", "paramId", "units", "typeOfLevel", "edition", "centre")
+
+#: NetCDF attributes already applied when ``netcdf.unpacked`` is true.
+PACKING_ATTRS = ("scale_factor", "add_offset")
+
+
+def _section(entry, key):
+    v = entry.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _attr_value(v):
+    if isinstance(v, (int, float, str, bool, np.ndarray, np.generic)):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str, bool)) for x in v):
+        return list(v)
+    return str(v)
+
+
+def _attrs(entry):
+    """The variable attributes of one object's metadata entry."""
+    nc = _section(entry, "netcdf")
+    out = {}
+    for k, v in _section(nc, "attrs").items():
+        if not (nc.get("unpacked") and k in PACKING_ATTRS):
+            out[k] = _attr_value(v)
+    for k, v in _section(entry, "cf").items():
+        out.setdefault(k, _attr_value(v))
+    grib = _section(entry, "grib")
+    if "units" in grib:
+        out.setdefault("units", _attr_value(grib["units"]))
+    for k in GRIB_ATTRS:
+        if k in grib:
+            out[f"GRIB_{k}"] = _attr_value(grib[k])
+    return out
+
+
+def _same(a, b):
+    try:
+        return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else a == b
+    except (TypeError, ValueError):
+        return False
+
+
+def _shared_attrs(all_attrs):
+    """The attributes every one of ``all_attrs`` holds with one value."""
+    first = all_attrs[0]
+    return {k: v for k, v in first.items() if all(k in a and _same(a[k], v) for a in all_attrs[1:])}
+
+
 def _variable_name(entry, m, o):
+    short = _section(entry, "grib").get("shortName")
+    if isinstance(short, str) and short not in ("", "unknown", "~"):
+        return short
     mars = entry.get("mars")
     if isinstance(mars, dict) and "param" in mars:
         return str(mars["param"])
@@ -133,20 +244,24 @@ def _scalar(v):
     return v if isinstance(v, (int, float, str, bool)) else str(v)
 
 
-def open_tgm_dataset(path, drop_variables=None, stack_keys=None):
-    """The dataset of a tgm file; see the module documentation."""
+def open_tgm_dataset(path, drop_variables=None, stack_keys=None, decode=None):
+    """The dataset of a tgm file; see the module documentation. ``decode``
+    holds the arguments of ``xr.decode_cf`` (no CF decoding when None)."""
     f = TensogramFile.open(path)
     groups = {}
+    global_attrs = {}
     for m in range(len(f)):
         info = f.file_decode_descriptors(m)
         meta, descs = info["metadata"], info["descriptors"]
+        for k, v in _section(_section(meta.extra, "netcdf"), "attrs").items():
+            global_attrs.setdefault(k, _attr_value(v))
         for o, desc in enumerate(descs):
             entry = meta.base[o] if o < len(meta.base) else {}
             name = _variable_name(entry, m, o)
             mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
             mars = {k: _scalar(v) for k, v in mars.items() if k != "param"}
             groups.setdefault(name, []).append(
-                (ObjectArray(f, m, o, desc), _dims(entry, meta, desc.ndim, name), mars, desc)
+                (ObjectArray(f, m, o, desc), _dims(entry, meta, desc.ndim, name), mars, desc, _attrs(entry))
             )
     drop = set(drop_variables or ())
     variables, coords = {}, {}
@@ -160,23 +275,28 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None):
                     f"variables disagree on the values of MARS key {k!r}; "
                     "open them separately with drop_variables"
                 )
-    ds = xr.Dataset(variables, coords=coords)
+    ds = xr.Dataset(variables, coords=coords, attrs=global_attrs)
+    if decode is not None:
+        ds = xr.decode_cf(ds, **decode)
     ds.set_close(f.close)
     return ds
 
 
 def _stack(name, members, stack_keys):
-    first_arr, dims, _, desc = members[0]
-    for arr, d, _, _ in members:
-        if arr.shape != first_arr.shape or d != dims or arr.dtype != first_arr.dtype:
+    first_arr, dims, _, desc, _ = members[0]
+    for arr, d, _, _, _ in members:
+        if arr.shape != first_arr.shape or d != dims or (arr.dtype, arr.stored) != (first_arr.dtype, first_arr.stored):
             raise MetadataError(
                 f"variable {name!r}: objects differ in shape, dims or dtype and cannot be stacked"
             )
-    keys = sorted({k for _, _, mars, _ in members for k in mars})
-    varying = [k for k in keys if len({mars.get(k) for _, _, mars, _ in members}) > 1]
+    keys = sorted({k for _, _, mars, _, _ in members for k in mars})
+    varying = [k for k in keys if len({mars.get(k) for _, _, mars, _, _ in members}) > 1]
     if stack_keys is not None:
         varying = [k for k in stack_keys if k in varying] + [k for k in varying if k not in stack_keys]
-    constant = {f"mars.{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]}
+    constant = _shared_attrs([a for *_, a in members])
+    constant.update({f"mars.{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
+    if desc.dtype in CONVERTED:
+        constant["tgm_stored_dtype"] = desc.dtype
     if not varying:
         if len(members) > 1:
             raise MetadataError(
@@ -186,9 +306,9 @@ def _stack(name, members, stack_keys):
         var = xr.Variable(dims, lazy, attrs=constant)
         var.encoding["preferred_chunks"] = dict(zip(dims, first_arr.shape))
         return var, {}
-    coords = {k: sorted({mars.get(k) for _, _, mars, _ in members}, key=lambda v: (str(type(v)), v)) for k in varying}
+    coords = {k: sorted({mars.get(k) for _, _, mars, _, _ in members}, key=lambda v: (str(type(v)), v)) for k in varying}
     grid = np.empty(tuple(len(coords[k]) for k in varying), dtype=object)
-    for arr, _, mars, _ in members:
+    for arr, _, mars, _, _ in members:
         pos = tuple(coords[k].index(mars.get(k)) for k in varying)
         if grid[pos] is not None:
             raise MetadataError(f"variable {name!r}: two objects share MARS keys {dict(zip(varying, pos))}")
@@ -210,10 +330,40 @@ class TgmBackendEntrypoint(BackendEntrypoint):
     """``xr.open_dataset(path, engine="tgm")``."""
 
     description = "Tensogram v3 (.tgm) files through tgm"
-    open_dataset_parameters = ("filename_or_obj", "drop_variables", "stack_keys")
+    open_dataset_parameters = (
+        "filename_or_obj",
+        "drop_variables",
+        "stack_keys",
+        "mask_and_scale",
+        "decode_times",
+        "decode_timedelta",
+        "use_cftime",
+        "concat_characters",
+        "decode_coords",
+    )
 
-    def open_dataset(self, filename_or_obj, *, drop_variables=None, stack_keys=None):
-        return open_tgm_dataset(os.fspath(filename_or_obj), drop_variables, stack_keys)
+    def open_dataset(
+        self,
+        filename_or_obj,
+        *,
+        drop_variables=None,
+        stack_keys=None,
+        mask_and_scale=True,
+        decode_times=True,
+        decode_timedelta=None,
+        use_cftime=None,
+        concat_characters=True,
+        decode_coords=True,
+    ):
+        decode = {
+            "mask_and_scale": mask_and_scale,
+            "decode_times": decode_times,
+            "decode_timedelta": decode_timedelta,
+            "use_cftime": use_cftime,
+            "concat_characters": concat_characters,
+            "decode_coords": decode_coords,
+        }
+        return open_tgm_dataset(os.fspath(filename_or_obj), drop_variables, stack_keys, decode)
 
     def guess_can_open(self, filename_or_obj):
         try:
