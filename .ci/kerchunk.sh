@@ -14,8 +14,12 @@ step() { printf '\n=== kerchunk: %s ===\n' "$*"; }
 PY="${PYTHON:-python3}"
 VENV="$(realpath -m "${TGM_KERCHUNK_ENV:-${TGM_CI_CACHE:-target}/kerchunk-venv}")"
 
-step "the tgm binary"
-cargo build -q --release -p tgm-cli
+step "the tgm binary (the features .ci/python.sh builds it with, so neither rebuilds it)"
+features=()
+if [ -e /usr/lib/x86_64-linux-gnu/libeccodes.so ] && [ -e /usr/include/netcdf.h ]; then
+    features=(--features grib,netcdf)
+fi
+cargo build -q --release -p tgm-cli "${features[@]}"
 export TGM_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/tgm"
 echo "TGM_BIN=$TGM_BIN"
 
