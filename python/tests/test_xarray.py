@@ -210,3 +210,32 @@ def test_grib_short_names_and_attributes(tmp_path):
     assert ds.t.attrs["GRIB_shortName"] == "t" and ds.t.attrs["GRIB_paramId"] == 130
     assert "GRIB_referenceValue" not in ds.t.attrs
     assert ds.t.sel(step=6).values.tolist() == [[6.0, 6.0], [6.0, 6.0]]
+
+
+def test_regular_grids_share_latitude_longitude_dimensions(tmp_path):
+    geo = {
+        "gridType": "regular_ll", "Ni": 3, "Nj": 2,
+        "latitudeOfFirstGridPointInDegrees": 10.0, "latitudeOfLastGridPointInDegrees": 0.0,
+        "longitudeOfFirstGridPointInDegrees": 0.0, "longitudeOfLastGridPointInDegrees": 20.0,
+    }
+    reduced = {"gridType": "reduced_gg", "N": 1, "numberOfPoints": 4}
+    p = tmp_path / "grid.tgm"
+    with tgm.TensogramFile.create(p) as f:
+        for short, value in (("t", 1.0), ("z", 2.0)):
+            f.append(
+                {"base": [{"mars": {"param": short}, "grib": {"shortName": short}, "geography": geo}]},
+                [(desc([2, 3], "float64"), np.full((2, 3), value))],
+            )
+        f.append(
+            {"base": [{"mars": {"param": "q"}, "grib": {"shortName": "q"}, "geography": reduced}]},
+            [(desc([4], "float64"), np.zeros(4))],
+        )
+    ds = xr.open_dataset(p, engine="tgm")
+    assert ds.t.dims == ds.z.dims == ("latitude", "longitude")
+    assert ds.q.dims == ("values",)
+    assert ds.latitude.values.tolist() == [10.0, 0.0]
+    assert ds.longitude.values.tolist() == [0.0, 10.0, 20.0]
+    assert ds.latitude.attrs["units"] == "degrees_north"
+    prod = ds.t * ds.z
+    assert prod.shape == (2, 3) and prod.values.tolist() == [[2.0] * 3] * 2
+    assert float(ds.t.sel(latitude=0.0, longitude=10.0)) == 1.0

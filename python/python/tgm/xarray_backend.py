@@ -4,6 +4,10 @@ Each data object becomes (part of) a variable:
 
 * dimension names come from the ``dim_names`` list in the object's
   metadata (``base[i]``), else from ``_extra_``, else ``dim_0``, ``dim_1`` ...;
+* fields on a regular latitude/longitude grid (``geography``) get the
+  dimensions ``latitude``/``longitude`` with their coordinate values, shared
+  by every variable on that grid; other 1-D fields with a geography
+  ``values``;
 * the variable name is GRIB's ``grib.shortName`` when known, else
   ``mars.param``, else ``name``, else ``object_<m>_<o>``;
 * attributes: the object's NetCDF attributes (``netcdf.attrs``, without
@@ -233,10 +237,44 @@ def _variable_name(entry, m, o):
     return f"object_{m}_{o}"
 
 
-def _dims(entry, meta, ndim, name):
+def _regular_grid(entry, shape):
+    """``{"latitude": values, "longitude": values}`` of a field on a
+    regular latitude/longitude grid whose shape is ``(Nj, Ni)``, else None."""
+    geo = _section(entry, "geography")
+    if geo.get("gridType") != "regular_ll" or len(shape) != 2:
+        return None
+    keys = ("Nj", "Ni", "latitudeOfFirstGridPointInDegrees", "latitudeOfLastGridPointInDegrees",
+            "longitudeOfFirstGridPointInDegrees", "longitudeOfLastGridPointInDegrees")
+    if not all(isinstance(geo.get(k), (int, float)) for k in keys):
+        return None
+    nj, ni, lat0, lat1, lon0, lon1 = (geo[k] for k in keys)
+    if tuple(shape) != (nj, ni):
+        return None
+    return {"latitude": np.linspace(lat0, lat1, nj), "longitude": np.linspace(lon0, lon1, ni)}
+
+
+#: Attributes of the grid coordinates (CF).
+GRID_ATTRS = {
+    "latitude": {"units": "degrees_north", "standard_name": "latitude"},
+    "longitude": {"units": "degrees_east", "standard_name": "longitude"},
+}
+
+
+def _dims(entry, meta, shape, name, grids):
+    """Dimension names of one object: its ``dim_names`` (or the message's),
+    else ``latitude``/``longitude`` on a regular grid (shared by every
+    variable on the same grid; their values collected in ``grids``), else
+    ``values`` for a 1-D field with a geography, else ``<name>_dim_<i>``."""
+    ndim = len(shape)
     names = entry.get("dim_names", meta.extra.get("dim_names"))
     if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
         return tuple(names)
+    grid = _regular_grid(entry, shape)
+    if grid is not None and all(k not in grids or np.array_equal(grids[k], v) for k, v in grid.items()):
+        grids.update(grid)
+        return ("latitude", "longitude")
+    if ndim == 1 and _section(entry, "geography") and grid is None:
+        return ("values",)
     return tuple(f"{name}_dim_{i}" for i in range(ndim))
 
 
@@ -249,6 +287,7 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None, decode=None):
     holds the arguments of ``xr.decode_cf`` (no CF decoding when None)."""
     f = TensogramFile.open(path)
     groups = {}
+    grids = {}
     global_attrs = {}
     for m in range(len(f)):
         info = f.file_decode_descriptors(m)
@@ -261,7 +300,7 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None, decode=None):
             mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
             mars = {k: _scalar(v) for k, v in mars.items() if k != "param"}
             groups.setdefault(name, []).append(
-                (ObjectArray(f, m, o, desc), _dims(entry, meta, desc.ndim, name), mars, desc, _attrs(entry))
+                (ObjectArray(f, m, o, desc), _dims(entry, meta, tuple(desc.shape), name, grids), mars, desc, _attrs(entry))
             )
     drop = set(drop_variables or ())
     variables, coords = {}, {}
@@ -275,6 +314,9 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None, decode=None):
                     f"variables disagree on the values of MARS key {k!r}; "
                     "open them separately with drop_variables"
                 )
+    for k, values in grids.items():
+        if any(k in v.dims for v in variables.values()):
+            coords[k] = xr.Variable((k,), values, attrs=GRID_ATTRS[k])
     ds = xr.Dataset(variables, coords=coords, attrs=global_attrs)
     if decode is not None:
         ds = xr.decode_cf(ds, **decode)
