@@ -201,9 +201,17 @@ fn objects_sharing_a_param_stack_along_the_varying_mars_key() {
         m.insert(
             "mars".into(),
             Value::text_map([
-                ("param", Value::Text("t".into())),
+                ("param", Value::Text("130".into())),
                 ("step", Value::from_i64(step)),
                 ("class", Value::Text("od".into())),
+            ]),
+        );
+        m.insert(
+            "grib".into(),
+            Value::text_map([
+                ("shortName", Value::Text("t".into())),
+                ("units", Value::Text("K".into())),
+                ("referenceValue", Value::Float(200.0 + step as f64)),
             ]),
         );
         m
@@ -226,6 +234,9 @@ fn objects_sharing_a_param_stack_along_the_varying_mars_key() {
         serde_json::json!(["step", "t_dim_0", "t_dim_1"])
     );
     assert_eq!(zattrs["mars.class"], "od");
+    assert_eq!(zattrs["units"], "K");
+    assert_eq!(zattrs["GRIB_shortName"], "t");
+    assert!(zattrs.get("GRIB_referenceValue").is_none() && zattrs.get("referenceValue").is_none());
     assert_eq!(chunk(&msg, &refs, "t/0.0.0"), &a[..]);
     assert_eq!(chunk(&msg, &refs, "t/1.0.0"), &b[..]);
     assert_eq!(entry(&refs, "step/.zarray")["dtype"], "<i8");

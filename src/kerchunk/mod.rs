@@ -81,6 +81,7 @@ impl RefsBuilder {
                     name,
                     shape: d.shape.clone(),
                     mars: variables::mars_keys(entry),
+                    attrs: variables::attributes(entry),
                     chain,
                     range: (obj.payload_offset(), payload.len() as u64),
                 }),

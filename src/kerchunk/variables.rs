@@ -27,6 +27,8 @@ pub struct Entry {
     pub shape: Vec<u64>,
     /// MARS keys other than `param`.
     pub mars: BTreeMap<String, Coord>,
+    /// Attributes from its metadata ([`attributes`]).
+    pub attrs: JsonMap<String, Json>,
     /// Codec chain.
     pub chain: ZarrChain,
     /// Absolute offset and length of its payload in the source.
@@ -117,6 +119,40 @@ pub fn dim_names(entry: Option<&Map>, extra: &Map, ndim: usize, name: &str) -> V
     }
 }
 
+/// GRIB keys shown as `GRIB_<key>` attributes (cfgrib's naming), as the
+/// Python backend shows them.
+const GRIB_ATTRS: [&str; 6] = [
+    "shortName",
+    "paramId",
+    "units",
+    "typeOfLevel",
+    "edition",
+    "centre",
+];
+
+/// The attributes of an entry: its `cf` map, GRIB `units` and the
+/// `GRIB_<key>` identification keys.
+pub fn attributes(entry: Option<&Map>) -> JsonMap<String, Json> {
+    let mut out = JsonMap::new();
+    let section = |k: &str| entry.and_then(|e| e.get(k)).and_then(Value::as_map);
+    for (k, v) in section("cf").unwrap_or_default() {
+        if let Some(k) = k.as_text() {
+            out.insert(k.to_owned(), v.to_json_value());
+        }
+    }
+    let grib = section("grib").unwrap_or_default();
+    for (k, v) in grib {
+        let Some(k) = k.as_text() else { continue };
+        if k == "units" && !out.contains_key("units") {
+            out.insert("units".into(), v.to_json_value());
+        }
+        if GRIB_ATTRS.contains(&k) {
+            out.insert(format!("GRIB_{k}"), v.to_json_value());
+        }
+    }
+    out
+}
+
 /// The MARS keys of an entry other than `param`.
 pub fn mars_keys(entry: Option<&Map>) -> BTreeMap<String, Coord> {
     entry
@@ -175,7 +211,7 @@ impl<'t> Store<'t> {
 
     /// One object as its own array, every MARS key an attribute.
     fn add_single(&mut self, name: &str, e: &Entry) {
-        let mut attrs = JsonMap::new();
+        let mut attrs = e.attrs.clone();
         for (k, v) in &e.mars {
             attrs.insert(format!("mars.{k}"), v.to_json());
         }
@@ -200,7 +236,12 @@ impl<'t> Store<'t> {
         let keys: std::collections::BTreeSet<&String> =
             members.iter().flat_map(|e| e.mars.keys()).collect();
         let mut varying = Vec::new();
-        let mut constant = JsonMap::new();
+        let mut constant: JsonMap<String, Json> = first
+            .attrs
+            .iter()
+            .filter(|(k, v)| members.iter().all(|e| e.attrs.get(*k) == Some(*v)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         for k in keys {
             let mut values: Vec<Coord> = Vec::new();
             for e in members {
