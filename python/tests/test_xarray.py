@@ -39,12 +39,12 @@ def test_hypercube(archive):
     ds = xr.open_dataset(archive, engine="tgm")
     assert set(ds.data_vars) == {"t", "z"}
     assert ds.t.dims == ("levelist", "step", "lat", "lon")
-    assert ds.step.values.tolist() == list(STEPS)
+    assert ds.step.values.tolist() == [np.timedelta64(s, "h").astype("timedelta64[ns]") for s in STEPS]
     assert ds.levelist.values.tolist() == list(LEVELS)
     assert ds.t.attrs["mars.class"] == "od"
     for step in STEPS:
         for level in LEVELS:
-            got = ds.z.sel(step=step, levelist=level).values
+            got = ds.z.sel(step=np.timedelta64(step, "h"), levelist=level).values
             np.testing.assert_allclose(got, field("z", step, level), rtol=0, atol=1e-5)
 
 
@@ -209,7 +209,7 @@ def test_grib_short_names_and_attributes(tmp_path):
     assert ds.t.attrs["units"] == "K"
     assert ds.t.attrs["GRIB_shortName"] == "t" and ds.t.attrs["GRIB_paramId"] == 130
     assert "GRIB_referenceValue" not in ds.t.attrs
-    assert ds.t.sel(step=6).values.tolist() == [[6.0, 6.0], [6.0, 6.0]]
+    assert ds.t.sel(step="6h").values.tolist() == [[6.0, 6.0], [6.0, 6.0]]
 
 
 def test_regular_grids_share_latitude_longitude_dimensions(tmp_path):
@@ -239,3 +239,19 @@ def test_regular_grids_share_latitude_longitude_dimensions(tmp_path):
     prod = ds.t * ds.z
     assert prod.shape == (2, 3) and prod.values.tolist() == [[2.0] * 3] * 2
     assert float(ds.t.sel(latitude=0.0, longitude=10.0)) == 1.0
+
+
+def test_mars_times_as_cfgrib_shows_them(tmp_path):
+    p = tmp_path / "times.tgm"
+    with tgm.TensogramFile.create(p) as f:
+        for step in (0, 6, 12):
+            mars = {"param": "2t", "date": 20240229, "time": 1200, "step": step}
+            f.append({"base": [{"mars": mars}]}, [(desc([2], "float64"), np.full(2, float(step)))])
+    ds = xr.open_dataset(p, engine="tgm")
+    assert ds.step.dtype == np.dtype("timedelta64[ns]")
+    assert ds.time.values == np.datetime64("2024-02-29T12:00", "ns")
+    assert ds.valid_time.dims == ("step",)
+    assert ds.valid_time.values.tolist() == np.array(
+        ["2024-02-29T12:00", "2024-02-29T18:00", "2024-03-01T00:00"], "datetime64[ns]"
+    ).tolist()
+    assert ds["2t"].sel(step="12h").values.tolist() == [12.0, 12.0]

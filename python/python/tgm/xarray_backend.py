@@ -8,6 +8,10 @@ Each data object becomes (part of) a variable:
   dimensions ``latitude``/``longitude`` with their coordinate values, shared
   by every variable on that grid; other 1-D fields with a geography
   ``values``;
+* MARS times as cfgrib shows them: an integer ``step`` (hours) as
+  timedelta64, a ``time`` coordinate (the forecast reference time from the
+  ``date`` and ``time`` every variable shares) as datetime64 and
+  ``valid_time`` = time + step;
 * the variable name is GRIB's ``grib.shortName`` when known, else
   ``mars.param``, else ``name``, else ``object_<m>_<o>``;
 * attributes: the object's NetCDF attributes (``netcdf.attrs``, without
@@ -314,6 +318,7 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None, decode=None):
                     f"variables disagree on the values of MARS key {k!r}; "
                     "open them separately with drop_variables"
                 )
+    coords.update(_time_coords(variables, coords))
     for k, values in grids.items():
         if any(k in v.dims for v in variables.values()):
             coords[k] = xr.Variable((k,), values, attrs=GRID_ATTRS[k])
@@ -366,6 +371,54 @@ def _stack(name, members, stack_keys):
     chunks.update(zip(dims, first_arr.shape))
     var.encoding["preferred_chunks"] = chunks
     return var, coords
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _reference_time(date, time):
+    """MARS ``date`` (YYYYMMDD) and ``time`` (HHMM) → datetime64[ns], or
+    None when they are not such integers."""
+    if not (_is_int(date) and _is_int(time)) or not 0 <= time <= 2400:
+        return None
+    try:
+        day = np.datetime64(f"{date // 10000:04d}-{date // 100 % 100:02d}-{date % 100:02d}", "ns")
+    except ValueError:
+        return None
+    return day + np.timedelta64(time // 100, "h") + np.timedelta64(time % 100, "m")
+
+
+def _shared_mars(variables, key):
+    """The value of ``mars.<key>`` every variable holding MARS keys agrees on."""
+    values = {repr(v.attrs[f"mars.{key}"]): v.attrs[f"mars.{key}"] for v in variables.values() if f"mars.{key}" in v.attrs}
+    return next(iter(values.values())) if len(values) == 1 else None
+
+
+def _time_coords(variables, coords):
+    """cfgrib's time coordinates from MARS keys: ``step`` in whole hours
+    as timedelta64, the forecast reference ``time`` (from ``date`` and
+    ``time`` shared by every variable) as datetime64, and ``valid_time``
+    = time + step."""
+    out = {}
+    step = coords.get("step")
+    if step is not None and all(_is_int(s) for s in step):
+        out["step"] = xr.Variable(
+            ("step",), np.array(step, "timedelta64[h]").astype("timedelta64[ns]"),
+            attrs={"standard_name": "forecast_period", "long_name": "time since forecast_reference_time"},
+        )
+    if "time" in coords or "date" in coords or "valid_time" in coords:
+        return out
+    ref = _reference_time(_shared_mars(variables, "date"), _shared_mars(variables, "time"))
+    if ref is None:
+        return out
+    out["time"] = xr.Variable((), ref, attrs={"standard_name": "forecast_reference_time"})
+    valid = {"standard_name": "time", "long_name": "time"}
+    if "step" in out:
+        out["valid_time"] = xr.Variable(("step",), ref + out["step"].values, attrs=valid)
+    elif _is_int(_shared_mars(variables, "step")):
+        out["valid_time"] = xr.Variable((), ref + np.timedelta64(_shared_mars(variables, "step"), "h").astype("timedelta64[ns]"), attrs=valid)
+    return out
 
 
 class TgmBackendEntrypoint(BackendEntrypoint):
