@@ -21,7 +21,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout "tensogram==0.24.0"
+"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" cfgrib pytest pytest-timeout "tensogram==0.24.0"
 
 step "python: build and install (pip install ./python)"
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps ./python
