@@ -5,6 +5,8 @@
 //! listed with the reason. See `spec/kerchunk.md`.
 
 mod codecs;
+mod inline;
+mod meta;
 mod variables;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
@@ -14,7 +16,7 @@ use crate::error::Result;
 use crate::file::{ByteSource, SourceFile, TgmFile};
 
 pub use codecs::{chain_of, numpy_type, ZarrChain};
-pub use variables::base64;
+pub use inline::base64;
 
 /// An object left out of the references, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,17 +73,17 @@ impl RefsBuilder {
             let obj = msg.object(o)?;
             let d = obj.descriptor();
             let entry = meta.base.get(o);
-            let name = variables::variable_name(entry, m, o);
+            let name = meta::variable_name(entry, m, o);
             let payload = payload_of(&obj);
             match chain_of(d, payload) {
                 Ok(chain) => self.entries.push(variables::Entry {
                     message: m,
                     object: o,
-                    dims: variables::dim_names(entry, &meta.extra, d.shape.len(), &name),
+                    dims: meta::dim_names(entry, &meta.extra, d.shape.len(), &name),
                     name,
                     shape: d.shape.clone(),
-                    mars: variables::mars_keys(entry),
-                    attrs: variables::attributes(entry),
+                    mars: meta::mars_keys(entry),
+                    attrs: meta::attributes(entry),
                     chain,
                     range: (obj.payload_offset(), payload.len() as u64),
                 }),

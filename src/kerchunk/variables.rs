@@ -1,16 +1,16 @@
-//! Objects to zarr arrays: variable names, dimension names, stacking of
-//! objects that share a name into one array along the MARS keys that vary
-//! between them, and the coordinate arrays of those keys. The rules are the
-//! Python xarray backend's (`python/python/tgm/xarray_backend.py`); see
-//! `spec/kerchunk.md` §2.
+//! Objects to zarr arrays: stacking of objects that share a name into one
+//! array along the MARS keys that vary between them, the coordinate arrays
+//! of those keys, and the `.zarray`/`.zattrs`/chunk keys of every array.
+//! The rules are the Python xarray backend's
+//! (`python/python/tgm/xarray_backend.py`); see `spec/kerchunk.md` §2.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use super::codecs::ZarrChain;
-use crate::cbor::Value;
-use crate::descriptor::Map;
+use super::inline::{base64, coordinate_bytes};
+use super::meta::Coord;
 
 /// One expressible object.
 #[derive(Debug, Clone)]
@@ -33,138 +33,6 @@ pub struct Entry {
     pub chain: ZarrChain,
     /// Absolute offset and length of its payload in the source.
     pub range: (u64, u64),
-}
-
-/// A MARS value as a coordinate value.
-#[derive(Debug, Clone, PartialEq, PartialOrd)]
-pub enum Coord {
-    /// A float (sorts first, as Python's class names `float` < `int` < `str`).
-    Float(f64),
-    /// An integer.
-    Int(i64),
-    /// Anything else, as text.
-    Text(String),
-}
-
-impl Coord {
-    /// The coordinate value of a metadata value.
-    pub fn of(v: &Value) -> Coord {
-        match v {
-            Value::Float(f) => Coord::Float(*f),
-            Value::Text(t) => Coord::Text(t.clone()),
-            Value::Bool(b) => Coord::Text(if *b { "True" } else { "False" }.into()),
-            _ => match v.as_i64() {
-                Some(i) => Coord::Int(i),
-                None => Coord::Text(v.to_json_value().to_string()),
-            },
-        }
-    }
-
-    fn to_json(&self) -> Json {
-        match self {
-            Coord::Float(f) => json!(f),
-            Coord::Int(i) => json!(i),
-            Coord::Text(t) => json!(t),
-        }
-    }
-}
-
-/// The variable name of an object: GRIB's `grib.shortName` when known,
-/// else `mars.param`, else `name`, else `object_<m>_<o>`; a `/` (a zarr
-/// path separator) becomes `_`, and a leading `.` (zarr's metadata keys)
-/// becomes `_`.
-pub fn variable_name(entry: Option<&Map>, m: usize, o: usize) -> String {
-    let short = entry
-        .and_then(|e| e.get("grib"))
-        .and_then(|v| v.get("shortName"))
-        .and_then(Value::as_text)
-        .filter(|s| !matches!(*s, "" | "unknown" | "~"));
-    let mars_param = entry
-        .and_then(|e| e.get("mars"))
-        .and_then(|v| v.get("param"));
-    let raw = match (short, mars_param, entry.and_then(|e| e.get("name"))) {
-        (Some(s), _, _) => s.to_owned(),
-        (None, Some(p), _) => scalar_text(p),
-        (None, None, Some(n)) => scalar_text(n),
-        (None, None, None) => format!("object_{m}_{o}"),
-    };
-    let mut s = raw.replace('/', "_");
-    if s.is_empty() || s.starts_with('.') {
-        s.insert(0, '_');
-    }
-    s
-}
-
-fn scalar_text(v: &Value) -> String {
-    match v {
-        Value::Text(t) => t.clone(),
-        other => match other.to_json_value() {
-            Json::String(s) => s,
-            j => j.to_string(),
-        },
-    }
-}
-
-/// Dimension names: the entry's `dim_names`, else the message's, else
-/// `<name>_dim_<i>`.
-pub fn dim_names(entry: Option<&Map>, extra: &Map, ndim: usize, name: &str) -> Vec<String> {
-    let listed = entry
-        .and_then(|e| e.get("dim_names"))
-        .or_else(|| extra.get("dim_names"))
-        .and_then(Value::as_array)
-        .and_then(|a| a.iter().map(|v| v.as_text().map(str::to_owned)).collect());
-    match listed {
-        Some(names) if Vec::len(&names) == ndim => names,
-        _ => (0..ndim).map(|i| format!("{name}_dim_{i}")).collect(),
-    }
-}
-
-/// GRIB keys shown as `GRIB_<key>` attributes (cfgrib's naming), as the
-/// Python backend shows them.
-const GRIB_ATTRS: [&str; 6] = [
-    "shortName",
-    "paramId",
-    "units",
-    "typeOfLevel",
-    "edition",
-    "centre",
-];
-
-/// The attributes of an entry: its `cf` map, GRIB `units` and the
-/// `GRIB_<key>` identification keys.
-pub fn attributes(entry: Option<&Map>) -> JsonMap<String, Json> {
-    let mut out = JsonMap::new();
-    let section = |k: &str| entry.and_then(|e| e.get(k)).and_then(Value::as_map);
-    for (k, v) in section("cf").unwrap_or_default() {
-        if let Some(k) = k.as_text() {
-            out.insert(k.to_owned(), v.to_json_value());
-        }
-    }
-    let grib = section("grib").unwrap_or_default();
-    for (k, v) in grib {
-        let Some(k) = k.as_text() else { continue };
-        if k == "units" && !out.contains_key("units") {
-            out.insert("units".into(), v.to_json_value());
-        }
-        if GRIB_ATTRS.contains(&k) {
-            out.insert(format!("GRIB_{k}"), v.to_json_value());
-        }
-    }
-    out
-}
-
-/// The MARS keys of an entry other than `param`.
-pub fn mars_keys(entry: Option<&Map>) -> BTreeMap<String, Coord> {
-    entry
-        .and_then(|e| e.get("mars"))
-        .and_then(Value::as_map)
-        .map(|kv| {
-            kv.iter()
-                .filter_map(|(k, v)| Some((k.as_text()?.to_owned(), Coord::of(v))))
-                .filter(|(k, _)| k != "param")
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The zarr store being built: `refs` keys to values.
@@ -363,54 +231,6 @@ impl<'t> Store<'t> {
     }
 }
 
-fn coordinate_bytes(values: &[Coord]) -> (String, Vec<u8>) {
-    if values.iter().all(|v| matches!(v, Coord::Int(_))) {
-        let b = values
-            .iter()
-            .flat_map(|v| match v {
-                Coord::Int(i) => i.to_le_bytes(),
-                _ => [0; 8],
-            })
-            .collect();
-        return ("<i8".into(), b);
-    }
-    if values
-        .iter()
-        .all(|v| matches!(v, Coord::Int(_) | Coord::Float(_)))
-    {
-        let b = values
-            .iter()
-            .flat_map(|v| match v {
-                Coord::Int(i) => (*i as f64).to_le_bytes(),
-                Coord::Float(f) => f.to_le_bytes(),
-                Coord::Text(_) => [0; 8],
-            })
-            .collect();
-        return ("<f8".into(), b);
-    }
-    let texts: Vec<String> = values
-        .iter()
-        .map(|v| match v {
-            Coord::Text(t) => t.clone(),
-            Coord::Int(i) => i.to_string(),
-            Coord::Float(f) => f.to_string(),
-        })
-        .collect();
-    let width = texts
-        .iter()
-        .map(|t| t.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let mut b = Vec::with_capacity(width * 4 * texts.len());
-    for t in &texts {
-        let n = t.chars().count();
-        b.extend(t.chars().flat_map(|c| u32::from(c).to_le_bytes()));
-        b.extend(std::iter::repeat_n(0u8, (width - n) * 4));
-    }
-    (format!("<U{width}"), b)
-}
-
 /// The zarr v2 chunk key of grid position `pos` followed by `ndim` zeros
 /// (`"0"` for a scalar).
 fn chunk_key(pos: &[usize], ndim: usize) -> String {
@@ -426,80 +246,14 @@ fn chunk_key(pos: &[usize], ndim: usize) -> String {
     }
 }
 
-/// Standard base64 with padding (RFC 4648 §4).
-pub fn base64(data: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(data.len().div_ceil(3) * 4);
-    for c in data.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                s.push(A[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_rfc4648_vectors() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o);
-        }
-    }
 
     #[test]
     fn chunk_keys() {
         assert_eq!(chunk_key(&[], 0), "0");
         assert_eq!(chunk_key(&[], 2), "0.0");
         assert_eq!(chunk_key(&[3, 1], 1), "3.1.0");
-    }
-
-    #[test]
-    fn names_are_safe_zarr_paths() {
-        let mut e = Map::new();
-        e.insert("name".into(), Value::Text("a/b".into()));
-        assert_eq!(variable_name(Some(&e), 0, 0), "a_b");
-        e.insert("name".into(), Value::Text(".zarray".into()));
-        assert_eq!(variable_name(Some(&e), 0, 0), "_.zarray");
-        e.insert(
-            "mars".into(),
-            Value::text_map([("param", Value::Text("130".into()))]),
-        );
-        assert_eq!(variable_name(Some(&e), 0, 0), "130");
-        e.insert(
-            "grib".into(),
-            Value::text_map([("shortName", Value::Text("t".into()))]),
-        );
-        assert_eq!(variable_name(Some(&e), 0, 0), "t");
-        e.insert(
-            "grib".into(),
-            Value::text_map([("shortName", Value::Text("unknown".into()))]),
-        );
-        assert_eq!(variable_name(Some(&e), 0, 0), "130");
-        assert_eq!(variable_name(None, 2, 5), "object_2_5");
-    }
-
-    #[test]
-    fn text_coordinates_are_fixed_width_utf32() {
-        let (t, b) = coordinate_bytes(&[Coord::Text("ab".into()), Coord::Text("c".into())]);
-        assert_eq!(t, "<U2");
-        assert_eq!(b, [97, 0, 0, 0, 98, 0, 0, 0, 99, 0, 0, 0, 0, 0, 0, 0]);
     }
 }
