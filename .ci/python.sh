@@ -30,7 +30,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" pytest pytest-timeout mypy "tensogram==0.24.0" \
+"$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" cfgrib pytest pytest-timeout mypy "tensogram==0.24.0" \
     fsspec nibabel pydicom
 
 step "python: build and install (pip install ./python)"

@@ -13,6 +13,7 @@ pub mod error;
 mod exec;
 pub mod file;
 pub mod hash;
+pub mod kerchunk;
 pub mod limits;
 pub mod metadata;
 pub mod npy;

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use tgm::cbor::Value;
-use tgm::pipeline::PipelineOptions;
+use tgm::pipeline::{PipelineOptions, ZstdFrameSize};
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
 fn field(n: usize, order: ByteOrder) -> Vec<u8> {
@@ -40,6 +40,9 @@ fn check(case: &Case) {
     let mut popts = PipelineOptions::default();
     popts.allow_nan = case.allow_nan;
     popts.allow_inf = case.allow_inf;
+    let recorded = popts.clone();
+    // The reference's zstd frames omit the content size.
+    popts.zstd_frame_size = ZstdFrameSize::Omitted;
     let reference =
         match tensogram::encode(&to_ref_meta(&meta), &[(&rdesc, &case.data[..])], &ropts) {
             Ok(r) => r,
@@ -71,6 +74,9 @@ fn check(case: &Case) {
         );
         panic!("messages differ for {:?}", case.desc);
     }
+    if case.desc.compression() == "zstd" {
+        check_recorded_zstd(case, &reference, recorded);
+    }
     for order in [true, false] {
         let (_, robjs) = tensogram::decode(
             &reference,
@@ -101,6 +107,36 @@ fn check(case: &Case) {
             assert_eq!(r, m, "{:?}", case.desc);
         }
     }
+}
+
+/// By default tgm's zstd frames record their content size
+/// (`spec/pipeline.md` §4.1), and the reference decodes them to what it
+/// decodes from its own bytes.
+fn check_recorded_zstd(case: &Case, reference: &[u8], popts: PipelineOptions) {
+    let opts = EncodeOptions::new().pipeline(popts);
+    let ours = tgm::encode(
+        &GlobalMetadata::default(),
+        &[(&case.desc, &case.data)],
+        &opts,
+    )
+    .unwrap();
+    let msg = tgm::Message::parse(&ours).unwrap();
+    let frame = msg.object(0).unwrap().payload_region();
+    // Frame header descriptor: a content-size field unless both the
+    // size-flag bits (7-6) and the single-segment bit (5) are clear.
+    let fhd = frame[4];
+    assert!(
+        fhd >> 6 != 0 || fhd & 0x20 != 0,
+        "{:?}: no content size",
+        case.desc
+    );
+    let decode = |m: &[u8]| tensogram::decode(m, &Default::default()).unwrap().1;
+    assert_eq!(
+        decode(&ours)[0].1,
+        decode(reference)[0].1,
+        "{:?}",
+        case.desc
+    );
 }
 
 fn is_nan(b: &[u8], w: usize) -> bool {

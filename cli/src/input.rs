@@ -404,6 +404,16 @@ impl Archive {
         self.reader.spans().len()
     }
 
+    /// Runs `f` on message `i`, parsed at its offset in the archive (so
+    /// payload offsets are the archive's).
+    pub fn with_message<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
+    ) -> CliResult<R> {
+        self.reader.with_message(i, f).at(&self.label)
+    }
+
     /// The raw bytes of message `i`.
     pub fn message_bytes(&self, i: usize) -> CliResult<Cow<'_, [u8]>> {
         self.reader.message_bytes(i).at(&self.label)

@@ -82,6 +82,8 @@ enum Command {
     Salvage(cmd::salvage::Args),
     /// Rewrite every object with a new pipeline, reporting sizes and error.
     Recompress(cmd::recompress::Args),
+    /// Write kerchunk (fsspec reference) JSON: zarr reads the objects in place.
+    Refs(cmd::refs::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(cmd::demo::Args),
     /// Browse archives in the browser: a viewer page on 127.0.0.1 or a static site.
@@ -157,6 +159,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Export(a) => cmd::export::run(a),
         Command::Salvage(a) => cmd::salvage::run(a),
         Command::Recompress(a) => encoding!(cmd::recompress::run, a),
+        Command::Refs(a) => cmd::refs::run(a),
         Command::Demo(a) => encoding!(cmd::demo::run, a),
         #[cfg(feature = "grib")]
         Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),

@@ -7,6 +7,7 @@ mod converters;
 mod core;
 mod doctor;
 mod file;
+mod kerchunk;
 mod masks;
 mod objects;
 mod pre_encoded;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::compute_packing_params, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
+    m.add_function(wrap_pyfunction!(kerchunk::kerchunk_refs, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
     m.add_class::<remote::NativeSourceFile>()?;
     m.add_function(wrap_pyfunction!(remote::remote_enabled, m)?)?;

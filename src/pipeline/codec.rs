@@ -38,6 +38,8 @@ pub struct StageContext {
     /// Coding choices of the szip coder on encode.
     #[cfg(feature = "szip")]
     pub szip_profile: crate::szip::SzipProfile,
+    /// Whether the zstd stage records the content size on encode.
+    pub zstd_frame_size: super::zstd_codec::ZstdFrameSize,
     /// The decode output was freshly allocated for this call: its pages are
     /// faulted in (and zeroed) as it is written, so ordinary stores, which
     /// find those lines in cache, beat streaming ones (`spec/pipeline.md`

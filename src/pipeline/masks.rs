@@ -246,6 +246,8 @@ fn bytes_context(len: usize) -> StageContext {
         threads: 0,
         #[cfg(feature = "szip")]
         szip_profile: Default::default(),
+        // Mask blobs are never read by stock decoders: the reference's bytes.
+        zstd_frame_size: super::ZstdFrameSize::Omitted,
         fresh_output: false,
     }
 }

@@ -42,7 +42,7 @@ use plan::EncodeStages;
 pub use shuffle::Shuffle;
 pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
 pub use szip_stage::Szip;
-pub use zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
+pub use zstd_codec::{Zstd, ZstdFrameSize, ZSTD_DEFAULT_LEVEL};
 
 /// Options of the encode side of the pipeline.
 #[non_exhaustive]
@@ -59,6 +59,8 @@ pub struct PipelineOptions {
     /// Coding choices of the szip stage (default: readable by every decoder).
     #[cfg(feature = "szip")]
     pub szip_profile: crate::szip::SzipProfile,
+    /// Whether zstd frames record their content size (default: recorded).
+    pub zstd_frame_size: ZstdFrameSize,
 }
 
 /// Options of the decode side of the pipeline.
@@ -110,6 +112,7 @@ pub(crate) fn base_context(
         threads,
         #[cfg(feature = "szip")]
         szip_profile: Default::default(),
+        zstd_frame_size: Default::default(),
         fresh_output: false,
     })
 }
@@ -211,6 +214,7 @@ pub(crate) fn encode_planned<'a>(
     {
         base.szip_profile = opts.szip_profile;
     }
+    base.zstd_frame_size = opts.zstd_frame_size;
     let cx = plan::contexts(stages.each_ref().map(|s| &**s), base, expected, 0)?;
     // One pass finds float64 data all finite and its range (§6.2); only
     // data holding NaN or ±Inf is classified element by element.

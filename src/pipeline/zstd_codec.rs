@@ -31,6 +31,19 @@ const BUILD: Option<BuildFn> = None;
 
 pub use crate::pipeline_spec::{Zstd, ZSTD_DEFAULT_LEVEL};
 
+/// Whether a zstd frame written by the pipeline records its content size
+/// in the frame header (`spec/pipeline.md` §4.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ZstdFrameSize {
+    /// The frame header carries the uncompressed size (the default): stock
+    /// decoders such as numcodecs' `Zstd` need it.
+    #[default]
+    Recorded,
+    /// The frame header omits it, as tensogram 0.24.0 writes frames
+    /// (byte identity with the reference).
+    Omitted,
+}
+
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
     Ok(Box::new(Zstd::from_params(p)?))
@@ -51,7 +64,10 @@ impl Codec for Zstd {
     /// to the same bytes, though not the sequential coder's bytes.
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
         Ok(Cow::Owned(imp::zstd_compress_with(
-            &input, self.level, cx.threads,
+            &input,
+            self.level,
+            cx.threads,
+            cx.zstd_frame_size,
         )?))
     }
 
@@ -71,22 +87,34 @@ pub use imp::{zstd_compress, zstd_decompress, zstd_decompress_into};
 
 #[cfg(feature = "zstd")]
 mod imp {
+    use super::ZstdFrameSize;
     use crate::error::{Error, Result};
 
-    /// A standard zstd frame (no content size, no checksum), as a sequential
-    /// libzstd stream encoder writes it.
+    /// A standard zstd frame carrying its content size (no checksum), as a
+    /// sequential libzstd stream encoder with the size pledged writes it
+    /// (`spec/pipeline.md` §4.1).
     pub fn zstd_compress(data: &[u8], level: i32) -> Result<Vec<u8>> {
-        zstd_compress_with(data, level, 0)
+        zstd_compress_with(data, level, 0, ZstdFrameSize::Recorded)
     }
 
     /// [`zstd_compress`] into an output reserved at the compressed size's
     /// bound up front, so it never grows and copies; with the `zstdmt`
-    /// feature and `threads > 1`, on that many libzstd workers.
-    pub fn zstd_compress_with(data: &[u8], level: i32, threads: usize) -> Result<Vec<u8>> {
+    /// feature and `threads > 1`, on that many libzstd workers; the content
+    /// size recorded in the frame header or not, per `size`.
+    pub fn zstd_compress_with(
+        data: &[u8],
+        level: i32,
+        threads: usize,
+        size: ZstdFrameSize,
+    ) -> Result<Vec<u8>> {
         use std::io::Write;
         let fail = |e: std::io::Error| Error::codec(format!("zstd compression failed: {e}"));
         let mut out = crate::buffer::with_capacity(zstd::zstd_safe::compress_bound(data.len()))?;
         let mut enc = zstd::stream::Encoder::new(&mut out, level).map_err(fail)?;
+        if size == ZstdFrameSize::Recorded {
+            enc.set_pledged_src_size(Some(data.len() as u64))
+                .map_err(fail)?;
+        }
         #[cfg(feature = "zstdmt")]
         if threads > 1 {
             enc.multithread(u32::try_from(threads).unwrap_or(u32::MAX))
@@ -156,6 +184,8 @@ mod imp {
             let data: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
             let c = zstd_compress(&data, 3).unwrap();
             assert_eq!(&c[..4], &[0x28, 0xb5, 0x2f, 0xfd]);
+            assert_eq!(content_size(&c), Some(data.len() as u64));
+            assert_eq!(content_size(&zstd_compress(&[], 3).unwrap()), Some(0));
             let mut out = Vec::new();
             zstd_decompress(&c, data.len(), &mut out).unwrap();
             assert_eq!(out, data);
@@ -172,18 +202,39 @@ mod imp {
             assert_eq!(out, b"abcdef");
         }
 
-        /// The single-write encoder gives the chunked stream encoder's bytes
-        /// over many blocks; libzstd's workers give a frame that decodes
-        /// to the same data.
+        /// The frame content size of a single-frame stream, as libzstd reads
+        /// it from the frame header.
+        fn content_size(frame: &[u8]) -> Option<u64> {
+            zstd::zstd_safe::get_frame_content_size(frame).unwrap()
+        }
+
+        /// The single-write encoder gives the bytes of a chunked stream
+        /// encoder with the same size pledged, over many blocks, and its
+        /// frame carries the content size; libzstd's workers give a frame
+        /// that decodes to the same data and carries it too.
         #[test]
         fn one_write_equals_the_chunked_stream_and_workers_decode_alike() {
+            use std::io::Write;
             let data: Vec<u8> = (0..3_000_000u32)
                 .flat_map(|i| (((i as f64 * 1e-3).sin() * 1e4) as i32).to_le_bytes())
                 .collect();
             for level in [1, 3] {
-                let want = zstd::stream::encode_all(&data[..], level).unwrap();
-                assert_eq!(zstd_compress_with(&data, level, 0).unwrap(), want);
-                let mt = zstd_compress_with(&data, level, 2).unwrap();
+                let mut want = Vec::new();
+                let mut enc = zstd::stream::Encoder::new(&mut want, level).unwrap();
+                enc.set_pledged_src_size(Some(data.len() as u64)).unwrap();
+                for piece in data.chunks(100_000) {
+                    enc.write_all(piece).unwrap();
+                }
+                enc.finish().unwrap();
+                let one = zstd_compress_with(&data, level, 0, ZstdFrameSize::Recorded).unwrap();
+                assert_eq!(one, want);
+                assert_eq!(content_size(&one), Some(data.len() as u64));
+                let bare = zstd::stream::encode_all(&data[..], level).unwrap();
+                let omitted = zstd_compress_with(&data, level, 0, ZstdFrameSize::Omitted).unwrap();
+                assert_eq!(omitted, bare);
+                assert_eq!(content_size(&omitted), None);
+                let mt = zstd_compress_with(&data, level, 2, ZstdFrameSize::Recorded).unwrap();
+                assert_eq!(content_size(&mt), Some(data.len() as u64));
                 let mut out = Vec::new();
                 zstd_decompress(&mt, data.len(), &mut out).unwrap();
                 assert!(out == data, "level {level}");

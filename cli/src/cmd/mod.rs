@@ -11,6 +11,7 @@ pub mod ls;
 pub mod merge;
 pub mod plot;
 pub mod recompress;
+pub mod refs;
 pub mod reshuffle;
 pub mod salvage;
 pub mod set;

@@ -45,6 +45,7 @@ from ._converters import has as _has_converter
 #: ``grib`` and ``netcdf``); the reference's names.
 __has_grib__ = _has_converter("grib")
 __has_netcdf__ = _has_converter("netcdf")
+from ._kerchunk import kerchunk_refs
 
 #: Wire-format version read and written.
 WIRE_VERSION = 3
@@ -77,6 +78,7 @@ __all__ = [
     "encode",
     "encode_pre_encoded",
     "iter_messages",
+    "kerchunk_refs",
     "scan",
     "to_dicom",
     "to_grib",

@@ -4,8 +4,24 @@ Each data object becomes (part of) a variable:
 
 * dimension names come from the ``dim_names`` list in the object's
   metadata (``base[i]``), else from ``_extra_``, else ``dim_0``, ``dim_1`` ...;
-* the variable name is ``mars.param`` when present, else ``name``, else
-  ``object_<m>_<o>``;
+* fields on a regular latitude/longitude grid (``geography``) get the
+  dimensions ``latitude``/``longitude`` with their coordinate values, shared
+  by every variable on that grid; other 1-D fields with a geography
+  ``values``;
+* MARS times as cfgrib shows them: an integer ``step`` (hours) as
+  timedelta64, a ``time`` coordinate (the forecast reference time from the
+  ``date`` and ``time`` every variable shares) as datetime64 and
+  ``valid_time`` = time + step;
+* the variable name is GRIB's ``grib.shortName`` when known, else
+  ``mars.param``, else ``name``, else ``object_<m>_<o>``;
+* attributes: the object's NetCDF attributes (``netcdf.attrs``, without
+  ``scale_factor``/``add_offset`` when the converter already applied them),
+  its ``cf`` attributes, GRIB ``units`` and ``GRIB_<key>`` for the GRIB
+  identification keys; the dataset's from the message's ``netcdf.attrs``.
+  Stacked variables keep the attributes every object shares. CF decoding
+  (times, masking and scaling) then runs as for any xarray backend, under
+  the standard ``mask_and_scale``, ``decode_times``, ``decode_timedelta``,
+  ``use_cftime``, ``concat_characters`` and ``decode_coords`` arguments;
 * objects sharing a variable name are stacked into a hypercube along the
   MARS keys whose values differ between them (those keys become dimension
   coordinates, in the order of ``stack_keys`` or sorted); MARS keys with one
@@ -14,6 +30,10 @@ Each data object becomes (part of) a variable:
   ``decode_range`` when the pipeline allows, anything else by decoding the
   object (only its frame is read once the message's index is known). With
   ``chunks={}`` each object is one Dask chunk;
+* values have the type a user computes with: ``bitmask`` objects are bool
+  arrays of the declared shape, ``bfloat16`` objects ``ml_dtypes.bfloat16``
+  when that package is installed, else float32 (exactly: every bfloat16 is a
+  float32); such variables carry ``tgm_stored_dtype`` naming the stored type;
 * loaded arrays own their memory: rewriting or truncating the file after
   ``.load()`` changes nothing. ``zero_copy=True`` serves uncompressed
   native-order objects as read-only views of the file's memory map
@@ -43,6 +63,45 @@ from ._file import TensogramFile
 MAX_RANGES = 4096
 
 
+#: Stored types whose values are converted on reading, and to what.
+CONVERTED = ("bitmask", "bfloat16")
+
+
+def _bfloat16_type():
+    """``ml_dtypes.bfloat16`` when installed, else None."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def value_dtype(stored):
+    """The NumPy type of a variable's values for stored type ``stored``."""
+    if stored == "bitmask":
+        return np.dtype(bool)
+    if stored == "bfloat16":
+        return _bfloat16_type() or np.dtype(np.float32)
+    return numpy_dtype(stored)
+
+
+def to_values(stored, raw, shape):
+    """A whole object as read (``bitmask`` packed MSB first, ``bfloat16``
+    as native-order ``uint16`` bits) → its values of :func:`value_dtype`."""
+    raw = np.asarray(raw)
+    if stored == "bitmask":
+        n = math.prod(shape)
+        bits = np.unpackbits(raw.view(np.uint8).reshape(-1), count=n, bitorder="big")
+        return bits.astype(bool).reshape(shape)
+    if stored == "bfloat16":
+        u16 = raw.view(np.uint16).reshape(shape)
+        ml = _bfloat16_type()
+        if ml is not None:
+            return u16.view(ml)
+        return (u16.astype(np.uint32) << 16).view(np.float32)
+    return raw
+
+
 class ObjectArray(BackendArray):
     """One data object of a file, read on indexing. Pickles as the file's
     path and message layout, so workers do not rescan the file."""
@@ -52,34 +111,40 @@ class ObjectArray(BackendArray):
         self.msg = msg
         self.obj = obj
         self.shape = tuple(desc.shape)
-        self.dtype = numpy_dtype(desc.dtype)
-        self._ranges_ok = desc.filter == "none" and desc.compression == "none"
+        self.stored = desc.dtype
+        self.dtype = value_dtype(desc.dtype)
+        self._ranges_ok = (
+            desc.filter == "none" and desc.compression == "none" and desc.dtype not in CONVERTED
+        )
 
     def __getitem__(self, key):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.BASIC, self._read
         )
 
+    def _whole(self):
+        return to_values(self.stored, self.file.object_array(self.msg, self.obj), self.shape)
+
     def _read(self, key):
         key = tuple(key)
         full = all(isinstance(k, slice) and k == slice(None) for k in key)
         if full or not self._ranges_ok or not self.shape:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
         try:
             return self._read_ranges(key)
         except RangeNotSupportedError:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
 
     def _read_ranges(self, key):
         axes = [np.arange(n)[k] if isinstance(k, slice) else np.array([k]) for k, n in zip(key, self.shape)]
         sizes = [len(a) for a in axes]
         if 0 in sizes:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
         last = axes[-1]
         runs = [(int(last[0]), len(last))] if np.all(np.diff(last) == 1) else [(int(i), 1) for i in last]
         n_rows = math.prod(sizes[:-1])
         if n_rows * len(runs) > MAX_RANGES:
-            return np.asarray(self.file.object_array(self.msg, self.obj))[key]
+            return self._whole()[key]
         strides = [math.prod(self.shape[i + 1 :]) for i in range(len(self.shape))]
         ranges = []
         for row in itertools.product(*axes[:-1]):
@@ -122,7 +187,61 @@ class StackedArray(BackendArray):
         return out
 
 
+#: GRIB keys shown as ``GRIB_<key>`` attributes (cfgrib's naming).
+GRIB_ATTRS = ("shortName", "paramId", "units", "typeOfLevel", "edition", "centre")
+
+#: NetCDF attributes already applied when ``netcdf.unpacked`` is true.
+PACKING_ATTRS = ("scale_factor", "add_offset")
+
+
+def _section(entry, key):
+    v = entry.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _attr_value(v):
+    if isinstance(v, (int, float, str, bool, np.ndarray, np.generic)):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str, bool)) for x in v):
+        return list(v)
+    return str(v)
+
+
+def _attrs(entry):
+    """The variable attributes of one object's metadata entry."""
+    nc = _section(entry, "netcdf")
+    out = {}
+    for k, v in _section(nc, "attrs").items():
+        if not (nc.get("unpacked") and k in PACKING_ATTRS):
+            out[k] = _attr_value(v)
+    for k, v in _section(entry, "cf").items():
+        out.setdefault(k, _attr_value(v))
+    grib = _section(entry, "grib")
+    if "units" in grib:
+        out.setdefault("units", _attr_value(grib["units"]))
+    for k in GRIB_ATTRS:
+        if k in grib:
+            out[f"GRIB_{k}"] = _attr_value(grib[k])
+    return out
+
+
+def _same(a, b):
+    try:
+        return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else a == b
+    except (TypeError, ValueError):
+        return False
+
+
+def _shared_attrs(all_attrs):
+    """The attributes every one of ``all_attrs`` holds with one value."""
+    first = all_attrs[0]
+    return {k: v for k, v in first.items() if all(k in a and _same(a[k], v) for a in all_attrs[1:])}
+
+
 def _variable_name(entry, m, o):
+    short = _section(entry, "grib").get("shortName")
+    if isinstance(short, str) and short not in ("", "unknown", "~"):
+        return short
     mars = entry.get("mars")
     if isinstance(mars, dict) and "param" in mars:
         return str(mars["param"])
@@ -131,10 +250,44 @@ def _variable_name(entry, m, o):
     return f"object_{m}_{o}"
 
 
-def _dims(entry, meta, ndim, name):
+def _regular_grid(entry, shape):
+    """``{"latitude": values, "longitude": values}`` of a field on a
+    regular latitude/longitude grid whose shape is ``(Nj, Ni)``, else None."""
+    geo = _section(entry, "geography")
+    if geo.get("gridType") != "regular_ll" or len(shape) != 2:
+        return None
+    keys = ("Nj", "Ni", "latitudeOfFirstGridPointInDegrees", "latitudeOfLastGridPointInDegrees",
+            "longitudeOfFirstGridPointInDegrees", "longitudeOfLastGridPointInDegrees")
+    if not all(isinstance(geo.get(k), (int, float)) for k in keys):
+        return None
+    nj, ni, lat0, lat1, lon0, lon1 = (geo[k] for k in keys)
+    if tuple(shape) != (nj, ni):
+        return None
+    return {"latitude": np.linspace(lat0, lat1, nj), "longitude": np.linspace(lon0, lon1, ni)}
+
+
+#: Attributes of the grid coordinates (CF).
+GRID_ATTRS = {
+    "latitude": {"units": "degrees_north", "standard_name": "latitude"},
+    "longitude": {"units": "degrees_east", "standard_name": "longitude"},
+}
+
+
+def _dims(entry, meta, shape, name, grids):
+    """Dimension names of one object: its ``dim_names`` (or the message's),
+    else ``latitude``/``longitude`` on a regular grid (shared by every
+    variable on the same grid; their values collected in ``grids``), else
+    ``values`` for a 1-D field with a geography, else ``<name>_dim_<i>``."""
+    ndim = len(shape)
     names = entry.get("dim_names", meta.extra.get("dim_names"))
     if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
         return tuple(names)
+    grid = _regular_grid(entry, shape)
+    if grid is not None and all(k not in grids or np.array_equal(grids[k], v) for k, v in grid.items()):
+        grids.update(grid)
+        return ("latitude", "longitude")
+    if ndim == 1 and _section(entry, "geography") and grid is None:
+        return ("values",)
     return tuple(f"{name}_dim_{i}" for i in range(ndim))
 
 
@@ -142,20 +295,28 @@ def _scalar(v):
     return v if isinstance(v, (int, float, str, bool)) else str(v)
 
 
-def open_tgm_dataset(path, drop_variables=None, stack_keys=None, intact_only=False, zero_copy=False):
-    """The dataset of a tgm file; see the module documentation."""
+def open_tgm_dataset(
+    path, drop_variables=None, stack_keys=None, decode=None, intact_only=False, zero_copy=False
+):
+    """The dataset of a tgm file, URL or file object; see the module
+    documentation. ``decode`` holds the arguments of ``xr.decode_cf`` (no
+    CF decoding when None)."""
     f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
     groups = {}
+    grids = {}
+    global_attrs = {}
     for m in range(len(f)):
         info = f.file_decode_descriptors(m)
         meta, descs = info["metadata"], info["descriptors"]
+        for k, v in _section(_section(meta.extra, "netcdf"), "attrs").items():
+            global_attrs.setdefault(k, _attr_value(v))
         for o, desc in enumerate(descs):
             entry = meta.base[o] if o < len(meta.base) else {}
             name = _variable_name(entry, m, o)
             mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
             mars = {k: _scalar(v) for k, v in mars.items() if k != "param"}
             groups.setdefault(name, []).append(
-                (ObjectArray(f, m, o, desc), _dims(entry, meta, desc.ndim, name), mars, desc)
+                (ObjectArray(f, m, o, desc), _dims(entry, meta, tuple(desc.shape), name, grids), mars, desc, _attrs(entry))
             )
     drop = set(drop_variables or ())
     variables, coords = {}, {}
@@ -169,23 +330,32 @@ def open_tgm_dataset(path, drop_variables=None, stack_keys=None, intact_only=Fal
                     f"variables disagree on the values of MARS key {k!r}; "
                     "open them separately with drop_variables"
                 )
-    ds = xr.Dataset(variables, coords=coords)
+    coords.update(_time_coords(variables, coords))
+    for k, values in grids.items():
+        if any(k in v.dims for v in variables.values()):
+            coords[k] = xr.Variable((k,), values, attrs=GRID_ATTRS[k])
+    ds = xr.Dataset(variables, coords=coords, attrs=global_attrs)
+    if decode is not None:
+        ds = xr.decode_cf(ds, **decode)
     ds.set_close(f.close)
     return ds
 
 
 def _stack(name, members, stack_keys):
-    first_arr, dims, _, desc = members[0]
-    for arr, d, _, _ in members:
-        if arr.shape != first_arr.shape or d != dims or arr.dtype != first_arr.dtype:
+    first_arr, dims, _, desc, _ = members[0]
+    for arr, d, _, _, _ in members:
+        if arr.shape != first_arr.shape or d != dims or (arr.dtype, arr.stored) != (first_arr.dtype, first_arr.stored):
             raise MetadataError(
                 f"variable {name!r}: objects differ in shape, dims or dtype and cannot be stacked"
             )
-    keys = sorted({k for _, _, mars, _ in members for k in mars})
-    varying = [k for k in keys if len({mars.get(k) for _, _, mars, _ in members}) > 1]
+    keys = sorted({k for _, _, mars, _, _ in members for k in mars})
+    varying = [k for k in keys if len({mars.get(k) for _, _, mars, _, _ in members}) > 1]
     if stack_keys is not None:
         varying = [k for k in stack_keys if k in varying] + [k for k in varying if k not in stack_keys]
-    constant = {f"mars.{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]}
+    constant = _shared_attrs([a for *_, a in members])
+    constant.update({f"mars.{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
+    if desc.dtype in CONVERTED:
+        constant["tgm_stored_dtype"] = desc.dtype
     if not varying:
         if len(members) > 1:
             raise MetadataError(
@@ -195,10 +365,10 @@ def _stack(name, members, stack_keys):
         var = xr.Variable(dims, lazy, attrs=constant)
         var.encoding["preferred_chunks"] = dict(zip(dims, first_arr.shape))
         return var, {}
-    coords = {k: sorted({mars.get(k) for _, _, mars, _ in members}, key=lambda v: (str(type(v)), v)) for k in varying}
+    coords = {k: sorted({mars.get(k) for _, _, mars, _, _ in members}, key=lambda v: (str(type(v)), v)) for k in varying}
     grid = np.empty(tuple(len(coords[k]) for k in varying), dtype=object)
     where = {k: {v: i for i, v in enumerate(coords[k])} for k in varying}
-    for arr, _, mars, _ in members:
+    for arr, _, mars, _, _ in members:
         pos = tuple(where[k][mars.get(k)] for k in varying)
         if grid[pos] is not None:
             raise MetadataError(f"variable {name!r}: two objects share MARS keys {dict(zip(varying, pos))}")
@@ -216,6 +386,54 @@ def _stack(name, members, stack_keys):
     return var, coords
 
 
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _reference_time(date, time):
+    """MARS ``date`` (YYYYMMDD) and ``time`` (HHMM) → datetime64[ns], or
+    None when they are not such integers."""
+    if not (_is_int(date) and _is_int(time)) or not 0 <= time <= 2400:
+        return None
+    try:
+        day = np.datetime64(f"{date // 10000:04d}-{date // 100 % 100:02d}-{date % 100:02d}", "ns")
+    except ValueError:
+        return None
+    return day + np.timedelta64(time // 100, "h") + np.timedelta64(time % 100, "m")
+
+
+def _shared_mars(variables, key):
+    """The value of ``mars.<key>`` every variable holding MARS keys agrees on."""
+    values = {repr(v.attrs[f"mars.{key}"]): v.attrs[f"mars.{key}"] for v in variables.values() if f"mars.{key}" in v.attrs}
+    return next(iter(values.values())) if len(values) == 1 else None
+
+
+def _time_coords(variables, coords):
+    """cfgrib's time coordinates from MARS keys: ``step`` in whole hours
+    as timedelta64, the forecast reference ``time`` (from ``date`` and
+    ``time`` shared by every variable) as datetime64, and ``valid_time``
+    = time + step."""
+    out = {}
+    step = coords.get("step")
+    if step is not None and all(_is_int(s) for s in step):
+        out["step"] = xr.Variable(
+            ("step",), np.array(step, "timedelta64[h]").astype("timedelta64[ns]"),
+            attrs={"standard_name": "forecast_period", "long_name": "time since forecast_reference_time"},
+        )
+    if "time" in coords or "date" in coords or "valid_time" in coords:
+        return out
+    ref = _reference_time(_shared_mars(variables, "date"), _shared_mars(variables, "time"))
+    if ref is None:
+        return out
+    out["time"] = xr.Variable((), ref, attrs={"standard_name": "forecast_reference_time"})
+    valid = {"standard_name": "time", "long_name": "time"}
+    if "step" in out:
+        out["valid_time"] = xr.Variable(("step",), ref + out["step"].values, attrs=valid)
+    elif _is_int(_shared_mars(variables, "step")):
+        out["valid_time"] = xr.Variable((), ref + np.timedelta64(_shared_mars(variables, "step"), "h").astype("timedelta64[ns]"), attrs=valid)
+    return out
+
+
 class TgmBackendEntrypoint(BackendEntrypoint):
     """``xr.open_dataset(path, engine="tgm")``."""
 
@@ -226,6 +444,12 @@ class TgmBackendEntrypoint(BackendEntrypoint):
         "stack_keys",
         "intact_only",
         "zero_copy",
+        "mask_and_scale",
+        "decode_times",
+        "decode_timedelta",
+        "use_cftime",
+        "concat_characters",
+        "decode_coords",
     )
 
     def open_dataset(
@@ -236,13 +460,27 @@ class TgmBackendEntrypoint(BackendEntrypoint):
         stack_keys=None,
         intact_only=False,
         zero_copy=False,
+        mask_and_scale=True,
+        decode_times=True,
+        decode_timedelta=None,
+        use_cftime=None,
+        concat_characters=True,
+        decode_coords=True,
     ):
         """The dataset of a tgm file, URL or file object (see the module
         documentation)."""
         src = filename_or_obj
         if not (_remote.is_url(src) or _remote.is_reader(src)):
             src = os.fspath(src)
-        return open_tgm_dataset(src, drop_variables, stack_keys, intact_only, zero_copy)
+        decode = {
+            "mask_and_scale": mask_and_scale,
+            "decode_times": decode_times,
+            "decode_timedelta": decode_timedelta,
+            "use_cftime": use_cftime,
+            "concat_characters": concat_characters,
+            "decode_coords": decode_coords,
+        }
+        return open_tgm_dataset(src, drop_variables, stack_keys, decode, intact_only, zero_copy)
 
     def guess_can_open(self, filename_or_obj):
         """Whether the path ends in ``.tgm``."""

@@ -1,0 +1,247 @@
+//! One object's pipeline as a zarr v2 codec chain that numcodecs (and
+//! imagecodecs) decode to tgm's values, or the reason it cannot be one.
+//! See `spec/kerchunk.md` §3.
+
+use serde_json::{json, Value as Json};
+
+use crate::descriptor::{row_major_strides, ObjectDescriptor};
+use crate::dtype::{ByteOrder, Dtype};
+use crate::pipeline_spec::{CompressionSpec, EncodingSpec, FilterSpec};
+
+/// The zarr v2 array metadata of one object's chunk: `dtype`, `filters`
+/// and `compressor` of its `.zarray`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZarrChain {
+    /// The numpy type string of the decoded values (`"<f8"`, `">i2"`, …).
+    pub dtype: String,
+    /// The filters in encode order (zarr decodes them in reverse).
+    pub filters: Vec<Json>,
+    /// The compressor, if any.
+    pub compressor: Option<Json>,
+}
+
+/// Why an object has no zarr v2 codec chain.
+pub type Reason = String;
+
+/// The codec chain decoding `payload` (the object's encoded payload, with
+/// no mask blobs) to the values tgm decodes for `d`.
+pub fn chain_of(d: &ObjectDescriptor, payload: &[u8]) -> Result<ZarrChain, Reason> {
+    if d.masks.as_ref().is_some_and(|m| !m.is_empty()) {
+        return Err("NaN/Inf masks: zarr v2 has no codec restoring masked values".into());
+    }
+    if !d.strides.is_empty() && d.strides != row_major_strides(&d.shape) {
+        return Err(format!(
+            "strides {:?} are not row-major for shape {:?}",
+            d.strides, d.shape
+        ));
+    }
+    let p = d.pipeline();
+    let mut filters = Vec::new();
+    let dtype = match p.encoding() {
+        EncodingSpec::None => numpy_type(d.dtype, d.byte_order)?,
+        EncodingSpec::SimplePacking(sp) => {
+            let pp = sp
+                .packing_params()
+                .map_err(|e| format!("simple_packing: {}", e.detail()))?;
+            let out = numpy_type(d.dtype, d.byte_order)?;
+            filters.push(fixed_scale_offset(&pp, &out)?);
+            out
+        }
+        EncodingSpec::Unusable(u) => return Err(format!("encoding {:?} is unknown", u.name())),
+    };
+    match p.filter() {
+        FilterSpec::None => {}
+        FilterSpec::Shuffle(s) => {
+            filters.push(json!({"id": "shuffle", "elementsize": s.element_size}));
+        }
+        FilterSpec::Unusable(u) => return Err(format!("filter {:?} is unknown", u.name())),
+    }
+    let decoded = stream_len(d)?;
+    let compressor = match p.compression() {
+        CompressionSpec::None => None,
+        CompressionSpec::Zstd(_) => Some(zstd_compressor(payload, decoded)?),
+        CompressionSpec::Lz4 => Some(lz4_compressor(payload, decoded)?),
+        CompressionSpec::Szip(_) => Some(aec_compressor(d, payload, decoded)?),
+        CompressionSpec::Rle | CompressionSpec::Roaring => {
+            return Err(format!(
+                "compression {:?} has no numcodecs codec",
+                p.compression().name()
+            ))
+        }
+        CompressionSpec::Unusable(u) => {
+            return Err(format!("compression {:?} is unknown", u.name()))
+        }
+    };
+    Ok(ZarrChain {
+        dtype,
+        filters,
+        compressor,
+    })
+}
+
+/// The numpy type string of `dtype` in `order`; bitmask and bfloat16 have
+/// none.
+pub fn numpy_type(dtype: Dtype, order: ByteOrder) -> Result<String, Reason> {
+    let code = match dtype {
+        Dtype::Float16 => "f2",
+        Dtype::Float32 => "f4",
+        Dtype::Float64 => "f8",
+        Dtype::Complex64 => "c8",
+        Dtype::Complex128 => "c16",
+        Dtype::Int8 => return Ok("|i1".into()),
+        Dtype::Uint8 => return Ok("|u1".into()),
+        Dtype::Int16 => "i2",
+        Dtype::Int32 => "i4",
+        Dtype::Int64 => "i8",
+        Dtype::Uint16 => "u2",
+        Dtype::Uint32 => "u4",
+        Dtype::Uint64 => "u8",
+        Dtype::Bfloat16 => return Err("dtype bfloat16 has no numpy (zarr v2) type".into()),
+        Dtype::Bitmask => {
+            return Err("dtype bitmask is bit-packed with no numcodecs codec for it".into())
+        }
+    };
+    let sign = match order {
+        ByteOrder::Little => '<',
+        ByteOrder::Big => '>',
+    };
+    Ok(format!("{sign}{code}"))
+}
+
+/// simple_packing as numcodecs' `fixedscaleoffset`: tgm decodes
+/// `R + (2^E·10^−D)·q` (`spec/pipeline.md` §2.2), numcodecs `q / scale +
+/// offset`; with D = 0 the scale `2^−E` is exact and both give the same
+/// float64 bits. The packed integers are big-endian (§2.3).
+fn fixed_scale_offset(p: &crate::pipeline::PackingParams, out: &str) -> Result<Json, Reason> {
+    let astype = match p.bits_per_value {
+        8 => "|u1",
+        16 => ">u2",
+        32 => ">u4",
+        b => {
+            return Err(format!(
+                "simple_packing at {b} bits: numcodecs' fixedscaleoffset reads 8, 16 or 32-bit integers"
+            ))
+        }
+    };
+    if p.decimal_scale_factor != 0 {
+        return Err(format!(
+            "simple_packing with decimal scale factor {}: numcodecs divides by a scale, \
+             which differs from tgm's product in the last bit",
+            p.decimal_scale_factor
+        ));
+    }
+    let scale = crate::pipeline::simple_packing::powi(2.0, -p.binary_scale_factor);
+    if !scale.is_finite() || scale == 0.0 || !p.reference_value.is_finite() {
+        return Err("simple_packing parameters outside float64 range".into());
+    }
+    Ok(json!({
+        "id": "fixedscaleoffset",
+        "scale": scale,
+        "offset": p.reference_value,
+        "dtype": out,
+        "astype": astype,
+    }))
+}
+
+/// Bytes of the stream the compression stage decodes to: the packed
+/// payload after simple_packing, else the raw elements.
+fn stream_len(d: &ObjectDescriptor) -> Result<u64, Reason> {
+    let n = d.num_elements().map_err(|e| e.detail().to_string())?;
+    let len = match d.pipeline().encoding() {
+        EncodingSpec::SimplePacking(sp) => n
+            .checked_mul(u64::from(sp.bits_per_value))
+            .map(|b| b.div_ceil(8)),
+        _ => d.decoded_len().ok(),
+    };
+    len.ok_or_else(|| "the object's size overflows".into())
+}
+
+/// numcodecs' `zstd` sizes its output from the frame header: the payload
+/// must be one frame recording exactly `decoded` bytes.
+#[cfg(feature = "zstd")]
+fn zstd_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
+    use zstd::zstd_safe;
+    let frame = zstd_safe::find_frame_compressed_size(payload)
+        .map_err(|_| "the zstd payload is not a zstd frame".to_string())?;
+    if frame != payload.len() {
+        return Err("the zstd payload holds several frames; numcodecs decodes one".into());
+    }
+    match zstd_safe::get_frame_content_size(payload) {
+        Ok(Some(n)) if n == decoded => Ok(json!({"id": "zstd", "level": 0})),
+        Ok(Some(n)) => Err(format!(
+            "the zstd frame records {n} bytes, the descriptor implies {decoded}"
+        )),
+        _ => Err("the zstd frame does not record its content size \
+                  (written by tensogram or an older tgm); numcodecs needs it"
+            .into()),
+    }
+}
+
+#[cfg(not(feature = "zstd"))]
+fn zstd_compressor(_: &[u8], _: u64) -> Result<Json, Reason> {
+    Err("this build of tgm lacks the zstd feature".into())
+}
+
+/// numcodecs' `lz4` reads the same 4-byte little-endian size prefix tgm
+/// writes before the block (`spec/pipeline.md` §4.2).
+fn lz4_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
+    match payload.get(..4) {
+        Some(p) if u64::from(u32::from_le_bytes([p[0], p[1], p[2], p[3]])) == decoded => {
+            Ok(json!({"id": "lz4", "acceleration": 1}))
+        }
+        _ => Err(format!(
+            "the lz4 payload's size prefix does not give the {decoded} bytes the descriptor implies"
+        )),
+    }
+}
+
+/// szip as imagecodecs' `imagecodecs_aec` with the coder parameters the
+/// descriptor implies (`spec/pipeline.md` §4.4: run-time flags added).
+/// Given no output size (zarr passes none), the decoder decodes until the
+/// stream ends: a last block that is partly padding decodes whole, and a
+/// stream whose last RSI ends in a zero-block run to the end of the RSI
+/// (CCSDS's ROS code) decodes to the whole RSI, more than `decoded` bytes.
+/// The second is a stream that also decodes into the RSI-rounded size,
+/// which is tried here.
+#[cfg(feature = "szip")]
+fn aec_compressor(d: &ObjectDescriptor, payload: &[u8], decoded: u64) -> Result<Json, Reason> {
+    let p = crate::pipeline::szip_stage::coder_params_of(d)
+        .map_err(|e| format!("szip: {}", e.detail()))?;
+    let block_bytes = u64::from(p.block_size) * p.sample_bytes() as u64;
+    if !decoded.is_multiple_of(block_bytes.max(1)) {
+        return Err(format!(
+            "szip: {decoded} bytes are not whole blocks of {} {}-bit samples; imagecodecs' \
+             decoder, given no output size, returns the padded last block",
+            p.block_size, p.bits_per_sample
+        ));
+    }
+    let rsi_bytes = u64::from(p.rsi) * block_bytes;
+    let rounded = decoded.div_ceil(rsi_bytes.max(1)) * rsi_bytes;
+    if rounded != decoded {
+        let mut out = usize::try_from(rounded)
+            .ok()
+            .and_then(|n| crate::buffer::zeroed(n).ok())
+            .ok_or_else(|| {
+                format!("szip: {rounded} bytes cannot be allocated to check the stream")
+            })?;
+        if crate::szip::decode_into(payload, &p, &mut out).is_ok() {
+            return Err(format!(
+                "szip: the stream ends in a zero-block run to the end of its RSI, which \
+                 imagecodecs' decoder, given no output size, returns whole ({rounded} bytes, \
+                 not {decoded})"
+            ));
+        }
+    }
+    Ok(json!({
+        "id": "imagecodecs_aec",
+        "bitspersample": p.bits_per_sample,
+        "flags": p.flags,
+        "blocksize": p.block_size,
+        "rsi": p.rsi,
+    }))
+}
+
+#[cfg(not(feature = "szip"))]
+fn aec_compressor(_: &ObjectDescriptor, _: &[u8], _: u64) -> Result<Json, Reason> {
+    Err("this build of tgm lacks the szip feature".into())
+}

@@ -1,0 +1,238 @@
+"""Kerchunk references written by `tgm refs`, read by stock xarray, zarr,
+fsspec, numcodecs and imagecodecs in an environment without tgm: every
+expressible pipeline gives the values `tgm export` writes, bit for bit,
+from the local file and over HTTP (nginx on loopback). Run by
+.ci/kerchunk.sh with TGM_BIN naming the tgm binary; see spec/kerchunk.md.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import imagecodecs.numcodecs
+import numpy as np
+import pytest
+import xarray as xr
+
+# szip objects decode through imagecodecs' libaec, registered with numcodecs.
+imagecodecs.numcodecs.register_codecs()
+
+TGM = os.environ.get("TGM_BIN")
+if not TGM:
+    pytest.skip("TGM_BIN is not set (run .ci/kerchunk.sh)", allow_module_level=True)
+
+
+def test_tgm_is_not_importable():
+    with pytest.raises(ImportError):
+        import tgm  # noqa: F401
+
+
+def field(shape, dtype):
+    n = int(np.prod(shape))
+    x = np.arange(n, dtype=np.float64)
+    v = 250.0 + 30.0 * np.sin(x * 0.013) + 5.0 * np.cos(x * 0.17) - x * 1e-3
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        v = (v * 7) % (np.iinfo(dt).max // 2)
+    if dt.kind == "c":
+        return (v + 1j * v[::-1]).astype(dt).reshape(shape)
+    return v.astype(dt).reshape(shape)
+
+
+# name → (shape, dtype, pipeline arguments of `tgm import`)
+EXPRESSIBLE = {
+    "raw_f8": ((6, 7), "<f8", []),
+    "raw_f4_be": ((5, 4, 3), ">f4", []),
+    "raw_i2": ((40,), "<i2", []),
+    "raw_u1": ((3, 5), "|u1", []),
+    "raw_f2": ((9,), "<f2", []),
+    "raw_c8": ((4, 3), "<c8", []),
+    "raw_scalar": ((), "<f8", []),
+    "zstd_f4": ((30, 20), "<f4", ["--compression", "zstd"]),
+    "zstd_f8_be": ((64,), ">f8", ["--compression", "zstd", "--level", "5"]),
+    "lz4_i4": ((50, 3), "<i4", ["--compression", "lz4"]),
+    "shuffle_zstd_f8": ((40, 25), "<f8", ["--filter", "shuffle", "--compression", "zstd"]),
+    "shuffle_lz4_u2": ((300,), "<u2", ["--filter", "shuffle", "--compression", "lz4"]),
+    "sp8": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "8"]),
+    "sp16": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "16"]),
+    "sp32": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "32"]),
+    "sp16_be": ((10, 9), ">f8", ["--encoding", "simple_packing", "--bits", "16"]),
+    "sp16_shuffle_zstd": ((30, 40), "<f8",
+                          ["--encoding", "simple_packing", "--bits", "16", "--filter", "shuffle",
+                           "--compression", "zstd"]),
+    "sp16_lz4": ((30, 40), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "lz4"]),
+    "szip_u2": ((4000,), "<u2", ["--compression", "szip"]),
+    "szip_f4": ((50, 40), "<f4", ["--compression", "szip"]),
+    "sp16_szip": ((64, 50), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"]),
+    "sp8_szip": ((64, 50), "<f8", ["--encoding", "simple_packing", "--bits", "8", "--compression", "szip"]),
+    "shuffle_szip_f8_whole_rsis": ((64, 32), "<f8", ["--filter", "shuffle", "--compression", "szip"]),
+}
+
+# name → (shape, dtype, pipeline arguments, words the listed reason holds)
+UNEXPRESSIBLE = {
+    "sp12": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "12"], "12 bits"),
+    "sp24": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "24"], "24 bits"),
+    "nan_masked": ((10,), "<f8", ["--allow-nan"], "masks"),
+    "shuffle_szip_f8": ((60, 50), "<f8", ["--filter", "shuffle", "--compression", "szip"], "zero-block run"),
+    "sp16_szip_part_block": ((61, 53), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"],
+                             "whole blocks"),
+}
+
+
+def tgm(*args):
+    r = subprocess.run([TGM, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, f"tgm {' '.join(map(str, args))}: {r.stderr}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """One message per case (appended), its `tgm export` and its refs."""
+    d = tmp_path_factory.mktemp("kerchunk")
+    path = d / "cases.tgm"
+    order = []
+    for name, (shape, dtype, args, *_) in {**EXPRESSIBLE, **UNEXPRESSIBLE}.items():
+        data = field(shape, dtype)
+        if name == "nan_masked":
+            data[3] = np.nan
+        npy = d / f"{name}.npy"
+        np.save(npy, data)
+        tgm("import", npy, "-o", path, *(["--append"] if order else []), *args)
+        npy.unlink()
+        order.append(name)
+    # A message of two objects stacked along mars.step, and one of two
+    # packed objects (per-object codec parameters) that cannot be stacked.
+    for i, step in enumerate((0, 6)):
+        np.save(d / f"t{step}.npy", field((4, 5), "<f8") + step)
+    stack = ["-m", "0:mars.param=t", "-m", "0:mars.step=0", "-m", "1:mars.param=t", "-m", "1:mars.step=6"]
+    tgm("import", d / "t0.npy", d / "t6.npy", "-o", path, "--append", *stack, "--compression", "zstd")
+    packed = [a.replace("mars.param=t", "mars.param=p") for a in stack]
+    tgm("import", d / "t0.npy", d / "t6.npy", "-o", path, "--append", *packed,
+        "--encoding", "simple_packing", "--bits", "16")
+    tgm("export", path, "-o", d / "export")
+    refs = d / "refs.json"
+    r = tgm("refs", path, "-o", refs)
+    return {"dir": d, "path": path, "order": order, "refs": refs, "stderr": r.stderr}
+
+
+def exported(archive, m, o=0):
+    ex = archive["dir"] / "export"
+    named = sorted(ex.glob(f"m{m}_*.npy"))
+    return np.load(named[o])
+
+
+def open_refs(refs, protocol):
+    options = {"fo": str(refs), "remote_protocol": protocol}
+    if protocol == "http":
+        # zarr 3 reads through an asynchronous reference filesystem, whose
+        # target filesystem must be asynchronous too.
+        options["remote_options"] = {"asynchronous": True}
+    return xr.open_dataset(
+        "reference://",
+        engine="zarr",
+        mask_and_scale=False,
+        backend_kwargs={"consolidated": False, "storage_options": options},
+    )
+
+
+def assert_bit_identical(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, what
+    assert got.dtype.newbyteorder("=") == want.dtype.newbyteorder("="), (what, got.dtype, want.dtype)
+    a = np.ascontiguousarray(got.astype(want.dtype.newbyteorder("=")))
+    b = np.ascontiguousarray(want.astype(want.dtype.newbyteorder("=")))
+    assert a.tobytes() == b.tobytes(), what
+
+
+def check_dataset(ds, archive):
+    for m, name in enumerate(archive["order"]):
+        if name in UNEXPRESSIBLE:
+            assert name not in ds.variables
+            continue
+        assert_bit_identical(ds[name].values, exported(archive, m), name)
+    n = len(archive["order"])
+    t = ds["t"]
+    assert t.dims == ("step", "t_dim_0", "t_dim_1")
+    assert list(ds["step"].values) == [0, 6]
+    for i in range(2):
+        assert_bit_identical(t.isel(step=i).values, exported(archive, n, i), f"t step {i}")
+        assert_bit_identical(ds[f"p_{n + 1}_{i}"].values, exported(archive, n + 1, i), f"p {i}")
+        assert ds[f"p_{n + 1}_{i}"].attrs["mars.step"] == [0, 6][i]
+
+
+def test_every_expressible_pipeline_reads_back_identically(archive):
+    check_dataset(open_refs(archive["refs"], "file"), archive)
+
+
+def test_unexpressible_objects_are_listed_with_the_reason(archive):
+    refs = json.loads(archive["refs"].read_text())
+    listed = json.loads(refs["refs"][".zattrs"])["tgm_unexpressible"]
+    by_name = {u["variable"]: u for u in listed}
+    for m, name in enumerate(archive["order"]):
+        if name in UNEXPRESSIBLE:
+            u = by_name[name]
+            assert (u["message"], u["object"]) == (m, 0)
+            assert UNEXPRESSIBLE[name][3] in u["reason"], u
+            assert f"message {m} object 0 ({name}) left out" in archive["stderr"]
+    assert set(by_name) == set(UNEXPRESSIBLE)
+
+
+def test_refs_refuses_to_overwrite(archive):
+    before = archive["refs"].read_bytes()
+    r = subprocess.run([TGM, "refs", archive["path"], "-o", archive["refs"]], capture_output=True, text=True)
+    assert r.returncode != 0 and "already exists" in r.stderr
+    assert archive["refs"].read_bytes() == before
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def nginx(archive):
+    exe = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if exe is None:
+        pytest.skip("nginx is not installed (apt-get install nginx): the HTTP checks are skipped")
+    d = archive["dir"] / "nginx"
+    (d / "tmp").mkdir(parents=True)
+    port = free_port()
+    conf = d / "nginx.conf"
+    conf.write_text(
+        f"""daemon off; master_process off; worker_processes 1;
+pid {d}/nginx.pid; error_log {d}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+    access_log off; client_body_temp_path {d}/tmp/body; proxy_temp_path {d}/tmp/proxy;
+    fastcgi_temp_path {d}/tmp/fastcgi; uwsgi_temp_path {d}/tmp/uwsgi; scgi_temp_path {d}/tmp/scgi;
+    default_type application/octet-stream;
+    server {{ listen 127.0.0.1:{port}; root {archive["dir"]}; location / {{ }} }}
+}}
+"""
+    )
+    proc = subprocess.Popen([exe, "-p", str(d), "-c", str(conf), "-e", str(d / "error.log")])
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail(f"nginx did not listen: {(d / 'error.log').read_text()}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_refs_of_a_url_read_over_http(archive, nginx):
+    refs = archive["dir"] / "refs_http.json"
+    tgm("refs", f"{nginx}/cases.tgm", "-o", refs)
+    doc = json.loads(refs.read_text())
+    assert doc["refs"]["raw_f8/0.0"][0] == f"{nginx}/cases.tgm"
+    check_dataset(open_refs(refs, "http"), archive)

@@ -1,0 +1,248 @@
+//! Kerchunk references (`spec/kerchunk.md`): chunk references land on the
+//! payload bytes, the fixedscaleoffset parameters decode packed payloads by
+//! numcodecs' formula to tgm's exact values, objects no chain expresses are
+//! listed with the reason, and objects sharing a name stack along MARS keys.
+//! Stock zarr reads the output in `.ci/kerchunk.sh`.
+
+use serde_json::Value as Json;
+use tgm::cbor::Value;
+use tgm::kerchunk::{Refs, RefsBuilder};
+use tgm::pipeline::{PipelineOptions, ZstdFrameSize};
+use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Map, Message, ObjectDescriptor};
+
+fn field(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 250.0 + 30.0 * (i as f64 * 0.013).sin() - i as f64 * 1e-3)
+        .collect()
+}
+
+fn le_bytes(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn named(name: &str) -> Map {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::Text(name.into()));
+    m
+}
+
+fn pipeline(
+    d: ObjectDescriptor,
+    enc: &str,
+    comp: &str,
+    params: &[(&str, i64)],
+) -> ObjectDescriptor {
+    let p = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::from_i64(*v)))
+        .collect();
+    d.with_raw_pipeline(enc, "none", comp, p).unwrap()
+}
+
+/// One message of `objs` (metadata entries `base`) and its references.
+fn refs_of(
+    objs: &[(ObjectDescriptor, Vec<u8>)],
+    base: Vec<Map>,
+    popts: PipelineOptions,
+) -> (Vec<u8>, Refs) {
+    let pairs: Vec<_> = objs.iter().map(|(d, b)| (d, &b[..])).collect();
+    let opts = EncodeOptions::new().pipeline(popts);
+    let msg = tgm::encode(&GlobalMetadata::with_base(base), &pairs, &opts).unwrap();
+    let mut b = RefsBuilder::new("/data/x.tgm");
+    b.add_message(0, &Message::parse(&msg).unwrap()).unwrap();
+    (msg, b.finish())
+}
+
+fn entry(refs: &Refs, key: &str) -> Json {
+    let v = &refs.document["refs"][key];
+    match v {
+        Json::String(s) => serde_json::from_str(s).unwrap_or(Json::String(s.clone())),
+        other => other.clone(),
+    }
+}
+
+fn chunk<'a>(msg: &'a [u8], refs: &Refs, key: &str) -> &'a [u8] {
+    let r = entry(refs, key);
+    assert_eq!(r[0], "/data/x.tgm", "{key}");
+    let (off, len) = (
+        r[1].as_u64().unwrap() as usize,
+        r[2].as_u64().unwrap() as usize,
+    );
+    &msg[off..off + len]
+}
+
+#[test]
+fn packed_chunks_decode_by_the_numcodecs_formula_to_tgms_values() {
+    let values = field(500);
+    for bits in [8i64, 16, 32] {
+        let d = pipeline(
+            ObjectDescriptor::new(Dtype::Float64, [20, 25]),
+            "simple_packing",
+            "none",
+            &[("sp_bits_per_value", bits)],
+        );
+        let (msg, refs) = refs_of(
+            &[(d, le_bytes(&values))],
+            vec![named("x")],
+            Default::default(),
+        );
+        assert!(refs.unexpressible.is_empty(), "{:?}", refs.unexpressible);
+        let zarray = entry(&refs, "x/.zarray");
+        assert_eq!(zarray["shape"], serde_json::json!([20, 25]));
+        assert_eq!(zarray["chunks"], serde_json::json!([20, 25]));
+        assert!(zarray["compressor"].is_null());
+        let fso = &zarray["filters"][0];
+        assert_eq!(fso["id"], "fixedscaleoffset");
+        let width = (bits / 8) as usize;
+        let want_astype = if bits == 8 {
+            "|u1".to_string()
+        } else {
+            format!(">u{width}")
+        };
+        assert_eq!(fso["astype"], want_astype.as_str());
+        let (scale, offset) = (
+            fso["scale"].as_f64().unwrap(),
+            fso["offset"].as_f64().unwrap(),
+        );
+        let packed = chunk(&msg, &refs, "x/0.0");
+        assert_eq!(packed.len(), 500 * width);
+        let tgm_values = tgm::decode(&msg, &DecodeOptions::default())
+            .unwrap()
+            .objects[0]
+            .data
+            .chunks_exact(8)
+            .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+            .collect::<Vec<_>>();
+        for (i, q) in packed.chunks_exact(width).enumerate() {
+            let q = q.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)) as f64;
+            let numcodecs = q / scale + offset;
+            assert_eq!(
+                numcodecs.to_bits(),
+                tgm_values[i].to_bits(),
+                "{bits} bits, element {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn unexpressible_objects_are_listed_with_the_reason() {
+    let v = le_bytes(&field(64));
+    let d = || ObjectDescriptor::new(Dtype::Float64, [64]);
+    let mut nan = field(64);
+    nan[3] = f64::NAN;
+    let objs = [
+        (
+            pipeline(d(), "simple_packing", "none", &[("sp_bits_per_value", 12)]),
+            v.clone(),
+        ),
+        (
+            pipeline(
+                d(),
+                "simple_packing",
+                "none",
+                &[("sp_bits_per_value", 16), ("sp_decimal_scale_factor", 1)],
+            ),
+            v.clone(),
+        ),
+        (d(), le_bytes(&nan)),
+        (
+            ObjectDescriptor::new(Dtype::Bitmask, [16]),
+            vec![0xb1, 0xf0],
+        ),
+        (
+            ObjectDescriptor::new(Dtype::Bfloat16, [2]),
+            vec![0x80, 0x3f, 0, 0x40],
+        ),
+        (pipeline(d(), "none", "zstd", &[]), v.clone()),
+        (pipeline(d(), "none", "zstd", &[]), v.clone()),
+    ];
+    let base: Vec<Map> = (0..objs.len()).map(|i| named(&format!("o{i}"))).collect();
+    let mut popts = PipelineOptions::default();
+    popts.allow_nan = true;
+    let (_, refs) = refs_of(&objs[..6], base[..6].to_vec(), {
+        let mut p = popts.clone();
+        p.zstd_frame_size = ZstdFrameSize::Omitted;
+        p
+    });
+    let reasons: Vec<(usize, &str)> = refs
+        .unexpressible
+        .iter()
+        .map(|u| (u.object, u.reason.as_str()))
+        .collect();
+    let expect = [
+        "12 bits",
+        "decimal scale factor 1",
+        "masks",
+        "bitmask",
+        "bfloat16",
+        "content size",
+    ];
+    assert_eq!(reasons.len(), expect.len(), "{reasons:?}");
+    for ((o, r), (i, want)) in reasons.iter().zip(expect.iter().enumerate()) {
+        assert_eq!(*o, i);
+        assert!(r.contains(want), "object {o}: {r}");
+    }
+    let listed: Json =
+        serde_json::from_str(refs.document["refs"][".zattrs"].as_str().unwrap()).unwrap();
+    assert_eq!(listed["tgm_unexpressible"].as_array().unwrap().len(), 6);
+    assert_eq!(listed["tgm_unexpressible"][5]["variable"], "o5");
+    // By default the zstd frame records its size and is expressed.
+    let (msg, refs) = refs_of(&objs[6..], vec![named("z")], popts);
+    assert!(refs.unexpressible.is_empty(), "{:?}", refs.unexpressible);
+    assert_eq!(entry(&refs, "z/.zarray")["compressor"]["id"], "zstd");
+    assert_eq!(chunk(&msg, &refs, "z/0")[..4], [0x28, 0xb5, 0x2f, 0xfd]);
+}
+
+#[test]
+fn objects_sharing_a_param_stack_along_the_varying_mars_key() {
+    let mars = |step: i64| {
+        let mut m = Map::new();
+        m.insert(
+            "mars".into(),
+            Value::text_map([
+                ("param", Value::Text("130".into())),
+                ("step", Value::from_i64(step)),
+                ("class", Value::Text("od".into())),
+            ]),
+        );
+        m.insert(
+            "grib".into(),
+            Value::text_map([
+                ("shortName", Value::Text("t".into())),
+                ("units", Value::Text("K".into())),
+                ("referenceValue", Value::Float(200.0 + step as f64)),
+            ]),
+        );
+        m
+    };
+    let d = ObjectDescriptor::new(Dtype::Float64, [3, 4]);
+    let a = le_bytes(&field(12));
+    let b = le_bytes(&field(12).iter().map(|x| x + 1.0).collect::<Vec<_>>());
+    let (msg, refs) = refs_of(
+        &[(d.clone(), b.clone()), (d, a.clone())],
+        vec![mars(6), mars(0)],
+        Default::default(),
+    );
+    let zarray = entry(&refs, "t/.zarray");
+    assert_eq!(zarray["shape"], serde_json::json!([2, 3, 4]));
+    assert_eq!(zarray["chunks"], serde_json::json!([1, 3, 4]));
+    assert_eq!(zarray["dtype"], "<f8");
+    let zattrs = entry(&refs, "t/.zattrs");
+    assert_eq!(
+        zattrs["_ARRAY_DIMENSIONS"],
+        serde_json::json!(["step", "t_dim_0", "t_dim_1"])
+    );
+    assert_eq!(zattrs["mars.class"], "od");
+    assert_eq!(zattrs["units"], "K");
+    assert_eq!(zattrs["GRIB_shortName"], "t");
+    assert!(zattrs.get("GRIB_referenceValue").is_none() && zattrs.get("referenceValue").is_none());
+    assert_eq!(chunk(&msg, &refs, "t/0.0.0"), &a[..]);
+    assert_eq!(chunk(&msg, &refs, "t/1.0.0"), &b[..]);
+    assert_eq!(entry(&refs, "step/.zarray")["dtype"], "<i8");
+    let steps: Vec<u8> = [0i64, 6].iter().flat_map(|s| s.to_le_bytes()).collect();
+    assert_eq!(
+        refs.document["refs"]["step/0"],
+        format!("base64:{}", tgm::kerchunk::base64(&steps))
+    );
+}
