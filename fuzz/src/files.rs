@@ -118,11 +118,18 @@ pub fn file(data: &[u8]) {
                 outcome(&y),
                 "object {m}/{o}: mmap and pread differ"
             );
-            assert_eq!(
-                outcome(&x),
-                outcome(&z),
-                "object {m}/{o}: file and bytes differ"
-            );
+            // An indexed object read parses only that object's frame
+            // (spec/files.md §3): in a message damaged elsewhere it may
+            // succeed, or fail differently, where parsing the bytes whole
+            // fails. The damage must then show on a whole-message read.
+            let damaged_elsewhere = z.is_err() && a.with_message(m, |_| Ok(())).is_err();
+            if !damaged_elsewhere {
+                assert_eq!(
+                    outcome(&x),
+                    outcome(&z),
+                    "object {m}/{o}: file and bytes differ"
+                );
+            }
             let _ = a.object_slice::<f32>(m, o, &opts);
         }
         let _ = a.select("k", "1");
