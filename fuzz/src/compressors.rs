@@ -10,9 +10,12 @@ use std::borrow::Cow;
 
 use tgm::pipeline::{Blosc2, Blosc2Codec, Sz3Bound, ZfpMode};
 
+/// A header of `N` bytes, the edits and the rest of an input.
+type Parts<'a, const N: usize> = (&'a [u8; N], Vec<(u16, u8)>, &'a [u8]);
+
 /// Splits `data` into a header of `N` bytes, edits (3 bytes each: u16
 /// position, xor mask; as many as `data[0] % 8`) and the rest.
-fn parts<const N: usize>(data: &[u8]) -> Option<(&[u8; N], Vec<(u16, u8)>, &[u8])> {
+fn parts<const N: usize>(data: &[u8]) -> Option<Parts<'_, N>> {
     let (h, rest) = data.split_first_chunk::<N>()?;
     let n = (h[0] % 8) as usize * 3;
     let (e, rest) = rest.split_at(n.min(rest.len()));
@@ -38,7 +41,7 @@ fn mangle(mut stream: Vec<u8>, edits: &[(u16, u8)], cut: u16) -> Vec<u8> {
 }
 
 /// Reads of `[a, b)` from `bytes`, an error past its end.
-fn reader(bytes: &[u8]) -> impl Fn(u64, u64) -> tgm::Result<Cow<'_, [u8]>> + '_ {
+fn reader<'a>(bytes: &'a [u8]) -> impl Fn(u64, u64) -> tgm::Result<Cow<'a, [u8]>> + 'a {
     move |a, b| {
         bytes
             .get(a as usize..b as usize)
@@ -84,10 +87,16 @@ pub fn blosc2(data: &[u8]) {
         &mut part,
     );
     if whole.is_ok() && r.is_ok() {
-        assert!(part == out[from..from + part.len()], "range differs from whole");
+        assert!(
+            part == out[from..from + part.len()],
+            "range differs from whole"
+        );
     }
     if edits.is_empty() && h[5] == 0 && h[3] == 0xff && h[4] == 0xff {
-        assert!(whole.is_ok() && out == raw, "an untouched frame must round-trip");
+        assert!(
+            whole.is_ok() && out == raw,
+            "an untouched frame must round-trip"
+        );
     }
 }
 

@@ -54,10 +54,11 @@ fn bound(b: Sz3Bound) -> tensogram_sz3::ErrorBound {
 /// SZ3 stream of `values` as one 1-D array.
 #[cfg(feature = "sz3")]
 pub fn sz3_compress(values: &[f64], b: Sz3Bound) -> Result<Vec<u8>> {
-    if values.is_empty() {
-        return Err(Error::invalid_argument(
-            "compression \"sz3\" cannot code an object without values",
-        ));
+    if values.len() < 2 {
+        return Err(Error::invalid_argument(format!(
+            "compression \"sz3\" cannot code an object of {} values (SZ3 needs at least 2)",
+            values.len()
+        )));
     }
     let data = tensogram_sz3::DimensionedData::<f64, _>::build(&values)
         .dim(values.len())
@@ -72,6 +73,13 @@ pub fn sz3_compress(values: &[f64], b: Sz3Bound) -> Result<Vec<u8>> {
 #[cfg(feature = "sz3")]
 pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
     let n = out.len();
+    if n < 2 {
+        // SZ3 never writes such a stream; its dimension builder cannot
+        // even describe one.
+        return Err(Error::codec(format!(
+            "sz3 stream for an object of {n} values (SZ3 needs at least 2)"
+        )));
+    }
     let mut view = out;
     let mut data = tensogram_sz3::DimensionedData::<f64, _>::build_mut(&mut view)
         .dim(n)
@@ -159,5 +167,10 @@ mod tests {
             assert!(sz3_decompress_into(&c[..cut], &mut out).is_err(), "{cut}");
         }
         assert!(sz3_compress(&[], Sz3Bound::Abs(1.0)).is_err());
+        assert!(sz3_compress(&[1.0], Sz3Bound::Abs(1.0)).is_err());
+        for n in [0, 1] {
+            let e = sz3_decompress_into(&c, &mut vec![0.0; n]).unwrap_err();
+            assert!(e.detail().contains("at least 2"), "{e}");
+        }
     }
 }
