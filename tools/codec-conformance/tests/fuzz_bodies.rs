@@ -4,26 +4,19 @@
 //! build lacks: untouched streams must round-trip, hostile edits and cuts
 //! must fail cleanly.
 
+#[path = "../../../tests/common/mod.rs"]
+mod common;
 #[path = "../../../fuzz/src/compressors.rs"]
 mod compressors;
 
 /// Deterministic inputs: a header, then raw bytes of varying length.
 fn inputs() -> Vec<Vec<u8>> {
-    let mut v = Vec::new();
-    for seed in 0u64..200 {
-        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let len = 8 + (seed as usize * 37) % 3000;
-        let bytes = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect();
-        v.push(bytes);
-    }
-    v
+    (0u64..200)
+        .map(|seed| {
+            let len = 8 + (seed * 37) % 3000;
+            common::sample_bytes(tgm::Dtype::Uint8, len, seed)
+        })
+        .collect()
 }
 
 #[test]
