@@ -60,14 +60,8 @@ pub fn codec_of_key(key: &str) -> Option<&'static str> {
         .map(|&(_, c)| c)
 }
 
-/// Compression names the format defines that tgm does not implement.
-const KNOWN_UNIMPLEMENTED: [&str; 3] = ["blosc2", "zfp", "sz3"];
-
 /// The error for a stage name tgm has no codec for.
 pub(crate) fn unknown_stage_error(kind: StageKind, name: &str) -> Error {
-    if kind == StageKind::Compression && KNOWN_UNIMPLEMENTED.contains(&name) {
-        return Error::unsupported_codec(format!("compression {name:?} is not built into tgm"));
-    }
     Error::unsupported_codec(format!("unknown {} {name:?}", kind.key()))
 }
 
@@ -128,6 +122,40 @@ impl<'m> Params<'m> {
     pub fn req_u32(&self, key: &str) -> Result<u32> {
         let v = self.req_u64(key)?;
         u32::try_from(v).map_err(|_| Error::metadata(format!("{key} {v} exceeds u32")))
+    }
+
+    /// An optional text value.
+    pub fn opt_text(&self, key: &str) -> Result<Option<&'m str>> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(Value::Text(t)) => Ok(Some(t.as_str())),
+            Some(v) => Err(Error::metadata(format!(
+                "{key} is a {}, not text",
+                v.type_name()
+            ))),
+        }
+    }
+
+    /// A required text value.
+    pub fn req_text(&self, key: &str) -> Result<&'m str> {
+        self.opt_text(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    /// A required finite, positive number (a float or an integer).
+    pub fn req_positive_f64(&self, key: &str) -> Result<f64> {
+        let v = self.map.get(key).ok_or_else(|| self.missing(key))?;
+        let f = match v {
+            Value::Float(f) => Some(*f),
+            Value::Uint(_) | Value::Nint(_) => v.as_f64(),
+            _ => None,
+        }
+        .ok_or_else(|| Error::metadata(format!("{key} is a {}, not a number", v.type_name())))?;
+        if !(f.is_finite() && f > 0.0) {
+            return Err(Error::metadata(format!(
+                "{key} {f} must be a finite number above 0"
+            )));
+        }
+        Ok(f)
     }
 
     /// An optional array of unsigned integers.
@@ -341,6 +369,224 @@ impl Szip {
     }
 }
 
+/// The inner coder of blosc2 (`blosc2_codec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Blosc2Codec {
+    /// `blosclz`.
+    Blosclz,
+    /// `lz4` (the default).
+    Lz4,
+    /// `lz4hc`.
+    Lz4hc,
+    /// `zlib`.
+    Zlib,
+    /// `zstd`.
+    Zstd,
+}
+
+impl Blosc2Codec {
+    /// Every inner coder, in wire-name order.
+    pub const ALL: [Blosc2Codec; 5] = [
+        Blosc2Codec::Blosclz,
+        Blosc2Codec::Lz4,
+        Blosc2Codec::Lz4hc,
+        Blosc2Codec::Zlib,
+        Blosc2Codec::Zstd,
+    ];
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Blosc2Codec::Blosclz => "blosclz",
+            Blosc2Codec::Lz4 => "lz4",
+            Blosc2Codec::Lz4hc => "lz4hc",
+            Blosc2Codec::Zlib => "zlib",
+            Blosc2Codec::Zstd => "zstd",
+        }
+    }
+
+    /// The coder called `name`.
+    pub fn parse(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| {
+                Error::metadata(format!(
+                    "blosc2_codec {name:?} is not one of blosclz, lz4, lz4hc, zlib, zstd"
+                ))
+            })
+    }
+}
+
+/// Default `blosc2_codec`; the builder writes it.
+pub const BLOSC2_DEFAULT_CODEC: Blosc2Codec = Blosc2Codec::Lz4;
+/// Default `blosc2_clevel`; the builder writes it.
+pub const BLOSC2_DEFAULT_CLEVEL: i32 = 5;
+
+/// blosc2 compression (`spec/pipeline.md` §4.5). Its type size is not a
+/// key: it follows from the stream the stage sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blosc2 {
+    /// `blosc2_codec`.
+    pub codec: Blosc2Codec,
+    /// `blosc2_clevel`, 0..=9.
+    pub clevel: i32,
+}
+
+impl Default for Blosc2 {
+    fn default() -> Self {
+        Blosc2 {
+            codec: BLOSC2_DEFAULT_CODEC,
+            clevel: BLOSC2_DEFAULT_CLEVEL,
+        }
+    }
+}
+
+impl Blosc2 {
+    /// Reads and checks `blosc2_codec` and `blosc2_clevel`.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let codec = match p.opt_text("blosc2_codec")? {
+            Some(name) => Blosc2Codec::parse(name)?,
+            None => BLOSC2_DEFAULT_CODEC,
+        };
+        let clevel = p.opt_i32("blosc2_clevel")?.unwrap_or(BLOSC2_DEFAULT_CLEVEL);
+        if !(0..=9).contains(&clevel) {
+            return Err(Error::metadata(format!(
+                "blosc2_clevel {clevel} is outside 0..=9"
+            )));
+        }
+        Ok(Blosc2 { codec, clevel })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        vec![
+            ("blosc2_clevel", Value::from_i64(self.clevel as i64)),
+            ("blosc2_codec", Value::Text(self.codec.name().to_string())),
+        ]
+    }
+}
+
+/// zfp's coding mode with its one parameter (`zfp_mode` and `zfp_rate`,
+/// `zfp_precision` or `zfp_tolerance`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum ZfpMode {
+    /// `fixed_rate`: `zfp_rate` bits per value; every block of 4 values
+    /// takes the same number of bits, so ranges decode block by block.
+    FixedRate(f64),
+    /// `fixed_precision`: `zfp_precision` bit planes, 1..=64.
+    FixedPrecision(u32),
+    /// `fixed_accuracy`: absolute error at most `zfp_tolerance`.
+    FixedAccuracy(f64),
+}
+
+/// zfp compression of float64 values as one 1-D array without a header
+/// (`spec/pipeline.md` §4.6).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zfp {
+    /// The mode and its parameter.
+    pub mode: ZfpMode,
+}
+
+impl Zfp {
+    /// Reads and checks `zfp_mode` and the key the mode needs.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let mode = match p.req_text("zfp_mode")? {
+            "fixed_rate" => ZfpMode::FixedRate(p.req_positive_f64("zfp_rate")?),
+            "fixed_precision" => {
+                let bits = p.req_u32("zfp_precision")?;
+                if !(1..=64).contains(&bits) {
+                    return Err(Error::metadata(format!(
+                        "zfp_precision {bits} is outside 1..=64"
+                    )));
+                }
+                ZfpMode::FixedPrecision(bits)
+            }
+            "fixed_accuracy" => ZfpMode::FixedAccuracy(p.req_positive_f64("zfp_tolerance")?),
+            other => {
+                return Err(Error::metadata(format!(
+                    "zfp_mode {other:?} is not one of fixed_rate, fixed_precision, fixed_accuracy"
+                )))
+            }
+        };
+        if let ZfpMode::FixedRate(r) = mode {
+            if r > 64.0 {
+                return Err(Error::metadata(format!("zfp_rate {r} exceeds 64")));
+            }
+        }
+        Ok(Zfp { mode })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        match self.mode {
+            ZfpMode::FixedRate(r) => vec![
+                ("zfp_mode", Value::Text("fixed_rate".into())),
+                ("zfp_rate", Value::Float(r)),
+            ],
+            ZfpMode::FixedPrecision(b) => vec![
+                ("zfp_mode", Value::Text("fixed_precision".into())),
+                ("zfp_precision", Value::Uint(b as u64)),
+            ],
+            ZfpMode::FixedAccuracy(t) => vec![
+                ("zfp_mode", Value::Text("fixed_accuracy".into())),
+                ("zfp_tolerance", Value::Float(t)),
+            ],
+        }
+    }
+}
+
+/// SZ3's error bound (`sz3_error_bound_mode` with `sz3_error_bound`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Sz3Bound {
+    /// `abs`: absolute error at most the bound.
+    Abs(f64),
+    /// `rel`: error at most the bound times the value range.
+    Rel(f64),
+    /// `psnr`: peak signal-to-noise ratio at least the bound, in dB.
+    Psnr(f64),
+}
+
+/// SZ3 compression of float64 values as one 1-D array
+/// (`spec/pipeline.md` §4.7).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sz3 {
+    /// The error bound.
+    pub bound: Sz3Bound,
+}
+
+impl Sz3 {
+    /// Reads and checks `sz3_error_bound_mode` and `sz3_error_bound`.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let mode = p.req_text("sz3_error_bound_mode")?;
+        let v = p.req_positive_f64("sz3_error_bound")?;
+        let bound = match mode {
+            "abs" => Sz3Bound::Abs(v),
+            "rel" => Sz3Bound::Rel(v),
+            "psnr" => Sz3Bound::Psnr(v),
+            other => {
+                return Err(Error::metadata(format!(
+                    "sz3_error_bound_mode {other:?} is not one of abs, rel, psnr"
+                )))
+            }
+        };
+        Ok(Sz3 { bound })
+    }
+
+    /// The parameters the builder writes.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        let (mode, v) = match self.bound {
+            Sz3Bound::Abs(v) => ("abs", v),
+            Sz3Bound::Rel(v) => ("rel", v),
+            Sz3Bound::Psnr(v) => ("psnr", v),
+        };
+        vec![
+            ("sz3_error_bound", Value::Float(v)),
+            ("sz3_error_bound_mode", Value::Text(mode.into())),
+        ]
+    }
+}
+
 /// A stage this build cannot run: a name tgm has no codec for, or keys a
 /// builder wrote that the stage refuses. A descriptor naming one stays
 /// readable (its metadata can be listed and re-written); running the stage
@@ -403,7 +649,7 @@ pub enum FilterSpec {
 }
 
 /// The `compression` stage. Which of these this build can run depends on
-/// its cargo features (`zstd`, `lz4`, `szip`); the specification parses
+/// its cargo features (`zstd`, `lz4`, `szip`, `blosc2`, `zfp`, `sz3`); the specification parses
 /// either way.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum CompressionSpec {
@@ -416,6 +662,12 @@ pub enum CompressionSpec {
     Lz4,
     /// `szip`.
     Szip(Szip),
+    /// `blosc2`.
+    Blosc2(Blosc2),
+    /// `zfp`.
+    Zfp(Zfp),
+    /// `sz3`.
+    Sz3(Sz3),
     /// `rle` over a bitmask object.
     Rle,
     /// `roaring` over a bitmask object.
@@ -473,6 +725,11 @@ impl CompressionSpec {
             "zstd" => CompressionSpec::Zstd(Zstd::from_params(&Params::new(params, "zstd"))?),
             "lz4" => CompressionSpec::Lz4,
             "szip" => CompressionSpec::Szip(Szip::from_params(&Params::new(params, "szip"))?),
+            "blosc2" => {
+                CompressionSpec::Blosc2(Blosc2::from_params(&Params::new(params, "blosc2"))?)
+            }
+            "zfp" => CompressionSpec::Zfp(Zfp::from_params(&Params::new(params, "zfp"))?),
+            "sz3" => CompressionSpec::Sz3(Sz3::from_params(&Params::new(params, "sz3"))?),
             "rle" => CompressionSpec::Rle,
             "roaring" => CompressionSpec::Roaring,
             _ => CompressionSpec::Unusable(unknown(StageKind::Compression, name)),
@@ -486,6 +743,9 @@ impl CompressionSpec {
             CompressionSpec::Zstd(_) => "zstd",
             CompressionSpec::Lz4 => "lz4",
             CompressionSpec::Szip(_) => "szip",
+            CompressionSpec::Blosc2(_) => "blosc2",
+            CompressionSpec::Zfp(_) => "zfp",
+            CompressionSpec::Sz3(_) => "sz3",
             CompressionSpec::Rle => "rle",
             CompressionSpec::Roaring => "roaring",
             CompressionSpec::Unusable(u) => u.name(),
@@ -678,7 +938,7 @@ mod tests {
         params.insert("sp_bits_per_value".into(), Value::Uint(65));
         let e = PipelineSpec::from_parts(["simple_packing", "none", "none"], params).unwrap_err();
         assert!(e.detail().contains("exceeds 64"), "{e}");
-        let p = PipelineSpec::from_parts(["none", "bitshuffle", "sz3"], Map::new()).unwrap();
+        let p = PipelineSpec::from_parts(["none", "bitshuffle", "sz4"], Map::new()).unwrap();
         let FilterSpec::Unusable(u) = p.filter() else {
             panic!("{p:?}")
         };
@@ -686,8 +946,97 @@ mod tests {
         let CompressionSpec::Unusable(u) = p.compression() else {
             panic!("{p:?}")
         };
-        assert!(u.error().detail().contains("not built into tgm"));
-        assert_eq!(p.names(), ["none", "bitshuffle", "sz3"]);
+        assert!(u.error().detail().contains("unknown compression"));
+        assert_eq!(p.names(), ["none", "bitshuffle", "sz4"]);
+    }
+
+    fn parse_compression(name: &str, keys: &[(&str, Value)]) -> Result<PipelineSpec> {
+        let params = keys
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        PipelineSpec::from_parts(["none", "none", name], params)
+    }
+
+    #[test]
+    fn blosc2_zfp_sz3_keys_parse_with_defaults_and_bad_keys_are_named() {
+        let p = parse_compression("blosc2", &[("blosc2_extra", Value::Uint(1))]).unwrap();
+        assert_eq!(p.compression(), &CompressionSpec::Blosc2(Blosc2::default()));
+        assert_eq!(p.param("blosc2_extra"), Some(&Value::Uint(1)));
+        let text = |s: &str| Value::Text(s.into());
+        let p = parse_compression(
+            "blosc2",
+            &[
+                ("blosc2_codec", text("zstd")),
+                ("blosc2_clevel", Value::Uint(9)),
+            ],
+        )
+        .unwrap();
+        let want = Blosc2 {
+            codec: Blosc2Codec::Zstd,
+            clevel: 9,
+        };
+        assert_eq!(p.compression(), &CompressionSpec::Blosc2(want));
+        for (keys, named) in [
+            (vec![("blosc2_codec", text("snappy"))], "blosc2_codec"),
+            (vec![("blosc2_clevel", Value::Uint(10))], "blosc2_clevel"),
+            (vec![("blosc2_codec", Value::Uint(1))], "blosc2_codec"),
+        ] {
+            let e = parse_compression("blosc2", &keys).unwrap_err();
+            assert!(e.detail().contains(named), "{e}");
+        }
+        let p = parse_compression(
+            "zfp",
+            &[
+                ("zfp_mode", text("fixed_rate")),
+                ("zfp_rate", Value::Uint(16)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            p.compression(),
+            &CompressionSpec::Zfp(Zfp {
+                mode: ZfpMode::FixedRate(16.0)
+            })
+        );
+        for (keys, named) in [
+            (vec![], "zfp_mode"),
+            (vec![("zfp_mode", text("fixed_rate"))], "zfp_rate"),
+            (vec![("zfp_mode", text("reversible"))], "zfp_mode"),
+            (
+                vec![
+                    ("zfp_mode", text("fixed_precision")),
+                    ("zfp_precision", Value::Uint(0)),
+                ],
+                "zfp_precision",
+            ),
+            (
+                vec![
+                    ("zfp_mode", text("fixed_accuracy")),
+                    ("zfp_tolerance", Value::Float(-1.0)),
+                ],
+                "zfp_tolerance",
+            ),
+        ] {
+            let e = parse_compression("zfp", &keys).unwrap_err();
+            assert!(e.detail().contains(named), "{e}");
+        }
+        let p = parse_compression(
+            "sz3",
+            &[
+                ("sz3_error_bound_mode", text("psnr")),
+                ("sz3_error_bound", Value::Float(60.0)),
+            ],
+        )
+        .unwrap();
+        let sz3 = Sz3 {
+            bound: Sz3Bound::Psnr(60.0),
+        };
+        assert_eq!(p.compression(), &CompressionSpec::Sz3(sz3));
+        let back = parse_compression("sz3", &sz3.params()).unwrap();
+        assert_eq!(back.compression(), p.compression());
+        let e = parse_compression("sz3", &[("sz3_error_bound_mode", text("l2"))]).unwrap_err();
+        assert!(e.detail().contains("sz3_error_bound"), "{e}");
     }
 
     #[test]

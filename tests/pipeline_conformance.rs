@@ -8,19 +8,6 @@ use tgm::cbor::Value;
 use tgm::pipeline::{PipelineOptions, ZstdFrameSize};
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
-fn field(n: usize, order: ByteOrder) -> Vec<u8> {
-    (0..n)
-        .flat_map(|i| {
-            let x = i as f64;
-            let v = 250.0 + 30.0 * (x * 0.013).sin() + 5.0 * (x * 0.17).cos() - (x * 1e-3);
-            match order {
-                ByteOrder::Big => v.to_be_bytes(),
-                ByteOrder::Little => v.to_le_bytes(),
-            }
-        })
-        .collect()
-}
-
 struct Case {
     desc: ObjectDescriptor,
     data: Vec<u8>,
@@ -62,18 +49,7 @@ fn check(case: &Case) {
         .provenance(provenance_of(&rmeta))
         .pipeline(popts);
     let ours = tgm::encode(&meta, &[(&case.desc, &case.data)], &opts).unwrap();
-    if ours != reference {
-        let a = tgm::Message::parse(&ours).unwrap();
-        let b = tgm::Message::parse(&reference).unwrap();
-        let (da, db) = (a.object(0).unwrap(), b.object(0).unwrap());
-        assert_eq!(da.descriptor(), db.descriptor(), "descriptor differs");
-        assert_eq!(
-            da.payload_region().len(),
-            db.payload_region().len(),
-            "payload length differs"
-        );
-        panic!("messages differ for {:?}", case.desc);
-    }
+    assert_same_message(&ours, &reference, &case.desc);
     if case.desc.compression() == "zstd" {
         check_recorded_zstd(case, &reference, recorded);
     }

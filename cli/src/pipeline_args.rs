@@ -3,6 +3,7 @@
 
 use clap::builder::BoolishValueParser;
 use tgm::pipeline::{MaskMethod, PipelineOptions, Szip};
+use tgm::pipeline_spec::{Blosc2, Params, Sz3, Zfp};
 use tgm::{Dtype, EncodeOptions, ObjectDescriptor, PipelineBuilder};
 
 use crate::error::{usage, CliResult};
@@ -99,12 +100,36 @@ pub struct PipelineArgs {
     /// Filter: none or shuffle.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Compression: none, zstd, lz4 or szip.
+    /// Compression: none, zstd, lz4, szip, blosc2, zfp or sz3 (the last
+    /// three when built in; zfp and sz3 are lossy, float64 only, without
+    /// encoding or filter).
     #[arg(long)]
     pub compression: Option<String>,
-    /// zstd level, -131072 to 22 (requires --compression zstd; default 3).
+    /// Level: zstd -131072 to 22 (default 3), blosc2 0 to 9 (default 5).
     #[arg(long, allow_negative_numbers = true)]
     pub level: Option<i64>,
+    /// blosc2: inner coder blosclz, lz4, lz4hc, zlib or zstd (default lz4).
+    #[arg(long)]
+    pub blosc2_codec: Option<String>,
+    /// zfp: fixed_rate (with --zfp-rate), fixed_precision (with
+    /// --zfp-precision) or fixed_accuracy (with --zfp-tolerance).
+    #[arg(long)]
+    pub zfp_mode: Option<String>,
+    /// zfp fixed_rate: bits per value, above 0 and at most 64.
+    #[arg(long)]
+    pub zfp_rate: Option<f64>,
+    /// zfp fixed_precision: bit planes kept, 1 to 64.
+    #[arg(long)]
+    pub zfp_precision: Option<u64>,
+    /// zfp fixed_accuracy: largest absolute error, above 0.
+    #[arg(long)]
+    pub zfp_tolerance: Option<f64>,
+    /// sz3: abs, rel (relative to the value range) or psnr (dB).
+    #[arg(long)]
+    pub sz3_error_bound_mode: Option<String>,
+    /// sz3: the bound of --sz3-error-bound-mode, above 0.
+    #[arg(long)]
+    pub sz3_error_bound: Option<f64>,
     /// szip: blocks per reference sample interval, 1..=4096 (default 128).
     #[arg(long)]
     pub szip_rsi: Option<u64>,
@@ -136,6 +161,9 @@ enum Compression {
     Zstd { level: i32 },
     Lz4,
     Szip { rsi: u32, block_size: u32 },
+    Blosc2(Blosc2),
+    Zfp(Zfp),
+    Sz3(Sz3),
 }
 
 impl PipelineArgs {
@@ -149,6 +177,48 @@ impl PipelineArgs {
             || self.szip_rsi.is_some()
             || self.szip_block_size.is_some()
             || self.szip_libaec_exact
+            || !self.codec_keys("").is_empty()
+    }
+
+    /// The blosc2/zfp/sz3 flags given, as the descriptor keys they set,
+    /// for the codec whose keys start with `prefix` ("" for all).
+    fn codec_keys(&self, prefix: &str) -> tgm::Map {
+        use tgm::cbor::Value;
+        let text = |v: &Option<String>| v.as_ref().map(|t| Value::Text(t.clone()));
+        let float = |v: Option<f64>| v.map(Value::Float);
+        let keys = [
+            ("blosc2_codec", text(&self.blosc2_codec)),
+            ("zfp_mode", text(&self.zfp_mode)),
+            ("zfp_rate", float(self.zfp_rate)),
+            ("zfp_precision", self.zfp_precision.map(Value::Uint)),
+            ("zfp_tolerance", float(self.zfp_tolerance)),
+            ("sz3_error_bound_mode", text(&self.sz3_error_bound_mode)),
+            ("sz3_error_bound", float(self.sz3_error_bound)),
+        ];
+        keys.into_iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .filter_map(|(k, v)| Some((k.to_string(), v?)))
+            .collect()
+    }
+
+    /// The typed parameters of blosc2, zfp or sz3 from their flags, checked
+    /// as a descriptor's keys are; a flag of another codec is a usage error.
+    fn codec_params<T>(
+        &self,
+        codec: &'static str,
+        parse: fn(&Params<'_>) -> tgm::Result<T>,
+        mut keys: tgm::Map,
+    ) -> CliResult<T> {
+        let own = format!("{codec}_");
+        let all = self.codec_keys("");
+        if let Some(k) = all.keys().find(|k| !k.starts_with(&own)) {
+            return Err(usage(format!(
+                "--{} has no effect with --compression {codec}",
+                k.replace('_', "-")
+            )));
+        }
+        keys.extend(all);
+        parse(&Params::new(&keys, codec)).map_err(|e| usage(flag_names(e.detail())))
     }
 
     /// Validates the flags: unknown names and flags without effect in
@@ -165,9 +235,12 @@ impl PipelineArgs {
         if !matches!(filter, "none" | "shuffle") {
             return Err(usage(format!("unknown filter {filter:?} (none, shuffle)")));
         }
-        if !matches!(compression, "none" | "zstd" | "lz4" | "szip") {
+        if !matches!(
+            compression,
+            "none" | "zstd" | "lz4" | "szip" | "blosc2" | "zfp" | "sz3"
+        ) {
             return Err(usage(format!(
-                "unknown compression {compression:?} (none, zstd, lz4, szip)"
+                "unknown compression {compression:?} (none, zstd, lz4, szip, blosc2, zfp, sz3)"
             )));
         }
         if self.bits.is_some() && encoding != "simple_packing" {
@@ -175,9 +248,22 @@ impl PipelineArgs {
                 "--bits has no effect without --encoding simple_packing",
             ));
         }
-        if self.level.is_some() && compression != "zstd" {
+        if self.level.is_some() && !matches!(compression, "zstd" | "blosc2") {
             return Err(usage(format!(
-                "--level has no effect with compression {compression:?} (only zstd has levels)"
+                "--level has no effect with compression {compression:?} (only zstd and blosc2 have levels)"
+            )));
+        }
+        if !matches!(compression, "blosc2" | "zfp" | "sz3") {
+            if let Some(k) = self.codec_keys("").keys().next() {
+                return Err(usage(format!(
+                    "--{} has no effect with compression {compression:?}",
+                    k.replace('_', "-")
+                )));
+            }
+        }
+        if matches!(compression, "zfp" | "sz3") && (encoding != "none" || filter != "none") {
+            return Err(usage(format!(
+                "--compression {compression} codes float64 values itself: it needs --encoding none and --filter none"
             )));
         }
         if (self.szip_rsi.is_some() || self.szip_block_size.is_some() || self.szip_libaec_exact)
@@ -204,6 +290,20 @@ impl PipelineArgs {
                 Compression::Zstd { level }
             }
             "lz4" => Compression::Lz4,
+            "blosc2" => {
+                let mut level = tgm::Map::new();
+                if let Some(l) = self.level {
+                    level.insert("blosc2_clevel".into(), tgm::cbor::Value::from_i64(l));
+                }
+                let p = self.codec_params("blosc2", Blosc2::from_params, level)?;
+                Compression::Blosc2(p)
+            }
+            "zfp" => {
+                Compression::Zfp(self.codec_params("zfp", Zfp::from_params, tgm::Map::new())?)
+            }
+            "sz3" => {
+                Compression::Sz3(self.codec_params("sz3", Sz3::from_params, tgm::Map::new())?)
+            }
             "szip" => Compression::Szip {
                 rsi: u32_flag("--szip-rsi", self.szip_rsi.unwrap_or(128))?,
                 block_size: u32_flag("--szip-block-size", self.szip_block_size.unwrap_or(16))?,
@@ -248,6 +348,15 @@ impl PipelineArgs {
             Compression::None => b,
             Compression::Zstd { level } => b.zstd_level(level),
             Compression::Lz4 => b.lz4(),
+            Compression::Blosc2(p) => b.blosc2(p),
+            Compression::Zfp(p) => {
+                float64_only("zfp", d.dtype)?;
+                b.zfp(p)
+            }
+            Compression::Sz3(p) => {
+                float64_only("sz3", d.dtype)?;
+                b.sz3(p)
+            }
             Compression::Szip { rsi, block_size } => {
                 let signed = s.packing_bits.is_none() && !s.shuffle && d.dtype.is_signed_int();
                 let flags = tgm::szip::flags::PREPROCESS
@@ -272,6 +381,38 @@ impl PipelineArgs {
         }
         Ok(EncodeOptions::new().hashing(!self.no_hash).pipeline(p))
     }
+}
+
+/// `detail` with the descriptor keys the codec flags set named as those
+/// flags.
+fn flag_names(detail: &str) -> String {
+    let mut s = detail.replace("blosc2_clevel", "--level");
+    for k in CODEC_FLAG_KEYS {
+        s = s.replace(k, &format!("--{}", k.replace('_', "-")));
+    }
+    s
+}
+
+/// Descriptor keys that have a flag of the same name.
+const CODEC_FLAG_KEYS: [&str; 7] = [
+    "blosc2_codec",
+    "zfp_mode",
+    "zfp_rate",
+    "zfp_precision",
+    "zfp_tolerance",
+    "sz3_error_bound_mode",
+    "sz3_error_bound",
+];
+
+/// zfp and sz3 code float64 values only.
+fn float64_only(codec: &str, dtype: Dtype) -> CliResult {
+    if dtype != Dtype::Float64 {
+        return Err(usage(format!(
+            "--compression {codec} codes float64 fields, not {}",
+            dtype.name()
+        )));
+    }
+    Ok(())
 }
 
 /// Pipeline options from the global flags.

@@ -9,7 +9,7 @@ use super::zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
 use crate::cbor::Value;
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::dtype::Dtype;
-use crate::pipeline_spec::{CompressionSpec, PipelineSpec};
+use crate::pipeline_spec::{Blosc2, CompressionSpec, PipelineSpec, Sz3, Zfp};
 
 /// Bits per value when `simple_packing` is asked for without a width, as
 /// the reference's pipeline helper.
@@ -83,6 +83,25 @@ impl PipelineBuilder {
         self
     }
 
+    /// blosc2 with explicit parameters (`Blosc2::default()`: lz4 at
+    /// level 5, the reference's defaults, written explicitly).
+    pub fn blosc2(mut self, p: Blosc2) -> Self {
+        self.compression = CompressionSpec::Blosc2(p);
+        self
+    }
+
+    /// zfp (float64, no encoding or filter).
+    pub fn zfp(mut self, p: Zfp) -> Self {
+        self.compression = CompressionSpec::Zfp(p);
+        self
+    }
+
+    /// sz3 (float64, no encoding or filter).
+    pub fn sz3(mut self, p: Sz3) -> Self {
+        self.compression = CompressionSpec::Sz3(p);
+        self
+    }
+
     /// rle (bitmask objects only).
     pub fn rle(mut self) -> Self {
         self.compression = CompressionSpec::Rle;
@@ -128,6 +147,18 @@ impl PipelineBuilder {
             CompressionSpec::Szip(s) => {
                 put(s.params());
                 "szip"
+            }
+            CompressionSpec::Blosc2(b) => {
+                put(b.params());
+                "blosc2"
+            }
+            CompressionSpec::Zfp(z) => {
+                put(z.params());
+                "zfp"
+            }
+            CompressionSpec::Sz3(z) => {
+                put(z.params());
+                "sz3"
             }
             CompressionSpec::Rle => "rle",
             CompressionSpec::Roaring => "roaring",

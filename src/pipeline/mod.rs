@@ -8,9 +8,14 @@
 pub(crate) mod bitcodec;
 pub(crate) mod bitmask_codec;
 pub(crate) mod bits;
+pub(crate) mod blosc2_codec;
+#[cfg(feature = "blosc2")]
+pub(crate) mod blosc2_frame;
 pub(crate) mod builder;
 pub(crate) mod codec;
 mod dequantise;
+#[cfg(any(feature = "zfp", feature = "sz3"))]
+mod float64_stream;
 pub(crate) mod lz4_codec;
 pub(crate) mod masks;
 pub(crate) mod none_codec;
@@ -21,7 +26,9 @@ pub(crate) mod registry;
 pub(crate) mod scan;
 pub(crate) mod shuffle;
 pub(crate) mod simple_packing;
+pub(crate) mod sz3_codec;
 pub(crate) mod szip_stage;
+pub(crate) mod zfp_codec;
 pub(crate) mod zstd_codec;
 #[cfg(feature = "zstd-decode-pure")]
 mod zstd_pure;
@@ -34,6 +41,9 @@ use crate::dtype::{swap_in_place, ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 pub use crate::pipeline_spec::PipelineSpec;
+pub use crate::pipeline_spec::{Blosc2, Blosc2Codec, Sz3, Sz3Bound, Zfp, ZfpMode};
+#[cfg(feature = "blosc2")]
+pub use blosc2_codec::{blosc2_compress, blosc2_decompress_into, blosc2_decompress_range};
 pub use builder::{PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
 pub use codec::{Codec, PieceRun, RangeCheck, RangeInput, StageContext, StageKind, StagePlan};
 pub use masks::{MaskMethod, MaskOptions};
@@ -41,7 +51,11 @@ pub use plan::stages;
 use plan::EncodeStages;
 pub use shuffle::Shuffle;
 pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
+#[cfg(feature = "sz3")]
+pub use sz3_codec::{sz3_compress, sz3_decompress_into};
 pub use szip_stage::Szip;
+#[cfg(feature = "zfp")]
+pub use zfp_codec::{zfp_compress, zfp_decompress_into, zfp_decompress_range};
 pub use zstd_codec::{Zstd, ZstdFrameSize, ZSTD_DEFAULT_LEVEL};
 
 /// Options of the encode side of the pipeline.

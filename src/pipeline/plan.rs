@@ -42,7 +42,10 @@ impl Codec for UnusableStage {
 #[cfg(not(all(
     any(feature = "zstd", feature = "zstd-decode-pure"),
     feature = "lz4",
-    feature = "szip"
+    feature = "szip",
+    feature = "blosc2",
+    feature = "zfp",
+    feature = "sz3"
 )))]
 fn disabled(name: &'static str) -> UnusableStage {
     let error = registry::disabled_error(StageKind::Compression, name, name);
@@ -55,6 +58,13 @@ static NO_ZSTD: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(||
 static NO_LZ4: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("lz4"));
 #[cfg(not(feature = "szip"))]
 static NO_SZIP: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("szip"));
+#[cfg(not(feature = "blosc2"))]
+static NO_BLOSC2: std::sync::LazyLock<UnusableStage> =
+    std::sync::LazyLock::new(|| disabled("blosc2"));
+#[cfg(not(feature = "zfp"))]
+static NO_ZFP: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("zfp"));
+#[cfg(not(feature = "sz3"))]
+static NO_SZ3: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("sz3"));
 
 /// The codec running the encoding stage `e`.
 fn encoding(e: &EncodingSpec) -> &dyn Codec {
@@ -91,6 +101,18 @@ fn compression(c: &CompressionSpec) -> &dyn Codec {
         CompressionSpec::Szip(s) => s,
         #[cfg(not(feature = "szip"))]
         CompressionSpec::Szip(_) => &*NO_SZIP,
+        #[cfg(feature = "blosc2")]
+        CompressionSpec::Blosc2(b) => b,
+        #[cfg(not(feature = "blosc2"))]
+        CompressionSpec::Blosc2(_) => &*NO_BLOSC2,
+        #[cfg(feature = "zfp")]
+        CompressionSpec::Zfp(z) => z,
+        #[cfg(not(feature = "zfp"))]
+        CompressionSpec::Zfp(_) => &*NO_ZFP,
+        #[cfg(feature = "sz3")]
+        CompressionSpec::Sz3(z) => z,
+        #[cfg(not(feature = "sz3"))]
+        CompressionSpec::Sz3(_) => &*NO_SZ3,
         CompressionSpec::Rle => &super::bitmask_codec::BitSet::Rle,
         CompressionSpec::Roaring => &super::bitmask_codec::BitSet::Roaring,
         CompressionSpec::Unusable(u) => u,

@@ -223,6 +223,38 @@ pub fn edit_raw(d: ObjectDescriptor, f: impl FnOnce(&mut RawPipeline)) -> Object
         .expect("valid stage keys")
 }
 
+/// Checks two one-object messages are byte-identical, saying first
+/// whether the descriptors or the payload lengths differ.
+pub fn assert_same_message(ours: &[u8], reference: &[u8], what: &dyn std::fmt::Debug) {
+    if ours == reference {
+        return;
+    }
+    let a = tgm::Message::parse(ours).unwrap();
+    let b = tgm::Message::parse(reference).unwrap();
+    let (da, db) = (a.object(0).unwrap(), b.object(0).unwrap());
+    assert_eq!(da.descriptor(), db.descriptor(), "descriptor differs");
+    assert_eq!(
+        da.payload_region().len(),
+        db.payload_region().len(),
+        "payload length differs for {what:?}"
+    );
+    panic!("payload bytes differ for {what:?}");
+}
+
+/// `n` float64 values of a smooth temperature-like field in `order`.
+pub fn field(n: usize, order: ByteOrder) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| {
+            let x = i as f64;
+            let v = 250.0 + 30.0 * (x * 0.013).sin() + 5.0 * (x * 0.17).cos() - (x * 1e-3);
+            match order {
+                ByteOrder::Big => v.to_be_bytes(),
+                ByteOrder::Little => v.to_le_bytes(),
+            }
+        })
+        .collect()
+}
+
 /// A smooth temperature-like field with a little structured noise.
 pub fn smooth_field(n: usize) -> Vec<f64> {
     (0..n)

@@ -1,0 +1,176 @@
+//! The sz3 compression stage (cargo feature `sz3`): error-bounded lossy
+//! coding of float64 values as one 1-D array, through the reference's
+//! Apache-licensed SZ3 binding. No range decoding. See `spec/pipeline.md`
+//! §4.7.
+
+#[cfg(feature = "sz3")]
+use std::borrow::Cow;
+
+use super::codec::StageKind;
+#[cfg(feature = "sz3")]
+use super::codec::{Codec, Params, StageContext};
+#[cfg(feature = "sz3")]
+use super::float64_stream;
+use super::registry::{BuildFn, CodecEntry};
+#[cfg(feature = "sz3")]
+use crate::error::{Error, Result};
+#[cfg(feature = "sz3")]
+pub use crate::pipeline_spec::{Sz3, Sz3Bound};
+
+/// Registry entry.
+pub const ENTRY: CodecEntry = CodecEntry {
+    name: "sz3",
+    kind: StageKind::Compression,
+    keys: &["sz3_error_bound_mode", "sz3_error_bound"],
+    feature: Some("sz3"),
+    build: BUILD,
+};
+
+#[cfg(feature = "sz3")]
+const BUILD: Option<BuildFn> = Some(build);
+#[cfg(not(feature = "sz3"))]
+const BUILD: Option<BuildFn> = None;
+
+#[cfg(feature = "sz3")]
+fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(Sz3::from_params(p)?))
+}
+
+#[cfg(feature = "sz3")]
+fn fail(what: &str, e: tensogram_sz3::SZ3Error) -> Error {
+    Error::codec(format!("sz3 {what} failed: {e}"))
+}
+
+/// SZ3's form of the bound.
+#[cfg(feature = "sz3")]
+fn bound(b: Sz3Bound) -> tensogram_sz3::ErrorBound {
+    match b {
+        Sz3Bound::Abs(v) => tensogram_sz3::ErrorBound::Absolute(v),
+        Sz3Bound::Rel(v) => tensogram_sz3::ErrorBound::Relative(v),
+        Sz3Bound::Psnr(v) => tensogram_sz3::ErrorBound::PSNR(v),
+    }
+}
+
+/// SZ3 stream of `values` as one 1-D array.
+#[cfg(feature = "sz3")]
+pub fn sz3_compress(values: &[f64], b: Sz3Bound) -> Result<Vec<u8>> {
+    if values.len() < 2 {
+        return Err(Error::invalid_argument(format!(
+            "compression \"sz3\" cannot code an object of {} values (SZ3 needs at least 2)",
+            values.len()
+        )));
+    }
+    let data = tensogram_sz3::DimensionedData::<f64, _>::build(&values)
+        .dim(values.len())
+        .and_then(|d| d.finish())
+        .map_err(|e| fail("compression", e))?;
+    tensogram_sz3::compress(&data, bound(b)).map_err(|e| fail("compression", e))
+}
+
+/// Decodes an SZ3 stream into exactly `out.len()` values: the stream's
+/// own header must declare one dimension of that length and float64
+/// values, checked before SZ3 decodes anything.
+#[cfg(feature = "sz3")]
+pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
+    let n = out.len();
+    if n < 2 {
+        // SZ3 never writes such a stream; its dimension builder cannot
+        // even describe one.
+        return Err(Error::codec(format!(
+            "sz3 stream for an object of {n} values (SZ3 needs at least 2)"
+        )));
+    }
+    let mut view = out;
+    let mut data = tensogram_sz3::DimensionedData::<f64, _>::build_mut(&mut view)
+        .dim(n)
+        .and_then(|d| d.finish())
+        .map_err(|e| fail("decompression", e))?;
+    tensogram_sz3::decompress_into_dimensioned(stream, &mut data)
+        .map(|_| ())
+        .map_err(|e| match e {
+            tensogram_sz3::SZ3Error::DecompressedDimsMismatch { found, .. } => {
+                Error::codec(format!(
+                    "sz3 stream holds an array of shape {found:?}, the descriptor implies [{n}]"
+                ))
+            }
+            e => fail("decompression", e),
+        })
+}
+
+#[cfg(feature = "sz3")]
+impl Codec for Sz3 {
+    fn name(&self) -> &str {
+        "sz3"
+    }
+
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    fn validate(&self, cx: &StageContext) -> Result<()> {
+        float64_stream::check("sz3", cx)
+    }
+
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
+        let values = float64_stream::values(&input, cx.byte_order)?;
+        Ok(Cow::Owned(sz3_compress(&values, self.bound)?))
+    }
+
+    fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let n = float64_stream::count("sz3", out)?;
+        let mut values = float64_stream::with_capacity(n)?;
+        values.resize(n, 0.0);
+        sz3_decompress_into(input, &mut values)?;
+        float64_stream::write(&values, cx.byte_order, out);
+        Ok(())
+    }
+}
+
+#[cfg(all(test, feature = "sz3"))]
+mod tests {
+    use super::*;
+
+    fn wave(n: usize) -> Vec<f64> {
+        (0..n).map(|i| (i as f64 * 0.01).sin() * 100.0).collect()
+    }
+
+    #[test]
+    fn each_bound_mode_round_trips_within_its_bound() {
+        let v = wave(5000);
+        for (b, max_err) in [
+            (Sz3Bound::Abs(1e-3), 1e-3),
+            (Sz3Bound::Rel(1e-4), 1e-4 * 200.0),
+            (Sz3Bound::Psnr(80.0), 1.0),
+        ] {
+            let c = sz3_compress(&v, b).unwrap();
+            assert!(c.len() < v.len() * 8, "{b:?}");
+            let mut out = vec![0.0; v.len()];
+            sz3_decompress_into(&c, &mut out).unwrap();
+            let err = v
+                .iter()
+                .zip(&out)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(err <= max_err, "{b:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_stream_of_another_length_or_truncated_is_refused() {
+        let v = wave(1000);
+        let c = sz3_compress(&v, Sz3Bound::Abs(1e-3)).unwrap();
+        let mut out = vec![0.0; 999];
+        let e = sz3_decompress_into(&c, &mut out).unwrap_err();
+        assert!(e.detail().contains("[1000]"), "{e}");
+        let mut out = vec![0.0; 1000];
+        for cut in [0, 1, 15, 16, 17] {
+            assert!(sz3_decompress_into(&c[..cut], &mut out).is_err(), "{cut}");
+        }
+        assert!(sz3_compress(&[], Sz3Bound::Abs(1.0)).is_err());
+        assert!(sz3_compress(&[1.0], Sz3Bound::Abs(1.0)).is_err());
+        for n in [0, 1] {
+            let e = sz3_decompress_into(&c, &mut vec![0.0; n]).unwrap_err();
+            assert!(e.detail().contains("at least 2"), "{e}");
+        }
+    }
+}
