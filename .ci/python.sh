@@ -40,8 +40,18 @@ echo "wheel features: default + $FEATURES"
 unset MATURIN_PEP517_ARGS
 
 step "python: types (stubs against the built module, the package, a user's code)"
+# The stubs declare every converter; those of features not built are
+# absent from the module (and its __all__), which stubtest is told.
+allowlist="$VENV/stubtest-allowlist.txt"
+: >"$allowlist"
+for f in grib netcdf nifti dicom; do
+    case ",$FEATURES," in
+    *",$f,"*) ;;
+    *) printf 'tgm._native.__all__\ntgm._native.convert_%s\ntgm._native.to_%s\n' "$f" "$f" >>"$allowlist" ;;
+    esac
+done
 (cd python && export MYPY_CACHE_DIR="$VENV/mypy-cache" &&
-    "$VENV/bin/python" -m mypy.stubtest tgm &&
+    "$VENV/bin/python" -m mypy.stubtest --allowlist "$allowlist" tgm &&
     "$VENV/bin/python" -m mypy -p tgm &&
     "$VENV/bin/python" -m mypy --strict tests/typing/usage.py)
 

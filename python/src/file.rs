@@ -11,7 +11,9 @@ use std::sync::{Arc, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use tgm::file::{FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAYOUT_VERSION};
+use tgm::file::{
+    ByteSource, FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAYOUT_VERSION,
+};
 use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
@@ -26,6 +28,15 @@ struct Damage {
     truncated: bool,
     /// Complete messages before it: the index the damaged one would have.
     message: usize,
+}
+
+/// `[(offset, length, reason, truncated)]` of the bytes of `f` outside
+/// complete messages (`spec/files.md` §2).
+pub(crate) fn damage_rows<S: ByteSource>(f: &SourceFile<S>) -> Vec<(u64, u64, String, bool)> {
+    damage(f.spans(), f.torn_tail(), f.size())
+        .into_iter()
+        .map(|d| (d.offset, d.len, d.reason, d.truncated))
+        .collect()
 }
 
 /// Every byte range outside the complete messages `spans` of a file of
@@ -63,9 +74,9 @@ fn damage(spans: &[MessageSpan], torn: Option<&TornTail>, size: u64) -> Vec<Dama
 /// The error opening a file raises: not a Tensogram file at all, or
 /// bytes outside complete messages (unless `intact_only`, which reads the
 /// intact messages of a damaged file). Offsets are absolute.
-fn check_intact(
+pub(crate) fn check_intact<S: ByteSource>(
     path: &std::path::Path,
-    f: &SourceFile<FileSource>,
+    f: &SourceFile<S>,
     intact_only: bool,
 ) -> tgm::Result<()> {
     let found = damage(f.spans(), f.torn_tail(), f.size());
@@ -240,10 +251,7 @@ impl NativeFile {
     /// complete messages.
     fn damage(&self) -> Vec<(u64, u64, String, bool)> {
         let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        damage(g.spans(), g.torn_tail(), g.size())
-            .into_iter()
-            .map(|d| (d.offset, d.len, d.reason, d.truncated))
-            .collect()
+        damage_rows(&*g)
     }
 
     /// The bytes of message `m`.

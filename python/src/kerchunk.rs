@@ -37,10 +37,16 @@ pub fn kerchunk_refs(
             tgm::kerchunk::refs_of_file(&f, &target)
         })
         .py(py)?;
+    Ok(result(&refs))
+}
+
+/// `(reference JSON text, [(message, object, variable, reason)])`: what
+/// `kerchunk_refs` returns, for a local file or any byte source.
+pub(crate) fn result(refs: &tgm::kerchunk::Refs) -> (String, Vec<(usize, usize, String, String)>) {
     let skipped = refs
         .unexpressible
         .iter()
         .map(|u| (u.message, u.object, u.variable.clone(), u.reason.clone()))
         .collect();
-    Ok((refs.to_json(), skipped))
+    (refs.to_json(), skipped)
 }

@@ -18,6 +18,7 @@ use tgm::{DecodeOptions, Error, ErrorKind, Limits};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::verify_policy;
+use crate::file::{check_intact, damage_rows};
 
 /// A Python object with `read(n)` and `seek(offset[, whence])` as a
 /// [`ByteSource`]. Each read takes the GIL and seeks before reading, under
@@ -120,9 +121,21 @@ fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
 }
 
 impl NativeSourceFile {
-    fn locate(py: Python<'_>, src: Box<dyn ByteSource>) -> PyResult<Self> {
+    /// Locates the messages of `src`, named `name` in errors; bytes outside
+    /// complete messages are refused unless `intact_only`, as for a local
+    /// file (`spec/files.md` §2).
+    fn locate(
+        py: Python<'_>,
+        name: &str,
+        src: Box<dyn ByteSource>,
+        intact_only: bool,
+    ) -> PyResult<Self> {
         let file = py
-            .allow_threads(|| SourceFile::open(src, &Limits::default()))
+            .allow_threads(|| -> tgm::Result<_> {
+                let f = SourceFile::open(src, &Limits::default())?;
+                check_intact(std::path::Path::new(name), &f, intact_only)?;
+                Ok(f)
+            })
             .py(py)?;
         Ok(NativeSourceFile { file })
     }
@@ -144,20 +157,34 @@ impl NativeSourceFile {
     /// Opens `url` (`spec/remote.md` §1); `storage_options` are the store's
     /// configuration keys, applied after the environment.
     #[staticmethod]
-    #[pyo3(signature = (url, storage_options=Vec::new()))]
+    #[pyo3(signature = (url, storage_options=Vec::new(), intact_only=false))]
     fn open_url(
         py: Python<'_>,
         url: String,
         storage_options: Vec<(String, String)>,
+        intact_only: bool,
     ) -> PyResult<Self> {
-        open_url(py, &url, storage_options)
+        open_url(py, &url, storage_options, intact_only)
     }
 
-    /// Reads a Python file object with `read` and `seek`.
+    /// Reads a Python file object with `read` and `seek`, named `name` in
+    /// errors.
     #[staticmethod]
-    fn open_reader(py: Python<'_>, obj: Py<PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (obj, name, intact_only=false))]
+    fn open_reader(
+        py: Python<'_>,
+        obj: Py<PyAny>,
+        name: &str,
+        intact_only: bool,
+    ) -> PyResult<Self> {
         let r = PyReader::new(py, obj)?;
-        Self::locate(py, Box::new(r))
+        Self::locate(py, name, Box::new(r), intact_only)
+    }
+
+    /// `[(offset, length, reason, truncated)]` of the bytes outside
+    /// complete messages (empty unless opened with `intact_only`).
+    fn damage(&self) -> Vec<(u64, u64, String, bool)> {
+        damage_rows(&self.file)
     }
 
     /// Number of complete messages.
@@ -266,6 +293,21 @@ impl NativeSourceFile {
         Ok((descriptor_to_py(py, &desc)?, parts))
     }
 
+    /// Kerchunk references of every message (`spec/kerchunk.md`), chunk
+    /// references pointing at `target` → `(JSON text, [(message, object,
+    /// variable, reason)])`; each message is read whole once.
+    #[allow(clippy::type_complexity)]
+    fn kerchunk_refs(
+        &self,
+        py: Python<'_>,
+        target: &str,
+    ) -> PyResult<(String, Vec<(usize, usize, String, String)>)> {
+        let refs = py
+            .allow_threads(|| tgm::kerchunk::refs_of_source(&self.file, target))
+            .py(py)?;
+        Ok(crate::kerchunk::result(&refs))
+    }
+
     /// Reads and keeps the index of each listed message, so that later
     /// object reads cost one request each.
     fn prefetch(&self, py: Python<'_>, messages: Vec<usize>) -> PyResult<()> {
@@ -287,11 +329,12 @@ fn open_url(
     py: Python<'_>,
     url: &str,
     storage_options: Vec<(String, String)>,
+    intact_only: bool,
 ) -> PyResult<NativeSourceFile> {
     use tgm::remote::{RemoteOptions, RemoteSource};
     let opts = RemoteOptions::default().with_storage_options(storage_options);
     let src = py.allow_threads(|| RemoteSource::open(url, &opts)).py(py)?;
-    NativeSourceFile::locate(py, Box::new(src))
+    NativeSourceFile::locate(py, url, Box::new(src), intact_only)
 }
 
 #[cfg(not(feature = "remote"))]
@@ -299,6 +342,7 @@ fn open_url(
     py: Python<'_>,
     url: &str,
     _storage_options: Vec<(String, String)>,
+    _intact_only: bool,
 ) -> PyResult<NativeSourceFile> {
     Err(crate::convert::invalid_argument(
         py,

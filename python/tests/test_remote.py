@@ -4,6 +4,7 @@ file-like objects. ``spec/remote.md``."""
 
 import asyncio
 import io
+import pickle
 import os
 import shutil
 import socket
@@ -275,10 +276,18 @@ def test_file_objects_are_read_safely_from_many_threads():
         np.testing.assert_array_equal(g, arrays[i % 8])
 
 
-def test_a_file_object_cut_short_keeps_its_complete_messages():
+def test_a_file_object_cut_short_is_refused_unless_intact_only():
     data, arrays = archive(2)
-    f = tgm.TensogramFile.open(io.BytesIO(data[:-10]))
+    start = tgm.scan(data)[1][0]
+    with pytest.raises(tgm.FramingError) as e:
+        tgm.TensogramFile.open(io.BytesIO(data[:-10]))
+    assert e.value.offset == start and e.value.message_index == 1
+    assert "BytesIO" in str(e.value) and "intact_only" in str(e.value)
+    with pytest.raises(tgm.InvalidArgumentError, match="zero_copy"):
+        tgm.TensogramFile.open(io.BytesIO(data), zero_copy=True)
+    f = tgm.TensogramFile.open(io.BytesIO(data[:-10]), intact_only=True)
     assert f.message_count() == 1
+    assert f.damage() == [(start, len(data) - 10 - start, f.damage()[0][2], True)]
     np.testing.assert_array_equal(f.file_decode_object(0, 0)["data"], arrays[0])
     with pytest.raises(tgm.InvalidArgumentError):
         f.file_decode_object(1, 0)
@@ -391,3 +400,56 @@ def test_s3_objects_open_with_storage_options(s3):
     with pytest.raises(OSError) as e:
         tgm.TensogramFile.open_remote("s3://tgm-test/missing.tgm", opts)
     assert e.value.kind == "not_found"
+
+
+def test_a_url_cut_short_is_refused_unless_intact_only(nginx):
+    data, arrays = archive(3)
+    start = tgm.scan(data)[2][0]
+    url = nginx.put("cut.tgm", data[:-7])
+    with pytest.raises(tgm.FramingError) as e:
+        tgm.TensogramFile.open(url)
+    assert e.value.offset == start and e.value.message_index == 2
+    assert url in str(e.value) and "intact_only" in str(e.value)
+    with pytest.raises(tgm.InvalidArgumentError, match="zero_copy"):
+        tgm.TensogramFile.open(url, zero_copy=True)
+    f = tgm.TensogramFile.open(url, intact_only=True)
+    assert len(f) == 2 and [d[:2] for d in f.damage()] == [(start, len(data) - 7 - start)]
+    np.testing.assert_array_equal(f.object_array(1, 0), arrays[1])
+    g = tgm.TensogramFile.open_remote(url, intact_only=True)
+    assert pickle.loads(pickle.dumps(g)).damage() == f.damage()
+    xr = pytest.importorskip("xarray")
+    with pytest.raises(tgm.FramingError):
+        xr.open_dataset(url, engine="tgm")
+    assert set(xr.open_dataset(url, engine="tgm", intact_only=True).data_vars) == {"object_0_0", "object_1_0"}
+
+
+def test_kerchunk_refs_of_a_url_are_those_of_the_local_file(nginx, tmp_path):
+    data, _ = archive(2)
+    url = nginx.put("refs.tgm", data)
+    local = tmp_path / "refs.tgm"
+    local.write_bytes(data)
+    assert tgm.kerchunk_refs(url) == tgm.kerchunk_refs(local, target=url)
+    assert tgm.kerchunk_refs(io.BytesIO(data), target=url) == tgm.kerchunk_refs(url)
+    with pytest.raises(tgm.InvalidArgumentError, match="needs target"):
+        tgm.kerchunk_refs(io.BytesIO(data))
+    with pytest.raises(TypeError, match="storage_options"):
+        tgm.kerchunk_refs(local, storage_options={"timeout": "5s"})
+    with pytest.raises(OSError, match="no-such"):
+        tgm.kerchunk_refs(f"http://127.0.0.1:{nginx.port}/no-such.tgm")
+
+
+def test_xarray_decodes_cf_from_a_url_as_from_a_path(nginx, tmp_path):
+    xr = pytest.importorskip("xarray")
+    packed = np.array([[0, 2, -1]], dtype=np.int16)
+    attrs = {"scale_factor": 0.5, "add_offset": 100.0, "_FillValue": -1}
+    msg = tgm.encode(
+        {"base": [{"name": "t", "dim_names": ["y", "x"], "netcdf": {"attrs": attrs}}]},
+        [(desc([1, 3], "int16"), packed)],
+    )
+    url = nginx.put("cf.tgm", msg)
+    local = tmp_path / "cf.tgm"
+    local.write_bytes(msg)
+    for kw, want in (({}, [[100.0, 101.0, np.nan]]), ({"mask_and_scale": False}, [[0, 2, -1]])):
+        got = xr.open_dataset(url, engine="tgm", **kw)["t"].values
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, xr.open_dataset(local, engine="tgm", **kw)["t"].values)

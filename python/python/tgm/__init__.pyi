@@ -26,6 +26,8 @@ from ._errors import (
     UnsupportedCodecError as UnsupportedCodecError,
 )
 
+from ._remote import RemoteTensogramFile, _Reader, _Reading
+
 _Array = npt.NDArray[Any]
 _Path = str | PathLike[str]
 _MetaIn = Mapping[str, Any] | Metadata | None
@@ -126,7 +128,7 @@ class StreamingEncoder:
     def finish_and_reset(self) -> bytes: ...
     def finish_and_reset_backfilled(self) -> bytes: ...
 
-class TensogramFile:
+class TensogramFile(_Reading):
     def __init__(
         self,
         path: _Path,
@@ -135,6 +137,9 @@ class TensogramFile:
         zero_copy: bool = False,
         _native_file: Any = None,
     ) -> None: ...
+    # A URL string opens a RemoteTensogramFile too: a str cannot tell
+    # which statically, and the path is what most code passes.
+    @overload
     @classmethod
     def open(
         cls,
@@ -144,12 +149,27 @@ class TensogramFile:
         intact_only: bool = False,
         zero_copy: bool = False,
     ) -> Self: ...
+    @overload
+    @classmethod
+    def open(
+        cls,
+        source: _Reader,
+        *,
+        bidirectional: bool = True,
+        intact_only: bool = False,
+        zero_copy: Literal[False] = False,
+    ) -> RemoteTensogramFile: ...
     @classmethod
     def create(cls, path: _Path) -> Self: ...
     @classmethod
     def open_remote(
-        cls, source: str, storage_options: Mapping[str, Any] | None = None, *, bidirectional: bool = True
-    ) -> Self: ...
+        cls,
+        source: str | _Reader,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        bidirectional: bool = True,
+        intact_only: bool = False,
+    ) -> RemoteTensogramFile: ...
     @classmethod
     def from_layout(
         cls, path: _Path, size: int, spans: Sequence[_Range], *, zero_copy: bool = False
@@ -157,11 +177,7 @@ class TensogramFile:
     def refresh(self) -> None: ...
     @property
     def layout(self) -> tuple[int, list[_Range]]: ...
-    def damage(self) -> list[tuple[int, int, str, bool]]: ...
     def source(self) -> str: ...
-    def is_remote(self) -> bool: ...
-    def message_count(self) -> int: ...
-    def __len__(self) -> int: ...
     def append(
         self,
         global_meta_dict: _MetaIn,
@@ -177,69 +193,7 @@ class TensogramFile:
         aggregate_hash: None = None,
     ) -> None: ...
     def append_bytes(self, message: Buffer) -> None: ...
-    def read_message(self, index: int) -> bytes: ...
-    def messages(self) -> list[bytes]: ...
-    def decode_message(
-        self,
-        index: int,
-        native_byte_order: bool = True,
-        threads: int = 0,
-        restore_non_finite: bool = True,
-        verify_hash: bool = False,
-    ) -> Message: ...
-    @overload
-    def __getitem__(self, key: int) -> Message: ...
-    @overload
-    def __getitem__(self, key: slice) -> list[Message]: ...
     def __iter__(self) -> TensogramFileIter: ...
-    def file_decode_metadata(self, msg_index: int) -> Metadata: ...
-    def file_decode_descriptors(self, msg_index: int) -> dict[str, Any]: ...
-    def file_decode_object(
-        self,
-        msg_index: int,
-        obj_index: int,
-        native_byte_order: bool = True,
-        threads: int = 0,
-        verify_hash: bool = False,
-    ) -> dict[str, Any]: ...
-    def file_decode_range(
-        self,
-        msg_index: int,
-        obj_index: int,
-        ranges: Iterable[_Range],
-        join: bool = False,
-        native_byte_order: bool = True,
-        threads: int = 0,
-    ) -> Any: ...
-    def file_decode_object_batch(
-        self,
-        msg_indices: Iterable[int],
-        obj_index: int,
-        native_byte_order: bool = True,
-        threads: int = 0,
-        verify_hash: bool = False,
-    ) -> list[dict[str, Any]]: ...
-    def file_decode_range_batch(
-        self,
-        msg_indices: Iterable[int],
-        obj_index: int,
-        ranges: Iterable[_Range],
-        join: bool = False,
-        native_byte_order: bool = True,
-        threads: int = 0,
-    ) -> list[Any]: ...
-    def object_array(self, msg_index: int, obj_index: int, verify_hash: bool = False) -> _Array: ...
-    def object_descriptor(
-        self, msg_index: int, obj_index: int
-    ) -> tuple[Metadata, DataObjectDescriptor]: ...
-    def close(self) -> None: ...
-    def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        _exc_type: type[BaseException] | None = None,
-        _exc_val: BaseException | None = None,
-        _exc_tb: TracebackType | None = None,
-    ) -> bool: ...
 
 class TensogramFileIter:
     def __init__(self, f: TensogramFile) -> None: ...
@@ -255,7 +209,7 @@ class AsyncTensogramFile:
     ) -> Awaitable[AsyncTensogramFile]: ...
     @staticmethod
     def open_remote(
-        source: str, storage_options: Mapping[str, Any] | None = None, *, bidirectional: bool = True
+        source: str | _Reader, storage_options: Mapping[str, Any] | None = None, *, bidirectional: bool = True
     ) -> Awaitable[AsyncTensogramFile]: ...
     def source(self) -> str: ...
     def is_remote(self) -> bool: ...
@@ -312,6 +266,82 @@ class AsyncTensogramFile:
     ) -> bool: ...
     def __aiter__(self) -> AsyncIterator[Message]: ...
 
+__has_grib__: bool
+__has_netcdf__: bool
+
+_Paths = _Path | Sequence[_Path]
+_Level = int | None
+
+def doctor() -> dict[str, Any]: ...
+def kerchunk_refs(
+    path: _Path | _Reader, target: str | None = None, *, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]: ...
+def convert_grib(
+    path: _Paths,
+    *,
+    grouping: Literal["merge_all", "one_to_one"] = "merge_all",
+    preserve_all_keys: bool = False,
+    encoding: Literal["none", "source", "simple_packing"] = "none",
+    bits: int | None = None,
+    filter: Literal["none", "shuffle"] = "none",
+    compression: Literal["none", "auto", "szip", "zstd", "lz4"] = "none",
+    compression_level: _Level = None,
+    threads: int = 0,
+    hash: Literal["xxh3"] | None = "xxh3",
+    split: bool | None = None,
+    all_keys: bool | None = None,
+    level: _Level = None,
+    no_hash: bool | None = None,
+    max_decoded_bytes: int | None = None,
+) -> list[bytes]: ...
+def convert_grib_buffer(buf: Buffer, **kwargs: Any) -> list[bytes]: ...
+def to_grib(messages: Iterable[Buffer]) -> bytes: ...
+def convert_netcdf(
+    path: _Paths,
+    *,
+    split_by: Literal["file", "variable", "record"] = "file",
+    cf: bool = False,
+    encoding: Literal["none", "simple_packing"] = "none",
+    bits: int | None = None,
+    filter: Literal["none", "shuffle"] = "none",
+    compression: Literal["none", "szip", "zstd", "lz4"] = "none",
+    compression_level: _Level = None,
+    threads: int = 0,
+    hash: Literal["xxh3"] | None = "xxh3",
+    level: _Level = None,
+    no_hash: bool | None = None,
+    max_decoded_bytes: int | None = None,
+) -> list[bytes]: ...
+def to_netcdf(messages: Iterable[Buffer], path: _Path, *, force: bool = False) -> None: ...
+def convert_nifti(
+    path: _Paths,
+    *,
+    mask: _Path | None = None,
+    byte_order: Literal["keep", "little", "big"] = "keep",
+    compression: Literal["none", "zstd", "szip"] = "zstd",
+    level: _Level = None,
+    max_decoded_bytes: int | None = None,
+) -> bytes: ...
+def to_nifti(
+    input: _Path, output: _Path, *, message: int = 0, object: int = 0, nifti2: bool = False, force: bool = False
+) -> None: ...
+def convert_dicom(
+    path: _Paths,
+    *,
+    recursive: bool = False,
+    deidentify: bool = False,
+    retain_patient_characteristics: bool = False,
+    retain_full_dates: bool = False,
+    retain_device_identity: bool = False,
+    retain_institution_identity: bool = False,
+    deid_key: _Path | None = None,
+    allow_burned_in: bool = False,
+    compression: Literal["none", "zstd", "szip"] = "zstd",
+    level: _Level = None,
+) -> list[bytes]: ...
+def to_dicom(
+    input: _Path, output_dir: _Path, *, message: int = 0, object: int = 0, force: bool = False
+) -> list[str]: ...
 def compute_hash(data: bytes | bytearray, algo: str = "xxh3") -> str: ...
 def compute_packing_params(
     values: npt.ArrayLike, bits_per_value: int, decimal_scale_factor: int
@@ -384,16 +414,27 @@ __all__ = [
     "AsyncTensogramFile",
     "compute_hash",
     "compute_packing_params",
+    "convert_dicom",
+    "convert_grib",
+    "convert_grib_buffer",
+    "convert_netcdf",
+    "convert_nifti",
     "decode",
     "decode_descriptors",
     "decode_metadata",
     "decode_object",
     "decode_range",
     "decode_with_masks",
+    "doctor",
     "encode",
     "encode_pre_encoded",
     "iter_messages",
+    "kerchunk_refs",
     "scan",
+    "to_dicom",
+    "to_grib",
+    "to_netcdf",
+    "to_nifti",
     "validate",
     "validate_file",
     "TensogramError",

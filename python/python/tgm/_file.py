@@ -66,7 +66,13 @@ class TensogramFile:
         """
         _check_bidirectional(bidirectional)
         if _remote.is_url(source) or _remote.is_reader(source):
-            return _remote.RemoteTensogramFile(source)
+            if zero_copy:
+                raise InvalidArgumentError(
+                    f"{_remote.reader_name(source) if _remote.is_reader(source) else source}: "
+                    "zero_copy=True needs a local file to map; a URL or file object "
+                    "is read into new arrays (open it without zero_copy)"
+                )
+            return _remote.RemoteTensogramFile(source, intact_only=intact_only)
         src = os.fspath(source)
         if not os.path.exists(src):
             raise FileNotFoundError(2, "No such file or directory", src)
@@ -82,11 +88,12 @@ class TensogramFile:
         return cls.open(path)
 
     @classmethod
-    def open_remote(cls, source, storage_options=None, *, bidirectional=True):
+    def open_remote(cls, source, storage_options=None, *, bidirectional=True, intact_only=False):
         """Open a URL (or file-like object) read-only; ``storage_options``
-        are the store's configuration keys (``spec/remote.md`` §1)."""
+        are the store's configuration keys (``spec/remote.md`` §1);
+        ``intact_only`` as in :meth:`open`."""
         _check_bidirectional(bidirectional)
-        return _remote.RemoteTensogramFile(source, storage_options)
+        return _remote.RemoteTensogramFile(source, storage_options, intact_only=intact_only)
 
     @classmethod
     def from_layout(cls, path, size, spans, *, zero_copy=False):
@@ -429,7 +436,12 @@ class AsyncTensogramFile:
         arguments are checked at once, as in the reference."""
         _check_bidirectional(bidirectional)
         _remote.storage_pairs(storage_options)
-        return AsyncTensogramFile._opened(TensogramFile.open_remote, source, storage_options)
+        return AsyncTensogramFile._opened_remote(source, storage_options)
+
+    @staticmethod
+    async def _opened_remote(source, storage_options):
+        f = await asyncio.to_thread(TensogramFile.open_remote, source, storage_options)
+        return AsyncTensogramFile(f)
 
     def _run(self, fn, *args):
         return asyncio.to_thread(fn, *args)

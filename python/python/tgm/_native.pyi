@@ -40,6 +40,18 @@ __all__ = [
     "StreamingEncoder",
     "File",
     "MetadataHandle",
+    "NativeSourceFile",
+    "remote_enabled",
+    "doctor",
+    "kerchunk_refs",
+    "convert_grib",
+    "to_grib",
+    "convert_netcdf",
+    "to_netcdf",
+    "convert_nifti",
+    "to_nifti",
+    "convert_dicom",
+    "to_dicom",
 ]
 
 __version__: str
@@ -94,6 +106,52 @@ def compute_hash(buf: Buffer) -> str: ...
 def compute_packing_params(
     values: Buffer, bits_per_value: int, decimal_scale_factor: int
 ) -> tuple[float, int, int, int]: ...
+def kerchunk_refs(
+    path: _Path, target: str | None = None
+) -> tuple[str, list[tuple[int, int, str, str]]]: ...
+def remote_enabled() -> bool: ...
+def doctor() -> str: ...
+
+# The converters exist only in a build with their cargo feature
+# (``python/Cargo.toml``); ``tgm._converters`` looks them up by name.
+_Pipeline = tuple[str, int, str, str, int | None]
+_Deid = tuple[bool, bool, bool, bool, _Path | None, bool]
+
+def convert_grib(
+    paths: Sequence[_Path],
+    split: bool,
+    all_keys: bool,
+    pipeline_args: _Pipeline,
+    no_hash: bool,
+    max_decoded_bytes: int | None,
+) -> list[bytes]: ...
+def to_grib(messages: Sequence[bytes]) -> bytes: ...
+def convert_netcdf(
+    paths: Sequence[_Path],
+    split_by: str,
+    cf: bool,
+    pipeline_args: _Pipeline,
+    no_hash: bool,
+    max_decoded_bytes: int | None,
+) -> tuple[list[bytes], list[tuple[str, str]]]: ...
+def to_netcdf(messages: Sequence[bytes], path: _Path) -> None: ...
+def convert_nifti(
+    paths: Sequence[_Path],
+    mask: _Path | None,
+    byte_order: str,
+    compression: str,
+    level: int | None,
+    max_decoded_bytes: int | None,
+) -> bytes: ...
+def to_nifti(input: _Path, message: int, object: int, nifti2: bool) -> bytes: ...
+def convert_dicom(
+    paths: Sequence[_Path],
+    recursive: bool,
+    deid: _Deid | None,
+    compression: str,
+    level: int | None,
+) -> tuple[list[bytes], list[tuple[str, str]]]: ...
+def to_dicom(input: _Path, message: int, object: int) -> list[bytes]: ...
 def validate(buf: Buffer, level: str = "default", canonical: bool = False) -> str: ...
 def validate_file(path: _Path, level: str = "default", canonical: bool = False) -> str: ...
 @final
@@ -165,3 +223,39 @@ class MetadataHandle:
     """Parsed message metadata shared with a file's cache."""
 
     def to_dict(self) -> _Dict: ...
+
+@final
+class NativeSourceFile:
+    """A remote file or file object: messages located, none decoded."""
+
+    @staticmethod
+    def open_url(
+        url: str, storage_options: Sequence[tuple[str, str]] = ..., intact_only: bool = False
+    ) -> NativeSourceFile: ...
+    @staticmethod
+    def open_reader(obj: Any, name: str, intact_only: bool = False) -> NativeSourceFile: ...
+    def damage(self) -> list[tuple[int, int, str, bool]]: ...
+    def kerchunk_refs(self, target: str) -> tuple[str, list[tuple[int, int, str, str]]]: ...
+    def message_count(self) -> int: ...
+    def size(self) -> int: ...
+    def torn_tail(self) -> tuple[int, int, str] | None: ...
+    def message_bytes(self, m: int) -> bytes: ...
+    def metadata(self, m: int) -> _Dict: ...
+    def descriptors(self, m: int) -> tuple[_Dict, list[_Dict]]: ...
+    def decode_object(
+        self,
+        m: int,
+        o: int,
+        native_byte_order: bool = True,
+        threads: int = 0,
+        verify_hash: bool = False,
+    ) -> tuple[_Dict, _Dict, _Bytes]: ...
+    def decode_range(
+        self,
+        m: int,
+        o: int,
+        ranges: Sequence[tuple[int, int]],
+        native_byte_order: bool = True,
+        threads: int = 0,
+    ) -> tuple[_Dict, list[_Bytes]]: ...
+    def prefetch(self, messages: Sequence[int]) -> None: ...

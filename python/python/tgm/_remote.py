@@ -53,18 +53,30 @@ def storage_pairs(storage_options):
     return pairs
 
 
-def _open_native(source, storage_options):
+def reader_name(obj):
+    """How errors name a file object: its ``name`` (or ``path``, as fsspec
+    files have) when it is a string, else its type."""
+    for attr in ("name", "path"):
+        v = getattr(obj, attr, None)
+        if isinstance(v, str):
+            return v
+    return f"<{type(obj).__name__} object>"
+
+
+def open_native(source, storage_options, intact_only):
+    """The native handle of ``source`` (a URL or file object), its messages
+    located; damage refused unless ``intact_only``."""
     if is_reader(source):
         if storage_options:
             raise TypeError("storage_options apply to URLs, not to file objects")
-        return _native.NativeSourceFile.open_reader(source)
+        return _native.NativeSourceFile.open_reader(source, reader_name(source), intact_only)
     pairs = storage_pairs(storage_options)
     if not _native.remote_enabled():
         raise InvalidArgumentError(
             f"{source}: this tgm was built without the 'remote' cargo feature"
         )
     try:
-        return _native.NativeSourceFile.open_url(source, pairs)
+        return _native.NativeSourceFile.open_url(source, pairs, intact_only)
     except InvalidArgumentError as e:
         # A URL that names no object is an I/O failure to open it, as in
         # the reference (``OSError``), not a bad index.
@@ -73,12 +85,18 @@ def _open_native(source, storage_options):
 
 class RemoteTensogramFile:
     """A ``.tgm`` read from a URL or a file-like object, with the reading
-    API of :class:`tgm.TensogramFile` (``spec/remote.md``)."""
+    API of :class:`tgm.TensogramFile` (``spec/remote.md``).
 
-    def __init__(self, source, storage_options=None):
+    As for a local file, bytes outside complete messages are refused with a
+    :class:`tgm.FramingError` naming the source, offset and message index;
+    ``intact_only=True`` reads the intact messages before them instead.
+    """
+
+    def __init__(self, source, storage_options=None, *, intact_only=False):
         self._source = source
         self._options = storage_options
-        self._native = _open_native(source, storage_options)
+        self._intact_only = bool(intact_only)
+        self._native = open_native(source, storage_options, self._intact_only)
 
     # -- reference API ------------------------------------------------
     def source(self):
@@ -92,6 +110,11 @@ class RemoteTensogramFile:
     def message_count(self):
         """Number of complete messages."""
         return self._native.message_count()
+
+    def damage(self):
+        """Byte ranges outside complete messages, as ``[(offset, length,
+        reason, truncated)]`` (empty unless opened with ``intact_only``)."""
+        return self._native.damage()
 
     def __len__(self):
         return self.message_count()
@@ -221,10 +244,16 @@ class RemoteTensogramFile:
     def __getstate__(self):
         if not is_url(self._source):
             raise TypeError("a TensogramFile over a file object cannot be pickled")
-        return {"source": self._source, "storage_options": self._options}
+        return {
+            "source": self._source,
+            "storage_options": self._options,
+            "intact_only": self._intact_only,
+        }
 
     def __setstate__(self, state):
-        self.__init__(state["source"], state["storage_options"])
+        self.__init__(
+            state["source"], state["storage_options"], intact_only=state.get("intact_only", False)
+        )
 
     def append(self, *_args, **_kwargs):
         """Remote files are read-only."""

@@ -44,6 +44,7 @@ Each data object becomes (part of) a variable:
   opens the intact messages of a damaged file.
 """
 
+import importlib
 import itertools
 import math
 import os
@@ -69,8 +70,9 @@ CONVERTED = ("bitmask", "bfloat16")
 
 def _bfloat16_type():
     """``ml_dtypes.bfloat16`` when installed, else None."""
+    # Imported by name: an optional dependency, with no type information.
     try:
-        import ml_dtypes
+        ml_dtypes = importlib.import_module("ml_dtypes")
     except ImportError:
         return None
     return np.dtype(ml_dtypes.bfloat16)

@@ -27,6 +27,20 @@ def roundtrip(path: str) -> float:
     except tgm.FramingError as e:
         print(e.offset, e.message_index, e.object_index)
     tgm.decode_object(msg, "0")  # type: ignore[arg-type]
-    tgm.TensogramFile.open(path, intact_only="yes")  # type: ignore[arg-type]
+    tgm.TensogramFile.open(path, intact_only="yes")  # type: ignore[call-overload]
     g.object_array(0)  # type: ignore[call-arg]
     return float(a.sum() + arr.sum()) + n + len(damaged)
+
+
+def remote_and_converters(url: str, grib: str) -> int:
+    r: tgm._remote.RemoteTensogramFile = tgm.TensogramFile.open_remote(url, intact_only=True)
+    cut: list[tuple[int, int, str, bool]] = r.damage()
+    refs: dict[str, object] = tgm.kerchunk_refs(url)
+    report: dict[str, object] = tgm.doctor()
+    msgs: list[bytes] = tgm.convert_grib(grib, encoding="simple_packing", bits=12)
+    back: bytes = tgm.to_grib(msgs)
+    has: bool = tgm.__has_grib__ and tgm.__has_netcdf__
+    tgm.convert_grib(grib, encoding="zfp")  # type: ignore[arg-type]
+    with open(grib, "rb") as fh:
+        tgm.TensogramFile.open(fh, zero_copy=True)  # type: ignore[call-overload]
+    return len(cut) + len(refs) + len(report) + len(back) + int(has) + len(r.read_message(0))
