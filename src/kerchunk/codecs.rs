@@ -62,7 +62,14 @@ pub fn chain_of(d: &ObjectDescriptor, payload: &[u8]) -> Result<ZarrChain, Reaso
         CompressionSpec::Zstd(_) => Some(zstd_compressor(payload, decoded)?),
         CompressionSpec::Lz4 => Some(lz4_compressor(payload, decoded)?),
         CompressionSpec::Szip(_) => Some(aec_compressor(d, payload, decoded)?),
-        CompressionSpec::Rle | CompressionSpec::Roaring => {
+        // numcodecs' Blosc reads blosc1 chunks, not blosc2 frames; its
+        // ZFPY expects the zfp header tgm's headerless streams lack; it has
+        // no SZ3 codec.
+        CompressionSpec::Rle
+        | CompressionSpec::Roaring
+        | CompressionSpec::Blosc2(_)
+        | CompressionSpec::Zfp(_)
+        | CompressionSpec::Sz3(_) => {
             return Err(format!(
                 "compression {:?} has no numcodecs codec",
                 p.compression().name()
