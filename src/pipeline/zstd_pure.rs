@@ -12,7 +12,12 @@ use ruzstd::decoding::FrameDecoder;
 use crate::error::{Error, Result};
 
 /// Refused: this build has the zstd decoder only.
-pub fn zstd_compress_with(_: &[u8], _: i32, _: usize) -> Result<Vec<u8>> {
+pub fn zstd_compress_with(
+    _: &[u8],
+    _: i32,
+    _: usize,
+    _: super::zstd_codec::ZstdFrameSize,
+) -> Result<Vec<u8>> {
     Err(Error::unsupported_codec(
         "compression \"zstd\" cannot encode in this build of tgm: it has the pure-Rust zstd \
          decoder only (cargo feature \"zstd-decode-pure\"); encoding needs cargo feature \"zstd\"",
