@@ -101,7 +101,7 @@ mod tests {
         assert!(over.detail().contains("more than the 999 bytes"), "{over}");
         let under = zstd_decompress(&c, 1001, &mut out).unwrap_err();
         assert!(under.detail().contains("decoded to 1000 bytes"), "{under}");
-        let e = zstd_compress_with(&c, 3, 0).unwrap_err();
+        let e = zstd_compress_with(&c, 3, 0, Default::default()).unwrap_err();
         assert!(e.detail().contains("cargo feature \"zstd\""), "{e}");
     }
 }
