@@ -16,9 +16,7 @@ use tgm::decode::{locate_object, Message};
 use tgm::encode::EncodeOptions;
 use tgm::pipeline::{MaskOptions, PipelineOptions};
 use tgm::validate::{Mode, ValidateOptions};
-use tgm::{
-    ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, TgmFile, Verify,
-};
+use tgm::{ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, Verify};
 
 use crate::convert::{
     descriptor_from_py, descriptor_to_py, invalid_argument, metadata_from_py, metadata_to_py,
@@ -336,20 +334,6 @@ pub fn scan(py: Python<'_>, buf: &Bound<'_, PyAny>) -> PyResult<Vec<(u64, u64)>>
     let bytes = input.bytes();
     let spans = py.allow_threads(|| tgm::scan(bytes));
     Ok(spans.iter().map(|s| (s.offset, s.len)).collect())
-}
-
-/// Indexes the file at `path` → `(size, [(offset, length)], torn tail)`,
-/// the torn tail being `(offset, length, reason)` or None (`spec/files.md` §2).
-#[pyfunction]
-#[allow(clippy::type_complexity)]
-pub fn index_file(
-    py: Python<'_>,
-    path: std::path::PathBuf,
-) -> PyResult<(u64, Vec<(u64, u64)>, Option<(u64, u64, String)>)> {
-    let f = py.allow_threads(|| TgmFile::open(&path)).py(py)?;
-    let spans = f.spans().iter().map(|s| (s.offset, s.len)).collect();
-    let torn = f.torn_tail().map(|t| (t.offset, t.len, t.reason.clone()));
-    Ok((f.size(), spans, torn))
 }
 
 /// xxh3-64 of `buf` as 16 lowercase hex digits.

@@ -31,7 +31,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::decode_range, m)?)?;
     m.add_function(wrap_pyfunction!(core::locate_raw, m)?)?;
     m.add_function(wrap_pyfunction!(core::scan, m)?)?;
-    m.add_function(wrap_pyfunction!(core::index_file, m)?)?;
     m.add_function(wrap_pyfunction!(core::compute_hash, m)?)?;
     m.add_function(wrap_pyfunction!(core::compute_packing_params, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;

@@ -32,7 +32,6 @@ __all__ = [
     "decode_range",
     "locate_raw",
     "scan",
-    "index_file",
     "compute_hash",
     "compute_packing_params",
     "validate",
@@ -101,7 +100,6 @@ def locate_raw(
     buf: Buffer, index: int, verify_hash: bool = False
 ) -> tuple[_Dict, int | None, int | None]: ...
 def scan(buf: Buffer) -> list[tuple[int, int]]: ...
-def index_file(path: _Path) -> tuple[int, list[tuple[int, int]], tuple[int, int, str] | None]: ...
 def compute_hash(buf: Buffer) -> str: ...
 def compute_packing_params(
     values: Buffer, bits_per_value: int, decimal_scale_factor: int
