@@ -109,7 +109,7 @@ enum Command {
     /// Convert DICOM series (files or directories) into one message per series.
     #[cfg(feature = "dicom")]
     ConvertDicom(convert_dicom::Args),
-    /// Write one 3-D object as a DICOM series (one file per slice).
+    /// Write one 3-D or 4-D object as a DICOM series (one file per slice and time point).
     #[cfg(feature = "dicom")]
     ToDicom(convert_dicom::ToArgs),
     /// Print a shell completion script.

@@ -278,8 +278,8 @@ fn dicom_to_nifti_keeps_every_voxel_centre_in_sform_and_qform() {
 }
 
 /// A single-file NIfTI-1 int16 volume with this RAS sform (code 1), no qform.
-fn write_nifti(path: &Path, dims: [u64; 3], srow: [[f32; 4]; 3]) {
-    let mut h = header_from_meta(None, tgm::Dtype::Int16, &dims, tgm::ByteOrder::Little).unwrap();
+fn write_nifti(path: &Path, dims: &[u64], srow: [[f32; 4]; 3]) {
+    let mut h = header_from_meta(None, tgm::Dtype::Int16, dims, tgm::ByteOrder::Little).unwrap();
     h.sform_code = 1;
     [h.srow_x, h.srow_y, h.srow_z] = srow;
     (h.scl_slope, h.scl_inter) = (0.5, -10.0);
@@ -291,6 +291,31 @@ fn write_nifti(path: &Path, dims: [u64; 3], srow: [[f32; 4]; 3]) {
 
 fn ds_values(obj: &dicom_object::DefaultDicomObject, tag: Tag) -> Vec<f64> {
     obj.element(tag).unwrap().to_multi_float64().unwrap()
+}
+
+/// The corner voxels of a 5 x 3 DICOM slice lie where the NIfTI affine
+/// `m` puts slice `k` (1e-4 mm).
+fn assert_slice_at(
+    obj: &dicom_object::DefaultDicomObject,
+    m: &[[f64; 4]; 4],
+    k: usize,
+    what: &str,
+) {
+    let ipp: [f64; 3] = ds_values(obj, tags::IMAGE_POSITION_PATIENT)
+        .try_into()
+        .unwrap();
+    let iop: [f64; 6] = ds_values(obj, tags::IMAGE_ORIENTATION_PATIENT)
+        .try_into()
+        .unwrap();
+    let ps: [f64; 2] = ds_values(obj, tags::PIXEL_SPACING).try_into().unwrap();
+    for (i, j, _) in corners(5, 3, 1) {
+        close(
+            dicom_voxel(ipp, iop, ps, i, j),
+            ras_voxel(m, i, j, k as f64),
+            1e-4,
+            &format!("{what} voxel ({i}, {j})"),
+        );
+    }
 }
 
 #[test]
@@ -305,7 +330,7 @@ fn nifti_to_dicom_puts_every_slice_where_the_affine_does() {
         [-0.8 * s1, 0.6 * c1, 0.0, -126.9877],
         [0.0, 0.0, 3.0, -72.5],
     ];
-    write_nifti(&nii, [5, 3, 4], srow);
+    write_nifti(&nii, &[5, 3, 4], srow);
     let files = convert_then_to_dicom("convert-nifti", &nii, dir.path());
     let out = dir.path().join("out");
     assert_eq!(files.len(), 4);
@@ -318,21 +343,7 @@ fn nifti_to_dicom_puts_every_slice_where_the_affine_does() {
     });
     for (k, f) in files.iter().enumerate() {
         let obj = open_file(f).unwrap();
-        let ipp: [f64; 3] = ds_values(&obj, tags::IMAGE_POSITION_PATIENT)
-            .try_into()
-            .unwrap();
-        let iop: [f64; 6] = ds_values(&obj, tags::IMAGE_ORIENTATION_PATIENT)
-            .try_into()
-            .unwrap();
-        let ps: [f64; 2] = ds_values(&obj, tags::PIXEL_SPACING).try_into().unwrap();
-        for (i, j, _) in corners(5, 3, 1) {
-            close(
-                dicom_voxel(ipp, iop, ps, i, j),
-                ras_voxel(&m, i, j, k as f64),
-                1e-4,
-                &format!("slice {k} voxel ({i}, {j})"),
-            );
-        }
+        assert_slice_at(&obj, &m, k, &format!("slice {k}"));
         let text = |t: Tag| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
         assert_eq!(text(tags::MODALITY), "OT");
         assert_eq!(text(tags::RESCALE_SLOPE), "0.5");
@@ -362,6 +373,78 @@ fn nifti_to_dicom_puts_every_slice_where_the_affine_does() {
         );
     }
 }
+
+/// A 4-D NIfTI (3 time points of 4 slices of 3 x 5 voxels) goes NIfTI →
+/// tgm → DICOM → tgm → NIfTI: one series of 12 instances, time outermost,
+/// each with its time point, its slice's position, and its voxels; read
+/// back, the same voxels and affine.
+#[test]
+fn a_4d_volume_becomes_one_series_of_time_points_and_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let nii = dir.path().join("fmri.nii");
+    // Right-handed in LPS, so DICOM's slice order is the NIfTI k order.
+    let (s1, c1) = (0.2f32.sin(), 0.2f32.cos());
+    let srow = [
+        [0.8 * c1, -0.6 * s1, 0.0, -40.25],
+        [0.8 * s1, 0.6 * c1, 0.0, 17.5],
+        [0.0, 0.0, 3.0, -12.0],
+    ];
+    write_nifti(&nii, &[5, 3, 4, 3], srow);
+    let files = convert_then_to_dicom("convert-nifti", &nii, dir.path());
+    assert_eq!(files.len(), 12);
+    let m: [[f64; 4]; 4] = std::array::from_fn(|r| {
+        if r < 3 {
+            srow[r].map(f64::from)
+        } else {
+            [0.0, 0.0, 0.0, 1.0]
+        }
+    });
+    let source = read_nifti(&nii, None).unwrap().data;
+    let slice = 5 * 3 * 2;
+    let mut series = Vec::new();
+    for (n, f) in files.iter().enumerate() {
+        let (t, k) = (n / 4, n % 4);
+        let obj = open_file(f).unwrap();
+        let text = |t: Tag| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
+        assert_eq!(
+            text(tags::TEMPORAL_POSITION_IDENTIFIER),
+            (t + 1).to_string()
+        );
+        assert_eq!(text(tags::NUMBER_OF_TEMPORAL_POSITIONS), "3");
+        assert_eq!(text(tags::ACQUISITION_NUMBER), (t + 1).to_string());
+        assert_eq!(text(tags::INSTANCE_NUMBER), (n + 1).to_string());
+        series.push(text(tags::SERIES_INSTANCE_UID));
+        assert_slice_at(&obj, &m, k, &format!("time {t} slice {k}"));
+        let pixels = obj.element(tags::PIXEL_DATA).unwrap().to_bytes().unwrap();
+        assert_eq!(&pixels[..], &source[n * slice..(n + 1) * slice], "{f:?}");
+    }
+    series.dedup();
+    assert_eq!(series.len(), 1, "one series");
+    let (_, vol, _, sform) = dicom_to_nifti(&dir.path().join("out"), dir.path(), "again");
+    assert_eq!(vol.dims, [5, 3, 4, 3]);
+    assert!(
+        vol.data == source,
+        "voxels differ after NIfTI -> DICOM -> NIfTI"
+    );
+    for (i, j, k) in corners(5, 3, 4) {
+        close(
+            ras_voxel(&sform, i, j, k as f64),
+            ras_voxel(&m, i, j, k as f64),
+            1e-4,
+            "4-D NIfTI -> DICOM -> NIfTI",
+        );
+    }
+    if let Some(py) = python() {
+        let mut args = vec![TEMPORAL_REQUIRED];
+        args.extend(files.iter().map(|f| s(f)));
+        run_python(&py, PYDICOM_STRICT, &args);
+    }
+}
+
+/// What strict re-reading requires of every instance of a time series.
+const TEMPORAL_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,SeriesInstanceUID,Modality,\
+    InstanceNumber,ImagePositionPatient,ImageOrientationPatient,PixelSpacing,\
+    TemporalPositionIdentifier,NumberOfTemporalPositions,AcquisitionNumber";
 
 #[test]
 fn written_dicom_is_valid_for_strict_readers() {
@@ -419,16 +502,24 @@ fn written_dicom_is_valid_for_strict_readers() {
     run_python(&py, PYDICOM_STRICT, &args);
 }
 
-/// NIfTI sample (argv[1]) and the DICOM slices written from it (argv[2]):
-/// corner voxel centres within 1e-4 mm and equal voxels.
+/// NIfTI sample (argv[1], 3-D or 4-D) and the DICOM slices written from
+/// it (argv[2], time outermost): corner voxel centres within 1e-4 mm,
+/// equal voxels, and each instance's time point.
 const NIFTI_VS_DICOM: &str = r#"
 import sys, glob, numpy, nibabel, pydicom
 img = nibabel.load(sys.argv[1])
 files = sorted(glob.glob(sys.argv[2] + "/*.dcm"))
-assert len(files) == img.shape[2], (len(files), img.shape)
-stored = numpy.asanyarray(img.dataobj.get_unscaled())
-for k, f in enumerate(files):
+nz = img.shape[2]
+nt = img.shape[3] if img.ndim == 4 else 1
+assert len(files) == nz * nt, (len(files), img.shape)
+stored = numpy.asanyarray(img.dataobj.get_unscaled()).reshape(img.shape[:3] + (nt,))
+for n, f in enumerate(files):
+    t, k = divmod(n, nz)
     ds = pydicom.dcmread(f)
+    if img.ndim == 4:
+        assert int(ds.TemporalPositionIdentifier) == t + 1, f
+        assert int(ds.NumberOfTemporalPositions) == nt, f
+        assert int(ds.InstanceNumber) == n + 1, f
     ipp = numpy.array([float(x) for x in ds.ImagePositionPatient])
     iop = numpy.array([float(x) for x in ds.ImageOrientationPatient])
     ps = [float(x) for x in ds.PixelSpacing]
@@ -438,7 +529,7 @@ for k, f in enumerate(files):
             ras = img.affine @ [i, j, k, 1]
             want = numpy.array([-ras[0], -ras[1], ras[2]])
             assert abs(lps - want).max() < 1e-4, (f, i, j, lps, want)
-    assert (ds.pixel_array.T == stored[:, :, k]).all(), f"{f}: voxels differ"
+    assert (ds.pixel_array.T == stored[:, :, k, t]).all(), f"{f}: voxels differ"
 "#;
 
 /// DICOM sample (argv[1], one slice) and the NIfTI written from it
@@ -466,12 +557,17 @@ fn nibabel_and_pydicom_samples_keep_their_geometry_across_formats() {
         return;
     };
     let Some(py) = python() else { return };
-    for name in ["anatomical.nii", "standard.nii.gz"] {
+    for name in ["anatomical.nii", "standard.nii.gz", "example4d.nii.gz"] {
         let src = samples.join("nibabel").join(name);
         let dir = tempfile::tempdir().unwrap();
-        convert_then_to_dicom("convert-nifti", &src, dir.path());
+        let files = convert_then_to_dicom("convert-nifti", &src, dir.path());
         let out = dir.path().join("out");
         run_python(&py, NIFTI_VS_DICOM, &[s(&src), s(&out)]);
+        if name == "example4d.nii.gz" {
+            let mut args = vec![TEMPORAL_REQUIRED];
+            args.extend(files.iter().map(|f| s(f)));
+            run_python(&py, PYDICOM_STRICT, &args);
+        }
     }
     for name in ["CT_small.dcm", "MR_small.dcm"] {
         let src = samples.join("pydicom").join(name);

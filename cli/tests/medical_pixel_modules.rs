@@ -10,17 +10,19 @@
 
 use std::path::{Path, PathBuf};
 
-use dicom_core::value::PrimitiveValue;
+use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::{open_file, FileMetaTableBuilder, InMemDicomObject};
 
 mod medical_common;
 use medical_common::{
-    convert_then_to_dicom, pixel_module, python, run_python, s, tgm, PYDICOM_STRICT,
+    convert_then_to_dicom, convert_with_then_to_dicom, pixel_module, python, run_python, s, tgm,
+    PYDICOM_STRICT,
 };
 
 const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
+const RT_PLAN: &str = "1.2.840.10008.5.1.4.1.1.481.5";
 const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
 
@@ -150,15 +152,37 @@ const DOSE_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesI
     FrameOfReferenceUID,Modality,PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,\
     StudyTime,StudyID,ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,\
     NumberOfFrames,FrameIncrementPointer,GridFrameOffsetVector,DoseGridScaling,DoseUnits,\
-    DoseType,DoseSummationType,ImagePositionPatient,ImageOrientationPatient,PixelSpacing";
+    DoseType,DoseSummationType,ImagePositionPatient,ImageOrientationPatient,PixelSpacing,\
+    ReferencedRTPlanSequence";
 
-#[test]
-fn an_rt_dose_grid_comes_back_as_one_multi_frame_rt_dose() {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("dose.dcm");
+/// A generated 3-frame RT Dose grid whose ReferencedRTPlanSequence
+/// references plan `plan_uid` (fraction group 1, beam 3).
+fn generated_dose(src: &Path, plan_uid: &str) {
     let dose: Vec<u32> = (0..3 * 4 * 5).map(|v| v * 40503 % 90001).collect();
+    let beam = InMemDicomObject::from_element_iter([DataElement::new(
+        tags::REFERENCED_BEAM_NUMBER,
+        VR::IS,
+        "3",
+    )]);
+    let group = InMemDicomObject::from_element_iter([
+        DataElement::new(tags::REFERENCED_FRACTION_GROUP_NUMBER, VR::IS, "1"),
+        DataElement::new(
+            tags::REFERENCED_BEAM_SEQUENCE,
+            VR::SQ,
+            DataSetSequence::from(vec![beam]),
+        ),
+    ]);
+    let plan = InMemDicomObject::from_element_iter([
+        DataElement::new(tags::REFERENCED_SOP_CLASS_UID, VR::UI, RT_PLAN),
+        DataElement::new(tags::REFERENCED_SOP_INSTANCE_UID, VR::UI, plan_uid),
+        DataElement::new(
+            tags::REFERENCED_FRACTION_GROUP_SEQUENCE,
+            VR::SQ,
+            DataSetSequence::from(vec![group]),
+        ),
+    ]);
     write(
-        &src,
+        src,
         RT_DOSE,
         &[
             instance_uids(RT_DOSE, "1.2.826.0.1.3680043.2.1125.99.3"),
@@ -179,7 +203,7 @@ fn an_rt_dose_grid_comes_back_as_one_multi_frame_rt_dose() {
                 (tags::DOSE_GRID_SCALING, VR::DS, "1.234567e-05"),
                 (tags::DOSE_UNITS, VR::CS, "GY"),
                 (tags::DOSE_TYPE, VR::CS, "PHYSICAL"),
-                (tags::DOSE_SUMMATION_TYPE, VR::CS, "PLAN"),
+                (tags::DOSE_SUMMATION_TYPE, VR::CS, "BEAM"),
                 (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
             ],
         ]
@@ -192,15 +216,104 @@ fn an_rt_dose_grid_comes_back_as_one_multi_frame_rt_dose() {
                 PrimitiveValue::Tags(vec![tags::GRID_FRAME_OFFSET_VECTOR].into()),
             ),
             DataElement::new(
+                tags::REFERENCED_RT_PLAN_SEQUENCE,
+                VR::SQ,
+                DataSetSequence::from(vec![plan]),
+            ),
+            DataElement::new(
                 tags::PIXEL_DATA,
                 VR::OW,
                 PrimitiveValue::U8(dose.iter().flat_map(|v| v.to_le_bytes()).collect()),
             ),
         ],
     );
+}
+
+#[test]
+fn an_rt_dose_grid_comes_back_as_one_multi_frame_rt_dose() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("dose.dcm");
+    generated_dose(&src, "1.2.826.0.1.3680043.2.1125.99.5");
     let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
     assert_same_dose(&src, &out);
+    assert_same_plan_reference(&src, &out[0], |uid| uid.to_string());
     strict(&out, DOSE_REQUIRED);
+}
+
+/// The ReferencedRTPlanSequence of `out` is that of `src`, with each
+/// ReferencedSOPInstanceUID passed through `uid`.
+fn assert_same_plan_reference(src: &Path, out: &Path, uid: impl Fn(&str) -> String) {
+    let (a, b) = (open_file(src).unwrap(), open_file(out).unwrap());
+    let items = |o: &InMemDicomObject, t: Tag| o.element(t).unwrap().items().unwrap().to_vec();
+    let (pa, pb) = (
+        items(&a, tags::REFERENCED_RT_PLAN_SEQUENCE),
+        items(&b, tags::REFERENCED_RT_PLAN_SEQUENCE),
+    );
+    assert_eq!(pa.len(), pb.len());
+    for (x, y) in pa.iter().zip(&pb) {
+        assert_eq!(
+            text(x, tags::REFERENCED_SOP_CLASS_UID),
+            text(y, tags::REFERENCED_SOP_CLASS_UID)
+        );
+        assert_eq!(
+            uid(&text(x, tags::REFERENCED_SOP_INSTANCE_UID)),
+            text(y, tags::REFERENCED_SOP_INSTANCE_UID)
+        );
+        let (gx, gy) = (
+            items(x, tags::REFERENCED_FRACTION_GROUP_SEQUENCE),
+            items(y, tags::REFERENCED_FRACTION_GROUP_SEQUENCE),
+        );
+        assert_eq!(gx.len(), gy.len());
+        for (g, h) in gx.iter().zip(&gy) {
+            assert_eq!(
+                text(g, tags::REFERENCED_FRACTION_GROUP_NUMBER),
+                text(h, tags::REFERENCED_FRACTION_GROUP_NUMBER)
+            );
+            let beams = |o: &InMemDicomObject| {
+                o.element(tags::REFERENCED_BEAM_SEQUENCE).ok().map(|e| {
+                    e.items()
+                        .unwrap()
+                        .iter()
+                        .map(|b| text(b, tags::REFERENCED_BEAM_NUMBER))
+                        .collect::<Vec<_>>()
+                })
+            };
+            assert_eq!(beams(g), beams(h));
+        }
+    }
+}
+
+/// `convert-dicom --deidentify` of `src` with a fixed key, then `to-dicom`
+/// (in `dir/deid`): the conversion's stderr and the files written.
+fn deidentified_to_dicom(src: &Path, dir: &Path) -> (String, Vec<PathBuf>) {
+    let key = dir.join("key");
+    std::fs::write(&key, [42u8; 32]).unwrap();
+    let sub = dir.join("deid");
+    std::fs::create_dir(&sub).unwrap();
+    convert_with_then_to_dicom(
+        &["convert-dicom", "--deidentify", "--deid-key", s(&key)],
+        src,
+        &sub,
+    )
+}
+
+/// De-identification replaces the plan reference by the keyed hash of
+/// the original UID: a plan UID equal to the dose's FrameOfReferenceUID
+/// comes back equal to the replaced FrameOfReferenceUID.
+#[test]
+fn a_deidentified_plan_reference_gets_the_same_keyed_hash_as_other_uids() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("dose.dcm");
+    let frame_of_reference = "1.2.826.0.1.3680043.2.1125.99.4";
+    generated_dose(&src, frame_of_reference);
+    let (err, out) = deidentified_to_dicom(&src, dir.path());
+    assert!(err.contains("ReferencedSOPInstanceUID"), "{err}");
+    let out = &out[0];
+    let b = open_file(out).unwrap();
+    let replaced = text(&b, tags::FRAME_OF_REFERENCE_UID);
+    assert_ne!(replaced, frame_of_reference);
+    assert_same_plan_reference(&src, out, |_| replaced.clone());
+    strict(std::slice::from_ref(out), DOSE_REQUIRED);
 }
 
 fn sample(name: &str) -> Option<PathBuf> {
@@ -215,16 +328,44 @@ fn sample(name: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn pydicom_rtdose_comes_back_with_its_dose_attributes() {
+fn pydicom_rtdose_refuses_its_invalid_plan_uid_and_comes_back_deidentified() {
     let Some(src) = sample("rtdose.dcm") else {
         eprintln!(
             "skipped: TGM_MEDICAL_SAMPLES is unset or lacks rtdose.dcm (bash .ci/medical.sh)"
         );
         return;
     };
+    // The sample references its plan by an invalid UID (a component
+    // with a leading zero): to-dicom refuses to write it back, naming it.
     let dir = tempfile::tempdir().unwrap();
-    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
-    assert_same_dose(&src, &out);
+    let archive = dir.path().join("a.tgm");
+    let (ok, err) = tgm(&["convert-dicom", s(&src), "-o", s(&archive)]);
+    assert!(ok, "{err}");
+    let out_dir = dir.path().join("out");
+    let (ok, err) = tgm(&["to-dicom", s(&archive), "-o", s(&out_dir)]);
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "ReferencedRTPlanSequence[0].ReferencedSOPInstanceUID \"1.2.123.456.78.9.0123."
+        ),
+        "{err}"
+    );
+    assert!(!out_dir.exists() || std::fs::read_dir(&out_dir).unwrap().next().is_none());
+    // De-identified, its UIDs are replaced and the dose comes back whole.
+    let (_, out) = deidentified_to_dicom(&src, dir.path());
+    assert_eq!(out.len(), 1);
+    assert_same_plan_reference(&src, &out[0], |uid| {
+        assert!(uid.starts_with("1.2.123.456."));
+        let b = open_file(&out[0]).unwrap();
+        let item = &b
+            .element(tags::REFERENCED_RT_PLAN_SEQUENCE)
+            .unwrap()
+            .items()
+            .unwrap()[0];
+        let replaced = text(item, tags::REFERENCED_SOP_INSTANCE_UID);
+        assert!(replaced.starts_with("2.25."), "{replaced}");
+        replaced
+    });
     strict(&out, DOSE_REQUIRED);
 }
 

@@ -116,9 +116,21 @@ for path in sys.argv[2:]:
 /// `tgm CONVERT input -o dir/a.tgm`, then `tgm to-dicom` into `dir/out`:
 /// the files written, sorted.
 pub fn convert_then_to_dicom(convert: &str, input: &Path, dir: &Path) -> Vec<PathBuf> {
+    convert_with_then_to_dicom(&[convert], input, dir).1
+}
+
+/// [`convert_then_to_dicom`] with the convert command and its options in
+/// `convert`: the conversion's stderr and the files written.
+pub fn convert_with_then_to_dicom(
+    convert: &[&str],
+    input: &Path,
+    dir: &Path,
+) -> (String, Vec<PathBuf>) {
     let archive = dir.join("a.tgm");
-    let (ok, err) = tgm(&[convert, s(input), "-o", s(&archive)]);
-    assert!(ok, "{err}");
+    let mut args = convert.to_vec();
+    args.extend([s(input), "-o", s(&archive)]);
+    let (ok, converted) = tgm(&args);
+    assert!(ok, "{converted}");
     let out = dir.join("out");
     let (ok, err) = tgm(&["to-dicom", s(&archive), "-o", s(&out)]);
     assert!(ok, "{err}");
@@ -127,7 +139,7 @@ pub fn convert_then_to_dicom(convert: &str, input: &Path, dir: &Path) -> Vec<Pat
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    files
+    (converted, files)
 }
 
 /// The US attributes of an unsigned single-sample image of this size.

@@ -164,6 +164,8 @@ struct Slice {
     burned_in: Option<String>,
     /// Palette colour lookup tables (`dicom_palette`), when present.
     palette: Option<Value>,
+    /// Sequences kept item by item (`dicom_seq`), when present.
+    sequences: Option<Value>,
     /// Voxels, little-endian, frames outermost.
     data: Vec<u8>,
 }
@@ -438,6 +440,7 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
         temporal,
         burned_in: text(top, tags::BURNED_IN_ANNOTATION),
         palette,
+        sequences: super::dicom_seq::read(top),
         data,
     }))
 }
@@ -1033,6 +1036,15 @@ fn series_object(
     }
     if let Some(p) = &first.palette {
         dicom.insert("palette".into(), p.clone());
+    }
+    if let Some(seqs) = &first.sequences {
+        let kept = match deidentify {
+            Some(deid) => super::dicom_seq::map_leaves(seqs, &mut |k, tag, vr, v| {
+                deid.apply(k, tag, vr, v, report)
+            }),
+            None => seqs.clone(),
+        };
+        dicom.insert("sequences".into(), kept);
     }
     dicom.insert(
         "transfer_syntax".into(),

@@ -7,7 +7,8 @@
 //! `base[i].geometry`, whichever format recorded it. Every value is checked
 //! against its VR (`dicom_vr`); the IOD's Type 1 attributes are written or
 //! the object is refused, Type 2 ones are written empty when the archive
-//! has no value.
+//! has no value. An RT Dose gets back its ReferencedRTPlanSequence
+//! (`dicom_seq`).
 
 use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
@@ -16,6 +17,7 @@ use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, Map, ObjectDescriptor};
 
+use super::dicom_time::TimeAxis;
 use super::dicom_vr::{check, ds, ds_multi};
 use super::geometry::{cross, Geometry, Plane};
 use crate::util::CliResult;
@@ -621,11 +623,14 @@ fn encode(ds: Dataset, sop_class: &str, sop: &str, what: &str) -> CliResult<Vec<
 }
 
 /// One 3-D integer object (`[slices, rows, columns]`, payload in
-/// `d.byte_order`) and its base entry as DICOM files: one per slice, or a
-/// single multi-frame file for RT Dose.
+/// `d.byte_order`) or 4-D one (`[time, slices, rows, columns]`,
+/// [`TimeAxis`]) and its base entry as DICOM files: one per slice and time
+/// point, time outermost, or a single multi-frame file for RT Dose.
 pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliResult<Vec<Vec<u8>>> {
-    let [n, rows, cols] = <[u64; 3]>::try_from(d.shape.as_slice())
-        .map_err(|_| format!("a DICOM series needs a 3-D object, not shape {:?}", d.shape))?;
+    let (time, [n, rows, cols]) = TimeAxis::of(&d.shape, entry)?;
+    if d.shape.contains(&0) {
+        return Err(format!("shape {:?} holds no voxel", d.shape).into());
+    }
     let (bits, signed) = match d.dtype {
         Dtype::Uint8 => (8u16, false),
         Dtype::Int8 => (8, true),
@@ -641,12 +646,12 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         return Err(format!("{rows}x{cols} slices exceed DICOM's 65535 rows/columns").into());
     }
     let width = d.dtype.width();
-    if data.len() as u64 != n * rows * cols * width as u64 {
+    let needed = time.times * n * rows * cols * width as u64;
+    if data.len() as u64 != needed {
         return Err(format!(
-            "payload has {} bytes, shape {:?} needs {}",
+            "payload has {} bytes, shape {:?} needs {needed}",
             data.len(),
             d.shape,
-            n * rows * cols * width as u64
         )
         .into());
     }
@@ -666,6 +671,17 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         _ => Iod::SecondaryCapture,
     };
     let geometry = entry_geometry(entry)?;
+    if time.temporal && iod == Iod::RtDose {
+        return Err(format!("an RT Dose grid is 3-D, not the 4-D shape {:?}", d.shape).into());
+    }
+    if time.temporal && geometry.is_none() {
+        return Err(format!(
+            "a 4-D object (shape {:?}) is written as DICOM only with its geometry: without \
+             ImagePositionPatient a reader cannot tell its time points apart",
+            d.shape
+        )
+        .into());
+    }
     let series = attr("SeriesInstanceUID")
         .map(str::to_string)
         .unwrap_or_else(|| derived_uid(&format!("{entry:?}")));
@@ -734,6 +750,9 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
             VR::IS,
             &n.to_string(),
         )?;
+        if let Some(seqs) = src.dicom("sequences") {
+            super::dicom_seq::write(&mut out.obj, seqs)?;
+        }
         out.obj.put(DataElement::new(
             tags::FRAME_INCREMENT_POINTER,
             VR::AT,
@@ -762,7 +781,7 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         return Ok(vec![encode(out, RT_DOSE, &sop, "RT Dose")?]);
     }
     let slice_bytes = (rows * cols) as usize * width;
-    let mut files = Vec::with_capacity(n as usize);
+    let mut files = Vec::with_capacity((time.times * n) as usize);
     for (i, chunk) in data.chunks_exact(slice_bytes).enumerate() {
         let what = format!("slice {i}");
         let mut out = Dataset {
@@ -779,7 +798,13 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
             &instance(i).to_string(),
         )
         .map_err(|e| format!("{what}: {e}"))?;
-        position(&mut out, i as u64).map_err(|e| format!("{what}: {e}"))?;
+        let (t, k) = (i as u64 / n, i as u64 % n);
+        position(&mut out, k).map_err(|e| format!("{what}: {e}"))?;
+        if time.temporal {
+            for (keyword, tag, vr, v) in time.attributes(t)? {
+                out.text(keyword, tag, vr, &v)?;
+            }
+        }
         src.slice_window(&mut out, i)?;
         let rescale = src.rescale(i).or((iod == Iod::Ct).then_some((1.0, 0.0)));
         if let Some((slope, intercept)) = rescale {

@@ -20,6 +20,10 @@ pub mod dicom_predecode;
 #[cfg(feature = "dicom")]
 pub mod dicom_scan;
 #[cfg(feature = "dicom")]
+pub mod dicom_seq;
+#[cfg(feature = "dicom")]
+pub mod dicom_time;
+#[cfg(feature = "dicom")]
 pub mod dicom_vr;
 #[cfg(feature = "dicom")]
 pub mod dicom_write;
