@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use dicom_core::header::Header as _;
-use dicom_core::value::PrimitiveValue;
+use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::{open_file, FileMetaTableBuilder, InMemDicomObject};
@@ -22,6 +22,7 @@ mod medical_common;
 use medical_common::{convert_then_to_dicom, python, run_python, s, tgm, PYDICOM_STRICT};
 
 const CT_STORAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
+const ENHANCED_CT: &str = "1.2.840.10008.5.1.4.1.1.2.1";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
 
 /// The oblique series: rows along (cos a, sin a, 0), columns tilted out of
@@ -82,100 +83,194 @@ impl Oblique {
         dicom_voxel(self.position(k), o, self.spacing, i, j)
     }
 
+    /// The attributes a CT scanner fills in that every image shares:
+    /// identifying and Type 2 ones.
+    fn common(&self, sop_class: &str, sop: &str) -> Vec<(Tag, VR, String)> {
+        vec![
+            (tags::SOP_CLASS_UID, VR::UI, sop_class.into()),
+            (tags::SOP_INSTANCE_UID, VR::UI, sop.into()),
+            (
+                tags::STUDY_INSTANCE_UID,
+                VR::UI,
+                "1.2.826.0.1.3680043.2.1125.1".into(),
+            ),
+            (
+                tags::SERIES_INSTANCE_UID,
+                VR::UI,
+                "1.2.826.0.1.3680043.2.1125.2".into(),
+            ),
+            (
+                tags::FRAME_OF_REFERENCE_UID,
+                VR::UI,
+                "1.2.826.0.1.3680043.2.1125.3".into(),
+            ),
+            (tags::MODALITY, VR::CS, "CT".into()),
+            (tags::IMAGE_TYPE, VR::CS, "ORIGINAL\\PRIMARY\\AXIAL".into()),
+            (tags::PATIENT_NAME, VR::PN, "Oblique^Olga".into()),
+            (tags::PATIENT_ID, VR::LO, "OBL-1".into()),
+            (tags::PATIENT_BIRTH_DATE, VR::DA, "19610203".into()),
+            (tags::PATIENT_SEX, VR::CS, "F".into()),
+            (tags::STUDY_DATE, VR::DA, "20240607".into()),
+            (tags::STUDY_TIME, VR::TM, "081530.25".into()),
+            (tags::STUDY_ID, VR::SH, "ST7".into()),
+            (tags::ACCESSION_NUMBER, VR::SH, "ACC-9".into()),
+            (tags::REFERRING_PHYSICIAN_NAME, VR::PN, "Ref^Rita".into()),
+            (tags::SERIES_NUMBER, VR::IS, "3".into()),
+            (tags::MANUFACTURER, VR::LO, "Acme".into()),
+            (tags::KVP, VR::DS, "120".into()),
+            (
+                tags::PHOTOMETRIC_INTERPRETATION,
+                VR::CS,
+                "MONOCHROME2".into(),
+            ),
+        ]
+    }
+
+    /// The voxels of every slice, slice after slice.
+    fn values(&self) -> Vec<u16> {
+        let n = self.slices * self.rows as usize * self.cols as usize;
+        (0..n).map(|v| (v * 37 % 4001) as u16).collect()
+    }
+
+    /// Writes `text` and `extra`, the pixel module and `pixels` to `path`.
+    fn save(
+        &self,
+        path: &Path,
+        text: Vec<(Tag, VR, String)>,
+        extra: Vec<DataElement<InMemDicomObject>>,
+        pixels: Vec<u16>,
+    ) {
+        let mut obj = InMemDicomObject::new_empty();
+        for (tag, vr, v) in text {
+            obj.put(DataElement::new(tag, vr, v.as_str()));
+        }
+        for e in extra {
+            obj.put(e);
+        }
+        for (tag, v) in [
+            (tags::SAMPLES_PER_PIXEL, 1u16),
+            (tags::ROWS, self.rows),
+            (tags::COLUMNS, self.cols),
+            (tags::BITS_ALLOCATED, 16),
+            (tags::BITS_STORED, 12),
+            (tags::HIGH_BIT, 11),
+            (tags::PIXEL_REPRESENTATION, 0),
+        ] {
+            obj.put(DataElement::new(tag, VR::US, PrimitiveValue::from(v)));
+        }
+        obj.put(DataElement::new(
+            tags::PIXEL_DATA,
+            VR::OW,
+            PrimitiveValue::U16(pixels.into()),
+        ));
+        let meta =
+            |o: &InMemDicomObject, t: Tag| o.element(t).unwrap().to_str().unwrap().to_string();
+        let (class, sop) = (
+            meta(&obj, tags::SOP_CLASS_UID),
+            meta(&obj, tags::SOP_INSTANCE_UID),
+        );
+        obj.with_meta(
+            FileMetaTableBuilder::new()
+                .transfer_syntax(EXPLICIT_LE)
+                .media_storage_sop_class_uid(class)
+                .media_storage_sop_instance_uid(sop),
+        )
+        .unwrap()
+        .write_to_file(path)
+        .unwrap();
+    }
+
     /// Writes the slices in reverse order with every identifying and Type 2
     /// attribute a CT scanner fills in.
     fn write(&self, dir: &Path) -> Vec<u16> {
-        let ds = |v: &[f64]| {
-            v.iter()
-                .map(|x| format!("{x:.10}"))
-                .collect::<Vec<_>>()
-                .join("\\")
-        };
         let per = self.rows as usize * self.cols as usize;
-        let values: Vec<u16> = (0..self.slices * per)
-            .map(|v| (v * 37 % 4001) as u16)
-            .collect();
+        let values = self.values();
         for k in (0..self.slices).rev() {
             let sop = format!("1.2.826.0.1.3680043.2.1125.7.{k}");
-            let o = self.orientation();
-            let text: Vec<(Tag, VR, String)> = vec![
-                (tags::SOP_CLASS_UID, VR::UI, CT_STORAGE.into()),
-                (tags::SOP_INSTANCE_UID, VR::UI, sop.clone()),
-                (
-                    tags::STUDY_INSTANCE_UID,
-                    VR::UI,
-                    "1.2.826.0.1.3680043.2.1125.1".into(),
-                ),
-                (
-                    tags::SERIES_INSTANCE_UID,
-                    VR::UI,
-                    "1.2.826.0.1.3680043.2.1125.2".into(),
-                ),
-                (
-                    tags::FRAME_OF_REFERENCE_UID,
-                    VR::UI,
-                    "1.2.826.0.1.3680043.2.1125.3".into(),
-                ),
-                (tags::MODALITY, VR::CS, "CT".into()),
-                (tags::IMAGE_TYPE, VR::CS, "ORIGINAL\\PRIMARY\\AXIAL".into()),
-                (tags::PATIENT_NAME, VR::PN, "Oblique^Olga".into()),
-                (tags::PATIENT_ID, VR::LO, "OBL-1".into()),
-                (tags::PATIENT_BIRTH_DATE, VR::DA, "19610203".into()),
-                (tags::PATIENT_SEX, VR::CS, "F".into()),
-                (tags::STUDY_DATE, VR::DA, "20240607".into()),
-                (tags::STUDY_TIME, VR::TM, "081530.25".into()),
-                (tags::STUDY_ID, VR::SH, "ST7".into()),
-                (tags::ACCESSION_NUMBER, VR::SH, "ACC-9".into()),
-                (tags::REFERRING_PHYSICIAN_NAME, VR::PN, "Ref^Rita".into()),
-                (tags::SERIES_NUMBER, VR::IS, "3".into()),
-                (tags::MANUFACTURER, VR::LO, "Acme".into()),
-                (tags::KVP, VR::DS, "120".into()),
+            let mut text = self.common(CT_STORAGE, &sop);
+            text.extend([
                 (tags::INSTANCE_NUMBER, VR::IS, (k + 1).to_string()),
                 (tags::IMAGE_POSITION_PATIENT, VR::DS, ds(&self.position(k))),
-                (tags::IMAGE_ORIENTATION_PATIENT, VR::DS, ds(&o)),
+                (
+                    tags::IMAGE_ORIENTATION_PATIENT,
+                    VR::DS,
+                    ds(&self.orientation()),
+                ),
                 (tags::PIXEL_SPACING, VR::DS, ds(&self.spacing)),
                 (tags::SLICE_THICKNESS, VR::DS, "2.5".into()),
                 (tags::RESCALE_SLOPE, VR::DS, "1".into()),
                 (tags::RESCALE_INTERCEPT, VR::DS, "-1024".into()),
-                (
-                    tags::PHOTOMETRIC_INTERPRETATION,
-                    VR::CS,
-                    "MONOCHROME2".into(),
-                ),
-            ];
-            let mut obj = InMemDicomObject::new_empty();
-            for (tag, vr, v) in text {
-                obj.put(DataElement::new(tag, vr, v.as_str()));
-            }
-            for (tag, v) in [
-                (tags::SAMPLES_PER_PIXEL, 1u16),
-                (tags::ROWS, self.rows),
-                (tags::COLUMNS, self.cols),
-                (tags::BITS_ALLOCATED, 16),
-                (tags::BITS_STORED, 12),
-                (tags::HIGH_BIT, 11),
-                (tags::PIXEL_REPRESENTATION, 0),
-            ] {
-                obj.put(DataElement::new(tag, VR::US, PrimitiveValue::from(v)));
-            }
+            ]);
             let slice = values[k * per..(k + 1) * per].to_vec();
-            obj.put(DataElement::new(
-                tags::PIXEL_DATA,
-                VR::OW,
-                PrimitiveValue::U16(slice.into()),
-            ));
-            obj.with_meta(
-                FileMetaTableBuilder::new()
-                    .transfer_syntax(EXPLICIT_LE)
-                    .media_storage_sop_class_uid(CT_STORAGE)
-                    .media_storage_sop_instance_uid(sop.as_str()),
-            )
-            .unwrap()
-            .write_to_file(dir.join(format!("s{k}.dcm")))
-            .unwrap();
+            self.save(&dir.join(format!("s{k}.dcm")), text, Vec::new(), slice);
         }
         values
     }
+
+    /// Writes the series as one Enhanced CT image: orientation, spacing
+    /// and rescale in the shared functional groups, each frame's position
+    /// in the per-frame ones.
+    fn write_enhanced(&self, path: &Path) -> Vec<u16> {
+        let item = |e: Vec<(Tag, VR, &str)>| {
+            InMemDicomObject::from_element_iter(
+                e.into_iter().map(|(t, vr, v)| DataElement::new(t, vr, v)),
+            )
+        };
+        let seq = |t: Tag, items: Vec<InMemDicomObject>| {
+            DataElement::new(t, VR::SQ, DataSetSequence::from(items))
+        };
+        let (o, ps) = (ds(&self.orientation()), ds(&self.spacing));
+        let shared = InMemDicomObject::from_element_iter([
+            seq(
+                tags::PLANE_ORIENTATION_SEQUENCE,
+                vec![item(vec![(tags::IMAGE_ORIENTATION_PATIENT, VR::DS, &o)])],
+            ),
+            seq(
+                tags::PIXEL_MEASURES_SEQUENCE,
+                vec![item(vec![
+                    (tags::PIXEL_SPACING, VR::DS, &ps),
+                    (tags::SLICE_THICKNESS, VR::DS, "2.5"),
+                ])],
+            ),
+            seq(
+                tags::PIXEL_VALUE_TRANSFORMATION_SEQUENCE,
+                vec![item(vec![
+                    (tags::RESCALE_INTERCEPT, VR::DS, "-1024"),
+                    (tags::RESCALE_SLOPE, VR::DS, "1"),
+                    (tags::RESCALE_TYPE, VR::LO, "HU"),
+                ])],
+            ),
+        ]);
+        let per_frame = (0..self.slices)
+            .map(|k| {
+                let p = ds(&self.position(k));
+                InMemDicomObject::from_element_iter([seq(
+                    tags::PLANE_POSITION_SEQUENCE,
+                    vec![item(vec![(tags::IMAGE_POSITION_PATIENT, VR::DS, &p)])],
+                )])
+            })
+            .collect();
+        let mut text = self.common(ENHANCED_CT, "1.2.826.0.1.3680043.2.1125.8.1");
+        text.extend([
+            (tags::INSTANCE_NUMBER, VR::IS, "1".into()),
+            (tags::NUMBER_OF_FRAMES, VR::IS, self.slices.to_string()),
+        ]);
+        let groups = vec![
+            seq(tags::SHARED_FUNCTIONAL_GROUPS_SEQUENCE, vec![shared]),
+            seq(tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE, per_frame),
+        ];
+        let values = self.values();
+        self.save(path, text, groups, values.clone());
+        values
+    }
+}
+
+/// DS values of `v`, ten decimals each.
+fn ds(v: &[f64]) -> String {
+    v.iter()
+        .map(|x| format!("{x:.10}"))
+        .collect::<Vec<_>>()
+        .join("\\")
 }
 
 fn close(a: [f64; 3], b: [f64; 3], tol: f64, what: &str) {
@@ -276,6 +371,76 @@ fn dicom_to_nifti_keeps_every_voxel_centre_in_sform_and_qform() {
         }
     }
 }
+
+/// Every file of `files` is slice `k` of `g`: position, orientation and
+/// spacing put its corner voxels where `g` does (1e-4 mm).
+fn assert_series_is(files: &[PathBuf], g: &Oblique) {
+    assert_eq!(files.len(), g.slices);
+    for (k, f) in files.iter().enumerate() {
+        let obj = open_file(f).unwrap();
+        let ipp: [f64; 3] = ds_values(&obj, tags::IMAGE_POSITION_PATIENT)
+            .try_into()
+            .unwrap();
+        let iop: [f64; 6] = ds_values(&obj, tags::IMAGE_ORIENTATION_PATIENT)
+            .try_into()
+            .unwrap();
+        let ps: [f64; 2] = ds_values(&obj, tags::PIXEL_SPACING).try_into().unwrap();
+        for (i, j, _) in corners(g.cols as usize, g.rows as usize, 1) {
+            let what = format!("{f:?} voxel ({i}, {j})");
+            close(
+                dicom_voxel(ipp, iop, ps, i, j),
+                g.voxel(i, j, k),
+                1e-4,
+                &what,
+            );
+        }
+    }
+}
+
+/// An Enhanced CT image (one multi-frame file; orientation, spacing and
+/// rescale in the shared functional groups, positions in the per-frame
+/// ones) goes back to DICOM as classic CT Image slices with each frame's
+/// geometry, rescale and voxels; read again, the same geometry.
+#[test]
+fn an_enhanced_ct_comes_back_as_ct_slices_with_its_functional_group_geometry() {
+    let g = oblique();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("enhanced.dcm");
+    let values = g.write_enhanced(&src);
+    let files = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    assert_series_is(&files, &g);
+    let per = g.rows as usize * g.cols as usize;
+    for (k, f) in files.iter().enumerate() {
+        let obj = open_file(f).unwrap();
+        let text = |t: Tag| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
+        assert_eq!(text(tags::SOP_CLASS_UID).trim_end_matches('\0'), CT_STORAGE);
+        assert_eq!(text(tags::RESCALE_INTERCEPT), "-1024");
+        assert_eq!(text(tags::RESCALE_SLOPE), "1");
+        assert_eq!(text(tags::SLICE_THICKNESS), "2.5");
+        let pixels = obj.element(tags::PIXEL_DATA).unwrap().to_bytes().unwrap();
+        let want: Vec<u8> = values[k * per..(k + 1) * per]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(&pixels[..], &want[..], "{f:?}");
+    }
+    let again = dir.path().join("again");
+    std::fs::create_dir(&again).unwrap();
+    let files2 = convert_then_to_dicom("convert-dicom", &dir.path().join("out"), &again);
+    assert_series_is(&files2, &g);
+    if let Some(py) = python() {
+        let mut args = vec![CT_REQUIRED];
+        args.extend(files.iter().map(|f| s(f)));
+        run_python(&py, PYDICOM_STRICT, &args);
+    }
+}
+
+/// What strict re-reading requires of a CT Image written back.
+const CT_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,\
+    Modality,PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,StudyTime,StudyID,\
+    ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,InstanceNumber,\
+    ImagePositionPatient,ImageOrientationPatient,PixelSpacing,SliceThickness,ImageType,KVP,\
+    AcquisitionNumber,RescaleSlope,RescaleIntercept,FrameOfReferenceUID";
 
 /// A single-file NIfTI-1 int16 volume with this RAS sform (code 1), no qform.
 fn write_nifti(path: &Path, dims: &[u64], srow: [[f32; 4]; 3]) {

@@ -42,6 +42,7 @@ use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::deid::{Deidentified, Deidentify};
 use super::dicom_dir::{gather, Candidate, SkipReason, Skipped, DICOMDIR_SOP_CLASS};
+use super::dicom_groups::{frame_attribute, nested};
 use super::dicom_predecode::{check_fragments, Codec, Declared};
 use super::geometry::{self, Geometry, Plane};
 use super::pipeline::PipelineArgs;
@@ -181,8 +182,7 @@ const TEMPORAL_ATTRIBUTES: [(&str, Tag); 3] = [
     ("AcquisitionNumber", tags::ACQUISITION_NUMBER),
 ];
 
-/// Functional-group sequences of enhanced multi-frame images.
-const SHARED_GROUPS: Tag = tags::SHARED_FUNCTIONAL_GROUPS_SEQUENCE;
+/// Per-frame functional groups of enhanced multi-frame images.
 const PER_FRAME_GROUPS: Tag = tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE;
 
 fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error + Send + Sync> {
@@ -191,15 +191,6 @@ fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error
 
 type Obj = DefaultDicomObject;
 type Item = dicom_object::InMemDicomObject;
-
-/// The first item of each sequence along `path` (functional groups).
-fn nested<'a>(obj: &'a Item, path: &[Tag]) -> Option<&'a Item> {
-    let mut cur = obj;
-    for &t in path {
-        cur = cur.get(t)?.items()?.first()?;
-    }
-    Some(cur)
-}
 
 fn text(obj: &Item, tag: Tag) -> Option<String> {
     obj.get(tag)
@@ -365,29 +356,30 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
             text_attrs.insert(name, v);
         }
     }
-    // Enhanced multi-frame images keep geometry in functional groups:
-    // shared ones for orientation and spacing, per-frame ones for positions.
-    let shared = nested(&obj, &[SHARED_GROUPS]);
-    let from_group = |seq: Tag, tag: Tag| -> Option<&Item> {
-        shared
-            .and_then(|g| nested(g, &[seq]))
-            .filter(|i| i.get(tag).is_some())
-    };
+    // Enhanced multi-frame images keep geometry and rescale in functional
+    // groups: shared or per-frame ones for orientation, spacing and
+    // rescale, per-frame ones for positions.
     let top: &Item = &obj;
-    let orientation_src = if top.get(tags::IMAGE_ORIENTATION_PATIENT).is_some() {
-        top
-    } else {
-        from_group(
-            tags::PLANE_ORIENTATION_SEQUENCE,
-            tags::IMAGE_ORIENTATION_PATIENT,
-        )
-        .unwrap_or(top)
+    let group = |seq: Tag, tag: Tag, name: &str| -> CliResult<&Item> {
+        Ok(frame_attribute(top, seq, tag, name)
+            .map_err(|e| err_at(path, e))?
+            .unwrap_or(top))
     };
-    let measures_src = if top.get(tags::PIXEL_SPACING).is_some() {
-        top
-    } else {
-        from_group(tags::PIXEL_MEASURES_SEQUENCE, tags::PIXEL_SPACING).unwrap_or(top)
-    };
+    let orientation_src = group(
+        tags::PLANE_ORIENTATION_SEQUENCE,
+        tags::IMAGE_ORIENTATION_PATIENT,
+        "ImageOrientationPatient",
+    )?;
+    let measures_src = group(
+        tags::PIXEL_MEASURES_SEQUENCE,
+        tags::PIXEL_SPACING,
+        "PixelSpacing",
+    )?;
+    let rescale_src = group(
+        tags::PIXEL_VALUE_TRANSFORMATION_SEQUENCE,
+        tags::RESCALE_SLOPE,
+        "RescaleSlope",
+    )?;
     let frame_positions = if frames > 1 {
         per_frame_positions(top, frames, path)?
     } else {
@@ -430,8 +422,8 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
         instance: top
             .get(tags::INSTANCE_NUMBER)
             .and_then(|e| e.to_int::<i64>().ok()),
-        slope: scalar(top, tags::RESCALE_SLOPE, "RescaleSlope")?.unwrap_or(1.0),
-        intercept: scalar(top, tags::RESCALE_INTERCEPT, "RescaleIntercept")?.unwrap_or(0.0),
+        slope: scalar(rescale_src, tags::RESCALE_SLOPE, "RescaleSlope")?.unwrap_or(1.0),
+        intercept: scalar(rescale_src, tags::RESCALE_INTERCEPT, "RescaleIntercept")?.unwrap_or(0.0),
         series,
         text: text_attrs,
         transfer_syntax: ts,

@@ -27,6 +27,8 @@ const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
 const CT_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
 const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
 const MR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.4";
+const ENHANCED_CT: &str = "1.2.840.10008.5.1.4.1.1.2.1";
+const ENHANCED_MR: &str = "1.2.840.10008.5.1.4.1.1.4.1";
 
 /// The IOD written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -659,9 +661,10 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
     let attr = |k: &str| attributes.and_then(|a| a.get(k)).and_then(Value::as_text);
     let iod = match attr("SOPClassUID") {
         Some(RT_DOSE) if bits >= 16 => Iod::RtDose,
-        Some(CT_IMAGE) if bits == 16 => Iod::Ct,
+        // Enhanced CT and MR come back as classic single-frame instances.
+        Some(CT_IMAGE | ENHANCED_CT) if bits == 16 => Iod::Ct,
         // MR Image's Type 1 attributes must have been recorded.
-        Some(MR_IMAGE)
+        Some(MR_IMAGE | ENHANCED_MR)
             if ["ImageType", "ScanningSequence", "SequenceVariant"]
                 .iter()
                 .all(|k| attr(k).is_some()) =>
@@ -718,9 +721,16 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
             .and_then(Value::as_i64)
             .unwrap_or(i as i64 + 1)
     };
+    // A multi-frame source's own frame positions, exact where the affine
+    // only fits the first two.
+    let frame_positions = src
+        .dicom("frame_positions")
+        .and_then(Value::as_array)
+        .filter(|p| !time.temporal && p.len() as u64 == n);
     let position = |out: &mut Dataset, k: u64| -> CliResult {
         if let Some(g) = &src.geometry {
-            let p = ds_multi(&g.slice_position(k))?;
+            let recorded = frame_positions.and_then(|p| f64s(p.get(k as usize), 3));
+            let p = ds_multi(&recorded.unwrap_or_else(|| g.slice_position(k).to_vec()))?;
             out.text(
                 "ImagePositionPatient",
                 tags::IMAGE_POSITION_PATIENT,

@@ -14,6 +14,8 @@ pub mod dicom;
 #[cfg(feature = "dicom")]
 pub mod dicom_dir;
 #[cfg(feature = "dicom")]
+pub mod dicom_groups;
+#[cfg(feature = "dicom")]
 pub mod dicom_palette;
 #[cfg(feature = "dicom")]
 pub mod dicom_predecode;
