@@ -1,5 +1,5 @@
-//! RT Dose and PALETTE COLOR kept through convert-dicom and written back
-//! by to-dicom: an RT Dose grid comes back as one multi-frame RT Dose
+//! RT Dose, PALETTE COLOR, CR and PET kept through convert-dicom and
+//! written back by to-dicom: an RT Dose grid comes back as one multi-frame RT Dose
 //! instance with its scaling, units, type and frame offsets; a palette
 //! image keeps its lookup tables and `export --apply-lut` gives RGB.
 //! Generated files always; pydicom's `rtdose.dcm` and
@@ -23,6 +23,8 @@ use medical_common::{
 
 const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
 const RT_PLAN: &str = "1.2.840.10008.5.1.4.1.1.481.5";
+const CR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.1";
+const PET_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.128";
 const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
 
@@ -93,40 +95,58 @@ fn strict(files: &[PathBuf], required: &str) {
     run_python(&py, PYDICOM_STRICT, &args);
 }
 
+/// `a` and `b` hold the same text in `texts` and the same numbers (to
+/// 1e-12 relative) in `numbers`.
+fn assert_same_values(
+    a: &InMemDicomObject,
+    b: &InMemDicomObject,
+    texts: &[Tag],
+    numbers: &[Tag],
+    what: &str,
+) {
+    for &tag in texts {
+        assert_eq!(text(a, tag), text(b, tag), "{what} {tag:?}");
+    }
+    for &tag in numbers {
+        let (x, y) = (floats(a, tag), floats(b, tag));
+        assert_eq!(x.len(), y.len(), "{what} {tag:?}");
+        assert!(
+            x.iter()
+                .zip(&y)
+                .all(|(p, q)| (p - q).abs() <= p.abs() * 1e-12 + 1e-9),
+            "{what} {tag:?}: {x:?} vs {y:?}"
+        );
+    }
+}
+
 /// Checks that `out` is `src` as one multi-frame RT Dose instance.
 fn assert_same_dose(src: &Path, out: &[PathBuf]) {
     assert_eq!(out.len(), 1, "one multi-frame RT Dose instance");
     let (a, b) = (open_file(src).unwrap(), open_file(&out[0]).unwrap());
     assert_eq!(text(&b, tags::SOP_CLASS_UID), RT_DOSE);
     assert_eq!(text(&b, tags::MODALITY), "RTDOSE");
-    for tag in [
-        tags::DOSE_UNITS,
-        tags::DOSE_TYPE,
-        tags::DOSE_SUMMATION_TYPE,
-        tags::NUMBER_OF_FRAMES,
-        tags::ROWS,
-        tags::COLUMNS,
-        tags::BITS_ALLOCATED,
-        tags::FRAME_OF_REFERENCE_UID,
-    ] {
-        assert_eq!(text(&a, tag), text(&b, tag), "{tag:?}");
-    }
-    for tag in [
-        tags::DOSE_GRID_SCALING,
-        tags::GRID_FRAME_OFFSET_VECTOR,
-        tags::IMAGE_POSITION_PATIENT,
-        tags::IMAGE_ORIENTATION_PATIENT,
-        tags::PIXEL_SPACING,
-    ] {
-        let (x, y) = (floats(&a, tag), floats(&b, tag));
-        assert_eq!(x.len(), y.len(), "{tag:?}");
-        assert!(
-            x.iter()
-                .zip(&y)
-                .all(|(p, q)| (p - q).abs() <= p.abs() * 1e-12 + 1e-9),
-            "{tag:?}: {x:?} vs {y:?}"
-        );
-    }
+    assert_same_values(
+        &a,
+        &b,
+        &[
+            tags::DOSE_UNITS,
+            tags::DOSE_TYPE,
+            tags::DOSE_SUMMATION_TYPE,
+            tags::NUMBER_OF_FRAMES,
+            tags::ROWS,
+            tags::COLUMNS,
+            tags::BITS_ALLOCATED,
+            tags::FRAME_OF_REFERENCE_UID,
+        ],
+        &[
+            tags::DOSE_GRID_SCALING,
+            tags::GRID_FRAME_OFFSET_VECTOR,
+            tags::IMAGE_POSITION_PATIENT,
+            tags::IMAGE_ORIENTATION_PATIENT,
+            tags::PIXEL_SPACING,
+        ],
+        "RT Dose",
+    );
     let fip = b
         .element(tags::FRAME_INCREMENT_POINTER)
         .unwrap()
@@ -566,4 +586,239 @@ fn a_window_that_changes_between_slices_comes_back_per_slice() {
         assert_eq!(text(&o, tags::WINDOW_CENTER), c, "{f:?}");
         assert_eq!(text(&o, tags::WINDOW_WIDTH), w, "{f:?}");
     }
+}
+
+/// What strict re-reading requires of a CR Image: the common Type 1 and 2
+/// attributes, CR Series' BodyPartExamined and ViewPosition, and
+/// PatientOrientation.
+const CR_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,\
+    Modality,PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,StudyTime,StudyID,\
+    ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,InstanceNumber,\
+    BodyPartExamined,ViewPosition,PatientOrientation,PhotometricInterpretation";
+
+/// A computed radiograph comes back as a CR Image with its body part,
+/// view, patient orientation, MONOCHROME1 and voxels.
+#[test]
+fn a_cr_image_comes_back_as_cr_with_its_series_attributes() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("cr.dcm");
+    let pixels: Vec<u8> = (0..4 * 5u16)
+        .flat_map(|v| (v * 197 % 4096).to_le_bytes())
+        .collect();
+    write(
+        &src,
+        CR_IMAGE,
+        &[
+            instance_uids(CR_IMAGE, "1.2.826.0.1.3680043.2.1125.99.6"),
+            vec![
+                (tags::MODALITY, VR::CS, "CR"),
+                (tags::BODY_PART_EXAMINED, VR::CS, "CHEST"),
+                (tags::VIEW_POSITION, VR::CS, "PA"),
+                (tags::PATIENT_ORIENTATION, VR::CS, "L\\F"),
+                (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME1"),
+            ],
+        ]
+        .concat(),
+        &pixel_module(4, 5, 16),
+        vec![DataElement::new(
+            tags::PIXEL_DATA,
+            VR::OW,
+            PrimitiveValue::U8(pixels.clone().into()),
+        )],
+    );
+    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    assert_eq!(out.len(), 1);
+    let b = open_file(&out[0]).unwrap();
+    for (tag, want) in [
+        (tags::SOP_CLASS_UID, CR_IMAGE),
+        (tags::MODALITY, "CR"),
+        (tags::BODY_PART_EXAMINED, "CHEST"),
+        (tags::VIEW_POSITION, "PA"),
+        (tags::PATIENT_ORIENTATION, "L\\F"),
+        (tags::PHOTOMETRIC_INTERPRETATION, "MONOCHROME1"),
+    ] {
+        assert_eq!(text(&b, tag), want, "{tag:?}");
+    }
+    let data = b.element(tags::PIXEL_DATA).unwrap().to_bytes().unwrap();
+    assert_eq!(&data[..], &pixels[..]);
+    strict(&out, CR_REQUIRED);
+}
+
+/// What strict re-reading requires of a PET Image: the common Type 1 and
+/// 2 attributes, PET Series, PET Isotope, NM/PET Patient Orientation and
+/// PET Image.
+const PET_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,\
+    Modality,PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,StudyTime,StudyID,\
+    ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,InstanceNumber,\
+    FrameOfReferenceUID,ImagePositionPatient,ImageOrientationPatient,PixelSpacing,\
+    SliceThickness,ImageType,SeriesDate,SeriesTime,Units,CountsSource,SeriesType,\
+    DecayCorrection,NumberOfSlices,CorrectedImage,CollimatorType,\
+    RadiopharmaceuticalInformationSequence,PatientOrientationCodeSequence,\
+    PatientGantryRelationshipCodeSequence,RescaleSlope,RescaleIntercept,\
+    FrameReferenceTime,ImageIndex,AcquisitionDate,AcquisitionTime,ActualFrameDuration,\
+    DecayFactor";
+
+/// Writes slice `k` of a 3-slice PET series: per-slice ImageIndex and
+/// RescaleSlope, the radiopharmaceutical and its radionuclide code.
+fn write_pet_slice(path: &Path, k: usize) {
+    let code = InMemDicomObject::from_element_iter([
+        DataElement::new(tags::CODE_VALUE, VR::SH, "C-111A1"),
+        DataElement::new(tags::CODING_SCHEME_DESIGNATOR, VR::SH, "SRT"),
+        DataElement::new(tags::CODE_MEANING, VR::LO, "^18^Fluorine"),
+    ]);
+    let drug = InMemDicomObject::from_element_iter([
+        DataElement::new(tags::RADIOPHARMACEUTICAL, VR::LO, "Fluorodeoxyglucose"),
+        DataElement::new(tags::RADIOPHARMACEUTICAL_START_TIME, VR::TM, "081500"),
+        DataElement::new(tags::RADIONUCLIDE_TOTAL_DOSE, VR::DS, "370000000"),
+        DataElement::new(tags::RADIONUCLIDE_HALF_LIFE, VR::DS, "6586.2"),
+        DataElement::new(
+            tags::RADIONUCLIDE_CODE_SEQUENCE,
+            VR::SQ,
+            DataSetSequence::from(vec![code]),
+        ),
+    ]);
+    let sop = format!("1.2.826.0.1.3680043.2.1125.98.{k}");
+    let (z, index, slope) = (
+        format!("-10\\20\\{}", k * 4),
+        (k + 1).to_string(),
+        format!("0.{}5", k + 1),
+    );
+    write(
+        path,
+        PET_IMAGE,
+        &[
+            instance_uids(PET_IMAGE, "1.2.826.0.1.3680043.2.1125.99.7"),
+            vec![
+                // Each slice its own instance.
+                (tags::SOP_INSTANCE_UID, VR::UI, sop.as_str()),
+                (
+                    tags::FRAME_OF_REFERENCE_UID,
+                    VR::UI,
+                    "1.2.826.0.1.3680043.2.1125.99.8",
+                ),
+                (tags::MODALITY, VR::CS, "PT"),
+                (tags::IMAGE_TYPE, VR::CS, "ORIGINAL\\PRIMARY"),
+                (tags::SERIES_DATE, VR::DA, "20240102"),
+                (tags::SERIES_TIME, VR::TM, "090000"),
+                (tags::UNITS, VR::CS, "BQML"),
+                (tags::COUNTS_SOURCE, VR::CS, "EMISSION"),
+                (tags::SERIES_TYPE, VR::CS, "STATIC\\IMAGE"),
+                (tags::DECAY_CORRECTION, VR::CS, "START"),
+                (tags::CORRECTED_IMAGE, VR::CS, "DECY\\ATTN"),
+                (tags::COLLIMATOR_TYPE, VR::CS, "NONE"),
+                (tags::FRAME_REFERENCE_TIME, VR::DS, "150000"),
+                (tags::ACQUISITION_DATE, VR::DA, "20240102"),
+                (tags::ACQUISITION_TIME, VR::TM, "090000"),
+                (tags::ACTUAL_FRAME_DURATION, VR::IS, "300000"),
+                (tags::DECAY_FACTOR, VR::DS, "1.02"),
+                (tags::INSTANCE_NUMBER, VR::IS, index.as_str()),
+                (tags::IMAGE_POSITION_PATIENT, VR::DS, z.as_str()),
+                (tags::IMAGE_ORIENTATION_PATIENT, VR::DS, "1\\0\\0\\0\\1\\0"),
+                (tags::PIXEL_SPACING, VR::DS, "4\\4"),
+                (tags::SLICE_THICKNESS, VR::DS, "4"),
+                (tags::RESCALE_SLOPE, VR::DS, slope.as_str()),
+                (tags::RESCALE_INTERCEPT, VR::DS, "0"),
+                (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+            ],
+        ]
+        .concat(),
+        &pixel_module(2, 3, 16),
+        vec![
+            DataElement::new(tags::NUMBER_OF_SLICES, VR::US, PrimitiveValue::from(3u16)),
+            DataElement::new(
+                tags::IMAGE_INDEX,
+                VR::US,
+                PrimitiveValue::from(k as u16 + 1),
+            ),
+            DataElement::new(
+                tags::RADIOPHARMACEUTICAL_INFORMATION_SEQUENCE,
+                VR::SQ,
+                DataSetSequence::from(vec![drug]),
+            ),
+            DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OW,
+                PrimitiveValue::U16((0..6u16).map(|v| v * 1000 + k as u16).collect()),
+            ),
+        ],
+    );
+}
+
+/// A PET series comes back as PET Image instances: the PET Series and
+/// Image attributes, each slice's ImageIndex and RescaleSlope, the
+/// radiopharmaceutical with its dose, half-life and radionuclide code.
+#[test]
+fn a_pet_series_comes_back_as_pet_with_its_isotope_and_per_slice_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let series = dir.path().join("pet");
+    std::fs::create_dir(&series).unwrap();
+    let sources: Vec<PathBuf> = (0..3)
+        .map(|k| {
+            let p = series.join(format!("pet{k}.dcm"));
+            write_pet_slice(&p, k);
+            p
+        })
+        .collect();
+    let out = convert_then_to_dicom("convert-dicom", &series, dir.path());
+    assert_eq!(out.len(), 3);
+    for (src, back) in sources.iter().zip(&out) {
+        let (a, b) = (open_file(src).unwrap(), open_file(back).unwrap());
+        assert_eq!(text(&b, tags::SOP_CLASS_UID), PET_IMAGE);
+        let what = format!("{back:?}");
+        assert_same_values(
+            &a,
+            &b,
+            &[
+                tags::MODALITY,
+                tags::UNITS,
+                tags::COUNTS_SOURCE,
+                tags::SERIES_TYPE,
+                tags::DECAY_CORRECTION,
+                tags::CORRECTED_IMAGE,
+                tags::SERIES_DATE,
+                tags::ACQUISITION_TIME,
+                tags::ACTUAL_FRAME_DURATION,
+                tags::NUMBER_OF_SLICES,
+                tags::IMAGE_INDEX,
+                tags::INSTANCE_NUMBER,
+            ],
+            &[
+                tags::RESCALE_SLOPE,
+                tags::FRAME_REFERENCE_TIME,
+                tags::DECAY_FACTOR,
+                tags::IMAGE_POSITION_PATIENT,
+            ],
+            &what,
+        );
+        let drug = |o: &InMemDicomObject| {
+            let item = &o
+                .element(tags::RADIOPHARMACEUTICAL_INFORMATION_SEQUENCE)
+                .unwrap()
+                .items()
+                .unwrap()[0];
+            let code = &item
+                .element(tags::RADIONUCLIDE_CODE_SEQUENCE)
+                .unwrap()
+                .items()
+                .unwrap()[0];
+            [
+                text(item, tags::RADIOPHARMACEUTICAL),
+                text(item, tags::RADIONUCLIDE_TOTAL_DOSE),
+                text(item, tags::RADIONUCLIDE_HALF_LIFE),
+                text(item, tags::RADIOPHARMACEUTICAL_START_TIME),
+                text(code, tags::CODE_VALUE),
+                text(code, tags::CODE_MEANING),
+            ]
+        };
+        assert_eq!(drug(&a), drug(&b), "{back:?}");
+        let pixels = |o: &InMemDicomObject| {
+            o.element(tags::PIXEL_DATA)
+                .unwrap()
+                .to_bytes()
+                .unwrap()
+                .to_vec()
+        };
+        assert_eq!(pixels(&a), pixels(&b), "{back:?}");
+    }
+    strict(&out, PET_REQUIRED);
 }

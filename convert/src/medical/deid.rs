@@ -45,7 +45,7 @@ fn note(list: &mut Vec<String>, keyword: &str) {
 }
 
 /// A dummy value of `vr` (action D): valid for the VR, identifying nothing.
-fn dummy(vr: VR) -> &'static str {
+pub fn dummy(vr: VR) -> &'static str {
     match vr {
         VR::DA => "19000101",
         VR::TM => "000000",

@@ -59,7 +59,7 @@ const NATIVE_SYNTAXES: [(&str, &str); 3] = [
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword,
 /// tag, VR). Nothing else of the data set is recorded; de-identification
 /// applies [`super::deid_profile::action`] to each.
-const TEXT_ATTRIBUTES: [(&str, Tag, VR); 53] = [
+const TEXT_ATTRIBUTES: [(&str, Tag, VR); 71] = [
     ("ScanningSequence", tags::SCANNING_SEQUENCE, VR::CS),
     ("SequenceVariant", tags::SEQUENCE_VARIANT, VR::CS),
     ("ScanOptions", tags::SCAN_OPTIONS, VR::CS),
@@ -91,6 +91,37 @@ const TEXT_ATTRIBUTES: [(&str, Tag, VR); 53] = [
     ("Modality", tags::MODALITY, VR::CS),
     ("Manufacturer", tags::MANUFACTURER, VR::LO),
     ("BodyPartExamined", tags::BODY_PART_EXAMINED, VR::CS),
+    ("ViewPosition", tags::VIEW_POSITION, VR::CS),
+    // PET Series and PET Image (PS3.3 C.8.9.1, C.8.9.4).
+    ("Units", tags::UNITS, VR::CS),
+    ("CountsSource", tags::COUNTS_SOURCE, VR::CS),
+    ("SeriesType", tags::SERIES_TYPE, VR::CS),
+    ("DecayCorrection", tags::DECAY_CORRECTION, VR::CS),
+    ("NumberOfSlices", tags::NUMBER_OF_SLICES, VR::US),
+    ("CorrectedImage", tags::CORRECTED_IMAGE, VR::CS),
+    ("CollimatorType", tags::COLLIMATOR_TYPE, VR::CS),
+    (
+        "RandomsCorrectionMethod",
+        tags::RANDOMS_CORRECTION_METHOD,
+        VR::CS,
+    ),
+    (
+        "AttenuationCorrectionMethod",
+        tags::ATTENUATION_CORRECTION_METHOD,
+        VR::LO,
+    ),
+    (
+        "ScatterCorrectionMethod",
+        tags::SCATTER_CORRECTION_METHOD,
+        VR::LO,
+    ),
+    ("FrameReferenceTime", tags::FRAME_REFERENCE_TIME, VR::DS),
+    ("ImageIndex", tags::IMAGE_INDEX, VR::US),
+    ("AcquisitionDate", tags::ACQUISITION_DATE, VR::DA),
+    ("AcquisitionTime", tags::ACQUISITION_TIME, VR::TM),
+    ("ActualFrameDuration", tags::ACTUAL_FRAME_DURATION, VR::IS),
+    ("DecayFactor", tags::DECAY_FACTOR, VR::DS),
+    ("PatientOrientation", tags::PATIENT_ORIENTATION, VR::CS),
     ("SeriesDescription", tags::SERIES_DESCRIPTION, VR::LO),
     ("StudyDescription", tags::STUDY_DESCRIPTION, VR::LO),
     (
@@ -137,6 +168,17 @@ const TEXT_ATTRIBUTES: [(&str, Tag, VR); 53] = [
     ("SeriesDate", tags::SERIES_DATE, VR::DA),
     ("StudyTime", tags::STUDY_TIME, VR::TM),
     ("SeriesTime", tags::SERIES_TIME, VR::TM),
+];
+
+/// Attributes of [`TEXT_ATTRIBUTES`] kept per slice (`dicom.per_slice`)
+/// when they differ between the slices of a series.
+const PER_SLICE: [&str; 6] = [
+    "ImageIndex",
+    "FrameReferenceTime",
+    "DecayFactor",
+    "ActualFrameDuration",
+    "AcquisitionDate",
+    "AcquisitionTime",
 ];
 
 /// One single-frame image of a series.
@@ -1016,6 +1058,31 @@ fn series_object(
                 .collect();
             dicom.insert(key.into(), Value::Array(values));
         }
+    }
+    let mut per_slice = Map::new();
+    for name in PER_SLICE {
+        let per: Vec<Option<&String>> = ordered.iter().map(|s| s.text.get(name)).collect();
+        if per.iter().all(|v| *v == per[0]) {
+            continue;
+        }
+        let (_, tag, vr) = TEXT_ATTRIBUTES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .expect("PER_SLICE names come from TEXT_ATTRIBUTES");
+        let values = per
+            .iter()
+            .map(|v| {
+                let kept = match (v, deidentify) {
+                    (Some(t), Some(deid)) => deid.apply(name, *tag, *vr, t, report),
+                    (v, _) => v.cloned(),
+                };
+                kept.map_or(Value::Null, Value::from)
+            })
+            .collect();
+        per_slice.insert(name.to_string(), Value::Array(values));
+    }
+    if !per_slice.is_empty() {
+        dicom.insert("per_slice".into(), Value::from(per_slice));
     }
     let slopes: Vec<f64> = ordered.iter().map(|s| s.slope).collect();
     let inters: Vec<f64> = ordered.iter().map(|s| s.intercept).collect();

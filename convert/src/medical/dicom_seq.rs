@@ -1,8 +1,10 @@
 //! Sequences kept item by item under `base[i].dicom.sequences` and written
-//! back (spec/convert.md "DICOM pixel modules"): today the RT Dose IOD's
+//! back (spec/convert.md "DICOM written back"): the RT Dose IOD's
 //! ReferencedRTPlanSequence (PS3.3 C.8.8.3, Type 1C when the dose is
 //! computed from a plan) with its fraction groups, beams, control points
-//! and brachytherapy setups.
+//! and brachytherapy setups, and a PET image's
+//! RadiopharmaceuticalInformationSequence (C.8.9.2) with its radionuclide
+//! code.
 //!
 //! Each sequence is recorded as an array of items; an item is a map from
 //! keyword to the value's text, or to the array of items of a nested
@@ -93,12 +95,70 @@ const RT_PLAN_REFERENCE: [Node; 3] = [
     ),
 ];
 
+const CODE: [Node; 3] = [
+    Leaf("CodeValue", tags::CODE_VALUE, VR::SH),
+    Leaf(
+        "CodingSchemeDesignator",
+        tags::CODING_SCHEME_DESIGNATOR,
+        VR::SH,
+    ),
+    Leaf("CodeMeaning", tags::CODE_MEANING, VR::LO),
+];
+
+/// PET Isotope module (PS3.3 C.8.9.2): what SUV is computed from.
+const RADIOPHARMACEUTICAL: [Node; 9] = [
+    Leaf("Radiopharmaceutical", tags::RADIOPHARMACEUTICAL, VR::LO),
+    Leaf(
+        "RadiopharmaceuticalVolume",
+        tags::RADIOPHARMACEUTICAL_VOLUME,
+        VR::DS,
+    ),
+    Leaf(
+        "RadiopharmaceuticalStartTime",
+        tags::RADIOPHARMACEUTICAL_START_TIME,
+        VR::TM,
+    ),
+    Leaf(
+        "RadiopharmaceuticalStopTime",
+        tags::RADIOPHARMACEUTICAL_STOP_TIME,
+        VR::TM,
+    ),
+    Leaf(
+        "RadiopharmaceuticalStartDateTime",
+        tags::RADIOPHARMACEUTICAL_START_DATE_TIME,
+        VR::DT,
+    ),
+    Leaf(
+        "RadionuclideTotalDose",
+        tags::RADIONUCLIDE_TOTAL_DOSE,
+        VR::DS,
+    ),
+    Leaf("RadionuclideHalfLife", tags::RADIONUCLIDE_HALF_LIFE, VR::DS),
+    Leaf(
+        "RadionuclidePositronFraction",
+        tags::RADIONUCLIDE_POSITRON_FRACTION,
+        VR::DS,
+    ),
+    Seq(
+        "RadionuclideCodeSequence",
+        tags::RADIONUCLIDE_CODE_SEQUENCE,
+        &CODE,
+    ),
+];
+
 /// The top-level sequences kept.
-pub const KEPT: [Node; 1] = [Seq(
-    "ReferencedRTPlanSequence",
-    tags::REFERENCED_RT_PLAN_SEQUENCE,
-    &RT_PLAN_REFERENCE,
-)];
+pub const KEPT: [Node; 2] = [
+    Seq(
+        "ReferencedRTPlanSequence",
+        tags::REFERENCED_RT_PLAN_SEQUENCE,
+        &RT_PLAN_REFERENCE,
+    ),
+    Seq(
+        "RadiopharmaceuticalInformationSequence",
+        tags::RADIOPHARMACEUTICAL_INFORMATION_SEQUENCE,
+        &RADIOPHARMACEUTICAL,
+    ),
+];
 
 fn text(obj: &InMemDicomObject, tag: Tag) -> Option<String> {
     obj.get(tag)

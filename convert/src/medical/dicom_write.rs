@@ -2,7 +2,7 @@
 //! "Medical geometry"): Explicit VR Little Endian, one single-frame file per
 //! slice, or one multi-frame RT Dose instance. The IOD follows the
 //! archive's SOPClassUID: CT Image, MR Image (when its Type 1 attributes
-//! were recorded), RT Dose, otherwise Secondary Capture
+//! were recorded), RT Dose, CR Image, PET Image, otherwise Secondary Capture
 //! keeping Modality (`OT` when unknown). Geometry comes from
 //! `base[i].geometry`, whichever format recorded it. Every value is checked
 //! against its VR (`dicom_vr`); the IOD's Type 1 attributes are written or
@@ -27,6 +27,8 @@ const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
 const CT_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.2";
 const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
 const MR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.4";
+const CR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.1";
+const PET_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.128";
 const ENHANCED_CT: &str = "1.2.840.10008.5.1.4.1.1.2.1";
 const ENHANCED_MR: &str = "1.2.840.10008.5.1.4.1.1.4.1";
 
@@ -37,6 +39,8 @@ enum Iod {
     Ct,
     Mr,
     RtDose,
+    Cr,
+    Pet,
 }
 
 impl Iod {
@@ -46,6 +50,8 @@ impl Iod {
             Iod::Ct => CT_IMAGE,
             Iod::Mr => MR_IMAGE,
             Iod::RtDose => RT_DOSE,
+            Iod::Cr => CR_IMAGE,
+            Iod::Pet => PET_IMAGE,
         }
     }
 }
@@ -61,7 +67,7 @@ enum Kind {
 
 /// Attributes copied from `base[i].dicom.attributes`, with the IODs that
 /// carry them (None: all).
-const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 39] = [
+const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 61] = [
     (
         "ImageType",
         tags::IMAGE_TYPE,
@@ -209,6 +215,158 @@ const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 39] = [
     ),
     ("StationName", tags::STATION_NAME, VR::SH, Kind::T3, None),
     ("KVP", tags::KVP, VR::DS, Kind::T2, Some(Iod::Ct)),
+    // PET Series and PET Image (PS3.3 C.8.9.1, C.8.9.4); DecayFactor is
+    // checked against DecayCorrection in `Source::shared`.
+    (
+        "ImageType",
+        tags::IMAGE_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "SeriesDate",
+        tags::SERIES_DATE,
+        VR::DA,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "SeriesTime",
+        tags::SERIES_TIME,
+        VR::TM,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    ("Units", tags::UNITS, VR::CS, Kind::T1, Some(Iod::Pet)),
+    (
+        "CountsSource",
+        tags::COUNTS_SOURCE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "SeriesType",
+        tags::SERIES_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "DecayCorrection",
+        tags::DECAY_CORRECTION,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "NumberOfSlices",
+        tags::NUMBER_OF_SLICES,
+        VR::US,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "CorrectedImage",
+        tags::CORRECTED_IMAGE,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Pet),
+    ),
+    (
+        "CollimatorType",
+        tags::COLLIMATOR_TYPE,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Pet),
+    ),
+    (
+        "RandomsCorrectionMethod",
+        tags::RANDOMS_CORRECTION_METHOD,
+        VR::CS,
+        Kind::T3,
+        Some(Iod::Pet),
+    ),
+    (
+        "AttenuationCorrectionMethod",
+        tags::ATTENUATION_CORRECTION_METHOD,
+        VR::LO,
+        Kind::T3,
+        Some(Iod::Pet),
+    ),
+    (
+        "ScatterCorrectionMethod",
+        tags::SCATTER_CORRECTION_METHOD,
+        VR::LO,
+        Kind::T3,
+        Some(Iod::Pet),
+    ),
+    (
+        "FrameReferenceTime",
+        tags::FRAME_REFERENCE_TIME,
+        VR::DS,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "ImageIndex",
+        tags::IMAGE_INDEX,
+        VR::US,
+        Kind::T1,
+        Some(Iod::Pet),
+    ),
+    (
+        "AcquisitionDate",
+        tags::ACQUISITION_DATE,
+        VR::DA,
+        Kind::T2,
+        Some(Iod::Pet),
+    ),
+    (
+        "AcquisitionTime",
+        tags::ACQUISITION_TIME,
+        VR::TM,
+        Kind::T2,
+        Some(Iod::Pet),
+    ),
+    (
+        "ActualFrameDuration",
+        tags::ACTUAL_FRAME_DURATION,
+        VR::IS,
+        Kind::T2,
+        Some(Iod::Pet),
+    ),
+    (
+        "DecayFactor",
+        tags::DECAY_FACTOR,
+        VR::DS,
+        Kind::T3,
+        Some(Iod::Pet),
+    ),
+    // CR Series (PS3.3 C.8.1.1) and General Image's PatientOrientation,
+    // required in CR, which has no Image Plane module.
+    (
+        "BodyPartExamined",
+        tags::BODY_PART_EXAMINED,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Cr),
+    ),
+    (
+        "ViewPosition",
+        tags::VIEW_POSITION,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Cr),
+    ),
+    (
+        "PatientOrientation",
+        tags::PATIENT_ORIENTATION,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Cr),
+    ),
     (
         "DoseUnits",
         tags::DOSE_UNITS,
@@ -323,6 +481,16 @@ struct Dataset {
 
 impl Dataset {
     fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> CliResult {
+        if vr == VR::US {
+            let v: Vec<u16> = value
+                .split('\\')
+                .map(|x| x.trim().parse::<u16>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("{keyword} {value:?}: not unsigned 16-bit integers"))?;
+            self.obj
+                .put(DataElement::new(tag, vr, PrimitiveValue::U16(v.into())));
+            return Ok(());
+        }
         check(vr, value).map_err(|e| format!("{keyword} {value:?}: {e}"))?;
         self.non_ascii |= !value.is_ascii();
         let v = if value.is_empty() {
@@ -386,6 +554,33 @@ impl Source<'_> {
                 Some(v) => out.text(keyword, tag, VR::DS, v)?,
                 None => {
                     out.obj.remove_element(tag);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Slice `i`'s value of each attribute recorded per slice
+    /// (`dicom.per_slice`: text, or null where the slice had none).
+    fn slice_values(&self, out: &mut Dataset, i: usize) -> CliResult {
+        let Some(per) = self.dicom("per_slice").and_then(Value::as_map) else {
+            return Ok(());
+        };
+        for (key, values) in per {
+            let Some(keyword) = key.as_text() else {
+                continue;
+            };
+            let Some((_, tag, vr, _, _)) = ATTRIBUTES.iter().find(|a| a.0 == keyword) else {
+                continue;
+            };
+            match values
+                .as_array()
+                .and_then(|a| a.get(i))
+                .and_then(Value::as_text)
+            {
+                Some(v) => out.text(keyword, *tag, *vr, v)?,
+                None => {
+                    out.obj.remove_element(*tag);
                 }
             }
         }
@@ -459,18 +654,26 @@ impl Source<'_> {
             Iod::RtDose => "RTDOSE".to_string(),
             Iod::Ct => "CT".to_string(),
             Iod::Mr => "MR".to_string(),
+            Iod::Cr => "CR".to_string(),
+            Iod::Pet => "PT".to_string(),
             Iod::SecondaryCapture => self
                 .attr("Modality")
                 .or_else(|| self.geometry.as_ref().and_then(|g| g.modality.clone()))
                 .unwrap_or_else(|| "OT".to_string()),
         };
         out.text("Modality", tags::MODALITY, VR::CS, &modality)?;
+        let deidentified = self.attr("PatientIdentityRemoved").as_deref() == Some("YES");
         for (keyword, tag, vr, kind, only) in ATTRIBUTES {
             if only.is_some_and(|o| o != iod) {
                 continue;
             }
             match (self.attr(keyword), kind) {
                 (Some(v), _) => out.text(keyword, tag, vr, &v)?,
+                // A de-identified archive left out what the profile's X/D
+                // replaces by a dummy where the IOD needs a value.
+                (None, Kind::T1) if deidentified && matches!(vr, VR::DA | VR::TM) => {
+                    out.text(keyword, tag, vr, super::deid::dummy(vr))?
+                }
                 (None, Kind::T1) => {
                     return Err(format!(
                         "the archive has no {keyword}, which a {iod:?} file requires"
@@ -489,6 +692,9 @@ impl Source<'_> {
             out.text("WindowWidth", tags::WINDOW_WIDTH, VR::DS, &w)?;
         }
         self.deidentification(out)?;
+        if let Some(seqs) = self.dicom("sequences") {
+            super::dicom_seq::write(&mut out.obj, seqs)?;
+        }
         match iod {
             Iod::SecondaryCapture => {
                 out.text("ConversionType", tags::CONVERSION_TYPE, VR::CS, "WSD")?
@@ -500,7 +706,31 @@ impl Source<'_> {
                 out.text("ImageType", tags::IMAGE_TYPE, VR::CS, &t)?;
                 out.text("AcquisitionNumber", tags::ACQUISITION_NUMBER, VR::IS, "")?;
             }
-            Iod::Mr | Iod::RtDose => {}
+            Iod::Pet => {
+                // PS3.3 C.8.9.4: DecayFactor is Type 1 unless DecayCorrection is NONE.
+                let corrected = self.attr("DecayCorrection").is_some_and(|d| d != "NONE");
+                if corrected && self.attr("DecayFactor").is_none() {
+                    return Err(
+                        "the archive has no DecayFactor, which a decay-corrected Pet file requires"
+                            .into(),
+                    );
+                }
+                // Type 2 sequences the archive does not keep: present, empty.
+                for tag in [
+                    tags::RADIOPHARMACEUTICAL_INFORMATION_SEQUENCE,
+                    tags::PATIENT_ORIENTATION_CODE_SEQUENCE,
+                    tags::PATIENT_GANTRY_RELATIONSHIP_CODE_SEQUENCE,
+                ] {
+                    if out.obj.get(tag).is_none() {
+                        out.obj.put(DataElement::new(
+                            tag,
+                            VR::SQ,
+                            DataSetSequence::from(Vec::<InMemDicomObject>::new()),
+                        ));
+                    }
+                }
+            }
+            Iod::Mr | Iod::RtDose | Iod::Cr => {}
         }
         if let Some(f) = &self.frame_of_reference {
             out.text(
@@ -551,7 +781,10 @@ impl Source<'_> {
                     "an RT Dose file needs the volume's geometry, which the archive lacks".into(),
                 )
             }
-            None => out.text("PatientOrientation", tags::PATIENT_ORIENTATION, VR::CS, "")?,
+            None => {
+                let p = self.attr("PatientOrientation").unwrap_or_default();
+                out.text("PatientOrientation", tags::PATIENT_ORIENTATION, VR::CS, &p)?
+            }
         }
         self.pixel_module(out)
     }
@@ -671,6 +904,8 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         {
             Iod::Mr
         }
+        Some(CR_IMAGE) => Iod::Cr,
+        Some(PET_IMAGE) if bits >= 16 => Iod::Pet,
         _ => Iod::SecondaryCapture,
     };
     let geometry = entry_geometry(entry)?;
@@ -760,9 +995,6 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
             VR::IS,
             &n.to_string(),
         )?;
-        if let Some(seqs) = src.dicom("sequences") {
-            super::dicom_seq::write(&mut out.obj, seqs)?;
-        }
         out.obj.put(DataElement::new(
             tags::FRAME_INCREMENT_POINTER,
             VR::AT,
@@ -816,7 +1048,10 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
             }
         }
         src.slice_window(&mut out, i)?;
-        let rescale = src.rescale(i).or((iod == Iod::Ct).then_some((1.0, 0.0)));
+        src.slice_values(&mut out, i)?;
+        // Type 1 in CT and PET images.
+        let needed = matches!(iod, Iod::Ct | Iod::Pet);
+        let rescale = src.rescale(i).or(needed.then_some((1.0, 0.0)));
         if let Some((slope, intercept)) = rescale {
             out.text("RescaleSlope", tags::RESCALE_SLOPE, VR::DS, &ds(slope)?)?;
             out.text(
