@@ -38,7 +38,7 @@ def test_engine_is_registered():
 def test_hypercube(archive):
     ds = xr.open_dataset(archive, engine="tgm")
     assert set(ds.data_vars) == {"t", "z"}
-    assert ds.t.dims == ("levelist", "step", "lat", "lon")
+    assert ds.t.dims == ("step", "levelist", "lat", "lon")
     assert ds.step.values.tolist() == [np.timedelta64(s, "h").astype("timedelta64[ns]") for s in STEPS]
     assert ds.levelist.values.tolist() == list(LEVELS)
     assert ds.t.attrs["mars.class"] == "od"
@@ -76,7 +76,7 @@ def test_reads_are_lazy_and_slices_use_decode_range(archive, monkeypatch):
 def test_one_dask_chunk_per_object(archive):
     pytest.importorskip("dask")
     ds = xr.open_dataset(archive, engine="tgm", chunks={})
-    assert ds.t.chunks == ((1, 1), (1, 1, 1), (4,), (5,))
+    assert ds.t.chunks == ((1, 1, 1), (1, 1), (4,), (5,))
     expected = np.mean([field("t", s, l) for s in STEPS for l in LEVELS])
     assert abs(float(ds.t.mean().compute()) - expected) < 1e-6
 
