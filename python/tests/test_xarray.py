@@ -255,3 +255,14 @@ def test_mars_times_as_cfgrib_shows_them(tmp_path):
         ["2024-02-29T12:00", "2024-02-29T18:00", "2024-03-01T00:00"], "datetime64[ns]"
     ).tolist()
     assert ds["2t"].sel(step="12h").values.tolist() == [12.0, 12.0]
+
+
+def test_filter_by_keys_and_open_datasets_arguments(archive):
+    ds = xr.open_dataset(archive, engine="tgm", filter_by_keys={"step": 6, "param": ["z"]})
+    assert set(ds.data_vars) == {"z"}
+    assert ds.z.dims == ("levelist", "lat", "lon")
+    np.testing.assert_allclose(ds.z.sel(levelist=850).values, field("z", 6, 850), atol=1e-5)
+    (one,) = tgm.open_datasets(archive, filter_by_keys={"levelist": "500"})
+    assert one.t.dims == ("step", "lat", "lon")
+    with pytest.raises(TypeError, match="nonsense"):
+        tgm.open_datasets(archive, nonsense=1)

@@ -143,3 +143,17 @@ def test_to_netcdf_of_a_tgm_dataset_is_cf_valid(tmp_path):
         pytest.skip("cfchecks could not download the CF standard-name table (no network): "
                     "the file was checked with netCDF4 only")
     assert "ERRORS detected: 0" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("order", ["import tgm, xarray", "import xarray, tgm"])
+def test_accessor_is_registered_whichever_is_imported_first(order):
+    code = (f"import sys; {order}; import xarray as xr; "
+            "assert hasattr(xr.Dataset, 'tgm') and hasattr(xr.DataArray, 'tgm')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_import_tgm_does_not_import_xarray():
+    code = "import sys, tgm; assert 'xarray' not in sys.modules"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
