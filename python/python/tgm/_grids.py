@@ -1,6 +1,6 @@
 """Latitude/longitude coordinates of GRIB grids from an object's
-``geography`` metadata (the keys ``convert-grib`` copies, ``spec/grib.md``),
-as cfgrib shows them:
+``geography`` metadata (the keys ``convert-grib`` copies; ``spec/convert.md``,
+"GRIB write-back"), as cfgrib shows them:
 
 * ``regular_ll`` and ``regular_gg``: 1-D ``latitude`` and ``longitude``
   dimension coordinates of a field of shape ``(Nj, Ni)``;
