@@ -35,7 +35,7 @@ fi
 
 # cfchecker (the CF check of ds.to_netcdf in test_xarray_write.py) loads
 # UDUNITS-2 at run time.
-if ! ldconfig -p | grep -q libudunits2.so; then
+if ! ldconfig -p | grep libudunits2.so >/dev/null; then
     SUDO=""
     [ "$(id -u)" != "0" ] && SUDO="sudo"
     $SUDO apt-get update -qq
