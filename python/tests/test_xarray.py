@@ -41,7 +41,7 @@ def test_hypercube(archive):
     assert ds.t.dims == ("step", "levelist", "lat", "lon")
     assert ds.step.values.tolist() == [np.timedelta64(s, "h").astype("timedelta64[ns]") for s in STEPS]
     assert ds.levelist.values.tolist() == list(LEVELS)
-    assert ds.t.attrs["mars.class"] == "od"
+    assert ds.t.attrs["MARS_class"] == "od"
     for step in STEPS:
         for level in LEVELS:
             got = ds.z.sel(step=np.timedelta64(step, "h"), levelist=level).values

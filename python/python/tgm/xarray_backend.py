@@ -19,7 +19,8 @@ Each data object becomes (part of) a variable:
 * attributes: the object's NetCDF attributes (``netcdf.attrs``, without
   ``scale_factor``/``add_offset`` when the converter already applied them),
   its ``cf`` attributes, GRIB ``units`` and ``GRIB_<key>`` for the GRIB
-  identification keys; the dataset's from the message's ``netcdf.attrs``.
+  identification keys; the dataset's from the message's ``netcdf.attrs``
+  (``Conventions = "CF-1.7"`` for GRIB fields, as cfgrib says).
   Stacked variables keep the attributes every object shares. CF decoding
   (times, masking and scaling) then runs as for any xarray backend, under
   the standard ``mask_and_scale``, ``decode_times``, ``decode_timedelta``,
@@ -31,7 +32,8 @@ Each data object becomes (part of) a variable:
   A level key (``levelist``) is named after GRIB's ``typeOfLevel``
   (``isobaricInhPa``, ``hybrid``) when the object has one, so fields on
   different level types share a dataset. MARS keys with one value become
-  variable attributes ``mars.<key>``;
+  variable attributes ``MARS_<key>`` (as GRIB keys are ``GRIB_<key>``; CF
+  attribute names allow no dots);
 * ``filter_by_keys`` (``{"typeOfLevel": "isobaricInhPa", "step": [0, 6]}``)
   keeps the objects whose ``mars``, ``grib`` or ``geography`` key holds one
   of the given values; :func:`open_tgm_datasets` (``tgm.open_datasets``)
@@ -201,6 +203,9 @@ class StackedArray(BackendArray):
         return out
 
 
+#: The ``Conventions`` attribute of a dataset of GRIB fields (cfgrib's).
+GRIB_CONVENTIONS = "CF-1.7"
+
 #: GRIB keys shown as ``GRIB_<key>`` attributes (cfgrib's naming).
 GRIB_ATTRS = ("shortName", "paramId", "units", "typeOfLevel", "edition", "centre")
 
@@ -341,6 +346,8 @@ def _scan(f, filter_by_keys):
             if filter_by_keys and not _matches(entry, filter_by_keys):
                 continue
             records.append(Record(m, o, entry, desc, meta))
+    if "Conventions" not in global_attrs and any(_section(r.entry, "grib") for r in records):
+        global_attrs["Conventions"] = GRIB_CONVENTIONS
     return records, global_attrs
 
 
@@ -484,7 +491,7 @@ def _stack(name, members, stack_keys):
     order = stack_keys if stack_keys is not None else STACK_ORDER
     varying = [k for k in order if k in varying] + [k for k in varying if k not in order]
     constant = _shared_attrs([a for *_, a in members])
-    constant.update({f"mars.{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
+    constant.update({f"MARS_{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
     if desc.dtype in CONVERTED:
         constant["tgm_stored_dtype"] = desc.dtype
     if not varying:
@@ -538,8 +545,9 @@ def _reference_time(date, time):
 
 
 def _shared_mars(variables, key):
-    """The value of ``mars.<key>`` every variable holding MARS keys agrees on."""
-    values = {repr(v.attrs[f"mars.{key}"]): v.attrs[f"mars.{key}"] for v in variables.values() if f"mars.{key}" in v.attrs}
+    """The value of ``MARS_<key>`` every variable holding MARS keys agrees on."""
+    name = f"MARS_{key}"
+    values = {repr(v.attrs[name]): v.attrs[name] for v in variables.values() if name in v.attrs}
     return next(iter(values.values())) if len(values) == 1 else None
 
 
