@@ -31,7 +31,16 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" cfgrib pytest pytest-timeout mypy "tensogram==0.24.0" \
-    fsspec nibabel pydicom
+    fsspec nibabel pydicom netCDF4 "zarr>=3" cfchecker
+
+# cfchecker (the CF check of ds.to_netcdf in test_xarray_write.py) loads
+# UDUNITS-2 at run time.
+if ! ldconfig -p | grep libudunits2.so >/dev/null; then
+    SUDO=""
+    [ "$(id -u)" != "0" ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libudunits2-0 >/dev/null
+fi
 
 step "python: build and install (pip install ./python)"
 export MATURIN_PEP517_ARGS="--features $FEATURES"

@@ -12,6 +12,7 @@ mod masks;
 mod objects;
 mod pre_encoded;
 mod remote;
+mod remote_layout;
 
 use pyo3::prelude::*;
 
@@ -39,6 +40,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::NativeStreamingEncoder>()?;
     m.add_class::<remote::NativeSourceFile>()?;
     m.add_function(wrap_pyfunction!(remote::remote_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(remote_layout::source_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(remote_layout::open_url_from_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(remote_layout::decode_object_data, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
     converters::register(m)?;
     m.add_class::<file::NativeFile>()?;

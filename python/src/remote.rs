@@ -106,17 +106,17 @@ impl ByteSource for PyReader {
 /// An opened remote file or file object: messages located, none decoded.
 #[pyclass(frozen, module = "tgm._native")]
 pub struct NativeSourceFile {
-    file: SourceFile<Box<dyn ByteSource>>,
+    pub(crate) file: SourceFile<Box<dyn ByteSource>>,
 }
 
-fn decode_options(native: bool, threads: usize, verify_hash: bool) -> DecodeOptions {
+pub(crate) fn decode_options(native: bool, threads: usize, verify_hash: bool) -> DecodeOptions {
     DecodeOptions::default()
         .native_byte_order(native)
         .threads(threads)
         .verify(verify_policy(verify_hash))
 }
 
-fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
+pub(crate) fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
     PyArray1::from_vec(py, v).into_any().unbind()
 }
 

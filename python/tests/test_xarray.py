@@ -38,10 +38,10 @@ def test_engine_is_registered():
 def test_hypercube(archive):
     ds = xr.open_dataset(archive, engine="tgm")
     assert set(ds.data_vars) == {"t", "z"}
-    assert ds.t.dims == ("levelist", "step", "lat", "lon")
+    assert ds.t.dims == ("step", "levelist", "lat", "lon")
     assert ds.step.values.tolist() == [np.timedelta64(s, "h").astype("timedelta64[ns]") for s in STEPS]
     assert ds.levelist.values.tolist() == list(LEVELS)
-    assert ds.t.attrs["mars.class"] == "od"
+    assert ds.t.attrs["MARS_class"] == "od"
     for step in STEPS:
         for level in LEVELS:
             got = ds.z.sel(step=np.timedelta64(step, "h"), levelist=level).values
@@ -76,7 +76,7 @@ def test_reads_are_lazy_and_slices_use_decode_range(archive, monkeypatch):
 def test_one_dask_chunk_per_object(archive):
     pytest.importorskip("dask")
     ds = xr.open_dataset(archive, engine="tgm", chunks={})
-    assert ds.t.chunks == ((1, 1), (1, 1, 1), (4,), (5,))
+    assert ds.t.chunks == ((1, 1, 1), (1, 1), (4,), (5,))
     expected = np.mean([field("t", s, l) for s in STEPS for l in LEVELS])
     assert abs(float(ds.t.mean().compute()) - expected) < 1e-6
 
@@ -255,3 +255,14 @@ def test_mars_times_as_cfgrib_shows_them(tmp_path):
         ["2024-02-29T12:00", "2024-02-29T18:00", "2024-03-01T00:00"], "datetime64[ns]"
     ).tolist()
     assert ds["2t"].sel(step="12h").values.tolist() == [12.0, 12.0]
+
+
+def test_filter_by_keys_and_open_datasets_arguments(archive):
+    ds = xr.open_dataset(archive, engine="tgm", filter_by_keys={"step": 6, "param": ["z"]})
+    assert set(ds.data_vars) == {"z"}
+    assert ds.z.dims == ("levelist", "lat", "lon")
+    np.testing.assert_allclose(ds.z.sel(levelist=850).values, field("z", 6, 850), atol=1e-5)
+    (one,) = tgm.open_datasets(archive, filter_by_keys={"levelist": "500"})
+    assert one.t.dims == ("step", "lat", "lon")
+    with pytest.raises(TypeError, match="nonsense"):
+        tgm.open_datasets(archive, nonsense=1)

@@ -46,6 +46,9 @@ from ._converters import has as _has_converter
 __has_grib__ = _has_converter("grib")
 __has_netcdf__ = _has_converter("netcdf")
 from ._kerchunk import kerchunk_refs
+from ._xarray import install_accessor as _install_accessor, open_datasets, to_tgm
+
+_install_accessor()
 
 #: Wire-format version read and written.
 WIRE_VERSION = 3
@@ -79,11 +82,13 @@ __all__ = [
     "encode_pre_encoded",
     "iter_messages",
     "kerchunk_refs",
+    "open_datasets",
     "scan",
     "to_dicom",
     "to_grib",
     "to_netcdf",
     "to_nifti",
+    "to_tgm",
     "validate",
     "validate_file",
     *_error_names,

@@ -276,6 +276,15 @@ def doctor() -> dict[str, Any]: ...
 def kerchunk_refs(
     path: _Path | _Reader, target: str | None = None, *, storage_options: Mapping[str, Any] | None = None
 ) -> dict[str, Any]: ...
+def open_datasets(path: _Path | _Reader, **kwargs: Any) -> list[Any]: ...
+def to_tgm(
+    ds: Any,
+    path: _Path,
+    pipeline: Mapping[str, Any] | None = None,
+    *,
+    force: bool = False,
+    allow_nan: bool = True,
+) -> None: ...
 def convert_grib(
     path: _Paths,
     *,
@@ -430,11 +439,13 @@ __all__ = [
     "encode_pre_encoded",
     "iter_messages",
     "kerchunk_refs",
+    "open_datasets",
     "scan",
     "to_dicom",
     "to_grib",
     "to_netcdf",
     "to_nifti",
+    "to_tgm",
     "validate",
     "validate_file",
     "TensogramError",

@@ -41,6 +41,9 @@ __all__ = [
     "MetadataHandle",
     "NativeSourceFile",
     "remote_enabled",
+    "source_layout",
+    "open_url_from_layout",
+    "decode_object_data",
     "doctor",
     "kerchunk_refs",
     "convert_grib",
@@ -108,6 +111,13 @@ def kerchunk_refs(
     path: _Path, target: str | None = None
 ) -> tuple[str, list[tuple[int, int, str, str]]]: ...
 def remote_enabled() -> bool: ...
+def source_layout(f: NativeSourceFile) -> str: ...
+def open_url_from_layout(
+    url: str, layout: str, storage_options: Sequence[tuple[str, str]] = ...
+) -> NativeSourceFile: ...
+def decode_object_data(
+    f: NativeSourceFile, m: int, o: int, native_byte_order: bool = True, verify_hash: bool = False
+) -> tuple[dict[str, Any], npt.NDArray[np.uint8]]: ...
 def doctor() -> str: ...
 
 # The converters exist only in a build with their cargo feature

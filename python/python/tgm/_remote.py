@@ -83,6 +83,27 @@ def open_native(source, storage_options, intact_only):
         raise TensogramIOError(f"{source}: invalid remote source: {e.detail}") from e
 
 
+#: Handles opened from a shipped layout in this process, by (URL, storage
+#: options, layout): the tasks of one Dask graph unpickle the same handle
+#: many times, and share one connection and one set of read indexes.
+_FROM_LAYOUT = {}
+_FROM_LAYOUT_MAX = 16
+
+
+def _from_layout(source, storage_options, layout):
+    """The native handle of URL ``source`` from its ``layout`` (JSON of
+    ``_native.source_layout``): nothing is scanned, the layout is checked
+    against the object's length and ETag (``spec/remote.md`` §6)."""
+    key = (source, repr(sorted(storage_pairs(storage_options))), layout)
+    native = _FROM_LAYOUT.get(key)
+    if native is None:
+        native = _native.open_url_from_layout(source, layout, storage_pairs(storage_options))
+        if len(_FROM_LAYOUT) >= _FROM_LAYOUT_MAX:
+            _FROM_LAYOUT.pop(next(iter(_FROM_LAYOUT)))
+        _FROM_LAYOUT[key] = native
+    return native
+
+
 class RemoteTensogramFile:
     """A ``.tgm`` read from a URL or a file-like object, with the reading
     API of :class:`tgm.TensogramFile` (``spec/remote.md``).
@@ -231,7 +252,9 @@ class RemoteTensogramFile:
         """Object ``obj_index`` of message ``msg_index`` as a new ndarray
         (what :meth:`tgm.TensogramFile.object_array` gives for a local
         file, always decoded: there is no mapping to view)."""
-        return self.file_decode_object(msg_index, obj_index, verify_hash=verify_hash)["data"]
+        m = self._m(msg_index)
+        desc, raw = _native.decode_object_data(self._native, m, self._o(m, obj_index), True, verify_hash)
+        return as_array(desc, raw)
 
     def object_descriptor(self, msg_index, obj_index):
         """``(Metadata, DataObjectDescriptor)`` of one object, no payload read."""
@@ -244,16 +267,27 @@ class RemoteTensogramFile:
     def __getstate__(self):
         if not is_url(self._source):
             raise TypeError("a TensogramFile over a file object cannot be pickled")
-        return {
+        state = {
             "source": self._source,
             "storage_options": self._options,
             "intact_only": self._intact_only,
         }
+        # A layout holds no damage: a damaged file is located again.
+        if not self._native.damage():
+            state["layout"] = _native.source_layout(self._native)
+        return state
 
     def __setstate__(self, state):
-        self.__init__(
-            state["source"], state["storage_options"], intact_only=state.get("intact_only", False)
-        )
+        layout = state.get("layout")
+        if layout is None:
+            self.__init__(
+                state["source"], state["storage_options"], intact_only=state.get("intact_only", False)
+            )
+            return
+        self._source = state["source"]
+        self._options = state["storage_options"]
+        self._intact_only = bool(state.get("intact_only", False))
+        self._native = _from_layout(self._source, self._options, layout)
 
     def append(self, *_args, **_kwargs):
         """Remote files are read-only."""

@@ -4,10 +4,12 @@ Each data object becomes (part of) a variable:
 
 * dimension names come from the ``dim_names`` list in the object's
   metadata (``base[i]``), else from ``_extra_``, else ``dim_0``, ``dim_1`` ...;
-* fields on a regular latitude/longitude grid (``geography``) get the
-  dimensions ``latitude``/``longitude`` with their coordinate values, shared
-  by every variable on that grid; other 1-D fields with a geography
-  ``values``;
+* fields on a regular latitude/longitude or regular Gaussian grid
+  (``geography``) get the dimensions ``latitude``/``longitude`` with their
+  coordinate values, global reduced Gaussian fields a ``values`` dimension
+  with ``latitude(values)``/``longitude(values)`` (:mod:`tgm._grids`), as
+  cfgrib gives them, shared by every variable on that grid; other 1-D
+  fields with a geography ``values``;
 * MARS times as cfgrib shows them: an integer ``step`` (hours) as
   timedelta64, a ``time`` coordinate (the forecast reference time from the
   ``date`` and ``time`` every variable shares) as datetime64 and
@@ -17,15 +19,26 @@ Each data object becomes (part of) a variable:
 * attributes: the object's NetCDF attributes (``netcdf.attrs``, without
   ``scale_factor``/``add_offset`` when the converter already applied them),
   its ``cf`` attributes, GRIB ``units`` and ``GRIB_<key>`` for the GRIB
-  identification keys; the dataset's from the message's ``netcdf.attrs``.
+  identification keys; the dataset's from the message's ``netcdf.attrs``
+  (``Conventions = "CF-1.7"`` for GRIB fields, as cfgrib says).
   Stacked variables keep the attributes every object shares. CF decoding
   (times, masking and scaling) then runs as for any xarray backend, under
   the standard ``mask_and_scale``, ``decode_times``, ``decode_timedelta``,
   ``use_cftime``, ``concat_characters`` and ``decode_coords`` arguments;
 * objects sharing a variable name are stacked into a hypercube along the
-  MARS keys whose values differ between them (those keys become dimension
-  coordinates, in the order of ``stack_keys`` or sorted); MARS keys with one
-  value become variable attributes ``mars.<key>``;
+  MARS keys whose values differ between them; those keys become dimension
+  coordinates in the order of ``stack_keys``, else ``number``, ``date``,
+  ``time`` and ``step`` first as cfgrib orders them and the others sorted.
+  A level key (``levelist``) is named after GRIB's ``typeOfLevel``
+  (``isobaricInhPa``, ``hybrid``) when the object has one, so fields on
+  different level types share a dataset. MARS keys with one value become
+  variable attributes ``MARS_<key>`` (as GRIB keys are ``GRIB_<key>``; CF
+  attribute names allow no dots);
+* ``filter_by_keys`` (``{"typeOfLevel": "isobaricInhPa", "step": [0, 6]}``)
+  keeps the objects whose ``mars``, ``grib`` or ``geography`` key holds one
+  of the given values; :func:`open_tgm_datasets` (``tgm.open_datasets``)
+  gives one dataset per level type, grid and shape where one dataset
+  cannot hold them all;
 * data is read lazily, one object per read: slices through
   ``decode_range`` when the pipeline allows, anything else by decoding the
   object (only its frame is read once the message's index is known). With
@@ -58,6 +71,7 @@ from ._dtypes import numpy_dtype
 from ._errors import MetadataError, RangeNotSupportedError
 from . import _remote
 from ._file import TensogramFile
+from ._grids import GRID_ATTRS, grid_of
 
 #: Most element runs requested through decode_range for one read; beyond
 #: it the object is decoded whole.
@@ -189,6 +203,9 @@ class StackedArray(BackendArray):
         return out
 
 
+#: The ``Conventions`` attribute of a dataset of GRIB fields (cfgrib's).
+GRIB_CONVENTIONS = "CF-1.7"
+
 #: GRIB keys shown as ``GRIB_<key>`` attributes (cfgrib's naming).
 GRIB_ATTRS = ("shortName", "paramId", "units", "typeOfLevel", "edition", "centre")
 
@@ -252,43 +269,22 @@ def _variable_name(entry, m, o):
     return f"object_{m}_{o}"
 
 
-def _regular_grid(entry, shape):
-    """``{"latitude": values, "longitude": values}`` of a field on a
-    regular latitude/longitude grid whose shape is ``(Nj, Ni)``, else None."""
-    geo = _section(entry, "geography")
-    if geo.get("gridType") != "regular_ll" or len(shape) != 2:
-        return None
-    keys = ("Nj", "Ni", "latitudeOfFirstGridPointInDegrees", "latitudeOfLastGridPointInDegrees",
-            "longitudeOfFirstGridPointInDegrees", "longitudeOfLastGridPointInDegrees")
-    if not all(isinstance(geo.get(k), (int, float)) for k in keys):
-        return None
-    nj, ni, lat0, lat1, lon0, lon1 = (geo[k] for k in keys)
-    if tuple(shape) != (nj, ni):
-        return None
-    return {"latitude": np.linspace(lat0, lat1, nj), "longitude": np.linspace(lon0, lon1, ni)}
-
-
-#: Attributes of the grid coordinates (CF).
-GRID_ATTRS = {
-    "latitude": {"units": "degrees_north", "standard_name": "latitude"},
-    "longitude": {"units": "degrees_east", "standard_name": "longitude"},
-}
-
-
 def _dims(entry, meta, shape, name, grids):
     """Dimension names of one object: its ``dim_names`` (or the message's),
-    else ``latitude``/``longitude`` on a regular grid (shared by every
-    variable on the same grid; their values collected in ``grids``), else
-    ``values`` for a 1-D field with a geography, else ``<name>_dim_<i>``."""
+    else those of its grid (:mod:`tgm._grids`: ``latitude``/``longitude``
+    or ``values``), shared by every variable on the same grid, their
+    coordinates collected in ``grids``; else ``values`` for a 1-D field
+    with a geography, else ``<name>_dim_<i>``."""
     ndim = len(shape)
     names = entry.get("dim_names", meta.extra.get("dim_names"))
     if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
         return tuple(names)
-    grid = _regular_grid(entry, shape)
-    if grid is not None and all(k not in grids or np.array_equal(grids[k], v) for k, v in grid.items()):
-        grids.update(grid)
-        return ("latitude", "longitude")
-    if ndim == 1 and _section(entry, "geography") and grid is None:
+    geo = _section(entry, "geography")
+    grid = grid_of(geo, shape)
+    if grid is not None and not grid.conflicts(grids):
+        grids.update(grid.coords)
+        return grid.dims
+    if ndim == 1 and geo and grid is None:
         return ("values",)
     return tuple(f"{name}_dim_{i}" for i in range(ndim))
 
@@ -297,16 +293,49 @@ def _scalar(v):
     return v if isinstance(v, (int, float, str, bool)) else str(v)
 
 
-def open_tgm_dataset(
-    path, drop_variables=None, stack_keys=None, decode=None, intact_only=False, zero_copy=False
-):
-    """The dataset of a tgm file, URL or file object; see the module
-    documentation. ``decode`` holds the arguments of ``xr.decode_cf`` (no
-    CF decoding when None)."""
-    f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
-    groups = {}
-    grids = {}
-    global_attrs = {}
+def _key_value(entry, key):
+    """The value of GRIB/MARS key ``key`` for one object: from its
+    ``mars``, ``grib`` or ``geography`` section (in that order), else
+    from the entry itself; None when absent."""
+    for section in ("mars", "grib", "geography"):
+        sec = _section(entry, section)
+        if key in sec:
+            return sec[key]
+    return entry.get(key)
+
+
+def _matches(entry, filter_by_keys):
+    """Whether one object's keys hold the values of ``filter_by_keys``
+    (a value or a list of accepted values per key; ``500`` matches
+    ``"500"``). An object without the key does not match."""
+    for key, want in filter_by_keys.items():
+        have = _key_value(entry, key)
+        if have is None:
+            return False
+        accepted = want if isinstance(want, (list, tuple, set)) else [want]
+        if not any(_same(have, w) or str(have) == str(w) for w in accepted):
+            return False
+    return True
+
+
+#: MARS keys named after GRIB's ``typeOfLevel`` as dimensions, as cfgrib
+#: names its level coordinate (``isobaricInhPa``, ``hybrid`` ...).
+LEVEL_KEYS = ("levelist",)
+
+
+class Record:
+    """One data object kept for a dataset: where it is, its metadata
+    entry, descriptor and the message's metadata."""
+
+    def __init__(self, m, o, entry, desc, meta):
+        self.m, self.o, self.entry, self.desc, self.meta = m, o, entry, desc, meta
+        self.name = _variable_name(entry, m, o)
+
+
+def _scan(f, filter_by_keys):
+    """The :class:`Record` of every object of ``f`` matching
+    ``filter_by_keys``, and the dataset attributes of the messages."""
+    records, global_attrs = [], {}
     for m in range(len(f)):
         info = f.file_decode_descriptors(m)
         meta, descs = info["metadata"], info["descriptors"]
@@ -314,12 +343,37 @@ def open_tgm_dataset(
             global_attrs.setdefault(k, _attr_value(v))
         for o, desc in enumerate(descs):
             entry = meta.base[o] if o < len(meta.base) else {}
-            name = _variable_name(entry, m, o)
-            mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
-            mars = {k: _scalar(v) for k, v in mars.items() if k != "param"}
-            groups.setdefault(name, []).append(
-                (ObjectArray(f, m, o, desc), _dims(entry, meta, tuple(desc.shape), name, grids), mars, desc, _attrs(entry))
-            )
+            if filter_by_keys and not _matches(entry, filter_by_keys):
+                continue
+            records.append(Record(m, o, entry, desc, meta))
+    if "Conventions" not in global_attrs and any(_section(r.entry, "grib") for r in records):
+        global_attrs["Conventions"] = GRIB_CONVENTIONS
+    return records, global_attrs
+
+
+def _mars_keys(entry):
+    """The object's MARS keys but ``param``, a level key renamed to GRIB's
+    ``typeOfLevel`` when the object has one."""
+    mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
+    level_type = _section(entry, "grib").get("typeOfLevel")
+    out = {}
+    for k, v in mars.items():
+        if k == "param":
+            continue
+        if k in LEVEL_KEYS and isinstance(level_type, str) and level_type:
+            k = level_type
+        out[k] = _scalar(v)
+    return out
+
+
+def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decode=None):
+    """The dataset of ``records`` of ``f``."""
+    groups, grids = {}, {}
+    for r in records:
+        groups.setdefault(r.name, []).append(
+            (ObjectArray(f, r.m, r.o, r.desc), _dims(r.entry, r.meta, tuple(r.desc.shape), r.name, grids),
+             _mars_keys(r.entry), r.desc, _attrs(r.entry))
+        )
     drop = set(drop_variables or ())
     variables, coords = {}, {}
     for name, members in groups.items():
@@ -329,18 +383,100 @@ def open_tgm_dataset(
         for k, values in var_coords.items():
             if coords.setdefault(k, values) != values:
                 raise MetadataError(
-                    f"variables disagree on the values of MARS key {k!r}; "
-                    "open them separately with drop_variables"
+                    f"variables disagree on the values of MARS key {k!r}; open them "
+                    "separately with filter_by_keys or drop_variables, or use tgm.open_datasets"
                 )
-    coords.update(_time_coords(variables, coords))
-    for k, values in grids.items():
-        if any(k in v.dims for v in variables.values()):
-            coords[k] = xr.Variable((k,), values, attrs=GRID_ATTRS[k])
+    time_coords = _time_coords(variables, coords)
+    for k, values in coords.items():
+        if k in COORD_ATTRS:
+            coords[k] = xr.Variable((k,), values, attrs=COORD_ATTRS[k])
+    # A variable of the file (a dataset written back by tgm.to_tgm) wins
+    # over the time coordinate derived from its MARS keys.
+    coords.update({k: v for k, v in time_coords.items() if k not in variables})
+    for k, (dims, values) in grids.items():
+        if any(set(dims) <= set(v.dims) for v in variables.values()):
+            coords[k] = xr.Variable(dims, values, attrs=GRID_ATTRS[k])
     ds = xr.Dataset(variables, coords=coords, attrs=global_attrs)
     if decode is not None:
         ds = xr.decode_cf(ds, **decode)
+    return ds
+
+
+def open_tgm_dataset(
+    path, drop_variables=None, stack_keys=None, decode=None, intact_only=False, zero_copy=False,
+    filter_by_keys=None,
+):
+    """The dataset of a tgm file, URL or file object; see the module
+    documentation. ``decode`` holds the arguments of ``xr.decode_cf`` (no
+    CF decoding when None); ``filter_by_keys`` leaves out the objects whose
+    keys do not match."""
+    f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
+    records, global_attrs = _scan(f, filter_by_keys)
+    ds = _build(f, records, global_attrs, drop_variables, stack_keys, decode)
     ds.set_close(f.close)
     return ds
+
+
+def _hypercube_key(r):
+    """What objects of one hypercube share: the level type, the grid and
+    the object's shape."""
+    geo = _section(r.entry, "geography")
+    grid = tuple(repr(geo.get(k)) for k in ("gridType", "N", "Ni", "Nj", "numberOfPoints",
+                                             "latitudeOfFirstGridPointInDegrees",
+                                             "longitudeOfFirstGridPointInDegrees"))
+    level = _section(r.entry, "grib").get("typeOfLevel", _section(r.entry, "mars").get("levtype"))
+    return (repr(level), grid, tuple(r.desc.shape))
+
+
+def _split(records):
+    """``records`` grouped by level type, grid and shape."""
+    parts = {}
+    for r in records:
+        parts.setdefault(_hypercube_key(r), []).append(r)
+    return list(parts.values())
+
+
+def open_tgm_datasets(path, drop_variables=None, stack_keys=None, decode=None, intact_only=False,
+                      zero_copy=False, filter_by_keys=None):
+    """One dataset per consistent hypercube of a tgm file (see
+    :func:`tgm.open_datasets`)."""
+    f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
+    records, global_attrs = _scan(f, filter_by_keys)
+    out = []
+    for group in _split(records):
+        try:
+            out.append(_build(f, group, global_attrs, drop_variables, stack_keys, decode))
+        except MetadataError:
+            by_name = {}
+            for r in group:
+                by_name.setdefault(r.name, []).append(r)
+            out.extend(_build(f, g, global_attrs, drop_variables, stack_keys, decode) for g in by_name.values())
+    out = [ds for ds in out if ds.data_vars]
+    for ds in out:
+        ds.set_close(f.close)
+    return out
+
+
+#: Level types whose coordinate runs from the largest value, as cfgrib
+#: stores pressure levels.
+DECREASING = ("isobaricInhPa", "isobaricInPa")
+
+#: CF attributes of stacking coordinates (cfgrib's).
+COORD_ATTRS = {
+    "number": {"long_name": "ensemble member numerical id", "units": "1", "standard_name": "realization"},
+    "isobaricInhPa": {"units": "hPa", "positive": "down", "stored_direction": "decreasing",
+                      "standard_name": "air_pressure", "long_name": "pressure"},
+    "isobaricInPa": {"units": "Pa", "positive": "down", "stored_direction": "decreasing",
+                     "standard_name": "air_pressure", "long_name": "pressure"},
+    "hybrid": {"units": "1", "positive": "down", "long_name": "hybrid level",
+               "standard_name": "atmosphere_hybrid_sigma_pressure_coordinate"},
+    "heightAboveGround": {"units": "m", "positive": "up", "long_name": "height above the surface",
+                          "standard_name": "height"},
+}
+
+#: The stacking dimensions that come first, in cfgrib's order (ensemble
+#: member, reference time, step); the level and other keys follow, sorted.
+STACK_ORDER = ("number", "date", "time", "step")
 
 
 def _stack(name, members, stack_keys):
@@ -352,10 +488,10 @@ def _stack(name, members, stack_keys):
             )
     keys = sorted({k for _, _, mars, _, _ in members for k in mars})
     varying = [k for k in keys if len({mars.get(k) for _, _, mars, _, _ in members}) > 1]
-    if stack_keys is not None:
-        varying = [k for k in stack_keys if k in varying] + [k for k in varying if k not in stack_keys]
+    order = stack_keys if stack_keys is not None else STACK_ORDER
+    varying = [k for k in order if k in varying] + [k for k in varying if k not in order]
     constant = _shared_attrs([a for *_, a in members])
-    constant.update({f"mars.{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
+    constant.update({f"MARS_{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
     if desc.dtype in CONVERTED:
         constant["tgm_stored_dtype"] = desc.dtype
     if not varying:
@@ -367,7 +503,11 @@ def _stack(name, members, stack_keys):
         var = xr.Variable(dims, lazy, attrs=constant)
         var.encoding["preferred_chunks"] = dict(zip(dims, first_arr.shape))
         return var, {}
-    coords = {k: sorted({mars.get(k) for _, _, mars, _, _ in members}, key=lambda v: (str(type(v)), v)) for k in varying}
+    coords = {
+        k: sorted({mars.get(k) for _, _, mars, _, _ in members}, key=lambda v: (str(type(v)), v),
+                  reverse=k in DECREASING)
+        for k in varying
+    }
     grid = np.empty(tuple(len(coords[k]) for k in varying), dtype=object)
     where = {k: {v: i for i, v in enumerate(coords[k])} for k in varying}
     for arr, _, mars, _, _ in members:
@@ -405,8 +545,9 @@ def _reference_time(date, time):
 
 
 def _shared_mars(variables, key):
-    """The value of ``mars.<key>`` every variable holding MARS keys agrees on."""
-    values = {repr(v.attrs[f"mars.{key}"]): v.attrs[f"mars.{key}"] for v in variables.values() if f"mars.{key}" in v.attrs}
+    """The value of ``MARS_<key>`` every variable holding MARS keys agrees on."""
+    name = f"MARS_{key}"
+    values = {repr(v.attrs[name]): v.attrs[name] for v in variables.values() if name in v.attrs}
     return next(iter(values.values())) if len(values) == 1 else None
 
 
@@ -436,23 +577,50 @@ def _time_coords(variables, coords):
     return out
 
 
+def _source(filename_or_obj):
+    """A URL or file object as given, anything else as a path."""
+    if _remote.is_url(filename_or_obj) or _remote.is_reader(filename_or_obj):
+        return filename_or_obj
+    return os.fspath(filename_or_obj)
+
+
+#: The arguments of ``open_dataset`` beyond the source, with their defaults.
+OPEN_DEFAULTS = {
+    "drop_variables": None,
+    "stack_keys": None,
+    "filter_by_keys": None,
+    "intact_only": False,
+    "zero_copy": False,
+    "mask_and_scale": True,
+    "decode_times": True,
+    "decode_timedelta": None,
+    "use_cftime": None,
+    "concat_characters": True,
+    "decode_coords": True,
+}
+
+#: Those of them that are ``xr.decode_cf``'s.
+DECODE_ARGS = ("mask_and_scale", "decode_times", "decode_timedelta", "use_cftime", "concat_characters",
+               "decode_coords")
+
+
+def _open(opener, filename_or_obj, kwargs):
+    """``opener`` (:func:`open_tgm_dataset` or :func:`open_tgm_datasets`)
+    of the source with ``kwargs`` (names of :data:`OPEN_DEFAULTS`)."""
+    unknown = sorted(set(kwargs) - set(OPEN_DEFAULTS))
+    if unknown:
+        raise TypeError(f"unexpected arguments for the tgm engine: {', '.join(unknown)}")
+    a = {**OPEN_DEFAULTS, **kwargs}
+    decode = {k: a[k] for k in DECODE_ARGS}
+    return opener(_source(filename_or_obj), a["drop_variables"], a["stack_keys"], decode, a["intact_only"],
+                  a["zero_copy"], a["filter_by_keys"])
+
+
 class TgmBackendEntrypoint(BackendEntrypoint):
     """``xr.open_dataset(path, engine="tgm")``."""
 
     description = "Tensogram v3 (.tgm) files through tgm"
-    open_dataset_parameters = (
-        "filename_or_obj",
-        "drop_variables",
-        "stack_keys",
-        "intact_only",
-        "zero_copy",
-        "mask_and_scale",
-        "decode_times",
-        "decode_timedelta",
-        "use_cftime",
-        "concat_characters",
-        "decode_coords",
-    )
+    open_dataset_parameters = ("filename_or_obj", *OPEN_DEFAULTS)
 
     def open_dataset(
         self,
@@ -460,6 +628,7 @@ class TgmBackendEntrypoint(BackendEntrypoint):
         *,
         drop_variables=None,
         stack_keys=None,
+        filter_by_keys=None,
         intact_only=False,
         zero_copy=False,
         mask_and_scale=True,
@@ -471,18 +640,13 @@ class TgmBackendEntrypoint(BackendEntrypoint):
     ):
         """The dataset of a tgm file, URL or file object (see the module
         documentation)."""
-        src = filename_or_obj
-        if not (_remote.is_url(src) or _remote.is_reader(src)):
-            src = os.fspath(src)
-        decode = {
-            "mask_and_scale": mask_and_scale,
-            "decode_times": decode_times,
-            "decode_timedelta": decode_timedelta,
-            "use_cftime": use_cftime,
-            "concat_characters": concat_characters,
-            "decode_coords": decode_coords,
-        }
-        return open_tgm_dataset(src, drop_variables, stack_keys, decode, intact_only, zero_copy)
+        kwargs = {k: v for k, v in locals().items() if k in OPEN_DEFAULTS}
+        return _open(open_tgm_dataset, filename_or_obj, kwargs)
+
+    def open_datasets(self, filename_or_obj, **kwargs):
+        """One dataset per hypercube (:func:`tgm.open_datasets`), with the
+        arguments of :meth:`open_dataset`."""
+        return _open(open_tgm_datasets, filename_or_obj, kwargs)
 
     def guess_can_open(self, filename_or_obj):
         """Whether the path ends in ``.tgm``."""

@@ -1,0 +1,87 @@
+//! A remote file's layout shipped to another process (`spec/remote.md` §6):
+//! the located messages and data frames as JSON, a handle opened from them
+//! without reading the file, and an object read without its message's
+//! metadata, so a Dask worker that unpickles a remote handle reads each
+//! object with one request and never rescans.
+
+use pyo3::prelude::*;
+
+use tgm::file::FileLayout;
+
+use crate::convert::{descriptor_to_py, IntoPyResult};
+use crate::remote::{array_of, decode_options, NativeSourceFile};
+
+/// The layout of `f` as JSON: every message's span and, for messages whose
+/// index was read, each data frame with its descriptor and digest.
+#[pyfunction]
+pub fn source_layout(py: Python<'_>, f: &NativeSourceFile) -> PyResult<String> {
+    py.allow_threads(|| f.file.layout()?.to_json()).py(py)
+}
+
+/// Object `o` of message `m` of `f`, reading its data frame only (the
+/// message's metadata is not read) → `(descriptor dict, uint8 array)`.
+#[pyfunction]
+#[pyo3(signature = (f, m, o, native_byte_order=true, verify_hash=false))]
+pub fn decode_object_data(
+    py: Python<'_>,
+    f: &NativeSourceFile,
+    m: usize,
+    o: usize,
+    native_byte_order: bool,
+    verify_hash: bool,
+) -> PyResult<(PyObject, PyObject)> {
+    let opts = decode_options(native_byte_order, 0, verify_hash);
+    let obj = py
+        .allow_threads(|| f.file.decode_object(m, o, &opts))
+        .py(py)?;
+    Ok((
+        descriptor_to_py(py, &obj.descriptor)?,
+        array_of(py, obj.data),
+    ))
+}
+
+/// Opens `url` from `layout` (JSON from [`source_layout`]) without reading
+/// it: the layout is checked against the object's length and ETag, and
+/// bounded by the default limits; each frame is checked when read.
+#[pyfunction]
+#[pyo3(signature = (url, layout, storage_options=Vec::new()))]
+pub fn open_url_from_layout(
+    py: Python<'_>,
+    url: &str,
+    layout: &str,
+    storage_options: Vec<(String, String)>,
+) -> PyResult<NativeSourceFile> {
+    let layout = FileLayout::from_json(layout).py(py)?;
+    open(py, url, &layout, storage_options)
+}
+
+/// Opens `url` through the `remote` feature from a checked layout.
+fn open(
+    py: Python<'_>,
+    url: &str,
+    layout: &FileLayout,
+    storage_options: Vec<(String, String)>,
+) -> PyResult<NativeSourceFile> {
+    #[cfg(feature = "remote")]
+    {
+        use tgm::file::{ByteSource, SourceFile};
+        use tgm::remote::{RemoteOptions, RemoteSource};
+        use tgm::Limits;
+        let opts = RemoteOptions::default().with_storage_options(storage_options);
+        let file = py
+            .allow_threads(|| -> tgm::Result<_> {
+                let src: Box<dyn ByteSource> = Box::new(RemoteSource::open(url, &opts)?);
+                SourceFile::from_layout(src, layout, &Limits::default())
+            })
+            .py(py)?;
+        Ok(NativeSourceFile { file })
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        let _ = (layout, storage_options);
+        Err(crate::convert::invalid_argument(
+            py,
+            format!("{url}: this tgm was built without the `remote` feature"),
+        ))
+    }
+}

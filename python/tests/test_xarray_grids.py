@@ -1,0 +1,179 @@
+"""The xarray backend side by side with cfgrib on GRIB made from ecCodes'
+samples: regular and reduced Gaussian grids (latitudes equal to ecCodes'
+to the bit), mixed level types, ``filter_by_keys`` and
+``tgm.open_datasets``. Needs tgm built with the ``grib`` feature,
+ecCodes' grib_filter and samples, and cfgrib (PyPI); skips with the
+reason otherwise."""
+
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tgm
+
+xr = pytest.importorskip("xarray")
+pytest.importorskip("cfgrib", reason="cfgrib is not installed (pip install cfgrib)")
+
+SAMPLES = pathlib.Path("/usr/share/eccodes/samples")
+
+
+def make_grib(tmp_path, name, fields):
+    """A GRIB file of ``fields``: ``(sample, {key: value})`` with values
+    made from the field's position; returns its path."""
+    if not tgm.__has_grib__:
+        pytest.skip("tgm was built without the grib feature (MATURIN_PEP517_ARGS=--features grib)")
+    if shutil.which("grib_filter") is None or not SAMPLES.is_dir():
+        pytest.skip("ecCodes' grib_filter or its samples are not installed (run .ci/weather.sh)")
+    out = tmp_path / f"{name}.grib"
+    with open(out, "wb") as fh:
+        for i, (sample, keys) in enumerate(fields):
+            # The keys first (they may change the number of points), then values.
+            sets = "; ".join(f'set {k}="{v}"' if isinstance(v, str) else f"set {k}={v}" for k, v in keys.items())
+            shaped = grib_filter(tmp_path, f"{sets}; write;", SAMPLES / sample)
+            n = int(subprocess.run(["grib_get", "-p", "numberOfPoints", shaped],
+                                   capture_output=True, text=True, check=True).stdout.split()[0])
+            values = ",".join(f"{250 + 20 * np.sin(j * 0.01 + i):.4f}" for j in range(n))
+            fh.write(grib_filter(tmp_path, f"set bitsPerValue=16; set values={{{values}}}; write;", shaped).read_bytes())
+    return out
+
+
+def grib_filter(tmp_path, rules, source):
+    """``rules`` run by grib_filter on ``source`` → the path of its output."""
+    (tmp_path / "rules").write_text(rules)
+    out = tmp_path / f"{source.name}.out"
+    subprocess.run(["grib_filter", "-o", out, tmp_path / "rules", source], check=True, capture_output=True)
+    return out
+
+
+def to_archive(grib):
+    archive = grib.with_suffix(".tgm")
+    archive.write_bytes(b"".join(tgm.convert_grib(grib, grouping="one_to_one")))
+    return archive
+
+
+def cfgrib(path, **kw):
+    return xr.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": "", **kw})
+
+
+def assert_same(ours, cf):
+    """Same variables, dimensions, grid coordinates (bit for bit) and values."""
+    assert set(ours.data_vars) == set(cf.data_vars)
+    for name in cf.data_vars:
+        assert ours[name].dims == cf[name].dims, name
+        want = cf[name].values
+        np.testing.assert_array_equal(ours[name].values.astype(want.dtype), want)
+    for c in ("latitude", "longitude"):
+        assert ours[c].dims == cf[c].dims
+        np.testing.assert_array_equal(ours[c].values, cf[c].values)
+        assert ours[c].attrs["units"] == cf[c].attrs["units"]
+
+
+def test_gaussian_latitudes_equal_eccodes():
+    eccodes = pytest.importorskip("eccodes", reason="the eccodes Python package is not installed")
+    from tgm._grids import gaussian_latitudes
+
+    for n in (1, 32, 48, 80, 320, 640, 1280):
+        raw = eccodes.codes_get_gaussian_latitudes(n)
+        want = np.array([raw[i] for i in range(2 * n)])
+        np.testing.assert_array_equal(gaussian_latitudes(n), want, err_msg=f"N{n}")
+    assert gaussian_latitudes(0) is None
+
+
+def test_regular_gaussian(tmp_path):
+    fields = [("regular_gg_pl_grib2.tmpl", {"level": lev, "step": step})
+              for step in (0, 6) for lev in (500, 850)]
+    grib = make_grib(tmp_path, "gg", fields)
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.t.dims == ("step", "isobaricInhPa", "latitude", "longitude")
+    assert_same(ours, cf)
+    assert ours.isobaricInhPa.values.tolist() == cf.isobaricInhPa.values.tolist()
+
+
+def test_regular_gaussian_scanning_north_to_south_subarea(tmp_path):
+    # Rows 3..10 of N32, south to north (jScansPositively=1).
+    from tgm._grids import gaussian_latitudes
+
+    lats = gaussian_latitudes(32)
+    keys = {"Nj": 8, "numberOfDataPoints": 8 * 128, "jScansPositively": 1, "latitudeOfFirstGridPointInDegrees": round(lats[10], 6),
+            "latitudeOfLastGridPointInDegrees": round(lats[3], 6), "global": 0}
+    grib = make_grib(tmp_path, "sub", [("regular_gg_sfc_grib2.tmpl", keys)])
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.latitude.size == 8 and ours.latitude.values[0] < ours.latitude.values[-1]
+    assert_same(ours, cf)
+
+
+def test_reduced_gaussian(tmp_path):
+    fields = [("reduced_gg_pl_32_grib2.tmpl", {"shortName": p, "level": 850}) for p in ("t", "q")]
+    grib = make_grib(tmp_path, "rgg", fields)
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.t.dims == ("values",)
+    assert ours.latitude.dims == ("values",)
+    assert_same(ours, cf)
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    """t and r on two pressure levels, msl at the surface, t at N48 on
+    reduced Gaussian."""
+    fields = [("regular_ll_pl_grib2.tmpl", {"shortName": p, "level": lev}) for p in ("t", "r") for lev in (500, 850)]
+    fields += [("regular_ll_sfc_grib2.tmpl", {"shortName": "msl"})]
+    fields += [("gg_sfc_grib2.tmpl", {"shortName": "2t"})]
+    grib = make_grib(tmp_path, "mixed", fields)
+    return grib, to_archive(grib)
+
+
+def test_mixed_level_types_in_one_dataset(mixed):
+    _, archive = mixed
+    ds = xr.open_dataset(archive, engine="tgm", filter_by_keys={"gridType": "regular_ll"})
+    assert set(ds.data_vars) == {"t", "r", "msl"}
+    assert ds.t.dims == ("isobaricInhPa", "latitude", "longitude")
+    assert ds.msl.dims == ("latitude", "longitude")
+    # Pressure levels from the top of the column down, as cfgrib stores them.
+    assert ds.isobaricInhPa.values.tolist() == [850, 500]
+
+
+@pytest.mark.parametrize("keys", [{"typeOfLevel": "isobaricInhPa"}, {"typeOfLevel": "surface", "gridType": "regular_ll"},
+                                  {"shortName": ["t", "msl"], "gridType": "regular_ll"}, {"level": 850}])
+def test_filter_by_keys_like_cfgrib(mixed, keys):
+    grib, archive = mixed
+    ours = xr.open_dataset(archive, engine="tgm", filter_by_keys=keys)
+    cf = cfgrib(grib, filter_by_keys=keys)
+    assert set(ours.data_vars) == set(cf.data_vars)
+    for name in cf.data_vars:
+        np.testing.assert_array_equal(ours[name].values.astype(cf[name].dtype), cf[name].values)
+
+
+def test_filter_that_matches_nothing_gives_an_empty_dataset(mixed):
+    _, archive = mixed
+    assert not xr.open_dataset(archive, engine="tgm", filter_by_keys={"shortName": "nope"}).data_vars
+
+
+def test_open_datasets_like_cfgrib(mixed):
+    grib, archive = mixed
+    cfgrib_mod = pytest.importorskip("cfgrib")
+    theirs = cfgrib_mod.open_datasets(str(grib), backend_kwargs={"indexpath": ""})
+    ours = tgm.open_datasets(archive)
+
+    def short_names(d):
+        # cfgrib names 2t "t2m" (ecCodes' cfVarName); tgm keeps the shortName.
+        return tuple(sorted(d[v].attrs["GRIB_shortName"] for v in d.data_vars))
+
+    assert sorted(map(short_names, ours)) == sorted(map(short_names, theirs))
+    by_names = {short_names(d): d for d in theirs}
+    for d in ours:
+        cf = by_names[short_names(d)]
+        cf_by_short = {cf[v].attrs["GRIB_shortName"]: cf[v] for v in cf.data_vars}
+        for name in d.data_vars:
+            want = cf_by_short[d[name].attrs["GRIB_shortName"]]
+            assert d[name].dims == want.dims
+            np.testing.assert_array_equal(d[name].values.astype(want.dtype), want.values)
+        np.testing.assert_array_equal(d.latitude.values, cf.latitude.values)
+
+
+def test_open_datasets_of_one_hypercube_is_one_dataset(tmp_path):
+    grib = make_grib(tmp_path, "one", [("regular_ll_sfc_grib2.tmpl", {"step": s}) for s in (0, 6)])
+    (ds,) = tgm.open_datasets(to_archive(grib), filter_by_keys={"step": [0, 6]})
+    assert ds["t"].dims == ("step", "latitude", "longitude")
