@@ -611,7 +611,7 @@ fn write_message(
 /// frame lengths are known once every object went through its pipeline, so
 /// the preamble, header metadata, index and hash frames are written first
 /// and each data frame after them, and the bytes are those [`encode`]
-/// returns (`spec/format.md` §11.2). Memory holds the encoded payloads (a
+/// returns (`spec/format.md` §11.1). Memory holds the encoded payloads (a
 /// payload no stage changed stays borrowed from `objects`), never the whole
 /// message. Returns the message length. On error part of a message may
 /// have been written.
