@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::hash;
 use crate::metadata::{GlobalMetadata, Provenance};
 use std::borrow::Cow;
+use std::io::Write;
 
 use crate::pipeline::{self, registry, EncodedPayload, InPlace, PipelineOptions, Planned};
 use crate::wire::frame::{data_footer_bytes, header_bytes, padding_after, write_cbor_frame};
@@ -319,16 +320,24 @@ pub fn encode_pre_encoded(
     opts: &EncodeOptions,
 ) -> Result<Vec<u8>> {
     metadata.check_caller_owned(objects.len())?;
-    let prepared = objects
+    let prepared = prepare_all_pre_encoded(objects, opts)?;
+    let mut out = Vec::new();
+    assemble(metadata, &prepared, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`prepare_pre_encoded`] for every object.
+fn prepare_all_pre_encoded<'a>(
+    objects: &[(&ObjectDescriptor, &'a [u8])],
+    opts: &EncodeOptions,
+) -> Result<Vec<PreparedObject<'a>>> {
+    objects
         .iter()
         .enumerate()
         .map(|(i, (d, payload))| {
             prepare_pre_encoded(d, payload, opts.hashing).map_err(|e| e.in_object(i))
         })
-        .collect::<Result<Vec<_>>>()?;
-    let mut out = Vec::new();
-    assemble(metadata, &prepared, opts, &mut out)?;
-    Ok(out)
+        .collect()
 }
 
 /// Aligned on-wire size of a non-data frame with `cbor_len` bytes of CBOR.
@@ -360,7 +369,7 @@ pub fn encode_into(
 ) -> Result<()> {
     out.clear();
     metadata.check_caller_owned(objects.len())?;
-    let prepared = prepare_all(objects, opts)?;
+    let prepared = prepare_all(objects, opts, true)?;
     let written = assemble(metadata, &prepared, opts, out);
     if written.is_err() {
         out.clear();
@@ -368,12 +377,16 @@ pub fn encode_into(
     written
 }
 
+/// Runs every object's pipeline, on the thread budget when there are
+/// several; `in_place` leaves payloads to be written into the message
+/// where the pipeline allows (`spec/pipeline.md` §6.3).
 fn prepare_all<'a>(
     objects: &[(&ObjectDescriptor, &'a [u8])],
     opts: &EncodeOptions,
+    in_place: bool,
 ) -> Result<Vec<PreparedObject<'a>>> {
     let run = |i: usize, (d, data): &(&ObjectDescriptor, &'a [u8])| {
-        prepare_object_planned(d, data, &opts.pipeline, opts.hashing, true)
+        prepare_object_planned(d, data, &opts.pipeline, opts.hashing, in_place)
             .map_err(|e| e.in_object(i))
     };
     if opts.pipeline.threads > 1 && objects.len() > 1 {
@@ -393,138 +406,254 @@ fn prepare_all<'a>(
     }
 }
 
+/// The parts of a message fixed before any data frame is written: flags,
+/// total length and the header frames' CBOR (`spec/format.md` §11.2).
+struct Head {
+    flags: u16,
+    total: u64,
+    meta_cbor: Vec<u8>,
+    index_cbor: Option<Vec<u8>>,
+    /// The hash table as known before the frames are written (placeholders
+    /// for in-place payloads, whose digests have a fixed-length form).
+    hash_cbor: Option<Vec<u8>>,
+    header_hash: bool,
+    footer_hash: bool,
+}
+
+impl Head {
+    fn plan(
+        metadata: &GlobalMetadata,
+        prepared: &[PreparedObject<'_>],
+        opts: &EncodeOptions,
+    ) -> Result<Head> {
+        let n = prepared.len();
+        let mut meta = metadata.clone();
+        let descs: Vec<&ObjectDescriptor> = prepared.iter().map(|p| &p.descriptor).collect();
+        meta.fill_tensor_info(&descs);
+        meta.reserved = opts
+            .provenance
+            .clone()
+            .unwrap_or_else(Provenance::now)
+            .to_map();
+        let meta_cbor = meta.to_cbor();
+        let header_hash = opts.hashing
+            && n > 0
+            && matches!(
+                opts.hash_policy,
+                HashPolicy::Auto | HashPolicy::Header | HashPolicy::Both
+            );
+        let footer_hash = opts.hashing
+            && n > 0
+            && matches!(opts.hash_policy, HashPolicy::Footer | HashPolicy::Both);
+        let hashes: Vec<u64> = prepared.iter().map(|p| p.hash).collect();
+        let hash_cbor = (header_hash || footer_hash).then(|| hash_table(&hashes));
+        let hash_frame = aligned_cbor_frame(hash_cbor.as_ref().map_or(0, Vec::len));
+        let lengths: Vec<u64> = prepared.iter().map(PreparedObject::frame_len).collect();
+        let head_without_index = PREAMBLE_LEN as u64
+            + aligned_cbor_frame(meta_cbor.len())
+            + if header_hash { hash_frame } else { 0 };
+        let index_cbor = (n > 0)
+            .then(|| index_fixpoint(head_without_index, &lengths))
+            .transpose()?;
+        let mut flags = mf::HEADER_METADATA;
+        for (on, flag) in [
+            (index_cbor.is_some(), mf::HEADER_INDEX),
+            (header_hash, mf::HEADER_HASHES),
+            (footer_hash, mf::FOOTER_HASHES),
+            (opts.hashing, mf::HASHES_PRESENT),
+        ] {
+            if on {
+                flags |= flag;
+            }
+        }
+        let body: u64 = lengths.iter().map(|&l| align_up(l)).sum();
+        let total = head_without_index
+            + index_cbor
+                .as_ref()
+                .map_or(0, |c| aligned_cbor_frame(c.len()))
+            + body
+            + if footer_hash { hash_frame } else { 0 }
+            + POSTAMBLE_LEN as u64;
+        Ok(Head {
+            flags,
+            total,
+            meta_cbor,
+            index_cbor,
+            hash_cbor,
+            header_hash,
+            footer_hash,
+        })
+    }
+
+    /// Appends the preamble and the header frames, each padded; returns
+    /// where the header hash frame starts in `out`.
+    fn write(&self, out: &mut Vec<u8>, hashing: bool) -> usize {
+        write_preamble(out, self.flags, self.total);
+        write_cbor_frame(out, FrameType::HeaderMetadata, &self.meta_cbor, hashing);
+        pad(out);
+        if let Some(c) = &self.index_cbor {
+            write_cbor_frame(out, FrameType::HeaderIndex, c, hashing);
+            pad(out);
+        }
+        let header_hash_at = out.len();
+        if self.header_hash {
+            self.write_hash_frame(out, FrameType::HeaderHash, hashing);
+        }
+        header_hash_at
+    }
+
+    /// Appends a hash frame of `self.hash_cbor`, padded.
+    fn write_hash_frame(&self, out: &mut Vec<u8>, t: FrameType, hashing: bool) {
+        write_cbor_frame(out, t, self.hash_cbor.as_deref().unwrap_or(&[]), hashing);
+        pad(out);
+    }
+
+    /// The footer hash frame (when asked) and the postamble, for a message
+    /// whose data frames end at `at`.
+    fn tail(&self, at: u64, hashing: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        if self.footer_hash {
+            self.write_hash_frame(&mut out, FrameType::FooterHash, hashing);
+        }
+        write_postamble(&mut out, at, self.total);
+        out
+    }
+}
+
+/// The CBOR of a hash table of `hashes`.
+fn hash_table(hashes: &[u64]) -> Vec<u8> {
+    HashTable {
+        algorithm: hash::ALGORITHM.into(),
+        hashes: hashes.to_vec(),
+    }
+    .to_cbor()
+}
+
+/// Zero bytes up to the next frame boundary of a buffer holding a message
+/// from its start.
+fn pad(out: &mut Vec<u8>) {
+    let p = padding_after(out.len() as u64);
+    out.resize(out.len() + p, 0);
+}
+
 fn assemble(
     metadata: &GlobalMetadata,
     prepared: &[PreparedObject<'_>],
     opts: &EncodeOptions,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    let n = prepared.len();
-    let mut meta = metadata.clone();
-    let descs: Vec<&ObjectDescriptor> = prepared.iter().map(|p| &p.descriptor).collect();
-    meta.fill_tensor_info(&descs);
-    meta.reserved = opts
-        .provenance
-        .clone()
-        .unwrap_or_else(Provenance::now)
-        .to_map();
-    let meta_cbor = meta.to_cbor();
-
-    let header_hash = opts.hashing
-        && n > 0
-        && matches!(
-            opts.hash_policy,
-            HashPolicy::Auto | HashPolicy::Header | HashPolicy::Both
-        );
-    let footer_hash =
-        opts.hashing && n > 0 && matches!(opts.hash_policy, HashPolicy::Footer | HashPolicy::Both);
-    let mut hashes: Vec<u64> = prepared.iter().map(|p| p.hash).collect();
-    let hash_table = |hashes: &[u64]| {
-        HashTable {
-            algorithm: hash::ALGORITHM.into(),
-            hashes: hashes.to_vec(),
-        }
-        .to_cbor()
-    };
-    // Digests of in-place payloads are known once they are written; their
-    // hex form has a fixed length, so the header table is written with
-    // placeholders and rewritten in place afterwards.
-    let hash_cbor = (header_hash || footer_hash).then(|| hash_table(&hashes));
-    let lengths: Vec<u64> = prepared.iter().map(PreparedObject::frame_len).collect();
-    let head_without_index = PREAMBLE_LEN as u64
-        + aligned_cbor_frame(meta_cbor.len())
-        + if header_hash {
-            aligned_cbor_frame(hash_cbor.as_ref().map_or(0, Vec::len))
-        } else {
-            0
-        };
-    let index_cbor = (n > 0)
-        .then(|| index_fixpoint(head_without_index, &lengths))
-        .transpose()?;
-
-    let mut flags = mf::HEADER_METADATA;
-    if index_cbor.is_some() {
-        flags |= mf::HEADER_INDEX;
-    }
-    if header_hash {
-        flags |= mf::HEADER_HASHES;
-    }
-    if footer_hash {
-        flags |= mf::FOOTER_HASHES;
-    }
-    if opts.hashing {
-        flags |= mf::HASHES_PRESENT;
-    }
-
-    let body: u64 = lengths.iter().map(|&l| align_up(l)).sum();
-    let total = head_without_index
-        + index_cbor
-            .as_ref()
-            .map_or(0, |c| aligned_cbor_frame(c.len()))
-        + body
-        + if footer_hash {
-            aligned_cbor_frame(hash_cbor.as_ref().map_or(0, Vec::len))
-        } else {
-            0
-        }
-        + POSTAMBLE_LEN as u64;
-    let total_len = usize::try_from(total)
-        .map_err(|_| Error::invalid_input(format!("a {total}-byte message is too large")))?;
+    let mut head = Head::plan(metadata, prepared, opts)?;
+    let total_len = usize::try_from(head.total)
+        .map_err(|_| Error::invalid_input(format!("a {}-byte message is too large", head.total)))?;
     crate::buffer::reserve_cleared(out, total_len)?;
-    write_preamble(out, flags, total);
-    let pad = |out: &mut Vec<u8>| {
-        let p = padding_after(out.len() as u64);
-        out.resize(out.len() + p, 0);
-    };
-    write_cbor_frame(out, FrameType::HeaderMetadata, &meta_cbor, opts.hashing);
-    pad(out);
-    if let Some(c) = &index_cbor {
-        write_cbor_frame(out, FrameType::HeaderIndex, c, opts.hashing);
+    let header_hash_at = head.write(out, opts.hashing);
+    let mut hashes = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        hashes.push(p.append_frame(opts.hashing, out)?);
         pad(out);
     }
-    let header_hash_at = out.len();
-    if header_hash {
-        write_cbor_frame(
-            out,
-            FrameType::HeaderHash,
-            hash_cbor.as_deref().unwrap_or(&[]),
-            opts.hashing,
-        );
-        pad(out);
-    }
-    for (p, h) in prepared.iter().zip(&mut hashes) {
-        *h = p.append_frame(opts.hashing, out)?;
-        pad(out);
-    }
-    let hash_cbor = hash_cbor.map(|c| {
+    // Digests of in-place payloads are known once they are written; their
+    // hex form has a fixed length, so the header table was written with
+    // placeholders and is rewritten in place here.
+    if let Some(c) = &mut head.hash_cbor {
         let fresh = hash_table(&hashes);
         debug_assert_eq!(fresh.len(), c.len());
-        fresh
-    });
-    if header_hash && prepared.iter().any(|p| p.in_place.is_some()) {
+        *c = fresh;
+    }
+    if head.header_hash && prepared.iter().any(|p| p.in_place.is_some()) {
         let mut frame = Vec::new();
-        write_cbor_frame(
-            &mut frame,
-            FrameType::HeaderHash,
-            hash_cbor.as_deref().unwrap_or(&[]),
-            opts.hashing,
-        );
+        head.write_hash_frame(&mut frame, FrameType::HeaderHash, opts.hashing);
         out[header_hash_at..header_hash_at + frame.len()].copy_from_slice(&frame);
     }
-    let mut first_footer = out.len() as u64;
-    if footer_hash {
-        first_footer = out.len() as u64;
-        write_cbor_frame(
-            out,
-            FrameType::FooterHash,
-            hash_cbor.as_deref().unwrap_or(&[]),
-            opts.hashing,
-        );
-        pad(out);
-    }
-    write_postamble(out, first_footer, total);
-    debug_assert_eq!(out.len() as u64, total);
+    let tail = head.tail(out.len() as u64, opts.hashing);
+    out.extend_from_slice(&tail);
+    debug_assert_eq!(out.len() as u64, head.total);
     Ok(())
+}
+
+/// What [`encode_to_inspecting`] calls with each object's index, final
+/// descriptor and encoded payload before the object's frame is written.
+pub type Inspect<'a> = dyn FnMut(usize, &ObjectDescriptor, &[u8]) -> Result<()> + 'a;
+
+/// Writes a message of `prepared` objects (none in place: every digest is
+/// known) straight to `sink`, frame by frame, calling `inspect` with each
+/// object's final descriptor and payload before its frame is written; the
+/// bytes are those [`assemble`] builds. Returns the message length.
+fn write_message(
+    metadata: &GlobalMetadata,
+    prepared: &[PreparedObject<'_>],
+    opts: &EncodeOptions,
+    sink: &mut dyn Write,
+    inspect: &mut Inspect<'_>,
+) -> Result<u64> {
+    let head = Head::plan(metadata, prepared, opts)?;
+    let mut bytes = Vec::new();
+    head.write(&mut bytes, opts.hashing);
+    sink.write_all(&bytes)?;
+    let mut at = bytes.len() as u64;
+    for (i, p) in prepared.iter().enumerate() {
+        debug_assert!(p.in_place.is_none());
+        inspect(i, &p.descriptor, &p.encoded.payload).map_err(|e| e.in_object(i))?;
+        p.write_frame(opts.hashing, &mut |b| {
+            sink.write_all(b)?;
+            at += b.len() as u64;
+            Ok(())
+        })?;
+        let padding = padding_after(at);
+        sink.write_all(&[0u8; 8][..padding])?;
+        at += padding as u64;
+    }
+    sink.write_all(&head.tail(at, opts.hashing))?;
+    Ok(head.total)
+}
+
+/// [`encode`] written straight to `sink` instead of built in memory: the
+/// frame lengths are known once every object went through its pipeline, so
+/// the preamble, header metadata, index and hash frames are written first
+/// and each data frame after them, and the bytes are those [`encode`]
+/// returns (`spec/format.md` §11.1). Memory holds the encoded payloads (a
+/// payload no stage changed stays borrowed from `objects`), never the whole
+/// message. Returns the message length. On error part of a message may
+/// have been written.
+pub fn encode_to(
+    metadata: &GlobalMetadata,
+    objects: &[(&ObjectDescriptor, &[u8])],
+    opts: &EncodeOptions,
+    sink: &mut dyn Write,
+) -> Result<u64> {
+    encode_to_inspecting(metadata, objects, opts, sink, &mut |_, _, _| Ok(()))
+}
+
+/// [`encode_to`], calling `inspect(i, descriptor, payload)` with each
+/// object's final descriptor and encoded payload (without mask blobs)
+/// before its frame is written; an error from it stops the message there,
+/// and is reported as an error of object `i`. A caller can so measure what
+/// a lossy pipeline did (decoding the payload through
+/// [`crate::pipeline::decode_range`]) without a copy of the message.
+pub fn encode_to_inspecting(
+    metadata: &GlobalMetadata,
+    objects: &[(&ObjectDescriptor, &[u8])],
+    opts: &EncodeOptions,
+    sink: &mut dyn Write,
+    inspect: &mut Inspect<'_>,
+) -> Result<u64> {
+    metadata.check_caller_owned(objects.len())?;
+    let prepared = prepare_all(objects, opts, false)?;
+    write_message(metadata, &prepared, opts, sink, inspect)
+}
+
+/// [`encode_pre_encoded`] written straight to `sink`, as [`encode_to`]
+/// writes: the stored payloads are borrowed, so memory holds no copy of
+/// them. Returns the message length.
+pub fn encode_pre_encoded_to(
+    metadata: &GlobalMetadata,
+    objects: &[(&ObjectDescriptor, &[u8])],
+    opts: &EncodeOptions,
+    sink: &mut dyn Write,
+) -> Result<u64> {
+    metadata.check_caller_owned(objects.len())?;
+    let prepared = prepare_all_pre_encoded(objects, opts)?;
+    write_message(metadata, &prepared, opts, sink, &mut |_, _, _| Ok(()))
 }
 
 /// Computes the header index CBOR whose own size is consistent with the

@@ -36,7 +36,10 @@ pub use decode::{
 };
 pub use descriptor::{Map, ObjectDescriptor};
 pub use dtype::{ByteOrder, Dtype};
-pub use encode::{encode, encode_into, encode_pre_encoded, EncodeOptions, HashPolicy};
+pub use encode::{
+    encode, encode_into, encode_pre_encoded, encode_pre_encoded_to, encode_to,
+    encode_to_inspecting, EncodeOptions, HashPolicy,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use file::TgmFile;
 pub use limits::Limits;

@@ -176,3 +176,98 @@ fn chunked_in_place_payloads_are_the_stage_output() {
         }
     }
 }
+
+/// Objects of one message: descriptors and element bytes.
+type Objects<'a> = Vec<(&'a ObjectDescriptor, &'a [u8])>;
+
+/// `encode_to` writes the bytes `encode` returns, through a writer, for
+/// every pipeline shape, several objects at once, every hash placement and
+/// with hashing off (`spec/format.md` §11.2); `encode_pre_encoded_to` the
+/// bytes of `encode_pre_encoded`.
+#[test]
+fn encode_to_writes_the_bytes_of_encode_on_every_pipeline() {
+    use tgm::HashPolicy;
+    let meta = GlobalMetadata::default();
+    let all = cases();
+    let every: Vec<_> = all.iter().map(|(_, d, data)| (d, &data[..])).collect();
+    let mut sets: Vec<(String, Objects<'_>)> = all
+        .iter()
+        .map(|(name, d, data)| (name.to_string(), vec![(d, &data[..])]))
+        .collect();
+    sets.push(("every case in one message".into(), every));
+    sets.push(("no object".into(), Vec::new()));
+    let policies = [
+        HashPolicy::Auto,
+        HashPolicy::None,
+        HashPolicy::Header,
+        HashPolicy::Footer,
+        HashPolicy::Both,
+    ];
+    for (name, objects) in &sets {
+        for (policy, hashing) in policies
+            .iter()
+            .map(|p| (*p, true))
+            .chain([(HashPolicy::Auto, false)])
+        {
+            let o = opts().hash_policy(policy).hashing(hashing);
+            let want = encode(&meta, objects, &o).unwrap();
+            let mut got = Vec::new();
+            let len = tgm::encode_to(&meta, objects, &o, &mut got).unwrap();
+            assert!(got == want, "{name}, {policy:?}, hashing {hashing}");
+            assert_eq!(len, want.len() as u64, "{name}");
+        }
+    }
+    // Stored payloads wrapped again, straight to a writer.
+    let msg = encode(&meta, &sets[sets.len() - 2].1, &opts()).unwrap();
+    let parsed = tgm::Message::parse(&msg).unwrap();
+    let stored: Vec<_> = (0..parsed.num_objects())
+        .map(|i| parsed.object(i).unwrap())
+        .filter(|o| o.descriptor().masks.is_none())
+        .collect();
+    let pairs: Vec<_> = stored
+        .iter()
+        .map(|o| (o.descriptor(), o.payload_region()))
+        .collect();
+    let want = tgm::encode_pre_encoded(&meta, &pairs, &opts()).unwrap();
+    let mut got = Vec::new();
+    tgm::encode_pre_encoded_to(&meta, &pairs, &opts(), &mut got).unwrap();
+    assert!(got == want, "pre-encoded");
+}
+
+/// The inspector sees each object's final payload before its frame is
+/// written, and its error stops the message there, naming the object.
+#[test]
+fn encode_to_inspecting_sees_each_payload_and_can_stop() {
+    let meta = GlobalMetadata::default();
+    let all = cases();
+    let objects: Vec<_> = all.iter().map(|(_, d, data)| (d, &data[..])).collect();
+    let msg = encode(&meta, &objects, &opts()).unwrap();
+    let parsed = tgm::Message::parse(&msg).unwrap();
+    let mut seen = 0;
+    tgm::encode_to_inspecting(&meta, &objects, &opts(), &mut Vec::new(), &mut |i, d, p| {
+        let o = parsed.object(i).unwrap();
+        assert_eq!(d, o.descriptor(), "object {i}");
+        assert!(o.payload_region().starts_with(p), "object {i}");
+        seen += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, objects.len());
+    let mut out = Vec::new();
+    let err = tgm::encode_to_inspecting(&meta, &objects, &opts(), &mut out, &mut |i, _, _| {
+        if i == 2 {
+            Err(tgm::Error::invalid_argument("too lossy"))
+        } else {
+            Ok(())
+        }
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("too lossy"), "{err}");
+    assert!(err.to_string().contains("object 2"), "{err}");
+    let third = parsed.object(2).unwrap().frame().abs_offset() as usize;
+    assert_eq!(
+        out,
+        msg[..third],
+        "everything before object 2, nothing after"
+    );
+}

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::output::write_file;
+use crate::spool::{no_suffix, Inputs};
 use tgm_convert::medical::deid::Deidentify;
 use tgm_convert::medical::deid_profile::RetainOptions;
 use tgm_convert::medical::deid_uid::UidKey;
@@ -14,11 +15,12 @@ use tgm_convert::util::CliResult;
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom -r study/ -o study.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --retain-full-dates --deid-key deid.key"
+    after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom - -o slice.tgm < slice.dcm\n  tgm convert-dicom -r study/ -o study.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --retain-full-dates --deid-key deid.key"
 )]
 pub struct Args {
     /// DICOM files, or directories of them (hidden files, DICOMDIR,
-    /// non-DICOM and non-image files in a directory are skipped with a note).
+    /// non-DICOM and non-image files in a directory are skipped with a
+    /// note); `-` reads one DICOM file from stdin.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Also read the sub-directories of directories given, depth-first in
@@ -64,9 +66,12 @@ pub fn run(a: Args) -> CliResult {
     } else {
         None
     };
-    let conv = dicom_to_messages(&a.inputs, a.recursive, &a.pipeline, deid.as_ref())?;
+    let spooled = Inputs::new(&a.inputs, no_suffix)?;
+    let conv = dicom_to_messages(spooled.paths(), a.recursive, &a.pipeline, deid.as_ref())
+        .map_err(|e| spooled.relabel(e.to_string()))?;
     for s in &conv.skipped {
-        note!("skipped {}: {}", s.path.display(), s.reason);
+        let path = spooled.relabel(s.path.display().to_string());
+        note!("skipped {path}: {}", s.reason);
     }
     let mut bytes = Vec::new();
     for (objects, meta) in &conv.messages {

@@ -45,6 +45,12 @@ impl From<&str> for CliError {
 
 impl From<tgm::Error> for CliError {
     fn from(e: tgm::Error) -> Self {
+        // A write the library made into a closed pipe ends quietly, as the
+        // command's own writes do.
+        let io = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
+        if io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return CliError::BrokenPipe;
+        }
         CliError::Failed(with_root_cause(&e))
     }
 }
@@ -84,6 +90,14 @@ impl From<std::io::Error> for CliError {
 /// A usage error.
 pub fn usage(msg: impl Into<String>) -> CliError {
     CliError::Usage(msg.into())
+}
+
+/// `e` as an error of message `message` of `path`; a closed pipe stays one.
+pub fn at_message(path: &Path, message: usize, e: CliError) -> CliError {
+    match e {
+        CliError::BrokenPipe | CliError::Reported => e,
+        e => at_path(path, format!("message {message}: {e}")),
+    }
 }
 
 /// Prefixes an error with the path it concerns, unless it already names it.

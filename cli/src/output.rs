@@ -166,12 +166,60 @@ impl Sink {
         }
     }
 
+    /// A writer into this output whose errors name it.
+    pub fn writer(&mut self) -> Named<'_> {
+        match self {
+            Sink::File(f) => Named {
+                inner: f.tmp.as_file_mut(),
+                path: &f.target,
+            },
+            Sink::Stdout(s) => Named {
+                inner: s,
+                path: Path::new("<stdout>"),
+            },
+        }
+    }
+
     /// Completes the output.
     pub fn finish(self) -> CliResult {
         match self {
             Sink::File(f) => f.commit(),
             Sink::Stdout(mut s) => Ok(s.flush()?),
         }
+    }
+}
+
+/// A writer whose errors name `path`, the user's output (never the
+/// temporary file behind it); the error kind is kept, so a closed pipe is
+/// still recognised.
+pub struct Named<'a> {
+    inner: &'a mut dyn Write,
+    path: &'a Path,
+}
+
+impl<'a> Named<'a> {
+    /// `inner`, writing the output `path`.
+    pub fn new(inner: &'a mut dyn Write, path: &'a Path) -> Self {
+        Named { inner, path }
+    }
+
+    fn name(&self, e: std::io::Error) -> std::io::Error {
+        let text = CliError::from(std::io::Error::new(e.kind(), e.to_string()));
+        std::io::Error::new(e.kind(), format!("{}: {text}", self.path.display()))
+    }
+}
+
+impl Write for Named<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(b).map_err(|e| self.name(e))
+    }
+
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.inner.write_all(b).map_err(|e| self.name(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.name(e))
     }
 }
 

@@ -4,6 +4,8 @@
 //! NaN/Inf masks (`spec/format.md` §11.5), so memory stays near the stored
 //! objects; otherwise objects are decoded, re-encoded and checked unchanged.
 
+use std::io::Write;
+
 use tgm::{DecodeOptions, GlobalMetadata};
 
 use crate::error::{CliError, CliResult};
@@ -47,9 +49,16 @@ pub fn has_masks(o: &ObjectBytes<'_>) -> bool {
     o.descriptor.masks.as_ref().is_some_and(|m| !m.is_empty())
 }
 
-/// Encodes the picked objects of `parts` with `meta` as one buffered
-/// message, every object keeping its pipeline, parameters and values.
-pub fn rewrite(meta: &GlobalMetadata, parts: &[Part<'_>], g: &GlobalArgs) -> CliResult<Vec<u8>> {
+/// Writes the picked objects of `parts` with `meta` as one message to
+/// `out`, every object keeping its pipeline, parameters and values; stored
+/// payloads go straight from the input to `out`, so the new message is
+/// never held whole.
+pub fn rewrite(
+    meta: &GlobalMetadata,
+    parts: &[Part<'_>],
+    g: &GlobalArgs,
+    out: &mut dyn Write,
+) -> CliResult {
     let mut stored = Vec::new();
     for p in parts {
         let objects = p.archive.stored_objects(p.message)?;
@@ -61,7 +70,7 @@ pub fn rewrite(meta: &GlobalMetadata, parts: &[Part<'_>], g: &GlobalArgs) -> Cli
         );
     }
     if !stored.iter().any(has_masks) {
-        return encode_stored(meta, &stored.iter().collect::<Vec<_>>(), g);
+        return encode_stored(meta, &stored.iter().collect::<Vec<_>>(), g, out);
     }
     drop(stored);
     let mut decoded = Vec::new();
@@ -74,25 +83,24 @@ pub fn rewrite(meta: &GlobalMetadata, parts: &[Part<'_>], g: &GlobalArgs) -> Cli
                 .map(|(_, x)| x),
         );
     }
-    encode_same(meta, &decoded.iter().collect::<Vec<_>>(), g)
+    let msg = encode_same(meta, &decoded.iter().collect::<Vec<_>>(), g)?;
+    Ok(out.write_all(&msg)?)
 }
 
 /// Wraps stored payloads (none with masks, see [`has_masks`]) with `meta`
-/// as one buffered message, without running any pipeline.
+/// as one message written to `out`, without running any pipeline.
 pub fn encode_stored(
     meta: &GlobalMetadata,
     stored: &[&ObjectBytes<'_>],
     g: &GlobalArgs,
-) -> CliResult<Vec<u8>> {
+    out: &mut dyn Write,
+) -> CliResult {
     let pairs: Vec<_> = stored
         .iter()
         .map(|o| (&o.descriptor, &o.data[..]))
         .collect();
-    Ok(tgm::encode_pre_encoded(
-        &caller_owned(meta),
-        &pairs,
-        &rewrite_options(g)?,
-    )?)
+    tgm::encode_pre_encoded_to(&caller_owned(meta), &pairs, &rewrite_options(g)?, out)?;
+    Ok(())
 }
 
 /// Encodes `objects` (decoded in stored byte order) with `meta` as one

@@ -1425,3 +1425,44 @@ fn hostile_jpeg_frames_are_refused_before_the_decoder_runs() {
     let (ok, err) = tgm_limited(&["convert-dicom", s(&good), "-o", s(&out)]);
     assert!(ok, "{err}");
 }
+
+/// `tgm` with `stdin` as its standard input.
+fn tgm_stdin(args: &[&str], stdin: &Path) -> (bool, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .stdin(std::fs::File::open(stdin).unwrap())
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// `-` reads one DICOM file from stdin, giving the objects the file gives;
+/// errors name `<stdin>`, never the spooled copy.
+#[test]
+fn a_dicom_file_is_read_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let slice = series(dir.path(), "1.2.3.300").remove(0);
+    let (from_file, from_stdin) = (dir.path().join("f.tgm"), dir.path().join("s.tgm"));
+    let (ok, err) = tgm(&["convert-dicom", s(&slice), "-o", s(&from_file)]);
+    assert!(ok, "{err}");
+    let (ok, err) = tgm_stdin(&["convert-dicom", "-", "-o", s(&from_stdin)], &slice);
+    assert!(ok, "{err}");
+    assert!(!err.contains(".tgm-stdin-"), "{err}");
+    let (a, b) = (decode_file(&from_file), decode_file(&from_stdin));
+    assert_eq!(a.objects, b.objects);
+    assert_eq!(series_uid(&b), "1.2.3.300");
+
+    let junk = dir.path().join("junk.txt");
+    std::fs::write(&junk, b"not a DICOM file at all").unwrap();
+    let (ok, err) = tgm_stdin(
+        &["convert-dicom", "-", "-o", s(&dir.path().join("j.tgm"))],
+        &junk,
+    );
+    assert!(!ok);
+    assert!(err.contains("<stdin>"), "{err}");
+    assert!(!err.contains(".tgm-stdin-"), "{err}");
+    assert!(!dir.path().join("j.tgm").exists());
+}

@@ -516,3 +516,21 @@ fn a_variable_with_an_ascending_latitude_coordinate_is_turned_north_up() {
     let p = Png::read(&d.path().join("p.png"));
     assert_eq!(p.cell(0, 3, 4, 0, 0), e(70.0), "stored order");
 }
+
+/// A cut file with no intact object reports its damage (the cut message,
+/// at its offset), not that the selection matched nothing, and writes no
+/// picture.
+#[test]
+fn a_cut_file_reports_its_damage() {
+    let d = tempfile::tempdir().unwrap();
+    latlon(&d.path().join("n.tgm"), false);
+    let whole = std::fs::read(d.path().join("n.tgm")).unwrap();
+    std::fs::write(d.path().join("cut.tgm"), &whole[..whole.len() / 2]).unwrap();
+    let r = tgm_in(d.path(), &["plot", "cut.tgm", "-o", "x.png"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(r.err.contains("cut.tgm"), "{}", r.err);
+    assert!(r.err.contains("truncated"), "{}", r.err);
+    assert!(r.err.contains("offset 0"), "{}", r.err);
+    assert!(!r.err.contains("no object matches"), "{}", r.err);
+    assert!(!d.path().join("x.png").exists());
+}

@@ -94,7 +94,8 @@ fn selected_message<'f>(
         message: mi,
         objects: keep,
     };
-    let msg = rewrite(&sub, &[part], g)
+    let mut msg = Vec::new();
+    rewrite(&sub, &[part], g, &mut msg)
         .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?;
     Ok(Some((sub, n, Cow::Owned(msg))))
 }

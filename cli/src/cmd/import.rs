@@ -222,9 +222,8 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
             Target::Stdout => {
                 let pairs: Vec<_> = arrays.iter().map(|x| x.data()).collect();
                 let objs: Vec<_> = descs.iter().zip(&pairs).map(|(d, x)| (d, &x[..])).collect();
-                let msg = tgm::encode(&meta, &objs, &opts)?;
                 let mut out = std::io::stdout().lock();
-                out.write_all(&msg)?;
+                tgm::encode_to(&meta, &objs, &opts, &mut out)?;
                 out.flush()?;
                 bar.inc(total);
             }

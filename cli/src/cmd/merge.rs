@@ -86,6 +86,6 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     if meta.base.is_empty() && meta.extra.is_empty() {
         return Err(usage("the inputs hold no message"));
     }
-    sink.write_all(&rewrite(&meta, &parts, g)?)?;
+    rewrite(&meta, &parts, g, &mut sink.writer())?;
     sink.finish()
 }

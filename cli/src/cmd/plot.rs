@@ -134,6 +134,9 @@ pub fn run(a: Args, threads: usize) -> CliResult {
         break;
     }
     let Some(png) = png else {
+        // On a damaged file the damage is the reason, reported with its
+        // offset (exit 1), before saying that nothing intact matched.
+        finish_read(&mut std::io::sink(), &archives)?;
         return Err(CliError::Failed(format!(
             "{label}: no object matches the selection"
         )));

@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tgm::{DecodeOptions, GlobalMetadata};
+use tgm::GlobalMetadata;
 
-use crate::error::{usage, CliResult, WithPath};
-use crate::input::Archive;
+use crate::error::CliResult;
+use crate::input::{Archive, DecodedObject};
 use crate::output::{stdout, Sink};
 use crate::pipeline_args::{
     plain_descriptor, rewrite_descriptor, values_f64, GlobalArgs, PipelineArgs,
@@ -39,9 +39,16 @@ pub struct Args {
 }
 
 /// The largest `|a - b|` over the values of two buffers of `dtype` in
-/// `order` (NaN pairs skipped), converted a bounded chunk at a time; `None`
-/// when the lengths differ or the type has no numeric value.
-fn max_abs_error(dtype: tgm::Dtype, order: tgm::ByteOrder, a: &[u8], b: &[u8]) -> Option<f64> {
+/// `order` (NaN pairs skipped, and with `masked` every pair whose `a` is
+/// not finite), converted a bounded chunk at a time; `None` when the
+/// lengths differ or the type has no numeric value.
+fn max_abs_error(
+    dtype: tgm::Dtype,
+    order: tgm::ByteOrder,
+    a: &[u8],
+    b: &[u8],
+    masked: bool,
+) -> Option<f64> {
     if a.len() != b.len() {
         return None;
     }
@@ -52,11 +59,70 @@ fn max_abs_error(dtype: tgm::Dtype, order: tgm::ByteOrder, a: &[u8], b: &[u8]) -
         max = x
             .iter()
             .zip(&y)
-            .filter(|(p, q)| !(p.is_nan() && q.is_nan()))
+            .filter(|(p, q)| !(p.is_nan() && q.is_nan()) && (!masked || p.is_finite()))
             .map(|(p, q)| (p - q).abs())
             .fold(max, f64::max);
     }
     Some(max)
+}
+
+/// Elements decoded at a time when measuring the error of a new encoding.
+const STEP: u64 = 1 << 20;
+
+/// The largest `|old - new|` between the decoded object `old` and its new
+/// encoding `payload` under `d` (mask blobs aside), decoding the payload
+/// [`STEP`] elements at a time where its pipeline decodes ranges, so no
+/// second whole copy of the object is held; other pipelines are decoded
+/// whole. Elements recorded in NaN/Inf masks come back exactly and are
+/// skipped. A type without numeric values must come back byte for byte.
+fn largest_error(
+    old: &DecodedObject<'_>,
+    d: &tgm::ObjectDescriptor,
+    payload: &[u8],
+    threads: usize,
+) -> tgm::Result<f64> {
+    let masked = d.masks.as_ref().is_some_and(|m| !m.is_empty());
+    let mut d = d.clone();
+    d.masks = None;
+    let mut popts = tgm::pipeline::PipelineDecodeOptions::default();
+    popts.native_byte_order = false;
+    popts.restore_non_finite = false;
+    popts.threads = threads;
+    let limits = tgm::Limits::default();
+    let compare = |first: u64, new: &[u8]| {
+        let w = old.descriptor.dtype.width() as u64;
+        let at = usize::try_from(first * w).unwrap_or(usize::MAX);
+        let was = old
+            .data
+            .get(at..at.saturating_add(new.len()))
+            .unwrap_or(&[]);
+        let (dtype, order) = (old.descriptor.dtype, old.descriptor.byte_order);
+        match max_abs_error(dtype, order, was, new, masked) {
+            Some(e) => Ok(e),
+            None if was == new => Ok(0.0),
+            None => Err(tgm::Error::invalid_argument(
+                "values changed; refusing to write them",
+            )),
+        }
+    };
+    let n = d.num_elements()?;
+    let mut max = 0f64;
+    let mut first = 0;
+    while first < n {
+        let count = STEP.min(n - first);
+        let new =
+            match tgm::pipeline::decode_range(&d, payload, 0, &[(first, count)], &popts, &limits) {
+                Ok(mut v) => v.pop().unwrap_or_default(),
+                Err(e) if *e.kind() == tgm::ErrorKind::RangeNotSupported => {
+                    let whole = tgm::pipeline::decode(&d, payload, 0, &popts, &limits)?;
+                    return compare(0, &whole);
+                }
+                Err(e) => return Err(e),
+            };
+        max = max.max(compare(first, &new)?);
+        first += count;
+    }
+    Ok(max)
 }
 
 /// Runs `tgm recompress`.
@@ -106,24 +172,20 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             .zip(&objects)
             .map(|(d, o)| (d, &o.data[..]))
             .collect();
-        let msg = tgm::encode(&m, &pairs, &opts).at(f.label())?;
-        drop(pairs);
-        // Object by object, so that one decoded copy is alive at a time.
-        let written = tgm::Message::parse(&msg).at(f.label())?;
-        let stored_order = DecodeOptions::default().native_byte_order(false);
-        for (oi, old) in objects.iter().enumerate() {
-            let new = written.object(oi)?.decode(&stored_order)?;
-            let d = &old.descriptor;
-            let err = match max_abs_error(d.dtype, d.byte_order, &old.data, &new) {
-                Some(e) => e,
-                None if old.data[..] == new[..] => 0.0,
-                None => return Err(usage(format!("message {mi} object {oi}: values changed"))),
-            };
+        // Each object's error is measured from its new payload before its
+        // frame is written; the message goes straight to the output.
+        let mut errors = Vec::with_capacity(objects.len());
+        let mut measure = |oi: usize, d: &tgm::ObjectDescriptor, payload: &[u8]| {
+            errors.push(largest_error(&objects[oi], d, payload, g.threads)?);
+            Ok(())
+        };
+        let len = tgm::encode_to_inspecting(&m, &pairs, &opts, &mut sink.writer(), &mut measure)
+            .map_err(|e| crate::error::at_message(f.label(), mi, e.into()))?;
+        for (oi, err) in errors.into_iter().enumerate() {
             max_err = max_err.max(err);
             report.push(format!("message {mi}\tobject {oi}\tmax_abs_error {err}"));
         }
-        after += msg.len() as u64;
-        sink.write_all(&msg)?;
+        after += len;
     }
     sink.finish()?;
     let mut out: Box<dyn Write> = if crate::output::is_dash(&a.output) {
@@ -157,11 +219,23 @@ mod tests {
         a2[3] = f64::NAN;
         let bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
         let le = tgm::ByteOrder::Little;
-        let got = max_abs_error(tgm::Dtype::Float64, le, &bytes(&a2), &bytes(&b));
+        let got = max_abs_error(tgm::Dtype::Float64, le, &bytes(&a2), &bytes(&b), false);
         assert_eq!(got, Some(0.5));
         assert_eq!(
-            max_abs_error(tgm::Dtype::Float64, le, &bytes(&a), &bytes(&a[1..])),
+            max_abs_error(tgm::Dtype::Float64, le, &bytes(&a), &bytes(&a[1..]), false),
             None
+        );
+        // A masked infinity comes back from its mask, not from the payload.
+        let mut inf = a.clone();
+        inf[7] = f64::INFINITY;
+        let f = tgm::Dtype::Float64;
+        assert_eq!(
+            max_abs_error(f, le, &bytes(&inf), &bytes(&b), false),
+            Some(f64::INFINITY)
+        );
+        assert_eq!(
+            max_abs_error(f, le, &bytes(&inf), &bytes(&b), true),
+            Some(0.5)
         );
     }
 }

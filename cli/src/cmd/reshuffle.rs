@@ -31,7 +31,12 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let mut sink = Sink::open(&a.output, &[&a.input], a.force)?;
     for mi in 0..f.len() {
         let (meta, descs) = f.header(mi)?;
-        sink.write_all(&rewrite(&meta, &[Part::all(&f, mi, descs.len())], g)?)?;
+        rewrite(
+            &meta,
+            &[Part::all(&f, mi, descs.len())],
+            g,
+            &mut sink.writer(),
+        )?;
     }
     sink.finish()
 }

@@ -69,9 +69,8 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
                 *slot = b.clone();
             }
         }
-        let msg = rewrite(&meta, &[Part::all(&f, mi, n)], g)
-            .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?;
-        sink.write_all(&msg)?;
+        rewrite(&meta, &[Part::all(&f, mi, n)], g, &mut sink.writer())
+            .map_err(|e| crate::error::at_message(f.label(), mi, e))?;
     }
     sink.finish()
 }

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use tgm::GlobalMetadata;
 
-use crate::error::{usage, CliResult, WithPath};
+use crate::error::{usage, CliResult};
 use crate::input::Archive;
-use crate::output::FileSet;
+use crate::output::{FileSet, Named};
 use crate::pipeline_args::GlobalArgs;
 use crate::rewrite::{encode_same, encode_stored, has_masks};
 
@@ -49,14 +49,13 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             let mut one =
                 GlobalMetadata::with_base(meta.base.get(oi).cloned().into_iter().collect());
             one.extra = meta.extra.clone();
-            let msg = match &decoded {
-                Some(d) => encode_same(&one, &[&d[oi]], g)?,
-                None => encode_stored(&one, &[obj], g)?,
-            };
             let name = PathBuf::from(a.output.replace("[index]", &index.to_string()));
-            set.create(&name, &[Path::new(&a.input)], a.force)?
-                .write_all(&msg)
-                .at(&name)?;
+            let file = set.create(&name, &[Path::new(&a.input)], a.force)?;
+            let mut out = Named::new(file, &name);
+            match &decoded {
+                Some(d) => out.write_all(&encode_same(&one, &[&d[oi]], g)?)?,
+                None => encode_stored(&one, &[obj], g, &mut out)?,
+            };
             index += 1;
         }
     }
