@@ -4,8 +4,12 @@ printed as a Markdown table.
     python python/bench/bench_vs_reference.py [--repeat N] [--values N]
 
 Cases: decode and encode of one float64 object (16 Mi values by default)
-with simple_packing 16 bits + szip, and open + read of one object of
-message 700 in a 1,000-message file.
+with simple_packing 16 bits + szip; ``decode_range`` of that message in
+each shape the reference's signature takes (one 1,000-element range, 100
+ranges of 10 elements joined into one array) and ``file_decode_range`` of
+a 1,000-element range from a file holding it; and open + read of one object
+of message 700 in a 1,000-message file. Calls that take microseconds are
+timed as a loop of ``--calls`` calls and reported per call.
 """
 
 import argparse
@@ -19,10 +23,58 @@ import tgm
 from _timing import best
 
 
+def per_call(fn, args):
+    """Best-of-``--repeat`` time of one call of ``fn``, from loops of ``--calls``."""
+
+    def loop():
+        for _ in range(args.calls):
+            fn()
+
+    return best(loop, args.repeat) / args.calls
+
+
+def range_rows(msg, n, args):
+    """The ``decode_range`` rows: element ranges of the szip message."""
+    one = [(n // 2 + 17, 1000)]
+    step = n // 100
+    spread = [(i * step + 5, 10) for i in range(100)]
+    for ranges in (one, spread):
+        want = ref.decode_range(msg, 0, ranges, join=True)
+        assert np.array_equal(tgm.decode_range(msg, 0, ranges, join=True), want)
+    rows = [
+        (
+            "decode_range, one range of 1,000 elements (szip)",
+            per_call(lambda: ref.decode_range(msg, 0, one), args),
+            per_call(lambda: tgm.decode_range(msg, 0, one), args),
+        ),
+        (
+            "decode_range, 100 ranges of 10 elements, join=True (szip)",
+            per_call(lambda: ref.decode_range(msg, 0, spread, join=True), args),
+            per_call(lambda: tgm.decode_range(msg, 0, spread, join=True), args),
+        ),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "field.tgm")
+        with open(path, "wb") as fh:
+            fh.write(msg)
+        with ref.TensogramFile.open(path) as fr, tgm.TensogramFile.open(path) as ft:
+            want = fr.file_decode_range(0, 0, one)[0]
+            assert np.array_equal(ft.file_decode_range(0, 0, one)[0], want)
+            rows.append(
+                (
+                    "file_decode_range, one range of 1,000 elements (szip, open file)",
+                    per_call(lambda: fr.file_decode_range(0, 0, one), args),
+                    per_call(lambda: ft.file_decode_range(0, 0, one), args),
+                )
+            )
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--values", type=int, default=16 * 1024 * 1024)
+    ap.add_argument("--calls", type=int, default=200)
     args = ap.parse_args()
 
     n = args.values
@@ -55,6 +107,7 @@ def main():
             best(lambda: tgm.encode({}, [(desc, data)]), args.repeat),
         )
     )
+    rows.extend(range_rows(msg, n, args))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "many.tgm")
         small = {"type": "ntensor", "shape": [1024], "dtype": "float32"}
@@ -82,7 +135,12 @@ def main():
     print(f"| case (best of {args.repeat}) | tensogram 0.24.0 | tgm | speed-up |")
     print("|---|---:|---:|---:|")
     for name, t_ref, t_tgm in rows:
-        print(f"| {name} | {t_ref * 1e3:.2f} ms | {t_tgm * 1e3:.2f} ms | {t_ref / t_tgm:.2f}x |")
+        print(f"| {name} | {ms(t_ref)} | {ms(t_tgm)} | {t_ref / t_tgm:.2f}x |")
+
+
+def ms(t):
+    """A time in milliseconds with three significant digits at least."""
+    return f"{t * 1e3:.3f} ms" if t < 0.01 else f"{t * 1e3:.2f} ms"
 
 
 if __name__ == "__main__":

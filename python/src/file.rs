@@ -18,6 +18,7 @@ use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::{array_of, decode_options, message_to_py, verify_policy, DecodedPy};
+use crate::ranges::{ranges_to_py, ElementRanges, RangesPy};
 
 /// Bytes of a file outside every complete message (`spec/files.md` §2).
 struct Damage {
@@ -346,7 +347,8 @@ impl NativeFile {
     }
 
     /// Element ranges `(first, count)` of object `o` of message `m`
-    /// (`spec/pipeline.md` §7) → `(descriptor dict, [uint8 array])`.
+    /// (`spec/pipeline.md` §7) → `(dtype, byte order, [uint8 array])`
+    /// ([`RangesPy`]).
     #[pyo3(signature = (m, o, ranges, native_byte_order=true, threads=0, restore_non_finite=true))]
     #[allow(clippy::too_many_arguments)]
     fn decode_range(
@@ -354,17 +356,16 @@ impl NativeFile {
         py: Python<'_>,
         m: usize,
         o: usize,
-        ranges: Vec<(u64, u64)>,
+        ranges: ElementRanges,
         native_byte_order: bool,
         threads: usize,
         restore_non_finite: bool,
-    ) -> PyResult<(PyObject, Vec<PyObject>)> {
+    ) -> PyResult<RangesPy> {
         let opts = decode_options(native_byte_order, threads, restore_non_finite, false);
         let (desc, parts) = self.read(py, |f| {
-            let parts = f.decode_range(m, o, &ranges, &opts)?;
+            let parts = f.decode_range(m, o, &ranges.0, &opts)?;
             Ok((f.descriptor(m, o)?, parts))
         })?;
-        let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
-        Ok((descriptor_to_py(py, &desc)?, parts))
+        Ok(ranges_to_py(py, &desc, parts))
     }
 }

@@ -209,7 +209,11 @@ class AsyncTensogramFile:
     ) -> Awaitable[AsyncTensogramFile]: ...
     @staticmethod
     def open_remote(
-        source: str | _Reader, storage_options: Mapping[str, Any] | None = None, *, bidirectional: bool = True
+        source: str | _Reader,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        bidirectional: bool = True,
+        intact_only: bool = False,
     ) -> Awaitable[AsyncTensogramFile]: ...
     def source(self) -> str: ...
     def is_remote(self) -> bool: ...
@@ -371,6 +375,7 @@ def decode_range(
     native_byte_order: bool = True,
     threads: int = 0,
     restore_non_finite: bool = True,
+    verify_hash: bool = False,
 ) -> Any: ...
 def decode_with_masks(
     buf: Buffer, native_byte_order: bool = True, threads: int = 0, verify_hash: bool = False
