@@ -128,6 +128,8 @@ def encode(
 
     ``global_meta_dict`` is ``{"base": [...], ...}`` with any extra keys;
     ``descriptors_and_data`` a list of ``(descriptor_dict, array)`` pairs.
+    Arrays are read in place, without a copy, so the GIL stays held while
+    encoding unless every buffer is immutable (``bytes``).
     """
     _check_aggregate_hash(aggregate_hash)
     masks = mask_args(
