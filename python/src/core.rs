@@ -299,14 +299,12 @@ pub fn decode_object(
 }
 
 /// Element ranges `(first, count)` of object `index` (`spec/pipeline.md` §7)
-/// → `(dtype, byte order, [uint8 array])` ([`RangesPy`]). As a range read of a file
-/// (`spec/remote.md` §4), this checks the frame's structure but not its
-/// digest, which covers the whole payload: hashing it would cost more than
-/// decoding the ranges. `verify_hash=True` checks the digest first and
-/// requires one.
+/// → `(dtype, byte order, [uint8 array])` ([`RangesPy`]). As a range read
+/// of a file (`spec/remote.md` §4), and as in the reference, this checks the
+/// frame's structure but not its digest, which covers the whole payload:
+/// hashing it would cost more than decoding the ranges.
 #[pyfunction]
-#[pyo3(signature = (buf, index, ranges, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (buf, index, ranges, native_byte_order=true, threads=0, restore_non_finite=true))]
 pub fn decode_range(
     py: Python<'_>,
     buf: &Bound<'_, PyAny>,
@@ -315,17 +313,11 @@ pub fn decode_range(
     native_byte_order: bool,
     threads: usize,
     restore_non_finite: bool,
-    verify_hash: bool,
 ) -> PyResult<RangesPy> {
     let input = Input::of(buf)?;
     let bytes = input.bytes();
-    let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash).verify(
-        if verify_hash {
-            Verify::Require
-        } else {
-            Verify::Off
-        },
-    );
+    let opts =
+        decode_options(native_byte_order, threads, restore_non_finite, false).verify(Verify::Off);
     let (desc, parts) = py
         .allow_threads(|| -> tgm::Result<_> {
             let o = locate_object(bytes, 0, index, &opts.limits)?;

@@ -375,7 +375,6 @@ def decode_range(
     native_byte_order: bool = True,
     threads: int = 0,
     restore_non_finite: bool = True,
-    verify_hash: bool = False,
 ) -> Any: ...
 def decode_with_masks(
     buf: Buffer, native_byte_order: bool = True, threads: int = 0, verify_hash: bool = False

@@ -263,16 +263,15 @@ def decode_range(
     native_byte_order=True,
     threads=0,
     restore_non_finite=True,
-    verify_hash=False,
 ):
     """Elements ``[(start, count), ...]`` of one object, decoding only the
     blocks that hold them where the pipeline allows (``spec/pipeline.md``
     §7) → ``list[ndarray]``, or one concatenated ndarray with ``join=True``.
 
     Each range is a pair of non-negative integers; floats and bools are
-    refused (``TypeError``) rather than truncated. As a range read of a
-    file, the frame's digest, which covers the whole payload, is not
-    checked; ``verify_hash=True`` checks it first and requires one.
+    refused (``TypeError``) rather than truncated. As in the reference,
+    the frame's digest, which covers the whole payload, is not checked
+    (``decode_object`` checks it).
     """
     mv = _buffer(buf)
     dtype, byte_order, parts = _native.decode_range(
@@ -282,7 +281,6 @@ def decode_range(
         native_byte_order,
         threads,
         restore_non_finite,
-        verify_hash,
     )
     return range_arrays(dtype, byte_order, parts, join, native_byte_order)
 

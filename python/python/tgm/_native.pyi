@@ -96,7 +96,6 @@ def decode_range(
     native_byte_order: bool = True,
     threads: int = 0,
     restore_non_finite: bool = True,
-    verify_hash: bool = False,
 ) -> tuple[str, str, list[_Bytes]]: ...
 def locate_raw(
     buf: Buffer, index: int, verify_hash: bool = False
