@@ -23,7 +23,7 @@ use crate::convert::{
     py_err, IntoPyResult,
 };
 use crate::masks::{mask_options, MaskArgs};
-use crate::ranges::{ranges_to_py, ElementRanges, RangesPy};
+use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// The bytes of a Python buffer, safe to read after the GIL is released:
 /// borrowed when no Python code can change them (a `bytes` object, or a
@@ -322,10 +322,10 @@ pub fn decode_range(
         .allow_threads(|| -> tgm::Result<_> {
             let o = locate_object(bytes, 0, index, &opts.limits)?;
             let parts = o.decode_range(&ranges.0, &opts)?;
-            Ok((o.descriptor().clone(), parts))
+            Ok((element_kind(o.descriptor()), parts))
         })
         .py(py)?;
-    Ok(ranges_to_py(py, &desc, parts))
+    Ok(ranges_to_py(py, desc, parts))
 }
 
 /// Where object `index` of the message in `buf` stores its elements, for

@@ -18,7 +18,7 @@ use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::{array_of, decode_options, message_to_py, verify_policy, DecodedPy};
-use crate::ranges::{ranges_to_py, ElementRanges, RangesPy};
+use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// Bytes of a file outside every complete message (`spec/files.md` §2).
 struct Damage {
@@ -366,6 +366,6 @@ impl NativeFile {
             let parts = f.decode_range(m, o, &ranges.0, &opts)?;
             Ok((f.descriptor(m, o)?, parts))
         })?;
-        Ok(ranges_to_py(py, &desc, parts))
+        Ok(ranges_to_py(py, element_kind(&desc), parts))
     }
 }

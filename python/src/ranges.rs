@@ -7,7 +7,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyTuple};
 
-use tgm::ObjectDescriptor;
+use tgm::{ByteOrder, Dtype, ObjectDescriptor};
 
 use crate::convert::invalid_argument;
 use crate::core::array_of;
@@ -95,13 +95,20 @@ fn bound(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
 /// descriptor, with its szip block offsets, is not converted per call).
 pub(crate) type RangesPy = (&'static str, &'static str, Vec<PyObject>);
 
-/// [`RangesPy`] of the ranges decoded from an object described by `desc`,
-/// each array owning its bytes without another copy.
+/// The element type of an object: all [`ranges_to_py`] needs of its
+/// descriptor.
+pub(crate) fn element_kind(desc: &ObjectDescriptor) -> (Dtype, ByteOrder) {
+    (desc.dtype, desc.byte_order)
+}
+
+/// [`RangesPy`] of the ranges decoded from an object of element type
+/// `kind` ([`element_kind`]), each array owning its bytes without another
+/// copy.
 pub(crate) fn ranges_to_py(
     py: Python<'_>,
-    desc: &ObjectDescriptor,
+    (dtype, order): (Dtype, ByteOrder),
     parts: Vec<Vec<u8>>,
 ) -> RangesPy {
     let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
-    (desc.dtype.name(), desc.byte_order.name(), parts)
+    (dtype.name(), order.name(), parts)
 }

@@ -19,7 +19,7 @@ use tgm::{DecodeOptions, Error, ErrorKind, Limits};
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::verify_policy;
 use crate::file::{check_intact, damage_rows};
-use crate::ranges::{ranges_to_py, ElementRanges, RangesPy};
+use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// A Python object with `read(n)` and `seek(offset[, whence])` as a
 /// [`ByteSource`]. Each read takes the GIL and seeks before reading, under
@@ -279,19 +279,19 @@ impl NativeSourceFile {
     ) -> PyResult<RangesPy> {
         let m = self.message(py, m)?;
         let opts = decode_options(native_byte_order, threads, false);
-        let (desc, parts) = py
+        let (kind, parts) = py
             .allow_threads(|| -> tgm::Result<_> {
                 let descs = self.file.descriptors(m)?;
-                let desc = descs.get(o).cloned().ok_or_else(|| {
+                let kind = descs.get(o).map(element_kind).ok_or_else(|| {
                     Error::invalid_argument(format!(
                         "object index {o} out of range for a message of {} objects",
                         descs.len()
                     ))
                 })?;
-                Ok((desc, self.file.decode_range(m, o, &ranges.0, &opts)?))
+                Ok((kind, self.file.decode_range(m, o, &ranges.0, &opts)?))
             })
             .py(py)?;
-        Ok(ranges_to_py(py, &desc, parts))
+        Ok(ranges_to_py(py, kind, parts))
     }
 
     /// Kerchunk references of every message (`spec/kerchunk.md`), chunk
