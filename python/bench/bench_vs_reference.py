@@ -9,7 +9,9 @@ each shape the reference's signature takes (one 1,000-element range, 100
 ranges of 10 elements joined into one array) and ``file_decode_range`` of
 a 1,000-element range from a file holding it; and open + read of one object
 of message 700 in a 1,000-message file. Calls that take microseconds are
-timed as a loop of ``--calls`` calls and reported per call.
+timed as a loop of ``--calls`` calls and reported per call. The two
+packages are timed in turn, repetition by repetition, so that both see the
+same load on a shared machine.
 """
 
 import argparse
@@ -20,17 +22,22 @@ import numpy as np
 
 import tensogram as ref
 import tgm
-from _timing import best
+from _timing import best_pair
 
 
-def per_call(fn, args):
-    """Best-of-``--repeat`` time of one call of ``fn``, from loops of ``--calls``."""
+def per_call(fa, fb, args):
+    """Best-of-``--repeat`` times of one call of ``fa`` and of ``fb``, from
+    loops of ``--calls`` calls timed in turn."""
 
-    def loop():
-        for _ in range(args.calls):
-            fn()
+    def loop(fn):
+        def calls():
+            for _ in range(args.calls):
+                fn()
 
-    return best(loop, args.repeat) / args.calls
+        return calls
+
+    ta, tb = best_pair(loop(fa), loop(fb), args.repeat)
+    return ta / args.calls, tb / args.calls
 
 
 def range_rows(msg, n, args):
@@ -44,13 +51,19 @@ def range_rows(msg, n, args):
     rows = [
         (
             "decode_range, one range of 1,000 elements (szip)",
-            per_call(lambda: ref.decode_range(msg, 0, one), args),
-            per_call(lambda: tgm.decode_range(msg, 0, one), args),
+            *per_call(
+                lambda: ref.decode_range(msg, 0, one),
+                lambda: tgm.decode_range(msg, 0, one),
+                args,
+            ),
         ),
         (
             "decode_range, 100 ranges of 10 elements, join=True (szip)",
-            per_call(lambda: ref.decode_range(msg, 0, spread, join=True), args),
-            per_call(lambda: tgm.decode_range(msg, 0, spread, join=True), args),
+            *per_call(
+                lambda: ref.decode_range(msg, 0, spread, join=True),
+                lambda: tgm.decode_range(msg, 0, spread, join=True),
+                args,
+            ),
         ),
     ]
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,8 +76,11 @@ def range_rows(msg, n, args):
             rows.append(
                 (
                     "file_decode_range, one range of 1,000 elements (szip, open file)",
-                    per_call(lambda: fr.file_decode_range(0, 0, one), args),
-                    per_call(lambda: ft.file_decode_range(0, 0, one), args),
+                    *per_call(
+                        lambda: fr.file_decode_range(0, 0, one),
+                        lambda: ft.file_decode_range(0, 0, one),
+                        args,
+                    ),
                 )
             )
     return rows
@@ -96,15 +112,21 @@ def main():
     rows.append(
         (
             f"decode {n:,} float64, simple_packing 16 + szip",
-            best(lambda: ref.decode(msg), args.repeat),
-            best(lambda: tgm.decode(msg), args.repeat),
+            *best_pair(
+                lambda: ref.decode(msg),
+                lambda: tgm.decode(msg),
+                args.repeat,
+            ),
         )
     )
     rows.append(
         (
             f"encode {n:,} float64, simple_packing 16 + szip",
-            best(lambda: ref.encode({}, [(desc, data)]), args.repeat),
-            best(lambda: tgm.encode({}, [(desc, data)]), args.repeat),
+            *best_pair(
+                lambda: ref.encode({}, [(desc, data)]),
+                lambda: tgm.encode({}, [(desc, data)]),
+                args.repeat,
+            ),
         )
     )
     rows.extend(range_rows(msg, n, args))
@@ -127,8 +149,7 @@ def main():
         rows.append(
             (
                 "open 1,000-message file + read one object of message 700",
-                best(read_ref, args.repeat),
-                best(read_tgm, args.repeat),
+                *best_pair(read_ref, read_tgm, args.repeat),
             )
         )
 
