@@ -23,6 +23,7 @@ use crate::convert::{
     py_err, IntoPyResult,
 };
 use crate::masks::{mask_options, MaskArgs};
+use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// The bytes of a Python buffer, safe to read after the GIL is released:
 /// borrowed when no Python code can change them (a `bytes` object, or a
@@ -34,39 +35,68 @@ pub(crate) enum Input {
     Shared(PyBuffer<u8>),
     /// A private copy.
     Copied(Vec<u8>),
+    /// Held export of an object Python code may change, read in place:
+    /// only while the GIL is held ([`Input::needs_gil`]), as a copy would
+    /// be, so no Python thread writes it meanwhile.
+    Mutable(PyBuffer<u8>),
 }
 
 impl Input {
     /// Takes the buffer of `obj`, which must be C-contiguous.
     pub(crate) fn of(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let py = obj.py();
-        let b = PyBuffer::<u8>::get(obj)?;
-        if !b.is_c_contiguous() {
-            return Err(invalid_argument(py, "buffer must be C-contiguous"));
-        }
-        if b.readonly() && immutable(obj)? {
-            Ok(Input::Shared(b))
-        } else {
-            Ok(Input::Copied(b.to_vec(py)?))
-        }
+        Ok(match export(obj)? {
+            (b, true) => Input::Shared(b),
+            (b, false) => Input::Copied(b.to_vec(obj.py())?),
+        })
     }
 
-    /// The bytes.
+    /// Takes the buffer of `obj`, which must be C-contiguous, without
+    /// copying: [`Input::Shared`] when it is immutable, else
+    /// [`Input::Mutable`], whose bytes must be read with the GIL held. For
+    /// encoding, where the copy would cost more than releasing the GIL
+    /// gains (README "Python").
+    pub(crate) fn in_place(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(match export(obj)? {
+            (b, true) => Input::Shared(b),
+            (b, false) => Input::Mutable(b),
+        })
+    }
+
+    /// Whether the bytes may be read only while the GIL is held.
+    pub(crate) fn needs_gil(&self) -> bool {
+        matches!(self, Input::Mutable(_))
+    }
+
+    /// The bytes. Those of an [`Input::Mutable`] are read with the GIL held.
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Input::Copied(v) => v,
-            Input::Shared(b) => {
+            Input::Shared(b) | Input::Mutable(b) => {
                 let len = b.len_bytes();
                 if len == 0 {
                     return &[];
                 }
-                // SAFETY: the buffer is C-contiguous (checked in `of`),
-                // `len` bytes long, stays exported while `b` lives, and its
-                // exporter is immutable, so no thread writes it while we read.
+                // SAFETY: the buffer is C-contiguous (checked in `of` and
+                // `in_place`), `len` bytes long and stays exported while `b`
+                // lives. A `Shared` exporter is immutable, so no thread
+                // writes it while we read; a `Mutable` one is read only
+                // while the GIL is held (`needs_gil`), so no Python code
+                // runs to write it.
                 unsafe { std::slice::from_raw_parts(b.buf_ptr() as *const u8, len) }
             }
         }
     }
+}
+
+/// The buffer `obj` exports, which must be C-contiguous, and whether it is
+/// immutable.
+fn export(obj: &Bound<'_, PyAny>) -> PyResult<(PyBuffer<u8>, bool)> {
+    let b = PyBuffer::<u8>::get(obj)?;
+    if !b.is_c_contiguous() {
+        return Err(invalid_argument(obj.py(), "buffer must be C-contiguous"));
+    }
+    let fixed = b.readonly() && immutable(obj)?;
+    Ok((b, fixed))
 }
 
 /// Whether no Python code can change the bytes `obj` exports: the object
@@ -136,7 +166,8 @@ fn encode_options(
 }
 
 /// Encodes one message. `objects` is a list of `(descriptor dict, buffer)`;
-/// each buffer holds the elements in the descriptor's byte order.
+/// each buffer holds the elements in the descriptor's byte order and is
+/// read in place, with the GIL held unless every buffer is immutable.
 #[pyfunction]
 #[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
 #[allow(clippy::too_many_arguments)]
@@ -157,16 +188,21 @@ pub fn encode(
     for item in objects.iter() {
         let (d, data): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
         descs.push(descriptor_from_py(&d)?);
-        bufs.push(Input::of(&data)?);
+        bufs.push(Input::in_place(&data)?);
     }
     let slices = bufs.iter().map(Input::bytes);
     let pairs: Vec<(&ObjectDescriptor, &[u8])> = descs.iter().zip(slices).collect();
     let masks = mask_options(py, masks.as_ref())?;
     let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
-    let out = py
-        .allow_threads(|| tgm::encode(&meta, &pairs, &opts))
-        .py(py)?;
-    Ok(PyBytes::new(py, &out).unbind())
+    let run = || tgm::encode(&meta, &pairs, &opts);
+    // Arrays are read where they are: the GIL stays held while any of them
+    // may be written by Python code, and is released only when none can.
+    let out = if bufs.iter().any(Input::needs_gil) {
+        run()
+    } else {
+        py.allow_threads(run)
+    };
+    Ok(PyBytes::new(py, &out.py(py)?).unbind())
 }
 
 /// Decodes the first message of `buf` (`spec/format.md` §12)
@@ -263,32 +299,33 @@ pub fn decode_object(
 }
 
 /// Element ranges `(first, count)` of object `index` (`spec/pipeline.md` §7)
-/// → `(descriptor dict, [uint8 array])`.
+/// → `(dtype, byte order, [uint8 array])` ([`RangesPy`]). As a range read
+/// of a file (`spec/remote.md` §4), and as in the reference, this checks the
+/// frame's structure but not its digest, which covers the whole payload:
+/// hashing it would cost more than decoding the ranges.
 #[pyfunction]
-#[pyo3(signature = (buf, index, ranges, native_byte_order=true, threads=0, restore_non_finite=true, verify_hash=false))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (buf, index, ranges, native_byte_order=true, threads=0, restore_non_finite=true))]
 pub fn decode_range(
     py: Python<'_>,
     buf: &Bound<'_, PyAny>,
     index: usize,
-    ranges: Vec<(u64, u64)>,
+    ranges: ElementRanges,
     native_byte_order: bool,
     threads: usize,
     restore_non_finite: bool,
-    verify_hash: bool,
-) -> PyResult<(PyObject, Vec<PyObject>)> {
+) -> PyResult<RangesPy> {
     let input = Input::of(buf)?;
     let bytes = input.bytes();
-    let opts = decode_options(native_byte_order, threads, restore_non_finite, verify_hash);
+    let opts =
+        decode_options(native_byte_order, threads, restore_non_finite, false).verify(Verify::Off);
     let (desc, parts) = py
         .allow_threads(|| -> tgm::Result<_> {
             let o = locate_object(bytes, 0, index, &opts.limits)?;
-            let parts = o.decode_range(&ranges, &opts)?;
-            Ok((o.descriptor().clone(), parts))
+            let parts = o.decode_range(&ranges.0, &opts)?;
+            Ok((element_kind(o.descriptor()), parts))
         })
         .py(py)?;
-    let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
-    Ok((descriptor_to_py(py, &desc)?, parts))
+    Ok(ranges_to_py(py, desc, parts))
 }
 
 /// Where object `index` of the message in `buf` stores its elements, for

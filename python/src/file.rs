@@ -4,9 +4,10 @@
 //! truncated. Each message's index, frame envelopes and (for the last few
 //! messages) metadata are read once per handle (`spec/files.md` §2, §7).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -14,10 +15,11 @@ use pyo3::types::PyBytes;
 use tgm::file::{
     ByteSource, FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAYOUT_VERSION,
 };
-use tgm::{DecodeOptions, Error, GlobalMetadata, Limits, MessageSpan};
+use tgm::{ByteOrder, DecodeOptions, Dtype, Error, GlobalMetadata, Limits, MessageSpan};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::{array_of, decode_options, message_to_py, verify_policy, DecodedPy};
+use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// Bytes of a file outside every complete message (`spec/files.md` §2).
 struct Damage {
@@ -128,9 +130,19 @@ impl NativeMetadata {
 pub struct NativeFile {
     path: PathBuf,
     inner: RwLock<SourceFile<FileSource>>,
+    /// Element type of each object read by ranges, by `(message, object)`:
+    /// its descriptor (with any szip block offsets) is parsed once, not on
+    /// every range read. Taken from the handle's kept envelopes, so it is
+    /// as current as they are; cleared by `refresh`.
+    kinds: Mutex<HashMap<(usize, usize), (Dtype, ByteOrder)>>,
 }
 
 impl NativeFile {
+    /// The element types known so far.
+    fn kinds(&self) -> MutexGuard<'_, HashMap<(usize, usize), (Dtype, ByteOrder)>> {
+        self.kinds.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Runs `f` on the located file with the GIL released; errors name the path.
     fn read<R: Send>(
         &self,
@@ -164,6 +176,7 @@ impl NativeFile {
         Ok(NativeFile {
             path,
             inner: RwLock::new(f),
+            kinds: Mutex::default(),
         })
     }
 
@@ -200,6 +213,7 @@ impl NativeFile {
         Ok(NativeFile {
             path,
             inner: RwLock::new(f),
+            kinds: Mutex::default(),
         })
     }
 
@@ -209,6 +223,7 @@ impl NativeFile {
     fn refresh(&self, py: Python<'_>, intact_only: bool) -> PyResult<()> {
         py.allow_threads(|| {
             let mut g = self.inner.write().unwrap_or_else(|p| p.into_inner());
+            self.kinds().clear();
             g.refresh().map_err(|e| e.with_path(&self.path))?;
             check_intact(&self.path, &g, intact_only)
         })
@@ -346,7 +361,8 @@ impl NativeFile {
     }
 
     /// Element ranges `(first, count)` of object `o` of message `m`
-    /// (`spec/pipeline.md` §7) → `(descriptor dict, [uint8 array])`.
+    /// (`spec/pipeline.md` §7) → `(dtype, byte order, [uint8 array])`
+    /// ([`RangesPy`]).
     #[pyo3(signature = (m, o, ranges, native_byte_order=true, threads=0, restore_non_finite=true))]
     #[allow(clippy::too_many_arguments)]
     fn decode_range(
@@ -354,17 +370,22 @@ impl NativeFile {
         py: Python<'_>,
         m: usize,
         o: usize,
-        ranges: Vec<(u64, u64)>,
+        ranges: ElementRanges,
         native_byte_order: bool,
         threads: usize,
         restore_non_finite: bool,
-    ) -> PyResult<(PyObject, Vec<PyObject>)> {
+    ) -> PyResult<RangesPy> {
         let opts = decode_options(native_byte_order, threads, restore_non_finite, false);
-        let (desc, parts) = self.read(py, |f| {
-            let parts = f.decode_range(m, o, &ranges, &opts)?;
-            Ok((f.descriptor(m, o)?, parts))
+        let known = self.kinds().get(&(m, o)).copied();
+        let (kind, parts) = self.read(py, |f| {
+            let parts = f.decode_range(m, o, &ranges.0, &opts)?;
+            let kind = match known {
+                Some(k) => k,
+                None => element_kind(&f.descriptor(m, o)?),
+            };
+            Ok((kind, parts))
         })?;
-        let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
-        Ok((descriptor_to_py(py, &desc)?, parts))
+        self.kinds().insert((m, o), kind);
+        Ok(ranges_to_py(py, kind, parts))
     }
 }

@@ -11,6 +11,7 @@ mod kerchunk;
 mod masks;
 mod objects;
 mod pre_encoded;
+mod ranges;
 mod remote;
 mod remote_layout;
 

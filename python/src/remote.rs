@@ -19,6 +19,7 @@ use tgm::{DecodeOptions, Error, ErrorKind, Limits};
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::verify_policy;
 use crate::file::{check_intact, damage_rows};
+use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// A Python object with `read(n)` and `seek(offset[, whence])` as a
 /// [`ByteSource`]. Each read takes the GIL and seeks before reading, under
@@ -264,33 +265,33 @@ impl NativeSourceFile {
     }
 
     /// Element ranges `(first, count)` of object `o` of message `m`
-    /// (`spec/remote.md` §4) → `(descriptor dict, [uint8 array])`.
+    /// (`spec/remote.md` §4) → `(dtype, byte order, [uint8 array])`
+    /// ([`RangesPy`]).
     #[pyo3(signature = (m, o, ranges, native_byte_order=true, threads=0))]
     fn decode_range(
         &self,
         py: Python<'_>,
         m: usize,
         o: usize,
-        ranges: Vec<(u64, u64)>,
+        ranges: ElementRanges,
         native_byte_order: bool,
         threads: usize,
-    ) -> PyResult<(PyObject, Vec<PyObject>)> {
+    ) -> PyResult<RangesPy> {
         let m = self.message(py, m)?;
         let opts = decode_options(native_byte_order, threads, false);
-        let (desc, parts) = py
+        let (kind, parts) = py
             .allow_threads(|| -> tgm::Result<_> {
                 let descs = self.file.descriptors(m)?;
-                let desc = descs.get(o).cloned().ok_or_else(|| {
+                let kind = descs.get(o).map(element_kind).ok_or_else(|| {
                     Error::invalid_argument(format!(
                         "object index {o} out of range for a message of {} objects",
                         descs.len()
                     ))
                 })?;
-                Ok((desc, self.file.decode_range(m, o, &ranges, &opts)?))
+                Ok((kind, self.file.decode_range(m, o, &ranges.0, &opts)?))
             })
             .py(py)?;
-        let parts = parts.into_iter().map(|p| array_of(py, p)).collect();
-        Ok((descriptor_to_py(py, &desc)?, parts))
+        Ok(ranges_to_py(py, kind, parts))
     }
 
     /// Kerchunk references of every message (`spec/kerchunk.md`), chunk

@@ -1,8 +1,10 @@
 """Writable buffers are never read after the GIL is released: a thread that
-rewrites a ``bytearray`` or NumPy buffer while another decodes it gives a
-result equal to one of the versions written, or a clean error, never a mix.
-``bytes`` and read-only views of ``bytes`` are read in place."""
+rewrites a ``bytearray`` or NumPy buffer while another decodes or encodes
+it gives a result equal to one of the versions written, or a clean error,
+never a mix. ``bytes`` and read-only views of ``bytes`` are read in place,
+and so are the arrays given to ``encode`` (with the GIL held)."""
 
+import contextlib
 import threading
 
 import numpy as np
@@ -35,6 +37,26 @@ def hammer(target, versions, stop):
         i += 1
 
 
+@contextlib.contextmanager
+def rewritten(target, versions):
+    """A thread running :func:`hammer` on `target` while the block runs."""
+    stop = threading.Event()
+    writer = threading.Thread(target=hammer, args=(target, versions, stop))
+    writer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        writer.join()
+
+
+def one_version(values, seen):
+    """Asserts that the decoded `values` hold one version, and records it."""
+    values = np.unique(values)
+    assert len(values) == 1, f"a mix of versions was read: {values[:8]}"
+    seen.add(float(values[0]))
+
+
 @pytest.mark.parametrize("kind", ["bytearray", "numpy", "memoryview"])
 def test_decode_sees_one_whole_version_while_another_thread_writes(kind):
     if kind == "numpy":
@@ -43,35 +65,20 @@ def test_decode_sees_one_whole_version_while_another_thread_writes(kind):
         buf = bytearray(A)
     versions = [A, B]
     view = memoryview(buf).toreadonly() if kind == "memoryview" else buf
-    stop = threading.Event()
-    writer = threading.Thread(target=hammer, args=(buf, versions, stop))
-    writer.start()
     seen = set()
-    try:
+    with rewritten(buf, versions):
         for _ in range(60):
-            _, objects = tgm.decode(view)
-            values = np.unique(objects[0][1])
-            assert len(values) == 1, f"decode saw a mix of versions: {values[:8]}"
-            seen.add(float(values[0]))
-    finally:
-        stop.set()
-        writer.join()
+            one_version(tgm.decode(view).objects[0][1], seen)
     assert seen <= {1.0, 2.0}
 
 
 def test_validate_and_hash_copy_a_buffer_being_written():
     buf = bytearray(A)
-    stop = threading.Event()
-    writer = threading.Thread(target=hammer, args=(buf, [A, B], stop))
-    writer.start()
-    try:
+    with rewritten(buf, [A, B]):
         for _ in range(30):
             assert tgm.compute_hash(buf) in {tgm.compute_hash(A), tgm.compute_hash(B)}
             r = tgm.validate(buf, level="full")
             assert not [i for i in r["issues"] if i["severity"] == "error"], r
-    finally:
-        stop.set()
-        writer.join()
 
 
 def test_bytes_and_read_only_maps_decode(tmp_path):
@@ -88,3 +95,19 @@ def test_bytes_and_read_only_maps_decode(tmp_path):
             mv.release()
     _, objects = tgm.decode(memoryview(A)[: len(A)])
     assert float(objects[0][1][-1]) == 1.0
+
+
+@pytest.mark.parametrize("kind", ["numpy", "bytearray"])
+def test_encode_sees_one_whole_version_while_another_thread_writes(kind):
+    """``encode`` reads arrays in place, so it must hold the GIL throughout:
+    released, the writer would switch versions in the middle of the read."""
+    versions = [np.full(N, 1.0).tobytes(), np.full(N, 2.0).tobytes()]
+    raw = bytearray(versions[0])
+    data = np.frombuffer(raw, dtype=np.float64) if kind == "numpy" else raw
+    d = {"type": "ntensor", "shape": [N], "dtype": "float64"}
+    seen = set()
+    with rewritten(raw, versions):
+        for _ in range(60):
+            msg = tgm.encode({"base": [{}]}, [(d, data)], hash=None)
+            one_version(tgm.decode(msg).objects[0][1], seen)
+    assert seen <= {1.0, 2.0}

@@ -183,6 +183,47 @@ def test_decode_range_refuses_non_integers(rng):
         tgm.decode_range(msg, 0, [rng])
 
 
+@pytest.mark.parametrize("rng", [(True, 2), (1, False), (np.bool_(True), 2)])
+def test_decode_range_refuses_bools(rng):
+    msg = one(np.arange(10, dtype=np.float32))
+    with pytest.raises(TypeError, match="range .* must be an integer"):
+        tgm.decode_range(msg, 0, [rng])
+
+
+@pytest.mark.parametrize("rng", [(-1, 2), (1, -2)])
+def test_decode_range_refuses_negative_bounds(rng):
+    msg = one(np.arange(10, dtype=np.float32))
+    with pytest.raises(tgm.InvalidArgumentError, match="must not be negative"):
+        tgm.decode_range(msg, 0, [rng])
+
+
+@pytest.mark.parametrize("rng", [(1,), (1, 2, 3), [1], 5])
+def test_decode_range_refuses_what_is_not_a_pair(rng):
+    msg = one(np.arange(10, dtype=np.float32))
+    with pytest.raises(tgm.InvalidArgumentError, match="pair"):
+        tgm.decode_range(msg, 0, [rng])
+
+
+def test_decode_range_takes_any_pair_of_integers():
+    a = np.arange(10, dtype=np.float32)
+    msg = one(a)
+    for ranges in ([[2, 3]], [(np.int64(2), np.uint8(3))], np.array([[2, 3]]), iter([(2, 3)])):
+        np.testing.assert_array_equal(tgm.decode_range(msg, 0, ranges, join=True), a[2:5])
+
+
+def test_decode_range_reads_ranges_without_hashing_the_frame():
+    """As in the reference, a range read does not check the frame digest
+    (which covers the whole payload); decoding the object does."""
+    a = np.arange(1000, dtype=np.float32)
+    msg = bytearray(one(a))
+    # A byte of element 900's storage, far from the range read.
+    at = bytes(msg).index(a[900:901].tobytes())
+    msg[at] ^= 0xFF
+    np.testing.assert_array_equal(tgm.decode_range(bytes(msg), 0, [(0, 4)], join=True), a[:4])
+    with pytest.raises(tgm.HashMismatchError):
+        tgm.decode_object(bytes(msg), 0)
+
+
 def test_compute_hash_takes_bytes_only():
     assert tgm.compute_hash(bytearray(b"hello world")) == "d447b1ea40e6988b"
     for bad in (memoryview(b"x"), np.zeros(2, np.uint8), "x"):

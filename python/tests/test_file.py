@@ -236,3 +236,19 @@ def test_from_layout_reads_without_scanning(tmp_path, monkeypatch):
     monkeypatch.setattr(tgm._native, "File", _NoScan)
     g = tgm.TensogramFile.from_layout(p, size, spans)
     assert g.file_decode_metadata(2).base[0]["step"] == 2
+
+
+def test_range_reads_after_a_rewrite_never_use_the_old_element_type(tmp_path):
+    """A handle keeps each object's element type for its range reads; after
+    the file is rewritten with another type, a range read is an error
+    naming the change, never the new bytes viewed as the old type."""
+    p = tmp_path / "k.tgm"
+    p.write_bytes(tgm.encode({}, [(desc([8], "float32"), np.arange(8, dtype=np.float32))]))
+    f = tgm.TensogramFile.open(str(p))
+    np.testing.assert_array_equal(f.file_decode_range(0, 0, [(1, 2)], join=True), [1.0, 2.0])
+    p.write_bytes(tgm.encode({}, [(desc([16], "int16"), np.arange(16, dtype=np.int16) * 3)]))
+    with pytest.raises(tgm.FramingError, match="differs"):
+        f.refresh()
+        f.file_decode_range(0, 0, [(1, 2)], join=True)
+    g = tgm.TensogramFile.open(str(p))
+    np.testing.assert_array_equal(g.file_decode_range(0, 0, [(1, 2)], join=True), [3, 6])

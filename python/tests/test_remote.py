@@ -423,6 +423,27 @@ def test_a_url_cut_short_is_refused_unless_intact_only(nginx):
     assert set(xr.open_dataset(url, engine="tgm", intact_only=True).data_vars) == {"object_0_0", "object_1_0"}
 
 
+def test_an_async_url_cut_short_is_refused_unless_intact_only(nginx):
+    data, arrays = archive(3)
+    start = tgm.scan(data)[2][0]
+    url = nginx.put("cut-async.tgm", data[:-7])
+
+    async def refused():
+        await tgm.AsyncTensogramFile.open_remote(url)
+
+    with pytest.raises(tgm.FramingError) as e:
+        asyncio.run(refused())
+    assert e.value.offset == start and "intact_only" in str(e.value)
+
+    async def intact():
+        f = await tgm.AsyncTensogramFile.open_remote(url, intact_only=True)
+        return await f.message_count(), await f.file_decode_object(1, 0)
+
+    count, got = asyncio.run(intact())
+    assert count == 2
+    np.testing.assert_array_equal(got["data"], arrays[1])
+
+
 def test_kerchunk_refs_of_a_url_are_those_of_the_local_file(nginx, tmp_path):
     data, _ = archive(2)
     url = nginx.put("refs.tgm", data)

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _native
 from ._descriptor_keys import warn_metadata_like_keys
-from ._dtypes import as_array, as_flat_array, encodable
+from ._dtypes import NATIVE, as_array, encodable, numpy_dtype
 from ._errors import InvalidArgumentError
 from ._masks import mask_args
 from ._types import RESERVED, DataObjectDescriptor, Message, Metadata
@@ -128,6 +128,8 @@ def encode(
 
     ``global_meta_dict`` is ``{"base": [...], ...}`` with any extra keys;
     ``descriptors_and_data`` a list of ``(descriptor_dict, array)`` pairs.
+    Arrays are read in place, without a copy, so the GIL stays held while
+    encoding unless every buffer is immutable (``bytes``).
     """
     _check_aggregate_hash(aggregate_hash)
     masks = mask_args(
@@ -253,21 +255,6 @@ def decode_object(
     return Metadata._from_native(meta), d, arr
 
 
-def _element_range(r):
-    """One ``(start, count)`` pair of non-negative integers; floats and
-    other non-integers are refused rather than truncated."""
-    try:
-        start, count = r
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"a range is a (start, count) pair, got {r!r}") from None
-    for name, v in (("start", start), ("count", count)):
-        if isinstance(v, bool) or not hasattr(v, "__index__"):
-            raise TypeError(f"range {name} must be an integer, got {type(v).__name__} {v!r}")
-        if operator.index(v) < 0:
-            raise InvalidArgumentError(f"range {name} must not be negative, got {v}")
-    return operator.index(start), operator.index(count)
-
-
 def decode_range(
     buf,
     object_index,
@@ -277,26 +264,43 @@ def decode_range(
     threads=0,
     restore_non_finite=True,
 ):
-    """Elements ``[(start, count), ...]`` of one object, without decoding the
-    rest (pipelines without filter or compression) → ``list[ndarray]``, or
-    one concatenated ndarray with ``join=True``."""
-    ranges = [_element_range(r) for r in ranges]
+    """Elements ``[(start, count), ...]`` of one object, decoding only the
+    blocks that hold them where the pipeline allows (``spec/pipeline.md``
+    §7) → ``list[ndarray]``, or one concatenated ndarray with ``join=True``.
+
+    Each range is a pair of non-negative integers; floats and bools are
+    refused (``TypeError``) rather than truncated. As in the reference,
+    the frame's digest, which covers the whole payload, is not checked
+    (``decode_object`` checks it).
+    """
     mv = _buffer(buf)
-    desc, parts = _native.decode_range(
-        mv, _object_index(mv, object_index), ranges, native_byte_order, threads, restore_non_finite
+    dtype, byte_order, parts = _native.decode_range(
+        mv,
+        _object_index(mv, object_index),
+        ranges,
+        native_byte_order,
+        threads,
+        restore_non_finite,
     )
-    return range_arrays(desc, parts, join, native_byte_order)
+    return range_arrays(dtype, byte_order, parts, join, native_byte_order)
 
 
-def range_arrays(desc, parts, join, native_byte_order):
-    """The native decoder's range bytes as flat arrays of the object's
-    dtype, or one concatenated array with ``join``."""
-    arrays = [as_flat_array(desc, p, native_byte_order) for p in parts]
-    if join:
-        if not arrays:
-            return as_flat_array(desc, np.zeros(0, np.uint8), native_byte_order)
-        return np.concatenate(arrays)
-    return arrays
+def range_arrays(dtype, byte_order, parts, join, native_byte_order):
+    """The native decoder's range bytes (uint8 arrays) of an object of wire
+    dtype ``dtype`` stored in ``byte_order``, as flat arrays of that dtype,
+    or one concatenated array with ``join``."""
+    if dtype == "bitmask":
+        arrays = parts
+    else:
+        dt = numpy_dtype(dtype, NATIVE if native_byte_order else byte_order)
+        arrays = [p.view(dt) for p in parts]
+    if not join:
+        return arrays
+    if len(arrays) == 1:
+        return arrays[0]
+    if not arrays:
+        return np.zeros(0, np.uint8 if dtype == "bitmask" else dt)
+    return np.concatenate(arrays)
 
 
 def scan(buf):

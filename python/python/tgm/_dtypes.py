@@ -54,14 +54,6 @@ def as_array(desc, raw, native_byte_order=True):
     return arr.reshape(desc["shape"])
 
 
-def as_flat_array(desc, raw, native_byte_order=True):
-    """View decoded bytes of an element range as a 1-d array."""
-    order = NATIVE if native_byte_order else desc.get("byte_order", NATIVE)
-    if desc["dtype"] == "bitmask":
-        return raw
-    return raw.view(numpy_dtype(desc["dtype"], order))
-
-
 def encodable(desc, data):
     """The raw bytes to encode for ``data`` under descriptor dict ``desc``,
     as a C-contiguous uint8 buffer in the descriptor's byte order.

@@ -282,11 +282,10 @@ class TensogramFile:
     ):
         """Elements ``[(start, count), ...]`` of one object → ``list[ndarray]``,
         or one ndarray with ``join=True`` (as :func:`tgm.decode_range`)."""
-        ranges = [_api._element_range(r) for r in ranges]
         m = self._msg(msg_index)
         o = self._obj(m, obj_index)
-        desc, parts = self._nf.decode_range(m, o, ranges, native_byte_order, threads)
-        return _api.range_arrays(desc, parts, join, native_byte_order)
+        dtype, order, parts = self._nf.decode_range(m, o, ranges, native_byte_order, threads)
+        return _api.range_arrays(dtype, order, parts, join, native_byte_order)
 
     def file_decode_object_batch(
         self, msg_indices, obj_index, native_byte_order=True, threads=0, verify_hash=False
@@ -431,16 +430,19 @@ class AsyncTensogramFile:
         return AsyncTensogramFile(f)
 
     @staticmethod
-    def open_remote(source, storage_options=None, *, bidirectional=True):
+    def open_remote(source, storage_options=None, *, bidirectional=True, intact_only=False):
         """Open a URL read-only → awaitable of :class:`AsyncTensogramFile`;
-        arguments are checked at once, as in the reference."""
+        arguments are checked at once, as in the reference (``intact_only``
+        as in :meth:`TensogramFile.open`)."""
         _check_bidirectional(bidirectional)
         _remote.storage_pairs(storage_options)
-        return AsyncTensogramFile._opened_remote(source, storage_options)
+        return AsyncTensogramFile._opened_remote(source, storage_options, intact_only)
 
     @staticmethod
-    async def _opened_remote(source, storage_options):
-        f = await asyncio.to_thread(TensogramFile.open_remote, source, storage_options)
+    async def _opened_remote(source, storage_options, intact_only):
+        f = await asyncio.to_thread(
+            TensogramFile.open_remote, source, storage_options, intact_only=intact_only
+        )
         return AsyncTensogramFile(f)
 
     def _run(self, fn, *args):

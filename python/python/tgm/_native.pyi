@@ -5,7 +5,7 @@ Dicts are the wire shapes: metadata as ``{"base": [...], "_extra_": {...},
 of decoded bytes that the Python layer views with the descriptor's dtype.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, final
 
@@ -18,6 +18,8 @@ _Bytes = npt.NDArray[np.uint8]
 _Dict = dict[str, Any]
 _Masks = tuple[str | None, str | None, str | None, int | None]
 _Path = str | PathLike[str]
+# One (start, count) element range; any iterable of two integers is taken.
+_RangeIn = tuple[int, int] | Sequence[int]
 
 __all__ = [
     "__version__",
@@ -93,12 +95,11 @@ def decode_object(
 def decode_range(
     buf: Buffer,
     index: int,
-    ranges: Sequence[tuple[int, int]],
+    ranges: Iterable[_RangeIn],
     native_byte_order: bool = True,
     threads: int = 0,
     restore_non_finite: bool = True,
-    verify_hash: bool = False,
-) -> tuple[_Dict, list[_Bytes]]: ...
+) -> tuple[str, str, list[_Bytes]]: ...
 def locate_raw(
     buf: Buffer, index: int, verify_hash: bool = False
 ) -> tuple[_Dict, int | None, int | None]: ...
@@ -220,11 +221,11 @@ class File:
         self,
         m: int,
         o: int,
-        ranges: Sequence[tuple[int, int]],
+        ranges: Iterable[_RangeIn],
         native_byte_order: bool = True,
         threads: int = 0,
         restore_non_finite: bool = True,
-    ) -> tuple[_Dict, list[_Bytes]]: ...
+    ) -> tuple[str, str, list[_Bytes]]: ...
 
 @final
 class MetadataHandle:
@@ -262,8 +263,8 @@ class NativeSourceFile:
         self,
         m: int,
         o: int,
-        ranges: Sequence[tuple[int, int]],
+        ranges: Iterable[_RangeIn],
         native_byte_order: bool = True,
         threads: int = 0,
-    ) -> tuple[_Dict, list[_Bytes]]: ...
+    ) -> tuple[str, str, list[_Bytes]]: ...
     def prefetch(self, messages: Sequence[int]) -> None: ...

@@ -213,12 +213,11 @@ class RemoteTensogramFile:
     ):
         """Element ranges ``[(start, count)]`` of one object, reading only
         the bytes they need where the pipeline allows (``spec/remote.md`` §4)."""
-        ranges = [_api._element_range(r) for r in ranges]
         m = self._m(msg_index)
-        desc, parts = self._native.decode_range(
+        dtype, order, parts = self._native.decode_range(
             m, self._o(m, obj_index), ranges, native_byte_order, threads
         )
-        return _api.range_arrays(desc, parts, join, native_byte_order)
+        return _api.range_arrays(dtype, order, parts, join, native_byte_order)
 
     def file_decode_object_batch(
         self, msg_indices, obj_index, native_byte_order=True, threads=0, verify_hash=False
