@@ -561,7 +561,12 @@ fn ccsds_and_complex_fields_are_stored_bit_identical() {
         "grid_second_order",
         "grid_jpeg",
     ] {
+        if !eccodes_writes(dir.path(), ll2, packing) {
+            continue;
+        }
         let input = repack(dir.path(), ll2, packing);
+        let packed = grib_get("packingType", &input);
+        assert!(packed.lines().all(|l| l.trim() == packing), "{packed}");
         let t = dir.path().join(format!("{packing}.tgm"));
         let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t), "--split"]);
         assert!(ok, "{packing}: {err}");
@@ -583,7 +588,34 @@ fn ccsds_and_complex_fields_are_stored_bit_identical() {
         assert!(ok, "{packing}: {err}");
         let (same, report) = grib_compare(&["-c", "data:n"], &input, &back);
         assert!(same, "{packing}: {report}");
+        // Written back in the same packing, within its packing error.
+        // Open gap: second-order fields come back as grid_simple (the
+        // stored header template holds a constant field, which ecCodes
+        // packs simply); the others keep their packing.
+        if packing != "grid_second_order" {
+            assert_eq!(grib_get("packingType", &back), packed, "{packing}");
+        }
+        let (same, report) = grib_compare(&["-P", "-c", "values"], &input, &back);
+        assert!(same, "{packing}: {report}");
     }
+}
+
+/// Whether this ecCodes writes `packing` (JPEG needs OpenJPEG or JasPer
+/// built in); prints why a case is skipped.
+fn eccodes_writes(dir: &Path, input: &Path, packing: &str) -> bool {
+    let out = Command::new("grib_set")
+        .args(["-r", "-s", &format!("packingType={packing}")])
+        .arg(input)
+        .arg(dir.join("probe.grib"))
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "SKIPPED {packing}: this ecCodes cannot write it: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    out.status.success()
 }
 
 /// The szip parameters and payload size of the first object of `path`.
