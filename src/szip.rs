@@ -7,8 +7,8 @@
 //! (`spec/pipeline.md` §6.4).
 
 pub use tgm_szip::{
-    decode_into, decode_parallel_into, decode_range_into, encode, encode_parallel, encode_with,
-    flags, SzipParams, SzipProfile,
+    any_negative, decode_into, decode_parallel_into, decode_range_into, encode, encode_parallel,
+    encode_with, flags, SzipParams, SzipProfile,
 };
 pub(crate) use tgm_szip::{decode_pieces, decode_pieces_from, rsi_chain_holds, rsis_per_run};
 

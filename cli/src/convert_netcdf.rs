@@ -38,6 +38,10 @@ pub struct Args {
     /// so that a small file announcing huge variables is refused.
     #[arg(long)]
     pub max_decoded_bytes: Option<u64>,
+    /// Leave out variables of user-defined types (compound, enum, vlen,
+    /// opaque), listing them, instead of refusing the file.
+    #[arg(long)]
+    pub skip_unsupported: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
     /// Replace OUTPUT if it exists.
@@ -63,6 +67,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         split_by: a.split_by,
         cf: a.cf,
         max_decoded_bytes: a.max_decoded_bytes,
+        skip_unsupported: a.skip_unsupported,
     };
 
     let spooled = Inputs::new(&a.inputs, no_suffix)?;

@@ -358,7 +358,15 @@ impl PipelineArgs {
                 b.sz3(p)
             }
             Compression::Szip { rsi, block_size } => {
-                let signed = s.packing_bits.is_none() && !s.shuffle && d.dtype.is_signed_int();
+                // SIGNED only pays on negative samples (spec/szip.md §7).
+                let signed = s.packing_bits.is_none()
+                    && !s.shuffle
+                    && d.dtype.is_signed_int()
+                    && tgm::szip::any_negative(
+                        data,
+                        d.dtype.width(),
+                        d.byte_order == tgm::ByteOrder::Big,
+                    );
                 let flags = tgm::szip::flags::PREPROCESS
                     | if signed { tgm::szip::flags::SIGNED } else { 0 };
                 b.szip_params(Szip {

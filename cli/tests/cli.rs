@@ -187,6 +187,48 @@ fn demo_runs_and_checks_itself() {
     assert!(out.contains("bit-identical"), "{out}");
 }
 
+/// szip codes raw signed integers as SIGNED only when one is negative
+/// (spec/szip.md §7), both ways lossless.
+#[test]
+fn szip_signed_flag_only_for_negative_integers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (name, offset, order, flags) in [
+        ("positive", 0i16, ByteOrder::Little, 8u64),
+        ("negative", -2000, ByteOrder::Little, 9),
+        ("positive_be", 0, ByteOrder::Big, 8),
+        ("negative_be", -1, ByteOrder::Big, 9),
+    ] {
+        let vals: Vec<i16> = (0..4096i16).map(|v| (v % 700) + offset).collect();
+        let bytes: Vec<u8> = vals
+            .iter()
+            .flat_map(|v| match order {
+                ByteOrder::Little => v.to_le_bytes(),
+                ByteOrder::Big => v.to_be_bytes(),
+            })
+            .collect();
+        let npy = dir.join(format!("{name}.npy"));
+        write(&npy, Dtype::Int16, order, &[4096], &bytes);
+        let out = dir.join(format!("{name}.tgm"));
+        let (ok, _, err) = tgm(&["import", s(&npy), "-o", s(&out), "--compression", "szip"]);
+        assert!(ok, "{name}: {err}");
+        let file = std::fs::read(&out).unwrap();
+        let m = tgm::Message::parse(&file).unwrap();
+        let o = m.object(0).unwrap();
+        let got = o
+            .descriptor()
+            .pipeline()
+            .params()
+            .get("szip_flags")
+            .cloned();
+        assert_eq!(got.and_then(|v| v.as_u64()), Some(flags), "{name}");
+        let back = o.decode(&DecodeOptions::default()).unwrap();
+        // Decoded in native byte order.
+        let want: Vec<u8> = vals.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert!(back[..] == want[..], "{name}: not lossless");
+    }
+}
+
 #[test]
 fn import_with_szip_round_trips_and_refuses_corrupting_widths() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1092,3 +1092,37 @@ fn plot_turns_a_south_first_latitude_north_up() {
     assert_eq!(p.cell(0, 3, 4, 0, 1), e(130.0), "north at the top");
     assert_eq!(p.cell(0, 3, 4, 2, 1), e(70.0));
 }
+
+/// Variables of user-defined types are refused before any output, naming
+/// the variable and its type; `--skip-unsupported` leaves them out and
+/// converts the rest.
+#[test]
+fn user_defined_types_are_refused_unless_skipped() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf t { types: int(*) ragged ; dimensions: x = 2 ; \
+        variables: ragged r(x) ; float v(x) ; \
+        data: r = {1, 2, 3}, {4} ; v = 1, 2 ; }";
+    let Some(nc) = ncgen(dir.path(), "vlen.nc", cdl) else {
+        return;
+    };
+    let out = dir.path().join("vlen.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&nc), "-o", s(&out)]);
+    assert!(!ok, "a vlen variable was accepted");
+    assert!(
+        err.contains("variable r") && err.contains("--skip-unsupported"),
+        "{err}"
+    );
+    assert!(!out.exists(), "output written before the refusal");
+    let (ok, err) = tgm(&[
+        "convert-netcdf",
+        s(&nc),
+        "-o",
+        s(&out),
+        "--skip-unsupported",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("skipping variable r:"), "{err}");
+    let f = TgmFile::open(&out).unwrap();
+    assert_eq!(f.num_messages(), 1);
+}

@@ -298,6 +298,7 @@ mod netcdf {
             split_by,
             cf,
             max_decoded_bytes,
+            skip_unsupported: true,
         };
         let mut popts = tgm::pipeline::PipelineOptions::default();
         popts.allow_nan = true;

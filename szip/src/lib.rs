@@ -71,6 +71,18 @@ pub mod flags {
     pub const NOT_ENFORCE: u32 = 64;
 }
 
+/// Whether any of `containers`, two's-complement integers of `width` bytes
+/// (big-endian when `msb`), is negative: only then does coding them with
+/// [`flags::SIGNED`] pay (`spec/szip.md` §7). A trailing partial
+/// container is ignored.
+pub fn any_negative(containers: &[u8], width: usize, msb: bool) -> bool {
+    if width == 0 {
+        return false;
+    }
+    let top = if msb { 0 } else { width - 1 };
+    containers.chunks_exact(width).any(|c| c[top] & 0x80 != 0)
+}
+
 /// Coder parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SzipParams {
@@ -138,5 +150,30 @@ impl SzipParams {
             3..=4 if self.flags & flags::RESTRICTED != 0 => 2,
             _ => 3,
         }
+    }
+}
+
+#[cfg(test)]
+mod sign_tests {
+    use super::any_negative;
+
+    #[test]
+    fn any_negative_reads_the_sign_bit_in_either_byte_order() {
+        let le: Vec<u8> = [3i16, 700, -1]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let be: Vec<u8> = [3i16, 700, -1]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        assert!(any_negative(&le, 2, false));
+        assert!(any_negative(&be, 2, true));
+        assert!(!any_negative(&le[..4], 2, false));
+        assert!(!any_negative(&be[..4], 2, true));
+        // 0x0280 little-endian: the high byte is 0x02, not negative.
+        assert!(!any_negative(&[0x80, 0x02], 2, false));
+        assert!(any_negative(&[0x80, 0x02], 2, true));
+        assert!(!any_negative(&[0xff], 0, false));
     }
 }

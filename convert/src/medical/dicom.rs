@@ -1026,7 +1026,7 @@ fn series_object(
     }
     let mut d = ObjectDescriptor::new(first.dtype, shape);
     d.byte_order = ByteOrder::Little;
-    pipeline.apply(&mut d)?;
+    pipeline.apply(&mut d, &data)?;
     if let Some(o) = first.orientation {
         dicom.insert("image_orientation_patient".into(), floats(&o));
     }

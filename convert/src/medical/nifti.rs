@@ -344,7 +344,7 @@ pub fn volume_to_object(
     let shape: Vec<u64> = dims.iter().rev().copied().collect();
     let mut d = ObjectDescriptor::new(dtype, shape);
     d.byte_order = target;
-    pipeline.apply(&mut d)?;
+    pipeline.apply(&mut d, &data)?;
     let mut entry = Map::new();
     entry.insert("name".into(), name.into());
     entry.insert("role".into(), role.into());

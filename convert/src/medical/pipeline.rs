@@ -40,8 +40,9 @@ impl Default for PipelineArgs {
 
 impl PipelineArgs {
     /// Sets encoding, filter, compression and their parameters on a plain
-    /// descriptor. Every choice is lossless.
-    pub fn apply(&self, d: &mut ObjectDescriptor) -> CliResult {
+    /// descriptor for `data` (its payload, in the descriptor's byte order).
+    /// Every choice is lossless.
+    pub fn apply(&self, d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
         let mut params = tgm::Map::new();
         let (mut filter, mut compression) = ("none", "none");
         match self.compression {
@@ -67,8 +68,15 @@ impl PipelineArgs {
                     )
                     .into());
                 }
+                // SIGNED only pays on negative samples (spec/szip.md §7).
+                let negative = d.dtype.is_signed_int()
+                    && tgm::szip::any_negative(
+                        data,
+                        d.dtype.width(),
+                        d.byte_order == tgm::ByteOrder::Big,
+                    );
                 let flags = tgm::szip::flags::PREPROCESS
-                    | if d.dtype.is_signed_int() {
+                    | if negative {
                         tgm::szip::flags::SIGNED
                     } else {
                         0

@@ -19,7 +19,7 @@ use tgm::pipeline::PipelineOptions;
 use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::budget::DecodeBudget;
-use super::grib::{read_fields, GribField};
+use super::grib::{read_fields, GribField, SourceCcsds};
 use super::GribError;
 
 /// How values are encoded.
@@ -107,9 +107,19 @@ pub struct GribObject {
 /// ([`GribField::template`]).
 pub const TEMPLATE_KEY: &str = "template";
 
-/// szip block size and reference sample interval for converted fields.
-const SZIP_BLOCK_SIZE: u64 = 32;
-const SZIP_RSI: u64 = 128;
+/// szip parameters of converted fields that were not `grid_ccsds`
+/// (ecCodes' defaults for `grid_ccsds`).
+const SZIP_DEFAULT: SourceCcsds = SourceCcsds {
+    block_size: 32,
+    rsi: 128,
+    flags: tgm::szip::flags::PREPROCESS,
+};
+
+/// The source's `ccsdsFlags` kept in `szip_flags`: the container flags
+/// (MSB, 3-byte) are set by the szip stage from the packed width, SIGNED
+/// never applies to packed codes, and PAD_RSI is not written by tgm's coder
+/// (`spec/convert.md` "Stored exactly").
+const KEPT_CCSDS_FLAGS: u32 = tgm::szip::flags::PREPROCESS | tgm::szip::flags::NOT_ENFORCE;
 
 /// float64 behind a byte shuffle and zstd: exact for every field.
 const LOSSLESS: PipelineChoice = PipelineChoice {
@@ -201,12 +211,17 @@ fn build_object(field: &GribField, choice: &PipelineChoice) -> Result<GribObject
     let compression = match compression {
         CompressionChoice::Auto | CompressionChoice::None => "none",
         CompressionChoice::Szip => {
-            params.insert("szip_rsi".into(), Value::Uint(SZIP_RSI));
-            params.insert("szip_block_size".into(), Value::Uint(SZIP_BLOCK_SIZE));
-            params.insert(
-                "szip_flags".into(),
-                Value::Uint(u64::from(tgm::szip::flags::PREPROCESS)),
-            );
+            let source = field.packing.and_then(|p| p.ccsds);
+            let c = match (choice.encoding, source) {
+                (EncodingChoice::Source, Some(c)) => SourceCcsds {
+                    flags: c.flags & KEPT_CCSDS_FLAGS,
+                    ..c
+                },
+                _ => SZIP_DEFAULT,
+            };
+            params.insert("szip_rsi".into(), Value::Uint(c.rsi.into()));
+            params.insert("szip_block_size".into(), Value::Uint(c.block_size.into()));
+            params.insert("szip_flags".into(), Value::Uint(c.flags.into()));
             "szip"
         }
         CompressionChoice::Zstd(level) => {

@@ -74,6 +74,20 @@ pub struct SourcePacking {
     pub binary_scale_factor: i32,
     /// Decimal scale factor D.
     pub decimal_scale_factor: i32,
+    /// The CCSDS coder's parameters when the source is `grid_ccsds`.
+    pub ccsds: Option<SourceCcsds>,
+}
+
+/// How ecCodes coded a `grid_ccsds` field's codes (its keys
+/// `ccsdsBlockSize`, `ccsdsRsi` and `ccsdsFlags`, libaec's flag numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceCcsds {
+    /// Samples per block.
+    pub block_size: u32,
+    /// Blocks per reference sample interval.
+    pub rsi: u32,
+    /// libaec flags.
+    pub flags: u32,
 }
 
 /// One GRIB message: its decoded values and metadata.
@@ -327,18 +341,28 @@ fn source_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
     if !matches!(pt.as_str(), "grid_simple" | "grid_ccsds") {
         return Ok(None);
     }
-    let int32 = |k: &str| -> Result<i32, GribError> {
-        let v = h.get_long(k)?;
-        i32::try_from(v).map_err(|_| GribError::Invalid(format!("{k} = {v} is out of range")))
+    let ccsds = if pt == "grid_ccsds" {
+        Some(SourceCcsds {
+            block_size: long_in_range(h, "ccsdsBlockSize")?,
+            rsi: long_in_range(h, "ccsdsRsi")?,
+            flags: long_in_range(h, "ccsdsFlags")?,
+        })
+    } else {
+        None
     };
-    let bits = int32("bitsPerValue")?;
     Ok(Some(SourcePacking {
-        bits_per_value: u32::try_from(bits)
-            .map_err(|_| GribError::Invalid(format!("bitsPerValue = {bits} is negative")))?,
+        bits_per_value: long_in_range(h, "bitsPerValue")?,
         reference_value: h.get_double("referenceValue")?,
-        binary_scale_factor: int32("binaryScaleFactor")?,
-        decimal_scale_factor: int32("decimalScaleFactor")?,
+        binary_scale_factor: long_in_range(h, "binaryScaleFactor")?,
+        decimal_scale_factor: long_in_range(h, "decimalScaleFactor")?,
+        ccsds,
     }))
+}
+
+/// The integer key `key`, refused when it does not fit `T`.
+fn long_in_range<T: TryFrom<i64>>(h: &Handle, key: &str) -> Result<T, GribError> {
+    let v = h.get_long(key)?;
+    T::try_from(v).map_err(|_| GribError::Invalid(format!("{key} = {v} is out of range")))
 }
 
 /// A key as a CBOR value, or `None` when absent, missing or not a scalar

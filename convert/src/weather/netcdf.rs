@@ -116,6 +116,10 @@ pub struct ConvertOptions {
     /// [`DecodeBudget::for_input`] of its size (fixed variables repeated in
     /// every record message are charged each time).
     pub max_decoded_bytes: Option<u64>,
+    /// Leave out variables of types tgm cannot keep (user-defined types),
+    /// listing them; without it they are refused before any message is
+    /// built (`spec/convert.md` "NetCDF").
+    pub skip_unsupported: bool,
 }
 
 /// One variable (or record of one) ready for `tgm::encode`.
@@ -167,6 +171,18 @@ pub fn convert_file_each(
     each: &mut dyn FnMut(NcMessage) -> Result<(), NetcdfError>,
 ) -> Result<Vec<(String, String)>, NetcdfError> {
     let src = Source::open(path)?;
+    if !opts.skip_unsupported && !src.skipped.is_empty() {
+        let what: Vec<String> = src
+            .skipped
+            .iter()
+            .map(|(name, why)| format!("variable {name}: {why}"))
+            .collect();
+        return Err(NetcdfError::Invalid(format!(
+            "{}: cannot be kept: {}; --skip-unsupported leaves them out",
+            path.display(),
+            what.join("; ")
+        )));
+    }
     if src.vars.is_empty() {
         return Err(NetcdfError::Invalid(format!(
             "{}: no variables of a supported type",
