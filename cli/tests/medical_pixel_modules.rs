@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use dicom_core::header::Header;
 use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
@@ -807,7 +808,8 @@ const US_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesIns
     AccessionNumber,SeriesNumber,InstanceNumber,ImageType,PhotometricInterpretation";
 
 /// A grey ultrasound image comes back as an Ultrasound Image with its
-/// ImageType and voxels.
+/// ImageType, its US Region Calibration (binary values unchanged) and
+/// voxels.
 #[test]
 fn a_grey_ultrasound_image_comes_back_as_us() {
     let dir = tempfile::tempdir().unwrap();
@@ -826,11 +828,18 @@ fn a_grey_ultrasound_image_comes_back_as_us() {
         ]
         .concat(),
         &pixel_module(6, 7, 8),
-        vec![DataElement::new(
-            tags::PIXEL_DATA,
-            VR::OB,
-            PrimitiveValue::U8(pixels.clone().into()),
-        )],
+        vec![
+            DataElement::new(
+                tags::SEQUENCE_OF_ULTRASOUND_REGIONS,
+                VR::SQ,
+                DataSetSequence::from(vec![ultrasound_region()]),
+            ),
+            DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OB,
+                PrimitiveValue::U8(pixels.clone().into()),
+            ),
+        ],
     );
     let b = single_file_back(
         &src,
@@ -845,6 +854,54 @@ fn a_grey_ultrasound_image_comes_back_as_us() {
         US_REQUIRED,
     );
     assert!(b.get(tags::CONVERSION_TYPE).is_none());
+    let regions = b
+        .element(tags::SEQUENCE_OF_ULTRASOUND_REGIONS)
+        .unwrap()
+        .items()
+        .unwrap();
+    assert_eq!(regions.len(), 1);
+    let want = ultrasound_region();
+    for e in want.iter() {
+        let got = regions[0].element(e.tag()).unwrap();
+        assert_eq!(got.vr(), e.vr(), "{:?}", e.tag());
+        assert_eq!(got.value(), e.value(), "{:?}", e.tag());
+    }
+}
+
+/// One US Region Calibration item (PS3.3 C.8.5.5): a 2-D tissue region
+/// of 0.0123456789 cm pixels.
+fn ultrasound_region() -> InMemDicomObject {
+    let mut item = InMemDicomObject::new_empty();
+    for (tag, v) in [
+        (tags::REGION_SPATIAL_FORMAT, 1u16),
+        (tags::REGION_DATA_TYPE, 1),
+        (tags::PHYSICAL_UNITS_X_DIRECTION, 3),
+        (tags::PHYSICAL_UNITS_Y_DIRECTION, 3),
+    ] {
+        item.put(DataElement::new(tag, VR::US, PrimitiveValue::from(v)));
+    }
+    for (tag, v) in [
+        (tags::REGION_FLAGS, 2u32),
+        (tags::REGION_LOCATION_MIN_X0, 1),
+        (tags::REGION_LOCATION_MIN_Y0, 0),
+        (tags::REGION_LOCATION_MAX_X1, 6),
+        (tags::REGION_LOCATION_MAX_Y1, 5),
+    ] {
+        item.put(DataElement::new(tag, VR::UL, PrimitiveValue::from(v)));
+    }
+    item.put(DataElement::new(
+        tags::REFERENCE_PIXEL_X0,
+        VR::SL,
+        PrimitiveValue::from(-3i32),
+    ));
+    for tag in [tags::PHYSICAL_DELTA_X, tags::PHYSICAL_DELTA_Y] {
+        item.put(DataElement::new(
+            tag,
+            VR::FD,
+            PrimitiveValue::from(0.0123456789f64),
+        ));
+    }
+    item
 }
 
 /// What strict re-reading requires of a PET Image: the common Type 1 and

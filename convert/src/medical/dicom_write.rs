@@ -615,11 +615,6 @@ fn entry_geometry(entry: &Map) -> CliResult<Option<Geometry>> {
     Ok(Some(g))
 }
 
-/// The backslash-separated integers of a binary VR's recorded text.
-fn numbers<T: std::str::FromStr>(value: &str) -> Option<Vec<T>> {
-    value.split('\\').map(|x| x.trim().parse().ok()).collect()
-}
-
 /// The data set under construction; every text value is checked against
 /// its VR as it is put.
 struct Dataset {
@@ -629,13 +624,8 @@ struct Dataset {
 
 impl Dataset {
     fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> CliResult {
-        let binary = match vr {
-            VR::US => Some(numbers::<u16>(value).map(|v| PrimitiveValue::U16(v.into()))),
-            VR::SS => Some(numbers::<i16>(value).map(|v| PrimitiveValue::I16(v.into()))),
-            _ => None,
-        };
-        if let Some(v) = binary {
-            let v = v.ok_or_else(|| format!("{keyword} {value:?}: not {vr:?} integers"))?;
+        if let Some(v) = super::dicom_vr::binary(vr, value) {
+            let v = v.map_err(|e| format!("{keyword} {value:?}: {e}"))?;
             self.obj.put(DataElement::new(tag, vr, v));
             return Ok(());
         }
