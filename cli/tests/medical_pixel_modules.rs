@@ -10,10 +10,11 @@
 
 use std::path::{Path, PathBuf};
 
+use dicom_core::header::Header;
 use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
-use dicom_object::{open_file, FileMetaTableBuilder, InMemDicomObject};
+use dicom_object::{open_file, DefaultDicomObject, FileMetaTableBuilder, InMemDicomObject};
 
 mod medical_common;
 use medical_common::{
@@ -26,6 +27,9 @@ const RT_PLAN: &str = "1.2.840.10008.5.1.4.1.1.481.5";
 const CR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.1";
 const PET_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.128";
 const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
+const DX_PRESENTATION: &str = "1.2.840.10008.5.1.4.1.1.1.1";
+const DX_PROCESSING: &str = "1.2.840.10008.5.1.4.1.1.1.1.1";
+const US_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.6.1";
 const EXPLICIT_LE: &str = "1.2.840.10008.1.2.1";
 
 fn write(
@@ -406,6 +410,13 @@ const PALETTE_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,Modality,PatientName,
     RedPaletteColorLookupTableData,GreenPaletteColorLookupTableData,\
     BluePaletteColorLookupTableData";
 
+/// What strict re-reading requires of an Ultrasound Image in PALETTE COLOR.
+const US_PALETTE_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,Modality,PatientName,PatientID,\
+    StudyDate,StudyTime,StudyID,ReferringPhysicianName,AccessionNumber,SeriesNumber,\
+    ImageType,PhotometricInterpretation,RedPaletteColorLookupTableDescriptor,\
+    RedPaletteColorLookupTableData,GreenPaletteColorLookupTableData,\
+    BluePaletteColorLookupTableData";
+
 /// `tgm export --apply-lut` of `dir/a.tgm` into `dir/npy`: that directory.
 fn export_rgb(dir: &Path) -> PathBuf {
     let npy = dir.join("npy");
@@ -531,7 +542,11 @@ fn pydicom_palette_sample_keeps_its_tables_and_matches_apply_color_lut() {
         let v = |o: &InMemDicomObject| o.element(tag).unwrap().to_multi_int::<i64>().unwrap();
         assert_eq!(v(&a), v(&b), "{tag:?}");
     }
-    strict(&out, PALETTE_REQUIRED);
+    // An Ultrasound Image, so it comes back as one, palette and all.
+    assert_eq!(text(&b, tags::SOP_CLASS_UID), US_IMAGE);
+    assert_eq!(text(&b, tags::MODALITY), "US");
+    assert_eq!(text(&b, tags::PHOTOMETRIC_INTERPRETATION), "PALETTE COLOR");
+    strict(&out, US_PALETTE_REQUIRED);
     let npy = export_rgb(dir.path());
     let Some(py) = python() else { return };
     run_python(
@@ -626,22 +641,267 @@ fn a_cr_image_comes_back_as_cr_with_its_series_attributes() {
             PrimitiveValue::U8(pixels.clone().into()),
         )],
     );
-    let out = convert_then_to_dicom("convert-dicom", &src, dir.path());
+    single_file_back(
+        &src,
+        dir.path(),
+        &[
+            (tags::SOP_CLASS_UID, CR_IMAGE),
+            (tags::MODALITY, "CR"),
+            (tags::BODY_PART_EXAMINED, "CHEST"),
+            (tags::VIEW_POSITION, "PA"),
+            (tags::PATIENT_ORIENTATION, "L\\F"),
+            (tags::PHOTOMETRIC_INTERPRETATION, "MONOCHROME1"),
+        ],
+        &pixels,
+        CR_REQUIRED,
+    );
+}
+
+/// convert-dicom then to-dicom of the single image `src`: one file,
+/// holding `want`'s texts and `pixels`, valid for pydicom's strict
+/// reading with `required` present; that file.
+fn single_file_back(
+    src: &Path,
+    dir: &Path,
+    want: &[(Tag, &str)],
+    pixels: &[u8],
+    required: &str,
+) -> DefaultDicomObject {
+    let out = convert_then_to_dicom("convert-dicom", src, dir);
     assert_eq!(out.len(), 1);
     let b = open_file(&out[0]).unwrap();
-    for (tag, want) in [
-        (tags::SOP_CLASS_UID, CR_IMAGE),
-        (tags::MODALITY, "CR"),
-        (tags::BODY_PART_EXAMINED, "CHEST"),
-        (tags::VIEW_POSITION, "PA"),
-        (tags::PATIENT_ORIENTATION, "L\\F"),
-        (tags::PHOTOMETRIC_INTERPRETATION, "MONOCHROME1"),
-    ] {
+    for &(tag, want) in want {
         assert_eq!(text(&b, tag), want, "{tag:?}");
     }
     let data = b.element(tags::PIXEL_DATA).unwrap().to_bytes().unwrap();
-    assert_eq!(&data[..], &pixels[..]);
-    strict(&out, CR_REQUIRED);
+    assert_eq!(&data[..], pixels);
+    strict(&out, required);
+    b
+}
+
+/// What strict re-reading requires of a DX Image: the common Type 1 and 2
+/// attributes, DX Series, DX Image, DX Anatomy Imaged and DX Detector.
+const DX_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,\
+    Modality,PatientName,PatientID,PatientBirthDate,PatientSex,StudyDate,StudyTime,StudyID,\
+    ReferringPhysicianName,AccessionNumber,SeriesNumber,Manufacturer,InstanceNumber,\
+    PresentationIntentType,ImageType,ImageLaterality,PatientOrientation,\
+    PixelIntensityRelationship,PixelIntensityRelationshipSign,RescaleIntercept,RescaleSlope,\
+    RescaleType,LossyImageCompression,BurnedInAnnotation,DetectorType,ImagerPixelSpacing,\
+    PhotometricInterpretation";
+
+/// Writes a 4x5 digital radiograph of `sop_class` with `intent`, with or
+/// without its ImageLaterality; its pixels.
+fn write_dx(path: &Path, sop_class: &'static str, intent: &str, laterality: bool) -> Vec<u8> {
+    let pixels: Vec<u8> = (0..4 * 5u16)
+        .flat_map(|v| (v * 173 % 4096).to_le_bytes())
+        .collect();
+    let mut text = instance_uids(sop_class, "1.2.826.0.1.3680043.2.1125.99.7");
+    text.extend([
+        (tags::MODALITY, VR::CS, "DX"),
+        (tags::IMAGE_TYPE, VR::CS, "ORIGINAL\\PRIMARY"),
+        (tags::PRESENTATION_INTENT_TYPE, VR::CS, intent),
+        (tags::PATIENT_ORIENTATION, VR::CS, "A\\F"),
+        (tags::PIXEL_INTENSITY_RELATIONSHIP, VR::CS, "LIN"),
+        (tags::RESCALE_INTERCEPT, VR::DS, "-2"),
+        (tags::RESCALE_SLOPE, VR::DS, "0.5"),
+        (tags::RESCALE_TYPE, VR::LO, "US"),
+        (tags::LOSSY_IMAGE_COMPRESSION, VR::CS, "00"),
+        (tags::BURNED_IN_ANNOTATION, VR::CS, "NO"),
+        (tags::DETECTOR_TYPE, VR::CS, "SCINTILLATOR"),
+        (tags::IMAGER_PIXEL_SPACING, VR::DS, "0.139\\0.14"),
+        (tags::BODY_PART_EXAMINED, VR::CS, "HAND"),
+        (tags::WINDOW_CENTER, VR::DS, "1000"),
+        (tags::WINDOW_WIDTH, VR::DS, "2000"),
+        (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+    ]);
+    if laterality {
+        text.push((tags::IMAGE_LATERALITY, VR::CS, "L"));
+    }
+    write(
+        path,
+        sop_class,
+        &text,
+        &pixel_module(4, 5, 16),
+        vec![
+            DataElement::new(
+                tags::PIXEL_INTENSITY_RELATIONSHIP_SIGN,
+                VR::SS,
+                PrimitiveValue::from(1i16),
+            ),
+            DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OW,
+                PrimitiveValue::U8(pixels.clone().into()),
+            ),
+        ],
+    );
+    pixels
+}
+
+/// A digital radiograph, For Presentation and For Processing, comes back
+/// as a DX Image of its own SOP class with its DX attributes, rescale and
+/// voxels; For Presentation gains the Presentation LUT Shape it requires.
+#[test]
+fn a_dx_image_comes_back_as_dx_with_its_detector_and_intent() {
+    for (sop_class, intent) in [
+        (DX_PRESENTATION, "FOR PRESENTATION"),
+        (DX_PROCESSING, "FOR PROCESSING"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("dx.dcm");
+        let pixels = write_dx(&src, sop_class, intent, true);
+        let b = single_file_back(
+            &src,
+            dir.path(),
+            &[
+                (tags::SOP_CLASS_UID, sop_class),
+                (tags::MODALITY, "DX"),
+                (tags::PRESENTATION_INTENT_TYPE, intent),
+                (tags::IMAGE_TYPE, "ORIGINAL\\PRIMARY"),
+                (tags::IMAGE_LATERALITY, "L"),
+                (tags::PATIENT_ORIENTATION, "A\\F"),
+                (tags::PIXEL_INTENSITY_RELATIONSHIP, "LIN"),
+                (tags::RESCALE_TYPE, "US"),
+                (tags::DETECTOR_TYPE, "SCINTILLATOR"),
+                (tags::LOSSY_IMAGE_COMPRESSION, "00"),
+                (tags::BURNED_IN_ANNOTATION, "NO"),
+            ],
+            &pixels,
+            DX_REQUIRED,
+        );
+        let sign = b.element(tags::PIXEL_INTENSITY_RELATIONSHIP_SIGN).unwrap();
+        assert_eq!(sign.vr(), VR::SS);
+        assert_eq!(sign.to_int::<i16>().unwrap(), 1);
+        assert_eq!(floats(&b, tags::IMAGER_PIXEL_SPACING), [0.139, 0.14]);
+        assert_eq!(floats(&b, tags::RESCALE_SLOPE), [0.5]);
+        assert_eq!(floats(&b, tags::RESCALE_INTERCEPT), [-2.0]);
+        let shape = b
+            .get(tags::PRESENTATION_LUT_SHAPE)
+            .map(|_| text(&b, tags::PRESENTATION_LUT_SHAPE));
+        let want_shape = (sop_class == DX_PRESENTATION).then(|| "IDENTITY".to_string());
+        assert_eq!(shape, want_shape, "{sop_class}");
+    }
+}
+
+/// A radiograph whose archive lacks one of DX's Type 1 attributes is
+/// written as Secondary Capture rather than as an invalid DX Image.
+#[test]
+fn a_dx_image_without_its_laterality_falls_back_to_secondary_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("dx.dcm");
+    let pixels = write_dx(&src, DX_PRESENTATION, "FOR PRESENTATION", false);
+    single_file_back(
+        &src,
+        dir.path(),
+        &[
+            (tags::SOP_CLASS_UID, SECONDARY_CAPTURE),
+            (tags::MODALITY, "DX"),
+        ],
+        &pixels,
+        "SOPClassUID,SOPInstanceUID,Modality,ConversionType,PhotometricInterpretation",
+    );
+}
+
+/// What strict re-reading requires of a grey Ultrasound Image.
+const US_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,\
+    Modality,PatientName,PatientID,StudyDate,StudyTime,StudyID,ReferringPhysicianName,\
+    AccessionNumber,SeriesNumber,InstanceNumber,ImageType,PhotometricInterpretation";
+
+/// A grey ultrasound image comes back as an Ultrasound Image with its
+/// ImageType, its US Region Calibration (binary values unchanged) and
+/// voxels.
+#[test]
+fn a_grey_ultrasound_image_comes_back_as_us() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("us.dcm");
+    let pixels: Vec<u8> = (0..6 * 7u8).map(|v| v.wrapping_mul(37)).collect();
+    write(
+        &src,
+        US_IMAGE,
+        &[
+            instance_uids(US_IMAGE, "1.2.826.0.1.3680043.2.1125.99.8"),
+            vec![
+                (tags::MODALITY, VR::CS, "US"),
+                (tags::IMAGE_TYPE, VR::CS, "ORIGINAL\\PRIMARY\\ABDOMINAL"),
+                (tags::PHOTOMETRIC_INTERPRETATION, VR::CS, "MONOCHROME2"),
+            ],
+        ]
+        .concat(),
+        &pixel_module(6, 7, 8),
+        vec![
+            DataElement::new(
+                tags::SEQUENCE_OF_ULTRASOUND_REGIONS,
+                VR::SQ,
+                DataSetSequence::from(vec![ultrasound_region()]),
+            ),
+            DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OB,
+                PrimitiveValue::U8(pixels.clone().into()),
+            ),
+        ],
+    );
+    let b = single_file_back(
+        &src,
+        dir.path(),
+        &[
+            (tags::SOP_CLASS_UID, US_IMAGE),
+            (tags::MODALITY, "US"),
+            (tags::IMAGE_TYPE, "ORIGINAL\\PRIMARY\\ABDOMINAL"),
+            (tags::PHOTOMETRIC_INTERPRETATION, "MONOCHROME2"),
+        ],
+        &pixels,
+        US_REQUIRED,
+    );
+    assert!(b.get(tags::CONVERSION_TYPE).is_none());
+    let regions = b
+        .element(tags::SEQUENCE_OF_ULTRASOUND_REGIONS)
+        .unwrap()
+        .items()
+        .unwrap();
+    assert_eq!(regions.len(), 1);
+    let want = ultrasound_region();
+    for e in want.iter() {
+        let got = regions[0].element(e.tag()).unwrap();
+        assert_eq!(got.vr(), e.vr(), "{:?}", e.tag());
+        assert_eq!(got.value(), e.value(), "{:?}", e.tag());
+    }
+}
+
+/// One US Region Calibration item (PS3.3 C.8.5.5): a 2-D tissue region
+/// of 0.0123456789 cm pixels.
+fn ultrasound_region() -> InMemDicomObject {
+    let mut item = InMemDicomObject::new_empty();
+    for (tag, v) in [
+        (tags::REGION_SPATIAL_FORMAT, 1u16),
+        (tags::REGION_DATA_TYPE, 1),
+        (tags::PHYSICAL_UNITS_X_DIRECTION, 3),
+        (tags::PHYSICAL_UNITS_Y_DIRECTION, 3),
+    ] {
+        item.put(DataElement::new(tag, VR::US, PrimitiveValue::from(v)));
+    }
+    for (tag, v) in [
+        (tags::REGION_FLAGS, 2u32),
+        (tags::REGION_LOCATION_MIN_X0, 1),
+        (tags::REGION_LOCATION_MIN_Y0, 0),
+        (tags::REGION_LOCATION_MAX_X1, 6),
+        (tags::REGION_LOCATION_MAX_Y1, 5),
+    ] {
+        item.put(DataElement::new(tag, VR::UL, PrimitiveValue::from(v)));
+    }
+    item.put(DataElement::new(
+        tags::REFERENCE_PIXEL_X0,
+        VR::SL,
+        PrimitiveValue::from(-3i32),
+    ));
+    for tag in [tags::PHYSICAL_DELTA_X, tags::PHYSICAL_DELTA_Y] {
+        item.put(DataElement::new(
+            tag,
+            VR::FD,
+            PrimitiveValue::from(0.0123456789f64),
+        ));
+    }
+    item
 }
 
 /// What strict re-reading requires of a PET Image: the common Type 1 and

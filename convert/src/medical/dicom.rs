@@ -59,7 +59,7 @@ const NATIVE_SYNTAXES: [(&str, &str); 3] = [
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword,
 /// tag, VR). Nothing else of the data set is recorded; de-identification
 /// applies [`super::deid_profile::action`] to each.
-const TEXT_ATTRIBUTES: [(&str, Tag, VR); 71] = [
+const TEXT_ATTRIBUTES: [(&str, Tag, VR); 81] = [
     ("ScanningSequence", tags::SCANNING_SEQUENCE, VR::CS),
     ("SequenceVariant", tags::SEQUENCE_VARIANT, VR::CS),
     ("ScanOptions", tags::SCAN_OPTIONS, VR::CS),
@@ -122,6 +122,35 @@ const TEXT_ATTRIBUTES: [(&str, Tag, VR); 71] = [
     ("ActualFrameDuration", tags::ACTUAL_FRAME_DURATION, VR::IS),
     ("DecayFactor", tags::DECAY_FACTOR, VR::DS),
     ("PatientOrientation", tags::PATIENT_ORIENTATION, VR::CS),
+    // DX Series, DX Image and DX Detector (PS3.3 C.8.11.1, C.8.11.3,
+    // C.8.11.4), DX Anatomy Imaged's ImageLaterality (C.8.11.2) and
+    // General Image's LossyImageCompression and BurnedInAnnotation.
+    (
+        "PresentationIntentType",
+        tags::PRESENTATION_INTENT_TYPE,
+        VR::CS,
+    ),
+    ("ImageLaterality", tags::IMAGE_LATERALITY, VR::CS),
+    (
+        "PixelIntensityRelationship",
+        tags::PIXEL_INTENSITY_RELATIONSHIP,
+        VR::CS,
+    ),
+    (
+        "PixelIntensityRelationshipSign",
+        tags::PIXEL_INTENSITY_RELATIONSHIP_SIGN,
+        VR::SS,
+    ),
+    ("RescaleType", tags::RESCALE_TYPE, VR::LO),
+    ("PresentationLUTShape", tags::PRESENTATION_LUT_SHAPE, VR::CS),
+    (
+        "LossyImageCompression",
+        tags::LOSSY_IMAGE_COMPRESSION,
+        VR::CS,
+    ),
+    ("BurnedInAnnotation", tags::BURNED_IN_ANNOTATION, VR::CS),
+    ("DetectorType", tags::DETECTOR_TYPE, VR::CS),
+    ("ImagerPixelSpacing", tags::IMAGER_PIXEL_SPACING, VR::DS),
     ("SeriesDescription", tags::SERIES_DESCRIPTION, VR::LO),
     ("StudyDescription", tags::STUDY_DESCRIPTION, VR::LO),
     (

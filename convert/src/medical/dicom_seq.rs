@@ -2,9 +2,9 @@
 //! back (spec/convert.md "DICOM written back"): the RT Dose IOD's
 //! ReferencedRTPlanSequence (PS3.3 C.8.8.3, Type 1C when the dose is
 //! computed from a plan) with its fraction groups, beams, control points
-//! and brachytherapy setups, and a PET image's
+//! and brachytherapy setups, a PET image's
 //! RadiopharmaceuticalInformationSequence (C.8.9.2) with its radionuclide
-//! code.
+//! code, and an ultrasound image's SequenceOfUltrasoundRegions (C.8.5.5).
 //!
 //! Each sequence is recorded as an array of items; an item is a map from
 //! keyword to the value's text, or to the array of items of a nested
@@ -19,7 +19,7 @@ use dicom_object::InMemDicomObject;
 use tgm::cbor::Value;
 use tgm::Map;
 
-use super::dicom_vr::check;
+use super::dicom_vr::{binary, check};
 
 /// An element kept inside a sequence: a text value or a nested sequence.
 pub enum Node {
@@ -146,8 +146,39 @@ const RADIOPHARMACEUTICAL: [Node; 9] = [
     ),
 ];
 
+/// US Region Calibration (PS3.3 C.8.5.5): where each region of an
+/// ultrasound image lies and the physical size of its pixels.
+const ULTRASOUND_REGION: [Node; 13] = [
+    Leaf("RegionSpatialFormat", tags::REGION_SPATIAL_FORMAT, VR::US),
+    Leaf("RegionDataType", tags::REGION_DATA_TYPE, VR::US),
+    Leaf("RegionFlags", tags::REGION_FLAGS, VR::UL),
+    Leaf("RegionLocationMinX0", tags::REGION_LOCATION_MIN_X0, VR::UL),
+    Leaf("RegionLocationMinY0", tags::REGION_LOCATION_MIN_Y0, VR::UL),
+    Leaf("RegionLocationMaxX1", tags::REGION_LOCATION_MAX_X1, VR::UL),
+    Leaf("RegionLocationMaxY1", tags::REGION_LOCATION_MAX_Y1, VR::UL),
+    Leaf("ReferencePixelX0", tags::REFERENCE_PIXEL_X0, VR::SL),
+    Leaf("ReferencePixelY0", tags::REFERENCE_PIXEL_Y0, VR::SL),
+    Leaf(
+        "PhysicalUnitsXDirection",
+        tags::PHYSICAL_UNITS_X_DIRECTION,
+        VR::US,
+    ),
+    Leaf(
+        "PhysicalUnitsYDirection",
+        tags::PHYSICAL_UNITS_Y_DIRECTION,
+        VR::US,
+    ),
+    Leaf("PhysicalDeltaX", tags::PHYSICAL_DELTA_X, VR::FD),
+    Leaf("PhysicalDeltaY", tags::PHYSICAL_DELTA_Y, VR::FD),
+];
+
 /// The top-level sequences kept.
-pub const KEPT: [Node; 2] = [
+pub const KEPT: [Node; 3] = [
+    Seq(
+        "SequenceOfUltrasoundRegions",
+        tags::SEQUENCE_OF_ULTRASOUND_REGIONS,
+        &ULTRASOUND_REGION,
+    ),
     Seq(
         "ReferencedRTPlanSequence",
         tags::REFERENCED_RT_PLAN_SEQUENCE,
@@ -250,11 +281,14 @@ fn write_in(
         match node {
             Leaf(k, tag, vr) => {
                 if let Some(v) = map.get(k).and_then(Value::as_text) {
-                    check(*vr, v).map_err(|e| format!("{at}{k} {v:?}: {e}"))?;
-                    let value = if v.is_empty() {
-                        PrimitiveValue::Empty
-                    } else {
-                        v.into()
+                    let fail = |e: String| format!("{at}{k} {v:?}: {e}");
+                    let value = match binary(*vr, v) {
+                        Some(parsed) => parsed.map_err(fail)?,
+                        None if v.is_empty() => PrimitiveValue::Empty,
+                        None => {
+                            check(*vr, v).map_err(fail)?;
+                            v.into()
+                        }
                     };
                     obj.put(DataElement::new(*tag, *vr, value));
                 }

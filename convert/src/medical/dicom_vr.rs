@@ -3,6 +3,7 @@
 //! checked against its VR's length and character rules before a file is
 //! written, so a strict reader accepts what tgm writes.
 
+use dicom_core::value::PrimitiveValue;
 use dicom_core::VR;
 
 /// Longest DS value (PS3.5 Table 6.2-1).
@@ -173,6 +174,26 @@ pub fn check(vr: VR, v: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The backslash-separated numbers of a binary VR's recorded text.
+fn numbers<T: std::str::FromStr>(value: &str) -> Option<Vec<T>> {
+    value.split('\\').map(|x| x.trim().parse().ok()).collect()
+}
+
+/// The recorded text of a binary numeric VR (US, SS, UL, SL, FD) as the
+/// value to write, `Some(Err)` when it does not parse; `None` for a
+/// text VR.
+pub fn binary(vr: VR, value: &str) -> Option<Result<PrimitiveValue, String>> {
+    let parsed = match vr {
+        VR::US => numbers::<u16>(value).map(|v| PrimitiveValue::U16(v.into())),
+        VR::SS => numbers::<i16>(value).map(|v| PrimitiveValue::I16(v.into())),
+        VR::UL => numbers::<u32>(value).map(|v| PrimitiveValue::U32(v.into())),
+        VR::SL => numbers::<i32>(value).map(|v| PrimitiveValue::I32(v.into())),
+        VR::FD => numbers::<f64>(value).map(|v| PrimitiveValue::F64(v.into())),
+        _ => return None,
+    };
+    Some(parsed.ok_or_else(|| format!("not {vr:?} numbers")))
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! "Medical geometry"): Explicit VR Little Endian, one single-frame file per
 //! slice, or one multi-frame RT Dose instance. The IOD follows the
 //! archive's SOPClassUID: CT Image, MR Image (when its Type 1 attributes
-//! were recorded), RT Dose, CR Image, PET Image, otherwise Secondary Capture
+//! were recorded), RT Dose, CR Image, PET Image, DX Image (when its Type 1
+//! attributes were recorded), single-frame US Image, otherwise Secondary Capture
 //! keeping Modality (`OT` when unknown). Geometry comes from
 //! `base[i].geometry`, whichever format recorded it. Every value is checked
 //! against its VR (`dicom_vr`); the IOD's Type 1 attributes are written or
@@ -29,6 +30,9 @@ const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
 const MR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.4";
 const CR_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.1";
 const PET_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.128";
+const DX_PRESENTATION: &str = "1.2.840.10008.5.1.4.1.1.1.1";
+const DX_PROCESSING: &str = "1.2.840.10008.5.1.4.1.1.1.1.1";
+const US_IMAGE: &str = "1.2.840.10008.5.1.4.1.1.6.1";
 const ENHANCED_CT: &str = "1.2.840.10008.5.1.4.1.1.2.1";
 const ENHANCED_MR: &str = "1.2.840.10008.5.1.4.1.1.4.1";
 
@@ -41,6 +45,12 @@ enum Iod {
     RtDose,
     Cr,
     Pet,
+    /// Digital X-Ray Image, For Presentation.
+    Dx,
+    /// Digital X-Ray Image, For Processing: the DX attributes of [`Iod::Dx`].
+    DxProcessing,
+    /// Ultrasound Image (single-frame).
+    Us,
 }
 
 impl Iod {
@@ -52,6 +62,17 @@ impl Iod {
             Iod::RtDose => RT_DOSE,
             Iod::Cr => CR_IMAGE,
             Iod::Pet => PET_IMAGE,
+            Iod::Dx => DX_PRESENTATION,
+            Iod::DxProcessing => DX_PROCESSING,
+            Iod::Us => US_IMAGE,
+        }
+    }
+
+    /// The IOD whose rows of [`ATTRIBUTES`] apply.
+    fn family(self) -> Iod {
+        match self {
+            Iod::DxProcessing => Iod::Dx,
+            other => other,
         }
     }
 }
@@ -65,9 +86,23 @@ enum Kind {
     T3,
 }
 
+/// The DX Image IOD's Type 1 attributes a DX archive must have recorded to
+/// be written back as DX (PS3.3 C.8.11.1-C.8.11.4).
+const DX_TYPE1: [&str; 9] = [
+    "ImageType",
+    "PresentationIntentType",
+    "ImageLaterality",
+    "PixelIntensityRelationship",
+    "PixelIntensityRelationshipSign",
+    "RescaleType",
+    "LossyImageCompression",
+    "BurnedInAnnotation",
+    "ImagerPixelSpacing",
+];
+
 /// Attributes copied from `base[i].dicom.attributes`, with the IODs that
 /// carry them (None: all).
-const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 61] = [
+const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 76] = [
     (
         "ImageType",
         tags::IMAGE_TYPE,
@@ -367,6 +402,114 @@ const ATTRIBUTES: [(&str, Tag, VR, Kind, Option<Iod>); 61] = [
         Kind::T2,
         Some(Iod::Cr),
     ),
+    // DX Series, DX Image, DX Anatomy Imaged and DX Detector (PS3.3
+    // C.8.11.1-C.8.11.4); PresentationLUTShape is checked in `Source::shared`.
+    (
+        "ImageType",
+        tags::IMAGE_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "PresentationIntentType",
+        tags::PRESENTATION_INTENT_TYPE,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "ImageLaterality",
+        tags::IMAGE_LATERALITY,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "PixelIntensityRelationship",
+        tags::PIXEL_INTENSITY_RELATIONSHIP,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "PixelIntensityRelationshipSign",
+        tags::PIXEL_INTENSITY_RELATIONSHIP_SIGN,
+        VR::SS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "RescaleType",
+        tags::RESCALE_TYPE,
+        VR::LO,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "LossyImageCompression",
+        tags::LOSSY_IMAGE_COMPRESSION,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "BurnedInAnnotation",
+        tags::BURNED_IN_ANNOTATION,
+        VR::CS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "ImagerPixelSpacing",
+        tags::IMAGER_PIXEL_SPACING,
+        VR::DS,
+        Kind::T1,
+        Some(Iod::Dx),
+    ),
+    (
+        "DetectorType",
+        tags::DETECTOR_TYPE,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Dx),
+    ),
+    (
+        "PresentationLUTShape",
+        tags::PRESENTATION_LUT_SHAPE,
+        VR::CS,
+        Kind::T3,
+        Some(Iod::Dx),
+    ),
+    (
+        "BodyPartExamined",
+        tags::BODY_PART_EXAMINED,
+        VR::CS,
+        Kind::T3,
+        Some(Iod::Dx),
+    ),
+    (
+        "ViewPosition",
+        tags::VIEW_POSITION,
+        VR::CS,
+        Kind::T3,
+        Some(Iod::Dx),
+    ),
+    (
+        "PatientOrientation",
+        tags::PATIENT_ORIENTATION,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Dx),
+    ),
+    // US Image (C.8.5.6).
+    (
+        "ImageType",
+        tags::IMAGE_TYPE,
+        VR::CS,
+        Kind::T2,
+        Some(Iod::Us),
+    ),
     (
         "DoseUnits",
         tags::DOSE_UNITS,
@@ -481,14 +624,9 @@ struct Dataset {
 
 impl Dataset {
     fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> CliResult {
-        if vr == VR::US {
-            let v: Vec<u16> = value
-                .split('\\')
-                .map(|x| x.trim().parse::<u16>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| format!("{keyword} {value:?}: not unsigned 16-bit integers"))?;
-            self.obj
-                .put(DataElement::new(tag, vr, PrimitiveValue::U16(v.into())));
+        if let Some(v) = super::dicom_vr::binary(vr, value) {
+            let v = v.map_err(|e| format!("{keyword} {value:?}: {e}"))?;
+            self.obj.put(DataElement::new(tag, vr, v));
             return Ok(());
         }
         check(vr, value).map_err(|e| format!("{keyword} {value:?}: {e}"))?;
@@ -656,6 +794,8 @@ impl Source<'_> {
             Iod::Mr => "MR".to_string(),
             Iod::Cr => "CR".to_string(),
             Iod::Pet => "PT".to_string(),
+            Iod::Dx | Iod::DxProcessing => "DX".to_string(),
+            Iod::Us => "US".to_string(),
             Iod::SecondaryCapture => self
                 .attr("Modality")
                 .or_else(|| self.geometry.as_ref().and_then(|g| g.modality.clone()))
@@ -664,7 +804,7 @@ impl Source<'_> {
         out.text("Modality", tags::MODALITY, VR::CS, &modality)?;
         let deidentified = self.attr("PatientIdentityRemoved").as_deref() == Some("YES");
         for (keyword, tag, vr, kind, only) in ATTRIBUTES {
-            if only.is_some_and(|o| o != iod) {
+            if only.is_some_and(|o| o != iod.family()) {
                 continue;
             }
             match (self.attr(keyword), kind) {
@@ -730,7 +870,22 @@ impl Source<'_> {
                     }
                 }
             }
-            Iod::Mr | Iod::RtDose | Iod::Cr => {}
+            Iod::Dx => {
+                // PS3.3 C.8.11.3: For Presentation needs its Presentation LUT Shape.
+                if self.attr("PresentationLUTShape").is_none() {
+                    let shape = match self.attr("PhotometricInterpretation").as_deref() {
+                        Some("MONOCHROME1") => "INVERSE",
+                        _ => "IDENTITY",
+                    };
+                    out.text(
+                        "PresentationLUTShape",
+                        tags::PRESENTATION_LUT_SHAPE,
+                        VR::CS,
+                        shape,
+                    )?;
+                }
+            }
+            Iod::Mr | Iod::RtDose | Iod::Cr | Iod::DxProcessing | Iod::Us => {}
         }
         if let Some(f) = &self.frame_of_reference {
             out.text(
@@ -906,6 +1061,31 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         }
         Some(CR_IMAGE) => Iod::Cr,
         Some(PET_IMAGE) if bits >= 16 => Iod::Pet,
+        // DX Image: unsigned, at most 16 bits, grey, its Type 1 recorded.
+        Some(sop @ (DX_PRESENTATION | DX_PROCESSING))
+            if bits <= 16
+                && !signed
+                && attr("PhotometricInterpretation")
+                    .is_none_or(|p| p.starts_with("MONOCHROME"))
+                && entry.get("dicom").and_then(|m| m.get("palette")).is_none()
+                && DX_TYPE1.iter().all(|k| attr(k).is_some()) =>
+        {
+            if sop == DX_PROCESSING {
+                Iod::DxProcessing
+            } else {
+                Iod::Dx
+            }
+        }
+        // US Image: one unsigned frame of at most 16 bits, not MONOCHROME1.
+        Some(US_IMAGE)
+            if n == 1
+                && !time.temporal
+                && bits <= 16
+                && !signed
+                && attr("PhotometricInterpretation") != Some("MONOCHROME1") =>
+        {
+            Iod::Us
+        }
         _ => Iod::SecondaryCapture,
     };
     let geometry = entry_geometry(entry)?;
@@ -1050,7 +1230,7 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         src.slice_window(&mut out, i)?;
         src.slice_values(&mut out, i)?;
         // Type 1 in CT and PET images.
-        let needed = matches!(iod, Iod::Ct | Iod::Pet);
+        let needed = matches!(iod, Iod::Ct | Iod::Pet | Iod::Dx | Iod::DxProcessing);
         let rescale = src.rescale(i).or(needed.then_some((1.0, 0.0)));
         if let Some((slope, intercept)) = rescale {
             out.text("RescaleSlope", tags::RESCALE_SLOPE, VR::DS, &ds(slope)?)?;
