@@ -2,7 +2,10 @@
 //! a wrapper source over files of 1,000 messages (`spec/files.md` §7).
 
 use bytes::Bytes;
-use tgm::file::{ByteSource, CountingSource, FileSource, MmapSource, SourceFile};
+use tgm::file::{
+    ByteSource, Coalescing, CountingSource, FileSource, HeadCached, MmapSource, SourceFile,
+    SourceHints,
+};
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
 };
@@ -150,4 +153,64 @@ fn files_maps_and_memory_agree() {
     assert!(file.decode_object(1000, 0, &opts).is_err());
     assert!(file.decode_object(0, 3, &opts).is_err());
     assert_eq!(file.source().len().unwrap(), all.len() as u64);
+}
+
+/// Bytes in memory that say what a remote source says: check digests.
+struct MustVerify(Bytes);
+
+impl ByteSource for MustVerify {
+    fn len(&self) -> tgm::Result<u64> {
+        ByteSource::len(&self.0)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> tgm::Result<()> {
+        self.0.read_at(offset, buf)
+    }
+    fn hints(&self) -> SourceHints {
+        SourceHints {
+            requires_verification: true,
+            etag: Some("\"v1\"".into()),
+            ..SourceHints::default()
+        }
+    }
+}
+
+#[test]
+fn digests_are_checked_through_every_wrapper_of_a_source_that_requires_it() {
+    let mut msg = buffered(0);
+    let payload = object(0, 1).1;
+    let at = msg
+        .windows(payload.len())
+        .position(|w| w == &payload[..])
+        .expect("object 1 is stored as is");
+    msg[at + 100] ^= 0x40;
+    let off = DecodeOptions::default().verify(tgm::Verify::Off);
+    let plain = SourceFile::open(Bytes::from(msg.clone()), &Limits::default()).unwrap();
+    assert!(
+        plain.decode_object(0, 1, &off).is_ok(),
+        "a local source decodes the damaged object unchecked when asked"
+    );
+    let sources: Vec<(&str, Box<dyn ByteSource>)> = vec![
+        ("bare", Box::new(MustVerify(Bytes::from(msg.clone())))),
+        (
+            "counted, coalesced, head-cached",
+            Box::new(Coalescing::new(
+                HeadCached::new(
+                    CountingSource::new(std::sync::Arc::new(MustVerify(Bytes::from(msg.clone())))),
+                    64,
+                )
+                .unwrap(),
+                1024,
+            )),
+        ),
+    ];
+    for (name, src) in sources {
+        let f = SourceFile::open(src, &Limits::default()).unwrap();
+        assert_eq!(f.source().hints().etag.as_deref(), Some("\"v1\""), "{name}");
+        let e = f.decode_object(0, 1, &off).unwrap_err();
+        assert!(
+            matches!(e.kind(), tgm::ErrorKind::HashMismatch { .. }),
+            "{name}: {e}"
+        );
+        assert!(f.decode_object(0, 0, &off).is_ok(), "{name}");
+    }
 }

@@ -16,7 +16,7 @@ use crate::wire::{
 };
 
 /// Bytes of a message's start read at once to find its header index
-/// ([`ByteSource::head_window`]): its preamble and, usually, every header
+/// ([`SourceHints::head_window`](super::SourceHints::head_window)): its preamble and, usually, every header
 /// frame (`spec/remote.md` §3).
 pub const DEFAULT_HEAD_WINDOW: u64 = 2048;
 
@@ -229,7 +229,7 @@ pub(crate) fn locate_data_frame(
     index: usize,
     limits: &Limits,
 ) -> Result<Option<IndexedFrame>> {
-    locate_index(src, msg, None, src.head_window(), limits)?
+    locate_index(src, msg, None, src.hints().head_window, limits)?
         .map(|ix| ix.entry(index))
         .transpose()
 }

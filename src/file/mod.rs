@@ -23,4 +23,4 @@ pub use ranges::{
 };
 pub use reader::{value_matches, Backend, ObjectBuffer, SourceFile, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};
-pub use source::{ByteSource, CountingSource, FileSource, MmapSource};
+pub use source::{ByteSource, CountingSource, FileSource, MmapSource, SourceHints};

@@ -225,7 +225,7 @@ impl TgmFile {
             src,
             MessageAt::of(span, self.size),
             Some(span.len),
-            src.head_window(),
+            src.hints().head_window,
             &self.limits,
         )?
         .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len);
@@ -400,7 +400,7 @@ pub const DEFAULT_READAHEAD: u64 = 0;
 
 /// What opening knows of each of `spans`: the index of every message
 /// whose header index lies in the bytes the source holds already
-/// ([`ByteSource::cached_prefix`]), found without a request; the others'
+/// ([`SourceHints::cached_prefix`](super::SourceHints::cached_prefix)), found without a request; the others'
 /// are read when first needed.
 fn indexes_in_prefix(
     src: &dyn ByteSource,
@@ -408,7 +408,7 @@ fn indexes_in_prefix(
     spans: &[MessageSpan],
     limits: &Limits,
 ) -> Vec<Located> {
-    let end = src.cached_prefix().min(size);
+    let end = src.hints().cached_prefix.min(size);
     let only = super::ranges::PrefixOnly { src, end };
     spans
         .iter()
@@ -515,10 +515,10 @@ impl MetadataCache {
 
 impl<S: ByteSource> SourceFile<S> {
     /// Locates the messages of `src` with the source's own readahead
-    /// ([`ByteSource::readahead`]: 0 for local sources, the configured
+    /// ([`SourceHints::readahead`](super::SourceHints::readahead): 0 for local sources, the configured
     /// window for remote ones).
     pub fn open(src: S, limits: &Limits) -> Result<Self> {
-        let ra = src.readahead();
+        let ra = src.hints().readahead;
         Self::open_with_readahead(src, limits, ra)
     }
 
@@ -562,7 +562,7 @@ impl<S: ByteSource> SourceFile<S> {
                 base: p,
                 avail: size - p,
             };
-            if let Ok(Some(ix)) = locate_index(&ra, at, None, ra.head_window(), limits) {
+            if let Ok(Some(ix)) = locate_index(&ra, at, None, ra.hints().head_window, limits) {
                 found.push((p, ix));
             }
         });
@@ -636,7 +636,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// `limits`, and each frame is checked against it when read.
     pub fn from_layout(src: S, layout: &FileLayout, limits: &Limits) -> Result<Self> {
         let size = src.len()?;
-        layout.validate(size, src.etag().as_deref(), limits)?;
+        layout.validate(size, src.hints().etag.as_deref(), limits)?;
         let mut spans = Vec::with_capacity(layout.messages.len());
         let mut located = Vec::with_capacity(layout.messages.len());
         for m in &layout.messages {
@@ -702,7 +702,7 @@ impl<S: ByteSource> SourceFile<S> {
         Ok(FileLayout {
             version: LAYOUT_VERSION,
             source_len: self.size,
-            etag: self.src.etag(),
+            etag: self.src.hints().etag,
             messages,
         })
     }
@@ -760,7 +760,7 @@ impl<S: ByteSource> SourceFile<S> {
                     base: span.offset,
                     avail: span.len,
                 };
-                let w = src.head_window();
+                let w = src.hints().head_window;
                 locate_index(src, at, Some(span.len), w, &self.limits)
                     .ok()
                     .flatten()
@@ -912,7 +912,8 @@ impl<S: ByteSource> SourceFile<S> {
         let span = self.spans[m];
         let w = self
             .src
-            .head_window()
+            .hints()
+            .head_window
             .max(PREAMBLE_LEN as u64)
             .min(span.len);
         let win = super::ranges::WindowAt::new(&self.src, span.offset..span.offset + w)?;
@@ -1220,7 +1221,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// `opts`, with digest checking on when the source requires it.
     fn effective(&self, opts: &DecodeOptions) -> DecodeOptions {
         let mut o = opts.clone();
-        if self.src.requires_verification() && o.verify == Verify::Off {
+        if self.src.hints().requires_verification && o.verify == Verify::Off {
             o.verify = Verify::IfPresent;
         }
         o
