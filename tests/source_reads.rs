@@ -214,3 +214,47 @@ fn digests_are_checked_through_every_wrapper_of_a_source_that_requires_it() {
         assert!(f.decode_object(0, 0, &off).is_ok(), "{name}");
     }
 }
+
+#[test]
+fn a_cut_last_message_is_the_same_damage_through_any_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.tgm");
+    let mut all: Vec<u8> = (0..5).flat_map(buffered).collect();
+    let whole = all.len() as u64;
+    let next = buffered(5);
+    all.extend_from_slice(&next[..next.len() - 10]);
+    std::fs::write(&p, &all).unwrap();
+    let local = tgm::TgmFile::open(&p).unwrap();
+    let want = local.damage();
+    assert_eq!(want.len(), 1);
+    assert_eq!((want[0].offset, want[0].message), (whole, 5));
+    assert!(want[0].truncated);
+    let e = local.check_intact().unwrap_err();
+    assert_eq!(e.kind(), &tgm::ErrorKind::Truncated);
+    assert_eq!((e.offset(), e.message_index()), (Some(whole), Some(5)));
+
+    let remote_like = || MustVerify(Bytes::from(all.clone()));
+    let sources: Vec<(&str, Box<dyn ByteSource>)> = vec![
+        ("memory", Box::new(Bytes::from(all.clone()))),
+        ("remote-like", Box::new(remote_like())),
+        (
+            "remote-like, head-cached",
+            Box::new(HeadCached::new(remote_like(), 4096).unwrap()),
+        ),
+    ];
+    for (name, src) in sources {
+        for readahead in [0, 1 << 16] {
+            let f = SourceFile::open_with_readahead(&src, &Limits::default(), readahead).unwrap();
+            assert_eq!(f.num_messages(), 5, "{name}");
+            assert_eq!(f.damage(), want, "{name}, readahead {readahead}");
+            let got = f.check_intact().unwrap_err();
+            assert_eq!(got.to_string(), e.to_string(), "{name}");
+        }
+    }
+    let intact = SourceFile::open(
+        Bytes::from(all[..whole as usize].to_vec()),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(intact.damage().is_empty() && intact.check_intact().is_ok());
+}

@@ -2,6 +2,7 @@
 //! appending, salvage of damaged files. See `spec/files.md`.
 
 mod append;
+mod damage;
 mod footer;
 pub(crate) mod index;
 mod layout;
@@ -14,6 +15,7 @@ mod salvage;
 mod source;
 
 pub use append::{AppendOptions, Appender, TornTailPolicy};
+pub use damage::Damage;
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
 pub use locate::DEFAULT_HEAD_WINDOW;

@@ -184,6 +184,21 @@ impl TgmFile {
         self.torn.as_ref()
     }
 
+    /// Every byte range outside the complete messages, in file order:
+    /// gaps between messages and the torn tail (`spec/files.md` §2).
+    pub fn damage(&self) -> Vec<super::Damage> {
+        super::damage::damage_of(&self.spans, self.torn.as_ref(), self.size)
+    }
+
+    /// `Ok` when the file is wholly complete messages (or empty); else the
+    /// error for its first damage: `Truncated` when its bytes are a message
+    /// cut short, `Framing` otherwise, at that offset and message index.
+    /// Opening is lenient (the intact messages stay readable); this is
+    /// the check for callers that want the whole file.
+    pub fn check_intact(&self) -> Result<()> {
+        super::damage::check_intact(&self.spans, self.torn.as_ref(), self.size)
+    }
+
     fn span(&self, i: usize) -> Result<MessageSpan> {
         span_of(&self.spans, i)
     }
@@ -730,6 +745,21 @@ impl<S: ByteSource> SourceFile<S> {
     /// Trailing bytes that form no complete message.
     pub fn torn_tail(&self) -> Option<&TornTail> {
         self.torn.as_ref()
+    }
+
+    /// Every byte range outside the complete messages, in file order:
+    /// gaps between messages and the torn tail (`spec/files.md` §2).
+    pub fn damage(&self) -> Vec<super::Damage> {
+        super::damage::damage_of(&self.spans, self.torn.as_ref(), self.size)
+    }
+
+    /// `Ok` when the file is wholly complete messages (or empty); else the
+    /// error for its first damage: `Truncated` when its bytes are a message
+    /// cut short, `Framing` otherwise, at that offset and message index.
+    /// Opening is lenient (the intact messages stay readable); this is
+    /// the check for callers that want the whole file.
+    pub fn check_intact(&self) -> Result<()> {
+        super::damage::check_intact(&self.spans, self.torn.as_ref(), self.size)
     }
 
     /// Whether message `m`'s index was read (objects of it are then read
