@@ -7,13 +7,13 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::locate::MessageIndex;
 use super::partial::check_len;
 use super::source::ByteSource;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::wire::frame::Frame;
 use crate::wire::header::{Cursor, FrameHeader, Postamble};
+use crate::wire::locate::MessageIndex;
 use crate::wire::scan::MessageSpan;
 use crate::wire::tables::IndexTable;
 use crate::wire::{

@@ -6,7 +6,6 @@ mod damage;
 mod footer;
 pub(crate) mod index;
 mod layout;
-pub(crate) mod locate;
 mod partial;
 pub(crate) mod pod;
 mod ranges;
@@ -14,11 +13,11 @@ mod reader;
 mod salvage;
 mod source;
 
+pub use crate::wire::locate::DEFAULT_HEAD_WINDOW;
 pub use append::{AppendOptions, Appender, TornTailPolicy};
 pub use damage::Damage;
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-pub use locate::DEFAULT_HEAD_WINDOW;
 pub use pod::{try_cast, Pod};
 pub use ranges::{
     coalesce, split_merged as ranges_split, Coalescing, HeadCached, DEFAULT_COALESCE_GAP,

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::index::{index_messages, index_messages_with, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-use super::locate::{header_metadata, locate_index, IndexedFrame, MessageAt, MessageIndex};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
@@ -23,6 +22,7 @@ use crate::limits::Limits;
 use crate::metadata::GlobalMetadata;
 use crate::wire::frame::Frame;
 use crate::wire::header::Preamble;
+use crate::wire::locate::{header_metadata, locate_index, IndexedFrame, MessageAt, MessageIndex};
 use crate::wire::scan::MessageSpan;
 use crate::wire::{POSTAMBLE_LEN, PREAMBLE_LEN};
 
@@ -435,10 +435,16 @@ fn indexes_in_prefix(
                     base: s.offset,
                     avail: size - s.offset,
                 };
-                let ix = locate_index(&only, at, Some(s.len), end - s.offset, limits)
-                    .ok()
-                    .flatten()
-                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
+                let ix = locate_index(
+                    &only as &dyn ByteSource,
+                    at,
+                    Some(s.len),
+                    end - s.offset,
+                    limits,
+                )
+                .ok()
+                .flatten()
+                .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
                 if ix.is_some() {
                     let _ = l.index.set(ix);
                 }
@@ -577,7 +583,13 @@ impl<S: ByteSource> SourceFile<S> {
                 base: p,
                 avail: size - p,
             };
-            if let Ok(Some(ix)) = locate_index(&ra, at, None, ra.hints().head_window, limits) {
+            if let Ok(Some(ix)) = locate_index(
+                &ra as &dyn ByteSource,
+                at,
+                None,
+                ra.hints().head_window,
+                limits,
+            ) {
                 found.push((p, ix));
             }
         });
@@ -958,7 +970,7 @@ impl<S: ByteSource> SourceFile<S> {
             base: span.offset,
             avail: span.len,
         };
-        let Some(hm) = header_metadata(&win, at, span.len, w, &o.limits)? else {
+        let Some(hm) = header_metadata(&win as &dyn ByteSource, at, span.len, w, &o.limits)? else {
             return Ok(None);
         };
         let data_start = ix.offsets.first().copied().unwrap_or(ix.frames_end);

@@ -174,6 +174,17 @@ impl<L: Layer> ByteSource for L {
     }
 }
 
+/// The locator of the wire layer reads through any source: borrowing
+/// when the bytes are in memory.
+impl crate::wire::locate::ReadRange for dyn ByteSource + '_ {
+    fn read_range(&self, r: Range<u64>) -> Result<std::borrow::Cow<'_, [u8]>> {
+        if let Some(b) = self.as_slice().and_then(|s| slice_range(s, &r).ok()) {
+            return Ok(std::borrow::Cow::Borrowed(b));
+        }
+        Ok(std::borrow::Cow::Owned(self.read_bytes(r)?.into()))
+    }
+}
+
 /// `range`'s length as a buffer size.
 pub(crate) fn range_len(range: &Range<u64>) -> Result<usize> {
     let n = range.end.checked_sub(range.start).ok_or_else(|| {
