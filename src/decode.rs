@@ -4,12 +4,12 @@ use std::borrow::Cow;
 
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, ErrorKind, Result};
-use crate::file::locate::{locate_data_frame, MessageAt};
 use crate::limits::Limits;
 use crate::metadata::{GlobalMetadata, RESERVED_KEY};
 use crate::pipeline::{self, PipelineDecodeOptions};
 use crate::wire::frame::Frame;
 use crate::wire::layout::{parse_layout, MessageLayout};
+use crate::wire::locate::{locate_data_frame, MessageAt};
 use crate::wire::tables::{HashTable, IndexTable};
 use crate::wire::FrameType;
 
@@ -580,7 +580,7 @@ pub fn locate_object<'a>(
         base,
         avail: buf.len() as u64,
     };
-    match locate_data_frame(&buf, at, index, limits)? {
+    match locate_data_frame(buf, at, index, limits)? {
         Some(e) => {
             // The locator checked the range against the message length,
             // which fits in `buf`.

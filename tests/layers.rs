@@ -1,8 +1,8 @@
 //! Import directions between layers: the data model (descriptor, pipeline
 //! specification, metadata, dtype, CBOR) names nothing of the codec
-//! runtime in `src/pipeline/` (`spec/pipeline.md` §1), and the file layer
-//! nothing of the tensor layer (`spec/files.md` §7), so neither pair forms
-//! an import cycle.
+//! runtime in `src/pipeline/` (`spec/pipeline.md` §1), the file layer
+//! nothing of the tensor layer, and decoding and the wire layer nothing of
+//! the file layer (`spec/files.md` §7), so no pair forms an import cycle.
 
 use std::path::{Path, PathBuf};
 
@@ -65,6 +65,15 @@ fn the_file_layer_does_not_import_tensors() {
     check(&["file"], 10, "crate::tensor");
 }
 
+/// Decoding reads messages through the wire layer, which names neither
+/// decode nor files, so decode → file → decode is no cycle: the file
+/// layer sits above both (`spec/files.md` §7).
+#[test]
+fn decoding_and_the_wire_layer_do_not_import_files() {
+    check(&["decode.rs", "wire"], 8, "crate::file");
+    check(&["wire"], 7, "crate::decode");
+}
+
 #[test]
 fn the_check_sees_an_import() {
     let text = "use crate::pipeline::Codec;\nuse crate::pipeline_spec::Szip;\n";
@@ -72,6 +81,8 @@ fn the_check_sees_an_import() {
         mentions(text, "crate::pipeline"),
         ["use crate::pipeline::Codec;"]
     );
+    let wire = "use crate::file::locate::MessageAt;\n";
+    assert_eq!(mentions(wire, "crate::file").len(), 1);
     let in_tests = "#[cfg(test)]\nuse crate::pipeline::Codec;\n";
     assert!(mentions(in_tests, "crate::pipeline").is_empty());
 }

@@ -448,3 +448,38 @@ fn an_empty_object_opens_through_a_head() {
     let f = SourceFile::open(src, &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), 0);
 }
+
+#[test]
+fn a_cut_last_message_over_http_is_the_damage_a_local_file_reports() {
+    let Some(http) = servers::http() else { return };
+    let mut bytes = many_messages(20, 512);
+    let whole = bytes.len();
+    let last = many_messages(1, 4096);
+    bytes.extend_from_slice(&last[..last.len() / 2]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.tgm");
+    std::fs::write(&p, &bytes).unwrap();
+    let local = tgm::TgmFile::open(&p).unwrap();
+    let want = local.check_intact().unwrap_err();
+    assert_eq!(want.kind(), &ErrorKind::Truncated);
+    assert_eq!(want.offset(), Some(whole as u64));
+
+    let url = http.put("damage/cut.tgm", &bytes);
+    for readahead in [0, 1 << 16] {
+        let opts = RemoteOptions::default().with_readahead(readahead);
+        let src = RemoteSource::open(&url, &opts).unwrap();
+        let f = SourceFile::open(src, &Limits::default()).unwrap();
+        assert_eq!(f.num_messages(), 20);
+        assert_eq!(f.damage(), local.damage(), "readahead {readahead}");
+        let got = f.check_intact().unwrap_err();
+        assert_eq!(got.to_string(), want.to_string(), "readahead {readahead}");
+        let obj = f.decode_object(19, 2, &DecodeOptions::default()).unwrap();
+        assert_eq!(
+            obj.data,
+            local
+                .decode_object(19, 2, &DecodeOptions::default())
+                .unwrap()
+                .data
+        );
+    }
+}

@@ -2,7 +2,10 @@
 //! a wrapper source over files of 1,000 messages (`spec/files.md` §7).
 
 use bytes::Bytes;
-use tgm::file::{ByteSource, CountingSource, FileSource, MmapSource, SourceFile};
+use tgm::file::{
+    ByteSource, Coalescing, CountingSource, FileSource, HeadCached, MmapSource, SourceFile,
+    SourceHints,
+};
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
 };
@@ -150,4 +153,108 @@ fn files_maps_and_memory_agree() {
     assert!(file.decode_object(1000, 0, &opts).is_err());
     assert!(file.decode_object(0, 3, &opts).is_err());
     assert_eq!(file.source().len().unwrap(), all.len() as u64);
+}
+
+/// Bytes in memory that say what a remote source says: check digests.
+struct MustVerify(Bytes);
+
+impl ByteSource for MustVerify {
+    fn len(&self) -> tgm::Result<u64> {
+        ByteSource::len(&self.0)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> tgm::Result<()> {
+        self.0.read_at(offset, buf)
+    }
+    fn hints(&self) -> SourceHints {
+        SourceHints {
+            requires_verification: true,
+            etag: Some("\"v1\"".into()),
+            ..SourceHints::default()
+        }
+    }
+}
+
+#[test]
+fn digests_are_checked_through_every_wrapper_of_a_source_that_requires_it() {
+    let mut msg = buffered(0);
+    let payload = object(0, 1).1;
+    let at = msg
+        .windows(payload.len())
+        .position(|w| w == &payload[..])
+        .expect("object 1 is stored as is");
+    msg[at + 100] ^= 0x40;
+    let off = DecodeOptions::default().verify(tgm::Verify::Off);
+    let plain = SourceFile::open(Bytes::from(msg.clone()), &Limits::default()).unwrap();
+    assert!(
+        plain.decode_object(0, 1, &off).is_ok(),
+        "a local source decodes the damaged object unchecked when asked"
+    );
+    let sources: Vec<(&str, Box<dyn ByteSource>)> = vec![
+        ("bare", Box::new(MustVerify(Bytes::from(msg.clone())))),
+        (
+            "counted, coalesced, head-cached",
+            Box::new(Coalescing::new(
+                HeadCached::new(
+                    CountingSource::new(std::sync::Arc::new(MustVerify(Bytes::from(msg.clone())))),
+                    64,
+                )
+                .unwrap(),
+                1024,
+            )),
+        ),
+    ];
+    for (name, src) in sources {
+        let f = SourceFile::open(src, &Limits::default()).unwrap();
+        assert_eq!(f.source().hints().etag.as_deref(), Some("\"v1\""), "{name}");
+        let e = f.decode_object(0, 1, &off).unwrap_err();
+        assert!(
+            matches!(e.kind(), tgm::ErrorKind::HashMismatch { .. }),
+            "{name}: {e}"
+        );
+        assert!(f.decode_object(0, 0, &off).is_ok(), "{name}");
+    }
+}
+
+#[test]
+fn a_cut_last_message_is_the_same_damage_through_any_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.tgm");
+    let mut all: Vec<u8> = (0..5).flat_map(buffered).collect();
+    let whole = all.len() as u64;
+    let next = buffered(5);
+    all.extend_from_slice(&next[..next.len() - 10]);
+    std::fs::write(&p, &all).unwrap();
+    let local = tgm::TgmFile::open(&p).unwrap();
+    let want = local.damage();
+    assert_eq!(want.len(), 1);
+    assert_eq!((want[0].offset, want[0].message), (whole, 5));
+    assert!(want[0].truncated);
+    let e = local.check_intact().unwrap_err();
+    assert_eq!(e.kind(), &tgm::ErrorKind::Truncated);
+    assert_eq!((e.offset(), e.message_index()), (Some(whole), Some(5)));
+
+    let remote_like = || MustVerify(Bytes::from(all.clone()));
+    let sources: Vec<(&str, Box<dyn ByteSource>)> = vec![
+        ("memory", Box::new(Bytes::from(all.clone()))),
+        ("remote-like", Box::new(remote_like())),
+        (
+            "remote-like, head-cached",
+            Box::new(HeadCached::new(remote_like(), 4096).unwrap()),
+        ),
+    ];
+    for (name, src) in sources {
+        for readahead in [0, 1 << 16] {
+            let f = SourceFile::open_with_readahead(&src, &Limits::default(), readahead).unwrap();
+            assert_eq!(f.num_messages(), 5, "{name}");
+            assert_eq!(f.damage(), want, "{name}, readahead {readahead}");
+            let got = f.check_intact().unwrap_err();
+            assert_eq!(got.to_string(), e.to_string(), "{name}");
+        }
+    }
+    let intact = SourceFile::open(
+        Bytes::from(all[..whole as usize].to_vec()),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(intact.damage().is_empty() && intact.check_intact().is_ok());
 }

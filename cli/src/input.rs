@@ -64,29 +64,9 @@ impl CachedSource {
     }
 }
 
-/// A byte range of an archive outside every complete message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damage {
-    /// First byte.
-    pub offset: u64,
-    /// Length up to the next message or the end of the file.
-    pub len: u64,
-    /// Why the bytes form no message.
-    pub reason: String,
-    /// The bytes are a message cut short.
-    pub truncated: bool,
-}
-
-impl Damage {
-    fn gap(offset: u64, len: u64) -> Self {
-        Damage {
-            offset,
-            len,
-            reason: "bytes between messages that form none".into(),
-            truncated: false,
-        }
-    }
-}
+/// A byte range of an archive outside every complete message: the
+/// library's report, the same for a path and a URL.
+pub use tgm::file::Damage;
 
 /// One object of a message: its descriptor as stored and bytes of it,
 /// either its decoded elements ([`Archive::decode_message`]) or its stored
@@ -302,25 +282,10 @@ impl Archive {
     /// Every byte range outside complete messages, in file order. See
     /// `spec/files.md` §2 (torn tails) and §6 (salvage).
     pub fn damage(&self) -> Vec<Damage> {
-        let mut out = Vec::new();
-        let mut pos = 0;
-        for s in self.spans() {
-            if s.offset > pos {
-                out.push(Damage::gap(pos, s.offset - pos));
-            }
-            pos = s.offset + s.len;
+        match &self.reader {
+            Reader::Local(f) => f.damage(),
+            Reader::Source(s) => s.file.damage(),
         }
-        match self.torn_tail() {
-            Some(t) => out.push(Damage {
-                offset: t.offset,
-                len: t.len,
-                reason: t.reason.clone(),
-                truncated: t.is_truncation(),
-            }),
-            None if pos < self.size() => out.push(Damage::gap(pos, self.size() - pos)),
-            None => {}
-        }
-        out
     }
 
     /// One line naming the archive, the damage's offset and its kind.

@@ -280,32 +280,10 @@ fn export_and_copy_from_urls_write_the_same_files() {
 fn ls_over_http_reads_headers_not_payloads() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let big = dir.path().join("big.npy");
     // 1 MiB of float64 per message.
-    npy(
-        &big,
-        Dtype::Float64,
-        &[131_072],
-        &f64_bytes((0..131_072).map(|i| i as f64)),
-    );
-    let x = dir.path().join("big.tgm");
-    for append in [false, true, true] {
-        let mut args = vec!["import", s(&big), "-o", s(&x)];
-        if append {
-            args.push("--append");
-        }
-        let r = tgm(&args);
-        assert!(r.ok, "{}", r.err);
-    }
+    let x = appended_archive(dir.path(), "big", 131_072, 3);
     let bytes = std::fs::read(&x).unwrap();
-    let url = http.put("cli/big.tgm", &bytes);
-    let mark = http.log_mark();
-    same_as_local_file(&["ls", "-j", "{}"], &x, &url);
-    let log: Vec<_> = http
-        .requests_since(mark)
-        .into_iter()
-        .filter(|r| r.is_for("cli/big.tgm"))
-        .collect();
+    let log = ls_requests(http, &["ls", "-j", "{}"], &x, "cli/big.tgm");
     let transferred: u64 = log.iter().map(|r| r.body_bytes).sum();
     assert!(
         transferred < bytes.len() as u64 / 100,
@@ -313,6 +291,76 @@ fn ls_over_http_reads_headers_not_payloads() {
         bytes.len(),
         log.len()
     );
+}
+
+/// Issue 25 item 5: `ls` of an archive of 200 messages built by
+/// `import --append` (footer-indexed) reads each message's postamble and
+/// footer frames only: after the opening GET, at most 2 requests per
+/// message, and under 5 % of the file (`spec/remote.md` §3).
+#[test]
+fn ls_of_an_appended_archive_reads_footers_in_at_most_two_requests_per_message() {
+    let Some(http) = servers::http() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    const N: usize = 200;
+    // 1,300 float64 per message from `s.npy`, as in the README's
+    // measurement (the file name is part of each message's metadata).
+    let x = appended_archive(dir.path(), "s", 1300, N);
+    let bytes = std::fs::read(&x).unwrap();
+    let log = ls_requests(http, &["ls", "{}"], &x, "cli/s.tgm");
+    let moved: u64 = log.iter().map(|r| r.body_bytes).sum();
+    println!(
+        "ls {N} appended messages ({} bytes): {} requests, {moved} bytes ({:.2} %)",
+        bytes.len(),
+        log.len(),
+        moved as f64 * 100.0 / bytes.len() as f64
+    );
+    // The first GET of the head window, then per message one hop at open
+    // and one read of its end.
+    assert!(log.len() <= 2 * N + 1, "{} requests", log.len());
+    assert!(
+        moved * 20 < bytes.len() as u64,
+        "ls moved {moved} of {} bytes",
+        bytes.len()
+    );
+}
+
+/// `NAME.tgm` in `dir`: `count` messages of `elems` float64 each, the
+/// first by `import`, the others by `import --append` (footer-indexed).
+fn appended_archive(dir: &Path, name: &str, elems: usize, count: usize) -> PathBuf {
+    let npy_in = dir.join(format!("{name}.npy"));
+    npy(
+        &npy_in,
+        Dtype::Float64,
+        &[elems as u64],
+        &f64_bytes((0..elems).map(|i| i as f64 * 0.5)),
+    );
+    let x = dir.join(format!("{name}.tgm"));
+    for i in 0..count {
+        let mut args = vec!["import", s(&npy_in), "-o", s(&x)];
+        if i > 0 {
+            args.push("--append");
+        }
+        let r = tgm(&args);
+        assert!(r.ok, "{}", r.err);
+    }
+    x
+}
+
+/// Serves `local` as `name`, runs `args` on it and on its URL, checks
+/// they print the same, and returns the requests the URL run sent.
+fn ls_requests(
+    http: &servers::Http,
+    args: &[&str],
+    local: &Path,
+    name: &str,
+) -> Vec<servers::Request> {
+    let url = http.put(name, &std::fs::read(local).unwrap());
+    let mark = http.log_mark();
+    same_as_local_file(args, local, &url);
+    http.requests_since(mark)
+        .into_iter()
+        .filter(|r| r.is_for(name))
+        .collect()
 }
 
 /// [`same_as_local`] for an arbitrary local file.

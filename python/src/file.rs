@@ -12,65 +12,20 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use tgm::file::{
-    ByteSource, FileLayout, FileSource, MessageLayout, SourceFile, TornTail, LAYOUT_VERSION,
-};
-use tgm::{ByteOrder, DecodeOptions, Dtype, Error, GlobalMetadata, Limits, MessageSpan};
+use tgm::file::{ByteSource, FileLayout, FileSource, MessageLayout, SourceFile, LAYOUT_VERSION};
+use tgm::{ByteOrder, DecodeOptions, Dtype, Error, GlobalMetadata, Limits};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
 use crate::core::{array_of, decode_options, message_to_py, verify_policy, DecodedPy};
 use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
-/// Bytes of a file outside every complete message (`spec/files.md` §2).
-struct Damage {
-    offset: u64,
-    len: u64,
-    reason: String,
-    /// The bytes start a message cut short.
-    truncated: bool,
-    /// Complete messages before it: the index the damaged one would have.
-    message: usize,
-}
-
 /// `[(offset, length, reason, truncated)]` of the bytes of `f` outside
 /// complete messages (`spec/files.md` §2).
 pub(crate) fn damage_rows<S: ByteSource>(f: &SourceFile<S>) -> Vec<(u64, u64, String, bool)> {
-    damage(f.spans(), f.torn_tail(), f.size())
+    f.damage()
         .into_iter()
         .map(|d| (d.offset, d.len, d.reason, d.truncated))
         .collect()
-}
-
-/// Every byte range outside the complete messages `spans` of a file of
-/// `size` bytes, in file order.
-fn damage(spans: &[MessageSpan], torn: Option<&TornTail>, size: u64) -> Vec<Damage> {
-    let gap = |offset, len, message| Damage {
-        offset,
-        len,
-        reason: "bytes between messages that form none".into(),
-        truncated: false,
-        message,
-    };
-    let mut out = Vec::new();
-    let mut pos = 0;
-    for (i, s) in spans.iter().enumerate() {
-        if s.offset > pos {
-            out.push(gap(pos, s.offset - pos, i));
-        }
-        pos = s.offset + s.len;
-    }
-    match torn {
-        Some(t) => out.push(Damage {
-            offset: t.offset,
-            len: t.len,
-            reason: t.reason.clone(),
-            truncated: t.is_truncation(),
-            message: spans.len(),
-        }),
-        None if pos < size => out.push(gap(pos, size - pos, spans.len())),
-        None => {}
-    }
-    out
 }
 
 /// The error opening a file raises: not a Tensogram file at all, or
@@ -81,35 +36,29 @@ pub(crate) fn check_intact<S: ByteSource>(
     f: &SourceFile<S>,
     intact_only: bool,
 ) -> tgm::Result<()> {
-    let found = damage(f.spans(), f.torn_tail(), f.size());
-    let cut = found.iter().any(|d| d.truncated);
-    if f.size() > 0 && f.num_messages() == 0 && !cut {
-        return Err(Error::framing(format!(
-            "not a Tensogram file (no message found in {} bytes)",
-            f.size()
-        ))
-        .at(0)
-        .with_path(path));
-    }
-    let Some(d) = found.first().filter(|_| !intact_only) else {
+    let Err(e) = f.check_intact() else {
         return Ok(());
     };
+    // No message and no cut one: not a Tensogram file, whatever is asked.
+    let not_tensogram = f.num_messages() == 0 && *e.kind() != tgm::ErrorKind::Truncated;
+    if not_tensogram {
+        return Err(e.with_path(path));
+    }
+    if intact_only {
+        return Ok(());
+    }
     let hint = format!(
         "open with intact_only=True to read the {} intact messages",
         f.num_messages()
     );
-    let e = if d.truncated {
-        Error::truncated(format!(
-            "truncated: the message starting here is cut short ({} bytes of it remain); {hint}",
-            d.len
-        ))
-    } else {
-        Error::framing(format!(
-            "damaged: {} bytes form no message ({}); {hint}",
-            d.len, d.reason
-        ))
-    };
-    Err(e.at(d.offset).in_message(d.message).with_path(path))
+    let mut out = Error::new(e.kind().clone(), format!("{}; {hint}", e.detail()));
+    if let Some(at) = e.offset() {
+        out = out.at(at);
+    }
+    if let Some(m) = e.message_index() {
+        out = out.in_message(m);
+    }
+    Err(out.with_path(path))
 }
 
 /// Parsed message metadata shared with the file's cache.

@@ -7,13 +7,13 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::locate::MessageIndex;
 use super::partial::check_len;
 use super::source::ByteSource;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::wire::frame::Frame;
 use crate::wire::header::{Cursor, FrameHeader, Postamble};
+use crate::wire::locate::MessageIndex;
 use crate::wire::scan::MessageSpan;
 use crate::wire::tables::IndexTable;
 use crate::wire::{
@@ -24,6 +24,12 @@ use crate::wire::{
 /// Bytes read before the first footer frame with the footer frames: the
 /// last data frame's footer (20 bytes) and its padding (at most 7).
 const FOOTER_SLACK: u64 = 32;
+
+/// Bytes of the first footer-indexed message's end read at once, before
+/// any message has told how long its end is: enough for the descriptor,
+/// footer frames and postamble of a one-object message, so that it too
+/// costs one request (`spec/remote.md` §3).
+pub(crate) const FIRST_TAIL: u64 = 512;
 
 /// The largest end window a previous message can make the next read at
 /// once ([`FooterRead::tail`]).
@@ -94,7 +100,8 @@ impl<'s> Pieces<'s> {
 }
 
 /// Reads what listing the message at `span` needs from its end: the first
-/// read takes its last `hint` bytes (at least the postamble); the footer
+/// read takes its last `hint` bytes ([`FIRST_TAIL`] when 0; at least the
+/// postamble); the footer
 /// frames, then the data frames' footers, then their descriptors are read
 /// where that did not hold them, one `read_ranges` call each. `None` when
 /// the message has no footer index to be read this way (no footer frames,
@@ -116,6 +123,7 @@ pub(crate) fn read_footer(
         src,
         got: Vec::new(),
     };
+    let hint = if hint == 0 { FIRST_TAIL } else { hint };
     let first = hint.clamp(POSTAMBLE_LEN as u64, span.len - PREAMBLE_LEN as u64);
     p.need(end - first..end)?;
     let post = p.need(base + frames_end..end)?;

@@ -29,7 +29,7 @@ impl TornTail {
     }
 }
 
-const INCOMPLETE: &str = "a message starts here but is incomplete (interrupted write?)";
+pub(crate) const INCOMPLETE: &str = "a message starts here but is incomplete (interrupted write?)";
 
 /// Bytes of the remainder read at once by the damage scan; a remainder
 /// this short or shorter is scanned whole, exactly as [`Scanner`] does.

@@ -2,10 +2,10 @@
 //! appending, salvage of damaged files. See `spec/files.md`.
 
 mod append;
+mod damage;
 mod footer;
 pub(crate) mod index;
 mod layout;
-pub(crate) mod locate;
 mod partial;
 pub(crate) mod pod;
 mod ranges;
@@ -13,14 +13,15 @@ mod reader;
 mod salvage;
 mod source;
 
+pub use crate::wire::locate::DEFAULT_HEAD_WINDOW;
 pub use append::{AppendOptions, Appender, TornTailPolicy};
+pub use damage::Damage;
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-pub use locate::DEFAULT_HEAD_WINDOW;
 pub use pod::{try_cast, Pod};
 pub use ranges::{
     coalesce, split_merged as ranges_split, Coalescing, HeadCached, DEFAULT_COALESCE_GAP,
 };
 pub use reader::{value_matches, Backend, ObjectBuffer, SourceFile, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};
-pub use source::{ByteSource, CountingSource, FileSource, MmapSource};
+pub use source::{ByteSource, CountingSource, FileSource, MmapSource, SourceHints};

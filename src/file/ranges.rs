@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use super::source::ByteSource;
+use super::source::{ByteSource, Layer};
 use crate::error::{Error, Result};
 
 /// Ranges closer than this are fetched as one by [`Coalescing`] and the
@@ -99,38 +99,15 @@ impl<S: ByteSource> Coalescing<S> {
     }
 }
 
-impl<S: ByteSource> ByteSource for Coalescing<S> {
-    fn len(&self) -> Result<u64> {
-        self.inner.len()
+impl<S: ByteSource> Layer for Coalescing<S> {
+    type Inner = S;
+    fn inner(&self) -> &S {
+        &self.inner
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.inner.read_at(offset, buf)
-    }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
-        self.inner.read_bytes(range)
-    }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         let merged = coalesce(ranges, self.gap)?;
         let got = self.inner.read_ranges(&merged)?;
         split_merged(ranges, &merged, &got)
-    }
-    fn as_slice(&self) -> Option<&[u8]> {
-        self.inner.as_slice()
-    }
-    fn requires_verification(&self) -> bool {
-        self.inner.requires_verification()
-    }
-    fn etag(&self) -> Option<String> {
-        self.inner.etag()
-    }
-    fn readahead(&self) -> u64 {
-        self.inner.readahead()
-    }
-    fn head_window(&self) -> u64 {
-        self.inner.head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
-        self.inner.cached_prefix()
     }
 }
 
@@ -197,17 +174,21 @@ impl<'s> Readahead<'s> {
     }
 }
 
-impl ByteSource for Readahead<'_> {
-    fn len(&self) -> Result<u64> {
+impl<'s> Layer for Readahead<'s> {
+    type Inner = dyn ByteSource + 's;
+    fn inner(&self) -> &Self::Inner {
+        self.src
+    }
+    fn serve_len(&self) -> Result<u64> {
         Ok(self.size)
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fn serve_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset.saturating_add(buf.len() as u64);
-        let b = self.read_bytes(offset..end)?;
+        let b = self.serve_bytes(offset..end)?;
         buf.copy_from_slice(&b);
         Ok(())
     }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+    fn serve_bytes(&self, range: Range<u64>) -> Result<Bytes> {
         super::source::range_len(&range)?;
         if let Some(b) = self.cached(&range) {
             return Ok(b);
@@ -225,14 +206,8 @@ impl ByteSource for Readahead<'_> {
         *self.cur.lock().unwrap_or_else(|p| p.into_inner()) = (range.start, b);
         Ok(out)
     }
-    fn as_slice(&self) -> Option<&[u8]> {
-        self.src.as_slice()
-    }
-    fn head_window(&self) -> u64 {
-        self.src.head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
-        self.src.cached_prefix()
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        ranges.iter().map(|r| self.serve_bytes(r.clone())).collect()
     }
 }
 
@@ -261,11 +236,12 @@ impl<S: ByteSource> HeadCached<S> {
     }
 }
 
-impl<S: ByteSource> ByteSource for HeadCached<S> {
-    fn len(&self) -> Result<u64> {
-        self.inner.len()
+impl<S: ByteSource> Layer for HeadCached<S> {
+    type Inner = S;
+    fn inner(&self) -> &S {
+        &self.inner
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fn serve_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset.saturating_add(buf.len() as u64);
         if end <= self.head.len() as u64 {
             buf.copy_from_slice(&self.head[offset as usize..end as usize]);
@@ -273,36 +249,21 @@ impl<S: ByteSource> ByteSource for HeadCached<S> {
         }
         self.inner.read_at(offset, buf)
     }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+    fn serve_bytes(&self, range: Range<u64>) -> Result<Bytes> {
         super::source::range_len(&range)?;
         if range.end <= self.head.len() as u64 {
             return Ok(self.head.slice(range.start as usize..range.end as usize));
         }
         self.inner.read_bytes(range)
     }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         let n = self.head.len() as u64;
         if ranges.iter().all(|r| r.end <= n) {
-            return ranges.iter().map(|r| self.read_bytes(r.clone())).collect();
+            return ranges.iter().map(|r| self.serve_bytes(r.clone())).collect();
         }
         self.inner.read_ranges(ranges)
     }
-    fn as_slice(&self) -> Option<&[u8]> {
-        self.inner.as_slice()
-    }
-    fn requires_verification(&self) -> bool {
-        self.inner.requires_verification()
-    }
-    fn etag(&self) -> Option<String> {
-        self.inner.etag()
-    }
-    fn readahead(&self) -> u64 {
-        self.inner.readahead()
-    }
-    fn head_window(&self) -> u64 {
-        self.inner.head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
+    fn held_prefix(&self) -> u64 {
         self.head.len() as u64
     }
 }
@@ -337,11 +298,12 @@ impl<'s> WindowAt<'s> {
     }
 }
 
-impl ByteSource for WindowAt<'_> {
-    fn len(&self) -> Result<u64> {
-        self.src.len()
+impl<'s> Layer for WindowAt<'s> {
+    type Inner = dyn ByteSource + 's;
+    fn inner(&self) -> &Self::Inner {
+        self.src
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fn serve_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let r = offset..offset.saturating_add(buf.len() as u64);
         match self.inside(&r) {
             Some(b) => {
@@ -351,17 +313,14 @@ impl ByteSource for WindowAt<'_> {
             None => self.src.read_at(offset, buf),
         }
     }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+    fn serve_bytes(&self, range: Range<u64>) -> Result<Bytes> {
         match self.inside(&range) {
             Some(b) => Ok(b),
             None => self.src.read_bytes(range),
         }
     }
-    fn as_slice(&self) -> Option<&[u8]> {
-        self.src.as_slice()
-    }
-    fn head_window(&self) -> u64 {
-        self.src.head_window()
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        ranges.iter().map(|r| self.serve_bytes(r.clone())).collect()
     }
 }
 
@@ -382,27 +341,108 @@ impl PrefixOnly<'_> {
     }
 }
 
-impl ByteSource for PrefixOnly<'_> {
-    fn len(&self) -> Result<u64> {
-        self.src.len()
+impl<'s> Layer for PrefixOnly<'s> {
+    type Inner = dyn ByteSource + 's;
+    fn inner(&self) -> &Self::Inner {
+        self.src
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fn serve_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.check(&(offset..offset.saturating_add(buf.len() as u64)))?;
         self.src.read_at(offset, buf)
     }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+    fn serve_bytes(&self, range: Range<u64>) -> Result<Bytes> {
         self.check(&range)?;
         self.src.read_bytes(range)
     }
-    fn as_slice(&self) -> Option<&[u8]> {
-        self.src.as_slice()
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        ranges.iter().map(|r| self.serve_bytes(r.clone())).collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file::CountingSource;
+    use crate::file::{CountingSource, SourceHints};
+    use std::sync::Arc;
+
+    /// Bytes in memory with the hints a remote source would give.
+    struct Tagged(Vec<u8>, SourceHints);
+
+    impl ByteSource for Tagged {
+        fn len(&self) -> Result<u64> {
+            ByteSource::len(&self.0)
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+            self.0.read_at(offset, buf)
+        }
+        fn hints(&self) -> SourceHints {
+            self.1.clone()
+        }
+    }
+
+    fn remote_like() -> Tagged {
+        let hints = SourceHints {
+            requires_verification: true,
+            etag: Some("\"v1\"".into()),
+            readahead: 12_345,
+            head_window: 678,
+            cached_prefix: 40,
+        };
+        Tagged((0..=255).cycle().take(1000).collect(), hints)
+    }
+
+    #[test]
+    fn no_wrapper_drops_a_hint() {
+        let t = remote_like();
+        let want = t.hints();
+        assert_ne!(want, SourceHints::default());
+        let d: &dyn ByteSource = &t;
+        let ra = Readahead::new(d, 1000, 64);
+        let ra0 = Readahead::new(d, 1000, 0);
+        let win = WindowAt::new(d, 10..20).unwrap();
+        let pre = PrefixOnly { src: d, end: 30 };
+        let wrapped: Vec<(&str, Box<dyn ByteSource + '_>)> = vec![
+            ("&", Box::new(&t)),
+            ("Arc", Box::new(Arc::new(remote_like()))),
+            ("Box", Box::new(Box::new(remote_like()))),
+            (
+                "Box<dyn>",
+                Box::new(Box::new(remote_like()) as Box<dyn ByteSource>),
+            ),
+            ("CountingSource", Box::new(CountingSource::new(&t))),
+            ("Coalescing", Box::new(Coalescing::new(&t, 16))),
+            ("HeadCached", Box::new(HeadCached::new(&t, 8).unwrap())),
+            ("Readahead", Box::new(&ra)),
+            ("Readahead(0)", Box::new(&ra0)),
+            ("WindowAt", Box::new(&win)),
+            ("PrefixOnly", Box::new(&pre)),
+            (
+                "nested",
+                Box::new(Coalescing::new(
+                    HeadCached::new(CountingSource::new(Arc::new(&t)), 16).unwrap(),
+                    8,
+                )),
+            ),
+        ];
+        for (name, w) in &wrapped {
+            assert_eq!(w.hints(), want, "{name}");
+        }
+        let ra_nested = Readahead::new(&wrapped[11].1, 1000, 64);
+        let win_nested = WindowAt::new(&ra_nested, 0..100).unwrap();
+        assert_eq!(
+            win_nested.hints(),
+            want,
+            "WindowAt over Readahead over nested"
+        );
+
+        // A wrapper holding more of the start than its source says so,
+        // and keeps every other hint.
+        let h = HeadCached::new(&t, 100).unwrap();
+        let mut more = want.clone();
+        more.cached_prefix = 100;
+        assert_eq!(h.hints(), more);
+        assert_eq!(Coalescing::new(&h, 0).hints(), more);
+    }
 
     #[test]
     fn coalescing_merges_under_the_gap_only() {
@@ -433,7 +473,7 @@ mod tests {
         let v: Vec<u8> = (0..=255).cycle().take(10_000).collect();
         let c = CountingSource::new(v.clone());
         let h = HeadCached::new(&c, 100).unwrap();
-        assert_eq!((c.calls(), h.cached_prefix()), (1, 100));
+        assert_eq!((c.calls(), h.hints().cached_prefix), (1, 100));
         assert_eq!(&h.read_bytes(10..20).unwrap()[..], &v[10..20]);
         let mut b = [0u8; 4];
         h.read_at(96, &mut b).unwrap();
@@ -441,7 +481,7 @@ mod tests {
         assert_eq!(&h.read_bytes(98..102).unwrap()[..], &v[98..102]);
         assert_eq!(c.calls(), 2, "across its end: one read");
         let short = HeadCached::new(vec![1u8, 2, 3], 100).unwrap();
-        assert_eq!(short.cached_prefix(), 3);
+        assert_eq!(short.hints().cached_prefix, 3);
 
         c.reset();
         let w = WindowAt::new(&c, 5000..5100).unwrap();

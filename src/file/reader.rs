@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::index::{index_messages, index_messages_with, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
-use super::locate::{header_metadata, locate_index, IndexedFrame, MessageAt, MessageIndex};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
 use super::source::{ByteSource, FileSource, MmapSource};
@@ -23,6 +22,7 @@ use crate::limits::Limits;
 use crate::metadata::GlobalMetadata;
 use crate::wire::frame::Frame;
 use crate::wire::header::Preamble;
+use crate::wire::locate::{header_metadata, locate_index, IndexedFrame, MessageAt, MessageIndex};
 use crate::wire::scan::MessageSpan;
 use crate::wire::{POSTAMBLE_LEN, PREAMBLE_LEN};
 
@@ -184,6 +184,21 @@ impl TgmFile {
         self.torn.as_ref()
     }
 
+    /// Every byte range outside the complete messages, in file order:
+    /// gaps between messages and the torn tail (`spec/files.md` §2).
+    pub fn damage(&self) -> Vec<super::Damage> {
+        super::damage::damage_of(&self.spans, self.torn.as_ref(), self.size)
+    }
+
+    /// `Ok` when the file is wholly complete messages (or empty); else the
+    /// error for its first damage: `Truncated` when its bytes are a message
+    /// cut short, `Framing` otherwise, at that offset and message index.
+    /// Opening is lenient (the intact messages stay readable); this is
+    /// the check for callers that want the whole file.
+    pub fn check_intact(&self) -> Result<()> {
+        super::damage::check_intact(&self.spans, self.torn.as_ref(), self.size)
+    }
+
     fn span(&self, i: usize) -> Result<MessageSpan> {
         span_of(&self.spans, i)
     }
@@ -225,7 +240,7 @@ impl TgmFile {
             src,
             MessageAt::of(span, self.size),
             Some(span.len),
-            src.head_window(),
+            src.hints().head_window,
             &self.limits,
         )?
         .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len);
@@ -400,7 +415,7 @@ pub const DEFAULT_READAHEAD: u64 = 0;
 
 /// What opening knows of each of `spans`: the index of every message
 /// whose header index lies in the bytes the source holds already
-/// ([`ByteSource::cached_prefix`]), found without a request; the others'
+/// ([`SourceHints::cached_prefix`](super::SourceHints::cached_prefix)), found without a request; the others'
 /// are read when first needed.
 fn indexes_in_prefix(
     src: &dyn ByteSource,
@@ -408,7 +423,7 @@ fn indexes_in_prefix(
     spans: &[MessageSpan],
     limits: &Limits,
 ) -> Vec<Located> {
-    let end = src.cached_prefix().min(size);
+    let end = src.hints().cached_prefix.min(size);
     let only = super::ranges::PrefixOnly { src, end };
     spans
         .iter()
@@ -420,10 +435,16 @@ fn indexes_in_prefix(
                     base: s.offset,
                     avail: size - s.offset,
                 };
-                let ix = locate_index(&only, at, Some(s.len), end - s.offset, limits)
-                    .ok()
-                    .flatten()
-                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
+                let ix = locate_index(
+                    &only as &dyn ByteSource,
+                    at,
+                    Some(s.len),
+                    end - s.offset,
+                    limits,
+                )
+                .ok()
+                .flatten()
+                .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
                 if ix.is_some() {
                     let _ = l.index.set(ix);
                 }
@@ -515,10 +536,10 @@ impl MetadataCache {
 
 impl<S: ByteSource> SourceFile<S> {
     /// Locates the messages of `src` with the source's own readahead
-    /// ([`ByteSource::readahead`]: 0 for local sources, the configured
+    /// ([`SourceHints::readahead`](super::SourceHints::readahead): 0 for local sources, the configured
     /// window for remote ones).
     pub fn open(src: S, limits: &Limits) -> Result<Self> {
-        let ra = src.readahead();
+        let ra = src.hints().readahead;
         Self::open_with_readahead(src, limits, ra)
     }
 
@@ -562,7 +583,13 @@ impl<S: ByteSource> SourceFile<S> {
                 base: p,
                 avail: size - p,
             };
-            if let Ok(Some(ix)) = locate_index(&ra, at, None, ra.head_window(), limits) {
+            if let Ok(Some(ix)) = locate_index(
+                &ra as &dyn ByteSource,
+                at,
+                None,
+                ra.hints().head_window,
+                limits,
+            ) {
                 found.push((p, ix));
             }
         });
@@ -636,7 +663,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// `limits`, and each frame is checked against it when read.
     pub fn from_layout(src: S, layout: &FileLayout, limits: &Limits) -> Result<Self> {
         let size = src.len()?;
-        layout.validate(size, src.etag().as_deref(), limits)?;
+        layout.validate(size, src.hints().etag.as_deref(), limits)?;
         let mut spans = Vec::with_capacity(layout.messages.len());
         let mut located = Vec::with_capacity(layout.messages.len());
         for m in &layout.messages {
@@ -702,7 +729,7 @@ impl<S: ByteSource> SourceFile<S> {
         Ok(FileLayout {
             version: LAYOUT_VERSION,
             source_len: self.size,
-            etag: self.src.etag(),
+            etag: self.src.hints().etag,
             messages,
         })
     }
@@ -730,6 +757,21 @@ impl<S: ByteSource> SourceFile<S> {
     /// Trailing bytes that form no complete message.
     pub fn torn_tail(&self) -> Option<&TornTail> {
         self.torn.as_ref()
+    }
+
+    /// Every byte range outside the complete messages, in file order:
+    /// gaps between messages and the torn tail (`spec/files.md` §2).
+    pub fn damage(&self) -> Vec<super::Damage> {
+        super::damage::damage_of(&self.spans, self.torn.as_ref(), self.size)
+    }
+
+    /// `Ok` when the file is wholly complete messages (or empty); else the
+    /// error for its first damage: `Truncated` when its bytes are a message
+    /// cut short, `Framing` otherwise, at that offset and message index.
+    /// Opening is lenient (the intact messages stay readable); this is
+    /// the check for callers that want the whole file.
+    pub fn check_intact(&self) -> Result<()> {
+        super::damage::check_intact(&self.spans, self.torn.as_ref(), self.size)
     }
 
     /// Whether message `m`'s index was read (objects of it are then read
@@ -760,7 +802,7 @@ impl<S: ByteSource> SourceFile<S> {
                     base: span.offset,
                     avail: span.len,
                 };
-                let w = src.head_window();
+                let w = src.hints().head_window;
                 locate_index(src, at, Some(span.len), w, &self.limits)
                     .ok()
                     .flatten()
@@ -912,7 +954,8 @@ impl<S: ByteSource> SourceFile<S> {
         let span = self.spans[m];
         let w = self
             .src
-            .head_window()
+            .hints()
+            .head_window
             .max(PREAMBLE_LEN as u64)
             .min(span.len);
         let win = super::ranges::WindowAt::new(&self.src, span.offset..span.offset + w)?;
@@ -927,7 +970,7 @@ impl<S: ByteSource> SourceFile<S> {
             base: span.offset,
             avail: span.len,
         };
-        let Some(hm) = header_metadata(&win, at, span.len, w, &o.limits)? else {
+        let Some(hm) = header_metadata(&win as &dyn ByteSource, at, span.len, w, &o.limits)? else {
             return Ok(None);
         };
         let data_start = ix.offsets.first().copied().unwrap_or(ix.frames_end);
@@ -1220,7 +1263,7 @@ impl<S: ByteSource> SourceFile<S> {
     /// `opts`, with digest checking on when the source requires it.
     fn effective(&self, opts: &DecodeOptions) -> DecodeOptions {
         let mut o = opts.clone();
-        if self.src.requires_verification() && o.verify == Verify::Off {
+        if self.src.hints().requires_verification && o.verify == Verify::Off {
             o.verify = Verify::IfPresent;
         }
         o

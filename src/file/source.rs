@@ -56,41 +56,132 @@ pub trait ByteSource: Send + Sync {
         None
     }
 
-    /// Whether frame digests must be checked on whole-frame reads even when
-    /// the caller's options say [`crate::Verify::Off`]: remote sources say
-    /// yes by default (`spec/remote.md` §5).
-    fn requires_verification(&self) -> bool {
-        false
+    /// The source's settings for readers: digest checking, the ETag, and
+    /// how much to read at once (`spec/files.md` §7). Wrappers answer
+    /// their inner source's hints unchanged.
+    fn hints(&self) -> SourceHints {
+        SourceHints::default()
     }
+}
 
+/// What a reader should know about a [`ByteSource`] beyond its bytes: one
+/// value, so that a wrapper forwarding it cannot forget a setting
+/// (`spec/files.md` §7, `spec/remote.md` §3, §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceHints {
+    /// Frame digests must be checked on whole-frame reads even when the
+    /// caller's options say [`crate::Verify::Off`]: remote sources say
+    /// yes by default (`spec/remote.md` §5).
+    pub requires_verification: bool,
     /// A tag naming this version of the source's bytes (a remote object's
     /// ETag), when it has one: a shipped layout records it.
-    fn etag(&self) -> Option<String> {
-        None
-    }
-
+    pub etag: Option<String>,
     /// Bytes [`super::SourceFile::open`] reads at once while locating
     /// messages; 0 (the default, right for local sources) reads exactly
     /// what each step needs and leaves each message's index to be read
     /// when an object of it is first asked for. Remote sources answer
     /// their configured readahead (`spec/remote.md` §3).
-    fn readahead(&self) -> u64 {
-        0
-    }
-
+    pub readahead: u64,
     /// Bytes of a message's start read at once to find its header index
-    /// (`spec/remote.md` §3); remote sources answer their configured
-    /// window.
-    fn head_window(&self) -> u64 {
-        super::DEFAULT_HEAD_WINDOW
-    }
-
+    /// (`spec/remote.md` §3).
+    pub head_window: u64,
     /// Bytes at the start of the source that it holds already and serves
     /// without a request (a remote source's first window, fetched at
     /// open): opening looks for the indexes of the messages that begin
     /// inside them.
-    fn cached_prefix(&self) -> u64 {
+    pub cached_prefix: u64,
+}
+
+impl Default for SourceHints {
+    /// A local source's: no forced verification, no ETag, no readahead,
+    /// the default head window, nothing cached.
+    fn default() -> Self {
+        SourceHints {
+            requires_verification: false,
+            etag: None,
+            readahead: 0,
+            head_window: super::DEFAULT_HEAD_WINDOW,
+            cached_prefix: 0,
+        }
+    }
+}
+
+/// A source made over another: it may serve reads its own way, but its
+/// length and [`SourceHints`] are the inner source's, so no wrapper can
+/// drop a setting. Every wrapper (`Arc`, `Box`, `&S`, the counting,
+/// coalescing and caching ones, the readers' internal windows) is a
+/// `Layer`; the one blanket implementation below makes it a
+/// [`ByteSource`]. Each `serve_*` method defaults to the inner source's.
+pub(crate) trait Layer: Send + Sync {
+    /// The source read through.
+    type Inner: ByteSource + ?Sized;
+
+    /// The source read through.
+    fn inner(&self) -> &Self::Inner;
+
+    /// [`ByteSource::len`].
+    fn serve_len(&self) -> Result<u64> {
+        self.inner().len()
+    }
+
+    /// [`ByteSource::read_at`].
+    fn serve_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner().read_at(offset, buf)
+    }
+
+    /// [`ByteSource::read_bytes`].
+    fn serve_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        self.inner().read_bytes(range)
+    }
+
+    /// [`ByteSource::read_ranges`].
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.inner().read_ranges(ranges)
+    }
+
+    /// [`ByteSource::as_slice`].
+    fn serve_slice(&self) -> Option<&[u8]> {
+        self.inner().as_slice()
+    }
+
+    /// Bytes at the start this layer itself holds (added to, never taking
+    /// from, the inner source's [`SourceHints::cached_prefix`]).
+    fn held_prefix(&self) -> u64 {
         0
+    }
+}
+
+impl<L: Layer> ByteSource for L {
+    fn len(&self) -> Result<u64> {
+        self.serve_len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.serve_at(offset, buf)
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        self.serve_bytes(range)
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.serve_ranges(ranges)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.serve_slice()
+    }
+    fn hints(&self) -> SourceHints {
+        let mut h = self.inner().hints();
+        h.cached_prefix = h.cached_prefix.max(self.held_prefix());
+        h
+    }
+}
+
+/// The locator of the wire layer reads through any source: borrowing
+/// when the bytes are in memory.
+impl crate::wire::locate::ReadRange for dyn ByteSource + '_ {
+    fn read_range(&self, r: Range<u64>) -> Result<std::borrow::Cow<'_, [u8]>> {
+        if let Some(b) = self.as_slice().and_then(|s| slice_range(s, &r).ok()) {
+            return Ok(std::borrow::Cow::Borrowed(b));
+        }
+        Ok(std::borrow::Cow::Owned(self.read_bytes(r)?.into()))
     }
 }
 
@@ -170,102 +261,24 @@ impl ByteSource for Bytes {
     }
 }
 
-impl<S: ByteSource + ?Sized> ByteSource for Arc<S> {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        (**self).read_at(offset, buf)
-    }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
-        (**self).read_bytes(range)
-    }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        (**self).read_ranges(ranges)
-    }
-    fn as_slice(&self) -> Option<&[u8]> {
-        (**self).as_slice()
-    }
-    fn requires_verification(&self) -> bool {
-        (**self).requires_verification()
-    }
-    fn etag(&self) -> Option<String> {
-        (**self).etag()
-    }
-    fn readahead(&self) -> u64 {
-        (**self).readahead()
-    }
-    fn head_window(&self) -> u64 {
-        (**self).head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
-        (**self).cached_prefix()
+impl<S: ByteSource + ?Sized> Layer for Arc<S> {
+    type Inner = S;
+    fn inner(&self) -> &S {
+        self
     }
 }
 
-impl<S: ByteSource + ?Sized> ByteSource for Box<S> {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        (**self).read_at(offset, buf)
-    }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
-        (**self).read_bytes(range)
-    }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        (**self).read_ranges(ranges)
-    }
-    fn as_slice(&self) -> Option<&[u8]> {
-        (**self).as_slice()
-    }
-    fn requires_verification(&self) -> bool {
-        (**self).requires_verification()
-    }
-    fn etag(&self) -> Option<String> {
-        (**self).etag()
-    }
-    fn readahead(&self) -> u64 {
-        (**self).readahead()
-    }
-    fn head_window(&self) -> u64 {
-        (**self).head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
-        (**self).cached_prefix()
+impl<S: ByteSource + ?Sized> Layer for Box<S> {
+    type Inner = S;
+    fn inner(&self) -> &S {
+        self
     }
 }
 
-impl<S: ByteSource + ?Sized> ByteSource for &S {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        (**self).read_at(offset, buf)
-    }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
-        (**self).read_bytes(range)
-    }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        (**self).read_ranges(ranges)
-    }
-    fn as_slice(&self) -> Option<&[u8]> {
-        (**self).as_slice()
-    }
-    fn requires_verification(&self) -> bool {
-        (**self).requires_verification()
-    }
-    fn etag(&self) -> Option<String> {
-        (**self).etag()
-    }
-    fn readahead(&self) -> u64 {
-        (**self).readahead()
-    }
-    fn head_window(&self) -> u64 {
-        (**self).head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
-        (**self).cached_prefix()
+impl<S: ByteSource + ?Sized> Layer for &S {
+    type Inner = S;
+    fn inner(&self) -> &S {
+        self
     }
 }
 
@@ -480,37 +493,26 @@ impl<S: ByteSource> CountingSource<S> {
     }
 }
 
-impl<S: ByteSource> ByteSource for CountingSource<S> {
-    fn len(&self) -> Result<u64> {
-        self.inner.len()
+impl<S: ByteSource> Layer for CountingSource<S> {
+    type Inner = S;
+    fn inner(&self) -> &S {
+        &self.inner
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fn serve_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.count(buf.len() as u64);
         self.inner.read_at(offset, buf)
     }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+    fn serve_bytes(&self, range: Range<u64>) -> Result<Bytes> {
         self.count(range.end.saturating_sub(range.start));
         self.inner.read_bytes(range)
     }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        ranges.iter().map(|r| self.read_bytes(r.clone())).collect()
+    fn serve_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        ranges.iter().map(|r| self.serve_bytes(r.clone())).collect()
     }
-    fn requires_verification(&self) -> bool {
-        self.inner.requires_verification()
+    /// None: every byte a reader uses is counted.
+    fn serve_slice(&self) -> Option<&[u8]> {
+        None
     }
-    fn etag(&self) -> Option<String> {
-        self.inner.etag()
-    }
-    fn readahead(&self) -> u64 {
-        self.inner.readahead()
-    }
-    fn head_window(&self) -> u64 {
-        self.inner.head_window()
-    }
-    fn cached_prefix(&self) -> u64 {
-        self.inner.cached_prefix()
-    }
-    // Deliberately no `as_slice`: every byte a reader uses is counted.
 }
 
 #[cfg(test)]

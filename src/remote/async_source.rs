@@ -127,8 +127,26 @@ impl AsyncRemoteSource {
     /// The first GET: bytes `0..window` (fewer when the object is shorter),
     /// its length from `Content-Range`, its ETag, kept as the head.
     async fn first_get(&mut self, window: u64) -> Result<()> {
+        let (got, size, etag) = self.get(0..window, |size| 0..window.min(size)).await?;
+        self.len = size;
+        self.etag = etag;
+        self.head = got;
+        Ok(())
+    }
+
+    /// The one ranged GET every read goes through, the first included:
+    /// asks for `asked` (pinned to the ETag once one is known), checks the
+    /// answer against the pinned ETag and against `want(object length)`,
+    /// the range the answer must carry, and returns exactly that body with
+    /// the object's length and ETag (`spec/remote.md` §1, §5).
+    async fn get(
+        &self,
+        asked: Range<u64>,
+        want: impl FnOnce(u64) -> Range<u64>,
+    ) -> Result<(Bytes, u64, Option<String>)> {
         let go = GetOptions {
-            range: Some(GetRange::Bounded(0..window)),
+            range: Some(GetRange::Bounded(asked.clone())),
+            if_match: self.etag.clone(),
             ..Default::default()
         };
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -137,18 +155,27 @@ impl AsyncRemoteSource {
             .get_opts(&self.path, go)
             .await
             .map_err(|e| from_store(&self.url, e))?;
-        let size = res.meta.size;
-        let want = 0..window.min(size);
+        if let (Some(pinned), Some(now)) = (&self.etag, &res.meta.e_tag) {
+            if pinned != now {
+                return Err(Error::new(
+                    ErrorKind::ObjectChanged,
+                    format!(
+                        "{}: ETag {now} differs from {pinned} pinned at open",
+                        self.url
+                    ),
+                ));
+            }
+        }
+        let (size, etag) = (res.meta.size, res.meta.e_tag.clone());
+        let want = want(size);
         if res.range != want {
             return Err(bad_response(
                 &self.url,
                 format!("asked for bytes {want:?}, the server sent {:?}", res.range),
-            ));
+            )
+            .at(want.start));
         }
-        self.len = size;
-        self.etag = res.meta.e_tag.clone();
-        self.head = self.body(res, &want).await?;
-        Ok(())
+        Ok((self.body(res, &want).await?, size, etag))
     }
 
     /// The object's length at open.
@@ -213,36 +240,8 @@ impl AsyncRemoteSource {
                     .at(range.start),
             );
         }
-        let go = GetOptions {
-            range: Some(GetRange::Bounded(range.clone())),
-            if_match: self.etag.clone(),
-            ..Default::default()
-        };
-        self.counters.requests.fetch_add(1, Ordering::Relaxed);
-        let res = self
-            .store
-            .get_opts(&self.path, go)
-            .await
-            .map_err(|e| from_store(&self.url, e))?;
-        if let (Some(pinned), Some(now)) = (&self.etag, &res.meta.e_tag) {
-            if pinned != now {
-                return Err(Error::new(
-                    ErrorKind::ObjectChanged,
-                    format!(
-                        "{}: ETag {now} differs from {pinned} pinned at open",
-                        self.url
-                    ),
-                ));
-            }
-        }
-        if res.range != range {
-            return Err(bad_response(
-                &self.url,
-                format!("asked for bytes {range:?}, the server sent {:?}", res.range),
-            )
-            .at(range.start));
-        }
-        self.body(res, &range).await
+        let (got, _, _) = self.get(range.clone(), |_| range).await?;
+        Ok(got)
     }
 
     /// The body of `res`, the answer to a GET of `range` (at most

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::async_source::{AsyncRemoteSource, RemoteStats};
 use super::options::RemoteOptions;
 use crate::error::{Error, Result};
-use crate::file::ByteSource;
+use crate::file::{ByteSource, SourceHints};
 
 /// A remote object as a [`ByteSource`]: every read blocks the calling
 /// thread until its requests complete.
@@ -111,19 +111,14 @@ impl ByteSource for RemoteSource {
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         self.block(self.inner.read_ranges(ranges))
     }
-    fn requires_verification(&self) -> bool {
-        self.inner.options().verify_hashes
-    }
-    fn etag(&self) -> Option<String> {
-        self.inner.etag().map(str::to_string)
-    }
-    fn readahead(&self) -> u64 {
-        self.inner.options().readahead
-    }
-    fn head_window(&self) -> u64 {
-        self.inner.options().head_window
-    }
-    fn cached_prefix(&self) -> u64 {
-        self.inner.cached_prefix()
+    fn hints(&self) -> SourceHints {
+        let o = self.inner.options();
+        SourceHints {
+            requires_verification: o.verify_hashes,
+            etag: self.inner.etag().map(str::to_string),
+            readahead: o.readahead,
+            head_window: o.head_window,
+            cached_prefix: self.inner.cached_prefix(),
+        }
     }
 }

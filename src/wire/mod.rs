@@ -4,6 +4,7 @@
 pub(crate) mod frame;
 pub(crate) mod header;
 pub(crate) mod layout;
+pub(crate) mod locate;
 pub(crate) mod scan;
 pub(crate) mod tables;
 

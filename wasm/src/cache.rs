@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 use tgm::error::{Error, ErrorKind, Result};
-use tgm::file::ByteSource;
+use tgm::file::{ByteSource, SourceHints};
 
 /// Fetched chunks of an archive of a known length, and the ranges asked
 /// for that were not among them.
@@ -197,12 +197,12 @@ impl ByteSource for RangeCache {
 
     /// Frame digests are checked on whole-frame reads, as for any remote
     /// source (`spec/remote.md` §5).
-    fn requires_verification(&self) -> bool {
-        true
-    }
-
-    fn readahead(&self) -> u64 {
-        self.readahead
+    fn hints(&self) -> SourceHints {
+        SourceHints {
+            requires_verification: true,
+            readahead: self.readahead,
+            ..SourceHints::default()
+        }
     }
 }
 

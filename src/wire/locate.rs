@@ -1,11 +1,11 @@
 //! Finding one data frame of a message through its index, reading only
 //! the preamble, the frame headers before the index, the index frame, and
-//! (by the caller) the data frame itself. See `spec/files.md` §7.
+//! (by the caller) the data frame itself, from memory or from any source
+//! of the file layer that implements [`ReadRange`]. See `spec/files.md` §7.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::source::ByteSource;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::wire::frame::Frame;
@@ -15,9 +15,9 @@ use crate::wire::{
     align_up, FrameType, Phase, FRAME_HEADER_LEN, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN,
 };
 
-/// Bytes of a message's start read at once to find its header index
-/// ([`ByteSource::head_window`]): its preamble and, usually, every header
-/// frame (`spec/remote.md` §3).
+/// Bytes of a message's start read at once to find its header index (a
+/// byte source's `SourceHints::head_window` by default): its preamble
+/// and, usually, every header frame (`spec/remote.md` §3).
 pub const DEFAULT_HEAD_WINDOW: u64 = 2048;
 
 /// One message in a source: where it starts in the source, and the absolute
@@ -46,32 +46,50 @@ impl MessageAt {
 }
 
 /// Bytes read from a source: borrowed when it is in memory.
-type Chunk<'s> = Cow<'s, [u8]>;
+pub(crate) type Chunk<'s> = Cow<'s, [u8]>;
 
-fn read<'s>(src: &'s dyn ByteSource, r: Range<u64>) -> Result<Chunk<'s>> {
-    if let Some(s) = src.as_slice() {
-        let b = usize::try_from(r.start)
+/// What the locator reads a message through: memory here, any byte source
+/// of the file layer there, which keeps this layer below the file layer.
+pub(crate) trait ReadRange {
+    /// The bytes of `r`, borrowed when they are in memory; an error when
+    /// the range is not wholly available.
+    fn read_range(&self, r: Range<u64>) -> Result<Chunk<'_>>;
+}
+
+impl ReadRange for [u8] {
+    fn read_range(&self, r: Range<u64>) -> Result<Chunk<'_>> {
+        usize::try_from(r.start)
             .ok()
             .zip(usize::try_from(r.end).ok())
-            .and_then(|(a, b)| s.get(a..b));
-        if let Some(b) = b {
-            return Ok(Cow::Borrowed(b));
-        }
+            .and_then(|(a, b)| self.get(a..b))
+            .map(Cow::Borrowed)
+            .ok_or_else(|| {
+                Error::truncated(format!(
+                    "{} bytes at {} lie beyond the {} bytes of the source",
+                    r.end.saturating_sub(r.start),
+                    r.start,
+                    self.len()
+                ))
+                .at(r.start)
+            })
     }
-    Ok(Cow::Owned(src.read_bytes(r)?.into()))
+}
+
+fn read<R: ReadRange + ?Sized>(src: &R, r: Range<u64>) -> Result<Chunk<'_>> {
+    src.read_range(r)
 }
 
 /// Reads frame headers of one message, one small read each, reusing a
 /// window over the message start when the header lies inside it.
-struct FrameWalker<'s> {
-    src: &'s dyn ByteSource,
+struct FrameWalker<'s, R: ?Sized> {
+    src: &'s R,
     msg: MessageAt,
     head: Chunk<'s>,
     /// Message-relative end of the frame area (start of the postamble).
     frames_end: u64,
 }
 
-impl<'s> FrameWalker<'s> {
+impl<'s, R: ReadRange + ?Sized> FrameWalker<'s, R> {
     /// Bytes `[rel, rel + len)` of the message (message-relative).
     fn bytes(&self, rel: u64, len: u64) -> Result<Chunk<'s>> {
         let end = rel
@@ -223,13 +241,13 @@ impl MessageIndex {
 /// first-footer offset); `None` when the message has neither, or declares
 /// no length (a streaming message not back-filled), and a full parse is
 /// needed.
-pub(crate) fn locate_data_frame(
-    src: &dyn ByteSource,
+pub(crate) fn locate_data_frame<R: ReadRange + ?Sized>(
+    src: &R,
     msg: MessageAt,
     index: usize,
     limits: &Limits,
 ) -> Result<Option<IndexedFrame>> {
-    locate_index(src, msg, None, src.head_window(), limits)?
+    locate_index(src, msg, None, DEFAULT_HEAD_WINDOW, limits)?
         .map(|ix| ix.entry(index))
         .transpose()
 }
@@ -241,8 +259,8 @@ pub(crate) fn locate_data_frame(
 /// takes `window` bytes of the message's start (at least its preamble);
 /// frames beyond them are read one by one. Each entry is checked against
 /// the message's frame area when it is taken.
-pub(crate) fn locate_index(
-    src: &dyn ByteSource,
+pub(crate) fn locate_index<R: ReadRange + ?Sized>(
+    src: &R,
     msg: MessageAt,
     known_len: Option<u64>,
     window: u64,
@@ -318,8 +336,8 @@ pub(crate) struct HeaderMetadata<'s> {
 /// reading its first `window` bytes at once and frame headers beyond them
 /// one by one: its header metadata frame (`None` when it has none) and
 /// where the header frames end.
-pub(crate) fn header_metadata<'s>(
-    src: &'s dyn ByteSource,
+pub(crate) fn header_metadata<'s, R: ReadRange + ?Sized>(
+    src: &'s R,
     msg: MessageAt,
     len: u64,
     window: u64,
