@@ -8,17 +8,17 @@ use std::borrow::Cow;
 
 use super::codec::StageKind;
 #[cfg(feature = "sz3")]
-use super::codec::{Codec, Params, StageContext};
+use super::codec::{CompressionStage, Params, Stage, StageContext};
 #[cfg(feature = "sz3")]
 use super::float64_stream;
-use super::registry::{BuildFn, CodecEntry};
+use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "sz3")]
 use crate::error::{Error, Result};
 #[cfg(feature = "sz3")]
 pub use crate::pipeline_spec::{Sz3, Sz3Bound};
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "sz3",
     kind: StageKind::Compression,
     keys: &["sz3_error_bound_mode", "sz3_error_bound"],
@@ -27,12 +27,12 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "sz3")]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<Builder> = Some(Builder::Compression(build));
 #[cfg(not(feature = "sz3"))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 #[cfg(feature = "sz3")]
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(Sz3::from_params(p)?))
 }
 
@@ -98,13 +98,9 @@ pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
 }
 
 #[cfg(feature = "sz3")]
-impl Codec for Sz3 {
+impl Stage for Sz3 {
     fn name(&self) -> &str {
         "sz3"
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
     }
 
     fn validate(&self, cx: &StageContext) -> Result<()> {
@@ -125,6 +121,9 @@ impl Codec for Sz3 {
         Ok(())
     }
 }
+
+#[cfg(feature = "sz3")]
+impl CompressionStage for Sz3 {}
 
 #[cfg(all(test, feature = "sz3"))]
 mod tests {
