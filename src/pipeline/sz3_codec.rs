@@ -67,12 +67,33 @@ pub fn sz3_compress(values: &[f64], b: Sz3Bound) -> Result<Vec<u8>> {
     tensogram_sz3::compress(&data, bound(b)).map_err(|e| fail("compression", e))
 }
 
-/// Decodes an SZ3 stream into exactly `out.len()` values: the stream's
+/// The first 8 bytes (magic number, data version) of every stream this
+/// build's SZ3 writes. Its decoder throws a C++ exception on any others,
+/// which no caller can catch: the process aborts (`spec/pipeline.md` §4.7).
+#[cfg(feature = "sz3")]
+fn own_header() -> Option<[u8; 8]> {
+    static HEADER: std::sync::LazyLock<Option<[u8; 8]>> = std::sync::LazyLock::new(|| {
+        let s = sz3_compress(&[0.0, 1.0], Sz3Bound::Abs(1.0)).ok()?;
+        s.get(..8)?.try_into().ok()
+    });
+    *HEADER
+}
+
+/// Decodes an SZ3 stream into exactly `out.len()` values: the stream must
+/// start with the magic number and data version this build writes, and its
 /// own header must declare one dimension of that length and float64
 /// values, checked before SZ3 decodes anything.
 #[cfg(feature = "sz3")]
 pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
     let n = out.len();
+    if stream
+        .get(..8)
+        .is_none_or(|h| Some(h) != own_header().as_ref().map(|o| &o[..]))
+    {
+        return Err(Error::codec(
+            "sz3 stream lacks the SZ3 magic number and data version this build reads",
+        ));
+    }
     if n < 2 {
         // SZ3 never writes such a stream; its dimension builder cannot
         // even describe one.
@@ -164,6 +185,14 @@ mod tests {
         let mut out = vec![0.0; 1000];
         for cut in [0, 1, 15, 16, 17] {
             assert!(sz3_decompress_into(&c[..cut], &mut out).is_err(), "{cut}");
+        }
+        // SZ3 itself throws (and the process aborts) on these: the magic
+        // number or data version changed.
+        for at in [0, 3, 4, 7] {
+            let mut bad = c.clone();
+            bad[at] ^= 0x20;
+            let e = sz3_decompress_into(&bad, &mut out).unwrap_err();
+            assert!(e.detail().contains("magic number"), "{at}: {e}");
         }
         assert!(sz3_compress(&[], Sz3Bound::Abs(1.0)).is_err());
         assert!(sz3_compress(&[1.0], Sz3Bound::Abs(1.0)).is_err());
