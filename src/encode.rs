@@ -305,7 +305,7 @@ fn check_pre_encoded_pipeline(descriptor: &ObjectDescriptor) -> Result<()> {
         }
     }
     let contexts = pipeline::plan::contexts_of(descriptor)?;
-    for (stage, cx) in pipeline::stages(pipeline).iter().zip(&contexts) {
+    for (stage, cx) in pipeline::stages(pipeline).all().iter().zip(&contexts) {
         stage.validate(cx)?;
     }
     Ok(())

@@ -210,11 +210,7 @@ fn stage_parameters_are_typed_once_and_errors_name_the_key() {
         .contains("shuffle_element_size"));
     let d = ObjectDescriptor::new(Dtype::Float64, vec![4])
         .with_pipeline(&PipelineBuilder::new().simple_packing(12).shuffle().lz4());
-    let names: Vec<_> = tgm::pipeline::stages(d.pipeline())
-        .iter()
-        .map(|s| s.name())
-        .collect();
-    assert_eq!(names, ["simple_packing", "shuffle", "lz4"]);
+    assert_eq!(d.pipeline().names(), ["simple_packing", "shuffle", "lz4"]);
     assert_eq!(
         [d.encoding(), d.filter(), d.compression()],
         ["simple_packing", "shuffle", "lz4"]

@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 
 use super::bitcodec;
-use super::codec::{Codec, Params, StageContext, StageKind};
-use super::registry::CodecEntry;
+use super::codec::{CompressionStage, MaskStage, Params, Stage, StageContext, StageKind};
+use super::registry::{Builder, CodecEntry};
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 
@@ -16,7 +16,7 @@ pub const RLE: CodecEntry = CodecEntry {
     kind: StageKind::Compression,
     keys: &[],
     feature: None,
-    build: Some(build_rle),
+    build: Some(Builder::Compression(build_rle)),
 };
 
 /// Registry entry of `roaring`.
@@ -25,14 +25,14 @@ pub const ROARING: CodecEntry = CodecEntry {
     kind: StageKind::Compression,
     keys: &[],
     feature: None,
-    build: Some(build_roaring),
+    build: Some(Builder::Compression(build_roaring)),
 };
 
-fn build_rle(_: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build_rle(_: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(BitSet::Rle))
 }
 
-fn build_roaring(_: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build_roaring(_: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(BitSet::Roaring))
 }
 
@@ -45,37 +45,27 @@ pub enum BitSet {
     Roaring,
 }
 
-impl Codec for BitSet {
+impl Stage for BitSet {
     fn name(&self) -> &str {
-        match self {
-            BitSet::Rle => "rle",
-            BitSet::Roaring => "roaring",
-        }
+        MaskStage::name(self)
     }
 
     fn validate(&self, cx: &StageContext) -> Result<()> {
         if cx.dtype != Dtype::Bitmask {
             return Err(Error::metadata(format!(
                 "{} compression needs dtype bitmask, not {}",
-                self.name(),
+                Stage::name(self),
                 cx.dtype
             )));
         }
         Ok(())
     }
 
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
-    }
-
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
         let nbits = input.len() * 8;
-        let body = match self {
-            BitSet::Rle => bitcodec::rle_encode(&input, nbits),
-            BitSet::Roaring => bitcodec::roaring_encode(&input, nbits)?,
-        };
         let prefix = u32::try_from(nbits)
             .map_err(|_| Error::invalid_input("bitmask too large for a 32-bit bit count"))?;
+        let body = self.encode_bits(&input, nbits)?;
         let mut out = Vec::with_capacity(4 + body.len());
         out.extend_from_slice(&prefix.to_be_bytes());
         out.extend_from_slice(&body);
@@ -93,9 +83,32 @@ impl Codec for BitSet {
                 "bitmask payload counts {nbits} bits, descriptor implies {expected}"
             )));
         }
+        self.decode_bits(&input[4..], nbits as usize, out)
+    }
+}
+
+impl CompressionStage for BitSet {}
+
+/// The bit-set codecs code NaN/Inf masks too, without the bit count.
+impl MaskStage for BitSet {
+    fn name(&self) -> &str {
         match self {
-            BitSet::Rle => bitcodec::rle_decode_into(&input[4..], nbits as usize, out),
-            BitSet::Roaring => bitcodec::roaring_decode_into(&input[4..], nbits as usize, out),
+            BitSet::Rle => "rle",
+            BitSet::Roaring => "roaring",
+        }
+    }
+
+    fn encode_bits(&mut self, bits: &[u8], nbits: usize) -> Result<Vec<u8>> {
+        match self {
+            BitSet::Rle => Ok(bitcodec::rle_encode(bits, nbits)),
+            BitSet::Roaring => bitcodec::roaring_encode(bits, nbits),
+        }
+    }
+
+    fn decode_bits(&self, blob: &[u8], nbits: usize, out: &mut [u8]) -> Result<()> {
+        match self {
+            BitSet::Rle => bitcodec::rle_decode_into(blob, nbits, out),
+            BitSet::Roaring => bitcodec::roaring_decode_into(blob, nbits, out),
         }
     }
 }

@@ -11,15 +11,15 @@ use std::borrow::Cow;
 
 use super::codec::StageKind;
 #[cfg(feature = "blosc2")]
-use super::codec::{Codec, Params, RangeInput, StageContext};
-use super::registry::{BuildFn, CodecEntry};
+use super::codec::{CompressionStage, Params, RangeInput, Stage, StageContext};
+use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "blosc2")]
 use crate::error::Result;
 #[cfg(feature = "blosc2")]
 pub use crate::pipeline_spec::{Blosc2, Blosc2Codec};
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "blosc2",
     kind: StageKind::Compression,
     keys: &["blosc2_codec", "blosc2_clevel"],
@@ -28,12 +28,12 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "blosc2")]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<Builder> = Some(Builder::Compression(build));
 #[cfg(not(feature = "blosc2"))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 #[cfg(feature = "blosc2")]
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(Blosc2::from_params(p)?))
 }
 
@@ -53,13 +53,9 @@ fn typesize(cx: &StageContext) -> usize {
 pub use imp::{blosc2_compress, blosc2_decompress_into, blosc2_decompress_range};
 
 #[cfg(feature = "blosc2")]
-impl Codec for Blosc2 {
+impl Stage for Blosc2 {
     fn name(&self) -> &str {
         "blosc2"
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
     }
 
     fn validate(&self, cx: &StageContext) -> Result<()> {
@@ -96,6 +92,9 @@ impl Codec for Blosc2 {
         blosc2_decompress_range(input, cx.input_len, cx.decoded_len, from, out)
     }
 }
+
+#[cfg(feature = "blosc2")]
+impl CompressionStage for Blosc2 {}
 
 #[cfg(feature = "blosc2")]
 // The calls into c-blosc2: each unsafe block states what it relies on.

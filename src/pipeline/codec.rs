@@ -1,6 +1,7 @@
-//! The stage trait every encoding, filter and compression implements, the
-//! context stages learn their neighbours through, and typed parameter
-//! access. See `spec/pipeline.md` §1 and §9.
+//! The stage traits, one per stage kind (encoding, filter, compression,
+//! mask) over a common [`Stage`], the context stages learn their
+//! neighbours through, and typed parameter access. See `spec/pipeline.md`
+//! §1 and §9.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -52,7 +53,7 @@ pub struct StageContext {
 pub type RangeInput<'x> = dyn Fn(u64, u64) -> Result<Cow<'x, [u8]>> + 'x;
 
 /// One independently decodable run of a stage's decoded stream
-/// ([`Codec::piece_runs`]).
+/// ([`CompressionStage::piece_runs`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PieceRun {
     /// Decoded bytes `from..to`.
@@ -70,7 +71,7 @@ pub struct PieceRun {
 pub type RangeCheck = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 /// What one stage reads of its input to decode some ranges of its output
-/// ([`Codec::plan_range`]).
+/// ([`Stage::plan_range`]).
 pub struct StagePlan {
     /// Byte ranges of the stage's input.
     pub ranges: Vec<Range<u64>>,
@@ -98,15 +99,13 @@ impl fmt::Debug for StagePlan {
     }
 }
 
-/// One pipeline stage with its typed, validated parameters.
-pub trait Codec: fmt::Debug + Send + Sync {
+/// What every stage has, whatever its kind: its name, its checks, running
+/// it forwards and back, the parameters it derived, and range decoding.
+/// The kinds add what only they do: [`EncodingStage`], [`FilterStage`],
+/// [`CompressionStage`] (`spec/pipeline.md` §1).
+pub(crate) trait Stage: fmt::Debug + Send + Sync {
     /// The stage's wire name (`zstd`, `simple_packing` …).
     fn name(&self) -> &str;
-
-    /// Size of the stage's output for `input_len` input bytes when the size
-    /// is fixed by the input alone (encodings and filters); `None` for
-    /// compressors, whose output size depends on the data.
-    fn encoded_len(&self, input_len: u64, cx: &StageContext) -> Result<Option<u64>>;
 
     /// Checks the stage against the object and the stream it will see.
     fn validate(&self, cx: &StageContext) -> Result<()> {
@@ -119,64 +118,11 @@ pub trait Codec: fmt::Debug + Send + Sync {
         false
     }
 
-    /// The stream form the next stage sees: `(sample_bits, packed)`.
-    fn output_form(&self, cx: &StageContext) -> (u32, bool) {
-        (cx.sample_bits, cx.packed)
-    }
-
-    /// Derives parameters from the caller's element bytes as given, before
-    /// NaN/Inf substitution (only the encoding stage is asked).
-    fn prepare(&mut self, raw: &[u8], cx: &StageContext) -> Result<()> {
-        let _ = (raw, cx);
-        Ok(())
-    }
-
-    /// [`Codec::prepare`] when the pipeline's NaN/Inf scan has already found
-    /// the float64 values all finite and measured their range
-    /// (`spec/pipeline.md` §6.2), so a stage deriving parameters from the
-    /// range need not read the data again. `range` is `None` otherwise.
-    fn prepare_with_range(
-        &mut self,
-        raw: &[u8],
-        range: Option<&super::scan::FiniteRange>,
-        cx: &StageContext,
-    ) -> Result<()> {
-        let _ = range;
-        self.prepare(raw, cx)
-    }
-
     /// Runs the stage forwards. May record parameters derived from the data
-    /// (see [`Codec::derived_params`]).
+    /// (see [`Stage::derived_params`]).
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>>;
 
-    /// True when [`Codec::encode_to_slice`] can write this stage's output
-    /// straight into a caller's buffer.
-    fn writes_in_place(&self) -> bool {
-        false
-    }
-
-    /// Runs the stage forwards (after [`Codec::prepare`]) into `out`, which
-    /// is exactly [`Codec::encoded_len`] of `input`: the path by which the
-    /// only working stage of a pipeline writes straight into the message
-    /// (`spec/pipeline.md` §6.3). Only called when
-    /// [`Codec::writes_in_place`] is true.
-    fn encode_to_slice(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
-        let _ = (input, cx, out);
-        Err(Error::invalid_argument(format!(
-            "{} cannot encode in place",
-            self.name()
-        )))
-    }
-
-    /// For [`Codec::encode_to_slice`]: input and output chunk sizes such
-    /// that chunk `i` of the input encodes on its own, with one thread, to
-    /// chunk `i` of the output. `None` when the output is written whole.
-    fn in_place_chunks(&self, cx: &StageContext) -> Option<(usize, usize)> {
-        let _ = cx;
-        None
-    }
-
-    /// Parameters computed by the last [`Codec::encode`], to be written
+    /// Parameters computed by the last [`Stage::encode`], to be written
     /// into the descriptor.
     fn derived_params(&self) -> Vec<(&'static str, Value)> {
         Vec::new()
@@ -186,7 +132,7 @@ pub trait Codec: fmt::Debug + Send + Sync {
     /// implies, and anything else the stream would produce is an error.
     fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()>;
 
-    /// [`Codec::decode_into`] into a new buffer of `len` bytes. Codecs that
+    /// [`Stage::decode_into`] into a new buffer of `len` bytes. Codecs that
     /// can fill uninitialised capacity override it to skip the zero fill.
     fn decode_vec(&self, input: &[u8], cx: &StageContext, len: usize) -> Result<Vec<u8>> {
         let mut out = crate::buffer::zeroed(len)?;
@@ -198,8 +144,139 @@ pub trait Codec: fmt::Debug + Send + Sync {
         Ok(out)
     }
 
-    /// True when [`Codec::decode_pieces`] can decode this stage's stream
-    /// piece by piece.
+    /// Undoes the stage for decoded bytes `[from, from + out.len())` only,
+    /// reading what it needs through `input`. Stages that cannot do this
+    /// keep the default, which refuses.
+    fn decode_range_into(
+        &self,
+        input: &RangeInput<'_>,
+        cx: &StageContext,
+        from: u64,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let _ = (input, cx, from, out);
+        Err(Error::new(
+            ErrorKind::RangeNotSupported,
+            format!("range decoding is not possible through {}", self.name()),
+        ))
+    }
+
+    /// True when [`Stage::decode_range_into`] is implemented.
+    fn supports_range(&self) -> bool {
+        false
+    }
+
+    /// The byte ranges of this stage's input that
+    /// [`Stage::decode_range_into`] reads to produce the decoded bytes
+    /// `wanted` (non-empty, within `cx.decoded_len`), so that a reader can
+    /// fetch only those (`spec/pipeline.md` §7.1). `None` when the stage
+    /// needs its whole input.
+    fn plan_range(&self, wanted: &[Range<u64>], cx: &StageContext) -> Result<Option<StagePlan>> {
+        let _ = (wanted, cx);
+        Ok(None)
+    }
+}
+
+/// The encoding stage: element values to a stream whose size the element
+/// count fixes (`none`, `simple_packing`). It alone derives parameters from
+/// the caller's values, may write straight into the message, and takes the
+/// compression stage's output piece by piece.
+pub(crate) trait EncodingStage: Stage {
+    /// Size of the encoded stream for `input_len` element bytes.
+    fn encoded_len(&self, input_len: u64, cx: &StageContext) -> Result<u64>;
+
+    /// The stream form the next stage sees: `(sample_bits, packed)`.
+    fn output_form(&self, cx: &StageContext) -> (u32, bool) {
+        (cx.sample_bits, cx.packed)
+    }
+
+    /// Derives parameters from the caller's element bytes as given, before
+    /// NaN/Inf substitution. `range` holds the float64 values' range when
+    /// the pipeline's NaN/Inf scan has already found them all finite
+    /// (`spec/pipeline.md` §6.2), so the stage need not read them again.
+    fn prepare(
+        &mut self,
+        raw: &[u8],
+        range: Option<&super::scan::FiniteRange>,
+        cx: &StageContext,
+    ) -> Result<()> {
+        let _ = (raw, range, cx);
+        Ok(())
+    }
+
+    /// True when [`EncodingStage::encode_to_slice`] can write this stage's
+    /// output straight into a caller's buffer.
+    fn writes_in_place(&self) -> bool {
+        false
+    }
+
+    /// Runs the stage forwards (after [`EncodingStage::prepare`]) into
+    /// `out`, which is exactly [`EncodingStage::encoded_len`] of `input`:
+    /// the path by which the only working stage of a pipeline writes
+    /// straight into the message (`spec/pipeline.md` §6.3). Only called
+    /// when [`EncodingStage::writes_in_place`] is true.
+    fn encode_to_slice(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let _ = (input, cx, out);
+        Err(Error::invalid_argument(format!(
+            "{} cannot encode in place",
+            self.name()
+        )))
+    }
+
+    /// For [`EncodingStage::encode_to_slice`]: input and output chunk sizes
+    /// such that chunk `i` of the input encodes on its own, with one
+    /// thread, to chunk `i` of the output. `None` when the output is
+    /// written whole.
+    fn in_place_chunks(&self, cx: &StageContext) -> Option<(usize, usize)> {
+        let _ = cx;
+        None
+    }
+
+    /// True when [`EncodingStage::decode_piece_into`] accepts pieces of
+    /// whole samples of the stream this stage decodes from.
+    fn accepts_pieces(&self, cx: &StageContext) -> bool {
+        let _ = cx;
+        false
+    }
+
+    /// Undoes the stage for one piece of its input, which starts at byte
+    /// `at` of that input, writing the matching part of `out`, the whole
+    /// decoded output. Only called when [`EncodingStage::accepts_pieces`]
+    /// is true.
+    fn decode_piece_into(
+        &self,
+        piece: &[u8],
+        at: usize,
+        cx: &StageContext,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let _ = (piece, at, cx, out);
+        Err(Error::invalid_argument(format!(
+            "{} cannot decode pieces",
+            self.name()
+        )))
+    }
+}
+
+/// A filter stage: a size-preserving rearrangement of the encoded stream
+/// (`none`, `shuffle`).
+pub(crate) trait FilterStage: Stage {
+    /// Size of the filtered stream for `input_len` bytes.
+    fn encoded_len(&self, input_len: u64, cx: &StageContext) -> Result<u64>;
+
+    /// The stream form the compression stage sees: `(sample_bits, packed)`.
+    fn output_form(&self, cx: &StageContext) -> (u32, bool) {
+        (cx.sample_bits, cx.packed)
+    }
+}
+
+/// The compression stage: bytes to stored bytes of a size only the data
+/// decides (`none`, `zstd`, `lz4`, `szip`, `blosc2`, `zfp`, `sz3`, and
+/// `rle`/`roaring` for bitmask objects). It alone may decode in pieces for
+/// the encoding stage to consume while they are in cache.
+pub(crate) trait CompressionStage: Stage {
+    /// True when [`CompressionStage::decode_pieces`] can decode this
+    /// stage's stream piece by piece.
     fn decodes_in_pieces(&self, cx: &StageContext) -> bool {
         let _ = cx;
         false
@@ -209,7 +286,7 @@ pub trait Codec: fmt::Debug + Send + Sync {
     /// handing each with its byte offset in the decoded stream to `sink`,
     /// so that the stage below consumes it while it is still in cache
     /// (`spec/pipeline.md` §6.6). Only called when
-    /// [`Codec::decodes_in_pieces`] is true.
+    /// [`CompressionStage::decodes_in_pieces`] is true.
     fn decode_pieces(
         &self,
         input: &[u8],
@@ -233,9 +310,10 @@ pub trait Codec: fmt::Debug + Send + Sync {
         None
     }
 
-    /// [`Codec::decode_pieces`] for one run from [`Codec::piece_runs`],
-    /// with offsets relative to the run's start; returns where in the input
-    /// the run's decoding ended, which must be where the next run starts.
+    /// [`CompressionStage::decode_pieces`] for one run from
+    /// [`CompressionStage::piece_runs`], with offsets relative to the run's
+    /// start; returns where in the input the run's decoding ended, which
+    /// must be where the next run starts.
     fn decode_run_pieces(
         &self,
         input: &[u8],
@@ -250,62 +328,19 @@ pub trait Codec: fmt::Debug + Send + Sync {
             self.name()
         )))
     }
+}
 
-    /// True when [`Codec::decode_piece_into`] accepts pieces of whole
-    /// samples of the stream this stage decodes from.
-    fn accepts_pieces(&self, cx: &StageContext) -> bool {
-        let _ = cx;
-        false
-    }
+/// The mask stage: a codec of a packed set of `nbits` bits, as NaN/Inf
+/// masks are stored (`spec/pipeline.md` §5.3).
+pub(crate) trait MaskStage: fmt::Debug + Send + Sync {
+    /// The method's wire name.
+    fn name(&self) -> &str;
 
-    /// Undoes the stage for one piece of its input, which starts at byte
-    /// `at` of that input, writing the matching part of `out`, the whole
-    /// decoded output. Only called when [`Codec::accepts_pieces`] is true.
-    fn decode_piece_into(
-        &self,
-        piece: &[u8],
-        at: usize,
-        cx: &StageContext,
-        out: &mut [u8],
-    ) -> Result<()> {
-        let _ = (piece, at, cx, out);
-        Err(Error::invalid_argument(format!(
-            "{} cannot decode pieces",
-            self.name()
-        )))
-    }
+    /// The blob of the `nbits` bits packed MSB-first in `bits`.
+    fn encode_bits(&mut self, bits: &[u8], nbits: usize) -> Result<Vec<u8>>;
 
-    /// Undoes the stage for decoded bytes `[from, from + out.len())` only,
-    /// reading what it needs through `input`. Stages that cannot do this
-    /// keep the default, which refuses.
-    fn decode_range_into(
-        &self,
-        input: &RangeInput<'_>,
-        cx: &StageContext,
-        from: u64,
-        out: &mut [u8],
-    ) -> Result<()> {
-        let _ = (input, cx, from, out);
-        Err(Error::new(
-            ErrorKind::RangeNotSupported,
-            format!("range decoding is not possible through {}", self.name()),
-        ))
-    }
-
-    /// True when [`Codec::decode_range_into`] is implemented.
-    fn supports_range(&self) -> bool {
-        false
-    }
-
-    /// The byte ranges of this stage's input that
-    /// [`Codec::decode_range_into`] reads to produce the decoded bytes
-    /// `wanted` (non-empty, within `cx.decoded_len`), so that a reader can
-    /// fetch only those (`spec/pipeline.md` §7.1). `None` when the stage
-    /// needs its whole input.
-    fn plan_range(&self, wanted: &[Range<u64>], cx: &StageContext) -> Result<Option<StagePlan>> {
-        let _ = (wanted, cx);
-        Ok(None)
-    }
+    /// Decodes `blob` into `out`, the `nbits` bits packed MSB-first.
+    fn decode_bits(&self, blob: &[u8], nbits: usize, out: &mut [u8]) -> Result<()>;
 }
 
 /// Length of a stream of `n` samples of `bits` bits each, in whole bytes.

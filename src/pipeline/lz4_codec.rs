@@ -6,13 +6,13 @@ use std::borrow::Cow;
 
 use super::codec::StageKind;
 #[cfg(feature = "lz4")]
-use super::codec::{Codec, Params, StageContext};
-use super::registry::{BuildFn, CodecEntry};
+use super::codec::{CompressionStage, Params, Stage, StageContext};
+use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "lz4")]
 use crate::error::Result;
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "lz4",
     kind: StageKind::Compression,
     keys: &[],
@@ -21,9 +21,9 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "lz4")]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<Builder> = Some(Builder::Compression(build));
 #[cfg(not(feature = "lz4"))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 /// lz4; it has no parameters.
 #[cfg(feature = "lz4")]
@@ -31,18 +31,14 @@ const BUILD: Option<BuildFn> = None;
 pub struct Lz4;
 
 #[cfg(feature = "lz4")]
-fn build(_: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(_: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(Lz4))
 }
 
 #[cfg(feature = "lz4")]
-impl Codec for Lz4 {
+impl Stage for Lz4 {
     fn name(&self) -> &str {
         "lz4"
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
     }
 
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
@@ -60,6 +56,8 @@ impl Codec for Lz4 {
         Ok(out)
     }
 }
+
+impl CompressionStage for Lz4 {}
 
 #[cfg(feature = "lz4")]
 pub use imp::{lz4_compress, lz4_decompress, lz4_decompress_into};

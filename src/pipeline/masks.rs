@@ -1,8 +1,9 @@
 //! NaN/Inf companion masks: detection, substitution, mask blobs and
 //! restoration. See `spec/pipeline.md` §5.
 
-use super::bitcodec::{self, get_bit, set_bit};
-use super::codec::{Params, StageContext, StageKind};
+use super::bitcodec::{get_bit, set_bit};
+use super::bitmask_codec::BitSet;
+use super::codec::{CompressionStage, MaskStage, Params, StageContext, StageKind};
 use super::registry;
 use crate::descriptor::{Map, MaskInfo, Masks};
 use crate::dtype::{ByteOrder, Dtype};
@@ -213,23 +214,72 @@ impl Default for MaskOptions {
 }
 
 fn encode_blob(bits: &[u8], n: usize, method: MaskMethod) -> Result<Vec<u8>> {
-    Ok(match method {
-        MaskMethod::None => bits.to_vec(),
-        MaskMethod::Rle => bitcodec::rle_encode(bits, n),
-        MaskMethod::Roaring => bitcodec::roaring_encode(bits, n)?,
-        MaskMethod::Lz4 | MaskMethod::Zstd => {
-            let mut codec = compressor(method)?;
-            let cx = bytes_context(bits.len());
-            codec.encode(bits.into(), &cx)?.into_owned()
-        }
-    })
+    method.stage()?.encode_bits(bits, n)
 }
 
-/// The payload compressor registered under a mask method's name, with its
-/// default parameters: masks reuse the payload codecs (`spec/pipeline.md` §5.3).
-fn compressor(method: MaskMethod) -> Result<Box<dyn super::Codec>> {
-    let entry = registry::lookup(StageKind::Compression, method.name())?;
-    entry.build(&Params::new(&Map::new(), entry.name))
+/// The packed bits stored as they are (method `none`).
+#[derive(Debug)]
+struct Packed;
+
+impl MaskStage for Packed {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn encode_bits(&mut self, bits: &[u8], _: usize) -> Result<Vec<u8>> {
+        Ok(bits.to_vec())
+    }
+
+    fn decode_bits(&self, blob: &[u8], _: usize, out: &mut [u8]) -> Result<()> {
+        if blob.len() != out.len() {
+            return Err(Error::codec(format!(
+                "mask of {} bytes, expected {}",
+                blob.len(),
+                out.len()
+            )));
+        }
+        out.copy_from_slice(blob);
+        Ok(())
+    }
+}
+
+/// A payload compressor coding the packed bits as bytes: masks reuse the
+/// payload codecs with their default parameters (`spec/pipeline.md` §5.3).
+#[derive(Debug)]
+struct Compressed(Box<dyn CompressionStage>);
+
+impl MaskStage for Compressed {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn encode_bits(&mut self, bits: &[u8], _: usize) -> Result<Vec<u8>> {
+        let cx = bytes_context(bits.len());
+        Ok(self.0.encode(bits.into(), &cx)?.into_owned())
+    }
+
+    fn decode_bits(&self, blob: &[u8], _: usize, out: &mut [u8]) -> Result<()> {
+        self.0.decode_into(blob, &bytes_context(out.len()), out)
+    }
+}
+
+impl MaskMethod {
+    /// The mask stage coding this method's blobs.
+    pub(crate) fn stage(self) -> Result<Box<dyn MaskStage>> {
+        Ok(match self {
+            MaskMethod::None => Box::new(Packed),
+            MaskMethod::Rle => Box::new(BitSet::Rle),
+            MaskMethod::Roaring => Box::new(BitSet::Roaring),
+            MaskMethod::Lz4 | MaskMethod::Zstd => Box::new(Compressed(compressor(self.name())?)),
+        })
+    }
+}
+
+/// The payload compressor registered under `name`, with its default
+/// parameters.
+fn compressor(name: &str) -> Result<Box<dyn CompressionStage>> {
+    let entry = registry::lookup(StageKind::Compression, name)?;
+    entry.compression(&Params::new(&Map::new(), entry.name))
 }
 
 /// The context of a byte stream of `len` bytes with no element structure.
@@ -290,24 +340,10 @@ pub fn decode_mask(info: &MaskInfo, region: &[u8], n: usize) -> Result<Vec<u8>> 
         .filter(|&e| e <= region.len() as u64)
         .map(|e| &region[info.offset as usize..e as usize])
         .ok_or_else(|| Error::framing("mask lies outside the payload region"))?;
-    let len = n.div_ceil(8);
-    let mut bits = vec![0u8; len];
-    match MaskMethod::from_name(&info.method)? {
-        MaskMethod::None => {
-            if blob.len() != len {
-                return Err(Error::codec(format!(
-                    "mask of {} bytes, expected {len}",
-                    blob.len()
-                )));
-            }
-            bits.copy_from_slice(blob);
-        }
-        MaskMethod::Rle => bitcodec::rle_decode_into(blob, n, &mut bits)?,
-        MaskMethod::Roaring => bitcodec::roaring_decode_into(blob, n, &mut bits)?,
-        m @ (MaskMethod::Lz4 | MaskMethod::Zstd) => {
-            compressor(m)?.decode_into(blob, &bytes_context(len), &mut bits)?
-        }
-    }
+    let mut bits = vec![0u8; n.div_ceil(8)];
+    MaskMethod::from_name(&info.method)?
+        .stage()?
+        .decode_bits(blob, n, &mut bits)?;
     Ok(bits)
 }
 

@@ -45,10 +45,11 @@ pub use crate::pipeline_spec::{Blosc2, Blosc2Codec, Sz3, Sz3Bound, Zfp, ZfpMode}
 #[cfg(feature = "blosc2")]
 pub use blosc2_codec::{blosc2_compress, blosc2_decompress_into, blosc2_decompress_range};
 pub use builder::{PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
-pub use codec::{Codec, PieceRun, RangeCheck, RangeInput, StageContext, StageKind, StagePlan};
+pub(crate) use codec::Stage;
+pub use codec::{PieceRun, RangeCheck, RangeInput, StageContext, StageKind, StagePlan};
 pub use masks::{MaskMethod, MaskOptions};
-pub use plan::stages;
 use plan::EncodeStages;
+pub(crate) use plan::{stages, Stages};
 pub use shuffle::Shuffle;
 pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
 #[cfg(feature = "sz3")]
@@ -158,7 +159,6 @@ pub fn encode<'a>(
 pub(crate) struct InPlace {
     /// Bytes the stage writes.
     pub len: usize,
-    stage: usize,
     cx: StageContext,
 }
 
@@ -172,7 +172,7 @@ pub(crate) enum Planned<'a> {
 }
 
 /// Writes an in-place payload at the end of `out`, chunk by chunk on the
-/// thread budget where the stage allows it (`Codec::in_place_chunks`): each
+/// thread budget where the stage allows it (`EncodingStage::in_place_chunks`): each
 /// chunk is zeroed and written while in cache (`spec/pipeline.md` §6.3).
 pub(crate) fn append_in_place(
     desc: &ObjectDescriptor,
@@ -180,7 +180,7 @@ pub(crate) fn append_in_place(
     plan: &InPlace,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    let stage = plan::stages(desc.pipeline())[plan.stage];
+    let stage = plan::stages(desc.pipeline()).encoding;
     let Some((src_chunk, dst_chunk)) = stage
         .in_place_chunks(&plan.cx)
         .filter(|c| c.0 > 0 && c.1 > 0)
@@ -221,7 +221,7 @@ pub(crate) fn encode_planned<'a>(
             desc.dtype
         )));
     }
-    let EncodeStages { mut stages } = EncodeStages::parse_strict(desc.pipeline())?;
+    let mut stages = EncodeStages::parse_strict(desc.pipeline())?;
     #[allow(unused_mut)]
     let mut base = base_context(desc, desc.byte_order, opts.threads)?;
     #[cfg(feature = "szip")]
@@ -229,7 +229,7 @@ pub(crate) fn encode_planned<'a>(
         base.szip_profile = opts.szip_profile;
     }
     base.zstd_frame_size = opts.zstd_frame_size;
-    let cx = plan::contexts(stages.each_ref().map(|s| &**s), base, expected, 0)?;
+    let cx = plan::contexts(stages.as_stages(), base, expected, 0)?;
     // One pass finds float64 data all finite and its range (§6.2); only
     // data holding NaN or ±Inf is classified element by element.
     let range = match desc.dtype {
@@ -246,37 +246,40 @@ pub(crate) fn encode_planned<'a>(
             opts.allow_inf,
         )?,
     };
-    stages[0].prepare_with_range(data, range.as_ref(), &cx[0])?;
-    if in_place && found.is_empty() {
-        let mut working = stages.iter().enumerate().filter(|(_, s)| !s.is_identity());
-        if let (Some((i, stage)), None) = (working.next(), working.next()) {
-            let len = stage.encoded_len(expected, &cx[i])?;
-            if let (true, Some(len)) = (stage.writes_in_place(), len) {
-                let len = usize::try_from(len).map_err(|_| {
-                    Error::invalid_input(format!("a {len}-byte payload is too large"))
-                })?;
-                let plan = InPlace {
-                    len,
-                    stage: i,
-                    cx: cx[i],
-                };
-                let encoded = EncodeStages { stages }.encoded_spec(desc.pipeline())?;
-                desc.replace_pipeline(encoded);
-                desc.masks = None;
-                return Ok(Planned::InPlace(plan));
-            }
-        }
+    stages.encoding.prepare(data, range.as_ref(), &cx[0])?;
+    // Only an encoding writes in place, and only when it is the one
+    // working stage (§6.3).
+    if in_place
+        && found.is_empty()
+        && stages.encoding.writes_in_place()
+        && stages.filter.is_identity()
+        && stages.compression.is_identity()
+    {
+        let len = cx[0].input_len;
+        let len = usize::try_from(len)
+            .map_err(|_| Error::invalid_input(format!("a {len}-byte payload is too large")))?;
+        let plan = InPlace { len, cx: cx[0] };
+        let encoded = stages.encoded_spec(desc.pipeline())?;
+        desc.replace_pipeline(encoded);
+        desc.masks = None;
+        return Ok(Planned::InPlace(plan));
     }
     let mut payload: Cow<'a, [u8]> = Cow::Borrowed(data);
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
     }
-    for (stage, cx) in stages.iter_mut().zip(&cx) {
+    let EncodeStages {
+        encoding,
+        filter,
+        compression,
+    } = &mut stages;
+    let in_order: [&mut dyn Stage; 3] = [&mut **encoding, &mut **filter, &mut **compression];
+    for (stage, cx) in in_order.into_iter().zip(&cx) {
         if !stage.is_identity() {
             payload = stage.encode(payload, cx)?;
         }
     }
-    let encoded = EncodeStages { stages }.encoded_spec(desc.pipeline())?;
+    let encoded = stages.encoded_spec(desc.pipeline())?;
     desc.replace_pipeline(encoded);
     desc.masks = None;
     let mut mask_blobs = Vec::new();
@@ -347,19 +350,19 @@ fn decode_inner<'a>(
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     let out_len = usize::try_from(expected)
         .map_err(|_| Error::limit("max_object_bytes", expected, limits.max_object_bytes))?;
-    let mut data = match piecewise_stages(&stages, &cx, payload.len(), out_len) {
-        Some(pair) => {
+    let mut data = match piecewise(stages, &cx, payload.len(), out_len) {
+        true => {
             let mut out = buffer::zeroed(out_len)?;
             let fresh = cx.map(|c| StageContext {
                 fresh_output: true,
                 ..c
             });
-            decode_in_pieces(&stages, &fresh, pair, payload, &mut out)?;
+            decode_in_pieces(stages, &fresh, payload, &mut out)?;
             Cow::Owned(out)
         }
-        None => decode_stages(&stages, &cx, payload, limits)?,
+        false => decode_stages(stages, &cx, payload, limits)?,
     };
-    if stages[0].is_identity() {
+    if stages.encoding.is_identity() {
         data = to_output_order(data, desc.dtype, desc.byte_order, opts)?;
     }
     if opts.restore_non_finite {
@@ -374,13 +377,13 @@ fn decode_inner<'a>(
 /// Runs the stages from compression down to encoding, each into a buffer
 /// of its own.
 fn decode_stages<'a>(
-    stages: &[&dyn Codec; 3],
+    stages: Stages<'_>,
     cx: &[StageContext; 3],
     payload: &'a [u8],
     limits: &Limits,
 ) -> Result<Cow<'a, [u8]>> {
     let mut data: Cow<'a, [u8]> = Cow::Borrowed(payload);
-    for (stage, cx) in stages.iter().zip(cx).rev() {
+    for (stage, cx) in stages.all().into_iter().zip(cx).rev() {
         let len = usize::try_from(cx.decoded_len).map_err(|_| {
             Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
         })?;
@@ -402,43 +405,44 @@ fn decode_stages<'a>(
 /// small enough to stay in the second-level cache.
 const PIECE_BYTES: usize = 256 << 10;
 
-/// The two working stages, `(lower, upper)`, of a pipeline that decodes as
-/// one pass: exactly two stages work, the upper one decodes in pieces and
-/// the lower one accepts them (`spec/pipeline.md` §6.6); `None` otherwise.
-fn piecewise_stages(
-    stages: &[&dyn Codec; 3],
+/// True when the pipeline decodes as one pass: the filter is the identity,
+/// the compression decodes in pieces and the encoding accepts them
+/// (`spec/pipeline.md` §6.6).
+fn piecewise(
+    stages: Stages<'_>,
     cx: &[StageContext; 3],
     payload_len: usize,
     out_len: usize,
-) -> Option<(usize, usize)> {
-    let mut working = (0..3).filter(|&i| !stages[i].is_identity());
-    let (Some(lo), Some(hi), None) = (working.next(), working.next(), working.next()) else {
-        return None;
-    };
-    // Identity stages between and around them see unchanged lengths.
-    let lengths_agree = cx[hi].input_len == payload_len as u64
-        && cx[hi].decoded_len == cx[lo].input_len
-        && cx[lo].decoded_len == out_len as u64;
-    (lengths_agree && stages[hi].decodes_in_pieces(&cx[hi]) && stages[lo].accepts_pieces(&cx[lo]))
-        .then_some((lo, hi))
+) -> bool {
+    let (encoding, compression) = (stages.encoding, stages.compression);
+    let working = !encoding.is_identity() && !compression.is_identity();
+    // The identity filter between them sees unchanged lengths.
+    let lengths_agree = cx[2].input_len == payload_len as u64
+        && cx[2].decoded_len == cx[0].input_len
+        && cx[0].decoded_len == out_len as u64;
+    working
+        && stages.filter.is_identity()
+        && lengths_agree
+        && compression.decodes_in_pieces(&cx[2])
+        && encoding.accepts_pieces(&cx[0])
 }
 
-/// Runs the two stages [`piecewise_stages`] found as one pass: the
-/// intermediate stream never exists whole.
+/// Runs the compression and the encoding [`piecewise`] found as one pass:
+/// the intermediate stream never exists whole.
 fn decode_in_pieces(
-    stages: &[&dyn Codec; 3],
+    stages: Stages<'_>,
     cx: &[StageContext; 3],
-    (lo, hi): (usize, usize),
     payload: &[u8],
     out: &mut [u8],
 ) -> Result<()> {
-    let (lower, lower_cx) = (stages[lo], &cx[lo]);
-    if let Some(runs) = stages[hi].piece_runs(payload, &cx[hi]) {
-        if decode_runs_in_parallel(stages, cx, (lo, hi), &runs, payload, out)? {
+    let (lower, lower_cx) = (stages.encoding, &cx[0]);
+    let (upper, upper_cx) = (stages.compression, &cx[2]);
+    if let Some(runs) = upper.piece_runs(payload, upper_cx) {
+        if decode_runs_in_parallel(stages, cx, &runs, payload, out)? {
             return Ok(());
         }
     }
-    stages[hi].decode_pieces(payload, &cx[hi], PIECE_BYTES, &mut |at, piece| {
+    upper.decode_pieces(payload, upper_cx, PIECE_BYTES, &mut |at, piece| {
         lower.decode_piece_into(piece, at, lower_cx, out)
     })
 }
@@ -449,16 +453,15 @@ fn decode_in_pieces(
 /// sequentially, which overwrites all of `out` and gives the sequential
 /// result or error (`spec/pipeline.md` §6.4).
 fn decode_runs_in_parallel(
-    stages: &[&dyn Codec; 3],
+    stages: Stages<'_>,
     cx: &[StageContext; 3],
-    (lo, hi): (usize, usize),
     runs: &[PieceRun],
     payload: &[u8],
     out: &mut [u8],
 ) -> Result<bool> {
     use rayon::prelude::*;
-    let (upper, lower) = (stages[hi], stages[lo]);
-    let (upper_cx, lower_cx) = (&cx[hi], &cx[lo]);
+    let (upper, lower) = (stages.compression, stages.encoding);
+    let (upper_cx, lower_cx) = (&cx[2], &cx[0]);
     let total = upper_cx.decoded_len as u128;
     let out_len = out.len();
     // Where decoded byte `a` of the upper stream lands in `out`, when that
@@ -542,15 +545,16 @@ fn decode_into_inner(
     let base = base_context(desc, out_order, opts.threads)?;
     let stages = plan::stages(pipeline);
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
-    if let Some(pair) = piecewise_stages(&stages, &cx, payload.len(), out.len()) {
-        decode_in_pieces(&stages, &cx, pair, payload, out)?;
+    if piecewise(stages, &cx, payload.len(), out.len()) {
+        decode_in_pieces(stages, &cx, payload, out)?;
         return finish_into(pipeline, desc, region, opts, out_order, out);
     }
     // Stages run from compression down to encoding; the lowest one that is
     // not the identity is the last to run and writes into `out`.
-    let last = stages.iter().position(|s| !s.is_identity());
+    let all = stages.all();
+    let last = all.iter().position(|s| !s.is_identity());
     let mut data: Cow<'_, [u8]> = Cow::Borrowed(payload);
-    for (i, (stage, cx)) in stages.iter().zip(&cx).enumerate().rev() {
+    for (i, (stage, cx)) in all.into_iter().zip(&cx).enumerate().rev() {
         let len = usize::try_from(cx.decoded_len).map_err(|_| {
             Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
         })?;
@@ -593,7 +597,7 @@ fn finish_into(
     out_order: ByteOrder,
     out: &mut [u8],
 ) -> Result<()> {
-    if plan::stages(pipeline)[0].is_identity()
+    if plan::stages(pipeline).encoding.is_identity()
         && opts.native_byte_order
         && desc.byte_order != ByteOrder::native()
         && desc.dtype.swap_unit() > 1
@@ -658,7 +662,7 @@ fn decode_range_inner(
         return refuse("for bitmask objects".into());
     }
     let stages = plan::stages(pipeline);
-    for (s, how) in stages.iter().zip([
+    for (s, how) in stages.all().into_iter().zip([
         "with {} encoding",
         "after a {} filter",
         "with {} compression",
@@ -671,7 +675,7 @@ fn decode_range_inner(
     let out_order = out_order(desc, opts);
     let base = base_context(desc, out_order, 0)?;
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
-    if stages[2].is_identity() && payload.len() as u64 != cx[2].decoded_len {
+    if stages.compression.is_identity() && payload.len() as u64 != cx[2].decoded_len {
         return Err(Error::framing(format!(
             "descriptor claims {} encoded bytes but the frame payload is {} bytes",
             cx[2].decoded_len,
@@ -695,32 +699,38 @@ fn decode_range_inner(
     };
     let read_compressed = |a: u64, b: u64| -> Result<Cow<'_, [u8]>> {
         let mut out = buffer::zeroed((b - a) as usize)?;
-        stages[2].decode_range_into(&read_payload, &cx[2], a, &mut out)?;
+        stages
+            .compression
+            .decode_range_into(&read_payload, &cx[2], a, &mut out)?;
         Ok(Cow::Owned(out))
     };
     let read_filtered = |a: u64, b: u64| -> Result<Cow<'_, [u8]>> {
-        if stages[2].is_identity() {
+        if stages.compression.is_identity() {
             return read_payload(a, b);
         }
         read_compressed(a, b)
     };
     let read_encoded = |a: u64, b: u64| -> Result<Cow<'_, [u8]>> {
-        if stages[1].is_identity() {
+        if stages.filter.is_identity() {
             return read_filtered(a, b);
         }
         let mut out = buffer::zeroed((b - a) as usize)?;
-        stages[1].decode_range_into(&read_filtered, &cx[1], a, &mut out)?;
+        stages
+            .filter
+            .decode_range_into(&read_filtered, &cx[1], a, &mut out)?;
         Ok(Cow::Owned(out))
     };
     let mut results = Vec::with_capacity(ranges.len());
     for &(first, count) in ranges {
         range_end(first, count, n)?;
-        let mut out = if stages[0].is_identity() {
+        let mut out = if stages.encoding.is_identity() {
             let slice = read_encoded(first * w, (first + count) * w)?;
             buffer::into_owned(to_output_order(slice, desc.dtype, desc.byte_order, opts)?)?
         } else {
             let mut out = buffer::zeroed((count * w) as usize)?;
-            stages[0].decode_range_into(&read_encoded, &cx[0], first * w, &mut out)?;
+            stages
+                .encoding
+                .decode_range_into(&read_encoded, &cx[0], first * w, &mut out)?;
             out
         };
         if !decoded.is_empty() {

@@ -4,18 +4,30 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::codec::{Codec, Params, RangeInput, StageContext, StageKind, StagePlan};
-use super::registry::CodecEntry;
+use super::codec::{
+    CompressionStage, EncodingStage, FilterStage, RangeInput, Stage, StageContext, StageKind,
+    StagePlan,
+};
+use super::registry::{Builder, CodecEntry};
 use crate::error::{Error, Result};
 
 /// The `none` encoding.
-pub const ENCODING: CodecEntry = entry(StageKind::Encoding);
+pub(crate) const ENCODING: CodecEntry = entry(
+    StageKind::Encoding,
+    Builder::Encoding(|_| Ok(Box::new(Identity))),
+);
 /// The `none` filter.
-pub const FILTER: CodecEntry = entry(StageKind::Filter);
+pub(crate) const FILTER: CodecEntry = entry(
+    StageKind::Filter,
+    Builder::Filter(|_| Ok(Box::new(Identity))),
+);
 /// The `none` compression.
-pub const COMPRESSION: CodecEntry = entry(StageKind::Compression);
+pub(crate) const COMPRESSION: CodecEntry = entry(
+    StageKind::Compression,
+    Builder::Compression(|_| Ok(Box::new(Identity))),
+);
 
-const fn entry(kind: StageKind) -> CodecEntry {
+const fn entry(kind: StageKind, build: Builder) -> CodecEntry {
     CodecEntry {
         name: "none",
         kind,
@@ -25,25 +37,31 @@ const fn entry(kind: StageKind) -> CodecEntry {
     }
 }
 
-fn build(_: &Params<'_>) -> Result<Box<dyn Codec>> {
-    Ok(Box::new(Identity))
-}
-
 /// Passes bytes through unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Identity;
 
-impl Codec for Identity {
+impl EncodingStage for Identity {
+    fn encoded_len(&self, input_len: u64, _: &StageContext) -> Result<u64> {
+        Ok(input_len)
+    }
+}
+
+impl FilterStage for Identity {
+    fn encoded_len(&self, input_len: u64, _: &StageContext) -> Result<u64> {
+        Ok(input_len)
+    }
+}
+
+impl CompressionStage for Identity {}
+
+impl Stage for Identity {
     fn name(&self) -> &str {
         "none"
     }
 
     fn is_identity(&self) -> bool {
         true
-    }
-
-    fn encoded_len(&self, input_len: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(Some(input_len))
     }
 
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {

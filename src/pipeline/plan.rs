@@ -5,7 +5,9 @@
 
 use std::borrow::Cow;
 
-use super::codec::{Codec, Params, StageContext, StageKind};
+use super::codec::{
+    CompressionStage, EncodingStage, FilterStage, Params, Stage, StageContext, StageKind,
+};
 use super::registry::{self, REGISTRY};
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::error::{Error, Result};
@@ -15,13 +17,9 @@ use crate::pipeline_spec::{
 
 /// A stage tgm has no codec for, or whose keys were refused: every call
 /// fails with the error the specification recorded.
-impl Codec for UnusableStage {
+impl Stage for UnusableStage {
     fn name(&self) -> &str {
         UnusableStage::name(self)
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Err(self.error())
     }
 
     fn validate(&self, _: &StageContext) -> Result<()> {
@@ -36,6 +34,20 @@ impl Codec for UnusableStage {
         Err(self.error())
     }
 }
+
+impl EncodingStage for UnusableStage {
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<u64> {
+        Err(self.error())
+    }
+}
+
+impl FilterStage for UnusableStage {
+    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<u64> {
+        Err(self.error())
+    }
+}
+
+impl CompressionStage for UnusableStage {}
 
 /// The stage standing for a built-in compression whose cargo feature is
 /// off in this build: running it fails, naming the feature.
@@ -67,7 +79,7 @@ static NO_ZFP: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| 
 static NO_SZ3: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| disabled("sz3"));
 
 /// The codec running the encoding stage `e`.
-fn encoding(e: &EncodingSpec) -> &dyn Codec {
+fn encoding(e: &EncodingSpec) -> &dyn EncodingStage {
     match e {
         EncodingSpec::None => &super::none_codec::Identity,
         EncodingSpec::SimplePacking(sp) => sp,
@@ -76,7 +88,7 @@ fn encoding(e: &EncodingSpec) -> &dyn Codec {
 }
 
 /// The codec running the filter stage `f`.
-fn filter(f: &FilterSpec) -> &dyn Codec {
+fn filter(f: &FilterSpec) -> &dyn FilterStage {
     match f {
         FilterSpec::None => &super::none_codec::Identity,
         FilterSpec::Shuffle(s) => s,
@@ -86,7 +98,7 @@ fn filter(f: &FilterSpec) -> &dyn Codec {
 
 /// The codec running the compression stage `c`: a codec whose cargo
 /// feature is off fails when run, naming the feature.
-fn compression(c: &CompressionSpec) -> &dyn Codec {
+fn compression(c: &CompressionSpec) -> &dyn CompressionStage {
     match c {
         CompressionSpec::None => &super::none_codec::Identity,
         #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
@@ -119,51 +131,47 @@ fn compression(c: &CompressionSpec) -> &dyn Codec {
     }
 }
 
-/// The running stages of `p`, in encode order.
-pub fn stages(p: &PipelineSpec) -> [&dyn Codec; 3] {
-    [
-        encoding(p.encoding()),
-        filter(p.filter()),
-        compression(p.compression()),
-    ]
+/// The running stages of a pipeline: one typed slot per stage kind, so
+/// that a stage can only stand where its kind belongs (`spec/pipeline.md`
+/// §1).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stages<'a> {
+    /// Values to the encoded stream.
+    pub encoding: &'a dyn EncodingStage,
+    /// The encoded stream rearranged.
+    pub filter: &'a dyn FilterStage,
+    /// The filtered stream to the stored payload.
+    pub compression: &'a dyn CompressionStage,
+}
+
+impl<'a> Stages<'a> {
+    /// The stages as their common kind, in encode order.
+    pub(crate) fn all(&self) -> [&'a dyn Stage; 3] {
+        [self.encoding, self.filter, self.compression]
+    }
+}
+
+/// The running stages of `p`, borrowed from it.
+pub(crate) fn stages(p: &PipelineSpec) -> Stages<'_> {
+    Stages {
+        encoding: encoding(p.encoding()),
+        filter: filter(p.filter()),
+        compression: compression(p.compression()),
+    }
 }
 
 /// The context each stage sees when `d` is decoded (stored byte order,
 /// sequential), in encode order.
-pub fn contexts_of(d: &ObjectDescriptor) -> Result<[StageContext; 3]> {
+pub(crate) fn contexts_of(d: &ObjectDescriptor) -> Result<[StageContext; 3]> {
     let base = super::base_context(d, d.byte_order, 0)?;
     contexts(stages(d.pipeline()), base, d.decoded_len()?, 0)
 }
 
 /// Mutable stages of one encode run (encoding may derive parameters).
 pub(crate) struct EncodeStages {
-    pub(crate) stages: [Box<dyn Codec>; 3],
-}
-
-/// Builds one stage. `Ok(Err(e))`: the registry cannot build the name
-/// (unknown or disabled); `Err(e)`: the stage's keys are invalid.
-fn build(
-    kind: StageKind,
-    name: &str,
-    params: &Map,
-) -> Result<std::result::Result<Box<dyn Codec>, Error>> {
-    let entry = match registry::lookup(kind, name) {
-        Ok(e) => e,
-        Err(e) => return Ok(Err(e)),
-    };
-    if entry.build.is_none() {
-        return Ok(entry.build(&Params::new(params, entry.name)));
-    }
-    entry.build(&Params::new(params, entry.name)).map(Ok)
-}
-
-fn build_strict(names: [&str; 3], params: &Map) -> Result<[Box<dyn Codec>; 3]> {
-    let one = |kind, name| build(kind, name, params)?;
-    Ok([
-        one(StageKind::Encoding, names[0])?,
-        one(StageKind::Filter, names[1])?,
-        one(StageKind::Compression, names[2])?,
-    ])
+    pub(crate) encoding: Box<dyn EncodingStage>,
+    pub(crate) filter: Box<dyn FilterStage>,
+    pub(crate) compression: Box<dyn CompressionStage>,
 }
 
 impl EncodeStages {
@@ -171,15 +179,41 @@ impl EncodeStages {
     /// be one the pipeline's stages own, and every stage must be runnable.
     pub(crate) fn parse_strict(p: &PipelineSpec) -> Result<Self> {
         let names = p.names();
-        let stages = build_strict(names, p.params())?;
-        check_codec_keys(p.params(), &names)?;
-        Ok(EncodeStages { stages })
+        let params = p.params();
+        let entry =
+            |kind, name| registry::lookup(kind, name).map(|e| (e, Params::new(params, e.name)));
+        let (e, ep) = entry(StageKind::Encoding, names[0])?;
+        let encoding = e.encoding(&ep)?;
+        let (f, fp) = entry(StageKind::Filter, names[1])?;
+        let filter = f.filter(&fp)?;
+        let (c, cp) = entry(StageKind::Compression, names[2])?;
+        let compression = c.compression(&cp)?;
+        check_codec_keys(params, &names)?;
+        Ok(EncodeStages {
+            encoding,
+            filter,
+            compression,
+        })
+    }
+
+    /// The stages, borrowed.
+    pub(crate) fn as_stages(&self) -> Stages<'_> {
+        Stages {
+            encoding: &*self.encoding,
+            filter: &*self.filter,
+            compression: &*self.compression,
+        }
     }
 
     /// The specification after the run: `p` with the keys the stages
     /// derived from the data written over its own.
     pub(crate) fn encoded_spec(&self, p: &PipelineSpec) -> Result<PipelineSpec> {
-        p.with_derived(self.stages.iter().flat_map(|s| s.derived_params()))
+        p.with_derived(
+            self.as_stages()
+                .all()
+                .iter()
+                .flat_map(|s| s.derived_params()),
+        )
     }
 }
 
@@ -221,28 +255,22 @@ fn check_codec_keys(params: &Map, names: &[&str; 3]) -> Result<()> {
 /// The context of each stage, in encode order, checked by every stage.
 /// `input_len` of the compression stage is `payload_len`.
 pub(crate) fn contexts(
-    stages: [&dyn Codec; 3],
+    stages: Stages<'_>,
     base: StageContext,
     decoded_len: u64,
     payload_len: u64,
 ) -> Result<[StageContext; 3]> {
     let mut cx = [base; 3];
-    let mut len = decoded_len;
-    for (i, s) in stages.iter().enumerate() {
-        if i > 0 {
-            let (bits, packed) = stages[i - 1].output_form(&cx[i - 1]);
-            cx[i].sample_bits = bits;
-            cx[i].packed = packed;
-        }
-        cx[i].decoded_len = len;
-        s.validate(&cx[i])?;
-        match s.encoded_len(len, &cx[i])? {
-            Some(n) => {
-                cx[i].input_len = n;
-                len = n;
-            }
-            None => cx[i].input_len = payload_len,
-        }
-    }
+    cx[0].decoded_len = decoded_len;
+    stages.encoding.validate(&cx[0])?;
+    cx[0].input_len = stages.encoding.encoded_len(decoded_len, &cx[0])?;
+    (cx[1].sample_bits, cx[1].packed) = stages.encoding.output_form(&cx[0]);
+    cx[1].decoded_len = cx[0].input_len;
+    stages.filter.validate(&cx[1])?;
+    cx[1].input_len = stages.filter.encoded_len(cx[1].decoded_len, &cx[1])?;
+    (cx[2].sample_bits, cx[2].packed) = stages.filter.output_form(&cx[1]);
+    cx[2].decoded_len = cx[1].input_len;
+    stages.compression.validate(&cx[2])?;
+    cx[2].input_len = payload_len;
     Ok(cx)
 }

@@ -1,6 +1,6 @@
 //! Which stored bytes of an object decoding some element ranges reads:
 //! each stage maps the ranges of its output to ranges of its input
-//! ([`super::Codec::plan_range`]), from the elements down to the stored payload,
+//! ([`super::Stage::plan_range`]), from the elements down to the stored payload,
 //! so that a reader fetches only those bytes. See `spec/pipeline.md` §7.1.
 
 use std::ops::Range;
@@ -48,6 +48,7 @@ impl RangePlan {
 pub(crate) fn decodes_ranges(desc: &ObjectDescriptor) -> bool {
     desc.dtype != Dtype::Bitmask
         && super::plan::stages(desc.pipeline())
+            .all()
             .iter()
             .all(|s| s.supports_range())
 }
@@ -85,6 +86,7 @@ pub(crate) fn plan_range(
     let base = super::base_context(desc, desc.byte_order, 0)?;
     let cx = super::plan::contexts(stages, base, desc.decoded_len()?, payload_len)?;
     let mut check = None;
+    let stages = stages.all();
     for (i, stage) in stages.iter().enumerate() {
         let Some(plan) = stage.plan_range(&wanted, &cx[i])? else {
             return Ok(None);

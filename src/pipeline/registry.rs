@@ -1,18 +1,41 @@
 //! The table of built-in stages: one line per codec. See `spec/pipeline.md` §9.
 
-use super::codec::{Codec, Params, StageKind};
+use super::codec::{CompressionStage, EncodingStage, FilterStage, Params, StageKind};
 use super::{
     bitmask_codec, blosc2_codec, lz4_codec, none_codec, shuffle, simple_packing, sz3_codec,
     szip_stage, zfp_codec, zstd_codec,
 };
 use crate::error::{Error, Result};
 
-/// Builds a stage from its descriptor keys, validating every one it owns.
-pub type BuildFn = fn(&Params<'_>) -> Result<Box<dyn Codec>>;
+/// Builds a stage of one kind from its descriptor keys, validating every
+/// one it owns.
+pub(crate) type BuildFn<T> = fn(&Params<'_>) -> Result<Box<T>>;
+
+/// A stage's constructor, typed by the kind of stage it builds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Builder {
+    /// Builds an encoding.
+    Encoding(BuildFn<dyn EncodingStage>),
+    /// Builds a filter.
+    Filter(BuildFn<dyn FilterStage>),
+    /// Builds a compression.
+    Compression(BuildFn<dyn CompressionStage>),
+}
+
+impl Builder {
+    /// The kind of stage it builds.
+    pub(crate) fn kind(&self) -> StageKind {
+        match self {
+            Builder::Encoding(_) => StageKind::Encoding,
+            Builder::Filter(_) => StageKind::Filter,
+            Builder::Compression(_) => StageKind::Compression,
+        }
+    }
+}
 
 /// One registered stage.
 #[derive(Debug, Clone, Copy)]
-pub struct CodecEntry {
+pub(crate) struct CodecEntry {
     /// Wire name, as the `encoding`, `filter` or `compression` value.
     pub name: &'static str,
     /// Which descriptor field names it.
@@ -22,20 +45,53 @@ pub struct CodecEntry {
     /// Cargo feature that builds it in, if it is optional.
     pub feature: Option<&'static str>,
     /// Constructor; `None` when the feature is disabled.
-    pub build: Option<BuildFn>,
+    pub build: Option<Builder>,
 }
 
 impl CodecEntry {
-    /// Builds the stage, or explains which cargo feature is missing.
-    pub fn build(&self, params: &Params<'_>) -> Result<Box<dyn Codec>> {
-        match self.build {
-            Some(f) => f(params),
-            None => Err(disabled_error(
+    /// Builds the stage with `f`, the constructor of the kind asked for,
+    /// or explains which cargo feature is missing.
+    fn built<T: ?Sized>(&self, f: Option<BuildFn<T>>, params: &Params<'_>) -> Result<Box<T>> {
+        match (self.build, f) {
+            (Some(_), Some(f)) => f(params),
+            (Some(b), None) => Err(Error::invalid_argument(format!(
+                "{} is a {} stage",
+                self.name,
+                b.kind().key()
+            ))),
+            (None, _) => Err(disabled_error(
                 self.kind,
                 self.name,
                 self.feature.unwrap_or(self.name),
             )),
         }
+    }
+
+    /// Builds the encoding stage.
+    pub(crate) fn encoding(&self, params: &Params<'_>) -> Result<Box<dyn EncodingStage>> {
+        let f = match self.build {
+            Some(Builder::Encoding(f)) => Some(f),
+            _ => None,
+        };
+        self.built(f, params)
+    }
+
+    /// Builds the filter stage.
+    pub(crate) fn filter(&self, params: &Params<'_>) -> Result<Box<dyn FilterStage>> {
+        let f = match self.build {
+            Some(Builder::Filter(f)) => Some(f),
+            _ => None,
+        };
+        self.built(f, params)
+    }
+
+    /// Builds the compression stage.
+    pub(crate) fn compression(&self, params: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
+        let f = match self.build {
+            Some(Builder::Compression(f)) => Some(f),
+            _ => None,
+        };
+        self.built(f, params)
     }
 }
 
@@ -48,7 +104,7 @@ pub(crate) fn disabled_error(kind: StageKind, name: &str, feature: &str) -> Erro
 }
 
 /// Every built-in stage. Adding a codec adds one line here.
-pub static REGISTRY: &[CodecEntry] = &[
+pub(crate) static REGISTRY: &[CodecEntry] = &[
     none_codec::ENCODING,
     simple_packing::ENTRY,
     none_codec::FILTER,
@@ -64,10 +120,10 @@ pub static REGISTRY: &[CodecEntry] = &[
     bitmask_codec::ROARING,
 ];
 
-pub use crate::pipeline_spec::codec_of_key;
+pub(crate) use crate::pipeline_spec::codec_of_key;
 
 /// The registered stage of `kind` called `name`.
-pub fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
+pub(crate) fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
     if let Some(e) = REGISTRY.iter().find(|e| e.kind == kind && e.name == name) {
         return Ok(e);
     }
@@ -89,6 +145,9 @@ mod tests {
             for k in a.keys {
                 assert_eq!(codec_of_key(k), Some(a.name), "{k}");
             }
+            if let Some(b) = a.build {
+                assert_eq!(b.kind(), a.kind, "{}", a.name);
+            }
         }
     }
 
@@ -98,9 +157,27 @@ mod tests {
             build: None,
             ..*lookup(StageKind::Compression, "zstd").unwrap()
         };
-        let e = entry.build(&Params::new(&Map::new(), "zstd")).unwrap_err();
+        let e = entry
+            .compression(&Params::new(&Map::new(), "zstd"))
+            .unwrap_err();
         assert_eq!(*e.kind(), ErrorKind::UnsupportedCodec);
         assert!(e.detail().contains("cargo feature \"zstd\""), "{e}");
+    }
+
+    #[test]
+    fn a_stage_is_built_only_as_its_own_kind() {
+        let entry = lookup(StageKind::Filter, "shuffle").unwrap();
+        let mut p = Map::new();
+        p.insert(
+            "shuffle_element_size".into(),
+            crate::cbor::Value::from(4u64),
+        );
+        assert_eq!(
+            entry.filter(&Params::new(&p, "shuffle")).unwrap().name(),
+            "shuffle"
+        );
+        let e = entry.compression(&Params::new(&p, "shuffle")).unwrap_err();
+        assert!(e.detail().contains("shuffle is a filter stage"), "{e}");
     }
 
     #[test]

@@ -2,32 +2,28 @@
 
 use std::borrow::Cow;
 
-use super::codec::{Codec, Params, StageContext, StageKind};
-use super::registry::CodecEntry;
+use super::codec::{FilterStage, Params, Stage, StageContext, StageKind};
+use super::registry::{Builder, CodecEntry};
 use crate::error::{Error, Result};
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "shuffle",
     kind: StageKind::Filter,
     keys: &["shuffle_element_size"],
     feature: None,
-    build: Some(build),
+    build: Some(Builder::Filter(build)),
 };
 
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn FilterStage>> {
     Ok(Box::new(Shuffle::from_params(p)?))
 }
 
 pub use crate::pipeline_spec::Shuffle;
 
-impl Codec for Shuffle {
-    fn name(&self) -> &str {
-        "shuffle"
-    }
-
-    fn encoded_len(&self, input_len: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(Some(input_len))
+impl FilterStage for Shuffle {
+    fn encoded_len(&self, input_len: u64, _: &StageContext) -> Result<u64> {
+        Ok(input_len)
     }
 
     /// Bytes after a shuffle are single-byte samples, unless they are
@@ -38,6 +34,12 @@ impl Codec for Shuffle {
         } else {
             (8, false)
         }
+    }
+}
+
+impl Stage for Shuffle {
+    fn name(&self) -> &str {
+        "shuffle"
     }
 
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {

@@ -4,16 +4,18 @@
 use std::borrow::Cow;
 
 use super::bits;
-use super::codec::{packed_bytes, Codec, Params, RangeInput, StageContext, StageKind, StagePlan};
+use super::codec::{
+    packed_bytes, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind, StagePlan,
+};
 use super::quantise::Quantiser;
-use super::registry::CodecEntry;
+use super::registry::{Builder, CodecEntry};
 use super::scan::FiniteRange;
 use crate::cbor::Value;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "simple_packing",
     kind: StageKind::Encoding,
     keys: &[
@@ -23,7 +25,7 @@ pub const ENTRY: CodecEntry = CodecEntry {
         "sp_decimal_scale_factor",
     ],
     feature: None,
-    build: Some(build),
+    build: Some(Builder::Encoding(build)),
 };
 
 pub use crate::pipeline_spec::SimplePacking;
@@ -62,11 +64,11 @@ impl From<PackingParams> for SimplePacking {
     }
 }
 
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn EncodingStage>> {
     Ok(Box::new(SimplePacking::from_params(p)?))
 }
 
-impl Codec for SimplePacking {
+impl Stage for SimplePacking {
     fn name(&self) -> &str {
         "simple_packing"
     }
@@ -81,54 +83,6 @@ impl Codec for SimplePacking {
         Ok(())
     }
 
-    fn encoded_len(&self, _: u64, cx: &StageContext) -> Result<Option<u64>> {
-        packed_bytes(cx.num_elements, self.bits_per_value).map(Some)
-    }
-
-    fn output_form(&self, _: &StageContext) -> (u32, bool) {
-        (self.bits_per_value, true)
-    }
-
-    /// Derives R and E from the data as given (spec §2.1) unless both are
-    /// set; D defaults to 0.
-    fn prepare(&mut self, raw: &[u8], cx: &StageContext) -> Result<()> {
-        self.prepare_with_range(raw, None, cx)
-    }
-
-    /// As [`Codec::prepare`], taking min and max from the pipeline's scan
-    /// when it measured them (`spec/pipeline.md` §6.2).
-    fn prepare_with_range(
-        &mut self,
-        raw: &[u8],
-        range: Option<&FiniteRange>,
-        cx: &StageContext,
-    ) -> Result<()> {
-        if self.reference_value.is_some() != self.binary_scale_factor.is_some() {
-            let (given, missing) = if self.reference_value.is_some() {
-                ("sp_reference_value", "sp_binary_scale_factor")
-            } else {
-                ("sp_binary_scale_factor", "sp_reference_value")
-            };
-            return Err(Error::metadata(format!(
-                "{given} given without {missing}: give both, or neither"
-            )));
-        }
-        let decimal = self.decimal_scale_factor.unwrap_or(0);
-        self.decimal_scale_factor = Some(decimal);
-        if self.reference_value.is_none() {
-            let p = match range {
-                Some(r) if self.bits_per_value > 0 => {
-                    params_from_range(r.min, r.max, self.bits_per_value, decimal)?
-                }
-                _ => compute_params(raw, cx.byte_order, self.bits_per_value, decimal)?,
-            };
-            self.reference_value = Some(p.reference_value);
-            self.binary_scale_factor = Some(p.binary_scale_factor);
-            self.derived = true;
-        }
-        Ok(())
-    }
-
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
         let p = self.packing_params()?;
         Ok(Cow::Owned(encode_parallel(
@@ -137,22 +91,6 @@ impl Codec for SimplePacking {
             &p,
             cx.threads,
         )?))
-    }
-
-    fn writes_in_place(&self) -> bool {
-        true
-    }
-
-    fn encode_to_slice(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
-        let p = self.packing_params()?;
-        encode_parallel_into(input, cx.byte_order, &p, cx.threads, out)
-    }
-
-    /// Runs of [`CHUNK_VALUES`] values: a multiple of 8, so every output
-    /// chunk is whole bytes.
-    fn in_place_chunks(&self, _: &StageContext) -> Option<(usize, usize)> {
-        let bits = self.bits_per_value as usize;
-        (bits > 0).then_some((CHUNK_VALUES * 8, CHUNK_VALUES * bits / 8))
     }
 
     fn derived_params(&self) -> Vec<(&'static str, Value)> {
@@ -174,41 +112,6 @@ impl Codec for SimplePacking {
         let n =
             usize::try_from(cx.num_elements).map_err(|_| Error::metadata("too many elements"))?;
         decode_parallel(input, n, &p, cx.out_order, out, cx.threads, cx.fresh_output)
-    }
-
-    fn accepts_pieces(&self, _: &StageContext) -> bool {
-        self.bits_per_value > 0
-            && self.bits_per_value.is_multiple_of(8)
-            && self.bits_per_value <= 32
-    }
-
-    /// A piece of whole codes (whole bytes per code) at byte `at` of the
-    /// packed stream decodes to values `at / (B/8)` onwards.
-    fn decode_piece_into(
-        &self,
-        piece: &[u8],
-        at: usize,
-        cx: &StageContext,
-        out: &mut [u8],
-    ) -> Result<()> {
-        let p = self.packing_params()?;
-        let w = (p.bits_per_value / 8) as usize;
-        let misaligned = w == 0
-            || !p.bits_per_value.is_multiple_of(8)
-            || !at.is_multiple_of(w)
-            || !piece.len().is_multiple_of(w);
-        let (first, n) = (at / w.max(1), piece.len() / w.max(1));
-        let end = first.checked_add(n).and_then(|e| e.checked_mul(8));
-        if misaligned || end.is_none_or(|e| e > out.len()) {
-            return Err(Error::codec(format!(
-                "a {}-byte piece at byte {at} is not whole {}-bit codes of the output",
-                piece.len(),
-                p.bits_per_value
-            )));
-        }
-        let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
-        let dst = &mut out[first * 8..(first + n) * 8];
-        decode_into_with(piece, 0, n, &p, cx.out_order, dst, streaming)
     }
 
     fn decode_range_into(
@@ -258,6 +161,102 @@ impl Codec for SimplePacking {
             .map(|r| Ok(packed(r.start / w, false)?..packed(r.end.div_ceil(w), true)?))
             .collect::<Result<_>>()?;
         Ok(Some(StagePlan::reading(ranges)))
+    }
+}
+
+impl EncodingStage for SimplePacking {
+    fn encoded_len(&self, _: u64, cx: &StageContext) -> Result<u64> {
+        packed_bytes(cx.num_elements, self.bits_per_value)
+    }
+
+    fn output_form(&self, _: &StageContext) -> (u32, bool) {
+        (self.bits_per_value, true)
+    }
+
+    /// Derives R and E from the data as given (spec §2.1) unless both are
+    /// set, taking min and max from the pipeline's scan when it measured
+    /// them (`spec/pipeline.md` §6.2); D defaults to 0.
+    fn prepare(
+        &mut self,
+        raw: &[u8],
+        range: Option<&FiniteRange>,
+        cx: &StageContext,
+    ) -> Result<()> {
+        if self.reference_value.is_some() != self.binary_scale_factor.is_some() {
+            let (given, missing) = if self.reference_value.is_some() {
+                ("sp_reference_value", "sp_binary_scale_factor")
+            } else {
+                ("sp_binary_scale_factor", "sp_reference_value")
+            };
+            return Err(Error::metadata(format!(
+                "{given} given without {missing}: give both, or neither"
+            )));
+        }
+        let decimal = self.decimal_scale_factor.unwrap_or(0);
+        self.decimal_scale_factor = Some(decimal);
+        if self.reference_value.is_none() {
+            let p = match range {
+                Some(r) if self.bits_per_value > 0 => {
+                    params_from_range(r.min, r.max, self.bits_per_value, decimal)?
+                }
+                _ => compute_params(raw, cx.byte_order, self.bits_per_value, decimal)?,
+            };
+            self.reference_value = Some(p.reference_value);
+            self.binary_scale_factor = Some(p.binary_scale_factor);
+            self.derived = true;
+        }
+        Ok(())
+    }
+
+    fn writes_in_place(&self) -> bool {
+        true
+    }
+
+    fn encode_to_slice(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()> {
+        let p = self.packing_params()?;
+        encode_parallel_into(input, cx.byte_order, &p, cx.threads, out)
+    }
+
+    /// Runs of [`CHUNK_VALUES`] values: a multiple of 8, so every output
+    /// chunk is whole bytes.
+    fn in_place_chunks(&self, _: &StageContext) -> Option<(usize, usize)> {
+        let bits = self.bits_per_value as usize;
+        (bits > 0).then_some((CHUNK_VALUES * 8, CHUNK_VALUES * bits / 8))
+    }
+
+    fn accepts_pieces(&self, _: &StageContext) -> bool {
+        self.bits_per_value > 0
+            && self.bits_per_value.is_multiple_of(8)
+            && self.bits_per_value <= 32
+    }
+
+    /// A piece of whole codes (whole bytes per code) at byte `at` of the
+    /// packed stream decodes to values `at / (B/8)` onwards.
+    fn decode_piece_into(
+        &self,
+        piece: &[u8],
+        at: usize,
+        cx: &StageContext,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let p = self.packing_params()?;
+        let w = (p.bits_per_value / 8) as usize;
+        let misaligned = w == 0
+            || !p.bits_per_value.is_multiple_of(8)
+            || !at.is_multiple_of(w)
+            || !piece.len().is_multiple_of(w);
+        let (first, n) = (at / w.max(1), piece.len() / w.max(1));
+        let end = first.checked_add(n).and_then(|e| e.checked_mul(8));
+        if misaligned || end.is_none_or(|e| e > out.len()) {
+            return Err(Error::codec(format!(
+                "a {}-byte piece at byte {at} is not whole {}-bit codes of the output",
+                piece.len(),
+                p.bits_per_value
+            )));
+        }
+        let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
+        let dst = &mut out[first * 8..(first + n) * 8];
+        decode_into_with(piece, 0, n, &p, cx.out_order, dst, streaming)
     }
 }
 

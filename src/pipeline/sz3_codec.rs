@@ -8,17 +8,17 @@ use std::borrow::Cow;
 
 use super::codec::StageKind;
 #[cfg(feature = "sz3")]
-use super::codec::{Codec, Params, StageContext};
+use super::codec::{CompressionStage, Params, Stage, StageContext};
 #[cfg(feature = "sz3")]
 use super::float64_stream;
-use super::registry::{BuildFn, CodecEntry};
+use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "sz3")]
 use crate::error::{Error, Result};
 #[cfg(feature = "sz3")]
 pub use crate::pipeline_spec::{Sz3, Sz3Bound};
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "sz3",
     kind: StageKind::Compression,
     keys: &["sz3_error_bound_mode", "sz3_error_bound"],
@@ -27,12 +27,12 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "sz3")]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<Builder> = Some(Builder::Compression(build));
 #[cfg(not(feature = "sz3"))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 #[cfg(feature = "sz3")]
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(Sz3::from_params(p)?))
 }
 
@@ -67,12 +67,33 @@ pub fn sz3_compress(values: &[f64], b: Sz3Bound) -> Result<Vec<u8>> {
     tensogram_sz3::compress(&data, bound(b)).map_err(|e| fail("compression", e))
 }
 
-/// Decodes an SZ3 stream into exactly `out.len()` values: the stream's
+/// The first 8 bytes (magic number, data version) of every stream this
+/// build's SZ3 writes. Its decoder throws a C++ exception on any others,
+/// which no caller can catch: the process aborts (`spec/pipeline.md` §4.7).
+#[cfg(feature = "sz3")]
+fn own_header() -> Option<[u8; 8]> {
+    static HEADER: std::sync::LazyLock<Option<[u8; 8]>> = std::sync::LazyLock::new(|| {
+        let s = sz3_compress(&[0.0, 1.0], Sz3Bound::Abs(1.0)).ok()?;
+        s.get(..8)?.try_into().ok()
+    });
+    *HEADER
+}
+
+/// Decodes an SZ3 stream into exactly `out.len()` values: the stream must
+/// start with the magic number and data version this build writes, and its
 /// own header must declare one dimension of that length and float64
 /// values, checked before SZ3 decodes anything.
 #[cfg(feature = "sz3")]
 pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
     let n = out.len();
+    if stream
+        .get(..8)
+        .is_none_or(|h| Some(h) != own_header().as_ref().map(|o| &o[..]))
+    {
+        return Err(Error::codec(
+            "sz3 stream lacks the SZ3 magic number and data version this build reads",
+        ));
+    }
     if n < 2 {
         // SZ3 never writes such a stream; its dimension builder cannot
         // even describe one.
@@ -98,13 +119,9 @@ pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
 }
 
 #[cfg(feature = "sz3")]
-impl Codec for Sz3 {
+impl Stage for Sz3 {
     fn name(&self) -> &str {
         "sz3"
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
     }
 
     fn validate(&self, cx: &StageContext) -> Result<()> {
@@ -125,6 +142,9 @@ impl Codec for Sz3 {
         Ok(())
     }
 }
+
+#[cfg(feature = "sz3")]
+impl CompressionStage for Sz3 {}
 
 #[cfg(all(test, feature = "sz3"))]
 mod tests {
@@ -165,6 +185,14 @@ mod tests {
         let mut out = vec![0.0; 1000];
         for cut in [0, 1, 15, 16, 17] {
             assert!(sz3_decompress_into(&c[..cut], &mut out).is_err(), "{cut}");
+        }
+        // SZ3 itself throws (and the process aborts) on these: the magic
+        // number or data version changed.
+        for at in [0, 3, 4, 7] {
+            let mut bad = c.clone();
+            bad[at] ^= 0x20;
+            let e = sz3_decompress_into(&bad, &mut out).unwrap_err();
+            assert!(e.detail().contains("magic number"), "{at}: {e}");
         }
         assert!(sz3_compress(&[], Sz3Bound::Abs(1.0)).is_err());
         assert!(sz3_compress(&[1.0], Sz3Bound::Abs(1.0)).is_err());

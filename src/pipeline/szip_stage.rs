@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use super::codec::Params;
 use super::codec::StageKind;
 #[cfg(feature = "szip")]
-use super::codec::{Codec, PieceRun, RangeInput, StageContext, StagePlan};
-use super::registry::{BuildFn, CodecEntry};
+use super::codec::{CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan};
+use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "szip")]
 use crate::cbor::Value;
 #[cfg(feature = "szip")]
@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub use coder::coder_params_of;
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "szip",
     kind: StageKind::Compression,
     keys: &[
@@ -32,9 +32,9 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "szip")]
-const BUILD: Option<BuildFn> = Some(coder::build);
+const BUILD: Option<Builder> = Some(Builder::Compression(coder::build));
 #[cfg(not(feature = "szip"))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 pub use crate::pipeline_spec::Szip;
 #[cfg(feature = "szip")]
@@ -49,7 +49,7 @@ mod coder {
     use super::*;
     use crate::szip::{flags, SzipParams};
 
-    pub(super) fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+    pub(super) fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
         Ok(Box::new(Szip::from_params(p)?))
     }
 
@@ -91,17 +91,13 @@ mod coder {
         }
     }
 
-    impl Codec for Szip {
+    impl Stage for Szip {
         fn name(&self) -> &str {
             "szip"
         }
 
         fn validate(&self, cx: &StageContext) -> Result<()> {
             self.coder_params(cx).map(|_| ())
-        }
-
-        fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-            Ok(None)
         }
 
         /// After simple_packing only whole-byte widths are accepted: the
@@ -149,62 +145,6 @@ mod coder {
                 .map_err(Error::from),
                 _ => Ok(crate::szip::decode_into(input, &p, out)?),
             }
-        }
-
-        fn decodes_in_pieces(&self, _: &StageContext) -> bool {
-            true
-        }
-
-        /// Runs of whole RSIs from the stored block offsets, about four per
-        /// worker.
-        fn piece_runs(&self, input: &[u8], cx: &StageContext) -> Option<Vec<PieceRun>> {
-            let p = self.coder_params(cx).ok()?;
-            let offsets = self.offsets.as_deref()?;
-            let total = usize::try_from(cx.decoded_len).ok()?;
-            let per = crate::szip::rsis_per_run(&p, offsets, total, cx.threads)?;
-            let bits = input.len() as u64 * 8;
-            if offsets.iter().any(|&o| o > bits) {
-                return None;
-            }
-            let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
-            let runs = (0..offsets.len()).step_by(per).map(|g| PieceRun {
-                from: g * rsi_bytes,
-                to: ((g + per) * rsi_bytes).min(total),
-                start: offsets[g],
-            });
-            Some(runs.collect())
-        }
-
-        fn decode_run_pieces(
-            &self,
-            input: &[u8],
-            cx: &StageContext,
-            run: &PieceRun,
-            piece_bytes: usize,
-            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-        ) -> Result<u64> {
-            let p = self.coder_params(cx)?;
-            let len = run
-                .to
-                .checked_sub(run.from)
-                .ok_or_else(|| Error::invalid_argument("a run ends before it starts"))?;
-            crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
-        }
-
-        fn decode_pieces(
-            &self,
-            input: &[u8],
-            cx: &StageContext,
-            piece_bytes: usize,
-            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-        ) -> Result<()> {
-            let p = self.coder_params(cx)?;
-            let total = usize::try_from(cx.decoded_len)
-                .map_err(|_| Error::metadata("szip stream too large"))?;
-            if input.is_empty() && total == 0 {
-                return Ok(());
-            }
-            crate::szip::decode_pieces(input, &p, total, piece_bytes, sink)
         }
 
         /// Decodes only the RSIs covering the range, widened to whole samples;
@@ -289,6 +229,64 @@ mod coder {
                 ranges: std::iter::once(start_byte..end_byte).collect(),
                 check: Some(check),
             }))
+        }
+    }
+
+    impl CompressionStage for Szip {
+        fn decodes_in_pieces(&self, _: &StageContext) -> bool {
+            true
+        }
+
+        /// Runs of whole RSIs from the stored block offsets, about four per
+        /// worker.
+        fn piece_runs(&self, input: &[u8], cx: &StageContext) -> Option<Vec<PieceRun>> {
+            let p = self.coder_params(cx).ok()?;
+            let offsets = self.offsets.as_deref()?;
+            let total = usize::try_from(cx.decoded_len).ok()?;
+            let per = crate::szip::rsis_per_run(&p, offsets, total, cx.threads)?;
+            let bits = input.len() as u64 * 8;
+            if offsets.iter().any(|&o| o > bits) {
+                return None;
+            }
+            let rsi_bytes = p.rsi as usize * p.block_size as usize * p.sample_bytes();
+            let runs = (0..offsets.len()).step_by(per).map(|g| PieceRun {
+                from: g * rsi_bytes,
+                to: ((g + per) * rsi_bytes).min(total),
+                start: offsets[g],
+            });
+            Some(runs.collect())
+        }
+
+        fn decode_run_pieces(
+            &self,
+            input: &[u8],
+            cx: &StageContext,
+            run: &PieceRun,
+            piece_bytes: usize,
+            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        ) -> Result<u64> {
+            let p = self.coder_params(cx)?;
+            let len = run
+                .to
+                .checked_sub(run.from)
+                .ok_or_else(|| Error::invalid_argument("a run ends before it starts"))?;
+            crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
+        }
+
+        fn decode_pieces(
+            &self,
+            input: &[u8],
+            cx: &StageContext,
+            piece_bytes: usize,
+            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        ) -> Result<()> {
+            let p = self.coder_params(cx)?;
+            let total = usize::try_from(cx.decoded_len)
+                .map_err(|_| Error::metadata("szip stream too large"))?;
+            if input.is_empty() && total == 0 {
+                return Ok(());
+            }
+            crate::szip::decode_pieces(input, &p, total, piece_bytes, sink)
         }
     }
 }

@@ -9,17 +9,17 @@ use std::borrow::Cow;
 
 use super::codec::StageKind;
 #[cfg(feature = "zfp")]
-use super::codec::{Codec, Params, RangeInput, StageContext, StagePlan};
+use super::codec::{CompressionStage, Params, RangeInput, Stage, StageContext, StagePlan};
 #[cfg(feature = "zfp")]
 use super::float64_stream;
-use super::registry::{BuildFn, CodecEntry};
+use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "zfp")]
 use crate::error::Result;
 #[cfg(feature = "zfp")]
 pub use crate::pipeline_spec::{Zfp, ZfpMode};
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "zfp",
     kind: StageKind::Compression,
     keys: &["zfp_mode", "zfp_rate", "zfp_precision", "zfp_tolerance"],
@@ -28,12 +28,12 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(feature = "zfp")]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<Builder> = Some(Builder::Compression(build));
 #[cfg(not(feature = "zfp"))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 #[cfg(feature = "zfp")]
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(Zfp::from_params(p)?))
 }
 
@@ -41,13 +41,9 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
 pub use imp::{zfp_compress, zfp_decompress_into, zfp_decompress_range};
 
 #[cfg(feature = "zfp")]
-impl Codec for Zfp {
+impl Stage for Zfp {
     fn name(&self) -> &str {
         "zfp"
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
     }
 
     fn validate(&self, cx: &StageContext) -> Result<()> {
@@ -114,6 +110,9 @@ impl Codec for Zfp {
         Ok(Some(StagePlan::reading(ranges)))
     }
 }
+
+#[cfg(feature = "zfp")]
+impl CompressionStage for Zfp {}
 
 #[cfg(feature = "zfp")]
 // The calls into libzfp: each unsafe block states what it relies on.

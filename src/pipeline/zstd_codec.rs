@@ -8,15 +8,15 @@ use std::borrow::Cow;
 
 use super::codec::StageKind;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-use super::codec::{Codec, Params, StageContext};
-use super::registry::{BuildFn, CodecEntry};
+use super::codec::{CompressionStage, Params, Stage, StageContext};
+use super::registry::{Builder, CodecEntry};
 #[cfg(all(feature = "zstd-decode-pure", not(feature = "zstd")))]
 use super::zstd_pure as imp;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use crate::error::Result;
 
 /// Registry entry.
-pub const ENTRY: CodecEntry = CodecEntry {
+pub(crate) const ENTRY: CodecEntry = CodecEntry {
     name: "zstd",
     kind: StageKind::Compression,
     keys: &["zstd_level"],
@@ -25,9 +25,9 @@ pub const ENTRY: CodecEntry = CodecEntry {
 };
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-const BUILD: Option<BuildFn> = Some(build);
+const BUILD: Option<Builder> = Some(Builder::Compression(build));
 #[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
-const BUILD: Option<BuildFn> = None;
+const BUILD: Option<Builder> = None;
 
 pub use crate::pipeline_spec::{Zstd, ZSTD_DEFAULT_LEVEL};
 
@@ -45,18 +45,14 @@ pub enum ZstdFrameSize {
 }
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-fn build(p: &Params<'_>) -> Result<Box<dyn Codec>> {
+fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
     Ok(Box::new(Zstd::from_params(p)?))
 }
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-impl Codec for Zstd {
+impl Stage for Zstd {
     fn name(&self) -> &str {
         "zstd"
-    }
-
-    fn encoded_len(&self, _: u64, _: &StageContext) -> Result<Option<u64>> {
-        Ok(None)
     }
 
     /// With the `zstdmt` feature and a thread budget above 1, libzstd's own
@@ -81,6 +77,8 @@ impl Codec for Zstd {
         Ok(out)
     }
 }
+
+impl CompressionStage for Zstd {}
 
 #[cfg(feature = "zstd")]
 pub use imp::{zstd_compress, zstd_decompress, zstd_decompress_into};
