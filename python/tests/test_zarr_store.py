@@ -154,7 +154,7 @@ def test_zarr_api_writes_and_an_append_adds_messages_without_rewriting(tmp_path)
     assert back.b.dims == ("z",)
 
 
-def test_mode_w_leaves_an_existing_file_alone_until_close_and_nothing_on_failure(path):
+def test_nothing_reaches_the_file_before_close_nor_after_a_failure(path):
     before = path.read_bytes()
     store = TgmStore(path, mode="w")
     g = zarr.open_group(store=store, mode="w", zarr_format=3)
@@ -162,6 +162,13 @@ def test_mode_w_leaves_an_existing_file_alone_until_close_and_nothing_on_failure
     assert path.read_bytes() == before
     store.close()
     np.testing.assert_array_equal(xr.open_dataset(path, engine="tgm").s.values, [1.0, 2.0])
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        with TgmStore(path, mode="a") as store:
+            g = zarr.open_group(store=store, mode="a", zarr_format=3)
+            g.create_array("half", shape=(2,), dtype="float64")[:] = [3.0, 4.0]
+            raise RuntimeError("interrupted")
+    assert "half" not in xr.open_dataset(path, engine="tgm")
 
     bad = path.parent / "bad.tgm"
     store = TgmStore(bad, mode="w")

@@ -320,6 +320,13 @@ class TgmStore(Store):
                 seen.add(head)
                 yield head
 
+    def __exit__(self, exc_type, exc_value, traceback):
+        """Close; when the block raised, what was written is dropped, so an
+        interrupted ``to_zarr`` leaves the file as it was."""
+        if exc_type is not None and self._writes is not None:
+            self._writes.keys.clear()
+        self.close()
+
     def close(self):
         """Write what was written (mode ``"w"``/``"a"``), then release the
         file."""
