@@ -233,7 +233,7 @@ fn objects_sharing_a_param_stack_along_the_varying_mars_key() {
         zattrs["_ARRAY_DIMENSIONS"],
         serde_json::json!(["step", "t_dim_0", "t_dim_1"])
     );
-    assert_eq!(zattrs["mars.class"], "od");
+    assert_eq!(zattrs["MARS_class"], "od");
     assert_eq!(zattrs["units"], "K");
     assert_eq!(zattrs["GRIB_shortName"], "t");
     assert!(zattrs.get("GRIB_referenceValue").is_none() && zattrs.get("referenceValue").is_none());

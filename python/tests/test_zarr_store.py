@@ -1,7 +1,11 @@
 """``tgm.zarr.TgmStore`` read by zarr-python 3 (PyPI): ``zarr.open_group``
 gives one array per variable, one chunk per object, with the values tgm
-decodes; xarray's zarr engine gives the dataset the tgm engine gives; the
-store is read-only; a URL works (nginx on loopback)."""
+decodes; xarray's zarr engine gives the dataset the tgm engine gives; a
+URL works (nginx on loopback) and stays read-only; ``mode="w"`` and
+``mode="a"`` write what zarr and ``ds.to_zarr`` write as messages that
+tgm reads back, appending without rewriting a byte of the file."""
+
+import asyncio
 
 import numpy as np
 import pytest
@@ -70,6 +74,8 @@ def test_store_is_read_only(path):
     store = TgmStore(path)
     with pytest.raises(tgm.InvalidArgumentError, match="read-only"):
         TgmStore(path, read_only=False)
+    with pytest.raises(tgm.InvalidArgumentError, match="mode must be"):
+        TgmStore(path, mode="x")
     g = zarr.open_group(store=store, mode="r")
     with pytest.raises(ValueError, match="read-only"):
         g["t"][0, 0] = np.zeros((4, 5))
@@ -77,8 +83,6 @@ def test_store_is_read_only(path):
 
 
 def test_missing_keys_and_chunks_out_of_range(path):
-    import asyncio
-
     store = TgmStore(path)
     assert asyncio.run(store.exists("t/c/1/2/0/0"))
     assert not asyncio.run(store.exists("t/c/2/0/0/0"))
@@ -91,3 +95,86 @@ def test_remote_archive(nginx):  # noqa: F811
     url = nginx.put("zarr.tgm", archive_bytes())
     g = zarr.open_group(store=TgmStore(url), mode="r")
     np.testing.assert_array_equal(g["t"][0, 1], field("t", 0, 6))
+
+
+def test_remote_archive_refuses_writes(nginx):  # noqa: F811
+    url = nginx.put("zarr-w.tgm", archive_bytes())
+    with pytest.raises(tgm.InvalidArgumentError, match="not a local path.*read-only"):
+        TgmStore(url, mode="a")
+
+
+def sample_dataset():
+    rng = np.random.default_rng(7)
+    return xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), rng.normal(280, 5, (2, 3, 4)), {"units": "K", "long_name": "2 m temperature"}),
+         "flag": (("lat", "lon"), rng.integers(0, 9, (3, 4)).astype(np.int16))},
+        coords={"time": np.array(["2024-03-01T00", "2024-03-01T06"], dtype="datetime64[ns]"),
+                "lat": [50.0, 40.0, 30.0], "lon": [0.0, 10.0, 20.0, 30.0]},
+        attrs={"title": "zarr → tgm"},
+    )
+
+
+def test_to_zarr_writes_a_tgm_file_the_tgm_engine_reads_back(tmp_path):
+    target = tmp_path / "out.tgm"
+    ds = sample_dataset()
+    with TgmStore(target, mode="w") as store:
+        ds.to_zarr(store, zarr_format=3, consolidated=False)
+        assert not target.exists()  # nothing reaches the file before close
+    back = xr.open_dataset(target, engine="tgm").load()
+    xr.testing.assert_equal(back, ds)
+    assert back.t2m.attrs["units"] == "K" and back.attrs["title"] == "zarr → tgm"
+    assert len(tgm.TensogramFile.open(target)) == len(ds.variables)
+    assert not [p for p in tmp_path.iterdir() if p.name != "out.tgm"]  # no temporary left
+
+
+def test_zarr_api_writes_and_an_append_adds_messages_without_rewriting(tmp_path):
+    target = tmp_path / "z.tgm"
+    with TgmStore(target, mode="w") as store:
+        g = zarr.open_group(store=store, mode="w", zarr_format=3)
+        a = g.create_array("a", shape=(4, 6), chunks=(2, 3), dtype="float32", dimension_names=("y", "x"))
+        a[:2, :] = 1.5
+        a[2:, 3:] = np.arange(6, dtype="float32").reshape(2, 3)  # chunk (1, 0) never written: fill value
+    before = target.read_bytes()
+    expected = np.zeros((4, 6), "float32")
+    expected[:2] = 1.5
+    expected[2:, 3:] = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(xr.open_dataset(target, engine="tgm").a.values, expected)
+
+    with TgmStore(target, mode="a") as store:
+        g = zarr.open_group(store=store, mode="a", zarr_format=3)
+        assert set(g.array_keys()) == {"a"}
+        g.create_array("b", shape=(3,), dtype="int32", dimension_names=("z",))[:] = [7, 8, 9]
+        with pytest.raises(tgm.InvalidArgumentError, match="already in the archive"):
+            g["a"][0, 0] = 99.0
+    after = target.read_bytes()
+    assert after[: len(before)] == before and len(after) > len(before)
+    back = xr.open_dataset(target, engine="tgm")
+    np.testing.assert_array_equal(back.b.values, [7, 8, 9])
+    np.testing.assert_array_equal(back.a.values, expected)
+    assert back.b.dims == ("z",)
+
+
+def test_nothing_reaches_the_file_before_close_nor_after_a_failure(path):
+    before = path.read_bytes()
+    store = TgmStore(path, mode="w")
+    g = zarr.open_group(store=store, mode="w", zarr_format=3)
+    g.create_array("s", shape=(2,), dtype="float64")[:] = [1.0, 2.0]
+    assert path.read_bytes() == before
+    store.close()
+    np.testing.assert_array_equal(xr.open_dataset(path, engine="tgm").s.values, [1.0, 2.0])
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        with TgmStore(path, mode="a") as store:
+            g = zarr.open_group(store=store, mode="a", zarr_format=3)
+            g.create_array("half", shape=(2,), dtype="float64")[:] = [3.0, 4.0]
+            raise RuntimeError("interrupted")
+    assert "half" not in xr.open_dataset(path, engine="tgm")
+
+    bad = path.parent / "bad.tgm"
+    store = TgmStore(bad, mode="w")
+    asyncio.run(store.set("s/c/0", zarr.core.buffer.default_buffer_prototype().buffer.from_bytes(b"x")))
+    with pytest.raises(tgm.InvalidArgumentError, match="without their array metadata"):
+        store.close()
+    assert not bad.exists()
+    with pytest.raises(tgm.InvalidArgumentError, match="flat group"):
+        asyncio.run(TgmStore(bad, mode="w").set("g/h/zarr.json", zarr.core.buffer.default_buffer_prototype().buffer.from_bytes(b"{}")))

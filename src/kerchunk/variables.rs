@@ -77,11 +77,12 @@ impl<'t> Store<'t> {
         }
     }
 
-    /// One object as its own array, every MARS key an attribute.
+    /// One object as its own array, every MARS key a `MARS_<key>`
+    /// attribute (`spec/kerchunk.md` §2).
     fn add_single(&mut self, name: &str, e: &Entry) {
         let mut attrs = e.attrs.clone();
         for (k, v) in &e.mars {
-            attrs.insert(format!("mars.{k}"), v.to_json());
+            attrs.insert(format!("MARS_{k}"), v.to_json());
         }
         self.add_array(name, &e.shape, &e.dims, &e.chain, attrs);
         let key = chunk_key(&[], e.shape.len());
@@ -119,7 +120,7 @@ impl<'t> Store<'t> {
                 }
             }
             if values.len() == 1 {
-                constant.insert(format!("mars.{k}"), values[0].to_json());
+                constant.insert(format!("MARS_{k}"), values[0].to_json());
             } else {
                 values.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
                 varying.push((k.clone(), values));

@@ -160,7 +160,7 @@ def check_dataset(ds, archive):
     for i in range(2):
         assert_bit_identical(t.isel(step=i).values, exported(archive, n, i), f"t step {i}")
         assert_bit_identical(ds[f"p_{n + 1}_{i}"].values, exported(archive, n + 1, i), f"p {i}")
-        assert ds[f"p_{n + 1}_{i}"].attrs["mars.step"] == [0, 6][i]
+        assert ds[f"p_{n + 1}_{i}"].attrs["MARS_step"] == [0, 6][i]
 
 
 def test_every_expressible_pipeline_reads_back_identically(archive):

@@ -51,6 +51,14 @@ def _messages(ds, pipeline):
     """``(metadata, [(descriptor, array)])`` per variable of ``ds``; every
     variable's values are checked before the first message is made."""
     variables, attrs = _encoded_variables(ds)
+    return variable_messages(variables, attrs, pipeline)
+
+
+def variable_messages(variables, attrs, pipeline=None):
+    """``(metadata, [(descriptor, array)])`` per already CF-encoded
+    variable (name → ``xr.Variable``), the first message carrying the
+    dataset's ``attrs``; every variable's values are checked before the
+    first message is made."""
     plan = []
     for name, var in variables.items():
         arr = np.asarray(var.values)

@@ -16,12 +16,19 @@ laid out:
   decoded when the chunk is read; coordinates are one chunk.
 
 Objects are decoded on each chunk read, as the xarray backend reads them;
-a URL works as for :meth:`tgm.TensogramFile.open`. Writing is refused:
-the store is read-only (``spec/`` has no Zarr write mapping).
+a URL works as for :meth:`tgm.TensogramFile.open`.
+
+``mode="w"`` (a new file, replacing one only because ``"w"`` asked) and
+``mode="a"`` (new arrays appended as new messages; the existing ones are
+shown and never rewritten) make the store writable: what zarr writes is
+held in memory until the store is closed (``with TgmStore(...) as
+store:`` or ``store.close()``), then written as :func:`tgm.to_tgm` writes
+variables (``tgm._zarr_writes``). A URL or file object stays read-only.
 """
 
 import json
 import math
+import os
 
 import numpy as np
 import xarray as xr
@@ -32,6 +39,7 @@ from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Sto
 from zarr.core.buffer import default_buffer_prototype
 
 from ._errors import InvalidArgumentError
+from ._zarr_writes import Writes, same_metadata
 from .xarray_backend import ObjectArray, StackedArray, open_tgm_dataset
 
 #: Zarr v3 ``data_type`` of each NumPy type a variable can have.
@@ -149,22 +157,49 @@ def _chunk_index(rest):
 
 
 class TgmStore(Store):
-    """A tgm file, URL or file object as a read-only Zarr v3 store (see the
-    module documentation). ``open_dataset_kwargs`` go to the tgm backend
+    """A tgm file, URL or file object as a Zarr v3 store (see the module
+    documentation). ``mode`` is ``"r"`` (the default), ``"w"`` or
+    ``"a"``; ``open_dataset_kwargs`` go to the tgm backend
     (``filter_by_keys``, ``drop_variables``, ``stack_keys``,
     ``intact_only``)."""
 
-    supports_writes = False
-    supports_deletes = False
     supports_partial_writes = False
     supports_listing = True
 
-    def __init__(self, source, *, read_only=True, **open_dataset_kwargs):
-        if not read_only:
-            raise InvalidArgumentError("TgmStore is read-only: open it with read_only=True")
-        super().__init__(read_only=True)
+    def __init__(self, source, *, mode="r", read_only=None, **open_dataset_kwargs):
+        if mode not in ("r", "w", "a"):
+            raise InvalidArgumentError(f"TgmStore mode must be 'r', 'w' or 'a', not {mode!r}")
+        if read_only is not None and read_only != (mode == "r"):
+            raise InvalidArgumentError(
+                f"TgmStore with mode={mode!r} is {'read-only' if mode == 'r' else 'writable'}: "
+                "pass mode='w' or 'a' to write, mode='r' to read"
+            )
+        writable = mode != "r"
+        if writable and (not isinstance(source, (str, os.PathLike)) or "://" in os.fspath(source)):
+            raise InvalidArgumentError(
+                f"TgmStore: {source!r} is not a local path; remote archives and file objects "
+                "are read-only (open with mode='r')"
+            )
+        super().__init__(read_only=not writable)
         self.source = source
-        raw = open_tgm_dataset(source, decode=None, **open_dataset_kwargs)
+        self._mode = mode
+        self._writes = Writes() if writable else None
+        self._arrays, self._meta, self._close = {}, {}, lambda: None
+        if mode == "w" or (mode == "a" and not os.path.exists(source)):
+            return
+        self._load(open_tgm_dataset(source, decode=None, **open_dataset_kwargs))
+
+    @property
+    def supports_writes(self):
+        """Whether the store was opened with ``mode="w"`` or ``"a"``."""
+        return self._writes is not None
+
+    @property
+    def supports_deletes(self):
+        """As :attr:`supports_writes` (only keys written since opening)."""
+        return self._writes is not None
+
+    def _load(self, raw):
         variables, attrs = conventions.encode_dataset_coordinates(raw)
         self._arrays = {}
         for name, var in variables.items():
@@ -186,6 +221,8 @@ class TgmStore(Store):
         return f"TgmStore({self.source!r})"
 
     def _bytes(self, key):
+        if self._writes is not None and key in self._writes.keys:
+            return self._writes.keys[key]
         if key in self._meta:
             return self._meta[key]
         name, _, rest = key.partition("/")
@@ -212,7 +249,7 @@ class TgmStore(Store):
 
     async def exists(self, key):
         """Whether ``key`` is metadata or a chunk in range."""
-        if key in self._meta:
+        if key in self._meta or (self._writes is not None and key in self._writes.keys):
             return True
         name, _, rest = key.partition("/")
         a = self._arrays.get(name)
@@ -221,14 +258,39 @@ class TgmStore(Store):
             0 <= i < n for i, n in zip(index, a.n_chunks()))
 
     async def set(self, key, value):
-        """Refused: the store is read-only."""
+        """Hold ``key`` until the store is closed; refused when read-only
+        or when it would change what the archive already holds."""
         self._check_writable()
+        data = value.to_bytes()
+        if self._in_archive(key):
+            if key.endswith("zarr.json") and same_metadata(self._meta[key], data):
+                return
+            raise InvalidArgumentError(
+                f"{os.fspath(self.source)}: {key!r} is already in the archive; appending adds "
+                "new arrays and never rewrites existing messages"
+            )
+        self._writes.set(key, data)
 
     async def delete(self, key):
-        """Refused: the store is read-only."""
+        """Forget ``key`` written since opening; keys of the archive are
+        refused."""
         self._check_writable()
+        if self._in_archive(key):
+            raise InvalidArgumentError(
+                f"{os.fspath(self.source)}: {key!r} is in the archive, and TgmStore never "
+                "deletes what a file holds"
+            )
+        self._writes.delete(key)
+
+    def _in_archive(self, key):
+        if key in self._meta:
+            return True
+        name, _, rest = key.partition("/")
+        return name in self._arrays and rest != ""
 
     def _keys(self):
+        if self._writes is not None:
+            yield from (k for k in self._writes.keys if not self._in_archive(k))
         yield from self._meta
         for name, a in self._arrays.items():
             for index in np.ndindex(*a.n_chunks()):
@@ -258,7 +320,19 @@ class TgmStore(Store):
                 seen.add(head)
                 yield head
 
+    def __exit__(self, exc_type, exc_value, traceback):
+        """Close; when the block raised, what was written is dropped, so an
+        interrupted ``to_zarr`` leaves the file as it was."""
+        if exc_type is not None and self._writes is not None:
+            self._writes.keys.clear()
+        self.close()
+
     def close(self):
-        """Release the file."""
-        self._close()
-        super().close()
+        """Write what was written (mode ``"w"``/``"a"``), then release the
+        file."""
+        try:
+            if self._writes is not None:
+                self._writes.commit(os.fspath(self.source), append=self._mode == "a")
+        finally:
+            self._close()
+            super().close()

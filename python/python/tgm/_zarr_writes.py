@@ -1,0 +1,131 @@
+"""The write side of :class:`tgm.zarr.TgmStore`: the keys zarr writes,
+held in memory until the store is closed, then turned into tgm messages.
+
+zarr writes metadata and chunks in any order and may rewrite either, so
+nothing reaches the file before :meth:`Writes.commit`. There every array
+written (``<name>/zarr.json`` plus its chunks) is read back through
+zarr itself (codecs, fill values of chunks never written) and becomes one
+message, as :func:`tgm.to_tgm` writes a variable: ``name``,
+``dim_names`` (Zarr's ``dimension_names``) and the array's attributes
+under ``netcdf.attrs``; the root group's attributes go on the first
+message. All messages are encoded before the file is touched: a new file
+is written beside the target and renamed into place; an append writes
+after the last byte and, should the write fail, cuts the file back to its
+old length (``spec/files.md``: messages are self-delimiting, so appending
+never rewrites one).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from ._converters import _write_new
+from ._errors import InvalidArgumentError
+
+ROOT = "zarr.json"
+
+
+def _array_name(key):
+    """``"t/zarr.json"`` or ``"t/c/0/1"`` → ``"t"``; the root → None. A
+    key under a nested group is refused (one flat group per file)."""
+    if key == ROOT:
+        return None
+    name, _, rest = key.partition("/")
+    if not name or not rest or (rest != ROOT and rest != "c" and not rest.startswith("c/")):
+        raise InvalidArgumentError(
+            f"TgmStore writes one flat group of arrays; key {key!r} (a nested group or an "
+            "unknown key) has no place in a tgm file"
+        )
+    return name
+
+
+def same_metadata(a, b):
+    """Whether two ``zarr.json`` documents say the same thing."""
+    try:
+        return json.loads(a) == json.loads(b)
+    except ValueError:
+        return False
+
+
+class Writes:
+    """Keys written to a store, by name, until :meth:`commit`."""
+
+    def __init__(self):
+        self.keys = {}
+
+    def set(self, key, data):
+        _array_name(key)
+        self.keys[key] = bytes(data)
+
+    def delete(self, key):
+        self.keys.pop(key, None)
+
+    def arrays(self):
+        """Names of the arrays whose ``zarr.json`` was written, in the
+        order they were first written."""
+        return [k[: -len(ROOT) - 1] for k in self.keys if k != ROOT and k.endswith("/" + ROOT)]
+
+    def _variables(self):
+        """name → ``xr.Variable`` of every array written, read through
+        zarr from the buffered keys, and the root group's attributes."""
+        import xarray as xr
+        import zarr
+        from zarr.core.buffer import default_buffer_prototype
+        from zarr.storage import MemoryStore
+
+        orphans = {_array_name(k) for k in self.keys} - {None} - set(self.arrays())
+        if orphans:
+            raise InvalidArgumentError(
+                f"TgmStore: chunks of {sorted(orphans)} were written without their array "
+                "metadata; nothing was written"
+            )
+        buffer = default_buffer_prototype().buffer
+        store = MemoryStore({k: buffer.from_bytes(v) for k, v in self.keys.items()}, read_only=True)
+        attrs = json.loads(self.keys[ROOT]).get("attributes", {}) if ROOT in self.keys else {}
+        variables = {}
+        for name in self.arrays():
+            a = zarr.open_array(store=store, path=name, mode="r")
+            values = np.asarray(a[...])
+            dims = getattr(a.metadata, "dimension_names", None)
+            if not dims or any(d is None for d in dims):
+                dims = [f"{name}_dim_{i}" for i in range(values.ndim)]
+            variables[name] = xr.Variable(list(dims), values, dict(a.attrs))
+        return variables, attrs
+
+    def commit(self, path, append):
+        """Write the arrays as messages to ``path``: a new file (replacing
+        one there) unless ``append``, else after the existing messages."""
+        import tgm
+
+        from ._xarray import variable_messages
+
+        variables, attrs = self._variables()
+        if not variables:
+            return
+        data = b"".join(
+            tgm.encode(meta, objects, allow_nan=True) for meta, objects in variable_messages(variables, attrs)
+        )
+        if append and os.path.exists(path):
+            _append(path, data)
+        else:
+            def write(tmp):
+                with open(tmp, "xb") as f:
+                    f.write(data)
+
+            _write_new(path, True, write)
+        self.keys.clear()
+
+
+def _append(path, data):
+    """``data`` after the last byte of ``path``; on failure the file is cut
+    back to its old length."""
+    with open(path, "r+b") as f:
+        end = f.seek(0, os.SEEK_END)
+        try:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        except BaseException:
+            f.truncate(end)
+            raise
