@@ -382,7 +382,8 @@ fn set_packing(h: &mut Handle, packing: &str) -> Result<(), GribError> {
 }
 
 /// Parses `msg` with ecCodes and checks it decodes to as many values as
-/// were written, missing exactly where the object is NaN.
+/// were written, missing exactly where the object is NaN, each within
+/// ecCodes' `packingError` of the value written.
 fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
     let h = Handle::from_message(msg)?;
     let mut back = h.get_double_array("values")?;
@@ -399,15 +400,30 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
             .iter()
             .zip(values)
             .all(|(a, b)| a.is_nan() == b.is_nan());
-    if same_mask {
-        Ok(())
-    } else {
-        Err(GribError::Invalid(format!(
+    if !same_mask {
+        return Err(GribError::Invalid(format!(
             "ecCodes reads the written message back as {} values, not the {} written \
              (or with other missing points)",
             back.len(),
             values.len()
-        )))
+        )));
+    }
+    if !h.is_defined("packingError") {
+        return Ok(());
+    }
+    // ecCodes' own bound, as `grib_compare -P` uses it.
+    let tolerance = h.get_double("packingError")? * (1.0 + 1e-9);
+    let off = back
+        .iter()
+        .zip(values)
+        .position(|(a, b)| !a.is_nan() && (a - b).abs() > tolerance);
+    match off {
+        None => Ok(()),
+        Some(i) => Err(GribError::Invalid(format!(
+            "ecCodes reads value {i} of the written message back as {}, not {} \
+             (packing error {tolerance})",
+            back[i], values[i]
+        ))),
     }
 }
 
@@ -611,6 +627,17 @@ mod tests {
         };
         let msg = field_to_grib_with(&entry, &values, &opts).unwrap();
         assert_eq!(packing_of(&msg), "grid_simple");
+    }
+
+    #[test]
+    fn a_message_that_reads_back_other_values_is_refused() {
+        let (entry, n) = template_entry("grid_simple");
+        let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
+        let msg = field_to_grib(&entry, &values).unwrap();
+        assert!(read_back(&msg, &values).is_ok());
+        let shifted: Vec<f64> = values.iter().map(|v| v + 1.0).collect();
+        let e = read_back(&msg, &shifted).unwrap_err().to_string();
+        assert!(e.contains("packing error"), "{e}");
     }
 
     #[test]
