@@ -7,7 +7,7 @@ use tgm::DecodeOptions;
 use crate::output::write_file;
 use crate::where_clause::{keep_objects, SelectArgs, Selection};
 use tgm_convert::util::CliResult;
-use tgm_convert::weather::export::message_to_grib;
+use tgm_convert::weather::export::{message_to_grib_with, WriteOptions};
 
 #[derive(clap::Args)]
 #[command(
@@ -27,12 +27,19 @@ pub struct Args {
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
+    /// ecCodes packingType to write every field with (e.g. grid_simple),
+    /// in place of its source's; a field ecCodes cannot pack so is refused.
+    #[arg(long, value_name = "TYPE")]
+    pub packing: Option<String>,
 }
 
 pub fn run(a: Args) -> CliResult {
     let file = crate::input::Archive::open_local(&a.input)?;
     let opts = DecodeOptions::default();
     let sel = Selection::parse(&a.select)?;
+    let write = WriteOptions {
+        packing: a.packing.clone(),
+    };
     let mut out = Vec::new();
     let mut written = 0;
     for m in 0..file.num_messages() {
@@ -44,7 +51,9 @@ pub fn run(a: Args) -> CliResult {
         }
         written += keep.len();
         let msg = keep_objects(parsed.decode(&opts)?, &keep);
-        out.extend_from_slice(&message_to_grib(&msg).map_err(|e| format!("message {m}: {e}"))?);
+        out.extend_from_slice(
+            &message_to_grib_with(&msg, &write).map_err(|e| format!("message {m}: {e}"))?,
+        );
     }
     if written == 0 && !sel.is_empty() {
         return Err(format!("{}: no object matches the selection", a.input.display()).into());

@@ -31,8 +31,25 @@ pub const MARS_KEYS: &[(&str, &str)] = &[
     ("number", "number"),
 ];
 
-/// The GRIB messages of every object of `msg`, concatenated.
+/// Choices for writing GRIB back (`spec/convert.md` "GRIB write-back").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// The ecCodes `packingType` to write every field with, in place of
+    /// the source's (`base[i].grib.packingType`).
+    pub packing: Option<String>,
+}
+
+/// The GRIB messages of every object of `msg`, concatenated, each in its
+/// source's packing.
 pub fn message_to_grib(msg: &DecodedMessage) -> Result<Vec<u8>, GribError> {
+    message_to_grib_with(msg, &WriteOptions::default())
+}
+
+/// [`message_to_grib`] with the choices of `opts`.
+pub fn message_to_grib_with(
+    msg: &DecodedMessage,
+    opts: &WriteOptions,
+) -> Result<Vec<u8>, GribError> {
     let mut out = Vec::new();
     for (i, obj) in msg.objects.iter().enumerate() {
         let entry = msg
@@ -58,7 +75,7 @@ pub fn message_to_grib(msg: &DecodedMessage) -> Result<Vec<u8>, GribError> {
                 }
             })
             .collect();
-        let grib = field_to_grib(entry, &values)
+        let grib = field_to_grib_with(entry, &values, opts)
             .map_err(|e| GribError::Invalid(format!("object {i}: {e}")))?;
         out.extend_from_slice(&grib);
     }
@@ -116,16 +133,25 @@ fn sample_for(geo: &[(Value, Value)]) -> Result<Handle, GribError> {
 /// (`grib.template`) when the entry has one, else from an ecCodes sample.
 /// The message is read back by ecCodes before it is returned.
 pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
+    field_to_grib_with(entry, values, &WriteOptions::default())
+}
+
+/// [`field_to_grib`] with the choices of `opts`.
+pub fn field_to_grib_with(
+    entry: &Map,
+    values: &[f64],
+    opts: &WriteOptions,
+) -> Result<Vec<u8>, GribError> {
     let grib = section(entry, "grib")?;
     let msg = match get(grib, TEMPLATE_KEY) {
-        Some(Value::Bytes(t)) => from_template(t, entry, values)?,
+        Some(Value::Bytes(t)) => from_template(t, entry, values, opts)?,
         Some(other) => {
             return Err(GribError::Invalid(format!(
                 "grib.{TEMPLATE_KEY} is a {}, not a byte string",
                 other.type_name()
             )))
         }
-        None => from_sample(entry, values)?,
+        None => from_sample(entry, values, opts)?,
     };
     read_back(&msg, values)?;
     Ok(msg)
@@ -133,13 +159,27 @@ pub fn field_to_grib(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> 
 
 /// The field written on the source's own header, with the edited MARS keys
 /// set over it (`spec/convert.md` "GRIB write-back").
-fn from_template(template: &[u8], entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
+fn from_template(
+    template: &[u8],
+    entry: &Map,
+    values: &[f64],
+    opts: &WriteOptions,
+) -> Result<Vec<u8>, GribError> {
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
     let mut h = Handle::from_message(template)?;
     apply_mars_edits(&mut h, mars)?;
-    let packing = h.get_string("packingType")?;
-    set_values(&mut h, grib, values, &packing)?;
+    // The template's own packing is not always the source's: ecCodes packs
+    // its constant field simply when the source was second-order.
+    let packing = match (
+        &opts.packing,
+        get(grib, "packingType").and_then(Value::as_text),
+    ) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => p.to_string(),
+        (None, None) => h.get_string("packingType")?,
+    };
+    pack(&mut h, grib, values, &packing)?;
     h.message()
 }
 
@@ -258,8 +298,13 @@ fn same_text(key: &str, stored: &Value, header: Option<&str>) -> bool {
     }
 }
 
-/// Sets the packing precision, the bitmap and the values.
-fn set_values(
+/// Sets `packingType` to `packing`, the precision, the bitmap and the
+/// values, and refuses the field when ecCodes writes another packing,
+/// naming `packingType`, rather than change it silently. A second-order
+/// packing is set after the values, as `grib_set -r` does: set over the
+/// template's constant field, ecCodes keeps `grid_simple`; set over a
+/// constant field of values, too (refused).
+fn pack(
     h: &mut Handle,
     grib: &[(Value, Value)],
     values: &[f64],
@@ -271,6 +316,9 @@ fn set_values(
             "the grid has {expected} points but the object {} values",
             values.len()
         )));
+    }
+    if !packing.starts_with("grid_second_order") {
+        set_packing(h, packing)?;
     }
     // Decimal scaling is applied after the values, as ecCodes requantises
     // them to the 10^-D quantum and picks the bits that range needs; the
@@ -306,11 +354,36 @@ fn set_values(
     if let Some(d) = decimal {
         h.set_long("changeDecimalPrecision", d)?;
     }
+    if h.get_string("packingType")? != packing {
+        // As `grib_set -r` repacks: the values read, the packing set, the
+        // values set again (ecCodes otherwise packs its codes as values).
+        let set = h.get_double_array("values")?;
+        set_packing(h, packing)?;
+        h.set_double_array("values", &set)?;
+    }
+    let written = h.get_string("packingType")?;
+    if written != packing {
+        return Err(GribError::Invalid(format!(
+            "packingType {packing} cannot be written for this field: ecCodes packs it as \
+             {written} (as it does any constant field); \
+             `to-grib --packing {written}` writes it so"
+        )));
+    }
     Ok(())
 }
 
+/// Sets `packingType` to `packing` when the message has another.
+fn set_packing(h: &mut Handle, packing: &str) -> Result<(), GribError> {
+    if h.get_string("packingType")? == packing {
+        return Ok(());
+    }
+    h.set_string("packingType", packing)
+        .map_err(|e| GribError::Invalid(format!("packingType {packing} cannot be written: {e}")))
+}
+
 /// Parses `msg` with ecCodes and checks it decodes to as many values as
-/// were written, missing exactly where the object is NaN.
+/// were written, missing exactly where the object is NaN, each within
+/// ecCodes' `packingError` of the value written.
 fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
     let h = Handle::from_message(msg)?;
     let mut back = h.get_double_array("values")?;
@@ -327,20 +400,35 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
             .iter()
             .zip(values)
             .all(|(a, b)| a.is_nan() == b.is_nan());
-    if same_mask {
-        Ok(())
-    } else {
-        Err(GribError::Invalid(format!(
+    if !same_mask {
+        return Err(GribError::Invalid(format!(
             "ecCodes reads the written message back as {} values, not the {} written \
              (or with other missing points)",
             back.len(),
             values.len()
-        )))
+        )));
+    }
+    if !h.is_defined("packingError") {
+        return Ok(());
+    }
+    // ecCodes' own bound, as `grib_compare -P` uses it.
+    let tolerance = h.get_double("packingError")? * (1.0 + 1e-9);
+    let off = back
+        .iter()
+        .zip(values)
+        .position(|(a, b)| !a.is_nan() && (a - b).abs() > tolerance);
+    match off {
+        None => Ok(()),
+        Some(i) => Err(GribError::Invalid(format!(
+            "ecCodes reads value {i} of the written message back as {}, not {} \
+             (packing error {tolerance})",
+            back[i], values[i]
+        ))),
     }
 }
 
 /// A GRIB2 message from an ecCodes sample for an entry without a template.
-fn from_sample(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
+fn from_sample(entry: &Map, values: &[f64], opts: &WriteOptions) -> Result<Vec<u8>, GribError> {
     let geo = section(entry, "geography")?;
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
@@ -423,8 +511,8 @@ fn from_sample(entry: &Map, values: &[f64]) -> Result<Vec<u8>, GribError> {
         }
     }
 
-    h.set_string("packingType", "grid_simple")?;
-    set_values(&mut h, grib, values, "grid_simple")?;
+    let packing = opts.packing.as_deref().unwrap_or("grid_simple");
+    pack(&mut h, grib, values, packing)?;
     h.message()
 }
 
@@ -493,6 +581,63 @@ mod tests {
         );
         let e = field_to_grib(&entry, &[0.0; 4]).unwrap_err().to_string();
         assert!(e.contains("grib.template"), "{e}");
+    }
+
+    /// An entry whose template is ecCodes' regular_ll sample with a
+    /// constant field (as a second-order source's template is) and whose
+    /// source was packed `packing`.
+    fn template_entry(packing: &str) -> (Map, usize) {
+        let mut h = Handle::from_sample("regular_ll_sfc_grib2").unwrap();
+        let n = h.get_long("numberOfDataPoints").unwrap() as usize;
+        h.set_double_array("values", &vec![0.0; n]).unwrap();
+        let mut entry = Map::new();
+        entry.insert("mars".into(), text_map(&[]));
+        entry.insert(
+            "grib".into(),
+            text_map(&[
+                (TEMPLATE_KEY, Value::Bytes(h.message().unwrap())),
+                ("packingType", Value::from(packing)),
+                ("bitsPerValue", Value::from(16u64)),
+            ]),
+        );
+        (entry, n)
+    }
+
+    fn packing_of(msg: &[u8]) -> String {
+        let h = Handle::from_message(msg).unwrap();
+        h.get_string("packingType").unwrap()
+    }
+
+    #[test]
+    fn a_second_order_source_is_written_second_order() {
+        let (entry, n) = template_entry("grid_second_order");
+        let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
+        let msg = field_to_grib(&entry, &values).unwrap();
+        assert_eq!(packing_of(&msg), "grid_second_order");
+    }
+
+    #[test]
+    fn a_constant_second_order_field_is_refused_unless_another_packing_is_asked() {
+        let (entry, n) = template_entry("grid_second_order");
+        let values = vec![280.0; n];
+        let e = field_to_grib(&entry, &values).unwrap_err().to_string();
+        assert!(e.contains("packingType grid_second_order"), "{e}");
+        let opts = WriteOptions {
+            packing: Some("grid_simple".into()),
+        };
+        let msg = field_to_grib_with(&entry, &values, &opts).unwrap();
+        assert_eq!(packing_of(&msg), "grid_simple");
+    }
+
+    #[test]
+    fn a_message_that_reads_back_other_values_is_refused() {
+        let (entry, n) = template_entry("grid_simple");
+        let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
+        let msg = field_to_grib(&entry, &values).unwrap();
+        assert!(read_back(&msg, &values).is_ok());
+        let shifted: Vec<f64> = values.iter().map(|v| v + 1.0).collect();
+        let e = read_back(&msg, &shifted).unwrap_err().to_string();
+        assert!(e.contains("packing error"), "{e}");
     }
 
     #[test]

@@ -107,8 +107,9 @@ pub struct GribField {
     pub all_keys: Option<Map>,
     /// The source message with its values made constant (`spec/convert.md`
     /// "GRIB write-back"): every header key (edition, grid, `pv`, `pl`,
-    /// local definition, generating process, tables versions, packing type)
-    /// exactly as it came, for `to-grib`.
+    /// local definition, generating process, tables versions, packing type,
+    /// which for a second-order source ecCodes makes `grid_simple`) exactly
+    /// as it came, for `to-grib`.
     pub template: Vec<u8>,
     /// Packing parameters when the field is simple-packed (`grid_simple`,
     /// `grid_ccsds`), which share the same decoding formula.
