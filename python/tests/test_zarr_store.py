@@ -154,6 +154,30 @@ def test_zarr_api_writes_and_an_append_adds_messages_without_rewriting(tmp_path)
     assert back.b.dims == ("z",)
 
 
+def test_xarray_appends_new_variables_to_an_archive_it_wrote(tmp_path):
+    target = tmp_path / "x.tgm"
+    ds = sample_dataset()
+    with TgmStore(target, mode="w") as store:
+        ds.to_zarr(store, zarr_format=3, consolidated=False)
+    t2m = xr.open_dataset(target, engine="tgm").t2m
+    assert not isinstance(t2m.encoding.get("_FillValue", t2m.attrs.get("_FillValue", 0.0)), str)
+    before = target.read_bytes()
+    extra = xr.Dataset({"sp": (("lat", "lon"), np.full((3, 4), 1013.25), {"units": "hPa"})})
+    with TgmStore(target, mode="a") as store:
+        extra.to_zarr(store, mode="a", zarr_format=3, consolidated=False)
+    assert target.read_bytes()[: len(before)] == before
+    back = xr.open_dataset(target, engine="tgm").load()
+    xr.testing.assert_equal(back.t2m, ds.t2m)
+    np.testing.assert_array_equal(back.sp.values, extra.sp.values)
+    assert back.sp.dims == ("lat", "lon") and back.sp.attrs["units"] == "hPa"
+    assert back.attrs["title"] == ds.attrs["title"]  # the archive keeps its root attributes
+    appended = target.read_bytes()
+    with pytest.raises(tgm.InvalidArgumentError, match="already in"), TgmStore(target, mode="a") as store:
+        extra.rename(sp="msl").assign_coords(lat=ds.lat).to_zarr(store, mode="a", zarr_format=3,
+                                                                 consolidated=False)
+    assert target.read_bytes() == appended  # a refused append writes nothing
+
+
 def test_nothing_reaches_the_file_before_close_nor_after_a_failure(path):
     before = path.read_bytes()
     store = TgmStore(path, mode="w")
