@@ -8,7 +8,6 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
-use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyBytes;
@@ -17,7 +16,7 @@ use tgm::file::{ByteSource, SourceFile};
 use tgm::{DecodeOptions, Error, ErrorKind, Limits};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
-use crate::core::verify_policy;
+use crate::core::{array_of, verify_policy};
 use crate::file::{check_intact, damage_rows};
 use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
@@ -115,10 +114,6 @@ pub(crate) fn decode_options(native: bool, threads: usize, verify_hash: bool) ->
         .native_byte_order(native)
         .threads(threads)
         .verify(verify_policy(verify_hash))
-}
-
-pub(crate) fn array_of(py: Python<'_>, v: Vec<u8>) -> PyObject {
-    PyArray1::from_vec(py, v).into_any().unbind()
 }
 
 impl NativeSourceFile {

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use tgm::file::FileLayout;
 
 use crate::convert::{descriptor_to_py, IntoPyResult};
-use crate::remote::{array_of, decode_options, NativeSourceFile};
+use crate::core::array_of;
+use crate::remote::{decode_options, NativeSourceFile};
 
 /// The layout of `f` as JSON: every message's span and, for messages whose
 /// index was read, each data frame with its descriptor and digest.
