@@ -1093,11 +1093,10 @@ fn plot_turns_a_south_first_latitude_north_up() {
     assert_eq!(p.cell(0, 3, 4, 2, 1), e(70.0));
 }
 
-/// Variables of user-defined types are refused before any output, naming
-/// the variable and its type; `--skip-unsupported` leaves them out and
-/// converts the rest.
+/// A vlen variable is refused before any output, naming the variable;
+/// `--skip-unsupported` leaves it out and converts the rest.
 #[test]
-fn user_defined_types_are_refused_unless_skipped() {
+fn vlen_variables_are_refused_unless_skipped() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let cdl = "netcdf t { types: int(*) ragged ; dimensions: x = 2 ; \
@@ -1125,4 +1124,173 @@ fn user_defined_types_are_refused_unless_skipped() {
     assert!(err.contains("skipping variable r:"), "{err}");
     let f = TgmFile::open(&out).unwrap();
     assert_eq!(f.num_messages(), 1);
+}
+
+/// The `netcdf` map of object `i` of `msg`.
+fn nc_meta(msg: &DecodedMessage, i: usize) -> &Value {
+    msg.metadata.base[i].get("netcdf").unwrap()
+}
+
+/// Enum variables (with an enum `_FillValue` among other attributes, over
+/// an unlimited dimension), an enum global attribute and an unused enum
+/// type come back as `ncdump` showed them, from every split; the archive
+/// holds the base integers and the type's members in order.
+#[test]
+fn enum_types_round_trip() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf e {
+types:
+  ubyte enum cloud_t {Clear = 0, Cumulonimbus = 1, Stratus = 2, Missing = 255} ;
+  short enum level_t {Low = -5, High = 300} ;
+dimensions: time = UNLIMITED ; station = 3 ;
+variables:
+  cloud_t cloud(time, station) ;
+    cloud:long_name = \"cloud type\" ;
+    cloud_t cloud:_FillValue = Missing ;
+    cloud:units = \"1\" ;
+  float t(station) ;
+  :title = \"enums\" ;
+  cloud_t :default_cloud = Stratus ;
+data:
+  cloud = Clear, _, Stratus, Cumulonimbus, Clear, _ ;
+  t = 1, 2, 3 ;
+}";
+    let Some(input) = ncgen(dir.path(), "enum.nc", cdl) else {
+        return;
+    };
+    for split in ["file", "variable", "record"] {
+        through_tgm(&input, &["--split-by", split]);
+    }
+    let (t, _) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let (i, obj) = object(&msgs[0], "cloud");
+    assert_eq!(obj.descriptor.dtype, Dtype::Uint8);
+    assert_eq!(obj.data, [0, 255, 2, 1, 0, 255]);
+    let e = nc_meta(&msgs[0], i).get("enum").unwrap();
+    assert_eq!(e.get("name").and_then(Value::as_text), Some("cloud_t"));
+    assert_eq!(e.get("base").and_then(Value::as_text), Some("ubyte"));
+    let names: Vec<&str> = e
+        .get("members")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|m| m.as_array().unwrap()[0].as_text().unwrap())
+        .collect();
+    assert_eq!(names, ["Clear", "Cumulonimbus", "Stratus", "Missing"]);
+}
+
+/// An opaque variable is stored as uint8 with a trailing axis of the
+/// opaque size and comes back as the same type and bytes.
+#[test]
+fn opaque_types_round_trip() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf o { types: opaque(5) blob_t ; dimensions: x = 2 ;
+variables: blob_t b(x) ; b:comment = \"raw\" ; int n(x) ;
+data: b = 0XDEADBEEF00, 0X0102030405 ; n = 1, 2 ; }";
+    let Some(input) = ncgen(dir.path(), "opaque.nc", cdl) else {
+        return;
+    };
+    let (t, _) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let (i, obj) = object(&msgs[0], "b");
+    assert_eq!(obj.descriptor.dtype, Dtype::Uint8);
+    assert_eq!(obj.descriptor.shape, [2, 5]);
+    assert_eq!(obj.data, [0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5]);
+    let o = nc_meta(&msgs[0], i).get("opaque").unwrap();
+    assert_eq!(o.get("size").and_then(Value::as_u64), Some(5));
+}
+
+/// A compound variable with array members, a nested compound array, an
+/// enum and an opaque member becomes one object per member, named
+/// `var.member`, and is rebuilt as the same type with the same values
+/// from every split.
+#[test]
+fn compound_types_round_trip_one_object_per_member() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf c {
+types:
+  ubyte enum flag_t {Bad = 0, Good = 1} ;
+  opaque(3) blob_t ;
+  compound wind_t { float u ; float v ; } ;
+  compound obs_t { int id ; double vals(2, 3) ; wind_t w(2) ; char tag(4) ; flag_t q ; blob_t raw ; } ;
+dimensions: time = UNLIMITED ; s = 2 ;
+variables:
+  obs_t obs(time, s) ; obs:long_name = \"observations\" ;
+  int plain(s) ;
+data:
+  obs = {1, {1, 2, 3, 4, 5, 6}, {{0.5, 1}, {2, 3}}, {\"abcd\"}, Good, 0X010203},
+    {2, {7, 8, 9, 10, 11, 12}, {{4, 5}, {6, 7}}, {\"efgh\"}, Bad, 0X040506},
+    {3, {1, 2, 3, 4, 5, 6}, {{8, 9}, {10, 11}}, {\"ijkl\"}, Good, 0X070809},
+    {4, {7, 8, 9, 10, 11, 12}, {{12, 13}, {14, 15}}, {\"mnop\"}, Bad, 0X0A0B0C} ;
+  plain = 5, 6 ;
+}";
+    let Some(input) = ncgen(dir.path(), "compound.nc", cdl) else {
+        return;
+    };
+    for split in ["file", "variable", "record"] {
+        through_tgm(&input, &["--split-by", split]);
+    }
+    let (t, _) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let names: Vec<&str> = msgs[0]
+        .metadata
+        .base
+        .iter()
+        .map(|b| b.get("name").and_then(Value::as_text).unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["obs.id", "obs.vals", "obs.w.u", "obs.w.v", "obs.tag", "obs.q", "obs.raw", "plain"]
+    );
+    let (_, id) = object(&msgs[0], "obs.id");
+    assert_eq!(id.descriptor.dtype, Dtype::Int32);
+    assert_eq!(id.descriptor.shape, [2, 2]);
+    let (_, vals) = object(&msgs[0], "obs.vals");
+    assert_eq!(vals.descriptor.shape, [2, 2, 2, 3]);
+    assert_eq!(f64s(&vals.data)[6..12], [7.0, 8.0, 9.0, 10.0, 11.0, 12.0]);
+    let (_, u) = object(&msgs[0], "obs.w.u");
+    assert_eq!(u.descriptor.shape, [2, 2, 2]);
+    assert_eq!(f32s(&u.data), [0.5, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]);
+    let (_, tag) = object(&msgs[0], "obs.tag");
+    assert_eq!(&tag.data[..8], b"abcdefgh");
+    let (_, raw) = object(&msgs[0], "obs.raw");
+    assert_eq!(raw.descriptor.shape, [2, 2, 3]);
+    assert_eq!(&raw.data[..6], &[1, 2, 3, 4, 5, 6]);
+}
+
+/// A compound holding a string (or vlen) member is refused before any
+/// output, naming the member; an attribute of a compound type is refused
+/// naming the attribute.
+#[test]
+fn compounds_with_variable_length_members_are_refused_by_name() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf r { types: compound rec_t { int a ; string label ; } ;
+dimensions: x = 1 ; variables: rec_t r(x) ; data: r = {1, \"one\"} ; }";
+    let Some(input) = ncgen(dir.path(), "strmember.nc", cdl) else {
+        return;
+    };
+    let out = dir.path().join("strmember.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&out)]);
+    assert!(!ok, "a compound with a string member was accepted");
+    assert!(
+        err.contains("variable r") && err.contains("member label"),
+        "{err}"
+    );
+    assert!(!out.exists(), "output written before the refusal");
+
+    let cdl = "netcdf a { types: compound pair_t { int a ; int b ; } ;
+dimensions: x = 1 ; variables: int v(x) ; pair_t v:range = {1, 2} ; data: v = 1 ; }";
+    let input = ncgen(dir.path(), "cattr.nc", cdl).unwrap();
+    let out = dir.path().join("cattr.tgm");
+    let (ok, err) = tgm(&["convert-netcdf", s(&input), "-o", s(&out)]);
+    assert!(!ok, "an attribute of a compound type was accepted");
+    assert!(
+        err.contains("variable v attribute range") && err.contains("compound type pair_t"),
+        "{err}"
+    );
+    assert!(!out.exists(), "output written before the refusal");
 }

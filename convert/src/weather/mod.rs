@@ -34,7 +34,11 @@ mod netcdf_ffi;
 #[cfg(feature = "netcdf")]
 mod netcdf_read;
 #[cfg(feature = "netcdf")]
+mod netcdf_udt;
+#[cfg(feature = "netcdf")]
 mod netcdf_write;
+#[cfg(feature = "netcdf")]
+mod netcdf_write_udt;
 
 #[cfg(feature = "grib")]
 use std::fmt;

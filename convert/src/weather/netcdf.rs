@@ -34,12 +34,12 @@
 use std::fmt;
 use std::path::Path;
 
-use netcdf::AttributeValue;
+use netcdf::types::NcVariableType;
 use tgm::cbor::Value;
 use tgm::{Dtype, Map, ObjectDescriptor};
 
 use super::budget::DecodeBudget;
-use super::netcdf_read::{NcNum, Source, Var, VarType};
+use super::netcdf_read::{Attrs, NcNum, Source, Var, VarType};
 pub use super::netcdf_write::write_netcdf;
 
 /// Why a NetCDF conversion failed. Every message names the file.
@@ -202,15 +202,16 @@ pub fn convert_file_each(
         each(NcMessage { objects, extra })
     };
     match opts.split_by {
-        SplitBy::File => emit(
-            src.vars
-                .iter()
-                .map(|v| variable_object(&src, v, None, opts.cf, budget))
-                .collect::<Result<_, _>>()?,
-        )?,
+        SplitBy::File => {
+            let mut objects = Vec::new();
+            for v in &src.vars {
+                objects.extend(variable_objects(&src, v, None, opts.cf, budget)?);
+            }
+            emit(objects)?
+        }
         SplitBy::Variable => {
             for v in &src.vars {
-                emit(vec![variable_object(&src, v, None, opts.cf, budget)?])?;
+                emit(variable_objects(&src, v, None, opts.cf, budget)?)?;
             }
         }
         SplitBy::Record => {
@@ -228,14 +229,11 @@ pub fn convert_file_each(
                 )));
             }
             for r in 0..n {
-                let objects = src
-                    .vars
-                    .iter()
-                    .map(|v| {
-                        let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
-                        variable_object(&src, v, rec, opts.cf, budget)
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut objects = Vec::new();
+                for v in &src.vars {
+                    let rec = v.dims.contains(&rd_name).then_some((rd_name.as_str(), r));
+                    objects.extend(variable_objects(&src, v, rec, opts.cf, budget)?);
+                }
                 emit(objects)?;
             }
         }
@@ -260,6 +258,20 @@ fn file_extra(src: &Source) -> Map {
     nc.insert("format".into(), Value::from(src.format.name()));
     nc.insert("dims".into(), Value::Array(dims));
     insert_attrs(&mut nc, &src.attrs);
+    if !src.types.is_empty() {
+        let types = src
+            .types
+            .iter()
+            .filter_map(|(g, t)| {
+                let mut def = super::netcdf_udt::to_cbor(t).ok()?;
+                if let Value::Map(m) = &mut def {
+                    m.push((Value::from("group"), Value::from(g.as_str())));
+                }
+                Some(def)
+            })
+            .collect();
+        nc.insert("types".into(), Value::Array(types));
+    }
     if !src.groups.is_empty() {
         let groups = src
             .groups
@@ -287,18 +299,28 @@ fn shared_dim_names(objects: &[NcObject]) -> Option<Value> {
         .then(|| first.clone())
 }
 
-/// Inserts `attrs` (the values, as CBOR), `attr_types` (their CDL types)
-/// and `attr_order` (their names in file order, which the maps do not
-/// keep) into `m`; returns the values.
-fn insert_attrs(m: &mut Map, attrs: &[(String, AttributeValue)]) -> Map {
+/// Inserts `attrs` (the values, as CBOR), `attr_types` (their CDL types;
+/// the enum type's name for an attribute of an enum type, whose values are
+/// its base integers) and `attr_order` (their names in file order, which
+/// the maps do not keep) into `m`; returns the values.
+fn insert_attrs(m: &mut Map, attrs: &Attrs) -> Map {
     let mut values = Map::new();
     let mut types = Map::new();
-    for (name, v) in attrs {
+    for (name, v) in &attrs.list {
         let (c, t) = super::netcdf_attrs::to_cbor(v);
+        let t = attrs
+            .enum_types
+            .iter()
+            .find(|(a, _)| a == name)
+            .map_or(t, |(_, e)| e.as_str());
         values.insert(name.clone(), c);
         types.insert(name.clone(), Value::from(t));
     }
-    let order = attrs.iter().map(|(n, _)| Value::from(n.as_str())).collect();
+    let order = attrs
+        .list
+        .iter()
+        .map(|(n, _)| Value::from(n.as_str()))
+        .collect();
     m.insert("attrs".into(), Value::from(values.clone()));
     m.insert("attr_types".into(), Value::from(types));
     m.insert("attr_order".into(), Value::Array(order));
@@ -384,14 +406,15 @@ fn mask_fill(ty: NcNum, data: &mut [u8], fills: &[f64]) {
     }
 }
 
-/// One object for `var`, whole or at one record.
-fn variable_object(
+/// The objects of `var`, whole or at one record: one, or one per leaf
+/// member of a compound.
+fn variable_objects(
     src: &Source,
     var: &Var,
     record: Option<(&str, usize)>,
     cf: bool,
     budget: &mut DecodeBudget,
-) -> Result<NcObject, NetcdfError> {
+) -> Result<Vec<NcObject>, NetcdfError> {
     let mut data = src.read(var, record, budget)?;
     let shape: Vec<u64> = var
         .dims
@@ -404,18 +427,47 @@ fn variable_object(
         .collect();
     let mut nc = Map::new();
     nc.insert("type".into(), Value::from(var.ty.name()));
+    if let Some(user) = &var.user {
+        let def = super::netcdf_udt::to_cbor(user)
+            .map_err(|e| NetcdfError::Invalid(format!("variable {}: {e}", var.name)))?;
+        nc.insert(
+            def.get("kind")
+                .and_then(Value::as_text)
+                .unwrap_or("type")
+                .into(),
+            def,
+        );
+    }
+    let slice_dims = |nc: &mut Map| {
+        let dims = var.dims.iter().map(|d| Value::from(d.as_str())).collect();
+        nc.insert("dims".into(), Value::Array(dims));
+        let shape = shape.iter().map(|&n| Value::from(n)).collect();
+        nc.insert("shape".into(), Value::Array(shape));
+    };
     let (descriptor, unpacked, nan_kept) = match var.ty {
         VarType::String => {
-            let dims = var.dims.iter().map(|d| Value::from(d.as_str())).collect();
-            nc.insert("dims".into(), Value::Array(dims));
-            let shape = shape.iter().map(|&n| Value::from(n)).collect();
-            nc.insert("shape".into(), Value::Array(shape));
+            slice_dims(&mut nc);
             let d = ObjectDescriptor::new(Dtype::Uint8, vec![data.len() as u64]);
+            (d, false, false)
+        }
+        VarType::Opaque(size) => {
+            slice_dims(&mut nc);
+            let mut shape = shape.clone();
+            shape.push(size as u64);
+            (ObjectDescriptor::new(Dtype::Uint8, shape), false, false)
+        }
+        VarType::Compound(_) => {
+            slice_dims(&mut nc);
+            let d = ObjectDescriptor::new(Dtype::Uint8, vec![0]);
             (d, false, false)
         }
         VarType::Fixed(ty) => {
             let (dtype, unpacked, nan_kept) = fixed_values(var, ty, &mut data, cf);
-            (ObjectDescriptor::new(dtype, shape), unpacked, nan_kept)
+            (
+                ObjectDescriptor::new(dtype, shape.clone()),
+                unpacked,
+                nan_kept,
+            )
         }
     };
 
@@ -447,21 +499,64 @@ fn variable_object(
     }
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::from(var.name.as_str()));
-    if var.ty != VarType::String {
+    if matches!(var.ty, VarType::Fixed(_)) {
         metadata.insert(
             "dim_names".into(),
             Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect()),
         );
     }
-    metadata.insert("netcdf".into(), Value::from(nc));
     if !cf_map.is_empty() {
         metadata.insert("cf".into(), Value::from(cf_map));
     }
-    Ok(NcObject {
+    if let (VarType::Compound(size), Some(NcVariableType::Compound(c))) = (var.ty, &var.user) {
+        return Ok(compound_members(var, c, size, &data, &shape, metadata, nc));
+    }
+    metadata.insert("netcdf".into(), Value::from(nc));
+    Ok(vec![NcObject {
         descriptor,
         data,
         metadata,
-    })
+    }])
+}
+
+/// One object per leaf member of compound `c` (elements of `size` bytes
+/// in `data`), named `var.member[.member…]`, of the member's dtype and
+/// the variable's `shape` followed by the member's array axes (and the
+/// opaque size); each carries `metadata` with `netcdf` = `nc` plus
+/// `variable` (the compound variable) and `member` (the leaf's path).
+fn compound_members(
+    var: &Var,
+    c: &netcdf::types::CompoundType,
+    size: usize,
+    data: &[u8],
+    shape: &[u64],
+    metadata: Map,
+    nc: Map,
+) -> Vec<NcObject> {
+    super::netcdf_udt::leaves(c)
+        .into_iter()
+        .map(|leaf| {
+            let mut shape = shape.to_vec();
+            shape.extend(leaf.tail_shape().iter().map(|&n| n as u64));
+            let dtype = match leaf.kind {
+                super::netcdf_udt::LeafKind::Num(n) => n.dtype(),
+                super::netcdf_udt::LeafKind::Opaque(_) => Dtype::Uint8,
+            };
+            let mut nc = nc.clone();
+            nc.insert("variable".into(), Value::from(var.name.as_str()));
+            let path = leaf.path.iter().map(|p| Value::from(p.as_str())).collect();
+            nc.insert("member".into(), Value::Array(path));
+            let mut metadata = metadata.clone();
+            let name = format!("{}.{}", var.name, leaf.path.join("."));
+            metadata.insert("name".into(), Value::from(name));
+            metadata.insert("netcdf".into(), Value::from(nc));
+            NcObject {
+                descriptor: ObjectDescriptor::new(dtype, shape),
+                data: leaf.gather(data, size),
+                metadata,
+            }
+        })
+        .collect()
 }
 
 /// The values of a fixed-width variable, in place: unpacked to float64

@@ -50,6 +50,81 @@ pub fn to_cbor(v: &AttributeValue) -> (Value, &'static str) {
     }
 }
 
+/// The attribute holding the native-endian integers `bytes` of netCDF
+/// base type `base` (`NC_BYTE` … `NC_UINT64`): a scalar for one value;
+/// `None` for another base type.
+pub fn from_native(base: netcdf_sys::nc_type, bytes: &[u8]) -> Option<AttributeValue> {
+    macro_rules! ints {
+        ($t:ty, $one:ident, $many:ident) => {{
+            let v: Vec<$t> = bytes
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk width")))
+                .collect();
+            Some(match v.as_slice() {
+                [x] => AttributeValue::$one(*x),
+                _ => AttributeValue::$many(v),
+            })
+        }};
+    }
+    match base {
+        netcdf_sys::NC_BYTE => ints!(i8, Schar, Schars),
+        netcdf_sys::NC_UBYTE => ints!(u8, Uchar, Uchars),
+        netcdf_sys::NC_SHORT => ints!(i16, Short, Shorts),
+        netcdf_sys::NC_USHORT => ints!(u16, Ushort, Ushorts),
+        netcdf_sys::NC_INT => ints!(i32, Int, Ints),
+        netcdf_sys::NC_UINT => ints!(u32, Uint, Uints),
+        netcdf_sys::NC_INT64 => ints!(i64, Longlong, Longlongs),
+        netcdf_sys::NC_UINT64 => ints!(u64, Ulonglong, Ulonglongs),
+        _ => None,
+    }
+}
+
+/// The netCDF type, value count and native-endian bytes of a numeric or
+/// `char` attribute (`None` for a `string` one).
+pub fn to_native(v: &AttributeValue) -> Option<(netcdf_sys::nc_type, usize, usize, Vec<u8>)> {
+    macro_rules! one {
+        ($x:expr, $t:expr) => {{
+            let b = $x.to_ne_bytes().to_vec();
+            Some(($t, 1, b.len(), b))
+        }};
+    }
+    macro_rules! many {
+        ($x:expr, $t:expr, $w:expr) => {
+            Some((
+                $t,
+                $x.len(),
+                $w,
+                $x.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+            ))
+        };
+    }
+    use netcdf_sys as n;
+    match v {
+        AttributeValue::Schar(x) => one!(x, n::NC_BYTE),
+        AttributeValue::Schars(x) => many!(x, n::NC_BYTE, 1),
+        AttributeValue::Uchar(x) => one!(x, n::NC_UBYTE),
+        AttributeValue::Uchars(x) => many!(x, n::NC_UBYTE, 1),
+        AttributeValue::Short(x) => one!(x, n::NC_SHORT),
+        AttributeValue::Shorts(x) => many!(x, n::NC_SHORT, 2),
+        AttributeValue::Ushort(x) => one!(x, n::NC_USHORT),
+        AttributeValue::Ushorts(x) => many!(x, n::NC_USHORT, 2),
+        AttributeValue::Int(x) => one!(x, n::NC_INT),
+        AttributeValue::Ints(x) => many!(x, n::NC_INT, 4),
+        AttributeValue::Uint(x) => one!(x, n::NC_UINT),
+        AttributeValue::Uints(x) => many!(x, n::NC_UINT, 4),
+        AttributeValue::Longlong(x) => one!(x, n::NC_INT64),
+        AttributeValue::Longlongs(x) => many!(x, n::NC_INT64, 8),
+        AttributeValue::Ulonglong(x) => one!(x, n::NC_UINT64),
+        AttributeValue::Ulonglongs(x) => many!(x, n::NC_UINT64, 8),
+        AttributeValue::Float(x) => one!(x, n::NC_FLOAT),
+        AttributeValue::Floats(x) => many!(x, n::NC_FLOAT, 4),
+        AttributeValue::Double(x) => one!(x, n::NC_DOUBLE),
+        AttributeValue::Doubles(x) => many!(x, n::NC_DOUBLE, 8),
+        AttributeValue::Str(s) => Some((n::NC_CHAR, s.len(), 1, s.as_bytes().to_vec())),
+        AttributeValue::Strs(_) => None,
+    }
+}
+
 /// Every element of a numeric attribute as f64 (empty for text).
 pub fn numbers(v: &AttributeValue) -> Vec<f64> {
     fn all<T: Copy + Into<f64>>(v: &[T]) -> Vec<f64> {

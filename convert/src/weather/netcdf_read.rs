@@ -97,7 +97,25 @@ impl NcNum {
         matches!(self, NcNum::F32 | NcNum::F64)
     }
 
-    fn from_nc(t: &NcVariableType) -> Option<NcNum> {
+    /// The netCDF type of the same name.
+    pub fn nc_type(self) -> NcVariableType {
+        match self {
+            NcNum::Char => NcVariableType::Char,
+            NcNum::I8 => NcVariableType::Int(IntType::I8),
+            NcNum::U8 => NcVariableType::Int(IntType::U8),
+            NcNum::I16 => NcVariableType::Int(IntType::I16),
+            NcNum::U16 => NcVariableType::Int(IntType::U16),
+            NcNum::I32 => NcVariableType::Int(IntType::I32),
+            NcNum::U32 => NcVariableType::Int(IntType::U32),
+            NcNum::I64 => NcVariableType::Int(IntType::I64),
+            NcNum::U64 => NcVariableType::Int(IntType::U64),
+            NcNum::F32 => NcVariableType::Float(FloatType::F32),
+            NcNum::F64 => NcVariableType::Float(FloatType::F64),
+        }
+    }
+
+    /// The fixed-width type `t` is, if it is one.
+    pub fn from_nc(t: &NcVariableType) -> Option<NcNum> {
         Some(match t {
             NcVariableType::Char => NcNum::Char,
             NcVariableType::Int(IntType::I8) => NcNum::I8,
@@ -148,11 +166,15 @@ impl Format {
 /// The type of a variable tgm converts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VarType {
-    /// A fixed-width type, read as raw native bytes.
+    /// A fixed-width type, read as raw native bytes (an enum as its base).
     Fixed(NcNum),
     /// NetCDF-4 `string`: variable-length text, stored as the elements'
     /// bytes each followed by a NUL.
     String,
+    /// An opaque type of this many bytes.
+    Opaque(usize),
+    /// A compound type of this many bytes (netCDF-C's in-memory size).
+    Compound(usize),
 }
 
 impl VarType {
@@ -161,6 +183,8 @@ impl VarType {
         match self {
             VarType::Fixed(t) => t.name(),
             VarType::String => "string",
+            VarType::Opaque(_) => "opaque",
+            VarType::Compound(_) => "compound",
         }
     }
 
@@ -172,18 +196,29 @@ impl VarType {
         NcNum::from_name(name).map(VarType::Fixed)
     }
 
-    fn from_nc(t: &NcVariableType) -> Option<VarType> {
+    /// The type of a variable of netCDF type `t` and, for a user-defined
+    /// type, its checked definition; `Err` says why it cannot be kept.
+    fn from_nc(t: &NcVariableType) -> Result<(VarType, Option<NcVariableType>), String> {
+        let user = |ty| Ok((ty, Some(super::netcdf_udt::checked(t)?)));
         match t {
-            NcVariableType::String => Some(VarType::String),
-            t => NcNum::from_nc(t).map(VarType::Fixed),
+            NcVariableType::String => Ok((VarType::String, None)),
+            NcVariableType::Enum(e) => user(VarType::Fixed(super::netcdf_udt::enum_base(e))),
+            NcVariableType::Opaque(o) => user(VarType::Opaque(o.size)),
+            NcVariableType::Compound(c) => user(VarType::Compound(c.size))
+                .map_err(|e| format!("compound type {}: {e}", c.name)),
+            NcVariableType::Vlen(v) => Err(format!("vlen type {} is not kept", v.name)),
+            t => NcNum::from_nc(t)
+                .map(|n| (VarType::Fixed(n), None))
+                .ok_or_else(|| format!("type {t:?} is not supported")),
         }
     }
 
     /// Bytes per element as netCDF-C reads it raw (a pointer for strings).
-    fn raw_size(self) -> usize {
+    pub fn raw_size(self) -> usize {
         match self {
             VarType::Fixed(t) => t.size(),
             VarType::String => super::netcdf_ffi::STRING_ELEMENT,
+            VarType::Opaque(n) | VarType::Compound(n) => n,
         }
     }
 }
@@ -197,11 +232,20 @@ pub struct Dim {
     pub unlimited: bool,
 }
 
+/// Attributes in file order, each attribute of an enum type held as its
+/// base integers, with the enum type's name in `enum_types`.
+#[derive(Debug, Clone, Default)]
+pub struct Attrs {
+    pub list: Vec<(String, AttributeValue)>,
+    /// `(attribute, enum type name)` for every attribute of an enum type.
+    pub enum_types: Vec<(String, String)>,
+}
+
 /// A NetCDF-4 sub-group: its path (`/a/b`) and attributes.
 #[derive(Debug, Clone)]
 pub struct GroupInfo {
     pub path: String,
-    pub attrs: Vec<(String, AttributeValue)>,
+    pub attrs: Attrs,
 }
 
 /// How a NetCDF-4 variable is stored: its chunk shape (`None`:
@@ -220,15 +264,21 @@ pub struct Var {
     /// The path names of its dimensions, resolved through parent groups.
     pub dims: Vec<String>,
     pub shape: Vec<usize>,
-    pub attrs: Vec<(String, AttributeValue)>,
+    pub attrs: Attrs,
     /// NetCDF-4 storage; `None` for NetCDF-3.
     pub storage: Option<Storage>,
+    /// The checked definition of a user-defined type.
+    pub user: Option<NcVariableType>,
 }
 
 impl Var {
     /// The value of attribute `name`.
     pub fn attr(&self, name: &str) -> Option<&AttributeValue> {
-        self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.attrs
+            .list
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
     }
 }
 
@@ -238,7 +288,10 @@ pub struct Source {
     pub format: Format,
     /// Dimensions of every group, the root's first.
     pub dims: Vec<Dim>,
-    pub attrs: Vec<(String, AttributeValue)>,
+    pub attrs: Attrs,
+    /// The user-defined types kept, `(group path, definition)`, each
+    /// group's in definition order, the root's first.
+    pub types: Vec<(String, NcVariableType)>,
     /// Every sub-group, parents before children.
     pub groups: Vec<GroupInfo>,
     /// Variables of every group, the root's first.
@@ -300,18 +353,58 @@ fn check_netcdf3_extent(path: &Path, file_len: u64) -> Result<Option<u64>, Netcd
     Ok(extent.streaming_records)
 }
 
+/// Where attributes live: the file, the group path (`""` for the root)
+/// and the variable's short name (`None` for the group's own).
+struct Owner<'a> {
+    path: &'a Path,
+    group: &'a str,
+    var: Option<&'a str>,
+    handle: Option<&'a super::netcdf_ffi::StorageHandle>,
+    file_len: u64,
+}
+
+/// The attributes of `owner`; one of an enum type is read through the
+/// second handle, one of another user-defined type refused by name.
 fn attributes<'a>(
-    path: &Path,
-    owner: &str,
+    owner: &Owner<'_>,
+    what: &str,
     iter: impl Iterator<Item = netcdf::Attribute<'a>>,
-) -> Result<Vec<(String, AttributeValue)>, NetcdfError> {
-    iter.map(|a| {
-        let v = a
-            .value()
-            .map_err(|e| nc_err(path, format_args!("{owner} attribute {}", a.name()), e))?;
-        Ok((a.name().to_string(), v))
-    })
-    .collect()
+) -> Result<Attrs, NetcdfError> {
+    let mut out = Attrs::default();
+    for a in iter {
+        let name = a.name().to_string();
+        let v = match (a.value(), owner.handle) {
+            (Ok(v), _) => v,
+            (Err(_), Some(h)) => {
+                let e = h
+                    .enum_attr(owner.group, owner.var, &name, owner.file_len)
+                    .map_err(|e| {
+                        NetcdfError::Invalid(format!(
+                            "{}: {what} attribute {name}: {e}",
+                            owner.path.display()
+                        ))
+                    })?;
+                let v = super::netcdf_attrs::from_native(e.base, &e.bytes).ok_or_else(|| {
+                    NetcdfError::Invalid(format!(
+                        "{}: {what} attribute {name}: enum base type {} unknown",
+                        owner.path.display(),
+                        e.base
+                    ))
+                })?;
+                out.enum_types.push((name.clone(), e.type_name));
+                v
+            }
+            (Err(e), None) => {
+                return Err(nc_err(
+                    owner.path,
+                    format_args!("{what} attribute {name}"),
+                    e,
+                ))
+            }
+        };
+        out.list.push((name, v));
+    }
+    Ok(out)
 }
 
 /// The path name of `name` in group `group` (`""` for the root, else
@@ -327,7 +420,9 @@ pub fn path_name(group: &str, name: &str) -> String {
 /// What a walk over a file's groups collects.
 #[derive(Default)]
 struct Walk {
+    file_len: u64,
     dims: Vec<Dim>,
+    types: Vec<(String, NcVariableType)>,
     groups: Vec<GroupInfo>,
     vars: Vec<Var>,
     skipped: Vec<(String, String)>,
@@ -379,10 +474,12 @@ impl Walk {
         let group = scopes.last().map_or("", |(g, _)| g.as_str());
         let short = v.name();
         let name = path_name(group, &short);
-        let Some(ty) = VarType::from_nc(&v.vartype()) else {
-            self.skipped
-                .push((name, format!("type {:?} is not supported", v.vartype())));
-            return Ok(());
+        let (ty, user) = match VarType::from_nc(&v.vartype()) {
+            Ok(t) => t,
+            Err(why) => {
+                self.skipped.push((name, why));
+                return Ok(());
+            }
         };
         let dims = v
             .dimensions()
@@ -406,7 +503,14 @@ impl Walk {
                 deflate: h.deflate(group, &short),
             }),
         };
-        let attrs = attributes(path, &format!("variable {name}"), v.attributes())?;
+        let owner = Owner {
+            path,
+            group,
+            var: Some(&short),
+            handle,
+            file_len: self.file_len,
+        };
+        let attrs = attributes(&owner, &format!("variable {name}"), v.attributes())?;
         self.vars.push(Var {
             name,
             ty,
@@ -414,6 +518,7 @@ impl Walk {
             shape: v.dimensions().iter().map(|d| d.len()).collect(),
             attrs,
             storage,
+            user,
         });
         Ok(())
     }
@@ -428,8 +533,22 @@ impl Walk {
         handle: Option<&super::netcdf_ffi::StorageHandle>,
     ) -> Result<(), NetcdfError> {
         self.enter(scopes, group, g.dimensions());
+        for t in g.types() {
+            // Types that cannot be kept are refused with the variables
+            // using them.
+            if let Ok(t) = super::netcdf_udt::checked(&t) {
+                self.types.push((group.to_string(), t));
+            }
+        }
         if !group.is_empty() {
-            let attrs = attributes(path, &format!("group {group}"), g.attributes())?;
+            let owner = Owner {
+                path,
+                group,
+                var: None,
+                handle,
+                file_len: self.file_len,
+            };
+            let attrs = attributes(&owner, &format!("group {group}"), g.attributes())?;
             self.groups.push(GroupInfo {
                 path: group.to_string(),
                 attrs,
@@ -475,12 +594,25 @@ impl Source {
             None
         };
         let file = netcdf::open(path).map_err(|e| nc_err(path, "open", e))?;
-        let attrs = attributes(path, "global", file.attributes())?;
-        let mut walk = Walk::default();
+        let handle = match format {
+            Format::Netcdf4 => super::netcdf_ffi::StorageHandle::open(path),
+            _ => None,
+        };
+        let owner = Owner {
+            path,
+            group: "",
+            var: None,
+            handle: handle.as_ref(),
+            file_len,
+        };
+        let attrs = attributes(&owner, "global", file.attributes())?;
+        let mut walk = Walk {
+            file_len,
+            ..Walk::default()
+        };
         let mut scopes = Scopes::new();
         match file.root() {
             Some(root) => {
-                let handle = super::netcdf_ffi::StorageHandle::open(path);
                 walk.group(path, &mut scopes, &root, "", handle.as_ref())?;
             }
             None => {
@@ -491,7 +623,9 @@ impl Source {
             }
         }
         let Walk {
+            file_len: _,
             mut dims,
+            types,
             groups,
             mut vars,
             skipped,
@@ -504,6 +638,7 @@ impl Source {
             format,
             dims,
             attrs,
+            types,
             groups,
             vars,
             skipped,

@@ -9,15 +9,15 @@
 
 use std::path::Path;
 
-use netcdf::types::{FloatType, IntType, NcVariableType};
-use netcdf::AttributeValue;
+use netcdf::types::NcVariableType;
 use tgm::cbor::Value;
 use tgm::{DecodedMessage, Dtype, Map};
 
 use super::netcdf::NetcdfError;
 use super::netcdf_attrs::{default_type, from_cbor, numbers};
 use super::netcdf_ffi::{string_ptrs, NcChar};
-use super::netcdf_read::{Dim, NcNum, VarType};
+use super::netcdf_read::{Attrs, Dim, NcNum, VarType};
+use super::netcdf_write_udt::put_attrs;
 
 /// The source's storage of a variable, as recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,17 +27,23 @@ struct StoragePlan {
 }
 
 /// A variable to create.
-struct VarPlan {
-    name: String,
-    ty: VarType,
+pub(super) struct VarPlan {
+    pub(super) name: String,
+    pub(super) ty: VarType,
     dims: Vec<String>,
-    attrs: Vec<(String, AttributeValue)>,
+    attrs: Attrs,
     unpacked: bool,
     storage: StoragePlan,
+    /// The definition of its user-defined type.
+    pub(super) user: Option<NcVariableType>,
 }
 
 /// A sub-group to create: its path (`/a/b`) and attributes.
-type GroupPlan = (String, Vec<(String, AttributeValue)>);
+type GroupPlan = (String, Attrs);
+
+/// The enum types an archive records, by name, with their base types:
+/// attributes whose `attr_types` entry names one are written as that enum.
+type Enums = Vec<(String, NcNum)>;
 
 /// One object's data to put: (variable, message, object, record index,
 /// the object's shape as a variable slice).
@@ -45,7 +51,7 @@ type Put = (usize, usize, usize, Option<usize>, Vec<u64>);
 
 /// The group path and short name of path name `name` (`/a/b/x` → `/a/b`,
 /// `x`; a root name has no group).
-fn split_path(name: &str) -> (&str, &str) {
+pub(super) fn split_path(name: &str) -> (&str, &str) {
     match name.rfind('/') {
         Some(i) => (&name[..i], &name[i + 1..]),
         None => ("", name),
@@ -68,14 +74,13 @@ fn field<'a>(m: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
 }
 
 /// Attributes from the `attrs` map of `owner` and its `attr_types` map,
-/// in the order of its `attr_order` list (names it lacks come last).
-fn attributes(
-    owner: &[(Value, Value)],
-    what: &str,
-) -> Result<Vec<(String, AttributeValue)>, NetcdfError> {
+/// in the order of its `attr_order` list (names it lacks come last); an
+/// attribute whose type names one of `enums` is read as its base type.
+fn attributes(owner: &[(Value, Value)], what: &str, enums: &Enums) -> Result<Attrs, NetcdfError> {
     let Some(attrs) = field(owner, "attrs") else {
-        return Ok(Vec::new());
+        return Ok(Attrs::default());
     };
+    let mut enum_types = Vec::new();
     let attrs = map(Some(attrs), what)?;
     let types = field(owner, "attr_types")
         .and_then(Value::as_map)
@@ -86,9 +91,13 @@ fn attributes(
             let name = k
                 .as_text()
                 .ok_or_else(|| invalid(format!("{what}: a key is not text")))?;
-            let ty = field(types, name)
+            let mut ty = field(types, name)
                 .and_then(Value::as_text)
                 .unwrap_or_else(|| default_type(v));
+            if let Some((e, base)) = enums.iter().find(|(e, _)| e == ty) {
+                enum_types.push((name.to_string(), e.clone()));
+                ty = base.name();
+            }
             let value = from_cbor(v, ty).map_err(|e| invalid(format!("{what}.{name}: {e}")))?;
             Ok((name.to_string(), value))
         })
@@ -101,7 +110,10 @@ fn attributes(
             .collect();
         out.sort_by_key(|(name, _)| rank.get(name.as_str()).copied().unwrap_or(usize::MAX));
     }
-    Ok(out)
+    Ok(Attrs {
+        list: out,
+        enum_types,
+    })
 }
 
 fn dims_of(extra: &Map, m: usize) -> Result<Vec<Dim>, NetcdfError> {
@@ -146,7 +158,12 @@ fn merge_dims(dims: &mut Vec<Dim>, new: Vec<Dim>) -> Result<(), NetcdfError> {
 }
 
 /// The variable plan of object `i` of message `m`, and its record index.
-fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usize>), NetcdfError> {
+fn plan(
+    msg: &DecodedMessage,
+    m: usize,
+    i: usize,
+    enums: &Enums,
+) -> Result<(VarPlan, Option<usize>), NetcdfError> {
     let what = format!("message {m} object {i}");
     let entry = msg
         .metadata
@@ -159,11 +176,31 @@ fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usi
         .ok_or_else(|| invalid(format!("{what}: no name (not written by convert-netcdf?)")))?;
     let nc = map(entry.get("netcdf"), &format!("{what}: netcdf"))?;
     let ty_name = field(nc, "type").and_then(Value::as_text).unwrap_or("");
-    let ty = VarType::from_name(ty_name)
-        .ok_or_else(|| invalid(format!("{what}: unknown NetCDF type {ty_name:?}")))?;
+    let user =
+        super::netcdf_write_udt::user_type(nc).map_err(|e| invalid(format!("{what}: {e}")))?;
+    let ty = match (&user, ty_name) {
+        (Some(NcVariableType::Opaque(o)), "opaque") => Some(VarType::Opaque(o.size)),
+        (Some(NcVariableType::Compound(c)), "compound") => Some(VarType::Compound(c.size)),
+        (Some(NcVariableType::Enum(e)), t) => {
+            VarType::from_name(t).filter(|&t| t == VarType::Fixed(super::netcdf_udt::enum_base(e)))
+        }
+        (None, t) => VarType::from_name(t),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        invalid(format!(
+            "{what}: NetCDF type {ty_name:?} unknown or unlike its definition"
+        ))
+    })?;
+    let name = match ty {
+        VarType::Compound(_) => field(nc, "variable")
+            .and_then(Value::as_text)
+            .ok_or_else(|| invalid(format!("{what}: a compound member without netcdf.variable")))?,
+        _ => name,
+    };
     let (dims_key, dims_value) = match ty {
-        VarType::String => ("netcdf.dims", field(nc, "dims")),
         VarType::Fixed(_) => ("dim_names", entry.get("dim_names")),
+        _ => ("netcdf.dims", field(nc, "dims")),
     };
     let dims: Vec<String> = dims_value
         .and_then(Value::as_array)
@@ -173,7 +210,11 @@ fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usi
         .collect::<Option<_>>()
         .ok_or_else(|| invalid(format!("{what}: {dims_key} holds a non-text entry")))?;
     let storage = storage_plan(nc, dims.len()).map_err(|e| invalid(format!("{what}: {e}")))?;
-    let attrs = attributes(nc, &what)?;
+    let mut enums = enums.clone();
+    if let Some(NcVariableType::Enum(e)) = &user {
+        enums.push((e.name.clone(), super::netcdf_udt::enum_base(e)));
+    }
+    let attrs = attributes(nc, &what, &enums)?;
     let unpacked = field(nc, "unpacked") == Some(&Value::Bool(true));
     let record = match field(nc, "record") {
         None => None,
@@ -191,6 +232,7 @@ fn plan(msg: &DecodedMessage, m: usize, i: usize) -> Result<(VarPlan, Option<usi
             attrs,
             unpacked,
             storage,
+            user,
         },
         record,
     ))
@@ -228,9 +270,10 @@ fn storage_plan(nc: &[(Value, Value)], rank: usize) -> Result<StoragePlan, Strin
 }
 
 /// The shape object `i` of `msg` fills in its variable: the descriptor's,
-/// or for a `string` variable the recorded `netcdf.shape`.
+/// or for a `string`, opaque or compound variable the recorded
+/// `netcdf.shape`.
 fn object_shape(msg: &DecodedMessage, i: usize, plan: &VarPlan) -> Result<Vec<u64>, String> {
-    if plan.ty != VarType::String {
+    if matches!(plan.ty, VarType::Fixed(_)) {
         return Ok(msg.objects[i].descriptor.shape.clone());
     }
     msg.metadata
@@ -241,12 +284,12 @@ fn object_shape(msg: &DecodedMessage, i: usize, plan: &VarPlan) -> Result<Vec<u6
         .and_then(|nc| field(nc, "shape"))
         .and_then(Value::as_array)
         .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
-        .ok_or_else(|| "a string variable without netcdf.shape".to_string())
+        .ok_or_else(|| format!("a {} variable without netcdf.shape", plan.ty.name()))
 }
 
 /// Every sub-group recorded in `_extra_.netcdf.groups` of `extra`, with
 /// its attributes.
-fn groups_of(extra: &Map, m: usize) -> Result<Vec<GroupPlan>, NetcdfError> {
+fn groups_of(extra: &Map, m: usize, enums: &Enums) -> Result<Vec<GroupPlan>, NetcdfError> {
     let nc = map(extra.get("netcdf"), &format!("message {m}: _extra_.netcdf"))?;
     let Some(groups) = field(nc, "groups") else {
         return Ok(Vec::new());
@@ -263,7 +306,7 @@ fn groups_of(extra: &Map, m: usize) -> Result<Vec<GroupPlan>, NetcdfError> {
                 .filter(|p| p.starts_with('/') && p.len() > 1)
                 .ok_or_else(|| invalid(format!("message {m}: a group has no /path")))?;
             let what = format!("group {path}");
-            let attrs = attributes(g, &what)?;
+            let attrs = attributes(g, &what, enums)?;
             Ok((path.to_string(), attrs))
         })
         .collect()
@@ -286,23 +329,11 @@ fn ensure_group(
     Ok(())
 }
 
-fn nc_type(t: VarType) -> NcVariableType {
-    let t = match t {
-        VarType::String => return NcVariableType::String,
-        VarType::Fixed(t) => t,
-    };
-    match t {
-        NcNum::Char => NcVariableType::Char,
-        NcNum::I8 => NcVariableType::Int(IntType::I8),
-        NcNum::U8 => NcVariableType::Int(IntType::U8),
-        NcNum::I16 => NcVariableType::Int(IntType::I16),
-        NcNum::U16 => NcVariableType::Int(IntType::U16),
-        NcNum::I32 => NcVariableType::Int(IntType::I32),
-        NcNum::U32 => NcVariableType::Int(IntType::U32),
-        NcNum::I64 => NcVariableType::Int(IntType::I64),
-        NcNum::U64 => NcVariableType::Int(IntType::U64),
-        NcNum::F32 => NcVariableType::Float(FloatType::F32),
-        NcNum::F64 => NcVariableType::Float(FloatType::F64),
+fn nc_type(v: &VarPlan) -> NcVariableType {
+    match (&v.user, v.ty) {
+        (Some(t), _) => t.clone(),
+        (None, VarType::Fixed(t)) => t.nc_type(),
+        (None, _) => NcVariableType::String,
     }
 }
 
@@ -339,9 +370,17 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
         .ok_or_else(|| invalid("the input holds no messages"))?;
     let mut dims = Vec::new();
     let mut groups: Vec<GroupPlan> = Vec::new();
+    let types = super::netcdf_write_udt::types_of(messages)?;
+    let enums: Enums = types
+        .iter()
+        .filter_map(|(_, t)| match t {
+            NcVariableType::Enum(e) => Some((e.name.clone(), super::netcdf_udt::enum_base(e))),
+            _ => None,
+        })
+        .collect();
     for (m, msg) in messages.iter().enumerate() {
         merge_dims(&mut dims, dims_of(&msg.metadata.extra, m)?)?;
-        for g in groups_of(&msg.metadata.extra, m)? {
+        for g in groups_of(&msg.metadata.extra, m, &enums)? {
             if !groups.iter().any(|x| x.0 == g.0) {
                 groups.push(g);
             }
@@ -351,24 +390,26 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
         first.metadata.extra.get("netcdf"),
         "message 0: _extra_.netcdf",
     )?;
-    let globals = attributes(nc0, "global")?;
+    let globals = attributes(nc0, "global", &enums)?;
 
     let mut vars: Vec<VarPlan> = Vec::new();
     let mut puts: Vec<Put> = Vec::new();
     for (m, msg) in messages.iter().enumerate() {
         for i in 0..msg.objects.len() {
-            let (p, record) = plan(msg, m, i)?;
+            let (p, record) = plan(msg, m, i, &enums)?;
             let shape = object_shape(msg, i, &p)
                 .map_err(|e| invalid(format!("message {m} object {i}: {e}")))?;
             let v = match vars.iter().position(|v| v.name == p.name) {
                 Some(v) => {
-                    if vars[v].ty != p.ty || vars[v].dims != p.dims {
+                    if vars[v].ty != p.ty || vars[v].dims != p.dims || vars[v].user != p.user {
                         return Err(invalid(format!(
                             "message {m} object {i}: variable {} differs in type or dimensions from its first occurrence",
                             p.name
                         )));
                     }
-                    if record.is_none() && puts.iter().any(|(pv, ..)| *pv == v) {
+                    if puts.iter().any(|(pv, pm, _, pr, _)| {
+                        *pv == v && *pr == record && (record.is_none() || *pm == m)
+                    }) {
                         continue;
                     }
                     v
@@ -396,6 +437,25 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
     for g in parents {
         ensure_group(&mut file, &mut made, g).map_err(|e| nc_err(&format!("group {g}"), e))?;
     }
+    let raw = super::netcdf_ffi::StorageHandle::borrow_root(&file)
+        .map_err(|e| NetcdfError::Netcdf(format!("{}: {e}", out.display())))?;
+    let mut types = types;
+    for v in &vars {
+        super::netcdf_write_udt::add_missing(&mut types, v).map_err(invalid)?;
+    }
+    for (g, t) in &types {
+        let name = super::netcdf_udt::type_name(t).unwrap_or("");
+        let r = if g.is_empty() {
+            file.add_type_from_descriptor(t.clone())
+        } else {
+            match file.group_mut(g.trim_start_matches('/')) {
+                Ok(Some(mut gm)) => gm.add_type_from_descriptor(t.clone()),
+                Ok(None) => Err(format!("no group {g}").into()),
+                Err(e) => Err(e),
+            }
+        };
+        r.map_err(|e| nc_err(&format!("type {name}"), e))?;
+    }
     let mut dim_ids = Vec::with_capacity(dims.len());
     for d in &dims {
         let at = d.name.trim_start_matches('/');
@@ -409,16 +469,18 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
             .identifier();
         dim_ids.push((d.name.as_str(), id));
     }
-    for (name, v) in &globals {
+    put_attrs(&raw, "", None, &globals, |name, v| {
         file.add_attribute(name, v.clone())
-            .map_err(|e| nc_err(&format!("global attribute {name}"), e))?;
-    }
+            .map(drop)
+            .map_err(|e| nc_err(&format!("global attribute {name}"), e))
+    })?;
     for (g, attrs) in &groups {
-        for (name, v) in attrs {
+        put_attrs(&raw, g, None, attrs, |name, v| {
             let at = format!("{}/{name}", g.trim_start_matches('/'));
             file.add_attribute(&at, v.clone())
-                .map_err(|e| nc_err(&format!("group {g} attribute {name}"), e))?;
-        }
+                .map(drop)
+                .map_err(|e| nc_err(&format!("group {g} attribute {name}"), e))
+        })?;
     }
     for v in &vars {
         let ids = v
@@ -441,7 +503,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
             .add_variable_from_identifiers_with_type(
                 v.name.trim_start_matches('/'),
                 &ids,
-                &nc_type(v.ty),
+                &nc_type(v),
             )
             .map_err(|e| nc_err(&format!("variable {}", v.name), e))?;
         if !v.dims.is_empty() {
@@ -455,25 +517,23 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                             .map_or((1, false), |x| (x.len, x.unlimited))
                     })
                     .collect();
-                let width = match v.ty {
-                    VarType::Fixed(t) => t.size(),
-                    VarType::String => super::netcdf_ffi::STRING_ELEMENT,
-                };
-                chunk_shape(&lens, width)
+                chunk_shape(&lens, v.ty.raw_size())
             });
             let (level, shuffle) = v.storage.deflate.unwrap_or((DEFLATE_LEVEL, true));
             var.set_chunking(&chunks)
                 .and_then(|()| match v.ty {
                     // netCDF-C applies no filter to variable-length types.
                     VarType::String => Ok(()),
-                    VarType::Fixed(_) => var.set_compression(level, shuffle),
+                    _ => var.set_compression(level, shuffle),
                 })
                 .map_err(|e| nc_err(&format!("variable {} chunking", v.name), e))?;
         }
-        for (name, a) in &v.attrs {
+        let (group, short) = split_path(&v.name);
+        put_attrs(&raw, group, Some(short), &v.attrs, |name, a| {
             var.put_attribute(name, a.clone())
-                .map_err(|e| nc_err(&format!("variable {} attribute {name}", v.name), e))?;
-        }
+                .map(drop)
+                .map_err(|e| nc_err(&format!("variable {} attribute {name}", v.name), e))
+        })?;
     }
     for (v, m, i, record, shape) in &puts {
         let (m, i, record) = (*m, *i, *record);
@@ -487,7 +547,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                 shape.len()
             )));
         }
-        let extents: Vec<netcdf::Extent> = plan
+        let slice: Vec<(usize, usize)> = plan
             .dims
             .iter()
             .zip(shape)
@@ -497,11 +557,20 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                     Some(r) if unlimited => r,
                     _ => 0,
                 };
-                netcdf::Extent::SliceCount {
-                    start,
-                    stride: 1,
-                    count: n as usize,
-                }
+                (start, n as usize)
+            })
+            .collect();
+        if plan.user.is_some() {
+            super::netcdf_write_udt::put_values(&raw, &messages[m], i, plan, &slice)
+                .map_err(|e| invalid(format!("{what}: {e}")))?;
+            continue;
+        }
+        let extents: Vec<netcdf::Extent> = slice
+            .iter()
+            .map(|&(start, count)| netcdf::Extent::SliceCount {
+                start,
+                stride: 1,
+                count,
             })
             .collect();
         let mut var = file
@@ -518,6 +587,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
             PutError::Invalid(s) => invalid(format!("{what}: {s}")),
         })?;
     }
+    drop(raw);
     file.close().map_err(|e| nc_err("close", e))
 }
 
@@ -536,6 +606,7 @@ impl From<netcdf::Error> for PutError {
 fn fill_of(plan: &VarPlan) -> Option<f64> {
     ["_FillValue", "missing_value"].iter().find_map(|n| {
         plan.attrs
+            .list
             .iter()
             .find(|(a, _)| a == n)
             .and_then(|(_, v)| numbers(v).first().copied())
@@ -544,6 +615,7 @@ fn fill_of(plan: &VarPlan) -> Option<f64> {
 
 fn attr_f64(plan: &VarPlan, name: &str) -> Option<f64> {
     plan.attrs
+        .list
         .iter()
         .find(|(a, _)| a == name)
         .and_then(|(_, v)| numbers(v).first().copied())
@@ -572,8 +644,8 @@ fn put_data(
 ) -> Result<(), PutError> {
     let d = &obj.descriptor;
     let ty = match plan.ty {
-        VarType::String => return put_strings(var, &obj.data, extents, count),
         VarType::Fixed(t) => t,
+        _ => return put_strings(var, &obj.data, extents, count),
     };
     if plan.unpacked {
         if d.dtype != Dtype::Float64 {
