@@ -38,8 +38,9 @@ pub struct Args {
     /// so that a small file announcing huge variables is refused.
     #[arg(long)]
     pub max_decoded_bytes: Option<u64>,
-    /// Leave out variables of user-defined types (compound, enum, vlen,
-    /// opaque), listing them, instead of refusing the file.
+    /// Leave out variables of types tgm cannot keep (vlen, compounds
+    /// holding strings or vlens), listing them, instead of refusing the
+    /// file.
     #[arg(long)]
     pub skip_unsupported: bool,
     #[command(flatten)]

@@ -1,7 +1,9 @@
 //! NetCDF variables to Tensogram objects and messages.
 //!
 //! Every variable of every group (coordinate variables included) whose
-//! type is numeric, `char` or `string` becomes one object; variables of
+//! type is numeric, `char`, `string`, enum or opaque becomes one object,
+//! a compound one object per member (`spec/convert.md` "NetCDF
+//! user-defined types", [`super::netcdf_udt`]); variables of
 //! sub-groups and their dimensions are named by path (`/forecast/t2m`,
 //! `spec/convert.md` "NetCDF groups"). Its `base[i]` entry holds
 //!
@@ -116,9 +118,10 @@ pub struct ConvertOptions {
     /// [`DecodeBudget::for_input`] of its size (fixed variables repeated in
     /// every record message are charged each time).
     pub max_decoded_bytes: Option<u64>,
-    /// Leave out variables of types tgm cannot keep (user-defined types),
-    /// listing them; without it they are refused before any message is
-    /// built (`spec/convert.md` "NetCDF").
+    /// Leave out variables of types tgm cannot keep (vlen, compounds
+    /// holding strings or vlens), listing them; without it they are
+    /// refused before any message is built (`spec/convert.md` "NetCDF
+    /// user-defined types").
     pub skip_unsupported: bool,
 }
 
