@@ -1294,3 +1294,63 @@ dimensions: x = 1 ; variables: int v(x) ; pair_t v:range = {1, 2} ; data: v = 1 
     );
     assert!(!out.exists(), "output written before the refusal");
 }
+
+/// `m` with the `size` of every compound definition in its objects'
+/// `netcdf.compound` set to `size`, and without `_extra_.netcdf.types`.
+fn with_compound_size(m: &DecodedMessage, size: u64) -> Vec<u8> {
+    let mut meta = tgm::GlobalMetadata::with_base(m.metadata.base.clone());
+    meta.extra = m.metadata.extra.clone();
+    if let Some(Value::Map(nc)) = meta.extra.get_mut("netcdf") {
+        nc.retain(|(k, _)| k.as_text() != Some("types"));
+    }
+    for entry in &mut meta.base {
+        entry.remove("_reserved_");
+        let Some(Value::Map(nc)) = entry.get_mut("netcdf") else {
+            continue;
+        };
+        for (k, v) in nc.iter_mut() {
+            if let (Some("compound"), Value::Map(def)) = (k.as_text(), v) {
+                for (dk, dv) in def.iter_mut() {
+                    if dk.as_text() == Some("size") {
+                        *dv = Value::from(size);
+                    }
+                }
+            }
+        }
+    }
+    let objects: Vec<_> = m
+        .objects
+        .iter()
+        .map(|o| (&o.descriptor, &o.data[..]))
+        .collect();
+    tgm::encode(&meta, &objects, &tgm::EncodeOptions::new()).unwrap()
+}
+
+/// An archive whose compound definition claims elements far larger than
+/// its members is refused by `to-netcdf` before the elements are
+/// allocated, and leaves no output.
+#[test]
+fn oversized_compound_definitions_are_refused_on_write_back() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf c { types: compound p_t { int a ; short b ; } ; dimensions: x = 2 ;
+variables: p_t p(x) ; data: p = {1, 2}, {3, 4} ; }";
+    let Some(input) = ncgen(dir.path(), "big.nc", cdl) else {
+        return;
+    };
+    let (t, _) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let out = dir.path().join("big.back2.nc");
+    for (size, refused) in [(8, false), (1_000_000, true)] {
+        let arch = dir.path().join(format!("size{size}.tgm"));
+        std::fs::write(&arch, with_compound_size(&msgs[0], size)).unwrap();
+        let (ok, err) = tgm(&["to-netcdf", s(&arch), "-o", s(&out), "--force"]);
+        assert_eq!(ok, !refused, "size {size}: {err}");
+        if refused {
+            assert!(
+                err.contains("compound p_t") && err.contains("8 times"),
+                "{err}"
+            );
+        }
+    }
+}

@@ -228,7 +228,11 @@ fn values(
 }
 
 /// The `n` elements of compound `c` (of `size` bytes each) rebuilt from
-/// the member objects of `plan`'s variable in `msg`, padding zeroed.
+/// the member objects of `plan`'s variable in `msg`, padding zeroed. Every
+/// member is checked before the elements are allocated, and padding may
+/// at most octuple the members' bytes (alignment pads a member to at
+/// most 8 bytes), so an archive's definition cannot size the buffer
+/// beyond what its objects justify.
 fn compound_values(
     msg: &DecodedMessage,
     plan: &VarPlan,
@@ -236,11 +240,7 @@ fn compound_values(
     size: usize,
     n: usize,
 ) -> Result<Vec<u8>, String> {
-    let total = n
-        .checked_mul(size)
-        .filter(|&b| b as u64 <= MAX_VARIABLE_BYTES)
-        .ok_or("the compound slice exceeds the variable size limit")?;
-    let mut buf = vec![0u8; total];
+    let mut members = Vec::new();
     for leaf in leaves(c) {
         let path: Vec<Value> = leaf.path.iter().map(|p| Value::from(p.as_str())).collect();
         let member = leaf.path.join(".");
@@ -269,7 +269,22 @@ fn compound_values(
                 leaf.bytes_per_element()
             ));
         }
-        leaf.scatter(&obj.data, &mut buf, size);
+        members.push((leaf, &obj.data));
+    }
+    let member_bytes: usize = members.iter().map(|(_, d)| d.len()).sum();
+    let total = n
+        .checked_mul(size)
+        .filter(|&b| b as u64 <= MAX_VARIABLE_BYTES)
+        .filter(|&b| b <= member_bytes.saturating_mul(8).saturating_add(size))
+        .ok_or_else(|| {
+            format!(
+                "{n} elements of compound {} ({size} bytes each) exceed the size limit or 8 times its members' {member_bytes} bytes",
+                c.name
+            )
+        })?;
+    let mut buf = vec![0u8; total];
+    for (leaf, data) in members {
+        leaf.scatter(data, &mut buf, size);
     }
     Ok(buf)
 }
