@@ -1354,3 +1354,33 @@ variables: p_t p(x) ; data: p = {1, 2}, {3, 4} ; }";
         }
     }
 }
+
+/// Types defined in a sub-group, a compound there using a root enum, and
+/// an enum `_FillValue` in the sub-group come back in their groups.
+#[test]
+fn user_defined_types_of_sub_groups_round_trip() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf g {
+types: byte enum e_t {A = 1, B = 2} ;
+dimensions: x = 2 ;
+variables: e_t top(x) ;
+data: top = A, B ;
+group: sub {
+  types: compound pt_t { e_t k ; float f ; } ; opaque(2) o_t ;
+  variables: pt_t p(x) ; o_t o(x) ; e_t ee(x) ; e_t ee:_FillValue = B ;
+  data: p = {A, 1.5}, {B, 2.5} ; o = 0X0102, 0X0304 ; ee = A, _ ;
+}
+}";
+    let Some(input) = ncgen(dir.path(), "groups.nc", cdl) else {
+        return;
+    };
+    for split in ["file", "variable"] {
+        through_tgm(&input, &["--split-by", split]);
+    }
+    let (t, _) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let (_, k) = object(&msgs[0], "/sub/p.k");
+    assert_eq!(k.descriptor.dtype, Dtype::Int8);
+    assert_eq!(k.data, [1, 2]);
+}
