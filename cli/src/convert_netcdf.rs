@@ -38,9 +38,9 @@ pub struct Args {
     /// so that a small file announcing huge variables is refused.
     #[arg(long)]
     pub max_decoded_bytes: Option<u64>,
-    /// Leave out variables of types tgm cannot keep (vlen, compounds
-    /// holding strings or vlens), listing them, instead of refusing the
-    /// file.
+    /// Leave out variables of types tgm cannot keep (vlens of anything
+    /// but numbers, compounds holding strings or vlens), listing them,
+    /// instead of refusing the file.
     #[arg(long)]
     pub skip_unsupported: bool,
     #[command(flatten)]

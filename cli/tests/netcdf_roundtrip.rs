@@ -1093,23 +1093,25 @@ fn plot_turns_a_south_first_latitude_north_up() {
     assert_eq!(p.cell(0, 3, 4, 2, 1), e(70.0));
 }
 
-/// A vlen variable is refused before any output, naming the variable;
+/// A vlen of compounds is refused before any output, naming the variable;
 /// `--skip-unsupported` leaves it out and converts the rest.
 #[test]
-fn vlen_variables_are_refused_unless_skipped() {
+fn vlens_of_compounds_are_refused_unless_skipped() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let cdl = "netcdf t { types: int(*) ragged ; dimensions: x = 2 ; \
-        variables: ragged r(x) ; float v(x) ; \
-        data: r = {1, 2, 3}, {4} ; v = 1, 2 ; }";
+    let cdl = "netcdf t { types: compound c_t { int a ; } ; c_t(*) ragged ;
+        dimensions: x = 2 ; variables: ragged r(x) ; float v(x) ;
+        data: r = {{1}, {2}}, {{3}} ; v = 1, 2 ; }";
     let Some(nc) = ncgen(dir.path(), "vlen.nc", cdl) else {
         return;
     };
     let out = dir.path().join("vlen.tgm");
     let (ok, err) = tgm(&["convert-netcdf", s(&nc), "-o", s(&out)]);
-    assert!(!ok, "a vlen variable was accepted");
+    assert!(!ok, "a vlen of compounds was accepted");
     assert!(
-        err.contains("variable r") && err.contains("--skip-unsupported"),
+        err.contains("variable r")
+            && err.contains("vlen type ragged")
+            && err.contains("--skip-unsupported"),
         "{err}"
     );
     assert!(!out.exists(), "output written before the refusal");
@@ -1124,6 +1126,47 @@ fn vlen_variables_are_refused_unless_skipped() {
     assert!(err.contains("skipping variable r:"), "{err}");
     let f = TgmFile::open(&out).unwrap();
     assert_eq!(f.num_messages(), 1);
+}
+
+/// A vlen variable becomes a values object (flat, named as the variable)
+/// and a lengths object (uint64, the variable's shape, `var.lengths`), and
+/// comes back as the same ragged array from every split.
+#[test]
+fn vlen_variables_round_trip_as_values_and_lengths() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = "netcdf v { types: int(*) ragged_t ; double(*) dr_t ;
+dimensions: time = UNLIMITED ; x = 3 ;
+variables: ragged_t r(time, x) ; r:long_name = \"ragged\" ; dr_t d(x) ; float v(x) ;
+data: r = {1, 2, 3}, {4}, {}, {5, 6}, {7}, {8, 9, 10, 11} ;
+  d = {0.5}, {1.5, 2.5}, {} ; v = 1, 2, 3 ; }";
+    let Some(input) = ncgen(dir.path(), "vlen.nc", cdl) else {
+        return;
+    };
+    for split in ["file", "variable", "record"] {
+        through_tgm(&input, &["--split-by", split]);
+    }
+    let (t, _) = through_tgm(&input, &[]);
+    let msgs = read_tgm(&t);
+    let (i, values) = object(&msgs[0], "r");
+    assert_eq!(values.descriptor.dtype, Dtype::Int32);
+    let ints: Vec<i32> = values
+        .data
+        .chunks_exact(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(ints, (1..=11).collect::<Vec<_>>());
+    let (_, lengths) = object(&msgs[0], "r.lengths");
+    assert_eq!(lengths.descriptor.dtype, Dtype::Uint64);
+    assert_eq!(lengths.descriptor.shape, [2, 3]);
+    let lens: Vec<u64> = lengths
+        .data
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(lens, [3, 1, 0, 2, 1, 4]);
+    let v = nc_meta(&msgs[0], i).get("vlen").unwrap();
+    assert_eq!(v.get("base").and_then(Value::as_text), Some("int"));
 }
 
 /// The `netcdf` map of object `i` of `msg`.

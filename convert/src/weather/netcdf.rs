@@ -2,7 +2,8 @@
 //!
 //! Every variable of every group (coordinate variables included) whose
 //! type is numeric, `char`, `string`, enum or opaque becomes one object,
-//! a compound one object per member (`spec/convert.md` "NetCDF
+//! a compound one object per member, a vlen a values and a lengths object
+//! (`spec/convert.md` "NetCDF
 //! user-defined types", [`super::netcdf_udt`]); variables of
 //! sub-groups and their dimensions are named by path (`/forecast/t2m`,
 //! `spec/convert.md` "NetCDF groups"). Its `base[i]` entry holds
@@ -118,8 +119,8 @@ pub struct ConvertOptions {
     /// [`DecodeBudget::for_input`] of its size (fixed variables repeated in
     /// every record message are charged each time).
     pub max_decoded_bytes: Option<u64>,
-    /// Leave out variables of types tgm cannot keep (vlen, compounds
-    /// holding strings or vlens), listing them; without it they are
+    /// Leave out variables of types tgm cannot keep (vlens of anything but
+    /// numbers, compounds holding strings or vlens), listing them; without it they are
     /// refused before any message is built (`spec/convert.md` "NetCDF
     /// user-defined types").
     pub skip_unsupported: bool,
@@ -459,7 +460,7 @@ fn variable_objects(
             shape.push(size as u64);
             (ObjectDescriptor::new(Dtype::Uint8, shape), false, false)
         }
-        VarType::Compound(_) => {
+        VarType::Compound(_) | VarType::Vlen(_) => {
             slice_dims(&mut nc);
             let d = ObjectDescriptor::new(Dtype::Uint8, vec![0]);
             (d, false, false)
@@ -514,12 +515,64 @@ fn variable_objects(
     if let (VarType::Compound(size), Some(NcVariableType::Compound(c))) = (var.ty, &var.user) {
         return Ok(compound_members(var, c, size, &data, &shape, metadata, nc));
     }
+    if let VarType::Vlen(base) = var.ty {
+        return Ok(vlen_parts(var, base, data, &shape, metadata, nc));
+    }
     metadata.insert("netcdf".into(), Value::from(nc));
     Ok(vec![NcObject {
         descriptor,
         data,
         metadata,
     }])
+}
+
+/// The two objects of a vlen variable of `base` values whose `data` holds
+/// each element's length (u64) then every element's values: the values,
+/// named as the variable, flat; and the lengths, named `var.lengths`, of
+/// the variable's (slice) `shape`. Each carries `metadata` with `netcdf`
+/// = `nc` plus `variable` and `part` (`values` or `lengths`).
+fn vlen_parts(
+    var: &Var,
+    base: NcNum,
+    mut data: Vec<u8>,
+    shape: &[u64],
+    metadata: Map,
+    nc: Map,
+) -> Vec<NcObject> {
+    let n: u64 = shape.iter().product();
+    let values = data.split_off((n * 8) as usize);
+    let parts = [
+        (
+            var.name.clone(),
+            "values",
+            base.dtype(),
+            vec![(values.len() / base.size()) as u64],
+            values,
+        ),
+        (
+            format!("{}.lengths", var.name),
+            "lengths",
+            Dtype::Uint64,
+            shape.to_vec(),
+            data,
+        ),
+    ];
+    parts
+        .into_iter()
+        .map(|(name, part, dtype, shape, data)| {
+            let mut nc = nc.clone();
+            nc.insert("variable".into(), Value::from(var.name.as_str()));
+            nc.insert("part".into(), Value::from(part));
+            let mut metadata = metadata.clone();
+            metadata.insert("name".into(), Value::from(name));
+            metadata.insert("netcdf".into(), Value::from(nc));
+            NcObject {
+                descriptor: ObjectDescriptor::new(dtype, shape),
+                data,
+                metadata,
+            }
+        })
+        .collect()
 }
 
 /// One object per leaf member of compound `c` (elements of `size` bytes

@@ -58,29 +58,70 @@ pub fn take_strings<E>(raw: &[u8], mut each: impl FnMut(&[u8]) -> Result<(), E>)
         .chunks_exact(STRING_ELEMENT)
         .map(|c| usize::from_ne_bytes(c.try_into().expect("pointer width")) as *mut c_char)
         .collect();
-    let mut result = Ok(());
-    for &p in &ptrs {
+    let result = ptrs.iter().try_for_each(|&p| {
         if p.is_null() {
-            result = each(&[]);
-        } else {
-            // SAFETY: `raw` was filled by netCDF-C's nc_get_vars for a
-            // string variable: every non-null element points to a
-            // NUL-terminated string it allocated, not freed before the
-            // nc_free_string below.
-            #[allow(unsafe_code)]
-            let s = unsafe { CStr::from_ptr(p) };
-            result = each(s.to_bytes());
+            return each(&[]);
         }
-        if result.is_err() {
-            break;
-        }
-    }
+        // SAFETY: `raw` was filled by netCDF-C's nc_get_vars for a string
+        // variable: every non-null element points to a NUL-terminated
+        // string it allocated, not freed before the nc_free_string below.
+        #[allow(unsafe_code)]
+        let s = unsafe { CStr::from_ptr(p) };
+        each(s.to_bytes())
+    });
     let _g = netcdf_sys::libnetcdf_lock.lock();
     // SAFETY: every pointer came from netCDF-C's allocation for this read
     // (null ones are skipped by nc_free_string) and none is used after.
     #[allow(unsafe_code)]
     unsafe {
         netcdf_sys::nc_free_string(ptrs.len(), ptrs.as_mut_ptr());
+    }
+    result
+}
+
+/// Bytes of one vlen element as read raw: netCDF-C's `nc_vlen_t`.
+pub const VLEN_ELEMENT: usize = std::mem::size_of::<netcdf_sys::nc_vlen_t>();
+
+/// The vlen elements netCDF-C wrote into `raw` (what `get_raw_values_into`
+/// fills for a vlen variable of values of `width` bytes), each passed to
+/// `each` as its values' bytes, then freed, whatever `each` returns.
+/// Stops at the first error of `each`.
+pub fn take_vlens<E>(
+    raw: &[u8],
+    width: usize,
+    mut each: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut vlens: Vec<netcdf_sys::nc_vlen_t> = raw
+        .chunks_exact(VLEN_ELEMENT)
+        .map(|c| {
+            const W: usize = std::mem::size_of::<usize>();
+            let word = |i: usize| usize::from_ne_bytes(c[i..i + W].try_into().expect("word"));
+            netcdf_sys::nc_vlen_t {
+                len: word(0),
+                p: word(W) as *mut std::ffi::c_void,
+            }
+        })
+        .collect();
+    let result = vlens
+        .iter()
+        .try_for_each(|v| match v.len.checked_mul(width) {
+            Some(n) if !v.p.is_null() && n > 0 => {
+                // SAFETY: `raw` was filled by netCDF-C's nc_get_vars for a vlen
+                // variable: every non-null `p` points to the `len` values of
+                // `width` bytes it allocated, not freed before the
+                // nc_free_vlens below.
+                #[allow(unsafe_code)]
+                let s = unsafe { std::slice::from_raw_parts(v.p as *const u8, n) };
+                each(s)
+            }
+            _ => each(&[]),
+        });
+    let _g = netcdf_sys::libnetcdf_lock.lock();
+    // SAFETY: every element came from netCDF-C's allocation for this read
+    // and none is used after.
+    #[allow(unsafe_code)]
+    unsafe {
+        netcdf_sys::nc_free_vlens(vlens.len(), vlens.as_mut_ptr());
     }
     result
 }

@@ -175,6 +175,8 @@ pub enum VarType {
     Opaque(usize),
     /// A compound type of this many bytes (netCDF-C's in-memory size).
     Compound(usize),
+    /// A vlen of numbers (or `char`) of this type.
+    Vlen(NcNum),
 }
 
 impl VarType {
@@ -185,6 +187,7 @@ impl VarType {
             VarType::String => "string",
             VarType::Opaque(_) => "opaque",
             VarType::Compound(_) => "compound",
+            VarType::Vlen(_) => "vlen",
         }
     }
 
@@ -206,7 +209,13 @@ impl VarType {
             NcVariableType::Opaque(o) => user(VarType::Opaque(o.size)),
             NcVariableType::Compound(c) => user(VarType::Compound(c.size))
                 .map_err(|e| format!("compound type {}: {e}", c.name)),
-            NcVariableType::Vlen(v) => Err(format!("vlen type {} is not kept", v.name)),
+            NcVariableType::Vlen(v) => match NcNum::from_nc(&v.basetype) {
+                Some(b) => user(VarType::Vlen(b)),
+                None => Err(format!(
+                    "vlen type {} of a {:?} is not kept",
+                    v.name, v.basetype
+                )),
+            },
             t => NcNum::from_nc(t)
                 .map(|n| (VarType::Fixed(n), None))
                 .ok_or_else(|| format!("type {t:?} is not supported")),
@@ -219,6 +228,7 @@ impl VarType {
             VarType::Fixed(t) => t.size(),
             VarType::String => super::netcdf_ffi::STRING_ELEMENT,
             VarType::Opaque(n) | VarType::Compound(n) => n,
+            VarType::Vlen(_) => super::netcdf_ffi::VLEN_ELEMENT,
         }
     }
 }
@@ -708,6 +718,9 @@ impl Source {
         let mut buf = vec![0u8; bytes as usize];
         v.get_raw_values_into(&mut buf, extents)
             .map_err(|e| nc_err(&self.path, format_args!("reading variable {}", var.name), e))?;
+        if let VarType::Vlen(base) = var.ty {
+            return vlen_values(&buf, base, budget).map_err(over);
+        }
         if var.ty != VarType::String {
             return Ok(buf);
         }
@@ -731,4 +744,25 @@ impl Source {
             MAX_VARIABLE_BYTES
         ))
     }
+}
+
+/// The elements of a vlen variable of `base` values read raw into `raw`:
+/// each element's length as a native u64, then every element's values
+/// one after the other, charged to `budget` as they come.
+fn vlen_values(
+    raw: &[u8],
+    base: NcNum,
+    budget: &mut DecodeBudget,
+) -> Result<Vec<u8>, super::budget::BudgetExceeded> {
+    let n = raw.len() / super::netcdf_ffi::VLEN_ELEMENT;
+    let mut lengths = Vec::with_capacity(n * 8);
+    let mut values = Vec::new();
+    super::netcdf_ffi::take_vlens(raw, base.size(), |v| {
+        budget.charge(Some(v.len() as u64))?;
+        lengths.extend_from_slice(&((v.len() / base.size()) as u64).to_ne_bytes());
+        values.extend_from_slice(v);
+        Ok(())
+    })?;
+    lengths.extend_from_slice(&values);
+    Ok(lengths)
 }

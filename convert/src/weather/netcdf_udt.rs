@@ -5,13 +5,15 @@
 //! element bytes netCDF-C reads and writes.
 //!
 //! A definition is a map: `{kind: "enum", name, base, members: [[name,
-//! value], …]}`, `{kind: "opaque", name, size}` or `{kind: "compound",
-//! name, size, members: [{name, offset, type, dims}, …]}`, where a
+//! value], …]}`, `{kind: "opaque", name, size}`, `{kind: "vlen", name,
+//! base}` (a vlen of a number or `char`; never inside a compound) or
+//! `{kind: "compound", name, size, members: [{name, offset, type, dims},
+//! …]}`, where a
 //! member's `type` is a CDL type name (`int`, …) or a nested definition
 //! and `dims` its array dimensions (empty for a scalar member).
 
 use netcdf::types::{
-    CompoundType, CompoundTypeField, EnumType, EnumTypeValues, NcVariableType, OpaqueType,
+    CompoundType, CompoundTypeField, EnumType, EnumTypeValues, NcVariableType, OpaqueType, VlenType,
 };
 use tgm::cbor::Value;
 
@@ -48,9 +50,25 @@ pub fn enum_base(e: &EnumType) -> NcNum {
 }
 
 /// The CBOR definition of `t`: a CDL name for a basic type, a map for a
-/// user-defined one; `Err` names what cannot be kept (a vlen or string,
-/// at any depth of a compound).
+/// user-defined one; `Err` names what cannot be kept (a vlen of anything
+/// but a number or `char`, a vlen or string at any depth of a compound).
 pub fn to_cbor(t: &NcVariableType) -> Result<Value, String> {
+    match t {
+        NcVariableType::Vlen(v) => {
+            let base = NcNum::from_nc(&v.basetype)
+                .ok_or_else(|| format!("vlen type {} of a {:?} is not kept", v.name, v.basetype))?;
+            Ok(Value::text_map([
+                ("kind", Value::from("vlen")),
+                ("name", Value::from(v.name.as_str())),
+                ("base", Value::from(base.name())),
+            ]))
+        }
+        t => member_cbor(t),
+    }
+}
+
+/// [`to_cbor`] of a compound member (or a fixed-size type): no vlen.
+fn member_cbor(t: &NcVariableType) -> Result<Value, String> {
     Ok(match t {
         NcVariableType::Enum(e) => {
             fn pairs<T: Copy>(names: &[String], v: &[T], f: impl Fn(T) -> Value) -> Vec<Value> {
@@ -88,7 +106,8 @@ pub fn to_cbor(t: &NcVariableType) -> Result<Value, String> {
                 .fields
                 .iter()
                 .map(|f| {
-                    let ty = to_cbor(&f.basetype).map_err(|e| format!("member {}: {e}", f.name))?;
+                    let ty =
+                        member_cbor(&f.basetype).map_err(|e| format!("member {}: {e}", f.name))?;
                     let dims = f.arraydims.iter().flatten();
                     Ok(Value::text_map([
                         ("name", Value::from(f.name.as_str())),
@@ -108,7 +127,12 @@ pub fn to_cbor(t: &NcVariableType) -> Result<Value, String> {
                 ("members", Value::Array(members)),
             ])
         }
-        NcVariableType::Vlen(v) => return Err(format!("vlen type {} is not kept", v.name)),
+        NcVariableType::Vlen(v) => {
+            return Err(format!(
+                "vlen type {} is not kept inside a compound",
+                v.name
+            ))
+        }
         NcVariableType::String => return Err("string is not kept inside a compound".into()),
         NcVariableType::Char => Value::from("char"),
         t => match NcNum::from_nc(t) {
@@ -176,6 +200,15 @@ fn parse(v: &Value, depth: usize) -> Result<NcVariableType, String> {
             Ok(NcVariableType::Opaque(OpaqueType { name, size }))
         }
         "enum" => parse_enum(v, name, &what),
+        "vlen" if depth == 0 => {
+            let base = text(v, "base", &what)?;
+            let base = NcNum::from_name(base)
+                .ok_or_else(|| format!("{what}: base {base:?} is not a number or char"))?;
+            Ok(NcVariableType::Vlen(VlenType {
+                name,
+                basetype: Box::new(base.nc_type()),
+            }))
+        }
         "compound" => parse_compound(v, name, &what, depth),
         other => Err(format!("{what}: unknown kind {other:?}")),
     }
@@ -463,7 +496,11 @@ mod tests {
             fieldnames: vec!["Missing".into(), "Clear".into()],
             fieldvalues: EnumTypeValues::I16(vec![-1, 0]),
         });
-        for t in [e, compound()] {
+        let v = NcVariableType::Vlen(VlenType {
+            name: "ragged_t".into(),
+            basetype: Box::new(NcNum::I32.nc_type()),
+        });
+        for t in [e, v, compound()] {
             assert_eq!(from_cbor(&to_cbor(&t).unwrap()).unwrap(), t);
         }
     }

@@ -181,6 +181,7 @@ fn plan(
     let ty = match (&user, ty_name) {
         (Some(NcVariableType::Opaque(o)), "opaque") => Some(VarType::Opaque(o.size)),
         (Some(NcVariableType::Compound(c)), "compound") => Some(VarType::Compound(c.size)),
+        (Some(NcVariableType::Vlen(v)), "vlen") => NcNum::from_nc(&v.basetype).map(VarType::Vlen),
         (Some(NcVariableType::Enum(e)), t) => {
             VarType::from_name(t).filter(|&t| t == VarType::Fixed(super::netcdf_udt::enum_base(e)))
         }
@@ -193,9 +194,11 @@ fn plan(
         ))
     })?;
     let name = match ty {
-        VarType::Compound(_) => field(nc, "variable")
+        VarType::Compound(_) | VarType::Vlen(_) => field(nc, "variable")
             .and_then(Value::as_text)
-            .ok_or_else(|| invalid(format!("{what}: a compound member without netcdf.variable")))?,
+            .ok_or_else(|| {
+            invalid(format!("{what}: a {ty_name} part without netcdf.variable"))
+        })?,
         _ => name,
     };
     let (dims_key, dims_value) = match ty {
@@ -523,7 +526,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
             var.set_chunking(&chunks)
                 .and_then(|()| match v.ty {
                     // netCDF-C applies no filter to variable-length types.
-                    VarType::String => Ok(()),
+                    VarType::String | VarType::Vlen(_) => Ok(()),
                     _ => var.set_compression(level, shuffle),
                 })
                 .map_err(|e| nc_err(&format!("variable {} chunking", v.name), e))?;

@@ -14,13 +14,13 @@ use tgm::{DecodedMessage, Dtype};
 
 use super::netcdf::NetcdfError;
 use super::netcdf_attrs::to_native;
-use super::netcdf_ffi::{AttrType, StorageHandle, STRING_ELEMENT};
-use super::netcdf_read::{Attrs, VarType, MAX_VARIABLE_BYTES};
+use super::netcdf_ffi::{AttrType, StorageHandle, STRING_ELEMENT, VLEN_ELEMENT};
+use super::netcdf_read::{Attrs, NcNum, VarType, MAX_VARIABLE_BYTES};
 use super::netcdf_udt::{enum_base, from_cbor, leaves, type_name};
 use super::netcdf_write::{split_path, VarPlan};
 
 /// The metadata keys of a variable's user-defined type, by kind.
-const KINDS: [&str; 3] = ["enum", "opaque", "compound"];
+const KINDS: [&str; 4] = ["enum", "opaque", "compound", "vlen"];
 
 fn invalid(m: impl Into<String>) -> NetcdfError {
     NetcdfError::Invalid(m.into())
@@ -214,6 +214,9 @@ fn values(
         (Some(NcVariableType::Compound(c)), VarType::Compound(size)) => {
             return Ok((compound_values(msg, plan, c, size, n)?, size))
         }
+        (Some(NcVariableType::Vlen(_)), VarType::Vlen(base)) => {
+            return Ok((vlen_elements(msg, plan, base, n)?, VLEN_ELEMENT))
+        }
         _ => return Err("a variable without a kept user-defined type".into()),
     };
     if obj.descriptor.dtype != dtype || n.checked_mul(width) != Some(obj.data.len()) {
@@ -287,4 +290,72 @@ fn compound_values(
         leaf.scatter(data, &mut buf, size);
     }
     Ok(buf)
+}
+
+/// Object `part` (`values` or `lengths`) of `plan`'s vlen variable in
+/// `msg`.
+fn vlen_part<'a>(
+    msg: &'a DecodedMessage,
+    plan: &VarPlan,
+    part: &str,
+) -> Result<&'a tgm::DecodedObject, String> {
+    (0..msg.objects.len())
+        .find(|&j| {
+            let nc = msg.metadata.base.get(j).and_then(|e| e.get("netcdf"));
+            nc.and_then(|nc| nc.get("variable"))
+                .and_then(Value::as_text)
+                == Some(&plan.name)
+                && nc.and_then(|nc| nc.get("part")).and_then(Value::as_text) == Some(part)
+        })
+        .map(|j| &msg.objects[j])
+        .ok_or_else(|| format!("the {part} of vlen variable {} are missing", plan.name))
+}
+
+/// The `n` netCDF-C `nc_vlen_t` elements of `plan`'s vlen variable in
+/// `msg`, pointing into its values object (which must outlive the write),
+/// after checking the lengths (u64, `n` of them) add up to the values.
+fn vlen_elements(
+    msg: &DecodedMessage,
+    plan: &VarPlan,
+    base: NcNum,
+    n: usize,
+) -> Result<Vec<u8>, String> {
+    let values = vlen_part(msg, plan, "values")?;
+    let lengths = vlen_part(msg, plan, "lengths")?;
+    if values.descriptor.dtype != base.dtype()
+        || lengths.descriptor.dtype != Dtype::Uint64
+        || n.checked_mul(8) != Some(lengths.data.len())
+    {
+        return Err(format!(
+            "vlen variable {}: values of {} and {} lengths of {} for {n} elements of {}",
+            plan.name,
+            values.descriptor.dtype,
+            lengths.data.len() / 8,
+            lengths.descriptor.dtype,
+            base.name()
+        ));
+    }
+    let mut out = Vec::with_capacity(n * VLEN_ELEMENT);
+    let mut at = 0usize;
+    for c in lengths.data.chunks_exact(8) {
+        let len = usize::try_from(u64::from_ne_bytes(c.try_into().expect("chunk width")))
+            .map_err(|_| "a vlen length overflows")?;
+        let end = len
+            .checked_mul(base.size())
+            .and_then(|b| b.checked_add(at))
+            .filter(|&e| e <= values.data.len())
+            .ok_or_else(|| format!("vlen variable {}: the lengths exceed the values", plan.name))?;
+        let p = values.data[at..end].as_ptr() as usize;
+        out.extend_from_slice(&len.to_ne_bytes());
+        out.extend_from_slice(&p.to_ne_bytes());
+        at = end;
+    }
+    if at != values.data.len() {
+        return Err(format!(
+            "vlen variable {}: the lengths cover {at} of the {} value bytes",
+            plan.name,
+            values.data.len()
+        ));
+    }
+    Ok(out)
 }
