@@ -427,6 +427,23 @@ pub fn path_name(group: &str, name: &str) -> String {
     }
 }
 
+/// `read()`, a read of type definitions by the `netcdf` crate, which
+/// panics where netCDF-C hands it what it does not expect (a name that is
+/// not UTF-8): the panic becomes an error naming `what` in `path`.
+fn unpanicked<T>(path: &Path, what: &str, read: impl FnOnce() -> T) -> Result<T, NetcdfError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        NetcdfError::Invalid(format!(
+            "{}: {what}: the type definition cannot be read ({why})",
+            path.display()
+        ))
+    })
+}
+
 /// What a walk over a file's groups collects.
 #[derive(Default)]
 struct Walk {
@@ -484,7 +501,8 @@ impl Walk {
         let group = scopes.last().map_or("", |(g, _)| g.as_str());
         let short = v.name();
         let name = path_name(group, &short);
-        let (ty, user) = match VarType::from_nc(&v.vartype()) {
+        let vartype = unpanicked(path, &format!("variable {name}"), || v.vartype())?;
+        let (ty, user) = match VarType::from_nc(&vartype) {
             Ok(t) => t,
             Err(why) => {
                 self.skipped.push((name, why));
@@ -543,7 +561,11 @@ impl Walk {
         handle: Option<&super::netcdf_ffi::StorageHandle>,
     ) -> Result<(), NetcdfError> {
         self.enter(scopes, group, g.dimensions());
-        for t in g.types() {
+        let what = format!(
+            "the types of group {}",
+            if group.is_empty() { "/" } else { group }
+        );
+        for t in unpanicked(path, &what, || g.types().collect::<Vec<_>>())? {
             // Types that cannot be kept are refused with the variables
             // using them.
             if let Ok(t) = super::netcdf_udt::checked(&t) {
