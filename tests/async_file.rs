@@ -2,7 +2,7 @@
 //! memory: every method gives the same answer on every corpus file, and
 //! every operation reads the byte ranges the blocking reader reads, in
 //! the same order, less re-reads of bytes the call holds already
-//! (`spec/files.md` §8).
+//! (`spec/files.md` §7.1).
 
 #[path = "remote_corpus.rs"]
 mod corpus;

@@ -1,5 +1,5 @@
 //! `AsyncTgmFile`: the asynchronous twin of [`SourceFile`], over an
-//! [`AsyncByteSource`] (`spec/files.md` §8).
+//! [`AsyncByteSource`] (`spec/files.md` §7.1).
 //!
 //! It has no reading logic of its own. Each call runs the blocking
 //! reader's own code as a sans-I/O step over the bytes fetched so far for
@@ -17,29 +17,7 @@
 //! its own runtime. The other methods parse only a few headers and run
 //! on the polling thread.
 //!
-//! ```
-//! use bytes::Bytes;
-//! use tgm::file::AsyncTgmFile;
-//! use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor};
-//!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let d = ObjectDescriptor::new(Dtype::Uint8, vec![4]);
-//! let file = tgm::encode(&GlobalMetadata::default(), &[(&d, &[1, 2, 3, 4][..])], &EncodeOptions::new())?;
-//!
-//! let rt = tokio::runtime::Builder::new_current_thread().build()?;
-//! rt.block_on(async {
-//!     // Any `AsyncByteSource`: bytes in memory here, an
-//!     // `AsyncRemoteSource` for a URL (feature `remote`).
-//!     let f = AsyncTgmFile::open(Bytes::from(file), &Limits::default()).await?;
-//!     assert_eq!(f.num_messages(), 1);
-//!     let obj = f.decode_object(0, 0, &DecodeOptions::default()).await?;
-//!     assert_eq!(obj.data, [1, 2, 3, 4]);
-//!     let part = f.decode_range(0, 0, &[(1, 2)], &DecodeOptions::default()).await?;
-//!     assert_eq!(part, [vec![2, 3]]);
-//!     Ok::<_, tgm::Error>(())
-//! })?;
-//! # Ok(()) }
-//! ```
+//! README "Async reading" shows it in use (a doc test of the crate).
 
 use std::sync::Arc;
 
@@ -58,7 +36,7 @@ type Inner<S> = SourceFile<Fetched<S>>;
 
 /// The messages of an [`AsyncByteSource`], located, none decoded: the
 /// asynchronous twin of [`SourceFile`], with the same method names and
-/// the same results and requests (`spec/files.md` §8). Methods that read
+/// the same results and requests (`spec/files.md` §7.1). Methods that read
 /// are `async fn`; those answering from what opening learnt (spans,
 /// damage) are plain ones, as on [`SourceFile`].
 ///

@@ -1,5 +1,5 @@
 //! Asynchronous byte sources: what [`super::AsyncTgmFile`] reads through
-//! (`spec/files.md` §8). Not tied to a runtime or to HTTP: a remote
+//! (`spec/files.md` §7.1). Not tied to a runtime or to HTTP: a remote
 //! object ([`crate::remote::AsyncRemoteSource`], feature `remote`)
 //! implements it, and so does [`Bytes`], for tests and for bytes already
 //! in memory.

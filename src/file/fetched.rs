@@ -4,7 +4,7 @@
 //! current call and records the first range it lacks. The asynchronous
 //! driver ([`super::AsyncTgmFile`]) fetches that range without blocking
 //! and runs the step again, until it completes without a miss
-//! (`spec/files.md` §8).
+//! (`spec/files.md` §7.1).
 //!
 //! Which bytes are read, and in which order, is decided by the blocking
 //! reader's code alone, so the asynchronous reader sends the same
