@@ -25,16 +25,6 @@ fn open(url: &str) -> SourceFile<RemoteSource> {
     SourceFile::open(src, &Limits::default()).unwrap()
 }
 
-/// Requests for `name` logged since `mark`, and their body bytes.
-fn logged(http: &servers::Http, mark: usize, name: &str) -> (u64, u64) {
-    let r: Vec<_> = http
-        .requests_since(mark)
-        .into_iter()
-        .filter(|r| r.is_for(name))
-        .collect();
-    (r.len() as u64, r.iter().map(|r| r.body_bytes).sum())
-}
-
 #[test]
 fn every_corpus_file_read_over_http_decodes_as_the_local_read() {
     let Some(http) = servers::http() else { return };
@@ -57,7 +47,7 @@ fn request_counts_match_the_access_log() {
     let f = open(&url);
     let open_stats = f.source().stats();
     assert_eq!(
-        logged(http, mark, name),
+        http.logged(mark, name),
         (open_stats.requests, open_stats.bytes)
     );
     // No HEAD: the first GET of the head window gives the length, the
@@ -78,7 +68,7 @@ fn request_counts_match_the_access_log() {
     assert_eq!(got.data, f32s(2048, 700 * 3 + 2));
     let s = f.source().stats();
     let (req, bytes) = (s.requests - open_stats.requests, s.bytes - open_stats.bytes);
-    assert_eq!(logged(http, mark, name), (req, bytes));
+    assert_eq!(http.logged(mark, name), (req, bytes));
     let span = f.spans()[700];
     let frame = tgm::Message::parse(&all[span.range()])
         .unwrap()
@@ -118,7 +108,7 @@ fn decode_range_of_szip_fetches_the_covering_rsis_only() {
     assert_eq!(got, local.decode_range(0, 0, &ranges, &opts).unwrap());
     let s = f.source().stats();
     let (req, bytes) = (s.requests - before.requests, s.bytes - before.bytes);
-    assert_eq!(logged(http, mark, name), (req, bytes));
+    assert_eq!(http.logged(mark, name), (req, bytes));
     assert_eq!(req, 2, "the frame's tail, then the covering RSIs");
     assert!(
         bytes * 5 < file.len() as u64,
@@ -141,7 +131,7 @@ fn a_shipped_layout_costs_one_get_per_object() {
     let mark = http.log_mark();
     let got = w.decode_object(42, 1, &DecodeOptions::default()).unwrap();
     assert_eq!(got.data, f32s(1000, 42 * 3 + 1));
-    assert_eq!(logged(http, mark, name).0, 1);
+    assert_eq!(http.logged(mark, name).0, 1);
     assert_eq!(
         w.source().stats().requests,
         2,
@@ -309,7 +299,7 @@ fn full_size_costs_against_the_access_log() {
         .unwrap();
     let s = f.source().stats();
     let (req, bytes) = (s.requests - before.requests, s.bytes - before.bytes);
-    assert_eq!(logged(http, mark, name), (req, bytes));
+    assert_eq!(http.logged(mark, name), (req, bytes));
     println!(
         "decode_range 1 % of 16 Mi szip values: {req} requests, {bytes} bytes of {}",
         file.len()
@@ -329,7 +319,7 @@ fn a_small_file_costs_one_get_to_open_and_close_ranges_one_get() {
     // The first GET holds the preamble and the index; the hop reads the
     // end magic.
     assert_eq!(f.source().stats().requests, 2);
-    assert_eq!(logged(http, mark, name).0, 2);
+    assert_eq!(http.logged(mark, name).0, 2);
     let src = f.source();
     let before = src.stats().requests;
     let got = tgm::file::ByteSource::read_ranges(src, &[100..200, 0..10, 5000..5010]).unwrap();

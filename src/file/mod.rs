@@ -2,7 +2,10 @@
 //! appending, salvage of damaged files. See `spec/files.md`.
 
 mod append;
+mod async_reader;
+mod async_source;
 mod damage;
+mod fetched;
 mod footer;
 pub(crate) mod index;
 mod layout;
@@ -15,6 +18,8 @@ mod source;
 
 pub use crate::wire::locate::DEFAULT_HEAD_WINDOW;
 pub use append::{AppendOptions, Appender, TornTailPolicy};
+pub use async_reader::AsyncTgmFile;
+pub use async_source::AsyncByteSource;
 pub use damage::Damage;
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};

@@ -794,21 +794,24 @@ impl<S: ByteSource> SourceFile<S> {
     /// over it).
     fn index_via(&self, m: usize, src: &dyn ByteSource) -> Option<&MessageIndex> {
         let span = self.spans[m];
-        self.located[m]
-            .index
-            .get_or_init(|| {
-                let at = MessageAt {
-                    at: span.offset,
-                    base: span.offset,
-                    avail: span.len,
-                };
-                let w = src.hints().head_window;
-                locate_index(src, at, Some(span.len), w, &self.limits)
-                    .ok()
-                    .flatten()
-                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len)
-            })
-            .as_ref()
+        let cell = &self.located[m].index;
+        if let Some(ix) = cell.get() {
+            return ix.as_ref();
+        }
+        let at = MessageAt {
+            at: span.offset,
+            base: span.offset,
+            avail: span.len,
+        };
+        let w = src.hints().head_window;
+        let ix = locate_index(src, at, Some(span.len), w, &self.limits)
+            .ok()
+            .flatten()
+            .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len);
+        if super::fetched::missed() {
+            return None;
+        }
+        cell.get_or_init(|| ix).as_ref()
     }
 
     /// The bytes of message `i`, shared with the source where it allows.
@@ -855,7 +858,9 @@ impl<S: ByteSource> SourceFile<S> {
             return Ok(meta);
         }
         let meta = Arc::new(self.read_metadata(m, opts)?);
-        self.metadata_cache.put(m, verify, meta.clone());
+        if !super::fetched::missed() {
+            self.metadata_cache.put(m, verify, meta.clone());
+        }
         Ok(meta)
     }
 
@@ -897,10 +902,16 @@ impl<S: ByteSource> SourceFile<S> {
             return None;
         }
         let l = &self.located[m];
+        if let Some(f) = l.footer.get() {
+            return f.as_ref();
+        }
+        let hint = self.tail_hint.load(Ordering::Relaxed);
+        let read = super::footer::read_footer(&self.src, self.spans[m], hint, &self.limits);
+        if super::fetched::missed() {
+            return None;
+        }
         l.footer
             .get_or_init(|| {
-                let hint = self.tail_hint.load(Ordering::Relaxed);
-                let read = super::footer::read_footer(&self.src, self.spans[m], hint, &self.limits);
                 let r = read.ok().flatten()?;
                 self.tail_hint.store(r.tail, Ordering::Relaxed);
                 use crate::wire::message_flags as mf;
@@ -1255,6 +1266,9 @@ impl<S: ByteSource> SourceFile<S> {
                 None => Envelope::default(),
             };
             v.push(env);
+        }
+        if super::fetched::missed() {
+            return Err(super::fetched::discarded());
         }
         let _ = l.envelopes.set(v);
         Ok(l.envelopes.get().expect("set above"))

@@ -15,7 +15,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use super::errors::{bad_response, from_store};
 use super::options::RemoteOptions;
 use crate::error::{Error, ErrorKind, Result};
-use crate::file::{coalesce, ranges_split};
+use crate::file::{coalesce, ranges_split, AsyncByteSource, SourceHints};
 
 /// Requests sent and body bytes received by one source.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -295,5 +295,36 @@ impl AsyncRemoteSource {
             .try_collect()
             .await?;
         ranges_split(ranges, &merged, &got)
+    }
+}
+
+/// What [`crate::file::AsyncTgmFile`] reads through: the same ranged GETs.
+impl AsyncByteSource for AsyncRemoteSource {
+    fn len(&self) -> impl std::future::Future<Output = Result<u64>> + Send {
+        std::future::ready(Ok(AsyncRemoteSource::len(self)))
+    }
+    fn read_range(
+        &self,
+        range: Range<u64>,
+    ) -> impl std::future::Future<Output = Result<Bytes>> + Send {
+        AsyncRemoteSource::read_range(self, range)
+    }
+    fn read_ranges(
+        &self,
+        ranges: &[Range<u64>],
+    ) -> impl std::future::Future<Output = Result<Vec<Bytes>>> + Send {
+        AsyncRemoteSource::read_ranges(self, ranges)
+    }
+    /// Digest checking, readahead and head window from the options; the
+    /// ETag pinned and the first window kept by open (`spec/remote.md` §3, §5).
+    fn hints(&self) -> SourceHints {
+        let o = self.options();
+        SourceHints {
+            requires_verification: o.verify_hashes,
+            etag: self.etag().map(str::to_string),
+            readahead: o.readahead,
+            head_window: o.head_window,
+            cached_prefix: self.cached_prefix(),
+        }
     }
 }

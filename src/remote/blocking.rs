@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::async_source::{AsyncRemoteSource, RemoteStats};
 use super::options::RemoteOptions;
 use crate::error::{Error, Result};
-use crate::file::{ByteSource, SourceHints};
+use crate::file::{AsyncByteSource, ByteSource, SourceHints};
 
 /// A remote object as a [`ByteSource`]: every read blocks the calling
 /// thread until its requests complete.
@@ -112,13 +112,6 @@ impl ByteSource for RemoteSource {
         self.block(self.inner.read_ranges(ranges))
     }
     fn hints(&self) -> SourceHints {
-        let o = self.inner.options();
-        SourceHints {
-            requires_verification: o.verify_hashes,
-            etag: self.inner.etag().map(str::to_string),
-            readahead: o.readahead,
-            head_window: o.head_window,
-            cached_prefix: self.inner.cached_prefix(),
-        }
+        AsyncByteSource::hints(&self.inner)
     }
 }

@@ -160,6 +160,16 @@ impl Http {
             .collect()
     }
 
+    /// Requests for `name` logged since `mark`, and their body bytes.
+    pub fn logged(&self, mark: usize, name: &str) -> (u64, u64) {
+        let r: Vec<_> = self
+            .requests_since(mark)
+            .into_iter()
+            .filter(|r| r.is_for(name))
+            .collect();
+        (r.len() as u64, r.iter().map(|r| r.body_bytes).sum())
+    }
+
     /// Sends a marker request and waits until nginx has logged it. nginx
     /// handles requests in one event loop and logs each one when it is
     /// finalised, so every request answered before the marker is logged

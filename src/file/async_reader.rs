@@ -1,0 +1,222 @@
+//! `AsyncTgmFile`: the asynchronous twin of [`SourceFile`], over an
+//! [`AsyncByteSource`] (`spec/files.md` §7.1).
+//!
+//! It has no reading logic of its own. Each call runs the blocking
+//! reader's own code as a sans-I/O step over the bytes fetched so far for
+//! that call ([`super::fetched`]); when the step lacks a range, the range
+//! is fetched with `.await` and the step runs again. The reads, their
+//! order and so the requests are the blocking reader's; what a message,
+//! its index and its frames say is learnt once and kept as it is there.
+//!
+//! Decoding is CPU work. With the `remote` feature (which brings tokio),
+//! inside a tokio runtime, [`AsyncTgmFile::decode_object`] and
+//! [`AsyncTgmFile::decode_range`] run their steps on tokio's blocking
+//! pool (`spawn_blocking`), so the runtime's workers stay free. Without
+//! it, or outside a tokio runtime, they run on the polling thread, and a
+//! caller decoding large objects should run them on a blocking thread of
+//! its own runtime. The other methods parse only a few headers and run
+//! on the polling thread.
+//!
+//! README "Async reading" shows it in use (a doc test of the crate).
+
+use std::sync::Arc;
+
+use super::async_source::AsyncByteSource;
+use super::fetched::{drive, fetch_new, Fetched, Fetches, Miss};
+use super::{Damage, SourceFile, TornTail};
+use crate::decode::{DecodeOptions, DecodedObject};
+use crate::descriptor::ObjectDescriptor;
+use crate::error::Result;
+use crate::limits::Limits;
+use crate::metadata::GlobalMetadata;
+use crate::wire::scan::MessageSpan;
+
+/// The blocking reader the steps run, over the bytes fetched.
+type Inner<S> = SourceFile<Fetched<S>>;
+
+/// The messages of an [`AsyncByteSource`], located, none decoded: the
+/// asynchronous twin of [`SourceFile`], with the same method names and
+/// the same results and requests (`spec/files.md` §7.1). Methods that read
+/// are `async fn`; those answering from what opening learnt (spans,
+/// damage) are plain ones, as on [`SourceFile`].
+///
+/// Cheap to share: a handle is an `Arc` inside, and calls may run at
+/// once.
+pub struct AsyncTgmFile<S: AsyncByteSource + ?Sized> {
+    file: Arc<Inner<S>>,
+}
+
+impl<S: AsyncByteSource + ?Sized> Clone for AsyncTgmFile<S> {
+    fn clone(&self) -> Self {
+        AsyncTgmFile {
+            file: Arc::clone(&self.file),
+        }
+    }
+}
+
+impl<S: AsyncByteSource + ?Sized> std::fmt::Debug for AsyncTgmFile<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncTgmFile")
+            .field("size", &self.file.size())
+            .field("messages", &self.file.num_messages())
+            .field("torn", &self.file.torn_tail())
+            .finish()
+    }
+}
+
+impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
+    /// Locates the messages of `src` as [`SourceFile::open`] does, with
+    /// the source's readahead, sending the same requests.
+    pub async fn open(src: S, limits: &Limits) -> Result<Self> {
+        let size = src.len().await?;
+        let fetched = Fetched {
+            src: Arc::new(src),
+            size,
+        };
+        let file = drive(&*fetched.src, || SourceFile::open(fetched.clone(), limits)).await?;
+        Ok(AsyncTgmFile {
+            file: Arc::new(file),
+        })
+    }
+}
+
+impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
+    /// The source read.
+    pub fn source(&self) -> &S {
+        &self.file.source().src
+    }
+
+    /// Length of the source when it was located.
+    pub fn size(&self) -> u64 {
+        self.file.size()
+    }
+
+    /// Where each complete message lies.
+    pub fn spans(&self) -> &[MessageSpan] {
+        self.file.spans()
+    }
+
+    /// Number of complete messages.
+    pub fn num_messages(&self) -> usize {
+        self.file.num_messages()
+    }
+
+    /// Trailing bytes that form no complete message.
+    pub fn torn_tail(&self) -> Option<&TornTail> {
+        self.file.torn_tail()
+    }
+
+    /// [`SourceFile::damage`].
+    pub fn damage(&self) -> Vec<Damage> {
+        self.file.damage()
+    }
+
+    /// [`SourceFile::check_intact`].
+    pub fn check_intact(&self) -> Result<()> {
+        self.file.check_intact()
+    }
+
+    /// Whether message `m`'s index was read ([`SourceFile::is_indexed`]).
+    pub fn is_indexed(&self, m: usize) -> bool {
+        self.file.is_indexed(m)
+    }
+
+    /// [`SourceFile::message_bytes`].
+    pub async fn message_bytes(&self, i: usize) -> Result<bytes::Bytes> {
+        self.read(move |f| f.message_bytes(i), false).await
+    }
+
+    /// [`SourceFile::metadata`].
+    pub async fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
+        let opts = opts.clone();
+        self.read(move |f| f.metadata(m, &opts), false).await
+    }
+
+    /// [`SourceFile::descriptors`].
+    pub async fn descriptors(&self, m: usize) -> Result<Vec<ObjectDescriptor>> {
+        self.read(move |f| f.descriptors(m), false).await
+    }
+
+    /// [`SourceFile::descriptor`].
+    pub async fn descriptor(&self, m: usize, o: usize) -> Result<ObjectDescriptor> {
+        self.read(move |f| f.descriptor(m, o), false).await
+    }
+
+    /// [`SourceFile::num_objects`].
+    pub async fn num_objects(&self, m: usize) -> Result<usize> {
+        self.read(move |f| f.num_objects(m), false).await
+    }
+
+    /// [`SourceFile::decode_object`]; decoding runs as the module docs say.
+    pub async fn decode_object(
+        &self,
+        m: usize,
+        o: usize,
+        opts: &DecodeOptions,
+    ) -> Result<DecodedObject> {
+        let opts = opts.clone();
+        self.read(move |f| f.decode_object(m, o, &opts), true).await
+    }
+
+    /// [`SourceFile::decode_range`]; decoding runs as the module docs say.
+    pub async fn decode_range(
+        &self,
+        m: usize,
+        o: usize,
+        ranges: &[(u64, u64)],
+        opts: &DecodeOptions,
+    ) -> Result<Vec<Vec<u8>>> {
+        let (ranges, opts) = (ranges.to_vec(), opts.clone());
+        self.read(move |f| f.decode_range(m, o, &ranges, &opts), true)
+            .await
+    }
+
+    /// Runs `f` on the blocking reader until it has every byte it reads,
+    /// fetching the range each run lacked; on the blocking pool when
+    /// `cpu` and the runtime allows (module docs).
+    async fn read<T, F>(&self, f: F, cpu: bool) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Inner<S>) -> Result<T> + Send + Sync + 'static,
+    {
+        let f = Arc::new(f);
+        let mut fetches = Fetches::default();
+        loop {
+            let (out, miss, back) = self.step(fetches, &f, cpu).await?;
+            fetches = back;
+            let Some(miss) = miss else { return out };
+            fetch_new(&mut fetches, self.source(), miss).await?;
+        }
+    }
+
+    /// One run of `f` over `fetches`.
+    async fn step<T, F>(
+        &self,
+        mut fetches: Fetches,
+        f: &Arc<F>,
+        cpu: bool,
+    ) -> Result<(Result<T>, Option<Miss>, Fetches)>
+    where
+        T: Send + 'static,
+        F: Fn(&Inner<S>) -> Result<T> + Send + Sync + 'static,
+    {
+        #[cfg(feature = "remote")]
+        if cpu && tokio::runtime::Handle::try_current().is_ok() {
+            let (file, f) = (Arc::clone(&self.file), Arc::clone(f));
+            return tokio::task::spawn_blocking(move || {
+                let (out, miss) = super::fetched::step(&mut fetches, || f(&file));
+                (out, miss, fetches)
+            })
+            .await
+            .map_err(|e| {
+                crate::error::Error::new(
+                    crate::error::ErrorKind::Io,
+                    format!("decoding task failed: {e}"),
+                )
+            });
+        }
+        let _ = cpu;
+        let (out, miss) = super::fetched::step(&mut fetches, || f(&self.file));
+        Ok((out, miss, fetches))
+    }
+}

@@ -1,0 +1,331 @@
+//! The sans-I/O step between the blocking reader and asynchronous
+//! sources: [`SourceFile`](super::SourceFile)'s parsing runs over a
+//! [`Fetched`] source, which serves only bytes already fetched for the
+//! current call and records the first range it lacks. The asynchronous
+//! driver ([`super::AsyncTgmFile`]) fetches that range without blocking
+//! and runs the step again, until it completes without a miss
+//! (`spec/files.md` §7.1).
+//!
+//! Which bytes are read, and in which order, is decided by the blocking
+//! reader's code alone, so the asynchronous reader sends the same
+//! requests and gives the same results.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::async_source::AsyncByteSource;
+use super::source::{ByteSource, SourceHints};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The first read of a step that the bytes fetched so far do not serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Miss {
+    /// One range ([`ByteSource::read_bytes`] and `read_at`).
+    One(Range<u64>),
+    /// Several ranges read together ([`ByteSource::read_ranges`]), fetched
+    /// together so that a remote source coalesces them as it would.
+    Many(Vec<Range<u64>>),
+}
+
+/// What one call has fetched, and the first miss of its current step.
+#[derive(Debug, Default)]
+pub(crate) struct Fetches {
+    /// Each fetched range (start, end) and its bytes or its error.
+    have: BTreeMap<(u64, u64), Result<Bytes>>,
+    miss: Option<Miss>,
+}
+
+/// Ranges held whole by an earlier fetch are looked for among this many
+/// fetches starting at or before them.
+const CONTAINING_LOOKBACK: usize = 16;
+
+impl Fetches {
+    /// The bytes of `r` when fetched: the fetch of exactly `r` (bytes or
+    /// error), else a slice of a fetch holding it.
+    fn get(&self, r: &Range<u64>) -> Option<Result<Bytes>> {
+        if let Some(got) = self.have.get(&(r.start, r.end)) {
+            return Some(match got {
+                Ok(b) => Ok(b.clone()),
+                Err(e) => Err(copy(e)),
+            });
+        }
+        self.have
+            .range(..=(r.start, u64::MAX))
+            .rev()
+            .take(CONTAINING_LOOKBACK)
+            .find_map(|(&(s, e), got)| match got {
+                Ok(b) if s <= r.start && r.end <= e => {
+                    Some(Ok(b.slice((r.start - s) as usize..(r.end - s) as usize)))
+                }
+                _ => None,
+            })
+    }
+
+    /// Whether every range of `m` is fetched already.
+    fn holds(&self, m: &Miss) -> bool {
+        match m {
+            Miss::One(r) => self.get(r).is_some(),
+            Miss::Many(rs) => rs.iter().all(|r| self.get(r).is_some()),
+        }
+    }
+
+    /// Records the first miss of the step.
+    fn note(&mut self, m: Miss) {
+        self.miss.get_or_insert(m);
+    }
+
+    /// Fetches `m` from `src` and keeps what came back, the error included
+    /// (the step then meets it where the blocking reader would).
+    async fn fetch<S: AsyncByteSource + ?Sized>(&mut self, src: &S, m: Miss) {
+        match m {
+            Miss::One(r) => {
+                let got = src.read_range(r.clone()).await;
+                self.have.insert((r.start, r.end), got);
+            }
+            Miss::Many(rs) => match src.read_ranges(&rs).await {
+                Ok(v) => {
+                    for (r, b) in rs.iter().zip(v) {
+                        self.have.insert((r.start, r.end), Ok(b));
+                    }
+                }
+                Err(e) => {
+                    for r in &rs {
+                        self.have.insert((r.start, r.end), Err(copy(&e)));
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// `e` again, for each run of a step that meets it (its underlying
+/// cause, if any, is not carried over).
+fn copy(e: &Error) -> Error {
+    let mut c = Error::new(e.kind().clone(), e.detail());
+    if let Some(o) = e.offset() {
+        c = c.at(o);
+    }
+    if let Some(m) = e.message_index() {
+        c = c.in_message(m);
+    }
+    if let Some(o) = e.object_index() {
+        c = c.in_object(o);
+    }
+    c
+}
+
+thread_local! {
+    /// The fetches of the step running on this thread, if any.
+    static STEP: RefCell<Option<Fetches>> = const { RefCell::new(None) };
+}
+
+/// Whether the step running on this thread has met a miss: what it
+/// computes from then on is thrown away, so the blocking reader must not
+/// keep it (its per-message caches check this).
+pub(crate) fn missed() -> bool {
+    STEP.with(|s| s.borrow().as_ref().is_some_and(|f| f.miss.is_some()))
+}
+
+/// The error a read that misses returns; the step's result is then
+/// discarded, so it is never seen by a caller.
+fn unfetched(r: &Range<u64>) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("bytes {}..{} are not fetched yet", r.start, r.end),
+    )
+}
+
+/// The error of a step that met a miss, from code that would otherwise
+/// keep what it computed; never seen by a caller.
+pub(crate) fn discarded() -> Error {
+    Error::new(
+        ErrorKind::Io,
+        "a read step lacked bytes; what it computed is discarded",
+    )
+}
+
+/// Puts `fetches` back when a step ends, even by unwinding.
+struct Restore<'a>(&'a mut Fetches);
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = STEP.with(|s| s.borrow_mut().take()) {
+            *self.0 = f;
+        }
+    }
+}
+
+/// Runs one step `f` over the bytes of `fetches`: its result, and the
+/// first range it lacked (`None`: the result stands).
+pub(crate) fn step<T>(fetches: &mut Fetches, f: impl FnOnce() -> T) -> (T, Option<Miss>) {
+    fetches.miss = None;
+    STEP.with(|s| *s.borrow_mut() = Some(std::mem::take(fetches)));
+    let guard = Restore(fetches);
+    let out = f();
+    drop(guard);
+    (out, fetches.miss.take())
+}
+
+/// Runs the step `f` until it completes without a miss, fetching from
+/// `src` the range each run lacked. Every run fetches a range not held
+/// before, so the number of runs is bounded by the reads the step makes.
+pub(crate) async fn drive<S, T>(src: &S, mut f: impl FnMut() -> Result<T>) -> Result<T>
+where
+    S: AsyncByteSource + ?Sized,
+{
+    let mut fetches = Fetches::default();
+    loop {
+        let (out, miss) = step(&mut fetches, &mut f);
+        let Some(miss) = miss else { return out };
+        fetch_new(&mut fetches, src, miss).await?;
+    }
+}
+
+/// Fetches `miss`, which must be new: a step that misses a range it was
+/// given would run forever.
+pub(crate) async fn fetch_new<S: AsyncByteSource + ?Sized>(
+    fetches: &mut Fetches,
+    src: &S,
+    miss: Miss,
+) -> Result<()> {
+    if fetches.holds(&miss) {
+        return Err(Error::new(
+            ErrorKind::Io,
+            format!("a read step asked again for {miss:?}, which it was given"),
+        ));
+    }
+    fetches.fetch(src, miss).await;
+    Ok(())
+}
+
+/// A [`ByteSource`] over the bytes the current step was given: the
+/// source the blocking reader's parsing reads inside
+/// [`super::AsyncTgmFile`]. Its length and hints are the asynchronous
+/// source's.
+pub(crate) struct Fetched<S: ?Sized> {
+    pub(crate) src: Arc<S>,
+    pub(crate) size: u64,
+}
+
+impl<S: ?Sized> Clone for Fetched<S> {
+    fn clone(&self) -> Self {
+        Fetched {
+            src: Arc::clone(&self.src),
+            size: self.size,
+        }
+    }
+}
+
+impl<S: ?Sized> std::fmt::Debug for Fetched<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetched").field("size", &self.size).finish()
+    }
+}
+
+impl<S: AsyncByteSource + ?Sized> ByteSource for Fetched<S> {
+    fn len(&self) -> Result<u64> {
+        Ok(self.size)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or_else(|| Error::invalid_argument("byte range overflows"))?;
+        buf.copy_from_slice(&self.read_bytes(offset..end)?);
+        Ok(())
+    }
+    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
+        super::source::range_len(&range)?;
+        STEP.with(|s| {
+            let mut s = s.borrow_mut();
+            let Some(f) = s.as_mut() else {
+                return Err(unfetched(&range));
+            };
+            f.get(&range).unwrap_or_else(|| {
+                f.note(Miss::One(range.clone()));
+                Err(unfetched(&range))
+            })
+        })
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        STEP.with(|s| {
+            let mut s = s.borrow_mut();
+            let Some(f) = s.as_mut() else {
+                return Err(unfetched(&(0..0)));
+            };
+            let got: Option<Vec<Result<Bytes>>> = ranges.iter().map(|r| f.get(r)).collect();
+            match got {
+                Some(v) => v.into_iter().collect(),
+                None => {
+                    f.note(Miss::Many(ranges.to_vec()));
+                    Err(unfetched(ranges.first().unwrap_or(&(0..0))))
+                }
+            }
+        })
+    }
+    fn hints(&self) -> SourceHints {
+        self.src.hints()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src() -> Fetched<Bytes> {
+        Fetched {
+            src: Arc::new(Bytes::from_static(b"0123456789")),
+            size: 10,
+        }
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_step_sees_only_what_was_fetched_and_names_its_first_miss() {
+        let s = src();
+        let mut fetches = Fetches::default();
+        let (out, miss) = step(&mut fetches, || {
+            let a = s.read_bytes(2..4);
+            let b = s.read_bytes(6..8);
+            (a.is_err(), b.is_err(), missed())
+        });
+        assert_eq!(out, (true, true, true));
+        assert_eq!(miss, Some(Miss::One(2..4)), "the first miss only");
+        assert!(!missed(), "no step runs outside `step`");
+        block_on(fetch_new(&mut fetches, &*s.src, Miss::One(2..6))).unwrap();
+        let (out, miss) = step(&mut fetches, || s.read_bytes(3..5).unwrap());
+        assert_eq!(
+            (&out[..], miss),
+            (&b"34"[..], None),
+            "served from a wider fetch"
+        );
+        let again = block_on(fetch_new(&mut fetches, &*s.src, Miss::One(2..4)));
+        assert!(
+            again.is_err(),
+            "a range held already is refused, not refetched"
+        );
+    }
+
+    #[test]
+    fn driving_a_step_fetches_until_it_completes() {
+        let s = src();
+        let got = block_on(drive(&*s.src, || {
+            let v = s.read_ranges(&[0..2, 8..10])?;
+            let one = s.read_bytes(4..5)?;
+            Ok([&v[0][..], &v[1][..], &one[..]].concat())
+        }))
+        .unwrap();
+        assert_eq!(got, b"01894");
+        let beyond = block_on(drive(&*s.src, || s.read_bytes(8..12)));
+        assert_eq!(beyond.unwrap_err().kind(), &ErrorKind::Truncated);
+    }
+}

@@ -1,0 +1,192 @@
+//! The asynchronous reader against the blocking one on the same bytes in
+//! memory: every method gives the same answer on every corpus file, and
+//! every operation reads the byte ranges the blocking reader reads, in
+//! the same order, less re-reads of bytes the call holds already
+//! (`spec/files.md` §7.1).
+
+#[path = "remote_corpus.rs"]
+mod corpus;
+
+#[path = "common/async_summary.rs"]
+mod async_summary;
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use async_summary::*;
+use bytes::Bytes;
+use corpus::*;
+use tgm::file::{AsyncByteSource, AsyncTgmFile, ByteSource, SourceFile, SourceHints};
+use tgm::{DecodeOptions, Limits};
+
+#[test]
+fn every_method_answers_as_the_blocking_reader_on_every_corpus_file() {
+    let lim = Limits::default();
+    for (name, bytes) in corpus() {
+        let sync = SourceFile::open(Bytes::from(bytes.clone()), &lim).unwrap();
+        let (a, b) = block_on(async {
+            let f = AsyncTgmFile::open(Bytes::from(bytes.clone()), &lim)
+                .await
+                .unwrap();
+            (async_summary(&f).await, async_extras(&f).await)
+        });
+        assert_eq!(a, summary(&sync), "{name}");
+        assert_eq!(b, sync_extras(&sync), "{name}");
+        if !name.starts_with("regress") {
+            assert!(a.iter().any(|l| l.starts_with("object 0 0 Ok")), "{name}");
+        }
+    }
+}
+
+/// Bytes in memory read as a remote object is: not as one slice, with
+/// the hints given, every read logged. Both a blocking and an
+/// asynchronous source.
+struct Logged {
+    bytes: Bytes,
+    hints: SourceHints,
+    log: Mutex<Vec<Vec<Range<u64>>>>,
+}
+
+impl Logged {
+    fn new(bytes: &[u8], readahead: u64) -> Self {
+        Logged {
+            bytes: Bytes::copy_from_slice(bytes),
+            hints: SourceHints {
+                requires_verification: true,
+                readahead,
+                ..SourceHints::default()
+            },
+            log: Mutex::new(Vec::new()),
+        }
+    }
+    fn take(&self) -> Vec<Vec<Range<u64>>> {
+        std::mem::take(&mut self.log.lock().unwrap())
+    }
+    fn logged(&self, rs: &[Range<u64>]) {
+        self.log.lock().unwrap().push(rs.to_vec());
+    }
+}
+
+impl ByteSource for Logged {
+    fn len(&self) -> tgm::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> tgm::Result<()> {
+        let b = self.read_bytes(offset..offset + buf.len() as u64)?;
+        buf.copy_from_slice(&b);
+        Ok(())
+    }
+    fn read_bytes(&self, range: Range<u64>) -> tgm::Result<Bytes> {
+        self.logged(std::slice::from_ref(&range));
+        self.bytes.read_bytes(range)
+    }
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> tgm::Result<Vec<Bytes>> {
+        self.logged(ranges);
+        ByteSource::read_ranges(&self.bytes, ranges)
+    }
+    fn hints(&self) -> SourceHints {
+        self.hints.clone()
+    }
+}
+
+impl AsyncByteSource for Logged {
+    async fn len(&self) -> tgm::Result<u64> {
+        ByteSource::len(self)
+    }
+    async fn read_range(&self, range: Range<u64>) -> tgm::Result<Bytes> {
+        self.read_bytes(range)
+    }
+    async fn read_ranges(&self, ranges: &[Range<u64>]) -> tgm::Result<Vec<Bytes>> {
+        ByteSource::read_ranges(self, ranges)
+    }
+    fn hints(&self) -> SourceHints {
+        self.hints.clone()
+    }
+}
+
+/// The reads of one call by the asynchronous reader, `a`, are those of
+/// the blocking reader, `s`, in order, less those wholly within bytes the
+/// call fetched before (it keeps them until it returns; the blocking
+/// reader asks the source again).
+fn same_reads(a: Vec<Vec<Range<u64>>>, s: Vec<Vec<Range<u64>>>, what: &str) {
+    let mut a = a.into_iter().peekable();
+    let mut had: Vec<Range<u64>> = Vec::new();
+    for read in &s {
+        if a.peek() == Some(read) {
+            had.extend(a.next().unwrap());
+            continue;
+        }
+        let held = read
+            .iter()
+            .all(|r| had.iter().any(|h| h.start <= r.start && r.end <= h.end));
+        assert!(held, "{what}: {read:?} not read, nor held; {s:?}");
+    }
+    let rest: Vec<_> = a.collect();
+    assert!(
+        rest.is_empty(),
+        "{what}: reads beyond the blocking reader's: {rest:?}"
+    );
+}
+
+#[test]
+fn every_operation_reads_the_ranges_the_blocking_reader_reads() {
+    let lim = Limits::default();
+    let opts = DecodeOptions::default();
+    let mut files = corpus();
+    files.push(("many.tgm".into(), many_messages(50, 300)));
+    for (name, bytes) in files {
+        for readahead in [0, 4096] {
+            let (s, a) = (
+                Logged::new(&bytes, readahead),
+                Logged::new(&bytes, readahead),
+            );
+            let sync = SourceFile::open(&s, &lim).unwrap();
+            let asy = block_on(AsyncTgmFile::open(Arc::new(a), &lim)).unwrap();
+            let a = asy.source();
+            let what = format!("{name} readahead {readahead}");
+            same_reads(a.take(), s.take(), &format!("open {what}"));
+            for m in 0..sync.num_messages() {
+                let n = sync.num_objects(m).unwrap_or(0);
+                block_on(asy.num_objects(m)).ok();
+                same_reads(a.take(), s.take(), &format!("num_objects {m} {what}"));
+                let meta = (
+                    sync.metadata(m, &opts).ok(),
+                    block_on(asy.metadata(m, &opts)).ok(),
+                );
+                assert_eq!(
+                    meta.0.map(|g| format!("{g:?}")),
+                    meta.1.map(|g| format!("{g:?}"))
+                );
+                same_reads(a.take(), s.take(), &format!("metadata {m} {what}"));
+                for o in 0..n {
+                    let d = sync.decode_object(m, o, &opts).map(|d| d.data);
+                    let e = block_on(asy.decode_object(m, o, &opts)).map(|d| d.data);
+                    assert_eq!(d.ok(), e.ok(), "object {m} {o} {what}");
+                    same_reads(a.take(), s.take(), &format!("decode_object {m} {o} {what}"));
+                    let ranges = [(0, 1), (2, 3)];
+                    let d = sync.decode_range(m, o, &ranges, &opts);
+                    let e = block_on(asy.decode_range(m, o, &ranges, &opts));
+                    assert_eq!(d.ok(), e.ok(), "range {m} {o} {what}");
+                    same_reads(a.take(), s.take(), &format!("decode_range {m} {o} {what}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cut_last_message_is_the_same_damage() {
+    let lim = Limits::default();
+    let mut bytes = many_messages(3, 200);
+    bytes.truncate(bytes.len() - 10);
+    let sync = SourceFile::open(Bytes::from(bytes.clone()), &lim).unwrap();
+    let asy = block_on(AsyncTgmFile::open(Bytes::from(bytes), &lim)).unwrap();
+    assert_eq!(asy.num_messages(), 2);
+    assert_eq!(asy.damage(), sync.damage());
+    let (e, f) = (
+        asy.check_intact().unwrap_err(),
+        sync.check_intact().unwrap_err(),
+    );
+    assert_eq!(e.kind(), &tgm::ErrorKind::Truncated);
+    assert_eq!(e.to_string(), f.to_string());
+}
