@@ -2,7 +2,7 @@
 //! `tgm_doctor_to_json`, Python's `tgm.doctor()`): each codec built in
 //! encodes a smooth field and decodes it back within its tolerance.
 
-use crate::pipeline::PipelineBuilder;
+use crate::pipeline::{Blosc2, PipelineBuilder, Sz3, Sz3Bound, Zfp, ZfpMode};
 use crate::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
 /// How one self-test case ended.
@@ -60,9 +60,9 @@ pub fn features() -> Vec<(&'static str, Option<Backend>)> {
         ("zstd", on(cfg!(feature = "zstd"), ("libzstd", "ffi"))),
         ("zstd-pure", None),
         ("lz4", on(cfg!(feature = "lz4"), ("lz4_flex", "pure-rust"))),
-        ("blosc2", None),
-        ("zfp", None),
-        ("sz3", None),
+        ("blosc2", on(cfg!(feature = "blosc2"), ("libblosc2", "ffi"))),
+        ("zfp", on(cfg!(feature = "zfp"), ("libzfp", "ffi"))),
+        ("sz3", on(cfg!(feature = "sz3"), ("SZ3", "ffi"))),
         ("threads", Some(("rayon", "pure-rust"))),
         (
             "remote",
@@ -107,7 +107,7 @@ fn round_trip(pipeline: &PipelineBuilder, tolerance: f64) -> Option<String> {
 /// Round-trips the core pipeline and each codec of this build.
 pub fn self_test() -> Vec<SelfTest> {
     let szip = cfg!(feature = "szip");
-    let cases: [(&str, PipelineBuilder, f64, bool); 5] = [
+    let cases: [(&str, PipelineBuilder, f64, bool); 8] = [
         (
             "encode/decode  none/none/none",
             PipelineBuilder::new(),
@@ -138,6 +138,28 @@ pub fn self_test() -> Vec<SelfTest> {
             1e-2,
             szip,
         ),
+        (
+            "pipeline       blosc2",
+            PipelineBuilder::new().blosc2(Blosc2::default()),
+            0.0,
+            cfg!(feature = "blosc2"),
+        ),
+        (
+            "pipeline       zfp (fixed-rate)",
+            PipelineBuilder::new().zfp(Zfp {
+                mode: ZfpMode::FixedRate(32.0),
+            }),
+            1e-3,
+            cfg!(feature = "zfp"),
+        ),
+        (
+            "pipeline       sz3 (absolute error)",
+            PipelineBuilder::new().sz3(Sz3 {
+                bound: Sz3Bound::Abs(1e-3),
+            }),
+            1e-3,
+            cfg!(feature = "sz3"),
+        ),
     ];
     cases
         .iter()
@@ -167,6 +189,19 @@ mod tests {
                 r.label,
                 r.outcome
             );
+        }
+    }
+
+    #[test]
+    fn the_optional_codecs_are_listed_as_built_or_not() {
+        let rows = features();
+        for (name, built) in [
+            ("blosc2", cfg!(feature = "blosc2")),
+            ("zfp", cfg!(feature = "zfp")),
+            ("sz3", cfg!(feature = "sz3")),
+        ] {
+            let row = rows.iter().find(|(n, _)| *n == name).unwrap();
+            assert_eq!(row.1.is_some(), built, "{name}");
         }
     }
 

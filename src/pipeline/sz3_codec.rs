@@ -82,7 +82,8 @@ fn own_header() -> Option<[u8; 8]> {
 /// Decodes an SZ3 stream into exactly `out.len()` values: the stream must
 /// start with the magic number and data version this build writes, and its
 /// own header must declare one dimension of that length and float64
-/// values, checked before SZ3 decodes anything.
+/// values. On Linux SZ3 runs in a child process (`child_decode`), because
+/// past its header it trusts the stream (`spec/pipeline.md` §4.7).
 #[cfg(feature = "sz3")]
 pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
     let n = out.len();
@@ -101,6 +102,23 @@ pub fn sz3_decompress_into(stream: &[u8], out: &mut [f64]) -> Result<()> {
             "sz3 stream for an object of {n} values (SZ3 needs at least 2)"
         )));
     }
+    #[cfg(target_os = "linux")]
+    {
+        let budget = super::child_decode::Budget::for_output(std::mem::size_of_val(out));
+        super::child_decode::decode_in_child("sz3", out, budget, |view: &mut [f64]| {
+            decode_in_process(stream, view).map_err(|e| e.detail().to_string())
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    decode_in_process(stream, out)
+}
+
+/// SZ3's own decoder, in this process, after `sz3_decompress_into`'s
+/// checks; the reference binding refuses a stream whose dimensions differ
+/// from `out`'s before decoding.
+#[cfg(feature = "sz3")]
+fn decode_in_process(stream: &[u8], out: &mut [f64]) -> Result<()> {
+    let n = out.len();
     let mut view = out;
     let mut data = tensogram_sz3::DimensionedData::<f64, _>::build_mut(&mut view)
         .dim(n)
@@ -200,5 +218,57 @@ mod tests {
             let e = sz3_decompress_into(&c, &mut vec![0.0; n]).unwrap_err();
             assert!(e.detail().contains("at least 2"), "{e}");
         }
+    }
+
+    /// Values SZ3 cannot predict, so it stores them losslessly (zstd).
+    fn noise(n: usize) -> Vec<f64> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                f64::from_bits(x >> 2)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lossless_stream_claiming_more_bytes_is_an_error_not_a_crash() {
+        let v = noise(512);
+        let mut c = sz3_compress(&v, Sz3Bound::Abs(1e-300)).unwrap();
+        // Lossless mode: the body starts with the byte count of the values.
+        let claimed = u64::from_le_bytes(c[16..24].try_into().unwrap());
+        assert_eq!(claimed, 512 * 8, "not a lossless-mode stream");
+        let mut out = vec![0.0; 512];
+        sz3_decompress_into(&c, &mut out).unwrap();
+        assert_eq!(out, v);
+        // SZ3 itself writes the claimed bytes into the caller's buffer,
+        // then throws (testdata/regress/sz3-lossless-size.bin).
+        c[16..24].copy_from_slice(&(512u64 * 8 * 64).to_le_bytes());
+        let mut out = vec![0.0; 512];
+        let e = sz3_decompress_into(&c, &mut out).unwrap_err();
+        assert!(e.detail().contains("sz3"), "{e}");
+    }
+
+    #[test]
+    fn garbage_past_the_header_is_an_error_or_values_never_a_crash() {
+        let v = wave(3000);
+        let c = sz3_compress(&v, Sz3Bound::Abs(1e-4)).unwrap();
+        let mut crashes = 0;
+        for at in (16..c.len()).step_by(c.len() / 40 + 1) {
+            for fill in [0x00u8, 0xff, 0x5a] {
+                let mut bad = c.clone();
+                let end = (at + 24).min(bad.len());
+                bad[at..end].fill(fill);
+                let mut out = vec![0.0; v.len()];
+                if let Err(e) = sz3_decompress_into(&bad, &mut out) {
+                    assert!(e.detail().contains("sz3"), "{e}");
+                    crashes += usize::from(e.detail().contains("crashed"));
+                }
+            }
+        }
+        // SZ3 does crash on some of these: each was contained.
+        assert!(crashes > 0, "no edit made SZ3 crash");
     }
 }
