@@ -232,6 +232,20 @@ pub(crate) trait EncodingStage: Stage {
         None
     }
 
+    /// The stage's output as unsigned integer codes of at most 32 bits,
+    /// produced a stretch at a time from `input` (after
+    /// [`EncodingStage::prepare`]), for a compression stage that codes
+    /// them without the encoded stream ever existing whole
+    /// (`spec/pipeline.md` §6.6). `None` when the stage has no such form.
+    fn code_source<'s>(
+        &'s self,
+        input: &'s [u8],
+        cx: &StageContext,
+    ) -> Result<Option<Box<dyn CodeSource + 's>>> {
+        let _ = (input, cx);
+        Ok(None)
+    }
+
     /// True when [`EncodingStage::decode_piece_into`] accepts pieces of
     /// whole samples of the stream this stage decodes from.
     fn accepts_pieces(&self, cx: &StageContext) -> bool {
@@ -256,6 +270,29 @@ pub(crate) trait EncodingStage: Stage {
             self.name()
         )))
     }
+}
+
+/// An encoding stage's output as integer codes, one per element, which a
+/// compression stage reads a stretch at a time from any thread
+/// ([`EncodingStage::code_source`], `spec/pipeline.md` §6.6).
+pub(crate) trait CodeSource: Sync {
+    /// Number of codes.
+    fn len(&self) -> usize;
+
+    /// True when there are no codes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bits per code, 1..=32: every code is below `2^bits`.
+    fn bits(&self) -> u32;
+
+    /// Writes codes `first..first + out.len()` (within [`CodeSource::len`]).
+    fn fill(&self, first: usize, out: &mut [u32]);
+
+    /// After the last [`CodeSource::fill`]: the error the encoding would
+    /// have raised for values it met (simple_packing: a NaN or ±Inf).
+    fn finish(&self) -> Result<()>;
 }
 
 /// A filter stage: a size-preserving rearrangement of the encoded stream
@@ -299,6 +336,20 @@ pub(crate) trait CompressionStage: Stage {
             "{} cannot decode in pieces",
             self.name()
         )))
+    }
+
+    /// Codes `codes`, an encoding stage's output as integers, as
+    /// [`Stage::encode`] would code their encoded stream, with the same
+    /// bytes and derived parameters, without that stream existing whole
+    /// (`spec/pipeline.md` §6.6). `None` when this stage cannot, and the
+    /// pipeline then runs the two stages one after the other.
+    fn encode_codes(
+        &mut self,
+        codes: &dyn CodeSource,
+        cx: &StageContext,
+    ) -> Result<Option<Vec<u8>>> {
+        let _ = (codes, cx);
+        Ok(None)
     }
 
     /// Independent runs of the decoded stream, for decoding in pieces on

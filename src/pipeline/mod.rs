@@ -270,15 +270,21 @@ pub(crate) fn encode_planned<'a>(
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
     }
-    let EncodeStages {
-        encoding,
-        filter,
-        compression,
-    } = &mut stages;
-    let in_order: [&mut dyn Stage; 3] = [&mut **encoding, &mut **filter, &mut **compression];
-    for (stage, cx) in in_order.into_iter().zip(&cx) {
-        if !stage.is_identity() {
-            payload = stage.encode(payload, cx)?;
+    match encode_fused(&mut stages, &payload, &cx)? {
+        Some(fused) => payload = Cow::Owned(fused),
+        None => {
+            let EncodeStages {
+                encoding,
+                filter,
+                compression,
+            } = &mut stages;
+            let in_order: [&mut dyn Stage; 3] =
+                [&mut **encoding, &mut **filter, &mut **compression];
+            for (stage, cx) in in_order.into_iter().zip(&cx) {
+                if !stage.is_identity() {
+                    payload = stage.encode(payload, cx)?;
+                }
+            }
         }
     }
     let encoded = stages.encoded_spec(desc.pipeline())?;
@@ -296,6 +302,31 @@ pub(crate) fn encode_planned<'a>(
         payload,
         mask_blobs,
     }))
+}
+
+/// The encoding and the compression run as one pass when they are the two
+/// working stages, the encoding gives its output as integer codes and the
+/// compression codes those (`spec/pipeline.md` §6.6): szip over
+/// simple_packing. `None` when they cannot, and the stages run one by one.
+fn encode_fused(
+    stages: &mut EncodeStages,
+    data: &[u8],
+    cx: &[StageContext; 3],
+) -> Result<Option<Vec<u8>>> {
+    let EncodeStages {
+        encoding,
+        filter,
+        compression,
+    } = stages;
+    if encoding.is_identity() || !filter.is_identity() || compression.is_identity() {
+        return Ok(None);
+    }
+    let Some(codes) = encoding.code_source(data, &cx[0])? else {
+        return Ok(None);
+    };
+    let coded = compression.encode_codes(&*codes, &cx[2])?;
+    codes.finish()?;
+    Ok(coded)
 }
 
 /// Splits a region into the encoded payload and checks the masks' placement.

@@ -94,7 +94,48 @@ fn pack_dispatch(q: &Quantiser, data: &[u8], order: ByteOrder, out: &mut [u8]) -
     q.pack_portable(data, order, out)
 }
 
+/// [`Quantiser::codes_portable`] compiled for each listed instruction set
+/// and chosen once at run time; every version computes the same codes.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+))]
+fn codes_dispatch(q: &Quantiser, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
+    q.codes_portable(data, order, out)
+}
+
 impl Quantiser {
+    /// The codes of the float64 values of `data` (whole elements in
+    /// `order`, as many as `out` holds), for widths 1..=32: the codes
+    /// [`Quantiser::pack`] packs, unpacked, for a coder that takes them as
+    /// integers (`spec/pipeline.md` §6.6). Returns false when a value is
+    /// NaN or ±Inf, whose code is then unspecified.
+    pub fn codes(&self, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
+        codes_dispatch(self, data, order, out)
+    }
+
+    #[inline(always)]
+    fn codes_portable(&self, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
+        match order {
+            ByteOrder::Little => self.codes_in(data, ByteOrder::Little, out),
+            ByteOrder::Big => self.codes_in(data, ByteOrder::Big, out),
+        }
+    }
+
+    /// One loop the compiler vectorises: load, scale, round, narrow.
+    #[inline(always)]
+    fn codes_in(&self, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
+        debug_assert!((1..=32).contains(&self.bits));
+        let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
+        let mut special = 0u64;
+        for (c, q) in data.chunks_exact(8).zip(out.iter_mut()) {
+            let v = load(c, order);
+            special |= is_special(v);
+            *q = code_float((v - r) * scale, maxf) as u32;
+        }
+        special == 0
+    }
+
     fn max_code(&self) -> u64 {
         if self.bits >= 64 {
             u64::MAX

@@ -2,10 +2,12 @@
 //! `q = round((v - R) * 10^D * 2^-E)`. See `spec/pipeline.md` §2.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::bits;
 use super::codec::{
-    packed_bytes, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind, StagePlan,
+    packed_bytes, CodeSource, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind,
+    StagePlan,
 };
 use super::quantise::Quantiser;
 use super::registry::{Builder, CodecEntry};
@@ -224,6 +226,24 @@ impl EncodingStage for SimplePacking {
         (bits > 0).then_some((CHUNK_VALUES * 8, CHUNK_VALUES * bits / 8))
     }
 
+    /// Codes of 1..=32 bits, quantised a stretch at a time.
+    fn code_source<'s>(
+        &'s self,
+        input: &'s [u8],
+        cx: &StageContext,
+    ) -> Result<Option<Box<dyn CodeSource + 's>>> {
+        let p = self.packing_params()?;
+        if !(1..=32).contains(&p.bits_per_value) || !input.len().is_multiple_of(8) {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(Codes {
+            data: input,
+            order: cx.byte_order,
+            q: quantiser(&p),
+            special: AtomicBool::new(false),
+        })))
+    }
+
     fn accepts_pieces(&self, _: &StageContext) -> bool {
         self.bits_per_value > 0
             && self.bits_per_value.is_multiple_of(8)
@@ -257,6 +277,40 @@ impl EncodingStage for SimplePacking {
         let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
         let dst = &mut out[first * 8..(first + n) * 8];
         decode_into_with(piece, 0, n, &p, cx.out_order, dst, streaming)
+    }
+}
+
+/// simple_packing's codes of float64 values, quantised as a coder asks for
+/// them ([`EncodingStage::code_source`]).
+struct Codes<'a> {
+    data: &'a [u8],
+    order: ByteOrder,
+    q: Quantiser,
+    /// A value was NaN or ±Inf.
+    special: AtomicBool,
+}
+
+impl CodeSource for Codes<'_> {
+    fn len(&self) -> usize {
+        self.data.len() / 8
+    }
+
+    fn bits(&self) -> u32 {
+        self.q.bits
+    }
+
+    fn fill(&self, first: usize, out: &mut [u32]) {
+        let src = &self.data[first * 8..(first + out.len()) * 8];
+        if !self.q.codes(src, self.order, out) {
+            self.special.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn finish(&self) -> Result<()> {
+        if self.special.load(Ordering::Relaxed) {
+            return Err(first_non_finite(self.data, self.order));
+        }
+        Ok(())
     }
 }
 
@@ -509,21 +563,30 @@ pub fn encode_parallel_into(
 /// Quantises and packs in one pass (`spec/pipeline.md` §6.2); a NaN or
 /// ±Inf value is an error naming the first one.
 fn encode_into(data: &[u8], order: ByteOrder, p: &PackingParams, out: &mut [u8]) -> Result<()> {
-    let q = Quantiser {
+    if !quantiser(p).pack(data, order, out) {
+        return Err(first_non_finite(data, order));
+    }
+    Ok(())
+}
+
+/// The quantiser of `p` (spec §2.2).
+fn quantiser(p: &PackingParams) -> Quantiser {
+    Quantiser {
         reference: p.reference_value,
         scale: powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor),
         bits: p.bits_per_value,
-    };
-    if !q.pack(data, order, out) {
-        let (i, v) = data
-            .chunks_exact(8)
-            .map(|c| read_f64(c, order))
-            .enumerate()
-            .find(|(_, v)| !v.is_finite())
-            .unwrap_or((0, f64::NAN));
-        return Err(non_finite(v, i));
     }
-    Ok(())
+}
+
+/// The error for the first NaN or ±Inf of `data`.
+fn first_non_finite(data: &[u8], order: ByteOrder) -> Error {
+    let (i, v) = data
+        .chunks_exact(8)
+        .map(|c| read_f64(c, order))
+        .enumerate()
+        .find(|(_, v)| !v.is_finite())
+        .unwrap_or((0, f64::NAN));
+    non_finite(v, i)
 }
 
 /// Unpacks `n` values starting at element `first` of `packed` into f64

@@ -8,7 +8,9 @@ use std::borrow::Cow;
 use super::codec::Params;
 use super::codec::StageKind;
 #[cfg(feature = "szip")]
-use super::codec::{CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan};
+use super::codec::{
+    CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
+};
 use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "szip")]
 use crate::cbor::Value;
@@ -88,6 +90,19 @@ mod coder {
             };
             p.validate()?;
             Ok(p)
+        }
+    }
+
+    /// An encoding's codes as the coder's samples.
+    struct AsSamples<'a>(&'a dyn CodeSource);
+
+    impl crate::szip::SampleSource for AsSamples<'_> {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+
+        fn fill(&self, first: usize, out: &mut [u32]) {
+            self.0.fill(first, out)
         }
     }
 
@@ -233,6 +248,32 @@ mod coder {
     }
 
     impl CompressionStage for Szip {
+        /// Codes of 8, 16, 24 or 32 bits are the samples [`Stage::encode`]
+        /// reads from their packed stream: each RSI's codes go straight to
+        /// the coder, on the thread budget, with the same bytes and block
+        /// offsets (`spec/pipeline.md` §6.6).
+        fn encode_codes(
+            &mut self,
+            codes: &dyn CodeSource,
+            cx: &StageContext,
+        ) -> Result<Option<Vec<u8>>> {
+            let whole_bytes = matches!(cx.sample_bits, 8 | 16 | 24 | 32);
+            if !cx.packed || !whole_bytes || codes.bits() != cx.sample_bits || codes.is_empty() {
+                return Ok(None);
+            }
+            let p = self.coder_params(cx)?;
+            let samples = AsSamples(codes);
+            let (bytes, offsets) = if cx.threads > 1 {
+                crate::exec::install(cx.threads, || {
+                    crate::szip::encode_samples(&samples, &p, cx.szip_profile, cx.threads)
+                })??
+            } else {
+                crate::szip::encode_samples(&samples, &p, cx.szip_profile, 1)?
+            };
+            self.offsets = Some(offsets);
+            Ok(Some(bytes))
+        }
+
         fn decodes_in_pieces(&self, _: &StageContext) -> bool {
             true
         }

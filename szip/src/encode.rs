@@ -32,14 +32,99 @@ pub fn encode_with(
     p: &SzipParams,
     profile: SzipProfile,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
-    let s = Setup::new(input, p, profile)?;
-    let c = s.encode_chunk(input, 0);
+    encode_samples(&Containers::new(input, p)?, p, profile, 1)
+}
+
+/// Samples for the encoder, handed over one stretch at a time, so that a
+/// caller producing them (simple_packing's quantiser) never builds the
+/// whole container stream (`spec/szip.md` §7).
+pub trait SampleSource: Sync {
+    /// Number of samples.
+    fn len(&self) -> usize;
+
+    /// True when there are no samples.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes samples `first..first + out.len()` (within [`len`]) into
+    /// `out`, each below `2^bits_per_sample`.
+    ///
+    /// [`len`]: SampleSource::len
+    fn fill(&self, first: usize, out: &mut [u32]);
+}
+
+/// Sample containers as [`encode`] reads them: 1, 2, 3 or 4 bytes each, in
+/// the byte order the flags give, keeping the low `bits_per_sample` bits.
+#[derive(Debug, Clone, Copy)]
+pub struct Containers<'a> {
+    input: &'a [u8],
+    sb: usize,
+    msb: bool,
+    mask: u32,
+}
+
+impl<'a> Containers<'a> {
+    /// The containers of `input` for `p`, which must be whole ones.
+    pub fn new(input: &'a [u8], p: &SzipParams) -> Result<Self> {
+        p.validate()?;
+        let sb = p.sample_bytes();
+        if !input.len().is_multiple_of(sb) {
+            return Err(Error::corrupt(format!(
+                "{} bytes are not whole {sb}-byte samples",
+                input.len()
+            )));
+        }
+        Ok(Containers {
+            input,
+            sb,
+            msb: p.flags & flags::MSB != 0,
+            mask: sample_mask(p.bits_per_sample),
+        })
+    }
+}
+
+impl SampleSource for Containers<'_> {
+    fn len(&self) -> usize {
+        self.input.len() / self.sb
+    }
+
+    fn fill(&self, first: usize, out: &mut [u32]) {
+        let src = &self.input[first * self.sb..(first + out.len()) * self.sb];
+        load(src, self.sb, self.msb, self.mask, out);
+    }
+}
+
+/// The low `bits` bits set.
+fn sample_mask(bits: u32) -> u32 {
+    if bits >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << bits) - 1
+    }
+}
+
+/// Encodes the samples of `src` as [`encode_with`] encodes their
+/// containers, with the same bytes and offsets; with `threads` > 1 split as
+/// [`encode_parallel`] splits (on the current rayon pool).
+pub fn encode_samples<S: SampleSource + ?Sized>(
+    src: &S,
+    p: &SzipParams,
+    profile: SzipProfile,
+    threads: usize,
+) -> Result<(Vec<u8>, Vec<u64>)> {
+    encode_samples_from(src, p, profile, threads, 0).map(|(bytes, offsets, _)| (bytes, offsets))
+}
+
+/// [`encode_samples`] on one thread.
+fn encode_sequential<S: SampleSource + ?Sized>(src: &S, s: &Setup) -> (Vec<u8>, Vec<u64>) {
+    let c = s.encode_chunk(src, 0..s.n, 0);
     let mut out = c.bytes;
     if s.n == 0 {
         // libaec flushes one zero byte for empty input.
         out.push(0);
     }
-    Ok((out, c.offsets))
+    (out, c.offsets)
 }
 
 /// [`encode_with`] split for `threads` workers, with the same bytes
@@ -62,7 +147,7 @@ pub fn encode_parallel(
     profile: SzipProfile,
     threads: usize,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
-    encode_parallel_from(input, p, profile, threads, 0).map(|(bytes, offsets, _)| (bytes, offsets))
+    encode_samples(&Containers::new(input, p)?, p, profile, threads)
 }
 
 /// Chunks of a parallel encode coded again, and how many of those joined
@@ -72,31 +157,33 @@ type Recoded = (usize, usize);
 /// RSIs per worker chunk at least, so that joining costs little.
 const MIN_CHUNK_RSIS: usize = 16;
 
-/// [`encode_parallel`] with the search start every chunk guesses; also
+/// [`encode_samples`] with the search start every chunk guesses; also
 /// returns how many chunks were coded again and how many of those joined
 /// their guessed run before their end.
-fn encode_parallel_from(
-    input: &[u8],
+fn encode_samples_from<S: SampleSource + ?Sized>(
+    src: &S,
     p: &SzipParams,
     profile: SzipProfile,
     threads: usize,
     guess: u32,
 ) -> Result<(Vec<u8>, Vec<u64>, Recoded)> {
-    let s = Setup::new(input, p, profile)?;
-    let rsi_bytes = s.rsi_samples * s.sb;
+    let s = Setup::new(src.len(), p, profile)?;
     let rsis = s.n.div_ceil(s.rsi_samples);
     if threads < 2 || rsis < 2 * MIN_CHUNK_RSIS {
-        let (bytes, offsets) = encode_with(input, p, profile)?;
+        let (bytes, offsets) = encode_sequential(src, &s);
         return Ok((bytes, offsets, (0, 0)));
     }
-    let per_chunk = rsis.div_ceil(threads * 4).max(MIN_CHUNK_RSIS);
-    let chunks: Vec<&[u8]> = input.chunks(per_chunk * rsi_bytes).collect();
+    let per_chunk = rsis.div_ceil(threads * 4).max(MIN_CHUNK_RSIS) * s.rsi_samples;
+    let chunks: Vec<std::ops::Range<usize>> = (0..s.n)
+        .step_by(per_chunk)
+        .map(|a| a..(a + per_chunk).min(s.n))
+        .collect();
     let coded: Vec<Chunk> = {
         use rayon::prelude::*;
         chunks
             .par_iter()
             .enumerate()
-            .map(|(i, c)| s.encode_chunk(c, if i == 0 { 0 } else { guess }))
+            .map(|(i, c)| s.encode_chunk(src, c.clone(), if i == 0 { 0 } else { guess }))
             .collect()
     };
     let mut out = BitConcat::with_capacity(coded.iter().map(|c| c.bytes.len()).sum::<usize>() + 8);
@@ -109,7 +196,8 @@ fn encode_parallel_from(
             // Code again from the true parameter only until the coder's
             // state at an RSI start matches the guessed run's; from there
             // the guessed run's bits are the sequential ones.
-            let (head, joined_at) = s.encode_rsis(chunks[i], carried, |r, k| c.rsi_k[r] == k);
+            let (head, joined_at) =
+                s.encode_rsis(src, chunks[i].clone(), carried, |r, k| c.rsi_k[r] == k);
             head.append_from_rsi(0, &mut out, &mut offsets);
             match joined_at {
                 Some(r) => {
@@ -131,14 +219,11 @@ fn encode_parallel_from(
 struct Setup {
     p: SzipParams,
     profile: SzipProfile,
-    sb: usize,
     j: usize,
     rsi_samples: usize,
     n: usize,
     id_len: u32,
     kmax: u32,
-    mask: u32,
-    msb: bool,
 }
 
 /// One run of whole RSIs, coded.
@@ -181,22 +266,14 @@ impl Chunk {
 }
 
 impl Setup {
-    fn new(input: &[u8], p: &SzipParams, profile: SzipProfile) -> Result<Self> {
+    fn new(n: usize, p: &SzipParams, profile: SzipProfile) -> Result<Self> {
         p.validate()?;
         if p.flags & flags::PAD_RSI != 0 {
             return Err(Error::unsupported(
                 "writing szip streams with PAD_RSI is not supported",
             ));
         }
-        let sb = p.sample_bytes();
-        if !input.len().is_multiple_of(sb) {
-            return Err(Error::corrupt(format!(
-                "{} bytes are not whole {sb}-byte samples",
-                input.len()
-            )));
-        }
         let j = p.block_size as usize;
-        let n = input.len() / sb;
         let id_len = p.id_len();
         // No block codes to more than its identifier plus raw samples.
         (n.div_ceil(j) as u64)
@@ -205,38 +282,37 @@ impl Setup {
         Ok(Setup {
             p: *p,
             profile,
-            sb,
             j,
             rsi_samples: p.rsi as usize * j,
             n,
             id_len,
             kmax: (1u32 << id_len).saturating_sub(3),
-            mask: if p.bits_per_sample == 32 {
-                u32::MAX
-            } else {
-                (1u32 << p.bits_per_sample) - 1
-            },
-            msb: p.flags & flags::MSB != 0,
         })
     }
 
-    /// Codes `input` (whole samples, starting an RSI) with the split search
-    /// starting at `start_k`.
-    fn encode_chunk(&self, input: &[u8], start_k: u32) -> Chunk {
-        self.encode_rsis(input, start_k, |_, _| false).0
+    /// Codes samples `range` of `src` (starting an RSI) with the split
+    /// search starting at `start_k`.
+    fn encode_chunk<S: SampleSource + ?Sized>(
+        &self,
+        src: &S,
+        range: std::ops::Range<usize>,
+        start_k: u32,
+    ) -> Chunk {
+        self.encode_rsis(src, range, start_k, |_, _| false).0
     }
 
     /// [`Setup::encode_chunk`], stopping before the first RSI `r` > 0 for
     /// which `stop(r, split parameter there)` holds; returns the RSIs coded
     /// and where it stopped.
-    fn encode_rsis(
+    fn encode_rsis<S: SampleSource + ?Sized>(
         &self,
-        input: &[u8],
+        src: &S,
+        range: std::ops::Range<usize>,
         start_k: u32,
         stop: impl Fn(usize, u32) -> bool,
     ) -> (Chunk, Option<usize>) {
-        let (sb, j) = (self.sb, self.j);
-        let n = input.len() / sb;
+        let j = self.j;
+        let n = range.len();
         let bound_bits =
             n.div_ceil(j) as u64 * (self.id_len as u64 + j as u64 * self.p.bits_per_sample as u64);
         let mut enc = Encoder {
@@ -257,15 +333,16 @@ impl Setup {
         let mut offsets = Vec::with_capacity(n.div_ceil(self.rsi_samples));
         let mut rsi_k = Vec::with_capacity(offsets.capacity());
         let mut stopped = None;
-        for (r, chunk) in input.chunks(self.rsi_samples * sb).enumerate() {
+        let starts = range.clone().step_by(self.rsi_samples);
+        for (r, first) in starts.enumerate() {
             if r > 0 && stop(r, enc.k) {
                 stopped = Some(r);
                 break;
             }
             offsets.push(enc.w.bit_pos());
             rsi_k.push(enc.k);
-            let count = chunk.len() / sb;
-            load(chunk, sb, self.msb, self.mask, &mut raw[..count]);
+            let count = (range.end - first).min(self.rsi_samples);
+            src.fill(first, &mut raw[..count]);
             // A short final RSI is padded to whole blocks by repeating its last
             // sample (whose residuals are then zero), as libaec does.
             let padded = count.next_multiple_of(j);
@@ -731,12 +808,13 @@ mod parallel_tests {
             for n in [100_000usize, 100_003, 40_960] {
                 let v = samples(n, bits, n as u32 ^ bits);
                 let input = containers(&v, p.sample_bytes());
+                let src = Containers::new(&input, &p).unwrap();
                 for profile in [SzipProfile::Libaec, SzipProfile::Interoperable] {
                     let want = encode_with(&input, &p, profile).unwrap();
                     for threads in [2usize, 3, 7] {
                         for guess in [0u32, 1, 5, p.id_len().pow(2)] {
                             let (bytes, offsets, again) =
-                                encode_parallel_from(&input, &p, profile, threads, guess).unwrap();
+                                encode_samples_from(&src, &p, profile, threads, guess).unwrap();
                             recoded += again.0;
                             joined += again.1;
                             assert!(
@@ -810,5 +888,120 @@ mod parallel_tests {
         c.append_from(&[0b1100_0000], 0, 2);
         assert_eq!(c.bits, 23);
         assert_eq!(c.finish(), vec![0b1011_1111, 0b1111_0111, 0b0110_1110]);
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+
+    /// Samples held as integers: what a fused producer hands the coder.
+    struct Samples<'a>(&'a [u32]);
+
+    impl SampleSource for Samples<'_> {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+
+        fn fill(&self, first: usize, out: &mut [u32]) {
+            out.copy_from_slice(&self.0[first..first + out.len()]);
+        }
+    }
+
+    /// Containers of `v` as `p` lays them out.
+    fn containers(v: &[u32], p: &SzipParams) -> Vec<u8> {
+        let sb = p.sample_bytes();
+        let msb = p.flags & flags::MSB != 0;
+        v.iter()
+            .flat_map(|x| {
+                let b = if msb {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                };
+                if msb {
+                    b[4 - sb..].to_vec()
+                } else {
+                    b[..sb].to_vec()
+                }
+            })
+            .collect()
+    }
+
+    /// Smooth stretches, jumps and constant runs within `bits` bits.
+    fn samples(n: usize, bits: u32, seed: u32) -> Vec<u32> {
+        let mask = sample_mask(bits);
+        let mut s = seed | 1;
+        (0..n)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                let v = match (i / 700) % 3 {
+                    0 => (i as u32).wrapping_mul(3) / 7 + (s % 3),
+                    1 => s,
+                    _ => 5,
+                };
+                v & mask
+            })
+            .collect()
+    }
+
+    #[test]
+    fn samples_code_as_their_containers_do() {
+        let mut cases = 0;
+        for bits in 1..=32u32 {
+            let mut flag_sets = vec![
+                0,
+                flags::MSB,
+                flags::PREPROCESS,
+                flags::PREPROCESS | flags::MSB,
+                flags::PREPROCESS | flags::SIGNED,
+                flags::PREPROCESS | flags::SIGNED | flags::MSB | flags::NOT_ENFORCE,
+            ];
+            if (17..=24).contains(&bits) {
+                flag_sets.push(flags::THREE_BYTE | flags::MSB | flags::PREPROCESS);
+                flag_sets.push(flags::THREE_BYTE | flags::PREPROCESS | flags::SIGNED);
+            }
+            if bits <= 4 {
+                flag_sets.push(flags::RESTRICTED | flags::PREPROCESS);
+            }
+            for f in flag_sets {
+                let (block, rsi) = if f & flags::NOT_ENFORCE != 0 {
+                    (10, 3)
+                } else {
+                    (8 << (bits % 4), 1 + bits % 3)
+                };
+                let p = SzipParams {
+                    bits_per_sample: bits,
+                    block_size: block,
+                    rsi,
+                    flags: f,
+                };
+                let rsi_samples = (block * rsi) as usize;
+                let many = 40 * rsi_samples + 3;
+                for n in [
+                    0,
+                    1,
+                    7,
+                    rsi_samples - 1,
+                    rsi_samples + 1,
+                    3 * rsi_samples,
+                    many,
+                ] {
+                    let v = samples(n, bits, bits * 31 + n as u32);
+                    let input = containers(&v, &p);
+                    for profile in [SzipProfile::Libaec, SzipProfile::Interoperable] {
+                        let want = encode_with(&input, &p, profile).unwrap();
+                        for threads in [1, 3] {
+                            let got = encode_samples(&Samples(&v), &p, profile, threads).unwrap();
+                            assert!(got == want, "bits {bits} flags {f} n {n} threads {threads}");
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases > 2000, "{cases} cases");
     }
 }

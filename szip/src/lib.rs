@@ -50,7 +50,9 @@ pub use decode::{
     decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, decode_range_into,
     rsi_chain_holds, rsis_per_run, Sink,
 };
-pub use encode::{encode, encode_parallel, encode_with, SzipProfile};
+pub use encode::{
+    encode, encode_parallel, encode_samples, encode_with, Containers, SampleSource, SzipProfile,
+};
 pub use error::{Error, ErrorKind, Result};
 
 /// Flag values as libaec numbers them (and as `szip_flags` stores them).
