@@ -25,6 +25,25 @@ pub(super) fn bits_at(src: &[u8], pos: u64) -> u64 {
     ((hi << shift) >> 64) as u64
 }
 
+/// Where the `m`-th (1-based) set bit of `w` lies, counted from the most
+/// significant bit (0); `w` must hold at least `m` set bits. Whole bytes
+/// are passed over by their counts, so at most 8 + 7 steps.
+#[inline]
+fn nth_one_from_top(w: u64, mut m: usize) -> u32 {
+    for (i, b) in w.to_be_bytes().into_iter().enumerate() {
+        let ones = b.count_ones() as usize;
+        if m <= ones {
+            let mut v = b;
+            for _ in 1..m {
+                v &= !(0x80 >> v.leading_zeros());
+            }
+            return i as u32 * 8 + v.leading_zeros();
+        }
+        m -= ones;
+    }
+    64
+}
+
 /// Reads bits MSB-first; every read is bounds-checked.
 pub struct BitReader<'a> {
     src: &'a [u8],
@@ -158,10 +177,7 @@ impl<'a> BitReader<'a> {
                 continue;
             }
             // The m-th set bit from the top ends the last codeword.
-            for _ in 1..m {
-                w &= !(1u64 << 63 >> w.leading_zeros());
-            }
-            self.pos += w.leading_zeros() as u64 + 1;
+            self.pos += nth_one_from_top(w, m) as u64 + 1;
             m = 0;
         }
         Ok(())
