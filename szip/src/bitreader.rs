@@ -25,6 +25,25 @@ pub(super) fn bits_at(src: &[u8], pos: u64) -> u64 {
     ((hi << shift) >> 64) as u64
 }
 
+/// Where the `m`-th (1-based) set bit of `w` lies, counted from the most
+/// significant bit (0); `w` must hold at least `m` set bits. Whole bytes
+/// are passed over by their counts, so at most 8 + 7 steps.
+#[inline]
+fn nth_one_from_top(w: u64, mut m: usize) -> u32 {
+    for (i, b) in w.to_be_bytes().into_iter().enumerate() {
+        let ones = b.count_ones() as usize;
+        if m <= ones {
+            let mut v = b;
+            for _ in 1..m {
+                v &= !(0x80 >> v.leading_zeros());
+            }
+            return i as u32 * 8 + v.leading_zeros();
+        }
+        m -= ones;
+    }
+    64
+}
+
 /// Reads bits MSB-first; every read is bounds-checked.
 pub struct BitReader<'a> {
     src: &'a [u8],
@@ -132,6 +151,48 @@ impl<'a> BitReader<'a> {
         Ok(())
     }
 
+    /// Moves past `m` FS codewords without their values: the position and
+    /// the error [`Self::fs_run`] would end with, counting a window's
+    /// codewords with one popcount.
+    pub fn skip_fs(&mut self, mut m: usize) -> Result<()> {
+        while m > 0 {
+            if self.pos >= self.len_bits {
+                return Err(self.eof());
+            }
+            let avail = (self.len_bits - self.pos).min(64);
+            let mut w = self.peek64();
+            if avail < 64 {
+                w &= !(u64::MAX >> avail);
+            }
+            if w == 0 {
+                // A codeword longer than the window.
+                self.fs()?;
+                m -= 1;
+                continue;
+            }
+            let ones = w.count_ones() as usize;
+            if ones < m {
+                self.pos += 64 - w.trailing_zeros() as u64;
+                m -= ones;
+                continue;
+            }
+            // The m-th set bit from the top ends the last codeword.
+            self.pos += nth_one_from_top(w, m) as u64 + 1;
+            m = 0;
+        }
+        Ok(())
+    }
+
+    /// Moves past `n` bits, failing as [`Self::add_bits_run`] over them
+    /// would when the stream holds fewer.
+    pub fn skip(&mut self, n: u64) -> Result<()> {
+        if self.pos + n > self.len_bits {
+            return Err(self.eof());
+        }
+        self.pos += n;
+        Ok(())
+    }
+
     /// Adds a `k`-bit (1..=32) value read from the stream to each of `out`.
     pub fn add_bits_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
         let kk = k as u64;
@@ -232,7 +293,43 @@ mod tests {
         fs_run_matches_fs(&[], 0, 1, 0);
     }
 
+    /// `skip_fs` ends where `fs_run` ends, and fails where it fails.
+    fn skip_fs_matches_fs_run(src: &[u8], start: u64, n: usize) {
+        let mut run = BitReader::new(src, start);
+        let mut got = vec![0u32; n];
+        let want = run.fs_run(&mut got, 0);
+        let mut skip = BitReader::new(src, start);
+        let res = skip.skip_fs(n);
+        assert_eq!(res.is_ok(), want.is_ok());
+        if want.is_ok() {
+            assert_eq!(skip.pos(), run.pos());
+        }
+    }
+
+    #[test]
+    fn skip_fs_crosses_windows_and_long_codewords() {
+        let mut src = vec![0u8; 12];
+        src[11] = 0b0000_1000;
+        src.extend([0b1010_0000, 0xff, 0x01, 0x80]);
+        for start in 0..8 {
+            for n in 0..14 {
+                skip_fs_matches_fs_run(&src, start, n);
+            }
+        }
+        skip_fs_matches_fs_run(&[], 0, 1);
+        skip_fs_matches_fs_run(&[0xff; 9], 3, 64);
+    }
+
     proptest! {
+        #[test]
+        fn skip_fs_agrees_with_fs_run(
+            src in proptest::collection::vec(prop_oneof![Just(0u8), Just(0xffu8), any::<u8>()], 0..80),
+            start in 0u64..64,
+            n in 0usize..200,
+        ) {
+            skip_fs_matches_fs_run(&src, start, n);
+        }
+
         #[test]
         fn fs_run_agrees_with_fs(
             src in proptest::collection::vec(prop_oneof![Just(0u8), Just(0x80u8), any::<u8>()], 0..80),

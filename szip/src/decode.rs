@@ -138,142 +138,46 @@ pub fn decode_parallel_into(
     }
 }
 
-/// Decodes `out.len()` bytes starting at byte `byte_pos` of the decoded
-/// stream, decoding only the RSIs that cover them. `rsi_offsets_bits[r]` is
-/// where RSI `r` starts; `total_len` is the whole decoded size.
-///
-/// A stored offset is used only once it is confirmed: the RSI decoded from
-/// it must end exactly where the next stored offset begins (for the last
-/// stored offset, the RSI before it must end there). Otherwise decoding
-/// starts from the nearest earlier offset that is confirmed, or from the
-/// stream start, and runs on without jumping (`spec/szip.md` §5).
-pub fn decode_range_into(
-    input: &[u8],
-    p: &SzipParams,
-    rsi_offsets_bits: &[u64],
-    total_len: u64,
-    byte_pos: u64,
-    out: &mut [u8],
-) -> Result<()> {
-    p.validate()?;
-    let sb = p.sample_bytes() as u64;
-    let rsi_bytes = p.rsi as u64 * p.block_size as u64 * sb;
-    let end = byte_pos
-        .checked_add(out.len() as u64)
-        .filter(|&e| e <= total_len)
-        .ok_or_else(|| Error::new(ErrorKind::OutOfRange, "range outside the decoded data"))?;
-    if out.is_empty() {
-        return Ok(());
-    }
-    let first = byte_pos / rsi_bytes;
-    let last = (end - 1) / rsi_bytes;
-    let to = ((last + 1) * rsi_bytes).min(total_len);
-    // Each try decodes one RSI into `head`; only a confirmed start decodes
-    // further, so a stream of wrong offsets costs at most a whole decode.
-    let mut head = Vec::new();
-    let mut j = first;
-    loop {
-        let from = j * rsi_bytes;
-        head.resize((to - from).min(rsi_bytes) as usize, 0);
-        if let Some(head_end) = confirmed_rsi(input, p, rsi_offsets_bits, j, rsi_bytes, &mut head)?
-        {
-            let mut tmp = vec![0u8; (to - from) as usize];
-            tmp[..head.len()].copy_from_slice(&head);
-            if head.len() < tmp.len() {
-                let rest = &mut tmp[head.len()..];
-                decode_samples(input, head_end, p, rest)?;
-            }
-            let skip = (byte_pos - from) as usize;
-            out.copy_from_slice(&tmp[skip..skip + out.len()]);
-            return Ok(());
+/// Reads the `codes.len()` codewords of a second-extension block that
+/// starts at bit `at`, each at most [`SE_MAX`].
+pub(crate) fn read_se_codes(r: &mut BitReader<'_>, codes: &mut [u32], at: u64) -> Result<()> {
+    r.fs_run(codes, 0)?;
+    match codes.iter().find(|&&m| m > SE_MAX) {
+        Some(&m) => {
+            Err(Error::corrupt(format!("szip second-extension codeword {m} too large")).at(at / 8))
         }
-        j -= 1;
+        None => Ok(()),
     }
 }
 
-/// Whether RSIs `first..=last` each decode from their stored start (RSI 0
-/// from the stream start) to exactly the next stored offset, the stream's
-/// last RSI without error. When it holds, [`decode_range_into`] over those
-/// RSIs reads only the bits `[start of first, end of last)` and takes the
-/// same path as over the whole stream: a remote reader fetches only those
-/// bytes (`spec/remote.md` §4).
-pub fn rsi_chain_holds(
-    input: &[u8],
+/// Reads the count of a zero-block run that starts at bit `at` after
+/// `used` samples of the RSI (the reference sample, if the block has one,
+/// included) and returns how many zero samples follow; a run past the RSI
+/// is an error (`spec/szip.md` §3).
+pub(crate) fn zero_run(
+    r: &mut BitReader<'_>,
     p: &SzipParams,
-    offsets: &[u64],
-    total_len: u64,
-    first: u64,
-    last: u64,
-) -> bool {
-    if p.validate().is_err() {
-        return false;
+    used: usize,
+    reference: bool,
+    at: u64,
+) -> Result<usize> {
+    let j = p.block_size as usize;
+    let mut blocks = r.fs()?.saturating_add(1);
+    let used_blocks = (used / j) as u32;
+    if blocks == ROS {
+        blocks = (p.rsi - used_blocks).min(64 - used_blocks % 64);
+    } else if blocks > ROS {
+        blocks -= 1;
     }
-    let rsi_bytes = p.rsi as u64 * p.block_size as u64 * p.sample_bytes() as u64;
-    let mut buf = Vec::new();
-    for k in first..=last {
-        let Ok(ku) = usize::try_from(k) else {
-            return false;
-        };
-        let start = if k == 0 {
-            0
-        } else {
-            match offsets.get(ku) {
-                Some(&s) => s,
-                None => return false,
-            }
-        };
-        let from = k.saturating_mul(rsi_bytes);
-        if from >= total_len {
-            return false;
-        }
-        buf.clear();
-        buf.resize((total_len - from).min(rsi_bytes) as usize, 0);
-        let end = decode_samples(input, start, p, &mut buf);
-        let last_of_stream = from + rsi_bytes >= total_len;
-        match (end, offsets.get(ku + 1)) {
-            (Ok(e), Some(&next)) if e == next => {}
-            (Ok(_), None) if last_of_stream => {}
-            _ => return false,
-        }
+    let zeros = (blocks as usize)
+        .saturating_mul(j)
+        .saturating_sub(usize::from(reference));
+    if used + zeros > p.rsi as usize * j {
+        return Err(
+            Error::corrupt(format!("szip zero run of {blocks} blocks overruns the RSI")).at(at / 8),
+        );
     }
-    true
-}
-
-/// Decodes RSI `j` into `buf` from its stored offset if that offset is
-/// confirmed, returning where the RSI ends; `None` if it is not. RSI 0
-/// starts the stream.
-fn confirmed_rsi(
-    input: &[u8],
-    p: &SzipParams,
-    offsets: &[u64],
-    j: u64,
-    rsi_bytes: u64,
-    buf: &mut [u8],
-) -> Result<Option<u64>> {
-    if j == 0 {
-        return decode_samples(input, 0, p, buf).map(Some);
-    }
-    let j = j as usize;
-    let bits = input.len() as u64 * 8;
-    let Some(&start) = offsets.get(j).filter(|&&s| s <= bits) else {
-        return Ok(None);
-    };
-    if let Some(&next) = offsets.get(j + 1) {
-        return Ok(match decode_samples(input, start, p, buf) {
-            Ok(end) if end == next => Some(end),
-            _ => None,
-        });
-    }
-    // The last stored offset: the RSI before it must end there.
-    let prev = if j == 1 { 0 } else { offsets[j - 1] };
-    if prev > start {
-        return Ok(None);
-    }
-    let mut scratch = vec![0u8; rsi_bytes as usize];
-    match decode_samples(input, prev, p, &mut scratch) {
-        Ok(end) if end == start => decode_samples(input, start, p, buf).map(Some),
-        _ => Ok(None),
-    }
+    Ok(zeros)
 }
 
 /// β for every second-extension codeword `m` ≤ [`SE_MAX`]: the largest
@@ -428,7 +332,24 @@ fn put_all(out: &mut [u8], values: &[u32], sb: usize, msb: bool) {
 
 /// Decodes from bit `start` until `out` is full; returns the bit position
 /// after the last block read.
-fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> Result<u64> {
+pub(crate) fn decode_samples(
+    input: &[u8],
+    start: u64,
+    p: &SzipParams,
+    out: &mut [u8],
+) -> Result<u64> {
+    decode_samples_at(input, start, p, out).map(|(end, _)| end)
+}
+
+/// [`decode_samples`], also returning how many samples of the last RSI it
+/// read: whole blocks, so possibly more than `out` holds of it (the rest of
+/// that RSI can then be skipped with [`crate::decode_skip::skip_rsi`]).
+pub(crate) fn decode_samples_at(
+    input: &[u8],
+    start: u64,
+    p: &SzipParams,
+    out: &mut [u8],
+) -> Result<(u64, usize)> {
     if p.flags & flags::PAD_RSI != 0 {
         return Err(Error::unsupported(
             "szip streams with PAD_RSI are not supported yet",
@@ -473,13 +394,7 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
                     // j/2 codewords, each a pair of samples; with a
                     // reference sample the first pair's first half is it.
                     let codes = &mut se[..j / 2];
-                    r.fs_run(codes, 0)?;
-                    if let Some(&m) = codes.iter().find(|&&m| m > SE_MAX) {
-                        return Err(Error::corrupt(format!(
-                            "szip second-extension codeword {m} too large"
-                        ))
-                        .at(at / 8));
-                    }
+                    read_se_codes(&mut r, codes, at)?;
                     let mut pairs = codes.iter().map(|&m| {
                         let (beta, ms) = se_pair(m);
                         (beta - (m - ms), m - ms)
@@ -494,22 +409,7 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
                         buf.push(second);
                     }
                 } else {
-                    let mut blocks = r.fs()?.saturating_add(1);
-                    let used_blocks = (buf.len() / j) as u32;
-                    if blocks == ROS {
-                        blocks = (p.rsi - used_blocks).min(64 - used_blocks % 64);
-                    } else if blocks > ROS {
-                        blocks -= 1;
-                    }
-                    let zeros = (blocks as usize)
-                        .saturating_mul(j)
-                        .saturating_sub(usize::from(reference));
-                    if buf.len() + zeros > rsi_samples {
-                        return Err(Error::corrupt(format!(
-                            "szip zero run of {blocks} blocks overruns the RSI"
-                        ))
-                        .at(at / 8));
-                    }
+                    let zeros = zero_run(&mut r, p, buf.len(), reference, at)?;
                     buf.resize(buf.len() + zeros, 0);
                 }
             } else if id == id_max {
@@ -539,7 +439,7 @@ fn decode_samples(input: &[u8], start: u64, p: &SzipParams, out: &mut [u8]) -> R
         );
         written += take;
     }
-    Ok(r.pos())
+    Ok((r.pos(), buf.len()))
 }
 
 #[cfg(test)]

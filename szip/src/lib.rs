@@ -43,13 +43,15 @@
 mod bitreader;
 mod bitwriter;
 mod decode;
+mod decode_range;
+mod decode_skip;
 mod encode;
 mod error;
 
 pub use decode::{
-    decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, decode_range_into,
-    rsi_chain_holds, rsis_per_run, Sink,
+    decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, rsis_per_run, Sink,
 };
+pub use decode_range::{decode_range_into, rsi_chain_holds};
 pub use encode::{
     encode, encode_parallel, encode_samples, encode_with, Containers, SampleSource, SzipProfile,
 };
