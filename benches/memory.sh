@@ -52,7 +52,7 @@ echo "|---|---|---:|---:|---:|---:|---|"
 measure() {
     local label=$1 pipeline=$2 input=$3
     shift 4
-    rm -rf out out.tgm out_*.tgm
+    rm -rf out out.* out_*
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
         echo "| \`$label\` | $pipeline | | | failed: $(tail -n1 err.txt) | | |"
         return
@@ -61,7 +61,7 @@ measure() {
     kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' time.txt)
     rss=$(( kib * 1024 ))
     in=$(du -sb "$input" | cut -f1)
-    out=$( (du -cb out out.tgm out_*.tgm 2>/dev/null || true) | tail -n1 | cut -f1)
+    out=$( (du -cb out out.* out_* 2>/dev/null || true) | tail -n1 | cut -f1)
     awk -v l="$label" -v p="$pipeline" -v i="$in" -v x="$out" -v r="$rss" -v o="$object" -v b="$bound" 'BEGIN {
         m = 1048576
         printf "| `%s` | %s | %.0f | %.0f | %.0f | %.2f | %s |\n", l, p, i / m, x / m, r / m, r / o, (r <= b ? "yes" : "**no**")
@@ -88,3 +88,7 @@ measure "split" "zstd" zstd.tgm -- split zstd.tgm -o 'out_[index].tgm'
 measure "reshuffle" "none" none.tgm -- reshuffle none.tgm -o out.tgm
 measure "export" "none" none.tgm -- export none.tgm -o out
 measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
+measure "to-nifti" "none → .nii" none.tgm -- to-nifti none.tgm -o out.nii
+"$tgm" to-nifti none.tgm -o a.nii 2>/dev/null || true
+measure "convert-nifti" ".nii → shuffle+zstd" a.nii -- convert-nifti a.nii -o out.tgm
+measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm --compression none

@@ -39,6 +39,8 @@ pub struct DecodeOptions {
     pub threads: usize,
     /// Resource limits.
     pub limits: Limits,
+    /// Told how far each object's decode got (`spec/pipeline.md` §6.7).
+    pub progress: crate::pipeline::ProgressHook,
 }
 
 impl Default for DecodeOptions {
@@ -49,6 +51,7 @@ impl Default for DecodeOptions {
             verify: Verify::IfPresent,
             threads: 0,
             limits: Limits::default(),
+            progress: Default::default(),
         }
     }
 }
@@ -84,12 +87,20 @@ impl DecodeOptions {
         self
     }
 
+    /// Sets the hook told how far each object's decode got
+    /// (`spec/pipeline.md` §6.7).
+    pub fn progress(mut self, hook: crate::pipeline::ProgressHook) -> Self {
+        self.progress = hook;
+        self
+    }
+
     #[allow(clippy::field_reassign_with_default)] // the options type is non-exhaustive and grows
     pub(crate) fn pipeline(&self) -> PipelineDecodeOptions {
         let mut p = PipelineDecodeOptions::default();
         p.native_byte_order = self.native_byte_order;
         p.restore_non_finite = self.restore_non_finite;
         p.threads = self.threads;
+        p.progress = self.progress.clone();
         p
     }
 }

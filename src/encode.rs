@@ -88,6 +88,13 @@ impl EncodeOptions {
         self.pipeline = p;
         self
     }
+
+    /// Sets the hook told how far each object's encode got
+    /// (`spec/pipeline.md` §6.7).
+    pub fn progress(mut self, hook: pipeline::ProgressHook) -> Self {
+        self.pipeline.progress = hook;
+        self
+    }
 }
 
 /// One object after the pipeline: its final descriptor and payload.

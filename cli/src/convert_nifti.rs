@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::output::write_file;
+use crate::output::{write_file, Sink};
 use crate::spool::{nifti_suffix, Inputs};
 use tgm_convert::medical::nifti::{
-    gzip, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
+    gzip, nifti_header_for, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
 };
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
@@ -102,15 +102,28 @@ pub fn to_nifti(mut a: ToArgs) -> CliResult {
     } else {
         Version::Auto
     };
-    let nii = object_to_nifti(&d, &data, &entry, version)
-        .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
     let gz = a
         .output
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".gz"));
-    let bytes = if gz { gzip(&nii)? } else { nii };
-    write_file(&a.output, &[&a.pick.input], &bytes, a.force)?;
-    note!("wrote {} ({} bytes)", a.output.display(), bytes.len());
+    let len = if gz {
+        let nii = object_to_nifti(&d, &data, &entry, version)
+            .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
+        let bytes = gzip(&nii)?;
+        write_file(&a.output, &[&a.pick.input], &bytes, a.force)?;
+        bytes.len()
+    } else {
+        // The header, then the decoded voxels as they are: no copy of the
+        // volume is made (README, Memory).
+        let header = nifti_header_for(&d, data.len(), &entry, version)
+            .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
+        let mut sink = Sink::open(&a.output, &[&a.pick.input], a.force)?;
+        sink.write_all(&header)?;
+        sink.write_all(&data)?;
+        sink.finish()?;
+        header.len() + data.len()
+    };
+    note!("wrote {} ({len} bytes)", a.output.display());
     Ok(())
 }

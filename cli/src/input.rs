@@ -91,9 +91,10 @@ fn decode_all<'a>(m: &Message<'a>, opts: &DecodeOptions) -> tgm::Result<Vec<Obje
     (0..m.num_objects())
         .map(|o| {
             let obj = m.object(o)?;
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
             Ok(ObjectBytes {
                 descriptor: obj.descriptor().clone(),
-                data: obj.decode(&unverified)?,
+                data: obj.decode(&unverified.clone().progress(paging))?,
             })
         })
         .collect()
@@ -478,7 +479,9 @@ impl Archive {
             tgm::Verify::Off
         });
         self.each_object(i, &opts, want, |obj, unverified| {
-            Ok(f(obj.index(), obj.descriptor(), &obj.decode(unverified)?))
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+            let data = obj.decode(&unverified.clone().progress(paging))?;
+            Ok(f(obj.index(), obj.descriptor(), &data))
         })
     }
 

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use tgm::{ByteOrder, Dtype, ObjectDescriptor};
 
@@ -11,7 +12,7 @@ use crate::error::{CliError, CliResult, WithPath};
 
 /// A `.npy` file opened for import.
 pub struct NpyInput {
-    map: Option<memmap2::Mmap>,
+    map: Option<Arc<memmap2::Mmap>>,
     owned: Option<Vec<u8>>,
     data_start: usize,
     /// Element type.
@@ -58,7 +59,7 @@ impl NpyInput {
             });
         }
         Ok(NpyInput {
-            map: Some(map),
+            map: Some(Arc::new(map)),
             owned: None,
             data_start: h.data_offset,
             dtype: h.dtype,
@@ -77,8 +78,49 @@ impl NpyInput {
         }
     }
 
+    /// What lets an encode give back the mapped pages it has read, when
+    /// the array is mapped.
+    pub fn releaser(&self) -> Option<Consumed> {
+        self.map.as_ref().map(|m| Consumed {
+            map: Arc::clone(m),
+            start: self.data_start,
+        })
+    }
+
     /// A plain descriptor for the array.
     pub fn descriptor(&self) -> ObjectDescriptor {
         ObjectDescriptor::new(self.dtype, self.shape.clone()).with_byte_order(self.order)
+    }
+}
+
+/// The mapped element bytes of an array being encoded, whose pages the
+/// encoder has finished reading can be dropped from the process's memory
+/// (`spec/pipeline.md` §6.7): the page cache keeps them, and a later read
+/// maps them in again, so only resident memory changes.
+#[derive(Clone)]
+pub struct Consumed {
+    map: Arc<memmap2::Mmap>,
+    start: usize,
+}
+
+impl Consumed {
+    /// Drops the pages of the first `read` element bytes from resident
+    /// memory. Best effort: a refusal by the kernel changes nothing else.
+    pub fn release(&self, read: u64) {
+        if read == 0 {
+            return;
+        }
+        let end = self
+            .start
+            .saturating_add(usize::try_from(read).unwrap_or(usize::MAX))
+            .min(self.map.len());
+        // SAFETY: the mapping is private, read-only and never written, so
+        // dropping its pages loses nothing: the next access reads the file
+        // again (madvise(2), MADV_DONTNEED on a file mapping).
+        #[allow(unsafe_code)]
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end)
+        };
     }
 }

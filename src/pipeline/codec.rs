@@ -122,6 +122,22 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
     /// (see [`Stage::derived_params`]).
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>>;
 
+    /// [`Stage::encode`], telling `report(done, read)` how many of its
+    /// input bytes it has encoded and will not read again
+    /// (`spec/pipeline.md` §6.7). Stages that work in chunks override it;
+    /// the default reports once, at the end.
+    fn encode_reporting<'a>(
+        &mut self,
+        input: Cow<'a, [u8]>,
+        cx: &StageContext,
+        report: &dyn Fn(u64, u64),
+    ) -> Result<Cow<'a, [u8]>> {
+        let len = input.len() as u64;
+        let out = self.encode(input, cx)?;
+        report(len, len);
+        Ok(out)
+    }
+
     /// Parameters computed by the last [`Stage::encode`], to be written
     /// into the descriptor.
     fn derived_params(&self) -> Vec<(&'static str, Value)> {
@@ -131,6 +147,21 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
     /// Undoes the stage: `out` has exactly the decoded size the descriptor
     /// implies, and anything else the stream would produce is an error.
     fn decode_into(&self, input: &[u8], cx: &StageContext, out: &mut [u8]) -> Result<()>;
+
+    /// [`Stage::decode_into`], telling `report(done, read)` how many bytes
+    /// of `out` it has written and how many of its input it will not read
+    /// again, between chunks (`spec/pipeline.md` §6.7). Stages that decode
+    /// in chunks override it; the default only decodes.
+    fn decode_into_reporting(
+        &self,
+        input: &[u8],
+        cx: &StageContext,
+        out: &mut [u8],
+        report: &dyn Fn(u64, u64),
+    ) -> Result<()> {
+        let _ = report;
+        self.decode_into(input, cx, out)
+    }
 
     /// [`Stage::decode_into`] into a new buffer of `len` bytes. Codecs that
     /// can fill uninitialised capacity override it to skip the zero fill.

@@ -22,6 +22,7 @@ pub(crate) mod lz4_codec;
 pub(crate) mod masks;
 pub(crate) mod none_codec;
 pub(crate) mod plan;
+mod progress;
 mod quantise;
 pub(crate) mod range_plan;
 pub(crate) mod registry;
@@ -52,6 +53,7 @@ pub use codec::{PieceRun, RangeCheck, RangeInput, StageContext, StageKind, Stage
 pub use masks::{MaskMethod, MaskOptions};
 use plan::EncodeStages;
 pub(crate) use plan::{stages, Stages};
+pub use progress::{copy_paging_out, page_out, ProgressHook, Step};
 pub use shuffle::Shuffle;
 pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
 #[cfg(feature = "sz3")]
@@ -78,6 +80,8 @@ pub struct PipelineOptions {
     pub szip_profile: crate::szip::SzipProfile,
     /// Whether zstd frames record their content size (default: recorded).
     pub zstd_frame_size: ZstdFrameSize,
+    /// Told how far each object's encode got (`spec/pipeline.md` §6.7).
+    pub progress: ProgressHook,
 }
 
 /// Options of the decode side of the pipeline.
@@ -90,6 +94,8 @@ pub struct PipelineDecodeOptions {
     pub restore_non_finite: bool,
     /// Thread budget for large objects (0 = sequential).
     pub threads: usize,
+    /// Told how far each object's decode got (`spec/pipeline.md` §6.7).
+    pub progress: ProgressHook,
 }
 
 impl Default for PipelineDecodeOptions {
@@ -98,6 +104,7 @@ impl Default for PipelineDecodeOptions {
             native_byte_order: true,
             restore_non_finite: true,
             threads: 0,
+            progress: ProgressHook::default(),
         }
     }
 }
@@ -261,6 +268,9 @@ pub(crate) fn encode_planned<'a>(
         let len = usize::try_from(len)
             .map_err(|_| Error::invalid_input(format!("a {len}-byte payload is too large")))?;
         let plan = InPlace { len, cx: cx[0] };
+        // Written later from the input, in one pass of the one stage:
+        // reported as done, nothing read yet.
+        opts.progress.finished(expected, 0);
         let encoded = stages.encoded_spec(desc.pipeline())?;
         desc.replace_pipeline(encoded);
         desc.masks = None;
@@ -270,21 +280,33 @@ pub(crate) fn encode_planned<'a>(
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
     }
-    match encode_fused(&mut stages, &payload, &cx)? {
-        Some(fused) => payload = Cow::Owned(fused),
-        None => {
-            let EncodeStages {
-                encoding,
-                filter,
-                compression,
-            } = &mut stages;
-            let in_order: [&mut dyn Stage; 3] =
-                [&mut **encoding, &mut **filter, &mut **compression];
-            for (stage, cx) in in_order.into_iter().zip(&cx) {
-                if !stage.is_identity() {
-                    payload = stage.encode(payload, cx)?;
-                }
+    if let Some(fused) = encode_fused(&mut stages, &payload, &cx)? {
+        payload = Cow::Owned(fused);
+        opts.progress.finished(expected, expected);
+    } else {
+        let EncodeStages {
+            encoding,
+            filter,
+            compression,
+        } = &mut stages;
+        let in_order: [&mut dyn Stage; 3] = [&mut **encoding, &mut **filter, &mut **compression];
+        let first = in_order.iter().position(|s| !s.is_identity());
+        let last = in_order.iter().rposition(|s| !s.is_identity());
+        for (i, (stage, cx)) in in_order.into_iter().zip(&cx).enumerate() {
+            if stage.is_identity() {
+                continue;
             }
+            payload = if Some(i) == last {
+                let of = payload.len() as u64;
+                let report = opts.progress.scaled(expected, of, first == last, expected);
+                stage.encode_reporting(payload, cx, &report)?
+            } else {
+                stage.encode(payload, cx)?
+            };
+        }
+        if last.is_none() {
+            // The payload borrows the input.
+            opts.progress.finished(expected, 0);
         }
     }
     let encoded = stages.encoded_spec(desc.pipeline())?;
@@ -393,8 +415,13 @@ fn decode_inner<'a>(
             decode_in_pieces(stages, &fresh, payload, &mut out)?;
             Cow::Owned(out)
         }
-        false => decode_stages(stages, &cx, payload, limits)?,
+        false => decode_stages(stages, &cx, payload, limits, &opts.progress)?,
     };
+    let read = match data {
+        Cow::Borrowed(_) => 0,
+        Cow::Owned(_) => payload.len() as u64,
+    };
+    opts.progress.finished(expected, read);
     if stages.encoding.is_identity() {
         data = to_output_order(data, desc.dtype, desc.byte_order, opts)?;
     }
@@ -414,7 +441,20 @@ fn decode_stages<'a>(
     cx: &[StageContext; 3],
     payload: &'a [u8],
     limits: &Limits,
+    progress: &ProgressHook,
 ) -> Result<Cow<'a, [u8]>> {
+    let whole = cx[0].decoded_len;
+    let single =
+        single_stage(stages, cx).filter(|(_, c)| progress.is_set() && c.decoded_len == whole);
+    if let Some((stage, cx)) = single {
+        let len = usize::try_from(cx.decoded_len).map_err(|_| {
+            Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
+        })?;
+        let mut out = buffer::zeroed(len)?;
+        let report = progress.scaled(cx.decoded_len, cx.decoded_len, true, payload.len() as u64);
+        stage.decode_into_reporting(payload, &cx, &mut out, &report)?;
+        return Ok(Cow::Owned(out));
+    }
     let mut data: Cow<'a, [u8]> = Cow::Borrowed(payload);
     for (stage, cx) in stages.all().into_iter().zip(cx).rev() {
         let len = usize::try_from(cx.decoded_len).map_err(|_| {
@@ -432,6 +472,22 @@ fn decode_stages<'a>(
         data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
     }
     Ok(data)
+}
+
+/// The one working stage of a pipeline and its context, when it has
+/// exactly one: it reads the payload and writes the object, so it can
+/// report a decode's progress (`spec/pipeline.md` §6.7).
+fn single_stage<'s>(
+    stages: Stages<'s>,
+    cx: &[StageContext; 3],
+) -> Option<(&'s dyn Stage, StageContext)> {
+    let mut working = stages
+        .all()
+        .into_iter()
+        .zip(cx)
+        .filter(|(s, _)| !s.is_identity());
+    let one = working.next()?;
+    working.next().is_none().then_some((one.0, *one.1))
 }
 
 /// Bytes of the stream between two fused stages held at once (§6.6):
@@ -580,6 +636,7 @@ fn decode_into_inner(
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     if piecewise(stages, &cx, payload.len(), out.len()) {
         decode_in_pieces(stages, &cx, payload, out)?;
+        opts.progress.finished(expected, payload.len() as u64);
         return finish_into(pipeline, desc, region, opts, out_order, out);
     }
     // Stages run from compression down to encoding; the lowest one that is
@@ -608,7 +665,14 @@ fn decode_into_inner(
                     out.len()
                 )));
             }
-            stage.decode_into(&data, cx, out)?;
+            if opts.progress.is_set() && matches!(data, Cow::Borrowed(_)) {
+                // The one working stage reads the payload (§6.7).
+                let (total, read) = (out.len() as u64, payload.len() as u64);
+                let report = opts.progress.scaled(total, total, true, read);
+                stage.decode_into_reporting(&data, cx, out, &report)?;
+            } else {
+                stage.decode_into(&data, cx, out)?;
+            }
             break;
         }
         data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
@@ -618,6 +682,7 @@ fn decode_into_inner(
         // above), copied with streaming stores when large (§6.5).
         crate::stream_store::StreamingStores::for_output(out.len(), false).copy(out, &data);
     }
+    opts.progress.finished(expected, payload.len() as u64);
     finish_into(pipeline, desc, region, opts, out_order, out)
 }
 

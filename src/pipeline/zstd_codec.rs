@@ -59,16 +59,43 @@ impl Stage for Zstd {
     /// workers compress (`spec/pipeline.md` §4.1): a valid frame that decodes
     /// to the same bytes, though not the sequential coder's bytes.
     fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
-        Ok(Cow::Owned(imp::zstd_compress_with(
+        self.encode_reporting(input, cx, &|_, _| {})
+    }
+
+    /// Feeds the input in [`imp::REPORT_CHUNK`] pieces, reporting after
+    /// each; the frame is the one a single write gives (`spec/pipeline.md`
+    /// §6.7).
+    fn encode_reporting<'a>(
+        &mut self,
+        input: Cow<'a, [u8]>,
+        cx: &StageContext,
+        report: &dyn Fn(u64, u64),
+    ) -> Result<Cow<'a, [u8]>> {
+        Ok(Cow::Owned(imp::zstd_compress_reporting(
             &input,
             self.level,
             cx.threads,
             cx.zstd_frame_size,
+            report,
         )?))
     }
 
     fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
         imp::zstd_decompress_into(input, out)
+    }
+
+    /// Streams the frame through a decoder [`imp::REPORT_CHUNK`] input
+    /// bytes at a time; a frame the stream decoder refuses (a window above
+    /// its limit, damage) is decoded at once, so values and errors are the
+    /// one-shot decoder's.
+    fn decode_into_reporting(
+        &self,
+        input: &[u8],
+        _: &StageContext,
+        out: &mut [u8],
+        report: &dyn Fn(u64, u64),
+    ) -> Result<()> {
+        imp::zstd_decompress_reporting(input, out, report)
     }
 
     fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
@@ -105,6 +132,23 @@ mod imp {
         threads: usize,
         size: ZstdFrameSize,
     ) -> Result<Vec<u8>> {
+        zstd_compress_reporting(data, level, threads, size, &|_, _| {})
+    }
+
+    /// Bytes fed to the encoder between two progress reports.
+    pub const REPORT_CHUNK: usize = 4 << 20;
+
+    /// [`zstd_compress_with`], feeding `data` to the stream encoder
+    /// [`REPORT_CHUNK`] bytes at a time and calling `report(done, read)`
+    /// after each: the encoder reads its input once, in order, and the
+    /// frame does not depend on how the input was cut.
+    pub fn zstd_compress_reporting(
+        data: &[u8],
+        level: i32,
+        threads: usize,
+        size: ZstdFrameSize,
+        report: &dyn Fn(u64, u64),
+    ) -> Result<Vec<u8>> {
         use std::io::Write;
         let fail = |e: std::io::Error| Error::codec(format!("zstd compression failed: {e}"));
         let mut out = crate::buffer::with_capacity(zstd::zstd_safe::compress_bound(data.len()))?;
@@ -120,8 +164,17 @@ mod imp {
         }
         #[cfg(not(feature = "zstdmt"))]
         let _ = threads;
-        enc.write_all(data).map_err(fail)?;
+        let total = data.len() as u64;
+        let mut done = 0u64;
+        for chunk in data.chunks(REPORT_CHUNK) {
+            enc.write_all(chunk).map_err(fail)?;
+            done += chunk.len() as u64;
+            if done < total {
+                report(done, done);
+            }
+        }
         enc.finish().map_err(fail)?;
+        report(total, total);
         Ok(out)
     }
 
@@ -146,6 +199,55 @@ mod imp {
         let expected = out.len();
         let res = DCTX.with(|d| d.borrow_mut().decompress(out, src));
         check(res, expected)
+    }
+
+    /// The largest window the stream decoder accepts (libzstd's default
+    /// limit, 128 MiB); a frame asking more is decoded at once.
+    const WINDOW_LOG_MAX: u32 = 27;
+
+    /// [`zstd_decompress_into`] through the stream decoder, fed
+    /// [`REPORT_CHUNK`] bytes at a time, calling `report(written, read)`
+    /// after each but the last; on any failure of the stream decoder, the one-shot
+    /// decoder's result.
+    pub fn zstd_decompress_reporting(
+        src: &[u8],
+        out: &mut [u8],
+        report: &dyn Fn(u64, u64),
+    ) -> Result<()> {
+        if streamed(src, out, report).is_some() {
+            return Ok(());
+        }
+        zstd_decompress_into(src, out)
+    }
+
+    /// The stream decode of [`zstd_decompress_reporting`]; `None` when it
+    /// did not give exactly `out.len()` bytes from whole frames.
+    fn streamed(src: &[u8], out: &mut [u8], report: &dyn Fn(u64, u64)) -> Option<()> {
+        use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
+        let expected = out.len();
+        let mut d = DCtx::create();
+        d.set_parameter(DParameter::WindowLogMax(WINDOW_LOG_MAX))
+            .ok()?;
+        let mut ob = OutBuffer::around(out);
+        let mut hint = 0;
+        let mut read = 0u64;
+        for chunk in src.chunks(REPORT_CHUNK) {
+            let mut ib = InBuffer::around(chunk);
+            while ib.pos() < chunk.len() {
+                let before = (ib.pos(), ob.pos());
+                hint = d.decompress_stream(&mut ob, &mut ib).ok()?;
+                if (ib.pos(), ob.pos()) == before {
+                    // Output full with input left: more than expected.
+                    return None;
+                }
+            }
+            read += chunk.len() as u64;
+            if read < src.len() as u64 {
+                // The pipeline reports the end.
+                report(ob.pos() as u64, read);
+            }
+        }
+        (hint == 0 && ob.pos() == expected).then_some(())
     }
 
     fn check(

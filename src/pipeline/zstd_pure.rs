@@ -24,6 +24,25 @@ pub fn zstd_compress_with(
     ))
 }
 
+/// Bytes between two progress reports (nothing is encoded here).
+pub const REPORT_CHUNK: usize = 4 << 20;
+
+/// Refused, as [`zstd_compress_with`].
+pub fn zstd_compress_reporting(
+    data: &[u8],
+    level: i32,
+    threads: usize,
+    size: super::zstd_codec::ZstdFrameSize,
+    _: &dyn Fn(u64, u64),
+) -> Result<Vec<u8>> {
+    zstd_compress_with(data, level, threads, size)
+}
+
+/// [`zstd_decompress_into`]; the pipeline reports the end.
+pub fn zstd_decompress_reporting(src: &[u8], out: &mut [u8], _: &dyn Fn(u64, u64)) -> Result<()> {
+    zstd_decompress_into(src, out)
+}
+
 /// Decompresses one or more zstd frames into exactly `expected` bytes.
 pub fn zstd_decompress(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()> {
     *out = crate::buffer::zeroed(expected)?;

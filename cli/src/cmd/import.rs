@@ -15,7 +15,7 @@ use crate::meta_args::{apply, parse_assignment};
 use crate::npy_input::NpyInput;
 use crate::output::{check_output, is_dash, AtomicFile};
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
-use crate::progress::bytes_bar;
+use crate::progress::{bytes_bar, EncodeProgress};
 use crate::sidecar::{self, Sidecar};
 use crate::spool::{no_suffix, Inputs};
 
@@ -199,12 +199,17 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
             bar.set_position(0);
             bar.set_message("encoding");
         }
+        // The bar advances per chunk of each object, and the mapped pages
+        // the encoder has read are released, so memory holds one copy of
+        // an object, not the array and its encoding (`spec/pipeline.md` §6.7).
+        let progress = EncodeProgress::new(bar.clone());
+        let opts = opts.clone().progress(progress.hook());
         let write_all =
             |put: &mut dyn FnMut(&ObjectDescriptor, &[u8]) -> tgm::Result<()>| -> CliResult {
                 for ((d, arr), path) in descs.iter().zip(&arrays).zip(&plan.files) {
                     let data = arr.data();
+                    progress.start(bar.position(), arr.releaser());
                     put(d, &data).at(path)?;
-                    bar.inc(data.len() as u64);
                 }
                 Ok(())
             };
@@ -223,9 +228,15 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
                 let pairs: Vec<_> = arrays.iter().map(|x| x.data()).collect();
                 let objs: Vec<_> = descs.iter().zip(&pairs).map(|(d, x)| (d, &x[..])).collect();
                 let mut out = std::io::stdout().lock();
+                // Every object is encoded before any is written: the bar
+                // follows each in turn; the mapped pages of a lone array
+                // are released as it is read.
+                if let [one] = &arrays[..] {
+                    progress.start(0, one.releaser());
+                }
                 tgm::encode_to(&meta, &objs, &opts, &mut out)?;
                 out.flush()?;
-                bar.inc(total);
+                bar.set_position(total);
             }
         }
         bar.finish_and_clear();

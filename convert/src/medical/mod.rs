@@ -113,7 +113,15 @@ impl ObjectPick {
             }
             let entry = m.metadata()?.base.get(object).cloned().unwrap_or_default();
             let obj = m.object(object)?;
-            let data = obj.decode(&opts)?.into_owned();
+            // The read part of a mapped payload is paged out as it is
+            // decoded or copied, so the file and the volume are not both
+            // resident whole (`spec/pipeline.md` §6.7).
+            let region = obj.payload_region();
+            let paging = tgm::pipeline::ProgressHook::paging_out(region);
+            let data = match obj.decode(&opts.clone().progress(paging))? {
+                std::borrow::Cow::Borrowed(b) => tgm::pipeline::copy_paging_out(b)?,
+                std::borrow::Cow::Owned(v) => v,
+            };
             Ok((obj.descriptor().clone(), data, entry))
         })
         .map_err(|e| format!("{}: {e}", input.display()).into())

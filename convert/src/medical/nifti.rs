@@ -541,6 +541,21 @@ pub fn object_to_nifti(
     entry: &Map,
     version: Version,
 ) -> CliResult<Vec<u8>> {
+    let mut out = nifti_header_for(d, data.len(), entry, version)?;
+    out.reserve(data.len());
+    out.extend_from_slice(data);
+    Ok(out)
+}
+
+/// The bytes [`object_to_nifti`] writes before the voxels of an object
+/// whose decoded payload is `data_len` bytes: header and extensions, so a
+/// writer can follow them with the voxels without copying them.
+pub fn nifti_header_for(
+    d: &ObjectDescriptor,
+    data_len: usize,
+    entry: &Map,
+    version: Version,
+) -> CliResult<Vec<u8>> {
     if d.shape.is_empty() {
         return Err("a scalar object cannot be a NIfTI volume".into());
     }
@@ -549,10 +564,10 @@ pub fn object_to_nifti(
         .iter()
         .try_fold(d.dtype.width() as u64, |acc, &x| acc.checked_mul(x))
         .ok_or("voxel count overflows")?;
-    if data.len() as u64 != expected {
+    if data_len as u64 != expected {
         return Err(format!(
             "decoded payload has {} bytes, shape {:?} of {} needs {expected}",
-            data.len(),
+            data_len,
             d.shape,
             d.dtype.name()
         )
@@ -568,20 +583,17 @@ pub fn object_to_nifti(
     let recorded_v2 = meta.and_then(|m| m.get("version")).and_then(Value::as_u64) == Some(2);
     let too_big = dims.iter().any(|&x| x > MAX_DIM);
     let extensions = nifti_ext::from_meta(meta)?;
-    let mut out = if version == Version::Nifti2 || recorded_v2 || too_big {
+    if version == Version::Nifti2 || recorded_v2 || too_big {
         nifti2::write(
             &nifti2::from_meta(meta, d.dtype, &dims, d.byte_order)?,
             &extensions,
-        )?
+        )
     } else {
         write_header(
             &header_from_meta(meta, d.dtype, &dims, d.byte_order)?,
             &extensions,
-        )?
-    };
-    out.reserve(data.len());
-    out.extend_from_slice(data);
-    Ok(out)
+        )
+    }
 }
 
 /// `meta` with `scl_slope`/`scl_inter` from a DICOM series' rescale slope

@@ -1,0 +1,166 @@
+//! How far a long encode of one object got: a hook the pipeline calls per
+//! chunk of its last working stage, so a caller can show progress (or
+//! release input it no longer needs) during a single large object. The
+//! library knows no terminal. See `spec/pipeline.md` §6.6.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// One report: how far one object's encode or decode got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Bytes of the object done, of `total`: element bytes encoded, or
+    /// decoded.
+    pub done: u64,
+    /// The object's element bytes.
+    pub total: u64,
+    /// Leading bytes of the input the pipeline will not read again and
+    /// its result does not borrow: of the element bytes on encode, of the
+    /// stored payload on decode. A caller that mapped its input may
+    /// release those pages.
+    pub read: u64,
+}
+
+/// The callback.
+type Callback = dyn Fn(Step) + Send + Sync;
+
+/// An optional progress callback, told a [`Step`] as an object's pipeline
+/// advances: `done` and `read` only grow, and the last call of an object
+/// has `done == total`.
+///
+/// The default reports nothing. Objects encoded on several threads at once
+/// report in turn, each with its own `total`.
+#[derive(Clone, Default)]
+pub struct ProgressHook(Option<Arc<Callback>>);
+
+impl ProgressHook {
+    /// A hook calling `f(step)`.
+    pub fn new(f: impl Fn(Step) + Send + Sync + 'static) -> Self {
+        ProgressHook(Some(Arc::new(f)))
+    }
+
+    /// Whether a callback is set.
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Calls the callback, if any.
+    pub(crate) fn advance(&self, step: Step) {
+        if let Some(f) = &self.0 {
+            f(step);
+        }
+    }
+
+    /// The object is done, `read` bytes of its input read for good.
+    pub(crate) fn finished(&self, total: u64, read: u64) {
+        self.advance(Step {
+            done: total,
+            total,
+            read,
+        });
+    }
+
+    /// What a stage reports through, `(done, read)` in bytes of its own
+    /// input of `of` bytes: `done` scaled to the object's `total`; `read`
+    /// passed on when the stage reads the pipeline's input (`first`), else
+    /// the whole `input_len`, which an earlier stage has read.
+    pub(crate) fn scaled(
+        &self,
+        total: u64,
+        of: u64,
+        first: bool,
+        input_len: u64,
+    ) -> impl Fn(u64, u64) + '_ {
+        move |done: u64, read: u64| {
+            let done = if of == 0 {
+                total
+            } else {
+                (u128::from(done.min(of)) * u128::from(total) / u128::from(of)) as u64
+            };
+            let read = if first {
+                read.min(input_len)
+            } else {
+                input_len
+            };
+            self.advance(Step { done, total, read });
+        }
+    }
+}
+impl ProgressHook {
+    /// A hook that pages out the part of `region` (the stored payload being
+    /// decoded, or the element bytes being encoded) the pipeline has read
+    /// for good, as it advances ([`page_out`]).
+    pub fn paging_out(region: &[u8]) -> Self {
+        let (addr, len) = (region.as_ptr() as usize, region.len());
+        ProgressHook::new(move |s: Step| {
+            let n = len.min(usize::try_from(s.read).unwrap_or(usize::MAX));
+            page_out_raw(addr, n);
+        })
+    }
+}
+
+/// Copies `src` into a new vector, paging out each 8 MiB of it once copied
+/// ([`page_out`]): a mapped input and its copy are not both resident whole.
+pub fn copy_paging_out(src: &[u8]) -> crate::Result<Vec<u8>> {
+    let mut out = crate::buffer::with_capacity(src.len())?;
+    for chunk in src.chunks(8 << 20) {
+        out.extend_from_slice(chunk);
+        page_out(chunk);
+    }
+    Ok(out)
+}
+
+/// Asks the kernel to reclaim the whole pages inside `bytes` (Linux
+/// `MADV_PAGEOUT`; elsewhere nothing). It changes no byte: a page read
+/// again comes back from its file, or from swap, so it is safe on any
+/// memory. Meant for a mapped input that was read and will not be read
+/// again soon, so it stops counting in the process's resident memory.
+pub fn page_out(bytes: &[u8]) {
+    page_out_raw(bytes.as_ptr() as usize, bytes.len());
+}
+
+#[cfg(target_os = "linux")]
+fn page_out_raw(addr: usize, len: usize) {
+    // SAFETY: sysconf has no preconditions.
+    #[allow(unsafe_code)]
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let page = page.max(1);
+    let start = addr.div_ceil(page) * page;
+    let end = addr.saturating_add(len) / page * page;
+    if end > start {
+        // SAFETY: the range lies within memory the caller borrows (for a
+        // hook, only while the coding that borrows it runs), and
+        // MADV_PAGEOUT changes no byte of it (madvise(2)); a refusal is
+        // ignored.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn page_out_raw(_: usize, _: usize) {}
+
+impl fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.is_set() {
+            "ProgressHook(set)"
+        } else {
+            "ProgressHook(none)"
+        })
+    }
+}
+
+/// Two hooks are equal when both are unset or both call the same closure.
+impl PartialEq for ProgressHook {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ProgressHook {}

@@ -1,0 +1,141 @@
+//! The progress hook (`spec/pipeline.md` §6.7): called per chunk during
+//! one large object's encode or decode, with growing counts ending at the
+//! object's size, and without changing a byte of the message or a value.
+
+use std::sync::{Arc, Mutex};
+
+use tgm::pipeline::{ProgressHook, Step};
+use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, PipelineBuilder};
+
+/// 64 MiB of float64 that zstd still has to work on.
+fn field() -> Vec<u8> {
+    (0..(8u64 << 20))
+        .flat_map(|i| ((i as f64 * 1e-4).sin() * 40.0 + 273.15).to_le_bytes())
+        .collect()
+}
+
+/// A hook recording every step.
+fn recorder() -> (ProgressHook, Arc<Mutex<Vec<Step>>>) {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&calls);
+    (
+        ProgressHook::new(move |s| seen.lock().unwrap().push(s)),
+        calls,
+    )
+}
+
+/// Checks steps of an object of `total` bytes: `done` and `read` grow,
+/// the last reports the whole object, and there are at least `min`.
+fn check_steps(calls: &[Step], total: u64, min: usize) {
+    assert!(calls.len() >= min, "{} steps: {calls:?}", calls.len());
+    assert!(calls.iter().all(|s| s.total == total), "{calls:?}");
+    assert!(
+        calls
+            .windows(2)
+            .all(|w| w[0].done < w[1].done && w[0].read <= w[1].read),
+        "counts grow: {calls:?}"
+    );
+    assert_eq!(calls.last().map(|s| s.done), Some(total));
+}
+
+fn opts() -> EncodeOptions {
+    EncodeOptions::new().provenance(tgm::Provenance::fixed("2024-01-01T00:00:00Z", "u"))
+}
+
+/// Encodes `data` through `pipeline` with a recording hook; returns the
+/// message, the message without the hook and the calls.
+fn encode_recorded(data: &[u8], pipeline: &PipelineBuilder) -> (Vec<u8>, Vec<u8>, Vec<Step>) {
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![(data.len() / 8) as u64])
+        .with_byte_order(ByteOrder::Little)
+        .with_pipeline(pipeline);
+    let (hook, calls) = recorder();
+    let meta = GlobalMetadata::default();
+    let with = tgm::encode(&meta, &[(&d, data)], &opts().progress(hook)).unwrap();
+    let without = tgm::encode(&meta, &[(&d, data)], &opts()).unwrap();
+    let calls = calls.lock().unwrap().clone();
+    (with, without, calls)
+}
+
+#[test]
+fn a_64_mib_zstd_encode_reports_every_chunk_up_to_the_total() {
+    let data = field();
+    let total = data.len() as u64;
+    let (with, without, calls) = encode_recorded(&data, &PipelineBuilder::new().zstd());
+    assert_eq!(with, without, "the hook changes no byte");
+    // One step per 4 MiB chunk, the input read as it is compressed.
+    check_steps(&calls, total, 16);
+    assert!(calls[0].done < total / 8, "the first report comes early");
+    assert!(calls.iter().all(|s| s.read == s.done), "{calls:?}");
+}
+
+#[test]
+fn a_packed_then_compressed_encode_reports_scaled_to_the_element_bytes() {
+    let data = field();
+    let total = data.len() as u64;
+    let p = PipelineBuilder::new().simple_packing(16).zstd();
+    let (with, without, calls) = encode_recorded(&data, &p);
+    assert_eq!(with, without);
+    // zstd sees a quarter of the bytes: one step per 4 MiB of packed
+    // stream, each after the packing read the whole input.
+    check_steps(&calls, total, 4);
+    assert!(calls.iter().all(|s| s.read == total), "{calls:?}");
+}
+
+#[test]
+fn a_pipeline_with_no_working_stage_reports_once() {
+    let data = field()[..1 << 20].to_vec();
+    let (with, without, calls) = encode_recorded(&data, &PipelineBuilder::new());
+    assert_eq!(with, without);
+    // The payload is the input itself: reported done, nothing read for good.
+    let whole = Step {
+        done: 1 << 20,
+        total: 1 << 20,
+        read: 0,
+    };
+    assert_eq!(calls, vec![whole]);
+}
+
+#[test]
+fn a_64_mib_zstd_decode_reports_every_chunk_of_the_payload_read() {
+    let data = field();
+    let total = data.len() as u64;
+    let (msg, _, _) = encode_recorded(&data, &PipelineBuilder::new().zstd());
+    let m = tgm::decode::Message::parse(&msg).unwrap();
+    let obj = m.object(0).unwrap();
+    let stored = obj.payload_region().len() as u64;
+    for into in [false, true] {
+        let (hook, calls) = recorder();
+        let opts = tgm::DecodeOptions::default().progress(hook);
+        let values = if into {
+            let mut out = vec![0u8; data.len()];
+            obj.decode_into(&opts, &mut out).unwrap();
+            out
+        } else {
+            obj.decode(&opts).unwrap().into_owned()
+        };
+        assert!(values == data, "the values are those of a plain decode");
+        let calls = calls.lock().unwrap().clone();
+        let chunks = stored.div_ceil(4 << 20) as usize;
+        check_steps(&calls, total, chunks);
+        assert_eq!(calls.last().map(|s| s.read), Some(stored));
+        assert!(calls[0].read <= 4 << 20, "{calls:?}");
+    }
+}
+
+#[test]
+fn a_damaged_zstd_payload_fails_as_without_the_hook() {
+    let data = field()[..4 << 20].to_vec();
+    let (msg, _, _) = encode_recorded(&data, &PipelineBuilder::new().zstd());
+    let m = tgm::decode::Message::parse(&msg).unwrap();
+    let obj = m.object(0).unwrap();
+    let mut cut = obj.payload_region().to_vec();
+    cut.truncate(cut.len() / 2);
+    let d = obj.descriptor();
+    let limits = tgm::Limits::default();
+    let plain = tgm::pipeline::decode(d, &cut, 0, &Default::default(), &limits).unwrap_err();
+    let (hook, _) = recorder();
+    let mut popts = tgm::pipeline::PipelineDecodeOptions::default();
+    popts.progress = hook;
+    let hooked = tgm::pipeline::decode(d, &cut, 0, &popts, &limits).unwrap_err();
+    assert_eq!(hooked.to_string(), plain.to_string());
+}
