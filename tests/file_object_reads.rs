@@ -212,3 +212,46 @@ fn decode_object_buffer_reads_stored_objects_once() {
     let e = f.decode_object_buffer(0, 3, &opts).unwrap_err();
     assert_eq!(e.message_index(), Some(0));
 }
+
+/// A path (mapped or read) and the same bytes in memory answer every
+/// reading method alike: one file type, one implementation of each.
+#[test]
+fn every_reading_method_works_on_a_path_and_on_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.tgm");
+    let all = [
+        message(3, ByteOrder::native()),
+        message(5, ByteOrder::native()),
+    ]
+    .concat();
+    std::fs::write(&path, &all).unwrap();
+    let opts = DecodeOptions::default();
+    let mem = TgmFile::from_source(bytes::Bytes::from(all.clone()), &Limits::default()).unwrap();
+    for backend in [Backend::Mmap, Backend::Pread] {
+        let f = TgmFile::open_with(&path, backend, &Limits::default()).unwrap();
+        assert_eq!(f.path(), path);
+        assert_eq!(f.spans(), mem.spans());
+        assert_eq!(
+            f.metadata(1, &opts).unwrap(),
+            mem.metadata(1, &opts).unwrap()
+        );
+        assert_eq!(f.num_objects(1).unwrap(), 5);
+        assert_eq!(f.descriptors(1).unwrap(), mem.descriptors(1).unwrap());
+        assert_eq!(f.descriptor(1, 4).unwrap(), mem.descriptor(1, 4).unwrap());
+        assert_eq!(f.stored_sizes(1).unwrap(), mem.stored_sizes(1).unwrap());
+        let r = f.decode_range(1, 2, &[(3, 2)], &opts).unwrap();
+        assert_eq!(r, vec![expect(2)[12..20].to_vec()], "{backend:?}");
+        let b = f.decode_object_buffer(1, 2, &opts).unwrap();
+        assert_eq!(&b.data[b.range.clone()], &expect(2)[..]);
+        assert!(f.is_indexed(1));
+        assert_eq!(f.layout().unwrap(), mem.layout().unwrap());
+        assert_eq!(f.select("step", "4").unwrap(), vec![(1, 4)]);
+        assert_eq!(f.object_data(0, 1, &opts).unwrap().as_ref(), &expect(1)[..]);
+        assert_eq!(f.message_bytes(1).unwrap(), &all[f.spans()[1].range()]);
+        assert!(f.damage().is_empty() && f.check_intact().is_ok());
+        // A view of the mapping where the source is in memory, else none.
+        let view = f.object_slice::<f32>(0, 2, &opts).unwrap();
+        assert_eq!(view.is_some(), backend == Backend::Mmap, "{backend:?}");
+        assert!(mem.object_slice::<f32>(0, 2, &opts).unwrap().is_some());
+    }
+}
