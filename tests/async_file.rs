@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex};
 use async_summary::*;
 use bytes::Bytes;
 use corpus::*;
-use tgm::file::{AsyncByteSource, AsyncTgmFile, ByteSource, SourceFile, SourceHints};
+use tgm::file::{AsyncByteSource, AsyncTgmFile, ByteSource, SourceHints, TgmFile};
 use tgm::{DecodeOptions, Limits};
 
 #[test]
 fn every_method_answers_as_the_blocking_reader_on_every_corpus_file() {
     let lim = Limits::default();
     for (name, bytes) in corpus() {
-        let sync = SourceFile::open(Bytes::from(bytes.clone()), &lim).unwrap();
+        let sync = TgmFile::from_source(Bytes::from(bytes.clone()), &lim).unwrap();
         let (a, b) = block_on(async {
             let f = AsyncTgmFile::open(Bytes::from(bytes.clone()), &lim)
                 .await
@@ -140,7 +140,7 @@ fn every_operation_reads_the_ranges_the_blocking_reader_reads() {
                 Logged::new(&bytes, readahead),
                 Logged::new(&bytes, readahead),
             );
-            let sync = SourceFile::open(&s, &lim).unwrap();
+            let sync = TgmFile::from_source(&s, &lim).unwrap();
             let asy = block_on(AsyncTgmFile::open(Arc::new(a), &lim)).unwrap();
             let a = asy.source();
             let what = format!("{name} readahead {readahead}");
@@ -179,7 +179,7 @@ fn a_cut_last_message_is_the_same_damage() {
     let lim = Limits::default();
     let mut bytes = many_messages(3, 200);
     bytes.truncate(bytes.len() - 10);
-    let sync = SourceFile::open(Bytes::from(bytes.clone()), &lim).unwrap();
+    let sync = TgmFile::from_source(Bytes::from(bytes.clone()), &lim).unwrap();
     let asy = block_on(AsyncTgmFile::open(Bytes::from(bytes), &lim)).unwrap();
     assert_eq!(asy.num_messages(), 2);
     assert_eq!(asy.damage(), sync.damage());

@@ -1,15 +1,15 @@
 //! Reading object i of a message costs the same whatever the message's
-//! size: each reader keeps a message's index (and `SourceFile` its recent
+//! size: each reader keeps a message's index (and `TgmFile` its recent
 //! metadata) once read, so later object reads read that object's frame
-//! only (`spec/files.md` §7). Also: `SourceFile::refresh` follows appends,
-//! and `SourceFile::decode_object_buffer` hands out one owned buffer.
+//! only (`spec/files.md` §7). Also: `TgmFile::refresh` follows appends,
+//! and `TgmFile::decode_object_buffer` hands out one owned buffer.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use tgm::file::{Backend, CountingSource, FileSource, SourceFile};
+use tgm::file::{Backend, CountingSource, FileSource};
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
     TgmFile,
@@ -80,11 +80,11 @@ fn tgm_file_reads_each_message_index_once() {
     }
 }
 
-/// Bytes a `SourceFile` reads for object `o` of the one message of `path`
+/// Bytes a `TgmFile` reads for object `o` of the one message of `path`
 /// after a first object read located the message's index.
 fn bytes_for_object(path: &Path, o: usize) -> (u64, u64) {
     let src = CountingSource::new(FileSource::new(File::open(path).unwrap()));
-    let f = SourceFile::open(src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(src, &Limits::default()).unwrap();
     let opts = DecodeOptions::default();
     f.decode_object(0, 0, &opts).unwrap();
     f.source().reset();
@@ -120,7 +120,7 @@ fn source_file_keeps_recent_metadata_parsed() {
     )
     .unwrap();
     let src = CountingSource::new(FileSource::new(File::open(&path).unwrap()));
-    let f = SourceFile::open(src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(src, &Limits::default()).unwrap();
     let opts = DecodeOptions::default();
     let a = f.shared_metadata(0, &opts).unwrap();
     f.source().reset();
@@ -145,13 +145,18 @@ fn source_file_keeps_recent_metadata_parsed() {
 }
 
 #[test]
-fn source_file_refresh_follows_appends_and_shrinking() {
+fn refresh_follows_appends_and_shrinking() {
+    for backend in [Backend::Mmap, Backend::Pread] {
+        refresh_follows(backend);
+    }
+}
+
+fn refresh_follows(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.tgm");
     let m = message(2, ByteOrder::native());
     std::fs::write(&path, &m).unwrap();
-    let src = FileSource::new(File::open(&path).unwrap());
-    let mut f = SourceFile::open(src, &Limits::default()).unwrap();
+    let mut f = TgmFile::open_with(&path, backend, &Limits::default()).unwrap();
     let opts = DecodeOptions::default();
     assert_eq!(f.num_messages(), 1);
     f.decode_object(0, 1, &opts).unwrap();
@@ -159,7 +164,7 @@ fn source_file_refresh_follows_appends_and_shrinking() {
     std::io::Write::write_all(&mut w, &[m.clone(), m.clone()].concat()).unwrap();
     assert!(f.decode_object(2, 0, &opts).is_err(), "not located yet");
     f.refresh().unwrap();
-    assert_eq!(f.num_messages(), 3);
+    assert_eq!(f.num_messages(), 3, "{backend:?}");
     assert_eq!(f.spans()[2].offset, 2 * m.len() as u64);
     assert_eq!(f.decode_object(2, 1, &opts).unwrap().data, expect(1));
     // Half a message appended: a torn tail, then completed.
@@ -171,6 +176,7 @@ fn source_file_refresh_follows_appends_and_shrinking() {
     f.refresh().unwrap();
     assert_eq!(f.num_messages(), 4);
     assert!(f.torn_tail().is_none());
+    assert_eq!(f.decode_object(3, 0, &opts).unwrap().data, expect(0));
     // Shrunk: located again from the start.
     w.set_len(m.len() as u64).unwrap();
     f.refresh().unwrap();
@@ -192,7 +198,7 @@ fn decode_object_buffer_reads_stored_objects_once() {
     )
     .unwrap();
     let src = FileSource::new(File::open(&path).unwrap());
-    let f = SourceFile::open(src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(src, &Limits::default()).unwrap();
     let opts = DecodeOptions::default().native_byte_order(true);
     // Stored as is: the buffer is the frame, the elements a range of it.
     let b = f.decode_object_buffer(0, 2, &opts).unwrap();
@@ -205,4 +211,47 @@ fn decode_object_buffer_reads_stored_objects_once() {
     assert_eq!(s.descriptor.byte_order, other);
     let e = f.decode_object_buffer(0, 3, &opts).unwrap_err();
     assert_eq!(e.message_index(), Some(0));
+}
+
+/// A path (mapped or read) and the same bytes in memory answer every
+/// reading method alike: one file type, one implementation of each.
+#[test]
+fn every_reading_method_works_on_a_path_and_on_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.tgm");
+    let all = [
+        message(3, ByteOrder::native()),
+        message(5, ByteOrder::native()),
+    ]
+    .concat();
+    std::fs::write(&path, &all).unwrap();
+    let opts = DecodeOptions::default();
+    let mem = TgmFile::from_source(bytes::Bytes::from(all.clone()), &Limits::default()).unwrap();
+    for backend in [Backend::Mmap, Backend::Pread] {
+        let f = TgmFile::open_with(&path, backend, &Limits::default()).unwrap();
+        assert_eq!(f.path(), path);
+        assert_eq!(f.spans(), mem.spans());
+        assert_eq!(
+            f.metadata(1, &opts).unwrap(),
+            mem.metadata(1, &opts).unwrap()
+        );
+        assert_eq!(f.num_objects(1).unwrap(), 5);
+        assert_eq!(f.descriptors(1).unwrap(), mem.descriptors(1).unwrap());
+        assert_eq!(f.descriptor(1, 4).unwrap(), mem.descriptor(1, 4).unwrap());
+        assert_eq!(f.stored_sizes(1).unwrap(), mem.stored_sizes(1).unwrap());
+        let r = f.decode_range(1, 2, &[(3, 2)], &opts).unwrap();
+        assert_eq!(r, vec![expect(2)[12..20].to_vec()], "{backend:?}");
+        let b = f.decode_object_buffer(1, 2, &opts).unwrap();
+        assert_eq!(&b.data[b.range.clone()], &expect(2)[..]);
+        assert!(f.is_indexed(1));
+        assert_eq!(f.layout().unwrap(), mem.layout().unwrap());
+        assert_eq!(f.select("step", "4").unwrap(), vec![(1, 4)]);
+        assert_eq!(f.object_data(0, 1, &opts).unwrap().as_ref(), &expect(1)[..]);
+        assert_eq!(f.message_bytes(1).unwrap(), &all[f.spans()[1].range()]);
+        assert!(f.damage().is_empty() && f.check_intact().is_ok());
+        // A view of the mapping where the source is in memory, else none.
+        let view = f.object_slice::<f32>(0, 2, &opts).unwrap();
+        assert_eq!(view.is_some(), backend == Backend::Mmap, "{backend:?}");
+        assert!(mem.object_slice::<f32>(0, 2, &opts).unwrap().is_some());
+    }
 }

@@ -23,13 +23,13 @@ use std::thread::ThreadId;
 use async_summary::*;
 use bytes::Bytes;
 use corpus::*;
-use tgm::file::{AsyncByteSource, AsyncTgmFile, SourceFile, SourceHints};
+use tgm::file::{AsyncByteSource, AsyncTgmFile, SourceHints, TgmFile};
 use tgm::remote::{AsyncRemoteSource, RemoteOptions, RemoteSource, RemoteStats};
 use tgm::{DecodeOptions, Limits};
 
-fn blocking(url: &str, o: &RemoteOptions) -> SourceFile<RemoteSource> {
+fn blocking(url: &str, o: &RemoteOptions) -> TgmFile<RemoteSource> {
     let src = RemoteSource::open(url, o).unwrap();
-    SourceFile::open(src, &Limits::default()).unwrap()
+    TgmFile::from_source(src, &Limits::default()).unwrap()
 }
 
 async fn asynchronous(url: &str, o: &RemoteOptions) -> AsyncTgmFile<AsyncRemoteSource> {

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use bytes::Bytes;
-use tgm::file::{ByteSource, SourceFile};
+use tgm::file::{ByteSource, TgmFile};
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
     PipelineBuilder, Verify,
@@ -173,7 +173,7 @@ pub fn corpus() -> Vec<(String, Vec<u8>)> {
 /// tail, and per message its metadata and per object its descriptor, data
 /// and a few element ranges (or the kind of error). Two sources hold the
 /// same file exactly when their summaries are equal.
-pub fn summary<S: ByteSource>(f: &SourceFile<S>) -> Vec<String> {
+pub fn summary<S: ByteSource>(f: &TgmFile<S>) -> Vec<String> {
     let opts = DecodeOptions::default();
     let mut out = vec![format!("spans {:?}", f.spans())];
     out.push(format!(
@@ -228,9 +228,9 @@ pub fn summary<S: ByteSource>(f: &SourceFile<S>) -> Vec<String> {
 fn memory_and_pread_reads_of_the_corpus_agree() {
     let lim = Limits::default();
     for (name, bytes) in corpus() {
-        let mem = SourceFile::open(Bytes::from(bytes.clone()), &lim).unwrap();
+        let mem = TgmFile::from_source(Bytes::from(bytes.clone()), &lim).unwrap();
         let counted = tgm::file::CountingSource::new(Bytes::from(bytes.clone()));
-        let pread = SourceFile::open_with_readahead(&counted, &lim, 4096).unwrap();
+        let pread = TgmFile::from_source_with_readahead(&counted, &lim, 4096).unwrap();
         let (a, b) = (summary(&mem), summary(&pread));
         assert_eq!(a, b, "{name}");
         let has = |p: &str| a.iter().any(|l| l.contains(p));

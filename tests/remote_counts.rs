@@ -10,7 +10,7 @@ mod corpus;
 use bytes::Bytes;
 use corpus::*;
 use tgm::file::{
-    Coalescing, CountingSource, FileLayout, HeadCached, SourceFile, DEFAULT_COALESCE_GAP,
+    Coalescing, CountingSource, FileLayout, HeadCached, TgmFile, DEFAULT_COALESCE_GAP,
     DEFAULT_HEAD_WINDOW,
 };
 use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
@@ -50,7 +50,7 @@ fn default_open_costs_the_first_window_and_one_request_per_message() {
     let n = 1000;
     let all = many_messages(n, 2048);
     let src = remote_like(&all);
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), n);
     let w = DEFAULT_HEAD_WINDOW;
     // The first window, then per hop a message's end magic with the next
@@ -107,7 +107,7 @@ fn default_open_costs_the_first_window_and_one_request_per_message() {
     );
 
     // Metadata: the header metadata frame, from the head window.
-    let local = SourceFile::open(Bytes::from(all.clone()), &Limits::default()).unwrap();
+    let local = TgmFile::from_source(Bytes::from(all.clone()), &Limits::default()).unwrap();
     // The first message's head came with open; another's is one request.
     for (m, cost) in [(0, (0, 0)), (400, (1, w))] {
         src.inner().inner().reset();
@@ -127,7 +127,7 @@ fn open_with_readahead_costs_one_request_per_window_and_an_object_one_request() 
     let n = 1000;
     let all = many_messages(n, 2048);
     let src = counted(&all);
-    let f = SourceFile::open_with_readahead(&src, &Limits::default(), RA).unwrap();
+    let f = TgmFile::from_source_with_readahead(&src, &Limits::default(), RA).unwrap();
     assert_eq!(f.num_messages(), n);
     let (c, b) = calls(&src);
     // The first window, then one per hop (a window may cover several
@@ -148,7 +148,7 @@ fn a_small_message_is_located_from_the_first_window_and_its_end_magic() {
     let all = many_messages(1, 1024);
     assert!(all.len() as u64 > DEFAULT_HEAD_WINDOW);
     let src = remote_like(&all);
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert!(f.is_indexed(0));
     assert_eq!(calls(src.inner()), (2, DEFAULT_HEAD_WINDOW + 8));
     // A message inside the window costs nothing more.
@@ -158,7 +158,7 @@ fn a_small_message_is_located_from_the_first_window_and_its_end_magic() {
     );
     assert!((tiny.len() as u64) < DEFAULT_HEAD_WINDOW, "{}", tiny.len());
     let src = remote_like(&tiny);
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert!(f.is_indexed(0));
     assert_eq!(calls(src.inner()), (1, tiny.len() as u64));
 }
@@ -173,9 +173,9 @@ fn range_cost(values: usize, pipeline: Option<PipelineBuilder>, pct: f64) -> (u6
         .data
         .total_len() as u64;
     let src = remote_like(&file);
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert!(f.is_indexed(0), "the index came with the first window");
-    let local = SourceFile::open(Bytes::from(file.clone()), &Limits::default()).unwrap();
+    let local = TgmFile::from_source(Bytes::from(file.clone()), &Limits::default()).unwrap();
     let count = ((values as f64) * pct) as u64;
     let ranges = [(values as u64 / 2, count)];
     let opts = DecodeOptions::default();
@@ -238,7 +238,7 @@ fn zstd_ranges_are_refused_after_reading_the_frame_envelope_only() {
         &EncodeOptions::new(),
     );
     let src = remote_like(&file);
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     src.inner().inner().reset();
     let e = f
         .decode_range(0, 0, &[(10, 10)], &DecodeOptions::default())
@@ -256,7 +256,7 @@ fn zstd_ranges_are_refused_after_reading_the_frame_envelope_only() {
 #[test]
 fn a_shipped_layout_reads_an_object_with_one_request_and_no_rescan() {
     let all = many_messages(1000, 512);
-    let f = SourceFile::open_with_readahead(counted(&all), &Limits::default(), RA).unwrap();
+    let f = TgmFile::from_source_with_readahead(counted(&all), &Limits::default(), RA).unwrap();
     let layout = f.layout().unwrap();
     let json = layout.to_json().unwrap();
     let cbor = layout.to_cbor().unwrap();
@@ -266,7 +266,7 @@ fn a_shipped_layout_reads_an_object_with_one_request_and_no_rescan() {
     ] {
         assert_eq!(l, layout);
         let src = counted(&all);
-        let w = SourceFile::from_layout(&src, &l, &Limits::default()).unwrap();
+        let w = TgmFile::from_layout(&src, &l, &Limits::default()).unwrap();
         assert_eq!(calls(&src), (0, 0), "no rescan");
         let got = w.decode_object(700, 1, &DecodeOptions::default()).unwrap();
         assert_eq!(got.data, f32s(512, 700 * 3 + 1));
@@ -279,7 +279,7 @@ fn a_shipped_layout_reads_an_object_with_one_request_and_no_rescan() {
 #[test]
 fn a_layout_that_lies_gives_an_error_never_other_values() {
     let all = many_messages(20, 512);
-    let f = SourceFile::open(Bytes::from(all.clone()), &Limits::default()).unwrap();
+    let f = TgmFile::from_source(Bytes::from(all.clone()), &Limits::default()).unwrap();
     let good = f.layout().unwrap();
     let lim = Limits::default();
     let opts = DecodeOptions::default();
@@ -289,7 +289,7 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     let shift = l.messages[7].offset - l.messages[6].offset;
     let o = &mut l.messages[7].objects.as_mut().unwrap()[1];
     o.offset -= shift.min(o.offset);
-    let w = SourceFile::from_layout(Bytes::from(all.clone()), &l, &lim);
+    let w = TgmFile::from_layout(Bytes::from(all.clone()), &l, &lim);
     if let Ok(w) = w {
         let e = w.decode_object(7, 1, &opts).unwrap_err();
         assert!(
@@ -300,10 +300,10 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     // A frame offset into the middle of a frame.
     let mut l = good.clone();
     l.messages[3].objects.as_mut().unwrap()[0].offset += 8;
-    let w = SourceFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
+    let w = TgmFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
     assert!(w.decode_object(3, 0, &opts).is_err());
     // The same through a partial read (the frame's tail, then the range).
-    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let w = TgmFile::from_layout(counted(&all), &l, &lim).unwrap();
     let e = w.decode_range(3, 0, &[(0, 10)], &opts).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::Framing | ErrorKind::BadMagic),
@@ -317,9 +317,9 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     let mut d = other.unwrap();
     d.replace_range(d.len() - 2.., "00");
     l.messages[0].objects.as_mut().unwrap()[0].descriptor = Some(d);
-    let w = SourceFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
+    let w = TgmFile::from_layout(Bytes::from(all.clone()), &l, &lim).unwrap();
     assert!(w.decode_object(0, 0, &opts).is_err());
-    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let w = TgmFile::from_layout(counted(&all), &l, &lim).unwrap();
     let e = w.decode_range(0, 0, &[(0, 10)], &opts).unwrap_err();
     assert_eq!(e.kind(), &ErrorKind::Framing, "{e}");
     assert!(e.to_string().contains("descriptor"), "{e}");
@@ -327,17 +327,17 @@ fn a_layout_that_lies_gives_an_error_never_other_values() {
     let mut l = good.clone();
     let h = &mut l.messages[5].objects.as_mut().unwrap()[2].hash;
     *h = Some(h.unwrap() ^ 1);
-    let w = SourceFile::from_layout(counted(&all), &l, &lim).unwrap();
+    let w = TgmFile::from_layout(counted(&all), &l, &lim).unwrap();
     let e = w.decode_range(5, 2, &[(0, 10)], &opts).unwrap_err();
     assert!(e.to_string().contains("digest"), "{e}");
-    let ok = SourceFile::from_layout(counted(&all), &good, &lim).unwrap();
+    let ok = TgmFile::from_layout(counted(&all), &good, &lim).unwrap();
     assert_eq!(
         ok.decode_range(5, 2, &[(0, 10)], &opts).unwrap(),
         f.decode_range(5, 2, &[(0, 10)], &opts).unwrap()
     );
     // Another source length.
     let short = Bytes::copy_from_slice(&all[..all.len() - 1]);
-    let e = SourceFile::from_layout(short, &good, &lim).unwrap_err();
+    let e = TgmFile::from_layout(short, &good, &lim).unwrap_err();
     assert_eq!(e.kind(), &ErrorKind::ObjectChanged);
 }
 
@@ -348,7 +348,7 @@ fn streaming_messages_in_the_middle_are_read_through_their_footer_index() {
         .find(|(n, _)| n == "streaming_mixed.tgm")
         .unwrap();
     let src = counted(&file);
-    let f = SourceFile::open_with_readahead(&src, &Limits::default(), RA).unwrap();
+    let f = TgmFile::from_source_with_readahead(&src, &Limits::default(), RA).unwrap();
     assert_eq!(f.spans(), tgm::scan(&file));
     let m = 2; // the first streaming message, not back-filled
     src.inner().reset();
@@ -390,8 +390,8 @@ fn listing_footer_indexed_messages_reads_their_ends_only() {
         .flat_map(|i| streaming(&[(desc(Dtype::Float64, elems, None), f64s(elems, i))], true))
         .collect();
     let src = remote_like(&file);
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
-    let local = SourceFile::open(Bytes::from(file.clone()), &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
+    let local = TgmFile::from_source(Bytes::from(file.clone()), &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), n);
     let opened = calls(src.inner()).1;
     let opts = DecodeOptions::default();

@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::file::{FileLayout, SourceFile};
+use tgm::file::{FileLayout, TgmFile};
 use tgm::remote::{RemoteOptions, RemoteSource};
 use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
 
-fn open(url: &str) -> SourceFile<RemoteSource> {
+fn open(url: &str) -> TgmFile<RemoteSource> {
     let src = RemoteSource::open(url, &RemoteOptions::default()).unwrap();
-    SourceFile::open(src, &Limits::default()).unwrap()
+    TgmFile::from_source(src, &Limits::default()).unwrap()
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn every_corpus_file_read_over_http_decodes_as_the_local_read() {
     let Some(http) = servers::http() else { return };
     for (name, bytes) in corpus() {
         let url = http.put(&format!("corpus/{name}"), &bytes);
-        let local = SourceFile::open(Bytes::from(bytes.clone()), &Limits::default()).unwrap();
+        let local = TgmFile::from_source(Bytes::from(bytes.clone()), &Limits::default()).unwrap();
         let remote = open(&url);
         assert_eq!(summary(&remote), summary(&local), "{name}");
     }
@@ -99,7 +99,7 @@ fn decode_range_of_szip_fetches_the_covering_rsis_only() {
     let name = "counts/szip.tgm";
     let url = http.put(name, &file);
     let f = open(&url);
-    let local = SourceFile::open(Bytes::from(file.clone()), &Limits::default()).unwrap();
+    let local = TgmFile::from_source(Bytes::from(file.clone()), &Limits::default()).unwrap();
     let ranges = [(values as u64 / 2, values as u64 / 100)];
     let opts = DecodeOptions::default();
     let before = f.source().stats();
@@ -127,7 +127,7 @@ fn a_shipped_layout_costs_one_get_per_object() {
     assert!(layout.etag.is_some(), "nginx sends an ETag");
     let shipped = FileLayout::from_json(&layout.to_json().unwrap()).unwrap();
     let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
-    let w = SourceFile::from_layout(src, &shipped, &Limits::default()).unwrap();
+    let w = TgmFile::from_layout(src, &shipped, &Limits::default()).unwrap();
     let mark = http.log_mark();
     let got = w.decode_object(42, 1, &DecodeOptions::default()).unwrap();
     assert_eq!(got.data, f32s(1000, 42 * 3 + 1));
@@ -152,7 +152,7 @@ fn a_server_ignoring_range_is_refused_without_reading_the_body() {
     assert_eq!(src.stats().bytes, 0, "the 200 body is not read");
     // Opening fails with the same error.
     let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
-    let e = SourceFile::open(src, &Limits::default()).unwrap_err();
+    let e = TgmFile::from_source(src, &Limits::default()).unwrap_err();
     assert_eq!(e.kind(), &ErrorKind::Remote, "{e}");
 }
 
@@ -209,7 +209,7 @@ fn an_object_changed_after_open_is_detected() {
     let mut l = f.layout();
     if let Ok(l) = l.as_mut() {
         let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
-        let e = SourceFile::from_layout(src, l, &Limits::default()).unwrap_err();
+        let e = TgmFile::from_layout(src, l, &Limits::default()).unwrap_err();
         assert_eq!(e.kind(), &ErrorKind::ObjectChanged, "{e}");
     }
 }
@@ -343,9 +343,9 @@ fn local_and_remote_files_behind_one_type() {
         Box::new(Bytes::from(bytes.clone())),
         Box::new(RemoteSource::open(&url, &RemoteOptions::default()).unwrap()),
     ];
-    let files: Vec<SourceFile<Box<dyn tgm::file::ByteSource>>> = sources
+    let files: Vec<TgmFile<Box<dyn tgm::file::ByteSource>>> = sources
         .into_iter()
-        .map(|s| SourceFile::open(s, &Limits::default()).unwrap())
+        .map(|s| TgmFile::from_source(s, &Limits::default()).unwrap())
         .collect();
     assert_eq!(summary(&files[0]), summary(&files[1]));
 }
@@ -407,8 +407,8 @@ fn a_server_without_etags_is_read_after_one_head() {
         )
     };
     assert_eq!(heads_gets(), (1, 1), "the first GET had no ETag: one HEAD");
-    let f = SourceFile::open(src, &Limits::default()).unwrap();
-    let local = SourceFile::open(Bytes::from(all), &Limits::default()).unwrap();
+    let f = TgmFile::from_source(src, &Limits::default()).unwrap();
+    let local = TgmFile::from_source(Bytes::from(all), &Limits::default()).unwrap();
     assert_eq!(summary(&f), summary(&local));
     assert_eq!(heads_gets().0, 1, "never another HEAD");
 }
@@ -435,7 +435,7 @@ fn an_empty_object_opens_through_a_head() {
         "{methods:?}"
     );
     assert_eq!(methods[1], "HEAD 200");
-    let f = SourceFile::open(src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(src, &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), 0);
 }
 
@@ -458,7 +458,7 @@ fn a_cut_last_message_over_http_is_the_damage_a_local_file_reports() {
     for readahead in [0, 1 << 16] {
         let opts = RemoteOptions::default().with_readahead(readahead);
         let src = RemoteSource::open(&url, &opts).unwrap();
-        let f = SourceFile::open(src, &Limits::default()).unwrap();
+        let f = TgmFile::from_source(src, &Limits::default()).unwrap();
         assert_eq!(f.num_messages(), 20);
         assert_eq!(f.damage(), local.damage(), "readahead {readahead}");
         let got = f.check_intact().unwrap_err();

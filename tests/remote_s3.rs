@@ -15,7 +15,7 @@ use std::sync::Once;
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::file::{FileLayout, SourceFile};
+use tgm::file::{FileLayout, TgmFile};
 use tgm::remote::{RemoteOptions, RemoteSource};
 use tgm::{DecodeOptions, ErrorKind, Limits};
 
@@ -32,9 +32,9 @@ fn s3() -> Option<&'static servers::S3> {
     Some(s)
 }
 
-fn open(url: &str) -> SourceFile<RemoteSource> {
+fn open(url: &str) -> TgmFile<RemoteSource> {
     let src = RemoteSource::open(url, &RemoteOptions::default()).unwrap();
-    SourceFile::open(src, &Limits::default()).unwrap()
+    TgmFile::from_source(src, &Limits::default()).unwrap()
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn every_corpus_file_read_over_s3_decodes_as_the_local_read() {
     for (name, bytes) in corpus() {
         let url = s3.put(&format!("corpus/{name}"), &bytes);
         assert!(url.starts_with("s3://"), "{url}");
-        let local = SourceFile::open(Bytes::from(bytes.clone()), &Limits::default()).unwrap();
+        let local = TgmFile::from_source(Bytes::from(bytes.clone()), &Limits::default()).unwrap();
         assert_eq!(summary(&open(&url)), summary(&local), "{name}");
     }
 }
@@ -64,7 +64,7 @@ fn s3_reads_cost_what_http_reads_cost() {
     assert_eq!(f.source().stats().requests, st.requests + 2);
     let layout = FileLayout::from_cbor(&f.layout().unwrap().to_cbor().unwrap()).unwrap();
     let src = RemoteSource::open(&url, &RemoteOptions::default()).unwrap();
-    let w = SourceFile::from_layout(src, &layout, &Limits::default()).unwrap();
+    let w = TgmFile::from_layout(src, &layout, &Limits::default()).unwrap();
     let got = w.decode_object(99, 0, &DecodeOptions::default()).unwrap();
     assert_eq!(got.data, f32s(2048, 99 * 3));
     assert_eq!(

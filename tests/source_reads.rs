@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 use tgm::file::{
-    ByteSource, Coalescing, CountingSource, FileSource, HeadCached, MmapSource, SourceFile,
-    SourceHints,
+    ByteSource, Coalescing, CountingSource, FileSource, HeadCached, MmapSource, SourceHints,
+    TgmFile,
 };
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
@@ -54,7 +54,7 @@ fn file_of(messages: impl Fn(usize) -> Vec<u8>) -> Vec<u8> {
 fn opening_reads_a_few_bytes_per_message_and_one_object_reads_one_frame() {
     let all = file_of(buffered);
     let src = CountingSource::new(Bytes::from(all.clone()));
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), MESSAGES);
     assert!(f.torn_tail().is_none());
     // One read per message: its end magic with the next preamble.
@@ -91,7 +91,7 @@ fn opening_reads_a_few_bytes_per_message_and_one_object_reads_one_frame() {
 fn streaming_messages_are_indexed_by_their_frame_headers() {
     let all = file_of(unfilled);
     let src = CountingSource::new(Bytes::from(all.clone()));
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert_eq!(f.spans(), tgm::scan(&all));
     assert_eq!(f.num_messages(), MESSAGES);
     assert!(f.torn_tail().is_none());
@@ -113,7 +113,7 @@ fn a_torn_tail_is_read_but_nothing_before_it_is() {
     let next = buffered(MESSAGES);
     all.extend_from_slice(&next[..next.len() / 2]);
     let src = CountingSource::new(Bytes::from(all.clone()));
-    let f = SourceFile::open(&src, &Limits::default()).unwrap();
+    let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), MESSAGES);
     let t = f.torn_tail().unwrap();
     assert_eq!((t.offset, t.len), (whole, all.len() as u64 - whole));
@@ -128,17 +128,17 @@ fn files_maps_and_memory_agree() {
     let all = file_of(buffered);
     std::fs::write(&p, &all).unwrap();
     let opts = DecodeOptions::default();
-    let file = SourceFile::open(
+    let file = TgmFile::from_source(
         FileSource::new(std::fs::File::open(&p).unwrap()),
         &Limits::default(),
     )
     .unwrap();
-    let map = SourceFile::open(
+    let map = TgmFile::from_source(
         MmapSource::map(&std::fs::File::open(&p).unwrap()).unwrap(),
         &Limits::default(),
     )
     .unwrap();
-    let mem = SourceFile::open(all.clone(), &Limits::default()).unwrap();
+    let mem = TgmFile::from_source(all.clone(), &Limits::default()).unwrap();
     assert_eq!(file.spans(), map.spans());
     assert_eq!(file.spans(), mem.spans());
     for (m, o) in [(0, 0), (999, 2), (500, 1)] {
@@ -147,7 +147,20 @@ fn files_maps_and_memory_agree() {
         assert_eq!(map.decode_object(m, o, &opts).unwrap().data, want);
         assert_eq!(mem.decode_object(m, o, &opts).unwrap().data, want);
     }
-    let b = map.message_bytes(3).unwrap();
+    // Message bytes are borrowed from a source in memory, read otherwise.
+    let span = file.spans()[3];
+    let borrowed = map.message_bytes(3).unwrap();
+    assert!(matches!(borrowed, std::borrow::Cow::Borrowed(_)));
+    assert_eq!(borrowed, file.message_bytes(3).unwrap());
+    assert!(matches!(
+        file.message_bytes(3).unwrap(),
+        std::borrow::Cow::Owned(_)
+    ));
+    // A mapping's views outlive the reader.
+    let b = map
+        .source()
+        .read_bytes(span.offset..span.offset + span.len)
+        .unwrap();
     drop(map);
     assert_eq!(&b[..], &all[file.spans()[3].range()]);
     assert!(file.decode_object(1000, 0, &opts).is_err());
@@ -184,7 +197,7 @@ fn digests_are_checked_through_every_wrapper_of_a_source_that_requires_it() {
         .expect("object 1 is stored as is");
     msg[at + 100] ^= 0x40;
     let off = DecodeOptions::default().verify(tgm::Verify::Off);
-    let plain = SourceFile::open(Bytes::from(msg.clone()), &Limits::default()).unwrap();
+    let plain = TgmFile::from_source(Bytes::from(msg.clone()), &Limits::default()).unwrap();
     assert!(
         plain.decode_object(0, 1, &off).is_ok(),
         "a local source decodes the damaged object unchecked when asked"
@@ -204,7 +217,7 @@ fn digests_are_checked_through_every_wrapper_of_a_source_that_requires_it() {
         ),
     ];
     for (name, src) in sources {
-        let f = SourceFile::open(src, &Limits::default()).unwrap();
+        let f = TgmFile::from_source(src, &Limits::default()).unwrap();
         assert_eq!(f.source().hints().etag.as_deref(), Some("\"v1\""), "{name}");
         let e = f.decode_object(0, 1, &off).unwrap_err();
         assert!(
@@ -244,14 +257,15 @@ fn a_cut_last_message_is_the_same_damage_through_any_source() {
     ];
     for (name, src) in sources {
         for readahead in [0, 1 << 16] {
-            let f = SourceFile::open_with_readahead(&src, &Limits::default(), readahead).unwrap();
+            let f =
+                TgmFile::from_source_with_readahead(&src, &Limits::default(), readahead).unwrap();
             assert_eq!(f.num_messages(), 5, "{name}");
             assert_eq!(f.damage(), want, "{name}, readahead {readahead}");
             let got = f.check_intact().unwrap_err();
             assert_eq!(got.to_string(), e.to_string(), "{name}");
         }
     }
-    let intact = SourceFile::open(
+    let intact = TgmFile::from_source(
         Bytes::from(all[..whole as usize].to_vec()),
         &Limits::default(),
     )

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
-use tgm::file::{ByteSource, SourceFile, TornTail};
+use tgm::file::{ByteSource, TornTail};
 use tgm::{DecodeOptions, GlobalMetadata, Limits, Message, MessageSpan, ObjectDescriptor, TgmFile};
 
 use crate::error::{at_path, usage, CliError, CliResult, WithPath};
@@ -34,7 +34,7 @@ enum Reader {
 /// command looking at one message several times (metadata, descriptors,
 /// stored sizes, then data) fetches it once.
 struct CachedSource {
-    file: SourceFile<Arc<dyn ByteSource>>,
+    file: TgmFile<Arc<dyn ByteSource>>,
     last: Mutex<Option<(usize, Bytes)>>,
 }
 
@@ -46,7 +46,7 @@ impl CachedSource {
                 return Ok(b.clone());
             }
         }
-        let b = self.file.message_bytes(i)?;
+        let b = Bytes::from(self.file.message_bytes(i)?.into_owned());
         *last = Some((i, b.clone()));
         Ok(b)
     }
@@ -193,7 +193,7 @@ impl Archive {
     pub fn open_lenient(path: &Path) -> CliResult<Self> {
         if let Some(url) = path.to_str().filter(|s| is_remote_url(s)) {
             let src = crate::remote_input::open(url)?;
-            let file = SourceFile::open(src, &Limits::default()).at(path)?;
+            let file = TgmFile::from_source(src, &Limits::default()).at(path)?;
             return Ok(Archive {
                 reader: Reader::Source(CachedSource {
                     file,

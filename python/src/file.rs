@@ -4,15 +4,17 @@
 //! truncated. Each message's index, frame envelopes and (for the last few
 //! messages) metadata are read once per handle (`spec/files.md` §2, §7).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use tgm::file::{ByteSource, FileLayout, FileSource, MessageLayout, SourceFile, LAYOUT_VERSION};
+use tgm::file::{
+    Backend, ByteSource, FileLayout, LocalFile, MessageLayout, TgmFile, LAYOUT_VERSION,
+};
 use tgm::{ByteOrder, DecodeOptions, Dtype, Error, GlobalMetadata, Limits};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
@@ -21,7 +23,7 @@ use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 
 /// `[(offset, length, reason, truncated)]` of the bytes of `f` outside
 /// complete messages (`spec/files.md` §2).
-pub(crate) fn damage_rows<S: ByteSource>(f: &SourceFile<S>) -> Vec<(u64, u64, String, bool)> {
+pub(crate) fn damage_rows<S: ByteSource>(f: &TgmFile<S>) -> Vec<(u64, u64, String, bool)> {
     f.damage()
         .into_iter()
         .map(|d| (d.offset, d.len, d.reason, d.truncated))
@@ -33,7 +35,7 @@ pub(crate) fn damage_rows<S: ByteSource>(f: &SourceFile<S>) -> Vec<(u64, u64, St
 /// intact messages of a damaged file). Offsets are absolute.
 pub(crate) fn check_intact<S: ByteSource>(
     path: &std::path::Path,
-    f: &SourceFile<S>,
+    f: &TgmFile<S>,
     intact_only: bool,
 ) -> tgm::Result<()> {
     let Err(e) = f.check_intact() else {
@@ -78,7 +80,7 @@ impl NativeMetadata {
 #[pyclass(module = "tgm._native", name = "File", frozen)]
 pub struct NativeFile {
     path: PathBuf,
-    inner: RwLock<SourceFile<FileSource>>,
+    inner: RwLock<TgmFile<LocalFile>>,
     /// Element type of each object read by ranges, by `(message, object)`:
     /// its descriptor (with any szip block offsets) is parsed once, not on
     /// every range read. Taken from the handle's kept envelopes, so it is
@@ -96,7 +98,7 @@ impl NativeFile {
     fn read<R: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&SourceFile<FileSource>) -> tgm::Result<R> + Send,
+        f: impl FnOnce(&TgmFile<LocalFile>) -> tgm::Result<R> + Send,
     ) -> PyResult<R> {
         py.allow_threads(|| {
             let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
@@ -116,8 +118,7 @@ impl NativeFile {
     fn new(py: Python<'_>, path: PathBuf, intact_only: bool) -> PyResult<Self> {
         let f = py
             .allow_threads(|| -> tgm::Result<_> {
-                let file = File::open(&path).map_err(|e| Error::from(e).with_path(&path))?;
-                let f = SourceFile::open(FileSource::new(file), &Limits::default())?;
+                let f = TgmFile::open_with(&path, Backend::Pread, &Limits::default())?;
                 check_intact(&path, &f, intact_only)?;
                 Ok(f)
             })
@@ -154,8 +155,8 @@ impl NativeFile {
         };
         let f = py
             .allow_threads(|| -> tgm::Result<_> {
-                let file = File::open(&path).map_err(|e| Error::from(e).with_path(&path))?;
-                SourceFile::from_layout(FileSource::new(file), &layout, &Limits::default())
+                let file = LocalFile::open(&path, Backend::Pread)?;
+                TgmFile::from_layout(file, &layout, &Limits::default())
                     .map_err(|e| e.with_path(&path))
             })
             .py(py)?;
@@ -220,7 +221,7 @@ impl NativeFile {
 
     /// The bytes of message `m`.
     fn message_bytes(&self, py: Python<'_>, m: usize) -> PyResult<Py<PyBytes>> {
-        let b = self.read(py, |f| f.message_bytes(m))?;
+        let b = self.read(py, |f| f.message_bytes(m).map(Cow::into_owned))?;
         Ok(PyBytes::new(py, &b).unbind())
     }
 

@@ -2,7 +2,7 @@
 //! `az://`, through the library's `remote` feature, `spec/remote.md`) and
 //! Python file-like objects (anything with `read` and `seek`, such as the
 //! files `fsspec.open` gives). Both are read through
-//! [`tgm::file::SourceFile`], so an object costs a ranged read of its frame,
+//! [`tgm::file::TgmFile`], so an object costs a ranged read of its frame,
 //! not of the file.
 
 use std::ops::Range;
@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyBytes;
 
-use tgm::file::{ByteSource, SourceFile};
+use tgm::file::{ByteSource, TgmFile};
 use tgm::{DecodeOptions, Error, ErrorKind, Limits};
 
 use crate::convert::{descriptor_to_py, metadata_to_py, IntoPyResult};
@@ -106,7 +106,7 @@ impl ByteSource for PyReader {
 /// An opened remote file or file object: messages located, none decoded.
 #[pyclass(frozen, module = "tgm._native")]
 pub struct NativeSourceFile {
-    pub(crate) file: SourceFile<Box<dyn ByteSource>>,
+    pub(crate) file: TgmFile<Box<dyn ByteSource>>,
 }
 
 pub(crate) fn decode_options(native: bool, threads: usize, verify_hash: bool) -> DecodeOptions {
@@ -128,7 +128,7 @@ impl NativeSourceFile {
     ) -> PyResult<Self> {
         let file = py
             .allow_threads(|| -> tgm::Result<_> {
-                let f = SourceFile::open(src, &Limits::default())?;
+                let f = TgmFile::from_source(src, &Limits::default())?;
                 check_intact(std::path::Path::new(name), &f, intact_only)?;
                 Ok(f)
             })
@@ -299,7 +299,7 @@ impl NativeSourceFile {
         target: &str,
     ) -> PyResult<(String, Vec<(usize, usize, String, String)>)> {
         let refs = py
-            .allow_threads(|| tgm::kerchunk::refs_of_source(&self.file, target))
+            .allow_threads(|| tgm::kerchunk::refs_of_file(&self.file, target))
             .py(py)?;
         Ok(crate::kerchunk::result(&refs))
     }

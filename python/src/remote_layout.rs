@@ -65,14 +65,14 @@ fn open(
 ) -> PyResult<NativeSourceFile> {
     #[cfg(feature = "remote")]
     {
-        use tgm::file::{ByteSource, SourceFile};
+        use tgm::file::{ByteSource, TgmFile};
         use tgm::remote::{RemoteOptions, RemoteSource};
         use tgm::Limits;
         let opts = RemoteOptions::default().with_storage_options(storage_options);
         let file = py
             .allow_threads(|| -> tgm::Result<_> {
                 let src: Box<dyn ByteSource> = Box::new(RemoteSource::open(url, &opts)?);
-                SourceFile::from_layout(src, layout, &Limits::default())
+                TgmFile::from_layout(src, layout, &Limits::default())
             })
             .py(py)?;
         Ok(NativeSourceFile { file })

@@ -5,7 +5,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::reader::{Backend, TgmFile};
+use super::local::Backend;
+use super::reader::TgmFile;
 use super::TornTail;
 use crate::encode::{encode, EncodeOptions};
 use crate::error::{Error, Result};

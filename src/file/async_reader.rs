@@ -1,4 +1,4 @@
-//! `AsyncTgmFile`: the asynchronous twin of [`SourceFile`], over an
+//! `AsyncTgmFile`: the asynchronous twin of [`TgmFile`], over an
 //! [`AsyncByteSource`] (`spec/files.md` §7.1).
 //!
 //! It has no reading logic of its own. Each call runs the blocking
@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use super::async_source::AsyncByteSource;
 use super::fetched::{drive, fetch_new, Fetched, Fetches, Miss};
-use super::{Damage, SourceFile, TornTail};
+use super::{Damage, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
 use crate::descriptor::ObjectDescriptor;
 use crate::error::Result;
@@ -32,13 +32,13 @@ use crate::metadata::GlobalMetadata;
 use crate::wire::scan::MessageSpan;
 
 /// The blocking reader the steps run, over the bytes fetched.
-type Inner<S> = SourceFile<Fetched<S>>;
+type Inner<S> = TgmFile<Fetched<S>>;
 
 /// The messages of an [`AsyncByteSource`], located, none decoded: the
-/// asynchronous twin of [`SourceFile`], with the same method names and
+/// asynchronous twin of [`TgmFile`], with the same method names and
 /// the same results and requests (`spec/files.md` §7.1). Methods that read
 /// are `async fn`; those answering from what opening learnt (spans,
-/// damage) are plain ones, as on [`SourceFile`].
+/// damage) are plain ones, as on [`TgmFile`].
 ///
 /// Cheap to share: a handle is an `Arc` inside, and calls may run at
 /// once.
@@ -65,7 +65,7 @@ impl<S: AsyncByteSource + ?Sized> std::fmt::Debug for AsyncTgmFile<S> {
 }
 
 impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
-    /// Locates the messages of `src` as [`SourceFile::open`] does, with
+    /// Locates the messages of `src` as [`TgmFile::from_source`] does, with
     /// the source's readahead, sending the same requests.
     pub async fn open(src: S, limits: &Limits) -> Result<Self> {
         let size = src.len().await?;
@@ -73,7 +73,10 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
             src: Arc::new(src),
             size,
         };
-        let file = drive(&*fetched.src, || SourceFile::open(fetched.clone(), limits)).await?;
+        let file = drive(&*fetched.src, || {
+            TgmFile::from_source(fetched.clone(), limits)
+        })
+        .await?;
         Ok(AsyncTgmFile {
             file: Arc::new(file),
         })
@@ -106,48 +109,55 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
         self.file.torn_tail()
     }
 
-    /// [`SourceFile::damage`].
+    /// [`TgmFile::damage`].
     pub fn damage(&self) -> Vec<Damage> {
         self.file.damage()
     }
 
-    /// [`SourceFile::check_intact`].
+    /// [`TgmFile::check_intact`].
     pub fn check_intact(&self) -> Result<()> {
         self.file.check_intact()
     }
 
-    /// Whether message `m`'s index was read ([`SourceFile::is_indexed`]).
+    /// Whether message `m`'s index was read ([`TgmFile::is_indexed`]).
     pub fn is_indexed(&self, m: usize) -> bool {
         self.file.is_indexed(m)
     }
 
-    /// [`SourceFile::message_bytes`].
+    /// [`TgmFile::message_bytes`].
     pub async fn message_bytes(&self, i: usize) -> Result<bytes::Bytes> {
-        self.read(move |f| f.message_bytes(i), false).await
+        self.read(
+            move |f| {
+                f.message_bytes(i)
+                    .map(|b| bytes::Bytes::from(b.into_owned()))
+            },
+            false,
+        )
+        .await
     }
 
-    /// [`SourceFile::metadata`].
+    /// [`TgmFile::metadata`].
     pub async fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         let opts = opts.clone();
         self.read(move |f| f.metadata(m, &opts), false).await
     }
 
-    /// [`SourceFile::descriptors`].
+    /// [`TgmFile::descriptors`].
     pub async fn descriptors(&self, m: usize) -> Result<Vec<ObjectDescriptor>> {
         self.read(move |f| f.descriptors(m), false).await
     }
 
-    /// [`SourceFile::descriptor`].
+    /// [`TgmFile::descriptor`].
     pub async fn descriptor(&self, m: usize, o: usize) -> Result<ObjectDescriptor> {
         self.read(move |f| f.descriptor(m, o), false).await
     }
 
-    /// [`SourceFile::num_objects`].
+    /// [`TgmFile::num_objects`].
     pub async fn num_objects(&self, m: usize) -> Result<usize> {
         self.read(move |f| f.num_objects(m), false).await
     }
 
-    /// [`SourceFile::decode_object`]; decoding runs as the module docs say.
+    /// [`TgmFile::decode_object`]; decoding runs as the module docs say.
     pub async fn decode_object(
         &self,
         m: usize,
@@ -158,7 +168,7 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
         self.read(move |f| f.decode_object(m, o, &opts), true).await
     }
 
-    /// [`SourceFile::decode_range`]; decoding runs as the module docs say.
+    /// [`TgmFile::decode_range`]; decoding runs as the module docs say.
     pub async fn decode_range(
         &self,
         m: usize,

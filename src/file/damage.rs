@@ -1,5 +1,5 @@
 //! What a located file holds outside its complete messages, reported the
-//! same way by [`super::TgmFile`] and [`super::SourceFile`], for a local
+//! same way by [`super::TgmFile`], for a local
 //! path as for a URL (`spec/files.md` §2).
 
 use super::index::TornTail;

@@ -9,6 +9,7 @@ mod fetched;
 mod footer;
 pub(crate) mod index;
 mod layout;
+mod local;
 mod partial;
 pub(crate) mod pod;
 mod ranges;
@@ -23,10 +24,11 @@ pub use async_source::AsyncByteSource;
 pub use damage::Damage;
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
+pub use local::{Backend, LocalFile};
 pub use pod::{try_cast, Pod};
 pub use ranges::{
     coalesce, split_merged as ranges_split, Coalescing, HeadCached, DEFAULT_COALESCE_GAP,
 };
-pub use reader::{value_matches, Backend, ObjectBuffer, SourceFile, TgmFile, DEFAULT_READAHEAD};
+pub use reader::{value_matches, ObjectBuffer, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};
 pub use source::{ByteSource, CountingSource, FileSource, MmapSource, SourceHints};

@@ -1,20 +1,19 @@
-//! `TgmFile`: a file of messages opened through a memory map or positioned
-//! reads. See `spec/files.md` §2–§4.
+//! [`TgmFile`]: the messages of a file or any other byte source, located
+//! and read object by object. See `spec/files.md` §2–§4 and §7.
 
 use std::borrow::Cow;
-use std::fs::File;
-use std::path::{Path, PathBuf};
-
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use std::collections::VecDeque;
+use std::ops::{Deref, Range};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::index::{index_messages, index_messages_with, TornTail};
+use super::index::{index_messages_with, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
+use super::local::{Backend, LocalFile};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
-use super::source::{ByteSource, FileSource, MmapSource};
+use super::source::ByteSource;
 use crate::decode::{DecodeOptions, DecodedObject, Message, Object, Verify};
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
@@ -26,69 +25,36 @@ use crate::wire::locate::{header_metadata, locate_index, IndexedFrame, MessageAt
 use crate::wire::scan::MessageSpan;
 use crate::wire::{POSTAMBLE_LEN, PREAMBLE_LEN};
 
-/// How file bytes are reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// A read-only memory map: reads borrow the mapping (default).
-    #[default]
-    Mmap,
-    /// Positioned reads (`pread`): only the bytes asked for are read, into
-    /// owned buffers. For network filesystems and files others may shrink.
-    Pread,
-}
-
-/// A mapping read through the slice for hops between nearby positions and
-/// through positioned reads for far ones: touching one page per message of
-/// a large file through the mapping costs a page fault each, a small read
-/// does not.
-struct MappedSource<'f> {
-    bytes: &'f [u8],
-    file: &'f FileSource,
-    last: AtomicU64,
-}
-
-/// Hops longer than this read through the file rather than the mapping.
-const FAR_HOP: u64 = 256 << 10;
-
-impl ByteSource for MappedSource<'_> {
-    fn len(&self) -> Result<u64> {
-        Ok(self.bytes.len() as u64)
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let far = offset.abs_diff(self.last.swap(offset, Ordering::Relaxed)) > FAR_HOP;
-        if far && self.file.read_at(offset, buf).is_ok() {
-            return Ok(());
-        }
-        self.bytes.read_at(offset, buf)
-    }
-    fn as_slice(&self) -> Option<&[u8]> {
-        Some(self.bytes)
-    }
-}
-
-/// An open `.tgm` file: its messages located, none decoded.
+/// The messages of a byte source, located, none decoded: a path through
+/// [`TgmFile::open`] (a memory map by default, [`LocalFile`]), or memory,
+/// a shared mapping, an open file or a remote store through
+/// [`TgmFile::from_source`]. Opening reads a few bytes per message; each
+/// message's index is kept once read, so that reading object *i* of
+/// message *m* parses its preamble, index and frame header once per
+/// handle and then reads that object's frame only. A source in memory
+/// (a mapping, `Bytes`) is borrowed, not copied ([`TgmFile::object_slice`]).
+/// `TgmFile<Box<dyn ByteSource>>` holds any source behind one type.
 ///
-/// `TgmFile` is `Send + Sync`: threads may decode different objects at once.
-pub struct TgmFile {
-    path: PathBuf,
-    file: FileSource,
-    backend: Backend,
-    map: Option<MmapSource>,
+/// `TgmFile` is `Send + Sync` when its source is: threads may decode
+/// different objects at once. See `spec/files.md` §7 and `spec/remote.md`.
+pub struct TgmFile<S = LocalFile> {
+    src: S,
     size: u64,
     spans: Vec<MessageSpan>,
-    /// Each message's header or footer index, read when an object of it is
-    /// first asked for and kept (`None` inside when it has none), so that
-    /// reading object *i* parses the preamble and index once per handle.
-    indexes: Vec<OnceLock<Option<MessageIndex>>>,
+    located: Vec<Located>,
     torn: Option<TornTail>,
     limits: Limits,
+    /// Bytes the last footer-indexed message listed needed from its end:
+    /// the next one's first read (`spec/remote.md` §3).
+    tail_hint: AtomicU64,
+    /// The metadata of the messages read last, most recent last.
+    metadata_cache: MetadataCache,
 }
 
-impl std::fmt::Debug for TgmFile {
+impl<S: std::fmt::Debug> std::fmt::Debug for TgmFile<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TgmFile")
-            .field("path", &self.path)
-            .field("backend", &self.backend)
+            .field("source", &self.src)
             .field("size", &self.size)
             .field("messages", &self.spans.len())
             .field("torn", &self.torn)
@@ -96,7 +62,7 @@ impl std::fmt::Debug for TgmFile {
     }
 }
 
-impl TgmFile {
+impl TgmFile<LocalFile> {
     /// Opens and indexes `path` through a memory map, with default limits.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::open_with(path, Backend::Mmap, &Limits::default())
@@ -105,254 +71,23 @@ impl TgmFile {
     /// Opens with an explicit backend and limits. The cost is proportional to
     /// the number of messages; only damaged or streaming regions are scanned.
     pub fn open_with(path: impl AsRef<Path>, backend: Backend, limits: &Limits) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let file = FileSource::new(File::open(&path).map_err(|e| Error::from(e).with_path(&path))?);
-        let mut f = TgmFile {
-            path,
-            file,
-            backend,
-            map: None,
-            size: 0,
-            spans: Vec::new(),
-            indexes: Vec::new(),
-            torn: None,
-            limits: limits.clone(),
-        };
-        f.refresh()?;
-        Ok(f)
+        Self::from_source(LocalFile::open(path, backend)?, limits)
     }
 
-    /// Re-reads the file's length and indexes messages completed since the
-    /// last look (for following a file another process appends to).
+    /// Re-reads the file's length (mapping it again with
+    /// [`Backend::Mmap`]) and locates the messages completed since the
+    /// last look, for following a file another writer appends to; what was
+    /// learnt of earlier messages is kept. A file that shrank is located
+    /// again from its start.
     pub fn refresh(&mut self) -> Result<()> {
-        let size = self.file.file().metadata()?.len();
-        if size < self.size {
-            // Shrunk under us: start over.
-            self.spans.clear();
-            self.indexes.clear();
-        }
-        self.size = size;
-        if self.backend == Backend::Mmap {
-            self.map = if size == 0 {
-                None
-            } else {
-                Some(MmapSource::map(self.file.file())?)
-            };
-        }
         let start = self.spans.last().map_or(0, |s| s.offset + s.len);
-        let (spans, torn) = match (&self.map, self.backend) {
-            (Some(m), _) => {
-                let src = MappedSource {
-                    bytes: m.as_slice().unwrap_or_default(),
-                    file: &self.file,
-                    last: AtomicU64::new(start),
-                };
-                index_messages(&src, start, &self.limits)
-            }
-            (None, Backend::Pread) => index_messages(&self.file, start, &self.limits),
-            (None, Backend::Mmap) => (Vec::new(), None),
-        };
-        self.indexes
-            .resize_with(self.indexes.len() + spans.len(), OnceLock::new);
-        self.spans.extend(spans);
-        self.torn = torn;
-        Ok(())
+        self.src.reopen(start)?;
+        self.relocate()
     }
 
     /// The path opened.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// File size in bytes at the last (re)index.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// Where each complete message lies.
-    pub fn spans(&self) -> &[MessageSpan] {
-        &self.spans
-    }
-
-    /// Number of complete messages.
-    pub fn num_messages(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// Trailing bytes that form no complete message (an interrupted append).
-    pub fn torn_tail(&self) -> Option<&TornTail> {
-        self.torn.as_ref()
-    }
-
-    /// Every byte range outside the complete messages, in file order:
-    /// gaps between messages and the torn tail (`spec/files.md` §2).
-    pub fn damage(&self) -> Vec<super::Damage> {
-        super::damage::damage_of(&self.spans, self.torn.as_ref(), self.size)
-    }
-
-    /// `Ok` when the file is wholly complete messages (or empty); else the
-    /// error for its first damage: `Truncated` when its bytes are a message
-    /// cut short, `Framing` otherwise, at that offset and message index.
-    /// Opening is lenient (the intact messages stay readable); this is
-    /// the check for callers that want the whole file.
-    pub fn check_intact(&self) -> Result<()> {
-        super::damage::check_intact(&self.spans, self.torn.as_ref(), self.size)
-    }
-
-    fn span(&self, i: usize) -> Result<MessageSpan> {
-        span_of(&self.spans, i)
-    }
-
-    /// The bytes of message `i`: borrowed from the mapping, or read.
-    pub fn message_bytes(&self, i: usize) -> Result<Cow<'_, [u8]>> {
-        let s = self.span(i)?;
-        match &self.map {
-            // Spans lie within the mapping they were indexed from.
-            Some(m) => Ok(Cow::Borrowed(&m.as_slice().unwrap_or_default()[s.range()])),
-            None => Ok(Cow::Owned(
-                self.file.read_bytes(s.offset..s.offset + s.len)?.into(),
-            )),
-        }
-    }
-
-    /// Runs `f` on the parsed message `i`.
-    pub fn with_message<R>(
-        &self,
-        i: usize,
-        f: impl FnOnce(&Message<'_>) -> Result<R>,
-    ) -> Result<R> {
-        let bytes = self.message_bytes(i)?;
-        let m = Message::parse_with(&bytes, self.spans[i].offset, &self.limits)
-            .map_err(|e| e.in_message(i))?;
-        f(&m).map_err(|e| e.in_message(i))
-    }
-
-    /// Message `m`'s index (`m` in range), read through `src` when first
-    /// asked for and kept; `None` when the message has none (its objects
-    /// are then found by parsing it whole). A failed read is not kept.
-    fn index(&self, m: usize, src: &dyn ByteSource) -> Result<Option<&MessageIndex>> {
-        let cell = &self.indexes[m];
-        if let Some(ix) = cell.get() {
-            return Ok(ix.as_ref());
-        }
-        let span = self.spans[m];
-        let ix = locate_index(
-            src,
-            MessageAt::of(span, self.size),
-            Some(span.len),
-            src.hints().head_window,
-            &self.limits,
-        )?
-        .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len);
-        Ok(cell.get_or_init(|| ix).as_ref())
-    }
-
-    /// Object `o` of message `m`, borrowed from the mapping `bytes`.
-    fn mapped_object<'s>(
-        &self,
-        bytes: &'s [u8],
-        m: usize,
-        o: usize,
-        limits: &Limits,
-    ) -> Result<Object<'s>> {
-        let span = self.spans[m];
-        match self.index(m, &bytes)? {
-            Some(ix) => {
-                let e = ix.entry(o)?;
-                // The index was checked against the message, which lies
-                // within the mapping.
-                let start = (span.offset + e.offset) as usize;
-                let frame = e.frame(&bytes[start..start + e.len as usize], span.offset)?;
-                Object::from_frame(frame, o, limits)
-            }
-            None => Message::parse_with(&bytes[span.range()], span.offset, limits)?.object(o),
-        }
-    }
-
-    /// Runs `f` on object `o` of message `m`: through the kept index, only
-    /// that object's frame is read (after the message's head and index the
-    /// first time); without an index the whole message.
-    fn with_object<R>(
-        &self,
-        m: usize,
-        o: usize,
-        limits: &Limits,
-        f: impl FnOnce(&Object<'_>) -> Result<R>,
-    ) -> Result<R> {
-        let span = self.span(m)?;
-        let run = || {
-            if let Some(map) = &self.map {
-                let bytes = map.as_slice().unwrap_or_default();
-                return f(&self.mapped_object(bytes, m, o, limits)?);
-            }
-            let ix = self.index(m, &self.file)?;
-            read_indexed_object(&self.file, span, ix, o, limits, f)
-        };
-        run().map_err(|e| e.in_message(m))
-    }
-
-    /// Object `o` of message `m`, decoded. With the mmap backend, an
-    /// uncompressed object in native byte order is borrowed from the mapping.
-    pub fn object_data(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<Cow<'_, [u8]>> {
-        self.span(m)?;
-        match &self.map {
-            Some(map) => {
-                let bytes = map.as_slice().unwrap_or_default();
-                self.mapped_object(bytes, m, o, &opts.limits)
-                    .and_then(|obj| obj.decode(opts))
-                    .map_err(|e| e.in_message(m))
-            }
-            None => self.with_object(m, o, &opts.limits, |obj| {
-                Ok(Cow::Owned(crate::buffer::into_owned(obj.decode(opts)?)?))
-            }),
-        }
-    }
-
-    /// Object `o` of message `m` with its descriptor, owned.
-    pub fn decode_object(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
-        self.with_object(m, o, &opts.limits, |obj| {
-            Ok(DecodedObject {
-                descriptor: obj.descriptor().clone(),
-                data: crate::buffer::into_owned(obj.decode(opts)?)?,
-            })
-        })
-    }
-
-    /// Object `o` of message `m` as a typed slice of the mapping, when the
-    /// object is uncompressed, in native byte order, of element type `T`, and
-    /// aligned; `None` when a copy is needed (use [`TgmFile::object_data`]).
-    pub fn object_slice<T: super::Pod>(
-        &self,
-        m: usize,
-        o: usize,
-        opts: &DecodeOptions,
-    ) -> Result<Option<&[T]>> {
-        match self.object_data(m, o, opts)? {
-            Cow::Borrowed(b) => Ok(super::try_cast::<T>(b)),
-            Cow::Owned(_) => Ok(None),
-        }
-    }
-
-    /// Messages whose object metadata matches `key = value` (dotted keys look
-    /// in the object's base entry, then `_extra_`), as (message, object)
-    /// pairs; payloads are not decoded.
-    pub fn select(&self, key: &str, value: &str) -> Result<Vec<(usize, usize)>> {
-        let mut out = Vec::new();
-        for i in 0..self.spans.len() {
-            self.with_message(i, |msg| {
-                let meta = msg.metadata()?;
-                for o in 0..msg.num_objects() {
-                    if meta
-                        .lookup(Some(o), key)
-                        .is_some_and(|v| value_matches(v, value))
-                    {
-                        out.push((i, o));
-                    }
-                }
-                Ok(())
-            })?;
-        }
-        Ok(out)
+        self.src.path()
     }
 }
 
@@ -371,40 +106,29 @@ pub fn value_matches(v: &crate::cbor::Value, text: &str) -> bool {
     }
 }
 
-/// Runs `f` on object `o` of the message at `span` of `src`, found
-/// through `ix` (reading that object's frame only) or, without an index,
-/// by reading and parsing the whole message.
-fn read_indexed_object<R>(
-    src: &dyn ByteSource,
-    span: MessageSpan,
-    ix: Option<&MessageIndex>,
-    o: usize,
-    limits: &Limits,
-    f: impl FnOnce(&Object<'_>) -> Result<R>,
-) -> Result<R> {
-    match ix {
-        Some(ix) => read_frame(src, span, &ix.entry(o)?, o, limits, f),
-        None => {
-            let bytes = src.read_bytes(span.offset..span.offset + span.len)?;
-            f(&Message::parse_with(&bytes, span.offset, limits)?.object(o)?)
+/// Bytes of a source: borrowed when it is in memory, else read.
+enum Held<'a> {
+    Borrowed(&'a [u8]),
+    Read(bytes::Bytes),
+}
+
+impl Deref for Held<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Held::Borrowed(b) => b,
+            Held::Read(b) => b,
         }
     }
 }
 
-/// Runs `f` on object `o` read from the data frame the index entry `e`
-/// of the message at `span` lists.
-fn read_frame<R>(
-    src: &dyn ByteSource,
-    span: MessageSpan,
-    e: &IndexedFrame,
-    o: usize,
-    limits: &Limits,
-    f: impl FnOnce(&Object<'_>) -> Result<R>,
-) -> Result<R> {
-    let start = span.offset + e.offset;
-    let bytes = src.read_bytes(start..start + e.len)?;
-    let frame = e.frame(&bytes, span.offset)?;
-    f(&Object::from_frame(frame, o, limits)?)
+impl<'a> Held<'a> {
+    fn into_cow(self) -> Cow<'a, [u8]> {
+        match self {
+            Held::Borrowed(b) => Cow::Borrowed(b),
+            Held::Read(b) => Cow::Owned(Vec::from(b)),
+        }
+    }
 }
 
 /// Bytes a remote source reads at once while locating messages (its
@@ -412,6 +136,37 @@ fn read_frame<R>(
 /// so that opening transfers the fewest bytes, one request per message
 /// (`spec/remote.md` §3).
 pub const DEFAULT_READAHEAD: u64 = 0;
+
+/// The messages of `src` (of `size` bytes) from `start`, reading exactly
+/// what each hop needs: their spans, what was learnt of each on the way
+/// (its preamble flags; its index when it lies in the source's cached
+/// prefix), and any torn tail. A source that fails as a whole is an error.
+fn locate(
+    src: &dyn ByteSource,
+    size: u64,
+    start: u64,
+    limits: &Limits,
+) -> Result<(Vec<MessageSpan>, Vec<Located>, Option<TornTail>)> {
+    let ra = Readahead::new(src, size, 0);
+    let mut flags = Vec::new();
+    let (spans, torn) = index_messages_with(&ra, start, limits, &mut |p, head| {
+        if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
+            flags.push((p, pre.flags));
+        }
+    });
+    if let Some(e) = ra.take_failure() {
+        return Err(e);
+    }
+    let mut located = indexes_in_prefix(src, size, &spans, limits);
+    let mut flags = flags.into_iter().peekable();
+    for (s, l) in spans.iter().zip(&mut located) {
+        while flags.peek().is_some_and(|(p, _)| *p < s.offset) {
+            flags.next();
+        }
+        l.flags = flags.next_if(|(p, _)| *p == s.offset).map(|(_, f)| f);
+    }
+    Ok((spans, located, torn))
+}
 
 /// What opening knows of each of `spans`: the index of every message
 /// whose header index lies in the bytes the source holds already
@@ -430,11 +185,7 @@ fn indexes_in_prefix(
         .map(|s| {
             let l = Located::default();
             if s.offset < end {
-                let at = MessageAt {
-                    at: s.offset,
-                    base: s.offset,
-                    avail: size - s.offset,
-                };
+                let at = MessageAt::of(*s, size);
                 let ix = locate_index(
                     &only as &dyn ByteSource,
                     at,
@@ -454,7 +205,7 @@ fn indexes_in_prefix(
         .collect()
 }
 
-/// What a [`SourceFile`] knows about one message.
+/// What a [`TgmFile`] knows about one message.
 #[derive(Debug, Default)]
 struct Located {
     /// Its index, read while locating (or from a layout), else when an
@@ -480,28 +231,7 @@ struct Envelope {
     stored: Option<u64>,
 }
 
-/// The messages of any [`ByteSource`], located, none decoded: what
-/// [`TgmFile`] is for a path, for memory, a shared mapping, an open file or
-/// a remote store. Opening reads a few bytes per message and keeps each
-/// message's index; reading an object of an indexed message then reads
-/// that object's frame only. `SourceFile<Box<dyn ByteSource>>` holds any
-/// source behind one type. See `spec/files.md` §7 and `spec/remote.md`.
-#[derive(Debug)]
-pub struct SourceFile<S> {
-    src: S,
-    size: u64,
-    spans: Vec<MessageSpan>,
-    located: Vec<Located>,
-    torn: Option<TornTail>,
-    limits: Limits,
-    /// Bytes the last footer-indexed message listed needed from its end:
-    /// the next one's first read (`spec/remote.md` §3).
-    tail_hint: AtomicU64,
-    /// The metadata of the messages read last, most recent last.
-    metadata_cache: MetadataCache,
-}
-
-/// Messages whose metadata [`SourceFile::metadata`] keeps parsed: reading
+/// Messages whose metadata [`TgmFile::metadata`] keeps parsed: reading
 /// the objects of one message after another parses each message's
 /// metadata once, and memory stays bounded whatever the file holds.
 const METADATA_CACHE_LEN: usize = 8;
@@ -534,13 +264,13 @@ impl MetadataCache {
     }
 }
 
-impl<S: ByteSource> SourceFile<S> {
+impl<S: ByteSource> TgmFile<S> {
     /// Locates the messages of `src` with the source's own readahead
     /// ([`SourceHints::readahead`](super::SourceHints::readahead): 0 for local sources, the configured
     /// window for remote ones).
-    pub fn open(src: S, limits: &Limits) -> Result<Self> {
+    pub fn from_source(src: S, limits: &Limits) -> Result<Self> {
         let ra = src.hints().readahead;
-        Self::open_with_readahead(src, limits, ra)
+        Self::from_source_with_readahead(src, limits, ra)
     }
 
     /// Locates the messages of `src` reading `readahead` bytes at a time.
@@ -552,27 +282,10 @@ impl<S: ByteSource> SourceFile<S> {
     /// so that reading an object later reads its frame only; with 0,
     /// exactly the bytes each hop needs are read and indexes are read
     /// when objects are asked for.
-    pub fn open_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
+    pub fn from_source_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
         let size = src.len()?;
         if readahead == 0 {
-            let ra = Readahead::new(&src, size, 0);
-            let mut flags = Vec::new();
-            let (spans, torn) = index_messages_with(&ra, 0, limits, &mut |p, head| {
-                if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
-                    flags.push((p, pre.flags));
-                }
-            });
-            if let Some(e) = ra.take_failure() {
-                return Err(e);
-            }
-            let mut located = indexes_in_prefix(&src, size, &spans, limits);
-            let mut flags = flags.into_iter().peekable();
-            for (s, l) in spans.iter().zip(&mut located) {
-                while flags.peek().is_some_and(|(p, _)| *p < s.offset) {
-                    flags.next();
-                }
-                l.flags = flags.next_if(|(p, _)| *p == s.offset).map(|(_, f)| f);
-            }
+            let (spans, located, torn) = locate(&src, size, 0, limits)?;
             return Ok(Self::assemble(src, size, spans, located, torn, limits));
         }
         let ra = Readahead::new(&src, size, readahead);
@@ -625,7 +338,7 @@ impl<S: ByteSource> SourceFile<S> {
         torn: Option<TornTail>,
         limits: &Limits,
     ) -> Self {
-        SourceFile {
+        TgmFile {
             src,
             size,
             spans,
@@ -638,10 +351,9 @@ impl<S: ByteSource> SourceFile<S> {
     }
 
     /// Re-reads the source's length and locates the messages completed
-    /// since the last look (for following a file another writer appends
-    /// to); what was learnt of earlier messages is kept. A source that
-    /// shrank is located again from its start.
-    pub fn refresh(&mut self) -> Result<()> {
+    /// since the last look; a source that shrank is located again from
+    /// its start ([`TgmFile::refresh`]).
+    fn relocate(&mut self) -> Result<()> {
         let size = self.src.len()?;
         if size < self.size {
             self.spans.clear();
@@ -649,9 +361,8 @@ impl<S: ByteSource> SourceFile<S> {
             self.metadata_cache.clear();
         }
         let start = self.spans.last().map_or(0, |s| s.offset + s.len);
-        let (spans, torn) = index_messages(&self.src, start, &self.limits);
-        self.located
-            .resize_with(self.located.len() + spans.len(), Located::default);
+        let (spans, located, torn) = locate(&self.src, size, start, &self.limits)?;
+        self.located.extend(located);
         self.spans.extend(spans);
         self.torn = torn;
         self.size = size;
@@ -798,11 +509,7 @@ impl<S: ByteSource> SourceFile<S> {
         if let Some(ix) = cell.get() {
             return ix.as_ref();
         }
-        let at = MessageAt {
-            at: span.offset,
-            base: span.offset,
-            avail: span.len,
-        };
+        let at = MessageAt::of(span, span.offset + span.len);
         let w = src.hints().head_window;
         let ix = locate_index(src, at, Some(span.len), w, &self.limits)
             .ok()
@@ -814,12 +521,27 @@ impl<S: ByteSource> SourceFile<S> {
         cell.get_or_init(|| ix).as_ref()
     }
 
-    /// The bytes of message `i`, shared with the source where it allows.
-    pub fn message_bytes(&self, i: usize) -> Result<bytes::Bytes> {
+    /// The bytes of `r`, borrowed from a source in memory, else read
+    /// (and checked to be whole).
+    fn read(&self, r: Range<u64>) -> Result<Held<'_>> {
+        if let Some(all) = self.src.as_slice() {
+            let (start, end) = (usize::try_from(r.start), usize::try_from(r.end));
+            return match (start, end) {
+                (Ok(s), Ok(e)) => all.get(s..e).map(Held::Borrowed),
+                _ => None,
+            }
+            .ok_or_else(|| Error::truncated("the source is shorter than located").at(r.start));
+        }
+        let b = self.src.read_bytes(r.clone())?;
+        super::partial::check_len(&r, &b)?;
+        Ok(Held::Read(b))
+    }
+
+    /// The bytes of message `i`: borrowed from a source in memory (a
+    /// mapping), else read.
+    pub fn message_bytes(&self, i: usize) -> Result<Cow<'_, [u8]>> {
         let s = span_of(&self.spans, i)?;
-        let b = self.src.read_bytes(s.offset..s.offset + s.len)?;
-        super::partial::check_len(&(s.offset..s.offset + s.len), &b)?;
-        Ok(b)
+        Ok(self.read(s.offset..s.offset + s.len)?.into_cow())
     }
 
     /// Runs `f` on the parsed message `i`.
@@ -828,10 +550,32 @@ impl<S: ByteSource> SourceFile<S> {
         i: usize,
         f: impl FnOnce(&Message<'_>) -> Result<R>,
     ) -> Result<R> {
-        let bytes = self.message_bytes(i)?;
-        let m = Message::parse_with(&bytes, self.spans[i].offset, &self.limits)
-            .map_err(|e| e.in_message(i))?;
+        let s = span_of(&self.spans, i)?;
+        let bytes = self.read(s.offset..s.offset + s.len)?;
+        let m = Message::parse_with(&bytes, s.offset, &self.limits).map_err(|e| e.in_message(i))?;
         f(&m).map_err(|e| e.in_message(i))
+    }
+
+    /// Messages whose object metadata matches `key = value` (dotted keys look
+    /// in the object's base entry, then `_extra_`), as (message, object)
+    /// pairs; payloads are not decoded.
+    pub fn select(&self, key: &str, value: &str) -> Result<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        for i in 0..self.spans.len() {
+            self.with_message(i, |msg| {
+                let meta = msg.metadata()?;
+                for o in 0..msg.num_objects() {
+                    if meta
+                        .lookup(Some(o), key)
+                        .is_some_and(|v| value_matches(v, value))
+                    {
+                        out.push((i, o));
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        Ok(out)
     }
 
     /// Message metadata of message `m`, its metadata frame's digest
@@ -844,12 +588,12 @@ impl<S: ByteSource> SourceFile<S> {
     /// the message is not parsed; otherwise the whole message is read and
     /// parsed (`spec/remote.md` §3).
     /// The last [`METADATA_CACHE_LEN`] messages' metadata are kept parsed
-    /// ([`SourceFile::shared_metadata`]).
+    /// ([`TgmFile::shared_metadata`]).
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         Ok(GlobalMetadata::clone(&*self.shared_metadata(m, opts)?))
     }
 
-    /// [`SourceFile::metadata`], shared: parsed once while the message is
+    /// [`TgmFile::metadata`], shared: parsed once while the message is
     /// among the last few asked for.
     pub fn shared_metadata(&self, m: usize, opts: &DecodeOptions) -> Result<Arc<GlobalMetadata>> {
         span_of(&self.spans, m)?;
@@ -878,9 +622,9 @@ impl<S: ByteSource> SourceFile<S> {
                 return Ok(meta);
             }
         }
-        let bytes = self.message_bytes(m)?;
-        let base = self.spans[m].offset;
-        crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(base).in_message(m))
+        let span = self.spans[m];
+        let bytes = self.read(span.offset..span.offset + span.len)?;
+        crate::decode::decode_metadata(&bytes, &o).map_err(|e| e.rebase(span.offset).in_message(m))
     }
 
     /// Whether message `m` is listed from its end: a source not in memory,
@@ -976,11 +720,7 @@ impl<S: ByteSource> SourceFile<S> {
         if !contiguous(ix) {
             return Ok(None);
         }
-        let at = MessageAt {
-            at: span.offset,
-            base: span.offset,
-            avail: span.len,
-        };
+        let at = MessageAt::of(span, span.offset + span.len);
         let Some(hm) = header_metadata(&win as &dyn ByteSource, at, span.len, w, &o.limits)? else {
             return Ok(None);
         };
@@ -1055,7 +795,7 @@ impl<S: ByteSource> SourceFile<S> {
 
     /// Bytes stored for each object of message `m` (its payload region:
     /// encoded payload and mask blobs): for an indexed message from the
-    /// same frame envelopes as [`SourceFile::descriptors`], otherwise from
+    /// same frame envelopes as [`TgmFile::descriptors`], otherwise from
     /// the whole message.
     pub fn stored_sizes(&self, m: usize) -> Result<Vec<u64>> {
         span_of(&self.spans, m)?;
@@ -1132,9 +872,40 @@ impl<S: ByteSource> SourceFile<S> {
         self.with_object(m, o, opts, |obj| obj.decode_range(ranges, opts))
     }
 
-    /// Runs `f` on object `o` of message `m`, read through the kept index
-    /// (one read of the frame, checked against any layout entry) or else
-    /// located in the message.
+    /// Object `o` of message `m`, decoded. From a source in memory (a
+    /// mapping), an object whose pipeline leaves its bytes unchanged, in
+    /// native byte order, is borrowed, not copied.
+    pub fn object_data(&self, m: usize, o: usize, opts: &DecodeOptions) -> Result<Cow<'_, [u8]>> {
+        let opts = &self.effective(opts);
+        let run = || match self.object_bytes(m, o)? {
+            (Held::Borrowed(b), e) => self
+                .parse_object(m, o, b, e.as_ref(), &opts.limits)?
+                .decode(opts),
+            (held, e) => {
+                let obj = self.parse_object(m, o, &held, e.as_ref(), &opts.limits)?;
+                Ok(Cow::Owned(crate::buffer::into_owned(obj.decode(opts)?)?))
+            }
+        };
+        run().map_err(|e| e.in_message(m))
+    }
+
+    /// Object `o` of message `m` as a typed slice of a source in memory
+    /// (a mapping), when the object is uncompressed, in native byte order,
+    /// of element type `T`, and aligned; `None` when a copy is needed (use
+    /// [`TgmFile::object_data`]).
+    pub fn object_slice<T: super::Pod>(
+        &self,
+        m: usize,
+        o: usize,
+        opts: &DecodeOptions,
+    ) -> Result<Option<&[T]>> {
+        match self.object_data(m, o, opts)? {
+            Cow::Borrowed(b) => Ok(super::try_cast::<T>(b)),
+            Cow::Owned(_) => Ok(None),
+        }
+    }
+
+    /// Runs `f` on object `o` of message `m` ([`Self::object_bytes`]).
     fn with_object<R>(
         &self,
         m: usize,
@@ -1142,48 +913,45 @@ impl<S: ByteSource> SourceFile<S> {
         opts: &DecodeOptions,
         f: impl FnOnce(&Object<'_>) -> Result<R>,
     ) -> Result<R> {
-        let span = span_of(&self.spans, m)?;
-        let limits = &opts.limits;
         let run = || {
-            let Some(ix) = self.index(m) else {
-                return read_indexed_object(&self.src, span, None, o, limits, f);
-            };
-            let (e, bytes) = self.frame_bytes(m, ix, o)?;
-            f(&self.frame_object(m, &e, o, &bytes, limits)?)
+            let (bytes, e) = self.object_bytes(m, o)?;
+            f(&self.parse_object(m, o, &bytes, e.as_ref(), &opts.limits)?)
         };
         run().map_err(|e| e.in_message(m))
     }
 
-    /// The bytes of the data frame of object `o` that `ix`, message `m`'s
-    /// index, lists, with its entry.
-    fn frame_bytes(
-        &self,
-        m: usize,
-        ix: &MessageIndex,
-        o: usize,
-    ) -> Result<(IndexedFrame, bytes::Bytes)> {
+    /// The bytes holding object `o` of message `m`: through the kept
+    /// index (read once per message) its data frame, with the index entry
+    /// listing it; without an index the whole message.
+    fn object_bytes(&self, m: usize, o: usize) -> Result<(Held<'_>, Option<IndexedFrame>)> {
+        let span = span_of(&self.spans, m)?;
+        let Some(ix) = self.index(m) else {
+            return Ok((self.read(span.offset..span.offset + span.len)?, None));
+        };
         let e = ix.entry(o)?;
-        let start = self.spans[m].offset + e.offset;
-        let r = start..start + e.len;
-        let bytes = self.src.read_bytes(r.clone())?;
-        super::partial::check_len(&r, &bytes)?;
-        Ok((e, bytes))
+        let start = span.offset + e.offset;
+        Ok((self.read(start..start + e.len)?, Some(e)))
     }
 
-    /// Object `o` of message `m` parsed from its frame `bytes` (listed by
-    /// `e`), checked against any layout entry or cached envelope.
-    fn frame_object<'b>(
+    /// Object `o` of message `m` parsed from `bytes` ([`Self::object_bytes`]):
+    /// its data frame listed by `e`, checked against any layout entry or
+    /// cached envelope, or else the whole message.
+    fn parse_object<'b>(
         &self,
         m: usize,
-        e: &IndexedFrame,
         o: usize,
         bytes: &'b [u8],
+        e: Option<&IndexedFrame>,
         limits: &Limits,
     ) -> Result<Object<'b>> {
-        let frame = e.frame(bytes, self.spans[m].offset)?;
+        let base = self.spans[m].offset;
+        let Some(e) = e else {
+            return Message::parse_with(bytes, base, limits)?.object(o);
+        };
+        let frame = e.frame(bytes, base)?;
         let obj = Object::from_frame(frame, o, limits)?;
         if let Some(env) = self.located[m].envelopes.get().and_then(|v| v.get(o)) {
-            check_envelope(env, &frame, bytes, limits).map_err(|e| e.in_object(o))?;
+            check_envelope(env, &frame, limits).map_err(|e| e.in_object(o))?;
         }
         Ok(obj)
     }
@@ -1200,15 +968,15 @@ impl<S: ByteSource> SourceFile<S> {
     ) -> Result<ObjectBuffer> {
         let opts = &self.effective(opts);
         span_of(&self.spans, m)?;
-        let Some(ix) = self.index(m) else {
+        if self.index(m).is_none() {
             return self
                 .decode_object(m, o, opts)
                 .map(|d| ObjectBuffer::owned(d.descriptor, d.data));
-        };
+        }
         let run = || {
-            let (e, bytes) = self.frame_bytes(m, ix, o)?;
+            let (bytes, e) = self.object_bytes(m, o)?;
             let (descriptor, range) = {
-                let obj = self.frame_object(m, &e, o, &bytes, &opts.limits)?;
+                let obj = self.parse_object(m, o, &bytes, e.as_ref(), &opts.limits)?;
                 let descriptor = obj.descriptor().clone();
                 match obj.decode(opts)? {
                     Cow::Owned(v) => return Ok(ObjectBuffer::owned(descriptor, v)),
@@ -1223,7 +991,7 @@ impl<S: ByteSource> SourceFile<S> {
             }
             Ok(ObjectBuffer {
                 descriptor,
-                data: Vec::from(bytes),
+                data: bytes.into_cow().into_owned(),
                 range,
             })
         };
@@ -1285,7 +1053,7 @@ impl<S: ByteSource> SourceFile<S> {
 }
 
 /// One object decoded into an owned buffer
-/// ([`SourceFile::decode_object_buffer`]).
+/// ([`TgmFile::decode_object_buffer`]).
 #[derive(Debug, Clone)]
 pub struct ObjectBuffer {
     /// Its descriptor as stored.
@@ -1309,7 +1077,7 @@ impl ObjectBuffer {
 
 /// Checks a frame read through a layout or cached envelope against what
 /// was recorded: the same stored digest and the same descriptor.
-fn check_envelope(env: &Envelope, frame: &Frame<'_>, _bytes: &[u8], limits: &Limits) -> Result<()> {
+fn check_envelope(env: &Envelope, frame: &Frame<'_>, limits: &Limits) -> Result<()> {
     let lie = |what: &str| {
         Error::framing(format!("the data frame's {what} differs from the layout's"))
             .at(frame.abs_offset())

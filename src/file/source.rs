@@ -76,7 +76,7 @@ pub struct SourceHints {
     /// A tag naming this version of the source's bytes (a remote object's
     /// ETag), when it has one: a shipped layout records it.
     pub etag: Option<String>,
-    /// Bytes [`super::SourceFile::open`] reads at once while locating
+    /// Bytes [`super::TgmFile::from_source`] reads at once while locating
     /// messages; 0 (the default, right for local sources) reads exactly
     /// what each step needs and leaves each message's index to be read
     /// when an object of it is first asked for. Remote sources answer
@@ -288,7 +288,7 @@ impl<S: ByteSource + ?Sized> Layer for &S {
 pub struct MmapSource(Arc<memmap2::Mmap>);
 
 impl MmapSource {
-    /// Maps `file` read-only. The caveat of [`crate::file::TgmFile`]'s
+    /// Maps `file` read-only. The caveat of [`crate::file::LocalFile`]'s
     /// mmap backend applies: a file truncated by another process while
     /// mapped raises SIGBUS on access.
     pub fn map(file: &File) -> Result<Self> {

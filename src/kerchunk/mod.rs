@@ -13,7 +13,7 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::decode::Message;
 use crate::error::Result;
-use crate::file::{ByteSource, SourceFile, TgmFile};
+use crate::file::{ByteSource, TgmFile};
 
 pub use codecs::{chain_of, numpy_type, ZarrChain};
 pub use inline::base64;
@@ -145,18 +145,9 @@ fn payload_of<'a>(obj: &crate::decode::Object<'a>) -> &'a [u8] {
     &region[..end]
 }
 
-/// References for every complete message of a local file.
-pub fn refs_of_file(file: &TgmFile, target: &str) -> Result<Refs> {
-    let mut b = RefsBuilder::new(target);
-    for m in 0..file.num_messages() {
-        file.with_message(m, |msg| b.add_message(m, msg))?;
-    }
-    Ok(b.finish())
-}
-
-/// References for every complete message of a byte source (a remote
-/// object, for one); each message is read whole once.
-pub fn refs_of_source<S: ByteSource>(file: &SourceFile<S>, target: &str) -> Result<Refs> {
+/// References for every complete message of a file or other byte
+/// source (a remote object, for one); each message is read whole once.
+pub fn refs_of_file<S: ByteSource>(file: &TgmFile<S>, target: &str) -> Result<Refs> {
     let mut b = RefsBuilder::new(target);
     for m in 0..file.num_messages() {
         file.with_message(m, |msg| b.add_message(m, msg))?;

@@ -5,15 +5,15 @@
 //!
 //! [`AsyncRemoteSource`] is the asynchronous source (tokio);
 //! [`RemoteSource`] wraps it as a blocking [`crate::file::ByteSource`] with
-//! its own small runtime, so that [`crate::file::SourceFile`] reads remote
+//! its own small runtime, so that [`crate::file::TgmFile`] reads remote
 //! objects exactly as it reads local ones:
 //!
 //! ```no_run
-//! use tgm::file::SourceFile;
+//! use tgm::TgmFile;
 //! use tgm::remote::{RemoteOptions, RemoteSource};
 //! # fn main() -> tgm::Result<()> {
 //! let src = RemoteSource::open("http://127.0.0.1:8080/data.tgm", &RemoteOptions::default())?;
-//! let f = SourceFile::open(src, &tgm::Limits::default())?;
+//! let f = TgmFile::from_source(src, &tgm::Limits::default())?;
 //! let obj = f.decode_object(0, 0, &tgm::DecodeOptions::default())?;
 //! println!("{} bytes, {} requests", obj.data.len(), f.source().stats().requests);
 //! # Ok(()) }

@@ -13,7 +13,7 @@ pub struct RemoteOptions {
     /// Bytes read at once while locating messages (default 0: each step
     /// reads exactly what it needs, one request per message; a larger
     /// window trades bytes for fewer requests when messages are small).
-    /// [`crate::file::SourceFile::open`] asks the source for it.
+    /// [`crate::file::TgmFile::from_source`] asks the source for it.
     pub readahead: u64,
     /// Bytes of the object's start fetched by the first request of open,
     /// which also gives the length and ETag (default 2 KiB: the first

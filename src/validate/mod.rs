@@ -25,7 +25,7 @@ use std::str::FromStr;
 
 pub use report::{FileIssue, Issue, IssueCode, Level, MessageReport, Report, Severity};
 
-use crate::file::{ByteSource, SourceFile, TgmFile, TornTail};
+use crate::file::{ByteSource, TgmFile, TornTail};
 use crate::{Error, Limits, MessageSpan, Result};
 
 /// How deep to validate: the reference tool's `--quick`, default,
@@ -85,8 +85,8 @@ impl ValidateOptions {
     }
 }
 
-/// Where the messages to validate come from: bytes in memory or either
-/// file reader. Implemented by `[u8]`, [`TgmFile`] and [`SourceFile`].
+/// Where the messages to validate come from: bytes in memory or a
+/// file reader. Implemented by `[u8]` and [`TgmFile`] over any source.
 pub trait ValidateSource {
     /// Size in bytes, the complete messages, and the bytes after the last
     /// one that form no message.
@@ -107,7 +107,7 @@ impl ValidateSource for [u8] {
     }
 }
 
-impl ValidateSource for TgmFile {
+impl<S: ByteSource> ValidateSource for TgmFile<S> {
     fn messages(&self, _: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
         let torn = self.torn_tail().cloned();
         (self.size(), Cow::Borrowed(self.spans()), torn)
@@ -115,17 +115,6 @@ impl ValidateSource for TgmFile {
 
     fn message_bytes(&self, i: usize, _: MessageSpan) -> Result<Cow<'_, [u8]>> {
         TgmFile::message_bytes(self, i)
-    }
-}
-
-impl<S: ByteSource> ValidateSource for SourceFile<S> {
-    fn messages(&self, _: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
-        let torn = self.torn_tail().cloned();
-        (self.size(), Cow::Borrowed(self.spans()), torn)
-    }
-
-    fn message_bytes(&self, i: usize, _: MessageSpan) -> Result<Cow<'_, [u8]>> {
-        Ok(Cow::Owned(SourceFile::message_bytes(self, i)?.into()))
     }
 }
 

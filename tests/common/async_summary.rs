@@ -3,7 +3,7 @@
 //! take), plus the methods that summary leaves out, for both readers.
 #![allow(dead_code)]
 
-use tgm::file::{AsyncByteSource, AsyncTgmFile, ByteSource, SourceFile};
+use tgm::file::{AsyncByteSource, AsyncTgmFile, ByteSource, TgmFile};
 use tgm::{DecodeOptions, Verify};
 
 /// `corpus::summary` of an [`AsyncTgmFile`]: the same lines, from the
@@ -63,7 +63,7 @@ pub async fn async_summary<S: AsyncByteSource + 'static>(f: &AsyncTgmFile<S>) ->
 /// The answers `corpus::summary` leaves out, as text: damage, the
 /// intact check, each message's object count, bytes and each descriptor
 /// asked for alone (one past the last included), with full error text.
-pub fn sync_extras<S: ByteSource>(f: &SourceFile<S>) -> Vec<String> {
+pub fn sync_extras<S: ByteSource>(f: &TgmFile<S>) -> Vec<String> {
     let mut out = vec![
         format!("damage {:?}", f.damage()),
         format!("intact {:?}", f.check_intact().map_err(|e| e.to_string())),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use tgm::error::Result;
-use tgm::file::{ByteSource, SourceFile};
+use tgm::file::{ByteSource, TgmFile};
 use tgm::{DecodeOptions, DecodedObject, Limits};
 
 use crate::cache::RangeCache;
@@ -16,7 +16,7 @@ use crate::cache::RangeCache;
 /// preamble and, usually, its index in one request (`spec/remote.md` §3).
 pub const DEFAULT_HEAD_WINDOW: u64 = 64 << 10;
 
-type File = SourceFile<Box<dyn ByteSource>>;
+type File = TgmFile<Box<dyn ByteSource>>;
 
 /// What an operation on an archive read by ranges gives.
 #[derive(Debug)]
@@ -107,7 +107,7 @@ impl Reader {
             (None, Some(b)) => Box::new(b.clone()),
             (None, None) => Box::new(Bytes::new()),
         };
-        SourceFile::open(src, &self.limits)
+        TgmFile::from_source(src, &self.limits)
     }
 }
 

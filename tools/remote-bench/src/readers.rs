@@ -1,5 +1,5 @@
 //! The two remote readers behind one interface: tgm's
-//! `SourceFile<RemoteSource>` and the reference's `TensogramFile` opened on
+//! `TgmFile<RemoteSource>` and the reference's `TensogramFile` opened on
 //! a URL. Every value comes back as native-order element bytes.
 
 use std::collections::BTreeMap;
@@ -45,7 +45,7 @@ impl Reader {
                     opts = opts.with_readahead(64 << 10);
                 }
                 let src = tgm::remote::RemoteSource::open(url, &opts).map_err(|e| e.to_string())?;
-                let f = tgm::file::SourceFile::open(src, &tgm::Limits::default())
+                let f = tgm::file::TgmFile::from_source(src, &tgm::Limits::default())
                     .map_err(|e| e.to_string())?;
                 Ok(Box::new(TgmOpened(f)))
             }
@@ -58,7 +58,7 @@ impl Reader {
     }
 }
 
-struct TgmOpened(tgm::file::SourceFile<tgm::remote::RemoteSource>);
+struct TgmOpened(tgm::file::TgmFile<tgm::remote::RemoteSource>);
 
 impl Opened for TgmOpened {
     fn messages(&self) -> Result<usize, String> {
