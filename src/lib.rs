@@ -155,14 +155,17 @@ pub use stream::StreamingEncoder;
 pub use validate::{validate, validate_file};
 pub use wire::scan::{scan, MessageSpan};
 
-/// Internals that the fuzz targets and the adversarial tests build inputs
-/// with; not part of the supported API.
+/// Internals that the fuzz targets and the tests (adversarial inputs,
+/// request counts, statistics) reach; no promise of any kind
+/// (`spec/api.md` §1).
 #[doc(hidden)]
 pub mod __fuzz {
     #[cfg(feature = "szip")]
     pub use crate::pipeline::szip_stage::coder_params_of;
     pub use crate::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
     pub use crate::wire::layout::parse_layout;
+    pub use crate::wire::scan::{scan_backward, scan_with, Scanner};
+
     /// Bytes per parallel run of `stats` (the tests straddle it).
     pub const STATS_RUN: usize = crate::stats::RUN;
 
@@ -181,7 +184,6 @@ pub mod __fuzz {
     ) -> crate::Result<u64> {
         crate::pipeline::checked_decoded_len(desc, limits)
     }
-    pub use crate::wire::scan::{scan_backward, scan_with, Scanner};
 
     /// The byte-source wrappers and defaults the request-count tests stack.
     pub mod file {
