@@ -513,7 +513,18 @@ impl<'a> Object<'a> {
     }
 }
 
-/// Decodes the first message of `buf` completely.
+/// Decodes the first message of `buf` completely: metadata and every
+/// object, digests checked as `opts.verify` says ([`Verify`]).
+///
+/// ```
+/// use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+///
+/// let desc = ObjectDescriptor::new(Dtype::Int8, vec![3]);
+/// let msg = tgm::encode(&GlobalMetadata::default(), &[(&desc, &[1, 2, 3])], &EncodeOptions::new())?;
+/// let decoded = tgm::decode(&msg, &DecodeOptions::default())?;
+/// assert_eq!(decoded.objects[0].data, [1, 2, 3]);
+/// # Ok::<(), tgm::Error>(())
+/// ```
 pub fn decode(buf: &[u8], opts: &DecodeOptions) -> Result<DecodedMessage> {
     Message::parse_with(buf, 0, &opts.limits)?.decode(opts)
 }
@@ -544,6 +555,16 @@ pub fn decode_descriptors(
 ///
 /// With a header index the object's frame is reached directly, without
 /// walking the other data frames; otherwise the frames are walked.
+///
+/// ```
+/// use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+///
+/// let (a, b) = (ObjectDescriptor::new(Dtype::Uint8, vec![2]), ObjectDescriptor::new(Dtype::Uint8, vec![3]));
+/// let msg = tgm::encode(&GlobalMetadata::default(), &[(&a, &[1, 2]), (&b, &[3, 4, 5])], &EncodeOptions::new())?;
+/// let second = tgm::decode_object(&msg, 1, &DecodeOptions::default())?;
+/// assert_eq!(second.data, [3, 4, 5]);
+/// # Ok::<(), tgm::Error>(())
+/// ```
 pub fn decode_object(buf: &[u8], index: usize, opts: &DecodeOptions) -> Result<DecodedObject> {
     let o = locate_object(buf, 0, index, &opts.limits)?;
     let data = crate::buffer::into_owned(o.decode(opts)?)?;
@@ -567,7 +588,23 @@ pub fn decode_object_into(
     Ok(o.descriptor)
 }
 
-/// Decodes element ranges of object `index` of the first message of `buf`.
+/// Decodes element ranges `(first, count)` of object `index` of the first
+/// message of `buf`, without decoding the rest of the object: one vector of
+/// element bytes per range. Every stage must support ranges (encodings none
+/// and simple_packing, no filter, no compression or szip with stored block
+/// offsets; `spec/pipeline.md` §7); otherwise the error is
+/// [`ErrorKind::RangeNotSupported`].
+///
+/// ```
+/// use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+///
+/// let desc = ObjectDescriptor::new(Dtype::Uint8, vec![10]);
+/// let raw: Vec<u8> = (0..10).collect();
+/// let msg = tgm::encode(&GlobalMetadata::default(), &[(&desc, &raw)], &EncodeOptions::new())?;
+/// let parts = tgm::decode_range(&msg, 0, &[(2, 3), (8, 2)], &DecodeOptions::default())?;
+/// assert_eq!(parts, [vec![2, 3, 4], vec![8, 9]]);
+/// # Ok::<(), tgm::Error>(())
+/// ```
 pub fn decode_range(
     buf: &[u8],
     index: usize,

@@ -398,7 +398,7 @@ impl ObjectDescriptor {
 
 /// Row-major (C order) strides in elements for `shape`. Saturates on overflow
 /// (such a shape is rejected elsewhere).
-pub fn row_major_strides(shape: &[u64]) -> Vec<u64> {
+pub(crate) fn row_major_strides(shape: &[u64]) -> Vec<u64> {
     let mut strides = vec![1u64; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         strides[i] = strides[i + 1].saturating_mul(shape[i + 1]);

@@ -2,7 +2,8 @@
 //! `tgm_doctor_to_json`, Python's `tgm.doctor()`): each codec built in
 //! encodes a smooth field and decodes it back within its tolerance.
 
-use crate::pipeline::{Blosc2, PipelineBuilder, Sz3, Sz3Bound, Zfp, ZfpMode};
+use crate::pipeline::PipelineBuilder;
+use crate::pipeline_spec::{Blosc2, Sz3, Sz3Bound, Zfp, ZfpMode};
 use crate::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
 /// How one self-test case ended.

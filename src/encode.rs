@@ -319,7 +319,8 @@ fn check_pre_encoded_pipeline(descriptor: &ObjectDescriptor) -> Result<()> {
 }
 
 /// Encodes one message from payloads that already went through their
-/// descriptors' pipelines (see [`prepare_pre_encoded`]); the message is
+/// descriptors' pipelines (derived parameters already in the descriptors,
+/// mask blobs after each payload); the message is
 /// otherwise written as [`encode`] writes it.
 pub fn encode_pre_encoded(
     metadata: &GlobalMetadata,
@@ -354,6 +355,16 @@ fn aligned_cbor_frame(cbor_len: usize) -> u64 {
 
 /// Encodes one message holding `objects`, each a descriptor and its raw
 /// element bytes (in the descriptor's byte order).
+///
+/// ```
+/// use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+///
+/// let desc = ObjectDescriptor::new(Dtype::Uint16, vec![2]);
+/// let raw: Vec<u8> = [7u16, 8].iter().flat_map(|v| v.to_ne_bytes()).collect();
+/// let msg = tgm::encode(&GlobalMetadata::default(), &[(&desc, &raw)], &EncodeOptions::new())?;
+/// assert_eq!(&msg[..8], b"TENSOGRM");
+/// # Ok::<(), tgm::Error>(())
+/// ```
 pub fn encode(
     metadata: &GlobalMetadata,
     objects: &[(&ObjectDescriptor, &[u8])],

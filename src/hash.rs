@@ -1,7 +1,7 @@
 //! Frame digests: xxh3-64, seed 0. See `spec/format.md` §3.3.
 
 /// The algorithm name written in hash frames.
-pub const ALGORITHM: &str = "xxh3";
+pub(crate) const ALGORITHM: &str = "xxh3";
 
 /// xxh3-64 of `data`.
 pub fn xxh3(data: &[u8]) -> u64 {
@@ -9,7 +9,7 @@ pub fn xxh3(data: &[u8]) -> u64 {
 }
 
 /// xxh3-64 of the concatenation of `parts`, without concatenating them.
-pub fn xxh3_parts(parts: &[&[u8]]) -> u64 {
+pub(crate) fn xxh3_parts(parts: &[&[u8]]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     for p in parts {
         h.update(p);
@@ -23,7 +23,7 @@ pub fn to_hex(h: u64) -> String {
 }
 
 /// Parses the hex form; `None` unless exactly 16 hex digits.
-pub fn from_hex(s: &str) -> Option<u64> {
+pub(crate) fn from_hex(s: &str) -> Option<u64> {
     if s.len() != 16 {
         return None;
     }

@@ -8,9 +8,9 @@ use crate::limits::Limits;
 /// Key of the library-managed provenance section.
 pub const RESERVED_KEY: &str = "_reserved_";
 /// Key of the free-form message-level section.
-pub const EXTRA_KEY: &str = "_extra_";
+pub(crate) const EXTRA_KEY: &str = "_extra_";
 /// Key of the per-object metadata array.
-pub const BASE_KEY: &str = "base";
+pub(crate) const BASE_KEY: &str = "base";
 
 /// Message metadata: one map per object, provenance and free-form extras.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -463,7 +463,7 @@ impl Provenance {
 }
 
 /// Formats a time as `YYYY-MM-DDThh:mm:ssZ` (UTC, whole seconds).
-pub fn utc_timestamp(t: std::time::SystemTime) -> String {
+pub(crate) fn utc_timestamp(t: std::time::SystemTime) -> String {
     let secs = t
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

@@ -41,7 +41,7 @@ impl StageKind {
 /// Key prefixes of the codecs the format defines, built in or not, with the
 /// codec each belongs to; a key with one of these prefixes is a codec key,
 /// never an annotation (`spec/pipeline.md` §1).
-pub const CODEC_KEY_PREFIXES: [(&str, &str); 8] = [
+pub(crate) const CODEC_KEY_PREFIXES: [(&str, &str); 8] = [
     ("sp_", "simple_packing"),
     ("shuffle_", "shuffle"),
     ("zstd_", "zstd"),
@@ -53,7 +53,7 @@ pub const CODEC_KEY_PREFIXES: [(&str, &str); 8] = [
 ];
 
 /// The codec whose prefix `key` carries, if any.
-pub fn codec_of_key(key: &str) -> Option<&'static str> {
+pub(crate) fn codec_of_key(key: &str) -> Option<&'static str> {
     CODEC_KEY_PREFIXES
         .iter()
         .find(|(p, _)| key.starts_with(p))
@@ -310,11 +310,11 @@ impl Zstd {
 
 /// The reference's szip defaults: 128 blocks per RSI, 16 samples per block,
 /// preprocessing on.
-pub const DEFAULT_RSI: u32 = 128;
+pub(crate) const DEFAULT_RSI: u32 = 128;
 /// See [`DEFAULT_RSI`].
-pub const DEFAULT_BLOCK_SIZE: u32 = 16;
+pub(crate) const DEFAULT_BLOCK_SIZE: u32 = 16;
 /// See [`DEFAULT_RSI`]: libaec's PREPROCESS flag.
-pub const DEFAULT_FLAGS: u32 = 8;
+pub(crate) const DEFAULT_FLAGS: u32 = 8;
 
 /// szip compression with its stored parameters (`spec/pipeline.md` §4.4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -419,9 +419,9 @@ impl Blosc2Codec {
 }
 
 /// Default `blosc2_codec`; the builder writes it.
-pub const BLOSC2_DEFAULT_CODEC: Blosc2Codec = Blosc2Codec::Lz4;
+pub(crate) const BLOSC2_DEFAULT_CODEC: Blosc2Codec = Blosc2Codec::Lz4;
 /// Default `blosc2_clevel`; the builder writes it.
-pub const BLOSC2_DEFAULT_CLEVEL: i32 = 5;
+pub(crate) const BLOSC2_DEFAULT_CLEVEL: i32 = 5;
 
 /// blosc2 compression (`spec/pipeline.md` §4.5). Its type size is not a
 /// key: it follows from the stream the stage sees.

@@ -2,8 +2,8 @@
 //! standard deviation and NaN/±Inf counts, in one pass over the values on
 //! the thread budget (`spec/stats.md`).
 //!
-//! The values are cut into runs of [`RUN`] bytes whatever the budget; each
-//! run is summarised (chunks of [`CHUNK`] elements, each read once into a
+//! The values are cut into runs of `RUN` bytes (1 MiB) whatever the budget;
+//! each run is summarised (chunks of `CHUNK` elements, each read once into a
 //! small buffer that stays in cache, their partials combined by the
 //! pairwise formula of Chan, Golub and LeVeque, on values less a common
 //! shift) and the runs' partials are combined in element order. The split
@@ -14,7 +14,7 @@ use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, Result};
 
 /// Bytes per run: the unit of parallel work, a multiple of every width.
-pub const RUN: usize = 1 << 20;
+pub(crate) const RUN: usize = 1 << 20;
 
 /// Elements per chunk inside a run.
 const CHUNK: usize = 512;

@@ -21,6 +21,18 @@ use crate::wire::{message_flags as mf, FrameType};
 ///
 /// The preamble's total_length is 0 until [`StreamingEncoder::finish_with_backfill`]
 /// patches it on a seekable sink.
+///
+/// ```
+/// use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, StreamingEncoder};
+///
+/// let mut w = StreamingEncoder::new(Vec::new(), &GlobalMetadata::default(), &EncodeOptions::new())?;
+/// for step in 0..3u8 {
+///     w.write_object(&ObjectDescriptor::new(Dtype::Uint8, vec![4]), &[step; 4])?;
+/// }
+/// let (bytes, _len) = w.finish()?;
+/// assert_eq!(tgm::decode(&bytes, &Default::default())?.objects.len(), 3);
+/// # Ok::<(), tgm::Error>(())
+/// ```
 pub struct StreamingEncoder<W: Write> {
     sink: W,
     written: u64,

@@ -9,7 +9,8 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use tgm::file::{Backend, CountingSource, FileSource};
+use tgm::__fuzz::file::CountingSource;
+use tgm::file::{Backend, FileSource};
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
     TgmFile,

@@ -229,7 +229,7 @@ fn memory_and_pread_reads_of_the_corpus_agree() {
     let lim = Limits::default();
     for (name, bytes) in corpus() {
         let mem = TgmFile::from_source(Bytes::from(bytes.clone()), &lim).unwrap();
-        let counted = tgm::file::CountingSource::new(Bytes::from(bytes.clone()));
+        let counted = tgm::__fuzz::file::CountingSource::new(Bytes::from(bytes.clone()));
         let pread = TgmFile::from_source_with_readahead(&counted, &lim, 4096).unwrap();
         let (a, b) = (summary(&mem), summary(&pread));
         assert_eq!(a, b, "{name}");

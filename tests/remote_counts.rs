@@ -9,10 +9,10 @@ mod corpus;
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::file::{
-    Coalescing, CountingSource, FileLayout, HeadCached, TgmFile, DEFAULT_COALESCE_GAP,
-    DEFAULT_HEAD_WINDOW,
+use tgm::__fuzz::file::{
+    Coalescing, CountingSource, HeadCached, DEFAULT_COALESCE_GAP, DEFAULT_HEAD_WINDOW,
 };
+use tgm::file::{FileLayout, TgmFile};
 use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
 
 type Counted = Coalescing<CountingSource<Bytes>>;

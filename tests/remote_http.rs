@@ -54,7 +54,7 @@ fn request_counts_match_the_access_log() {
     // ETag, the first preamble and the first index; then one GET per hop
     // (the end magic of a message with the next preamble, 32 bytes; the
     // last end magic alone, 8).
-    let w = tgm::file::DEFAULT_HEAD_WINDOW;
+    let w = tgm::__fuzz::file::DEFAULT_HEAD_WINDOW;
     assert_eq!(
         (open_stats.requests, open_stats.bytes),
         (n as u64 + 1, w + (n as u64 - 1) * 32 + 8),

@@ -2,10 +2,8 @@
 //! a wrapper source over files of 1,000 messages (`spec/files.md` §7).
 
 use bytes::Bytes;
-use tgm::file::{
-    ByteSource, Coalescing, CountingSource, FileSource, HeadCached, MmapSource, SourceHints,
-    TgmFile,
-};
+use tgm::__fuzz::file::{Coalescing, CountingSource, HeadCached};
+use tgm::file::{ByteSource, FileSource, MmapSource, SourceHints, TgmFile};
 use tgm::{
     ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, ObjectDescriptor,
 };

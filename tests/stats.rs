@@ -272,7 +272,7 @@ fn a_buffer_of_the_wrong_length_is_refused() {
 #[test]
 fn every_thread_budget_gives_the_same_bits() {
     // Several runs of 1 MiB, the last one partial.
-    let v = floats(3 * tgm::stats::RUN / 8 + 12_345, 6);
+    let v = floats(3 * tgm::__fuzz::STATS_RUN / 8 + 12_345, 6);
     let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
     let n = v.len() as u64;
     let one = stats(Dtype::Float64, ByteOrder::native(), n, &bytes, 1).unwrap();

@@ -7,7 +7,8 @@
 #![cfg(feature = "szip")]
 
 use tgm::cbor::Value;
-use tgm::pipeline::{self, PipelineOptions, SimplePacking, Szip};
+use tgm::pipeline::{self, PipelineOptions};
+use tgm::pipeline_spec::{SimplePacking, Szip};
 use tgm::szip::{flags, SzipParams, SzipProfile};
 use tgm::{ByteOrder, Dtype, ErrorKind, ObjectDescriptor, PipelineBuilder};
 

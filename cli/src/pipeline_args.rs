@@ -2,8 +2,8 @@
 //! command-line flags. See `spec/pipeline.md` §1 for the stages and their parameters.
 
 use clap::builder::BoolishValueParser;
-use tgm::pipeline::{MaskMethod, PipelineOptions, Szip};
-use tgm::pipeline_spec::{Blosc2, Params, Sz3, Zfp};
+use tgm::pipeline::{MaskMethod, PipelineOptions};
+use tgm::pipeline_spec::{Blosc2, Params, Sz3, Szip, Zfp};
 use tgm::{Dtype, EncodeOptions, ObjectDescriptor, PipelineBuilder};
 
 use crate::error::{usage, CliResult};
@@ -284,7 +284,7 @@ impl PipelineArgs {
             "zstd" => {
                 // Written even when not asked for, as the reference writes it.
                 let level = match self.level {
-                    None => tgm::pipeline::ZSTD_DEFAULT_LEVEL,
+                    None => tgm::pipeline_spec::ZSTD_DEFAULT_LEVEL,
                     Some(l) => zstd_level(l)?,
                 };
                 Compression::Zstd { level }

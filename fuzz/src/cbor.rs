@@ -80,7 +80,7 @@ pub fn descriptor(data: &[u8]) {
     assert_eq!(d.shape.len(), d.strides.len());
     d.num_elements()
         .expect("a parsed descriptor has a countable shape");
-    let _ = tgm::pipeline::checked_decoded_len(&d, &limits);
+    let _ = tgm::__fuzz::checked_decoded_len(&d, &limits);
     let _ = d.validate_for_encode();
     let c1 = d.to_cbor();
     let d2 = ObjectDescriptor::from_cbor(&c1, 0, &limits).expect("re-encoded descriptor parses");

@@ -107,7 +107,7 @@ pub fn codecs(data: &[u8]) {
             &limits,
         );
     }
-    let _ = tgm::pipeline::decoded_masks(&d, payload);
+    let _ = tgm::__fuzz::decoded_masks(&d, payload);
     let nbits = n as usize;
     let mut out = vec![0u8; nbits.div_ceil(8)];
     let _ = bitcodec::rle_decode_into(payload, nbits, &mut out);

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use tgm::pipeline::{Blosc2, Blosc2Codec, Sz3Bound, ZfpMode};
+use tgm::pipeline_spec::{Blosc2, Blosc2Codec, Sz3Bound, ZfpMode};
 
 /// A header of `N` bytes, the edits and the rest of an input.
 type Parts<'a, const N: usize> = (&'a [u8; N], Vec<(u16, u8)>, &'a [u8]);
@@ -69,17 +69,17 @@ pub fn blosc2(data: &[u8]) {
     };
     let typesize = 1 + h[1] as usize % 16;
     let chunk = 16 + h[2] as usize * 8;
-    let Ok(frame) = tgm::pipeline::blosc2_compress(raw, p, typesize, 0, chunk) else {
+    let Ok(frame) = tgm::__fuzz::compressors::blosc2_compress(raw, p, typesize, 0, chunk) else {
         return;
     };
     let frame = mangle(frame, &edits, u16::from_le_bytes([h[3], h[4]]));
     let len = (raw.len() as isize + (h[5] as i8) as isize).max(0) as usize;
     let mut out = vec![0u8; len];
-    let whole = tgm::pipeline::blosc2_decompress_into(&frame, 1, &mut out);
+    let whole = tgm::__fuzz::compressors::blosc2_decompress_into(&frame, 1, &mut out);
     let from = u16::from_le_bytes([h[6], h[7]]) as usize % (len + 1);
     let mut part = vec![0u8; (len - from) / 2];
     let read = reader(&frame);
-    let r = tgm::pipeline::blosc2_decompress_range(
+    let r = tgm::__fuzz::compressors::blosc2_decompress_range(
         &read,
         frame.len() as u64,
         len as u64,
@@ -112,17 +112,17 @@ pub fn zfp(data: &[u8]) {
         _ => ZfpMode::FixedAccuracy(10f64.powi(-((h[1] % 12) as i32))),
     };
     let v = values(raw);
-    let Ok(stream) = tgm::pipeline::zfp_compress(&v, mode) else {
+    let Ok(stream) = tgm::__fuzz::compressors::zfp_compress(&v, mode) else {
         return;
     };
     let stream = mangle(stream, &edits, u16::from_le_bytes([h[2], h[3]]));
     let n = (v.len() as isize + (h[4] as i8) as isize).max(0) as usize;
     let mut out = vec![0f64; n];
-    let whole = tgm::pipeline::zfp_decompress_into(&stream, mode, &mut out);
+    let whole = tgm::__fuzz::compressors::zfp_decompress_into(&stream, mode, &mut out);
     let first = u16::from_le_bytes([h[5], h[6]]) as usize % (n + 1);
     let mut part = vec![0f64; (n - first) / 2];
     let read = reader(&stream);
-    let r = tgm::pipeline::zfp_decompress_range(
+    let r = tgm::__fuzz::compressors::zfp_decompress_range(
         &read,
         stream.len() as u64,
         mode,
@@ -152,11 +152,11 @@ pub fn sz3(data: &[u8]) {
         _ => Sz3Bound::Psnr(20.0 + h[1] as f64 / 4.0),
     };
     let v = values(raw);
-    let Ok(stream) = tgm::pipeline::sz3_compress(&v, bound) else {
+    let Ok(stream) = tgm::__fuzz::compressors::sz3_compress(&v, bound) else {
         return;
     };
     let stream = mangle(stream, &edits, u16::from_le_bytes([h[2], h[3]]));
     let n = (v.len() as isize + (h[4] as i8) as isize).max(0) as usize;
     let mut out = vec![0f64; n];
-    let _ = tgm::pipeline::sz3_decompress_into(&stream, &mut out);
+    let _ = tgm::__fuzz::compressors::sz3_decompress_into(&stream, &mut out);
 }

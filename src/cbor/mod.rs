@@ -15,4 +15,4 @@ mod write;
 
 pub use read::{parse_one, CborLimits};
 pub use value::Value;
-pub use write::{encode_canonical, write_canonical};
+pub use write::encode_canonical;

@@ -1,5 +1,5 @@
 //! The sans-I/O step between the blocking reader and asynchronous
-//! sources: [`SourceFile`](super::SourceFile)'s parsing runs over a
+//! sources: [`TgmFile`](super::TgmFile)'s parsing runs over a
 //! [`Fetched`] source, which serves only bytes already fetched for the
 //! current call and records the first range it lacks. The asynchronous
 //! driver ([`super::AsyncTgmFile`]) fetches that range without blocking

@@ -385,7 +385,7 @@ fn scan_rest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file::CountingSource;
+    use crate::file::source::CountingSource;
     use crate::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
     fn message_with(payload: &[u8]) -> Vec<u8> {

@@ -12,23 +12,25 @@ mod layout;
 mod local;
 mod partial;
 pub(crate) mod pod;
-mod ranges;
+pub(crate) mod ranges;
 mod reader;
 mod salvage;
-mod source;
+pub(crate) mod source;
 
-pub use crate::wire::locate::DEFAULT_HEAD_WINDOW;
-pub use append::{AppendOptions, Appender, TornTailPolicy};
+pub use append::{AppendOptions, Appender, StreamingAppend, TornTailPolicy};
 pub use async_reader::AsyncTgmFile;
 pub use async_source::AsyncByteSource;
 pub use damage::Damage;
 pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
 pub use local::{Backend, LocalFile};
-pub use pod::{try_cast, Pod};
-pub use ranges::{
-    coalesce, split_merged as ranges_split, Coalescing, HeadCached, DEFAULT_COALESCE_GAP,
-};
+pub use pod::Pod;
 pub use reader::{value_matches, ObjectBuffer, TgmFile, DEFAULT_READAHEAD};
-pub use salvage::{salvage, SalvageReport, Skipped, SEARCH_BUDGET_FACTOR};
-pub use source::{ByteSource, CountingSource, FileSource, MmapSource, SourceHints};
+pub use salvage::{salvage, SalvageReport, Skipped};
+pub use source::{ByteSource, FileSource, MmapSource, SourceHints};
+
+// Internals; the tests reach the wrappers and defaults through `crate::__fuzz`.
+pub(crate) use crate::wire::locate::DEFAULT_HEAD_WINDOW;
+pub(crate) use pod::try_cast;
+#[cfg(feature = "remote")]
+pub(crate) use ranges::DEFAULT_COALESCE_GAP;

@@ -17,7 +17,7 @@ pub const DEFAULT_COALESCE_GAP: u64 = 64 << 10;
 /// Sorted, merged ranges covering `ranges`: two ranges whose gap is at most
 /// `gap` bytes become one. Empty ranges are dropped; reversed ones are an
 /// error.
-pub fn coalesce(ranges: &[Range<u64>], gap: u64) -> Result<Vec<Range<u64>>> {
+pub(crate) fn coalesce(ranges: &[Range<u64>], gap: u64) -> Result<Vec<Range<u64>>> {
     let mut sorted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
     for r in ranges {
         if r.start > r.end {
@@ -45,7 +45,7 @@ pub fn coalesce(ranges: &[Range<u64>], gap: u64) -> Result<Vec<Range<u64>>> {
 
 /// Serves each of `ranges` out of `merged` (the output of [`coalesce`]) and
 /// the bytes `got` read for them.
-pub fn split_merged(
+pub(crate) fn split_merged(
     ranges: &[Range<u64>],
     merged: &[Range<u64>],
     got: &[Bytes],
@@ -80,7 +80,7 @@ pub fn split_merged(
 /// Merges the ranges of each [`ByteSource::read_ranges`] call that lie
 /// within `gap` bytes of each other before passing them on: what a remote
 /// source does, over any source (to count what a remote reader would
-/// request with [`super::CountingSource`] underneath).
+/// request with `CountingSource` underneath).
 #[derive(Debug)]
 pub struct Coalescing<S> {
     inner: S,
@@ -214,7 +214,7 @@ impl<'s> Layer for Readahead<'s> {
 /// The first bytes of a source, read once, serving the reads that lie
 /// inside them: what a remote source does with the bytes of its first
 /// request (`spec/remote.md` §3), over any source (to count what a
-/// remote reader requests with [`super::CountingSource`] underneath).
+/// remote reader requests with `CountingSource` underneath).
 #[derive(Debug)]
 pub struct HeadCached<S> {
     inner: S,
@@ -362,7 +362,8 @@ impl<'s> Layer for PrefixOnly<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file::{CountingSource, SourceHints};
+    use crate::file::source::CountingSource;
+    use crate::file::SourceHints;
     use std::sync::Arc;
 
     /// Bytes in memory with the hints a remote source would give.

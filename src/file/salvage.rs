@@ -23,15 +23,15 @@ pub struct SalvageReport {
     /// Everything else, in file order.
     pub skipped: Vec<Skipped>,
     /// Whether the search for intact messages inside damaged ones ran out
-    /// of its work budget ([`SEARCH_BUDGET_FACTOR`] × the input size in
-    /// bytes checked), so that messages inside later damaged ones were
+    /// of its work budget (a fixed multiple of the input size in bytes
+    /// checked), so that messages inside later damaged ones were
     /// skipped with them. Only crafted input nests that many candidates.
     pub budget_exhausted: bool,
 }
 
 /// The search inside damaged messages may check candidates totalling this
 /// many times the input size; salvage stays linear in its input.
-pub const SEARCH_BUDGET_FACTOR: usize = 4;
+pub(crate) const SEARCH_BUDGET_FACTOR: usize = 4;
 
 /// Scans `buf` for messages; keeps those whose frames parse, whose
 /// descriptors and metadata read, and whose hashes verify.

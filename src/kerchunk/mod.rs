@@ -15,7 +15,7 @@ use crate::decode::Message;
 use crate::error::Result;
 use crate::file::{ByteSource, TgmFile};
 
-pub use codecs::{chain_of, numpy_type, ZarrChain};
+use codecs::chain_of;
 pub use inline::base64;
 
 /// An object left out of the references, and why.

@@ -11,12 +11,22 @@ use crate::descriptor::{Map, ObjectDescriptor};
 use crate::dtype::Dtype;
 use crate::pipeline_spec::{Blosc2, CompressionSpec, PipelineSpec, Sz3, Zfp};
 
-/// Bits per value when `simple_packing` is asked for without a width, as
-/// the reference's pipeline helper.
-pub const DEFAULT_SIMPLE_PACKING_BITS: u32 = 16;
-
 /// A typed pipeline request. `PipelineBuilder::new().simple_packing(16).szip()`
-/// writes what the reference's pipeline helper writes for the same request.
+/// writes what the reference's pipeline helper writes for the same request
+/// (`spec/pipeline.md` §2); parameters derived from the data are filled in
+/// when the object is encoded.
+///
+/// ```
+/// use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, PipelineBuilder};
+///
+/// let desc = ObjectDescriptor::new(Dtype::Float32, vec![1000])
+///     .with_pipeline(&PipelineBuilder::new().shuffle().zstd());
+/// assert_eq!([desc.encoding(), desc.filter(), desc.compression()], ["none", "shuffle", "zstd"]);
+/// let raw: Vec<u8> = (0..1000).flat_map(|i| (i as f32).to_ne_bytes()).collect();
+/// let msg = tgm::encode(&GlobalMetadata::default(), &[(&desc, &raw)], &EncodeOptions::new())?;
+/// assert!(msg.len() < raw.len());
+/// # Ok::<(), tgm::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PipelineBuilder {
     encoding: Option<SimplePacking>,

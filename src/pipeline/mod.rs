@@ -43,25 +43,16 @@ use crate::descriptor::ObjectDescriptor;
 use crate::dtype::{swap_in_place, ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
-pub use crate::pipeline_spec::PipelineSpec;
-pub use crate::pipeline_spec::{Blosc2, Blosc2Codec, Sz3, Sz3Bound, Zfp, ZfpMode};
-#[cfg(feature = "blosc2")]
-pub use blosc2_codec::{blosc2_compress, blosc2_decompress_into, blosc2_decompress_range};
-pub use builder::{PipelineBuilder, DEFAULT_SIMPLE_PACKING_BITS};
+use crate::pipeline_spec::PipelineSpec;
+pub use builder::PipelineBuilder;
 pub(crate) use codec::Stage;
-pub use codec::{PieceRun, RangeCheck, RangeInput, StageContext, StageKind, StagePlan};
+pub(crate) use codec::{PieceRun, StageContext, StageKind};
 pub use masks::{MaskMethod, MaskOptions};
 use plan::EncodeStages;
 pub(crate) use plan::{stages, Stages};
 pub use progress::{copy_paging_out, page_out, ProgressHook, Step};
-pub use shuffle::Shuffle;
-pub use simple_packing::{compute_params as compute_packing_params, PackingParams, SimplePacking};
-#[cfg(feature = "sz3")]
-pub use sz3_codec::{sz3_compress, sz3_decompress_into};
-pub use szip_stage::Szip;
-#[cfg(feature = "zfp")]
-pub use zfp_codec::{zfp_compress, zfp_decompress_into, zfp_decompress_range};
-pub use zstd_codec::{Zstd, ZstdFrameSize, ZSTD_DEFAULT_LEVEL};
+pub use simple_packing::{compute_params as compute_packing_params, PackingParams};
+pub use zstd_codec::ZstdFrameSize;
 
 /// Options of the encode side of the pipeline.
 #[non_exhaustive]
@@ -712,7 +703,7 @@ fn finish_into(
 }
 
 /// Decodes the masks of an object: `(kind, packed bits)` for each present kind.
-pub fn decoded_masks(
+pub(crate) fn decoded_masks(
     desc: &ObjectDescriptor,
     region: &[u8],
 ) -> Result<Vec<(&'static str, Vec<u8>)>> {
@@ -848,7 +839,7 @@ pub(crate) fn range_end(first: u64, count: u64, n: u64) -> Result<u64> {
 }
 
 /// Decoded size of `desc`, checked against the per-object limit.
-pub fn checked_decoded_len(desc: &ObjectDescriptor, limits: &Limits) -> Result<u64> {
+pub(crate) fn checked_decoded_len(desc: &ObjectDescriptor, limits: &Limits) -> Result<u64> {
     let n = desc.decoded_len()?;
     if n > limits.max_object_bytes {
         return Err(Error::limit("max_object_bytes", n, limits.max_object_bytes));
@@ -857,7 +848,7 @@ pub fn checked_decoded_len(desc: &ObjectDescriptor, limits: &Limits) -> Result<u
 }
 
 /// Byte-swaps `data` into the requested output order when needed.
-pub fn to_output_order<'a>(
+pub(crate) fn to_output_order<'a>(
     data: Cow<'a, [u8]>,
     dtype: Dtype,
     stored: ByteOrder,

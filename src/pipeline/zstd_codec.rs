@@ -62,7 +62,7 @@ impl Stage for Zstd {
         self.encode_reporting(input, cx, &|_, _| {})
     }
 
-    /// Feeds the input in [`imp::REPORT_CHUNK`] pieces, reporting after
+    /// Feeds the input in 4 MiB pieces, reporting after
     /// each; the frame is the one a single write gives (`spec/pipeline.md`
     /// §6.7).
     fn encode_reporting<'a>(
@@ -84,8 +84,8 @@ impl Stage for Zstd {
         imp::zstd_decompress_into(input, out)
     }
 
-    /// Streams the frame through a decoder [`imp::REPORT_CHUNK`] input
-    /// bytes at a time; a frame the stream decoder refuses (a window above
+    /// Streams the frame through a decoder, 4 MiB of input
+    /// at a time; a frame the stream decoder refuses (a window above
     /// its limit, damage) is decoded at once, so values and errors are the
     /// one-shot decoder's.
     fn decode_into_reporting(

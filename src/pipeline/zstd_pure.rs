@@ -24,9 +24,6 @@ pub fn zstd_compress_with(
     ))
 }
 
-/// Bytes between two progress reports (nothing is encoded here).
-pub const REPORT_CHUNK: usize = 4 << 20;
-
 /// Refused, as [`zstd_compress_with`].
 pub fn zstd_compress_reporting(
     data: &[u8],

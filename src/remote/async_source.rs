@@ -15,7 +15,8 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use super::errors::{bad_response, from_store};
 use super::options::RemoteOptions;
 use crate::error::{Error, ErrorKind, Result};
-use crate::file::{coalesce, ranges_split, AsyncByteSource, SourceHints};
+use crate::file::ranges::{coalesce, split_merged as ranges_split};
+use crate::file::{AsyncByteSource, SourceHints};
 
 /// Requests sent and body bytes received by one source.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub struct AsyncRemoteSource {
 }
 
 impl AsyncRemoteSource {
-    /// Opens `url` (see [`super::store_for_url`]): one ranged GET of the
+    /// Opens `url` (the schemes of `spec/remote.md` §1): one ranged GET of the
     /// first [`RemoteOptions::head_window`] bytes, whose response gives the
     /// length and the ETag every later read is pinned to, and whose bytes
     /// are kept. A HEAD follows only when that response carries no ETag,

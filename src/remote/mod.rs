@@ -28,4 +28,4 @@ mod store;
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
 pub use options::RemoteOptions;
-pub use store::store_for_url;
+pub(crate) use store::store_for_url;

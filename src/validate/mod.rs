@@ -122,6 +122,15 @@ impl<S: ByteSource> ValidateSource for TgmFile<S> {
 /// between and after them that form no message (garbage, a truncated
 /// message). Damage never stops the walk: every intact message is
 /// reported. Errors only when `source` cannot be read.
+///
+/// ```
+/// use tgm::validate::{Mode, ValidateOptions};
+///
+/// let junk = [0u8; 40];
+/// let report = tgm::validate(&junk[..], Mode::Quick, &ValidateOptions::default())?;
+/// assert!(!report.is_ok()); // 40 bytes that form no message
+/// # Ok::<(), tgm::Error>(())
+/// ```
 pub fn validate<S: ValidateSource + ?Sized>(
     source: &S,
     mode: Mode,
