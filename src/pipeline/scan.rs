@@ -125,14 +125,22 @@ fn range_kernel(data: &[u8], order: ByteOrder) -> Option<FiniteRange> {
         return None;
     }
     let mut min = lo.iter().fold(tail_lo, |a, &b| if b < a { b } else { a });
-    let max = hi.iter().fold(tail_hi, |a, &b| if b > a { b } else { a });
-    if min == 0.0 {
-        // Lanes disagree on which zero came first; the first one decides.
-        min = data
+    let mut max = hi.iter().fold(tail_hi, |a, &b| if b > a { b } else { a });
+    if min == 0.0 || max == 0.0 {
+        // Lanes disagree on which zero came first; the first one decides,
+        // for the minimum and the maximum alike.
+        let first_zero = data
             .chunks_exact(8)
             .map(|c| load_f64(c, order))
-            .find(|&v| v == 0.0)
-            .unwrap_or(min);
+            .find(|&v| v == 0.0);
+        if let Some(z) = first_zero {
+            if min == 0.0 {
+                min = z;
+            }
+            if max == 0.0 {
+                max = z;
+            }
+        }
     }
     Some(FiniteRange { min, max })
 }
@@ -285,6 +293,17 @@ mod tests {
             1 => Just(f64::MIN),
             1 => any::<f64>(),
         ]
+    }
+
+    #[test]
+    fn a_zero_maximum_takes_the_sign_of_the_first_zero() {
+        let sub = -2.78e-309;
+        let v = [-0.0, 0.0, f64::MIN, sub, sub, sub, 0.0, f64::MIN, 0.0];
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let got = finite_range_f64(&bytes(&v, order), order);
+            assert!(same(got, naive(&v)), "{got:?}");
+            assert!(got.unwrap().max.is_sign_negative());
+        }
     }
 
     proptest! {
