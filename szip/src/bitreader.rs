@@ -53,12 +53,15 @@ pub struct BitReader<'a> {
 }
 
 impl<'a> BitReader<'a> {
-    /// Starts at bit `pos`.
+    /// Starts at bit `pos`; a start past the end is the end (every read
+    /// then fails), so positions never overflow whatever `pos` a stream's
+    /// metadata claims.
     pub fn new(src: &'a [u8], pos: u64) -> Self {
+        let len_bits = src.len() as u64 * 8;
         BitReader {
             src,
-            pos,
-            len_bits: src.len() as u64 * 8,
+            pos: pos.min(len_bits),
+            len_bits,
         }
     }
 

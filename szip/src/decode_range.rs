@@ -108,10 +108,12 @@ fn decode_from(
     buf: &mut Vec<u8>,
 ) -> Result<bool> {
     let from = j * rsis.rsi_bytes;
-    buf.clear();
-    buf.resize((stop - from) as usize, 0);
+    // Only RSI `j` is sized before its offset is confirmed: a search over
+    // many unconfirmed offsets costs no more than the RSIs it decodes.
     let head_len = rsis.rsi_bytes.min(stop - from) as usize;
-    let (head, rest) = buf.split_at_mut(head_len);
+    buf.clear();
+    buf.resize(head_len, 0);
+    let head = &mut buf[..];
     let head_end = if j == 0 {
         decode_through(input, p, rsis, 0, head, j)?
     } else {
@@ -138,8 +140,10 @@ fn decode_from(
             }
         }
     };
-    if !rest.is_empty() {
-        decode_through(input, p, rsis, head_end, rest, last)?;
+    let full = (stop - from) as usize;
+    if full > head_len {
+        buf.resize(full, 0);
+        decode_through(input, p, rsis, head_end, &mut buf[head_len..], last)?;
     }
     Ok(true)
 }
@@ -171,8 +175,8 @@ pub fn rsi_chain_holds(
             0
         } else {
             match offsets.get(ku) {
-                Some(&s) => s,
-                None => return false,
+                Some(&s) if s <= input.len() as u64 * 8 => s,
+                _ => return false,
             }
         };
         let from = k.saturating_mul(rsis.rsi_bytes);
@@ -303,6 +307,28 @@ mod tests {
                     assert_eq!(got, data[from * 2..to * 2], "offset {bad} moved by {shift}");
                 }
             }
+        }
+    }
+
+    /// Offsets past the stream's end (a hostile descriptor's) are never
+    /// used and never overflow a bit position: the chain check says no and
+    /// a range falls back to the confirmed start.
+    #[test]
+    fn offsets_past_the_end_are_not_used() {
+        let p = params(16, 16, 2, flags::PREPROCESS | flags::MSB);
+        let n = 9 * 32 + 7;
+        let data = containers(&samples(n, 16, 5), 2);
+        let (stream, offsets) = encode_with(&data, &p, Default::default()).unwrap();
+        let total = data.len() as u64;
+        let last = offsets.len() as u64 - 1;
+        assert!(rsi_chain_holds(&stream, &p, &offsets, total, 1, last));
+        for bad in [u64::MAX, u64::MAX - 1, stream.len() as u64 * 8 + 1] {
+            let mut o = offsets.clone();
+            o[2] = bad;
+            assert!(!rsi_chain_holds(&stream, &p, &o, total, 2, 2));
+            let mut got = vec![0u8; 64];
+            decode_range_into(&stream, &p, &o, total, 2 * 64, &mut got).unwrap();
+            assert_eq!(got, data[128..192]);
         }
     }
 
