@@ -83,13 +83,23 @@ impl Fetches {
     async fn fetch<S: AsyncByteSource + ?Sized>(&mut self, src: &S, m: Miss) {
         match m {
             Miss::One(r) => {
-                let got = src.read_range(r.clone()).await;
+                let got = src.read_range(r.clone()).await.and_then(|b| whole(&r, b));
                 self.have.insert((r.start, r.end), got);
             }
             Miss::Many(rs) => match src.read_ranges(&rs).await {
-                Ok(v) => {
+                Ok(v) if v.len() == rs.len() => {
                     for (r, b) in rs.iter().zip(v) {
-                        self.have.insert((r.start, r.end), Ok(b));
+                        self.have.insert((r.start, r.end), whole(r, b));
+                    }
+                }
+                Ok(v) => {
+                    let e = Error::invalid_argument(format!(
+                        "the byte source answered {} ranges with {} buffers",
+                        rs.len(),
+                        v.len()
+                    ));
+                    for r in &rs {
+                        self.have.insert((r.start, r.end), Err(copy(&e)));
                     }
                 }
                 Err(e) => {
@@ -271,6 +281,24 @@ impl<S: AsyncByteSource + ?Sized> ByteSource for Fetched<S> {
     }
 }
 
+/// `b` when it holds exactly the bytes of `r`: a source answering with
+/// more or fewer is an error, never a slice out of bounds or a range asked
+/// for again and again.
+fn whole(r: &Range<u64>, b: Bytes) -> Result<Bytes> {
+    if b.len() as u64 == r.end - r.start {
+        Ok(b)
+    } else {
+        Err(Error::truncated(format!(
+            "the byte source answered {} bytes for the {}-byte range {}..{}",
+            b.len(),
+            r.end - r.start,
+            r.start,
+            r.end
+        ))
+        .at(r.start))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +341,43 @@ mod tests {
             again.is_err(),
             "a range held already is refused, not refetched"
         );
+    }
+
+    /// A source that answers one byte short, and one buffer short.
+    struct Liar(Bytes);
+
+    impl AsyncByteSource for Liar {
+        fn len(&self) -> impl std::future::Future<Output = Result<u64>> + Send {
+            std::future::ready(Ok(self.0.len() as u64))
+        }
+        fn read_range(
+            &self,
+            r: Range<u64>,
+        ) -> impl std::future::Future<Output = Result<Bytes>> + Send {
+            std::future::ready(Ok(self.0.slice(r.start as usize..r.end as usize - 1)))
+        }
+        fn read_ranges(
+            &self,
+            rs: &[Range<u64>],
+        ) -> impl std::future::Future<Output = Result<Vec<Bytes>>> + Send {
+            let v = rs[1..]
+                .iter()
+                .map(|r| self.0.slice(r.start as usize..r.end as usize))
+                .collect();
+            std::future::ready(Ok(v))
+        }
+    }
+
+    #[test]
+    fn a_source_answering_the_wrong_bytes_is_an_error() {
+        let s = Fetched {
+            src: Arc::new(Liar(Bytes::from_static(b"0123456789"))),
+            size: 10,
+        };
+        let short = block_on(drive(&*s.src, || s.read_bytes(2..6)));
+        assert_eq!(short.unwrap_err().kind(), &ErrorKind::Truncated);
+        let few = block_on(drive(&*s.src, || s.read_ranges(&[0..2, 8..10])));
+        assert!(few.is_err());
     }
 
     #[test]
