@@ -163,6 +163,10 @@ fn confine_child(address_limit: Option<u64>) {
         libc::SIGABRT,
         libc::SIGTRAP,
         libc::SIGSYS,
+        // The host's own handlers (Python's for Ctrl-C among them) must
+        // not run in the child: these end it instead.
+        libc::SIGINT,
+        libc::SIGTERM,
     ] {
         // SAFETY: restoring a default disposition is async-signal-safe.
         unsafe {
@@ -261,10 +265,14 @@ fn wait(codec: &str, pid: libc::pid_t, budget: Budget) -> Result<Option<libc::c_
             return Ok(None);
         }
         if start.elapsed() >= budget.time {
-            // SAFETY: killing and reaping our own child.
+            // SAFETY: killing and reaping our own child; the wait is
+            // retried when a signal interrupts it, so no zombie is left.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
+                while libc::waitpid(pid, &mut status, 0) < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                {
+                }
             }
             return Err(Error::codec(format!(
                 "{codec} decoder did not finish within {:.0} s; its child process was stopped",

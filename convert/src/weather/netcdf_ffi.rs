@@ -264,27 +264,12 @@ impl StorageHandle {
         let rc =
             unsafe { netcdf_sys::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) };
         check(rc, "inquire")?;
-        let mut tname = [0u8; netcdf_sys::NC_MAX_NAME as usize + 1];
-        let (mut size, mut base, mut nfields, mut class) = (0usize, 0, 0usize, 0);
-        // SAFETY: `tname` holds NC_MAX_NAME + 1 bytes, the most netCDF-C
-        // writes for a name; the other out pointers are valid.
-        #[allow(unsafe_code)]
-        let rc = unsafe {
-            netcdf_sys::nc_inq_user_type(
-                ncid,
-                xtype,
-                tname.as_mut_ptr().cast(),
-                &mut size,
-                &mut base,
-                &mut nfields,
-                &mut class,
-            )
-        };
-        check(rc, "its type")?;
-        let type_name = CStr::from_bytes_until_nul(&tname)
-            .map_err(|_| "an unterminated type name")?
-            .to_string_lossy()
-            .into_owned();
+        let UserType {
+            name: type_name,
+            size,
+            base,
+            class,
+        } = user_type(ncid, xtype)?;
         let kind = match class {
             netcdf_sys::NC_ENUM => "enum",
             netcdf_sys::NC_COMPOUND => "compound",
@@ -343,7 +328,20 @@ impl StorageHandle {
         let (ncid, varid) = self.ids(group, var)?;
         let (xtype, width) = match ty {
             AttrType::Basic(x, w) => (x, w),
-            AttrType::User(n, w) => (self.type_id(ncid, n)?, w),
+            AttrType::User(n, w) => {
+                let id = self.type_id(ncid, n)?;
+                // The type the name resolves to from this group must be the
+                // enum the values were encoded for: netCDF-C reads
+                // `len` × its size bytes from `data`.
+                let t = user_type(ncid, id)?;
+                if t.class != netcdf_sys::NC_ENUM || t.size != w {
+                    return Err(format!(
+                        "attribute {attr}: type {n} as seen from group {group} is not an \
+                         enum of {w}-byte values"
+                    ));
+                }
+                (id, w)
+            }
         };
         if len.checked_mul(width) != Some(data.len()) {
             return Err(format!(
@@ -423,5 +421,79 @@ impl Drop for StorageHandle {
         unsafe {
             netcdf_sys::nc_close(self.id);
         }
+    }
+}
+
+/// What netCDF-C says of user-defined type `xtype` as seen from `ncid`.
+struct UserType {
+    name: String,
+    size: usize,
+    base: netcdf_sys::nc_type,
+    class: c_int,
+}
+
+fn user_type(ncid: c_int, xtype: netcdf_sys::nc_type) -> Result<UserType, String> {
+    let mut tname = [0u8; netcdf_sys::NC_MAX_NAME as usize + 1];
+    let (mut size, mut base, mut nfields, mut class) = (0usize, 0, 0usize, 0);
+    // SAFETY: `tname` holds NC_MAX_NAME + 1 bytes, the most netCDF-C
+    // writes for a name; the other out pointers are valid.
+    #[allow(unsafe_code)]
+    let rc = unsafe {
+        netcdf_sys::nc_inq_user_type(
+            ncid,
+            xtype,
+            tname.as_mut_ptr().cast(),
+            &mut size,
+            &mut base,
+            &mut nfields,
+            &mut class,
+        )
+    };
+    check(rc, "its type")?;
+    let name = CStr::from_bytes_until_nul(&tname)
+        .map_err(|_| "an unterminated type name")?
+        .to_string_lossy()
+        .into_owned();
+    Ok(UserType {
+        name,
+        size,
+        base,
+        class,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An attribute's values encoded for a 1-byte enum are refused when the
+    /// name resolves, from the attribute's group, to an enum of wider
+    /// values: netCDF-C would read past the end of the buffer.
+    #[test]
+    fn an_attribute_of_an_enum_of_another_width_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cdl, nc) = (dir.path().join("e.cdl"), dir.path().join("e.nc"));
+        std::fs::write(
+            &cdl,
+            "netcdf e { group: y { types: int64 enum E { a = 0, b = 1 } ; \
+             variables: int v ; } }",
+        )
+        .unwrap();
+        let made = std::process::Command::new("ncgen")
+            .args(["-4", "-o"])
+            .arg(&nc)
+            .arg(&cdl)
+            .status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: ncgen (netcdf-bin) is not installed");
+            return;
+        }
+        let h = StorageHandle::open_mode(&nc, netcdf_sys::NC_WRITE).unwrap();
+        let narrow = h.put_attr("/y", Some("v"), "e", AttrType::User("E", 1), 2, &[0, 1]);
+        let err = narrow.unwrap_err();
+        assert!(err.contains("not an enum of 1-byte values"), "{err}");
+        let wide: Vec<u8> = [0i64, 1].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        h.put_attr("/y", Some("v"), "e", AttrType::User("E", 8), 2, &wide)
+            .unwrap();
     }
 }
