@@ -18,6 +18,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::async_source::AsyncByteSource;
+use super::partial::check_len;
 use super::source::{ByteSource, SourceHints};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -83,13 +84,17 @@ impl Fetches {
     async fn fetch<S: AsyncByteSource + ?Sized>(&mut self, src: &S, m: Miss) {
         match m {
             Miss::One(r) => {
-                let got = src.read_range(r.clone()).await.and_then(|b| whole(&r, b));
+                let got = src
+                    .read_range(r.clone())
+                    .await
+                    .and_then(|b| check_len(&r, &b).map(|()| b));
                 self.have.insert((r.start, r.end), got);
             }
             Miss::Many(rs) => match src.read_ranges(&rs).await {
                 Ok(v) if v.len() == rs.len() => {
                     for (r, b) in rs.iter().zip(v) {
-                        self.have.insert((r.start, r.end), whole(r, b));
+                        self.have
+                            .insert((r.start, r.end), check_len(r, &b).map(|()| b));
                     }
                 }
                 Ok(v) => {
@@ -278,24 +283,6 @@ impl<S: AsyncByteSource + ?Sized> ByteSource for Fetched<S> {
     }
     fn hints(&self) -> SourceHints {
         self.src.hints()
-    }
-}
-
-/// `b` when it holds exactly the bytes of `r`: a source answering with
-/// more or fewer is an error, never a slice out of bounds or a range asked
-/// for again and again.
-fn whole(r: &Range<u64>, b: Bytes) -> Result<Bytes> {
-    if b.len() as u64 == r.end - r.start {
-        Ok(b)
-    } else {
-        Err(Error::truncated(format!(
-            "the byte source answered {} bytes for the {}-byte range {}..{}",
-            b.len(),
-            r.end - r.start,
-            r.start,
-            r.end
-        ))
-        .at(r.start))
     }
 }
 
