@@ -248,11 +248,51 @@ fn every_reading_method_works_on_a_path_and_on_memory() {
         assert_eq!(f.layout().unwrap(), mem.layout().unwrap());
         assert_eq!(f.select("step", "4").unwrap(), vec![(1, 4)]);
         assert_eq!(f.object_data(0, 1, &opts).unwrap().as_ref(), &expect(1)[..]);
-        assert_eq!(f.message_bytes(1).unwrap(), &all[f.spans()[1].range()]);
+        assert_eq!(&*f.message_bytes(1).unwrap(), &all[f.spans()[1].range()]);
         assert!(f.damage().is_empty() && f.check_intact().is_ok());
         // A view of the mapping where the source is in memory, else none.
         let view = f.object_slice::<f32>(0, 2, &opts).unwrap();
         assert_eq!(view.is_some(), backend == Backend::Mmap, "{backend:?}");
         assert!(mem.object_slice::<f32>(0, 2, &opts).unwrap().is_some());
     }
+}
+
+/// A source that is not in memory: every read is a slice of one shared
+/// buffer, so a copy shows as a different address.
+struct SharedReads(bytes::Bytes);
+
+impl tgm::file::ByteSource for SharedReads {
+    fn len(&self) -> tgm::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> tgm::Result<()> {
+        let s = offset as usize;
+        buf.copy_from_slice(&self.0[s..s + buf.len()]);
+        Ok(())
+    }
+    fn read_bytes(&self, range: std::ops::Range<u64>) -> tgm::Result<bytes::Bytes> {
+        Ok(self.0.slice(range.start as usize..range.end as usize))
+    }
+}
+
+/// `message_bytes` hands a read source's buffer over as is: the bytes
+/// come back at the address the source returned, not copied.
+#[test]
+fn message_bytes_of_a_read_source_are_shared_not_copied() {
+    let all = bytes::Bytes::from(
+        [
+            message(3, ByteOrder::native()),
+            message(5, ByteOrder::native()),
+        ]
+        .concat(),
+    );
+    let f = TgmFile::from_source(SharedReads(all.clone()), &Limits::default()).unwrap();
+    let span = f.spans()[1].range();
+    let shared = f.message_bytes(1).unwrap().into_bytes();
+    assert_eq!(&shared[..], &all[span.clone()]);
+    assert_eq!(shared.as_ptr(), all[span.clone()].as_ptr());
+    // Borrowed from a source in memory, copied only when asked for owned bytes.
+    let mem = TgmFile::from_source(all.clone(), &Limits::default()).unwrap();
+    let cow = mem.message_bytes(1).unwrap().into_cow();
+    assert!(matches!(cow, std::borrow::Cow::Borrowed(b) if b.as_ptr() == all[span].as_ptr()));
 }

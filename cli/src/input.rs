@@ -46,7 +46,7 @@ impl CachedSource {
                 return Ok(b.clone());
             }
         }
-        let b = Bytes::from(self.file.message_bytes(i)?.into_owned());
+        let b = self.file.message_bytes(i)?.into_bytes();
         *last = Some((i, b.clone()));
         Ok(b)
     }
@@ -170,7 +170,7 @@ impl Reader {
 
     fn message_bytes(&self, i: usize) -> tgm::Result<Cow<'_, [u8]>> {
         match self {
-            Reader::Local(f) => f.message_bytes(i),
+            Reader::Local(f) => f.message_bytes(i).map(tgm::file::MessageBytes::into_cow),
             Reader::Source(s) => Ok(Cow::Owned(Vec::from(s.message_bytes(i)?))),
         }
     }

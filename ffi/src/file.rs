@@ -39,7 +39,7 @@ impl TgmFileHandle {
 
     /// Message `index`'s bytes, `TGM_ERROR_OBJECT` naming the path when
     /// the file has fewer messages.
-    fn message(&self, index: usize) -> Outcome<std::borrow::Cow<'_, [u8]>> {
+    fn message(&self, index: usize) -> Outcome<tgm::file::MessageBytes<'_>> {
         let n = self.reader.num_messages();
         if index >= n {
             return Err(Failure::new(

@@ -4,7 +4,6 @@
 //! truncated. Each message's index, frame envelopes and (for the last few
 //! messages) metadata are read once per handle (`spec/files.md` §2, §7).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -221,7 +220,9 @@ impl NativeFile {
 
     /// The bytes of message `m`.
     fn message_bytes(&self, py: Python<'_>, m: usize) -> PyResult<Py<PyBytes>> {
-        let b = self.read(py, |f| f.message_bytes(m).map(Cow::into_owned))?;
+        let b = self.read(py, |f| {
+            f.message_bytes(m).map(tgm::file::MessageBytes::into_owned)
+        })?;
         Ok(PyBytes::new(py, &b).unbind())
     }
 

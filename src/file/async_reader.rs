@@ -127,10 +127,7 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
     /// [`TgmFile::message_bytes`].
     pub async fn message_bytes(&self, i: usize) -> Result<bytes::Bytes> {
         self.read(
-            move |f| {
-                f.message_bytes(i)
-                    .map(|b| bytes::Bytes::from(b.into_owned()))
-            },
+            move |f| f.message_bytes(i).map(super::MessageBytes::into_bytes),
             false,
         )
         .await

@@ -25,7 +25,7 @@ pub use index::TornTail;
 pub use layout::{FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
 pub use local::{Backend, LocalFile};
 pub use pod::Pod;
-pub use reader::{value_matches, ObjectBuffer, TgmFile, DEFAULT_READAHEAD};
+pub use reader::{value_matches, MessageBytes, ObjectBuffer, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped};
 pub use source::{ByteSource, FileSource, MmapSource, SourceHints};
 

@@ -106,7 +106,13 @@ pub fn value_matches(v: &crate::cbor::Value, text: &str) -> bool {
     }
 }
 
-/// Bytes of a source: borrowed when it is in memory, else read.
+/// Bytes of a source: borrowed when the source is in memory (a mapping),
+/// else the buffer the source read, shared rather than copied
+/// ([`TgmFile::message_bytes`]).
+#[derive(Debug, Clone)]
+pub struct MessageBytes<'a>(Held<'a>);
+
+#[derive(Debug, Clone)]
 enum Held<'a> {
     Borrowed(&'a [u8]),
     Read(bytes::Bytes),
@@ -122,11 +128,58 @@ impl Deref for Held<'_> {
     }
 }
 
-impl<'a> Held<'a> {
-    fn into_cow(self) -> Cow<'a, [u8]> {
-        match self {
+impl Deref for MessageBytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Compares the bytes, however they are held.
+impl PartialEq for MessageBytes<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for MessageBytes<'_> {}
+
+impl PartialEq<[u8]> for MessageBytes<'_> {
+    fn eq(&self, other: &[u8]) -> bool {
+        **self == *other
+    }
+}
+
+impl AsRef<[u8]> for MessageBytes<'_> {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl<'a> MessageBytes<'a> {
+    /// The bytes as a shared buffer: what a source read is handed over
+    /// as is; bytes borrowed from memory are copied once.
+    pub fn into_bytes(self) -> bytes::Bytes {
+        match self.0 {
+            Held::Borrowed(b) => bytes::Bytes::copy_from_slice(b),
+            Held::Read(b) => b,
+        }
+    }
+
+    /// The bytes in an owned vector (no copy when the read buffer is not
+    /// shared with anything else).
+    pub fn into_owned(self) -> Vec<u8> {
+        match self.0 {
+            Held::Borrowed(b) => b.to_vec(),
+            Held::Read(b) => Vec::from(b),
+        }
+    }
+
+    /// The bytes borrowed from a source in memory, else owned.
+    pub fn into_cow(self) -> Cow<'a, [u8]> {
+        match self.0 {
             Held::Borrowed(b) => Cow::Borrowed(b),
-            Held::Read(b) => Cow::Owned(Vec::from(b)),
+            read => Cow::Owned(MessageBytes(read).into_owned()),
         }
     }
 }
@@ -538,10 +591,10 @@ impl<S: ByteSource> TgmFile<S> {
     }
 
     /// The bytes of message `i`: borrowed from a source in memory (a
-    /// mapping), else read.
-    pub fn message_bytes(&self, i: usize) -> Result<Cow<'_, [u8]>> {
+    /// mapping), else the buffer read, handed over without a copy.
+    pub fn message_bytes(&self, i: usize) -> Result<MessageBytes<'_>> {
         let s = span_of(&self.spans, i)?;
-        Ok(self.read(s.offset..s.offset + s.len)?.into_cow())
+        Ok(MessageBytes(self.read(s.offset..s.offset + s.len)?))
     }
 
     /// Runs `f` on the parsed message `i`.
@@ -991,7 +1044,7 @@ impl<S: ByteSource> TgmFile<S> {
             }
             Ok(ObjectBuffer {
                 descriptor,
-                data: bytes.into_cow().into_owned(),
+                data: MessageBytes(bytes).into_owned(),
                 range,
             })
         };

@@ -114,7 +114,7 @@ impl<S: ByteSource> ValidateSource for TgmFile<S> {
     }
 
     fn message_bytes(&self, i: usize, _: MessageSpan) -> Result<Cow<'_, [u8]>> {
-        TgmFile::message_bytes(self, i)
+        TgmFile::message_bytes(self, i).map(crate::file::MessageBytes::into_cow)
     }
 }
 
