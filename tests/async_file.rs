@@ -190,3 +190,24 @@ fn a_cut_last_message_is_the_same_damage() {
     assert_eq!(e.kind(), &tgm::ErrorKind::Truncated);
     assert_eq!(e.to_string(), f.to_string());
 }
+
+/// Garbage longer than the scanner's window between messages, then a torn
+/// tail: opening resumes its hops across the scan and ends with the
+/// blocking reader's spans, damage and reads.
+#[test]
+fn a_long_damaged_stretch_is_located_as_the_blocking_reader_does() {
+    let lim = Limits::default();
+    let mut bytes = many_messages(3, 300);
+    bytes.extend((0..9_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    bytes.extend(many_messages(40, 100));
+    let extra = many_messages(1, 500);
+    bytes.extend_from_slice(&extra[..extra.len() / 3]);
+    let (s, a) = (Logged::new(&bytes, 0), Logged::new(&bytes, 0));
+    let sync = TgmFile::from_source(&s, &lim).unwrap();
+    let asy = block_on(AsyncTgmFile::open(Arc::new(a), &lim)).unwrap();
+    same_reads(asy.source().take(), s.take(), "open");
+    assert_eq!(asy.spans(), sync.spans());
+    assert_eq!(asy.num_messages(), 43);
+    assert_eq!(asy.damage(), sync.damage());
+    assert_eq!(asy.damage().len(), 2);
+}

@@ -22,7 +22,8 @@
 use std::sync::Arc;
 
 use super::async_source::AsyncByteSource;
-use super::fetched::{drive, fetch_new, Fetched, Fetches, Miss};
+use super::fetched::{drive, fetch_new, step, Fetched, Fetches, Miss};
+use super::reader::{locate_hops, located_of};
 use super::{Damage, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
 use crate::descriptor::ObjectDescriptor;
@@ -73,14 +74,61 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
             src: Arc::new(src),
             size,
         };
-        let file = drive(&*fetched.src, || {
-            TgmFile::from_source(fetched.clone(), limits)
-        })
-        .await?;
+        let file = if fetched.src.hints().readahead == 0 {
+            locate_resumably(&fetched, limits).await?
+        } else {
+            drive(&*fetched.src, || {
+                TgmFile::from_source(fetched.clone(), limits)
+            })
+            .await?
+        };
         Ok(AsyncTgmFile {
             file: Arc::new(file),
         })
     }
+}
+
+/// Locates the messages of `fetched` as [`TgmFile::from_source`] does
+/// without readahead, with the same reads, resuming each step from the
+/// last message hop that began before the previous step's miss rather
+/// than from the start: opening costs time in proportion to the
+/// messages, not to their square (`spec/files.md` §7.1).
+async fn locate_resumably<S: AsyncByteSource + ?Sized>(
+    fetched: &Fetched<S>,
+    limits: &Limits,
+) -> Result<Inner<S>> {
+    let size = fetched.size;
+    let mut fetches = Fetches::default();
+    let (mut spans, mut flags) = (Vec::new(), Vec::new());
+    let mut start = 0;
+    let torn = loop {
+        let (hops, miss) = step(&mut fetches, || locate_hops(fetched, size, start, limits));
+        let Some(miss) = miss else {
+            if let Some(e) = hops.failure {
+                return Err(e);
+            }
+            spans.extend(hops.spans);
+            flags.extend(hops.flags);
+            break hops.torn;
+        };
+        let clean = hops.clean_until;
+        spans.extend(hops.spans.into_iter().take_while(|s| s.offset < clean));
+        flags.extend(hops.flags.into_iter().filter(|(p, _)| *p < clean));
+        start = clean;
+        fetch_new(&mut fetches, &*fetched.src, miss).await?;
+    };
+    drive(&*fetched.src, || {
+        let located = located_of(fetched, size, &spans, flags.clone(), limits);
+        Ok(TgmFile::assemble(
+            fetched.clone(),
+            size,
+            spans.clone(),
+            located,
+            torn.clone(),
+            limits,
+        ))
+    })
+    .await
 }
 
 impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {

@@ -200,17 +200,64 @@ fn locate(
     start: u64,
     limits: &Limits,
 ) -> Result<(Vec<MessageSpan>, Vec<Located>, Option<TornTail>)> {
+    let hops = locate_hops(src, size, start, limits);
+    if let Some(e) = hops.failure {
+        return Err(e);
+    }
+    let located = located_of(src, size, &hops.spans, hops.flags, limits);
+    Ok((hops.spans, located, hops.torn))
+}
+
+/// What hopping over the messages of a source found ([`locate_hops`]).
+#[derive(Debug, Default)]
+pub(super) struct Hops {
+    pub(super) spans: Vec<MessageSpan>,
+    /// The preamble flags read at each hop, by offset.
+    pub(super) flags: Vec<(u64, u16)>,
+    pub(super) torn: Option<TornTail>,
+    /// The first failure of the source itself.
+    pub(super) failure: Option<Error>,
+    /// Inside a step over fetched bytes ([`super::fetched`]): the last
+    /// hop that began before the step's first miss. Every span before it
+    /// was found from fetched bytes alone, and hopping on from it reads
+    /// what hopping on from there in one pass would.
+    pub(super) clean_until: u64,
+}
+
+/// Hops over the messages of `src` from `start`, reading no more than
+/// each hop needs (no readahead): spans, flags, torn tail and failure.
+pub(super) fn locate_hops(src: &dyn ByteSource, size: u64, start: u64, limits: &Limits) -> Hops {
     let ra = Readahead::new(src, size, 0);
     let mut flags = Vec::new();
+    let mut clean_until = start;
     let (spans, torn) = index_messages_with(&ra, start, limits, &mut |p, head| {
+        if !super::fetched::missed() {
+            clean_until = p;
+        }
         if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
             flags.push((p, pre.flags));
         }
     });
-    if let Some(e) = ra.take_failure() {
-        return Err(e);
+    Hops {
+        spans,
+        flags,
+        torn,
+        failure: ra.take_failure(),
+        clean_until,
     }
-    let mut located = indexes_in_prefix(src, size, &spans, limits);
+}
+
+/// What opening learnt of each of `spans` ([`Located`]): its preamble
+/// flags from `flags` (by offset) and its index where the source's cached
+/// prefix holds it.
+pub(super) fn located_of(
+    src: &dyn ByteSource,
+    size: u64,
+    spans: &[MessageSpan],
+    flags: Vec<(u64, u16)>,
+    limits: &Limits,
+) -> Vec<Located> {
+    let mut located = indexes_in_prefix(src, size, spans, limits);
     let mut flags = flags.into_iter().peekable();
     for (s, l) in spans.iter().zip(&mut located) {
         while flags.peek().is_some_and(|(p, _)| *p < s.offset) {
@@ -218,7 +265,7 @@ fn locate(
         }
         l.flags = flags.next_if(|(p, _)| *p == s.offset).map(|(_, f)| f);
     }
-    Ok((spans, located, torn))
+    located
 }
 
 /// What opening knows of each of `spans`: the index of every message
@@ -260,7 +307,7 @@ fn indexes_in_prefix(
 
 /// What a [`TgmFile`] knows about one message.
 #[derive(Debug, Default)]
-struct Located {
+pub(super) struct Located {
     /// Its index, read while locating (or from a layout), else when an
     /// object of it is first asked for; `None` inside when it has none.
     index: OnceLock<Option<MessageIndex>>,
@@ -383,7 +430,7 @@ impl<S: ByteSource> TgmFile<S> {
         Ok(Self::assemble(src, size, spans, located, torn, limits))
     }
 
-    fn assemble(
+    pub(super) fn assemble(
         src: S,
         size: u64,
         spans: Vec<MessageSpan>,
