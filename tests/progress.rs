@@ -273,3 +273,30 @@ fn a_nan_in_a_packed_encode_fails_as_without_the_hook() {
         assert_eq!(hooked.to_string(), plain.to_string());
     }
 }
+
+#[test]
+fn workers_report_in_order_and_change_no_byte() {
+    let data = field();
+    let total = data.len() as u64;
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![(data.len() / 8) as u64])
+        .with_byte_order(ByteOrder::Little)
+        .with_pipeline(&PipelineBuilder::new().simple_packing(16).szip());
+    let mut p = tgm::pipeline::PipelineOptions::default();
+    p.threads = 4;
+    let four = opts().pipeline(p);
+    let meta = GlobalMetadata::default();
+    let (hook, calls) = recorder();
+    let with = tgm::encode(&meta, &[(&d, &data)], &four.clone().progress(hook)).unwrap();
+    let without = tgm::encode(&meta, &[(&d, &data)], &four).unwrap();
+    assert!(with == without, "the hook changes no byte");
+    // Workers crossing a 4 MiB mark at once may fold two steps into one.
+    check_steps(&calls.lock().unwrap(), total, 8);
+    // The fused decode on four workers, in pieces.
+    let m = tgm::decode::Message::parse(&with).unwrap();
+    let obj = m.object(0).unwrap();
+    let plain = obj.decode(&tgm::DecodeOptions::default()).unwrap();
+    let (hook, calls) = recorder();
+    let opts = tgm::DecodeOptions::default().threads(4).progress(hook);
+    assert!(obj.decode(&opts).unwrap() == plain);
+    check_steps(&calls.lock().unwrap(), total, 8);
+}
