@@ -45,7 +45,17 @@ fn opts() -> EncodeOptions {
 /// Encodes `data` through `pipeline` with a recording hook; returns the
 /// message, the message without the hook and the calls.
 fn encode_recorded(data: &[u8], pipeline: &PipelineBuilder) -> (Vec<u8>, Vec<u8>, Vec<Step>) {
-    let d = ObjectDescriptor::new(Dtype::Float64, vec![(data.len() / 8) as u64])
+    encode_recorded_as(Dtype::Float64, data, pipeline)
+}
+
+/// [`encode_recorded`] of elements of `dtype`.
+fn encode_recorded_as(
+    dtype: Dtype,
+    data: &[u8],
+    pipeline: &PipelineBuilder,
+) -> (Vec<u8>, Vec<u8>, Vec<Step>) {
+    let n = data.len() / dtype.width();
+    let d = ObjectDescriptor::new(dtype, vec![n as u64])
         .with_byte_order(ByteOrder::Little)
         .with_pipeline(pipeline);
     let (hook, calls) = recorder();
@@ -95,6 +105,23 @@ fn a_pipeline_with_no_working_stage_reports_once() {
     assert_eq!(calls, vec![whole]);
 }
 
+/// Decodes `obj` with a recording hook, into a caller's buffer or not;
+/// returns the values and the calls.
+fn decode_recorded(obj: &tgm::decode::Object<'_>, into: bool) -> (Vec<u8>, Vec<Step>) {
+    let (hook, calls) = recorder();
+    let opts = tgm::DecodeOptions::default().progress(hook);
+    let values = if into {
+        let len = obj.descriptor().decoded_len().unwrap() as usize;
+        let mut out = vec![0u8; len];
+        obj.decode_into(&opts, &mut out).unwrap();
+        out
+    } else {
+        obj.decode(&opts).unwrap().into_owned()
+    };
+    let calls = calls.lock().unwrap().clone();
+    (values, calls)
+}
+
 #[test]
 fn a_64_mib_zstd_decode_reports_every_chunk_of_the_payload_read() {
     let data = field();
@@ -104,17 +131,8 @@ fn a_64_mib_zstd_decode_reports_every_chunk_of_the_payload_read() {
     let obj = m.object(0).unwrap();
     let stored = obj.payload_region().len() as u64;
     for into in [false, true] {
-        let (hook, calls) = recorder();
-        let opts = tgm::DecodeOptions::default().progress(hook);
-        let values = if into {
-            let mut out = vec![0u8; data.len()];
-            obj.decode_into(&opts, &mut out).unwrap();
-            out
-        } else {
-            obj.decode(&opts).unwrap().into_owned()
-        };
+        let (values, calls) = decode_recorded(&obj, into);
         assert!(values == data, "the values are those of a plain decode");
-        let calls = calls.lock().unwrap().clone();
         let chunks = stored.div_ceil(4 << 20) as usize;
         check_steps(&calls, total, chunks);
         assert_eq!(calls.last().map(|s| s.read), Some(stored));
@@ -125,7 +143,18 @@ fn a_64_mib_zstd_decode_reports_every_chunk_of_the_payload_read() {
 #[test]
 fn a_damaged_zstd_payload_fails_as_without_the_hook() {
     let data = field()[..4 << 20].to_vec();
-    let (msg, _, _) = encode_recorded(&data, &PipelineBuilder::new().zstd());
+    fails_alike_when_cut(
+        "zstd",
+        Dtype::Float64,
+        &data,
+        &PipelineBuilder::new().zstd(),
+    );
+}
+
+/// Decodes the first half of the payload `pipeline` gives `data`, with and
+/// without a hook: the same error, and no step saying the object is done.
+fn fails_alike_when_cut(name: &str, dtype: Dtype, data: &[u8], pipeline: &PipelineBuilder) {
+    let (msg, _, _) = encode_recorded_as(dtype, data, pipeline);
     let m = tgm::decode::Message::parse(&msg).unwrap();
     let obj = m.object(0).unwrap();
     let mut cut = obj.payload_region().to_vec();
@@ -133,9 +162,141 @@ fn a_damaged_zstd_payload_fails_as_without_the_hook() {
     let d = obj.descriptor();
     let limits = tgm::Limits::default();
     let plain = tgm::pipeline::decode(d, &cut, 0, &Default::default(), &limits).unwrap_err();
-    let (hook, _) = recorder();
+    let (hook, calls) = recorder();
     let mut popts = tgm::pipeline::PipelineDecodeOptions::default();
     popts.progress = hook;
     let hooked = tgm::pipeline::decode(d, &cut, 0, &popts, &limits).unwrap_err();
-    assert_eq!(hooked.to_string(), plain.to_string());
+    assert_eq!(hooked.to_string(), plain.to_string(), "{name}");
+    let calls = calls.lock().unwrap().clone();
+    assert!(
+        calls.iter().all(|s| s.done < s.total),
+        "{name}: no end: {calls:?}"
+    );
+}
+
+/// 64 MiB of 32-bit samples an szip coder has to work on.
+fn samples() -> Vec<u8> {
+    (0..(16u32 << 20))
+        .flat_map(|i| (((i as f64 * 1e-4).sin() * 3e4) as i32 as u32 & 0xffff).to_le_bytes())
+        .collect()
+}
+
+/// The pipelines whose stages report per chunk (`spec/pipeline.md` §6.7),
+/// with the data they code: each a 64 MiB object.
+fn chunked_cases() -> Vec<(&'static str, Dtype, Vec<u8>, PipelineBuilder)> {
+    let (f, s) = (field(), samples());
+    vec![
+        (
+            "simple_packing",
+            Dtype::Float64,
+            f.clone(),
+            PipelineBuilder::new().simple_packing(16),
+        ),
+        (
+            "simple_packing+szip",
+            Dtype::Float64,
+            f.clone(),
+            PipelineBuilder::new().simple_packing(16).szip(),
+        ),
+        ("szip", Dtype::Uint32, s, PipelineBuilder::new().szip()),
+        (
+            "shuffle",
+            Dtype::Float64,
+            f,
+            PipelineBuilder::new().shuffle(),
+        ),
+    ]
+}
+
+#[test]
+fn every_chunked_stage_reports_every_4_mib_of_a_64_mib_encode() {
+    for (name, dtype, data, pipeline) in chunked_cases() {
+        let total = data.len() as u64;
+        let (with, without, calls) = encode_recorded_as(dtype, &data, &pipeline);
+        assert!(with == without, "{name}: the hook changes no byte");
+        // 16 chunks of 4 MiB of elements.
+        check_steps(&calls, total, 16);
+        assert!(calls[0].done <= 4 << 20, "{name}: {calls:?}");
+        assert!(
+            calls.iter().all(|s| s.read <= s.done),
+            "{name}: nothing is read for good before it is coded: {calls:?}"
+        );
+        assert_eq!(calls.last().map(|s| s.read), Some(total), "{name}");
+    }
+}
+
+#[test]
+fn every_chunked_stage_reports_every_4_mib_of_a_64_mib_decode() {
+    for (name, dtype, data, pipeline) in chunked_cases() {
+        let total = data.len() as u64;
+        let (msg, _, _) = encode_recorded_as(dtype, &data, &pipeline);
+        let m = tgm::decode::Message::parse(&msg).unwrap();
+        let obj = m.object(0).unwrap();
+        let plain = obj
+            .decode(&tgm::DecodeOptions::default())
+            .unwrap()
+            .into_owned();
+        for into in [false, true] {
+            let (values, calls) = decode_recorded(&obj, into);
+            assert!(
+                values == plain,
+                "{name}: the values are those of a plain decode"
+            );
+            check_steps(&calls, total, 16);
+            assert!(calls[0].done <= 4 << 20, "{name} into={into}: {calls:?}");
+        }
+    }
+}
+
+#[test]
+fn a_cut_chunked_payload_fails_as_without_the_hook() {
+    for (name, dtype, data, pipeline) in chunked_cases() {
+        fails_alike_when_cut(name, dtype, &data[..8 << 20], &pipeline);
+    }
+}
+
+#[test]
+fn a_nan_in_a_packed_encode_fails_as_without_the_hook() {
+    let mut data = field()[..8 << 20].to_vec();
+    data[(6 << 20)..(6 << 20) + 8].copy_from_slice(&f64::NAN.to_le_bytes());
+    for pipeline in [
+        PipelineBuilder::new().simple_packing(16),
+        PipelineBuilder::new().simple_packing(16).szip(),
+    ] {
+        let d = ObjectDescriptor::new(Dtype::Float64, vec![1 << 20])
+            .with_byte_order(ByteOrder::Little)
+            .with_pipeline(&pipeline);
+        let meta = GlobalMetadata::default();
+        let plain = tgm::encode(&meta, &[(&d, &data)], &opts()).unwrap_err();
+        let (hook, _) = recorder();
+        let hooked = tgm::encode(&meta, &[(&d, &data)], &opts().progress(hook)).unwrap_err();
+        assert_eq!(hooked.to_string(), plain.to_string());
+    }
+}
+
+#[test]
+fn workers_report_in_order_and_change_no_byte() {
+    let data = field();
+    let total = data.len() as u64;
+    let d = ObjectDescriptor::new(Dtype::Float64, vec![(data.len() / 8) as u64])
+        .with_byte_order(ByteOrder::Little)
+        .with_pipeline(&PipelineBuilder::new().simple_packing(16).szip());
+    let mut p = tgm::pipeline::PipelineOptions::default();
+    p.threads = 4;
+    let four = opts().pipeline(p);
+    let meta = GlobalMetadata::default();
+    let (hook, calls) = recorder();
+    let with = tgm::encode(&meta, &[(&d, &data)], &four.clone().progress(hook)).unwrap();
+    let without = tgm::encode(&meta, &[(&d, &data)], &four).unwrap();
+    assert!(with == without, "the hook changes no byte");
+    // Workers crossing a 4 MiB mark at once may fold two steps into one.
+    check_steps(&calls.lock().unwrap(), total, 8);
+    // The fused decode on four workers, in pieces.
+    let m = tgm::decode::Message::parse(&with).unwrap();
+    let obj = m.object(0).unwrap();
+    let plain = obj.decode(&tgm::DecodeOptions::default()).unwrap();
+    let (hook, calls) = recorder();
+    let opts = tgm::DecodeOptions::default().threads(4).progress(hook);
+    assert!(obj.decode(&opts).unwrap() == plain);
+    check_steps(&calls.lock().unwrap(), total, 8);
 }

@@ -79,7 +79,8 @@ pub fn run(a: Args) -> CliResult {
         bytes.extend(tgm::encode(
             meta,
             &refs,
-            &tgm_convert::medical::pipeline::encode_options(),
+            &tgm_convert::medical::pipeline::encode_options()
+                .progress(crate::progress::object_hook("encoding")),
         )?);
     }
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
@@ -129,7 +130,9 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
     crate::output::refuse_dash_dir(&a.output)?;
     let file = crate::input::Archive::open_local(&a.pick.input)?;
     crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
-    let (d, data, entry) = a.pick.decode_from(&file)?;
+    let (d, data, entry) = a
+        .pick
+        .decode_reporting(&file, crate::progress::object_hook("decoding"))?;
     let files =
         object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
     std::fs::create_dir_all(&a.output)

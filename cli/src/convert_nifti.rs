@@ -55,7 +55,8 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let msg = tgm::encode(
         &meta,
         &refs,
-        &tgm_convert::medical::pipeline::encode_options(),
+        &tgm_convert::medical::pipeline::encode_options()
+            .progress(crate::progress::object_hook("encoding")),
     )?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
@@ -96,7 +97,9 @@ pub struct ToArgs {
 pub fn to_nifti(mut a: ToArgs) -> CliResult {
     let file = crate::input::Archive::open_local(&a.pick.input)?;
     crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
-    let (d, data, entry) = a.pick.decode_from(&file)?;
+    let (d, data, entry) = a
+        .pick
+        .decode_reporting(&file, crate::progress::object_hook("decoding"))?;
     let version = if a.nifti2 {
         Version::Nifti2
     } else {

@@ -92,6 +92,7 @@ fn decode_all<'a>(m: &Message<'a>, opts: &DecodeOptions) -> tgm::Result<Vec<Obje
         .map(|o| {
             let obj = m.object(o)?;
             let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+            let paging = crate::progress::decode_hook(paging);
             Ok(ObjectBytes {
                 descriptor: obj.descriptor().clone(),
                 data: obj.decode(&unverified.clone().progress(paging))?,
@@ -480,6 +481,7 @@ impl Archive {
         });
         self.each_object(i, &opts, want, |obj, unverified| {
             let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+            let paging = crate::progress::decode_hook(paging);
             let data = obj.decode(&unverified.clone().progress(paging))?;
             Ok(f(obj.index(), obj.descriptor(), &data))
         })
@@ -497,7 +499,9 @@ impl Archive {
         buf: &mut Vec<u8>,
         mut f: impl FnMut(usize, &ObjectDescriptor, &[u8]) -> CliResult,
     ) -> CliResult {
-        let opts = DecodeOptions::default().threads(threads);
+        let opts = DecodeOptions::default()
+            .threads(threads)
+            .progress(crate::progress::object_hook("decoding"));
         self.each_object(i, &opts, want, |obj, unverified| {
             let len = decoded_len(obj.descriptor(), &unverified.limits)
                 .map_err(|e| e.in_object(obj.index()))?;

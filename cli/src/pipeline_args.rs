@@ -429,6 +429,7 @@ pub fn pipeline_options(g: &GlobalArgs) -> CliResult<PipelineOptions> {
     p.allow_nan = g.flags.allow_nan;
     p.allow_inf = g.flags.allow_inf;
     p.threads = g.threads;
+    p.progress = crate::progress::object_hook("encoding");
     let method = |s: &Option<String>, default: MaskMethod| -> CliResult<MaskMethod> {
         match s {
             Some(name) => MaskMethod::from_name(name).map_err(|e| usage(e.to_string())),

@@ -1,28 +1,89 @@
-//! Progress bars on stderr, by bytes, shown only on a terminal.
+//! Progress bars on stderr, by bytes, shown only on a terminal: one per
+//! command where it counts its own work ([`bytes_bar`]), and one per long
+//! object encode or decode, driven per chunk by the library's steps
+//! ([`object_hook`], `spec/pipeline.md` §6.7). Every bar shows the rate
+//! and the time left.
 
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tgm::pipeline::{ProgressHook, Step};
 
 /// Large enough to be worth a bar.
 const MIN_BYTES: u64 = 64 << 20;
 
-/// A byte-counting bar, hidden when stderr is not a terminal or the work is small.
-pub fn bytes_bar(total: u64, what: &str) -> ProgressBar {
-    if total < MIN_BYTES || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+/// Where every bar is drawn, so that two at once do not overwrite each
+/// other; `None` when stderr is not a terminal.
+fn terminal() -> Option<&'static MultiProgress> {
+    static MULTI: OnceLock<Option<MultiProgress>> = OnceLock::new();
+    MULTI
+        .get_or_init(|| {
+            let term = std::io::stderr().is_terminal();
+            term.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+        })
+        .as_ref()
+}
+
+/// A bar of `total` bytes labelled `what`, with its rate and time left.
+fn styled(multi: &MultiProgress, total: u64, what: &str) -> ProgressBar {
+    let pb = multi.add(ProgressBar::new(total));
     pb.set_style(
         ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} ({binary_bytes_per_sec}, {eta})",
+            "{msg} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} \
+             ({binary_bytes_per_sec}, {eta} left)",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
     pb.set_message(what.to_string());
     pb
+}
+
+/// A byte-counting bar, hidden when stderr is not a terminal or the work is small.
+pub fn bytes_bar(total: u64, what: &str) -> ProgressBar {
+    match terminal() {
+        Some(multi) if total >= MIN_BYTES => styled(multi, total, what),
+        _ => ProgressBar::hidden(),
+    }
+}
+
+/// The hook every command puts in its encode and decode options: each
+/// object of at least 64 MiB whose pipeline reports a step before its end
+/// gets a bar labelled `what` (`encoding`, `decoding`), advanced per chunk
+/// and cleared at its last step. Unset when stderr is not a terminal, so
+/// the library does no reporting work and nothing is drawn.
+pub fn object_hook(what: &'static str) -> ProgressHook {
+    let Some(multi) = terminal() else {
+        return ProgressHook::default();
+    };
+    let current: Mutex<Option<ProgressBar>> = Mutex::new(None);
+    ProgressHook::new(move |s: Step| {
+        let mut c = current.lock().unwrap_or_else(|e| e.into_inner());
+        if c.as_ref().is_some_and(|b| b.length() != Some(s.total)) {
+            // An object that failed before its end, followed by another.
+            if let Some(b) = c.take() {
+                b.finish_and_clear();
+            }
+        }
+        if s.done >= s.total {
+            if let Some(b) = c.take() {
+                b.finish_and_clear();
+            }
+            return;
+        }
+        if s.total < MIN_BYTES {
+            return;
+        }
+        c.get_or_insert_with(|| styled(multi, s.total, what))
+            .set_position(s.done);
+    })
+}
+
+/// [`object_hook`] for decoding, after `then`, the hook the caller already
+/// had (one releasing the pages of a mapped payload).
+pub fn decode_hook(first: ProgressHook) -> ProgressHook {
+    first.then(object_hook("decoding"))
 }
 
 /// The object being encoded: where the bar stood before it, and its mapped
@@ -50,10 +111,10 @@ impl EncodeProgress {
     }
 
     /// The hook to put in the encode options.
-    pub fn hook(&self) -> tgm::pipeline::ProgressHook {
+    pub fn hook(&self) -> ProgressHook {
         let bar = self.bar.clone();
         let current = Arc::clone(&self.current);
-        tgm::pipeline::ProgressHook::new(move |s: tgm::pipeline::Step| {
+        ProgressHook::new(move |s: Step| {
             let c = current.lock().unwrap_or_else(|e| e.into_inner());
             bar.set_position(c.base + s.done);
             if let Some(m) = &c.consumed {

@@ -35,7 +35,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     let file = crate::input::Archive::open_local(&a.input)?;
-    let opts = DecodeOptions::default();
+    let opts = DecodeOptions::default().progress(crate::progress::object_hook("decoding"));
     let sel = Selection::parse(&a.select)?;
     let write = WriteOptions {
         packing: a.packing.clone(),

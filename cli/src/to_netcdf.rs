@@ -33,7 +33,7 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     check_output(&a.output, &[&a.input], a.force)?;
     let file = crate::input::Archive::open_local(&a.input)?;
-    let opts = DecodeOptions::default();
+    let opts = DecodeOptions::default().progress(crate::progress::object_hook("decoding"));
     let sel = Selection::parse(&a.select)?;
     let mut messages = Vec::with_capacity(file.num_messages());
     for m in 0..file.num_messages() {

@@ -130,7 +130,7 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
         &mut self,
         input: Cow<'a, [u8]>,
         cx: &StageContext,
-        report: &dyn Fn(u64, u64),
+        report: &super::progress::Report<'_>,
     ) -> Result<Cow<'a, [u8]>> {
         let len = input.len() as u64;
         let out = self.encode(input, cx)?;
@@ -157,7 +157,7 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
         input: &[u8],
         cx: &StageContext,
         out: &mut [u8],
-        report: &dyn Fn(u64, u64),
+        report: &super::progress::Report<'_>,
     ) -> Result<()> {
         let _ = report;
         self.decode_into(input, cx, out)

@@ -45,12 +45,14 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 use crate::pipeline_spec::PipelineSpec;
 pub use builder::PipelineBuilder;
+use codec::CodeSource;
 pub(crate) use codec::Stage;
 pub(crate) use codec::{PieceRun, StageContext, StageKind};
 pub use masks::{MaskMethod, MaskOptions};
 use plan::EncodeStages;
 pub(crate) use plan::{stages, Stages};
 pub use progress::{copy_paging_out, page_out, ProgressHook, Step};
+use progress::{Report, Ticks, REPORT_BYTES};
 pub use simple_packing::{compute_params as compute_packing_params, PackingParams};
 pub use zstd_codec::ZstdFrameSize;
 
@@ -155,11 +157,13 @@ pub fn encode<'a>(
 /// An object's payload that its pipeline's only working stage writes
 /// straight into the message: its exact length, known before it runs
 /// (`spec/pipeline.md` §6.3).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct InPlace {
     /// Bytes the stage writes.
     pub len: usize,
     cx: StageContext,
+    /// Told the element bytes encoded as the chunks are written (§6.7).
+    progress: ProgressHook,
 }
 
 /// The outcome of [`encode_planned`].
@@ -181,25 +185,34 @@ pub(crate) fn append_in_place(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let stage = plan::stages(desc.pipeline()).encoding;
+    let total = data.len() as u64;
     let Some((src_chunk, dst_chunk)) = stage
         .in_place_chunks(&plan.cx)
         .filter(|c| c.0 > 0 && c.1 > 0)
     else {
-        return buffer::append_in_chunks(out, plan.len, plan.len, 1, |_, dst| {
+        buffer::append_in_chunks(out, plan.len, plan.len, 1, |_, dst| {
             stage.encode_to_slice(data, &plan.cx, dst)
-        });
+        })?;
+        plan.progress.finished(total, total);
+        return Ok(());
     };
     let one = StageContext {
         threads: 1,
         ..plan.cx
     };
+    let report = plan.progress.scaled(total, total, true, total);
+    let ticks = Ticks::new(&report, 1, total, plan.cx.threads <= 1);
     buffer::append_in_chunks(out, plan.len, dst_chunk, plan.cx.threads, |i, dst| {
         let from = i.saturating_mul(src_chunk);
         let src = data
             .get(from..from.saturating_add(src_chunk).min(data.len()))
             .ok_or_else(|| Error::invalid_argument("in-place chunks do not match the input"))?;
-        stage.encode_to_slice(src, &one, dst)
-    })
+        stage.encode_to_slice(src, &one, dst)?;
+        ticks.add(src.len() as u64);
+        Ok(())
+    })?;
+    plan.progress.finished(total, total);
+    Ok(())
 }
 
 /// [`encode`], or with `in_place`, when the pipeline has exactly one working
@@ -258,10 +271,13 @@ pub(crate) fn encode_planned<'a>(
         let len = cx[0].input_len;
         let len = usize::try_from(len)
             .map_err(|_| Error::invalid_input(format!("a {len}-byte payload is too large")))?;
-        let plan = InPlace { len, cx: cx[0] };
-        // Written later from the input, in one pass of the one stage:
-        // reported as done, nothing read yet.
-        opts.progress.finished(expected, 0);
+        // Written later from the input, chunk by chunk, reported as
+        // they are.
+        let plan = InPlace {
+            len,
+            cx: cx[0],
+            progress: opts.progress.clone(),
+        };
         let encoded = stages.encoded_spec(desc.pipeline())?;
         desc.replace_pipeline(encoded);
         desc.masks = None;
@@ -271,7 +287,9 @@ pub(crate) fn encode_planned<'a>(
     if !found.is_empty() {
         found.substitute(payload.to_mut(), desc.dtype.width());
     }
-    if let Some(fused) = encode_fused(&mut stages, &payload, &cx)? {
+    let report = opts.progress.scaled(expected, expected, true, expected);
+    let report = opts.progress.is_set().then_some(&report as &Report<'_>);
+    if let Some(fused) = encode_fused(&mut stages, &payload, &cx, report)? {
         payload = Cow::Owned(fused);
         opts.progress.finished(expected, expected);
     } else {
@@ -321,10 +339,13 @@ pub(crate) fn encode_planned<'a>(
 /// working stages, the encoding gives its output as integer codes and the
 /// compression codes those (`spec/pipeline.md` §6.6): szip over
 /// simple_packing. `None` when they cannot, and the stages run one by one.
+/// `report`, if any, is told the element bytes coded as the compression
+/// takes their codes (`spec/pipeline.md` §6.7).
 fn encode_fused(
     stages: &mut EncodeStages,
     data: &[u8],
     cx: &[StageContext; 3],
+    report: Option<&Report<'_>>,
 ) -> Result<Option<Vec<u8>>> {
     let EncodeStages {
         encoding,
@@ -337,9 +358,38 @@ fn encode_fused(
     let Some(codes) = encoding.code_source(data, &cx[0])? else {
         return Ok(None);
     };
-    let coded = compression.encode_codes(&*codes, &cx[2])?;
+    let coded = match report {
+        None => compression.encode_codes(&*codes, &cx[2])?,
+        Some(r) => {
+            let unit = data.len().checked_div(codes.len()).unwrap_or(1) as u64;
+            let ticks = Ticks::new(r, unit, codes.len() as u64, cx[2].threads <= 1);
+            compression.encode_codes(&CountedCodes(&*codes, &ticks), &cx[2])?
+        }
+    };
     codes.finish()?;
     Ok(coded)
+}
+
+/// Codes counted into [`Ticks`] as the compression takes them.
+struct CountedCodes<'s>(&'s dyn CodeSource, &'s Ticks<'s>);
+
+impl CodeSource for CountedCodes<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn bits(&self) -> u32 {
+        self.0.bits()
+    }
+
+    fn fill(&self, first: usize, out: &mut [u32]) {
+        self.0.fill(first, out);
+        self.1.add(out.len() as u64);
+    }
+
+    fn finish(&self) -> Result<()> {
+        self.0.finish()
+    }
 }
 
 /// Splits a region into the encoded payload and checks the masks' placement.
@@ -403,7 +453,7 @@ fn decode_inner<'a>(
                 fresh_output: true,
                 ..c
             });
-            decode_in_pieces(stages, &fresh, payload, &mut out)?;
+            decode_in_pieces(stages, &fresh, payload, &mut out, &opts.progress)?;
             Cow::Owned(out)
         }
         false => decode_stages(stages, &cx, payload, limits, &opts.progress)?,
@@ -435,17 +485,9 @@ fn decode_stages<'a>(
     progress: &ProgressHook,
 ) -> Result<Cow<'a, [u8]>> {
     let whole = cx[0].decoded_len;
-    let single =
-        single_stage(stages, cx).filter(|(_, c)| progress.is_set() && c.decoded_len == whole);
-    if let Some((stage, cx)) = single {
-        let len = usize::try_from(cx.decoded_len).map_err(|_| {
-            Error::limit("max_object_bytes", cx.decoded_len, limits.max_object_bytes)
-        })?;
-        let mut out = buffer::zeroed(len)?;
-        let report = progress.scaled(cx.decoded_len, cx.decoded_len, true, payload.len() as u64);
-        stage.decode_into_reporting(payload, &cx, &mut out, &report)?;
-        return Ok(Cow::Owned(out));
-    }
+    // The one working stage, if it writes the object, reports (§6.7).
+    let reporting =
+        progress.is_set() && single_stage(stages, cx).is_some_and(|(_, c)| c.decoded_len == whole);
     let mut data: Cow<'a, [u8]> = Cow::Borrowed(payload);
     for (stage, cx) in stages.all().into_iter().zip(cx).rev() {
         let len = usize::try_from(cx.decoded_len).map_err(|_| {
@@ -460,7 +502,15 @@ fn decode_stages<'a>(
             }
             continue;
         }
-        data = Cow::Owned(stage.decode_vec(&data, cx, len)?);
+        data = Cow::Owned(if reporting {
+            let mut out = buffer::zeroed(len)?;
+            let read = payload.len() as u64;
+            let report = progress.scaled(cx.decoded_len, cx.decoded_len, true, read);
+            stage.decode_into_reporting(&data, cx, &mut out, &report)?;
+            out
+        } else {
+            stage.decode_vec(&data, cx, len)?
+        });
     }
     Ok(data)
 }
@@ -508,22 +558,40 @@ fn piecewise(
 }
 
 /// Runs the compression and the encoding [`piecewise`] found as one pass:
-/// the intermediate stream never exists whole.
+/// the intermediate stream never exists whole. `progress` is told the
+/// object's bytes written every 4 MiB of them, nothing read until the end
+/// (`spec/pipeline.md` §6.7).
 fn decode_in_pieces(
     stages: Stages<'_>,
     cx: &[StageContext; 3],
     payload: &[u8],
     out: &mut [u8],
+    progress: &ProgressHook,
 ) -> Result<()> {
     let (lower, lower_cx) = (stages.encoding, &cx[0]);
     let (upper, upper_cx) = (stages.compression, &cx[2]);
+    let of = upper_cx.decoded_len;
+    let report = progress.scaled(out.len() as u64, of, true, payload.len() as u64);
+    // Every 4 MiB of the object, counted in bytes of the stream between.
+    let every = u128::from(REPORT_BYTES) * u128::from(of) / (out.len() as u128).max(1);
+    let every = u64::try_from(every).unwrap_or(u64::MAX);
+    let ticks = progress
+        .is_set()
+        .then(|| Ticks::new(&report, 1, of, false).every(every));
+    let tick = |piece: &[u8]| {
+        if let Some(t) = &ticks {
+            t.add(piece.len() as u64);
+        }
+    };
     if let Some(runs) = upper.piece_runs(payload, upper_cx) {
-        if decode_runs_in_parallel(stages, cx, &runs, payload, out)? {
+        if decode_runs_in_parallel(stages, cx, &runs, payload, out, &tick)? {
             return Ok(());
         }
     }
     upper.decode_pieces(payload, upper_cx, PIECE_BYTES, &mut |at, piece| {
-        lower.decode_piece_into(piece, at, lower_cx, out)
+        lower.decode_piece_into(piece, at, lower_cx, out)?;
+        tick(piece);
+        Ok(())
     })
 }
 
@@ -538,6 +606,7 @@ fn decode_runs_in_parallel(
     runs: &[PieceRun],
     payload: &[u8],
     out: &mut [u8],
+    tick: &(dyn Fn(&[u8]) + Sync),
 ) -> Result<bool> {
     use rayon::prelude::*;
     let (upper, lower) = (stages.compression, stages.encoding);
@@ -573,7 +642,9 @@ fn decode_runs_in_parallel(
             .zip(parts.into_par_iter())
             .map(|(run, part)| {
                 upper.decode_run_pieces(payload, upper_cx, run, PIECE_BYTES, &mut |at, piece| {
-                    lower.decode_piece_into(piece, at, lower_cx, part)
+                    lower.decode_piece_into(piece, at, lower_cx, part)?;
+                    tick(piece);
+                    Ok(())
                 })
             })
             .collect()
@@ -626,7 +697,7 @@ fn decode_into_inner(
     let stages = plan::stages(pipeline);
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
     if piecewise(stages, &cx, payload.len(), out.len()) {
-        decode_in_pieces(stages, &cx, payload, out)?;
+        decode_in_pieces(stages, &cx, payload, out, &opts.progress)?;
         opts.progress.finished(expected, payload.len() as u64);
         return finish_into(pipeline, desc, region, opts, out_order, out);
     }

@@ -1,10 +1,11 @@
 //! How far a long encode of one object got: a hook the pipeline calls per
 //! chunk of its last working stage, so a caller can show progress (or
 //! release input it no longer needs) during a single large object. The
-//! library knows no terminal. See `spec/pipeline.md` §6.6.
+//! library knows no terminal. See `spec/pipeline.md` §6.7.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// One report: how far one object's encode or decode got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +38,17 @@ impl ProgressHook {
     /// A hook calling `f(step)`.
     pub fn new(f: impl Fn(Step) + Send + Sync + 'static) -> Self {
         ProgressHook(Some(Arc::new(f)))
+    }
+
+    /// A hook telling each step to `self`'s callback, then to `next`'s.
+    pub fn then(self, next: ProgressHook) -> Self {
+        match (self.0, next.0) {
+            (Some(a), Some(b)) => ProgressHook::new(move |s| {
+                a(s);
+                b(s);
+            }),
+            (a, b) => ProgressHook(a.or(b)),
+        }
     }
 
     /// Whether a callback is set.
@@ -86,6 +98,77 @@ impl ProgressHook {
         }
     }
 }
+/// What a stage reports through: `report(done, read)` in bytes of its own
+/// input (encode) or output (decode), callable from any of its workers
+/// (`spec/pipeline.md` §6.7).
+pub(crate) type Report<'r> = dyn Fn(u64, u64) + Sync + 'r;
+
+/// Bytes a stage that works in chunks codes between two reports.
+pub(crate) const REPORT_BYTES: u64 = 4 << 20;
+
+/// A stage's progress counted in units of `unit` bytes (samples, values,
+/// bytes) as its workers finish them: one report per [`REPORT_BYTES`]
+/// crossed, never the end (the stage or the pipeline reports that), and
+/// never a count below one already reported (`spec/pipeline.md` §6.7).
+/// Adding is one atomic addition; only a crossing takes a lock.
+pub(crate) struct Ticks<'r> {
+    report: &'r Report<'r>,
+    unit: u64,
+    /// Units in all.
+    of: u64,
+    /// Units per report.
+    every: u64,
+    added: AtomicU64,
+    shown: Mutex<u64>,
+    /// Units are added in order from the first, once each, so the count
+    /// done is also the input read for good; otherwise nothing is said read.
+    in_order: bool,
+}
+
+impl<'r> Ticks<'r> {
+    /// Counts `of` units of `unit` bytes, reporting through `report`.
+    pub(crate) fn new(report: &'r Report<'r>, unit: u64, of: u64, in_order: bool) -> Self {
+        let unit = unit.max(1);
+        Ticks {
+            report,
+            unit,
+            of,
+            every: (REPORT_BYTES / unit).max(1),
+            added: AtomicU64::new(0),
+            shown: Mutex::new(0),
+            in_order,
+        }
+    }
+
+    /// Reports every `units` units instead, for a stage whose units are
+    /// not the object's bytes (a packed stream decoded to values).
+    pub(crate) fn every(mut self, units: u64) -> Self {
+        self.every = units.max(1);
+        self
+    }
+
+    /// `n` more units are done.
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        let before = self.added.fetch_add(n, Ordering::Relaxed);
+        let after = before.saturating_add(n);
+        if before / self.every != after / self.every && after < self.of {
+            self.show(after);
+        }
+    }
+
+    #[cold]
+    fn show(&self, units: u64) {
+        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+        if units <= *shown {
+            return;
+        }
+        *shown = units;
+        let bytes = units.saturating_mul(self.unit);
+        (self.report)(bytes, if self.in_order { bytes } else { 0 });
+    }
+}
+
 impl ProgressHook {
     /// A hook that pages out the part of `region` (the stored payload being
     /// decoded, or the element bytes being encoded) the pipeline has read

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::codec::{FilterStage, Params, Stage, StageContext, StageKind};
+use super::progress::{Report, Ticks};
 use super::registry::{Builder, CodecEntry};
 use crate::error::{Error, Result};
 
@@ -46,8 +47,34 @@ impl Stage for Shuffle {
         Ok(Cow::Owned(shuffle(&input, self.element_size)?))
     }
 
+    /// Reports every 4 MiB of elements shuffled (`spec/pipeline.md` §6.7).
+    fn encode_reporting<'a>(
+        &mut self,
+        input: Cow<'a, [u8]>,
+        _: &StageContext,
+        report: &Report<'_>,
+    ) -> Result<Cow<'a, [u8]>> {
+        let len = input.len() as u64;
+        let ticks = Ticks::new(report, 1, len, true);
+        let out = shuffle_ticking(&input, self.element_size, |b| ticks.add(b))?;
+        report(len, len);
+        Ok(Cow::Owned(out))
+    }
+
     fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
         unshuffle_into(input, self.element_size, out)
+    }
+
+    /// Reports every 4 MiB of elements put back (`spec/pipeline.md` §6.7).
+    fn decode_into_reporting(
+        &self,
+        input: &[u8],
+        _: &StageContext,
+        out: &mut [u8],
+        report: &Report<'_>,
+    ) -> Result<()> {
+        let ticks = Ticks::new(report, 1, out.len() as u64, false);
+        unshuffle_ticking(input, self.element_size, out, |b| ticks.add(b))
     }
 }
 
@@ -65,6 +92,11 @@ fn check(len: usize, size: usize) -> Result<usize> {
 
 /// `out[b * n + e] = data[e * size + b]`.
 pub fn shuffle(data: &[u8], size: usize) -> Result<Vec<u8>> {
+    shuffle_ticking(data, size, |_| {})
+}
+
+/// [`shuffle`], telling `tick` the bytes of each block of elements done.
+fn shuffle_ticking(data: &[u8], size: usize, tick: impl Fn(u64)) -> Result<Vec<u8>> {
     let n = check(data.len(), size)?;
     let mut out = crate::buffer::zeroed(data.len())?;
     if size == 1 {
@@ -82,12 +114,19 @@ pub fn shuffle(data: &[u8], size: usize) -> Result<Vec<u8>> {
                 *d = e[b];
             }
         }
+        tick(src.len() as u64);
     }
     Ok(out)
 }
 
 /// Inverse of [`shuffle`], writing into `out` (same length as `data`).
 pub fn unshuffle_into(data: &[u8], size: usize, out: &mut [u8]) -> Result<()> {
+    unshuffle_ticking(data, size, out, |_| {})
+}
+
+/// [`unshuffle_into`], telling `tick` the bytes of each block of elements
+/// done.
+fn unshuffle_ticking(data: &[u8], size: usize, out: &mut [u8], tick: impl Fn(u64)) -> Result<()> {
     let n = check(data.len(), size)?;
     if out.len() != data.len() {
         return Err(Error::codec("unshuffle output size differs from input"));
@@ -106,6 +145,7 @@ pub fn unshuffle_into(data: &[u8], size: usize, out: &mut [u8]) -> Result<()> {
                 e[b] = s;
             }
         }
+        tick(dst.len() as u64);
     }
     Ok(())
 }

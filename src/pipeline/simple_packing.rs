@@ -9,6 +9,7 @@ use super::codec::{
     packed_bytes, CodeSource, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind,
     StagePlan,
 };
+use super::progress::{Report, Ticks, REPORT_BYTES};
 use super::quantise::Quantiser;
 use super::registry::{Builder, CodecEntry};
 use super::scan::FiniteRange;
@@ -95,6 +96,44 @@ impl Stage for SimplePacking {
         )?))
     }
 
+    /// Packs runs of values, reporting every 4 MiB of them
+    /// (`spec/pipeline.md` §6.7); bytes and errors are the whole encode's.
+    fn encode_reporting<'a>(
+        &mut self,
+        input: Cow<'a, [u8]>,
+        cx: &StageContext,
+        report: &Report<'_>,
+    ) -> Result<Cow<'a, [u8]>> {
+        let p = self.packing_params()?;
+        let len = input.len() as u64;
+        let bits = p.bits_per_value as usize;
+        let n = input.len() / 8;
+        let packed = bits::packed_len(n, p.bits_per_value);
+        let (Some(packed), true) = (packed, bits > 0 && input.len().is_multiple_of(8)) else {
+            let out = self.encode(input, cx)?;
+            report(len, len);
+            return Ok(out);
+        };
+        let mut out = crate::buffer::zeroed(packed)?;
+        let run = report_run(cx.threads);
+        let mut done = 0u64;
+        for (src, dst) in input.chunks(run * 8).zip(out.chunks_mut(run * bits / 8)) {
+            if encode_parallel_into(src, cx.byte_order, &p, cx.threads, dst).is_err() {
+                break;
+            }
+            done += src.len() as u64;
+            if done < len {
+                report(done, done);
+            }
+        }
+        if done < len {
+            // The whole encode's error, which names the value in the object.
+            return self.encode(input, cx);
+        }
+        report(len, len);
+        Ok(Cow::Owned(out))
+    }
+
     fn derived_params(&self) -> Vec<(&'static str, Value)> {
         let mut v = Vec::new();
         if self.derived {
@@ -114,6 +153,44 @@ impl Stage for SimplePacking {
         let n =
             usize::try_from(cx.num_elements).map_err(|_| Error::metadata("too many elements"))?;
         decode_parallel(input, n, &p, cx.out_order, out, cx.threads, cx.fresh_output)
+    }
+
+    /// Unpacks runs of values, reporting every 4 MiB of them
+    /// (`spec/pipeline.md` §6.7); values and errors are the whole decode's.
+    fn decode_into_reporting(
+        &self,
+        input: &[u8],
+        cx: &StageContext,
+        out: &mut [u8],
+        report: &Report<'_>,
+    ) -> Result<()> {
+        let p = self.packing_params()?;
+        let n = usize::try_from(cx.num_elements).ok();
+        let fits = n.is_some_and(|n| {
+            bits::packed_len(n, p.bits_per_value).is_some_and(|l| l <= input.len())
+                && out.len() / 8 == n
+                && out.len().is_multiple_of(8)
+        });
+        if !fits || p.bits_per_value == 0 {
+            return self.decode_into(input, cx, out);
+        }
+        let ticks = Ticks::new(report, 8, out.len() as u64 / 8, false);
+        let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
+        let run = report_run(cx.threads);
+        for (k, dst) in out.chunks_mut(run * 8).enumerate() {
+            let (first, m) = (k * run, dst.len() / 8);
+            let src = &input[first * p.bits_per_value as usize / 8..];
+            let done = if cx.threads > 1 {
+                decode_parallel(src, m, &p, cx.out_order, dst, cx.threads, cx.fresh_output)
+            } else {
+                decode_into_with(src, 0, m, &p, cx.out_order, dst, streaming)
+            };
+            if done.is_err() {
+                return self.decode_into(input, cx, out);
+            }
+            ticks.add(m as u64);
+        }
+        Ok(())
     }
 
     fn decode_range_into(
@@ -520,6 +597,12 @@ pub fn encode_parallel(
     let mut out = crate::buffer::zeroed(len)?;
     encode_parallel_into(data, order, p, threads, &mut out)?;
     Ok(out)
+}
+
+/// Values coded between two progress reports: 4 MiB of them, or one
+/// chunk per worker if more (a multiple of 8, so runs are whole bytes).
+fn report_run(threads: usize) -> usize {
+    (REPORT_BYTES as usize / 8).max(CHUNK_VALUES * threads)
 }
 
 /// Values per chunk of a parallel or in-place encode (768 KiB at 24 bits:

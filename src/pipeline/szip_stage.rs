@@ -49,6 +49,7 @@ const _: () = assert!(DEFAULT_FLAGS == crate::szip::flags::PREPROCESS);
 #[cfg(feature = "szip")]
 mod coder {
     use super::*;
+    use crate::pipeline::progress::{Report, Ticks};
     use crate::szip::{flags, SzipParams};
 
     pub(super) fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
@@ -91,6 +92,84 @@ mod coder {
             p.validate()?;
             Ok(p)
         }
+
+        /// [`Stage::encode`], telling `report`, if any, the samples coded
+        /// as the coder takes them.
+        fn encode_counted<'a>(
+            &mut self,
+            input: Cow<'a, [u8]>,
+            cx: &StageContext,
+            report: Option<&Report<'_>>,
+        ) -> Result<Cow<'a, [u8]>> {
+            // After simple_packing only whole-byte widths are accepted: the
+            // reference hands the packed bit stream to the coder as if it were
+            // byte containers, which silently corrupts every other width.
+            if cx.packed && !matches!(cx.sample_bits, 8 | 16 | 24 | 32) {
+                return Err(Error::unsupported_codec(format!(
+                    "simple_packing at {} bits cannot be combined with szip: the reference \
+                     would misread it; use 8, 16, 24 or 32 bits, or another compression",
+                    cx.sample_bits
+                )));
+            }
+            let p = self.coder_params(cx)?;
+            if input.is_empty() {
+                // As the reference: no stream and no offsets for an empty payload.
+                self.offsets = Some(Vec::new());
+                return Ok(Cow::Owned(Vec::new()));
+            }
+            let (bytes, offsets) = match report {
+                None if cx.threads > 1 => crate::exec::install(cx.threads, || {
+                    crate::szip::encode_parallel(&input, &p, cx.szip_profile, cx.threads)
+                })??,
+                None => crate::szip::encode_with(&input, &p, cx.szip_profile)?,
+                Some(r) => {
+                    // The same samples the coder reads from the containers.
+                    let containers = crate::szip::Containers::new(&input, &p)?;
+                    let unit = p.sample_bytes() as u64;
+                    let ticks = Ticks::new(
+                        r,
+                        unit,
+                        crate::szip::SampleSource::len(&containers) as u64,
+                        cx.threads <= 1,
+                    );
+                    code(&Counted(&containers, &ticks), &p, cx)?
+                }
+            };
+            self.offsets = Some(offsets);
+            Ok(Cow::Owned(bytes))
+        }
+    }
+
+    /// Bytes of the scratch piece a reporting decode goes through.
+    const DECODE_PIECE: usize = 1 << 20;
+
+    /// The samples of `src` coded on `cx`'s thread budget.
+    fn code<S: crate::szip::SampleSource + ?Sized>(
+        src: &S,
+        p: &SzipParams,
+        cx: &StageContext,
+    ) -> Result<(Vec<u8>, Vec<u64>)> {
+        if cx.threads > 1 {
+            Ok(crate::exec::install(cx.threads, || {
+                crate::szip::encode_samples(src, p, cx.szip_profile, cx.threads)
+            })??)
+        } else {
+            Ok(crate::szip::encode_samples(src, p, cx.szip_profile, 1)?)
+        }
+    }
+
+    /// Samples counted into [`Ticks`] as the coder takes them.
+    struct Counted<'s, S: ?Sized>(&'s S, &'s Ticks<'s>);
+
+    impl<S: crate::szip::SampleSource + ?Sized> crate::szip::SampleSource for Counted<'_, S> {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+
+        fn fill(&self, first: usize, out: &mut [u32]) {
+            self.0.fill(first, out);
+            self.1.add(out.len() as u64);
+        }
     }
 
     /// An encoding's codes as the coder's samples.
@@ -115,32 +194,22 @@ mod coder {
             self.coder_params(cx).map(|_| ())
         }
 
-        /// After simple_packing only whole-byte widths are accepted: the
-        /// reference hands the packed bit stream to the coder as if it were byte
-        /// containers, which silently corrupts every other width.
         fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
-            if cx.packed && !matches!(cx.sample_bits, 8 | 16 | 24 | 32) {
-                return Err(Error::unsupported_codec(format!(
-                    "simple_packing at {} bits cannot be combined with szip: the reference \
-                     would misread it; use 8, 16, 24 or 32 bits, or another compression",
-                    cx.sample_bits
-                )));
-            }
-            let p = self.coder_params(cx)?;
-            if input.is_empty() {
-                // As the reference: no stream and no offsets for an empty payload.
-                self.offsets = Some(Vec::new());
-                return Ok(Cow::Owned(Vec::new()));
-            }
-            let (bytes, offsets) = if cx.threads > 1 {
-                crate::exec::install(cx.threads, || {
-                    crate::szip::encode_parallel(&input, &p, cx.szip_profile, cx.threads)
-                })??
-            } else {
-                crate::szip::encode_with(&input, &p, cx.szip_profile)?
-            };
-            self.offsets = Some(offsets);
-            Ok(Cow::Owned(bytes))
+            self.encode_counted(input, cx, None)
+        }
+
+        /// Counts the samples the coder takes, RSI by RSI, and reports
+        /// every 4 MiB of them (`spec/pipeline.md` §6.7).
+        fn encode_reporting<'a>(
+            &mut self,
+            input: Cow<'a, [u8]>,
+            cx: &StageContext,
+            report: &Report<'_>,
+        ) -> Result<Cow<'a, [u8]>> {
+            let len = input.len() as u64;
+            let out = self.encode_counted(input, cx, Some(report))?;
+            report(len, len);
+            Ok(out)
         }
 
         fn derived_params(&self) -> Vec<(&'static str, Value)> {
@@ -159,6 +228,39 @@ mod coder {
                 })?
                 .map_err(Error::from),
                 _ => Ok(crate::szip::decode_into(input, &p, out)?),
+            }
+        }
+
+        /// A sequential decode, RSIs at a time through a scratch piece
+        /// copied into `out`, reporting every 4 MiB written
+        /// (`spec/pipeline.md` §6.7); the pieces are the whole decode's
+        /// bytes, and its errors. With workers, reported at the end.
+        fn decode_into_reporting(
+            &self,
+            input: &[u8],
+            cx: &StageContext,
+            out: &mut [u8],
+            report: &Report<'_>,
+        ) -> Result<()> {
+            let p = self.coder_params(cx)?;
+            if cx.threads > 1 || out.is_empty() {
+                return self.decode_into(input, cx, out);
+            }
+            let ticks = Ticks::new(report, 1, out.len() as u64, false);
+            let total = out.len();
+            let pieces =
+                crate::szip::decode_pieces(input, &p, total, DECODE_PIECE, &mut |at, piece| {
+                    let dst = out.get_mut(at..at + piece.len()).ok_or_else(|| {
+                        Error::codec(format!("szip decoded past the {total} bytes expected"))
+                    })?;
+                    dst.copy_from_slice(piece);
+                    ticks.add(piece.len() as u64);
+                    Ok::<(), Error>(())
+                });
+            match pieces {
+                Ok(()) => Ok(()),
+                // The whole decode's error.
+                Err(_) => self.decode_into(input, cx, out),
             }
         }
 
@@ -262,14 +364,7 @@ mod coder {
                 return Ok(None);
             }
             let p = self.coder_params(cx)?;
-            let samples = AsSamples(codes);
-            let (bytes, offsets) = if cx.threads > 1 {
-                crate::exec::install(cx.threads, || {
-                    crate::szip::encode_samples(&samples, &p, cx.szip_profile, cx.threads)
-                })??
-            } else {
-                crate::szip::encode_samples(&samples, &p, cx.szip_profile, 1)?
-            };
+            let (bytes, offsets) = code(&AsSamples(codes), &p, cx)?;
             self.offsets = Some(offsets);
             Ok(Some(bytes))
         }

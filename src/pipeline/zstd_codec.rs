@@ -69,7 +69,7 @@ impl Stage for Zstd {
         &mut self,
         input: Cow<'a, [u8]>,
         cx: &StageContext,
-        report: &dyn Fn(u64, u64),
+        report: &crate::pipeline::progress::Report<'_>,
     ) -> Result<Cow<'a, [u8]>> {
         Ok(Cow::Owned(imp::zstd_compress_reporting(
             &input,
@@ -93,7 +93,7 @@ impl Stage for Zstd {
         input: &[u8],
         _: &StageContext,
         out: &mut [u8],
-        report: &dyn Fn(u64, u64),
+        report: &crate::pipeline::progress::Report<'_>,
     ) -> Result<()> {
         imp::zstd_decompress_reporting(input, out, report)
     }

@@ -92,6 +92,16 @@ impl ObjectPick {
         &self,
         file: &tgm::TgmFile,
     ) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
+        self.decode_reporting(file, tgm::pipeline::ProgressHook::default())
+    }
+
+    /// [`ObjectPick::decode_from`], telling `progress` the decode's steps
+    /// (`spec/pipeline.md` §6.7).
+    pub fn decode_reporting(
+        &self,
+        file: &tgm::TgmFile,
+        progress: tgm::pipeline::ProgressHook,
+    ) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         let (input, message, object) = (&self.input, self.message, self.object);
         if message >= file.num_messages() {
             return Err(format!(
@@ -117,7 +127,7 @@ impl ObjectPick {
             // decoded or copied, so the file and the volume are not both
             // resident whole (`spec/pipeline.md` §6.7).
             let region = obj.payload_region();
-            let paging = tgm::pipeline::ProgressHook::paging_out(region);
+            let paging = tgm::pipeline::ProgressHook::paging_out(region).then(progress.clone());
             let data = match obj.decode(&opts.clone().progress(paging))? {
                 std::borrow::Cow::Borrowed(b) => tgm::pipeline::copy_paging_out(b)?,
                 std::borrow::Cow::Owned(v) => v,
