@@ -260,7 +260,9 @@ impl Chunk {
         match &self.first_search {
             None => true,
             Some(_) if carried == guess => true,
-            Some((block, _, found)) => split_search(block, carried, kmax).0 == *found,
+            Some((coded, _, found)) => {
+                split_search(coded, coded.len() as u64, carried, kmax, false).0 == *found
+            }
         }
     }
 }
@@ -348,15 +350,7 @@ impl Setup {
             let padded = count.next_multiple_of(j);
             let last = raw[count - 1];
             raw[count..padded].fill(last);
-            let reference = pre.as_ref().map(|_| raw[0]);
-            let values = match &pre {
-                Some(pre) => {
-                    pre.run(&raw[..padded], &mut mapped[..padded]);
-                    &mut mapped[..padded]
-                }
-                None => &mut raw[..padded],
-            };
-            enc.rsi(values, reference);
+            code_rsi(&mut enc, pre.as_ref(), &mut raw[..padded], &mut mapped);
         }
         let bits = enc.w.bit_pos();
         let final_k = enc.first_search.as_ref().map(|_| enc.k);
@@ -369,6 +363,22 @@ impl Setup {
             rsi_k,
         };
         (chunk, stopped)
+    }
+}
+
+/// Maps one RSI's samples `raw` (whole blocks) if `pre` is given, into
+/// `mapped`, and codes them. Compiled for each listed instruction set and
+/// chosen once at run time, so that the block loops vectorise; every
+/// version writes the same bits.
+#[multiversion::multiversion(targets("x86_64+avx2+bmi1+bmi2+lzcnt+popcnt"))]
+fn code_rsi(enc: &mut Encoder, pre: Option<&Preprocessor>, raw: &mut [u32], mapped: &mut [u32]) {
+    match pre {
+        Some(pre) => {
+            let mapped = &mut mapped[..raw.len()];
+            pre.run(raw, mapped);
+            enc.rsi(mapped, Some(raw[0]));
+        }
+        None => enc.rsi(raw, None),
     }
 }
 
@@ -501,54 +511,43 @@ impl Preprocessor {
     }
 
     /// Maps one RSI; `d[0]` stands for the reference sample and is 0.
+    ///
+    /// A signed sample maps as its unsigned offset `x + 2^(n−1)` does (both
+    /// the residual and θ shift with it), and that offset is `x` with bit
+    /// n − 1 flipped: one unsigned loop of selects, which vectorises, serves
+    /// both.
+    #[inline(always)]
     fn run(&self, x: &[u32], d: &mut [u32]) {
         d[0] = 0;
-        if self.signed {
-            let m = 1i64 << (self.bits - 1);
-            let (xmin, xmax) = (-m, m - 1);
-            let ext = |v: u32| (v as i64 ^ m) - m;
-            let mut prev = ext(x[0]);
-            for (o, &v) in d[1..].iter_mut().zip(&x[1..]) {
-                let cur = ext(v);
-                *o = if cur < prev {
-                    let delta = prev - cur;
-                    if delta <= xmax - prev {
-                        2 * delta - 1
-                    } else {
-                        xmax - cur
-                    }
-                } else {
-                    let delta = cur - prev;
-                    if delta <= prev - xmin {
-                        2 * delta
-                    } else {
-                        cur - xmin
-                    }
-                } as u32;
-                prev = cur;
-            }
+        let flip = if self.signed {
+            1u32 << (self.bits - 1)
         } else {
-            let xmax = (1i64 << self.bits) - 1;
-            let mut prev = x[0] as i64;
-            for (o, &v) in d[1..].iter_mut().zip(&x[1..]) {
-                let cur = v as i64;
-                *o = if cur >= prev {
-                    let delta = cur - prev;
-                    if delta <= prev {
-                        2 * delta
-                    } else {
-                        cur
-                    }
-                } else {
-                    let delta = prev - cur;
-                    if delta <= xmax - prev {
-                        2 * delta - 1
-                    } else {
-                        xmax - cur
-                    }
-                } as u32;
-                prev = cur;
-            }
+            0
+        };
+        let xmax = sample_mask(self.bits);
+        for ((o, &cur), &prev) in d[1..].iter_mut().zip(&x[1..]).zip(x) {
+            *o = map_residual(cur ^ flip, prev ^ flip, xmax);
+        }
+    }
+}
+
+/// The CCSDS mapping of `cur` following `prev`, both in `0..=xmax`
+/// (`spec/szip.md` §7). In range, `2δ ≤ xmax`, so nothing overflows.
+#[inline(always)]
+fn map_residual(cur: u32, prev: u32, xmax: u32) -> u32 {
+    if cur >= prev {
+        let delta = cur - prev;
+        if delta <= prev {
+            2 * delta
+        } else {
+            cur
+        }
+    } else {
+        let delta = prev - cur;
+        if delta <= xmax - prev {
+            2 * delta - 1
+        } else {
+            xmax - cur
         }
     }
 }
@@ -575,12 +574,36 @@ struct Encoder {
 impl Encoder {
     /// Codes one RSI of whole blocks (the last may be short). `reference`
     /// is the raw first sample when preprocessing.
+    ///
+    /// The standard block sizes get a copy of the block loop each, with the
+    /// size a constant, so the per-block sums are unrolled into whole
+    /// vectors instead of running as scalar loops.
+    #[inline(always)]
     fn rsi(&mut self, values: &mut [u32], reference: Option<u32>) {
         let blocks = values.len() / self.j;
-        for (b, block) in values.chunks_exact_mut(self.j).enumerate() {
+        match self.j {
+            8 => self.blocks(sized::<8>(values), blocks, reference),
+            16 => self.blocks(sized::<16>(values), blocks, reference),
+            32 => self.blocks(sized::<32>(values), blocks, reference),
+            64 => self.blocks(sized::<64>(values), blocks, reference),
+            j => self.blocks(values.chunks_exact_mut(j), blocks, reference),
+        }
+    }
+
+    /// Codes the `blocks` blocks of an RSI (see [`Encoder::rsi`]).
+    #[inline(always)]
+    fn blocks<'a>(
+        &mut self,
+        all: impl Iterator<Item = &'a mut [u32]>,
+        blocks: usize,
+        reference: Option<u32>,
+    ) {
+        for (b, block) in all.enumerate() {
             let r = if b == 0 { reference } else { None };
-            let first = usize::from(r.is_some());
-            if block[first..].iter().all(|&v| v == 0) {
+            // A block with a reference holds the placeholder 0 first, so
+            // its statistics are those of its coded values.
+            let stats = BlockStats::of(block);
+            if stats.max == 0 {
                 self.zero_blocks += 1;
                 if self.zero_blocks == 1 {
                     self.zero_ref = r;
@@ -595,10 +618,11 @@ impl Encoder {
             if self.zero_blocks > 0 {
                 self.flush_zero_run(false);
             }
-            self.code_block(block, r);
+            self.code_block(block, r, &stats);
         }
     }
 
+    #[inline(always)]
     fn flush_zero_run(&mut self, ros: bool) {
         self.w.put(0, self.id_len + 1);
         if let Some(s) = self.zero_ref {
@@ -616,22 +640,31 @@ impl Encoder {
         self.zero_ref = None;
     }
 
-    fn code_block(&mut self, block: &mut [u32], reference: Option<u32>) {
+    #[inline(always)]
+    fn code_block(&mut self, block: &mut [u32], reference: Option<u32>, stats: &BlockStats) {
         let first = usize::from(reference.is_some());
-        let uncomp = (self.j - first) as u64 * self.bits as u64;
+        let j = block.len();
+        let uncomp = (j - first) as u64 * self.bits as u64;
         let split = if self.id_len > 1 {
-            self.assess_split(&block[first..])
+            self.assess_split(block, first, stats)
         } else {
             u64::MAX
         };
-        let se = if reference.is_some() && !self.se_with_reference {
+        // The second extension matters only if it could be shorter than
+        // split (when split beats raw) or not longer than raw (otherwise);
+        // when its lower bound rules that out it counts as unbounded, which
+        // makes the same choice.
+        let needed_below = if split < uncomp { split } else { uncomp - 1 };
+        let se = if reference.is_some() && !self.se_with_reference
+            || stats.second_extension_at_least(j) > needed_below
+        {
             u64::MAX
         } else {
             assess_second_extension(block, uncomp)
         };
         if split < uncomp {
             if split < se {
-                self.put_split(block, reference)
+                self.put_split(block, reference, split)
             } else {
                 self.put_second_extension(block, reference)
             }
@@ -644,27 +677,36 @@ impl Encoder {
 
     /// Length of the block coded with the best split parameter, searching
     /// from the previous block's parameter as libaec does.
-    fn assess_split(&mut self, coded: &[u32]) -> u64 {
+    #[inline(always)]
+    fn assess_split(&mut self, block: &[u32], first: usize, stats: &BlockStats) -> u64 {
         let start = self.k;
-        let (k, len) = split_search(coded, start, self.kmax);
+        let narrow = stats.narrow(block.len());
+        // The placeholder 0 of a reference adds nothing to the sums, so
+        // they run over the whole block, in full vectors.
+        let m = (block.len() - first) as u64;
+        let (k, len) = split_search(block, m, start, self.kmax, narrow);
         if self.first_search.is_none() {
-            self.first_search = Some((coded.to_vec(), start, k));
+            self.first_search = Some((block[first..].to_vec(), start, k));
         }
         self.k = k;
         len
     }
 
-    fn put_split(&mut self, block: &[u32], reference: Option<u32>) {
+    #[inline(always)]
+    fn put_split(&mut self, block: &[u32], reference: Option<u32>, split_len: u64) {
         let k = self.k;
         self.w.put(k + 1, self.id_len);
         let first = self.put_reference(reference);
         let coded = &block[first..];
-        self.w.put_fs_run(coded.iter().map(|&v| (v >> k) as u64));
+        // The split length is the FS part plus k + 1 bits per value.
+        let fs_bits = split_len - coded.len() as u64 * k as u64;
+        self.w.put_fs_block(coded, k, fs_bits);
         if k > 0 {
             self.w.put_bits_run(coded, k);
         }
     }
 
+    #[inline(always)]
     fn put_second_extension(&mut self, block: &[u32], reference: Option<u32>) {
         self.w.put(1, self.id_len + 1);
         self.put_reference(reference);
@@ -674,6 +716,7 @@ impl Encoder {
         }));
     }
 
+    #[inline(always)]
     fn put_uncompressed(&mut self, block: &mut [u32], reference: Option<u32>) {
         self.w.put((1 << self.id_len) - 1, self.id_len);
         if let Some(s) = reference {
@@ -682,6 +725,7 @@ impl Encoder {
         self.w.put_bits_run(block, self.bits);
     }
 
+    #[inline(always)]
     fn put_reference(&mut self, reference: Option<u32>) -> usize {
         match reference {
             Some(s) => {
@@ -693,19 +737,71 @@ impl Encoder {
     }
 }
 
+/// The blocks of `values` as slices of the constant length `J`.
+#[inline(always)]
+fn sized<const J: usize>(values: &mut [u32]) -> impl Iterator<Item = &mut [u32]> {
+    values.as_chunks_mut::<J>().0.iter_mut().map(|b| &mut b[..])
+}
+
+/// Sum and largest of a block's values, in one pass that vectorises.
+struct BlockStats {
+    sum: u64,
+    max: u32,
+}
+
+impl BlockStats {
+    #[inline]
+    fn of(block: &[u32]) -> Self {
+        let max = block.iter().copied().max().unwrap_or(0);
+        // In 32-bit lanes when the sum fits them, as it mostly does.
+        let sum = if (BlockStats { sum: 0, max }).narrow(block.len()) {
+            block.iter().sum::<u32>() as u64
+        } else {
+            block.iter().map(|&v| v as u64).sum()
+        };
+        BlockStats { sum, max }
+    }
+
+    /// True when sums over the block fit in 32 bits.
+    #[inline(always)]
+    fn narrow(&self, len: usize) -> bool {
+        (self.max as u64) * (len as u64) < 1 << 32
+    }
+
+    /// A lower bound of the second extension's length for a block of `j`
+    /// values with these statistics: of `1 + Σ (d(d+1)/2 + b + 1)` over
+    /// the pairs (d = a + b), `Σ d` is the sum, the pair holding the
+    /// largest value adds at least `max(max − 1)/2` more, and `b ≥ 0`.
+    #[inline]
+    fn second_extension_at_least(&self, j: usize) -> u64 {
+        let m = self.max as u64;
+        1 + (j / 2) as u64 + self.sum + m * m.saturating_sub(1) / 2
+    }
+}
+
 /// The best split parameter for `coded` and the block's length with it,
 /// searching from `start` as libaec does: the length as a function of k has
 /// a single minimum, so the search stops as soon as the length grows, or
 /// when the FS part shows that moving on cannot win.
-fn split_search(coded: &[u32], start: u32, kmax: u32) -> (u32, u64) {
-    let n = coded.len() as u64;
+#[inline(always)]
+///
+/// With `narrow`, the caller knows that the values sum below 2^32, and the
+/// sums are taken in 32-bit lanes.
+///
+/// `values` are the `n` coded values, possibly after zeros, which change
+/// no sum.
+fn split_search(values: &[u32], n: u64, start: u32, kmax: u32, narrow: bool) -> (u32, u64) {
     let mut k = start;
     let mut k_min = k;
     let mut len_min = u64::MAX;
     let mut no_turn = k == 0;
     let mut up = true;
     loop {
-        let fs_len: u64 = coded.iter().map(|&v| (v >> k) as u64).sum();
+        let fs_len = if narrow {
+            values.iter().map(|&v| v >> k).sum::<u32>() as u64
+        } else {
+            values.iter().map(|&v| (v >> k) as u64).sum()
+        };
         let len = fs_len + n * (k as u64 + 1);
         if len < len_min {
             if len_min < u64::MAX {
@@ -745,6 +841,7 @@ fn split_search(coded: &[u32], start: u32, kmax: u32) -> (u32, u64) {
 /// Length of the block coded with the second extension, or `u64::MAX` once
 /// it exceeds `limit`. The first pair of a block with a reference sample
 /// pairs the placeholder 0 with the first residual.
+#[inline(always)]
 fn assess_second_extension(block: &[u32], limit: u64) -> u64 {
     let mut len = 1u64;
     for pair in block.chunks_exact(2) {
