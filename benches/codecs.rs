@@ -1,7 +1,7 @@
 //! Prints the README's "Optional codecs" tables: compression ratio, largest
 //! absolute error and encode/decode speed of every codec on a real ERA5
 //! field and a real MRI scan, all from one run. Whole messages through
-//! `tgm::encode`/`tgm::decode`, one thread, best of 3 (a table generator,
+//! `tgm::encode`/`tgm::decode`, one thread, best of 5 (a table generator,
 //! not a timed test):
 //!
 //!   benches/codecs.sh
@@ -173,11 +173,11 @@ fn codecs(lossy_abs: f64) -> Vec<Case> {
     ]
 }
 
-/// Best wall time of 3 runs of `f`, in seconds.
+/// Best wall time of 5 runs of `f`, in seconds.
 fn best<T>(mut f: impl FnMut() -> T) -> (f64, T) {
     let mut out = None;
     let mut t = f64::INFINITY;
-    for _ in 0..3 {
+    for _ in 0..5 {
         let a = Instant::now();
         let r = f();
         t = t.min(a.elapsed().as_secs_f64());
