@@ -1,15 +1,25 @@
-//! Prints the README's "Optional codecs" table: compression ratio, largest
-//! absolute error and encode/decode speed of every codec on an ERA5-like
-//! 2-D float64 field and an MRI-like 3-D volume, all from one run. Whole
-//! messages through `tgm::encode`/`tgm::decode`, one thread, best of 3
-//! (a table generator, not a timed test):
+//! Prints the README's "Optional codecs" tables: compression ratio, largest
+//! absolute error and encode/decode speed of every codec on a real ERA5
+//! field and a real MRI scan, all from one run. Whole messages through
+//! `tgm::encode`/`tgm::decode`, one thread, best of 5 (a table generator,
+//! not a timed test):
 //!
-//!   cargo bench --bench codecs --features blosc2,zfp,sz3
+//!   benches/codecs.sh
+//!
+//! which fetches and decodes the samples (benches/codec_samples.py) into
+//! the directory it names in `TGM_CODEC_SAMPLES` (`era5` and `mri`: a
+//! `.json` with title and shape, a `.f64` of little-endian float64). A
+//! sample absent there is replaced, with a message, by a generated
+//! stand-in (an ERA5-like 2 m temperature, an MRI-like T1 head).
 
+use std::path::Path;
 use std::time::Instant;
 
 use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+
+/// A field's shape and values.
+type Field = (Vec<u64>, Vec<f64>);
 
 /// Deterministic noise in [-0.5, 0.5).
 fn noise(i: u64) -> f64 {
@@ -23,7 +33,7 @@ fn noise(i: u64) -> f64 {
 /// 2 m temperature on ERA5's 0.25° grid (721 × 1440, K): a pole-to-equator
 /// gradient, planetary waves, fronts and 0.05 K of noise at the archive's
 /// precision.
-fn era5() -> (Vec<u64>, Vec<f64>) {
+fn era5() -> Field {
     let (ny, nx) = (721usize, 1440usize);
     let mut v = Vec::with_capacity(ny * nx);
     for j in 0..ny {
@@ -45,7 +55,7 @@ fn era5() -> (Vec<u64>, Vec<f64>) {
 /// A T1-weighted-looking head (128 × 192 × 192 voxels): background, skull,
 /// grey and white matter ellipsoids with smooth bias and Rician-like
 /// noise, as whole-number intensities (an int16 scan held as float64).
-fn mri() -> (Vec<u64>, Vec<f64>) {
+fn mri() -> Field {
     let (nz, ny, nx) = (128usize, 192usize, 192usize);
     let mut v = Vec::with_capacity(nz * ny * nx);
     for z in 0..nz {
@@ -163,11 +173,11 @@ fn codecs(lossy_abs: f64) -> Vec<Case> {
     ]
 }
 
-/// Best wall time of 3 runs of `f`, in seconds.
+/// Best wall time of 5 runs of `f`, in seconds.
 fn best<T>(mut f: impl FnMut() -> T) -> (f64, T) {
     let mut out = None;
     let mut t = f64::INFINITY;
-    for _ in 0..3 {
+    for _ in 0..5 {
         let a = Instant::now();
         let r = f();
         t = t.min(a.elapsed().as_secs_f64());
@@ -208,12 +218,63 @@ fn table(name: &str, shape: Vec<u64>, values: &[f64], lossy_abs: f64) {
     }
 }
 
+/// A decoded sample: title, shape and values.
+type Sample = (String, Vec<u64>, Vec<f64>);
+
+/// `dir/name.json` (title, shape) and `dir/name.f64` (values), checked
+/// against each other.
+fn load(dir: &Path, name: &str) -> Result<Sample, String> {
+    let meta_path = dir.join(format!("{name}.json"));
+    let data_path = dir.join(format!("{name}.f64"));
+    let text =
+        std::fs::read_to_string(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let meta: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let title = meta["title"].as_str().unwrap_or(name).to_string();
+    let shape: Vec<u64> = meta["shape"]
+        .as_array()
+        .and_then(|a| a.iter().map(|d| d.as_u64()).collect())
+        .ok_or_else(|| format!("{}: no shape of whole numbers", meta_path.display()))?;
+    let bytes = std::fs::read(&data_path).map_err(|e| format!("{}: {e}", data_path.display()))?;
+    let count = shape
+        .iter()
+        .try_fold(8u64, |n, &d| n.checked_mul(d))
+        .filter(|&n| n == bytes.len() as u64);
+    if count.is_none() {
+        return Err(format!(
+            "{}: {} bytes, not 8 x the shape {shape:?} of {}",
+            data_path.display(),
+            bytes.len(),
+            meta_path.display()
+        ));
+    }
+    let values = bytes
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    Ok((title, shape, values))
+}
+
+/// The sample `name` from `TGM_CODEC_SAMPLES`, or the generated stand-in.
+fn sample(name: &str, stand_in: &str, generate: fn() -> Field) -> Sample {
+    let why = match std::env::var_os("TGM_CODEC_SAMPLES") {
+        Some(dir) => match load(Path::new(&dir), name) {
+            Ok(s) => return s,
+            Err(e) => e,
+        },
+        None => "TGM_CODEC_SAMPLES is not set (benches/codecs.sh sets it)".into(),
+    };
+    println!("\nno real {name} sample ({why}): using the generated {stand_in}");
+    let (shape, values) = generate();
+    (stand_in.to_string(), shape, values)
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let (shape, v) = era5();
-    table("ERA5-like 2 m temperature", shape, &v, 1e-2);
-    let (shape, v) = mri();
-    table("MRI-like T1 volume", shape, &v, 0.5);
+    let (title, shape, v) = sample("era5", "ERA5-like 2 m temperature", era5);
+    table(&title, shape, &v, 1e-2);
+    let (title, shape, v) = sample("mri", "MRI-like T1 volume", mri);
+    table(&title, shape, &v, 0.5);
 }
