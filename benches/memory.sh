@@ -12,6 +12,7 @@
 #   TGM_MEM_MIB=256 benches/memory.sh  # quick run
 #   TGM_MEM_ROWS='lz4' benches/memory.sh  # only rows whose "command pipeline"
 #                                         # matches this extended regex
+#   TGM_MEM_BIN=target/debug/tgm benches/memory.sh  # measure this binary
 #
 # Needs python3 with NumPy (to write the input) and GNU time. Scratch files
 # go to a temporary directory (TGM_MEM_DIR to choose it), removed at exit.
@@ -21,8 +22,12 @@ mib=${TGM_MEM_MIB:-1024}
 case $mib in '' | *[!0-9]*) echo "TGM_MEM_MIB must be a whole number of MiB" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
-tgm="$root/target/release/tgm"
+if [ -n "${TGM_MEM_BIN:-}" ]; then
+    tgm=$(realpath "$TGM_MEM_BIN")
+else
+    cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
+    tgm="$root/target/release/tgm"
+fi
 
 dir=$(mktemp -d "${TGM_MEM_DIR:-${TMPDIR:-/tmp}}/tgm-memory.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
