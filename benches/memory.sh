@@ -10,6 +10,9 @@
 #
 #   benches/memory.sh                  # 1 GiB object
 #   TGM_MEM_MIB=256 benches/memory.sh  # quick run
+#   TGM_MEM_ROWS='lz4' benches/memory.sh  # only rows whose "command pipeline"
+#                                         # matches this extended regex
+#   TGM_MEM_BIN=target/debug/tgm benches/memory.sh  # measure this binary
 #
 # Needs python3 with NumPy (to write the input) and GNU time. Scratch files
 # go to a temporary directory (TGM_MEM_DIR to choose it), removed at exit.
@@ -19,8 +22,12 @@ mib=${TGM_MEM_MIB:-1024}
 case $mib in '' | *[!0-9]*) echo "TGM_MEM_MIB must be a whole number of MiB" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
-tgm="$root/target/release/tgm"
+if [ -n "${TGM_MEM_BIN:-}" ]; then
+    tgm=$(realpath "$TGM_MEM_BIN")
+else
+    cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
+    tgm="$root/target/release/tgm"
+fi
 
 dir=$(mktemp -d "${TGM_MEM_DIR:-${TMPDIR:-/tmp}}/tgm-memory.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -48,10 +55,26 @@ echo
 echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
 echo "|---|---|---:|---:|---:|---:|---|"
 
+# make_input FILE: writes an archive the rows read, the first time a
+# selected row needs it.
+make_input() {
+    [ -e "$1" ] && return
+    case $1 in
+    none.tgm) "$tgm" import a.npy -o none.tgm ;;
+    sp16.tgm) "$tgm" import a.npy -o sp16.tgm "${sp16[@]}" ;;
+    zstd.tgm) "$tgm" import a.npy -o zstd.tgm --compression zstd ;;
+    a.nii) make_input none.tgm && { "$tgm" to-nifti none.tgm -o a.nii || true; } ;;
+    esac 2>/dev/null
+}
+
 # measure LABEL PIPELINE INPUT -- tgm arguments...
 measure() {
     local label=$1 pipeline=$2 input=$3
     shift 4
+    if [ -n "${TGM_MEM_ROWS:-}" ] && ! grep -Eq -- "$TGM_MEM_ROWS" <<<"$label $pipeline"; then
+        return
+    fi
+    make_input "$input"
     rm -rf out out.* out_*
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
         echo "| \`$label\` | $pipeline | | | failed: $(tail -n1 err.txt) | | |"
@@ -72,9 +95,6 @@ measure "import" "none" a.npy -- import a.npy -o out.tgm
 measure "import" "sp16+szip" a.npy -- import a.npy -o out.tgm "${sp16[@]}" --compression szip
 measure "import" "zstd" a.npy -- import a.npy -o out.tgm --compression zstd
 measure "import" "lz4" a.npy -- import a.npy -o out.tgm --compression lz4
-"$tgm" import a.npy -o none.tgm 2>/dev/null
-"$tgm" import a.npy -o sp16.tgm "${sp16[@]}" 2>/dev/null
-"$tgm" import a.npy -o zstd.tgm --compression zstd 2>/dev/null
 measure "recompress" "none → none" none.tgm -- recompress none.tgm out.tgm
 measure "recompress" "none → sp16+szip" none.tgm -- recompress none.tgm out.tgm "${sp16[@]}" --compression szip
 measure "recompress" "sp16 → lz4" sp16.tgm -- recompress sp16.tgm out.tgm --compression lz4
@@ -89,6 +109,5 @@ measure "reshuffle" "none" none.tgm -- reshuffle none.tgm -o out.tgm
 measure "export" "none" none.tgm -- export none.tgm -o out
 measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
 measure "to-nifti" "none → .nii" none.tgm -- to-nifti none.tgm -o out.nii
-"$tgm" to-nifti none.tgm -o a.nii 2>/dev/null || true
 measure "convert-nifti" ".nii → shuffle+zstd" a.nii -- convert-nifti a.nii -o out.tgm
 measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm --compression none

@@ -7,7 +7,10 @@ use crate::metadata::{GlobalMetadata, Provenance};
 use std::borrow::Cow;
 use std::io::Write;
 
-use crate::pipeline::{self, registry, EncodedPayload, InPlace, PipelineOptions, Planned};
+use crate::pipeline::streamed::Streamed;
+use crate::pipeline::{
+    self, registry, Deferral, EncodedPayload, InPlace, PipelineOptions, Planned,
+};
 use crate::wire::frame::{data_footer_bytes, header_bytes, padding_after, write_cbor_frame};
 use crate::wire::tables::{HashTable, IndexTable};
 use crate::wire::{
@@ -106,14 +109,18 @@ pub(crate) struct PreparedObject<'a> {
     /// element bytes it is written from (`spec/pipeline.md` §6.3); its
     /// frame digest is then computed when it is written.
     pub in_place: Option<(InPlace, &'a [u8])>,
+    /// A payload still to be coded into the message as it is written
+    /// (`spec/pipeline.md` §6.8); its length and digest are known.
+    pub streamed: Option<Box<Streamed<'a>>>,
     pub hash: u64,
 }
 
 impl PreparedObject<'_> {
     fn payload_len(&self) -> usize {
-        match &self.in_place {
-            Some((plan, _)) => plan.len,
-            None => self.encoded.payload.len(),
+        match (&self.in_place, &self.streamed) {
+            (Some((plan, _)), _) => plan.len,
+            (None, Some(s)) => s.len,
+            (None, None) => self.encoded.payload.len(),
         }
     }
 
@@ -166,11 +173,14 @@ impl PreparedObject<'_> {
             data_frame_flags(hashing),
             self.frame_len(),
         ))?;
-        sink(&self.encoded.payload)?;
+        match &self.streamed {
+            Some(s) => s.write(sink)?,
+            None => sink(&self.encoded.payload)?,
+        }
         sink(&self.encoded.mask_blobs)?;
         sink(&self.descriptor_cbor)?;
         let cbor_offset =
-            (FRAME_HEADER_LEN + self.encoded.payload.len() + self.encoded.mask_blobs.len()) as u64;
+            (FRAME_HEADER_LEN + self.payload_len() + self.encoded.mask_blobs.len()) as u64;
         sink(&data_footer_bytes(
             cbor_offset,
             if hashing { self.hash } else { 0 },
@@ -195,7 +205,7 @@ pub(crate) fn prepare_object<'a>(
     opts: &PipelineOptions,
     hashing: bool,
 ) -> Result<PreparedObject<'a>> {
-    prepare_object_planned(descriptor, data, opts, hashing, false)
+    prepare_object_planned(descriptor, data, opts, hashing, Deferral::default())
 }
 
 /// [`prepare_object`], leaving the payload to be written in place when the
@@ -205,12 +215,31 @@ fn prepare_object_planned<'a>(
     data: &'a [u8],
     opts: &PipelineOptions,
     hashing: bool,
-    in_place: bool,
+    defer: Deferral,
 ) -> Result<PreparedObject<'a>> {
     descriptor.validate_for_encode()?;
     let mut d = descriptor.clone();
-    let encoded = match pipeline::encode_planned(&mut d, data, opts, in_place)? {
+    let encoded = match pipeline::encode_planned(&mut d, data, opts, defer)? {
         Planned::Encoded(e) => e,
+        Planned::Streamed(s) => {
+            let descriptor_cbor = d.to_cbor();
+            let hash = if hashing {
+                s.digest_with(&[&descriptor_cbor])
+            } else {
+                0
+            };
+            return Ok(PreparedObject {
+                descriptor: d,
+                descriptor_cbor,
+                encoded: EncodedPayload {
+                    payload: Cow::Borrowed(&[]),
+                    mask_blobs: Vec::new(),
+                },
+                in_place: None,
+                streamed: Some(s),
+                hash,
+            });
+        }
         Planned::InPlace(plan) => {
             return Ok(PreparedObject {
                 descriptor_cbor: d.to_cbor(),
@@ -220,6 +249,7 @@ fn prepare_object_planned<'a>(
                     mask_blobs: Vec::new(),
                 },
                 in_place: Some((plan, data)),
+                streamed: None,
                 hash: 0,
             })
         }
@@ -235,6 +265,7 @@ fn prepare_object_planned<'a>(
         descriptor_cbor,
         encoded,
         in_place: None,
+        streamed: None,
         hash,
     })
 }
@@ -282,6 +313,7 @@ pub(crate) fn prepare_pre_encoded<'a>(
             mask_blobs: Vec::new(),
         },
         in_place: None,
+        streamed: None,
         hash,
     })
 }
@@ -387,7 +419,11 @@ pub fn encode_into(
 ) -> Result<()> {
     out.clear();
     metadata.check_caller_owned(objects.len())?;
-    let prepared = prepare_all(objects, opts, true)?;
+    let defer = Deferral {
+        in_place: true,
+        streamed: false,
+    };
+    let prepared = prepare_all(objects, opts, defer)?;
     let written = assemble(metadata, &prepared, opts, out);
     if written.is_err() {
         out.clear();
@@ -396,15 +432,15 @@ pub fn encode_into(
 }
 
 /// Runs every object's pipeline, on the thread budget when there are
-/// several; `in_place` leaves payloads to be written into the message
-/// where the pipeline allows (`spec/pipeline.md` §6.3).
+/// several; `defer` leaves payloads to be written into the message where
+/// the pipeline allows (`spec/pipeline.md` §6.3, §6.8).
 fn prepare_all<'a>(
     objects: &[(&ObjectDescriptor, &'a [u8])],
     opts: &EncodeOptions,
-    in_place: bool,
+    defer: Deferral,
 ) -> Result<Vec<PreparedObject<'a>>> {
     let run = |i: usize, (d, data): &(&ObjectDescriptor, &'a [u8])| {
-        prepare_object_planned(d, data, &opts.pipeline, opts.hashing, in_place)
+        prepare_object_planned(d, data, &opts.pipeline, opts.hashing, defer)
             .map_err(|e| e.in_object(i))
     };
     if opts.pipeline.threads > 1 && objects.len() > 1 {
@@ -590,8 +626,10 @@ fn assemble(
 }
 
 /// What [`encode_to_inspecting`] calls with each object's index, final
-/// descriptor and encoded payload before the object's frame is written.
-pub type Inspect<'a> = dyn FnMut(usize, &ObjectDescriptor, &[u8]) -> Result<()> + 'a;
+/// descriptor and encoded payload before the object's frame is written;
+/// the payload is `None` when it is coded straight into the message by a
+/// lossless stage and never held (`spec/pipeline.md` §6.8).
+pub type Inspect<'a> = dyn FnMut(usize, &ObjectDescriptor, Option<&[u8]>) -> Result<()> + 'a;
 
 /// Writes a message of `prepared` objects (none in place: every digest is
 /// known) straight to `sink`, frame by frame, calling `inspect` with each
@@ -611,7 +649,8 @@ fn write_message(
     let mut at = bytes.len() as u64;
     for (i, p) in prepared.iter().enumerate() {
         debug_assert!(p.in_place.is_none());
-        inspect(i, &p.descriptor, &p.encoded.payload).map_err(|e| e.in_object(i))?;
+        let payload = p.streamed.is_none().then_some(&p.encoded.payload[..]);
+        inspect(i, &p.descriptor, payload).map_err(|e| e.in_object(i))?;
         p.write_frame(opts.hashing, &mut |b| {
             sink.write_all(b)?;
             at += b.len() as u64;
@@ -630,8 +669,9 @@ fn write_message(
 /// the preamble, header metadata, index and hash frames are written first
 /// and each data frame after them, and the bytes are those [`encode`]
 /// returns (`spec/format.md` §11.1). Memory holds the encoded payloads (a
-/// payload no stage changed stays borrowed from `objects`), never the whole
-/// message. Returns the message length. On error part of a message may
+/// payload no stage changed stays borrowed from `objects`, and a large one
+/// whose only stage is lz4 is coded twice, for its length and digest and
+/// then into `sink`, `spec/pipeline.md` §6.8), never the whole message. Returns the message length. On error part of a message may
 /// have been written.
 pub fn encode_to(
     metadata: &GlobalMetadata,
@@ -643,8 +683,9 @@ pub fn encode_to(
 }
 
 /// [`encode_to`], calling `inspect(i, descriptor, payload)` with each
-/// object's final descriptor and encoded payload (without mask blobs)
-/// before its frame is written; an error from it stops the message there,
+/// object's final descriptor and encoded payload (without mask blobs;
+/// `None` for a payload coded straight into `sink`, which only a lossless
+/// stage is) before its frame is written; an error from it stops the message there,
 /// and is reported as an error of object `i`. A caller can so measure what
 /// a lossy pipeline did (decoding the payload through
 /// [`crate::pipeline::decode_range`]) without a copy of the message.
@@ -656,7 +697,11 @@ pub fn encode_to_inspecting(
     inspect: &mut Inspect<'_>,
 ) -> Result<u64> {
     metadata.check_caller_owned(objects.len())?;
-    let prepared = prepare_all(objects, opts, false)?;
+    let defer = Deferral {
+        in_place: false,
+        streamed: true,
+    };
+    let prepared = prepare_all(objects, opts, defer)?;
     write_message(metadata, &prepared, opts, sink, inspect)
 }
 

@@ -840,6 +840,24 @@ impl PipelineSpec {
         &self.compression
     }
 
+    /// Whether every stage gives back the bytes it was given: no encoding,
+    /// at most a shuffle, and a compression that is neither error-bounded
+    /// (zfp, sz3) nor configurable with lossy filters (blosc2). Decoding
+    /// such a payload returns exactly the encoded values.
+    pub fn is_lossless(&self) -> bool {
+        matches!(self.encoding, EncodingSpec::None)
+            && matches!(self.filter, FilterSpec::None | FilterSpec::Shuffle(_))
+            && matches!(
+                self.compression,
+                CompressionSpec::None
+                    | CompressionSpec::Zstd(_)
+                    | CompressionSpec::Lz4
+                    | CompressionSpec::Szip(_)
+                    | CompressionSpec::Rle
+                    | CompressionSpec::Roaring
+            )
+    }
+
     /// The stage names in encode order, as the descriptor writes them.
     pub fn names(&self) -> [&str; 3] {
         [

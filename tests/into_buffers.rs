@@ -247,6 +247,7 @@ fn encode_to_inspecting_sees_each_payload_and_can_stop() {
     tgm::encode_to_inspecting(&meta, &objects, &opts(), &mut Vec::new(), &mut |i, d, p| {
         let o = parsed.object(i).unwrap();
         assert_eq!(d, o.descriptor(), "object {i}");
+        let p = p.expect("a small payload is held");
         assert!(o.payload_region().starts_with(p), "object {i}");
         seen += 1;
         Ok(())
@@ -270,4 +271,57 @@ fn encode_to_inspecting_sees_each_payload_and_can_stop() {
         msg[..third],
         "everything before object 2, nothing after"
     );
+}
+
+/// A large object whose only stage is lz4 is coded straight into the
+/// message (`spec/pipeline.md` §6.8): the bytes are those of the in-memory
+/// encode, the inspector is told no payload is held, and progress covers
+/// both passes, `done` and `read` never shrinking, ending at the total.
+#[test]
+#[cfg(feature = "lz4")]
+fn a_large_lz4_payload_is_coded_into_the_message() {
+    use std::sync::{Arc, Mutex};
+    let n = (16 << 20) / 8 + 12_345;
+    let data = field(n, ByteOrder::Little, false);
+    let small = field(100, ByteOrder::Little, false);
+    let lz4 = |len: usize| {
+        ObjectDescriptor::new(Dtype::Float64, vec![len as u64])
+            .with_pipeline(&PipelineBuilder::new().lz4())
+    };
+    let (big_d, small_d) = (lz4(n), lz4(100));
+    let objects = [(&small_d, &small[..]), (&big_d, &data[..])];
+    let meta = GlobalMetadata::default();
+    let msg = encode(&meta, &objects, &opts()).unwrap();
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&steps);
+    let hook = tgm::pipeline::ProgressHook::new(move |s| seen.lock().unwrap().push(s));
+    let mut p = opts().pipeline.clone();
+    p.progress = hook;
+    let with_hook = opts().pipeline(p);
+    let mut held = Vec::new();
+    let mut out = Vec::new();
+    let len = tgm::encode_to_inspecting(&meta, &objects, &with_hook, &mut out, &mut |i, _, p| {
+        held.push((i, p.is_some()));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(len, out.len() as u64);
+    assert!(
+        out == msg,
+        "streamed message differs from the in-memory one"
+    );
+    assert_eq!(held, [(0, true), (1, false)]);
+    let steps = steps.lock().unwrap();
+    let big: Vec<_> = steps
+        .iter()
+        .filter(|s| s.total == data.len() as u64)
+        .collect();
+    assert!(big.len() >= 4, "{} steps", big.len());
+    assert!(big
+        .windows(2)
+        .all(|w| w[0].done <= w[1].done && w[0].read <= w[1].read));
+    assert!(big.iter().any(|s| s.done == data.len() as u64 / 2));
+    assert_eq!(big.last().unwrap().done, data.len() as u64);
+    let back = decode_object(&out, 1, &DecodeOptions::default()).unwrap();
+    assert!(back.data == data);
 }

@@ -338,6 +338,24 @@ pub(crate) trait FilterStage: Stage {
     }
 }
 
+/// Where a stage that codes piece by piece puts its output
+/// ([`CompressionStage::streaming_coder`]), and who hears how far it got.
+pub(crate) trait PieceSink {
+    /// The next bytes of the stage's output.
+    fn put(&mut self, bytes: &[u8]) -> Result<()>;
+
+    /// `done` input bytes were coded; the input below `released` is needed
+    /// again only to copy bytes still to be written (read once more then,
+    /// never changed), so a caller may release its pages.
+    fn progress(&mut self, done: u64, released: u64) {
+        let _ = (done, released);
+    }
+}
+
+/// A coder writing exactly [`Stage::encode`]'s bytes for its input, piece
+/// by piece, and the same bytes every time it runs on the same input.
+pub(crate) type StreamingCoder = fn(&[u8], &mut dyn PieceSink) -> Result<()>;
+
 /// The compression stage: bytes to stored bytes of a size only the data
 /// decides (`none`, `zstd`, `lz4`, `szip`, `blosc2`, `zfp`, `sz3`, and
 /// `rle`/`roaring` for bitmask objects). It alone may decode in pieces for
@@ -381,6 +399,14 @@ pub(crate) trait CompressionStage: Stage {
     ) -> Result<Option<Vec<u8>>> {
         let _ = (codes, cx);
         Ok(None)
+    }
+
+    /// The coder that writes this stage's output piece by piece, when it
+    /// has one: a message writer can then code the payload once for its
+    /// length and digest and again straight into the message
+    /// (`spec/pipeline.md` §6.8).
+    fn streaming_coder(&self) -> Option<StreamingCoder> {
+        None
     }
 
     /// Independent runs of the decoded stream, for decoding in pieces on

@@ -41,8 +41,24 @@ impl Stage for Lz4 {
         "lz4"
     }
 
-    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, _: &StageContext) -> Result<Cow<'a, [u8]>> {
-        Ok(Cow::Owned(imp::lz4_compress(&input)))
+    fn encode<'a>(&mut self, input: Cow<'a, [u8]>, cx: &StageContext) -> Result<Cow<'a, [u8]>> {
+        self.encode_reporting(input, cx, &|_, _| {})
+    }
+
+    /// Reports after each 4 MiB of input scanned; `read` trails the scan by
+    /// the 64 KiB match window (`spec/pipeline.md` §6.7).
+    fn encode_reporting<'a>(
+        &mut self,
+        input: Cow<'a, [u8]>,
+        _: &StageContext,
+        report: &super::progress::Report<'_>,
+    ) -> Result<Cow<'a, [u8]>> {
+        let mut sink = ToVec {
+            out: crate::buffer::with_capacity(max_block_len(input.len()))?,
+            report,
+        };
+        super::lz4_stream::compress_prepend_size_to(&input, &mut sink)?;
+        Ok(Cow::Owned(sink.out))
     }
 
     fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
@@ -57,7 +73,36 @@ impl Stage for Lz4 {
     }
 }
 
-impl CompressionStage for Lz4 {}
+#[cfg(feature = "lz4")]
+impl CompressionStage for Lz4 {
+    fn streaming_coder(&self) -> Option<super::codec::StreamingCoder> {
+        Some(super::lz4_stream::compress_prepend_size_to)
+    }
+}
+
+/// The largest size-prefixed block of `len` input bytes (lz4_flex's bound).
+#[cfg(feature = "lz4")]
+fn max_block_len(len: usize) -> usize {
+    4 + lz4_flex::block::get_maximum_output_size(len)
+}
+
+/// The stage's output vector, and its progress hook.
+#[cfg(feature = "lz4")]
+struct ToVec<'r> {
+    out: Vec<u8>,
+    report: &'r dyn Fn(u64, u64),
+}
+
+#[cfg(feature = "lz4")]
+impl super::codec::PieceSink for ToVec<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn progress(&mut self, scanned: u64, released: u64) {
+        (self.report)(scanned, released);
+    }
+}
 
 #[cfg(feature = "lz4")]
 pub use imp::{lz4_compress, lz4_decompress, lz4_decompress_into};

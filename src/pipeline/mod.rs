@@ -19,6 +19,8 @@ mod dequantise;
 #[cfg(any(feature = "zfp", feature = "sz3"))]
 mod float64_stream;
 pub(crate) mod lz4_codec;
+#[cfg(feature = "lz4")]
+pub(crate) mod lz4_stream;
 pub(crate) mod masks;
 pub(crate) mod none_codec;
 pub(crate) mod plan;
@@ -29,6 +31,7 @@ pub(crate) mod registry;
 pub(crate) mod scan;
 pub(crate) mod shuffle;
 pub(crate) mod simple_packing;
+pub(crate) mod streamed;
 pub(crate) mod sz3_codec;
 pub(crate) mod szip_stage;
 pub(crate) mod zfp_codec;
@@ -146,10 +149,10 @@ pub fn encode<'a>(
     data: &'a [u8],
     opts: &PipelineOptions,
 ) -> Result<EncodedPayload<'a>> {
-    match encode_planned(desc, data, opts, false)? {
+    match encode_planned(desc, data, opts, Deferral::default())? {
         Planned::Encoded(e) => Ok(e),
-        Planned::InPlace(_) => Err(Error::invalid_argument(
-            "an in-place payload was planned where none was asked for",
+        Planned::InPlace(_) | Planned::Streamed(_) => Err(Error::invalid_argument(
+            "a payload written later was planned where none was asked for",
         )),
     }
 }
@@ -173,6 +176,18 @@ pub(crate) enum Planned<'a> {
     Encoded(EncodedPayload<'a>),
     /// The payload is still to be written, by [`append_in_place`].
     InPlace(InPlace),
+    /// The payload is still to be coded into the message (§6.8).
+    Streamed(Box<streamed::Streamed<'a>>),
+}
+
+/// Which payloads [`encode_planned`] may leave to be written with the
+/// message.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Deferral {
+    /// Written into the message's buffer by the encoding (§6.3).
+    pub in_place: bool,
+    /// Coded again into the message by a streaming compression (§6.8).
+    pub streamed: bool,
 }
 
 /// Writes an in-place payload at the end of `out`, chunk by chunk on the
@@ -218,12 +233,15 @@ pub(crate) fn append_in_place(
 /// [`encode`], or with `in_place`, when the pipeline has exactly one working
 /// stage, it can write into a caller's buffer, its output size is fixed by
 /// the input, and the data holds no NaN or ±Inf, the descriptor completed
-/// and the payload left for [`append_in_place`].
+/// and the payload left for [`append_in_place`]; with `streamed`, when the
+/// one working stage is a compression with a streaming coder, the data
+/// holds no NaN or ±Inf and is at least [`streamed::STREAM_MIN_BYTES`],
+/// the payload measured and left to be coded into the message.
 pub(crate) fn encode_planned<'a>(
     desc: &mut ObjectDescriptor,
     data: &'a [u8],
     opts: &PipelineOptions,
-    in_place: bool,
+    defer: Deferral,
 ) -> Result<Planned<'a>> {
     let expected = desc.decoded_len()?;
     if data.len() as u64 != expected {
@@ -262,7 +280,7 @@ pub(crate) fn encode_planned<'a>(
     stages.encoding.prepare(data, range.as_ref(), &cx[0])?;
     // Only an encoding writes in place, and only when it is the one
     // working stage (§6.3).
-    if in_place
+    if defer.in_place
         && found.is_empty()
         && stages.encoding.writes_in_place()
         && stages.filter.is_identity()
@@ -282,6 +300,20 @@ pub(crate) fn encode_planned<'a>(
         desc.replace_pipeline(encoded);
         desc.masks = None;
         return Ok(Planned::InPlace(plan));
+    }
+    if let Some(coder) = stages.compression.streaming_coder().filter(|_| {
+        defer.streamed
+            && found.is_empty()
+            && stages.encoding.is_identity()
+            && stages.filter.is_identity()
+            && data.len() >= streamed::STREAM_MIN_BYTES
+    }) {
+        // The stage derives no parameters: the descriptor is complete.
+        let s = streamed::Streamed::plan(data, coder, &opts.progress)?;
+        let encoded = stages.encoded_spec(desc.pipeline())?;
+        desc.replace_pipeline(encoded);
+        desc.masks = None;
+        return Ok(Planned::Streamed(Box::new(s)));
     }
     let mut payload: Cow<'a, [u8]> = Cow::Borrowed(data);
     if !found.is_empty() {

@@ -175,8 +175,16 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         // Each object's error is measured from its new payload before its
         // frame is written; the message goes straight to the output.
         let mut errors = Vec::with_capacity(objects.len());
-        let mut measure = |oi: usize, d: &tgm::ObjectDescriptor, payload: &[u8]| {
-            errors.push(largest_error(&objects[oi], d, payload, g.threads)?);
+        // A lossless pipeline gives the values back exactly: its error is
+        // 0 without decoding, and a payload coded straight into the output
+        // (never held) is only ever lossless.
+        let mut measure = |oi: usize, d: &tgm::ObjectDescriptor, payload: Option<&[u8]>| {
+            errors.push(match payload {
+                Some(p) if !d.pipeline().is_lossless() => {
+                    largest_error(&objects[oi], d, p, g.threads)?
+                }
+                _ => 0.0,
+            });
             Ok(())
         };
         let len = tgm::encode_to_inspecting(&m, &pairs, &opts, &mut sink.writer(), &mut measure)
