@@ -10,6 +10,8 @@
 #
 #   benches/memory.sh                  # 1 GiB object
 #   TGM_MEM_MIB=256 benches/memory.sh  # quick run
+#   TGM_MEM_ROWS='lz4' benches/memory.sh  # only rows whose "command pipeline"
+#                                         # matches this extended regex
 #
 # Needs python3 with NumPy (to write the input) and GNU time. Scratch files
 # go to a temporary directory (TGM_MEM_DIR to choose it), removed at exit.
@@ -48,10 +50,50 @@ echo
 echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
 echo "|---|---|---:|---:|---:|---:|---|"
 
+# make_input FILE: writes an archive the rows read, the first time a
+# selected row needs it.
+make_input() {
+    [ -e "$1" ] && return
+    case $1 in
+    none.tgm) "$tgm" import a.npy -o none.tgm ;;
+    sp16.tgm) "$tgm" import a.npy -o sp16.tgm "${sp16[@]}" ;;
+    zstd.tgm) "$tgm" import a.npy -o zstd.tgm --compression zstd ;;
+    a.nii) make_input none.tgm && { "$tgm" to-nifti none.tgm -o a.nii || true; } ;;
+    *) make_medical_input "$1" ;;
+    esac 2>/dev/null
+}
+
+# make_medical_input FILE: the gzipped NIfTI, and a DICOM series of the
+# same size as the float64 object: an int16 volume of 512 x 512 slices
+# (DICOM has no float pixels), imported and written out by to-dicom.
+make_medical_input() {
+    case $1 in
+    a.nii.gz) make_input a.nii && gzip -1 -c a.nii >a.nii.gz ;;
+    i16.tgm)
+        python3 - "$object" <<'PY'
+import sys
+import numpy as np
+slices = max(1, int(sys.argv[1]) // (512 * 512 * 2))
+a = np.lib.format.open_memmap("i16.npy", mode="w+", dtype="<i2", shape=(slices, 512, 512))
+x = np.arange(512 * 512, dtype="<f8").reshape(512, 512)
+for k in range(slices):
+    a[k] = (np.sin(x * 1e-4 + k * 1e-2) * 2000.0 + (x * 7919 + k) % 61).astype("<i2")
+a.flush()
+PY
+        "$tgm" import i16.npy -o i16.tgm && rm -f i16.npy
+        ;;
+    dcm) make_input i16.tgm && "$tgm" to-dicom i16.tgm -o dcm ;;
+    esac
+}
+
 # measure LABEL PIPELINE INPUT -- tgm arguments...
 measure() {
     local label=$1 pipeline=$2 input=$3
     shift 4
+    if [ -n "${TGM_MEM_ROWS:-}" ] && ! grep -Eq -- "$TGM_MEM_ROWS" <<<"$label $pipeline"; then
+        return
+    fi
+    make_input "$input"
     rm -rf out out.* out_*
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
         echo "| \`$label\` | $pipeline | | | failed: $(tail -n1 err.txt) | | |"
@@ -72,9 +114,6 @@ measure "import" "none" a.npy -- import a.npy -o out.tgm
 measure "import" "sp16+szip" a.npy -- import a.npy -o out.tgm "${sp16[@]}" --compression szip
 measure "import" "zstd" a.npy -- import a.npy -o out.tgm --compression zstd
 measure "import" "lz4" a.npy -- import a.npy -o out.tgm --compression lz4
-"$tgm" import a.npy -o none.tgm 2>/dev/null
-"$tgm" import a.npy -o sp16.tgm "${sp16[@]}" 2>/dev/null
-"$tgm" import a.npy -o zstd.tgm --compression zstd 2>/dev/null
 measure "recompress" "none → none" none.tgm -- recompress none.tgm out.tgm
 measure "recompress" "none → sp16+szip" none.tgm -- recompress none.tgm out.tgm "${sp16[@]}" --compression szip
 measure "recompress" "sp16 → lz4" sp16.tgm -- recompress sp16.tgm out.tgm --compression lz4
@@ -89,6 +128,10 @@ measure "reshuffle" "none" none.tgm -- reshuffle none.tgm -o out.tgm
 measure "export" "none" none.tgm -- export none.tgm -o out
 measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
 measure "to-nifti" "none → .nii" none.tgm -- to-nifti none.tgm -o out.nii
-"$tgm" to-nifti none.tgm -o a.nii 2>/dev/null || true
 measure "convert-nifti" ".nii → shuffle+zstd" a.nii -- convert-nifti a.nii -o out.tgm
 measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm --compression none
+measure "convert-nifti" ".nii.gz → shuffle+zstd" a.nii.gz -- convert-nifti a.nii.gz -o out.tgm
+measure "convert-nifti" ".nii.gz → none" a.nii.gz -- convert-nifti a.nii.gz -o out.tgm --compression none
+measure "to-dicom" "int16 none → a file per 512 × 512 slice" i16.tgm -- to-dicom i16.tgm -o out
+measure "convert-dicom" "int16 slices → shuffle+zstd" dcm -- convert-dicom dcm -o out.tgm
+measure "convert-dicom" "int16 slices → none" dcm -- convert-dicom dcm -o out.tgm --compression none

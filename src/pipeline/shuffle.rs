@@ -46,6 +46,21 @@ impl Stage for Shuffle {
         Ok(Cow::Owned(shuffle(&input, self.element_size)?))
     }
 
+    /// Reads its input once, in order, and reports after each 4 MiB of it
+    /// (`spec/pipeline.md` §6.7): a caller can release a mapped input
+    /// while the shuffled copy is being written.
+    fn encode_reporting<'a>(
+        &mut self,
+        input: Cow<'a, [u8]>,
+        _: &StageContext,
+        report: &dyn Fn(u64, u64),
+    ) -> Result<Cow<'a, [u8]>> {
+        let out = shuffle_reporting(&input, self.element_size, &|read| report(read, read))?;
+        let len = input.len() as u64;
+        report(len, len);
+        Ok(Cow::Owned(out))
+    }
+
     fn decode_into(&self, input: &[u8], _: &StageContext, out: &mut [u8]) -> Result<()> {
         unshuffle_into(input, self.element_size, out)
     }
@@ -65,6 +80,15 @@ fn check(len: usize, size: usize) -> Result<usize> {
 
 /// `out[b * n + e] = data[e * size + b]`.
 pub fn shuffle(data: &[u8], size: usize) -> Result<Vec<u8>> {
+    shuffle_reporting(data, size, &|_| {})
+}
+
+/// Input bytes shuffled between two reports of [`shuffle_reporting`].
+const REPORT_EVERY: usize = 4 << 20;
+
+/// [`shuffle`], calling `report(read)` each time about [`REPORT_EVERY`]
+/// more leading bytes of `data` have been read for good (not at the end).
+fn shuffle_reporting(data: &[u8], size: usize, report: &dyn Fn(u64)) -> Result<Vec<u8>> {
     let n = check(data.len(), size)?;
     let mut out = crate::buffer::zeroed(data.len())?;
     if size == 1 {
@@ -73,6 +97,7 @@ pub fn shuffle(data: &[u8], size: usize) -> Result<Vec<u8>> {
     }
     // Blocks of elements keep the source reads cache-resident.
     const BLOCK: usize = 1024;
+    let mut reported = 0;
     for start in (0..n).step_by(BLOCK) {
         let end = (start + BLOCK).min(n);
         let src = &data[start * size..end * size];
@@ -81,6 +106,11 @@ pub fn shuffle(data: &[u8], size: usize) -> Result<Vec<u8>> {
             for (d, e) in dst.iter_mut().zip(src.chunks_exact(size)) {
                 *d = e[b];
             }
+        }
+        let read = end * size;
+        if read - reported >= REPORT_EVERY && end < n {
+            report(read as u64);
+            reported = read;
         }
     }
     Ok(out)
@@ -127,5 +157,19 @@ mod tests {
         }
         assert!(shuffle(&d, 4).is_err());
         assert!(shuffle(&d, 0).is_err());
+    }
+
+    #[test]
+    fn reports_follow_the_input_read_in_order() {
+        let data: Vec<u8> = (0..3 * REPORT_EVERY + 100)
+            .map(|i| (i * 31) as u8)
+            .collect();
+        let seen = std::cell::RefCell::new(Vec::new());
+        let out = shuffle_reporting(&data, 4, &|r| seen.borrow_mut().push(r)).unwrap();
+        assert_eq!(out, shuffle(&data, 4).unwrap());
+        let seen = seen.into_inner();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+        assert!(seen.iter().all(|&r| r < data.len() as u64 && r % 4 == 0));
     }
 }
