@@ -64,7 +64,31 @@ make_input() {
     sp16.tgm) "$tgm" import a.npy -o sp16.tgm "${sp16[@]}" ;;
     zstd.tgm) "$tgm" import a.npy -o zstd.tgm --compression zstd ;;
     a.nii) make_input none.tgm && { "$tgm" to-nifti none.tgm -o a.nii || true; } ;;
+    *) make_medical_input "$1" ;;
     esac 2>/dev/null
+}
+
+# make_medical_input FILE: the gzipped NIfTI, and a DICOM series of the
+# same size as the float64 object: an int16 volume of 512 x 512 slices
+# (DICOM has no float pixels), imported and written out by to-dicom.
+make_medical_input() {
+    case $1 in
+    a.nii.gz) make_input a.nii && gzip -1 -c a.nii >a.nii.gz ;;
+    i16.tgm)
+        python3 - "$object" <<'PY'
+import sys
+import numpy as np
+slices = max(1, int(sys.argv[1]) // (512 * 512 * 2))
+a = np.lib.format.open_memmap("i16.npy", mode="w+", dtype="<i2", shape=(slices, 512, 512))
+x = np.arange(512 * 512, dtype="<f8").reshape(512, 512)
+for k in range(slices):
+    a[k] = (np.sin(x * 1e-4 + k * 1e-2) * 2000.0 + (x * 7919 + k) % 61).astype("<i2")
+a.flush()
+PY
+        "$tgm" import i16.npy -o i16.tgm && rm -f i16.npy
+        ;;
+    dcm) make_input i16.tgm && "$tgm" to-dicom i16.tgm -o dcm ;;
+    esac
 }
 
 # measure LABEL PIPELINE INPUT -- tgm arguments...
@@ -111,3 +135,8 @@ measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
 measure "to-nifti" "none → .nii" none.tgm -- to-nifti none.tgm -o out.nii
 measure "convert-nifti" ".nii → shuffle+zstd" a.nii -- convert-nifti a.nii -o out.tgm
 measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm --compression none
+measure "convert-nifti" ".nii.gz → shuffle+zstd" a.nii.gz -- convert-nifti a.nii.gz -o out.tgm
+measure "convert-nifti" ".nii.gz → none" a.nii.gz -- convert-nifti a.nii.gz -o out.tgm --compression none
+measure "to-dicom" "int16 none → a file per 512 × 512 slice" i16.tgm -- to-dicom i16.tgm -o out
+measure "convert-dicom" "int16 slices → shuffle+zstd" dcm -- convert-dicom dcm -o out.tgm
+measure "convert-dicom" "int16 slices → none" dcm -- convert-dicom dcm -o out.tgm --compression none

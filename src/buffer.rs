@@ -114,6 +114,73 @@ pub fn into_owned(data: Cow<'_, [u8]>) -> Result<Vec<u8>> {
     }
 }
 
+/// An owned buffer read once, in order, by a consumer that copies what it
+/// reads (a stream encoder): the memory of the part already read is given
+/// back to the system as the reading advances, so the buffer and what is
+/// made from it are not both resident whole (`spec/pipeline.md` §6.7).
+/// The buffer is dropped at the end; its bytes are never read again.
+pub(crate) struct ReadOnce {
+    buf: Vec<u8>,
+    /// Bytes handed out so far.
+    at: usize,
+    /// Bytes whose whole pages were given back.
+    released: usize,
+}
+
+impl ReadOnce {
+    /// Takes `buf` to be read from its start.
+    pub(crate) fn new(buf: Vec<u8>) -> Self {
+        ReadOnce {
+            buf,
+            at: 0,
+            released: 0,
+        }
+    }
+
+    /// Bytes in all.
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next at most `n` bytes, giving back the pages of everything read
+    /// before them; empty at the end.
+    pub(crate) fn next(&mut self, n: usize) -> &[u8] {
+        self.release_to(self.at);
+        let start = self.at;
+        self.at = start + n.min(self.buf.len() - start);
+        &self.buf[start..self.at]
+    }
+
+    #[cfg(target_os = "linux")]
+    fn release_to(&mut self, upto: usize) {
+        let page = page_size();
+        let addr = self.buf.as_mut_ptr() as usize;
+        let start = (addr + self.released).div_ceil(page) * page;
+        let end = (addr + upto) / page * page;
+        if end > start {
+            // SAFETY: [start, end) holds whole pages inside the buffer, which
+            // this value owns and no reference points into (`next` borrows
+            // `self` mutably). MADV_DONTNEED makes them read as zeros from
+            // now on; they lie before `at`, so nothing reads them again, and
+            // the allocator's own bookkeeping lies outside the buffer.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+            }
+            self.released = end - addr;
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn release_to(&mut self, _: usize) {}
+}
+
+#[cfg(target_os = "linux")]
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(page).unwrap_or(4096).max(1)
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {
     const HUGE: usize = 2 << 20;
@@ -144,6 +211,23 @@ fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_once_gives_every_byte_once_in_order() {
+        let src: Vec<u8> = (0..(3 << 20) + 777).map(|i| (i % 251) as u8).collect();
+        let mut r = ReadOnce::new(src.clone());
+        assert_eq!(r.len(), src.len());
+        let mut back = Vec::new();
+        loop {
+            let piece = r.next(100_003);
+            if piece.is_empty() {
+                break;
+            }
+            back.extend_from_slice(piece);
+        }
+        assert_eq!(back, src);
+        assert!(r.next(10).is_empty());
+    }
 
     #[test]
     fn zeroed_is_zero_at_every_size() {

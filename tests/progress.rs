@@ -92,6 +92,28 @@ fn a_packed_then_compressed_encode_reports_scaled_to_the_element_bytes() {
 }
 
 #[test]
+fn a_shuffle_reports_its_input_read_before_zstd_reports_progress() {
+    let data = field();
+    let total = data.len() as u64;
+    let p = PipelineBuilder::new().shuffle().zstd();
+    let (with, without, calls) = encode_recorded(&data, &p);
+    assert_eq!(with, without, "the hook changes no byte");
+    // The shuffle reads the input once, in order: the input is read for
+    // good 4 MiB at a time while nothing is done yet; then zstd reports
+    // its progress over the shuffled copy, the input all read.
+    let (shuffling, compressing): (Vec<Step>, Vec<Step>) =
+        calls.iter().copied().partition(|s| s.done == 0);
+    assert!(shuffling.len() >= 15, "{calls:?}");
+    assert!(
+        shuffling.windows(2).all(|w| w[0].read < w[1].read),
+        "{shuffling:?}"
+    );
+    assert_eq!(shuffling.last().map(|s| s.read), Some(total));
+    check_steps(&compressing, total, 16);
+    assert!(compressing.iter().all(|s| s.read == total), "{calls:?}");
+}
+
+#[test]
 fn a_pipeline_with_no_working_stage_reports_once() {
     let data = field()[..1 << 20].to_vec();
     let (with, without, calls) = encode_recorded(&data, &PipelineBuilder::new());

@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 
-use crate::output::write_file;
+use crate::error::CliError;
+use crate::output::Sink;
 use crate::spool::{no_suffix, Inputs};
 use tgm_convert::medical::deid::Deidentify;
 use tgm_convert::medical::deid_profile::RetainOptions;
 use tgm_convert::medical::deid_uid::UidKey;
 use tgm_convert::medical::dicom::dicom_to_messages;
-use tgm_convert::medical::dicom_write::object_to_dicom;
+use tgm_convert::medical::dicom_write::object_to_dicom_each;
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
 
@@ -73,18 +74,23 @@ pub fn run(a: Args) -> CliResult {
         let path = spooled.relabel(s.path.display().to_string());
         note!("skipped {path}: {}", s.reason);
     }
-    let mut bytes = Vec::new();
+    // Each message is encoded straight into the output (README, Memory);
+    // a file appears only once it is whole.
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    let mut sink = Sink::open(&a.output, &inputs, a.force)?;
+    let mut len = 0;
     for (objects, meta) in &conv.messages {
         let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-        bytes.extend(tgm::encode(
+        len += tgm::encode_to(
             meta,
             &refs,
             &tgm_convert::medical::pipeline::encode_options()
                 .progress(crate::progress::object_hook("encoding")),
-        )?);
+            &mut sink.writer(),
+        )
+        .map_err(CliError::from)?;
     }
-    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
-    write_file(&a.output, &inputs, &bytes, a.force)?;
+    sink.finish()?;
     if a.deidentify {
         let report = &conv.deidentified;
         note!(
@@ -100,7 +106,7 @@ pub fn run(a: Args) -> CliResult {
         "wrote {} series ({}), one message each, {} bytes, to {}",
         conv.messages.len(),
         conv.series.join(", "),
-        bytes.len(),
+        len,
         a.output.display()
     );
     Ok(())
@@ -133,18 +139,42 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
     let (d, data, entry) = a
         .pick
         .decode_reporting(&file, crate::progress::object_hook("decoding"))?;
-    let files =
-        object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", a.pick.describe()))?;
-    std::fs::create_dir_all(&a.output)
-        .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
-    // Every slice is written before any is renamed into place.
+    // Each slice is written as soon as it is built (README, Memory), and
+    // every one before any is renamed into place. The directory is made
+    // with the first slice, and removed again if this made it and the
+    // conversion then fails.
+    let made_dir = !a.output.exists();
     let mut set = crate::output::FileSet::default();
-    for (i, bytes) in files.iter().enumerate() {
+    // An error writing a slice is the command's own, not the object's.
+    let mut write_error = None;
+    let mut write = |i: usize, bytes: &[u8]| -> CliResult {
+        if i == 0 {
+            std::fs::create_dir_all(&a.output)
+                .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
+        }
         let target = a.output.join(format!("slice_{i:05}.dcm"));
         std::io::Write::write_all(set.create(&target, &[&a.pick.input], a.force)?, bytes)
             .map_err(|e| format!("{}: {e}", target.display()))?;
-    }
+        Ok(())
+    };
+    let written = object_to_dicom_each(&d, &data, &entry, &mut |i, bytes| {
+        write(i, &bytes).map_err(|e| {
+            let stop = e.to_string();
+            write_error = Some(e);
+            stop.into()
+        })
+    });
+    let files = match written {
+        Ok(n) => n,
+        Err(e) => {
+            drop(set);
+            if made_dir {
+                let _ = std::fs::remove_dir(&a.output);
+            }
+            return Err(write_error.unwrap_or_else(|| format!("{}: {e}", a.pick.describe()).into()));
+        }
+    };
     set.commit()?;
-    note!("wrote {} slice(s) to {}", files.len(), a.output.display());
+    note!("wrote {files} slice(s) to {}", a.output.display());
     Ok(())
 }

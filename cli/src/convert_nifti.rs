@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
+use crate::error::CliError;
 use crate::output::{write_file, Sink};
 use crate::spool::{nifti_suffix, Inputs};
 use tgm_convert::medical::nifti::{
-    gzip, nifti_header_for, nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
+    gzip, nifti_header_for, object_to_nifti, write_nifti_message, ByteOrderChoice, Version,
 };
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
@@ -43,28 +44,29 @@ pub struct ConvertArgs {
 pub fn convert(a: ConvertArgs) -> CliResult {
     crate::pipeline_args::check_medical_level(&a.pipeline)?;
     let spooled = Inputs::new(&a.inputs, nifti_suffix)?;
-    let (objects, meta) = nifti_to_objects(
+    let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    inputs.extend(a.mask.as_deref());
+    // The message is encoded straight into the output (README, Memory);
+    // a file appears only once it is whole.
+    let mut sink = Sink::open(&a.output, &inputs, a.force)?;
+    let (len, objects) = write_nifti_message(
         spooled.paths(),
         a.mask.as_deref(),
         &a.pipeline,
         a.byte_order,
         a.max_decoded_bytes,
-    )
-    .map_err(|e| spooled.relabel(e.to_string()))?;
-    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-    let msg = tgm::encode(
-        &meta,
-        &refs,
         &tgm_convert::medical::pipeline::encode_options()
             .progress(crate::progress::object_hook("encoding")),
-    )?;
-    let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
-    inputs.extend(a.mask.as_deref());
-    write_file(&a.output, &inputs, &msg, a.force)?;
+        &mut sink.writer(),
+    )
+    .map_err(|e| match e.downcast::<tgm::Error>() {
+        // A write into a closed pipe stays one.
+        Ok(e) => spooled.relabel_err(CliError::from(*e)),
+        Err(e) => CliError::Failed(spooled.relabel(e.to_string())),
+    })?;
+    sink.finish()?;
     note!(
-        "wrote {} object(s), {} bytes, to {}",
-        objects.len(),
-        msg.len(),
+        "wrote {objects} object(s), {len} bytes, to {}",
         a.output.display()
     );
     Ok(())

@@ -588,7 +588,7 @@ fn a_4d_volume_becomes_one_series_of_time_points_and_comes_back() {
     let (_, vol, _, sform) = dicom_to_nifti(&dir.path().join("out"), dir.path(), "again");
     assert_eq!(vol.dims, [5, 3, 4, 3]);
     assert!(
-        vol.data == source,
+        vol.data[..] == source[..],
         "voxels differ after NIfTI -> DICOM -> NIfTI"
     );
     for (i, j, k) in corners(5, 3, 4) {

@@ -341,6 +341,18 @@ pub(crate) fn encode_planned<'a>(
                 let of = payload.len() as u64;
                 let report = opts.progress.scaled(expected, of, first == last, expected);
                 stage.encode_reporting(payload, cx, &report)?
+            } else if Some(i) == first && matches!(payload, Cow::Borrowed(_)) {
+                // The first of several working stages reads the input and
+                // writes an owned result: what it has read is released
+                // before the next stage runs, nothing is done yet (§6.7).
+                let read = |_: u64, read: u64| {
+                    opts.progress.advance(progress::Step {
+                        done: 0,
+                        total: expected,
+                        read: read.min(expected),
+                    })
+                };
+                stage.encode_reporting(payload, cx, &read)?
             } else {
                 stage.encode(payload, cx)?
             };

@@ -168,4 +168,18 @@ mod tests {
         assert!(shuffle(&d, 4).is_err());
         assert!(shuffle(&d, 0).is_err());
     }
+
+    #[test]
+    fn reports_follow_the_input_read_in_order() {
+        let data: Vec<u8> = (0..(3 << 22) + 100).map(|i| (i * 31) as u8).collect();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let report = |d, r| seen.lock().unwrap().push((d, r));
+        let ticks = Ticks::new(&report, 1, data.len() as u64, true);
+        let out = shuffle_ticking(&data, 4, |b| ticks.add(b)).unwrap();
+        assert_eq!(out, shuffle(&data, 4).unwrap());
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen.iter().all(|&(d, r)| d == r && d < data.len() as u64 && d % 4 == 0));
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+    }
 }

@@ -71,6 +71,18 @@ impl Stage for Zstd {
         cx: &StageContext,
         report: &crate::pipeline::progress::Report<'_>,
     ) -> Result<Cow<'a, [u8]>> {
+        #[cfg(feature = "zstd")]
+        if let Cow::Owned(v) = input {
+            // The input is the earlier stage's result: its pages are given
+            // back as the encoder reads it (`spec/pipeline.md` §6.7).
+            return Ok(Cow::Owned(imp::zstd_compress_consuming(
+                crate::buffer::ReadOnce::new(v),
+                self.level,
+                cx.threads,
+                cx.zstd_frame_size,
+                report,
+            )?));
+        }
         Ok(Cow::Owned(imp::zstd_compress_reporting(
             &input,
             self.level,
@@ -149,33 +161,86 @@ mod imp {
         size: ZstdFrameSize,
         report: &dyn Fn(u64, u64),
     ) -> Result<Vec<u8>> {
-        use std::io::Write;
-        let fail = |e: std::io::Error| Error::codec(format!("zstd compression failed: {e}"));
-        let mut out = crate::buffer::with_capacity(zstd::zstd_safe::compress_bound(data.len()))?;
-        let mut enc = zstd::stream::Encoder::new(&mut out, level).map_err(fail)?;
-        if size == ZstdFrameSize::Recorded {
-            enc.set_pledged_src_size(Some(data.len() as u64))
-                .map_err(fail)?;
-        }
-        #[cfg(feature = "zstdmt")]
-        if threads > 1 {
-            enc.multithread(u32::try_from(threads).unwrap_or(u32::MAX))
-                .map_err(fail)?;
-        }
-        #[cfg(not(feature = "zstdmt"))]
-        let _ = threads;
-        let total = data.len() as u64;
-        let mut done = 0u64;
+        let mut frame = Frame::new(data.len(), level, threads, size)?;
         for chunk in data.chunks(REPORT_CHUNK) {
-            enc.write_all(chunk).map_err(fail)?;
-            done += chunk.len() as u64;
-            if done < total {
-                report(done, done);
-            }
+            frame.put(chunk, report)?;
         }
-        enc.finish().map_err(fail)?;
-        report(total, total);
-        Ok(out)
+        frame.finish(report)
+    }
+
+    /// [`zstd_compress_reporting`] of a buffer read once: the pages of each
+    /// piece are given back once the encoder has taken it (libzstd's stream
+    /// encoder copies its input into its own window), so the input and the
+    /// frame are not both resident whole. The bytes are the same.
+    pub(crate) fn zstd_compress_consuming(
+        mut data: crate::buffer::ReadOnce,
+        level: i32,
+        threads: usize,
+        size: ZstdFrameSize,
+        report: &dyn Fn(u64, u64),
+    ) -> Result<Vec<u8>> {
+        let mut frame = Frame::new(data.len(), level, threads, size)?;
+        loop {
+            let chunk = data.next(REPORT_CHUNK);
+            if chunk.is_empty() {
+                break;
+            }
+            frame.put(chunk, report)?;
+        }
+        frame.finish(report)
+    }
+
+    /// One frame of `len` bytes being written by libzstd's stream encoder
+    /// into an output reserved at the compressed size's bound.
+    struct Frame {
+        enc: zstd::stream::Encoder<'static, Vec<u8>>,
+        len: u64,
+        done: u64,
+    }
+
+    fn fail(e: std::io::Error) -> Error {
+        Error::codec(format!("zstd compression failed: {e}"))
+    }
+
+    impl Frame {
+        fn new(len: usize, level: i32, threads: usize, size: ZstdFrameSize) -> Result<Frame> {
+            let out = crate::buffer::with_capacity(zstd::zstd_safe::compress_bound(len))?;
+            let mut enc = zstd::stream::Encoder::new(out, level).map_err(fail)?;
+            if size == ZstdFrameSize::Recorded {
+                enc.set_pledged_src_size(Some(len as u64)).map_err(fail)?;
+            }
+            #[cfg(feature = "zstdmt")]
+            if threads > 1 {
+                enc.multithread(u32::try_from(threads).unwrap_or(u32::MAX))
+                    .map_err(fail)?;
+            }
+            #[cfg(not(feature = "zstdmt"))]
+            let _ = threads;
+            Ok(Frame {
+                enc,
+                len: len as u64,
+                done: 0,
+            })
+        }
+
+        /// Feeds the next bytes, then reports `(done, done)` unless they
+        /// were the last.
+        fn put(&mut self, chunk: &[u8], report: &dyn Fn(u64, u64)) -> Result<()> {
+            use std::io::Write;
+            self.enc.write_all(chunk).map_err(fail)?;
+            self.done += chunk.len() as u64;
+            if self.done < self.len {
+                report(self.done, self.done);
+            }
+            Ok(())
+        }
+
+        /// Ends the frame and reports the whole input.
+        fn finish(self, report: &dyn Fn(u64, u64)) -> Result<Vec<u8>> {
+            let out = self.enc.finish().map_err(fail)?;
+            report(self.len, self.len);
+            Ok(out)
+        }
     }
 
     thread_local! {

@@ -1017,6 +1017,23 @@ fn encode(ds: Dataset, sop_class: &str, sop: &str, what: &str) -> CliResult<Vec<
 /// [`TimeAxis`]) and its base entry as DICOM files: one per slice and time
 /// point, time outermost, or a single multi-frame file for RT Dose.
 pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliResult<Vec<Vec<u8>>> {
+    let mut files = Vec::new();
+    object_to_dicom_each(d, data, entry, &mut |_, file| {
+        files.push(file);
+        Ok(())
+    })?;
+    Ok(files)
+}
+
+/// [`object_to_dicom`], handing each file to `emit(index, bytes)` as soon
+/// as it is built, so memory holds one file beside the object (README,
+/// Memory); an error from `emit` stops there. Returns the number of files.
+pub fn object_to_dicom_each(
+    d: &ObjectDescriptor,
+    data: &[u8],
+    entry: &Map,
+    emit: &mut dyn FnMut(usize, Vec<u8>) -> CliResult,
+) -> CliResult<usize> {
     let (time, [n, rows, cols]) = TimeAxis::of(&d.shape, entry)?;
     if d.shape.contains(&0) {
         return Err(format!("shape {:?} holds no voxel", d.shape).into());
@@ -1200,10 +1217,11 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         out.us(tags::ROWS, rows as u16);
         out.us(tags::COLUMNS, cols as u16);
         out.obj.put(pixel_data(data, d.byte_order, width));
-        return Ok(vec![encode(out, RT_DOSE, &sop, "RT Dose")?]);
+        emit(0, encode(out, RT_DOSE, &sop, "RT Dose")?)?;
+        return Ok(1);
     }
     let slice_bytes = (rows * cols) as usize * width;
-    let mut files = Vec::with_capacity((time.times * n) as usize);
+    let mut files = 0;
     for (i, chunk) in data.chunks_exact(slice_bytes).enumerate() {
         let what = format!("slice {i}");
         let mut out = Dataset {
@@ -1244,7 +1262,8 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
         out.us(tags::ROWS, rows as u16);
         out.us(tags::COLUMNS, cols as u16);
         out.obj.put(pixel_data(chunk, d.byte_order, width));
-        files.push(encode(out, iod.sop_class(), &sop, &what)?);
+        emit(i, encode(out, iod.sop_class(), &sop, &what)?)?;
+        files += 1;
     }
     Ok(files)
 }

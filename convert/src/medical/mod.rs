@@ -44,6 +44,8 @@ pub mod nifti_ext;
 pub mod nifti_float;
 #[cfg(feature = "nifti")]
 pub mod nifti_header;
+#[cfg(feature = "nifti")]
+pub mod nifti_voxels;
 pub mod pipeline;
 
 /// Largest expansion of a deflate stream (RFC 1951: 258 bytes per 2 bits,

@@ -37,6 +37,7 @@ use super::nifti_ext::{self, Extension};
 use super::nifti_header::{
     header_from_meta, header_to_meta, write_header, AXIS_NAMES, HEADER_LEN, MAX_DIM,
 };
+pub use super::nifti_voxels::Voxels;
 use super::pipeline::PipelineArgs;
 use super::Converted;
 use crate::util::CliResult;
@@ -51,7 +52,7 @@ pub enum Header {
 }
 
 /// A NIfTI-1 or NIfTI-2 volume as read: its header and its voxel bytes in
-/// stored order.
+/// stored order (mapped from an uncompressed file).
 pub struct NiftiVolume {
     /// The parsed header.
     pub header: Header,
@@ -62,7 +63,7 @@ pub struct NiftiVolume {
     /// Byte order of `data` (the header's).
     pub byte_order: ByteOrder,
     /// Voxel bytes, `dim[1]` fastest.
-    pub data: Vec<u8>,
+    pub data: Voxels,
     /// Header extensions, as stored.
     pub extensions: Vec<Extension>,
 }
@@ -87,14 +88,23 @@ fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error
 /// Reads a single-file NIfTI-1 or NIfTI-2 volume (`.nii`, or gzip-compressed
 /// `.nii.gz` of one or more members, recognised by its magic bytes rather
 /// than its name). `max_decoded` overrides the inflation budget of a
-/// `.nii.gz` ([`nifti_check::inflate_cap`]).
+/// `.nii.gz` ([`nifti_check::inflate_cap`]). The voxels of an uncompressed
+/// file are mapped, not read.
 pub fn read_nifti(path: &Path, max_decoded: Option<u64>) -> CliResult<NiftiVolume> {
     let file = File::open(path).map_err(|e| err_at(path, format!("cannot open: {e}")))?;
     let file_len = file
         .metadata()
         .map_err(|e| err_at(path, format!("cannot stat: {e}")))?
         .len();
-    read_nifti_from(path, BufReader::new(file), file_len, max_decoded)
+    let (prefix, input) = read_prefix(path, BufReader::new(&file), file_len, max_decoded)?;
+    if prefix.gz {
+        return read_voxels(path, input, prefix);
+    }
+    drop(input);
+    // check_sizes found the file to end where the voxels do.
+    let d = &prefix.parsed.declared;
+    let data = super::nifti_voxels::map_at(path, &file, d.vox_offset, d.voxel_bytes)?;
+    Ok(prefix.volume(data))
 }
 
 /// A parsed header and the layout it declares.
@@ -158,14 +168,57 @@ fn read_header(path: &Path, input: &mut dyn Read) -> CliResult<Parsed> {
     })
 }
 
-/// [`read_nifti`] of a file of `file_len` bytes read from `raw`; `path`
-/// names it in errors.
+/// [`read_nifti`] of a file of `file_len` bytes read from `raw` (the
+/// voxels read into memory); `path` names it in errors.
 pub fn read_nifti_from(
     path: &Path,
-    mut raw: impl Read,
+    raw: impl Read,
     file_len: u64,
     max_decoded: Option<u64>,
 ) -> CliResult<NiftiVolume> {
+    let (prefix, input) = read_prefix(path, raw, file_len, max_decoded)?;
+    read_voxels(path, input, prefix)
+}
+
+/// What comes before the voxels: the checked header and the extensions.
+struct Prefix {
+    parsed: Parsed,
+    extensions: Vec<Extension>,
+    /// The file is gzip-compressed.
+    gz: bool,
+}
+
+impl Prefix {
+    fn volume(self, data: Voxels) -> NiftiVolume {
+        let Parsed {
+            header,
+            declared,
+            big,
+        } = self.parsed;
+        NiftiVolume {
+            header,
+            dims: declared.dims,
+            dtype: declared.dtype,
+            byte_order: if big {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            },
+            data,
+            extensions: self.extensions,
+        }
+    }
+}
+
+/// Reads and checks everything before the voxels from `raw` (a file of
+/// `file_len` bytes); returns it with the (inflated) stream positioned at
+/// the first voxel.
+fn read_prefix<'r>(
+    path: &Path,
+    mut raw: impl Read + 'r,
+    file_len: u64,
+    max_decoded: Option<u64>,
+) -> CliResult<(Prefix, Box<dyn Read + 'r>)> {
     let mut lead = [0u8; 4];
     raw.read_exact(&mut lead)
         .map_err(|_| err_at(path, "too short to hold a NIfTI header"))?;
@@ -176,21 +229,16 @@ pub fn read_nifti_from(
     } else {
         Box::new(rest)
     };
-    let Parsed {
-        header,
-        declared,
-        big,
-    } = read_header(path, &mut input)?;
+    let parsed = read_header(path, &mut input)?;
     // Nothing past the header is read, nor any buffer sized, before the
     // declared layout is checked against the file (or the inflation cap).
-    nifti_check::check_sizes(&declared, file_len, gz, max_decoded).map_err(|e| err_at(path, e))?;
+    nifti_check::check_sizes(&parsed.declared, file_len, gz, max_decoded)
+        .map_err(|e| err_at(path, e))?;
     let Declared {
-        dims,
-        dtype,
-        voxel_bytes,
         vox_offset,
         header_len,
-    } = declared;
+        ..
+    } = parsed.declared;
     let region = read_up_to(&mut input, vox_offset - header_len, gz)
         .map_err(|e| err_at(path, format!("corrupt or truncated data: {e}")))?;
     if (region.len() as u64) < vox_offset - header_len {
@@ -199,8 +247,30 @@ pub fn read_nifti_from(
             format!("truncated: the stream ends inside the header extensions (before offset {vox_offset})"),
         ));
     }
-    let extensions = nifti_ext::parse(&region, big, header_len).map_err(|e| err_at(path, e))?;
-    drop(region);
+    let extensions =
+        nifti_ext::parse(&region, parsed.big, header_len).map_err(|e| err_at(path, e))?;
+    let prefix = Prefix {
+        parsed,
+        extensions,
+        gz,
+    };
+    Ok((prefix, input))
+}
+
+/// Reads the voxels that follow `prefix` into memory, and checks that
+/// nothing follows them.
+fn read_voxels(
+    path: &Path,
+    mut input: Box<dyn Read + '_>,
+    prefix: Prefix,
+) -> CliResult<NiftiVolume> {
+    let Declared {
+        ref dims,
+        dtype,
+        voxel_bytes,
+        ..
+    } = prefix.parsed.declared;
+    let gz = prefix.gz;
     let data = read_up_to(&mut input, voxel_bytes, gz)
         .map_err(|e| err_at(path, format!("corrupt or truncated gzip stream: {e}")))?;
     if (data.len() as u64) != voxel_bytes {
@@ -232,19 +302,7 @@ pub fn read_nifti_from(
             ),
         ));
     }
-    let byte_order = if big {
-        ByteOrder::Big
-    } else {
-        ByteOrder::Little
-    };
-    Ok(NiftiVolume {
-        header,
-        dims,
-        dtype,
-        byte_order,
-        data,
-        extensions,
-    })
+    Ok(prefix.volume(Voxels::Owned(data)))
 }
 
 /// Reads up to `n` bytes. Uncompressed input was checked to hold them, so
@@ -317,14 +375,15 @@ fn swap_units(data: &mut [u8], unit: usize) {
 }
 
 /// A volume as one object: descriptor (with the pipeline applied), payload
-/// and its `base` entry (`name`, `role`, `dim_names`, `nifti`).
+/// and its `base` entry (`name`, `role`, `dim_names`, `nifti`). Mapped
+/// voxels stay mapped unless their byte order changes.
 pub fn volume_to_object(
     vol: NiftiVolume,
     name: &str,
     role: &str,
     pipeline: &PipelineArgs,
     order: ByteOrderChoice,
-) -> CliResult<(ObjectDescriptor, Vec<u8>, Map)> {
+) -> CliResult<(ObjectDescriptor, Voxels, Map)> {
     let NiftiVolume {
         header,
         dims,
@@ -339,7 +398,7 @@ pub fn volume_to_object(
         ByteOrderChoice::Big => ByteOrder::Big,
     };
     if target != byte_order {
-        swap_units(&mut data, dtype.swap_unit());
+        swap_units(data.to_mut()?, dtype.swap_unit());
     }
     let shape: Vec<u64> = dims.iter().rev().copied().collect();
     let mut d = ObjectDescriptor::new(dtype, shape);
@@ -493,28 +552,83 @@ pub fn nifti_to_objects(
     order: ByteOrderChoice,
     max_decoded: Option<u64>,
 ) -> CliResult<Converted> {
-    if inputs.is_empty() {
+    let (objects, meta) = nifti_volumes(inputs, mask, pipeline, order, max_decoded)?;
+    let objects = objects
+        .into_iter()
+        .map(|(d, v)| Ok((d, v.into_owned()?)))
+        .collect::<CliResult<Vec<_>>>()?;
+    Ok((objects, meta))
+}
+
+/// The message [`nifti_to_objects`] describes, encoded with `opts` straight
+/// into `sink`: the bytes `tgm::encode` gives for those objects
+/// (`tgm::encode_to`), never the whole message in memory. Uncompressed
+/// volumes are mapped and their pages released as the pipeline reads them,
+/// so memory holds about one copy of a volume (README, Memory). Returns
+/// the message length and the number of objects. On error part of the
+/// message may have been written.
+pub fn write_nifti_message(
+    inputs: &[PathBuf],
+    mask: Option<&Path>,
+    pipeline: &PipelineArgs,
+    order: ByteOrderChoice,
+    max_decoded: Option<u64>,
+    opts: &tgm::EncodeOptions,
+    sink: &mut dyn std::io::Write,
+) -> CliResult<(u64, usize)> {
+    let (objects, meta) = nifti_volumes(inputs, mask, pipeline, order, max_decoded)?;
+    let refs: Vec<_> = objects.iter().map(|(d, v)| (d, &v[..])).collect();
+    // The hook follows objects in order, which holds when they are encoded
+    // one after another.
+    let sequential = opts.pipeline.threads <= 1 || objects.len() == 1;
+    let opts = if sequential {
+        let volumes: Vec<&Voxels> = objects.iter().map(|(_, v)| v).collect();
+        let caller = opts.pipeline.progress.clone();
+        opts.clone()
+            .progress(super::nifti_voxels::releasing(&volumes).then(caller))
+    } else {
+        opts.clone()
+    };
+    let len = tgm::encode_to(&meta, &refs, &opts, sink)?;
+    Ok((len, objects.len()))
+}
+
+/// The objects (voxels mapped where the file is uncompressed) and metadata
+/// of [`nifti_to_objects`]; each file is read once.
+fn nifti_volumes(
+    inputs: &[PathBuf],
+    mask: Option<&Path>,
+    pipeline: &PipelineArgs,
+    order: ByteOrderChoice,
+    max_decoded: Option<u64>,
+) -> CliResult<(Vec<(ObjectDescriptor, Voxels)>, GlobalMetadata)> {
+    let Some(first) = inputs.first() else {
         return Err("no NIfTI input given".into());
-    }
-    let mut objects = Vec::with_capacity(inputs.len() + usize::from(mask.is_some()));
-    let mut base = Vec::with_capacity(objects.capacity());
-    let mut mask_vol = None;
-    if let Some(m) = mask {
-        let mv = read_nifti(m, max_decoded)?;
-        let first = read_nifti(&inputs[0], max_decoded)?;
-        check_same_geometry(&first, &inputs[0], &mv, m)?;
-        mask_vol = Some(mv);
-    }
+    };
+    let mut volumes = Vec::with_capacity(inputs.len() + usize::from(mask.is_some()));
+    // The mask is checked against the first volume before the others are read.
+    let mut first_vol = Some(read_nifti(first, max_decoded)?);
+    let mask_vol = match mask {
+        Some(m) => {
+            let mv = read_nifti(m, max_decoded)?;
+            check_same_geometry(first_vol.as_ref().expect("read above"), first, &mv, m)?;
+            Some((mv, m))
+        }
+        None => None,
+    };
     for path in inputs {
-        let vol = read_nifti(path, max_decoded)?;
-        let (d, data, entry) = volume_to_object(vol, &stem(path), "volume", pipeline, order)
-            .map_err(|e| err_at(path, e))?;
-        objects.push((d, data));
-        base.push(entry);
+        let vol = match first_vol.take() {
+            Some(v) => v,
+            None => read_nifti(path, max_decoded)?,
+        };
+        volumes.push((vol, path.as_path(), "volume"));
     }
-    if let (Some(mv), Some(m)) = (mask_vol, mask) {
-        let (d, data, entry) =
-            volume_to_object(mv, &stem(m), "mask", pipeline, order).map_err(|e| err_at(m, e))?;
+    volumes.extend(mask_vol.map(|(mv, m)| (mv, m, "mask")));
+    let mut objects = Vec::with_capacity(volumes.len());
+    let mut base = Vec::with_capacity(volumes.len());
+    for (vol, path, role) in volumes {
+        let (d, data, entry) = volume_to_object(vol, &stem(path), role, pipeline, order)
+            .map_err(|e| err_at(path, e))?;
         objects.push((d, data));
         base.push(entry);
     }
@@ -648,6 +762,132 @@ mod tests {
         assert!(e.contains("dim[2] is -1"), "{e}");
         h.dim = [3, 2, 3, 4, 1, 1, 1, 1];
         assert_eq!(check(&h).unwrap().voxel_bytes, 192);
+    }
+
+    /// A 6 x 5 x 4 NIfTI-1 image of `dtype` in `order`, with scaling, an
+    /// sform, a description and a comment extension; gzipped when `gz`.
+    fn sample_file(dir: &Path, name: &str, dtype: Dtype, order: ByteOrder, gz: bool) -> PathBuf {
+        let dims = [6u64, 5, 4];
+        let mut h = header_from_meta(None, dtype, &dims, order).unwrap();
+        h.scl_slope = 0.5;
+        h.scl_inter = -3.0;
+        h.sform_code = 1;
+        h.srow_x = [2.0, 0.0, 0.0, -10.5];
+        h.srow_y = [0.0, 2.5, 0.0, 4.0];
+        h.srow_z = [0.0, 0.0, 3.0, 7.25];
+        h.descrip = vec![0; 80];
+        h.descrip[..8].copy_from_slice(b"streamed");
+        let ext = [Extension {
+            code: 6,
+            data: b"a comment that is kept\0\0".to_vec(),
+        }];
+        let mut bytes = write_header(&h, &ext).unwrap();
+        let n = dims.iter().product::<u64>() as usize;
+        for i in 0..n {
+            let v = (i as f64 * 0.37).sin() * 300.0 - (i % 7) as f64;
+            let mut e = match dtype {
+                Dtype::Int16 => (v as i16).to_le_bytes().to_vec(),
+                _ => v.to_le_bytes().to_vec(),
+            };
+            if order == ByteOrder::Big {
+                e.reverse();
+            }
+            bytes.extend(e);
+        }
+        if gz {
+            bytes = gzip(&bytes).unwrap();
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// The streamed message is the one `tgm::encode` builds from
+    /// [`nifti_to_objects`], byte for byte, for every pipeline and byte
+    /// order, mapped or inflated, with a mask; and it keeps the header.
+    #[test]
+    fn the_streamed_message_is_the_encoded_one() {
+        use super::super::pipeline::{encode_options, Compression};
+        let dir = tempfile::tempdir().unwrap();
+        let opts = encode_options().provenance(tgm::Provenance::fixed("2024-01-01T00:00:00Z", "t"));
+        let mut checked = 0;
+        for (dtype, order, gz) in [
+            (Dtype::Int16, ByteOrder::Little, false),
+            (Dtype::Int16, ByteOrder::Big, true),
+            (Dtype::Float64, ByteOrder::Little, false),
+            (Dtype::Float64, ByteOrder::Big, false),
+            (Dtype::Float64, ByteOrder::Little, true),
+        ] {
+            let name = format!("v{checked}.nii{}", if gz { ".gz" } else { "" });
+            let vol = sample_file(dir.path(), &name, dtype, order, gz);
+            let mask = sample_file(dir.path(), "m.nii", Dtype::Int16, ByteOrder::Little, false);
+            let compressions = if dtype == Dtype::Int16 {
+                vec![Compression::None, Compression::Zstd, Compression::Szip]
+            } else {
+                vec![Compression::None, Compression::Zstd]
+            };
+            for compression in compressions {
+                for byte_order in [
+                    ByteOrderChoice::Keep,
+                    ByteOrderChoice::Little,
+                    ByteOrderChoice::Big,
+                ] {
+                    for with_mask in [None, Some(mask.as_path())] {
+                        let pipeline = PipelineArgs {
+                            compression,
+                            level: None,
+                        };
+                        let inputs = [vol.clone()];
+                        let (objects, meta) =
+                            nifti_to_objects(&inputs, with_mask, &pipeline, byte_order, None)
+                                .unwrap();
+                        let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
+                        let want = tgm::encode(&meta, &refs, &opts).unwrap();
+                        let mut got = Vec::new();
+                        let (len, n) = write_nifti_message(
+                            &inputs, with_mask, &pipeline, byte_order, None, &opts, &mut got,
+                        )
+                        .unwrap();
+                        assert!(
+                            got == want,
+                            "{name} {compression:?} {byte_order:?} {with_mask:?}"
+                        );
+                        assert_eq!((len, n), (got.len() as u64, objects.len()));
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 3 * (3 + 3 + 2 + 2 + 2));
+        // The header and its extension are in the metadata.
+        let vol = sample_file(
+            dir.path(),
+            "x.nii",
+            Dtype::Float64,
+            ByteOrder::Little,
+            false,
+        );
+        let mut msg = Vec::new();
+        write_nifti_message(
+            &[vol],
+            None,
+            &PipelineArgs::default(),
+            ByteOrderChoice::Keep,
+            None,
+            &opts,
+            &mut msg,
+        )
+        .unwrap();
+        let meta = tgm::decode_metadata(&msg, &Default::default()).unwrap();
+        let nifti = meta.base[0].get("nifti").unwrap();
+        assert_eq!(nifti.get("scl_slope").and_then(Value::as_f64), Some(0.5));
+        assert_eq!(nifti.get("scl_inter").and_then(Value::as_f64), Some(-3.0));
+        assert_eq!(
+            nifti.get("descrip").and_then(Value::as_text),
+            Some("streamed")
+        );
+        let ext = nifti.get("extensions").unwrap().to_json();
+        assert!(ext.contains("\"code\":6"), "{ext}");
     }
 
     #[test]
