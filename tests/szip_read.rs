@@ -190,3 +190,70 @@ fn corrupted_streams_fail_cleanly() {
         }
     }
 }
+
+/// Ranges asked for in one call, unsorted, overlapping, repeated, empty and
+/// several to an RSI (decoded together, `spec/pipeline.md` §7), give what
+/// each range gives alone and what the whole decode holds there, through
+/// simple_packing and without an encoding; a range past the end fails the
+/// call.
+#[test]
+fn ranges_in_one_call_give_each_range_alone() {
+    use tgm::{EncodeOptions, GlobalMetadata, PipelineBuilder};
+    let n = 20_000u64;
+    let values: Vec<u8> = smooth_field(n as usize)
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let ints: Vec<u8> = (0..n as u32)
+        .flat_map(|i| (i / 7 + (i % 13) * 40).to_le_bytes())
+        .collect();
+    let cases = [
+        (
+            Dtype::Float64,
+            PipelineBuilder::new().simple_packing(16),
+            &values,
+        ),
+        (
+            Dtype::Float64,
+            PipelineBuilder::new().simple_packing(24),
+            &values,
+        ),
+        (Dtype::Uint32, PipelineBuilder::new(), &ints),
+    ];
+    for (dtype, pipeline, data) in cases {
+        let desc = ObjectDescriptor::new(dtype, vec![n])
+            .with_byte_order(ByteOrder::Little)
+            .with_pipeline(&pipeline.szip());
+        let desc = with_szip(desc, 4, 16, 8);
+        let msg = tgm::encode(
+            &GlobalMetadata::default(),
+            &[(&desc, data)],
+            &EncodeOptions::new(),
+        )
+        .unwrap();
+        let opts = DecodeOptions::default();
+        let whole = tgm::decode(&msg, &opts).unwrap().objects[0].data.clone();
+        let w = dtype.width() as u64;
+        let ranges = [
+            (900, 10),
+            (5, 3),
+            (10, 40),
+            (5, 3),
+            (64, 0),
+            (70, 1),
+            (130, 200),
+            (19_990, 10),
+            (n / 2, n / 3),
+            (0, n),
+        ];
+        let got = tgm::decode_range(&msg, 0, &ranges, &opts).unwrap();
+        for (&(first, count), got) in ranges.iter().zip(&got) {
+            let alone = tgm::decode_range(&msg, 0, &[(first, count)], &opts).unwrap();
+            assert_eq!(got, &alone[0], "({first}, {count}) of {desc:?}");
+            let (a, b) = ((first * w) as usize, ((first + count) * w) as usize);
+            assert_eq!(&got[..], &whole[a..b], "({first}, {count}) of {desc:?}");
+        }
+        let bad = tgm::decode_range(&msg, 0, &[(5, 3), (n - 1, 2)], &opts).unwrap_err();
+        assert!(bad.to_string().contains("exceeds"), "{bad}");
+    }
+}

@@ -192,6 +192,21 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
         ))
     }
 
+    /// [`Stage::decode_range_into`] for several ranges `(from, out)` at
+    /// once, in any order; a stage whose ranges share work (szip: an RSI)
+    /// does it once (`spec/pipeline.md` §7). By default, range by range.
+    fn decode_ranges_into(
+        &self,
+        input: &RangeInput<'_>,
+        cx: &StageContext,
+        ranges: &mut [(u64, &mut [u8])],
+    ) -> Result<()> {
+        for (from, out) in ranges.iter_mut() {
+            self.decode_range_into(input, cx, *from, out)?;
+        }
+        Ok(())
+    }
+
     /// True when [`Stage::decode_range_into`] is implemented.
     fn supports_range(&self) -> bool {
         false

@@ -27,6 +27,7 @@ pub(crate) mod plan;
 mod progress;
 mod quantise;
 pub(crate) mod range_plan;
+mod range_spans;
 pub(crate) mod registry;
 pub(crate) mod scan;
 pub(crate) mod shuffle;
@@ -901,7 +902,14 @@ fn decode_range_inner(
             .map(Cow::Borrowed)
             .ok_or_else(|| Error::codec("range lies outside the payload"))
     };
+    for &(first, count) in ranges {
+        range_end(first, count, n)?;
+    }
+    let spans = range_spans::compressed_spans(&read_payload, &stages, &cx, ranges, w)?;
     let read_compressed = |a: u64, b: u64| -> Result<Cow<'_, [u8]>> {
+        if let Ok(i) = spans.binary_search_by_key(&(a, b), |s| (s.0, s.1)) {
+            return Ok(Cow::Borrowed(&spans[i].2));
+        }
         let mut out = buffer::zeroed((b - a) as usize)?;
         stages
             .compression
@@ -926,7 +934,6 @@ fn decode_range_inner(
     };
     let mut results = Vec::with_capacity(ranges.len());
     for &(first, count) in ranges {
-        range_end(first, count, n)?;
         let mut out = if stages.encoding.is_identity() {
             let slice = read_encoded(first * w, (first + count) * w)?;
             buffer::into_owned(to_output_order(slice, desc.dtype, desc.byte_order, opts)?)?

@@ -264,8 +264,8 @@ mod coder {
             }
         }
 
-        /// Decodes only the RSIs covering the range, widened to whole samples;
-        /// stored offsets are checked as they are used (`spec/szip.md` §5).
+        /// Decodes only the RSIs covering the range; stored offsets are
+        /// checked as they are used (`spec/szip.md` §5).
         fn decode_range_into(
             &self,
             input: &RangeInput<'_>,
@@ -273,25 +273,28 @@ mod coder {
             from: u64,
             out: &mut [u8],
         ) -> Result<()> {
+            self.decode_ranges_into(input, cx, &mut [(from, out)])
+        }
+
+        /// Ranges sharing an RSI decode it once (`spec/szip.md` §5).
+        fn decode_ranges_into(
+            &self,
+            input: &RangeInput<'_>,
+            cx: &StageContext,
+            ranges: &mut [(u64, &mut [u8])],
+        ) -> Result<()> {
             let p = self.coder_params(cx)?;
             let offsets = self.offsets.as_deref().ok_or_else(|| {
                 Error::metadata("range decoding of szip needs szip_block_offsets")
             })?;
-            let total = cx.decoded_len;
             let stream = input(0, cx.input_len)?;
-            let sb = p.sample_bytes() as u64;
-            let to = from + out.len() as u64;
-            let (a, b) = (from / sb * sb, (to.div_ceil(sb) * sb).min(total));
-            if a == from && b == to {
-                return Ok(crate::szip::decode_range_into(
-                    &stream, &p, offsets, total, a, out,
-                )?);
-            }
-            let mut buf = vec![0u8; (b - a) as usize];
-            crate::szip::decode_range_into(&stream, &p, offsets, total, a, &mut buf)?;
-            let skip = (from - a) as usize;
-            out.copy_from_slice(&buf[skip..skip + out.len()]);
-            Ok(())
+            Ok(crate::szip::decode_ranges_into(
+                &stream,
+                &p,
+                offsets,
+                cx.decoded_len,
+                ranges,
+            )?)
         }
 
         fn supports_range(&self) -> bool {

@@ -141,14 +141,15 @@ impl<'a> BitReader<'a> {
                 i += 1;
                 continue;
             }
+            let take = (w.count_ones() as usize).min(out.len() - i);
             let mut next = 0u32;
-            while w != 0 && i < out.len() {
+            for o in &mut out[i..i + take] {
                 let end = w.trailing_zeros();
-                out[i] = (end - next).wrapping_shl(k);
+                *o = (end - next).wrapping_shl(k);
                 next = end + 1;
                 w &= w - 1;
-                i += 1;
             }
+            i += take;
             self.pos += next as u64;
         }
         Ok(())
@@ -206,18 +207,27 @@ impl<'a> BitReader<'a> {
         if self.pos + total > self.len_bits {
             return Err(self.eof());
         }
-        // Each value's bits lie within the 8 bytes from its first byte
-        // (shift ≤ 7, k ≤ 32); when those bytes exist for the last value,
-        // every value is one independent load.
+        // The 8 bytes from a value's first byte hold at least 57 bits from
+        // it (shift ≤ 7), so ⌊57 / k⌋ ≥ 1 values; when those bytes exist
+        // for the last value, each 8-byte load serves every value it
+        // holds whole.
         let last_byte = (self.pos + total.saturating_sub(kk)) / 8;
         if last_byte + 8 <= self.src.len() as u64 {
             let src = self.src;
-            let base = self.pos;
-            for (j, o) in out.iter_mut().enumerate() {
-                let at = base + j as u64 * kk;
+            let mut at = self.pos;
+            let mut rest = &mut out[..];
+            while !rest.is_empty() {
                 let b = (at / 8) as usize;
-                let word = u64::from_be_bytes(src[b..b + 8].try_into().unwrap_or([0; 8]));
-                *o = o.wrapping_add(((word << (at % 8)) >> (64 - kk)) as u32);
+                let mut word = u64::from_be_bytes(src[b..b + 8].try_into().unwrap_or([0; 8]));
+                word <<= at % 8;
+                let per = ((64 - at % 8) / kk) as usize;
+                let (now, later) = rest.split_at_mut(per.min(rest.len()));
+                for o in now.iter_mut() {
+                    *o = o.wrapping_add((word >> (64 - kk)) as u32);
+                    word = word.wrapping_shl(k);
+                }
+                at += now.len() as u64 * kk;
+                rest = later;
             }
             self.pos += total;
             return Ok(());

@@ -1,6 +1,7 @@
 //! The AEC decoder. See `spec/szip.md` §3–§5.
 
 use super::bitreader::BitReader;
+use super::unmap::Unmap;
 use super::{flags, SzipParams};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -203,133 +204,6 @@ fn se_pair(m: u32) -> (u32, u32) {
     (beta, beta * (beta + 1) / 2)
 }
 
-struct Post {
-    pp: bool,
-    signed: bool,
-    bits: u32,
-    xmax: i64,
-}
-
-impl Post {
-    /// Undoes prediction and mapping for one RSI in place (values as stored).
-    ///
-    /// Each sample is the previous one plus the decoded delta unless the
-    /// delta would leave the sample range (`spec/szip.md` §4); that case is
-    /// rare in real data and handled out of line, so the loop's only
-    /// dependency from one sample to the next is the addition.
-    fn run(&self, rsi: &mut [u32]) {
-        if !self.pp || rsi.is_empty() {
-            return;
-        }
-        if self.signed {
-            let m = 1i64 << (self.bits - 1);
-            let first = (rsi[0] as i64 ^ m) - m;
-            rsi[0] = first as u32;
-            undo_signed(self.xmax, first, &mut rsi[1..]);
-        } else {
-            undo_unsigned(self.xmax, rsi[0] as i64, &mut rsi[1..]);
-        }
-    }
-}
-
-/// [`Post::run`] for signed samples after the first (`data`).
-#[inline(never)]
-fn undo_signed(xmax: i64, mut data: i64, rest: &mut [u32]) {
-    for v in rest {
-        let d = *v as i64;
-        let half = (d >> 1) + (d & 1);
-        let room = if data < 0 {
-            xmax + data + 1
-        } else {
-            xmax - data
-        };
-        data = if half <= room {
-            data + ((d >> 1) ^ -(d & 1))
-        } else {
-            signed_edge(xmax, data, d)
-        };
-        *v = data as u32;
-    }
-}
-
-/// [`Post::run`] for unsigned samples after the first (`data`).
-#[inline(never)]
-fn undo_unsigned(xmax: i64, mut data: i64, rest: &mut [u32]) {
-    let med = xmax / 2 + 1;
-    for v in rest {
-        let d = *v as i64;
-        let half = (d >> 1) + (d & 1);
-        let mask = if data & med != 0 { xmax } else { 0 };
-        data = if half <= (mask ^ data) {
-            data + ((d >> 1) ^ -(d & 1))
-        } else {
-            unsigned_edge(mask, d)
-        };
-        *v = data as u32;
-    }
-}
-
-/// A signed sample whose delta leaves the range: the value counts from the
-/// nearer end.
-#[cold]
-#[inline(never)]
-fn signed_edge(xmax: i64, data: i64, d: i64) -> i64 {
-    if data < 0 {
-        d - xmax - 1
-    } else {
-        xmax - d
-    }
-}
-
-/// An unsigned sample whose delta leaves the range (`mask` is 0 below the
-/// middle of the range, all ones above it).
-#[cold]
-#[inline(never)]
-fn unsigned_edge(mask: i64, d: i64) -> i64 {
-    mask ^ d
-}
-
-/// Writes `values` as sample containers of `sb` bytes at `out`.
-fn put_all(out: &mut [u8], values: &[u32], sb: usize, msb: bool) {
-    match (sb, msb) {
-        (1, _) => {
-            for (o, &v) in out.iter_mut().zip(values) {
-                *o = v as u8;
-            }
-        }
-        (2, true) => {
-            for (o, &v) in out.chunks_exact_mut(2).zip(values) {
-                o.copy_from_slice(&(v as u16).to_be_bytes());
-            }
-        }
-        (2, false) => {
-            for (o, &v) in out.chunks_exact_mut(2).zip(values) {
-                o.copy_from_slice(&(v as u16).to_le_bytes());
-            }
-        }
-        (3, true) => {
-            for (o, &v) in out.chunks_exact_mut(3).zip(values) {
-                o.copy_from_slice(&v.to_be_bytes()[1..]);
-            }
-        }
-        (3, false) => {
-            for (o, &v) in out.chunks_exact_mut(3).zip(values) {
-                o.copy_from_slice(&v.to_le_bytes()[..3]);
-            }
-        }
-        (_, true) => {
-            for (o, &v) in out.chunks_exact_mut(4).zip(values) {
-                o.copy_from_slice(&v.to_be_bytes());
-            }
-        }
-        (_, false) => {
-            for (o, &v) in out.chunks_exact_mut(4).zip(values) {
-                o.copy_from_slice(&v.to_le_bytes());
-            }
-        }
-    }
-}
-
 /// Decodes from bit `start` until `out` is full; returns the bit position
 /// after the last block read.
 pub(crate) fn decode_samples(
@@ -363,17 +237,7 @@ pub(crate) fn decode_samples_at(
     let id_len = p.id_len();
     let id_max = (1u32 << id_len) - 1;
     let pp = p.flags & flags::PREPROCESS != 0;
-    let msb = p.flags & flags::MSB != 0;
-    let post = Post {
-        pp,
-        signed: p.flags & flags::SIGNED != 0,
-        bits,
-        xmax: if p.flags & flags::SIGNED != 0 {
-            (1i64 << (bits - 1)) - 1
-        } else {
-            (1i64 << bits) - 1
-        },
-    };
+    let unmap = Unmap::new(p);
     let mut r = BitReader::new(input, start);
     let mut buf: Vec<u32> = Vec::with_capacity(rsi_samples.min(n + j));
     let mut se = vec![0u32; j / 2];
@@ -429,14 +293,8 @@ pub(crate) fn decode_samples_at(
                 }
             }
         }
-        post.run(&mut buf);
         let take = buf.len().min(n - written);
-        put_all(
-            &mut out[written * sb..(written + take) * sb],
-            &buf[..take],
-            sb,
-            msb,
-        );
+        unmap.rsi_into(&buf[..take], &mut out[written * sb..(written + take) * sb]);
         written += take;
     }
     Ok((r.pos(), buf.len()))
@@ -481,7 +339,7 @@ mod tests {
     }
 
     /// Samples that jump between the ends of the range take the out-of-line
-    /// path of [`Post::run`]; the round trip through the encoder must still
+    /// path of [`Unmap`]; the round trip through the encoder must still
     /// be exact, signed and unsigned, at every container width.
     #[test]
     fn range_edges_round_trip() {

@@ -70,28 +70,66 @@ pub fn decode_range_into(
     byte_pos: u64,
     out: &mut [u8],
 ) -> Result<()> {
+    decode_ranges_into(
+        input,
+        p,
+        rsi_offsets_bits,
+        total_len,
+        &mut [(byte_pos, out)],
+    )
+}
+
+/// [`decode_range_into`] for several ranges `(byte_pos, out)` at once, in
+/// any order, overlapping or not: ranges that share an RSI are decoded
+/// together, so each RSI is decoded at most once (§5). The result is each
+/// range's [`decode_range_into`]; a range outside the decoded data is an
+/// error before anything is decoded.
+pub fn decode_ranges_into(
+    input: &[u8],
+    p: &SzipParams,
+    rsi_offsets_bits: &[u64],
+    total_len: u64,
+    ranges: &mut [(u64, &mut [u8])],
+) -> Result<()> {
     p.validate()?;
     let rsis = Rsis::new(p, total_len);
     let (sb, rsi_bytes) = (rsis.sample_bytes, rsis.rsi_bytes);
-    let end = byte_pos
-        .checked_add(out.len() as u64)
-        .filter(|&e| e <= total_len)
-        .ok_or_else(|| Error::new(ErrorKind::OutOfRange, "range outside the decoded data"))?;
-    if out.is_empty() {
-        return Ok(());
+    let mut order = Vec::with_capacity(ranges.len());
+    for (i, (pos, out)) in ranges.iter().enumerate() {
+        let end = pos
+            .checked_add(out.len() as u64)
+            .filter(|&e| e <= total_len)
+            .ok_or_else(|| Error::new(ErrorKind::OutOfRange, "range outside the decoded data"))?;
+        if !out.is_empty() {
+            order.push((*pos, end, i));
+        }
     }
-    let first = byte_pos / rsi_bytes;
-    let last = (end - 1) / rsi_bytes;
-    let stop = (end.div_ceil(sb) * sb).min(total_len);
+    order.sort_unstable();
     let mut buf = Vec::new();
-    let mut j = first;
-    // RSI 0 is always confirmed, so the search ends there at the latest; a
-    // stream of wrong offsets costs at most one pass over the stream.
-    while !decode_from(input, p, rsi_offsets_bits, &rsis, j, (stop, last), &mut buf)? {
-        j -= 1;
+    let mut g = 0;
+    while g < order.len() {
+        // A group: the ranges from `g` on whose first RSI is one the
+        // group already reaches.
+        let (mut end, mut h) = (order[g].1, g + 1);
+        while h < order.len() && order[h].0 / rsi_bytes <= (end - 1) / rsi_bytes {
+            end = end.max(order[h].1);
+            h += 1;
+        }
+        let last = (end - 1) / rsi_bytes;
+        let stop = (end.div_ceil(sb) * sb).min(total_len);
+        let mut j = order[g].0 / rsi_bytes;
+        // RSI 0 is always confirmed, so the search ends there at the
+        // latest; a stream of wrong offsets costs at most one pass over it.
+        while !decode_from(input, p, rsi_offsets_bits, &rsis, j, (stop, last), &mut buf)? {
+            j -= 1;
+        }
+        for &(pos, _, i) in &order[g..h] {
+            let out = &mut ranges[i].1;
+            let skip = (pos - j * rsi_bytes) as usize;
+            out.copy_from_slice(&buf[skip..skip + out.len()]);
+        }
+        g = h;
     }
-    let skip = (byte_pos - j * rsi_bytes) as usize;
-    out.copy_from_slice(&buf[skip..skip + out.len()]);
     Ok(())
 }
 
@@ -333,6 +371,44 @@ mod tests {
     }
 
     proptest! {
+        /// Ranges decoded together, in any order and overlapping, give
+        /// each range's own decode; one range outside the data fails the
+        /// call.
+        #[test]
+        fn ranges_together_give_each_range_alone(
+            seed in any::<u32>(),
+            spans in proptest::collection::vec((0usize..2000, 0usize..300), 0..12),
+            bad in any::<bool>(),
+        ) {
+            let p = params(16, 16, 4, flags::PREPROCESS | flags::MSB);
+            let n = 1000;
+            let data = containers(&samples(n, 16, seed), 2);
+            let (stream, offsets) = encode_with(&data, &p, Default::default()).unwrap();
+            let total = data.len() as u64;
+            let spans: Vec<(usize, usize)> =
+                spans.into_iter().map(|(a, l)| (a, l.min(2000 - a))).collect();
+            let mut outs: Vec<Vec<u8>> = spans.iter().map(|&(_, l)| vec![0u8; l]).collect();
+            let mut ranges: Vec<(u64, &mut [u8])> = spans
+                .iter()
+                .zip(outs.iter_mut())
+                .map(|(&(a, _), o)| (a as u64, &mut o[..]))
+                .collect();
+            let mut extra = [0u8; 2];
+            if bad {
+                ranges.push((total - 1, &mut extra[..]));
+            }
+            let res = decode_ranges_into(&stream, &p, &offsets, total, &mut ranges);
+            prop_assert_eq!(res.is_ok(), !bad);
+            if !bad {
+                for (&(a, l), got) in spans.iter().zip(&outs) {
+                    let mut alone = vec![0u8; l];
+                    decode_range_into(&stream, &p, &offsets, total, a as u64, &mut alone).unwrap();
+                    prop_assert_eq!(got, &alone);
+                    prop_assert_eq!(&got[..], &data[a..a + l]);
+                }
+            }
+        }
+
         /// Skipping an RSI ends where decoding it ends, and fails where
         /// decoding fails, on real streams cut short or with bits flipped.
         #[test]

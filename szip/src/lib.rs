@@ -47,11 +47,12 @@ mod decode_range;
 mod decode_skip;
 mod encode;
 mod error;
+mod unmap;
 
 pub use decode::{
     decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, rsis_per_run, Sink,
 };
-pub use decode_range::{decode_range_into, rsi_chain_holds};
+pub use decode_range::{decode_range_into, decode_ranges_into, rsi_chain_holds};
 pub use encode::{
     encode, encode_parallel, encode_samples, encode_with, Containers, SampleSource, SzipProfile,
 };
