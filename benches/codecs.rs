@@ -209,6 +209,8 @@ fn table(name: &str, shape: Vec<u64>, values: &[f64], lossy_abs: f64) {
 }
 
 fn main() {
+    // sz3 decodes run in a child: this benchmark again (spec/pipeline.md §4.7).
+    tgm::sz3_child::run_child_if_requested();
     if std::env::args().any(|a| a == "--list") {
         return;
     }
