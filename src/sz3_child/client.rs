@@ -41,6 +41,21 @@ static IDLE: Mutex<Idle> = Mutex::new(Idle {
     children: Vec::new(),
 });
 
+/// At the host's exit idle children are stopped and reaped, rather than
+/// left to exit on their own and be adopted by an init that may never reap
+/// them. Registered with the first child.
+extern "C" fn stop_idle_at_exit() {
+    if let Ok(mut idle) = IDLE.try_lock() {
+        if idle.owner == std::process::id() {
+            for c in std::mem::take(&mut idle.children) {
+                c.stop();
+            }
+        }
+    }
+}
+
+static AT_EXIT: std::sync::Once = std::sync::Once::new();
+
 /// Most idle children kept.
 fn idle_max() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(16))
@@ -141,6 +156,13 @@ fn take() -> Result<Child> {
 }
 
 fn give_back(child: Child) {
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain function; it only takes a lock without
+        // waiting and stops children.
+        unsafe {
+            libc::atexit(stop_idle_at_exit);
+        }
+    });
     if let Ok(mut idle) = IDLE.lock() {
         if idle.owner == std::process::id() && idle.children.len() < idle_max() {
             idle.children.push(child);
