@@ -11,7 +11,9 @@ features=blosc2,zfp,sz3
 
 echo "--- library: codec, frame parser and pipeline-spec unit tests"
 cargo test -q -p tgm --features "$features" --lib -- \
-    pipeline:: pipeline_spec::
+    pipeline:: pipeline_spec:: sz3_child::
+echo "--- library: sz3 through its helper process (crashes, time, memory ceiling, threads)"
+cargo test -q -p tgm --features "$features" --test sz3 --test sz3_child
 echo "--- CLI: --compression blosc2|zfp|sz3 and their flags"
 cargo test -q -p tgm-cli --features "$features" --test codecs
 echo "--- conformance with the reference (tools/codec-conformance)"

@@ -270,6 +270,8 @@ fn sample(name: &str, stand_in: &str, generate: fn() -> Field) -> Sample {
 }
 
 fn main() {
+    // sz3 decodes run in a child: this benchmark again (spec/pipeline.md §4.7).
+    tgm::sz3_child::run_child_if_requested();
     if std::env::args().any(|a| a == "--list") {
         return;
     }

@@ -130,6 +130,8 @@ pub mod remote;
 pub mod stats;
 pub mod stream;
 mod stream_store;
+#[cfg(feature = "sz3")]
+pub mod sz3_child;
 #[cfg(feature = "szip")]
 pub mod szip;
 pub mod tensor;

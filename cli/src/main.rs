@@ -188,6 +188,9 @@ fn run(cli: Cli) -> CliResult {
 }
 
 fn main() {
+    // sz3 decodes run in a child: this executable again (spec/pipeline.md §4.7).
+    #[cfg(feature = "sz3")]
+    tgm::sz3_child::run_child_if_requested();
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(()) | Err(CliError::BrokenPipe) => 0,

@@ -14,6 +14,7 @@ mod pre_encoded;
 mod ranges;
 mod remote;
 mod remote_layout;
+mod sz3_child;
 
 use pyo3::prelude::*;
 
@@ -45,6 +46,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(remote_layout::open_url_from_layout, m)?)?;
     m.add_function(wrap_pyfunction!(remote_layout::decode_object_data, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(sz3_child::_sz3_use_interpreter, m)?)?;
+    m.add_function(wrap_pyfunction!(sz3_child::_sz3_child, m)?)?;
     converters::register(m)?;
     m.add_class::<file::NativeFile>()?;
     m.add_class::<file::NativeMetadata>()?;

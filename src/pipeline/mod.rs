@@ -12,8 +12,6 @@ pub(crate) mod blosc2_codec;
 #[cfg(feature = "blosc2")]
 pub(crate) mod blosc2_frame;
 pub(crate) mod builder;
-#[cfg(all(feature = "sz3", target_os = "linux"))]
-mod child_decode;
 pub(crate) mod codec;
 mod dequantise;
 #[cfg(any(feature = "zfp", feature = "sz3"))]

@@ -4,6 +4,9 @@ A drop-in for the reference package: ``import tgm as tensogram`` runs code
 written for ``import tensogram``. See the README section "Python".
 """
 
+import sys as _sys
+
+from . import _native
 from ._native import __version__
 from ._errors import *  # noqa: F401,F403
 from ._errors import __all__ as _error_names
@@ -93,3 +96,7 @@ __all__ = [
     "validate_file",
     *_error_names,
 ]
+
+# sz3 decodes run in a child process started from this interpreter
+# (spec/pipeline.md §4.7); TGM_SZ3_HELPER, when set, wins.
+_native._sz3_use_interpreter(_sys.executable or "", _native.__file__)

@@ -10,6 +10,10 @@ use common::*;
 use tgm::cbor::Value;
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
+fn sz3_helper() {
+    codec_conformance::use_sz3_helper(env!("CARGO_BIN_EXE_conformance-sz3-helper"));
+}
+
 fn text(s: &str) -> Value {
     Value::Text(s.into())
 }
@@ -81,6 +85,7 @@ fn codec_cases() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
 /// Encodes with both and checks byte identity, then that each decodes
 /// each message to the same bytes, in both output byte orders.
 fn check(desc: &ObjectDescriptor, data: &[u8]) {
+    sz3_helper();
     let meta = GlobalMetadata::default();
     let rdesc = to_ref_desc(desc);
     let reference = tensogram::encode(
@@ -127,6 +132,7 @@ fn every_codec_and_parameter_writes_the_reference_bytes_and_reads_them() {
 
 #[test]
 fn zfp_and_sz3_code_the_values_of_big_endian_objects() {
+    sz3_helper();
     let n = 5000;
     for (name, keys) in codec_cases().into_iter().filter(|(n, _)| *n != "blosc2") {
         let mut out = Vec::new();

@@ -21,6 +21,7 @@ fn inputs() -> Vec<Vec<u8>> {
 
 #[test]
 fn compressor_bodies_run_on_generated_inputs() {
+    codec_conformance::use_sz3_helper(env!("CARGO_BIN_EXE_conformance-sz3-helper"));
     for data in inputs() {
         compressors::blosc2(&data);
         compressors::zfp(&data);
