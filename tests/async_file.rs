@@ -211,3 +211,64 @@ fn a_long_damaged_stretch_is_located_as_the_blocking_reader_does() {
     assert_eq!(asy.damage(), sync.damage());
     assert_eq!(asy.damage().len(), 2);
 }
+
+/// Bytes in memory whose reads starting past `bad_from` fail as a
+/// remote source's do (the source itself, not the bytes it holds).
+#[derive(Debug)]
+struct FailingFrom {
+    bytes: Bytes,
+    bad_from: u64,
+}
+
+impl ByteSource for FailingFrom {
+    fn len(&self) -> tgm::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> tgm::Result<()> {
+        let b = self.read_bytes(offset..offset + buf.len() as u64)?;
+        buf.copy_from_slice(&b);
+        Ok(())
+    }
+    fn read_bytes(&self, r: Range<u64>) -> tgm::Result<Bytes> {
+        if r.start >= self.bad_from {
+            return Err(tgm::Error::new(
+                tgm::ErrorKind::Remote,
+                "503 from the server",
+            ));
+        }
+        ByteSource::read_bytes(&self.bytes, r)
+    }
+}
+
+impl AsyncByteSource for FailingFrom {
+    async fn len(&self) -> tgm::Result<u64> {
+        ByteSource::len(self)
+    }
+    async fn read_range(&self, range: Range<u64>) -> tgm::Result<Bytes> {
+        self.read_bytes(range)
+    }
+    async fn read_ranges(&self, ranges: &[Range<u64>]) -> tgm::Result<Vec<Bytes>> {
+        ranges.iter().map(|r| self.read_bytes(r.clone())).collect()
+    }
+}
+
+/// A source that fails part way is an error for opening, as for the
+/// blocking reader, even when bytes beyond the failure would let the
+/// locator hop on (more than the scanner's window after it).
+#[test]
+fn a_failing_source_is_an_error_as_for_the_blocking_reader() {
+    let lim = Limits::default();
+    let first = many_messages(1, 100);
+    let mut bytes = first.clone();
+    bytes.extend(many_messages(1, 100));
+    bytes.extend(many_messages(1, 1_000_000));
+    let bad_from = first.len() as u64 - 8;
+    let src = || FailingFrom {
+        bytes: Bytes::from(bytes.clone()),
+        bad_from,
+    };
+    let sync = TgmFile::from_source(src(), &lim).unwrap_err();
+    let asy = block_on(AsyncTgmFile::open(Arc::new(src()), &lim)).unwrap_err();
+    assert_eq!(sync.kind(), &tgm::ErrorKind::Remote);
+    assert_eq!(asy.to_string(), sync.to_string());
+}

@@ -103,10 +103,13 @@ async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     let mut start = 0;
     let torn = loop {
         let (hops, miss) = step(&mut fetches, || locate_hops(fetched, size, start, limits));
+        // A failure of the source itself ends opening as it ends the
+        // blocking reader's, even when the step also missed (a miss is
+        // never recorded as a failure).
+        if let Some(e) = hops.failure {
+            return Err(e);
+        }
         let Some(miss) = miss else {
-            if let Some(e) = hops.failure {
-                return Err(e);
-            }
             spans.extend(hops.spans);
             flags.extend(hops.flags);
             break hops.torn;

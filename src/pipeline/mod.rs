@@ -336,7 +336,10 @@ pub(crate) fn encode_planned<'a>(
             if stage.is_identity() {
                 continue;
             }
-            payload = if Some(i) == last {
+            payload = if Some(i) == last && !opts.progress.is_set() {
+                // Without a hook the stage runs whole, with no counting.
+                stage.encode(payload, cx)?
+            } else if Some(i) == last {
                 let of = payload.len() as u64;
                 let report = opts.progress.scaled(expected, of, first == last, expected);
                 stage.encode_reporting(payload, cx, &report)?

@@ -179,7 +179,9 @@ mod tests {
         assert_eq!(out, shuffle(&data, 4).unwrap());
         let seen = seen.into_inner().unwrap();
         assert_eq!(seen.len(), 3, "{seen:?}");
-        assert!(seen.iter().all(|&(d, r)| d == r && d < data.len() as u64 && d % 4 == 0));
+        assert!(seen
+            .iter()
+            .all(|&(d, r)| d == r && d < data.len() as u64 && d % 4 == 0));
         assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
     }
 }
