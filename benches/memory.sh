@@ -10,16 +10,25 @@
 #
 #   benches/memory.sh                  # 1 GiB object
 #   TGM_MEM_MIB=256 benches/memory.sh  # quick run
+#   TGM_MEM_ROWS='grib|netcdf' benches/memory.sh  # only the rows whose
+#                                      # command matches (a bash regex)
 #
-# Needs python3 with NumPy (to write the input) and GNU time. Scratch files
-# go to a temporary directory (TGM_MEM_DIR to choose it), removed at exit.
+# Needs python3 with NumPy (to write the input) and GNU time; the GRIB and
+# NetCDF rows run when ecCodes and netCDF-C are installed (the tgm features
+# grib and netcdf; nccopy from netcdf-bin). Scratch files go to a temporary
+# directory (TGM_MEM_DIR to choose it), removed at exit.
 set -euo pipefail
 
 mib=${TGM_MEM_MIB:-1024}
 case $mib in '' | *[!0-9]*) echo "TGM_MEM_MIB must be a whole number of MiB" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 2; }
+rows=${TGM_MEM_ROWS:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
+weather=
+if ldconfig -p | grep -q libeccodes && ldconfig -p | grep -q libnetcdf && command -v nccopy >/dev/null; then
+    weather=--features=grib,netcdf
+fi
+cargo build --release -p tgm-cli $weather --manifest-path "$root/Cargo.toml" >&2
 tgm="$root/target/release/tgm"
 
 dir=$(mktemp -d "${TGM_MEM_DIR:-${TMPDIR:-/tmp}}/tgm-memory.XXXXXX")
@@ -48,10 +57,14 @@ echo
 echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
 echo "|---|---|---:|---:|---:|---:|---|"
 
+# wanted LABEL: whether the row of command LABEL is selected (TGM_MEM_ROWS).
+wanted() { [ -z "$rows" ] || [[ $1 =~ $rows ]]; }
+
 # measure LABEL PIPELINE INPUT -- tgm arguments...
 measure() {
     local label=$1 pipeline=$2 input=$3
     shift 4
+    wanted "$label" || return 0
     rm -rf out out.* out_*
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
         echo "| \`$label\` | $pipeline | | | failed: $(tail -n1 err.txt) | | |"
@@ -92,3 +105,29 @@ measure "to-nifti" "none → .nii" none.tgm -- to-nifti none.tgm -o out.nii
 "$tgm" to-nifti none.tgm -o a.nii 2>/dev/null || true
 measure "convert-nifti" ".nii → shuffle+zstd" a.nii -- convert-nifti a.nii -o out.tgm
 measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm --compression none
+
+# The weather converters: a NetCDF-4 file and a GRIB2 file of the same field.
+if [ -n "$weather" ] && wanted 'netcdf|grib'; then
+    measure "to-netcdf" "none → NetCDF-4 (chunked, deflate 4 + shuffle)" none.tgm -- to-netcdf none.tgm -o out.nc
+    "$tgm" to-netcdf none.tgm -o a.nc 2>/dev/null
+    nccopy -d 0 a.nc a_plain.nc
+    measure "convert-netcdf" "NetCDF-4 chunked, uncompressed → none" a_plain.nc -- convert-netcdf a_plain.nc -o out.tgm
+    rm -f a_plain.nc
+    measure "convert-netcdf" "NetCDF-4 chunked, deflate → none" a.nc -- convert-netcdf a.nc -o out.tgm
+    rm -f a.nc
+    # A regular lat/lon grid of the .npy's shape, written from ecCodes'
+    # GRIB2 sample with 16-bit simple packing.
+    read -r nj ni < <(python3 -c "import numpy as np; print(*np.load('a.npy', mmap_mode='r').shape)")
+    geo=$(awk -v ni="$ni" -v nj="$nj" 'BEGIN {
+        printf "{\"gridType\":\"regular_ll\",\"Ni\":%d,\"Nj\":%d,\"numberOfPoints\":%d,", ni, nj, ni * nj
+        printf "\"latitudeOfFirstGridPointInDegrees\":90.0,\"latitudeOfLastGridPointInDegrees\":-90.0,"
+        printf "\"longitudeOfFirstGridPointInDegrees\":0.0,\"longitudeOfLastGridPointInDegrees\":%.6f,", 360 - 360 / ni
+        printf "\"iDirectionIncrementInDegrees\":%.6f,\"jDirectionIncrementInDegrees\":%.6f}", 360 / ni, 180 / (nj - 1)
+    }')
+    "$tgm" set -s "geography=$geo" -s 'mars={"param":167}' -s 'grib={"bitsPerValue":16}' none.tgm field.tgm 2>/dev/null
+    measure "to-grib" "none → GRIB2 grid_simple 16 bits" field.tgm -- to-grib field.tgm -o out.grib2
+    rm -f field.tgm
+    [ -f out.grib2 ] && mv out.grib2 a.grib2
+    measure "convert-grib" "GRIB2 grid_simple 16 bits → sp16+szip (source)" a.grib2 -- convert-grib a.grib2 -o out.tgm
+    rm -f a.grib2
+fi

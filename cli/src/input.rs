@@ -326,11 +326,22 @@ impl Archive {
     pub fn into_local(self) -> CliResult<TgmFile> {
         match self.reader {
             Reader::Local(f) => Ok(f),
-            Reader::Source(_) => Err(usage(format!(
-                "{}: this command reads local files only",
-                self.label.display()
-            ))),
+            Reader::Source(_) => Err(self.remote_refused()),
         }
+    }
+
+    /// The error of a command reading local files only, given a URL.
+    #[cfg(any(
+        feature = "nifti",
+        feature = "dicom",
+        feature = "grib",
+        feature = "netcdf"
+    ))]
+    fn remote_refused(&self) -> CliError {
+        usage(format!(
+            "{}: this command reads local files only",
+            self.label.display()
+        ))
     }
 
     /// Opens a complete, undamaged local archive (`-` for stdin) for a
@@ -343,6 +354,17 @@ impl Archive {
     ))]
     pub fn open_local(path: &Path) -> CliResult<TgmFile> {
         Self::open(path)?.into_local()
+    }
+
+    /// [`Archive::open_local`] kept as an archive, for the per-object
+    /// readers ([`Archive::for_each_object`]).
+    #[cfg(any(feature = "grib", feature = "netcdf"))]
+    pub fn open_local_archive(path: &Path) -> CliResult<Self> {
+        let a = Self::open(path)?;
+        match a.reader {
+            Reader::Local(_) => Ok(a),
+            Reader::Source(_) => Err(a.remote_refused()),
+        }
     }
 
     /// The name used in messages.
@@ -482,6 +504,29 @@ impl Archive {
             let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
             let data = obj.decode(&unverified.clone().progress(paging))?;
             Ok(f(obj.index(), obj.descriptor(), &data))
+        })
+    }
+
+    /// Decodes each object `o` of message `i` for which `want(o)` into a
+    /// buffer of its own, in native byte order with hashes verified, and
+    /// hands it to `f`. A payload the library borrows from the mapping is
+    /// copied with the mapping paged out behind the copy, so memory holds
+    /// one copy of the object.
+    #[cfg(feature = "netcdf")]
+    pub fn for_each_owned_object(
+        &self,
+        i: usize,
+        want: impl Fn(usize) -> bool,
+        mut f: impl FnMut(usize, tgm::DecodedObject) -> CliResult,
+    ) -> CliResult {
+        self.each_object(i, &DecodeOptions::default(), want, |obj, unverified| {
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+            let data = match obj.decode(&unverified.clone().progress(paging))? {
+                Cow::Owned(v) => v,
+                Cow::Borrowed(b) => tgm::pipeline::copy_paging_out(b)?,
+            };
+            let descriptor = obj.descriptor().clone();
+            Ok(f(obj.index(), tgm::DecodedObject { descriptor, data }))
         })
     }
 
