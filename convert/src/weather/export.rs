@@ -8,7 +8,6 @@
 //! a template are written as GRIB2 from an ecCodes sample.
 
 use std::borrow::Cow;
-use std::ffi::c_int;
 use std::io::Write;
 
 use tgm::cbor::Value;
@@ -435,7 +434,6 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
     let by_elements = !bitmap
         && h.get_string("packingType")? == "grid_simple"
         && h.size("values")? == values.len()
-        && c_int::try_from(values.len()).is_ok()
         && !values.iter().any(|v| v.is_nan());
     if by_elements {
         return read_back_by_elements(&h, values, tolerance);
@@ -476,13 +474,12 @@ fn read_back_by_elements(
     values: &[f64],
     tolerance: Option<f64>,
 ) -> Result<(), GribError> {
-    let mut index: Vec<c_int> = Vec::with_capacity(READ_BACK_STEP.min(values.len()));
+    let mut index: Vec<usize> = Vec::with_capacity(READ_BACK_STEP.min(values.len()));
     let mut back = vec![0.0; READ_BACK_STEP.min(values.len())];
     for (n, want) in values.chunks(READ_BACK_STEP).enumerate() {
         let first = n * READ_BACK_STEP;
         index.clear();
-        // Every index fits: `values.len()` fits a C int (checked by the caller).
-        index.extend((first..first + want.len()).map(|i| i as c_int));
+        index.extend(first..first + want.len());
         let back = &mut back[..want.len()];
         h.get_double_elements("values", &index, back)?;
         compare(back, want, first, tolerance)?;

@@ -68,11 +68,14 @@ extern "C" {
         v: *mut f64,
         len: *mut usize,
     ) -> c_int;
-    fn codes_get_double_elements(
+    // Exported by libeccodes (2.28 and later) though absent from its
+    // header: it decodes the listed elements only, where
+    // `codes_get_double_elements` decodes the whole array per call.
+    fn grib_get_double_element_set(
         h: *const CodesHandle,
         key: *const c_char,
-        index: *const c_int,
-        size: c_long,
+        index: *const usize,
+        len: usize,
         v: *mut f64,
     ) -> c_int;
     fn codes_get_long_array(
@@ -408,11 +411,11 @@ impl Handle {
     }
 
     /// The elements `index` of a floating-point array key, into `out` (one
-    /// per index).
+    /// per index), decoding those elements only.
     pub fn get_double_elements(
         &self,
         key: &str,
-        index: &[c_int],
+        index: &[usize],
         out: &mut [f64],
     ) -> Result<(), GribError> {
         let k = cstr(key)?;
@@ -423,16 +426,15 @@ impl Handle {
                 out.len()
             )));
         }
-        let n = c_long::try_from(index.len())
-            .map_err(|_| GribError::Invalid(format!("{} indexes exceed C long", index.len())))?;
-        // SAFETY: `index` holds `n` ints and `out` room for `n` doubles.
+        // SAFETY: `index` holds `len` indexes and `out` room for `len`
+        // doubles; ecCodes checks each index against the array's size.
         check(
             unsafe {
-                codes_get_double_elements(
+                grib_get_double_element_set(
                     self.h.as_ptr(),
                     k.as_ptr(),
                     index.as_ptr(),
-                    n,
+                    index.len(),
                     out.as_mut_ptr(),
                 )
             },
