@@ -25,7 +25,8 @@ case $mib in '' | *[!0-9]*) echo "TGM_MEM_MIB must be a whole number of MiB" >&2
 rows=${TGM_MEM_ROWS:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 weather=
-if ldconfig -p | grep -q libeccodes && ldconfig -p | grep -q libnetcdf && command -v nccopy >/dev/null; then
+libs=$(ldconfig -p)
+if [[ $libs == *libeccodes* && $libs == *libnetcdf* ]] && command -v nccopy >/dev/null; then
     weather=--features=grib,netcdf
 fi
 cargo build --release -p tgm-cli $weather --manifest-path "$root/Cargo.toml" >&2
