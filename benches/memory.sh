@@ -109,8 +109,16 @@ measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm 
 
 # The weather converters: a NetCDF-4 file and a GRIB2 file of the same field.
 if [ -n "$weather" ] && wanted 'netcdf|grib'; then
-    measure "to-netcdf" "none → NetCDF-4 (chunked, deflate 4 + shuffle)" none.tgm -- to-netcdf none.tgm -o out.nc
-    "$tgm" to-netcdf none.tgm -o a.nc 2>/dev/null
+    read -r nj ni < <(python3 -c "import numpy as np; print(*np.load('a.npy', mmap_mode='r').shape)")
+    # The metadata convert-netcdf writes for a double variable t(y, x).
+    dims="[{\"len\":$nj,\"name\":\"y\",\"unlimited\":false},{\"len\":$ni,\"name\":\"x\",\"unlimited\":false}]"
+    none='"attrs":{},"attr_order":[],"attr_types":{}'
+    "$tgm" set -s "_extra_.netcdf={\"dims\":$dims,\"format\":\"netcdf4\",$none}" \
+        -s '_extra_.dim_names=["y","x"]' -s 'dim_names=["y","x"]' -s name=t \
+        -s "netcdf={\"type\":\"double\",$none}" none.tgm nc.tgm 2>/dev/null
+    measure "to-netcdf" "none → NetCDF-4 (chunked, deflate 4 + shuffle)" nc.tgm -- to-netcdf nc.tgm -o out.nc
+    [ -f out.nc ] && mv out.nc a.nc
+    rm -f nc.tgm
     nccopy -d 0 a.nc a_plain.nc
     measure "convert-netcdf" "NetCDF-4 chunked, uncompressed → none" a_plain.nc -- convert-netcdf a_plain.nc -o out.tgm
     rm -f a_plain.nc
@@ -118,7 +126,6 @@ if [ -n "$weather" ] && wanted 'netcdf|grib'; then
     rm -f a.nc
     # A regular lat/lon grid of the .npy's shape, written from ecCodes'
     # GRIB2 sample with 16-bit simple packing.
-    read -r nj ni < <(python3 -c "import numpy as np; print(*np.load('a.npy', mmap_mode='r').shape)")
     geo=$(awk -v ni="$ni" -v nj="$nj" 'BEGIN {
         printf "{\"gridType\":\"regular_ll\",\"Ni\":%d,\"Nj\":%d,\"numberOfPoints\":%d,", ni, nj, ni * nj
         printf "\"latitudeOfFirstGridPointInDegrees\":90.0,\"latitudeOfLastGridPointInDegrees\":-90.0,"
