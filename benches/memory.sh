@@ -14,18 +14,25 @@
 #                                         # matches this extended regex
 #   TGM_MEM_BIN=target/debug/tgm benches/memory.sh  # measure this binary
 #
-# Needs python3 with NumPy (to write the input) and GNU time. Scratch files
-# go to a temporary directory (TGM_MEM_DIR to choose it), removed at exit.
+# Needs python3 with NumPy (to write the input) and GNU time; the GRIB and
+# NetCDF rows run when ecCodes and netCDF-C are installed (the tgm features
+# grib and netcdf; nccopy from netcdf-bin). Scratch files go to a temporary
+# directory (TGM_MEM_DIR to choose it), removed at exit.
 set -euo pipefail
 
 mib=${TGM_MEM_MIB:-1024}
 case $mib in '' | *[!0-9]*) echo "TGM_MEM_MIB must be a whole number of MiB" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
+weather=
+libs=$(ldconfig -p)
+if [[ $libs == *libeccodes* && $libs == *libnetcdf* ]] && command -v nccopy >/dev/null; then
+    weather=--features=grib,netcdf
+fi
 if [ -n "${TGM_MEM_BIN:-}" ]; then
     tgm=$(realpath "$TGM_MEM_BIN")
 else
-    cargo build --release -p tgm-cli --manifest-path "$root/Cargo.toml" >&2
+    cargo build --release -p tgm-cli $weather --manifest-path "$root/Cargo.toml" >&2
     tgm="$root/target/release/tgm"
 fi
 
@@ -91,13 +98,14 @@ PY
     esac
 }
 
+# wanted TEXT: whether TEXT matches TGM_MEM_ROWS (every row when unset).
+wanted() { [ -z "${TGM_MEM_ROWS:-}" ] || grep -Eq -- "$TGM_MEM_ROWS" <<<"$1"; }
+
 # measure LABEL PIPELINE INPUT -- tgm arguments...
 measure() {
     local label=$1 pipeline=$2 input=$3
     shift 4
-    if [ -n "${TGM_MEM_ROWS:-}" ] && ! grep -Eq -- "$TGM_MEM_ROWS" <<<"$label $pipeline"; then
-        return
-    fi
+    wanted "$label $pipeline" || return 0
     make_input "$input"
     rm -rf out out.* out_*
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
@@ -140,3 +148,37 @@ measure "convert-nifti" ".nii.gz → none" a.nii.gz -- convert-nifti a.nii.gz -o
 measure "to-dicom" "int16 none → a file per 512 × 512 slice" i16.tgm -- to-dicom i16.tgm -o out
 measure "convert-dicom" "int16 slices → shuffle+zstd" dcm -- convert-dicom dcm -o out.tgm
 measure "convert-dicom" "int16 slices → none" dcm -- convert-dicom dcm -o out.tgm --compression none
+
+# The weather converters: a NetCDF-4 file and a GRIB2 file of the same field.
+if [ -n "$weather" ] && wanted 'netcdf|grib'; then
+    make_input none.tgm
+    read -r nj ni < <(python3 -c "import numpy as np; print(*np.load('a.npy', mmap_mode='r').shape)")
+    # The metadata convert-netcdf writes for a double variable t(y, x).
+    dims="[{\"len\":$nj,\"name\":\"y\",\"unlimited\":false},{\"len\":$ni,\"name\":\"x\",\"unlimited\":false}]"
+    none='"attrs":{},"attr_order":[],"attr_types":{}'
+    "$tgm" set -s "_extra_.netcdf={\"dims\":$dims,\"format\":\"netcdf4\",$none}" \
+        -s '_extra_.dim_names=["y","x"]' -s 'dim_names=["y","x"]' -s name=t \
+        -s "netcdf={\"type\":\"double\",$none}" none.tgm nc.tgm 2>/dev/null
+    measure "to-netcdf" "none → NetCDF-4 (chunked, deflate 4 + shuffle)" nc.tgm -- to-netcdf nc.tgm -o out.nc
+    [ -f out.nc ] && mv out.nc a.nc
+    rm -f nc.tgm
+    nccopy -d 0 a.nc a_plain.nc
+    measure "convert-netcdf" "NetCDF-4 chunked, uncompressed → none" a_plain.nc -- convert-netcdf a_plain.nc -o out.tgm
+    rm -f a_plain.nc
+    measure "convert-netcdf" "NetCDF-4 chunked, deflate → none" a.nc -- convert-netcdf a.nc -o out.tgm
+    rm -f a.nc
+    # A regular lat/lon grid of the .npy's shape, written from ecCodes'
+    # GRIB2 sample with 16-bit simple packing.
+    geo=$(awk -v ni="$ni" -v nj="$nj" 'BEGIN {
+        printf "{\"gridType\":\"regular_ll\",\"Ni\":%d,\"Nj\":%d,\"numberOfPoints\":%d,", ni, nj, ni * nj
+        printf "\"latitudeOfFirstGridPointInDegrees\":90.0,\"latitudeOfLastGridPointInDegrees\":-90.0,"
+        printf "\"longitudeOfFirstGridPointInDegrees\":0.0,\"longitudeOfLastGridPointInDegrees\":%.6f,", 360 - 360 / ni
+        printf "\"iDirectionIncrementInDegrees\":%.6f,\"jDirectionIncrementInDegrees\":%.6f}", 360 / ni, 180 / (nj - 1)
+    }')
+    "$tgm" set -s "geography=$geo" -s 'mars={"param":167}' -s 'grib={"bitsPerValue":16}' none.tgm field.tgm 2>/dev/null
+    measure "to-grib" "none → GRIB2 grid_simple 16 bits" field.tgm -- to-grib field.tgm -o out.grib2
+    rm -f field.tgm
+    [ -f out.grib2 ] && mv out.grib2 a.grib2
+    measure "convert-grib" "GRIB2 grid_simple 16 bits → sp16+szip (source)" a.grib2 -- convert-grib a.grib2 -o out.tgm
+    rm -f a.grib2
+fi

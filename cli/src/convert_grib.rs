@@ -2,15 +2,15 @@
 
 use std::path::PathBuf;
 
-use crate::error::usage;
-use crate::output::write_file;
+use crate::error::{is_write_error, usage, CliError};
+use crate::output::Sink;
 use crate::pipeline_args::zstd_level;
 use crate::spool::{no_suffix, Inputs};
 use tgm_convert::util::CliResult;
 use tgm_convert::weather::convert::{
-    convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
-    PipelineChoice,
+    convert_files_to, CompressionChoice, ConvertOptions, EncodingChoice, PipelineChoice,
 };
+use tgm_convert::weather::GribError;
 
 #[derive(clap::Args)]
 #[command(
@@ -106,31 +106,34 @@ pub fn run(a: Args) -> CliResult {
         return Err(format!("{}: is a directory (give GRIB files)", dir.display()).into());
     }
     let spooled = Inputs::new(&a.inputs, no_suffix)?;
-    let messages = convert_files(spooled.paths(), &opts)
-        .map_err(|e| spooled.describe_error(&a.inputs, e.to_string()))?;
-    let mut out = Vec::new();
-    let mut objects = 0;
-    for m in &messages {
-        out.extend_from_slice(&encode_message(m, opts.no_hash)?);
-        objects += m.len();
-    }
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    // Each message goes to the output as soon as its fields are read; the
+    // output file appears only when all are written.
+    let mut sink = Sink::open(&a.output, &inputs, a.force)?;
+    let written = convert_files_to(spooled.paths(), &opts, &mut sink.writer()).map_err(
+        |e| -> Box<dyn std::error::Error + Send + Sync> {
+            match e {
+                // A write to the output: its error names the output.
+                GribError::Tgm(t) if is_write_error(&t) => Box::new(CliError::from(t)),
+                e => spooled.describe_error(&a.inputs, e.to_string()).into(),
+            }
+        },
+    )?;
+    sink.finish()?;
     if !matches!(
         opts.pipeline.encoding,
         EncodingChoice::Source | EncodingChoice::None
     ) {
-        let worst = messages
-            .iter()
-            .flatten()
-            .map(|o| o.max_abs_error)
-            .fold(0.0f64, f64::max);
-        note!("lossy encoding: largest absolute error {worst:e}");
+        note!(
+            "lossy encoding: largest absolute error {:e}",
+            written.max_abs_error
+        );
     }
-    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
-    write_file(&a.output, &inputs, &out, a.force)?;
     note!(
-        "wrote {} message(s), {objects} object(s), {} bytes, to {}",
-        messages.len(),
-        out.len(),
+        "wrote {} message(s), {} object(s), {} bytes, to {}",
+        written.messages,
+        written.objects,
+        written.bytes,
         a.output.display()
     );
     Ok(())

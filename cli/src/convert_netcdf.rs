@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, GlobalMetadata, ObjectDescriptor};
 
-use crate::error::CliResult;
+use crate::error::{is_write_error, CliResult};
 use crate::output::Sink;
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
@@ -89,11 +89,15 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         let mut failed = None;
         let mut write = |msg: NcMessage| {
             objects += msg.objects.len();
-            let done = encode(msg, &a.pipeline, &stages, &plain_args, &plain, &opts, path)
-                .and_then(|b| {
-                    bytes += b.len() as u64;
-                    sink.write_all(&b)
-                });
+            let done = encode(
+                msg,
+                &a.pipeline,
+                (&stages, &plain_args, &plain),
+                &opts,
+                path,
+                &mut sink.writer(),
+            )
+            .map(|b| bytes += b);
             done.map_err(|e| {
                 failed = Some(spooled.relabel_err(e));
                 NetcdfError::Invalid(String::new())
@@ -125,16 +129,22 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     Ok(())
 }
 
-/// Encodes one message, each object with the chosen stages.
+/// Encodes one message, each object with the chosen stages (`stages`,
+/// and `plain` for variables other than float64), straight into `out`
+/// (the payloads are borrowed, never gathered into a message buffer);
+/// returns the message length.
 fn encode(
     mut msg: NcMessage,
     args: &PipelineArgs,
-    stages: &crate::pipeline_args::Stages,
-    plain_args: &PipelineArgs,
-    plain: &crate::pipeline_args::Stages,
+    (stages, plain_args, plain): (
+        &crate::pipeline_args::Stages,
+        &PipelineArgs,
+        &crate::pipeline_args::Stages,
+    ),
     opts: &tgm::EncodeOptions,
     path: &Path,
-) -> CliResult<Vec<u8>> {
+    out: &mut dyn std::io::Write,
+) -> CliResult<u64> {
     for o in &mut msg.objects {
         if o.descriptor.dtype == Dtype::Float64 {
             args.apply(stages, &mut o.descriptor, &o.data)?;
@@ -151,7 +161,10 @@ fn encode(
         .iter()
         .map(|o| (&o.descriptor, &o.data[..]))
         .collect();
-    tgm::encode(&meta, &pairs, opts).map_err(|e| format!("{}: {e}", path.display()).into())
+    tgm::encode_to(&meta, &pairs, opts, out).map_err(|e| match is_write_error(&e) {
+        true => e.into(),
+        false => format!("{}: {e}", path.display()).into(),
+    })
 }
 
 /// simple_packing of float64 data holding NaN (missing values): the
@@ -161,15 +174,16 @@ fn packing_params_without_nan(d: &mut ObjectDescriptor, data: &[u8]) -> CliResul
     if d.encoding() != "simple_packing" {
         return Ok(());
     }
+    let is_nan = |c: &[u8]| c.try_into().is_ok_and(|b| f64::from_ne_bytes(b).is_nan());
+    if !data.chunks_exact(8).any(is_nan) {
+        return Ok(());
+    }
     let present: Vec<u8> = data
         .chunks_exact(8)
-        .filter(|c| !f64::from_ne_bytes((*c).try_into().expect("chunk width")).is_nan())
+        .filter(|c| !is_nan(c))
         .flatten()
         .copied()
         .collect();
-    if present.len() == data.len() {
-        return Ok(());
-    }
     let bits = d
         .pipeline()
         .param("sp_bits_per_value")

@@ -55,6 +55,12 @@ impl From<tgm::Error> for CliError {
     }
 }
 
+/// Whether the library's error `e` is a failed write into the caller's
+/// output (its source an I/O error), rather than a refusal of the data.
+pub fn is_write_error(e: &tgm::Error) -> bool {
+    std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
 /// `e`'s message, followed by the innermost cause in its source chain when
 /// the message does not already say it (a remote read's "error sending
 /// request" then ends with "operation timed out", say).

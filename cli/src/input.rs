@@ -91,7 +91,8 @@ fn decode_all<'a>(m: &Message<'a>, opts: &DecodeOptions) -> tgm::Result<Vec<Obje
     (0..m.num_objects())
         .map(|o| {
             let obj = m.object(o)?;
-            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region())
+                .then(crate::progress::object_hook("decoding"));
             let paging = crate::progress::decode_hook(paging);
             Ok(ObjectBytes {
                 descriptor: obj.descriptor().clone(),
@@ -327,11 +328,22 @@ impl Archive {
     pub fn into_local(self) -> CliResult<TgmFile> {
         match self.reader {
             Reader::Local(f) => Ok(f),
-            Reader::Source(_) => Err(usage(format!(
-                "{}: this command reads local files only",
-                self.label.display()
-            ))),
+            Reader::Source(_) => Err(self.remote_refused()),
         }
+    }
+
+    /// The error of a command reading local files only, given a URL.
+    #[cfg(any(
+        feature = "nifti",
+        feature = "dicom",
+        feature = "grib",
+        feature = "netcdf"
+    ))]
+    fn remote_refused(&self) -> CliError {
+        usage(format!(
+            "{}: this command reads local files only",
+            self.label.display()
+        ))
     }
 
     /// Opens a complete, undamaged local archive (`-` for stdin) for a
@@ -344,6 +356,17 @@ impl Archive {
     ))]
     pub fn open_local(path: &Path) -> CliResult<TgmFile> {
         Self::open(path)?.into_local()
+    }
+
+    /// [`Archive::open_local`] kept as an archive, for the per-object
+    /// readers ([`Archive::for_each_object`]).
+    #[cfg(any(feature = "grib", feature = "netcdf"))]
+    pub fn open_local_archive(path: &Path) -> CliResult<Self> {
+        let a = Self::open(path)?;
+        match a.reader {
+            Reader::Local(_) => Ok(a),
+            Reader::Source(_) => Err(a.remote_refused()),
+        }
     }
 
     /// The name used in messages.
@@ -480,10 +503,35 @@ impl Archive {
             tgm::Verify::Off
         });
         self.each_object(i, &opts, want, |obj, unverified| {
-            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region())
+                .then(crate::progress::object_hook("decoding"));
             let paging = crate::progress::decode_hook(paging);
             let data = obj.decode(&unverified.clone().progress(paging))?;
             Ok(f(obj.index(), obj.descriptor(), &data))
+        })
+    }
+
+    /// Decodes each object `o` of message `i` for which `want(o)` into a
+    /// buffer of its own, in native byte order with hashes verified, and
+    /// hands it to `f`. A payload the library borrows from the mapping is
+    /// copied with the mapping paged out behind the copy, so memory holds
+    /// one copy of the object.
+    #[cfg(feature = "netcdf")]
+    pub fn for_each_owned_object(
+        &self,
+        i: usize,
+        want: impl Fn(usize) -> bool,
+        mut f: impl FnMut(usize, tgm::DecodedObject) -> CliResult,
+    ) -> CliResult {
+        self.each_object(i, &DecodeOptions::default(), want, |obj, unverified| {
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region())
+                .then(crate::progress::object_hook("decoding"));
+            let data = match obj.decode(&unverified.clone().progress(paging))? {
+                Cow::Owned(v) => v,
+                Cow::Borrowed(b) => tgm::pipeline::copy_paging_out(b)?,
+            };
+            let descriptor = obj.descriptor().clone();
+            Ok(f(obj.index(), tgm::DecodedObject { descriptor, data }))
         })
     }
 

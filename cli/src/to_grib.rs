@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use tgm::DecodeOptions;
-
-use crate::output::write_file;
-use crate::where_clause::{keep_objects, SelectArgs, Selection};
+use crate::error::CliError;
+use crate::output::Sink;
+use crate::where_clause::{SelectArgs, Selection};
 use tgm_convert::util::CliResult;
-use tgm_convert::weather::export::{message_to_grib_with, WriteOptions};
+use tgm_convert::weather::export::{in_object, object_to_grib, WriteOptions};
+use tgm_convert::weather::GribError;
 
 #[derive(clap::Args)]
 #[command(
@@ -34,31 +34,43 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let file = crate::input::Archive::open_local(&a.input)?;
-    let opts = DecodeOptions::default().progress(crate::progress::object_hook("decoding"));
+    let file = crate::input::Archive::open_local_archive(&a.input)?;
     let sel = Selection::parse(&a.select)?;
     let write = WriteOptions {
         packing: a.packing.clone(),
     };
-    let mut out = Vec::new();
-    let mut written = 0;
-    for m in 0..file.num_messages() {
-        let bytes = file.message_bytes(m)?;
-        let parsed = tgm::Message::parse(&bytes)?;
-        let keep = sel.objects(&parsed.metadata()?, parsed.num_objects());
-        if keep.is_empty() {
-            continue;
-        }
-        written += keep.len();
-        let msg = keep_objects(parsed.decode(&opts)?, &keep);
-        out.extend_from_slice(
-            &message_to_grib_with(&msg, &write).map_err(|e| format!("message {m}: {e}"))?,
-        );
+    // Each selected object is decoded, written as one GRIB message straight
+    // to the output, and dropped before the next; the output file appears
+    // only when all are written.
+    let mut sink = Sink::open(&a.output, &[&a.input], a.force)?;
+    let (mut written, mut bytes) = (0usize, 0u64);
+    for m in 0..file.len() {
+        let (meta, descriptors) = file.header(m)?;
+        let keep = sel.objects(&meta, descriptors.len());
+        let mut out = sink.writer();
+        file.for_each_object(
+            m,
+            true,
+            |o| keep.contains(&o),
+            |o, d, data| {
+                let entry = meta
+                    .base
+                    .get(o)
+                    .ok_or_else(|| GribError::Invalid(format!("object {o} has no base entry")));
+                let done = entry.and_then(|e| object_to_grib(e, d, data, &write, &mut out));
+                bytes += done.map_err(|e| match in_object(o, e) {
+                    GribError::Write(e) => CliError::from(e),
+                    e => CliError::Failed(format!("message {m}: {e}")),
+                })?;
+                written += 1;
+                Ok(())
+            },
+        )?;
     }
     if written == 0 && !sel.is_empty() {
         return Err(format!("{}: no object matches the selection", a.input.display()).into());
     }
-    write_file(&a.output, &[&a.input], &out, a.force)?;
-    note!("wrote {} bytes to {}", out.len(), a.output.display());
+    sink.finish()?;
+    note!("wrote {bytes} bytes to {}", a.output.display());
     Ok(())
 }

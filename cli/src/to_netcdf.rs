@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tgm::DecodeOptions;
-
 use crate::error::CliResult;
 use crate::output::{check_output, is_dash, temp_sibling};
 use crate::where_clause::{keep_objects, SelectArgs, Selection};
@@ -32,17 +30,36 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     check_output(&a.output, &[&a.input], a.force)?;
-    let file = crate::input::Archive::open_local(&a.input)?;
-    let opts = DecodeOptions::default().progress(crate::progress::object_hook("decoding"));
+    let file = crate::input::Archive::open_local_archive(&a.input)?;
     let sel = Selection::parse(&a.select)?;
-    let mut messages = Vec::with_capacity(file.num_messages());
-    for m in 0..file.num_messages() {
-        let bytes = file.message_bytes(m)?;
-        let parsed = tgm::Message::parse(&bytes)?;
-        let keep = sel.objects(&parsed.metadata()?, parsed.num_objects());
-        if !keep.is_empty() || (sel.is_empty() && parsed.num_objects() == 0) {
-            messages.push(keep_objects(parsed.decode(&opts)?, &keep));
+    // Each object is decoded into a buffer of its own (one copy: a mapped
+    // payload is paged out as it is copied); netCDF-C then takes it in
+    // pieces.
+    let mut messages = Vec::with_capacity(file.len());
+    for m in 0..file.len() {
+        let (metadata, descriptors) = file.header(m)?;
+        let keep = sel.objects(&metadata, descriptors.len());
+        if keep.is_empty() && !(sel.is_empty() && descriptors.is_empty()) {
+            continue;
         }
+        let mut objects = Vec::with_capacity(keep.len());
+        file.for_each_owned_object(
+            m,
+            |o| keep.contains(&o),
+            |_, o| {
+                objects.push(o);
+                Ok(())
+            },
+        )?;
+        let mut msg = keep_objects(
+            tgm::DecodedMessage {
+                metadata,
+                objects: Vec::new(),
+            },
+            &keep,
+        );
+        msg.objects = objects;
+        messages.push(msg);
     }
     if messages.iter().all(|m| m.objects.is_empty()) && !sel.is_empty() {
         return Err(format!("{}: no object matches the selection", a.input.display()).into());

@@ -12,6 +12,7 @@
 //! bi-Fourier) as float64 behind a byte shuffle and zstd
 //! (`spec/convert.md` "Stored exactly").
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use tgm::cbor::Value;
@@ -19,7 +20,7 @@ use tgm::pipeline::PipelineOptions;
 use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::budget::DecodeBudget;
-use super::grib::{read_fields, GribField, SourceCcsds};
+use super::grib::{for_each_field, GribField, SourceCcsds};
 use super::GribError;
 
 /// How values are encoded.
@@ -94,13 +95,21 @@ pub struct ConvertOptions {
 pub struct GribObject {
     /// The descriptor, with its pipeline parameters.
     pub descriptor: ObjectDescriptor,
-    /// Native-endian float64 values (NaN where missing).
-    pub data: Vec<u8>,
+    /// The float64 values (NaN where missing); [`GribObject::data`] is
+    /// their native-endian bytes.
+    pub values: Vec<f64>,
     /// The object's `base[i]` entry.
     pub metadata: Map,
     /// The largest difference between ecCodes' values and what tgm decodes
     /// from this object (0 when stored exactly).
     pub max_abs_error: f64,
+}
+
+impl GribObject {
+    /// The native-endian bytes of the values, borrowed (no copy).
+    pub fn data(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.values)
+    }
 }
 
 /// The key of `base[i].grib` holding the source's header
@@ -133,61 +142,149 @@ const LOSSLESS: PipelineChoice = PipelineChoice {
 /// values: in the source's codes when tgm decodes them to exactly those
 /// values (checked here, field by field), else as [`LOSSLESS`] float64.
 /// Other choices record the largest error in [`GribObject::max_abs_error`].
+/// The field's values are copied; [`field_into_object`] moves them.
 pub fn field_to_object(
     field: &GribField,
     choice: &PipelineChoice,
 ) -> Result<GribObject, GribError> {
-    if choice.encoding != EncodingChoice::Source {
-        let mut o = build_object(field, choice)?;
-        o.max_abs_error = max_abs_error(&o, &field.values)?;
-        return Ok(o);
-    }
-    if field.packing.is_some() {
-        let o = build_object(field, choice)?;
-        if max_abs_error(&o, &field.values)? == 0.0 {
-            return Ok(o);
-        }
-    }
-    build_object(field, &LOSSLESS)
+    let (descriptor, metadata) = object_head(field, choice)?;
+    let o = GribObject {
+        descriptor,
+        values: field.values.clone(),
+        metadata,
+        max_abs_error: 0.0,
+    };
+    checked(o, field, choice)
 }
 
-/// The largest difference between the values tgm decodes from `o` and
-/// `values`; infinite when a missing point moves or a value differs in a
-/// way subtraction cannot measure (±0, infinities).
-fn max_abs_error(o: &GribObject, values: &[f64]) -> Result<f64, GribError> {
-    let msg = encode_message(std::slice::from_ref(o), true)?;
-    let decoded = tgm::Message::parse(&msg)?.decode(&tgm::DecodeOptions::default())?;
-    let obj = decoded
-        .objects
-        .first()
-        .ok_or_else(|| GribError::Invalid("the encoded field has no object".into()))?;
-    let back = obj.data.chunks_exact(8).map(|c| {
-        let a: [u8; 8] = c.try_into().unwrap_or_default();
-        match obj.descriptor.byte_order {
-            ByteOrder::Big => f64::from_be_bytes(a),
-            ByteOrder::Little => f64::from_le_bytes(a),
-        }
-    });
-    if obj.data.len() != values.len() * 8 {
-        return Ok(f64::INFINITY);
+/// [`field_to_object`] taking the field, whose values become the object's
+/// without a copy.
+pub fn field_into_object(
+    mut field: GribField,
+    choice: &PipelineChoice,
+) -> Result<GribObject, GribError> {
+    let (descriptor, metadata) = object_head(&field, choice)?;
+    let o = GribObject {
+        descriptor,
+        values: std::mem::take(&mut field.values),
+        metadata,
+        max_abs_error: 0.0,
+    };
+    checked(o, &field, choice)
+}
+
+/// `o` with its error measured, or with [`EncodingChoice::Source`] and
+/// codes that do not decode exactly, rebuilt as [`LOSSLESS`] float64.
+fn checked(
+    mut o: GribObject,
+    field: &GribField,
+    choice: &PipelineChoice,
+) -> Result<GribObject, GribError> {
+    if choice.encoding != EncodingChoice::Source {
+        o.max_abs_error = max_abs_error(&o)?;
+        return Ok(o);
     }
-    let mut worst = 0.0f64;
-    for (b, v) in back.zip(values) {
-        if b.to_bits() == v.to_bits() {
-            continue;
+    if field.packing.is_some() && max_abs_error(&o)? == 0.0 {
+        return Ok(o);
+    }
+    // LOSSLESS reads no value: the field's values may already be moved.
+    let (descriptor, _) = object_head(field, &LOSSLESS)?;
+    o.descriptor = descriptor;
+    Ok(o)
+}
+
+/// Elements decoded at a time when measuring an encoding's error.
+const ERROR_STEP: u64 = 1 << 20;
+
+/// The largest difference between the values tgm decodes from `o`'s
+/// encoding and `o.values`; infinite when a present point comes back
+/// missing or a value differs in a way subtraction cannot measure (±0,
+/// infinities). Only the encoding stage is run (the filter and compression
+/// stages are lossless), into no output, and its codes are decoded
+/// [`ERROR_STEP`] elements at a time, so memory holds the codes and one
+/// step besides the values. Missing points (NaN) are restored by the NaN
+/// mask, exactly, and skipped.
+fn max_abs_error(o: &GribObject) -> Result<f64, GribError> {
+    if o.descriptor.encoding() == "none" {
+        return Ok(0.0);
+    }
+    // The encoding stage's own keys (simple_packing's `sp_*`) only: the
+    // encoder refuses keys of stages that are not there.
+    let mut params = Map::new();
+    for (k, v) in o.descriptor.pipeline().params() {
+        if k.starts_with("sp_") {
+            params.insert(k.clone(), v.clone());
         }
-        let d = (b - v).abs();
-        worst = worst.max(if d.is_nan() || d == 0.0 {
-            f64::INFINITY
-        } else {
-            d
-        });
+    }
+    let stage =
+        o.descriptor
+            .clone()
+            .with_raw_pipeline(o.descriptor.encoding(), "none", "none", params)?;
+    let meta = GlobalMetadata::with_base(vec![Map::new()]);
+    let mut popts = PipelineOptions::default();
+    popts.allow_nan = true;
+    let opts = EncodeOptions::new().hashing(false).pipeline(popts);
+    let mut worst = 0.0f64;
+    let mut measure = |_: usize, d: &ObjectDescriptor, codes: Option<&[u8]>| {
+        // A simple_packing payload is built in memory, never streamed.
+        let codes = codes.ok_or_else(|| {
+            tgm::Error::invalid_argument("simple_packing codes were streamed, not handed over")
+        })?;
+        worst = codes_error(d, codes, &o.values)?;
+        Ok(())
+    };
+    tgm::encode_to_inspecting(
+        &meta,
+        &[(&stage, o.data())],
+        &opts,
+        &mut std::io::sink(),
+        &mut measure,
+    )?;
+    Ok(worst)
+}
+
+/// [`max_abs_error`] of the codes `codes` of descriptor `d` (its masks
+/// aside) against `values`.
+fn codes_error(d: &ObjectDescriptor, codes: &[u8], values: &[f64]) -> tgm::Result<f64> {
+    let mut d = d.clone();
+    d.masks = None;
+    let mut popts = tgm::pipeline::PipelineDecodeOptions::default();
+    popts.restore_non_finite = false;
+    let limits = tgm::Limits::default();
+    let mut worst = 0.0f64;
+    let mut first = 0u64;
+    for want in values.chunks(ERROR_STEP as usize) {
+        let count = want.len() as u64;
+        let got = tgm::pipeline::decode_range(&d, codes, 0, &[(first, count)], &popts, &limits)?
+            .pop()
+            .unwrap_or_default();
+        if got.len() != want.len() * 8 {
+            return Ok(f64::INFINITY);
+        }
+        let got = got
+            .chunks_exact(8)
+            .map(|c| f64::from_ne_bytes(c.try_into().unwrap_or_default()));
+        for (b, &v) in got.zip(want) {
+            if v.is_nan() || b.to_bits() == v.to_bits() {
+                continue;
+            }
+            let e = (b - v).abs();
+            worst = worst.max(if e.is_nan() || e == 0.0 {
+                f64::INFINITY
+            } else {
+                e
+            });
+        }
+        first += count;
     }
     Ok(worst)
 }
 
-/// The descriptor, bytes and metadata of one field in `choice`'s pipeline.
-fn build_object(field: &GribField, choice: &PipelineChoice) -> Result<GribObject, GribError> {
+/// The descriptor and metadata of one field in `choice`'s pipeline.
+fn object_head(
+    field: &GribField,
+    choice: &PipelineChoice,
+) -> Result<(ObjectDescriptor, Map), GribError> {
     let mut d = ObjectDescriptor::new(Dtype::Float64, field.shape.clone());
     let width = apply_encoding(&mut d, field, choice.encoding)?;
     let encoding = d.encoding().to_string();
@@ -233,7 +330,6 @@ fn build_object(field: &GribField, choice: &PipelineChoice) -> Result<GribObject
         CompressionChoice::Lz4 => "lz4",
     };
     let d = d.with_raw_pipeline(&encoding, filter, compression, params)?;
-    let data: Vec<u8> = field.values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     let mut metadata = Map::new();
     metadata.insert("mars".into(), Value::from(field.mars.clone()));
     metadata.insert("geography".into(), Value::from(field.geography.clone()));
@@ -243,12 +339,7 @@ fn build_object(field: &GribField, choice: &PipelineChoice) -> Result<GribObject
     if let Some(all) = &field.all_keys {
         metadata.insert("grib_keys".into(), Value::from(all.clone()));
     }
-    Ok(GribObject {
-        descriptor: d,
-        data,
-        metadata,
-        max_abs_error: 0.0,
-    })
+    Ok((d, metadata))
 }
 
 /// Sets the encoding stage; returns the width in bytes of the stage's elements.
@@ -288,12 +379,12 @@ fn apply_encoding(
     };
     let (bits, decimal) = bits;
     // Parameters from the present values only: missing points are NaN.
-    let present: Vec<u8> = field
-        .values
-        .iter()
-        .filter(|v| !v.is_nan())
-        .flat_map(|v| v.to_ne_bytes())
-        .collect();
+    let present: std::borrow::Cow<'_, [u8]> = if field.values.iter().any(|v| v.is_nan()) {
+        let present = field.values.iter().filter(|v| !v.is_nan());
+        present.flat_map(|v| v.to_ne_bytes()).collect()
+    } else {
+        bytemuck::cast_slice(&field.values).into()
+    };
     let p = tgm::pipeline::compute_packing_params(&present, ByteOrder::native(), bits, decimal)?;
     set_packing(d, bits, p.reference_value, p.binary_scale_factor, decimal);
     Ok(u64::from(bits.div_ceil(8)))
@@ -320,6 +411,55 @@ pub fn convert_files(
     inputs: &[PathBuf],
     opts: &ConvertOptions,
 ) -> Result<Vec<Vec<GribObject>>, GribError> {
+    let mut messages = Vec::new();
+    each_message(inputs, opts, |objects| {
+        messages.push(objects);
+        Ok(())
+    })?;
+    Ok(messages)
+}
+
+/// What [`convert_files_to`] wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Written {
+    /// Messages written.
+    pub messages: usize,
+    /// Objects written.
+    pub objects: usize,
+    /// Bytes written.
+    pub bytes: u64,
+    /// The largest [`GribObject::max_abs_error`] of the objects.
+    pub max_abs_error: f64,
+}
+
+/// [`convert_files`] with each message encoded straight into `out` as soon
+/// as its fields are read (the bytes of [`encode_message`], in the same
+/// order), so that memory holds one message's fields at a time: with
+/// `split`, one field. On error part of the output may have been written.
+pub fn convert_files_to(
+    inputs: &[PathBuf],
+    opts: &ConvertOptions,
+    out: &mut dyn Write,
+) -> Result<Written, GribError> {
+    let mut w = Written::default();
+    each_message(inputs, opts, |objects| {
+        w.bytes += encode_message_to(&objects, opts.no_hash, out)?;
+        w.messages += 1;
+        w.objects += objects.len();
+        let worst = objects.iter().map(|o| o.max_abs_error);
+        w.max_abs_error = worst.fold(w.max_abs_error, f64::max);
+        Ok(())
+    })?;
+    Ok(w)
+}
+
+/// Reads the inputs field by field and hands `each` every message's
+/// objects: one message per input file, or one per field with `split`.
+fn each_message(
+    inputs: &[PathBuf],
+    opts: &ConvertOptions,
+    mut each: impl FnMut(Vec<GribObject>) -> Result<(), GribError>,
+) -> Result<(), GribError> {
     let mut budget = match opts.max_decoded_bytes {
         Some(b) => DecodeBudget::new(b),
         None => {
@@ -332,35 +472,56 @@ pub fn convert_files(
             DecodeBudget::for_input(total)
         }
     };
-    let mut messages = Vec::new();
     for path in inputs {
-        let fields = read_fields(path, opts.all_keys, &mut budget)?;
-        let objects = fields
-            .iter()
-            .map(|f| field_to_object(f, &opts.pipeline))
-            .collect::<Result<Vec<_>, _>>()?;
-        if opts.split {
-            messages.extend(objects.into_iter().map(|o| vec![o]));
-        } else {
-            messages.push(objects);
+        let mut objects = Vec::new();
+        for_each_field(path, opts.all_keys, &mut budget, |f| {
+            let o = field_into_object(f, &opts.pipeline)?;
+            if opts.split {
+                each(vec![o])
+            } else {
+                objects.push(o);
+                Ok(())
+            }
+        })?;
+        if !opts.split {
+            each(objects)?;
         }
     }
-    Ok(messages)
+    Ok(())
+}
+
+/// The encoder's options for converted objects (NaN stored as a mask).
+fn encode_options(no_hash: bool) -> EncodeOptions {
+    let mut popts = PipelineOptions::default();
+    popts.allow_nan = true;
+    EncodeOptions::new().hashing(!no_hash).pipeline(popts)
+}
+
+/// The message's metadata and (descriptor, bytes) pairs.
+fn message_parts(objects: &[GribObject]) -> (GlobalMetadata, Vec<(&ObjectDescriptor, &[u8])>) {
+    let base = objects.iter().map(|o| o.metadata.clone()).collect();
+    let pairs = objects.iter().map(|o| (&o.descriptor, o.data())).collect();
+    (GlobalMetadata::with_base(base), pairs)
 }
 
 /// Encodes one message from its objects (NaN stored as a mask).
 pub fn encode_message(objects: &[GribObject], no_hash: bool) -> Result<Vec<u8>, GribError> {
-    let base = objects.iter().map(|o| o.metadata.clone()).collect();
-    let pairs: Vec<_> = objects
-        .iter()
-        .map(|o| (&o.descriptor, &o.data[..]))
-        .collect();
-    let mut popts = PipelineOptions::default();
-    popts.allow_nan = true;
-    let opts = EncodeOptions::new().hashing(!no_hash).pipeline(popts);
-    Ok(tgm::encode(
-        &GlobalMetadata::with_base(base),
+    let (meta, pairs) = message_parts(objects);
+    Ok(tgm::encode(&meta, &pairs, &encode_options(no_hash))?)
+}
+
+/// [`encode_message`] written straight to `out` (`tgm::encode_to`: the
+/// payloads are not gathered into a message buffer); returns its length.
+pub fn encode_message_to(
+    objects: &[GribObject],
+    no_hash: bool,
+    out: &mut dyn Write,
+) -> Result<u64, GribError> {
+    let (meta, pairs) = message_parts(objects);
+    Ok(tgm::encode_to(
+        &meta,
         &pairs,
-        &opts,
+        &encode_options(no_hash),
+        out,
     )?)
 }

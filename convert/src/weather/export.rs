@@ -7,8 +7,11 @@
 //! ecCodes reads every message back before it is returned. Entries without
 //! a template are written as GRIB2 from an ecCodes sample.
 
+use std::borrow::Cow;
+use std::io::Write;
+
 use tgm::cbor::Value;
-use tgm::{DecodedMessage, Dtype, Map};
+use tgm::{DecodedMessage, Dtype, Map, ObjectDescriptor};
 
 use super::convert::TEMPLATE_KEY;
 use super::ffi::Handle;
@@ -57,29 +60,51 @@ pub fn message_to_grib_with(
             .base
             .get(i)
             .ok_or_else(|| GribError::Invalid(format!("object {i} has no base entry")))?;
-        if obj.descriptor.dtype != Dtype::Float64 {
-            return Err(GribError::Invalid(format!(
-                "object {i} is {}, not float64",
-                obj.descriptor.dtype
-            )));
-        }
-        let values: Vec<f64> = obj
-            .data
+        object_to_grib(entry, &obj.descriptor, &obj.data, opts, &mut out)
+            .map_err(|e| in_object(i, e))?;
+    }
+    Ok(out)
+}
+
+/// `e` as an error of object `i` (a failed write stays one).
+pub fn in_object(i: usize, e: GribError) -> GribError {
+    match e {
+        GribError::Write(e) => GribError::Write(e),
+        e => GribError::Invalid(format!("object {i}: {e}")),
+    }
+}
+
+/// One object (its base entry `entry`, descriptor `d` and decoded bytes
+/// `data`) written to `out` as a GRIB message, as [`field_to_grib_with`]
+/// makes it; returns the message length. The values are borrowed from
+/// `data` when they are native-endian and aligned, else converted.
+pub fn object_to_grib(
+    entry: &Map,
+    d: &ObjectDescriptor,
+    data: &[u8],
+    opts: &WriteOptions,
+    out: &mut dyn Write,
+) -> Result<u64, GribError> {
+    if d.dtype != Dtype::Float64 {
+        return Err(GribError::Invalid(format!("{}, not float64", d.dtype)));
+    }
+    let borrowed = (d.byte_order == tgm::ByteOrder::native())
+        .then(|| bytemuck::try_cast_slice::<u8, f64>(data).ok())
+        .flatten();
+    let values: Cow<'_, [f64]> = match borrowed {
+        Some(v) => v.into(),
+        None => data
             .chunks_exact(8)
             .map(|c| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(c);
-                match obj.descriptor.byte_order {
+                let a: [u8; 8] = c.try_into().unwrap_or_default();
+                match d.byte_order {
                     tgm::ByteOrder::Big => f64::from_be_bytes(a),
                     tgm::ByteOrder::Little => f64::from_le_bytes(a),
                 }
             })
-            .collect();
-        let grib = field_to_grib_with(entry, &values, opts)
-            .map_err(|e| GribError::Invalid(format!("object {i}: {e}")))?;
-        out.extend_from_slice(&grib);
-    }
-    Ok(out)
+            .collect(),
+    };
+    field_to_grib_to(entry, &values, opts, out)
 }
 
 fn section<'a>(entry: &'a Map, name: &str) -> Result<&'a [(Value, Value)], GribError> {
@@ -142,8 +167,21 @@ pub fn field_to_grib_with(
     values: &[f64],
     opts: &WriteOptions,
 ) -> Result<Vec<u8>, GribError> {
+    let mut out = Vec::new();
+    field_to_grib_to(entry, values, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`field_to_grib_with`] written to `out` from ecCodes' own buffer (no
+/// copy of the message); returns its length.
+pub fn field_to_grib_to(
+    entry: &Map,
+    values: &[f64],
+    opts: &WriteOptions,
+    out: &mut dyn Write,
+) -> Result<u64, GribError> {
     let grib = section(entry, "grib")?;
-    let msg = match get(grib, TEMPLATE_KEY) {
+    let h = match get(grib, TEMPLATE_KEY) {
         Some(Value::Bytes(t)) => from_template(t, entry, values, opts)?,
         Some(other) => {
             return Err(GribError::Invalid(format!(
@@ -153,8 +191,10 @@ pub fn field_to_grib_with(
         }
         None => from_sample(entry, values, opts)?,
     };
-    read_back(&msg, values)?;
-    Ok(msg)
+    let msg = h.message_bytes()?;
+    read_back(msg, values)?;
+    out.write_all(msg).map_err(GribError::Write)?;
+    Ok(msg.len() as u64)
 }
 
 /// The field written on the source's own header, with the edited MARS keys
@@ -164,7 +204,7 @@ fn from_template(
     entry: &Map,
     values: &[f64],
     opts: &WriteOptions,
-) -> Result<Vec<u8>, GribError> {
+) -> Result<Handle, GribError> {
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
     let mut h = Handle::from_message(template)?;
@@ -180,7 +220,7 @@ fn from_template(
         (None, None) => h.get_string("packingType")?,
     };
     pack(&mut h, grib, values, &packing)?;
-    h.message()
+    Ok(h)
 }
 
 /// MARS keys in the order they are written: the level type before the level
@@ -385,9 +425,21 @@ fn set_packing(h: &mut Handle, packing: &str) -> Result<(), GribError> {
 /// were written, missing exactly where the object is NaN, each within
 /// ecCodes' `packingError` of the value written.
 fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
-    let h = Handle::from_message(msg)?;
+    let h = Handle::over(msg)?;
+    let bitmap = h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? == 1;
+    let tolerance = match h.is_defined("packingError") {
+        true => Some(h.get_double("packingError")? * (1.0 + 1e-9)),
+        false => None,
+    };
+    let by_elements = !bitmap
+        && h.get_string("packingType")? == "grid_simple"
+        && h.size("values")? == values.len()
+        && !values.iter().any(|v| v.is_nan());
+    if by_elements {
+        return read_back_by_elements(&h, values, tolerance);
+    }
     let mut back = h.get_double_array("values")?;
-    if h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? == 1 {
+    if bitmap {
         let bitmap = h.get_long_array("bitmap")?;
         for (v, b) in back.iter_mut().zip(&bitmap) {
             if *b == 0 {
@@ -408,11 +460,44 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
             values.len()
         )));
     }
-    if !h.is_defined("packingError") {
-        return Ok(());
+    compare(&back, values, 0, tolerance)
+}
+
+/// Values read back at a time by [`read_back_by_elements`].
+const READ_BACK_STEP: usize = 1 << 20;
+
+/// [`read_back`] of a simple-packed message without missing points,
+/// [`READ_BACK_STEP`] values at a time (ecCodes decodes single elements of
+/// simple packing), so that no second copy of the field is held.
+fn read_back_by_elements(
+    h: &Handle,
+    values: &[f64],
+    tolerance: Option<f64>,
+) -> Result<(), GribError> {
+    let mut index: Vec<usize> = Vec::with_capacity(READ_BACK_STEP.min(values.len()));
+    let mut back = vec![0.0; READ_BACK_STEP.min(values.len())];
+    for (n, want) in values.chunks(READ_BACK_STEP).enumerate() {
+        let first = n * READ_BACK_STEP;
+        index.clear();
+        index.extend(first..first + want.len());
+        let back = &mut back[..want.len()];
+        h.get_double_elements("values", &index, back)?;
+        compare(back, want, first, tolerance)?;
     }
-    // ecCodes' own bound, as `grib_compare -P` uses it.
-    let tolerance = h.get_double("packingError")? * (1.0 + 1e-9);
+    Ok(())
+}
+
+/// Refuses a present value of `back` (element `first` onwards) further from
+/// `values` than `tolerance` (ecCodes' `packingError`; no check without it).
+fn compare(
+    back: &[f64],
+    values: &[f64],
+    first: usize,
+    tolerance: Option<f64>,
+) -> Result<(), GribError> {
+    let Some(tolerance) = tolerance else {
+        return Ok(());
+    };
     let off = back
         .iter()
         .zip(values)
@@ -420,15 +505,16 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
     match off {
         None => Ok(()),
         Some(i) => Err(GribError::Invalid(format!(
-            "ecCodes reads value {i} of the written message back as {}, not {} \
+            "ecCodes reads value {} of the written message back as {}, not {} \
              (packing error {tolerance})",
-            back[i], values[i]
+            first + i,
+            back[i],
+            values[i]
         ))),
     }
 }
 
-/// A GRIB2 message from an ecCodes sample for an entry without a template.
-fn from_sample(entry: &Map, values: &[f64], opts: &WriteOptions) -> Result<Vec<u8>, GribError> {
+fn from_sample(entry: &Map, values: &[f64], opts: &WriteOptions) -> Result<Handle, GribError> {
     let geo = section(entry, "geography")?;
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
@@ -513,7 +599,7 @@ fn from_sample(entry: &Map, values: &[f64], opts: &WriteOptions) -> Result<Vec<u
 
     let packing = opts.packing.as_deref().unwrap_or("grid_simple");
     pack(&mut h, grib, values, packing)?;
-    h.message()
+    Ok(h)
 }
 
 /// A missing-value marker that no present value equals: 9999, or a number

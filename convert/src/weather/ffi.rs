@@ -44,6 +44,11 @@ extern "C" {
         data: *const c_void,
         len: usize,
     ) -> *mut CodesHandle;
+    fn codes_handle_new_from_message(
+        c: *mut c_void,
+        data: *const c_void,
+        len: usize,
+    ) -> *mut CodesHandle;
     fn codes_handle_clone(h: *const CodesHandle) -> *mut CodesHandle;
     fn codes_handle_delete(h: *mut CodesHandle) -> c_int;
     fn codes_get_message(h: *const CodesHandle, msg: *mut *const c_void, len: *mut usize) -> c_int;
@@ -62,6 +67,16 @@ extern "C" {
         key: *const c_char,
         v: *mut f64,
         len: *mut usize,
+    ) -> c_int;
+    // Exported by libeccodes (2.28 and later) though absent from its
+    // header: it decodes the listed elements only, where
+    // `codes_get_double_elements` decodes the whole array per call.
+    fn grib_get_double_element_set(
+        h: *const CodesHandle,
+        key: *const c_char,
+        index: *const usize,
+        len: usize,
+        v: *mut f64,
     ) -> c_int;
     fn codes_get_long_array(
         h: *const CodesHandle,
@@ -255,6 +270,24 @@ impl Handle {
             .ok_or_else(|| GribError::Invalid("ecCodes cannot parse the GRIB message".into()))
     }
 
+    /// A message parsed where `bytes` lie, without a copy: the handle
+    /// borrows them and must not be changed.
+    pub fn over(bytes: &[u8]) -> Result<Borrowed<'_>, GribError> {
+        // SAFETY: `bytes` stays readable and unchanged for the result's
+        // lifetime `'_`, which it borrows; ecCodes reads the buffer, never
+        // writes or frees it (it does not own it), and the result offers no
+        // setter, so nothing repacks the message in place.
+        let h = unsafe {
+            codes_handle_new_from_message(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len())
+        };
+        NonNull::new(h)
+            .map(|h| Borrowed {
+                handle: Handle { h },
+                _bytes: std::marker::PhantomData,
+            })
+            .ok_or_else(|| GribError::Invalid("ecCodes cannot parse the GRIB message".into()))
+    }
+
     /// An independent copy of this message.
     pub fn try_clone(&self) -> Result<Self, GribError> {
         // SAFETY: live handle; the clone is a new handle owned by the result.
@@ -377,6 +410,39 @@ impl Handle {
         Ok(v)
     }
 
+    /// The elements `index` of a floating-point array key, into `out` (one
+    /// per index), decoding those elements only.
+    pub fn get_double_elements(
+        &self,
+        key: &str,
+        index: &[usize],
+        out: &mut [f64],
+    ) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        if index.len() != out.len() {
+            return Err(GribError::Invalid(format!(
+                "{} indexes for {} values",
+                index.len(),
+                out.len()
+            )));
+        }
+        // SAFETY: `index` holds `len` indexes and `out` room for `len`
+        // doubles; ecCodes checks each index against the array's size.
+        check(
+            unsafe {
+                grib_get_double_element_set(
+                    self.h.as_ptr(),
+                    k.as_ptr(),
+                    index.as_ptr(),
+                    index.len(),
+                    out.as_mut_ptr(),
+                )
+            },
+            "get",
+            key,
+        )
+    }
+
     /// An integer array key (e.g. `pl`, `bitmap`).
     pub fn get_long_array(&self, key: &str) -> Result<Vec<i64>, GribError> {
         let k = cstr(key)?;
@@ -488,6 +554,11 @@ impl Handle {
 
     /// The encoded message.
     pub fn message(&self) -> Result<Vec<u8>, GribError> {
+        self.message_bytes().map(<[u8]>::to_vec)
+    }
+
+    /// The encoded message, borrowed from the handle.
+    pub fn message_bytes(&self) -> Result<&[u8], GribError> {
         let mut p: *const c_void = std::ptr::null();
         let mut n: usize = 0;
         // SAFETY: live handle, valid out-pointers.
@@ -501,8 +572,22 @@ impl Handle {
                 "ecCodes returned no message".to_string(),
             ));
         }
-        // SAFETY: ecCodes guarantees `n` readable bytes at `p` while the handle lives.
-        Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) }.to_vec())
+        // SAFETY: ecCodes guarantees `n` readable bytes at `p` while the
+        // handle lives unchanged, which the borrow of `self` ensures.
+        Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) })
+    }
+}
+
+/// A handle over borrowed message bytes ([`Handle::over`]): read-only.
+pub struct Borrowed<'a> {
+    handle: Handle,
+    _bytes: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl std::ops::Deref for Borrowed<'_> {
+    type Target = Handle;
+    fn deref(&self) -> &Handle {
+        &self.handle
     }
 }
 

@@ -139,37 +139,54 @@ pub fn read_fields(
     all_keys: bool,
     budget: &mut DecodeBudget,
 ) -> Result<Vec<GribField>, GribError> {
+    let mut out = Vec::new();
+    for_each_field(path, all_keys, budget, |f| {
+        out.push(f);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads the GRIB messages of `path` one at a time, as [`read_fields`]
+/// does, handing each field to `each` before the next is read, so that
+/// memory holds one field (and the coded message it came from) at a time.
+pub fn for_each_field(
+    path: &Path,
+    all_keys: bool,
+    budget: &mut DecodeBudget,
+    mut each: impl FnMut(GribField) -> Result<(), GribError>,
+) -> Result<(), GribError> {
     let spans = scan_file(path)?;
     let mut file = GribFile::open(path)?;
-    let mut out = Vec::new();
+    let mut read = 0;
     while let Some(h) = file.next_handle()? {
-        if out.len() == spans.len() {
+        if read == spans.len() {
             return Err(GribError::Invalid(format!(
                 "{}: ecCodes reads more than the {} GRIB message(s) whose structure was checked",
                 path.display(),
                 spans.len()
             )));
         }
-        let field = read_field(&h, all_keys, budget).map_err(|e| {
-            GribError::Invalid(format!("{} message {}: {e}", path.display(), out.len()))
-        })?;
-        out.push(field);
+        let field = read_field(&h, all_keys, budget)
+            .map_err(|e| GribError::Invalid(format!("{} message {read}: {e}", path.display())))?;
+        drop(h);
+        read += 1;
+        each(field)?;
     }
-    if out.len() != spans.len() {
+    if read != spans.len() {
         return Err(GribError::Invalid(format!(
-            "{}: ecCodes reads {} GRIB message(s) where the file's structure holds {}",
+            "{}: ecCodes reads {read} GRIB message(s) where the file's structure holds {}",
             path.display(),
-            out.len(),
             spans.len()
         )));
     }
-    if out.is_empty() {
+    if read == 0 {
         return Err(GribError::Invalid(format!(
             "{} holds no GRIB message",
             path.display()
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One message's values and metadata. The grid's point count is checked
@@ -182,6 +199,9 @@ pub fn read_field(
 ) -> Result<GribField, GribError> {
     let points = checked_points(h)?;
     budget.charge_values(points as u64)?;
+    // The template first: its clone of the coded message is gone before
+    // the values are decoded.
+    let template = header_template(h, points)?;
     let mut values = h.get_double_array("values")?;
     if values.len() != points {
         return Err(GribError::Invalid(format!(
@@ -250,7 +270,6 @@ pub fn read_field(
 
     let shape = grid_shape(h, values.len());
     let packing = source_packing(h)?;
-    let template = header_template(h, values.len())?;
     Ok(GribField {
         template,
         values,

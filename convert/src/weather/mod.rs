@@ -60,6 +60,9 @@ pub enum GribError {
     },
     /// A file could not be opened or written.
     Io(String),
+    /// Writing the caller's output failed (the error kind is kept, so that
+    /// a closed pipe is recognised).
+    Write(std::io::Error),
     /// Input that cannot be converted (unsupported grid, inconsistent sizes).
     Invalid(String),
     /// The Tensogram library refused to encode or decode.
@@ -83,6 +86,7 @@ impl fmt::Display for GribError {
                 }
             }
             GribError::Io(m) | GribError::Invalid(m) => f.write_str(m),
+            GribError::Write(e) => write!(f, "{e}"),
             GribError::Tgm(e) => write!(f, "{e}"),
         }
     }
@@ -93,6 +97,7 @@ impl std::error::Error for GribError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             GribError::Tgm(e) => Some(e),
+            GribError::Write(e) => Some(e),
             _ => None,
         }
     }

@@ -568,14 +568,6 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                 .map_err(|e| invalid(format!("{what}: {e}")))?;
             continue;
         }
-        let extents: Vec<netcdf::Extent> = slice
-            .iter()
-            .map(|&(start, count)| netcdf::Extent::SliceCount {
-                start,
-                stride: 1,
-                count,
-            })
-            .collect();
         let mut var = file
             .variable_mut(plan.name.trim_start_matches('/'))
             .ok_or_else(|| invalid(format!("{what}: variable not created")))?;
@@ -585,7 +577,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
             fill_of(plan)
         };
         let count = shape.iter().try_fold(1u64, |a, &n| a.checked_mul(n));
-        put_data(&mut var, plan, obj, extents, fill, count).map_err(|e| match e {
+        put_data(&mut var, plan, obj, &slice, fill, count).map_err(|e| match e {
             PutError::Nc(e) => nc_err(&what, e),
             PutError::Invalid(s) => invalid(format!("{what}: {s}")),
         })?;
@@ -635,32 +627,120 @@ fn nan_kept(msg: &DecodedMessage, i: usize) -> bool {
         == Some(&Value::Bool(true))
 }
 
-/// Puts one object's values, packing unpacked data and writing NaN as
-/// `fill` (NaN stays NaN without one).
+/// Bytes of values converted and put at a time by [`put_data`].
+const PUT_STEP_BYTES: usize = 16 << 20;
+
+/// `slice` ((start, count) per dimension) as netCDF extents.
+fn extents(slice: &[(usize, usize)]) -> Vec<netcdf::Extent> {
+    slice
+        .iter()
+        .map(|&(start, count)| netcdf::Extent::SliceCount {
+            start,
+            stride: 1,
+            count,
+        })
+        .collect()
+}
+
+/// The hyperslab `slice` cut into pieces of at most `step` elements where
+/// its innermost dimensions allow (a piece is never less than one element):
+/// each piece is `(first, slice)`, a run of the slice's elements in
+/// row-major order from element `first`, so that its values are one
+/// contiguous range of the object's. The pieces cover the slice in order.
+fn pieces(slice: &[(usize, usize)], step: usize) -> Vec<(usize, Vec<(usize, usize)>)> {
+    let total = slice.iter().fold(1usize, |a, &(_, n)| a.saturating_mul(n));
+    if total == 0 || slice.is_empty() {
+        return vec![(0, slice.to_vec())];
+    }
+    // The outermost axis `k` whose inner rows hold at most `step` elements
+    // (the last axis always does: its rows are single elements).
+    let inner = |k: usize| slice[k + 1..].iter().map(|&(_, n)| n).product::<usize>();
+    let k = (0..slice.len())
+        .find(|&k| inner(k) <= step)
+        .unwrap_or(slice.len() - 1);
+    let rows = (step / inner(k)).max(1);
+    let outer: usize = slice[..k].iter().map(|&(_, n)| n).product();
+    let mut out = Vec::new();
+    for o in 0..outer {
+        // The index of `o` along each axis before `k`, row-major.
+        let mut rest = o;
+        let mut at = vec![0usize; k];
+        for a in (0..k).rev() {
+            at[a] = rest % slice[a].1;
+            rest /= slice[a].1;
+        }
+        let mut r = 0;
+        while r < slice[k].1 {
+            let n = rows.min(slice[k].1 - r);
+            let mut piece: Vec<(usize, usize)> = (0..k).map(|a| (slice[a].0 + at[a], 1)).collect();
+            piece.push((slice[k].0 + r, n));
+            piece.extend_from_slice(&slice[k + 1..]);
+            out.push(((o * slice[k].1 + r) * inner(k), piece));
+            r += n;
+        }
+    }
+    out
+}
+
+/// Puts one object's values into the hyperslab `slice`, packing unpacked
+/// data and writing NaN as `fill` (NaN stays NaN without one), converted
+/// and put [`PUT_STEP_BYTES`] at a time so that no second copy of the
+/// object is held.
 fn put_data(
     var: &mut netcdf::VariableMut<'_>,
     plan: &VarPlan,
     obj: &tgm::DecodedObject,
-    extents: Vec<netcdf::Extent>,
+    slice: &[(usize, usize)],
     fill: Option<f64>,
     count: Option<u64>,
 ) -> Result<(), PutError> {
     let d = &obj.descriptor;
     let ty = match plan.ty {
         VarType::Fixed(t) => t,
-        _ => return put_strings(var, &obj.data, extents, count),
+        _ => return put_strings(var, &obj.data, extents(slice), count),
     };
+    if plan.unpacked && d.dtype != Dtype::Float64 {
+        return Err(PutError::Invalid(format!(
+            "unpacked data is {}, not float64",
+            d.dtype
+        )));
+    }
+    if !plan.unpacked && d.dtype != ty.dtype() {
+        return Err(PutError::Invalid(format!(
+            "data is {} but the variable is {}",
+            d.dtype,
+            ty.name()
+        )));
+    }
+    let width = if plan.unpacked { 8 } else { ty.size() };
+    let elements = slice.iter().fold(1usize, |a, &(_, n)| a.saturating_mul(n));
+    if elements.checked_mul(width) != Some(obj.data.len()) {
+        return Err(PutError::Invalid(format!(
+            "{} bytes of data for a slice of {elements} elements of {width} bytes",
+            obj.data.len()
+        )));
+    }
+    for (first, piece) in pieces(slice, (PUT_STEP_BYTES / width).max(1)) {
+        let n: usize = piece.iter().map(|&(_, n)| n).product();
+        let data = &obj.data[first * width..(first + n) * width];
+        put_piece(var, plan, ty, data, extents(&piece), fill)?;
+    }
+    Ok(())
+}
+
+/// [`put_data`] of one piece: `data` holds its values.
+fn put_piece(
+    var: &mut netcdf::VariableMut<'_>,
+    plan: &VarPlan,
+    ty: NcNum,
+    data: &[u8],
+    extents: Vec<netcdf::Extent>,
+    fill: Option<f64>,
+) -> Result<(), PutError> {
     if plan.unpacked {
-        if d.dtype != Dtype::Float64 {
-            return Err(PutError::Invalid(format!(
-                "unpacked data is {}, not float64",
-                d.dtype
-            )));
-        }
         let s = attr_f64(plan, "scale_factor").unwrap_or(1.0);
         let o = attr_f64(plan, "add_offset").unwrap_or(0.0);
-        let values: Vec<f64> = obj
-            .data
+        let values: Vec<f64> = data
             .chunks_exact(8)
             .map(|c| f64::from_ne_bytes(c.try_into().expect("chunk width")))
             .map(|v| {
@@ -679,17 +759,9 @@ fn put_data(
             .collect::<Result<_, _>>()?;
         return put_f64(var, ty, &values, extents);
     }
-    if d.dtype != ty.dtype() {
-        return Err(PutError::Invalid(format!(
-            "data is {} but the variable is {}",
-            d.dtype,
-            ty.name()
-        )));
-    }
     macro_rules! put_raw {
         ($t:ty) => {{
-            let vals: Vec<$t> = obj
-                .data
+            let vals: Vec<$t> = data
                 .chunks_exact(std::mem::size_of::<$t>())
                 .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk width")))
                 .collect();
@@ -699,8 +771,7 @@ fn put_data(
     macro_rules! put_float {
         ($t:ty) => {{
             let f = fill.map(|f| f as $t);
-            let vals: Vec<$t> = obj
-                .data
+            let vals: Vec<$t> = data
                 .chunks_exact(std::mem::size_of::<$t>())
                 .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk width")))
                 .map(|v| match f {
@@ -713,7 +784,7 @@ fn put_data(
     }
     match ty {
         NcNum::Char => {
-            let vals: Vec<NcChar> = obj.data.iter().map(|&b| NcChar(b)).collect();
+            let vals: Vec<NcChar> = data.iter().map(|&b| NcChar(b)).collect();
             var.put_values(&vals, extents)?;
         }
         NcNum::I8 => put_raw!(i8),
@@ -810,6 +881,34 @@ fn put_f64(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_cover_the_slice_in_order_as_contiguous_runs() {
+        let slice = [(2, 3), (0, 4), (1, 5)];
+        for step in [1, 3, 5, 7, 20, 21, 59, 60, 1000] {
+            let p = pieces(&slice, step);
+            let mut next = 0;
+            for (first, piece) in &p {
+                assert_eq!(*first, next, "step {step}");
+                let n: usize = piece.iter().map(|&(_, n)| n).product();
+                assert!(n <= step, "step {step}: {n} elements");
+                // Every element of the piece is the next in row-major order.
+                for e in 0..n {
+                    let (mut rest, mut idx) = (e, vec![0; 3]);
+                    for a in (0..3).rev() {
+                        idx[a] = piece[a].0 + rest % piece[a].1;
+                        rest /= piece[a].1;
+                    }
+                    let lin = ((idx[0] - 2) * 4 + idx[1]) * 5 + (idx[2] - 1);
+                    assert_eq!(lin, first + e, "step {step}");
+                }
+                next += n;
+            }
+            assert_eq!(next, 60, "step {step}");
+        }
+        assert_eq!(pieces(&[], 4), [(0, vec![])]);
+        assert_eq!(pieces(&[(0, 0), (0, 9)], 4), [(0, vec![(0, 0), (0, 9)])]);
+    }
 
     #[test]
     fn chunks_hold_one_record_and_at_most_the_chunk_limit() {
