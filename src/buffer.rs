@@ -119,6 +119,7 @@ pub fn into_owned(data: Cow<'_, [u8]>) -> Result<Vec<u8>> {
 /// back to the system as the reading advances, so the buffer and what is
 /// made from it are not both resident whole (`spec/pipeline.md` §6.7).
 /// The buffer is dropped at the end; its bytes are never read again.
+#[cfg(feature = "zstd")]
 pub(crate) struct ReadOnce {
     buf: Vec<u8>,
     /// Bytes handed out so far.
@@ -127,6 +128,7 @@ pub(crate) struct ReadOnce {
     released: usize,
 }
 
+#[cfg(feature = "zstd")]
 impl ReadOnce {
     /// Takes `buf` to be read from its start.
     pub(crate) fn new(buf: Vec<u8>) -> Self {
@@ -174,7 +176,7 @@ impl ReadOnce {
     fn release_to(&mut self, _: usize) {}
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "zstd"))]
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -212,6 +214,7 @@ fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 mod tests {
     use super::*;
 
+    #[cfg(feature = "zstd")]
     #[test]
     fn read_once_gives_every_byte_once_in_order() {
         let src: Vec<u8> = (0..(3 << 20) + 777).map(|i| (i % 251) as u8).collect();

@@ -57,6 +57,7 @@ impl From<tgm::Error> for CliError {
 
 /// Whether the library's error `e` is a failed write into the caller's
 /// output (its source an I/O error), rather than a refusal of the data.
+#[cfg(any(feature = "grib", feature = "netcdf"))]
 pub fn is_write_error(e: &tgm::Error) -> bool {
     std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
 }
