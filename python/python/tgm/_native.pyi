@@ -56,6 +56,8 @@ __all__ = [
     "to_nifti",
     "convert_dicom",
     "to_dicom",
+    "_sz3_use_interpreter",
+    "_sz3_child",
 ]
 
 __version__: str
