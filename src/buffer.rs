@@ -155,19 +155,20 @@ impl ReadOnce {
 
     #[cfg(target_os = "linux")]
     fn release_to(&mut self, upto: usize) {
-        let page = page_size();
         let addr = self.buf.as_mut_ptr() as usize;
-        let start = (addr + self.released).div_ceil(page) * page;
-        let end = (addr + upto) / page * page;
-        if end > start {
-            // SAFETY: [start, end) holds whole pages inside the buffer, which
-            // this value owns and no reference points into (`next` borrows
-            // `self` mutably). MADV_DONTNEED makes them read as zeros from
-            // now on; they lie before `at`, so nothing reads them again, and
-            // the allocator's own bookkeeping lies outside the buffer.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
-            }
+        // SAFETY: the range is inside the buffer, which this value owns and
+        // no reference points into (`next` borrows `self` mutably).
+        // MADV_DONTNEED makes its whole pages read as zeros from now on;
+        // they lie before `at`, so nothing reads them again, and the
+        // allocator's own bookkeeping lies outside the buffer.
+        let end = unsafe {
+            advise_whole_pages(
+                addr + self.released,
+                upto - self.released,
+                libc::MADV_DONTNEED,
+            )
+        };
+        if let Some(end) = end {
             self.released = end - addr;
         }
     }
@@ -176,11 +177,40 @@ impl ReadOnce {
     fn release_to(&mut self, _: usize) {}
 }
 
-#[cfg(all(target_os = "linux", feature = "zstd"))]
-fn page_size() -> usize {
+/// The size of a memory page.
+#[cfg(target_os = "linux")]
+pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(page).unwrap_or(4096).max(1)
+}
+
+/// Gives `advice` (madvise(2)) for the whole pages inside the `len` bytes
+/// at `addr`, if there are any, and returns the end of the last of them.
+/// A refusal by the kernel is ignored.
+///
+/// # Safety
+/// The bytes lie in memory the caller may advise on. With an advice that
+/// discards contents (`MADV_DONTNEED` on anonymous memory reads as zeros
+/// afterwards), nothing may read those pages again.
+#[cfg(target_os = "linux")]
+pub(crate) unsafe fn advise_whole_pages(
+    addr: usize,
+    len: usize,
+    advice: libc::c_int,
+) -> Option<usize> {
+    let page = page_size();
+    let start = addr.div_ceil(page) * page;
+    let end = addr.saturating_add(len) / page * page;
+    if end <= start {
+        return None;
+    }
+    // SAFETY: [start, end) are whole pages inside the caller's range (the
+    // caller's contract above).
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, advice);
+    }
+    Some(end)
 }
 
 #[cfg(target_os = "linux")]

@@ -204,21 +204,12 @@ pub fn page_out(bytes: &[u8]) {
 
 #[cfg(target_os = "linux")]
 fn page_out_raw(addr: usize, len: usize) {
-    // SAFETY: sysconf has no preconditions.
+    // SAFETY: the range lies within memory the caller borrows (for a hook,
+    // only while the coding that borrows it runs), and MADV_PAGEOUT changes
+    // no byte of it (madvise(2)).
     #[allow(unsafe_code)]
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
-    let page = page.max(1);
-    let start = addr.div_ceil(page) * page;
-    let end = addr.saturating_add(len) / page * page;
-    if end > start {
-        // SAFETY: the range lies within memory the caller borrows (for a
-        // hook, only while the coding that borrows it runs), and
-        // MADV_PAGEOUT changes no byte of it (madvise(2)); a refusal is
-        // ignored.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT);
-        }
+    unsafe {
+        crate::buffer::advise_whole_pages(addr, len, libc::MADV_PAGEOUT);
     }
 }
 

@@ -63,9 +63,7 @@ fn confine() {
 fn address_space() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages.saturating_mul(u64::try_from(page).ok()?))
+    Some(pages.saturating_mul(crate::buffer::page_size() as u64))
 }
 
 /// Sets the soft address-space limit, below the hard one.
