@@ -6,14 +6,13 @@
 use tgm::__fuzz::compressors::{sz3_compress, sz3_decompress_into};
 use tgm::pipeline_spec::Sz3Bound;
 
-/// Decodes through the helper this package builds.
+#[path = "common/sz3_self_helper.rs"]
+mod sz3_self_helper;
+
+/// Decodes with this executable as the helper.
 fn decompress(stream: &[u8], out: &mut [f64]) -> tgm::Result<()> {
     static HELPER: std::sync::Once = std::sync::Once::new();
-    HELPER.call_once(|| {
-        tgm::sz3_child::set_helper(Some(tgm::sz3_child::Helper::executable(env!(
-            "CARGO_BIN_EXE_tgm-sz3-helper"
-        ))))
-    });
+    HELPER.call_once(|| tgm::sz3_child::set_helper(Some(sz3_self_helper::helper())));
     sz3_decompress_into(stream, out)
 }
 

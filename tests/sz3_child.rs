@@ -11,14 +11,15 @@ use tgm::__fuzz::compressors::{sz3_compress, sz3_decompress_into};
 use tgm::pipeline_spec::Sz3Bound;
 use tgm::sz3_child::{set_helper, set_memory_ceiling, Helper};
 
+#[path = "common/sz3_self_helper.rs"]
+mod sz3_self_helper;
+
 static TURN: Mutex<()> = Mutex::new(());
 
-/// This test's turn, with the helper this package builds and no ceiling.
+/// This test's turn, with this executable as the helper and no ceiling.
 fn turn() -> MutexGuard<'static, ()> {
     let guard = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    set_helper(Some(Helper::executable(env!(
-        "CARGO_BIN_EXE_tgm-sz3-helper"
-    ))));
+    set_helper(Some(sz3_self_helper::helper()));
     set_memory_ceiling(None);
     guard
 }
@@ -154,9 +155,7 @@ fn decodes_from_several_threads_each_get_their_values() {
 fn a_decode_succeeds_while_another_thread_holds_the_stderr_lock() {
     let _t = turn();
     // A fresh child, started while the lock is held.
-    set_helper(Some(Helper::executable(env!(
-        "CARGO_BIN_EXE_tgm-sz3-helper"
-    ))));
+    set_helper(Some(sz3_self_helper::helper()));
     let (locked, wait_locked) = mpsc::channel();
     let (release, wait_release) = mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {

@@ -117,6 +117,7 @@ impl Stage for Zstd {
     }
 }
 
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 impl CompressionStage for Zstd {}
 
 #[cfg(feature = "zstd")]

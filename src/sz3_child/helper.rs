@@ -14,8 +14,8 @@ pub const CHILD_ARG: &str = "--tgm-sz3-child";
 /// The environment variable naming a helper executable.
 pub const HELPER_ENV: &str = "TGM_SZ3_HELPER";
 
-/// The helper executable this crate builds (`src/bin/tgm-sz3-helper.rs`),
-/// looked for next to the running executable.
+/// The helper executable of the workspace package `tgm-sz3-helper`
+/// (`tools/sz3-helper`), looked for next to the running executable.
 pub const HELPER_NAME: &str = "tgm-sz3-helper";
 
 /// A command that starts an SZ3 child: a program and its arguments. The
@@ -129,7 +129,7 @@ pub(crate) fn locate() -> Result<Helper> {
     }
     Err(Error::codec(format!(
         "sz3 decoding runs in a helper process and none was found: set {HELPER_ENV} to the \
-         {HELPER_NAME} executable (cargo build -p tgm --features sz3 --bin {HELPER_NAME}), put it \
+         {HELPER_NAME} executable (cargo build --release -p {HELPER_NAME}), put it \
          next to this program{}, call tgm::sz3_child::set_helper, or call \
          tgm::sz3_child::run_child_if_requested at the start of main",
         sibling

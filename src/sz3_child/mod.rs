@@ -16,8 +16,8 @@
 //! 3. the host's own ([`set_host_helper`]): a program that calls
 //!    [`run_child_if_requested`] first thing in `main` (the `tgm` CLI)
 //!    re-runs itself, and the Python module runs its interpreter;
-//! 4. `tgm-sz3-helper` (this crate's binary) next to the running
-//!    executable.
+//! 4. `tgm-sz3-helper` (the workspace package `tools/sz3-helper`) next to
+//!    the running executable.
 //!
 //! Without one a decode is a codec error saying so; tgm never falls back
 //! to decoding in process.
