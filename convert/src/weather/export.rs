@@ -16,6 +16,7 @@ use tgm::{DecodedMessage, Dtype, Map, ObjectDescriptor};
 use super::convert::TEMPLATE_KEY;
 use super::ffi::Handle;
 use super::grib::GEOGRAPHY_KEYS;
+use super::grib_simple::{self, STEP};
 use super::GribError;
 
 /// MARS keys set on the output, in order, and the GRIB key each is set
@@ -379,18 +380,8 @@ fn pack(
             set_value(h, "laplacianOperator", l)?;
         }
     }
-    if values.iter().any(|v| v.is_nan()) {
-        let missing = missing_value(values)?;
-        h.set_long("bitmapPresent", 1)?;
-        h.set_double("missingValue", missing)?;
-        let filled: Vec<f64> = values
-            .iter()
-            .map(|&v| if v.is_nan() { missing } else { v })
-            .collect();
-        h.set_double_array("values", &filled)?;
-    } else {
-        h.set_double_array("values", values)?;
-    }
+    // Decimal scaling repacks the values after they are set: ecCodes sets them.
+    set_values(h, values, decimal.is_none())?;
     if let Some(d) = decimal {
         h.set_long("changeDecimalPrecision", d)?;
     }
@@ -410,6 +401,27 @@ fn pack(
         )));
     }
     Ok(())
+}
+
+/// Sets the field's values, NaN as bitmap-missing points: a step at a time
+/// when `stream` and [`grib_simple::pack_streamed`] packs them, else
+/// through ecCodes whole.
+fn set_values(h: &mut Handle, values: &[f64], stream: bool) -> Result<(), GribError> {
+    if stream && grib_simple::pack_streamed(h, values)? {
+        return Ok(());
+    }
+    if values.iter().any(|v| v.is_nan()) {
+        let missing = missing_value(values)?;
+        h.set_long("bitmapPresent", 1)?;
+        h.set_double("missingValue", missing)?;
+        let filled: Vec<f64> = values
+            .iter()
+            .map(|&v| if v.is_nan() { missing } else { v })
+            .collect();
+        h.set_double_array("values", &filled)
+    } else {
+        h.set_double_array("values", values)
+    }
 }
 
 /// Sets `packingType` to `packing` when the message has another.
@@ -433,8 +445,7 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
     };
     let by_elements = !bitmap
         && h.get_string("packingType")? == "grid_simple"
-        && h.size("values")? == values.len()
-        && !values.iter().any(|v| v.is_nan());
+        && h.size("values")? == values.len();
     if by_elements {
         return read_back_by_elements(&h, values, tolerance);
     }
@@ -453,36 +464,43 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
             .zip(values)
             .all(|(a, b)| a.is_nan() == b.is_nan());
     if !same_mask {
-        return Err(GribError::Invalid(format!(
-            "ecCodes reads the written message back as {} values, not the {} written \
-             (or with other missing points)",
-            back.len(),
-            values.len()
-        )));
+        return Err(other_mask(back.len(), values.len()));
     }
     compare(&back, values, 0, tolerance)
 }
 
-/// Values read back at a time by [`read_back_by_elements`].
-const READ_BACK_STEP: usize = 1 << 20;
+/// The error of a message read back with another count of values or other
+/// missing points than were written.
+fn other_mask(back: usize, written: usize) -> GribError {
+    GribError::Invalid(format!(
+        "ecCodes reads the written message back as {back} values, not the {written} written \
+         (or with other missing points)"
+    ))
+}
 
 /// [`read_back`] of a simple-packed message without missing points,
-/// [`READ_BACK_STEP`] values at a time (ecCodes decodes single elements of
-/// simple packing), so that no second copy of the field is held.
+/// [`STEP`] values at a time (ecCodes decodes single elements of simple
+/// packing), so that no second copy of the field is held; each step of
+/// `values` is paged out once compared. A NaN among `values` is missing
+/// points the message lacks.
 fn read_back_by_elements(
     h: &Handle,
     values: &[f64],
     tolerance: Option<f64>,
 ) -> Result<(), GribError> {
-    let mut index: Vec<usize> = Vec::with_capacity(READ_BACK_STEP.min(values.len()));
-    let mut back = vec![0.0; READ_BACK_STEP.min(values.len())];
-    for (n, want) in values.chunks(READ_BACK_STEP).enumerate() {
-        let first = n * READ_BACK_STEP;
+    let mut index: Vec<usize> = Vec::with_capacity(STEP.min(values.len()));
+    let mut back = vec![0.0; STEP.min(values.len())];
+    for (n, want) in values.chunks(STEP).enumerate() {
+        if want.iter().any(|v| v.is_nan()) {
+            return Err(other_mask(values.len(), values.len()));
+        }
+        let first = n * STEP;
         index.clear();
         index.extend(first..first + want.len());
         let back = &mut back[..want.len()];
         h.get_double_elements("values", &index, back)?;
         compare(back, want, first, tolerance)?;
+        tgm::pipeline::page_out(bytemuck::cast_slice(want));
     }
     Ok(())
 }

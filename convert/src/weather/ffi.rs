@@ -101,6 +101,12 @@ extern "C" {
         v: *const f64,
         len: usize,
     ) -> c_int;
+    fn codes_set_bytes(
+        h: *mut CodesHandle,
+        key: *const c_char,
+        v: *const u8,
+        len: *mut usize,
+    ) -> c_int;
     fn codes_set_long_array(
         h: *mut CodesHandle,
         key: *const c_char,
@@ -502,6 +508,20 @@ impl Handle {
         // SAFETY: live handle, valid key, `v` holds `v.len()` doubles.
         check(
             unsafe { codes_set_double_array(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), v.len()) },
+            "set",
+            key,
+        )
+    }
+
+    /// Sets a key from raw bytes (a data section's coded values, as
+    /// ecCodes' `pack_bytes` stores them, without unpacking them).
+    pub fn set_bytes(&mut self, key: &str, v: &[u8]) -> Result<(), GribError> {
+        let k = cstr(key)?;
+        let mut len = v.len();
+        // SAFETY: live handle, valid key, `v` holds `len` bytes, which
+        // ecCodes copies and never writes through.
+        check(
+            unsafe { codes_set_bytes(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), &mut len) },
             "set",
             key,
         )

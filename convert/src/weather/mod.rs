@@ -24,6 +24,8 @@ mod ffi;
 #[cfg(feature = "grib")]
 pub mod grib;
 pub mod grib_scan;
+#[cfg(feature = "grib")]
+mod grib_simple;
 #[cfg(feature = "netcdf")]
 pub mod netcdf;
 #[cfg(feature = "netcdf")]
