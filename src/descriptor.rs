@@ -309,34 +309,48 @@ impl ObjectDescriptor {
             );
         }
         let (v, _) = cbor::parse_one(bytes, base, limits.cbor())?;
-        Self::from_value(&v, limits).map_err(|e| e.at(base))
+        Self::from_owned_value(v, limits).map_err(|e| e.at(base))
     }
 
     /// Interprets a decoded CBOR map as a descriptor, parsing and
     /// validating its pipeline (an invalid codec key is an error naming it).
     pub fn from_value(v: &Value, limits: &Limits) -> Result<Self> {
-        let entries = v.as_map().ok_or_else(|| {
-            Error::metadata(format!("descriptor is a {}, not a map", v.type_name()))
-        })?;
+        Self::from_owned_value(v.clone(), limits)
+    }
+
+    /// [`ObjectDescriptor::from_value`] taking the map, whose codec
+    /// parameters and annotations (such as the thousands of
+    /// `szip_block_offsets`) move into the descriptor uncopied.
+    fn from_owned_value(v: Value, limits: &Limits) -> Result<Self> {
+        let Value::Map(entries) = v else {
+            return Err(Error::metadata(format!(
+                "descriptor is a {}, not a map",
+                v.type_name()
+            )));
+        };
         let mut d = ObjectDescriptor::new(Dtype::Uint8, Vec::new());
         let mut ndim = None;
         let mut seen = [false; 10];
         let mut byte_order = None;
-        let mut names = ["none"; 3];
+        let mut names = ["none".to_string(), "none".to_string(), "none".to_string()];
         let mut codec_params = Map::new();
         for (k, val) in entries {
-            let key = k.as_text().ok_or_else(|| {
-                Error::metadata(format!("descriptor key is a {}, not text", k.type_name()))
-            })?;
+            let Value::Text(key) = k else {
+                return Err(Error::metadata(format!(
+                    "descriptor key is a {}, not text",
+                    k.type_name()
+                )));
+            };
             let Some(idx) = KNOWN_KEYS.iter().position(|x| *x == key) else {
-                let map = if codec_of_key(key).is_some() {
+                let map = if codec_of_key(&key).is_some() {
                     &mut codec_params
                 } else {
                     &mut d.annotations
                 };
-                map.insert(key.to_string(), val.clone());
+                map.insert(key, val);
                 continue;
             };
+            let (key, val) = (key.as_str(), &val);
             seen[idx] = true;
             match key {
                 "type" => d.obj_type = text(val, key)?.to_string(),
@@ -355,9 +369,9 @@ impl ObjectDescriptor {
                             Error::metadata(format!("unknown byte_order {name:?}"))
                         })?);
                 }
-                "encoding" => names[0] = text(val, key)?,
-                "filter" => names[1] = text(val, key)?,
-                "compression" => names[2] = text(val, key)?,
+                "encoding" => names[0] = text(val, key)?.to_string(),
+                "filter" => names[1] = text(val, key)?.to_string(),
+                "compression" => names[2] = text(val, key)?.to_string(),
                 _ => d.masks = Some(parse_masks(val)?),
             }
         }
@@ -391,7 +405,8 @@ impl ObjectDescriptor {
             ));
         }
         d.num_elements()?;
-        d.pipeline = PipelineSpec::from_parts(names, codec_params)?;
+        let [e, f, c] = &names;
+        d.pipeline = PipelineSpec::from_parts([e, f, c], codec_params)?;
         Ok(d)
     }
 }

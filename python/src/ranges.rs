@@ -81,6 +81,11 @@ fn bound(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
         return Err(refused());
     };
     let int = int.downcast::<PyInt>().map_err(|_| refused())?;
+    // The common case without a Python comparison; only a value outside
+    // u64 is looked at again.
+    if let Ok(u) = int.extract::<u64>() {
+        return Ok(u);
+    }
     if int.lt(0)? {
         return Err(invalid_argument(
             py,

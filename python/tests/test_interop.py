@@ -140,6 +140,30 @@ def test_decode_object_and_range_match(simple_message):
     assert_same(tgm.decode_range(msg, 0, ranges, join=True), ref.decode_range(msg, 0, ranges, join=True))
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_decode_range_szip_many_ranges_match(native):
+    # Ranges in RSIs of their own, two sharing one, one crossing an RSI
+    # boundary, given out of order: each array and the joined one as the
+    # reference gives them, in either byte order.
+    n = 64 * 4096
+    data = np.cumsum(np.random.default_rng(3).standard_normal(n)) + 280.0
+    d = desc(
+        [n], "float64", encoding="simple_packing", sp_bits_per_value=16,
+        compression="szip", szip_rsi=128, szip_block_size=32, szip_flags=8,
+    )
+    msg = ref.encode({}, [(d, data)])
+    ranges = [(i * 4096 + i * 397 % 4000, 10) for i in range(60)] + [(4090, 12), (20, 3), (0, 1)]
+    ranges.reverse()
+    for a, b in zip(
+        tgm.decode_range(msg, 0, ranges, native_byte_order=native),
+        ref.decode_range(msg, 0, ranges, native_byte_order=native),
+    ):
+        assert_same(a, b)
+    joined = tgm.decode_range(msg, 0, ranges, join=True, native_byte_order=native)
+    assert_same(joined, ref.decode_range(msg, 0, ranges, join=True, native_byte_order=native))
+    assert_same(tgm.decode_range(msg, 0, [], join=True), ref.decode_range(msg, 0, [], join=True))
+
+
 def test_decode_range_simple_packing_matches():
     data = np.linspace(0, 1, 5000)
     msg = ref.encode({}, [(desc([5000], "float64", encoding="simple_packing", sp_bits_per_value=12), data)])

@@ -1,8 +1,8 @@
 //! Bounded CBOR reader for untrusted bytes. See `spec/format.md` §4.2.
 //!
-//! Heads come from `ciborium-ll`'s decoder, except one-byte heads of
-//! integers, strings, arrays and maps, which are decoded inline because they
-//! are most of every descriptor. This layer reads the bodies itself so that
+//! Heads come from `ciborium-ll`'s decoder, except the definite-length
+//! heads of integers, strings, arrays and maps, which are decoded inline
+//! because they are most of every descriptor. This layer reads the bodies itself so that
 //! it can bound every length by the bytes remaining, count items, cap
 //! nesting, reject what §4.2 rejects and give each error the absolute byte
 //! offset of the item at fault.
@@ -80,28 +80,56 @@ impl Reader<'_> {
     #[inline]
     fn pull(&mut self) -> Result<Header> {
         let at = self.pos;
-        // Heads whose argument is in the initial byte itself (the bulk of
-        // descriptor and metadata items) are decoded here; every other head
-        // goes through `ciborium-ll`'s decoder.
-        if let Some(&ib) = self.bytes.get(at) {
-            let arg = ib & 0x1f;
-            if arg < 24 {
-                let head = match ib >> 5 {
-                    0 => Some(Header::Positive(arg.into())),
-                    1 => Some(Header::Negative(arg.into())),
-                    2 => Some(Header::Bytes(Some(arg.into()))),
-                    3 => Some(Header::Text(Some(arg.into()))),
-                    4 => Some(Header::Array(Some(arg.into()))),
-                    5 => Some(Header::Map(Some(arg.into()))),
-                    _ => None,
-                };
-                if let Some(head) = head {
-                    self.pos += 1;
-                    return Ok(head);
-                }
-            }
+        // Heads of integers, strings, arrays and maps (the bulk of
+        // descriptor and metadata items, such as the thousands of
+        // `szip_block_offsets`) are decoded here; every other head, and a
+        // truncated one, goes through `ciborium-ll`'s decoder.
+        if let Some((head, len)) = self.definite_head(at) {
+            self.pos = at + len;
+            return Ok(head);
         }
         self.pull_decoded(at)
+    }
+
+    /// The head at `at` and its length in bytes when it is an integer,
+    /// string, array or map head with its argument in the initial byte or
+    /// in the 1, 2, 4 or 8 bytes after it, all present; `None` otherwise.
+    /// Gives what `ciborium-ll`'s decoder gives for the same bytes.
+    #[inline]
+    fn definite_head(&self, at: usize) -> Option<(Header, usize)> {
+        let &ib = self.bytes.get(at)?;
+        let major = ib >> 5;
+        if major > 5 {
+            return None;
+        }
+        let (arg, len) = match ib & 0x1f {
+            a @ 0..=23 => (u64::from(a), 1),
+            24 => (u64::from(*self.bytes.get(at + 1)?), 2),
+            25 => (u64::from(u16::from_be_bytes(self.arg_bytes(at)?)), 3),
+            26 => (u64::from(u32::from_be_bytes(self.arg_bytes(at)?)), 5),
+            27 => (u64::from_be_bytes(self.arg_bytes(at)?), 9),
+            _ => return None,
+        };
+        let head = match major {
+            0 => Header::Positive(arg),
+            1 => Header::Negative(arg),
+            m => {
+                let n = Some(usize::try_from(arg).ok()?);
+                match m {
+                    2 => Header::Bytes(n),
+                    3 => Header::Text(n),
+                    4 => Header::Array(n),
+                    _ => Header::Map(n),
+                }
+            }
+        };
+        Some((head, len))
+    }
+
+    /// The `N` argument bytes after the initial byte at `at`, when present.
+    #[inline]
+    fn arg_bytes<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
+        self.bytes.get(at + 1..at + 1 + N)?.try_into().ok()
     }
 
     /// Reads the head at `at` with the decoder.
@@ -388,6 +416,41 @@ mod tests {
         let v = encode_canonical(&Value::text_map([("key", Value::Float(0.1))]));
         for n in 0..v.len() {
             assert!(parse(&v[..n]).is_err(), "prefix {n}");
+        }
+    }
+
+    /// Every initial byte, with argument bytes of every width present or
+    /// cut short: the inline heads are the decoder's, and where the
+    /// decoder is needed (other majors, reserved or indefinite arguments,
+    /// missing bytes) none is claimed.
+    #[test]
+    fn inline_heads_are_the_decoders() {
+        let tails: [&[u8]; 4] = [
+            &[],
+            &[0x12],
+            &[0x80, 0x00, 0x00, 0x00],
+            &[0xff, 0xfe, 0xfd, 0xfc, 0xfb, 0xfa, 0xf9, 0xf8, 0xf7],
+        ];
+        for ib in 0..=u8::MAX {
+            for tail in tails {
+                let bytes = [&[ib][..], tail].concat();
+                let r = Reader {
+                    bytes: &bytes,
+                    pos: 0,
+                    base: 0,
+                    items: 0,
+                    limits: CborLimits::default(),
+                };
+                let mut dec = Decoder::from(&bytes[..]);
+                let want = dec.pull().ok().map(|h| (h, dec.offset()));
+                match r.definite_head(0) {
+                    Some(got) => assert_eq!(Some(got), want, "{bytes:02x?}"),
+                    None => assert!(
+                        ib >> 5 > 5 || ib & 0x1f > 27 || want.is_none(),
+                        "{bytes:02x?} left to the decoder"
+                    ),
+                }
+            }
         }
     }
 }

@@ -288,19 +288,17 @@ def decode_range(
 def range_arrays(dtype, byte_order, parts, join, native_byte_order):
     """The native decoder's range bytes (uint8 arrays) of an object of wire
     dtype ``dtype`` stored in ``byte_order``, as flat arrays of that dtype,
-    or one concatenated array with ``join``."""
-    if dtype == "bitmask":
-        arrays = parts
-    else:
+    or one concatenated array with ``join`` (the bytes joined first, then
+    viewed once)."""
+    dt = np.dtype(np.uint8) if dtype == "bitmask" else None
+    if dt is None:
         dt = numpy_dtype(dtype, NATIVE if native_byte_order else byte_order)
-        arrays = [p.view(dt) for p in parts]
     if not join:
-        return arrays
-    if len(arrays) == 1:
-        return arrays[0]
-    if not arrays:
-        return np.zeros(0, np.uint8 if dtype == "bitmask" else dt)
-    return np.concatenate(arrays)
+        return [p.view(dt) for p in parts]
+    if not parts:
+        return np.zeros(0, dt)
+    joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return joined.view(dt)
 
 
 def scan(buf):
