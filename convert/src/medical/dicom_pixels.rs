@@ -4,10 +4,12 @@
 //!
 //! The first pass ([`Layout::of`], [`Layout::check`]) reads what the
 //! Image Pixel module declares and checks the pixel data against it without
-//! keeping or decoding it: native pixel data must have the declared length,
-//! compressed pixel data may not claim more than [`MAX_DECODE_RATIO`] times
-//! its file size and its fragments must fit the declared frames
-//! (`dicom_predecode`). The second pass ([`read_volume`]) allocates the
+//! keeping it: native pixel data must have the declared length; compressed
+//! pixel data may not claim more than [`MAX_DECODE_RATIO`] times its file
+//! size, its fragments must fit the declared frames (`dicom_predecode`),
+//! and it must decode to the declared pixels (so a compressed image is
+//! decoded twice, and what cannot be read is refused before any output
+//! exists). The second pass ([`read_volume`]) allocates the
 //! series' volume, whose size those checks and [`tgm::Limits`] bound, reads
 //! each file again and writes its stored integers, little-endian, straight
 //! into their place; a file that changed in between is refused.
@@ -17,7 +19,7 @@ use std::path::Path;
 use dicom_core::value::{PrimitiveValue, Value as DicomValue};
 use dicom_dictionary_std::tags;
 use dicom_object::{DefaultDicomObject, OpenFileOptions};
-use dicom_pixeldata::PixelDecoder;
+use dicom_pixeldata::{DecodedPixelData, PixelDecoder};
 use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry};
 use tgm::Dtype;
 
@@ -151,11 +153,9 @@ impl Layout {
         let pixel = pixel_data(obj, path)?;
         if self.native() {
             let len = native_primitive(pixel, path).map(native_len)?;
-            self.check_len(len, path)
-        } else {
-            self.check_compressed(obj, path)
-                .map_err(|e| err_at(path, e))
+            return self.check_len(len, path);
         }
+        self.decoded(obj, path).map(drop)
     }
 
     /// Writes the pixels of `obj` (the file at `path`), little-endian, into
@@ -168,9 +168,14 @@ impl Layout {
             native_into(p, self.dtype.width(), big_endian, out);
             return Ok(());
         }
-        self.check_compressed(obj, path)
-            .and_then(|()| self.decode_into(obj, out))
-            .map_err(|e| err_at(path, e))
+        out.copy_from_slice(self.decoded(obj, path)?.data());
+        let width = self.dtype.width();
+        if cfg!(target_endian = "big") && width > 1 {
+            for c in out.chunks_exact_mut(width) {
+                c.reverse();
+            }
+        }
+        Ok(())
     }
 
     fn check_len(&self, len: u64, path: &Path) -> CliResult {
@@ -229,10 +234,17 @@ impl Layout {
         Ok(())
     }
 
-    /// Decodes checked compressed pixel data to its stored integers (no
-    /// rescale, no VOI LUT, no bit-depth change) into `out`; a decoder
-    /// panic becomes an error.
-    fn decode_into(&self, obj: &Obj, out: &mut [u8]) -> Result<(), String> {
+    /// Compressed pixel data decoded to its stored integers (no rescale,
+    /// no VOI LUT, no bit-depth change), in the host's byte order, after
+    /// [`Layout::check_compressed`]; a decoder panic becomes an error, and
+    /// so does a result of another bit depth or length.
+    fn decoded<'a>(&self, obj: &'a Obj, path: &Path) -> CliResult<DecodedPixelData<'a>> {
+        self.check_compressed(obj, path)
+            .and_then(|()| self.decode(obj))
+            .map_err(|e| err_at(path, e))
+    }
+
+    fn decode<'a>(&self, obj: &'a Obj) -> Result<DecodedPixelData<'a>, String> {
         let uid = self.transfer_syntax.as_str();
         let bits = self.declared.bits_allocated;
         let decoded =
@@ -269,17 +281,10 @@ impl Layout {
                 decoded.bits_allocated()
             ));
         }
-        let data = decoded.data();
-        if let Some(e) = self.len_mismatch(data.len() as u64) {
-            return Err(e);
+        match self.len_mismatch(decoded.data().len() as u64) {
+            Some(e) => Err(e),
+            None => Ok(decoded),
         }
-        out.copy_from_slice(data);
-        if cfg!(target_endian = "big") && bits > 8 {
-            for c in out.chunks_exact_mut((bits / 8) as usize) {
-                c.reverse();
-            }
-        }
-        Ok(())
     }
 }
 
