@@ -148,7 +148,8 @@ impl Layout {
     }
 
     /// Checks the pixel data of `obj` (the file at `path`) against this
-    /// layout without keeping or decoding it: the first pass.
+    /// layout without keeping it: the first pass. Native data is measured;
+    /// compressed data is checked, then decoded and dropped.
     pub fn check(&self, obj: &Obj, path: &Path) -> CliResult {
         let pixel = pixel_data(obj, path)?;
         if self.native() {
