@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::error::CliError;
 use crate::output::Sink;
 use crate::spool::{no_suffix, Inputs};
 use tgm_convert::medical::deid::Deidentify;
@@ -74,21 +73,18 @@ pub fn run(a: Args) -> CliResult {
         let path = spooled.relabel(s.path.display().to_string());
         note!("skipped {path}: {}", s.reason);
     }
-    // Each message is encoded straight into the output (README, Memory);
-    // a file appears only once it is whole.
+    // Each message is encoded straight into the output, its volume read
+    // from the files then (README, Memory); a file appears only once it is
+    // whole.
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     let mut sink = Sink::open(&a.output, &inputs, a.force)?;
+    let opts = tgm_convert::medical::pipeline::encode_options()
+        .progress(crate::progress::object_hook("encoding"));
     let mut len = 0;
-    for (objects, meta) in &conv.messages {
-        let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-        len += tgm::encode_to(
-            meta,
-            &refs,
-            &tgm_convert::medical::pipeline::encode_options()
-                .progress(crate::progress::object_hook("encoding")),
-            &mut sink.writer(),
-        )
-        .map_err(CliError::from)?;
+    for i in 0..conv.len() {
+        len += conv
+            .write_message(i, &opts, &mut sink.writer())
+            .map_err(|e| spooled.relabel(e.to_string()))?;
     }
     sink.finish()?;
     if a.deidentify {
@@ -104,7 +100,7 @@ pub fn run(a: Args) -> CliResult {
     }
     note!(
         "wrote {} series ({}), one message each, {} bytes, to {}",
-        conv.messages.len(),
+        conv.len(),
         conv.series.join(", "),
         len,
         a.output.display()

@@ -498,11 +498,13 @@ mod dicom {
                 let deid = deid.map(deidentify).transpose()?;
                 let conv = dicom_to_messages(&paths, recursive, &pipeline, deid.as_ref())
                     .map_err(|e| e.to_string())?;
-                let mut out = Vec::with_capacity(conv.messages.len());
-                for (objects, meta) in &conv.messages {
+                let mut out = Vec::with_capacity(conv.len());
+                for i in 0..conv.len() {
+                    // One series' volume at a time.
+                    let (objects, meta) = conv.message(i).map_err(|e| e.to_string())?;
                     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
                     out.push(
-                        tgm::encode(meta, &refs, &encode_options()).map_err(|e| e.to_string())?,
+                        tgm::encode(&meta, &refs, &encode_options()).map_err(|e| e.to_string())?,
                     );
                 }
                 let skipped = conv

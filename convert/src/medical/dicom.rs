@@ -22,39 +22,34 @@
 //! the UID and its name. Untrusted input: every declared element length is
 //! checked against the file first (`dicom_scan`, which also limits sequence
 //! nesting), a compressed image may not claim more than
-//! [`MAX_DECODE_RATIO`] times its file size, each frame's fragment is
+//! `MAX_DECODE_RATIO` times its file size, each frame's fragment is
 //! checked against Rows, Columns, SamplesPerPixel and NumberOfFrames before
 //! a codec sees it (`dicom_predecode`), and a codec panic becomes an error
 //! naming the file.
+//!
+//! Memory: the files are read twice (`dicom_pixels`). The first pass keeps
+//! every slice's attributes but not its pixels; a series' volume is
+//! allocated only when its message is written, and each file's pixels are
+//! then read again straight into their place (README, Memory).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use dicom_core::header::HasLength;
-use dicom_core::value::{PrimitiveValue, Value as DicomValue};
 use dicom_core::{Tag, VR};
 use dicom_dictionary_std::tags;
-use dicom_object::{DefaultDicomObject, OpenFileOptions};
-use dicom_pixeldata::PixelDecoder;
-use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry};
 use tgm::cbor::Value;
-use tgm::{ByteOrder, Dtype, GlobalMetadata, Map, ObjectDescriptor};
+use tgm::{ByteOrder, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::deid::{Deidentified, Deidentify};
 use super::dicom_dir::{gather, Candidate, SkipReason, Skipped, DICOMDIR_SOP_CLASS};
 use super::dicom_groups::{frame_attribute, nested};
-use super::dicom_predecode::{check_fragments, Codec, Declared};
+use super::dicom_pixels::{self, err_at, read_volume, Layout, Obj};
 use super::geometry::{self, Geometry, Plane};
+use super::nifti_voxels::{releasing, Voxels};
 use super::pipeline::PipelineArgs;
 use super::Converted;
 use crate::util::CliResult;
-
-/// Transfer syntaxes whose pixel data is stored natively.
-const NATIVE_SYNTAXES: [(&str, &str); 3] = [
-    ("1.2.840.10008.1.2", "Implicit VR Little Endian"),
-    ("1.2.840.10008.1.2.1", "Explicit VR Little Endian"),
-    ("1.2.840.10008.1.2.2", "Explicit VR Big Endian"),
-];
 
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword,
 /// tag, VR). Nothing else of the data set is recorded; de-identification
@@ -213,9 +208,8 @@ const PER_SLICE: [&str; 6] = [
 /// One single-frame image of a series.
 struct Slice {
     path: PathBuf,
-    rows: u64,
-    columns: u64,
-    dtype: Dtype,
+    /// How the pixels are stored (read again when the volume is built).
+    layout: Layout,
     position: Option<[f64; 3]>,
     orientation: Option<[f64; 6]>,
     spacing: Option<[f64; 2]>,
@@ -225,9 +219,6 @@ struct Slice {
     intercept: f64,
     series: String,
     text: BTreeMap<&'static str, String>,
-    transfer_syntax: String,
-    /// NumberOfFrames (1 for single-frame images).
-    frames: u64,
     /// Per-frame ImagePositionPatient of a multi-frame image.
     frame_positions: Option<Vec<[f64; 3]>>,
     /// The value of each temporal attribute present (keyword, value).
@@ -238,8 +229,23 @@ struct Slice {
     palette: Option<Value>,
     /// Sequences kept item by item (`dicom_seq`), when present.
     sequences: Option<Value>,
-    /// Voxels, little-endian, frames outermost.
-    data: Vec<u8>,
+}
+
+impl Slice {
+    /// Rows of each frame.
+    fn rows(&self) -> u64 {
+        self.layout.declared.rows
+    }
+
+    /// Columns of each frame.
+    fn columns(&self) -> u64 {
+        self.layout.declared.columns
+    }
+
+    /// NumberOfFrames (1 for single-frame images).
+    fn frames(&self) -> u64 {
+        self.layout.declared.frames
+    }
 }
 
 /// Attributes that tell the time points of a temporal series apart, in
@@ -256,11 +262,6 @@ const TEMPORAL_ATTRIBUTES: [(&str, Tag); 3] = [
 /// Per-frame functional groups of enhanced multi-frame images.
 const PER_FRAME_GROUPS: Tag = tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE;
 
-fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error + Send + Sync> {
-    format!("{}: {msg}", path.display()).into()
-}
-
-type Obj = DefaultDicomObject;
 type Item = dicom_object::InMemDicomObject;
 
 fn text(obj: &Item, tag: Tag) -> Option<String> {
@@ -291,13 +292,6 @@ fn floats<const N: usize>(
     Ok(Some(arr))
 }
 
-fn required_uint(obj: &Obj, tag: Tag, path: &Path, name: &str) -> CliResult<u64> {
-    obj.get(tag)
-        .ok_or_else(|| err_at(path, format!("missing pixel module attribute {name}")))?
-        .to_int::<u64>()
-        .map_err(|e| err_at(path, format!("{name} is not an unsigned integer: {e}")))
-}
-
 /// Why a readable DICOM file holds no image: a DICOMDIR or a file
 /// without PixelData.
 fn not_an_image(obj: &Obj) -> Option<SkipReason> {
@@ -321,104 +315,15 @@ fn not_an_image(obj: &Obj) -> Option<SkipReason> {
 /// holds no image gives the reason to skip it instead.
 fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
     let path = file.path.as_path();
-    super::dicom_scan::check_lengths(path).map_err(|e| err_at(path, e))?;
-    let obj = OpenFileOptions::new()
-        .open_file(path)
-        .map_err(|e| err_at(path, format!("not a readable DICOM file: {e}")))?;
+    let obj = dicom_pixels::open(path)?;
     match not_an_image(&obj) {
         Some(reason) if file.listed => return Ok(Err(reason)),
         Some(reason) => return Err(err_at(path, reason)),
         None => {}
     }
-    let ts = obj
-        .meta()
-        .transfer_syntax()
-        .trim_end_matches('\0')
-        .to_string();
-    let native = NATIVE_SYNTAXES.iter().any(|(uid, _)| *uid == ts);
-    if !native {
-        check_decodable(&ts).map_err(|e| err_at(path, e))?;
-    }
-    let rows = required_uint(&obj, tags::ROWS, path, "Rows")?;
-    let columns = required_uint(&obj, tags::COLUMNS, path, "Columns")?;
-    let bits = required_uint(&obj, tags::BITS_ALLOCATED, path, "BitsAllocated")?;
-    let signed = required_uint(
-        &obj,
-        tags::PIXEL_REPRESENTATION,
-        path,
-        "PixelRepresentation",
-    )?;
-    let samples = obj
-        .get(tags::SAMPLES_PER_PIXEL)
-        .map(|e| e.to_int::<u64>())
-        .transpose()
-        .map_err(|e| err_at(path, format!("SamplesPerPixel: {e}")))?
-        .unwrap_or(1);
-    if samples != 1 {
-        return Err(err_at(
-            path,
-            format!("SamplesPerPixel {samples}: only single-sample (grey) images are supported"),
-        ));
-    }
-    let frames = obj
-        .get(tags::NUMBER_OF_FRAMES)
-        .map(|e| e.to_int::<u64>())
-        .transpose()
-        .map_err(|e| err_at(path, format!("NumberOfFrames: {e}")))?
-        .unwrap_or(1);
-    if frames == 0 {
-        return Err(err_at(path, "NumberOfFrames is 0"));
-    }
-    let dtype = match (bits, signed) {
-        (8, 0) => Dtype::Uint8,
-        (8, 1) => Dtype::Int8,
-        (16, 0) => Dtype::Uint16,
-        (16, 1) => Dtype::Int16,
-        (32, 0) => Dtype::Uint32,
-        (32, 1) => Dtype::Int32,
-        _ => {
-            return Err(err_at(
-                path,
-                format!("BitsAllocated {bits} with PixelRepresentation {signed} is not supported"),
-            ))
-        }
-    };
-    let expected = rows
-        .checked_mul(columns)
-        .and_then(|n| n.checked_mul(frames))
-        .and_then(|n| n.checked_mul(dtype.width() as u64))
-        .ok_or_else(|| err_at(path, "Rows x Columns x NumberOfFrames overflows"))?;
-    let pixel = obj
-        .get(tags::PIXEL_DATA)
-        .ok_or_else(|| err_at(path, "missing pixel module attribute PixelData"))?;
-    let data = if native {
-        match pixel.value() {
-            DicomValue::Primitive(p) => pixel_bytes(p, dtype, ts == NATIVE_SYNTAXES[2].0),
-            _ => None,
-        }
-        .ok_or_else(|| err_at(path, "PixelData is encapsulated or of an unexpected type"))?
-    } else {
-        let declared = Declared {
-            rows,
-            columns,
-            samples,
-            bits_allocated: bits,
-            frames,
-        };
-        decode_compressed(&obj, &ts, &declared, expected, file_len(path)?)
-            .map_err(|e| err_at(path, e))?
-    };
-    if data.len() as u64 != expected {
-        return Err(err_at(
-            path,
-            format!(
-                "PixelData has {} bytes; Rows {rows} x Columns {columns} x NumberOfFrames \
-                 {frames} x {} bytes need {expected}",
-                data.len(),
-                dtype.width()
-            ),
-        ));
-    }
+    let layout = Layout::of(&obj, path)?;
+    layout.check(&obj, path)?;
+    let frames = layout.declared.frames;
     let series = text(&obj, tags::SERIES_INSTANCE_UID)
         .ok_or_else(|| err_at(path, "missing SeriesInstanceUID"))?;
     let mut text_attrs = BTreeMap::new();
@@ -472,9 +377,6 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
     };
     Ok(Ok(Slice {
         path: path.to_path_buf(),
-        rows,
-        columns,
-        dtype,
         position: floats(
             top,
             tags::IMAGE_POSITION_PATIENT,
@@ -497,14 +399,12 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
         intercept: scalar(rescale_src, tags::RESCALE_INTERCEPT, "RescaleIntercept")?.unwrap_or(0.0),
         series,
         text: text_attrs,
-        transfer_syntax: ts,
-        frames,
         frame_positions,
         temporal,
         burned_in: text(top, tags::BURNED_IN_ANNOTATION),
         palette,
         sequences: super::dicom_seq::read(top),
-        data,
+        layout,
     }))
 }
 
@@ -593,154 +493,6 @@ fn per_frame_positions(obj: &Item, frames: u64, path: &Path) -> CliResult<Option
     Ok(Some(out))
 }
 
-/// The registry's name of a transfer syntax UID, or "unknown".
-fn syntax_name(uid: &str) -> &'static str {
-    TransferSyntaxRegistry
-        .get(uid)
-        .map(|ts| ts.name())
-        .unwrap_or("unknown transfer syntax")
-}
-
-/// Refuses a transfer syntax whose pixel data no built-in decoder reads.
-fn check_decodable(uid: &str) -> Result<(), String> {
-    match TransferSyntaxRegistry.get(uid) {
-        Some(ts) if ts.can_decode_all() => Ok(()),
-        _ => Err(format!(
-            "transfer syntax {uid} ({}) is not supported: no built-in decoder for its pixel \
-             data (supported: {}, {})",
-            syntax_name(uid),
-            NATIVE_SYNTAXES
-                .iter()
-                .map(|(_, n)| *n)
-                .collect::<Vec<_>>()
-                .join(", "),
-            COMPRESSED_SUPPORTED
-        )),
-    }
-}
-
-/// The compressed syntaxes decoded through dicom-pixeldata, for messages.
-const COMPRESSED_SUPPORTED: &str = "Deflated Explicit VR Little Endian, RLE Lossless, \
-     JPEG Baseline/Extended/Lossless, JPEG 2000, JPEG-LS Lossless/Near-Lossless";
-
-/// Most bytes a compressed image may decode to per byte of its file. Far
-/// above real codecs' ratios on medical images; bounds what a small
-/// hostile file can make the decoder allocate.
-const MAX_DECODE_RATIO: u64 = 1100;
-
-fn file_len(path: &Path) -> CliResult<u64> {
-    Ok(std::fs::metadata(path)
-        .map_err(|e| err_at(path, format!("cannot stat: {e}")))?
-        .len())
-}
-
-/// Decodes encapsulated or deflated pixel data to its stored integers
-/// (no rescale, no VOI LUT, no bit-depth change), little-endian. The
-/// fragments are checked against `declared` first
-/// ([`super::dicom_predecode`]), and a decoder panic becomes an error.
-fn decode_compressed(
-    obj: &Obj,
-    uid: &str,
-    declared: &Declared,
-    expected: u64,
-    file_len: u64,
-) -> Result<Vec<u8>, String> {
-    let bits = declared.bits_allocated;
-    let most = file_len
-        .saturating_mul(MAX_DECODE_RATIO)
-        .min(tgm::Limits::default().max_object_bytes);
-    if expected > most {
-        return Err(format!(
-            "Rows x Columns x NumberOfFrames claim {expected} bytes of pixels, more than \
-             {most} (at most {MAX_DECODE_RATIO} times the file's {file_len} bytes)"
-        ));
-    }
-    let pixel = obj
-        .get(tags::PIXEL_DATA)
-        .ok_or("missing pixel module attribute PixelData")?;
-    if let Some(fragments) = pixel.value().fragments() {
-        let codec = Codec::of(uid).ok_or_else(|| {
-            format!(
-                "transfer syntax {uid} ({}): encapsulated pixel data of this syntax is not \
-                 decoded (no check of its fragments before decoding)",
-                syntax_name(uid)
-            )
-        })?;
-        check_fragments(codec, declared, fragments)
-            .map_err(|e| format!("transfer syntax {uid} ({}): {e}", syntax_name(uid)))?;
-    }
-    let decoded =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| obj.decode_pixel_data()))
-            .map_err(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                format!(
-                    "transfer syntax {uid} ({}): the pixel decoder failed on this file ({what})",
-                    syntax_name(uid)
-                )
-            })?
-            .map_err(|e| {
-                let mut msg = e.to_string();
-                let mut cause = std::error::Error::source(&e);
-                while let Some(c) = cause {
-                    msg.push_str(": ");
-                    msg.push_str(&c.to_string());
-                    cause = c.source();
-                }
-                format!(
-                    "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
-                    syntax_name(uid)
-                )
-            })?;
-    if u64::from(decoded.bits_allocated()) != bits {
-        return Err(format!(
-            "transfer syntax {uid} ({}): decoder produced {}-bit samples for BitsAllocated {bits}",
-            syntax_name(uid),
-            decoded.bits_allocated()
-        ));
-    }
-    let mut data = decoded.into_data();
-    if cfg!(target_endian = "big") && bits > 8 {
-        for c in data.chunks_exact_mut((bits / 8) as usize) {
-            c.reverse();
-        }
-    }
-    Ok(data)
-}
-
-/// Native pixel values as little-endian bytes of `dtype`. The parser
-/// hands words of the element's VR (OB bytes, OW 16-bit words) whatever
-/// BitsAllocated says, so the file's byte sequence is rebuilt first and
-/// then swapped per sample of `dtype` when the file is big-endian.
-fn pixel_bytes(p: &PrimitiveValue, dtype: Dtype, big_endian_file: bool) -> Option<Vec<u8>> {
-    macro_rules! file_order {
-        ($v:expr) => {
-            if big_endian_file {
-                $v.iter().flat_map(|x| x.to_be_bytes()).collect::<Vec<u8>>()
-            } else {
-                $v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()
-            }
-        };
-    }
-    let mut b = match p {
-        PrimitiveValue::U8(v) => v.to_vec(),
-        PrimitiveValue::U16(v) => file_order!(v),
-        PrimitiveValue::I16(v) => file_order!(v),
-        PrimitiveValue::U32(v) => file_order!(v),
-        PrimitiveValue::I32(v) => file_order!(v),
-        _ => return None,
-    };
-    if big_endian_file && dtype.width() > 1 {
-        for c in b.chunks_exact_mut(dtype.width()) {
-            c.reverse();
-        }
-    }
-    Some(b)
-}
-
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
     [
         a[1] * b[2] - a[2] * b[1],
@@ -766,17 +518,17 @@ struct OrderedSeries<'a> {
 /// representation, orientation), naming both files; `None` when they
 /// agree.
 fn difference(a: &Slice, b: &Slice) -> Option<String> {
-    if (a.rows, a.columns, a.dtype) != (b.rows, b.columns, b.dtype) {
+    if (a.rows(), a.columns(), a.layout.dtype) != (b.rows(), b.columns(), b.layout.dtype) {
         return Some(format!(
             "size or type: {} is {}x{} {}, {} is {}x{} {}",
             a.path.display(),
-            a.rows,
-            a.columns,
-            a.dtype.name(),
+            a.rows(),
+            a.columns(),
+            a.layout.dtype.name(),
             b.path.display(),
-            b.rows,
-            b.columns,
-            b.dtype.name()
+            b.rows(),
+            b.columns(),
+            b.layout.dtype.name()
         ));
     }
     let same_orientation = match (a.orientation, b.orientation) {
@@ -953,12 +705,23 @@ fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<Tem
     Ok(out)
 }
 
-fn series_object(
+/// One series as a message to be written: the object's plain descriptor
+/// (no pipeline yet), its metadata entry, and the files whose pixels make
+/// its volume, in order, with their layout as first read.
+struct PlannedSeries {
+    uid: String,
+    descriptor: ObjectDescriptor,
+    entry: Map,
+    images: Vec<(PathBuf, Layout)>,
+}
+
+/// Orders a series' slices and makes its metadata; the pixels are read
+/// later ([`DicomConversion::message`]).
+fn plan_series(
     slices: Vec<&Slice>,
-    pipeline: &PipelineArgs,
     deidentify: Option<&Deidentify>,
     report: &mut Deidentified,
-) -> CliResult<(ObjectDescriptor, Vec<u8>, Map)> {
+) -> CliResult<PlannedSeries> {
     if let Some(deid) = deidentify {
         let burned: Vec<&Path> = slices
             .iter()
@@ -970,7 +733,7 @@ fn series_object(
     let floats = |v: &[f64]| Value::Array(v.iter().map(|&x| Value::Float(x)).collect());
     let mut dicom = Map::new();
     let (ordered, step, normal, shape, dim_names, step_vec) =
-        if let Some(m) = slices.iter().copied().find(|s| s.frames > 1) {
+        if let Some(m) = slices.iter().copied().find(|s| s.frames() > 1) {
             if slices.len() > 1 {
                 let other = slices
                     .iter()
@@ -1003,7 +766,7 @@ fn series_object(
                 vec![m],
                 None,
                 normal,
-                vec![m.frames, m.rows, m.columns],
+                vec![m.frames(), m.rows(), m.columns()],
                 &["frame", "row", "column"][..],
                 step_vec,
             )
@@ -1015,8 +778,8 @@ fn series_object(
             let shape = vec![
                 t.times.len() as u64,
                 t.per_time as u64,
-                first.rows,
-                first.columns,
+                first.rows(),
+                first.columns(),
             ];
             (
                 t.slices,
@@ -1029,7 +792,7 @@ fn series_object(
         } else {
             let o = order_series(slices)?;
             let first = o.slices[0];
-            let shape = vec![o.slices.len() as u64, first.rows, first.columns];
+            let shape = vec![o.slices.len() as u64, first.rows(), first.columns()];
             (
                 o.slices,
                 o.step,
@@ -1048,14 +811,8 @@ fn series_object(
         Some(n.map(|x| x * along))
     });
     let first = ordered[0];
-    let total: usize = ordered.iter().map(|s| s.data.len()).sum();
-    let mut data = Vec::with_capacity(total);
-    for s in &ordered {
-        data.extend_from_slice(&s.data);
-    }
-    let mut d = ObjectDescriptor::new(first.dtype, shape);
-    d.byte_order = ByteOrder::Little;
-    pipeline.apply(&mut d, &data)?;
+    let mut descriptor = ObjectDescriptor::new(first.layout.dtype, shape);
+    descriptor.byte_order = ByteOrder::Little;
     if let Some(o) = first.orientation {
         dicom.insert("image_orientation_patient".into(), floats(&o));
     }
@@ -1136,7 +893,7 @@ fn series_object(
     }
     dicom.insert(
         "transfer_syntax".into(),
-        first.transfer_syntax.clone().into(),
+        first.layout.transfer_syntax.clone().into(),
     );
     let instance_numbers = Value::Array(
         ordered
@@ -1187,25 +944,90 @@ fn series_object(
     if let Some(g) = geometry {
         entry.insert(geometry::KEY.into(), g.to_value());
     }
-    Ok((d, data, entry))
+    Ok(PlannedSeries {
+        uid: first.series.clone(),
+        descriptor,
+        entry,
+        images: ordered
+            .iter()
+            .map(|s| (s.path.clone(), s.layout.clone()))
+            .collect(),
+    })
 }
 
-/// What [`dicom_to_messages`] made of its inputs.
+/// What [`dicom_to_messages`] made of its inputs: one message per series,
+/// whose volume is read from the files when it is asked for, so one
+/// series' volume is in memory at a time.
 pub struct DicomConversion {
-    /// One message per series, in SeriesInstanceUID order.
-    pub messages: Vec<Converted>,
-    /// The SeriesInstanceUID of each message.
+    /// The SeriesInstanceUID of each message, in SeriesInstanceUID order.
     pub series: Vec<String>,
     /// Files and directories left out, with the reason.
     pub skipped: Vec<Skipped>,
     /// What de-identification removed and replaced.
     pub deidentified: Deidentified,
+    planned: Vec<PlannedSeries>,
+    pipeline: PipelineArgs,
+}
+
+impl DicomConversion {
+    /// The number of messages (series).
+    pub fn len(&self) -> usize {
+        self.planned.len()
+    }
+
+    /// Whether there is no message (never, for a conversion that
+    /// succeeded).
+    pub fn is_empty(&self) -> bool {
+        self.planned.is_empty()
+    }
+
+    /// Message `index`: one object, its volume read now from the series'
+    /// files (each read again and checked unchanged), with the pipeline
+    /// applied to its descriptor.
+    pub fn message(&self, index: usize) -> CliResult<Converted> {
+        let planned = self
+            .planned
+            .get(index)
+            .ok_or_else(|| format!("message {index} requested, there are {}", self.len()))?;
+        let images: Vec<(&Path, &Layout)> = planned
+            .images
+            .iter()
+            .map(|(p, l)| (p.as_path(), l))
+            .collect();
+        let volume = read_volume(&planned.uid, &images)?;
+        let mut d = planned.descriptor.clone();
+        self.pipeline.apply(&mut d, &volume)?;
+        let meta = GlobalMetadata::with_base(vec![planned.entry.clone()]);
+        Ok((vec![(d, volume)], meta))
+    }
+
+    /// Message `index` encoded with `opts` straight into `sink`: the bytes
+    /// `tgm::encode` gives for [`DicomConversion::message`]
+    /// (`tgm::encode_to`). The volume's pages are given back as the
+    /// pipeline reads them, so memory holds about one copy of it (README,
+    /// Memory). Returns the message length; on error part of the message
+    /// may have been written.
+    pub fn write_message(
+        &self,
+        index: usize,
+        opts: &tgm::EncodeOptions,
+        sink: &mut dyn std::io::Write,
+    ) -> CliResult<u64> {
+        let (mut objects, meta) = self.message(index)?;
+        let (d, volume) = objects.pop().expect("one object per series");
+        let volume = Voxels::Owned(volume);
+        let caller = opts.pipeline.progress.clone();
+        let opts = opts.clone().progress(releasing(&[&volume]).then(caller));
+        Ok(tgm::encode_to(&meta, &[(&d, &volume[..])], &opts, sink)?)
+    }
 }
 
 /// DICOM files and directories to one message per series (each holding
 /// one object), in SeriesInstanceUID order. Directories are expanded by
 /// [`gather`] (`recursive` descends into sub-directories); a file found
-/// in a directory that is no image is skipped and listed.
+/// in a directory that is no image is skipped and listed. Every file is
+/// read and checked here, and every series ordered, but the pixels are
+/// not kept: [`DicomConversion::message`] reads them into the volume.
 pub fn dicom_to_messages(
     inputs: &[PathBuf],
     recursive: bool,
@@ -1232,15 +1054,15 @@ pub fn dicom_to_messages(
         by_series.entry(&s.series).or_default().push(s);
     }
     let mut out = DicomConversion {
-        messages: Vec::with_capacity(by_series.len()),
         series: Vec::with_capacity(by_series.len()),
         skipped,
         deidentified: Deidentified::default(),
+        planned: Vec::with_capacity(by_series.len()),
+        pipeline: pipeline.clone(),
     };
     for (uid, members) in by_series {
-        let (d, data, entry) = series_object(members, pipeline, deidentify, &mut out.deidentified)?;
-        out.messages
-            .push((vec![(d, data)], GlobalMetadata::with_base(vec![entry])));
+        out.planned
+            .push(plan_series(members, deidentify, &mut out.deidentified)?);
         out.series.push(uid.to_string());
     }
     Ok(out)

@@ -18,6 +18,8 @@ pub mod dicom_groups;
 #[cfg(feature = "dicom")]
 pub mod dicom_palette;
 #[cfg(feature = "dicom")]
+mod dicom_pixels;
+#[cfg(feature = "dicom")]
 pub mod dicom_predecode;
 #[cfg(feature = "dicom")]
 pub mod dicom_scan;
@@ -44,7 +46,7 @@ pub mod nifti_ext;
 pub mod nifti_float;
 #[cfg(feature = "nifti")]
 pub mod nifti_header;
-#[cfg(feature = "nifti")]
+#[cfg(any(feature = "nifti", feature = "dicom"))]
 pub mod nifti_voxels;
 pub mod pipeline;
 
