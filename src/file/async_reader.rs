@@ -24,6 +24,7 @@ use std::sync::Arc;
 use super::async_source::AsyncByteSource;
 use super::fetched::{drive, fetch_new, step, Fetched, Fetches, Miss};
 use super::reader::{locate_hops, located_of};
+use super::walk::Walks;
 use super::{Damage, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
 use crate::descriptor::ObjectDescriptor;
@@ -91,8 +92,10 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
 /// Locates the messages of `fetched` as [`TgmFile::from_source`] does
 /// without readahead, with the same reads, resuming each step from the
 /// last message hop that began before the previous step's miss rather
-/// than from the start: opening costs time in proportion to the
-/// messages, not to their square (`spec/files.md` §7.1).
+/// than from the start, and each walk of a message's frames from where
+/// the previous step's walk of it stopped: opening costs time in
+/// proportion to the messages and their frames, not to their square
+/// (`spec/files.md` §7.1).
 async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     fetched: &Fetched<S>,
     limits: &Limits,
@@ -100,9 +103,13 @@ async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     let size = fetched.size;
     let mut fetches = Fetches::default();
     let (mut spans, mut flags) = (Vec::new(), Vec::new());
+    let mut walks = Walks::resumable();
     let mut start = 0;
     let torn = loop {
-        let (hops, miss) = step(&mut fetches, || locate_hops(fetched, size, start, limits));
+        walks.forget_before(start);
+        let (hops, miss) = step(&mut fetches, || {
+            locate_hops(fetched, size, start, limits, &mut walks)
+        });
         // A failure of the source itself ends opening as it ends the
         // blocking reader's, even when the step also missed (a miss is
         // never recorded as a failure).
@@ -276,5 +283,57 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
         let _ = cpu;
         let (out, miss) = super::fetched::step(&mut fetches, || f(&self.file));
         Ok((out, miss, fetches))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::fetched::block_on;
+    use crate::file::walk::counting;
+    use crate::{Dtype, EncodeOptions, ObjectDescriptor, StreamingEncoder};
+    use bytes::Bytes;
+
+    /// A buffered message, one streaming message (declared length 0) of
+    /// `frames` one-byte objects, and another buffered message.
+    fn file_with_streaming(frames: usize) -> Bytes {
+        let meta = GlobalMetadata::default();
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![1]);
+        let buffered = crate::encode(&meta, &[(&d, &[7u8][..])], &EncodeOptions::new()).unwrap();
+        let mut s = StreamingEncoder::new(Vec::new(), &meta, &EncodeOptions::new()).unwrap();
+        for i in 0..frames {
+            s.write_object(&d, &[i as u8]).unwrap();
+        }
+        let mut streaming = s.finish().unwrap().0;
+        streaming[16..24].fill(0);
+        let n = streaming.len();
+        streaming[n - 16..n - 8].fill(0);
+        Bytes::from([&buffered[..], &streaming, &buffered].concat())
+    }
+
+    /// Each of the message's frames is fetched by two requests (its
+    /// header, then its end magic), and each step resumes the walk at the
+    /// frame it lacked: the walk reads each frame header twice (the
+    /// postamble once more, in the step that fetches the next message's
+    /// preamble), where walking the message again from its start after
+    /// each request read about frames² headers.
+    #[test]
+    fn opening_reads_each_frame_header_of_a_streaming_message_twice() {
+        let lim = Limits::default();
+        let frames = 4000;
+        let file = file_with_streaming(frames);
+        counting::take();
+        let sync = TgmFile::from_source(file.clone(), &lim).unwrap();
+        let blocking = counting::take();
+        assert_eq!(sync.num_messages(), 3);
+        assert!(blocking > frames as u64, "{blocking}");
+        let asy = block_on(AsyncTgmFile::open(file, &lim)).unwrap();
+        let walked = counting::take();
+        assert_eq!(asy.spans(), sync.spans());
+        assert_eq!(asy.damage(), sync.damage());
+        assert!(
+            walked <= 2 * blocking + 1,
+            "{walked} frame headers read for {frames} frames ({blocking} by the blocking reader)"
+        );
     }
 }

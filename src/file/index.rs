@@ -2,13 +2,11 @@
 //! See `spec/files.md` §2.
 
 use super::source::ByteSource;
+use super::walk::{read_array, walk_frames, walk_streaming, Broken, Chain, Walks};
 use crate::limits::Limits;
-use crate::wire::header::{FrameHeader, Postamble, Preamble};
+use crate::wire::header::Preamble;
 use crate::wire::scan::{find_magic, MessageSpan, Scanner};
-use crate::wire::{
-    align_up, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
-    POSTAMBLE_LEN, PREAMBLE_LEN,
-};
+use crate::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN, PREAMBLE_LEN};
 
 /// Bytes after the last complete message that form no message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,12 +37,6 @@ pub(crate) const SLOW_WINDOW: u64 = 8 << 20;
 /// does for any byte source.
 pub(crate) fn index_bytes(bytes: &[u8], limits: &Limits) -> (Vec<MessageSpan>, Option<TornTail>) {
     index_messages(&bytes, 0, limits)
-}
-
-/// `N` bytes at `offset`, or `None` when out of range or unreadable.
-fn read_array<const N: usize>(src: &dyn ByteSource, offset: u64) -> Option<[u8; N]> {
-    let mut b = [0u8; N];
-    src.read_at(offset, &mut b).ok().map(|()| b)
 }
 
 /// Delimits a message with a declared length at `p` by reading its
@@ -82,141 +74,6 @@ fn hop_from(
     (&magic == END_MAGIC).then_some(t)
 }
 
-/// Frame positions, with the alignment of the message they were reached
-/// from (frames align relative to their message), whose chain of frames
-/// ended in no whole message.
-type Failed = std::collections::HashSet<(u64, u64)>;
-
-/// Where the frames of a message that follow its preamble lead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Chain {
-    /// To a valid postamble: a whole message of this length.
-    Whole(u64),
-    /// Past the end of the source: an interrupted write.
-    RunsOut,
-    /// Anywhere else.
-    Broken,
-}
-
-/// Follows the frame headers of the message at `p` to its postamble,
-/// reading each frame header, each frame end magic and the postamble only.
-/// `failed` remembers frame positions whose chain did not end in a whole
-/// message, so that walks from many candidates over one damaged run of
-/// frames stay linear in the number of frames.
-fn walk_frames(
-    src: &dyn ByteSource,
-    p: u64,
-    size: u64,
-    limits: &Limits,
-    failed: &mut Failed,
-) -> Chain {
-    let Some(pre) = read_array::<PREAMBLE_LEN>(src, p).and_then(|b| Preamble::peek(&b)) else {
-        return Chain::Broken;
-    };
-    let declared_end = (pre.total_length != 0).then(|| p.saturating_add(pre.total_length));
-    let mut rel = PREAMBLE_LEN as u64;
-    let mut path = Vec::new();
-    // Whether the chain ended for a reason in the bytes alone, not in this
-    // candidate's declared length or the limits: only then does any walk
-    // that reaches the same positions end the same way.
-    let mut intrinsic = true;
-    let end = loop {
-        let pos = p.saturating_add(rel);
-        if failed.contains(&(pos, p % ALIGN as u64)) {
-            break Chain::Broken;
-        }
-        if rel > limits.max_message_len || path.len() > limits.max_frames {
-            intrinsic = false;
-            break Chain::Broken;
-        }
-        path.push(pos);
-        let Some(b) = read_array::<FRAME_HEADER_LEN>(src, pos) else {
-            break runs_out_or_broken(src, pos, size);
-        };
-        if b[..2] != FRAME_MAGIC[..] {
-            let len = rel + POSTAMBLE_LEN as u64;
-            let Some(post) = read_array::<POSTAMBLE_LEN>(src, pos) else {
-                break runs_out_or_broken(src, pos, size);
-            };
-            let Some(q) = Postamble::peek(&post) else {
-                break Chain::Broken;
-            };
-            intrinsic = false;
-            let whole = q.check_length(len, pos).is_ok();
-            let fits = len <= limits.max_message_len && declared_end.is_none_or(|e| e == p + len);
-            break if whole && fits {
-                Chain::Whole(len)
-            } else {
-                Chain::Broken
-            };
-        }
-        let Some(h) = FrameHeader::peek(&b) else {
-            break Chain::Broken;
-        };
-        let end = pos.saturating_add(h.total_length);
-        if declared_end.is_some_and(|e| end > e) {
-            intrinsic = false;
-            break Chain::Broken;
-        }
-        if end > size {
-            break Chain::RunsOut;
-        }
-        if read_array::<4>(src, end - 4).as_ref() != Some(FRAME_END) {
-            break Chain::Broken;
-        }
-        rel = align_up(end - p);
-    };
-    // With a declared length inside the source, the message is not cut
-    // short by the end of the source.
-    let end = match end {
-        Chain::RunsOut if declared_end.is_some_and(|e| e <= size) => Chain::Broken,
-        e => e,
-    };
-    if matches!(end, Chain::Whole(_)) || !intrinsic || declared_end.is_some() {
-        return end;
-    }
-    // Every 16th position suffices: a later walk that joins this chain
-    // meets a recorded one within 16 steps, and the record stays small.
-    failed.extend(path.into_iter().step_by(16).map(|q| (q, p % ALIGN as u64)));
-    end
-}
-
-/// Fewer bytes than a frame header or a postamble remain at `pos`: they are
-/// a message cut short if they begin like one of the two.
-fn runs_out_or_broken(src: &dyn ByteSource, pos: u64, size: u64) -> Chain {
-    let n = size.saturating_sub(pos).min(POSTAMBLE_LEN as u64) as usize;
-    let mut b = [0u8; POSTAMBLE_LEN];
-    if src.read_at(pos, &mut b[..n]).is_err() {
-        return Chain::Broken;
-    }
-    let b = &b[..n];
-    let frame = FRAME_MAGIC.starts_with(&b[..n.min(2)]);
-    let post = b.get(16..).is_none_or(|m| END_MAGIC.starts_with(m));
-    if frame || post {
-        Chain::RunsOut
-    } else {
-        Chain::Broken
-    }
-}
-
-/// A whole streaming message at `p`, by [`walk_frames`].
-fn walk_streaming(
-    src: &dyn ByteSource,
-    p: u64,
-    size: u64,
-    limits: &Limits,
-    failed: &mut Failed,
-) -> Option<u64> {
-    let pre = Preamble::peek(&read_array::<PREAMBLE_LEN>(src, p)?)?;
-    if pre.total_length != 0 {
-        return None;
-    }
-    match walk_frames(src, p, size, limits, failed) {
-        Chain::Whole(len) => Some(len),
-        _ => None,
-    }
-}
-
 /// Hops from message to message using declared lengths, and follows the
 /// frame headers of streaming messages; every read is a few bytes. Where
 /// neither delimits a message (damage, an interrupted write) the rest is
@@ -227,24 +84,25 @@ pub(crate) fn index_messages(
     start: u64,
     limits: &Limits,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
-    index_messages_with(src, start, limits, &mut |_, _| {})
+    index_messages_with(src, start, limits, &mut |_, _| {}, &mut Walks::default())
 }
 
 /// [`index_messages`], calling `at_hop(p, preamble)` at each position `p`
 /// the hop reaches, with the preamble read there, before reading past the
 /// message: a reader with readahead still holds that message's head, which
 /// `at_hop` may look into (to read its index) without another request.
+/// Frame walks start from what `walks` remembers of earlier ones.
 pub(crate) fn index_messages_with(
     src: &dyn ByteSource,
     start: u64,
     limits: &Limits,
     at_hop: &mut dyn FnMut(u64, Option<&[u8; PREAMBLE_LEN]>),
+    walks: &mut Walks,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
     let mut spans = Vec::new();
     let Ok(size) = src.len() else {
         return (spans, None);
     };
-    let mut failed = std::collections::HashSet::new();
     let mut p = start;
     // End of the last complete message: where a torn tail would begin.
     let mut tail_from = start;
@@ -258,7 +116,7 @@ pub(crate) fn index_messages_with(
             // Whatever a failed hop read does not start the next message.
             next = None;
         }
-        let len = hop.or_else(|| walk_streaming(src, p, size, limits, &mut failed));
+        let len = hop.or_else(|| walk_streaming(src, p, size, limits, walks));
         if let Some(len) = len {
             spans.push(MessageSpan { offset: p, len });
             p += len;
@@ -272,17 +130,17 @@ pub(crate) fn index_messages_with(
                 let torn = scan_rest(src, p, tail_from, limits, &mut spans);
                 return (spans, torn);
             }
-            if p == tail_from {
-                let mut fresh = std::collections::HashSet::new();
-                if walk_frames(src, p, size, limits, &mut fresh) == Chain::RunsOut {
-                    // An interrupted append: nothing in it is looked into.
-                    let torn = TornTail {
-                        offset: p,
-                        len: rest,
-                        reason: INCOMPLETE.into(),
-                    };
-                    return (spans, Some(torn));
-                }
+            let appended = p == tail_from;
+            if appended
+                && walk_frames(src, p, size, limits, walks, Broken::Walked) == Chain::RunsOut
+            {
+                // An interrupted append: nothing in it is looked into.
+                let torn = TornTail {
+                    offset: p,
+                    len: rest,
+                    reason: INCOMPLETE.into(),
+                };
+                return (spans, Some(torn));
             }
             let Ok(w) = src.read_bytes(p..p + SLOW_WINDOW) else {
                 return (spans, unreadable(tail_from, size));
@@ -291,7 +149,7 @@ pub(crate) fn index_messages_with(
             while let Some(m) = find_magic(&w, q) {
                 let at = p + m as u64;
                 let len = hop_at(src, at, size, limits)
-                    .or_else(|| walk_streaming(src, at, size, limits, &mut failed));
+                    .or_else(|| walk_streaming(src, at, size, limits, walks));
                 if let Some(len) = len {
                     spans.push(MessageSpan { offset: at, len });
                     p = at + len;
