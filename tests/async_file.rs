@@ -320,3 +320,21 @@ fn a_broken_streaming_message_before_a_long_rest_is_the_same_damage() {
     assert_eq!(damage.len(), 1);
     assert_eq!(damage[0].offset, first.len() as u64);
 }
+
+/// Damage twice the scanner's window whose first window holds preambles
+/// declaring lengths that end past it, each read with a request of its
+/// own: each step resumes the scan at the magic it lacked, with the
+/// blocking reader's requests and damage.
+#[test]
+fn a_scan_of_long_damage_resumes_with_the_blocking_readers_reads() {
+    const WINDOW: usize = 8 << 20;
+    let msg = many_messages(1, 50);
+    let mut bytes = [&msg[..], &vec![0x55u8; 2 * WINDOW + 4096], &msg].concat();
+    for at in (msg.len()..msg.len() + WINDOW - 24).step_by(16 << 10) {
+        bytes[at..at + 24].copy_from_slice(&msg[..24]);
+        bytes[at + 16..at + 24].copy_from_slice(&(WINDOW as u64 + 1).to_be_bytes());
+    }
+    let damage = opens_as_the_blocking_reader(&bytes, "preambles in damage");
+    assert_eq!(damage.len(), 1);
+    assert_eq!(damage[0].offset, msg.len() as u64);
+}

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use super::async_source::AsyncByteSource;
 use super::fetched::{drive, fetch_new, step, Fetched, Fetches, Miss};
+use super::index::Passes;
 use super::reader::{locate_hops, located_of};
-use super::walk::Walks;
 use super::{Damage, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
 use crate::descriptor::ObjectDescriptor;
@@ -103,12 +103,12 @@ async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     let size = fetched.size;
     let mut fetches = Fetches::default();
     let (mut spans, mut flags) = (Vec::new(), Vec::new());
-    let mut walks = Walks::resumable();
+    let mut passes = Passes::resumable();
     let mut start = 0;
     let torn = loop {
-        walks.forget_before(start);
+        passes.forget_before(start);
         let (hops, miss) = step(&mut fetches, || {
-            locate_hops(fetched, size, start, limits, &mut walks)
+            locate_hops(fetched, size, start, limits, &mut passes)
         });
         // A failure of the source itself ends opening as it ends the
         // blocking reader's, even when the step also missed (a miss is
@@ -290,7 +290,7 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
 mod tests {
     use super::*;
     use crate::file::fetched::block_on;
-    use crate::file::walk::counting;
+    use crate::file::index::counting;
     use crate::{Dtype, EncodeOptions, ObjectDescriptor, StreamingEncoder};
     use bytes::Bytes;
 
@@ -311,6 +311,21 @@ mod tests {
         Bytes::from([&buffered[..], &streaming, &buffered].concat())
     }
 
+    /// Opens `file` with the blocking reader, then the asynchronous one:
+    /// the same spans and damage, and the locator's work for each
+    /// ([`counting::take`]: frame headers read, magics tried).
+    fn work_of_opening(file: Bytes) -> ((u64, u64), (u64, u64)) {
+        let lim = Limits::default();
+        counting::take();
+        let sync = TgmFile::from_source(file.clone(), &lim).unwrap();
+        let blocking = counting::take();
+        let asy = block_on(AsyncTgmFile::open(file, &lim)).unwrap();
+        let stepped = counting::take();
+        assert_eq!(asy.spans(), sync.spans());
+        assert_eq!(asy.damage(), sync.damage());
+        (blocking, stepped)
+    }
+
     /// Each of the message's frames is fetched by two requests (its
     /// header, then its end magic), and each step resumes the walk at the
     /// frame it lacked: the walk reads each frame header twice (the
@@ -319,21 +334,43 @@ mod tests {
     /// each request read about frames² headers.
     #[test]
     fn opening_reads_each_frame_header_of_a_streaming_message_twice() {
-        let lim = Limits::default();
         let frames = 4000;
-        let file = file_with_streaming(frames);
-        counting::take();
-        let sync = TgmFile::from_source(file.clone(), &lim).unwrap();
-        let blocking = counting::take();
-        assert_eq!(sync.num_messages(), 3);
+        let ((blocking, _), (walked, _)) = work_of_opening(file_with_streaming(frames));
         assert!(blocking > frames as u64, "{blocking}");
-        let asy = block_on(AsyncTgmFile::open(file, &lim)).unwrap();
-        let walked = counting::take();
-        assert_eq!(asy.spans(), sync.spans());
-        assert_eq!(asy.damage(), sync.damage());
         assert!(
             walked <= 2 * blocking + 1,
             "{walked} frame headers read for {frames} frames ({blocking} by the blocking reader)"
+        );
+    }
+
+    /// Damage twice the scanner's window, holding every 4 KiB of its first
+    /// window a preamble whose declared length ends past that window in no
+    /// end magic, then a message: each such preamble costs a request (for its
+    /// end magic), and each step resumes the scan at the magic it lacked,
+    /// so each is tried twice, where scanning the window again from its
+    /// start after each request tried about magics² / 2.
+    #[test]
+    fn opening_tries_each_magic_in_a_long_damaged_stretch_twice() {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![1]);
+        let msg = crate::encode(
+            &GlobalMetadata::default(),
+            &[(&d, &[7u8][..])],
+            &EncodeOptions::new(),
+        )
+        .unwrap();
+        let window = super::super::index::SLOW_WINDOW as usize;
+        let mut file = [&msg[..], &vec![0x55u8; 2 * window + 4096], &msg].concat();
+        for at in (msg.len()..msg.len() + window - 24).step_by(4096) {
+            file[at..at + 24].copy_from_slice(&msg[..24]);
+            let past = window as u64 + 1;
+            file[at + 16..at + 24].copy_from_slice(&past.to_be_bytes());
+        }
+        let file = Bytes::from(file);
+        let ((_, blocking), (_, tried)) = work_of_opening(file);
+        assert!(blocking > 2000, "{blocking}");
+        assert!(
+            tried <= 2 * blocking,
+            "{tried} magics tried ({blocking} by the blocking reader)"
         );
     }
 }

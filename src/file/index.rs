@@ -1,6 +1,8 @@
 //! Locating messages in a file in time proportional to their number.
 //! See `spec/files.md` §2.
 
+use std::collections::BTreeMap;
+
 use super::source::ByteSource;
 use super::walk::{read_array, walk_frames, walk_streaming, Broken, Chain, Walks};
 use crate::limits::Limits;
@@ -84,20 +86,68 @@ pub(crate) fn index_messages(
     start: u64,
     limits: &Limits,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
-    index_messages_with(src, start, limits, &mut |_, _| {}, &mut Walks::default())
+    index_messages_with(src, start, limits, &mut |_, _| {}, &mut Passes::default())
+}
+
+/// What a pass of the locator leaves for the next pass over the same
+/// source from the same or a later message, run again with more bytes
+/// (the asynchronous reader's steps, `spec/files.md` §7.1): its walks of
+/// frames, and how far each scan of damage got.
+#[derive(Debug, Default)]
+pub(crate) struct Passes {
+    walks: Walks,
+    /// By where a scan began (the end of the last complete message): the
+    /// window it had reached and the offset in that window of the message
+    /// magic it was about to try, every magic before it tried from bytes
+    /// present. `None`: passes do not resume.
+    scans: Option<BTreeMap<u64, (u64, usize)>>,
+}
+
+impl Passes {
+    /// Passes that resume the walks and scans of the ones before.
+    pub(crate) fn resumable() -> Self {
+        Passes {
+            walks: Walks::resumable(),
+            scans: Some(BTreeMap::new()),
+        }
+    }
+
+    /// Forgets what passes learnt before `start`: a pass from `start`
+    /// reads nothing before it.
+    pub(crate) fn forget_before(&mut self, start: u64) {
+        self.walks.forget_before(start);
+        if let Some(s) = &mut self.scans {
+            *s = s.split_off(&start);
+        }
+    }
+
+    /// Where the scan beginning at `from` goes on.
+    fn scan_from(&self, from: u64) -> Option<(u64, usize)> {
+        self.scans.as_ref()?.get(&from).copied()
+    }
+
+    /// The scan beginning at `from` is about to search the window
+    /// beginning at `window` from its byte `at`; kept unless a read of this
+    /// pass lacked bytes (a magic before it may have failed for that alone).
+    fn scanning(&mut self, from: u64, window: u64, at: usize) {
+        if let Some(s) = self.scans.as_mut().filter(|_| !super::fetched::missed()) {
+            s.insert(from, (window, at));
+        }
+    }
 }
 
 /// [`index_messages`], calling `at_hop(p, preamble)` at each position `p`
 /// the hop reaches, with the preamble read there, before reading past the
 /// message: a reader with readahead still holds that message's head, which
 /// `at_hop` may look into (to read its index) without another request.
-/// Frame walks start from what `walks` remembers of earlier ones.
+/// Frame walks and scans of damage go on from where those of earlier
+/// `passes` stopped.
 pub(crate) fn index_messages_with(
     src: &dyn ByteSource,
     start: u64,
     limits: &Limits,
     at_hop: &mut dyn FnMut(u64, Option<&[u8; PREAMBLE_LEN]>),
-    walks: &mut Walks,
+    passes: &mut Passes,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
     let mut spans = Vec::new();
     let Ok(size) = src.len() else {
@@ -116,14 +166,19 @@ pub(crate) fn index_messages_with(
             // Whatever a failed hop read does not start the next message.
             next = None;
         }
-        let len = hop.or_else(|| walk_streaming(src, p, size, limits, walks));
+        let len = hop.or_else(|| walk_streaming(src, p, size, limits, &mut passes.walks));
         if let Some(len) = len {
             spans.push(MessageSpan { offset: p, len });
             p += len;
             tail_from = p;
             continue;
         }
-        // Damage or an interrupted write: look for the next message.
+        // Damage or an interrupted write: look for the next message, from
+        // where an earlier pass's scan from here got to.
+        let mut resumed = passes.scan_from(tail_from);
+        if let Some((window, _)) = resumed {
+            p = window;
+        }
         loop {
             let rest = size - p;
             if rest <= SLOW_WINDOW {
@@ -132,7 +187,8 @@ pub(crate) fn index_messages_with(
             }
             let appended = p == tail_from;
             if appended
-                && walk_frames(src, p, size, limits, walks, Broken::Walked) == Chain::RunsOut
+                && walk_frames(src, p, size, limits, &mut passes.walks, Broken::Walked)
+                    == Chain::RunsOut
             {
                 // An interrupted append: nothing in it is looked into.
                 let torn = TornTail {
@@ -145,21 +201,32 @@ pub(crate) fn index_messages_with(
             let Ok(w) = src.read_bytes(p..p + SLOW_WINDOW) else {
                 return (spans, unreadable(tail_from, size));
             };
-            let mut q = if p == tail_from { 1 } else { 0 };
+            let first = if p == tail_from { 1 } else { 0 };
+            let mut q = resumed.take().map_or(first, |(_, m)| m);
             while let Some(m) = find_magic(&w, q) {
+                passes.scanning(tail_from, p, m);
+                #[cfg(test)]
+                counting::magic_tried();
                 let at = p + m as u64;
                 let len = hop_at(src, at, size, limits)
-                    .or_else(|| walk_streaming(src, at, size, limits, walks));
+                    .or_else(|| walk_streaming(src, at, size, limits, &mut passes.walks));
                 if let Some(len) = len {
                     spans.push(MessageSpan { offset: at, len });
                     p = at + len;
                     tail_from = p;
                     continue 'hop;
                 }
+                // A step of the asynchronous reader that lacked a byte is
+                // thrown away and run again (§7.1): trying the window's
+                // other magics now would be work for nothing.
+                if super::fetched::missed() {
+                    return (spans, None);
+                }
                 q = m + 1;
             }
             // A magic may straddle the window's end.
             p += SLOW_WINDOW - (MAGIC.len() as u64 - 1);
+            passes.scanning(tail_from, p, 0);
         }
     }
     (spans, None)
@@ -238,6 +305,31 @@ fn scan_rest(
             reason: why,
         }
     })
+}
+
+/// The locator's work on this thread, for tests that count it: frame
+/// headers read by walks, message magics tried by scans of damage.
+#[cfg(test)]
+pub(crate) mod counting {
+    use std::cell::Cell;
+
+    thread_local! {
+        static WORK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    }
+
+    pub(crate) fn frame_header_read() {
+        WORK.with(|w| w.set((w.get().0 + 1, w.get().1)));
+    }
+
+    pub(super) fn magic_tried() {
+        WORK.with(|w| w.set((w.get().0, w.get().1 + 1)));
+    }
+
+    /// Frame headers read and magics tried on this thread since the last
+    /// call.
+    pub(crate) fn take() -> (u64, u64) {
+        WORK.with(|w| w.replace((0, 0)))
+    }
 }
 
 #[cfg(test)]

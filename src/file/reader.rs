@@ -8,13 +8,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::index::{index_messages_with, TornTail};
+use super::index::{index_messages_with, Passes, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
 use super::local::{Backend, LocalFile};
 use super::partial::SparseFrame;
 use super::ranges::Readahead;
 use super::source::ByteSource;
-use super::walk::Walks;
 use crate::decode::{DecodeOptions, DecodedObject, Message, Object, Verify};
 use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
@@ -201,7 +200,7 @@ fn locate(
     start: u64,
     limits: &Limits,
 ) -> Result<(Vec<MessageSpan>, Vec<Located>, Option<TornTail>)> {
-    let hops = locate_hops(src, size, start, limits, &mut Walks::default());
+    let hops = locate_hops(src, size, start, limits, &mut Passes::default());
     if let Some(e) = hops.failure {
         return Err(e);
     }
@@ -227,13 +226,14 @@ pub(super) struct Hops {
 
 /// Hops over the messages of `src` from `start`, reading no more than
 /// each hop needs (no readahead): spans, flags, torn tail and failure.
-/// Frame walks start from what `walks` remembers of earlier ones.
+/// Frame walks and scans of damage go on from where those of earlier
+/// `passes` stopped.
 pub(super) fn locate_hops(
     src: &dyn ByteSource,
     size: u64,
     start: u64,
     limits: &Limits,
-    walks: &mut Walks,
+    passes: &mut Passes,
 ) -> Hops {
     let ra = Readahead::new(src, size, 0);
     let mut flags = Vec::new();
@@ -246,7 +246,7 @@ pub(super) fn locate_hops(
             flags.push((p, pre.flags));
         }
     };
-    let (spans, torn) = index_messages_with(&ra, start, limits, &mut at_hop, walks);
+    let (spans, torn) = index_messages_with(&ra, start, limits, &mut at_hop, passes);
     Hops {
         spans,
         flags,
@@ -415,7 +415,8 @@ impl<S: ByteSource> TgmFile<S> {
                 found.push((p, ix));
             }
         };
-        let (spans, torn) = index_messages_with(&ra, 0, limits, &mut at_hop, &mut Walks::default());
+        let (spans, torn) =
+            index_messages_with(&ra, 0, limits, &mut at_hop, &mut Passes::default());
         if let Some(e) = ra.take_failure() {
             return Err(e);
         }

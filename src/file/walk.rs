@@ -218,7 +218,7 @@ fn frame_at(
         return Err((runs_out_or_broken(src, pos, size), true));
     };
     #[cfg(test)]
-    counting::frame_header_read();
+    super::index::counting::frame_header_read();
     if b[..2] != FRAME_MAGIC[..] {
         let Some(post) = read_array::<POSTAMBLE_LEN>(src, pos) else {
             return Err((runs_out_or_broken(src, pos, size), true));
@@ -269,25 +269,5 @@ fn runs_out_or_broken(src: &dyn ByteSource, pos: u64, size: u64) -> Chain {
         Chain::RunsOut
     } else {
         Chain::Broken
-    }
-}
-
-/// Frame headers read by walks on this thread, for tests that count the
-/// work of opening.
-#[cfg(test)]
-pub(crate) mod counting {
-    use std::cell::Cell;
-
-    thread_local! {
-        static HEADERS: Cell<u64> = const { Cell::new(0) };
-    }
-
-    pub(super) fn frame_header_read() {
-        HEADERS.with(|h| h.set(h.get() + 1));
-    }
-
-    /// Frame headers read on this thread since the last call.
-    pub(crate) fn take() -> u64 {
-        HEADERS.with(|h| h.replace(0))
     }
 }
