@@ -196,7 +196,8 @@ fn walk(
         let tail = last.filter(|_| cur.frames.is_multiple_of(MARK_EVERY));
         f.extend(cur.marks.iter().copied().chain(tail).map(|q| (q, class)));
     }
-    if let Some(c) = cursors {
+    // A walk that checked no frame leaves nothing to start from.
+    if let Some(c) = cursors.filter(|_| cur.frames > 0) {
         c.insert(p, cur);
     }
     end
