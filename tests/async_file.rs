@@ -272,3 +272,69 @@ fn a_failing_source_is_an_error_as_for_the_blocking_reader() {
     assert_eq!(sync.kind(), &tgm::ErrorKind::Remote);
     assert_eq!(asy.to_string(), sync.to_string());
 }
+
+/// `frames` one-byte objects in one streaming message (declared length
+/// 0, as a writer that cannot seek leaves it).
+fn long_streaming(frames: usize) -> Vec<u8> {
+    let d = desc(tgm::Dtype::Uint8, 1, None);
+    let objs: Vec<_> = (0..frames).map(|i| (d.clone(), vec![i as u8])).collect();
+    streaming(&objs, false)
+}
+
+/// Opening `bytes` without readahead, the asynchronous reader finds the
+/// blocking reader's spans and damage with the blocking reader's reads.
+fn opens_as_the_blocking_reader(bytes: &[u8], what: &str) -> Vec<tgm::file::Damage> {
+    let lim = Limits::default();
+    let (s, a) = (Logged::new(bytes, 0), Logged::new(bytes, 0));
+    let sync = TgmFile::from_source(&s, &lim).unwrap();
+    let asy = block_on(AsyncTgmFile::open(Arc::new(a), &lim)).unwrap();
+    same_reads(asy.source().take(), s.take(), what);
+    assert_eq!(asy.spans(), sync.spans(), "{what}");
+    assert_eq!(asy.damage(), sync.damage(), "{what}");
+    sync.damage()
+}
+
+/// A streaming message of many frames between buffered ones: each step
+/// of opening resumes the frame walk where the last one stopped, with the
+/// blocking reader's requests, one per frame header and end magic.
+#[test]
+fn a_long_streaming_message_is_opened_with_the_blocking_readers_reads() {
+    let mut bytes = many_messages(2, 50);
+    bytes.extend(long_streaming(1000));
+    bytes.extend(many_messages(2, 50));
+    assert!(opens_as_the_blocking_reader(&bytes, "streaming").is_empty());
+}
+
+/// A long streaming message whose postamble is damaged, before more than
+/// the scanner's window of messages: the walk that finds it broken, the
+/// walk that tells damage from an interrupted write and the windowed scan
+/// after it give the blocking reader's damage and reads.
+#[test]
+fn a_broken_streaming_message_before_a_long_rest_is_the_same_damage() {
+    let first = many_messages(1, 50);
+    let mut broken = long_streaming(500);
+    let n = broken.len();
+    broken[n - 3] ^= 0xff;
+    let bytes = [&first[..], &broken, &many_messages(8, 100_000)].concat();
+    let damage = opens_as_the_blocking_reader(&bytes, "broken streaming");
+    assert_eq!(damage.len(), 1);
+    assert_eq!(damage[0].offset, first.len() as u64);
+}
+
+/// Damage twice the scanner's window whose first window holds preambles
+/// declaring lengths that end past it, each read with a request of its
+/// own: each step resumes the scan at the magic it lacked, with the
+/// blocking reader's requests and damage.
+#[test]
+fn a_scan_of_long_damage_resumes_with_the_blocking_readers_reads() {
+    const WINDOW: usize = 8 << 20;
+    let msg = many_messages(1, 50);
+    let mut bytes = [&msg[..], &vec![0x55u8; 2 * WINDOW + 4096], &msg].concat();
+    for at in (msg.len()..msg.len() + WINDOW - 24).step_by(16 << 10) {
+        bytes[at..at + 24].copy_from_slice(&msg[..24]);
+        bytes[at + 16..at + 24].copy_from_slice(&(WINDOW as u64 + 1).to_be_bytes());
+    }
+    let damage = opens_as_the_blocking_reader(&bytes, "preambles in damage");
+    assert_eq!(damage.len(), 1);
+    assert_eq!(damage[0].offset, msg.len() as u64);
+}

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use super::async_source::AsyncByteSource;
 use super::fetched::{drive, fetch_new, step, Fetched, Fetches, Miss};
+use super::index::Passes;
 use super::reader::{locate_hops, located_of};
 use super::{Damage, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
@@ -91,8 +92,10 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
 /// Locates the messages of `fetched` as [`TgmFile::from_source`] does
 /// without readahead, with the same reads, resuming each step from the
 /// last message hop that began before the previous step's miss rather
-/// than from the start: opening costs time in proportion to the
-/// messages, not to their square (`spec/files.md` §7.1).
+/// than from the start, and each walk of a message's frames from where
+/// the previous step's walk of it stopped: opening costs time in
+/// proportion to the messages and their frames, not to their square
+/// (`spec/files.md` §7.1).
 async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     fetched: &Fetched<S>,
     limits: &Limits,
@@ -100,9 +103,13 @@ async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     let size = fetched.size;
     let mut fetches = Fetches::default();
     let (mut spans, mut flags) = (Vec::new(), Vec::new());
+    let mut passes = Passes::resumable();
     let mut start = 0;
     let torn = loop {
-        let (hops, miss) = step(&mut fetches, || locate_hops(fetched, size, start, limits));
+        passes.forget_before(start);
+        let (hops, miss) = step(&mut fetches, || {
+            locate_hops(fetched, size, start, limits, &mut passes)
+        });
         // A failure of the source itself ends opening as it ends the
         // blocking reader's, even when the step also missed (a miss is
         // never recorded as a failure).
@@ -276,5 +283,94 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
         let _ = cpu;
         let (out, miss) = super::fetched::step(&mut fetches, || f(&self.file));
         Ok((out, miss, fetches))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::fetched::block_on;
+    use crate::file::index::counting;
+    use crate::{Dtype, EncodeOptions, ObjectDescriptor, StreamingEncoder};
+    use bytes::Bytes;
+
+    /// A buffered message, one streaming message (declared length 0) of
+    /// `frames` one-byte objects, and another buffered message.
+    fn file_with_streaming(frames: usize) -> Bytes {
+        let meta = GlobalMetadata::default();
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![1]);
+        let buffered = crate::encode(&meta, &[(&d, &[7u8][..])], &EncodeOptions::new()).unwrap();
+        let mut s = StreamingEncoder::new(Vec::new(), &meta, &EncodeOptions::new()).unwrap();
+        for i in 0..frames {
+            s.write_object(&d, &[i as u8]).unwrap();
+        }
+        let mut streaming = s.finish().unwrap().0;
+        streaming[16..24].fill(0);
+        let n = streaming.len();
+        streaming[n - 16..n - 8].fill(0);
+        Bytes::from([&buffered[..], &streaming, &buffered].concat())
+    }
+
+    /// Opens `file` with the blocking reader, then the asynchronous one:
+    /// the same spans and damage, and the locator's work for each
+    /// ([`counting::take`]: frame headers read, magics tried).
+    fn work_of_opening(file: Bytes) -> ((u64, u64), (u64, u64)) {
+        let lim = Limits::default();
+        counting::take();
+        let sync = TgmFile::from_source(file.clone(), &lim).unwrap();
+        let blocking = counting::take();
+        let asy = block_on(AsyncTgmFile::open(file, &lim)).unwrap();
+        let stepped = counting::take();
+        assert_eq!(asy.spans(), sync.spans());
+        assert_eq!(asy.damage(), sync.damage());
+        (blocking, stepped)
+    }
+
+    /// Each of the message's frames is fetched by two requests (its
+    /// header, then its end magic), and each step resumes the walk at the
+    /// frame it lacked: the walk reads each frame header twice (the
+    /// postamble once more, in the step that fetches the next message's
+    /// preamble), where walking the message again from its start after
+    /// each request read about frames² headers.
+    #[test]
+    fn opening_reads_each_frame_header_of_a_streaming_message_twice() {
+        let frames = 4000;
+        let ((blocking, _), (walked, _)) = work_of_opening(file_with_streaming(frames));
+        assert!(blocking > frames as u64, "{blocking}");
+        assert!(
+            walked <= 2 * blocking + 1,
+            "{walked} frame headers read for {frames} frames ({blocking} by the blocking reader)"
+        );
+    }
+
+    /// Damage twice the scanner's window, holding every 4 KiB of its first
+    /// window a preamble whose declared length ends past that window in no
+    /// end magic, then a message: each such preamble costs a request (for its
+    /// end magic), and each step resumes the scan at the magic it lacked,
+    /// so each is tried twice, where scanning the window again from its
+    /// start after each request tried about magics² / 2.
+    #[test]
+    fn opening_tries_each_magic_in_a_long_damaged_stretch_twice() {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![1]);
+        let msg = crate::encode(
+            &GlobalMetadata::default(),
+            &[(&d, &[7u8][..])],
+            &EncodeOptions::new(),
+        )
+        .unwrap();
+        let window = super::super::index::SLOW_WINDOW as usize;
+        let mut file = [&msg[..], &vec![0x55u8; 2 * window + 4096], &msg].concat();
+        for at in (msg.len()..msg.len() + window - 24).step_by(4096) {
+            file[at..at + 24].copy_from_slice(&msg[..24]);
+            let past = window as u64 + 1;
+            file[at + 16..at + 24].copy_from_slice(&past.to_be_bytes());
+        }
+        let file = Bytes::from(file);
+        let ((_, blocking), (_, tried)) = work_of_opening(file);
+        assert!(blocking > 2000, "{blocking}");
+        assert!(
+            tried <= 2 * blocking,
+            "{tried} magics tried ({blocking} by the blocking reader)"
+        );
     }
 }

@@ -286,6 +286,15 @@ impl<S: AsyncByteSource + ?Sized> ByteSource for Fetched<S> {
     }
 }
 
+/// Runs `f` to completion on a runtime of the calling thread.
+#[cfg(test)]
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,13 +304,6 @@ mod tests {
             src: Arc::new(Bytes::from_static(b"0123456789")),
             size: 10,
         }
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
     }
 
     #[test]

@@ -1,14 +1,14 @@
 //! Locating messages in a file in time proportional to their number.
 //! See `spec/files.md` §2.
 
+use std::collections::BTreeMap;
+
 use super::source::ByteSource;
+use super::walk::{read_array, walk_frames, walk_streaming, Broken, Chain, Walks};
 use crate::limits::Limits;
-use crate::wire::header::{FrameHeader, Postamble, Preamble};
+use crate::wire::header::Preamble;
 use crate::wire::scan::{find_magic, MessageSpan, Scanner};
-use crate::wire::{
-    align_up, ALIGN, END_MAGIC, FRAME_END, FRAME_HEADER_LEN, FRAME_MAGIC, MAGIC, MIN_MESSAGE_LEN,
-    POSTAMBLE_LEN, PREAMBLE_LEN,
-};
+use crate::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN, PREAMBLE_LEN};
 
 /// Bytes after the last complete message that form no message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,12 +39,6 @@ pub(crate) const SLOW_WINDOW: u64 = 8 << 20;
 /// does for any byte source.
 pub(crate) fn index_bytes(bytes: &[u8], limits: &Limits) -> (Vec<MessageSpan>, Option<TornTail>) {
     index_messages(&bytes, 0, limits)
-}
-
-/// `N` bytes at `offset`, or `None` when out of range or unreadable.
-fn read_array<const N: usize>(src: &dyn ByteSource, offset: u64) -> Option<[u8; N]> {
-    let mut b = [0u8; N];
-    src.read_at(offset, &mut b).ok().map(|()| b)
 }
 
 /// Delimits a message with a declared length at `p` by reading its
@@ -82,141 +76,6 @@ fn hop_from(
     (&magic == END_MAGIC).then_some(t)
 }
 
-/// Frame positions, with the alignment of the message they were reached
-/// from (frames align relative to their message), whose chain of frames
-/// ended in no whole message.
-type Failed = std::collections::HashSet<(u64, u64)>;
-
-/// Where the frames of a message that follow its preamble lead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Chain {
-    /// To a valid postamble: a whole message of this length.
-    Whole(u64),
-    /// Past the end of the source: an interrupted write.
-    RunsOut,
-    /// Anywhere else.
-    Broken,
-}
-
-/// Follows the frame headers of the message at `p` to its postamble,
-/// reading each frame header, each frame end magic and the postamble only.
-/// `failed` remembers frame positions whose chain did not end in a whole
-/// message, so that walks from many candidates over one damaged run of
-/// frames stay linear in the number of frames.
-fn walk_frames(
-    src: &dyn ByteSource,
-    p: u64,
-    size: u64,
-    limits: &Limits,
-    failed: &mut Failed,
-) -> Chain {
-    let Some(pre) = read_array::<PREAMBLE_LEN>(src, p).and_then(|b| Preamble::peek(&b)) else {
-        return Chain::Broken;
-    };
-    let declared_end = (pre.total_length != 0).then(|| p.saturating_add(pre.total_length));
-    let mut rel = PREAMBLE_LEN as u64;
-    let mut path = Vec::new();
-    // Whether the chain ended for a reason in the bytes alone, not in this
-    // candidate's declared length or the limits: only then does any walk
-    // that reaches the same positions end the same way.
-    let mut intrinsic = true;
-    let end = loop {
-        let pos = p.saturating_add(rel);
-        if failed.contains(&(pos, p % ALIGN as u64)) {
-            break Chain::Broken;
-        }
-        if rel > limits.max_message_len || path.len() > limits.max_frames {
-            intrinsic = false;
-            break Chain::Broken;
-        }
-        path.push(pos);
-        let Some(b) = read_array::<FRAME_HEADER_LEN>(src, pos) else {
-            break runs_out_or_broken(src, pos, size);
-        };
-        if b[..2] != FRAME_MAGIC[..] {
-            let len = rel + POSTAMBLE_LEN as u64;
-            let Some(post) = read_array::<POSTAMBLE_LEN>(src, pos) else {
-                break runs_out_or_broken(src, pos, size);
-            };
-            let Some(q) = Postamble::peek(&post) else {
-                break Chain::Broken;
-            };
-            intrinsic = false;
-            let whole = q.check_length(len, pos).is_ok();
-            let fits = len <= limits.max_message_len && declared_end.is_none_or(|e| e == p + len);
-            break if whole && fits {
-                Chain::Whole(len)
-            } else {
-                Chain::Broken
-            };
-        }
-        let Some(h) = FrameHeader::peek(&b) else {
-            break Chain::Broken;
-        };
-        let end = pos.saturating_add(h.total_length);
-        if declared_end.is_some_and(|e| end > e) {
-            intrinsic = false;
-            break Chain::Broken;
-        }
-        if end > size {
-            break Chain::RunsOut;
-        }
-        if read_array::<4>(src, end - 4).as_ref() != Some(FRAME_END) {
-            break Chain::Broken;
-        }
-        rel = align_up(end - p);
-    };
-    // With a declared length inside the source, the message is not cut
-    // short by the end of the source.
-    let end = match end {
-        Chain::RunsOut if declared_end.is_some_and(|e| e <= size) => Chain::Broken,
-        e => e,
-    };
-    if matches!(end, Chain::Whole(_)) || !intrinsic || declared_end.is_some() {
-        return end;
-    }
-    // Every 16th position suffices: a later walk that joins this chain
-    // meets a recorded one within 16 steps, and the record stays small.
-    failed.extend(path.into_iter().step_by(16).map(|q| (q, p % ALIGN as u64)));
-    end
-}
-
-/// Fewer bytes than a frame header or a postamble remain at `pos`: they are
-/// a message cut short if they begin like one of the two.
-fn runs_out_or_broken(src: &dyn ByteSource, pos: u64, size: u64) -> Chain {
-    let n = size.saturating_sub(pos).min(POSTAMBLE_LEN as u64) as usize;
-    let mut b = [0u8; POSTAMBLE_LEN];
-    if src.read_at(pos, &mut b[..n]).is_err() {
-        return Chain::Broken;
-    }
-    let b = &b[..n];
-    let frame = FRAME_MAGIC.starts_with(&b[..n.min(2)]);
-    let post = b.get(16..).is_none_or(|m| END_MAGIC.starts_with(m));
-    if frame || post {
-        Chain::RunsOut
-    } else {
-        Chain::Broken
-    }
-}
-
-/// A whole streaming message at `p`, by [`walk_frames`].
-fn walk_streaming(
-    src: &dyn ByteSource,
-    p: u64,
-    size: u64,
-    limits: &Limits,
-    failed: &mut Failed,
-) -> Option<u64> {
-    let pre = Preamble::peek(&read_array::<PREAMBLE_LEN>(src, p)?)?;
-    if pre.total_length != 0 {
-        return None;
-    }
-    match walk_frames(src, p, size, limits, failed) {
-        Chain::Whole(len) => Some(len),
-        _ => None,
-    }
-}
-
 /// Hops from message to message using declared lengths, and follows the
 /// frame headers of streaming messages; every read is a few bytes. Where
 /// neither delimits a message (damage, an interrupted write) the rest is
@@ -227,24 +86,73 @@ pub(crate) fn index_messages(
     start: u64,
     limits: &Limits,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
-    index_messages_with(src, start, limits, &mut |_, _| {})
+    index_messages_with(src, start, limits, &mut |_, _| {}, &mut Passes::default())
+}
+
+/// What a pass of the locator leaves for the next pass over the same
+/// source from the same or a later message, run again with more bytes
+/// (the asynchronous reader's steps, `spec/files.md` §7.1): its walks of
+/// frames, and how far each scan of damage got.
+#[derive(Debug, Default)]
+pub(crate) struct Passes {
+    walks: Walks,
+    /// By where a scan began (the end of the last complete message): the
+    /// window it had reached and the offset in that window of the message
+    /// magic it was about to try, every magic before it tried from bytes
+    /// present. `None`: passes do not resume.
+    scans: Option<BTreeMap<u64, (u64, usize)>>,
+}
+
+impl Passes {
+    /// Passes that resume the walks and scans of the ones before.
+    pub(crate) fn resumable() -> Self {
+        Passes {
+            walks: Walks::resumable(),
+            scans: Some(BTreeMap::new()),
+        }
+    }
+
+    /// Forgets what passes learnt before `start`: a pass from `start`
+    /// reads nothing before it.
+    pub(crate) fn forget_before(&mut self, start: u64) {
+        self.walks.forget_before(start);
+        if let Some(s) = &mut self.scans {
+            *s = s.split_off(&start);
+        }
+    }
+
+    /// Where the scan beginning at `from` goes on.
+    fn scan_from(&self, from: u64) -> Option<(u64, usize)> {
+        self.scans.as_ref()?.get(&from).copied()
+    }
+
+    /// The scan beginning at `from` is about to search the window
+    /// beginning at `window` from its byte `at`; kept unless a read of this
+    /// pass lacked bytes (a magic before it may have failed for that alone).
+    fn scanning(&mut self, from: u64, window: u64, at: usize) {
+        if let Some(s) = self.scans.as_mut().filter(|_| !super::fetched::missed()) {
+            s.insert(from, (window, at));
+        }
+    }
 }
 
 /// [`index_messages`], calling `at_hop(p, preamble)` at each position `p`
 /// the hop reaches, with the preamble read there, before reading past the
 /// message: a reader with readahead still holds that message's head, which
 /// `at_hop` may look into (to read its index) without another request.
+/// Frame walks and scans of damage go on from where those of earlier
+/// `passes` stopped.
 pub(crate) fn index_messages_with(
     src: &dyn ByteSource,
     start: u64,
     limits: &Limits,
     at_hop: &mut dyn FnMut(u64, Option<&[u8; PREAMBLE_LEN]>),
+    passes: &mut Passes,
 ) -> (Vec<MessageSpan>, Option<TornTail>) {
     let mut spans = Vec::new();
     let Ok(size) = src.len() else {
         return (spans, None);
     };
-    let mut failed = std::collections::HashSet::new();
     let mut p = start;
     // End of the last complete message: where a torn tail would begin.
     let mut tail_from = start;
@@ -258,50 +166,67 @@ pub(crate) fn index_messages_with(
             // Whatever a failed hop read does not start the next message.
             next = None;
         }
-        let len = hop.or_else(|| walk_streaming(src, p, size, limits, &mut failed));
+        let len = hop.or_else(|| walk_streaming(src, p, size, limits, &mut passes.walks));
         if let Some(len) = len {
             spans.push(MessageSpan { offset: p, len });
             p += len;
             tail_from = p;
             continue;
         }
-        // Damage or an interrupted write: look for the next message.
+        // Damage or an interrupted write: look for the next message, from
+        // where an earlier pass's scan from here got to.
+        let mut resumed = passes.scan_from(tail_from);
+        if let Some((window, _)) = resumed {
+            p = window;
+        }
         loop {
             let rest = size - p;
             if rest <= SLOW_WINDOW {
                 let torn = scan_rest(src, p, tail_from, limits, &mut spans);
                 return (spans, torn);
             }
-            if p == tail_from {
-                let mut fresh = std::collections::HashSet::new();
-                if walk_frames(src, p, size, limits, &mut fresh) == Chain::RunsOut {
-                    // An interrupted append: nothing in it is looked into.
-                    let torn = TornTail {
-                        offset: p,
-                        len: rest,
-                        reason: INCOMPLETE.into(),
-                    };
-                    return (spans, Some(torn));
-                }
+            let appended = p == tail_from;
+            if appended
+                && walk_frames(src, p, size, limits, &mut passes.walks, Broken::Walked)
+                    == Chain::RunsOut
+            {
+                // An interrupted append: nothing in it is looked into.
+                let torn = TornTail {
+                    offset: p,
+                    len: rest,
+                    reason: INCOMPLETE.into(),
+                };
+                return (spans, Some(torn));
             }
             let Ok(w) = src.read_bytes(p..p + SLOW_WINDOW) else {
                 return (spans, unreadable(tail_from, size));
             };
-            let mut q = if p == tail_from { 1 } else { 0 };
+            let first = if p == tail_from { 1 } else { 0 };
+            let mut q = resumed.take().map_or(first, |(_, m)| m);
             while let Some(m) = find_magic(&w, q) {
+                passes.scanning(tail_from, p, m);
+                #[cfg(test)]
+                counting::magic_tried();
                 let at = p + m as u64;
                 let len = hop_at(src, at, size, limits)
-                    .or_else(|| walk_streaming(src, at, size, limits, &mut failed));
+                    .or_else(|| walk_streaming(src, at, size, limits, &mut passes.walks));
                 if let Some(len) = len {
                     spans.push(MessageSpan { offset: at, len });
                     p = at + len;
                     tail_from = p;
                     continue 'hop;
                 }
+                // A step of the asynchronous reader that lacked a byte is
+                // thrown away and run again (§7.1): trying the window's
+                // other magics now would be work for nothing.
+                if super::fetched::missed() {
+                    return (spans, None);
+                }
                 q = m + 1;
             }
             // A magic may straddle the window's end.
             p += SLOW_WINDOW - (MAGIC.len() as u64 - 1);
+            passes.scanning(tail_from, p, 0);
         }
     }
     (spans, None)
@@ -380,6 +305,31 @@ fn scan_rest(
             reason: why,
         }
     })
+}
+
+/// The locator's work on this thread, for tests that count it: frame
+/// headers read by walks, message magics tried by scans of damage.
+#[cfg(test)]
+pub(crate) mod counting {
+    use std::cell::Cell;
+
+    thread_local! {
+        static WORK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    }
+
+    pub(crate) fn frame_header_read() {
+        WORK.with(|w| w.set((w.get().0 + 1, w.get().1)));
+    }
+
+    pub(super) fn magic_tried() {
+        WORK.with(|w| w.set((w.get().0, w.get().1 + 1)));
+    }
+
+    /// Frame headers read and magics tried on this thread since the last
+    /// call.
+    pub(crate) fn take() -> (u64, u64) {
+        WORK.with(|w| w.replace((0, 0)))
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub(crate) mod ranges;
 mod reader;
 mod salvage;
 pub(crate) mod source;
+mod walk;
 
 pub use append::{AppendOptions, Appender, StreamingAppend, TornTailPolicy};
 pub use async_reader::AsyncTgmFile;

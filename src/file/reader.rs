@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::index::{index_messages_with, TornTail};
+use super::index::{index_messages_with, Passes, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
 use super::local::{Backend, LocalFile};
 use super::partial::SparseFrame;
@@ -200,7 +200,7 @@ fn locate(
     start: u64,
     limits: &Limits,
 ) -> Result<(Vec<MessageSpan>, Vec<Located>, Option<TornTail>)> {
-    let hops = locate_hops(src, size, start, limits);
+    let hops = locate_hops(src, size, start, limits, &mut Passes::default());
     if let Some(e) = hops.failure {
         return Err(e);
     }
@@ -226,18 +226,27 @@ pub(super) struct Hops {
 
 /// Hops over the messages of `src` from `start`, reading no more than
 /// each hop needs (no readahead): spans, flags, torn tail and failure.
-pub(super) fn locate_hops(src: &dyn ByteSource, size: u64, start: u64, limits: &Limits) -> Hops {
+/// Frame walks and scans of damage go on from where those of earlier
+/// `passes` stopped.
+pub(super) fn locate_hops(
+    src: &dyn ByteSource,
+    size: u64,
+    start: u64,
+    limits: &Limits,
+    passes: &mut Passes,
+) -> Hops {
     let ra = Readahead::new(src, size, 0);
     let mut flags = Vec::new();
     let mut clean_until = start;
-    let (spans, torn) = index_messages_with(&ra, start, limits, &mut |p, head| {
+    let mut at_hop = |p, head: Option<&[u8; PREAMBLE_LEN]>| {
         if !super::fetched::missed() {
             clean_until = p;
         }
         if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
             flags.push((p, pre.flags));
         }
-    });
+    };
+    let (spans, torn) = index_messages_with(&ra, start, limits, &mut at_hop, passes);
     Hops {
         spans,
         flags,
@@ -390,7 +399,7 @@ impl<S: ByteSource> TgmFile<S> {
         }
         let ra = Readahead::new(&src, size, readahead);
         let mut found: Vec<(u64, MessageIndex)> = Vec::new();
-        let (spans, torn) = index_messages_with(&ra, 0, limits, &mut |p, _| {
+        let mut at_hop = |p, _: Option<&[u8; PREAMBLE_LEN]>| {
             let at = MessageAt {
                 at: p,
                 base: p,
@@ -405,7 +414,9 @@ impl<S: ByteSource> TgmFile<S> {
             ) {
                 found.push((p, ix));
             }
-        });
+        };
+        let (spans, torn) =
+            index_messages_with(&ra, 0, limits, &mut at_hop, &mut Passes::default());
         if let Some(e) = ra.take_failure() {
             return Err(e);
         }
