@@ -162,11 +162,14 @@ if [ -n "$weather" ] && wanted 'netcdf|grib'; then
     measure "to-netcdf" "none → NetCDF-4 (chunked, deflate 4 + shuffle)" nc.tgm -- to-netcdf nc.tgm -o out.nc
     [ -f out.nc ] && mv out.nc a.nc
     rm -f nc.tgm
-    nccopy -d 0 a.nc a_plain.nc
-    measure "convert-netcdf" "NetCDF-4 chunked, uncompressed → none" a_plain.nc -- convert-netcdf a_plain.nc -o out.tgm
-    rm -f a_plain.nc
-    measure "convert-netcdf" "NetCDF-4 chunked, deflate → none" a.nc -- convert-netcdf a.nc -o out.tgm
-    rm -f a.nc
+    # Only when the to-netcdf row ran (TGM_MEM_ROWS may leave it out).
+    if [ -f a.nc ]; then
+        nccopy -d 0 a.nc a_plain.nc
+        measure "convert-netcdf" "NetCDF-4 chunked, uncompressed → none" a_plain.nc -- convert-netcdf a_plain.nc -o out.tgm
+        rm -f a_plain.nc
+        measure "convert-netcdf" "NetCDF-4 chunked, deflate → none" a.nc -- convert-netcdf a.nc -o out.tgm
+        rm -f a.nc
+    fi
     # A regular lat/lon grid of the .npy's shape, written from ecCodes'
     # GRIB2 sample with 16-bit simple packing.
     geo=$(awk -v ni="$ni" -v nj="$nj" 'BEGIN {
@@ -180,5 +183,12 @@ if [ -n "$weather" ] && wanted 'netcdf|grib'; then
     rm -f field.tgm
     [ -f out.grib2 ] && mv out.grib2 a.grib2
     measure "convert-grib" "GRIB2 grid_simple 16 bits → sp16+szip (source)" a.grib2 -- convert-grib a.grib2 -o out.tgm
+    # convert-grib's own output (sp16+szip, the source kept) written back.
+    if wanted "to-grib sp16+szip"; then
+        if [ -f out.tgm ]; then mv out.tgm sp.tgm; else "$tgm" convert-grib a.grib2 -o sp.tgm 2>/dev/null; fi
+        rm -f a.grib2
+        measure "to-grib" "sp16+szip (convert-grib's output) → GRIB2 grid_simple 16 bits" sp.tgm -- to-grib sp.tgm -o out.grib2
+        rm -f sp.tgm
+    fi
     rm -f a.grib2
 fi

@@ -503,12 +503,34 @@ impl Archive {
             tgm::Verify::Off
         });
         self.each_object(i, &opts, want, |obj, unverified| {
-            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region())
-                .then(crate::progress::object_hook("decoding"));
-            let paging = crate::progress::decode_hook(paging);
-            let data = obj.decode(&unverified.clone().progress(paging))?;
+            let data = Self::decode_paging_out(obj, unverified)?;
             Ok(f(obj.index(), obj.descriptor(), &data))
         })
+    }
+
+    /// `obj` decoded whole with `opts`, its stored payload paged out behind
+    /// the decode, with progress ([`Archive::for_each_object`]).
+    pub fn decode_paging_out<'a>(
+        obj: &tgm::Object<'a>,
+        opts: &DecodeOptions,
+    ) -> tgm::Result<Cow<'a, [u8]>> {
+        let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region())
+            .then(crate::progress::object_hook("decoding"));
+        let paging = crate::progress::decode_hook(paging);
+        obj.decode(&opts.clone().progress(paging))
+    }
+
+    /// Runs `f(object, opts)` on each object of message `i` for which
+    /// `want(o)`, undecoded, once the message's hashes are verified; `f`
+    /// decodes it as it needs with `opts` (verification off).
+    pub fn for_each_undecoded(
+        &self,
+        i: usize,
+        want: impl Fn(usize) -> bool,
+        mut f: impl FnMut(&tgm::Object<'_>, &DecodeOptions) -> CliResult,
+    ) -> CliResult {
+        let opts = DecodeOptions::default().verify(tgm::Verify::IfPresent);
+        self.each_object(i, &opts, want, |obj, unverified| Ok(f(obj, unverified)))
     }
 
     /// Decodes each object `o` of message `i` for which `want(o)` into a

@@ -3,10 +3,13 @@
 use std::path::PathBuf;
 
 use crate::error::CliError;
+use crate::input::Archive;
 use crate::output::Sink;
 use crate::where_clause::{SelectArgs, Selection};
 use tgm_convert::util::CliResult;
-use tgm_convert::weather::export::{in_object, object_to_grib, WriteOptions};
+use tgm_convert::weather::export::{
+    in_object, object_pieces_to_grib, object_to_grib, WriteOptions,
+};
 use tgm_convert::weather::GribError;
 
 #[derive(clap::Args)]
@@ -48,16 +51,26 @@ pub fn run(a: Args) -> CliResult {
         let (meta, descriptors) = file.header(m)?;
         let keep = sel.objects(&meta, descriptors.len());
         let mut out = sink.writer();
-        file.for_each_object(
+        file.for_each_undecoded(
             m,
-            true,
             |o| keep.contains(&o),
-            |o, d, data| {
+            |obj, decode| {
+                let o = obj.index();
                 let entry = meta
                     .base
                     .get(o)
                     .ok_or_else(|| GribError::Invalid(format!("object {o} has no base entry")));
-                let done = entry.and_then(|e| object_to_grib(e, d, data, &write, &mut out));
+                // A compressed object decoding by range is read a step at a
+                // time on each pass; any other is decoded whole.
+                let done = entry.and_then(|e| {
+                    match object_pieces_to_grib(e, obj, decode, &write, &mut out) {
+                        Some(done) => done,
+                        None => {
+                            let data = Archive::decode_paging_out(obj, decode)?;
+                            object_to_grib(e, obj.descriptor(), &data, &write, &mut out)
+                        }
+                    }
+                });
                 bytes += done.map_err(|e| match in_object(o, e) {
                     GribError::Write(e) => CliError::from(e),
                     e => CliError::Failed(format!("message {m}: {e}")),

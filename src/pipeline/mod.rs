@@ -849,18 +849,85 @@ pub fn decode_range(
     opts: &PipelineDecodeOptions,
     limits: &Limits,
 ) -> Result<Vec<Vec<u8>>> {
-    decode_range_inner(desc.pipeline(), desc, region, ranges, opts, limits)
-        .map_err(|e| e.within(region_base))
+    let w = desc.dtype.width() as u64;
+    let n = desc.num_elements()?;
+    checked_decoded_len(desc, limits)?;
+    let mut results = Vec::with_capacity(ranges.len());
+    for &(first, count) in ranges {
+        range_end(first, count, n).map_err(|e| e.within(region_base))?;
+        let len = usize::try_from(count * w).map_err(|_| Error::metadata("range too large"))?;
+        results.push(buffer::zeroed(len)?);
+    }
+    let mut outs: Vec<&mut [u8]> = results.iter_mut().map(|v| &mut v[..]).collect();
+    decode_ranges_to(
+        desc.pipeline(),
+        desc,
+        region,
+        ranges,
+        opts,
+        limits,
+        &mut outs,
+    )
+    .map_err(|e| e.within(region_base))?;
+    Ok(results)
 }
 
-fn decode_range_inner(
+/// Whether every stage of `desc`'s pipeline decodes a range of its output
+/// on its own (`spec/pipeline.md` §7), so that [`decode_range`] and
+/// [`decode_range_into`] decode part of the object without the rest.
+pub fn decodes_by_range(desc: &ObjectDescriptor) -> bool {
+    desc.dtype != Dtype::Bitmask
+        && plan::stages(desc.pipeline())
+            .all()
+            .iter()
+            .all(|s| s.supports_range())
+}
+
+/// [`decode_range`] of the one range of `out.len()` bytes starting at
+/// element `first`, written into `out` (a caller-owned buffer, reused from
+/// call to call): the values are those of decoding the object whole
+/// (`spec/pipeline.md` §7). `out` must hold whole elements.
+pub fn decode_range_into(
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    region_base: u64,
+    first: u64,
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    out: &mut [u8],
+) -> Result<()> {
+    let w = desc.dtype.width() as u64;
+    if w == 0 || !(out.len() as u64).is_multiple_of(w) {
+        return Err(Error::invalid_argument(format!(
+            "a buffer of {} bytes holds no whole number of {}-byte elements",
+            out.len(),
+            w
+        )));
+    }
+    let range = [(first, out.len() as u64 / w)];
+    decode_ranges_to(
+        desc.pipeline(),
+        desc,
+        region,
+        &range,
+        opts,
+        limits,
+        &mut [out],
+    )
+    .map_err(|e| e.within(region_base))
+}
+
+/// Decodes each of `ranges` into the buffer of `outs` at the same
+/// position, `count × width` bytes each.
+fn decode_ranges_to(
     pipeline: &PipelineSpec,
     desc: &ObjectDescriptor,
     region: &[u8],
     ranges: &[(u64, u64)],
     opts: &PipelineDecodeOptions,
     limits: &Limits,
-) -> Result<Vec<Vec<u8>>> {
+    outs: &mut [&mut [u8]],
+) -> Result<()> {
     let expected = checked_decoded_len(desc, limits)?;
     let refuse = |why: String| {
         Err(Error::new(
@@ -937,24 +1004,33 @@ fn decode_range_inner(
             .decode_range_into(&read_filtered, &cx[1], a, &mut out)?;
         Ok(Cow::Owned(out))
     };
-    let mut results = Vec::with_capacity(ranges.len());
-    for &(first, count) in ranges {
-        let mut out = if stages.encoding.is_identity() {
+    for (&(first, count), out) in ranges.iter().zip(outs.iter_mut()) {
+        if out.len() as u64 != count * w {
+            return Err(Error::invalid_argument(format!(
+                "range ({first}, {count}) needs {} bytes, not {}",
+                count * w,
+                out.len()
+            )));
+        }
+        if stages.encoding.is_identity() {
             let slice = read_encoded(first * w, (first + count) * w)?;
-            buffer::into_owned(to_output_order(slice, desc.dtype, desc.byte_order, opts)?)?
+            out.copy_from_slice(&slice);
+            if opts.native_byte_order
+                && desc.byte_order != ByteOrder::native()
+                && desc.dtype.swap_unit() > 1
+            {
+                swap_in_place(out, desc.dtype.swap_unit());
+            }
         } else {
-            let mut out = buffer::zeroed((count * w) as usize)?;
             stages
                 .encoding
-                .decode_range_into(&read_encoded, &cx[0], first * w, &mut out)?;
-            out
-        };
-        if !decoded.is_empty() {
-            masks::restore(&mut out, desc.dtype, out_order, &decoded, first as usize);
+                .decode_range_into(&read_encoded, &cx[0], first * w, out)?;
         }
-        results.push(out);
+        if !decoded.is_empty() {
+            masks::restore(out, desc.dtype, out_order, &decoded, first as usize);
+        }
     }
-    Ok(results)
+    Ok(())
 }
 
 /// The end of the element range `(first, count)`, which must lie within

@@ -15,8 +15,9 @@ use tgm::{DecodedMessage, Dtype, Map, ObjectDescriptor};
 
 use super::convert::TEMPLATE_KEY;
 use super::ffi::Handle;
+use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
-use super::grib_simple::{self, STEP};
+use super::grib_simple;
 use super::GribError;
 
 /// MARS keys set on the output, in order, and the GRIB key each is set
@@ -108,6 +109,25 @@ pub fn object_to_grib(
     field_to_grib_to(entry, &values, opts, out)
 }
 
+/// [`object_to_grib`] of an undecoded float64 object whose pipeline decodes
+/// by range (an szip-compressed one, as `convert-grib` writes): each pass
+/// over the values (extremes, codes, read-back) decodes it again a step at
+/// a time into one reused buffer, so that its decoded values are never held
+/// whole (`spec/convert.md` "GRIB write-back", "Memory"); a field that
+/// ecCodes packs whole gets them whole. `None`, with nothing written, when
+/// the object is not such an object (decode it and use [`object_to_grib`]).
+/// The message is the one [`object_to_grib`] writes.
+pub fn object_pieces_to_grib(
+    entry: &Map,
+    obj: &tgm::Object<'_>,
+    decode: &tgm::DecodeOptions,
+    opts: &WriteOptions,
+    out: &mut dyn Write,
+) -> Option<Result<u64, GribError>> {
+    let values = Pieces::of(obj, decode)?;
+    Some(write_field(entry, &values, opts, out))
+}
+
 fn section<'a>(entry: &'a Map, name: &str) -> Result<&'a [(Value, Value)], GribError> {
     entry
         .get(name)
@@ -181,6 +201,16 @@ pub fn field_to_grib_to(
     opts: &WriteOptions,
     out: &mut dyn Write,
 ) -> Result<u64, GribError> {
+    write_field(entry, values, opts, out)
+}
+
+/// [`field_to_grib_to`] of values read as [`FieldValues`].
+fn write_field(
+    entry: &Map,
+    values: &(impl FieldValues + ?Sized),
+    opts: &WriteOptions,
+    out: &mut dyn Write,
+) -> Result<u64, GribError> {
     let grib = section(entry, "grib")?;
     let h = match get(grib, TEMPLATE_KEY) {
         Some(Value::Bytes(t)) => from_template(t, entry, values, opts)?,
@@ -203,7 +233,7 @@ pub fn field_to_grib_to(
 fn from_template(
     template: &[u8],
     entry: &Map,
-    values: &[f64],
+    values: &(impl FieldValues + ?Sized),
     opts: &WriteOptions,
 ) -> Result<Handle, GribError> {
     let mars = section(entry, "mars")?;
@@ -348,7 +378,7 @@ fn same_text(key: &str, stored: &Value, header: Option<&str>) -> bool {
 fn pack(
     h: &mut Handle,
     grib: &[(Value, Value)],
-    values: &[f64],
+    values: &(impl FieldValues + ?Sized),
     packing: &str,
 ) -> Result<(), GribError> {
     let expected = h.get_long("numberOfDataPoints")?;
@@ -406,10 +436,15 @@ fn pack(
 /// Sets the field's values, NaN as bitmap-missing points: a step at a time
 /// when `stream` and [`grib_simple::pack_streamed`] packs them, else
 /// through ecCodes whole.
-fn set_values(h: &mut Handle, values: &[f64], stream: bool) -> Result<(), GribError> {
+fn set_values(
+    h: &mut Handle,
+    values: &(impl FieldValues + ?Sized),
+    stream: bool,
+) -> Result<(), GribError> {
     if stream && grib_simple::pack_streamed(h, values)? {
         return Ok(());
     }
+    let values = &values.whole()?[..];
     if values.iter().any(|v| v.is_nan()) {
         let missing = missing_value(values)?;
         h.set_long("bitmapPresent", 1)?;
@@ -436,7 +471,7 @@ fn set_packing(h: &mut Handle, packing: &str) -> Result<(), GribError> {
 /// Parses `msg` with ecCodes and checks it decodes to as many values as
 /// were written, missing exactly where the object is NaN, each within
 /// ecCodes' `packingError` of the value written.
-fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
+fn read_back(msg: &[u8], values: &(impl FieldValues + ?Sized)) -> Result<(), GribError> {
     let h = Handle::over(msg)?;
     let bitmap = h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? == 1;
     let tolerance = match h.is_defined("packingError") {
@@ -449,6 +484,7 @@ fn read_back(msg: &[u8], values: &[f64]) -> Result<(), GribError> {
     if by_elements {
         return read_back_by_elements(&h, values, tolerance);
     }
+    let values = &values.whole()?[..];
     let mut back = h.get_double_array("values")?;
     if bitmap {
         let bitmap = h.get_long_array("bitmap")?;
@@ -480,29 +516,27 @@ fn other_mask(back: usize, written: usize) -> GribError {
 
 /// [`read_back`] of a simple-packed message without missing points,
 /// [`STEP`] values at a time (ecCodes decodes single elements of simple
-/// packing), so that no second copy of the field is held; each step of
-/// `values` is paged out once compared. A NaN among `values` is missing
-/// points the message lacks.
+/// packing), so that no second copy of the field is held; `values` are
+/// read a step at a time too. A NaN among `values` is missing points the
+/// message lacks.
 fn read_back_by_elements(
     h: &Handle,
-    values: &[f64],
+    values: &(impl FieldValues + ?Sized),
     tolerance: Option<f64>,
 ) -> Result<(), GribError> {
-    let mut index: Vec<usize> = Vec::with_capacity(STEP.min(values.len()));
-    let mut back = vec![0.0; STEP.min(values.len())];
-    for (n, want) in values.chunks(STEP).enumerate() {
+    let len = values.len();
+    let mut index: Vec<usize> = Vec::with_capacity(STEP.min(len));
+    let mut back = vec![0.0; STEP.min(len)];
+    values.each_step(&mut |first, want| {
         if want.iter().any(|v| v.is_nan()) {
-            return Err(other_mask(values.len(), values.len()));
+            return Err(other_mask(len, len));
         }
-        let first = n * STEP;
         index.clear();
         index.extend(first..first + want.len());
         let back = &mut back[..want.len()];
         h.get_double_elements("values", &index, back)?;
-        compare(back, want, first, tolerance)?;
-        tgm::pipeline::page_out(bytemuck::cast_slice(want));
-    }
-    Ok(())
+        compare(back, want, first, tolerance)
+    })
 }
 
 /// Refuses a present value of `back` (element `first` onwards) further from
@@ -532,7 +566,11 @@ fn compare(
     }
 }
 
-fn from_sample(entry: &Map, values: &[f64], opts: &WriteOptions) -> Result<Handle, GribError> {
+fn from_sample(
+    entry: &Map,
+    values: &(impl FieldValues + ?Sized),
+    opts: &WriteOptions,
+) -> Result<Handle, GribError> {
     let geo = section(entry, "geography")?;
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
@@ -738,10 +776,87 @@ mod tests {
         let (entry, n) = template_entry("grid_simple");
         let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
         let msg = field_to_grib(&entry, &values).unwrap();
-        assert!(read_back(&msg, &values).is_ok());
+        assert!(read_back(&msg, &values[..]).is_ok());
         let shifted: Vec<f64> = values.iter().map(|v| v + 1.0).collect();
-        let e = read_back(&msg, &shifted).unwrap_err().to_string();
+        let e = read_back(&msg, &shifted[..]).unwrap_err().to_string();
         assert!(e.contains("packing error"), "{e}");
+    }
+
+    /// Object 0 of a message holding `values` through `pipeline`.
+    fn encoded(values: &[f64], pipeline: tgm::PipelineBuilder) -> Vec<u8> {
+        let desc = ObjectDescriptor::new(Dtype::Float64, vec![values.len() as u64])
+            .with_pipeline(&pipeline);
+        let data: &[u8] = bytemuck::cast_slice(values);
+        let opts = tgm::EncodeOptions::new();
+        tgm::encode(&tgm::GlobalMetadata::default(), &[(&desc, data)], &opts).unwrap()
+    }
+
+    #[test]
+    fn a_compressed_object_read_a_step_at_a_time_writes_the_same_message() {
+        use tgm::PipelineBuilder;
+        let (entry, n) = template_entry("grid_simple");
+        let fields = [
+            (0..n)
+                .map(|i| 270.0 + (i as f64 * 0.1).sin() * 30.0)
+                .collect::<Vec<_>>(),
+            (0..n).map(|i| -3e-3 + (i % 17) as f64 * 1e-4).collect(),
+        ];
+        let opts = WriteOptions::default();
+        for values in &fields {
+            for bits in [16, 24] {
+                let msg = encoded(values, PipelineBuilder::new().simple_packing(bits).szip());
+                let m = tgm::Message::parse(&msg).unwrap();
+                let obj = m.object(0).unwrap();
+                let decode = tgm::DecodeOptions::default();
+                let data = obj.decode(&decode).unwrap();
+                let mut whole = Vec::new();
+                object_to_grib(&entry, obj.descriptor(), &data, &opts, &mut whole).unwrap();
+                let mut pieces = Vec::new();
+                let len = object_pieces_to_grib(&entry, &obj, &decode, &opts, &mut pieces)
+                    .expect("sp+szip decodes by range")
+                    .unwrap();
+                assert_eq!(len, pieces.len() as u64);
+                assert!(whole == pieces, "sp{bits}+szip: another message");
+                let h = Handle::from_message(&pieces).unwrap();
+                assert_eq!(h.get_long("bitsPerValue").unwrap(), 16);
+            }
+        }
+    }
+
+    #[test]
+    fn objects_without_range_decoding_or_compression_are_left_to_the_whole_path() {
+        use tgm::PipelineBuilder;
+        let (entry, n) = template_entry("grid_simple");
+        let values: Vec<f64> = (0..n).map(|i| 280.0 + (i % 9) as f64).collect();
+        for pipeline in [PipelineBuilder::new().zstd(), PipelineBuilder::new()] {
+            let msg = encoded(&values, pipeline);
+            let m = tgm::Message::parse(&msg).unwrap();
+            let obj = m.object(0).unwrap();
+            let mut out = Vec::new();
+            let decode = tgm::DecodeOptions::default();
+            let opts = WriteOptions::default();
+            assert!(object_pieces_to_grib(&entry, &obj, &decode, &opts, &mut out).is_none());
+            assert!(out.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_compressed_object_that_reads_back_other_values_is_refused() {
+        let (entry, n) = template_entry("grid_simple");
+        let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
+        let msg = field_to_grib(&entry, &values).unwrap();
+        let shifted: Vec<f64> = values.iter().map(|v| v + 1.0).collect();
+        let stored = encoded(
+            &shifted,
+            tgm::PipelineBuilder::new().simple_packing(16).szip(),
+        );
+        let m = tgm::Message::parse(&stored).unwrap();
+        let obj = m.object(0).unwrap();
+        let decode = tgm::DecodeOptions::default();
+        let pieces = Pieces::of(&obj, &decode).unwrap();
+        let e = read_back(&msg, &pieces).unwrap_err().to_string();
+        assert!(e.contains("packing error"), "{e}");
+        assert!(read_back(&msg, &values[..]).is_ok());
     }
 
     #[test]

@@ -6,15 +6,14 @@
 //! 1.5 × a float64 field at 16 bits. Here ecCodes still chooses the packing
 //! parameters, from the field's extremes (its simple packing reads nothing
 //! else of the values), tgm computes the codes with ecCodes' rounding a
-//! step at a time, paging each step of the values out once read, and
-//! ecCodes stores the codes as they are. The message is byte for byte the
+//! step at a time ([`FieldValues::each_step`]: values in memory paged out
+//! once read, a compressed object decoded a step at a time), and ecCodes
+//! stores the codes as they are. The message is byte for byte the
 //! one `codes_set_double_array` writes (the tests compare both).
 
 use super::ffi::Handle;
+use super::field_values::FieldValues;
 use super::GribError;
-
-/// Values read at a time (8 MiB of float64).
-pub(super) const STEP: usize = 1 << 20;
 
 /// Widest codes packed here; wider fields go through ecCodes.
 const MAX_BITS: i64 = 32;
@@ -22,11 +21,14 @@ const MAX_BITS: i64 = 32;
 /// Packs `values` into `h` as `codes_set_double_array("values")` does,
 /// when `h` is a GRIB2 `grid_simple` message without a bitmap and the
 /// values hold no NaN; returns whether it did (`h` is unchanged when not).
-pub(super) fn pack_streamed(h: &mut Handle, values: &[f64]) -> Result<bool, GribError> {
+pub(super) fn pack_streamed(
+    h: &mut Handle,
+    values: &(impl FieldValues + ?Sized),
+) -> Result<bool, GribError> {
     if values.len() < 2 || !eligible(h)? {
         return Ok(false);
     }
-    let Some(extremes) = extremes(values) else {
+    let Some(extremes) = extremes(values)? else {
         return Ok(false);
     };
     // The parameters ecCodes picks for the extremes alone, found on a copy.
@@ -58,15 +60,21 @@ fn eligible(h: &Handle) -> Result<bool, GribError> {
     Ok(!bitmap)
 }
 
-/// The smallest and largest of `values`, scanned in order with ecCodes'
-/// comparisons (so that of equal zeros the first is kept); `None` when a
-/// value is NaN. Each step is paged out once read.
-fn extremes(values: &[f64]) -> Option<[f64; 2]> {
-    let (mut min, mut max) = (values[0], values[0]);
-    for step in values.chunks(STEP) {
+/// The smallest and largest of `values` (at least one), scanned in order
+/// with ecCodes' comparisons (so that of equal zeros the first is kept);
+/// `None` when a value is NaN, found without reading further.
+fn extremes(values: &(impl FieldValues + ?Sized)) -> Result<Option<[f64; 2]>, GribError> {
+    let (mut found, mut nan) = (None, false);
+    let scan = values.each_step(&mut |_, step| {
+        let [mut min, mut max] = match (found, step.first()) {
+            (Some(m), _) => m,
+            (None, Some(&v)) => [v, v],
+            (None, None) => return Ok(()),
+        };
         for &v in step {
             if v.is_nan() {
-                return None;
+                nan = true;
+                return Err(GribError::Invalid("a value is NaN".into()));
             }
             if v > max {
                 max = v;
@@ -74,9 +82,14 @@ fn extremes(values: &[f64]) -> Option<[f64; 2]> {
                 min = v;
             }
         }
-        tgm::pipeline::page_out(bytemuck::cast_slice(step));
+        found = Some([min, max]);
+        Ok(())
+    });
+    if nan {
+        return Ok(None);
     }
-    Some([min, max])
+    scan?;
+    Ok(found)
 }
 
 /// The simple-packing parameters ecCodes chose, when tgm packs with them:
@@ -105,9 +118,8 @@ impl Params {
     }
 
     /// The codes of `values`, most significant bit first, the last byte
-    /// padded with zero bits; each step of the values is paged out once
-    /// read.
-    fn codes(&self, values: &[f64]) -> Result<Vec<u8>, GribError> {
+    /// padded with zero bits, read a step at a time.
+    fn codes(&self, values: &(impl FieldValues + ?Sized)) -> Result<Vec<u8>, GribError> {
         let bits = u64::from(self.bits);
         let len = (values.len() as u64)
             .checked_mul(bits)
@@ -121,7 +133,7 @@ impl Params {
         let mask = (1u64 << bits) - 1;
         // Bits not yet written, the oldest highest; fewer than 8 between codes.
         let (mut acc, mut held) = (0u64, 0u64);
-        for step in values.chunks(STEP) {
+        values.each_step(&mut |_, step| {
             for &v in step {
                 // ecCodes' rounding: ((v·10^0 − R)·2^−E + 0.5), truncated.
                 let code = (((v - self.reference) * self.scale) + 0.5) as u64 & mask;
@@ -133,8 +145,8 @@ impl Params {
                 }
                 acc &= (1u64 << held) - 1;
             }
-            tgm::pipeline::page_out(bytemuck::cast_slice(step));
-        }
+            Ok(())
+        })?;
         if held > 0 {
             out.push((acc << (8 - held)) as u8);
         }
@@ -242,7 +254,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         let mut streamed = h;
-        let got = pack_streamed(&mut streamed, &v).unwrap_err().to_string();
+        let got = pack_streamed(&mut streamed, &v[..])
+            .unwrap_err()
+            .to_string();
         assert_eq!(got, expected);
     }
 }

@@ -22,6 +22,8 @@ pub mod export;
 #[cfg(feature = "grib")]
 mod ffi;
 #[cfg(feature = "grib")]
+mod field_values;
+#[cfg(feature = "grib")]
 pub mod grib;
 pub mod grib_scan;
 #[cfg(feature = "grib")]

@@ -1,0 +1,168 @@
+//! `Object::decode_pieces`: an object decoded in order a piece at a time
+//! into one reused buffer gives the bytes of decoding it whole
+//! (`spec/pipeline.md` §7).
+
+use tgm::{
+    ByteOrder, DecodeOptions, Dtype, EncodeOptions, ErrorKind, GlobalMetadata, Message,
+    ObjectDescriptor, PipelineBuilder,
+};
+
+/// A smooth float64 field with small wiggles.
+fn field(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 273.15 + (i as f64 * 0.013).sin() * 40.0 + (i % 11) as f64 * 1e-3)
+        .collect()
+}
+
+/// One message holding `values` as float64 in `order` through `pipeline`.
+fn message(values: &[f64], order: ByteOrder, pipeline: PipelineBuilder) -> Vec<u8> {
+    let data: Vec<u8> = values
+        .iter()
+        .flat_map(|v| match order {
+            ByteOrder::Little => v.to_le_bytes(),
+            ByteOrder::Big => v.to_be_bytes(),
+        })
+        .collect();
+    let desc = ObjectDescriptor::new(Dtype::Float64, vec![values.len() as u64])
+        .with_byte_order(order)
+        .with_pipeline(&pipeline);
+    let mut popts = tgm::pipeline::PipelineOptions::default();
+    popts.allow_nan = true;
+    let opts = EncodeOptions::new().pipeline(popts);
+    tgm::encode(&GlobalMetadata::default(), &[(&desc, &data[..])], &opts).unwrap()
+}
+
+/// The pieces of object 0 of `msg`, concatenated, with each piece's first
+/// element and length, and the buffer's capacity afterwards.
+fn pieces(msg: &[u8], piece_bytes: usize) -> (Vec<u8>, Vec<(u64, usize)>, usize) {
+    let m = Message::parse(msg).unwrap();
+    let obj = m.object(0).unwrap();
+    assert!(obj.decodes_by_range());
+    let (mut all, mut seen) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; 3];
+    obj.decode_pieces(
+        &DecodeOptions::default(),
+        piece_bytes,
+        &mut buf,
+        |first, p| {
+            seen.push((first, p.len()));
+            all.extend_from_slice(p);
+            Ok(())
+        },
+    )
+    .unwrap();
+    (all, seen, buf.capacity())
+}
+
+#[test]
+fn szip_pieces_are_the_whole_decode() {
+    let n = 300_001;
+    let values = field(n);
+    for bits in [16, 24] {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let pipeline = PipelineBuilder::new().simple_packing(bits).szip();
+            let msg = message(&values, order, pipeline);
+            let whole = tgm::decode(&msg, &DecodeOptions::default())
+                .unwrap()
+                .objects[0]
+                .data
+                .clone();
+            // 64 KiB: 8192 elements a piece; 100 000 bytes: 8192 too;
+            // 10 000 bytes: 1024, a quarter of an RSI; more than the object.
+            for (piece_bytes, per) in [
+                (1 << 16, 8192),
+                (100_000, 8192),
+                (10_000, 1024),
+                (1 << 30, n),
+            ] {
+                let (all, seen, cap) = pieces(&msg, piece_bytes);
+                assert_eq!(all.len(), whole.len());
+                assert!(
+                    all == whole,
+                    "{bits} bits, {order:?}, pieces of {piece_bytes}"
+                );
+                assert_eq!(seen.len(), n.div_ceil(per), "{piece_bytes}");
+                assert!(seen.iter().all(|&(_, len)| len <= per * 8));
+                let firsts: Vec<u64> = (0..n.div_ceil(per)).map(|k| (k * per) as u64).collect();
+                assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), firsts);
+                assert!(
+                    cap < per * 8 + 64,
+                    "buffer of {cap} bytes for pieces of {per}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn missing_values_come_back_in_their_pieces() {
+    let mut values: Vec<f32> = field(50_000).iter().map(|&v| v as f32).collect();
+    for i in [0, 8191, 8192, 20_000, 49_999] {
+        values[i] = f32::NAN;
+    }
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let desc = ObjectDescriptor::new(Dtype::Float32, vec![values.len() as u64])
+        .with_byte_order(ByteOrder::Little)
+        .with_pipeline(&PipelineBuilder::new().szip());
+    let mut popts = tgm::pipeline::PipelineOptions::default();
+    popts.allow_nan = true;
+    let opts = EncodeOptions::new().pipeline(popts);
+    let msg = tgm::encode(&GlobalMetadata::default(), &[(&desc, &data[..])], &opts).unwrap();
+    let whole = tgm::decode(&msg, &DecodeOptions::default())
+        .unwrap()
+        .objects[0]
+        .data
+        .clone();
+    let (all, seen, _) = pieces(&msg, 1 << 15);
+    assert_eq!(seen.len(), 7);
+    assert!(all == whole);
+    let at = |i: usize| f32::from_le_bytes(all[i * 4..i * 4 + 4].try_into().unwrap());
+    assert!(at(8192).is_nan() && at(49_999).is_nan() && !at(1).is_nan());
+}
+
+#[test]
+fn a_pipeline_without_ranges_is_refused_before_any_piece() {
+    let msg = message(
+        &field(1000),
+        ByteOrder::Little,
+        PipelineBuilder::new().zstd(),
+    );
+    let m = Message::parse(&msg).unwrap();
+    let obj = m.object(0).unwrap();
+    assert!(!obj.decodes_by_range());
+    let mut called = false;
+    let e = obj
+        .decode_pieces(&DecodeOptions::default(), 4096, &mut Vec::new(), |_, _| {
+            called = true;
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(*e.kind(), ErrorKind::RangeNotSupported);
+    assert!(e.to_string().contains("zstd"), "{e}");
+    assert!(!called);
+}
+
+#[test]
+fn an_error_from_the_caller_stops_the_pieces() {
+    let msg = message(
+        &field(40_000),
+        ByteOrder::Little,
+        PipelineBuilder::new().simple_packing(16).szip(),
+    );
+    let m = Message::parse(&msg).unwrap();
+    let obj = m.object(0).unwrap();
+    let mut calls = 0;
+    let e = obj
+        .decode_pieces(
+            &DecodeOptions::default(),
+            1 << 16,
+            &mut Vec::new(),
+            |_, _| {
+                calls += 1;
+                Err(tgm::Error::invalid_argument("stop here"))
+            },
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("stop here"), "{e}");
+    assert_eq!(calls, 1);
+}
