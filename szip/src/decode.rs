@@ -501,6 +501,82 @@ mod tests {
         }
     }
 
+    /// The samples [`decode_codes_from`] hands on are the containers of
+    /// [`decode_into`] read as unsigned integers of the sample's bits, in
+    /// pieces of any size, for signed and unsigned samples, widths that do
+    /// and do not fill their containers, and both byte orders; a cut
+    /// stream fails as the whole decode fails.
+    #[test]
+    fn codes_are_the_containers_read_as_unsigned() {
+        for bits in [5u32, 12, 16, 20, 24, 32] {
+            for extra in [
+                0,
+                flags::SIGNED,
+                flags::MSB,
+                flags::SIGNED | flags::THREE_BYTE,
+            ] {
+                let p = SzipParams {
+                    bits_per_sample: bits,
+                    block_size: 8,
+                    rsi: 5,
+                    flags: flags::PREPROCESS | extra,
+                };
+                let sb = p.sample_bytes();
+                let mask = u32::MAX >> (32 - bits);
+                let mut x = 0x9e37_79b9u32 ^ bits;
+                let data: Vec<u8> = (0..1001u32)
+                    .flat_map(|i| {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        let v = if i % 97 < 40 { i * 3 } else { x };
+                        // Signed samples fill their container sign-extended.
+                        let v = if extra & flags::SIGNED != 0 {
+                            (((v << (32 - bits)) as i32) >> (32 - bits)) as u32
+                        } else {
+                            v & mask
+                        };
+                        if p.flags & flags::MSB != 0 {
+                            v.to_be_bytes()[4 - sb..].to_vec()
+                        } else {
+                            v.to_le_bytes()[..sb].to_vec()
+                        }
+                    })
+                    .collect();
+                let (stream, _) = crate::encode_with(&data, &p, Default::default()).unwrap();
+                let mut whole = vec![0u8; data.len()];
+                decode_into(&stream, &p, &mut whole).unwrap();
+                let want: Vec<u32> = whole
+                    .chunks_exact(sb)
+                    .map(|c| {
+                        let be = |a: u32, &b: &u8| (a << 8) | u32::from(b);
+                        let v = if p.flags & flags::MSB != 0 {
+                            c.iter().fold(0, be)
+                        } else {
+                            c.iter().rev().fold(0, be)
+                        };
+                        v & mask
+                    })
+                    .collect();
+                let n = want.len();
+                for piece in [1, 40, 41, 4096] {
+                    let mut got = Vec::new();
+                    let end = decode_codes_from::<Error>(&stream, &p, 0, n, piece, &mut |at, c| {
+                        assert_eq!(at, got.len(), "pieces in order");
+                        got.extend_from_slice(c);
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert_eq!(got, want, "bits {bits} flags {} piece {piece}", p.flags);
+                    assert_eq!(end, decode_samples(&stream, 0, &p, &mut whole).unwrap());
+                }
+                let cut = &stream[..stream.len() / 2];
+                let r = decode_codes_from::<Error>(cut, &p, 0, n, 64, &mut |_, _| Ok(()));
+                assert!(r.is_err() && decode_into(cut, &p, &mut whole).is_err());
+            }
+        }
+    }
+
     #[test]
     fn se_table() {
         let mut m = 0;
