@@ -11,7 +11,7 @@ pub use tgm_szip::{
     encode_parallel, encode_samples, encode_with, flags, SampleSource, SzipParams, SzipProfile,
 };
 pub(crate) use tgm_szip::{
-    decode_pieces, decode_pieces_from, rsi_chain_holds, rsis_per_run, Containers,
+    decode_codes_from, decode_pieces, rsi_chain_holds, rsis_per_run, Containers,
 };
 
 use crate::error::{Error, ErrorKind};

@@ -4,13 +4,16 @@
 //! stream after, at every width szip accepts after packing, for sizes that
 //! are and are not whole RSIs, with and without preprocessing, signed
 //! coding, 3-byte containers, both coder profiles, one thread and several.
+//! The decode, fused the other way (szip's samples go to the unpacking as
+//! integers), gives the values of decoding the two stages one after the
+//! other.
 #![cfg(feature = "szip")]
 
 use tgm::cbor::Value;
-use tgm::pipeline::{self, PipelineOptions};
+use tgm::pipeline::{self, PipelineDecodeOptions, PipelineOptions};
 use tgm::pipeline_spec::{SimplePacking, Szip};
 use tgm::szip::{flags, SzipParams, SzipProfile};
-use tgm::{ByteOrder, Dtype, ErrorKind, ObjectDescriptor, PipelineBuilder};
+use tgm::{ByteOrder, Dtype, ErrorKind, Limits, ObjectDescriptor, PipelineBuilder};
 
 /// A smooth field with noise and a constant stretch, so that blocks take
 /// every coding option.
@@ -60,6 +63,21 @@ fn block_offsets(d: &ObjectDescriptor) -> Vec<u64> {
     }
 }
 
+/// The szip coder's parameters for simple_packing's stream at `bits`.
+fn coder_params(bits: u32, sz: &Szip) -> SzipParams {
+    let three = if (17..=24).contains(&bits) {
+        flags::THREE_BYTE
+    } else {
+        0
+    };
+    SzipParams {
+        bits_per_sample: bits,
+        block_size: sz.block_size,
+        rsi: sz.rsi,
+        flags: sz.flags | flags::MSB | three,
+    }
+}
+
 /// Packs with simple_packing alone, then codes the packed stream with the
 /// szip coder: the unfused path.
 fn unfused(
@@ -74,23 +92,32 @@ fn unfused(
     let packed = pipeline::encode(&mut d, data, &options(1, profile))
         .unwrap()
         .payload;
-    let bits = sp.bits_per_value;
-    let three = if (17..=24).contains(&bits) {
-        flags::THREE_BYTE
-    } else {
-        0
-    };
-    let p = SzipParams {
-        bits_per_sample: bits,
-        block_size: sz.block_size,
-        rsi: sz.rsi,
-        flags: sz.flags | flags::MSB | three,
-    };
+    let p = coder_params(sp.bits_per_value, sz);
     tgm::szip::encode_with(&packed, &p, profile).unwrap()
 }
 
+/// Decodes `payload` with the szip coder into the packed stream, then
+/// unpacks that with simple_packing alone: the unfused decode.
+fn unfused_decode(
+    payload: &[u8],
+    n: usize,
+    order: ByteOrder,
+    sp: SimplePacking,
+    sz: &Szip,
+) -> Vec<u8> {
+    let bits = sp.bits_per_value;
+    let p = coder_params(bits, sz);
+    let mut packed = vec![0u8; n * p.sample_bytes()];
+    tgm::szip::decode_into(payload, &p, &mut packed).unwrap();
+    let d = descriptor(n, order, &PipelineBuilder::new().simple_packing_params(sp));
+    let opts = PipelineDecodeOptions::default();
+    pipeline::decode(&d, &packed, 0, &opts, &Limits::default())
+        .unwrap()
+        .into_owned()
+}
+
 #[test]
-fn fused_encode_gives_the_unfused_bytes_and_offsets() {
+fn fused_encode_and_decode_give_the_unfused_bytes_offsets_and_values() {
     let mut checked = 0;
     for bits in [8u32, 16, 24, 32] {
         for (rsi, block, szip_flags) in [
@@ -118,6 +145,7 @@ fn fused_encode_gives_the_unfused_bytes_and_offsets() {
                         .szip_params(sz.clone());
                     for profile in [SzipProfile::Interoperable, SzipProfile::Libaec] {
                         let (want, want_offsets) = unfused(&data, n, order, sp, &sz, profile);
+                        let values = unfused_decode(&want, n, order, sp, &sz);
                         for threads in [1, 3] {
                             let mut d = descriptor(n, order, &p);
                             let got = pipeline::encode(&mut d, &data, &options(threads, profile))
@@ -128,6 +156,12 @@ fn fused_encode_gives_the_unfused_bytes_and_offsets() {
                             );
                             assert!(got.payload[..] == want[..], "{case}");
                             assert_eq!(block_offsets(&d), want_offsets, "{case}");
+                            let mut opts = PipelineDecodeOptions::default();
+                            opts.threads = threads;
+                            let back =
+                                pipeline::decode(&d, &got.payload, 0, &opts, &Limits::default())
+                                    .unwrap();
+                            assert!(back[..] == values[..], "decode, {case}");
                             checked += 1;
                         }
                     }

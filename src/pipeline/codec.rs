@@ -292,27 +292,28 @@ pub(crate) trait EncodingStage: Stage {
         Ok(None)
     }
 
-    /// True when [`EncodingStage::decode_piece_into`] accepts pieces of
-    /// whole samples of the stream this stage decodes from.
-    fn accepts_pieces(&self, cx: &StageContext) -> bool {
+    /// True when [`EncodingStage::decode_codes_into`] decodes this
+    /// stage's output from its codes as integers.
+    fn accepts_codes(&self, cx: &StageContext) -> bool {
         let _ = cx;
         false
     }
 
-    /// Undoes the stage for one piece of its input, which starts at byte
-    /// `at` of that input, writing the matching part of `out`, the whole
-    /// decoded output. Only called when [`EncodingStage::accepts_pieces`]
-    /// is true.
-    fn decode_piece_into(
+    /// Undoes the stage for codes `first..first + codes.len()` of its input
+    /// as integers (each below `2^bits`, the width of [`Self::output_form`]),
+    /// writing the matching part of `out`, the whole decoded output, so
+    /// the stream of codes never exists as bytes (`spec/pipeline.md` §6.6).
+    /// Only called when [`EncodingStage::accepts_codes`] is true.
+    fn decode_codes_into(
         &self,
-        piece: &[u8],
-        at: usize,
+        codes: &[u32],
+        first: usize,
         cx: &StageContext,
         out: &mut [u8],
     ) -> Result<()> {
-        let _ = (piece, at, cx, out);
+        let _ = (codes, first, cx, out);
         Err(Error::invalid_argument(format!(
-            "{} cannot decode pieces",
+            "{} cannot decode codes",
             self.name()
         )))
     }
@@ -376,28 +377,23 @@ pub(crate) type StreamingCoder = fn(&[u8], &mut dyn PieceSink) -> Result<()>;
 /// `rle`/`roaring` for bitmask objects). It alone may decode in pieces for
 /// the encoding stage to consume while they are in cache.
 pub(crate) trait CompressionStage: Stage {
-    /// True when [`CompressionStage::decode_pieces`] can decode this
-    /// stage's stream piece by piece.
-    fn decodes_in_pieces(&self, cx: &StageContext) -> bool {
+    /// True when [`CompressionStage::decode_codes`] can decode this
+    /// stage's stream piece by piece into integer codes.
+    fn decodes_codes(&self, cx: &StageContext) -> bool {
         let _ = cx;
         false
     }
 
-    /// Undoes the stage in consecutive pieces of about `piece_bytes`,
-    /// handing each with its byte offset in the decoded stream to `sink`,
-    /// so that the stage below consumes it while it is still in cache
+    /// Undoes the stage in consecutive pieces of its decoded stream read as
+    /// codes (unsigned integers of `cx.sample_bits` bits, one per sample),
+    /// handing each with the index of its first code to `sink`, so that the
+    /// encoding stage below consumes them while they are in cache
     /// (`spec/pipeline.md` §6.6). Only called when
-    /// [`CompressionStage::decodes_in_pieces`] is true.
-    fn decode_pieces(
-        &self,
-        input: &[u8],
-        cx: &StageContext,
-        piece_bytes: usize,
-        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let _ = (input, cx, piece_bytes, sink);
+    /// [`CompressionStage::decodes_codes`] is true.
+    fn decode_codes(&self, input: &[u8], cx: &StageContext, sink: &mut CodeSink<'_>) -> Result<()> {
+        let _ = (input, cx, sink);
         Err(Error::invalid_argument(format!(
-            "{} cannot decode in pieces",
+            "{} cannot decode codes",
             self.name()
         )))
     }
@@ -433,25 +429,28 @@ pub(crate) trait CompressionStage: Stage {
         None
     }
 
-    /// [`CompressionStage::decode_pieces`] for one run from
-    /// [`CompressionStage::piece_runs`], with offsets relative to the run's
-    /// start; returns where in the input the run's decoding ended, which
-    /// must be where the next run starts.
-    fn decode_run_pieces(
+    /// [`CompressionStage::decode_codes`] for one run from
+    /// [`CompressionStage::piece_runs`], with code indices relative to the
+    /// run's start; returns where in the input the run's decoding ended,
+    /// which must be where the next run starts.
+    fn decode_run_codes(
         &self,
         input: &[u8],
         cx: &StageContext,
         run: &PieceRun,
-        piece_bytes: usize,
-        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        sink: &mut CodeSink<'_>,
     ) -> Result<u64> {
-        let _ = (input, cx, run, piece_bytes, sink);
+        let _ = (input, cx, run, sink);
         Err(Error::invalid_argument(format!(
             "{} cannot decode runs",
             self.name()
         )))
     }
 }
+
+/// Receives a piece of decoded codes with the index of its first
+/// ([`CompressionStage::decode_codes`]).
+pub(crate) type CodeSink<'a> = dyn FnMut(usize, &[u32]) -> Result<()> + 'a;
 
 /// The mask stage: a codec of a packed set of `nbits` bits, as NaN/Inf
 /// masks are stored (`spec/pipeline.md` §5.3).

@@ -93,16 +93,55 @@ impl Dequantiser {
             for (g, q) in src.chunks_exact(bits).zip(codes.chunks_exact_mut(GROUP)) {
                 get(g, q);
             }
-            for (&q, o) in codes.iter().zip(values.chunks_exact_mut(8)) {
-                let v = r + s * (f64::from_bits(TWO52.to_bits() | q as u64) - TWO52);
-                o.copy_from_slice(&match order {
-                    ByteOrder::Little => v.to_le_bytes(),
-                    ByteOrder::Big => v.to_be_bytes(),
-                });
-            }
+            scale(r, s, &codes, order, &mut values);
             writer.copy(dst, &values);
         }
         blocks * BLOCK
+    }
+
+    /// Writes the values of `codes` (each below `2^bits`) as float64 bytes
+    /// in `order` into `out`, `8 · codes.len()` bytes: the values
+    /// [`Dequantiser::decode_blocks`] gives for the same codes packed.
+    pub fn decode_codes(&self, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+        codes_dispatch(self, codes, order, out)
+    }
+
+    /// [`Dequantiser::decode_codes`] for the instruction set the crate is
+    /// compiled for.
+    #[inline(always)]
+    pub(crate) fn decode_codes_portable(&self, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+        match order {
+            ByteOrder::Little => self.codes_in(codes, ByteOrder::Little, out),
+            ByteOrder::Big => self.codes_in(codes, ByteOrder::Big, out),
+        }
+    }
+
+    #[inline(always)]
+    fn codes_in(&self, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+        let (r, s) = (self.reference, self.scale);
+        if !self.streaming {
+            return scale(r, s, codes, order, out);
+        }
+        let mut values = [0u8; 8 * BLOCK];
+        let mut writer = StreamingStores::new(true);
+        for (q, dst) in codes.chunks(BLOCK).zip(out.chunks_mut(8 * BLOCK)) {
+            let values = &mut values[..dst.len()];
+            scale(r, s, q, order, values);
+            writer.copy(dst, values);
+        }
+    }
+}
+
+/// `R + s · q` for each code `q` of `codes`, as float64 bytes in `order`
+/// into the first `8 · codes.len()` bytes of `out`.
+#[inline(always)]
+fn scale(r: f64, s: f64, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+    for (&q, o) in codes.iter().zip(out.chunks_exact_mut(8)) {
+        let v = r + s * (f64::from_bits(TWO52.to_bits() | q as u64) - TWO52);
+        o.copy_from_slice(&match order {
+            ByteOrder::Little => v.to_le_bytes(),
+            ByteOrder::Big => v.to_be_bytes(),
+        });
     }
 }
 
@@ -121,6 +160,17 @@ fn decode_dispatch(
     out: &mut [u8],
 ) -> usize {
     d.decode_blocks_portable(packed, n, order, out)
+}
+
+/// [`Dequantiser::decode_codes_portable`] compiled for each listed
+/// instruction set and chosen once at run time; every version writes the
+/// same bytes.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+))]
+fn codes_dispatch(d: &Dequantiser, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+    d.decode_codes_portable(codes, order, out)
 }
 
 /// Reads 8 codes of `BITS` (1..=32) bits from `g` (exactly `BITS` bytes,
@@ -205,6 +255,17 @@ mod tests {
                     prop_assert_eq!(&portable[..done * 8], &want[..done * 8], "bits {}", bits);
                     // Nothing past the claimed values is touched.
                     prop_assert!(got[done * 8..].iter().all(|&b| b == 0xa5));
+                    if bits <= 32 {
+                        // The same values from the codes as integers.
+                        let mut codes = vec![0u32; n];
+                        super::super::bits::unpack(&packed, 0, n, bits, |i, q| codes[i] = q as u32);
+                        let mut from_codes = vec![0x5au8; n * 8];
+                        d.decode_codes(&codes, order, &mut from_codes);
+                        prop_assert_eq!(&from_codes, &want, "bits {}", bits);
+                        let mut portable = vec![0xa5u8; n * 8];
+                        d.decode_codes_portable(&codes, order, &mut portable);
+                        prop_assert_eq!(&portable, &want, "bits {}", bits);
+                    }
                 }
             }
         }

@@ -581,13 +581,9 @@ fn single_stage<'s>(
     working.next().is_none().then_some((one.0, *one.1))
 }
 
-/// Bytes of the stream between two fused stages held at once (§6.6):
-/// small enough to stay in the second-level cache.
-const PIECE_BYTES: usize = 256 << 10;
-
 /// True when the pipeline decodes as one pass: the filter is the identity,
-/// the compression decodes in pieces and the encoding accepts them
-/// (`spec/pipeline.md` §6.6).
+/// the compression decodes into integer codes piece by piece and the
+/// encoding decodes from them (`spec/pipeline.md` §6.6).
 fn piecewise(
     stages: Stages<'_>,
     cx: &[StageContext; 3],
@@ -603,8 +599,8 @@ fn piecewise(
     working
         && stages.filter.is_identity()
         && lengths_agree
-        && compression.decodes_in_pieces(&cx[2])
-        && encoding.accepts_pieces(&cx[0])
+        && compression.decodes_codes(&cx[2])
+        && encoding.accepts_codes(&cx[0])
 }
 
 /// Runs the compression and the encoding [`piecewise`] found as one pass:
@@ -628,9 +624,11 @@ fn decode_in_pieces(
     let ticks = progress
         .is_set()
         .then(|| Ticks::new(&report, 1, of, false).every(every));
-    let tick = |piece: &[u8]| {
+    // Codes are whole bytes of the stream between (`decodes_codes`).
+    let code_bytes = u64::from(upper_cx.sample_bits.div_ceil(8));
+    let tick = |codes: &[u32]| {
         if let Some(t) = &ticks {
-            t.add(piece.len() as u64);
+            t.add(codes.len() as u64 * code_bytes);
         }
     };
     if let Some(runs) = upper.piece_runs(payload, upper_cx) {
@@ -638,9 +636,9 @@ fn decode_in_pieces(
             return Ok(());
         }
     }
-    upper.decode_pieces(payload, upper_cx, PIECE_BYTES, &mut |at, piece| {
-        lower.decode_piece_into(piece, at, lower_cx, out)?;
-        tick(piece);
+    upper.decode_codes(payload, upper_cx, &mut |first, codes| {
+        lower.decode_codes_into(codes, first, lower_cx, out)?;
+        tick(codes);
         Ok(())
     })
 }
@@ -656,7 +654,7 @@ fn decode_runs_in_parallel(
     runs: &[PieceRun],
     payload: &[u8],
     out: &mut [u8],
-    tick: &(dyn Fn(&[u8]) + Sync),
+    tick: &(dyn Fn(&[u32]) + Sync),
 ) -> Result<bool> {
     use rayon::prelude::*;
     let (upper, lower) = (stages.compression, stages.encoding);
@@ -691,9 +689,9 @@ fn decode_runs_in_parallel(
         runs.par_iter()
             .zip(parts.into_par_iter())
             .map(|(run, part)| {
-                upper.decode_run_pieces(payload, upper_cx, run, PIECE_BYTES, &mut |at, piece| {
-                    lower.decode_piece_into(piece, at, lower_cx, part)?;
-                    tick(piece);
+                upper.decode_run_codes(payload, upper_cx, run, &mut |first, codes| {
+                    lower.decode_codes_into(codes, first, lower_cx, part)?;
+                    tick(codes);
                     Ok(())
                 })
             })

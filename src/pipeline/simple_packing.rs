@@ -321,39 +321,46 @@ impl EncodingStage for SimplePacking {
         })))
     }
 
-    fn accepts_pieces(&self, _: &StageContext) -> bool {
+    fn accepts_codes(&self, _: &StageContext) -> bool {
         self.bits_per_value > 0
             && self.bits_per_value.is_multiple_of(8)
             && self.bits_per_value <= 32
     }
 
-    /// A piece of whole codes (whole bytes per code) at byte `at` of the
-    /// packed stream decodes to values `at / (B/8)` onwards.
-    fn decode_piece_into(
+    /// Codes `first..first + codes.len()` decode to the values at those
+    /// indices, straight from the integers (`spec/pipeline.md` §6.6).
+    fn decode_codes_into(
         &self,
-        piece: &[u8],
-        at: usize,
+        codes: &[u32],
+        first: usize,
         cx: &StageContext,
         out: &mut [u8],
     ) -> Result<()> {
         let p = self.packing_params()?;
-        let w = (p.bits_per_value / 8) as usize;
-        let misaligned = w == 0
-            || !p.bits_per_value.is_multiple_of(8)
-            || !at.is_multiple_of(w)
-            || !piece.len().is_multiple_of(w);
-        let (first, n) = (at / w.max(1), piece.len() / w.max(1));
-        let end = first.checked_add(n).and_then(|e| e.checked_mul(8));
-        if misaligned || end.is_none_or(|e| e > out.len()) {
+        check_params(&p)?;
+        let end = first
+            .checked_add(codes.len())
+            .and_then(|e| e.checked_mul(8));
+        if end.is_none_or(|e| e > out.len()) {
             return Err(Error::codec(format!(
-                "a {}-byte piece at byte {at} is not whole {}-bit codes of the output",
-                piece.len(),
-                p.bits_per_value
+                "{} codes from code {first} do not fit the {} values of the output",
+                codes.len(),
+                out.len() / 8
             )));
         }
         let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
-        let dst = &mut out[first * 8..(first + n) * 8];
-        decode_into_with(piece, 0, n, &p, cx.out_order, dst, streaming)
+        super::dequantise::Dequantiser {
+            reference: p.reference_value,
+            scale: inverse_scale(&p),
+            bits: p.bits_per_value,
+            streaming,
+        }
+        .decode_codes(
+            codes,
+            cx.out_order,
+            &mut out[first * 8..first * 8 + codes.len() * 8],
+        );
+        Ok(())
     }
 }
 
@@ -408,7 +415,7 @@ fn decode_packed_at(
     if bytes.len() < need || out.len() != count * 8 {
         return Err(Error::codec("packed range shorter than needed"));
     }
-    let inv = powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor);
+    let inv = inverse_scale(p);
     bits::unpack(bytes, skip_bits, count, p.bits_per_value, |i, q| {
         let v = p.reference_value + inv * q as f64;
         let b = match order {
@@ -545,6 +552,11 @@ fn non_finite(v: f64, i: usize) -> Error {
         ErrorKind::NonFinite,
         format!("simple_packing cannot encode {v} at element {i}; pass explicit parameters with allow_nan/allow_inf"),
     )
+}
+
+/// `2^E · 10^−D`: what one step of a code is worth (`spec/pipeline.md` §2.2).
+fn inverse_scale(p: &PackingParams) -> f64 {
+    powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor)
 }
 
 /// Checks the parameters the encoder and decoder both require.
@@ -708,7 +720,7 @@ fn decode_into_with(
             packed.len()
         )));
     }
-    let inv = powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor);
+    let inv = inverse_scale(p);
     let r = p.reference_value;
     let put = |out: &mut [u8], i: usize, v: f64| {
         let b = match out_order {

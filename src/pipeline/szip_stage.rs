@@ -9,7 +9,7 @@ use super::codec::Params;
 use super::codec::StageKind;
 #[cfg(feature = "szip")]
 use super::codec::{
-    CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
+    CodeSink, CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
 };
 use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "szip")]
@@ -139,6 +139,12 @@ mod coder {
             Ok(Cow::Owned(bytes))
         }
     }
+
+    /// Codes decoded into one piece for the encoding stage (16 KiB of
+    /// them, whole RSIs, at least one): the piece is still in the
+    /// first-level cache when the encoding reads it (`spec/pipeline.md`
+    /// §6.6).
+    const DECODE_CODES: usize = 4096;
 
     /// Bytes of the scratch piece a reporting decode goes through.
     const DECODE_PIECE: usize = 1 << 20;
@@ -372,8 +378,10 @@ mod coder {
             Ok(Some(bytes))
         }
 
-        fn decodes_in_pieces(&self, _: &StageContext) -> bool {
-            true
+        /// Whole-byte samples after simple_packing, as [`Self::encode_codes`]
+        /// takes them: each container holds one code.
+        fn decodes_codes(&self, cx: &StageContext) -> bool {
+            cx.packed && matches!(cx.sample_bits, 8 | 16 | 24 | 32)
         }
 
         /// Runs of whole RSIs from the stored block offsets, about four per
@@ -396,28 +404,27 @@ mod coder {
             Some(runs.collect())
         }
 
-        fn decode_run_pieces(
+        fn decode_run_codes(
             &self,
             input: &[u8],
             cx: &StageContext,
             run: &PieceRun,
-            piece_bytes: usize,
-            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+            sink: &mut CodeSink<'_>,
         ) -> Result<u64> {
             let p = self.coder_params(cx)?;
             let len = run
                 .to
                 .checked_sub(run.from)
                 .ok_or_else(|| Error::invalid_argument("a run ends before it starts"))?;
-            crate::szip::decode_pieces_from(input, &p, run.start, len, piece_bytes, sink)
+            let n = whole_samples(len, &p)?;
+            crate::szip::decode_codes_from(input, &p, run.start, n, DECODE_CODES, sink)
         }
 
-        fn decode_pieces(
+        fn decode_codes(
             &self,
             input: &[u8],
             cx: &StageContext,
-            piece_bytes: usize,
-            sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+            sink: &mut CodeSink<'_>,
         ) -> Result<()> {
             let p = self.coder_params(cx)?;
             let total = usize::try_from(cx.decoded_len)
@@ -425,7 +432,19 @@ mod coder {
             if input.is_empty() && total == 0 {
                 return Ok(());
             }
-            crate::szip::decode_pieces(input, &p, total, piece_bytes, sink)
+            let n = whole_samples(total, &p)?;
+            crate::szip::decode_codes_from(input, &p, 0, n, DECODE_CODES, sink).map(|_| ())
         }
+    }
+
+    /// Samples in `len` decoded bytes, which must be whole samples.
+    fn whole_samples(len: usize, p: &SzipParams) -> Result<usize> {
+        let sb = p.sample_bytes();
+        if !len.is_multiple_of(sb) {
+            return Err(Error::codec(format!(
+                "{len} bytes are not whole {sb}-byte samples"
+            )));
+        }
+        Ok(len / sb)
     }
 }

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 
 /// The 64 bits of `src` from bit `pos`, MSB first; bits past the end read
 /// as zero.
-#[inline]
+#[inline(always)]
 pub(super) fn bits_at(src: &[u8], pos: u64) -> u64 {
     let byte = (pos / 8) as usize;
     let shift = (pos % 8) as u32;
@@ -44,6 +44,23 @@ fn nth_one_from_top(w: u64, mut m: usize) -> u32 {
     64
 }
 
+/// `PER_LOAD[k][s]`: how many whole `k`-bit values (k ≤ 32) the 64 bits of
+/// an 8-byte load hold after its first `s` (< 8) bits, `⌊(64 − s) / k⌋`:
+/// a table, so the run of reads divides nothing.
+const PER_LOAD: [[u8; 8]; 33] = {
+    let mut t = [[0u8; 8]; 33];
+    let mut k = 1;
+    while k <= 32 {
+        let mut s = 0;
+        while s < 8 {
+            t[k][s] = ((64 - s) / k) as u8;
+            s += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
 /// Reads bits MSB-first; every read is bounds-checked.
 pub struct BitReader<'a> {
     src: &'a [u8],
@@ -76,13 +93,13 @@ impl<'a> BitReader<'a> {
     }
 
     /// The 64 bits starting at the current position (zero past the end).
-    #[inline]
+    #[inline(always)]
     fn peek64(&self) -> u64 {
         bits_at(self.src, self.pos)
     }
 
     /// Reads `n` (1..=32) bits.
-    #[inline]
+    #[inline(always)]
     pub fn bits(&mut self, n: u32) -> Result<u32> {
         if self.pos + n as u64 > self.len_bits {
             return Err(self.eof());
@@ -124,6 +141,7 @@ impl<'a> BitReader<'a> {
     /// codeword ends at the lowest set bit, found with a trailing-zero count,
     /// and clearing that bit (`w & (w - 1)`) is the only step one codeword
     /// waits on from the one before.
+    #[inline(always)]
     pub fn fs_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
         let mut i = 0;
         while i < out.len() {
@@ -198,6 +216,7 @@ impl<'a> BitReader<'a> {
     }
 
     /// Adds a `k`-bit (1..=32) value read from the stream to each of `out`.
+    #[inline(always)]
     pub fn add_bits_run(&mut self, out: &mut [u32], k: u32) -> Result<()> {
         let kk = k as u64;
         let total = out.len() as u64 * kk;
@@ -216,11 +235,12 @@ impl<'a> BitReader<'a> {
             let src = self.src;
             let mut at = self.pos;
             let mut rest = &mut out[..];
+            let per_load = &PER_LOAD[k as usize];
             while !rest.is_empty() {
                 let b = (at / 8) as usize;
                 let mut word = u64::from_be_bytes(src[b..b + 8].try_into().unwrap_or([0; 8]));
                 word <<= at % 8;
-                let per = ((64 - at % 8) / kk) as usize;
+                let per = usize::from(per_load[(at % 8) as usize]);
                 let (now, later) = rest.split_at_mut(per.min(rest.len()));
                 for o in now.iter_mut() {
                     *o = o.wrapping_add((word >> (64 - kk)) as u32);

@@ -62,7 +62,7 @@ pub fn decode_pieces_from<E: From<Error>>(
     }
     let rsi_bytes = p.rsi as usize * p.block_size as usize * sb;
     let per = (piece_bytes / rsi_bytes).max(1) * rsi_bytes;
-    let mut scratch = zeroed(per.min(total))?;
+    let mut scratch = zeroed::<u8>(per.min(total))?;
     let (mut bit, mut at) = (start, 0usize);
     while at < total {
         let len = per.min(total - at);
@@ -73,13 +73,15 @@ pub fn decode_pieces_from<E: From<Error>>(
     Ok(bit)
 }
 
-/// `len` zero bytes, or an [`ErrorKind::Alloc`] error when the allocation
+/// `len` zeros, or an [`ErrorKind::Alloc`] error when the allocation
 /// fails.
-fn zeroed(len: usize) -> Result<Vec<u8>> {
+fn zeroed<T: Copy + Default>(len: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| Error::new(ErrorKind::Alloc, format!("cannot allocate {len} bytes")))?;
-    v.resize(len, 0);
+    v.try_reserve_exact(len).map_err(|_| {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        Error::new(ErrorKind::Alloc, format!("cannot allocate {bytes} bytes"))
+    })?;
+    v.resize(len, T::default());
     Ok(v)
 }
 
@@ -224,80 +226,178 @@ pub(crate) fn decode_samples_at(
     p: &SzipParams,
     out: &mut [u8],
 ) -> Result<(u64, usize)> {
-    if p.flags & flags::PAD_RSI != 0 {
-        return Err(Error::unsupported(
-            "szip streams with PAD_RSI are not supported yet",
-        ));
-    }
     let sb = p.sample_bytes();
     let n = out.len() / sb;
+    let mut rsis = RsiReader::new(input, start, p)?;
     let j = p.block_size as usize;
-    let rsi_samples = p.rsi as usize * j;
-    let bits = p.bits_per_sample;
-    let id_len = p.id_len();
-    let id_max = (1u32 << id_len) - 1;
-    let pp = p.flags & flags::PREPROCESS != 0;
-    let unmap = Unmap::new(p);
-    let mut r = BitReader::new(input, start);
-    let mut buf: Vec<u32> = Vec::with_capacity(rsi_samples.min(n + j));
-    let mut se = vec![0u32; j / 2];
-    let mut written = 0usize;
+    let mut buf = zeroed::<u32>(rsis.rsi_samples.min(n.div_ceil(j) * j))?;
+    let (mut written, mut used) = (0usize, 0usize);
     while written < n {
-        buf.clear();
-        // One RSI.
-        while buf.len() < rsi_samples && written + buf.len() < n {
+        let take = (n - written).min(rsis.rsi_samples);
+        used = rsis.next_into(&mut buf, take)?;
+        rsis.unmap.rsi_into(
+            &mut buf[..take],
+            &mut out[written * sb..(written + take) * sb],
+        );
+        written += take;
+    }
+    Ok((rsis.r.pos(), used))
+}
+
+/// Decodes `total` samples from bit `start` (an RSI start) of `input`
+/// through a scratch buffer of whole RSIs, about `piece` samples, handing
+/// `sink` each piece with the index of its first sample. Each sample is
+/// the unsigned integer of its `bits_per_sample` low bits, as its
+/// container holds it: the pieces, in order, are [`decode_into`]'s
+/// containers read as unsigned integers. Returns the bit position after
+/// the last block.
+pub fn decode_codes_from<E: From<Error>>(
+    input: &[u8],
+    p: &SzipParams,
+    start: u64,
+    total: usize,
+    piece: usize,
+    sink: &mut CodeSink<'_, E>,
+) -> Result<u64, E> {
+    let mut rsis = RsiReader::new(input, start, p)?;
+    let rsi = rsis.rsi_samples;
+    let per = (piece / rsi).max(1) * rsi;
+    let j = p.block_size as usize;
+    let mut buf = zeroed::<u32>(per.min(total.div_ceil(j).saturating_mul(j)))?;
+    let mut at = 0usize;
+    while at < total {
+        let len = per.min(total - at);
+        for (k, chunk) in buf[..len.div_ceil(j) * j].chunks_mut(rsi).enumerate() {
+            let take = (len - k * rsi).min(rsi);
+            rsis.next_into(chunk, take)?;
+            rsis.unmap.codes_in_place(&mut chunk[..take]);
+        }
+        sink(at, &buf[..len])?;
+        at += len;
+    }
+    Ok(rsis.r.pos())
+}
+
+/// Receives each decoded piece of samples with the index of its first.
+pub type CodeSink<'a, E> = dyn FnMut(usize, &[u32]) -> Result<(), E> + 'a;
+
+/// [`RsiReader::next_portable`] compiled for each listed instruction set
+/// (population and trailing-zero counts in one instruction each) and
+/// chosen once at run time; every version reads the same values.
+#[multiversion::multiversion(targets("x86_64+avx2+bmi1+bmi2+lzcnt+popcnt"))]
+fn next_dispatch<'a>(rsis: &mut RsiReader<'a>, buf: &mut [u32], want: usize) -> Result<usize> {
+    rsis.next_portable(buf, want)
+}
+
+/// Reads a stream RSI by RSI (`spec/szip.md` §3, §5).
+struct RsiReader<'a> {
+    r: BitReader<'a>,
+    p: SzipParams,
+    unmap: Unmap,
+    /// Samples per RSI (`rsi · block_size`).
+    rsi_samples: usize,
+    /// Second-extension codewords of one block.
+    se: Vec<u32>,
+}
+
+impl<'a> RsiReader<'a> {
+    /// A reader from bit `start` of `input`, coded with `p`.
+    fn new(input: &'a [u8], start: u64, p: &SzipParams) -> Result<Self> {
+        p.validate()?;
+        if p.flags & flags::PAD_RSI != 0 {
+            return Err(Error::unsupported(
+                "szip streams with PAD_RSI are not supported yet",
+            ));
+        }
+        Ok(RsiReader {
+            r: BitReader::new(input, start),
+            p: *p,
+            unmap: Unmap::new(p),
+            rsi_samples: p.rsi as usize * p.block_size as usize,
+            se: vec![0u32; p.block_size as usize / 2],
+        })
+    }
+
+    /// Decodes the blocks of the next RSI into `buf` until at least `want`
+    /// (at most the RSI's) samples are read, as stored: mapped deltas after
+    /// a reference sample when preprocessed. `buf` holds `want` rounded up
+    /// to whole blocks, or more. Returns how many samples were read: whole
+    /// blocks (a zero run may end past `buf`), so possibly more than
+    /// `want`.
+    fn next_into(&mut self, buf: &mut [u32], want: usize) -> Result<usize> {
+        next_dispatch(self, buf, want)
+    }
+
+    /// [`Self::next_into`] for the instruction set the crate is compiled
+    /// for; the bit reader's calls are inlined into it.
+    #[inline(always)]
+    fn next_portable(&mut self, buf: &mut [u32], want: usize) -> Result<usize> {
+        let p = &self.p;
+        let r = &mut self.r;
+        let j = p.block_size as usize;
+        let bits = p.bits_per_sample;
+        let id_len = p.id_len();
+        let id_max = (1u32 << id_len) - 1;
+        let pp = p.flags & flags::PREPROCESS != 0;
+        let mut used = 0usize;
+        while used < want {
             let at = r.pos();
-            let reference = pp && buf.is_empty();
+            let reference = pp && used == 0;
+            // Every block fills at most the `j` samples from `used`, a
+            // multiple of `j` below the RSI's end.
+            let block = &mut buf[used..used + j];
             let id = r.bits(id_len)?;
             if id == 0 {
                 let second_extension = r.bits(1)? == 1;
+                let mut o = 0;
                 if reference {
-                    buf.push(r.bits(bits)?);
+                    block[0] = r.bits(bits)?;
+                    o = 1;
                 }
-                if second_extension {
-                    // j/2 codewords, each a pair of samples; with a
-                    // reference sample the first pair's first half is it.
-                    let codes = &mut se[..j / 2];
-                    read_se_codes(&mut r, codes, at)?;
-                    let mut pairs = codes.iter().map(|&m| {
-                        let (beta, ms) = se_pair(m);
-                        (beta - (m - ms), m - ms)
-                    });
-                    if reference {
-                        if let Some((_, second)) = pairs.next() {
-                            buf.push(second);
-                        }
-                    }
-                    for (first, second) in pairs {
-                        buf.push(first);
-                        buf.push(second);
-                    }
-                } else {
-                    let zeros = zero_run(&mut r, p, buf.len(), reference, at)?;
-                    buf.resize(buf.len() + zeros, 0);
+                if !second_extension {
+                    // A run may go on past the buffer's end, within the RSI.
+                    let zeros = zero_run(r, p, used + o, reference, at)?;
+                    let end = (used + o + zeros).min(buf.len());
+                    buf[used + o..end].fill(0);
+                    used += o + zeros;
+                    continue;
                 }
+                // j/2 codewords, each a pair of samples; with a reference
+                // sample the first pair's first half is it.
+                let codes = &mut self.se[..j / 2];
+                read_se_codes(r, codes, at)?;
+                for (i, &m) in codes.iter().enumerate() {
+                    let (beta, ms) = se_pair(m);
+                    let second = m - ms;
+                    if i > 0 || !reference {
+                        block[o] = beta - second;
+                        o += 1;
+                    }
+                    block[o] = second;
+                    o += 1;
+                }
+                used += j;
             } else if id == id_max {
-                let first = buf.len();
-                buf.resize(first + j, 0);
-                r.add_bits_run(&mut buf[first..], bits)?;
+                block.fill(0);
+                r.add_bits_run(block, bits)?;
+                used += j;
             } else {
                 let k = id - 1;
-                if reference {
-                    buf.push(r.bits(bits)?);
-                }
-                let first = buf.len();
-                buf.resize(first + j - usize::from(reference), 0);
-                r.fs_run(&mut buf[first..], k)?;
+                let rest = if reference {
+                    block[0] = r.bits(bits)?;
+                    &mut block[1..]
+                } else {
+                    &mut block[..]
+                };
+                r.fs_run(rest, k)?;
                 if k > 0 {
-                    r.add_bits_run(&mut buf[first..], k)?;
+                    r.add_bits_run(rest, k)?;
                 }
+                used += j;
             }
         }
-        let take = buf.len().min(n - written);
-        unmap.rsi_into(&buf[..take], &mut out[written * sb..(written + take) * sb]);
-        written += take;
+        Ok(used)
     }
-    Ok((r.pos(), buf.len()))
 }
 
 #[cfg(test)]
@@ -397,6 +497,82 @@ mod tests {
                 let mut back = vec![0u8; data.len()];
                 decode_into(&stream, &p, &mut back).unwrap();
                 assert_eq!(back, data, "bits {bits} signed {signed}");
+            }
+        }
+    }
+
+    /// The samples [`decode_codes_from`] hands on are the containers of
+    /// [`decode_into`] read as unsigned integers of the sample's bits, in
+    /// pieces of any size, for signed and unsigned samples, widths that do
+    /// and do not fill their containers, and both byte orders; a cut
+    /// stream fails as the whole decode fails.
+    #[test]
+    fn codes_are_the_containers_read_as_unsigned() {
+        for bits in [5u32, 12, 16, 20, 24, 32] {
+            for extra in [
+                0,
+                flags::SIGNED,
+                flags::MSB,
+                flags::SIGNED | flags::THREE_BYTE,
+            ] {
+                let p = SzipParams {
+                    bits_per_sample: bits,
+                    block_size: 8,
+                    rsi: 5,
+                    flags: flags::PREPROCESS | extra,
+                };
+                let sb = p.sample_bytes();
+                let mask = u32::MAX >> (32 - bits);
+                let mut x = 0x9e37_79b9u32 ^ bits;
+                let data: Vec<u8> = (0..1001u32)
+                    .flat_map(|i| {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        let v = if i % 97 < 40 { i * 3 } else { x };
+                        // Signed samples fill their container sign-extended.
+                        let v = if extra & flags::SIGNED != 0 {
+                            (((v << (32 - bits)) as i32) >> (32 - bits)) as u32
+                        } else {
+                            v & mask
+                        };
+                        if p.flags & flags::MSB != 0 {
+                            v.to_be_bytes()[4 - sb..].to_vec()
+                        } else {
+                            v.to_le_bytes()[..sb].to_vec()
+                        }
+                    })
+                    .collect();
+                let (stream, _) = crate::encode_with(&data, &p, Default::default()).unwrap();
+                let mut whole = vec![0u8; data.len()];
+                decode_into(&stream, &p, &mut whole).unwrap();
+                let want: Vec<u32> = whole
+                    .chunks_exact(sb)
+                    .map(|c| {
+                        let be = |a: u32, &b: &u8| (a << 8) | u32::from(b);
+                        let v = if p.flags & flags::MSB != 0 {
+                            c.iter().fold(0, be)
+                        } else {
+                            c.iter().rev().fold(0, be)
+                        };
+                        v & mask
+                    })
+                    .collect();
+                let n = want.len();
+                for piece in [1, 40, 41, 4096] {
+                    let mut got = Vec::new();
+                    let end = decode_codes_from::<Error>(&stream, &p, 0, n, piece, &mut |at, c| {
+                        assert_eq!(at, got.len(), "pieces in order");
+                        got.extend_from_slice(c);
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert_eq!(got, want, "bits {bits} flags {} piece {piece}", p.flags);
+                    assert_eq!(end, decode_samples(&stream, 0, &p, &mut whole).unwrap());
+                }
+                let cut = &stream[..stream.len() / 2];
+                let r = decode_codes_from::<Error>(cut, &p, 0, n, 64, &mut |_, _| Ok(()));
+                assert!(r.is_err() && decode_into(cut, &p, &mut whole).is_err());
             }
         }
     }

@@ -50,7 +50,8 @@ mod error;
 mod unmap;
 
 pub use decode::{
-    decode_into, decode_parallel_into, decode_pieces, decode_pieces_from, rsis_per_run, Sink,
+    decode_codes_from, decode_into, decode_parallel_into, decode_pieces, decode_pieces_from,
+    rsis_per_run, CodeSink, Sink,
 };
 pub use decode_range::{decode_range_into, decode_ranges_into, rsi_chain_holds};
 pub use encode::{

@@ -1,12 +1,11 @@
 //! The last step of decoding an RSI: undoing the unit-delay prediction and
-//! mapping (`spec/szip.md` §4) and storing each sample in its container, in
-//! one pass from the decoded values to the output bytes.
+//! mapping (`spec/szip.md` §4) in place, then storing each sample in its
+//! container, or handing the samples on as integers.
 
 use super::{flags, SzipParams};
 
 /// A sample container: its width in bytes and byte order.
 trait Container {
-    const SB: usize;
     /// Stores `vals` in the first `vals.len()` containers of `out`.
     fn put_all(out: &mut [u8], vals: &[u32]);
 }
@@ -15,7 +14,6 @@ macro_rules! container {
     ($name:ident, $sb:literal, |$v:ident| $bytes:expr) => {
         struct $name;
         impl Container for $name {
-            const SB: usize = $sb;
             #[inline(always)]
             fn put_all(out: &mut [u8], vals: &[u32]) {
                 for (o, &$v) in out.as_chunks_mut::<$sb>().0.iter_mut().zip(vals) {
@@ -71,39 +69,60 @@ impl Unmap {
 
     /// Writes the samples of the RSI whose first decoded values are
     /// `values` (as stored: mapped deltas after the reference sample when
-    /// preprocessed) into `out`, `values.len()` containers.
-    pub(crate) fn rsi_into(&self, values: &[u32], out: &mut [u8]) {
+    /// preprocessed) into `out`, `values.len()` containers; `values` is
+    /// left holding the samples (signed ones sign-extended to 32 bits).
+    pub(crate) fn rsi_into(&self, values: &mut [u32], out: &mut [u8]) {
+        self.samples_in_place(values);
         match (self.sb, self.msb) {
-            (1, _) => self.run::<One>(values, out),
-            (2, true) => self.run::<TwoBe>(values, out),
-            (2, false) => self.run::<TwoLe>(values, out),
-            (3, true) => self.run::<ThreeBe>(values, out),
-            (3, false) => self.run::<ThreeLe>(values, out),
-            (_, true) => self.run::<FourBe>(values, out),
-            (_, false) => self.run::<FourLe>(values, out),
+            (1, _) => One::put_all(out, values),
+            (2, true) => TwoBe::put_all(out, values),
+            (2, false) => TwoLe::put_all(out, values),
+            (3, true) => ThreeBe::put_all(out, values),
+            (3, false) => ThreeLe::put_all(out, values),
+            (_, true) => FourBe::put_all(out, values),
+            (_, false) => FourLe::put_all(out, values),
         }
     }
 
-    fn run<C: Container>(&self, values: &[u32], out: &mut [u8]) {
+    /// Turns the decoded values of an RSI (as [`Unmap::rsi_into`] takes
+    /// them) into its samples, each the unsigned integer of its
+    /// `bits_per_sample` low bits: what its container holds.
+    pub(crate) fn codes_in_place(&self, values: &mut [u32]) {
+        self.samples_in_place(values);
+        if self.signed && self.bits < 32 {
+            let mask = (1u32 << self.bits) - 1;
+            values.iter_mut().for_each(|v| *v &= mask);
+        }
+    }
+
+    /// Undoes the preprocessing in place, signed samples sign-extended to
+    /// 32 bits; without preprocessing the values are the samples.
+    fn samples_in_place(&self, values: &mut [u32]) {
         if !self.pp {
-            C::put_all(out, values);
             return;
         }
-        let Some((&first, rest)) = values.split_first() else {
-            return;
-        };
-        let Some((o, out)) = out.split_at_mut_checked(C::SB) else {
+        let Some((first, rest)) = values.split_first_mut() else {
             return;
         };
         if self.signed {
             let m = 1i64 << (self.bits - 1);
-            let first = (first as i64 ^ m) - m;
-            C::put_all(o, &[first as u32]);
-            undo::<C, true>(self.xmax, first, rest, out);
+            let data = (*first as i64 ^ m) - m;
+            *first = data as u32;
+            undo_dispatch(true, self.xmax, data, rest);
         } else {
-            C::put_all(o, &[first]);
-            undo::<C, false>(self.xmax, first as i64, rest, out);
+            undo_dispatch(false, self.xmax, *first as i64, rest);
         }
+    }
+}
+
+/// [`undo`] compiled for each listed instruction set and chosen once at
+/// run time; every version rebuilds the same samples.
+#[multiversion::multiversion(targets("x86_64+avx2+bmi1+bmi2+lzcnt+popcnt"))]
+fn undo_dispatch(signed: bool, xmax: i64, data: i64, rest: &mut [u32]) {
+    if signed {
+        undo::<true>(xmax, data, rest);
+    } else {
+        undo::<false>(xmax, data, rest);
     }
 }
 
@@ -126,44 +145,45 @@ fn room<const SIGNED: bool>(xmax: i64, data: i64) -> i64 {
     }
 }
 
-/// Rebuilds the samples after the first (`data`) from their mapped deltas
-/// `rest` into the containers of `out` (`spec/szip.md` §4). A delta `d`
-/// moves a sample by at most ⌈d/2⌉, so when a chunk's ⌈d/2⌉ add up to no
-/// more than the room of the sample before it, no sample of the chunk can
-/// reach an end of the range, and the chunk is a plain running sum. Other
-/// chunks take the step sample by sample.
-#[inline(never)]
-fn undo<C: Container, const SIGNED: bool>(xmax: i64, mut data: i64, rest: &[u32], out: &mut [u8]) {
-    let mut samples = [0u32; CHUNK];
-    for (vals, o) in rest.chunks(CHUNK).zip(out.chunks_mut(CHUNK * C::SB)) {
+/// Rebuilds in place the samples after the first (`data`) from their
+/// mapped deltas `rest` (`spec/szip.md` §4). A delta `d` moves a sample by
+/// at most ⌈d/2⌉, so when a chunk's ⌈d/2⌉ add up to no more than the room
+/// of the sample before it, no sample of the chunk can reach an end of the
+/// range, and the chunk is a plain running sum, here in 32-bit wrapping
+/// arithmetic (every sample fits, as the sample's bits). Other chunks take
+/// the step sample by sample.
+#[inline(always)]
+fn undo<const SIGNED: bool>(xmax: i64, mut data: i64, rest: &mut [u32]) {
+    for vals in rest.chunks_mut(CHUNK) {
         let reach: u64 = vals.iter().map(|&v| (u64::from(v) + 1) >> 1).sum();
-        let samples = &mut samples[..vals.len()];
         if reach as i64 <= room::<SIGNED>(xmax, data) {
-            for (s, &v) in samples.iter_mut().zip(vals) {
-                let d = i64::from(v);
-                data += (d >> 1) ^ -(d & 1);
-                *s = data as u32;
+            // The deltas first, a loop that vectorises, then their sum.
+            for v in vals.iter_mut() {
+                *v = (*v >> 1) ^ (*v & 1).wrapping_neg();
             }
+            let mut s = data as u32;
+            for v in vals.iter_mut() {
+                s = s.wrapping_add(*v);
+                *v = s;
+            }
+            data = if SIGNED {
+                i64::from(s as i32)
+            } else {
+                i64::from(s)
+            };
         } else {
-            data = undo_each::<SIGNED>(xmax, data, vals, samples);
+            data = undo_each::<SIGNED>(xmax, data, vals);
         }
-        C::put_all(o, samples);
     }
 }
 
-/// [`undo`] sample by sample into `samples`: each sample is the previous
-/// one plus the decoded delta unless the delta would leave the sample
-/// range, where the value counts from an end instead. Returns the last
-/// sample.
-fn undo_each<const SIGNED: bool>(
-    xmax: i64,
-    mut data: i64,
-    vals: &[u32],
-    samples: &mut [u32],
-) -> i64 {
+/// [`undo`] sample by sample: each sample is the previous one plus the
+/// decoded delta unless the delta would leave the sample range, where the
+/// value counts from an end instead. Returns the last sample.
+fn undo_each<const SIGNED: bool>(xmax: i64, mut data: i64, vals: &mut [u32]) -> i64 {
     let med = xmax / 2 + 1;
-    for (s, &v) in samples.iter_mut().zip(vals) {
-        let d = i64::from(v);
+    for v in vals.iter_mut() {
+        let d = i64::from(*v);
         let half = (d >> 1) + (d & 1);
         data = if SIGNED {
             let room = if data < 0 {
@@ -184,7 +204,7 @@ fn undo_each<const SIGNED: bool>(
                 unsigned_edge(mask, d)
             }
         };
-        *s = data as u32;
+        *v = data as u32;
     }
     data
 }
@@ -217,10 +237,12 @@ mod tests {
     /// Rebuilds with [`undo`] (chunks as running sums where they fit) and
     /// with [`undo_each`] alone, as big-endian 4-byte containers.
     fn both<const SIGNED: bool>(xmax: i64, first: i64, deltas: &[u32]) -> (Vec<u8>, Vec<u8>) {
+        let mut samples = deltas.to_vec();
+        undo::<SIGNED>(xmax, first, &mut samples);
         let mut chunked = vec![0u8; deltas.len() * 4];
-        undo::<FourBe, SIGNED>(xmax, first, deltas, &mut chunked);
-        let mut samples = vec![0u32; deltas.len()];
-        undo_each::<SIGNED>(xmax, first, deltas, &mut samples);
+        FourBe::put_all(&mut chunked, &samples);
+        let mut samples = deltas.to_vec();
+        undo_each::<SIGNED>(xmax, first, &mut samples);
         let mut each = vec![0u8; deltas.len() * 4];
         FourBe::put_all(&mut each, &samples);
         (chunked, each)
