@@ -523,6 +523,7 @@ impl Archive {
     /// Runs `f(object, opts)` on each object of message `i` for which
     /// `want(o)`, undecoded, once the message's hashes are verified; `f`
     /// decodes it as it needs with `opts` (verification off).
+    #[cfg(feature = "grib")]
     pub fn for_each_undecoded(
         &self,
         i: usize,
