@@ -499,11 +499,19 @@ impl<'a> Object<'a> {
             .map_err(|e| e.in_object(self.index))
     }
 
-    /// Whether [`Object::decode_range`] and [`Object::decode_pieces`]
-    /// decode part of this object without the rest: every stage of its
-    /// pipeline decodes a range (`spec/pipeline.md` §7).
+    /// Whether [`Object::decode_range`] decodes part of this object without
+    /// the rest: every stage of its pipeline decodes a range
+    /// (`spec/pipeline.md` §7).
     pub fn decodes_by_range(&self) -> bool {
         pipeline::decodes_by_range(&self.descriptor)
+    }
+
+    /// Whether [`Object::decode_pieces`] decodes this object a piece at a
+    /// time: it decodes by range ([`Object::decodes_by_range`]), or its
+    /// pipeline is zstd over none or simple_packing with no filter, whose
+    /// frame is streamed (`spec/pipeline.md` §7).
+    pub fn decodes_in_pieces(&self) -> bool {
+        pipeline::decodes_in_pieces(&self.descriptor)
     }
 
     /// Decodes the object in order, a piece of at most `piece_bytes` at a
@@ -512,12 +520,15 @@ impl<'a> Object<'a> {
     /// the frame digest is checked first per `opts.verify`. Memory holds
     /// one piece of the decoded values, not the object, and the pieces are
     /// the bytes of decoding it whole (`spec/pipeline.md` §7). A piece is a
-    /// power of two elements (at least one), so that its encoded bytes
-    /// start on a boundary of the compression's units whenever those are a
-    /// power of two elements, as szip's default RSI of 128 × 32 samples is
-    /// for 16-bit codes: no unit is decoded twice. An object whose pipeline
-    /// cannot decode a range ([`Object::decodes_by_range`]) is a
-    /// range-not-supported error before `f` runs.
+    /// power of two elements (at least one; at least eight through zstd),
+    /// so that its encoded bytes start on a boundary of the compression's
+    /// units whenever those are a power of two elements, as szip's default
+    /// RSI of 128 × 32 samples is for 16-bit codes: no unit is decoded
+    /// twice. A zstd frame is streamed through a decoder holding its window
+    /// and one piece; a stream decoding to another length than the
+    /// descriptor implies is an error, at the latest after the last piece.
+    /// An object that decodes in no pieces ([`Object::decodes_in_pieces`])
+    /// is a range-not-supported error before `f` runs.
     pub fn decode_pieces(
         &self,
         opts: &DecodeOptions,
@@ -528,40 +539,8 @@ impl<'a> Object<'a> {
         self.verify(opts.verify)?;
         let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
         let (popts, limits) = (&opts.pipeline(), &opts.limits);
-        if !self.decodes_by_range() {
-            return Err(Error::new(
-                ErrorKind::RangeNotSupported,
-                format!(
-                    "encoding {}, filter {}, compression {} cannot be decoded a piece at a time",
-                    desc.encoding(),
-                    desc.filter(),
-                    desc.compression()
-                ),
-            )
-            .in_object(self.index));
-        }
-        pipeline::checked_decoded_len(desc, limits).map_err(|e| e.in_object(self.index))?;
-        let n = desc.num_elements()?;
-        let w = desc.dtype.width().max(1);
-        let per = (piece_bytes / w).max(1);
-        // The largest power of two not above `per`.
-        let per = (1usize << (usize::BITS - 1 - per.leading_zeros())) as u64;
-        let len = usize::try_from(per.min(n) * w as u64)
-            .map_err(|_| Error::metadata("piece too large"))?;
-        buf.clear();
-        buf.try_reserve_exact(len)
-            .map_err(|_| Error::invalid_argument(format!("cannot allocate {len} bytes")))?;
-        buf.resize(len, 0);
-        let mut first = 0;
-        while first < n {
-            let count = per.min(n - first);
-            let out = &mut buf[..(count * w as u64) as usize];
-            pipeline::decode_range_into(desc, region, base, first, popts, limits, out)
-                .map_err(|e| e.in_object(self.index))?;
-            f(first, out)?;
-            first += count;
-        }
-        Ok(())
+        pipeline::decode_pieces(desc, region, base, piece_bytes, popts, limits, buf, &mut f)
+            .map_err(|e| e.in_object(self.index))
     }
 
     /// The NaN/Inf masks of this object as packed bits (MSB first, one bit

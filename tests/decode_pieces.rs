@@ -37,7 +37,7 @@ fn message(values: &[f64], order: ByteOrder, pipeline: PipelineBuilder) -> Vec<u
 fn pieces(msg: &[u8], piece_bytes: usize) -> (Vec<u8>, Vec<(u64, usize)>, usize) {
     let m = Message::parse(msg).unwrap();
     let obj = m.object(0).unwrap();
-    assert!(obj.decodes_by_range());
+    assert!(obj.decodes_in_pieces());
     let (mut all, mut seen) = (Vec::new(), Vec::new());
     let mut buf = vec![0u8; 3];
     obj.decode_pieces(
@@ -121,25 +121,119 @@ fn missing_values_come_back_in_their_pieces() {
 }
 
 #[test]
-fn a_pipeline_without_ranges_is_refused_before_any_piece() {
-    let msg = message(
-        &field(1000),
-        ByteOrder::Little,
+fn pipelines_without_pieces_are_refused_before_any_piece() {
+    for (pipeline, name) in [
+        (PipelineBuilder::new().lz4(), "lz4"),
+        (PipelineBuilder::new().shuffle().zstd(), "shuffle"),
+        (PipelineBuilder::new().simple_packing(16).lz4(), "lz4"),
+    ] {
+        let msg = message(&field(1000), ByteOrder::Little, pipeline);
+        let m = Message::parse(&msg).unwrap();
+        let obj = m.object(0).unwrap();
+        assert!(!obj.decodes_by_range() && !obj.decodes_in_pieces());
+        let mut called = false;
+        let e = obj
+            .decode_pieces(&DecodeOptions::default(), 4096, &mut Vec::new(), |_, _| {
+                called = true;
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::RangeNotSupported);
+        assert!(e.to_string().contains(name), "{e}");
+        assert!(!called);
+    }
+}
+
+#[test]
+fn zstd_pieces_are_the_whole_decode() {
+    let n = 100_003;
+    let values = field(n);
+    let pipelines = [
         PipelineBuilder::new().zstd(),
-    );
-    let m = Message::parse(&msg).unwrap();
-    let obj = m.object(0).unwrap();
-    assert!(!obj.decodes_by_range());
-    let mut called = false;
-    let e = obj
-        .decode_pieces(&DecodeOptions::default(), 4096, &mut Vec::new(), |_, _| {
-            called = true;
-            Ok(())
-        })
-        .unwrap_err();
-    assert_eq!(*e.kind(), ErrorKind::RangeNotSupported);
-    assert!(e.to_string().contains("zstd"), "{e}");
-    assert!(!called);
+        PipelineBuilder::new().simple_packing(16).zstd(),
+        PipelineBuilder::new().simple_packing(24).zstd(),
+        PipelineBuilder::new().simple_packing(13).zstd(),
+    ];
+    for pipeline in pipelines {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let msg = message(&values, order, pipeline.clone());
+            let m = Message::parse(&msg).unwrap();
+            assert!(!m.object(0).unwrap().decodes_by_range());
+            let whole = tgm::decode(&msg, &DecodeOptions::default())
+                .unwrap()
+                .objects[0]
+                .data
+                .clone();
+            // 8192 elements a piece, 1024, the floor of 8, and the object.
+            for (piece_bytes, per) in [(1 << 16, 8192), (10_000, 1024), (1, 8), (1 << 30, n)] {
+                let (all, seen, cap) = pieces(&msg, piece_bytes);
+                assert!(
+                    all == whole,
+                    "{pipeline:?}, {order:?}, pieces of {piece_bytes}"
+                );
+                assert_eq!(seen.len(), n.div_ceil(per), "{piece_bytes}");
+                assert!(seen.iter().all(|&(_, len)| len <= per * 8));
+                assert!(cap < per * 8 + 64, "buffer of {cap} bytes");
+            }
+        }
+    }
+}
+
+#[cfg(feature = "zstd")]
+/// Object 0 of `msg` with its zstd payload replaced by `payload`: the
+/// descriptor still implies the original length.
+fn with_payload(msg: &[u8], payload: &[u8]) -> Vec<u8> {
+    let d = tgm::decode(msg, &DecodeOptions::default()).unwrap();
+    let obj = &d.objects[0];
+    let desc = obj.descriptor.clone();
+    let opts = EncodeOptions::new();
+    tgm::encode_pre_encoded(&GlobalMetadata::default(), &[(&desc, payload)], &opts).unwrap()
+}
+
+#[cfg(feature = "zstd")]
+#[test]
+fn a_zstd_stream_of_another_length_is_an_error() {
+    let values = field(20_000);
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let msg = message(&values, ByteOrder::Little, PipelineBuilder::new().zstd());
+    let frame = |bytes: &[u8], recorded: bool| {
+        let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+        if recorded {
+            e.set_pledged_src_size(Some(bytes.len() as u64)).unwrap();
+        }
+        std::io::Write::write_all(&mut e, bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let whole = frame(&data, false);
+    let longer = [data.clone(), vec![7u8; 800]].concat();
+    let cases = [
+        (whole[..whole.len() / 2].to_vec(), "decoded to"),
+        (whole[..whole.len() - 3].to_vec(), ""),
+        (frame(&data[..data.len() - 8], false), "decoded to"),
+        (frame(&longer, false), "more than"),
+        (frame(&longer, true), "records"),
+        ([whole.clone(), frame(b"x", false)].concat(), "more than"),
+    ];
+    for (k, (payload, says)) in cases.into_iter().enumerate() {
+        let bad = with_payload(&msg, &payload);
+        let m = Message::parse(&bad).unwrap();
+        let obj = m.object(0).unwrap();
+        assert!(obj.decode(&DecodeOptions::default()).is_err(), "case {k}");
+        let mut got = 0usize;
+        let e = obj
+            .decode_pieces(&DecodeOptions::default(), 4096, &mut Vec::new(), |_, p| {
+                got += p.len();
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::Codec, "case {k}: {e}");
+        assert!(e.to_string().contains(says), "case {k}: {e}");
+        assert!(got <= data.len(), "case {k}");
+    }
+    // The same stream with a trailing empty frame is the whole decode.
+    let fine = with_payload(&msg, &[whole, frame(b"", false)].concat());
+    let (all, _, _) = pieces(&fine, 4096);
+    assert!(all == data);
 }
 
 #[test]
