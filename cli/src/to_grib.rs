@@ -60,7 +60,7 @@ pub fn run(a: Args) -> CliResult {
                     .base
                     .get(o)
                     .ok_or_else(|| GribError::Invalid(format!("object {o} has no base entry")));
-                // A compressed object decoding by range is read a step at a
+                // A compressed object decoding in pieces is read a step at a
                 // time on each pass; any other is decoded whole.
                 let done = entry.and_then(|e| {
                     match object_pieces_to_grib(e, obj, decode, &write, &mut out) {

@@ -110,7 +110,8 @@ pub fn object_to_grib(
 }
 
 /// [`object_to_grib`] of an undecoded float64 object whose pipeline decodes
-/// by range (an szip-compressed one, as `convert-grib` writes): each pass
+/// in pieces ([`tgm::Object::decodes_in_pieces`]: an szip-compressed one, as
+/// `convert-grib` writes, or zstd over none or simple_packing): each pass
 /// over the values (extremes, codes, read-back) decodes it again a step at
 /// a time into one reused buffer, so that its decoded values are never held
 /// whole (`spec/convert.md` "GRIB write-back", "Memory"); a field that
@@ -802,9 +803,16 @@ mod tests {
             (0..n).map(|i| -3e-3 + (i % 17) as f64 * 1e-4).collect(),
         ];
         let opts = WriteOptions::default();
+        let pipelines = [
+            PipelineBuilder::new().simple_packing(16).szip(),
+            PipelineBuilder::new().simple_packing(24).szip(),
+            PipelineBuilder::new().zstd(),
+            PipelineBuilder::new().simple_packing(16).zstd(),
+            PipelineBuilder::new().simple_packing(24).zstd(),
+        ];
         for values in &fields {
-            for bits in [16, 24] {
-                let msg = encoded(values, PipelineBuilder::new().simple_packing(bits).szip());
+            for pipeline in &pipelines {
+                let msg = encoded(values, pipeline.clone());
                 let m = tgm::Message::parse(&msg).unwrap();
                 let obj = m.object(0).unwrap();
                 let decode = tgm::DecodeOptions::default();
@@ -813,10 +821,10 @@ mod tests {
                 object_to_grib(&entry, obj.descriptor(), &data, &opts, &mut whole).unwrap();
                 let mut pieces = Vec::new();
                 let len = object_pieces_to_grib(&entry, &obj, &decode, &opts, &mut pieces)
-                    .expect("sp+szip decodes by range")
+                    .expect("the pipeline decodes in pieces")
                     .unwrap();
                 assert_eq!(len, pieces.len() as u64);
-                assert!(whole == pieces, "sp{bits}+szip: another message");
+                assert!(whole == pieces, "{pipeline:?}: another message");
                 let h = Handle::from_message(&pieces).unwrap();
                 assert_eq!(h.get_long("bitsPerValue").unwrap(), 16);
             }
@@ -824,11 +832,16 @@ mod tests {
     }
 
     #[test]
-    fn objects_without_range_decoding_or_compression_are_left_to_the_whole_path() {
+    fn objects_without_pieces_or_compression_are_left_to_the_whole_path() {
         use tgm::PipelineBuilder;
         let (entry, n) = template_entry("grid_simple");
         let values: Vec<f64> = (0..n).map(|i| 280.0 + (i % 9) as f64).collect();
-        for pipeline in [PipelineBuilder::new().zstd(), PipelineBuilder::new()] {
+        let pipelines = [
+            PipelineBuilder::new().lz4(),
+            PipelineBuilder::new().shuffle().zstd(),
+            PipelineBuilder::new(),
+        ];
+        for pipeline in pipelines {
             let msg = encoded(&values, pipeline);
             let m = tgm::Message::parse(&msg).unwrap();
             let obj = m.object(0).unwrap();

@@ -4,8 +4,9 @@
 //! "GRIB write-back", "Memory").
 //!
 //! Values already in memory (a slice, perhaps of a mapped archive) are
-//! paged out behind each step. An object whose pipeline decodes by range
-//! (szip-compressed, as `convert-grib` writes by default) is decoded again
+//! paged out behind each step. An object whose pipeline decodes in pieces
+//! (szip-compressed, as `convert-grib` writes by default, or zstd over none
+//! or simple_packing, `spec/pipeline.md` §7) is decoded again
 //! for each pass, a step at a time into one reused buffer, so that no pass
 //! holds its decoded values whole.
 
@@ -74,14 +75,14 @@ pub(super) struct Pieces<'o, 'a> {
 }
 
 impl<'o, 'a> Pieces<'o, 'a> {
-    /// `obj`'s values, when it is float64, its pipeline decodes by range
-    /// ([`Object::decodes_by_range`]) and is not the identity; `None`
+    /// `obj`'s values, when it is float64, its pipeline decodes in pieces
+    /// ([`Object::decodes_in_pieces`]) and is not the identity; `None`
     /// otherwise (an object stored as is decodes by borrowing its stored
     /// bytes, which the caller pages out behind each step).
     pub(super) fn of(obj: &'o Object<'a>, opts: &'o DecodeOptions) -> Option<Self> {
         let d = obj.descriptor();
         let stored_as_is = [d.encoding(), d.filter(), d.compression()] == ["none"; 3];
-        if d.dtype != tgm::Dtype::Float64 || stored_as_is || !obj.decodes_by_range() {
+        if d.dtype != tgm::Dtype::Float64 || stored_as_is || !obj.decodes_in_pieces() {
             return None;
         }
         let len = usize::try_from(d.num_elements().ok()?).ok()?;
