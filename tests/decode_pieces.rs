@@ -260,3 +260,34 @@ fn an_error_from_the_caller_stops_the_pieces() {
     assert!(e.to_string().contains("stop here"), "{e}");
     assert_eq!(calls, 1);
 }
+
+#[test]
+fn a_zstd_stream_reports_what_it_has_read_for_good() {
+    let values = field(50_000);
+    let msg = message(
+        &values,
+        ByteOrder::Little,
+        PipelineBuilder::new().simple_packing(16).zstd(),
+    );
+    let m = Message::parse(&msg).unwrap();
+    let obj = m.object(0).unwrap();
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = steps.clone();
+    let hook = tgm::pipeline::ProgressHook::new(move |s| seen.lock().unwrap().push(s));
+    let opts = DecodeOptions::default().progress(hook);
+    let mut pieces = 0;
+    obj.decode_pieces(&opts, 1 << 15, &mut Vec::new(), |_, _| {
+        pieces += 1;
+        Ok(())
+    })
+    .unwrap();
+    let steps = steps.lock().unwrap();
+    assert_eq!(steps.len(), pieces);
+    assert!(steps
+        .windows(2)
+        .all(|p| p[0].read <= p[1].read && p[0].done < p[1].done));
+    let last = steps.last().unwrap();
+    assert_eq!((last.done, last.total), (50_000 * 8, 50_000 * 8));
+    assert!(last.read > 0 && last.read <= obj.payload_region().len() as u64);
+    assert!(steps[0].read < last.read);
+}

@@ -108,7 +108,7 @@ mod zstd_pieces {
     use crate::limits::Limits;
     use crate::pipeline::{
         base_context, checked_decoded_len, decoded_masks, masks, out_order, payload_of, plan,
-        PipelineDecodeOptions,
+        PipelineDecodeOptions, Step,
     };
 
     use super::OnPiece;
@@ -170,8 +170,10 @@ mod zstd_pieces {
                 let piece = &mut encoded[..(b - a) as usize];
                 frames.fill(piece)?;
                 let read = |x: u64, y: u64| {
-                    piece
-                        .get((x - a) as usize..(y - a) as usize)
+                    let at = |v: u64| v.checked_sub(a).map(|v| v as usize);
+                    at(x)
+                        .zip(at(y))
+                        .and_then(|(x, y)| piece.get(x..y))
                         .map(std::borrow::Cow::Borrowed)
                         .ok_or_else(|| Error::codec("packed range lies outside the piece"))
                 };
@@ -184,6 +186,13 @@ mod zstd_pieces {
             }
             f(first, out)?;
             first += count;
+            // The stream is read once, in order: what is behind the
+            // decoder is read for good (`spec/pipeline.md` §6.7).
+            opts.progress.advance(Step {
+                done: first * w,
+                total: expected,
+                read: frames.pos as u64,
+            });
         }
         frames.finish()
     }
