@@ -66,7 +66,9 @@ impl FieldValues for [f64] {
 /// ([`Object::decode_pieces`]), into one buffer reused across passes.
 pub(super) struct Pieces<'o, 'a> {
     obj: &'o Object<'a>,
-    opts: &'o DecodeOptions,
+    /// The caller's options, the stored payload paged out behind each
+    /// pass that reads it in order (a zstd stream).
+    opts: DecodeOptions,
     len: usize,
     /// The decoded bytes of one step.
     buf: RefCell<Vec<u8>>,
@@ -86,6 +88,8 @@ impl<'o, 'a> Pieces<'o, 'a> {
             return None;
         }
         let len = usize::try_from(d.num_elements().ok()?).ok()?;
+        let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region());
+        let opts = opts.clone().progress(paging.then(opts.progress.clone()));
         Some(Pieces {
             obj,
             opts,
@@ -107,7 +111,7 @@ impl FieldValues for Pieces<'_, '_> {
         let mut failed = None;
         let run = self
             .obj
-            .decode_pieces(self.opts, STEP * 8, &mut buf, |first, bytes| {
+            .decode_pieces(&self.opts, STEP * 8, &mut buf, |first, bytes| {
                 let step = match bytemuck::try_cast_slice::<u8, f64>(bytes) {
                     Ok(v) => v,
                     Err(_) => {
@@ -139,7 +143,7 @@ impl FieldValues for Pieces<'_, '_> {
             .map_err(|_| GribError::Invalid(format!("cannot allocate {} values", self.len)))?;
         values.resize(self.len, 0.0);
         self.obj
-            .decode_into(self.opts, bytemuck::cast_slice_mut(&mut values))?;
+            .decode_into(&self.opts, bytemuck::cast_slice_mut(&mut values))?;
         Ok(Cow::Owned(values))
     }
 }
