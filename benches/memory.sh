@@ -179,6 +179,9 @@ if [ -n "$weather" ] && wanted 'netcdf|grib'; then
         printf "\"iDirectionIncrementInDegrees\":%.6f,\"jDirectionIncrementInDegrees\":%.6f}", 360 / ni, 180 / (nj - 1)
     }')
     "$tgm" set -s "geography=$geo" -s 'mars={"param":167}' -s 'grib={"bitsPerValue":16}' none.tgm field.tgm 2>/dev/null
+    wanted "to-grib zstd" && "$tgm" recompress field.tgm z.tgm --compression zstd >/dev/null 2>&1
+    measure "to-grib" "zstd → GRIB2 grid_simple 16 bits" z.tgm -- to-grib z.tgm -o out.grib2
+    rm -f z.tgm
     measure "to-grib" "none → GRIB2 grid_simple 16 bits" field.tgm -- to-grib field.tgm -o out.grib2
     rm -f field.tgm
     [ -f out.grib2 ] && mv out.grib2 a.grib2
