@@ -431,3 +431,24 @@ fn range_decode_matches_the_reference() {
     let e = tgm::decode_range(&msg, 0, &[(9_999, 2)], &DecodeOptions::default()).unwrap_err();
     assert_eq!(e.kind(), &tgm::ErrorKind::InvalidArgument);
 }
+
+#[test]
+fn a_range_of_a_pipeline_without_ranges_is_refused_before_its_output_is_allocated() {
+    // 8 TiB claimed, 4 TiB asked: refused by name, not an allocation failure.
+    let desc = with(
+        ObjectDescriptor::new(Dtype::Float64, vec![1 << 40]),
+        "none",
+        "zstd",
+        8,
+    );
+    let e = tgm::pipeline::decode_range(
+        &desc,
+        &[0u8; 16],
+        0,
+        &[(0, 1 << 39)],
+        &tgm::pipeline::PipelineDecodeOptions::default(),
+        &tgm::Limits::unlimited(),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), &tgm::ErrorKind::RangeNotSupported, "{e}");
+}

@@ -3,7 +3,7 @@
 //! memory ceiling, decodes from several threads, and a decode while
 //! another thread holds the standard error lock. The helper and the
 //! ceiling are settings of the whole process, so the tests take turns.
-#![cfg(all(feature = "sz3", target_os = "linux"))]
+#![cfg(all(feature = "sz3", target_os = "linux", target_env = "gnu"))]
 
 use std::sync::{mpsc, Mutex, MutexGuard};
 

@@ -852,6 +852,7 @@ pub fn decode_range(
     let w = desc.dtype.width() as u64;
     let n = desc.num_elements()?;
     checked_decoded_len(desc, limits)?;
+    refuse_unless_ranged(desc.pipeline(), desc).map_err(|e| e.within(region_base))?;
     let mut results = Vec::with_capacity(ranges.len());
     for &(first, count) in ranges {
         range_end(first, count, n).map_err(|e| e.within(region_base))?;
@@ -876,11 +877,7 @@ pub fn decode_range(
 /// on its own (`spec/pipeline.md` §7), so that [`decode_range`] and
 /// [`decode_range_into`] decode part of the object without the rest.
 pub fn decodes_by_range(desc: &ObjectDescriptor) -> bool {
-    desc.dtype != Dtype::Bitmask
-        && plan::stages(desc.pipeline())
-            .all()
-            .iter()
-            .all(|s| s.supports_range())
+    refuse_unless_ranged(desc.pipeline(), desc).is_ok()
 }
 
 /// [`decode_range`] of the one range of `out.len()` bytes starting at
@@ -919,16 +916,10 @@ pub fn decode_range_into(
 
 /// Decodes each of `ranges` into the buffer of `outs` at the same
 /// position, `count × width` bytes each.
-fn decode_ranges_to(
-    pipeline: &PipelineSpec,
-    desc: &ObjectDescriptor,
-    region: &[u8],
-    ranges: &[(u64, u64)],
-    opts: &PipelineDecodeOptions,
-    limits: &Limits,
-    outs: &mut [&mut [u8]],
-) -> Result<()> {
-    let expected = checked_decoded_len(desc, limits)?;
+/// A range-not-supported error naming the first stage of `pipeline` that
+/// cannot decode a range (or the bitmask dtype), before anything is
+/// decoded or allocated (`spec/pipeline.md` §7).
+fn refuse_unless_ranged(pipeline: &PipelineSpec, desc: &ObjectDescriptor) -> Result<()> {
     let refuse = |why: String| {
         Err(Error::new(
             ErrorKind::RangeNotSupported,
@@ -948,6 +939,21 @@ fn decode_ranges_to(
             return refuse(how.replace("{}", s.name()));
         }
     }
+    Ok(())
+}
+
+fn decode_ranges_to(
+    pipeline: &PipelineSpec,
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    ranges: &[(u64, u64)],
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    outs: &mut [&mut [u8]],
+) -> Result<()> {
+    let expected = checked_decoded_len(desc, limits)?;
+    refuse_unless_ranged(pipeline, desc)?;
+    let stages = plan::stages(pipeline);
     let payload = payload_of(desc, region)?;
     let out_order = out_order(desc, opts);
     let base = base_context(desc, out_order, 0)?;

@@ -172,15 +172,15 @@ pub(crate) fn zero_run(
     } else if blocks > ROS {
         blocks -= 1;
     }
-    let zeros = (blocks as usize)
-        .saturating_mul(j)
-        .saturating_sub(usize::from(reference));
-    if used + zeros > p.rsi as usize * j {
+    // In u64: on 32-bit targets a crafted run of blocks × j overflows usize.
+    let zeros = (u64::from(blocks) * j as u64).saturating_sub(u64::from(reference));
+    if used as u64 + zeros > u64::from(p.rsi) * j as u64 {
         return Err(
             Error::corrupt(format!("szip zero run of {blocks} blocks overruns the RSI")).at(at / 8),
         );
     }
-    Ok(zeros)
+    // At most the RSI's samples, which fit in memory.
+    Ok(zeros as usize)
 }
 
 /// β for every second-extension codeword `m` ≤ [`SE_MAX`]: the largest
@@ -506,6 +506,43 @@ mod tests {
     /// pieces of any size, for signed and unsigned samples, widths that do
     /// and do not fill their containers, and both byte orders; a cut
     /// stream fails as the whole decode fails.
+    #[test]
+    fn a_split_value_past_the_sample_bits_is_cut_as_its_container_is() {
+        // 16-bit samples, no preprocessing: one block of 8 split with k = 13
+        // (option id 14), the first FS codeword 10 and the rest 0, zero low
+        // bits. The first value, 10 << 13, needs 17 bits; its container
+        // keeps the low 16.
+        let p = SzipParams {
+            bits_per_sample: 16,
+            block_size: 8,
+            rsi: 1,
+            flags: flags::MSB,
+        };
+        let bits: String = ["1110", "00000000001", "1111111", &"0".repeat(8 * 13)].concat();
+        let stream: Vec<u8> = bits
+            .as_bytes()
+            .chunks(8)
+            .map(|c| {
+                let byte = c.iter().fold(0u8, |a, &b| (a << 1) | (b - b'0'));
+                byte << (8 - c.len())
+            })
+            .collect();
+        let mut whole = vec![0u8; 16];
+        decode_into(&stream, &p, &mut whole).unwrap();
+        let containers: Vec<u32> = whole
+            .chunks_exact(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .collect();
+        assert_eq!(containers, [(10 << 13) & 0xffff, 0, 0, 0, 0, 0, 0, 0]);
+        let mut got = Vec::new();
+        decode_codes_from::<Error>(&stream, &p, 0, 8, 8, &mut |_, c| {
+            got.extend_from_slice(c);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, containers);
+    }
+
     #[test]
     fn codes_are_the_containers_read_as_unsigned() {
         for bits in [5u32, 12, 16, 20, 24, 32] {

@@ -89,7 +89,9 @@ impl Unmap {
     /// `bits_per_sample` low bits: what its container holds.
     pub(crate) fn codes_in_place(&self, values: &mut [u32]) {
         self.samples_in_place(values);
-        if self.signed && self.bits < 32 {
+        // Unsigned values too: a crafted split or edge value may exceed
+        // the sample's bits, and its container keeps only those.
+        if self.bits < 32 {
             let mask = (1u32 << self.bits) - 1;
             values.iter_mut().for_each(|v| *v &= mask);
         }

@@ -4,6 +4,8 @@
 //! a helper's `main` would, so that the child's address-space ceiling
 //! holds (a thread the harness started would allocate from a heap arena
 //! reserved before the ceiling was set).
+//! glibc passes the process's arguments to `.init_array` functions;
+//! the tests that include this are built for glibc only.
 
 use std::ffi::{c_char, c_int, CStr};
 
