@@ -7,6 +7,7 @@ scanning fails on the workers. Skips when nginx, the ``remote`` feature or
 dask.distributed is absent."""
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -34,9 +35,21 @@ def _forbid_scanning():
 
 
 def _responses(server, name):
-    """``[(status, body bytes)]`` of the responses for ``name`` so far."""
+    """``[(status, body bytes)]`` of the responses for ``name`` so far.
+
+    nginx logs a request after sending its last byte, so the client may
+    already hold the answer when the line is written: the log is read once
+    it has stayed unchanged for 0.2 s (at most 5 s).
+    """
+    log, deadline = server.log("access.log"), time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        again = server.log("access.log")
+        if again == log:
+            break
+        log = again
     out = []
-    for line in server.log("access.log").splitlines():
+    for line in log.splitlines():
         uri, status, sent = line.split()
         if uri == f"/{name}":
             out.append((int(status), int(sent)))
