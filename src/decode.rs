@@ -485,6 +485,31 @@ impl<'a> Object<'a> {
             .map_err(|e| e.in_object(self.index))
     }
 
+    /// The decoded size in bytes, once the payload is known to be able to
+    /// supply it: a descriptor claiming more than its payload's framing can
+    /// decode to is an error here, before a caller reserves a buffer of its
+    /// own for [`Object::decode_into`] (`spec/pipeline.md` §6.9).
+    pub fn checked_decoded_len(&self, opts: &DecodeOptions) -> Result<usize> {
+        let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
+        let (popts, limits) = (&opts.pipeline(), &opts.limits);
+        pipeline::check_supply(desc, region, base, popts, limits)
+            .map_err(|e| e.in_object(self.index))
+    }
+
+    /// Decodes the payload into `buf`, verifying the frame digest per
+    /// `opts.verify`: `buf` is resized to the decoded size only once the
+    /// payload is known to be able to supply it, reusing its memory when it
+    /// is large enough, so a caller decoding object after object keeps one
+    /// buffer near the largest object and a descriptor's claim alone never
+    /// reserves memory (`spec/pipeline.md` §6.9).
+    pub fn decode_reusing(&self, opts: &DecodeOptions, buf: &mut Vec<u8>) -> Result<()> {
+        self.verify(opts.verify)?;
+        let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
+        let (popts, limits) = (&opts.pipeline(), &opts.limits);
+        pipeline::decode_reusing(desc, region, base, popts, limits, buf)
+            .map_err(|e| e.in_object(self.index))
+    }
+
     /// Decodes element ranges `(first, count)` without decoding the rest
     /// (encodings none and simple_packing, no filter, no compression).
     pub fn decode_range(

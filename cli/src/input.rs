@@ -574,15 +574,7 @@ impl Archive {
             .threads(threads)
             .progress(crate::progress::object_hook("decoding"));
         self.each_object(i, &opts, want, |obj, unverified| {
-            let len = decoded_len(obj.descriptor(), &unverified.limits)
-                .map_err(|e| e.in_object(obj.index()))?;
-            buf.clear();
-            buf.try_reserve_exact(len).map_err(|_| {
-                let e = format!("cannot allocate {len} bytes to decode into");
-                tgm::Error::invalid_argument(e).in_object(obj.index())
-            })?;
-            buf.resize(len, 0);
-            obj.decode_into(unverified, buf)?;
+            obj.decode_reusing(unverified, buf)?;
             Ok(f(obj.index(), obj.descriptor(), buf))
         })
     }
@@ -612,19 +604,6 @@ impl Archive {
             })
             .at(&self.label)?;
         inner
-    }
-}
-
-/// The decoded size of an object, within `limits`.
-fn decoded_len(d: &ObjectDescriptor, limits: &Limits) -> tgm::Result<usize> {
-    let n = d.decoded_len()?;
-    match usize::try_from(n) {
-        Ok(len) if n <= limits.max_object_bytes => Ok(len),
-        _ => Err(tgm::Error::limit(
-            "max_object_bytes",
-            n,
-            limits.max_object_bytes,
-        )),
     }
 }
 

@@ -163,6 +163,15 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
         self.decode_into(input, cx, out)
     }
 
+    /// The most bytes `input` can decode to through this stage, read from
+    /// the stream's own framing without decoding it, or `None` when the
+    /// stage knows no bound (`spec/pipeline.md` §6.9). Checked before any
+    /// output is reserved.
+    fn max_decoded_len(&self, input: &[u8], cx: &StageContext) -> Option<u64> {
+        let _ = (input, cx);
+        None
+    }
+
     /// [`Stage::decode_into`] into a new buffer of `len` bytes. Codecs that
     /// can fill uninitialised capacity override it to skip the zero fill.
     fn decode_vec(&self, input: &[u8], cx: &StageContext, len: usize) -> Result<Vec<u8>> {
@@ -415,7 +424,7 @@ pub(crate) trait CompressionStage: Stage {
     /// The coder that writes this stage's output piece by piece, when it
     /// has one: a message writer can then code the payload once for its
     /// length and digest and again straight into the message
-    /// (`spec/pipeline.md` §6.8).
+    /// (`spec/pipeline.md` §6.9).
     fn streaming_coder(&self) -> Option<StreamingCoder> {
         None
     }

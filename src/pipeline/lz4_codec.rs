@@ -65,6 +65,18 @@ impl Stage for Lz4 {
         imp::lz4_decompress_into(input, out)
     }
 
+    /// The block's size prefix, and never more than an lz4 block of its
+    /// length can expand to (each input byte at most 255 output bytes, a
+    /// sequence's fixed part a few more): `spec/pipeline.md` §6.9.
+    fn max_decoded_len(&self, input: &[u8], _: &StageContext) -> Option<u64> {
+        let prefix = input.get(..4)?;
+        let claimed = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+        let expands_to = (input.len() as u64 - 4)
+            .saturating_mul(256)
+            .saturating_add(16);
+        Some(u64::from(claimed).min(expands_to))
+    }
+
     /// Checks the size prefix before allocating.
     fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();

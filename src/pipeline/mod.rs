@@ -36,9 +36,12 @@ pub(crate) mod scan;
 pub(crate) mod shuffle;
 pub(crate) mod simple_packing;
 pub(crate) mod streamed;
+pub(crate) mod supply;
 pub(crate) mod sz3_codec;
 pub(crate) mod szip_stage;
 pub(crate) mod zfp_codec;
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
+pub(crate) mod zstd_bound;
 pub(crate) mod zstd_codec;
 #[cfg(feature = "zstd-decode-pure")]
 mod zstd_pure;
@@ -496,6 +499,7 @@ fn decode_inner<'a>(
     let base = base_context(desc, out_order, opts.threads)?;
     let stages = plan::stages(pipeline);
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
+    supply::check(stages, &cx, payload)?;
     let out_len = usize::try_from(expected)
         .map_err(|_| Error::limit("max_object_bytes", expected, limits.max_object_bytes))?;
     let mut data = match piecewise(stages, &cx, payload.len(), out_len) {
@@ -726,6 +730,54 @@ pub fn decode_into(
         .map_err(|e| e.within(region_base))
 }
 
+/// The decoded size of the object whose payload region is `region`, once
+/// the payload is known to be able to supply it (`spec/pipeline.md` §6.9):
+/// what a caller checks before reserving a buffer of its own to decode
+/// into.
+pub fn check_supply(
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    region_base: u64,
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+) -> Result<usize> {
+    let checked = || -> Result<usize> {
+        let expected = checked_decoded_len(desc, limits)?;
+        let payload = payload_of(desc, region)?;
+        let base = base_context(desc, out_order(desc, opts), opts.threads)?;
+        let stages = plan::stages(desc.pipeline());
+        let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
+        supply::check(stages, &cx, payload)?;
+        usize::try_from(expected)
+            .map_err(|_| Error::limit("max_object_bytes", expected, limits.max_object_bytes))
+    };
+    checked().map_err(|e| e.within(region_base))
+}
+
+/// [`decode_into`] into `buf`, resized to the decoded size once the payload
+/// is known to be able to supply it (`spec/pipeline.md` §6.9): a buffer
+/// whose capacity holds the object is reused, a smaller one is replaced by
+/// a fresh zeroed allocation whose pages are faulted in only as the decoder
+/// writes them. Nothing is reserved for a claim the payload cannot meet.
+pub fn decode_reusing(
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    region_base: u64,
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    let len = check_supply(desc, region, region_base, opts, limits)?;
+    if buf.capacity() >= len {
+        buf.clear();
+        buf.resize(len, 0);
+    } else {
+        *buf = Vec::new();
+        *buf = buffer::zeroed(len)?;
+    }
+    decode_into(desc, region, region_base, opts, limits, buf)
+}
+
 fn decode_into_inner(
     pipeline: &PipelineSpec,
     desc: &ObjectDescriptor,
@@ -746,6 +798,7 @@ fn decode_into_inner(
     let base = base_context(desc, out_order, opts.threads)?;
     let stages = plan::stages(pipeline);
     let cx = plan::contexts(stages, base, expected, payload.len() as u64)?;
+    supply::check(stages, &cx, payload)?;
     if piecewise(stages, &cx, payload.len(), out.len()) {
         decode_in_pieces(stages, &cx, payload, out, &opts.progress)?;
         opts.progress.finished(expected, payload.len() as u64);

@@ -110,6 +110,12 @@ impl Stage for Zstd {
         imp::zstd_decompress_reporting(input, out, report)
     }
 
+    /// The frame's recorded content size, or the sum of its blocks
+    /// (`super::zstd_bound`).
+    fn max_decoded_len(&self, input: &[u8], _: &StageContext) -> Option<u64> {
+        super::zstd_bound::max_decoded_len(input)
+    }
+
     fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         imp::zstd_decompress(input, len, &mut out)?;

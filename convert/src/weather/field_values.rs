@@ -137,6 +137,9 @@ impl FieldValues for Pieces<'_, '_> {
     }
 
     fn whole(&self) -> Result<Cow<'_, [f64]>, GribError> {
+        // The payload must be able to supply the object before its buffer
+        // is reserved (`spec/pipeline.md` §6.9).
+        self.obj.checked_decoded_len(&self.opts)?;
         let mut values = Vec::new();
         values
             .try_reserve_exact(self.len)
