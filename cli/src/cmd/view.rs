@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::CliResult;
-use crate::view::{archives, assets::Assets, http, site};
+use crate::view::{archives, assets::Assets, http, server, site};
 
 /// Arguments of `tgm view`.
 #[derive(clap::Args)]
@@ -13,7 +13,10 @@ use crate::view::{archives, assets::Assets, http, site};
     after_help = "The page decodes in the browser (WebAssembly) and reads each archive by \
 HTTP range requests: a remote URL must answer them and, being another origin, allow CORS.\n\
 The page's files come from --assets DIR (or TGM_VIEWER_ASSETS), share/tgm/viewer beside the \
-tgm executable's folder, or the source tree's wasm/ after wasm/build.sh.\n\n\
+tgm executable's folder, or the source tree's wasm/ after wasm/build.sh.\n\
+Only files that start as Tensogram archives are served, and in a directory only those whose real \
+path is inside it (the others are named on stderr). Requests must name the viewer's own Host \
+(127.0.0.1, localhost or [::1] with its port).\n\n\
 Examples:\n  tgm view era5.tgm\n  tgm view archives/ --port 8000\n  \
 tgm view https://example.org/era5.tgm\n  tgm view era5.tgm --site public/"
 )]
@@ -34,15 +37,19 @@ pub struct Args {
 
 /// Runs `tgm view`.
 pub fn run(a: Args) -> CliResult {
-    let list = archives::collect(&a.input)?;
+    let collected = archives::collect(&a.input)?;
+    for s in &collected.skipped {
+        eprintln!("tgm view: {s}");
+    }
+    let list = collected.archives;
     let assets = Assets::find(a.assets.as_deref())?;
     if let Some(dir) = &a.site {
         let n = site::write(dir, &assets, &list)?;
         println!("tgm view: wrote {n} files to {}", dir.display());
         return Ok(());
     }
-    let server = http::bind(a.port)?;
-    let port = server.server_addr().to_ip().map_or(a.port, |s| s.port());
+    let listener = server::bind(a.port)?;
+    let port = listener.local_addr().map_or(a.port, |s| s.port());
     let mut out = std::io::stdout();
     writeln!(
         out,
@@ -51,12 +58,13 @@ pub fn run(a: Args) -> CliResult {
         if list.len() == 1 { "" } else { "s" }
     )?;
     out.flush()?;
-    http::serve(
-        server,
+    server::serve(
+        listener,
         http::Site {
             assets,
             archives: list,
         },
+        server::Limits::default(),
     );
     Ok(())
 }

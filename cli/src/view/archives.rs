@@ -1,6 +1,10 @@
-//! The archives a viewer shows: a local file, the `.tgm` files of a
-//! directory, or a URL the browser reads by range requests itself.
+//! The archives a viewer shows: a local file, the Tensogram files of a
+//! directory, or a URL the browser reads by range requests itself. Only
+//! archives are served: a file must start with the Tensogram magic, and a
+//! directory's entry must resolve inside the directory (`spec/wasm.md` §3).
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{at_path, CliResult};
@@ -10,9 +14,9 @@ use crate::error::{at_path, CliResult};
 pub enum Archive {
     /// A file served (or copied into a site) as `data/<index>.tgm`.
     Local {
-        /// Shown in the page's list.
+        /// Shown in the page's list: the file's name, never its folder.
         name: String,
-        /// Where it is.
+        /// Where it is, with every symbolic link resolved.
         path: PathBuf,
     },
     /// An `http(s)://` URL the page fetches directly (the server must
@@ -23,39 +27,118 @@ pub enum Archive {
     },
 }
 
-/// The archives named by `input`: a URL, a `.tgm` file, or a directory
-/// (its `.tgm` files, sorted by name; none is an error).
-pub fn collect(input: &str) -> CliResult<Vec<Archive>> {
+/// The archives named by `input`, and what was left out of a directory.
+#[derive(Debug)]
+pub struct Collected {
+    /// What the viewer shows.
+    pub archives: Vec<Archive>,
+    /// One line per file of a directory left out: its path and why.
+    pub skipped: Vec<String>,
+}
+
+/// Why `path` (resolved) is not an archive, if it is not.
+fn not_an_archive(path: &Path) -> Option<String> {
+    let mut magic = [0u8; 8];
+    match File::open(path).and_then(|mut f| f.read_exact(&mut magic)) {
+        Ok(()) if &magic == tgm::wire::MAGIC => None,
+        Ok(()) => Some("does not start with the Tensogram magic TENSOGRM".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Some("is shorter than the Tensogram magic TENSOGRM".into())
+        }
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// The archives named by `input`: a URL, a Tensogram file (refused if it
+/// is not one), or a directory (its `.tgm` files that are archives and
+/// resolve inside it, sorted by name; none is an error).
+pub fn collect(input: &str) -> CliResult<Collected> {
     if input.starts_with("http://") || input.starts_with("https://") {
-        return Ok(vec![Archive::Remote {
+        let archives = vec![Archive::Remote {
             url: input.to_string(),
-        }]);
+        }];
+        return Ok(Collected {
+            archives,
+            skipped: Vec::new(),
+        });
     }
     let path = Path::new(input);
     let meta = std::fs::metadata(path).map_err(|e| at_path(path, e))?;
     if !meta.is_dir() {
-        return Ok(vec![local(path.to_path_buf())]);
+        let real = std::fs::canonicalize(path).map_err(|e| at_path(path, e))?;
+        if let Some(why) = not_an_archive(&real) {
+            return Err(at_path(
+                path,
+                format!("{why}: tgm view serves archives only"),
+            ));
+        }
+        return Ok(Collected {
+            archives: vec![local(path, real)],
+            skipped: Vec::new(),
+        });
     }
-    let mut files = Vec::new();
+    let root = std::fs::canonicalize(path).map_err(|e| at_path(path, e))?;
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
     for entry in std::fs::read_dir(path).map_err(|e| at_path(path, e))? {
         let p = entry.map_err(|e| at_path(path, e))?.path();
-        if p.extension().is_some_and(|x| x == "tgm") && p.is_file() {
-            files.push(p);
+        if p.extension().is_none_or(|x| x != "tgm") {
+            continue;
+        }
+        let why = match std::fs::canonicalize(&p) {
+            Err(e) => Some(format!("cannot be resolved ({e})")),
+            Ok(real) if !real.starts_with(&root) => Some(format!(
+                "leads to {}, outside the served folder",
+                real.display()
+            )),
+            Ok(real) if !real.is_file() => continue,
+            Ok(real) => match not_an_archive(&real) {
+                Some(why) => Some(why),
+                None => {
+                    found.push((p.clone(), real));
+                    None
+                }
+            },
+        };
+        if let Some(why) = why {
+            skipped.push(format!("{}: {why}: not served", p.display()));
         }
     }
-    if files.is_empty() {
-        return Err(at_path(path, "no .tgm files in this directory"));
+    skipped.sort();
+    if found.is_empty() {
+        return Err(at_path(
+            path,
+            "no .tgm files in this directory are archives it holds",
+        ));
     }
-    files.sort();
-    Ok(files.into_iter().map(local).collect())
+    found.sort();
+    Ok(Collected {
+        archives: found.into_iter().map(|(p, real)| local(&p, real)).collect(),
+        skipped,
+    })
 }
 
-fn local(path: PathBuf) -> Archive {
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
+fn local(named: &Path, path: PathBuf) -> Archive {
+    let name = named.file_name().map_or_else(
+        || "archive.tgm".to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     Archive::Local { name, path }
+}
+
+/// Opens a served archive for one request: it must still be where it was
+/// found (no symbolic link put in its way since) and still start with the
+/// magic. The error says why, without naming the file.
+pub fn open(path: &Path) -> Result<File, String> {
+    match std::fs::canonicalize(path) {
+        Ok(real) if real == path => {}
+        Ok(_) => return Err("it has moved behind a symbolic link".into()),
+        Err(e) => return Err(e.to_string()),
+    }
+    if let Some(why) = not_an_archive(path) {
+        return Err(format!("it {why}"));
+    }
+    File::open(path).map_err(|e| e.to_string())
 }
 
 /// Where the page finds archive `i`: `data/<i>.tgm` for a local file.
@@ -87,13 +170,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_directory_lists_its_tgm_files_sorted() {
+    fn a_directory_lists_its_archives_sorted_and_says_what_it_left_out() {
         let d = tempfile::tempdir().unwrap();
-        for n in ["b.tgm", "a.tgm", "notes.txt"] {
-            std::fs::write(d.path().join(n), b"x").unwrap();
+        for n in ["b.tgm", "a.tgm"] {
+            std::fs::write(d.path().join(n), b"TENSOGRM...").unwrap();
         }
-        let v = collect(d.path().to_str().unwrap()).unwrap();
-        let names: Vec<_> = v
+        std::fs::write(d.path().join("notes.txt"), b"x").unwrap();
+        std::fs::write(d.path().join("short.tgm"), b"TENSO").unwrap();
+        std::fs::write(d.path().join("text.tgm"), b"not an archive").unwrap();
+        let c = collect(d.path().to_str().unwrap()).unwrap();
+        let names: Vec<_> = c
+            .archives
             .iter()
             .map(|a| match a {
                 Archive::Local { name, .. } => name.as_str(),
@@ -101,7 +188,10 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["a.tgm", "b.tgm"]);
-        let json: serde_json::Value = serde_json::from_str(&listing(&v)).unwrap();
+        assert_eq!(c.skipped.len(), 2, "{:?}", c.skipped);
+        assert!(c.skipped[0].contains("short.tgm") && c.skipped[0].contains("shorter"));
+        assert!(c.skipped[1].contains("text.tgm") && c.skipped[1].contains("TENSOGRM"));
+        let json: serde_json::Value = serde_json::from_str(&listing(&c.archives)).unwrap();
         assert_eq!(json[1]["url"], "data/1.tgm");
         let empty = tempfile::tempdir().unwrap();
         let e = collect(empty.path().to_str().unwrap()).unwrap_err();
@@ -109,6 +199,29 @@ mod tests {
         let e = collect("/nonexistent/x.tgm").unwrap_err();
         assert!(e.to_string().contains("/nonexistent/x.tgm"), "{e}");
         let u = collect("https://example.org/a.tgm").unwrap();
-        assert_eq!(href(0, &u[0]), "https://example.org/a.tgm");
+        assert_eq!(href(0, &u.archives[0]), "https://example.org/a.tgm");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_swapped_in_after_the_start_is_not_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a.tgm");
+        std::fs::write(&a, b"TENSOGRM").unwrap();
+        let c = collect(a.to_str().unwrap()).unwrap();
+        let Archive::Local { path, .. } = &c.archives[0] else {
+            panic!()
+        };
+        assert!(open(path).is_ok());
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::write(&elsewhere, b"TENSOGRM secret").unwrap();
+        std::fs::remove_file(&a).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &a).unwrap();
+        let e = open(path).unwrap_err();
+        assert!(e.contains("symbolic link"), "{e}");
+        std::fs::remove_file(&a).unwrap();
+        std::fs::write(&a, b"plain text").unwrap();
+        let e = open(path).unwrap_err();
+        assert!(e.contains("TENSOGRM"), "{e}");
     }
 }

@@ -121,19 +121,21 @@ pub fn content_type(path: &Path) -> &'static str {
     }
 }
 
+/// A folder with the required files, each holding its own name (tests).
+#[cfg(test)]
+pub fn fake_root() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for f in REQUIRED {
+        let p = d.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, f).unwrap();
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fake_root() -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for f in REQUIRED {
-            let p = d.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, b"x").unwrap();
-        }
-        d
-    }
 
     #[test]
     fn only_plain_names_in_the_two_folders_are_served() {

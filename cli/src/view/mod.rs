@@ -4,5 +4,11 @@
 
 pub mod archives;
 pub mod assets;
+mod conn;
+mod guard;
 pub mod http;
+mod ranges;
+mod request;
+mod response;
+pub mod server;
 pub mod site;

@@ -113,17 +113,7 @@ mod tests {
     use super::*;
 
     fn assets() -> (tempfile::TempDir, Assets) {
-        let d = tempfile::tempdir().unwrap();
-        for f in [
-            "viewer/index.html",
-            "viewer/viewer.js",
-            "pkg/tgm.js",
-            "pkg/tgm_wasm_bg.wasm",
-        ] {
-            let p = d.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, f).unwrap();
-        }
+        let d = super::super::assets::fake_root();
         let a = Assets::find(Some(d.path())).unwrap();
         (d, a)
     }
@@ -133,13 +123,13 @@ mod tests {
         let (_keep, a) = assets();
         let work = tempfile::tempdir().unwrap();
         let arch = work.path().join("era5.tgm");
-        std::fs::write(&arch, b"archive bytes").unwrap();
-        let list = archives::collect(arch.to_str().unwrap()).unwrap();
+        std::fs::write(&arch, b"TENSOGRM archive bytes").unwrap();
+        let list = archives::collect(arch.to_str().unwrap()).unwrap().archives;
         let site = work.path().join("site");
         assert_eq!(write(&site, &a, &list).unwrap(), 6);
         assert_eq!(
             std::fs::read(site.join("data/0.tgm")).unwrap(),
-            b"archive bytes"
+            b"TENSOGRM archive bytes"
         );
         assert_eq!(
             std::fs::read_to_string(site.join("index.html")).unwrap(),
