@@ -68,6 +68,9 @@ pub enum ErrorKind {
     /// A remote store failed otherwise: timeout, dropped connection, a
     /// response that does not answer the request (`spec/remote.md` §5).
     Remote,
+    /// An output already exists and replacing it was not asked for; the
+    /// detail names the path or URL (`spec/remote.md` §7).
+    AlreadyExists,
 }
 
 struct Inner {

@@ -137,17 +137,6 @@ pub fn finish_read(out: &mut impl std::io::Write, archives: &[Archive]) -> CliRe
     Ok(())
 }
 
-/// Refuses a remote URL where a command writes: remote archives are
-/// read-only.
-pub fn refuse_remote_output(out: &Path) -> CliResult {
-    match out.to_str().filter(|s| is_remote_url(s)) {
-        Some(url) => Err(usage(format!(
-            "{url}: remote archives are read-only; write to a local path"
-        ))),
-        None => Ok(()),
-    }
-}
-
 impl Reader {
     fn size(&self) -> u64 {
         match self {

@@ -1,12 +1,19 @@
 //! Output safety: stdout that ends quietly on a closed pipe, outputs that
-//! never replace an existing file without `--force` nor overwrite an input,
-//! and files written to a temporary sibling renamed into place when complete.
+//! never replace an existing file or object without `--force` nor
+//! overwrite an input, and outputs that appear only when complete: a local
+//! file through a temporary sibling renamed into place, a remote URL
+//! (`s3://`, `gs://`, `az://`, `http(s)://`) through a multipart upload
+//! completed last and aborted on failure (the library's sinks,
+//! `spec/remote.md` §7).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use tgm::file::{ByteSink, Existing, LocalSink, Written};
+
 use crate::error::{usage, CliError, CliResult, WithPath};
+use crate::remote_input::is_remote_url;
 
 /// Buffered stdout. Write errors become [`CliError::BrokenPipe`] when the
 /// reader has gone away, which `main` turns into a quiet exit 0.
@@ -19,6 +26,32 @@ pub fn is_dash(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// `out` as a URL when it names a remote object.
+pub fn remote_url(out: &Path) -> Option<&str> {
+    out.to_str().filter(|s| is_remote_url(s))
+}
+
+/// Whether two URLs name the same object: the same text, the scheme and
+/// host compared without case.
+fn same_url(a: &str, b: &str) -> bool {
+    let split = |u: &str| -> Option<(String, String)> {
+        let (scheme, rest) = u.split_once("://")?;
+        let (host, key) = rest.split_once('/').unwrap_or((rest, ""));
+        Some((
+            format!(
+                "{}://{}",
+                scheme.to_ascii_lowercase(),
+                host.to_ascii_lowercase()
+            ),
+            key.to_string(),
+        ))
+    };
+    match (split(a), split(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// The identity of an existing file: device and inode.
 fn identity(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -27,12 +60,24 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// Refuses an output that is one of the inputs, or that exists without
-/// `force`, or that is a remote URL. A directory is always refused.
+/// `force`. A directory is always refused. A remote URL is refused here
+/// only when an input names the same object; whether it exists is asked
+/// when its upload starts ([`AtomicFile::create`]).
 pub fn check_output(out: &Path, inputs: &[&Path], force: bool) -> CliResult {
     if is_dash(out) {
         return Ok(());
     }
-    crate::input::refuse_remote_output(out)?;
+    if let Some(url) = remote_url(out) {
+        if inputs
+            .iter()
+            .any(|i| i.to_str().is_some_and(|i| same_url(i, url)))
+        {
+            return Err(CliError::Failed(format!(
+                "{url}: the output is also an input; refusing to overwrite it"
+            )));
+        }
+        return Ok(());
+    }
     let Some(id) = identity(out) else {
         return Ok(());
     };
@@ -60,40 +105,129 @@ pub fn check_output(out: &Path, inputs: &[&Path], force: bool) -> CliResult {
     Ok(())
 }
 
-/// A file being written: a temporary sibling of the target, renamed into
-/// place by [`AtomicFile::commit`]; dropped uncommitted, it disappears. It is
-/// created with mode `0666 & !umask`, as a plain `open` would create it.
+/// Where an [`AtomicFile`] writes.
+enum Dest {
+    Local(LocalSink),
+    #[cfg(feature = "remote")]
+    Remote(Box<tgm::remote::RemoteSink>),
+}
+
+/// A file or object being written, appearing at `target` only when
+/// [`AtomicFile::commit`] succeeds: a local file through a temporary
+/// sibling (mode `0666 & !umask`, as a plain `open` would create it)
+/// renamed into place, a remote URL through the library's multipart
+/// upload. Dropped uncommitted, it disappears (the upload is aborted).
 pub struct AtomicFile {
-    tmp: tempfile::NamedTempFile,
+    dest: Dest,
     target: PathBuf,
 }
 
 impl AtomicFile {
-    /// Starts writing `target` (its directory must exist). `-` is refused:
-    /// it means stdout, which callers handle before, never a file so named.
-    pub fn create(target: &Path) -> CliResult<Self> {
+    /// Starts writing `target` (a local file's directory must exist).
+    /// Without `force` an existing target is refused (for a URL: a `HEAD`
+    /// now, and a conditional create or a second `HEAD` when finishing).
+    /// `-` is refused: it means stdout, which callers handle before, never
+    /// a file so named.
+    pub fn create(target: &Path, force: bool) -> CliResult<Self> {
+        if is_dash(target) {
+            return Err(usage(
+                "`-` (stdout) cannot be used here: this output must be a file",
+            ));
+        }
+        let existing = if force {
+            Existing::Replace
+        } else {
+            Existing::Refuse
+        };
+        let dest = match remote_url(target) {
+            Some(url) => remote_dest(url, existing)?,
+            None => {
+                Dest::Local(LocalSink::create(target, existing).map_err(|e| exists(target, e))?)
+            }
+        };
         Ok(AtomicFile {
-            tmp: temp_sibling(target, "")?,
+            dest,
             target: target.to_path_buf(),
         })
     }
 
-    /// The open temporary file.
-    pub fn file(&mut self) -> &mut File {
-        self.tmp.as_file_mut()
+    /// The output being written (its errors do not name it: see [`Named`]).
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.dest {
+            Dest::Local(s) => s,
+            #[cfg(feature = "remote")]
+            Dest::Remote(s) => &mut **s,
+        }
     }
 
-    /// Syncs and renames into place.
-    pub fn commit(self) -> CliResult {
-        self.tmp.as_file().sync_all().at(&self.target)?;
-        self.tmp
-            .persist(&self.target)
-            .map_err(|e| e.error)
-            .at(&self.target)?;
+    /// The open temporary file of a local output, for writers that seek
+    /// back; `None` for a remote one, which is written front to back.
+    pub fn seekable(&mut self) -> Option<&mut File> {
+        match &mut self.dest {
+            Dest::Local(s) => s.file_mut().ok(),
+            #[cfg(feature = "remote")]
+            Dest::Remote(_) => None,
+        }
+    }
+
+    fn sink(&mut self) -> &mut dyn ByteSink {
+        match &mut self.dest {
+            Dest::Local(s) => s,
+            #[cfg(feature = "remote")]
+            Dest::Remote(s) => &mut **s,
+        }
+    }
+
+    /// Completes the output: syncs and renames a local file into place,
+    /// completes a remote upload (and says so on stderr, with its ETag).
+    pub fn commit(mut self) -> CliResult {
+        let target = self.target.clone();
+        let written = self.sink().finish().map_err(|e| exists(&target, e))?;
+        if remote_url(&target).is_some() {
+            report_upload(&target, &written);
+        }
         Ok(())
     }
 }
 
+/// The library's error for `target`, with the CLI's hint when it exists.
+fn exists(target: &Path, e: tgm::Error) -> CliError {
+    if e.kind() == &tgm::ErrorKind::AlreadyExists {
+        return CliError::Failed(format!(
+            "{}: already exists (use --force to replace it)",
+            target.display()
+        ));
+    }
+    crate::error::at_path(target, e)
+}
+
+/// One line on stderr per remote object written: its URL, size and ETag.
+fn report_upload(target: &Path, w: &Written) {
+    note!(
+        "uploaded {}: {} bytes, ETag {}",
+        target.display(),
+        w.bytes,
+        w.etag.as_deref().unwrap_or("(none sent)")
+    );
+}
+
+#[cfg(feature = "remote")]
+fn remote_dest(url: &str, existing: Existing) -> CliResult<Dest> {
+    let opts = crate::remote_input::remote_options()?;
+    let sink = tgm::remote::RemoteSink::create(url, &opts, existing)
+        .map_err(|e| exists(Path::new(url), e))?;
+    Ok(Dest::Remote(Box::new(sink)))
+}
+
+/// Without the `remote` feature a URL is refused with the reason.
+#[cfg(not(feature = "remote"))]
+fn remote_dest(url: &str, _: Existing) -> CliResult<Dest> {
+    Err(CliError::Failed(format!(
+        "{url}: this tgm was built without the `remote` feature; rebuild with --features remote"
+    )))
+}
+
+#[cfg(feature = "netcdf")]
 /// A new empty file next to `target` (named `.tgm-partial-…SUFFIX`), created
 /// with mode `0666 & !umask`; errors name `target`. `-` is a usage error.
 pub fn temp_sibling(target: &Path, suffix: &str) -> CliResult<tempfile::NamedTempFile> {
@@ -155,13 +289,16 @@ impl Sink {
             return Ok(Sink::Stdout(std::io::stdout()));
         }
         check_output(out, inputs, force)?;
-        Ok(Sink::File(AtomicFile::create(out)?))
+        Ok(Sink::File(AtomicFile::create(out, force)?))
     }
 
     /// Writes bytes.
     pub fn write_all(&mut self, b: &[u8]) -> CliResult {
         match self {
-            Sink::File(f) => f.file().write_all(b).at(&f.target.clone()),
+            Sink::File(f) => {
+                let target = f.target.clone();
+                f.writer().write_all(b).at(&target)
+            }
             Sink::Stdout(s) => Ok(s.write_all(b)?),
         }
     }
@@ -170,7 +307,11 @@ impl Sink {
     pub fn writer(&mut self) -> Named<'_> {
         match self {
             Sink::File(f) => Named {
-                inner: f.tmp.as_file_mut(),
+                inner: match &mut f.dest {
+                    Dest::Local(s) => s,
+                    #[cfg(feature = "remote")]
+                    Dest::Remote(s) => &mut **s,
+                },
                 path: &f.target,
             },
             Sink::Stdout(s) => Named {
@@ -223,9 +364,10 @@ impl Write for Named<'_> {
     }
 }
 
-/// Several output files, all written to temporary siblings and renamed into
-/// place only when every one is complete; on drop without
-/// [`FileSet::commit`], none remains.
+/// Several outputs, all written as [`AtomicFile`]s and committed only when
+/// every one is complete; on drop without [`FileSet::commit`], none
+/// remains. Remote objects are completed one after another: a failure while
+/// committing leaves those completed before it.
 #[derive(Default)]
 pub struct FileSet {
     files: Vec<AtomicFile>,
@@ -234,7 +376,12 @@ pub struct FileSet {
 impl FileSet {
     /// Adds `target`, refusing it under the rules of [`check_output`] and
     /// when the set already holds it.
-    pub fn create(&mut self, target: &Path, inputs: &[&Path], force: bool) -> CliResult<&mut File> {
+    pub fn create(
+        &mut self,
+        target: &Path,
+        inputs: &[&Path],
+        force: bool,
+    ) -> CliResult<&mut dyn Write> {
         if self.files.iter().any(|f| f.target == target) {
             return Err(CliError::Failed(format!(
                 "{}: two outputs have the same name",
@@ -247,16 +394,16 @@ impl FileSet {
             ));
         }
         check_output(target, inputs, force)?;
-        self.files.push(AtomicFile::create(target)?);
-        Ok(self.files.last_mut().expect("just pushed").file())
+        self.files.push(AtomicFile::create(target, force)?);
+        Ok(self.files.last_mut().expect("just pushed").writer())
     }
 
     /// The file for `target` if the set already holds it.
-    pub fn get(&mut self, target: &Path) -> Option<&mut File> {
+    pub fn get(&mut self, target: &Path) -> Option<&mut dyn Write> {
         self.files
             .iter_mut()
             .find(|f| f.target == target)
-            .map(AtomicFile::file)
+            .map(AtomicFile::writer)
     }
 
     /// Renames every file into place.

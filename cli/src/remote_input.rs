@@ -1,6 +1,6 @@
-//! Remote archives as inputs: which arguments are URLs, the options that
-//! tune remote reads, and opening a URL as a byte source through the
-//! library's `remote` feature. Remote archives are read-only.
+//! Remote archives: which arguments are URLs, the options that tune
+//! remote reads and writes, and opening a URL as a byte source through the
+//! library's `remote` feature (outputs are written by `crate::output`).
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -84,10 +84,9 @@ fn options() -> RemoteArgs {
     OPTIONS.get().cloned().unwrap_or_default()
 }
 
-/// Opens `url` as a byte source. Errors name the URL.
+/// The library's remote options from the command line and environment.
 #[cfg(feature = "remote")]
-pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
-    use crate::error::WithPath;
+pub fn remote_options() -> CliResult<tgm::remote::RemoteOptions> {
     let a = options();
     if a.timeout.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
         return Err(crate::error::usage(
@@ -110,6 +109,14 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     if let Some(w) = a.head_window {
         opts = opts.with_head_window(w);
     }
+    Ok(opts)
+}
+
+/// Opens `url` as a byte source. Errors name the URL.
+#[cfg(feature = "remote")]
+pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
+    use crate::error::WithPath;
+    let opts = remote_options()?;
     let src = tgm::remote::RemoteSource::open(url, &opts).at(Path::new(url))?;
     Ok(Arc::new(src))
 }

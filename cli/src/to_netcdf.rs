@@ -29,6 +29,12 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
+    if let Some(url) = crate::output::remote_url(&a.output) {
+        return Err(crate::error::usage(format!(
+            "{url}: NetCDF is written by netCDF-C, which needs a local path; \
+             write it locally, then upload it"
+        )));
+    }
     check_output(&a.output, &[&a.input], a.force)?;
     let file = crate::input::Archive::open_local_archive(&a.input)?;
     let sel = Selection::parse(&a.select)?;

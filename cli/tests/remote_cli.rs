@@ -1,7 +1,10 @@
-//! The read commands on `http://` and `s3://` URLs, against real servers on
-//! loopback (nginx and s3s-fs, started by `tests/common/servers.rs`): the
-//! same output as on the local file, and clear errors naming the URL. Each
-//! test skips with a printed message when its server is not installed.
+//! The read commands on `http://` and `s3://` URLs, and the writing
+//! commands with an `s3://` output, against real servers on loopback
+//! (nginx and s3s-fs, started by `tests/common/servers.rs`): the same
+//! output as on the local file, outputs that never replace an object
+//! without `--force` nor appear half-written, and clear errors naming the
+//! URL. Each test skips with a printed message when its server is not
+//! installed.
 #![cfg(feature = "remote")]
 
 #[path = "../../tests/common/servers.rs"]
@@ -478,29 +481,196 @@ fn a_server_that_never_answers_times_out() {
     );
 }
 
+/// The writing commands, `{i}` the input archive, `{o}` the output.
+const WRITE_COMMANDS: &[&[&str]] = &[
+    &["copy", "{i}", "{o}"],
+    &["copy", "-w", "mars.param=10u/msl", "{i}", "{o}"],
+    &["merge", "{i}", "-o", "{o}"],
+    &["set", "-s", "step=1", "{i}", "{o}"],
+    &["reshuffle", "{i}", "-o", "{o}"],
+    &["recompress", "{i}", "{o}", "--compression", "lz4"],
+    &["import", "{npy}", "-o", "{o}", "--meta", "mars.param=2t"],
+];
+
+fn fill(args: &[&str], input: &str, output: &str) -> Vec<String> {
+    let (local, _) = archive();
+    let npy = local.parent().unwrap().join("a.npy");
+    args.iter()
+        .map(|a| {
+            a.replace("{i}", input)
+                .replace("{o}", output)
+                .replace("{npy}", s(&npy))
+        })
+        .collect()
+}
+
+fn run_filled(args: &[String], env: &[(&'static str, String)]) -> Run {
+    tgm_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), env)
+}
+
 #[test]
-fn a_url_as_output_is_a_usage_error() {
+fn writes_to_s3_list_as_the_local_outputs() {
+    let Some(s3) = servers::s3() else { return };
     let (local, _) = archive();
     let dir = tempfile::tempdir().unwrap();
-    for args in [
-        vec!["copy", s(local), "http://127.0.0.1:9/out.tgm"],
-        vec!["copy", s(local), "s3://bucket/out.tgm"],
-        vec!["merge", s(local), "-o", "https://example.invalid/m.tgm"],
-        vec!["split", s(local), "-o", "gs://bucket/o[index].tgm"],
-        vec!["export", s(local), "-o", "az://container/dir"],
-        vec!["set", "-s", "step=1", s(local), "s3://bucket/x.tgm"],
-    ] {
-        let r = tgm_in(dir.path(), &args, &[]);
-        assert_eq!(r.code, Some(2), "{args:?}: {}{}", r.out, r.err);
+    for (n, args) in WRITE_COMMANDS.iter().enumerate() {
+        let out = dir.path().join(format!("{n}.tgm"));
+        let r = run_filled(&fill(args, s(local), s(&out)), &[]);
+        assert!(r.ok, "local {args:?}: {}", r.err);
+        let url = s3.url(&format!("cli/write/{n}.tgm"));
+        let r = run_filled(&fill(args, s(local), &url), &s3.env());
+        assert!(r.ok, "{args:?} -> {url}: {}", r.err);
         assert!(
-            r.err.contains("remote archives are read-only"),
+            r.err.contains(&format!("uploaded {url}: ")) && r.err.contains("ETag"),
             "{args:?}: {}",
             r.err
         );
-        // Nothing was written under a local path that looks like the URL.
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert!(left.is_empty(), "{args:?} left {left:?}");
+        let want = tgm(&["ls", s(&out)]);
+        let got = tgm_env(&["ls", &url], &s3.env());
+        assert!(got.ok, "ls {url}: {}", got.err);
+        assert_eq!(got.out.replace(&url, s(&out)), want.out, "{args:?}");
+        let v = tgm_env(&["validate", "--full", &url], &s3.env());
+        assert!(v.ok, "validate {url}: {}{}", v.out, v.err);
     }
+}
+
+#[test]
+fn split_and_export_write_many_objects_to_s3() {
+    let Some(s3) = servers::s3() else { return };
+    let (local, _) = archive();
+    let prefix = s3.url("cli/export");
+    let r = tgm_env(&["export", s(local), "-o", &prefix], &s3.env());
+    assert!(r.ok, "export -> {prefix}: {}", r.err);
+    assert!(
+        tree(&s3.bucket_dir.join("cli/export")) == export_tree(s(local), &[]),
+        "export to {prefix} differs from the local export"
+    );
+    let pattern = s3.url("cli/split/o[index].tgm");
+    let r = tgm_env(&["split", s(local), "-o", &pattern], &s3.env());
+    assert!(r.ok, "split -> {pattern}: {}", r.err);
+    assert_eq!(tree(&s3.bucket_dir.join("cli/split")).len(), 3);
+}
+
+#[test]
+fn an_existing_object_is_kept_without_force() {
+    let Some(s3) = servers::s3() else { return };
+    let (local, bytes) = archive();
+    let url = s3.put("cli/kept.tgm", b"not replaced");
+    for args in WRITE_COMMANDS {
+        let r = run_filled(&fill(args, s(local), &url), &s3.env());
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.err);
+        assert!(
+            r.err
+                .contains(&format!("{url}: already exists (use --force")),
+            "{args:?}: {}",
+            r.err
+        );
+        assert_eq!(
+            std::fs::read(s3.bucket_dir.join("cli/kept.tgm")).unwrap(),
+            b"not replaced"
+        );
+    }
+    let r = tgm_env(&["copy", "--force", s(local), &url], &s3.env());
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(
+        &std::fs::read(s3.bucket_dir.join("cli/kept.tgm")).unwrap(),
+        bytes
+    );
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let Some(s3) = servers::s3() else { return };
+    let (_, bytes) = archive();
+    let url = s3.put("cli/same.tgm", bytes);
+    let shouted = url.replacen("s3://", "S3://", 1);
+    for args in [
+        vec!["copy", "--force", &url, &url],
+        vec!["merge", "--force", &url, "-o", &shouted],
+    ] {
+        let r = tgm_env(&args, &s3.env());
+        assert!(!r.ok, "{args:?}");
+        assert!(
+            r.err.contains("the output is also an input"),
+            "{args:?}: {}",
+            r.err
+        );
+    }
+    assert_eq!(
+        &std::fs::read(s3.bucket_dir.join("cli/same.tgm")).unwrap(),
+        bytes
+    );
+}
+
+#[test]
+fn appending_to_a_url_is_refused_with_the_reason() {
+    let (local, _) = archive();
+    let npy = local.parent().unwrap().join("a.npy");
+    let r = tgm(&["import", s(&npy), "-o", "s3://bucket/x.tgm", "--append"]);
+    assert_eq!(r.code, Some(2), "{}", r.err);
+    assert!(r.err.contains("--append needs a local file"), "{}", r.err);
+}
+
+/// The parts s3s-fs holds for uploads not completed (`.upload_id-*` files
+/// beside the buckets).
+fn server_parts(s3: &servers::S3) -> Vec<PathBuf> {
+    let data = s3.bucket_dir.parent().unwrap();
+    let mut out: Vec<PathBuf> = std::fs::read_dir(data)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(".upload_id-"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn killing_an_upload_leaves_no_object() {
+    let Some(s3) = servers::s3() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.npy");
+    // 96 MiB that do not compress: twelve parts of 8 MiB.
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let data: Vec<u8> = (0..12 << 20)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()
+        })
+        .collect();
+    npy(&big, Dtype::Uint64, &[(data.len() / 8) as u64], &data);
+    let url = s3.url("cli/killed.tgm");
+    let before = server_parts(s3);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(["import", s(&big), "-o", &url])
+        .envs(s3.env())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed once the server holds a part of the upload.
+    let start = Instant::now();
+    while server_parts(s3) == before {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before a part was seen"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no part uploaded"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!s3.bucket_dir.join("cli/killed.tgm").exists());
+    let r = tgm_env(&["info", &url], &s3.env());
+    assert!(!r.ok && r.err.contains("not found"), "{}", r.err);
 }
 
 /// The `tgm` lines of README.md's "Remote archives" section, in order.

@@ -96,7 +96,7 @@ pub fn code_of(kind: &ErrorKind) -> TgmError {
         ErrorKind::HashMismatch { .. } => TgmError::HashMismatch,
         ErrorKind::MissingHash => TgmError::MissingHash,
         ErrorKind::InvalidArgument => TgmError::InvalidArg,
-        ErrorKind::Io => TgmError::Io,
+        ErrorKind::Io | ErrorKind::AlreadyExists => TgmError::Io,
         ErrorKind::NotFound
         | ErrorKind::Forbidden
         | ErrorKind::ObjectChanged

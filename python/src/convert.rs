@@ -39,7 +39,8 @@ fn class_name(kind: &ErrorKind) -> &'static str {
         | ErrorKind::NotFound
         | ErrorKind::Forbidden
         | ErrorKind::ObjectChanged
-        | ErrorKind::Remote => "TensogramIOError",
+        | ErrorKind::Remote
+        | ErrorKind::AlreadyExists => "TensogramIOError",
         _ => "TensogramError",
     }
 }
@@ -67,6 +68,7 @@ fn kind_name(kind: &ErrorKind) -> &'static str {
         ErrorKind::Forbidden => "forbidden",
         ErrorKind::ObjectChanged => "object_changed",
         ErrorKind::Remote => "remote",
+        ErrorKind::AlreadyExists => "already_exists",
         _ => "other",
     }
 }

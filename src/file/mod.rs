@@ -15,6 +15,7 @@ pub(crate) mod pod;
 pub(crate) mod ranges;
 mod reader;
 mod salvage;
+mod sink;
 pub(crate) mod source;
 mod walk;
 
@@ -28,6 +29,7 @@ pub use local::{Backend, LocalFile};
 pub use pod::Pod;
 pub use reader::{value_matches, MessageBytes, ObjectBuffer, TgmFile, DEFAULT_READAHEAD};
 pub use salvage::{salvage, SalvageReport, Skipped};
+pub use sink::{ByteSink, Existing, LocalSink, Written};
 pub use source::{ByteSource, FileSource, MmapSource, SourceHints};
 
 // Internals; the tests reach the wrappers and defaults through `crate::__fuzz`.

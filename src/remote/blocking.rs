@@ -60,7 +60,7 @@ impl RemoteSource {
     }
 }
 
-fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+pub(super) fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -79,7 +79,7 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     })
 }
 
-fn block_on<T: Send>(
+pub(super) fn block_on<T: Send>(
     rt: &tokio::runtime::Runtime,
     f: impl Future<Output = Result<T>> + Send,
 ) -> Result<T> {

@@ -8,6 +8,10 @@ pub(crate) fn from_store(url: &str, e: object_store::Error) -> Error {
     use object_store::Error as E;
     let (kind, what) = match &e {
         E::NotFound { .. } => (ErrorKind::NotFound, "not found"),
+        E::AlreadyExists { .. } => (
+            ErrorKind::AlreadyExists,
+            "already exists (replacing it was not asked for)",
+        ),
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
             (ErrorKind::Forbidden, "access refused")
         }

@@ -1,4 +1,5 @@
-//! Reading `.tgm` files from object storage and web servers: `http://` and
+//! Reading `.tgm` files from object storage and web servers, and writing
+//! them to object storage ([`RemoteSink`], `spec/remote.md` §7): `http://` and
 //! `https://` URLs (range requests), `s3://bucket/key`, `gs://bucket/key`
 //! and `az://container/key`, through the `object_store` crate. Built with
 //! the `remote` feature. See `spec/remote.md`.
@@ -23,9 +24,11 @@ mod async_source;
 mod blocking;
 mod errors;
 mod options;
+mod sink;
 mod store;
 
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
-pub use options::RemoteOptions;
+pub use options::{RemoteOptions, MIN_PART_SIZE};
+pub use sink::RemoteSink;
 pub(crate) use store::store_for_url;

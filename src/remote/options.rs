@@ -48,7 +48,19 @@ pub struct RemoteOptions {
     /// HTTP client's `timeout`, `proxy_url`, …; `spec/remote.md` §1).
     /// Empty by default; an unknown key is an error naming it.
     pub storage_options: Vec<(String, String)>,
+    /// Bytes of one part of a multipart upload (default 8 MiB; at least
+    /// [`MIN_PART_SIZE`], the smallest part S3 accepts before the last).
+    /// An output no longer than one part is sent by a single `PUT`
+    /// (`spec/remote.md` §7).
+    pub part_size: usize,
+    /// Parts of one upload in flight at once (default 4): a remote sink
+    /// holds at most this many parts plus the one being filled.
+    pub parts_in_flight: usize,
 }
+
+/// The smallest part of a multipart upload (S3's minimum for every part
+/// but the last): 5 MiB.
+pub const MIN_PART_SIZE: usize = 5 << 20;
 
 impl Default for RemoteOptions {
     fn default() -> Self {
@@ -65,6 +77,8 @@ impl Default for RemoteOptions {
             concurrency: 8,
             verify_hashes: true,
             storage_options: Vec::new(),
+            part_size: 8 << 20,
+            parts_in_flight: 4,
         }
     }
 }
@@ -124,6 +138,16 @@ impl RemoteOptions {
     /// Sets [`Self::storage_options`].
     pub fn with_storage_options(mut self, pairs: Vec<(String, String)>) -> Self {
         self.storage_options = pairs;
+        self
+    }
+    /// Sets [`Self::part_size`] (at least [`MIN_PART_SIZE`]).
+    pub fn with_part_size(mut self, bytes: usize) -> Self {
+        self.part_size = bytes.max(MIN_PART_SIZE);
+        self
+    }
+    /// Sets [`Self::parts_in_flight`] (at least 1).
+    pub fn with_parts_in_flight(mut self, n: usize) -> Self {
+        self.parts_in_flight = n.max(1);
         self
     }
 }

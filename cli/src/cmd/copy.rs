@@ -3,7 +3,6 @@
 //! only the selected objects (re-encoded with their stored pipelines).
 
 use std::borrow::Cow;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tgm::GlobalMetadata;

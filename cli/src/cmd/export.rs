@@ -93,7 +93,6 @@ fn safe_name(meta: &tgm::Map) -> Option<String> {
 
 /// Runs `tgm export`.
 pub fn run(a: Args) -> CliResult {
-    crate::input::refuse_remote_output(&a.output)?;
     crate::output::refuse_dash_dir(&a.output)?;
     let sel = Selection::parse(&a.select)?;
     let f = Archive::open_readable(&a.input)?;
@@ -106,14 +105,18 @@ pub fn run(a: Args) -> CliResult {
             f.label().display()
         )));
     }
-    if a.output.exists() && !a.output.is_dir() {
+    // A URL is a prefix: its objects are `URL/name`, uploaded together.
+    let local = crate::output::remote_url(&a.output).is_none();
+    if local && a.output.exists() && !a.output.is_dir() {
         return Err(CliError::Failed(format!(
             "{}: not a directory",
             a.output.display()
         )));
     }
-    let created = !a.output.exists();
-    std::fs::create_dir_all(&a.output).at(&a.output)?;
+    let created = local && !a.output.exists();
+    if local {
+        std::fs::create_dir_all(&a.output).at(&a.output)?;
+    }
     let result = export_all(&a, &f, &sel);
     if result.is_err() && created {
         let _ = std::fs::remove_dir(&a.output);

@@ -13,7 +13,7 @@ use crate::error::{usage, CliError, CliResult, WithPath};
 use crate::input::Archive;
 use crate::meta_args::{apply, parse_assignment};
 use crate::npy_input::NpyInput;
-use crate::output::{check_output, is_dash, AtomicFile};
+use crate::output::{check_output, is_dash, remote_url, AtomicFile};
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::{bytes_bar, EncodeProgress};
 use crate::sidecar::{self, Sidecar};
@@ -137,6 +137,13 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         if is_dash(&a.output) {
             return Err(usage("--append needs a file, not stdout"));
         }
+        if let Some(url) = remote_url(&a.output) {
+            return Err(usage(format!(
+                "{url}: --append needs a local file: an object store replaces objects \
+                 whole, so appending would rewrite the object (write a new one, \
+                 e.g. `tgm merge old new -o URL --force`)"
+            )));
+        }
         check_output(&a.output, &all_inputs, true)?;
         if a.output.exists() {
             let existing = Archive::open_lenient(&a.output)?;
@@ -161,7 +168,7 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         Target::Stdout
     } else {
         check_output(&a.output, &all_inputs, a.force)?;
-        Target::New(AtomicFile::create(&a.output)?)
+        Target::New(AtomicFile::create(&a.output, a.force)?)
     };
 
     let mut objects = 0usize;
@@ -214,11 +221,21 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
                 Ok(())
             };
         match &mut target {
-            Target::New(f) => {
-                let mut enc = StreamingEncoder::new(f.file(), &meta, &opts)?;
-                write_all(&mut |d, x| enc.write_object(d, x))?;
-                enc.finish_with_backfill()?;
-            }
+            // A local file gets the message length written back into its
+            // preamble; a remote object, written front to back, keeps the
+            // streaming length 0 (`spec/remote.md` §7).
+            Target::New(f) => match f.seekable() {
+                Some(file) => {
+                    let mut enc = StreamingEncoder::new(file, &meta, &opts)?;
+                    write_all(&mut |d, x| enc.write_object(d, x))?;
+                    enc.finish_with_backfill()?;
+                }
+                None => {
+                    let mut enc = StreamingEncoder::new(f.writer(), &meta, &opts)?;
+                    write_all(&mut |d, x| enc.write_object(d, x))?;
+                    enc.finish()?;
+                }
+            },
             Target::Append(app) => {
                 let mut s = app.stream(&meta, &opts).at(&a.output)?;
                 write_all(&mut |d, x| s.write_object(d, x))?;
