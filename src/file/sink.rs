@@ -174,13 +174,15 @@ impl Seek for LocalSink {
 
 impl ByteSink for LocalSink {
     fn finish(&mut self) -> Result<Written> {
-        let f = self
-            .file
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Io, format!("{}: already finished", self.name)))?;
-        let len = f.metadata().map_err(|e| io_at(&self.name, e))?.len();
-        f.sync_all().map_err(|e| io_at(&self.name, e))?;
-        drop(f);
+        // The file is closed at the end of this block, before publishing.
+        let len = {
+            let f = self.file.take().ok_or_else(|| {
+                Error::new(ErrorKind::Io, format!("{}: already finished", self.name))
+            })?;
+            let len = f.metadata().map_err(|e| io_at(&self.name, e))?.len();
+            f.sync_all().map_err(|e| io_at(&self.name, e))?;
+            len
+        };
         match self.publish() {
             Ok(()) => Ok(Written {
                 bytes: len,
