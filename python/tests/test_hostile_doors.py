@@ -84,6 +84,12 @@ def fields(kind):
     return []
 
 
+def kinds():
+    """The converters built in that have honest inputs here (DICOM's come
+    from pydicom, which .ci/python.sh installs)."""
+    return [k for k in KINDS if honest(k)]
+
+
 def suffix(path):
     return ".nii.gz" if path.name.endswith(".nii.gz") else path.suffix
 
@@ -125,10 +131,10 @@ def write(tmp_path, name, data):
 
 
 def test_mutated_sources_through_the_converters_in_one_interpreter(tmp_path):
-    if not KINDS:
+    if not kinds():
         pytest.skip("the wheel was built without any converter")
     cases = []
-    for kind in KINDS:
+    for kind in kinds():
         variants = VARIANTS[kind]
         for door, kwargs in variants:
             for p in honest(kind):
@@ -168,10 +174,10 @@ def archives(kind):
 
 
 def test_mutated_archives_through_the_to_converters_in_one_interpreter(tmp_path):
-    if not KINDS:
+    if not kinds():
         pytest.skip("the wheel was built without any converter")
     cases = []
-    for kind in KINDS:
+    for kind in kinds():
         for i, msg in enumerate(archives(kind)):
             door = f"to_{kind}"
             cases.append({"door": door, "path": write(tmp_path, f"{kind}-{i}.tgm", msg), "expect": "ok"})
@@ -202,7 +208,7 @@ def test_mutated_archives_through_the_zarr_store(tmp_path):
     pytest.importorskip("zarr", minversion="3", reason="zarr-python 3 is not installed (pip install 'zarr>=3')")
     honest_archives = [synthetic_archive()]
     for kind in ("netcdf", "nifti"):
-        if kind in KINDS:
+        if kind in kinds():
             honest_archives += [b"".join(archives(kind)[:1])]
     cases = []
     for i, data in enumerate(honest_archives):
