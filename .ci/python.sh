@@ -37,7 +37,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q maturin numpy xarray "dask[distributed]" cfgrib pytest pytest-timeout mypy "tensogram==0.24.0" \
-    fsspec nibabel pydicom netCDF4 "zarr>=3" cfchecker
+    fsspec nibabel pydicom netCDF4 "zarr>=3" cfchecker "earthkit-data>=1,<2"
 
 # cfchecker (the CF check of ds.to_netcdf in test_xarray_write.py) loads
 # UDUNITS-2 at run time.
