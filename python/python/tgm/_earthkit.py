@@ -9,6 +9,9 @@ in the tgm wheel:
   Tensogram files by their magic (installed into earthkit-data's reader
   table by ``tgm_earthkit.pth`` when earthkit-data is imported).
 
+earthkit-data is imported by this module, which ``import tgm`` never
+imports: earthkit-data loads it through the entry points.
+
 Archives written by :func:`tgm.convert_grib` (every object carrying its
 ``grib`` section) are handed to earthkit-data as the GRIB that
 :func:`tgm.to_grib` rebuilds, so every field is earthkit's own GRIB field:
@@ -22,9 +25,15 @@ keys are Datasets of tgm's xarray backend.
 import io
 import os
 
+from earthkit.data.data.grib import GribData
+from earthkit.data.data.source import DefaultSourceData
+from earthkit.data.encoders import EncodedData, Encoder
+from earthkit.data.readers import Reader, memory_reader
+from earthkit.data.sources import Source
+
 TGM_MAGIC = b"TENSOGRM"
 
-__all__ = ["TGM_MAGIC", "TgmEncodedData", "TgmEncoder", "TgmSource", "install_file_reader"]
+__all__ = ["TGM_MAGIC", "TgmEncodedData", "TgmEncoder", "TgmReader", "TgmSource"]
 
 
 def _matches(magic, deeper_check=False):
@@ -183,18 +192,18 @@ def _geography(geo, shape):
         return None
 
 
+class TgmGribData(GribData):
+    """earthkit's GRIB data object over a GRIB fieldlist in memory."""
+
+    def to_fieldlist(self):
+        # the reader is the fieldlist (GribData's default would copy its
+        # fields into arrays, losing their GRIB handles)
+        return self._reader
+
+
 def _grib_data(source, grib):
     """earthkit's GRIB fieldlist of ``grib`` in memory, whose data object is
     earthkit's GRIB data object (as ``from_source("file", grib)`` gives)."""
-    from earthkit.data.data.grib import GribData
-    from earthkit.data.readers import memory_reader
-
-    class TgmGribData(GribData):
-        def to_fieldlist(self):
-            # the reader is the fieldlist (GribData's default would copy its
-            # fields into arrays, losing their GRIB handles)
-            return self._reader
-
     reader = memory_reader(source, grib)
     reader.to_data_object = lambda: TgmGribData(reader)
     return reader
@@ -240,53 +249,47 @@ class _Content:
         return ds.to_array().values
 
 
-def _make_source_class():
-    from earthkit.data.sources import Source
+class TgmSource(Source):
+    """``ekd.from_source("tgm", path_or_url_or_bytes_or_stream)``.
 
-    class TgmSource(Source):
-        """``ekd.from_source("tgm", path_or_url_or_bytes_or_stream)``.
+    ``storage_options`` is accepted for the reference's sake (tgm's
+    remote reader takes its settings from the environment)."""
 
-        ``storage_options`` is accepted for the reference's sake (tgm's
-        remote reader takes its settings from the environment)."""
+    def __init__(self, source, *, storage_options=None, **kwargs):
+        super().__init__(**kwargs)
+        self._input = source
+        self.storage_options = storage_options
+        self._content = None
 
-        def __init__(self, source, *, storage_options=None, **kwargs):
-            super().__init__(**kwargs)
-            self._input = source
-            self.storage_options = storage_options
-            self._content = None
+    def _loaded(self):
+        if self._content is None:
+            self._content = _Content(_read_messages(self._input))
+        return self._content
 
-        def _loaded(self):
-            if self._content is None:
-                self._content = _Content(_read_messages(self._input))
-            return self._content
+    def to_xarray(self, **kwargs):
+        return self._loaded().to_xarray(**kwargs)
 
-        def to_xarray(self, **kwargs):
-            return self._loaded().to_xarray(**kwargs)
+    def to_numpy(self, **kwargs):
+        return self._loaded().to_numpy(**kwargs)
 
-        def to_numpy(self, **kwargs):
-            return self._loaded().to_numpy(**kwargs)
+    def to_fieldlist(self, **kwargs):
+        return self._loaded().to_fieldlist(**kwargs)
 
-        def to_fieldlist(self, **kwargs):
-            return self._loaded().to_fieldlist(**kwargs)
+    def _default_encoder(self):
+        return "tgm"
 
-        def _default_encoder(self):
-            return "tgm"
+    def to_data_object(self):
+        return _data_object(self, self._loaded())
 
-        def to_data_object(self):
-            return _data_object(self, self._loaded())
+    def __repr__(self):
+        return f"TgmSource({self._input!r})" if isinstance(self._input, str) else "TgmSource(...)"
 
-        def __repr__(self):
-            return f"TgmSource({self._input!r})" if isinstance(self._input, str) else "TgmSource(...)"
-
-    return TgmSource
 
 
 def _data_object(owner, content):
     """earthkit's GRIB data object over the GRIB :func:`tgm.to_grib` rebuilds
     (archives of :func:`tgm.convert_grib`), else a Data object exposing
     to_fieldlist (MARS content only), to_xarray and to_numpy."""
-    from earthkit.data.data.source import DefaultSourceData
-
     if content.grib is not None:
         return _grib_data(owner, content.grib).to_data_object()
 
@@ -296,184 +299,158 @@ def _data_object(owner, content):
     return data
 
 
-def __getattr__(name):
-    # The earthkit classes derive from earthkit-data's and are built on
-    # first use, so that ``import tgm`` never imports earthkit-data.
-    if name == "TgmSource":
-        cls = _make_source_class()
-    elif name == "TgmEncoder" or name == "TgmEncodedData":
-        enc, data = _make_encoder_classes()
-        globals()["TgmEncodedData"] = data
-        globals()["TgmEncoder"] = enc
-        return globals()[name]
-    elif name == "TgmReader":
-        cls = _make_reader_class()
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = cls
-    return cls
-
-
 # ---------------------------------------------------------------------------
 # the encoder
 
 
-def _make_encoder_classes():
-    from earthkit.data.encoders import EncodedData, Encoder
+class TgmEncodedData(EncodedData):
+    """Tensogram messages produced by :class:`TgmEncoder`."""
 
-    class TgmEncodedData(EncodedData):
-        """Tensogram messages produced by :class:`TgmEncoder`."""
+    def __init__(self, messages):
+        self.messages = [bytes(m) for m in messages]
 
-        def __init__(self, messages):
-            self.messages = [bytes(m) for m in messages]
+    def to_bytes(self):
+        return b"".join(self.messages)
 
-        def to_bytes(self):
-            return b"".join(self.messages)
+    def to_file(self, f):
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as g:
+                g.write(self.to_bytes())
+            return
+        f.write(self.to_bytes())
 
-        def to_file(self, f):
-            if isinstance(f, (str, os.PathLike)):
-                with open(f, "wb") as g:
-                    g.write(self.to_bytes())
-                return
-            f.write(self.to_bytes())
+    def get(self, key, default=None):
+        if key == "messages":
+            return self.messages
+        return default
 
-        def get(self, key, default=None):
-            if key == "messages":
-                return self.messages
-            return default
+class TgmEncoder(Encoder):
+    """``to_target(..., encoder="tgm")``: GRIB-backed fields are written
+    through :func:`tgm.convert_grib` (one message per field, float64
+    values, every GRIB key kept by ``to_grib``), so a GRIB round trip
+    keeps values, MARS keys and grid; an xarray Dataset through
+    :func:`tgm.to_tgm`. Keyword arguments of :func:`tgm.convert_grib`
+    (``encoding``, ``compression``, ...) given to the encoder or to
+    ``to_target`` are passed on."""
 
-    class TgmEncoder(Encoder):
-        """``to_target(..., encoder="tgm")``: GRIB-backed fields are written
-        through :func:`tgm.convert_grib` (one message per field, float64
-        values, every GRIB key kept by ``to_grib``), so a GRIB round trip
-        keeps values, MARS keys and grid; an xarray Dataset through
-        :func:`tgm.to_tgm`. Keyword arguments of :func:`tgm.convert_grib`
-        (``encoding``, ``compression``, ...) given to the encoder or to
-        ``to_target`` are passed on."""
+    _CONVERT_KEYS = ("encoding", "bits", "filter", "compression", "compression_level",
+                     "hash", "preserve_all_keys")
 
-        _CONVERT_KEYS = ("encoding", "bits", "filter", "compression", "compression_level",
-                         "hash", "preserve_all_keys")
+    def __init__(self, template=None, metadata=None, **kwargs):
+        self._convert = {k: kwargs.pop(k) for k in list(kwargs) if k in self._CONVERT_KEYS}
+        super().__init__(template=template, metadata=metadata, **kwargs)
 
-        def __init__(self, template=None, metadata=None, **kwargs):
-            self._convert = {k: kwargs.pop(k) for k in list(kwargs) if k in self._CONVERT_KEYS}
-            super().__init__(template=template, metadata=metadata, **kwargs)
+    def _options(self, kwargs):
+        opts = dict(self._convert)
+        opts.update({k: kwargs[k] for k in self._CONVERT_KEYS if k in kwargs})
+        return opts
 
-        def _options(self, kwargs):
-            opts = dict(self._convert)
-            opts.update({k: kwargs[k] for k in self._CONVERT_KEYS if k in kwargs})
-            return opts
+    def encode(self, data=None, values=None, check_nans=False, metadata=None, template=None,
+               missing_value=9999, target=None, **kwargs):
+        if data is None:
+            raise ValueError("the tgm encoder needs data (a FieldList, a Field or a Dataset)")
+        if values is not None or template is not None or metadata:
+            raise ValueError("the tgm encoder takes no values, template or metadata")
+        import xarray as xr
 
-        def encode(self, data=None, values=None, check_nans=False, metadata=None, template=None,
-                   missing_value=9999, target=None, **kwargs):
-            if data is None:
-                raise ValueError("the tgm encoder needs data (a FieldList, a Field or a Dataset)")
-            if values is not None or template is not None or metadata:
-                raise ValueError("the tgm encoder takes no values, template or metadata")
-            import xarray as xr
+        opts = self._options(kwargs)
+        if isinstance(data, (xr.Dataset, xr.DataArray)):
+            return self._encode_xarray(data, target=target, **opts)
+        if hasattr(data, "to_fieldlist") and not hasattr(data, "sel"):
+            content = getattr(data, "_content", None) or getattr(data, "_reader", None)
+            if isinstance(content, _Content) and not content.is_mars:
+                return TgmEncodedData(content._messages)
+            data = data.to_fieldlist()
+        if hasattr(data, "sel") or hasattr(data, "_get_grib_context"):
+            return self._encode_fields(data, **opts)
+        if hasattr(data, "to_xarray"):
+            return self._encode_xarray(data.to_xarray(), target=target, **opts)
+        raise ValueError(f"the tgm encoder cannot encode {type(data).__name__}")
 
-            opts = self._options(kwargs)
-            if isinstance(data, (xr.Dataset, xr.DataArray)):
-                return self._encode_xarray(data, target=target, **opts)
-            if hasattr(data, "to_fieldlist") and not hasattr(data, "sel"):
-                content = getattr(data, "_content", None) or getattr(data, "_reader", None)
-                if isinstance(content, _Content) and not content.is_mars:
-                    return TgmEncodedData(content._messages)
-                data = data.to_fieldlist()
-            if hasattr(data, "sel") or hasattr(data, "_get_grib_context"):
-                return self._encode_fields(data, **opts)
-            if hasattr(data, "to_xarray"):
-                return self._encode_xarray(data.to_xarray(), target=target, **opts)
-            raise ValueError(f"the tgm encoder cannot encode {type(data).__name__}")
+    def _grib(self, fields):
+        from earthkit.data.encoders.grib import GribEncoder
 
-        def _grib(self, fields):
-            from earthkit.data.encoders.grib import GribEncoder
+        enc = GribEncoder()
+        if not hasattr(fields, "__iter__") or hasattr(fields, "_get_grib_context"):
+            fields = [fields]
+        parts = []
+        for f in fields:
+            r = enc.encode(f)
+            for e in r if hasattr(r, "__next__") else [r]:
+                parts.append(e.to_bytes())
+        return b"".join(parts)
 
-            enc = GribEncoder()
-            if not hasattr(fields, "__iter__") or hasattr(fields, "_get_grib_context"):
-                fields = [fields]
-            parts = []
-            for f in fields:
-                r = enc.encode(f)
-                for e in r if hasattr(r, "__next__") else [r]:
-                    parts.append(e.to_bytes())
-            return b"".join(parts)
+    def _encode_fields(self, fields, **opts):
+        import tgm
 
-        def _encode_fields(self, fields, **opts):
-            import tgm
+        grib = self._grib(fields)
+        opts.setdefault("grouping", "one_to_one")
+        return TgmEncodedData(tgm.convert_grib_buffer(grib, **opts))
 
-            grib = self._grib(fields)
-            opts.setdefault("grouping", "one_to_one")
-            return TgmEncodedData(tgm.convert_grib_buffer(grib, **opts))
+    def _encode(self, data, *, target=None, **kwargs):
+        return self.encode(data, target=target, **kwargs)
 
-        def _encode(self, data, *, target=None, **kwargs):
-            return self.encode(data, target=target, **kwargs)
+    def _encode_field(self, field, *, target=None, **kwargs):
+        return self._encode_fields([field], **self._options(kwargs))
 
-        def _encode_field(self, field, *, target=None, **kwargs):
-            return self._encode_fields([field], **self._options(kwargs))
+    def _encode_fieldlist(self, fieldlist, *, target=None, **kwargs):
+        return self._encode_fields(fieldlist, **self._options(kwargs))
 
-        def _encode_fieldlist(self, fieldlist, *, target=None, **kwargs):
-            return self._encode_fields(fieldlist, **self._options(kwargs))
+    def _encode_xarray(self, data, *, target=None, **kwargs):
+        import tempfile
 
-        def _encode_xarray(self, data, *, target=None, **kwargs):
-            import tempfile
+        import tgm
 
-            import tgm
+        fd, tmp = tempfile.mkstemp(suffix=".tgm")
+        os.close(fd)
+        try:
+            tgm.to_tgm(data, tmp, force=True)
+            return TgmEncodedData(_read_messages(tmp))
+        finally:
+            os.unlink(tmp)
 
-            fd, tmp = tempfile.mkstemp(suffix=".tgm")
-            os.close(fd)
-            try:
-                tgm.to_tgm(data, tmp, force=True)
-                return TgmEncodedData(_read_messages(tmp))
-            finally:
-                os.unlink(tmp)
+    def _encode_featurelist(self, featurelist, *, target=None, **kwargs):
+        raise NotImplementedError("the tgm encoder writes fields and Datasets, not features")
 
-        def _encode_featurelist(self, featurelist, *, target=None, **kwargs):
-            raise NotImplementedError("the tgm encoder writes fields and Datasets, not features")
+    def _encode_path(self, path_info, *, target=None, **kwargs):
+        return None
 
-        def _encode_path(self, path_info, *, target=None, **kwargs):
-            return None
-
-    return TgmEncoder, TgmEncodedData
 
 
 # ---------------------------------------------------------------------------
 # from_source("file", "x.tgm")
 
 
-def _make_reader_class():
-    from earthkit.data.readers import Reader
+class TgmReader(Reader):
+    """earthkit-data's reader of a local tgm file (``from_source("file",
+    ...)``)."""
 
-    class TgmReader(Reader):
-        """earthkit-data's reader of a local tgm file (``from_source("file",
-        ...)``)."""
+    _format = "tgm"
+    _binary = True
+    _appendable = True
 
-        _format = "tgm"
-        _binary = True
-        _appendable = True
+    def __init__(self, source, path, content):
+        super().__init__(source, path)
+        self._content = content
 
-        def __init__(self, source, path, content):
-            super().__init__(source, path)
-            self._content = content
+    def to_xarray(self, **kwargs):
+        return self._content.to_xarray(**kwargs)
 
-        def to_xarray(self, **kwargs):
-            return self._content.to_xarray(**kwargs)
+    def to_numpy(self, **kwargs):
+        return self._content.to_numpy(**kwargs)
 
-        def to_numpy(self, **kwargs):
-            return self._content.to_numpy(**kwargs)
+    def to_fieldlist(self, **kwargs):
+        return self._content.to_fieldlist(**kwargs)
 
-        def to_fieldlist(self, **kwargs):
-            return self._content.to_fieldlist(**kwargs)
+    def to_data_object(self):
+        return _data_object(self, self._content)
 
-        def to_data_object(self):
-            return _data_object(self, self._content)
+    def _encode_default(self, encoder, **kwargs):
+        return encoder.encode(self, **kwargs)
 
-        def _encode_default(self, encoder, **kwargs):
-            return encoder.encode(self, **kwargs)
+    def mutate_source(self):
+        return None
 
-        def mutate_source(self):
-            return None
-
-    return TgmReader
 
 
 def _reader(source, path, *, magic=None, deeper_check=False, **_kwargs):
@@ -482,7 +459,7 @@ def _reader(source, path, *, magic=None, deeper_check=False, **_kwargs):
     content = _Content(_read_messages(path))
     if content.grib is not None:
         return _grib_data(source, content.grib)
-    return __getattr__("TgmReader")(source, path, content)
+    return TgmReader(source, path, content)
 
 
 def _memory_reader(source, buf, *, magic=None, deeper_check=False, **_kwargs):
@@ -494,30 +471,28 @@ def _memory_reader(source, buf, *, magic=None, deeper_check=False, **_kwargs):
     return None
 
 
-def install_file_reader(readers_module=None):
-    """Add tgm's reader to earthkit-data's reader table, so that
-    ``from_source("file", "x.tgm")`` recognises tgm files by their magic,
-    and ``.tgm`` to its suffix table (``to_target("file", "x.tgm")``
-    chooses the tgm encoder). Idempotent; run by ``tgm_earthkit.pth`` when
-    earthkit-data is imported."""
-    if readers_module is None:
-        import earthkit.data.readers as readers_module
-    original = readers_module._readers
-    if getattr(original, "_tgm", False):
-        return
-    table = {"reader": _reader, "memory_reader": _memory_reader}
+def _install():
+    """The ``.tgm`` suffix chooses the tgm encoder
+    (``to_target("file", "x.tgm")``), and tgm's reader is in earthkit-data's
+    reader table even where ``tgm_earthkit.pth`` did not run."""
+    try:
+        import _tgm_earthkit_hook
+        import earthkit.data.readers
 
-    def _readers(method_name):
-        out = dict(original(method_name))
-        if method_name in table:
-            out = {"tgm": table[method_name], **out}
-        return out
+        _tgm_earthkit_hook.install_file_reader(earthkit.data.readers)
+    except Exception:
+        pass
+    _register_suffix()
 
-    _readers._tgm = True
-    readers_module._readers = _readers
+
+def _register_suffix():
+    """``to_target("file", "x.tgm")`` chooses the tgm encoder."""
     try:
         import earthkit.data.encoders as encoders
 
         encoders._SUFFIXES.setdefault((".tgm",), "tgm")
-    except Exception:
+    except Exception:  # earthkit-data's private table moved
         pass
+
+
+_install()
