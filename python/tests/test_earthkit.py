@@ -242,7 +242,7 @@ def test_non_mars_archive_is_a_dataset(tmp_path):
     ds = data.to_xarray()
     xr.testing.assert_identical(ds, xr.open_dataset(io.BytesIO(msg), engine="tgm"))
     with pytest.raises(NotImplementedError, match="no MARS keys"):
-        data._reader.to_fieldlist()
+        data.to_fieldlist()
     p = tmp_path / "plain.tgm"
     p.write_bytes(msg)
     xr.testing.assert_identical(ekd.from_source("file", str(p)).to_xarray(), ds)

@@ -24,6 +24,9 @@ keys are Datasets of tgm's xarray backend.
 
 import io
 import os
+import re
+
+import numpy as np
 
 from earthkit.data.data.grib import GribData
 from earthkit.data.data.source import DefaultSourceData
@@ -33,7 +36,7 @@ from earthkit.data.sources import Source
 
 TGM_MAGIC = b"TENSOGRM"
 
-__all__ = ["TGM_MAGIC", "TgmEncodedData", "TgmEncoder", "TgmReader", "TgmSource"]
+__all__ = ["TGM_MAGIC", "TgmData", "TgmEncodedData", "TgmEncoder", "TgmReader", "TgmSource"]
 
 
 def _matches(magic, deeper_check=False):
@@ -46,7 +49,14 @@ def _matches(magic, deeper_check=False):
 
 def _read_messages(src):
     """Every message of ``src`` (path, URL, bytes-like or binary stream) as
-    ``bytes``."""
+    ``bytes``; a ValueError when there is none."""
+    messages = _all_messages(src)
+    if not messages:
+        raise ValueError("no Tensogram message found in the input of the tgm source")
+    return messages
+
+
+def _all_messages(src):
     import tgm
 
     if isinstance(src, (bytes, bytearray, memoryview)):
@@ -96,7 +106,6 @@ def _grib_bytes(messages, bases):
 def _mars_fields(messages):
     """Fields built from the per-object MARS keys (objects without them,
     such as coordinates, are skipped)."""
-    import numpy as np
     import tgm
 
     fields = []
@@ -109,6 +118,20 @@ def _mars_fields(messages):
                 continue
             fields.append(_mars_field(b, np.asarray(arr)))
     return fields
+
+
+def _normalised(mars):
+    """The MARS request earthkit's builders take: ISO dates
+    (``"2025-01-01"``) as ``20250101``, times (``"0000"``, ``"12:00"``) as
+    numbers."""
+    request = dict(mars)
+    date = request.get("date")
+    if isinstance(date, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
+        request["date"] = int(date.replace("-", ""))
+    time = request.get("time")
+    if isinstance(time, str) and re.fullmatch(r"\d{1,2}:?\d{2}", time):
+        request["time"] = int(time.replace(":", ""))
+    return request
 
 
 def _component(build, request):
@@ -127,7 +150,7 @@ def _mars_field(base, values):
     from earthkit.data.field.mars.time import MarsTimeBuilder
     from earthkit.data.field.mars.vertical import MarsVerticalBuilder
 
-    request = dict(base["mars"])
+    request = _normalised(base["mars"])
     kwargs = dict(
         data=ArrayDataFieldComponentHandler(values),
         parameter=_component(MarsParameterBuilder.build, request),
@@ -135,7 +158,7 @@ def _mars_field(base, values):
         vertical=_component(MarsVerticalBuilder.build, request),
         ensemble=_component(MarsEnsembleBuilder.build, request),
         geography=_geography(base.get("geography"), values.shape),
-        labels=SimpleLabels({"mars": request}),
+        labels=SimpleLabels({"mars": dict(base["mars"])}),
     )
     field = Field(**{k: v for k, v in kwargs.items() if v is not None})
     field._set_private_data("tgm", _Keys(base))
@@ -148,6 +171,7 @@ class _Keys:
     ``geography`` section, else a scalar beside them."""
 
     def __init__(self, base):
+        self.base = {k: v for k, v in base.items() if k != "_reserved_"}
         self._maps = [base.get(s) for s in ("mars", "grib", "geography")]
         self._maps = [m for m in self._maps if isinstance(m, dict)]
         self._maps.append({k: v for k, v in base.items() if not isinstance(v, (dict, list))})
@@ -178,8 +202,6 @@ def _geography(geo, shape):
     grid = grid_of(geo, shape)
     if grid is None:
         return None
-    import numpy as np
-
     coords = {k: np.asarray(v[1]) for k, v in grid.coords.items()}
     lat, lon = coords.get("latitude"), coords.get("longitude")
     if lat is None or lon is None:
@@ -236,16 +258,22 @@ class _Content:
         return self._fieldlist
 
     def to_xarray(self, **kwargs):
-        if self.is_mars:
+        """earthkit's Dataset of the GRIB for convert_grib archives, else
+        tgm's xarray backend's (every object, as the reference's plugin)."""
+        if self.grib is not None:
             return self.to_fieldlist().to_xarray(**kwargs)
         import xarray as xr
 
         return xr.open_dataset(io.BytesIO(b"".join(self._messages)), engine="tgm", **kwargs)
 
     def to_numpy(self, **kwargs):
+        """The fields' values for MARS content; the only object's values, or
+        the Dataset's variables stacked, otherwise."""
         if self.is_mars:
             return self.to_fieldlist().to_numpy(**kwargs)
         ds = self.to_xarray()
+        if len(ds.data_vars) == 1:
+            return next(iter(ds.data_vars.values())).values
         return ds.to_array().values
 
 
@@ -293,10 +321,31 @@ def _data_object(owner, content):
     if content.grib is not None:
         return _grib_data(owner, content.grib).to_data_object()
 
-    data = DefaultSourceData(owner)
-    if not content.is_mars:
-        data._types = [t for t in data._types if t != data._FIELDLIST]
-    return data
+    return TgmData(owner, content)
+
+
+class TgmData(DefaultSourceData):
+    """The data object of a tgm archive not written by convert_grib:
+    ``to_fieldlist()`` (MARS content; a NotImplementedError naming MARS
+    otherwise), ``to_xarray()`` and ``to_numpy()``."""
+
+    _TYPE_NAME = "Tensogram"
+
+    def __init__(self, owner, content):
+        super().__init__(owner)
+        self._content = content
+        self._types = [self._XARRAY, self._NUMPY]
+        if content.is_mars:
+            self._types.insert(1, self._FIELDLIST)
+
+    def to_fieldlist(self, *args, **kwargs):
+        return self._content.to_fieldlist()
+
+    def to_xarray(self, *args, **kwargs):
+        return self._content.to_xarray(**kwargs)
+
+    def to_numpy(self, *args, **kwargs):
+        return self._content.to_numpy(**kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -381,11 +430,29 @@ class TgmEncoder(Encoder):
         return b"".join(parts)
 
     def _encode_fields(self, fields, **opts):
+        """One message per field: fields read from a tgm archive without
+        GRIB headers as their object was (MARS keys, geography, values);
+        GRIB-backed fields through :func:`tgm.convert_grib`."""
         import tgm
 
-        grib = self._grib(fields)
+        if not hasattr(fields, "__iter__") or hasattr(fields, "_get_grib_context"):
+            fields = [fields]
+        fields = list(fields)
+        if not fields:
+            raise ValueError("the tgm encoder was given no fields")
         opts.setdefault("grouping", "one_to_one")
-        return TgmEncodedData(tgm.convert_grib_buffer(grib, **opts))
+        messages = []
+        for f in fields:
+            keys = f._get_private_data("tgm") if hasattr(f, "_get_private_data") else None
+            if isinstance(keys, _Keys):
+                values = np.ascontiguousarray(f.to_numpy())
+                desc = {"type": "ntensor", "shape": list(values.shape), "dtype": values.dtype.name}
+                if opts.get("compression", "none") != "none":
+                    desc["compression"] = opts["compression"]
+                messages.append(tgm.encode({"base": [keys.base]}, [(desc, values)]))
+            else:
+                messages.extend(tgm.convert_grib_buffer(self._grib([f]), **opts))
+        return TgmEncodedData(messages)
 
     def _encode(self, data, *, target=None, **kwargs):
         return self.encode(data, target=target, **kwargs)
