@@ -201,15 +201,27 @@ def _geography(geo, shape):
 
     grid = grid_of(geo, shape)
     if grid is None:
-        return None
+        return _shape_only(shape)
     coords = {k: np.asarray(v[1]) for k, v in grid.coords.items()}
     lat, lon = coords.get("latitude"), coords.get("longitude")
     if lat is None or lon is None:
-        return None
+        return _shape_only(shape)
     if tuple(grid.dims) == ("latitude", "longitude"):
         lon, lat = np.meshgrid(lon, lat)
     try:
         return GeographyFieldComponentHandler.from_any({"latitudes": lat, "longitudes": lon})
+    except Exception:
+        return _shape_only(shape)
+
+
+def _shape_only(shape):
+    """A geography without coordinates, so that ``field.shape`` and
+    ``to_numpy()`` keep the object's shape."""
+    from earthkit.data.field.component.geography import EmptyGeography
+    from earthkit.data.field.handler.geography import GeographyFieldComponentHandler
+
+    try:
+        return GeographyFieldComponentHandler.from_any(EmptyGeography(shape=tuple(shape)))
     except Exception:
         return None
 
@@ -420,8 +432,6 @@ class TgmEncoder(Encoder):
         from earthkit.data.encoders.grib import GribEncoder
 
         enc = GribEncoder()
-        if not hasattr(fields, "__iter__") or hasattr(fields, "_get_grib_context"):
-            fields = [fields]
         parts = []
         for f in fields:
             r = enc.encode(f)
@@ -435,9 +445,9 @@ class TgmEncoder(Encoder):
         GRIB-backed fields through :func:`tgm.convert_grib`."""
         import tgm
 
-        if not hasattr(fields, "__iter__") or hasattr(fields, "_get_grib_context"):
-            fields = [fields]
-        fields = list(fields)
+        from earthkit.data.core.field import Field
+
+        fields = [fields] if isinstance(fields, Field) else list(fields)
         if not fields:
             raise ValueError("the tgm encoder was given no fields")
         opts.setdefault("grouping", "one_to_one")
