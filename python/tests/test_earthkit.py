@@ -19,6 +19,7 @@ import pytest
 
 import tgm
 from conftest import desc
+from test_remote import nginx  # noqa: F401  (the nginx fixture: skips without nginx or the remote feature)
 
 ekd = pytest.importorskip("earthkit.data", reason="earthkit-data is not installed (pip install earthkit-data)")
 xr = pytest.importorskip("xarray")
@@ -259,23 +260,12 @@ def test_xarray_dataset_through_the_encoder(tmp_path):
     xr.testing.assert_identical(xr.open_dataset(tmp_path / "ds.tgm", engine="tgm"), ds)
 
 
-def test_remote_url_uses_tgms_reader(grib):
-    from test_remote import Nginx
-
-    exe = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not pathlib.Path(exe).exists():
-        pytest.skip("nginx is not installed (apt-get install nginx, or bash .ci/remote.sh)")
-    if not tgm._native.remote_enabled():
-        pytest.skip("this tgm was built without the 'remote' feature")
+def test_remote_url_uses_tgms_reader(grib, nginx):
     g, archive = grib
-    server = Nginx(exe)
-    try:
-        url = server.put("f.tgm", archive.read_bytes())
-        ours = ekd.from_source("tgm", url)
-        assert_same_fields(ours.to_fieldlist(), ekd.from_source("file", str(g)).to_fieldlist())
-        assert server.body_bytes("f.tgm") > 0
-    finally:
-        server.stop()
+    url = nginx.put("f.tgm", archive.read_bytes())
+    ours = ekd.from_source("tgm", url)
+    assert_same_fields(ours.to_fieldlist(), ekd.from_source("file", str(g)).to_fieldlist())
+    assert nginx.body_bytes("f.tgm") > 0
 
 
 def test_readme_example(grib, tmp_path, monkeypatch):

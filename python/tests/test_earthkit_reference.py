@@ -8,14 +8,13 @@ Tests of the reference's private modules (``TensogramFileReader``,
 python/COMPAT.md lists them and the other differences."""
 
 import io
-import shutil
-import pathlib
 
 import numpy as np
 import pytest
 
 import tgm
 from conftest import desc
+from test_remote import nginx  # noqa: F401  (the nginx fixture: skips without nginx or the remote feature)
 
 ekd = pytest.importorskip("earthkit.data", reason="earthkit-data is not installed (pip install earthkit-data)")
 xr = pytest.importorskip("xarray")
@@ -227,25 +226,14 @@ def test_encode_without_data_is_refused():
 # test_remote.py
 
 
-def test_http_matches_local_and_takes_storage_options(files):
-    from test_remote import Nginx
-
-    exe = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not pathlib.Path(exe).exists():
-        pytest.skip("nginx is not installed (apt-get install nginx, or bash .ci/remote.sh)")
-    if not tgm._native.remote_enabled():
-        pytest.skip("this tgm was built without the 'remote' feature")
-    server = Nginx(exe)
-    try:
-        mars_url = server.put("mars.tgm", files[0].read_bytes())
-        nonmars_url = server.put("nonmars.tgm", files[1].read_bytes())
-        np.testing.assert_array_equal(ekd.from_source("tgm", nonmars_url).to_numpy(),
-                                      ekd.from_source("tgm", str(files[1])).to_numpy())
-        a = by_param(ekd.from_source("tgm", mars_url).to_fieldlist())
-        b = by_param(ekd.from_source("tgm", str(files[0])).to_fieldlist())
-        for p in b:
-            np.testing.assert_array_equal(a[p].to_numpy(), b[p].to_numpy())
-        data = ekd.from_source("tgm", nonmars_url, storage_options={})
-        assert data._source.storage_options == {}
-    finally:
-        server.stop()
+def test_http_matches_local_and_takes_storage_options(files, nginx):
+    mars_url = nginx.put("mars.tgm", files[0].read_bytes())
+    nonmars_url = nginx.put("nonmars.tgm", files[1].read_bytes())
+    np.testing.assert_array_equal(ekd.from_source("tgm", nonmars_url).to_numpy(),
+                                  ekd.from_source("tgm", str(files[1])).to_numpy())
+    a = by_param(ekd.from_source("tgm", mars_url).to_fieldlist())
+    b = by_param(ekd.from_source("tgm", str(files[0])).to_fieldlist())
+    for p in b:
+        np.testing.assert_array_equal(a[p].to_numpy(), b[p].to_numpy())
+    data = ekd.from_source("tgm", nonmars_url, storage_options={})
+    assert data._source.storage_options == {}
