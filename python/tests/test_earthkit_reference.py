@@ -148,6 +148,14 @@ def test_bytes_and_streams_match_the_file(files, wrap):
         np.testing.assert_array_equal(a[k].to_numpy(), b[k].to_numpy())
 
 
+def test_memory_source_recognises_tgm():
+    data = ekd.from_source("memory", nonmars_bytes())
+    assert set(data.to_xarray().data_vars) == {"a", "b"}
+    assert "fieldlist" not in data.available_types
+    fl = ekd.from_source("memory", mars_bytes()).to_fieldlist()
+    assert sorted(by_param(fl)) == ["2t", "tp"]
+
+
 def test_garbage_bytes_are_refused():
     with pytest.raises(ValueError):
         ekd.from_source("tgm", b"\x00\x00\x00")

@@ -526,7 +526,9 @@ class TgmReader(Reader):
         return encoder.encode(self, **kwargs)
 
     def mutate_source(self):
-        return None
+        # in memory (from_source("memory", ...)) the reader stands for the
+        # source, as earthkit's GRIB reader in memory does
+        return self if self.path is None else None
 
 
 
@@ -545,7 +547,7 @@ def _memory_reader(source, buf, *, magic=None, deeper_check=False, **_kwargs):
     content = _Content(_read_messages(buf))
     if content.grib is not None:
         return _grib_data(source, content.grib)
-    return None
+    return TgmReader(source, None, content)
 
 
 def _install():
