@@ -2,18 +2,28 @@
 earthkit-data's reader table (``earthkit.data.readers``) is imported, adds
 tgm's reader to it so that ``earthkit.data.from_source("file", "x.tgm")``
 recognises Tensogram files by their magic. Imports nothing until then, and
-tgm itself only when earthkit-data first looks for a reader."""
+tgm itself only when earthkit-data is handed tgm content, or just before
+the eccodes package loads its library (see :class:`_TgmEarthkitFinder`)."""
 
 import sys
 
 
+_MAGIC = b"TENSOGRM"
+
+
 def _tgm_reader(method):
-    def read(*args, **kwargs):
+    """earthkit-data's reader signature; tgm is imported only for input
+    that starts with (or, on earthkit's deeper pass, holds) tgm's magic."""
+
+    def read(source, data, *, magic=None, deeper_check=False, **kwargs):
+        head = bytes(magic or b"")
+        if not (head[: len(_MAGIC)] == _MAGIC or (deeper_check and _MAGIC in head)):
+            return None
         try:
             import tgm._earthkit as plugin
         except Exception:  # a broken tgm must not break earthkit-data
             return None
-        return getattr(plugin, method)(*args, **kwargs)
+        return getattr(plugin, method)(source, data, magic=magic, deeper_check=deeper_check, **kwargs)
 
     return read
 
@@ -37,16 +47,38 @@ def install_file_reader(readers_module):
 
 
 class _TgmEarthkitFinder:
-    _NAME = "earthkit.data.readers"
+    """Watches two imports and then steps aside:
+
+    * ``earthkit.data.readers``: adds tgm's readers once it has run;
+    * ``gribapi`` (the eccodes package's bindings): imports ``tgm._native``
+      first, so that a tgm wheel built with ecCodes loads its ecCodes before
+      the eccodes package's own copy (the other order crashes the process
+      at exit)."""
+
+    def __init__(self):
+        self._names = {"earthkit.data.readers", "gribapi"}
 
     def find_spec(self, name, path=None, target=None):
-        if name != self._NAME:
+        if name not in self._names:
+            return None
+        self._names.discard(name)
+        if not self._names and self in sys.meta_path:
+            sys.meta_path.remove(self)
+        if name == "gribapi":
+            try:
+                import tgm._native  # noqa: F401
+            except Exception:
+                pass
             return None
         import importlib.util
 
         if self in sys.meta_path:
             sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            if self._names and self not in sys.meta_path:
+                sys.meta_path.insert(0, self)
         loader = getattr(spec, "loader", None)
         run = getattr(loader, "exec_module", None)
         if run is None:

@@ -13,6 +13,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -266,6 +267,24 @@ def test_remote_url_uses_tgms_reader(grib, nginx):
     ours = ekd.from_source("tgm", url)
     assert_same_fields(ours.to_fieldlist(), ekd.from_source("file", str(g)).to_fieldlist())
     assert nginx.body_bytes("f.tgm") > 0
+
+
+@pytest.mark.parametrize("first", ["eccodes", "earthkit"])
+def test_grib_read_by_earthkit_then_tgm_exits_cleanly(grib, first):
+    # The eccodes package bundles its own ecCodes; loaded before the one
+    # tgm's wheel links, the process crashed at exit. tgm_earthkit.pth
+    # loads tgm's first.
+    g, archive = grib
+    reads = {
+        "eccodes": f"import eccodes; f = open({str(g)!r}, 'rb'); "
+                   "h = eccodes.codes_grib_new_from_file(f); eccodes.codes_get_values(h)",
+        "earthkit": f"import earthkit.data as ekd; ekd.from_source('file', {str(g)!r}).to_numpy()",
+    }
+    code = reads[first] + (f"; import earthkit.data as ekd; "
+                           f"print(len(ekd.from_source('tgm', {str(archive)!r}).to_fieldlist()))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["8"]
 
 
 def test_readme_example(grib, tmp_path, monkeypatch):
