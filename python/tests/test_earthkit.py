@@ -33,7 +33,8 @@ SAMPLE = pathlib.Path("/usr/share/eccodes/samples/regular_ll_pl_grib2.tmpl")
 #: MARS and grid keys compared field by field with earthkit's GRIB view.
 KEYS = ["param", "shortName", "paramId", "levtype", "level", "typeOfLevel", "date", "time",
         "step", "class", "stream", "type", "expver", "number", "gridType", "Ni", "Nj", "units",
-        "centre", "edition", "dataType", "bitsPerValue", "packingType", "md5GridSection"]
+        "centre", "edition", "dataType", "bitsPerValue", "packingType", "md5GridSection",
+        "N", "numberOfPoints", "numberOfDataPoints"]
 
 
 def need_grib():
@@ -126,6 +127,33 @@ def test_non_seekable_stream(grib):
 
     ours = ekd.from_source("tgm", Pipe(archive.read_bytes())).to_fieldlist()
     assert_same_fields(ours, ekd.from_source("file", str(g)).to_fieldlist())
+
+
+SAMPLES = ["GRIB1", "GRIB2", "regular_ll_sfc_grib1", "reduced_gg_pl_32_grib1", "reduced_gg_pl_32_grib2",
+           "gg_sfc_grib2", "polar_stereographic_sfc_grib2"]
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_ecCodes_samples_of_both_editions_and_other_grids(grib, tmp_path, sample):
+    eccodes = pytest.importorskip("eccodes")
+    tmpl = SAMPLE.parent / f"{sample}.tmpl"
+    if not tmpl.exists():
+        pytest.skip(f"ecCodes sample {tmpl} not installed")
+    g = tmp_path / "s.grib"
+    with open(g, "wb") as out:
+        for step in (0, 6):
+            with open(tmpl, "rb") as f:
+                h = eccodes.codes_grib_new_from_file(f)
+            n = eccodes.codes_get(h, "numberOfDataPoints")
+            eccodes.codes_set(h, "step", step)
+            eccodes.codes_set(h, "bitsPerValue", 16)
+            eccodes.codes_set_values(h, 250 + 20 * np.sin(np.arange(n) * 0.01 + step))
+            eccodes.codes_write(h, out)
+            eccodes.codes_release(h)
+    ref = ekd.from_source("file", str(g))
+    ours = ekd.from_source("tgm", b"".join(tgm.convert_grib(g)))
+    assert_same_fields(ours.to_fieldlist(), ref.to_fieldlist())
+    xr.testing.assert_identical(ours.to_xarray(), ref.to_xarray())
 
 
 def test_sel_and_order_by_match(grib):
