@@ -154,6 +154,9 @@ def test_ecCodes_samples_of_both_editions_and_other_grids(grib, tmp_path, sample
     ours = ekd.from_source("tgm", b"".join(tgm.convert_grib(g)))
     assert_same_fields(ours.to_fieldlist(), ref.to_fieldlist())
     xr.testing.assert_identical(ours.to_xarray(), ref.to_xarray())
+    ref.to_target("file", str(tmp_path / "o.tgm"), encoder="tgm")
+    back = ekd.from_source("tgm", str(tmp_path / "o.tgm"))
+    assert_same_fields(back.to_fieldlist(), ref.to_fieldlist())
 
 
 def test_sel_and_order_by_match(grib):
