@@ -325,7 +325,6 @@ class TgmSource(Source):
         return f"TgmSource({self._input!r})" if isinstance(self._input, str) else "TgmSource(...)"
 
 
-
 def _data_object(owner, content):
     """earthkit's GRIB data object over the GRIB :func:`tgm.to_grib` rebuilds
     (archives of :func:`tgm.convert_grib`), else a Data object exposing
