@@ -204,3 +204,51 @@ pub fn file(data: &[u8]) {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// The catalogue parser and the reader rule (`spec/files.md` §9): the
+/// first byte picks the input's role. As a body, a catalogue that parses
+/// serialises back to itself; as a file, opening never panics, and every
+/// message listed lies in the file, in order, delimited by its magics
+/// when the catalogue was not used, and the catalogue's own message is
+/// never listed.
+pub fn catalogue(data: &[u8]) {
+    use tgm::file::catalogue::Catalogue;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let limits = fuzz_limits();
+    if mode % 2 == 0 {
+        if let Ok(c) = Catalogue::from_body(rest, &limits) {
+            let again =
+                Catalogue::from_body(&c.to_body(), &limits).expect("a parsed body re-parses");
+            assert_eq!(again, c);
+            assert_eq!(c.messages.last().map_or(0, |m| m.offset + m.len), c.covered);
+        }
+        return;
+    }
+    let Ok(f) = TgmFile::from_source(rest.to_vec(), &limits) else {
+        return;
+    };
+    let mut end = 0u64;
+    for s in f.spans() {
+        assert!(s.offset >= end && s.len >= MIN_MESSAGE_LEN as u64);
+        end = s.offset + s.len;
+        assert!(end <= rest.len() as u64, "a span past the end of the file");
+    }
+    match f.catalogue() {
+        Some(c) => {
+            assert_eq!(
+                c.covered + f.catalogue_spans().last().unwrap().len,
+                rest.len() as u64
+            );
+            assert_eq!(f.num_messages(), c.listed().count());
+        }
+        None => {
+            for s in f.spans() {
+                let m = &rest[s.range()];
+                assert_eq!(&m[..8], MAGIC);
+                assert_eq!(&m[m.len() - 8..], END_MAGIC);
+            }
+        }
+    }
+}

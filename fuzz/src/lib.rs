@@ -39,13 +39,14 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "roundtrip" => io::roundtrip,
         "npy" => io::npy,
         "file" => files::file,
+        "catalogue" => files::catalogue,
         "tensor" => tensor::tensor,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 13] = [
+pub const TARGETS: [&str; 14] = [
     "decode",
     "scan",
     "chunked",
@@ -59,4 +60,5 @@ pub const TARGETS: [&str; 13] = [
     "npy",
     "file",
     "tensor",
+    "catalogue",
 ];

@@ -4,6 +4,7 @@
 mod append;
 mod async_reader;
 mod async_source;
+pub mod catalogue;
 mod damage;
 mod fetched;
 mod footer;
