@@ -69,7 +69,9 @@ impl<S: AsyncByteSource + ?Sized> std::fmt::Debug for AsyncTgmFile<S> {
 
 impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
     /// Locates the messages of `src` as [`TgmFile::from_source`] does, with
-    /// the source's readahead, sending the same requests.
+    /// the source's readahead, sending the same requests: the file's tail
+    /// first, and when that holds a valid catalogue nothing more
+    /// (`spec/files.md` §9.3).
     pub async fn open(src: S, limits: &Limits) -> Result<Self> {
         let size = src.len().await?;
         let fetched = Fetched {
@@ -85,8 +87,9 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
         } else if fetched.src.hints().readahead == 0 {
             locate_resumably(&fetched, limits).await?
         } else {
+            let ra = fetched.src.hints().readahead;
             drive(&*fetched.src, || {
-                TgmFile::from_source(fetched.clone(), limits)
+                TgmFile::scan_with_readahead(fetched.clone(), size, limits, ra)
             })
             .await?
         };

@@ -547,6 +547,28 @@ fn read(src: &dyn ByteSource, r: Range<u64>) -> Option<bytes::Bytes> {
     (b.len() as u64 == r.end - r.start).then_some(b)
 }
 
+/// Whether `head` (a message's first 40 bytes) can start a catalogue
+/// message of `t` bytes: the preamble declares `t` and no index, and the
+/// first frame is a header metadata frame that fills the message but for
+/// its padding.
+fn catalogue_head(head: &[u8], t: u64) -> bool {
+    let Some(pre) = Preamble::peek(head) else {
+        return false;
+    };
+    let frame = &head[PREAMBLE_LEN..];
+    let ftype = u16::from_be_bytes([frame[2], frame[3]]);
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&frame[8..16]);
+    let flen = u64::from_be_bytes(len);
+    let room = t - (PREAMBLE_LEN + POSTAMBLE_LEN) as u64;
+    pre.total_length == t
+        && may_be_catalogue(pre.flags)
+        && &frame[..2] == b"FR"
+        && ftype == 1
+        && flen <= room
+        && room - flen < 8
+}
+
 /// A catalogue found at the end of a source, with its message's span.
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
@@ -562,8 +584,8 @@ fn reads_are_cheap(src: &dyn ByteSource) -> bool {
 }
 
 /// The reader rule (`spec/files.md` §9.3): reads the last [`TAIL_READ`]
-/// bytes of `src` (and, for a larger catalogue, the rest of its message in
-/// one more read); takes the catalogue when the file ends with a
+/// bytes of `src` (and, for a larger catalogue, its first 40 bytes, then
+/// the rest of it); takes the catalogue when the file ends with a
 /// catalogue message whose digest matches, whose body parses within
 /// `limits`, whose covered length is its own offset, and whose last
 /// listed message is where it says (its end magic and preamble checked
@@ -590,6 +612,14 @@ pub(crate) fn find(src: &dyn ByteSource, size: u64, limits: &Limits) -> Option<F
     let held: bytes::Bytes = if from >= tail_start {
         tail.slice((from - tail_start) as usize..)
     } else {
+        // Before reading the rest of a message larger than the tail, its
+        // preamble and first frame header must be a catalogue's: one
+        // header metadata frame spanning the message (`spec/files.md`
+        // §9.3), so that the last message of a file without a catalogue
+        // is never read whole.
+        if !catalogue_head(&read(src, at..at + (PREAMBLE_LEN + 16) as u64)?, t) {
+            return None;
+        }
         let head = read(src, from..tail_start)?;
         let mut v = Vec::with_capacity((size - from) as usize);
         v.extend_from_slice(&head);
@@ -800,7 +830,9 @@ pub(crate) fn end_with_catalogue_in(
     if r.read_exact(&mut magic).is_err() || &magic != MAGIC {
         return Ok(None);
     }
-    let f = super::TgmFile::open_with(path, super::Backend::Pread, limits)?;
+    // Mapped: parsing a message touches its frame headers, metadata and
+    // descriptors, not its payloads.
+    let f = super::TgmFile::open_with(path, super::Backend::Mmap, limits)?;
     if f.check_intact().is_err() {
         return Ok(None);
     }

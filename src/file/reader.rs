@@ -400,7 +400,10 @@ impl<S: ByteSource> TgmFile<S> {
         Self::from_source_with_readahead(src, limits, ra)
     }
 
-    /// Locates the messages of `src` reading `readahead` bytes at a time.
+    /// Locates the messages of `src` reading `readahead` bytes at a time,
+    /// after one read of its tail: when that ends with a valid catalogue,
+    /// the messages are taken from it and nothing else is read
+    /// (`spec/files.md` §9.3).
     /// Unreadable bytes are damage (a torn tail) as for any file, but a
     /// source that fails as a whole (a remote object not found, refused,
     /// changed, or not answering) is an error.
@@ -414,6 +417,18 @@ impl<S: ByteSource> TgmFile<S> {
         if let Some(found) = super::catalogue::find(&src, size, limits) {
             return Ok(Self::from_catalogue(src, size, found, limits));
         }
+        Self::scan_with_readahead(src, size, limits, readahead)
+    }
+
+    /// [`Self::from_source_with_readahead`] without looking for a
+    /// catalogue: the messages of `src` (`size` bytes) located by hopping
+    /// and scanning (`spec/files.md` §2).
+    pub(super) fn scan_with_readahead(
+        src: S,
+        size: u64,
+        limits: &Limits,
+        readahead: u64,
+    ) -> Result<Self> {
         if readahead == 0 {
             let all = locate(&src, size, 0, limits)?;
             return Ok(
