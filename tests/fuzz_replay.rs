@@ -252,6 +252,12 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
     let catalogued = [&[1u8][..], &files, &cat.to_message().unwrap()].concat();
     out.push(("catalogue", catalogued.clone()));
     out.push(("catalogue", catalogued[..catalogued.len() - 9].to_vec()));
+    out.push(("catalogue_recorder", [&[0u8, 0][..], &files].concat()));
+    out.push(("catalogue_recorder", [&[7u8, 0][..], &files].concat()));
+    out.push((
+        "catalogue_recorder",
+        [&[0u8, 1][..], &files, &cat.to_message().unwrap()].concat(),
+    ));
     out.push((
         "scan",
         [&msgs[0][..], b"junk", &msgs[6], &msgs[1][..40]].concat(),

@@ -40,13 +40,14 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "npy" => io::npy,
         "file" => files::file,
         "catalogue" => files::catalogue,
+        "catalogue_recorder" => files::catalogue_recorder,
         "tensor" => tensor::tensor,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 14] = [
+pub const TARGETS: [&str; 15] = [
     "decode",
     "scan",
     "chunked",
@@ -61,4 +62,5 @@ pub const TARGETS: [&str; 14] = [
     "file",
     "tensor",
     "catalogue",
+    "catalogue_recorder",
 ];

@@ -228,6 +228,18 @@ impl Appender {
         Ok(())
     }
 
+    /// Reuses `prior`'s entries for the messages it lists at the same
+    /// place when [`Self::finish`] writes the catalogue, when the file was
+    /// not opened with one: a writer that kept the catalogue a file was
+    /// opened with across appends made without it (`spec/files.md` §9.4)
+    /// reads only the new messages.
+    pub fn reusing(mut self, prior: Option<Catalogue>) -> Self {
+        if self.prior.is_none() {
+            self.prior = prior;
+        }
+        self
+    }
+
     /// Ends the file with a catalogue of every message in it (unless the
     /// options turned catalogues off) and syncs it; returns the
     /// catalogue's length, `None` when none was written (turned off, or

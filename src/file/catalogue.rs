@@ -8,8 +8,7 @@ use std::ops::Range;
 use super::source::ByteSource;
 use crate::cbor::Value;
 use crate::decode::{Message, Verify};
-use crate::descriptor::Map;
-use crate::dtype::Dtype;
+use crate::descriptor::ObjectDescriptor;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::metadata::{GlobalMetadata, Provenance};
@@ -26,25 +25,14 @@ pub const CATALOGUE_VERSION: u64 = 1;
 
 /// Bytes of a file's tail read at once to find its catalogue; a larger
 /// catalogue costs one more read (`spec/files.md` §9.3).
-pub const TAIL_READ: u64 = 64 << 10;
-
-/// The metadata keys of each object's base entry a catalogue keeps, for
-/// selection without reading the messages (`spec/files.md` §9.2).
-pub const SELECTED_KEYS: &[&str] = &[
-    "mars",
-    "name",
-    "geometry",
-    "grid",
-    "gridType",
-    "shortName",
-    "units",
-];
+pub const TAIL_READ: u64 = 8 << 10;
 
 /// Bytes of one message record: offset, length, object count (or
-/// [`CATALOGUE_ENTRY`]), preamble flags, each a big-endian u64.
-const MESSAGE_RECORD: usize = 32;
-/// Bytes of one object record: ten big-endian u64 (`spec/files.md` §9.2).
-const OBJECT_RECORD: usize = 80;
+/// [`CATALOGUE_ENTRY`]), preamble flags, metadata index, each a big-endian
+/// u64.
+const MESSAGE_RECORD: usize = 40;
+/// Bytes of one object record: nine big-endian u64 (`spec/files.md` §9.2).
+const OBJECT_RECORD: usize = 72;
 /// The object count of a message that is itself a catalogue.
 const CATALOGUE_ENTRY: u64 = u64::MAX;
 
@@ -57,6 +45,8 @@ pub struct CatalogueMessage {
     pub len: u64,
     /// The message's preamble flags.
     pub flags: u16,
+    /// Index into [`Catalogue::metadata`] (0 for a catalogue message).
+    pub metadata: usize,
     /// Its objects; `None` for an earlier catalogue message, which
     /// listings skip.
     pub objects: Option<Vec<CatalogueObject>>,
@@ -86,39 +76,53 @@ pub struct CatalogueObject {
     pub descriptor: (u64, u64),
     /// The frame's stored XXH3-64 digest, when it carries one.
     pub hash: Option<u64>,
-    /// Index into [`Catalogue::kinds`].
-    pub kind: usize,
-    /// Index into [`Catalogue::metas`].
-    pub meta: usize,
+    /// Index into [`Catalogue::descriptors`].
+    pub desc: usize,
 }
 
-/// The descriptor summary objects share: dtype, shape and pipeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectKind {
-    /// Element type.
-    pub dtype: Dtype,
-    /// Shape.
-    pub shape: Vec<u64>,
-    /// Encoding stage name.
-    pub encoding: String,
-    /// Filter stage name.
-    pub filter: String,
-    /// Compression stage name.
-    pub compression: String,
-}
-
-/// A file's catalogue (`spec/files.md` §9): every message before it, each
-/// object's summary, and the distinct selected metadata, each stored once.
+/// A file's catalogue (`spec/files.md` §9): every message before it, with
+/// each message's metadata and each object's descriptor, distinct values
+/// stored once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Catalogue {
     /// Bytes of the file the catalogue lists: the offset of its own message.
     pub covered: u64,
     /// Every message in `0..covered`, in file order, back to back.
     pub messages: Vec<CatalogueMessage>,
-    /// Distinct descriptor summaries.
-    pub kinds: Vec<ObjectKind>,
-    /// Distinct selected metadata maps ([`SELECTED_KEYS`] of a base entry).
-    pub metas: Vec<Map>,
+    /// Distinct object descriptors.
+    pub descriptors: Vec<ObjectDescriptor>,
+    /// Distinct message metadata, as a reader of the message gives it
+    /// (one base entry per object, preceders merged).
+    pub metadata: Vec<GlobalMetadata>,
+}
+
+impl Catalogue {
+    /// The listed message at `offset`, when the catalogue lists one there.
+    pub fn message_at(&self, offset: u64) -> Option<&CatalogueMessage> {
+        let i = self
+            .messages
+            .binary_search_by_key(&offset, |m| m.offset)
+            .ok()?;
+        let m = &self.messages[i];
+        m.objects.is_some().then_some(m)
+    }
+
+    /// The metadata of the listed message at `offset`.
+    pub fn metadata_at(&self, offset: u64) -> Option<&GlobalMetadata> {
+        self.metadata.get(self.message_at(offset)?.metadata)
+    }
+
+    /// The descriptors of the objects of the listed message at `offset`.
+    pub fn descriptors_at(&self, offset: u64) -> Option<Vec<&ObjectDescriptor>> {
+        let objs = self.message_at(offset)?.objects.as_ref()?;
+        objs.iter().map(|o| self.descriptors.get(o.desc)).collect()
+    }
+
+    /// The stored bytes of each object of the listed message at `offset`.
+    pub fn stored_sizes_at(&self, offset: u64) -> Option<Vec<u64>> {
+        let objs = self.message_at(offset)?.objects.as_ref()?;
+        Some(objs.iter().map(|o| o.payload.1).collect())
+    }
 }
 
 fn bad(detail: impl Into<String>) -> Error {
@@ -148,12 +152,6 @@ fn bytes_of<'a>(v: &'a Value, key: &str) -> Result<&'a [u8]> {
     }
 }
 
-fn text_of(v: &Value) -> Result<String> {
-    v.as_text()
-        .map(str::to_string)
-        .ok_or_else(|| bad("a summary name is not text"))
-}
-
 /// Interns values by their canonical CBOR.
 #[derive(Default)]
 struct Table {
@@ -168,44 +166,6 @@ impl Table {
         *self.seen.entry(key).or_insert_with(|| {
             self.values.push(v);
             next
-        })
-    }
-}
-
-impl ObjectKind {
-    fn to_value(&self) -> Value {
-        Value::Array(vec![
-            Value::Text(self.dtype.name().into()),
-            Value::Array(self.shape.iter().map(|&d| Value::Uint(d)).collect()),
-            Value::Text(self.encoding.clone()),
-            Value::Text(self.filter.clone()),
-            Value::Text(self.compression.clone()),
-        ])
-    }
-
-    fn from_value(v: &Value, limits: &Limits) -> Result<Self> {
-        let [d, s, e, f, c] = v
-            .as_array()
-            .and_then(|a| <&[Value; 5]>::try_from(a).ok())
-            .ok_or_else(|| bad("a summary is not an array of 5"))?;
-        let dtype = d
-            .as_text()
-            .and_then(Dtype::from_name)
-            .ok_or_else(|| bad("a summary names no known dtype"))?;
-        let dims = s.as_array().ok_or_else(|| bad("a shape is not an array"))?;
-        if dims.len() > limits.max_ndim {
-            return Err(bad("a shape has more dimensions than the limits allow"));
-        }
-        let shape = dims
-            .iter()
-            .map(|x| x.as_u64().ok_or_else(|| bad("a dimension is not a uint")))
-            .collect::<Result<_>>()?;
-        Ok(ObjectKind {
-            dtype,
-            shape,
-            encoding: text_of(e)?,
-            filter: text_of(f)?,
-            compression: text_of(c)?,
         })
     }
 }
@@ -243,7 +203,7 @@ impl Catalogue {
                 .objects
                 .as_ref()
                 .map_or(CATALOGUE_ENTRY, |o| o.len() as u64);
-            for x in [m.offset, m.len, n, u64::from(m.flags)] {
+            for x in [m.offset, m.len, n, u64::from(m.flags), m.metadata as u64] {
                 msgs.extend_from_slice(&x.to_be_bytes());
             }
             for o in m.objects.iter().flatten() {
@@ -256,8 +216,7 @@ impl Catalogue {
                     o.descriptor.1,
                     o.hash.unwrap_or(0),
                     u64::from(o.hash.is_some()),
-                    o.kind as u64,
-                    o.meta as u64,
+                    o.desc as u64,
                 ];
                 for x in fields {
                     objs.extend_from_slice(&x.to_be_bytes());
@@ -275,17 +234,12 @@ impl Catalogue {
             ("messages", Value::Bytes(msgs)),
             ("objects", Value::Bytes(objs)),
             (
-                "kinds",
-                Value::Array(self.kinds.iter().map(ObjectKind::to_value).collect()),
+                "descriptors",
+                Value::Array(self.descriptors.iter().map(|d| d.to_value()).collect()),
             ),
             (
-                "metas",
-                Value::Array(
-                    self.metas
-                        .iter()
-                        .map(|m| Value::text_map(m.clone()))
-                        .collect(),
-                ),
+                "metadata",
+                Value::Array(self.metadata.iter().map(|m| m.to_value()).collect()),
             ),
         ]);
         crate::cbor::encode_canonical(&body)
@@ -310,27 +264,21 @@ impl Catalogue {
             )));
         }
         let covered = uint(&v, "covered")?;
-        let kinds = get(&v, "kinds")?
+        let descriptors = get(&v, "descriptors")?
             .as_array()
-            .ok_or_else(|| bad("`kinds` is not an array"))?
+            .ok_or_else(|| bad("`descriptors` is not an array"))?
             .iter()
-            .map(|k| ObjectKind::from_value(k, limits))
+            .map(|d| ObjectDescriptor::from_value(d, limits).map_err(|e| bad(e.to_string())))
             .collect::<Result<Vec<_>>>()?;
-        let metas = get(&v, "metas")?
+        let metadata = get(&v, "metadata")?
             .as_array()
-            .ok_or_else(|| bad("`metas` is not an array"))?
+            .ok_or_else(|| bad("`metadata` is not an array"))?
             .iter()
             .map(|m| {
-                m.as_map()
-                    .ok_or_else(|| bad("a metadata entry is not a map"))?
-                    .iter()
-                    .map(|(k, x)| {
-                        let k = k
-                            .as_text()
-                            .ok_or_else(|| bad("a metadata key is not text"))?;
-                        Ok((k.to_string(), x.clone()))
-                    })
-                    .collect::<Result<Map>>()
+                let meta = GlobalMetadata::from_value(m).map_err(|e| bad(e.to_string()))?;
+                meta.check_nesting(limits.max_cbor_depth)
+                    .map_err(|e| bad(e.to_string()))?;
+                Ok(meta)
             })
             .collect::<Result<Vec<_>>>()?;
         let last = get(&v, "last")?
@@ -349,6 +297,7 @@ impl Catalogue {
         let mut end = 0u64;
         for (i, r) in recs.chunks_exact(MESSAGE_RECORD).enumerate() {
             let (offset, len, n, flags) = (u64_at(r, 0), u64_at(r, 1), u64_at(r, 2), u64_at(r, 3));
+            let meta = usize::try_from(u64_at(r, 4)).unwrap_or(usize::MAX);
             if offset != end {
                 return Err(bad(format!("message {i} does not follow the one before")));
             }
@@ -377,8 +326,7 @@ impl Catalogue {
                         payload: (x(2), x(3)),
                         descriptor: (x(4), x(5)),
                         hash: (x(7) == 1).then_some(x(6)),
-                        kind: usize::try_from(x(8)).unwrap_or(usize::MAX),
-                        meta: usize::try_from(x(9)).unwrap_or(usize::MAX),
+                        desc: usize::try_from(x(8)).unwrap_or(usize::MAX),
                     };
                     let inside = |(a, l): (u64, u64), within: u64| {
                         a.checked_add(l).is_some_and(|e| e <= within)
@@ -388,12 +336,19 @@ impl Catalogue {
                         && inside(obj.payload, obj.frame.1)
                         && inside(obj.descriptor, obj.frame.1)
                         && x(7) <= 1
-                        && obj.kind < kinds.len()
-                        && obj.meta < metas.len();
+                        && obj.desc < descriptors.len();
                     if !ok {
                         return Err(bad(format!("object {o} of message {i} is not inside it")));
                     }
                     list.push(obj);
+                }
+                let fits = metadata
+                    .get(meta)
+                    .is_some_and(|m| m.base.len() == list.len());
+                if !fits {
+                    return Err(bad(format!(
+                        "message {i} has no metadata of one entry per object"
+                    )));
                 }
                 Some(list)
             };
@@ -401,6 +356,7 @@ impl Catalogue {
                 offset,
                 len,
                 flags,
+                metadata: if objs.is_some() { meta } else { 0 },
                 objects: objs,
             });
         }
@@ -418,46 +374,60 @@ impl Catalogue {
         Ok(Catalogue {
             covered,
             messages,
-            kinds,
-            metas,
+            descriptors,
+            metadata,
         })
     }
 
     /// The value stored under `_extra_.`[`CATALOGUE_KEY`]: version,
-    /// compression (`none`), the body's XXH3-64 digest and the body.
+    /// compression (`zstd` where the library can compress, else `none`),
+    /// the body's length, the digest of the stored bytes and those bytes.
     fn to_entry(&self) -> Value {
         let body = self.to_body();
+        let len = body.len() as u64;
+        let (compression, stored) = match compress(&body) {
+            Some(z) if z.len() < body.len() => ("zstd", z),
+            _ => ("none", body),
+        };
         Value::text_map([
             ("version", Value::Uint(CATALOGUE_VERSION)),
-            ("compression", Value::Text("none".into())),
+            ("compression", Value::Text(compression.into())),
+            ("length", Value::Uint(len)),
             (
                 "hash",
-                Value::Text(crate::hash::to_hex(crate::hash::xxh3(&body))),
+                Value::Text(crate::hash::to_hex(crate::hash::xxh3(&stored))),
             ),
-            ("body", Value::Bytes(body)),
+            ("body", Value::Bytes(stored)),
         ])
     }
 
     /// Parses the value stored under `_extra_.`[`CATALOGUE_KEY`], checking
-    /// the body's digest before parsing it.
+    /// the stored bytes' digest, then the body's length against the limits
+    /// and against what a compressed body can decode to, before
+    /// decompressing it.
     pub fn from_entry(entry: &Value, limits: &Limits) -> Result<Self> {
         let version = uint(entry, "version")?;
         if version != CATALOGUE_VERSION {
             return Err(bad(format!("entry version {version}")));
         }
-        match get(entry, "compression")?.as_text() {
-            Some("none") => {}
-            other => return Err(bad(format!("compression {other:?} is not known"))),
-        }
         let want = get(entry, "hash")?
             .as_text()
             .and_then(crate::hash::from_hex)
             .ok_or_else(|| bad("`hash` is not 16 hex digits"))?;
-        let body = bytes_of(entry, "body")?;
-        if crate::hash::xxh3(body) != want {
+        let stored = bytes_of(entry, "body")?;
+        if crate::hash::xxh3(stored) != want {
             return Err(bad("the body's digest does not match"));
         }
-        Self::from_body(body, limits)
+        let len = uint(entry, "length")?;
+        if len > limits.max_cbor_len {
+            return Err(bad("the body is larger than the limits allow"));
+        }
+        match get(entry, "compression")?.as_text() {
+            Some("none") if len == stored.len() as u64 => Self::from_body(stored, limits),
+            Some("none") => Err(bad("`length` is not the body's length")),
+            Some("zstd") => Self::from_body(&decompress(stored, len)?, limits),
+            other => Err(bad(format!("compression {other:?} is not known"))),
+        }
     }
 
     /// The catalogue as a message: zero data objects, a header metadata
@@ -476,6 +446,41 @@ impl Catalogue {
             &[],
             &crate::encode::EncodeOptions::new().provenance(prov),
         )
+    }
+}
+
+/// `body` compressed with zstd, when the library can compress.
+fn compress(body: &[u8]) -> Option<Vec<u8>> {
+    #[cfg(feature = "zstd")]
+    {
+        crate::pipeline::zstd_codec::zstd_compress(body, 3).ok()
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        let _ = body;
+        None
+    }
+}
+
+/// The `len` bytes a zstd body decodes to, refused unless the stream's
+/// frame headers allow exactly that length (`spec/pipeline.md` §6.9).
+fn decompress(stored: &[u8], len: u64) -> Result<Vec<u8>> {
+    #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
+    {
+        let most = crate::pipeline::zstd_bound::max_decoded_len(stored)
+            .ok_or_else(|| bad("the compressed body is not a zstd stream"))?;
+        if most < len {
+            return Err(bad("the compressed body cannot hold `length` bytes"));
+        }
+        let mut out = Vec::new();
+        crate::pipeline::zstd_codec::zstd_decompress(stored, len as usize, &mut out)
+            .map_err(|e| bad(format!("the compressed body: {e}")))?;
+        Ok(out)
+    }
+    #[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
+    {
+        let _ = (stored, len);
+        Err(bad("this library was built without zstd"))
     }
 }
 
@@ -647,8 +652,9 @@ pub(crate) fn find(src: &dyn ByteSource, size: u64, limits: &Limits) -> Option<F
         None
     };
     if let Some(p) = preamble {
-        let ok =
-            p.starts_with(MAGIC) && Preamble::peek(&p).is_some_and(|p| p.total_length == last.len);
+        let ok = p.starts_with(MAGIC)
+            && Preamble::peek(&p)
+                .is_some_and(|p| matches!(p.total_length, 0) || p.total_length == last.len);
         if !ok {
             return None;
         }
@@ -689,116 +695,134 @@ pub(crate) fn build(
     let reuse: BTreeMap<(u64, u64), &CatalogueMessage> = prior
         .map(|p| p.messages.iter().map(|m| ((m.offset, m.len), m)).collect())
         .unwrap_or_default();
-    let (mut kinds, mut metas) = (Table::default(), Table::default());
-    let mut messages = Vec::with_capacity(all.len());
+    let mut out = Builder::default();
     for (s, is_cat) in all {
         if is_cat {
             let bytes = read(src, s.offset..s.offset + PREAMBLE_LEN as u64).ok_or_else(|| {
                 Error::truncated("a catalogue message is unreadable").at(s.offset)
             })?;
-            messages.push(CatalogueMessage {
-                offset: s.offset,
-                len: s.len,
-                flags: Preamble::peek(&bytes).map_or(0, |p| p.flags),
-                objects: None,
-            });
+            out.push_catalogue(s, Preamble::peek(&bytes).map_or(0, |p| p.flags));
             continue;
         }
         if let (Some(m), Some(p)) = (reuse.get(&(s.offset, s.len)), prior) {
-            if let Some(objs) = &m.objects {
-                let objects = objs
-                    .iter()
-                    .map(|o| CatalogueObject {
-                        kind: kinds.intern(p.kinds[o.kind].to_value()),
-                        meta: metas.intern(Value::text_map(p.metas[o.meta].clone())),
-                        ..o.clone()
-                    })
-                    .collect();
-                messages.push(CatalogueMessage {
-                    objects: Some(objects),
-                    ..(*m).clone()
-                });
+            if m.objects.is_some() {
+                out.push_reused(m, p);
                 continue;
             }
         }
         let bytes = src.read_bytes(s.offset..s.offset + s.len)?;
-        messages.push(entry_for(&bytes, s, &mut kinds, &mut metas, limits)?);
+        out.push_message(&bytes, s, limits)?;
     }
-    let kinds = kinds
-        .values
-        .iter()
-        .map(|v| ObjectKind::from_value(v, &Limits::unlimited()))
-        .collect::<Result<_>>()?;
-    let metas = metas
-        .values
-        .into_iter()
-        .map(|v| match v {
-            Value::Map(m) => m
-                .into_iter()
-                .filter_map(|(k, x)| Some((k.as_text()?.to_string(), x)))
-                .collect(),
-            _ => Map::new(),
-        })
-        .collect();
-    Ok(Some(Catalogue {
-        covered,
-        messages,
-        kinds,
-        metas,
-    }))
+    out.finish(covered).map(Some)
 }
 
-/// The catalogue record of the message `bytes` at `s`.
-fn entry_for(
-    bytes: &[u8],
-    s: MessageSpan,
-    kinds: &mut Table,
-    metas: &mut Table,
-    limits: &Limits,
-) -> Result<CatalogueMessage> {
-    let msg = Message::parse_with(bytes, s.offset, limits)?;
-    let meta = msg.metadata()?;
-    let flags = Preamble::peek(bytes).map_or(0, |p| p.flags);
-    let mut objects = Vec::with_capacity(msg.num_objects());
-    for o in 0..msg.num_objects() {
-        let obj = msg.object(o)?;
-        let f = obj.frame();
-        let frame_abs = f.abs_offset();
-        let parts = f.split_data(limits)?;
-        let desc_rel = (parts.descriptor.as_ptr() as usize - f.bytes().as_ptr() as usize) as u64;
-        let d = obj.descriptor();
-        let kind = ObjectKind {
-            dtype: d.dtype,
-            shape: d.shape.clone(),
-            encoding: d.encoding().into(),
-            filter: d.filter().into(),
-            compression: d.compression().into(),
-        };
-        let selected: Map = meta
-            .base
-            .get(o)
-            .map(|b| {
-                SELECTED_KEYS
-                    .iter()
-                    .filter_map(|k| Some((k.to_string(), b.get(*k)?.clone())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        objects.push(CatalogueObject {
-            frame: (frame_abs - s.offset, f.total_len() as u64),
-            payload: (obj.payload_offset() - frame_abs, parts.region.len() as u64),
-            descriptor: (desc_rel, parts.descriptor.len() as u64),
-            hash: f.has_hash().then(|| f.stored_hash()),
-            kind: kinds.intern(kind.to_value()),
-            meta: metas.intern(Value::text_map(selected)),
+/// The records of a catalogue, added message by message in file order
+/// (`spec/files.md` §9.2): descriptors and metadata interned.
+#[derive(Default)]
+pub(crate) struct Builder {
+    messages: Vec<CatalogueMessage>,
+    descriptors: Table,
+    metadata: Table,
+}
+
+impl Builder {
+    /// Adds an earlier catalogue message at `s`.
+    pub(crate) fn push_catalogue(&mut self, s: MessageSpan, flags: u16) {
+        self.messages.push(CatalogueMessage {
+            offset: s.offset,
+            len: s.len,
+            flags,
+            metadata: 0,
+            objects: None,
         });
     }
-    Ok(CatalogueMessage {
-        offset: s.offset,
-        len: s.len,
-        flags,
-        objects: Some(objects),
-    })
+
+    /// Adds the record `prior` holds for a message at the same place.
+    pub(crate) fn push_reused(&mut self, m: &CatalogueMessage, prior: &Catalogue) {
+        let objects = m.objects.as_ref().map(|objs| {
+            objs.iter()
+                .map(|o| CatalogueObject {
+                    desc: self
+                        .descriptors
+                        .intern(prior.descriptors[o.desc].to_value()),
+                    ..o.clone()
+                })
+                .collect()
+        });
+        let metadata = match objects {
+            Some(_) => self.metadata.intern(prior.metadata[m.metadata].to_value()),
+            None => 0,
+        };
+        self.messages.push(CatalogueMessage {
+            objects,
+            metadata,
+            ..m.clone()
+        });
+    }
+
+    /// Adds the message `bytes` at `s`, parsed; only its frames other
+    /// than payloads are read, so the payload bytes may be absent (zero).
+    pub(crate) fn push_message(
+        &mut self,
+        bytes: &[u8],
+        s: MessageSpan,
+        limits: &Limits,
+    ) -> Result<()> {
+        let msg = Message::parse_with(bytes, s.offset, limits)?;
+        let flags = Preamble::peek(bytes).map_or(0, |p| p.flags);
+        let mut objects = Vec::with_capacity(msg.num_objects());
+        for o in 0..msg.num_objects() {
+            let obj = msg.object(o)?;
+            let f = obj.frame();
+            let frame_abs = f.abs_offset();
+            let parts = f.split_data(limits)?;
+            let desc_rel =
+                (parts.descriptor.as_ptr() as usize - f.bytes().as_ptr() as usize) as u64;
+            objects.push(CatalogueObject {
+                frame: (frame_abs - s.offset, f.total_len() as u64),
+                payload: (obj.payload_offset() - frame_abs, parts.region.len() as u64),
+                descriptor: (desc_rel, parts.descriptor.len() as u64),
+                hash: f.has_hash().then(|| f.stored_hash()),
+                desc: self.descriptors.intern(obj.descriptor().to_value()),
+            });
+        }
+        let metadata = self.metadata.intern(msg.metadata()?.to_value());
+        self.messages.push(CatalogueMessage {
+            offset: s.offset,
+            len: s.len,
+            flags,
+            metadata,
+            objects: Some(objects),
+        });
+        Ok(())
+    }
+
+    /// Whether no message was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// The catalogue of the messages added, which cover `0..covered`.
+    pub(crate) fn finish(self, covered: u64) -> Result<Catalogue> {
+        let descriptors = self
+            .descriptors
+            .values
+            .iter()
+            .map(|v| ObjectDescriptor::from_value(v, &Limits::unlimited()))
+            .collect::<Result<_>>()?;
+        let metadata = self
+            .metadata
+            .values
+            .iter()
+            .map(GlobalMetadata::from_value)
+            .collect::<Result<_>>()?;
+        Ok(Catalogue {
+            covered,
+            messages: self.messages,
+            descriptors,
+            metadata,
+        })
+    }
 }
 
 /// Ends the Tensogram file at `path` with a catalogue of its messages

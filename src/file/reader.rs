@@ -687,6 +687,14 @@ impl<S: ByteSource> TgmFile<S> {
         self.torn.as_ref()
     }
 
+    /// The catalogue and message `m`'s offset, when the file was opened
+    /// from a catalogue: metadata, descriptors and stored sizes are then
+    /// answered from it without reading the message (`spec/files.md` §9.3).
+    fn listed(&self, m: usize) -> Option<(&super::catalogue::Catalogue, u64)> {
+        let c = self.catalogue.as_deref()?;
+        Some((c, self.spans.get(m)?.offset))
+    }
+
     /// Every byte range outside the complete messages, in file order:
     /// gaps between messages and the torn tail (`spec/files.md` §2).
     pub fn damage(&self) -> Vec<super::Damage> {
@@ -828,6 +836,11 @@ impl<S: ByteSource> TgmFile<S> {
     fn read_metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
+        if o.verify != crate::decode::Verify::Require {
+            if let Some(meta) = self.listed(m).and_then(|(c, at)| c.metadata_at(at)) {
+                return Ok(meta.clone());
+            }
+        }
         if let Some(meta) = self.footer_metadata(m, &o).map_err(|e| e.in_message(m))? {
             return Ok(meta);
         }
@@ -964,6 +977,9 @@ impl<S: ByteSource> TgmFile<S> {
     /// cached), otherwise parsed from the whole message.
     pub fn descriptors(&self, m: usize) -> Result<Vec<ObjectDescriptor>> {
         span_of(&self.spans, m)?;
+        if let Some(d) = self.listed(m).and_then(|(c, at)| c.descriptors_at(at)) {
+            return Ok(d.into_iter().cloned().collect());
+        }
         self.footer(m);
         if self.index(m).is_none() {
             return self.with_message(m, |msg| {
@@ -988,6 +1004,11 @@ impl<S: ByteSource> TgmFile<S> {
     /// parsed from the whole message.
     pub fn descriptor(&self, m: usize, o: usize) -> Result<ObjectDescriptor> {
         span_of(&self.spans, m)?;
+        if let Some(d) = self.listed(m).and_then(|(c, at)| c.descriptors_at(at)) {
+            if let Some(d) = d.get(o) {
+                return Ok((*d).clone());
+            }
+        }
         self.footer(m);
         if self.index(m).is_some() {
             let env = self.envelopes(m)?;
@@ -1016,6 +1037,9 @@ impl<S: ByteSource> TgmFile<S> {
     /// the whole message.
     pub fn stored_sizes(&self, m: usize) -> Result<Vec<u64>> {
         span_of(&self.spans, m)?;
+        if let Some(v) = self.listed(m).and_then(|(c, at)| c.stored_sizes_at(at)) {
+            return Ok(v);
+        }
         self.footer(m);
         if self.index(m).is_some() {
             let env = self.envelopes(m)?;
