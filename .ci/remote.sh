@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Remote archives against real servers on loopback: installs Debian's nginx
+# (with its WebDAV module, for http:// outputs)
 # and s3s-fs (crates.io), then runs the library's remote tests, the CLI's URL
 # tests and a quick run of tools/remote-bench. Every server listens on
 # 127.0.0.1 only and is started (and killed) by the tests themselves through
@@ -26,6 +27,11 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
 fi
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 "$NGINX" -v
+# The HTTP outputs are PUT to nginx's WebDAV module (tests/common/servers.rs, /dav/).
+if ! "$NGINX" -V 2>&1 | grep -q -- --with-http_dav_module; then
+    echo "nginx was built without http_dav_module (needed for the http:// output tests)" >&2
+    exit 1
+fi
 
 step "s3s-fs $S3S_FS_VERSION (crates.io) into $TOOLS"
 if [ ! -x "$TOOLS/bin/s3s-fs" ] \
@@ -53,8 +59,13 @@ else
     echo "no tests/remote_*.rs besides the harness self-test"
 fi
 
-step "CLI: URL inputs against nginx and s3s-fs"
-cargo test -p tgm-cli --test remote_cli
+step "CLI: URL inputs and outputs against nginx and s3s-fs"
+# With ecCodes installed (libeccodes-dev), convert-grib/to-grib into a bucket too.
+if pkg-config --exists eccodes 2>/dev/null; then
+    cargo test -p tgm-cli --features grib --test remote_cli
+else
+    cargo test -p tgm-cli --test remote_cli
+fi
 
 step "remote-bench: clippy, then a quick run (tgm and the reference against one nginx)"
 cargo clippy -p remote-bench --all-targets -- -D warnings

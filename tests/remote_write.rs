@@ -8,9 +8,15 @@
 #[path = "common/servers.rs"]
 mod servers;
 
+#[path = "common/fault_proxy.rs"]
+mod fault_proxy;
+
+use fault_proxy::{Fault, FaultProxy};
+
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, Once};
+use std::time::Duration;
 
 use tgm::file::{ByteSink, Existing, TgmFile};
 use tgm::remote::{RemoteOptions, RemoteSink, RemoteSource, MIN_PART_SIZE};
@@ -143,11 +149,7 @@ fn an_upload_dropped_mid_way_leaves_no_object_and_no_parts() {
     assert!(sink.acknowledged() <= 3 * MIN_PART_SIZE as u64);
     drop(sink);
     assert!(!exists(s3, "w/dropped.tgm"));
-    let after: Vec<_> = files_below(data_dir)
-        .into_iter()
-        .filter(|f| !before.contains(f))
-        .collect();
-    assert!(after.is_empty(), "left behind: {after:?}");
+    assert_nothing_new(s3, &before);
 }
 
 #[test]
@@ -172,4 +174,146 @@ fn a_refused_upload_names_the_url_and_leaves_nothing() {
     assert!(sink.write_all(b"more").is_err());
     assert!(sink.finish().is_err());
     assert!(!exists(s3, "w/refused.tgm"));
+}
+
+/// No file in the server's directory (objects, upload parts) that was not
+/// in `before`.
+fn assert_nothing_new(s3: &servers::S3, before: &[String]) {
+    let left: Vec<_> = files_below(s3.bucket_dir.parent().unwrap())
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Options sending through `proxy`, with two quick retries.
+fn proxied(proxy: &FaultProxy) -> RemoteOptions {
+    opts()
+        .with_retries(2)
+        .with_backoff(Duration::from_millis(10), Duration::from_millis(40))
+        .with_storage_options(vec![("endpoint".to_string(), proxy.endpoint.clone())])
+}
+
+/// Writes `len` bytes through `sink`, then finishes it: the first error.
+fn write_and_finish(sink: &mut RemoteSink, len: usize) -> tgm::Result<tgm::file::Written> {
+    let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+    for chunk in data.chunks(1 << 20) {
+        sink.write_all(chunk)
+            .map_err(|e| tgm::Error::new(ErrorKind::Io, e.to_string()))?;
+    }
+    sink.finish()
+}
+
+/// What a faulty part leaves: the error names the URL, nothing is at the
+/// key, no part remains in the server's directory, and the upload was
+/// aborted (a `DELETE …?uploadId=`).
+fn assert_aborted(
+    s3: &servers::S3,
+    proxy: &FaultProxy,
+    key: &str,
+    before: &[String],
+    e: &tgm::Error,
+) {
+    let url = s3.url(key);
+    assert!(e.to_string().contains(&url), "{e}");
+    assert!(!exists(s3, key), "{key} appeared");
+    assert_nothing_new(s3, before);
+    let seen = proxy.seen();
+    assert!(
+        seen.iter()
+            .any(|r| r.method == "DELETE" && r.target.contains("uploadId=") && r.status == 204),
+        "no abort among {seen:?}"
+    );
+}
+
+/// Issue 42 item 6: the server drops the connection in the middle of a
+/// part (every time): the write fails naming the URL, and the upload is
+/// aborted.
+#[test]
+fn a_connection_dropped_mid_part_aborts_the_upload() {
+    let _one = serial();
+    let Some(s3) = s3() else { return };
+    let proxy = FaultProxy::start(&s3.endpoint);
+    proxy.fault("PUT", "partNumber=2&", Fault::DropMidBody, usize::MAX);
+    let before = files_below(s3.bucket_dir.parent().unwrap());
+    let key = "w/dropped-part.tgm";
+    let mut sink = RemoteSink::create(&s3.url(key), &proxied(&proxy), Existing::Refuse).unwrap();
+    let e = write_and_finish(&mut sink, 3 * MIN_PART_SIZE + 5).unwrap_err();
+    assert_aborted(s3, &proxy, key, &before, &e);
+    // Tried once and retried twice.
+    let tries = proxy
+        .seen()
+        .iter()
+        .filter(|r| r.target.contains("partNumber=2&") && r.status == 0)
+        .count();
+    assert_eq!(tries, 3, "{:?}", proxy.seen());
+}
+
+/// Issue 42 item 6: a part answered 500 once is retried, and the object
+/// is complete and equal to what was written.
+#[test]
+fn a_part_answered_500_once_is_retried() {
+    let _one = serial();
+    let Some(s3) = s3() else { return };
+    let proxy = FaultProxy::start(&s3.endpoint);
+    proxy.fault("PUT", "partNumber=2&", Fault::Status(500), 1);
+    let key = "w/retried-part.tgm";
+    let len = 3 * MIN_PART_SIZE + 5;
+    let mut sink = RemoteSink::create(&s3.url(key), &proxied(&proxy), Existing::Refuse).unwrap();
+    let w = write_and_finish(&mut sink, len).unwrap();
+    assert_eq!(w.bytes, len as u64);
+    let want: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+    assert!(std::fs::read(s3.bucket_dir.join(key)).unwrap() == want);
+    let part2: Vec<u16> = proxy
+        .seen()
+        .iter()
+        .filter(|r| r.target.contains("partNumber=2&"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(part2, [500, 200]);
+}
+
+/// Issue 42 item 6: a part refused (403, every time) is not retried: the
+/// upload is aborted, nothing is at the key and no part is left.
+#[test]
+fn a_refused_part_aborts_the_upload() {
+    let _one = serial();
+    let Some(s3) = s3() else { return };
+    let proxy = FaultProxy::start(&s3.endpoint);
+    proxy.fault("PUT", "partNumber=2&", Fault::Status(403), usize::MAX);
+    let before = files_below(s3.bucket_dir.parent().unwrap());
+    let key = "w/refused-part.tgm";
+    let mut sink = RemoteSink::create(&s3.url(key), &proxied(&proxy), Existing::Refuse).unwrap();
+    let e = write_and_finish(&mut sink, 3 * MIN_PART_SIZE + 5).unwrap_err();
+    assert_aborted(s3, &proxy, key, &before, &e);
+    assert!(
+        e.to_string().contains("403") || e.to_string().contains("refused"),
+        "{e}"
+    );
+    let tries = proxy
+        .seen()
+        .iter()
+        .filter(|r| r.target.contains("partNumber=2&"))
+        .count();
+    assert_eq!(tries, 1, "a 403 is not retried: {:?}", proxy.seen());
+}
+
+/// A raised cancel flag aborts at the next write: nothing at the key, no
+/// part left, and the error says it was interrupted.
+#[test]
+fn a_cancelled_upload_is_aborted() {
+    let _one = serial();
+    let Some(s3) = s3() else { return };
+    let before = files_below(s3.bucket_dir.parent().unwrap());
+    let key = "w/cancelled.tgm";
+    let mut sink = RemoteSink::create(&s3.url(key), &opts(), Existing::Refuse).unwrap();
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    sink.set_cancel(flag.clone());
+    sink.write_all(&vec![3u8; 2 * MIN_PART_SIZE + 1]).unwrap();
+    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    let e = sink.write_all(b"more").unwrap_err();
+    assert!(e.to_string().contains("interrupted"), "{e}");
+    assert!(sink.finish().is_err());
+    assert!(!exists(s3, key));
+    assert_nothing_new(s3, &before);
 }

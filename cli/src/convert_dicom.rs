@@ -139,12 +139,15 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
     // every one before any is renamed into place. The directory is made
     // with the first slice, and removed again if this made it and the
     // conversion then fails.
-    let made_dir = !a.output.exists();
+    // A URL is a prefix: the slices are `URL/slice_NNNNN.dcm`, uploaded
+    // together.
+    let local = crate::output::remote_url(&a.output).is_none();
+    let made_dir = local && !a.output.exists();
     let mut set = crate::output::FileSet::default();
     // An error writing a slice is the command's own, not the object's.
     let mut write_error = None;
     let mut write = |i: usize, bytes: &[u8]| -> CliResult {
-        if i == 0 {
+        if i == 0 && local {
             std::fs::create_dir_all(&a.output)
                 .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
         }

@@ -14,6 +14,7 @@ mod convert_nifti;
 mod error;
 mod fmt;
 mod input;
+mod interrupt;
 mod meta_args;
 mod npy_input;
 mod output;
@@ -192,7 +193,16 @@ fn main() {
     #[cfg(feature = "sz3")]
     tgm::sz3_child::run_child_if_requested();
     let cli = Cli::parse();
-    let code = match run(cli) {
+    let result = run(cli);
+    if let Some((name, sig)) = interrupt::received() {
+        match result {
+            Err(e) if e.to_string().contains("interrupted") => note!("error: {e}"),
+            Err(e) => note!("error: interrupted by {name}: {e}"),
+            Ok(()) => note!("error: interrupted by {name} (outputs completed before it were kept)"),
+        }
+        std::process::exit(128 + sig);
+    }
+    let code = match result {
         Ok(()) | Err(CliError::BrokenPipe) => 0,
         Err(CliError::Reported) => 1,
         Err(e @ CliError::Usage(_)) => {

@@ -156,6 +156,8 @@ impl Seek for Dest {
 pub struct AtomicFile {
     dest: CataloguingWriter<Dest>,
     target: PathBuf,
+    /// The bytes uploaded, on a terminal (remote outputs).
+    _progress: Option<crate::progress::UploadBar>,
 }
 
 impl AtomicFile {
@@ -175,15 +177,25 @@ impl AtomicFile {
         } else {
             Existing::Refuse
         };
+        // Ctrl-C and SIGTERM abort the output from now on.
+        let cancel = crate::interrupt::flag();
         let dest = match remote_url(target) {
-            Some(url) => remote_dest(url, existing)?,
+            Some(url) => remote_dest(url, existing, cancel)?,
             None => {
-                Dest::Local(LocalSink::create(target, existing).map_err(|e| exists(target, e))?)
+                let mut s = LocalSink::create(target, existing).map_err(|e| exists(target, e))?;
+                s.set_cancel(cancel);
+                Dest::Local(s)
             }
+        };
+        let _progress = match &dest {
+            #[cfg(feature = "remote")]
+            Dest::Remote(s) => crate::progress::upload_bar(s.url(), s.acknowledged_counter()),
+            Dest::Local(_) => None,
         };
         Ok(AtomicFile {
             dest: CataloguingWriter::new(dest, &tgm::Limits::default()),
             target: target.to_path_buf(),
+            _progress,
         })
     }
 
@@ -209,6 +221,7 @@ impl AtomicFile {
         let target = self.target;
         let (mut dest, _) = self.dest.finish().at(&target)?;
         let written = dest.sink().finish().map_err(|e| exists(&target, e))?;
+        drop(self._progress);
         if remote_url(&target).is_some() {
             report_upload(&target, &written);
         }
@@ -238,16 +251,25 @@ fn report_upload(target: &Path, w: &Written) {
 }
 
 #[cfg(feature = "remote")]
-fn remote_dest(url: &str, existing: Existing) -> CliResult<Dest> {
+fn remote_dest(
+    url: &str,
+    existing: Existing,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> CliResult<Dest> {
     let opts = crate::remote_input::remote_options()?;
-    let sink = tgm::remote::RemoteSink::create(url, &opts, existing)
+    let mut sink = tgm::remote::RemoteSink::create(url, &opts, existing)
         .map_err(|e| exists(Path::new(url), e))?;
+    sink.set_cancel(cancel);
     Ok(Dest::Remote(Box::new(sink)))
 }
 
 /// Without the `remote` feature a URL is refused with the reason.
 #[cfg(not(feature = "remote"))]
-fn remote_dest(url: &str, _: Existing) -> CliResult<Dest> {
+fn remote_dest(
+    url: &str,
+    _: Existing,
+    _: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> CliResult<Dest> {
     Err(CliError::Failed(format!(
         "{url}: this tgm was built without the `remote` feature; rebuild with --features remote"
     )))

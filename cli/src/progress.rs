@@ -5,6 +5,7 @@
 //! and the time left.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -128,5 +129,49 @@ impl EncodeProgress {
     pub fn start(&self, base: u64, consumed: Option<crate::npy_input::Consumed>) {
         let mut c = self.current.lock().unwrap_or_else(|e| e.into_inner());
         *c = Current { base, consumed };
+    }
+}
+
+/// A bar of the bytes a remote output's store has acknowledged, polled
+/// from `counter` by a thread of its own (the writes block the command's
+/// thread while parts are in flight); drawn only on a terminal, removed
+/// when dropped.
+pub struct UploadBar {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Shows the bytes uploaded to `url`; `None` when stderr is not a terminal.
+pub fn upload_bar(url: &str, counter: Arc<AtomicU64>) -> Option<UploadBar> {
+    let multi = terminal()?;
+    let pb = multi.add(ProgressBar::new_spinner());
+    pb.set_style(
+        ProgressStyle::with_template("{msg} {spinner} {bytes} uploaded ({binary_bytes_per_sec})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.set_message(format!("uploading {url}"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&stop);
+    let thread = std::thread::spawn(move || loop {
+        pb.set_position(counter.load(Ordering::Relaxed));
+        if done.load(Ordering::Relaxed) {
+            pb.finish_and_clear();
+            return;
+        }
+        pb.tick();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    });
+    Some(UploadBar {
+        stop,
+        thread: Some(thread),
+    })
+}
+
+impl Drop for UploadBar {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

@@ -1,11 +1,10 @@
 //! `tgm to-netcdf`: a .tgm file written by `convert-netcdf` back to one
 //! NetCDF-4 file (see [`tgm_convert::weather::netcdf`] for what is restored).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::CliResult;
-use crate::output::{check_output, is_dash, temp_sibling};
+use crate::output::{check_output, is_dash, remote_url, temp_sibling, Sink};
 use crate::where_clause::{keep_objects, SelectArgs, Selection};
 use tgm_convert::weather::netcdf::write_netcdf;
 
@@ -29,13 +28,15 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if let Some(url) = crate::output::remote_url(&a.output) {
-        return Err(crate::error::usage(format!(
-            "{url}: NetCDF is written by netCDF-C, which needs a local path; \
-             write it locally, then upload it"
-        )));
-    }
     check_output(&a.output, &[&a.input], a.force)?;
+    // netCDF-C writes to a path: for `-` and a URL, a private temporary
+    // file then copied to stdout or uploaded (the upload, and whether the
+    // object exists, is started before converting).
+    let streamed = is_dash(&a.output) || remote_url(&a.output).is_some();
+    let sink = match streamed {
+        true => Some(Sink::open(&a.output, &[&a.input], a.force)?),
+        false => None,
+    };
     let file = crate::input::Archive::open_local_archive(&a.input)?;
     let sel = Selection::parse(&a.select)?;
     // Each object is decoded into a buffer of its own (one copy: a mapped
@@ -70,16 +71,13 @@ pub fn run(a: Args) -> CliResult {
     if messages.iter().all(|m| m.objects.is_empty()) && !sel.is_empty() {
         return Err(format!("{}: no object matches the selection", a.input.display()).into());
     }
-    // netCDF-C writes to a path: a temporary sibling renamed into place, or
-    // for `-` a private temporary file copied to stdout.
-    if is_dash(&a.output) {
+    if let Some(mut sink) = sink {
         let tmp = tempfile::Builder::new().suffix(".nc").tempfile()?;
         write_netcdf(&messages, tmp.path()).map_err(|e| format!("{}: {e}", a.input.display()))?;
-        let mut out = std::io::stdout().lock();
-        std::io::copy(&mut std::fs::File::open(tmp.path())?, &mut out)?;
-        out.flush()?;
-        return Ok(());
+        std::io::copy(&mut std::fs::File::open(tmp.path())?, &mut sink.writer())?;
+        return sink.finish();
     }
+    // A local file: a temporary sibling renamed into place.
     let tmp = temp_sibling(&a.output, ".nc")?.into_temp_path();
     write_netcdf(&messages, &tmp).map_err(|e| format!("{}: {e}", a.input.display()))?;
     tmp.persist(&a.output)

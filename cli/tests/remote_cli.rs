@@ -10,6 +10,9 @@
 #[path = "../../tests/common/servers.rs"]
 mod servers;
 
+#[path = "../../tests/common/fault_proxy.rs"]
+mod fault_proxy;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::TcpListener;
@@ -683,9 +686,17 @@ fn an_output_that_is_an_input_is_refused() {
 fn appending_to_a_url_is_refused_with_the_reason() {
     let (local, _) = archive();
     let npy = local.parent().unwrap().join("a.npy");
-    let r = tgm(&["import", s(&npy), "-o", "s3://bucket/x.tgm", "--append"]);
-    assert_eq!(r.code, Some(2), "{}", r.err);
-    assert!(r.err.contains("--append needs a local file"), "{}", r.err);
+    for url in ["s3://bucket/x.tgm", "http://127.0.0.1:9/dav/x.tgm"] {
+        let r = tgm(&["import", s(&npy), "-o", url, "--append"]);
+        assert_eq!(r.code, Some(2), "{}", r.err);
+        assert!(
+            r.err
+                .contains(&format!("{url}: --append needs a local file"))
+                && r.err.contains("object stores cannot append"),
+            "{}",
+            r.err
+        );
+    }
 }
 
 /// The parts s3s-fs holds for uploads not completed (`.upload_id-*` files
@@ -706,12 +717,9 @@ fn server_parts(s3: &servers::S3) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn killing_an_upload_leaves_no_object() {
-    let Some(s3) = servers::s3() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let big = dir.path().join("big.npy");
-    // 96 MiB that do not compress: twelve parts of 8 MiB.
+/// `big.npy` in `dir`: 96 MiB that do not compress (twelve parts of 8 MiB).
+fn big_npy(dir: &Path) -> PathBuf {
+    let big = dir.join("big.npy");
     let mut x = 0x9e3779b97f4a7c15u64;
     let data: Vec<u8> = (0..12 << 20)
         .flat_map(|_| {
@@ -722,15 +730,19 @@ fn killing_an_upload_leaves_no_object() {
         })
         .collect();
     npy(&big, Dtype::Uint64, &[(data.len() / 8) as u64], &data);
-    let url = s3.url("cli/killed.tgm");
+    big
+}
+
+/// `tgm import big -o url`, started and left running once the server
+/// holds its multipart upload.
+fn upload_under_way(s3: &servers::S3, big: &Path, url: &str) -> std::process::Child {
     let before = server_parts(s3);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
-        .args(["import", s(&big), "-o", &url])
+        .args(["import", s(big), "-o", url])
         .envs(s3.env())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Killed once the server holds a part of the upload.
     let start = Instant::now();
     while server_parts(s3) == before {
         assert!(
@@ -743,11 +755,95 @@ fn killing_an_upload_leaves_no_object() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+    child
+}
+
+#[test]
+fn killing_an_upload_leaves_no_object() {
+    let Some(s3) = servers::s3() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_npy(dir.path());
+    let url = s3.url("cli/killed.tgm");
+    let mut child = upload_under_way(s3, &big, &url);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!s3.bucket_dir.join("cli/killed.tgm").exists());
     let r = tgm_env(&["info", &url], &s3.env());
     assert!(!r.ok && r.err.contains("not found"), "{}", r.err);
+}
+
+/// Issue 42 item 3: Ctrl-C (SIGINT) or SIGTERM in the middle of an upload
+/// aborts it: exit status 128 + the signal, a message naming the URL,
+/// nothing at the key and no part left on the server.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_mid_upload_aborts_it() {
+    let Some(s3) = servers::s3() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_npy(dir.path());
+    for (sig, name) in [(libc::SIGINT, "int"), (libc::SIGTERM, "term")] {
+        let key = format!("cli/signalled-{name}.tgm");
+        let url = s3.url(&key);
+        let before = server_parts(s3);
+        let child = upload_under_way(s3, &big, &url);
+        // SAFETY: a signal to the child this test started and still owns.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(128 + sig), "{err}");
+        assert!(err.contains(&url) && err.contains("interrupted"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!s3.bucket_dir.join(&key).exists());
+        assert_eq!(server_parts(s3), before, "parts left after {name}");
+    }
+}
+
+/// Ctrl-C while a local output is written (its input read slowly, through
+/// a proxy that delays every GET) removes the temporary file.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_mid_write_removes_the_local_temporary_file() {
+    let Some(s3) = servers::s3() else { return };
+    let (_, bytes) = archive();
+    let url = s3.put("cli/slow-input.tgm", bytes);
+    let proxy = fault_proxy::FaultProxy::start(&s3.endpoint);
+    proxy.fault(
+        "GET",
+        "",
+        fault_proxy::Fault::Delay(Duration::from_millis(300)),
+        usize::MAX,
+    );
+    let mut env = s3.env();
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.push(("AWS_ENDPOINT_URL", proxy.endpoint.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.tgm");
+    let child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(["copy", &url, s(&out)])
+        .envs(env)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_dir(dir.path()).unwrap().count() == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no temporary file"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: a signal to the child this test started and still owns.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// The `tgm` lines of README.md's "Remote archives" section, in order.
@@ -792,4 +888,179 @@ fn every_remote_example_in_the_readme_runs() {
         let r = tgm_in(dir.path(), &args, &s3.env());
         assert!(r.ok, "{line}: {}", r.err);
     }
+}
+
+/// Issue 42 item 1: an `http://` output is sent by `PUT` (nginx's
+/// WebDAV), lists as the local file, is kept without `--force`, and a
+/// store refusing it is named with the cause.
+#[test]
+fn writes_to_an_http_url_put_the_archive() {
+    let Some(http) = servers::http() else { return };
+    let (local, bytes) = archive();
+    let url = http.dav_url("cli/put/a.tgm");
+    let r = tgm(&["copy", s(local), &url]);
+    assert!(r.ok, "copy -> {url}: {}", r.err);
+    assert!(r.err.contains(&format!("uploaded {url}: ")), "{}", r.err);
+    assert_eq!(
+        &std::fs::read(http.dav_path("cli/put/a.tgm")).unwrap(),
+        bytes
+    );
+    same_as_local_file(&["ls", "{}"], local, &url);
+
+    let r = failure(&["copy", s(local), &url], &[]);
+    assert!(
+        r.err
+            .contains(&format!("{url}: already exists (use --force")),
+        "{}",
+        r.err
+    );
+    let r = tgm(&["copy", "--force", "-w", "mars.param=10u", s(local), &url]);
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(tgm(&["ls", &url]).out.lines().count(), 2);
+
+    let refused = http.fault_url("forbidden", "cli/put/b.tgm");
+    let r = failure(&["copy", s(local), &refused], &[]);
+    assert!(r.err.contains(&refused), "{}", r.err);
+    assert!(
+        r.err.contains("403") || r.err.contains("access refused"),
+        "{}",
+        r.err
+    );
+}
+
+/// An `http://` output larger than a part is spooled and sent by one
+/// `PUT`: the same bytes as the local output.
+#[test]
+fn a_large_http_output_is_sent_whole() {
+    let Some(http) = servers::http() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_npy(dir.path());
+    let local = dir.path().join("big.tgm");
+    let r = tgm(&["import", s(&big), "-o", s(&local)]);
+    assert!(r.ok, "{}", r.err);
+    let url = http.dav_url("cli/put/big.tgm");
+    let r = tgm(&["import", s(&big), "-o", &url]);
+    assert!(r.ok, "import -> {url}: {}", r.err);
+    // The same size; the listing and a full check agree (a streamed
+    // message keeps its declared length 0, so the bytes differ there).
+    assert_eq!(
+        std::fs::metadata(http.dav_path("cli/put/big.tgm"))
+            .unwrap()
+            .len(),
+        std::fs::metadata(&local).unwrap().len()
+    );
+    same_as_local_file(&["ls", "{}"], &local, &url);
+    let v = tgm(&["validate", "--full", &url]);
+    assert!(v.ok, "{}{}", v.out, v.err);
+}
+
+/// Issue 42 item 1: `convert-grib` straight into a bucket lists as the
+/// local conversion, and `to-grib` of it into the bucket writes the same
+/// GRIB bytes as locally. Two of ecCodes' samples (libeccodes-data) make
+/// the input; skips when they are absent.
+#[cfg(feature = "grib")]
+#[test]
+fn convert_grib_to_s3_lists_as_the_local_conversion() {
+    let Some(s3) = servers::s3() else { return };
+    let samples = Path::new("/usr/share/eccodes/samples");
+    let parts = ["regular_ll_sfc_grib2.tmpl", "regular_ll_pl_grib2.tmpl"];
+    if !parts.iter().all(|p| samples.join(p).exists()) {
+        eprintln!(
+            "skipping: ecCodes samples not found in {}",
+            samples.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let grib = dir.path().join("era5.grib");
+    let mut bytes = Vec::new();
+    for p in parts {
+        bytes.extend(std::fs::read(samples.join(p)).unwrap());
+    }
+    std::fs::write(&grib, bytes).unwrap();
+    let local = dir.path().join("era5.tgm");
+    let r = tgm(&["convert-grib", s(&grib), "-o", s(&local)]);
+    assert!(r.ok, "{}", r.err);
+    let url = s3.url("cli/grib/era5.tgm");
+    let r = tgm_env(&["convert-grib", s(&grib), "-o", &url], &s3.env());
+    assert!(r.ok, "convert-grib -> {url}: {}", r.err);
+    let want = tgm(&["ls", s(&local)]);
+    let got = tgm_env(&["ls", &url], &s3.env());
+    assert!(got.ok, "{}", got.err);
+    assert_eq!(got.out.replace(&url, s(&local)), want.out);
+    assert_eq!(want.out.lines().count(), 3, "{}", want.out);
+
+    let back = dir.path().join("back.grib");
+    let r = tgm(&["to-grib", s(&local), "-o", s(&back)]);
+    assert!(r.ok, "{}", r.err);
+    let back_url = s3.url("cli/grib/back.grib");
+    let r = tgm_env(&["to-grib", s(&local), "-o", &back_url], &s3.env());
+    assert!(r.ok, "to-grib -> {back_url}: {}", r.err);
+    assert!(
+        std::fs::read(s3.bucket_dir.join("cli/grib/back.grib")).unwrap()
+            == std::fs::read(&back).unwrap()
+    );
+}
+
+/// Peak resident size of one `tgm` run (its own `wait4` usage, so other
+/// tests' children do not count), with its exit status.
+#[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // reaped by wait4 below
+fn peak_rss(args: &[&str], env: &[(&'static str, String)]) -> (u64, i32) {
+    let child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .envs(env.iter().cloned())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: wait4 on the child this test started, writing into the
+    // zeroed struct it is given; the Child is not waited for again.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    // Linux reports kilobytes.
+    (u64::try_from(usage.ru_maxrss).unwrap() * 1024, status)
+}
+
+/// Issue 42: importing a 512 MiB array into S3 should peak under 256 MiB
+/// RSS. The upload is streamed (parts in flight only), but `import` maps
+/// the input and the encoder holds the object: measured 570 MiB, so the
+/// test is ignored until the import streams its input (README, Writing to
+/// object storage). Run with `--ignored` to measure.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "not met yet: import holds the whole mapped array (570 MiB measured, README)"]
+fn importing_512_mib_to_s3_peaks_under_256_mib() {
+    use std::io::Write;
+    let Some(s3) = servers::s3() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big512.npy");
+    let n: u64 = 64 << 20; // float64: 512 MiB
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+    let header = write_npy(&npy_layout(Dtype::Float64, &[n], ByteOrder::Little), &[]);
+    f.write_all(&header).unwrap();
+    let mut chunk = Vec::with_capacity(1 << 20);
+    for i in 0..n {
+        chunk.extend_from_slice(&((i as f64) * 0.25).sin().to_le_bytes());
+        if chunk.len() == 1 << 20 {
+            f.write_all(&chunk).unwrap();
+            chunk.clear();
+        }
+    }
+    f.write_all(&chunk).unwrap();
+    f.into_inner().unwrap().sync_all().unwrap();
+    let url = s3.url("cli/mem/big512.tgm");
+    let (peak, status) = peak_rss(&["import", s(&big), "-o", &url], &s3.env());
+    assert_eq!(status, 0, "import -> {url} failed");
+    let mib = peak as f64 / f64::from(1 << 20);
+    println!("import of 512 MiB to {url}: peak RSS {mib:.1} MiB");
+    assert!(
+        std::fs::metadata(s3.bucket_dir.join("cli/mem/big512.tgm"))
+            .unwrap()
+            .len()
+            > 512 << 20
+    );
+    assert!(mib < 256.0, "peak RSS {mib:.1} MiB");
 }

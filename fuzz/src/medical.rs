@@ -1,6 +1,7 @@
 //! Fuzz target bodies for the medical converters of `tgm-convert`: the
 //! checks run on encapsulated DICOM pixel data before any codec, the DICOM
-//! length pre-scan, and the NIfTI reader (header checks and gzip). Kept
+//! length pre-scan, the NIfTI reader (header checks and gzip), and the
+//! NIfTI and DICOM writers reading an archive's metadata. Kept
 //! outside `lib.rs` because the main crate's replay test includes that file
 //! and does not depend on `tgm-convert`; `convert/tests/fuzz_replay.rs`
 //! replays these corpora.
@@ -8,7 +9,7 @@
 use std::path::Path;
 
 use tgm_convert::medical::dicom_predecode::{check_fragments, Codec, Declared};
-use tgm_convert::medical::{dicom_scan, nifti};
+use tgm_convert::medical::{dicom_scan, dicom_write, nifti};
 
 /// The medical targets by name, as their binaries and corpora name them.
 pub fn target(name: &str) -> Option<fn(&[u8])> {
@@ -16,12 +17,18 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "medical_predecode" => predecode,
         "medical_dicom_scan" => dicom_scan,
         "medical_nifti" => nifti,
+        "medical_export" => export,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 3] = ["medical_predecode", "medical_dicom_scan", "medical_nifti"];
+pub const TARGETS: [&str; 4] = [
+    "medical_predecode",
+    "medical_dicom_scan",
+    "medical_nifti",
+    "medical_export",
+];
 
 /// How [`predecode`] reads its input: byte 0 picks the codec, bytes 1..9
 /// the declared rows, columns, samples, bits and frames (small), byte 9
@@ -59,4 +66,20 @@ pub fn dicom_scan(data: &[u8]) {
 /// The whole input as a `.nii` or `.nii.gz` file.
 pub fn nifti(data: &[u8]) {
     let _ = nifti::read_nifti_from(Path::new("fuzz.nii"), data, data.len() as u64, None);
+}
+
+/// The whole input as a Tensogram message written back as NIfTI and as
+/// DICOM (`tgm to-nifti`, `tgm to-dicom`, `tgm.to_nifti`, `tgm.to_dicom`):
+/// each object, in its stored byte order, with its `base` entry.
+pub fn export(data: &[u8]) {
+    let opts = tgm::DecodeOptions::default().native_byte_order(false);
+    let Ok(msg) = tgm::decode(data, &opts) else {
+        return;
+    };
+    for (i, obj) in msg.objects.iter().enumerate() {
+        let entry = msg.metadata.base.get(i).cloned().unwrap_or_default();
+        let d = &obj.descriptor;
+        let _ = nifti::object_to_nifti(d, &obj.data, &entry, nifti::Version::Auto);
+        let _ = dicom_write::object_to_dicom(d, &obj.data, &entry);
+    }
 }

@@ -8,7 +8,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -77,6 +78,7 @@ pub struct LocalSink {
     name: String,
     existing: Existing,
     written: u64,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl LocalSink {
@@ -101,7 +103,33 @@ impl LocalSink {
             name,
             existing,
             written: 0,
+            cancel: None,
         })
+    }
+
+    /// Makes the sink remove its temporary file and fail at its next
+    /// write, flush or finish once `flag` is true (a signal handler sets
+    /// it; the CLI does so on SIGINT and SIGTERM).
+    pub fn set_cancel(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = Some(flag);
+    }
+
+    /// Fails, removing the temporary file, when the cancel flag is raised.
+    fn check_cancel(&mut self) -> std::io::Result<()> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::SeqCst))
+        {
+            if self.file.take().is_some() {
+                let _ = std::fs::remove_file(&self.tmp);
+            }
+            return Err(std::io::Error::other(format!(
+                "{}: interrupted; the output was not written",
+                self.name
+            )));
+        }
+        Ok(())
     }
 
     /// The open temporary file (for writers that seek back, such as
@@ -114,6 +142,7 @@ impl LocalSink {
     }
 
     fn open(&mut self) -> std::io::Result<&mut File> {
+        self.check_cancel()?;
         self.file
             .as_mut()
             .ok_or_else(|| std::io::Error::other(format!("{}: already finished", self.name)))
@@ -174,6 +203,8 @@ impl Seek for LocalSink {
 
 impl ByteSink for LocalSink {
     fn finish(&mut self) -> Result<Written> {
+        self.check_cancel()
+            .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
         // The file is closed at the end of this block, before publishing.
         let len = {
             let f = self.file.take().ok_or_else(|| {

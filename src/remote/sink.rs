@@ -2,8 +2,9 @@
 //! they are written, completed only by [`ByteSink::finish`] and aborted on
 //! any failure or drop (`spec/remote.md` §7).
 
+use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use object_store::path::Path;
@@ -43,6 +44,17 @@ enum State {
 /// multipart upload is completed only after a second `HEAD` finds the key
 /// still free (object_store 0.13 offers no conditional completion), so a
 /// writer racing between that `HEAD` and the completion can be replaced.
+///
+/// A store without multipart uploads (`http(s)://`: a WebDAV server taking
+/// `PUT`) gets the whole object in one `PUT` at finish: the parts are
+/// spooled to an unlinked temporary file (in `TMPDIR`), which is mapped
+/// and sent from the mapping, so memory stays at one part however large
+/// the object. Such a store has no conditional create: under
+/// [`Existing::Refuse`] the `PUT` follows a second `HEAD`.
+///
+/// A cancel flag ([`RemoteSink::set_cancel`]), once raised, makes the next
+/// write, flush or finish abort the upload and fail (a signal handler sets
+/// it; the CLI does so on SIGINT and SIGTERM).
 pub struct RemoteSink {
     store: Arc<dyn ObjectStore>,
     path: Path,
@@ -52,6 +64,8 @@ pub struct RemoteSink {
     parts_in_flight: usize,
     buf: Vec<u8>,
     upload: Option<Box<dyn MultipartUpload>>,
+    spool: Option<File>,
+    cancel: Option<Arc<AtomicBool>>,
     tasks: JoinSet<object_store::Result<()>>,
     written: u64,
     acknowledged: Arc<AtomicU64>,
@@ -101,6 +115,8 @@ impl RemoteSink {
             parts_in_flight: opts.parts_in_flight.max(1),
             buf: Vec::new(),
             upload: None,
+            spool: None,
+            cancel: None,
             tasks: JoinSet::new(),
             written: 0,
             acknowledged: Arc::default(),
@@ -119,7 +135,38 @@ impl RemoteSink {
         self.written
     }
 
-    fn check_open(&self) -> Result<()> {
+    /// A counter of the bytes the store has acknowledged (as
+    /// [`ByteSink::acknowledged`]), readable from another thread while
+    /// the sink is written: for progress shown by a separate thread.
+    pub fn acknowledged_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.acknowledged)
+    }
+
+    /// Makes the sink abort its upload and fail at its next write, flush or
+    /// finish once `flag` is true.
+    pub fn set_cancel(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = Some(flag);
+    }
+
+    /// Fails, aborting the upload, when the cancel flag is raised.
+    fn check_cancel(&mut self) -> Result<()> {
+        if self.state == State::Open
+            && self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::SeqCst))
+        {
+            self.abort();
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("{}: interrupted; the upload was aborted", self.url),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_open(&mut self) -> Result<()> {
+        self.check_cancel()?;
         match self.state {
             State::Open => Ok(()),
             State::Finished => Err(Error::invalid_argument(format!(
@@ -137,14 +184,23 @@ impl RemoteSink {
     /// the first, after waiting for room among the parts in flight.
     fn send_part(&mut self) -> Result<()> {
         let (rt, url) = (self.rt, self.url.as_str());
-        if self.upload.is_none() {
+        if self.upload.is_none() && self.spool.is_none() {
             let up = block_on(rt, async {
-                self.store
-                    .put_multipart(&self.path)
-                    .await
-                    .map_err(|e| from_store(url, e))
+                match self.store.put_multipart(&self.path).await {
+                    Ok(up) => Ok(Some(up)),
+                    Err(object_store::Error::NotImplemented { .. }) => Ok(None),
+                    Err(e) => Err(from_store(url, e)),
+                }
             })?;
-            self.upload = Some(up);
+            match up {
+                Some(up) => self.upload = Some(up),
+                None => self.spool = Some(spool_file().map_err(|e| spool_error(url, e))?),
+            }
+        }
+        if let Some(f) = &mut self.spool {
+            f.write_all(&self.buf).map_err(|e| spool_error(url, e))?;
+            self.buf.clear();
+            return Ok(());
         }
         while self.tasks.len() >= self.parts_in_flight {
             self.join_one()?;
@@ -184,8 +240,16 @@ impl RemoteSink {
     /// Sends what remains and makes the object appear.
     fn complete(&mut self) -> Result<PutResult> {
         let (rt, url) = (self.rt, self.url.clone());
-        if self.upload.is_none() {
-            let payload = PutPayload::from(std::mem::take(&mut self.buf));
+        if self.spool.is_some() {
+            self.send_part()?;
+        }
+        let whole = match self.spool.take() {
+            Some(f) => Some(map_spool(&f).map_err(|e| spool_error(&url, e))?),
+            None if self.upload.is_none() => Some(std::mem::take(&mut self.buf).into()),
+            None => None,
+        };
+        if let Some(bytes) = whole {
+            let payload = PutPayload::from(bytes);
             let n = payload.content_length() as u64;
             let r = block_on(
                 rt,
@@ -221,6 +285,7 @@ impl RemoteSink {
     fn abort(&mut self) {
         self.state = State::Failed;
         self.buf = Vec::new();
+        self.spool = None;
         let up = self.upload.take();
         let tasks = &mut self.tasks;
         let _ = block_on(self.rt, async move {
@@ -264,6 +329,48 @@ async fn put_whole(
         }
         r => r.map_err(|e| from_store(url, e)),
     }
+}
+
+/// A new temporary file for the parts of an upload sent whole, already
+/// unlinked (on Unix) so that nothing remains however the process ends.
+fn spool_file() -> std::io::Result<File> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let p = dir.join(format!(".tgm-upload-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(f) => {
+                if cfg!(unix) {
+                    std::fs::remove_file(&p)?;
+                }
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The spooled bytes as one buffer backed by a mapping of the file.
+fn map_spool(f: &File) -> std::io::Result<bytes::Bytes> {
+    // SAFETY: the file is this sink's own, unlinked, and no longer written.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(f) }?;
+    Ok(bytes::Bytes::from_owner(map))
+}
+
+fn spool_error(url: &str, e: std::io::Error) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("{url}: spooling the object before its PUT: {e}"),
+    )
+    .with_source(e)
 }
 
 /// `Ok` when no object is at `path`; [`ErrorKind::AlreadyExists`] when one
@@ -336,7 +443,7 @@ impl ByteSink for RemoteSink {
 
 impl Drop for RemoteSink {
     fn drop(&mut self) {
-        if self.state == State::Open && self.upload.is_some() {
+        if self.state == State::Open && (self.upload.is_some() || self.spool.is_some()) {
             self.abort();
         }
     }

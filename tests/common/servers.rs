@@ -30,6 +30,9 @@
 //!   *rejections* are routed to the file). After 60 quiet seconds the cycle
 //!   starts again, so a test should use a fresh name per scenario.
 //! - `/forbidden/NAME`: always `403`.
+//! - `/dav/NAME`: WebDAV `PUT` and `DELETE` (`dav_methods`, with
+//!   `create_full_put_path`), for the HTTP outputs; `GET` and `HEAD` as at
+//!   `/`.
 #![allow(dead_code)]
 
 use std::fs;
@@ -128,6 +131,16 @@ impl Http {
     /// The URL of `name` at the plain location.
     pub fn url(&self, name: &str) -> String {
         format!("{}/{}", self.base_url, checked_name(name))
+    }
+
+    /// The URL of `name` under `/dav/`, which takes `PUT` (WebDAV).
+    pub fn dav_url(&self, name: &str) -> String {
+        format!("{}/dav/{}", self.base_url, checked_name(name))
+    }
+
+    /// Where nginx stores what was `PUT` at [`Http::dav_url`]`(name)`.
+    pub fn dav_path(&self, name: &str) -> PathBuf {
+        self.root.join("dav").join(checked_name(name))
     }
 
     /// The URL of `name` at a fault location: `"norange"`, `"flaky503"` or
@@ -451,6 +464,12 @@ http {{
         location /__mark__/ {{ return 204; }}
         location /norange/ {{ alias {root}/; max_ranges 0; }}
         location /forbidden/ {{ return 403; }}
+        location /dav/ {{
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            dav_access user:rw group:r all:r;
+            client_max_body_size 0;
+        }}
         location /flaky503/ {{
             limit_req zone=flaky;
             limit_req_status 429;

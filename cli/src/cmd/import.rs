@@ -139,9 +139,9 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         }
         if let Some(url) = remote_url(&a.output) {
             return Err(usage(format!(
-                "{url}: --append needs a local file: an object store replaces objects \
-                 whole, so appending would rewrite the object (write a new one, \
-                 e.g. `tgm merge old new -o URL --force`)"
+                "{url}: --append needs a local file: object stores cannot append \
+                 (an object is replaced whole, so appending would rewrite it); write \
+                 a new object instead, e.g. `tgm merge old.tgm new.tgm -o URL --force`"
             )));
         }
         check_output(&a.output, &all_inputs, true)?;

@@ -1,7 +1,8 @@
 //! The structure of a GRIB file checked in Rust before ecCodes reads it
 //! (`spec/convert.md` "Hostile files"): each message's indicator, edition
 //! and total length, its sections' lengths and order, and its end marker
-//! `7777`, all within the bytes present. Bytes between messages are
+//! `7777`, all within the bytes present, and a reduced Gaussian grid's
+//! row lengths ([`super::grib_grid`]). Bytes between messages are
 //! skipped, as ecCodes does. Pure and allocation-bounded (one entry per
 //! message and section, each at least 4 bytes of input), so it is fuzzed
 //! on its own (`fuzz/fuzz_targets/grib_scan.rs`).
@@ -54,7 +55,8 @@ impl fmt::Display for ScanError {
 
 impl std::error::Error for ScanError {}
 
-fn be(b: &[u8]) -> u64 {
+/// The big-endian unsigned integer of `b` (at most 8 bytes).
+pub(super) fn be(b: &[u8]) -> u64 {
     b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x))
 }
 
@@ -115,6 +117,7 @@ fn message(b: &[u8]) -> Result<Message, String> {
     } else {
         grib2_sections(body)?
     };
+    super::grib_grid::check(&b[..end], edition, &sections)?;
     Ok(Message {
         offset: 0,
         len,

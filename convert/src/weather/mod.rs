@@ -25,6 +25,7 @@ mod ffi;
 mod field_values;
 #[cfg(feature = "grib")]
 pub mod grib;
+mod grib_grid;
 pub mod grib_scan;
 #[cfg(feature = "grib")]
 mod grib_simple;
@@ -35,6 +36,8 @@ mod netcdf_attrs;
 pub mod netcdf_classic;
 #[cfg(feature = "netcdf")]
 mod netcdf_ffi;
+#[cfg(feature = "netcdf")]
+mod netcdf_names;
 #[cfg(feature = "netcdf")]
 mod netcdf_read;
 #[cfg(feature = "netcdf")]

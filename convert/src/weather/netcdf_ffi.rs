@@ -156,7 +156,8 @@ fn c_name(s: &str) -> Result<CString, String> {
     CString::new(s).map_err(|_| format!("{s:?} holds a NUL"))
 }
 
-fn check(rc: c_int, what: &str) -> Result<(), String> {
+/// `Ok` for `NC_NOERR`, else netCDF-C's message for `rc` after `what`.
+pub(super) fn check(rc: c_int, what: &str) -> Result<(), String> {
     if rc == netcdf_sys::NC_NOERR {
         return Ok(());
     }
@@ -168,9 +169,14 @@ fn check(rc: c_int, what: &str) -> Result<(), String> {
 }
 
 impl StorageHandle {
-    /// Opens `path` read-only; `None` if netCDF-C cannot.
-    pub fn open(path: &Path) -> Option<StorageHandle> {
-        Self::open_mode(path, netcdf_sys::NC_NOWRITE).ok()
+    /// Opens `path` read-only, or netCDF-C's reason it cannot.
+    pub fn read_only(path: &Path) -> Result<StorageHandle, String> {
+        Self::open_mode(path, netcdf_sys::NC_NOWRITE)
+    }
+
+    /// The netCDF-C id of the file (its root group).
+    pub(super) fn id(&self) -> c_int {
+        self.id
     }
 
     /// The root group of `file`, open in the `netcdf` crate, which keeps

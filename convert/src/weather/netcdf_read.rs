@@ -626,10 +626,11 @@ impl Source {
             None
         };
         let file = netcdf::open(path).map_err(|e| nc_err(path, "open", e))?;
-        let handle = match format {
-            Format::Netcdf4 => super::netcdf_ffi::StorageHandle::open(path),
-            _ => None,
-        };
+        let raw = super::netcdf_ffi::StorageHandle::read_only(path)
+            .map_err(|e| NetcdfError::Netcdf(format!("{}: {e}", path.display())))?;
+        super::netcdf_names::check_names(&raw, format == Format::Netcdf4)
+            .map_err(|e| NetcdfError::Invalid(format!("{}: {e}", path.display())))?;
+        let handle = (format == Format::Netcdf4).then_some(raw);
         let owner = Owner {
             path,
             group: "",
