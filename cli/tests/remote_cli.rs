@@ -367,16 +367,27 @@ fn ls_of_a_catalogued_archive_reads_its_tail_only() {
         "copy ends the file with a catalogue"
     );
     assert_eq!(&bytes[..plain.len()], &plain[..]);
+    // Every request waits 5 ms, as in an object store of the same region.
+    let proxy = fault_proxy::FaultProxy::start(&http.base_url);
+    proxy.fault(
+        "GET",
+        "cli/cat.tgm",
+        fault_proxy::Fault::Delay(Duration::from_millis(5)),
+        usize::MAX,
+    );
     for args in [
         &["ls", "{}"][..],
         &["ls", "-p", "mars.param,mars.step", "{}"],
         &["ls", "-w", "mars.param=2t", "{}"],
     ] {
         let url = http.put("cli/cat.tgm", &bytes);
+        let slow = url.replace(&http.base_url, &proxy.endpoint);
         let mark = http.log_mark();
         let with =
             |input: &str| -> Vec<String> { args.iter().map(|a| a.replace("{}", input)).collect() };
-        let remote = tgm(&with(&url).iter().map(String::as_str).collect::<Vec<_>>());
+        let started = Instant::now();
+        let remote = tgm(&with(&slow).iter().map(String::as_str).collect::<Vec<_>>());
+        let took = started.elapsed();
         let log: Vec<_> = http
             .requests_since(mark)
             .into_iter()
@@ -388,16 +399,17 @@ fn ls_of_a_catalogued_archive_reads_its_tail_only() {
             .collect::<Vec<_>>());
         assert!(remote.ok && local.ok, "{}{}", remote.err, local.err);
         assert_eq!(
-            remote.out.replace(&url, s(&plain_path)),
+            remote.out.replace(&slow, s(&plain_path)),
             local.out,
             "{args:?}"
         );
         let moved: u64 = log.iter().map(|r| r.body_bytes).sum();
         println!(
-            "{args:?}: {} requests, {moved} of {} bytes ({:.2} %)",
+            "{args:?} behind 5 ms a request: {} requests, {moved} of {} bytes ({:.2} %), {:.2} s",
             log.len(),
             bytes.len(),
-            moved as f64 * 100.0 / bytes.len() as f64
+            moved as f64 * 100.0 / bytes.len() as f64,
+            took.as_secs_f64()
         );
         assert!(log.len() <= 5, "{args:?}: {} requests: {log:?}", log.len());
         assert!(

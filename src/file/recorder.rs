@@ -432,7 +432,7 @@ fn kept_from(kept: &[(u64, Vec<u8>)], from: u64, to: u64) -> Option<&[u8]> {
 /// ([`CatalogueRecorder::rewrite`]).
 pub struct CataloguingWriter<W: Write> {
     inner: W,
-    recorder: CatalogueRecorder,
+    recorder: Box<CatalogueRecorder>,
     /// Where the next write lands, and the end of what was written.
     pos: u64,
     end: u64,
@@ -443,7 +443,7 @@ impl<W: Write> CataloguingWriter<W> {
     pub fn new(inner: W, limits: &Limits) -> Self {
         CataloguingWriter {
             inner,
-            recorder: CatalogueRecorder::new(limits),
+            recorder: Box::new(CatalogueRecorder::new(limits)),
             pos: 0,
             end: 0,
         }
