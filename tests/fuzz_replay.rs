@@ -244,6 +244,20 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("decode", [&[(k * 5) as u8][..], m].concat()));
     }
     out.push(("scan", msgs.concat()));
+    let files = msgs.concat();
+    let cat = tgm::file::catalogue::Catalogue::build_for(&files, &tgm::Limits::default())
+        .unwrap()
+        .unwrap();
+    out.push(("catalogue", [&[0u8][..], &cat.to_body()].concat()));
+    let catalogued = [&[1u8][..], &files, &cat.to_message().unwrap()].concat();
+    out.push(("catalogue", catalogued.clone()));
+    out.push(("catalogue", catalogued[..catalogued.len() - 9].to_vec()));
+    out.push(("catalogue_recorder", [&[0u8, 0][..], &files].concat()));
+    out.push(("catalogue_recorder", [&[7u8, 0][..], &files].concat()));
+    out.push((
+        "catalogue_recorder",
+        [&[0u8, 1][..], &files, &cat.to_message().unwrap()].concat(),
+    ));
     out.push((
         "scan",
         [&msgs[0][..], b"junk", &msgs[6], &msgs[1][..40]].concat(),

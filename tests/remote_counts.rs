@@ -12,6 +12,7 @@ use corpus::*;
 use tgm::__fuzz::file::{
     Coalescing, CountingSource, HeadCached, DEFAULT_COALESCE_GAP, DEFAULT_HEAD_WINDOW,
 };
+use tgm::file::catalogue::TAIL_READ;
 use tgm::file::{FileLayout, TgmFile};
 use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
 
@@ -53,11 +54,14 @@ fn default_open_costs_the_first_window_and_one_request_per_message() {
     let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert_eq!(f.num_messages(), n);
     let w = DEFAULT_HEAD_WINDOW;
-    // The first window, then per hop a message's end magic with the next
-    // preamble (32 bytes; the last end magic alone, 8).
+    // The first window, the tail (looking for a catalogue, `spec/files.md`
+    // §9.3) and the first 40 bytes of the last message, which starts
+    // before the tail (a catalogue's preamble and frame header are checked
+    // before it is read whole), then per hop a message's end magic with
+    // the next preamble (32 bytes; the last end magic alone, 8).
     assert_eq!(
         calls(src.inner()),
-        (1 + n as u64, w + (n as u64 - 1) * 32 + 8)
+        (3 + n as u64, w + TAIL_READ + 40 + (n as u64 - 1) * 32 + 8)
     );
     assert!(
         f.is_indexed(0),
@@ -150,7 +154,11 @@ fn a_small_message_is_located_from_the_first_window_and_its_end_magic() {
     let src = remote_like(&all);
     let f = TgmFile::from_source(&src, &Limits::default()).unwrap();
     assert!(f.is_indexed(0));
-    assert_eq!(calls(src.inner()), (2, DEFAULT_HEAD_WINDOW + 8));
+    // The first window, the tail looking for a catalogue (the message's
+    // first bytes, which the check of a catalogue's head needs, are in the
+    // first window), the end magic.
+    assert!(all.len() as u64 > TAIL_READ);
+    assert_eq!(calls(src.inner()), (3, DEFAULT_HEAD_WINDOW + TAIL_READ + 8));
     // A message inside the window costs nothing more.
     let tiny = message(
         &[(desc(Dtype::Float32, 4, None), f32s(4, 0))],

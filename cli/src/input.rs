@@ -597,14 +597,21 @@ impl Archive {
 }
 
 /// The library validator reads an archive as it reads any file
-/// (`spec/files.md` §8).
+/// (`spec/files.md` §8), catalogue messages included (§9.1).
 impl tgm::validate::ValidateSource for Archive {
-    fn messages(&self, _: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
-        let r = &self.reader;
-        (r.size(), Cow::Borrowed(r.spans()), r.torn_tail().cloned())
+    fn messages(&self, l: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
+        use tgm::validate::ValidateSource;
+        match &self.reader {
+            Reader::Local(f) => ValidateSource::messages(f, l),
+            Reader::Source(s) => ValidateSource::messages(&s.file, l),
+        }
     }
 
-    fn message_bytes(&self, i: usize, _: MessageSpan) -> tgm::Result<Cow<'_, [u8]>> {
-        self.reader.message_bytes(i)
+    fn message_bytes(&self, i: usize, span: MessageSpan) -> tgm::Result<Cow<'_, [u8]>> {
+        use tgm::validate::ValidateSource;
+        match &self.reader {
+            Reader::Local(f) => ValidateSource::message_bytes(f, i, span),
+            Reader::Source(s) => ValidateSource::message_bytes(&s.file, i, span),
+        }
     }
 }

@@ -6,11 +6,10 @@
 //! completed last and aborted on failure (the library's sinks,
 //! `spec/remote.md` §7).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use tgm::file::{ByteSink, Existing, LocalSink, Written};
+use tgm::file::{ByteSink, CataloguingWriter, Existing, LocalSink, Written};
 
 use crate::error::{usage, CliError, CliResult, WithPath};
 use crate::remote_input::is_remote_url;
@@ -112,13 +111,50 @@ enum Dest {
     Remote(Box<tgm::remote::RemoteSink>),
 }
 
+impl Dest {
+    fn sink(&mut self) -> &mut dyn ByteSink {
+        match self {
+            Dest::Local(s) => s,
+            #[cfg(feature = "remote")]
+            Dest::Remote(s) => &mut **s,
+        }
+    }
+}
+
+impl Write for Dest {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.sink().write(b)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink().flush()
+    }
+}
+
+/// Seeking is possible in a local output only; a remote one is written
+/// front to back.
+impl Seek for Dest {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        match self {
+            Dest::Local(s) => s.file_mut().map_err(std::io::Error::other)?.seek(to),
+            #[cfg(feature = "remote")]
+            Dest::Remote(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a remote output is written front to back",
+            )),
+        }
+    }
+}
+
 /// A file or object being written, appearing at `target` only when
 /// [`AtomicFile::commit`] succeeds: a local file through a temporary
 /// sibling (mode `0666 & !umask`, as a plain `open` would create it)
 /// renamed into place, a remote URL through the library's multipart
 /// upload. Dropped uncommitted, it disappears (the upload is aborted).
+/// An output of whole Tensogram messages ends with their catalogue,
+/// recorded as they are written (`spec/files.md` §9.4).
 pub struct AtomicFile {
-    dest: Dest,
+    dest: CataloguingWriter<Dest>,
     target: PathBuf,
     /// The bytes uploaded, on a terminal (remote outputs).
     _progress: Option<crate::progress::UploadBar>,
@@ -157,7 +193,7 @@ impl AtomicFile {
             Dest::Local(_) => None,
         };
         Ok(AtomicFile {
-            dest,
+            dest: CataloguingWriter::new(dest, &tgm::Limits::default()),
             target: target.to_path_buf(),
             _progress,
         })
@@ -165,37 +201,27 @@ impl AtomicFile {
 
     /// The output being written (its errors do not name it: see [`Named`]).
     pub fn writer(&mut self) -> &mut dyn Write {
-        match &mut self.dest {
-            Dest::Local(s) => s,
-            #[cfg(feature = "remote")]
-            Dest::Remote(s) => &mut **s,
-        }
+        &mut self.dest
     }
 
-    /// The open temporary file of a local output, for writers that seek
-    /// back; `None` for a remote one, which is written front to back.
-    pub fn seekable(&mut self) -> Option<&mut File> {
-        match &mut self.dest {
-            Dest::Local(s) => s.file_mut().ok(),
+    /// The output of a local file, for writers that seek back; `None` for
+    /// a remote one, which is written front to back.
+    pub fn seekable(&mut self) -> Option<&mut (impl Write + Seek)> {
+        match self.dest.get_mut() {
+            Dest::Local(_) => Some(&mut self.dest),
             #[cfg(feature = "remote")]
             Dest::Remote(_) => None,
         }
     }
 
-    fn sink(&mut self) -> &mut dyn ByteSink {
-        match &mut self.dest {
-            Dest::Local(s) => s,
-            #[cfg(feature = "remote")]
-            Dest::Remote(s) => &mut **s,
-        }
-    }
-
-    /// Completes the output: syncs and renames a local file into place,
+    /// Completes the output: ends it with its catalogue when it is whole
+    /// Tensogram messages, syncs and renames a local file into place,
     /// completes a remote upload (and says so on stderr, with its ETag).
-    pub fn commit(mut self) -> CliResult {
-        let target = self.target.clone();
-        let written = self.sink().finish().map_err(|e| exists(&target, e))?;
-        drop(self._progress.take());
+    pub fn commit(self) -> CliResult {
+        let target = self.target;
+        let (mut dest, _) = self.dest.finish().at(&target)?;
+        let written = dest.sink().finish().map_err(|e| exists(&target, e))?;
+        drop(self._progress);
         if remote_url(&target).is_some() {
             report_upload(&target, &written);
         }
@@ -329,11 +355,7 @@ impl Sink {
     pub fn writer(&mut self) -> Named<'_> {
         match self {
             Sink::File(f) => Named {
-                inner: match &mut f.dest {
-                    Dest::Local(s) => s,
-                    #[cfg(feature = "remote")]
-                    Dest::Remote(s) => &mut **s,
-                },
+                inner: &mut f.dest,
                 path: &f.target,
             },
             Sink::Stdout(s) => Named {

@@ -628,10 +628,13 @@ impl Lossy for tgm::GlobalMetadata {
     }
 }
 
-/// Every message of a .tgm file, in order.
+/// Every message of a .tgm file, in order (its catalogue, `spec/files.md`
+/// §9, is not one).
 fn decode_messages(path: &Path) -> Vec<tgm::DecodedMessage> {
     let bytes = std::fs::read(path).unwrap();
-    tgm::scan(&bytes)
+    tgm::TgmFile::from_source(bytes.clone(), &tgm::Limits::default())
+        .unwrap()
+        .spans()
         .iter()
         .map(|m| {
             let b = &bytes[m.offset as usize..(m.offset + m.len) as usize];

@@ -386,7 +386,8 @@ fn a_directory_of_pydicom_samples_skips_what_is_not_an_image() {
         );
     }
     let bytes = std::fs::read(&out).unwrap();
-    assert_eq!(tgm::scan(&bytes).len(), 2, "{err}");
+    let f = tgm::TgmFile::from_source(bytes, &tgm::Limits::default()).unwrap();
+    assert_eq!(f.num_messages(), 2, "{err}");
 }
 
 /// pydicom's CT_small.dcm de-identified: its patient name and ID emptied,

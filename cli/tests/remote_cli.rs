@@ -330,6 +330,95 @@ fn ls_of_an_appended_archive_reads_footers_in_at_most_two_requests_per_message()
     );
 }
 
+/// Issue 41: `ls` of a catalogued archive of 10,080 fields (the shape of
+/// the ERA5 sample split into one field per message) reads the catalogue
+/// from the tail: at most 5 requests and under 2 % of the file, printing
+/// what `ls` prints of the same messages without a catalogue, with and
+/// without selection on MARS keys (`spec/files.md` §9.3).
+#[test]
+fn ls_of_a_catalogued_archive_reads_its_tail_only() {
+    let Some(http) = servers::http() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    const N: usize = 10_080;
+    let plain_path = dir.path().join("plain.tgm");
+    let mut plain = Vec::new();
+    for m in 0..N {
+        let mut mars = tgm::Map::new();
+        mars.insert("param".into(), ["2t", "msl", "10u", "10v"][m % 4].into());
+        mars.insert("step".into(), tgm::cbor::Value::Uint((m / 4) as u64));
+        let mut entry = tgm::Map::new();
+        entry.insert("mars".into(), tgm::cbor::Value::text_map(mars));
+        let meta = tgm::GlobalMetadata::with_base(vec![entry]);
+        let d = tgm::ObjectDescriptor::new(Dtype::Float32, vec![2_000])
+            .with_byte_order(ByteOrder::native());
+        let x: Vec<u8> = (0..2_000u32)
+            .flat_map(|k| ((m as u32 * 3 + k) as f32).to_ne_bytes())
+            .collect();
+        let opts = tgm::EncodeOptions::new();
+        plain.extend(tgm::encode(&meta, &[(&d, &x[..])], &opts).unwrap());
+    }
+    std::fs::write(&plain_path, &plain).unwrap();
+    let cat = dir.path().join("cat.tgm");
+    let r = tgm(&["copy", s(&plain_path), s(&cat)]);
+    assert!(r.ok, "{}", r.err);
+    let bytes = std::fs::read(&cat).unwrap();
+    assert!(
+        bytes.len() > plain.len(),
+        "copy ends the file with a catalogue"
+    );
+    assert_eq!(&bytes[..plain.len()], &plain[..]);
+    // Every request waits 5 ms, as in an object store of the same region.
+    let proxy = fault_proxy::FaultProxy::start(&http.base_url);
+    proxy.fault(
+        "GET",
+        "cli/cat.tgm",
+        fault_proxy::Fault::Delay(Duration::from_millis(5)),
+        usize::MAX,
+    );
+    for args in [
+        &["ls", "{}"][..],
+        &["ls", "-p", "mars.param,mars.step", "{}"],
+        &["ls", "-w", "mars.param=2t", "{}"],
+    ] {
+        let url = http.put("cli/cat.tgm", &bytes);
+        let slow = url.replace(&http.base_url, &proxy.endpoint);
+        let mark = http.log_mark();
+        let with =
+            |input: &str| -> Vec<String> { args.iter().map(|a| a.replace("{}", input)).collect() };
+        let started = Instant::now();
+        let remote = tgm(&with(&slow).iter().map(String::as_str).collect::<Vec<_>>());
+        let took = started.elapsed();
+        let log: Vec<_> = http
+            .requests_since(mark)
+            .into_iter()
+            .filter(|r| r.is_for("cli/cat.tgm"))
+            .collect();
+        let local = tgm(&with(s(&plain_path))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>());
+        assert!(remote.ok && local.ok, "{}{}", remote.err, local.err);
+        assert_eq!(
+            remote.out.replace(&slow, s(&plain_path)),
+            local.out,
+            "{args:?}"
+        );
+        let moved: u64 = log.iter().map(|r| r.body_bytes).sum();
+        println!(
+            "{args:?} behind 5 ms a request: {} requests, {moved} of {} bytes ({:.2} %), {:.2} s",
+            log.len(),
+            bytes.len(),
+            moved as f64 * 100.0 / bytes.len() as f64,
+            took.as_secs_f64()
+        );
+        assert!(log.len() <= 5, "{args:?}: {} requests: {log:?}", log.len());
+        assert!(
+            moved * 50 < bytes.len() as u64,
+            "{args:?}: moved {moved} bytes"
+        );
+    }
+}
+
 /// `NAME.tgm` in `dir`: `count` messages of `elems` float64 each, the
 /// first by `import`, the others by `import --append` (footer-indexed).
 fn appended_archive(dir: &Path, name: &str, elems: usize, count: usize) -> PathBuf {

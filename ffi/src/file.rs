@@ -21,6 +21,9 @@ pub struct TgmFileHandle {
     path: PathBuf,
     path_c: CString,
     reader: TgmFile,
+    /// Set by the first append: the catalogue the file had then (if any),
+    /// whose entries the catalogue written on close reuses.
+    appended: Option<Option<tgm::file::catalogue::Catalogue>>,
 }
 
 impl TgmFileHandle {
@@ -29,6 +32,7 @@ impl TgmFileHandle {
             path: PathBuf::from(path),
             path_c: CString::new(path).unwrap_or_default(),
             reader: TgmFile::open(path)?,
+            appended: None,
         })
     }
 
@@ -55,11 +59,27 @@ impl TgmFileHandle {
 
     /// Appends `message` (one complete encoded message) and re-indexes.
     fn append(&mut self, message: &[u8]) -> Outcome {
+        if self.appended.is_none() {
+            self.appended = Some(self.reader.catalogue().cloned());
+        }
         let mut w = Appender::open(&self.path, &AppendOptions::default())?;
         w.append_bytes(message)
             .map_err(|e| Failure::from(e).context(self.path.display()))?;
         self.reader.refresh()?;
         Ok(())
+    }
+}
+
+/// A file appended to through the handle ends with its catalogue when the
+/// handle is closed (`spec/files.md` §9.4): appends stay one write each,
+/// and the catalogue is written once. Failing to write it loses nothing:
+/// the file is then read by scanning.
+impl Drop for TgmFileHandle {
+    fn drop(&mut self) {
+        if let Some(prior) = self.appended.take() {
+            let _ = Appender::open(&self.path, &AppendOptions::default())
+                .and_then(|w| w.reusing(prior).finish());
+        }
     }
 }
 
@@ -271,7 +291,8 @@ pub unsafe extern "C" fn tgm_file_append_with_options(
     })
 }
 
-/// Closes a file handle; NULL is a no-op.
+/// Closes a file handle; NULL is a no-op. A file appended to through the
+/// handle is first ended with its catalogue (`spec/files.md` §9.4).
 ///
 /// # Safety
 /// `file` is NULL or came from this library and is closed once.

@@ -423,6 +423,10 @@ fn rust_and_the_reference_read_what_c_wrote() {
     p.run(&["write", path.to_str().unwrap()]);
     let f = tgm::TgmFile::open(&path).unwrap();
     assert_eq!(f.num_messages(), 2);
+    assert!(
+        f.catalogue().is_some(),
+        "closing the handle ended the file with its catalogue"
+    );
     let opts = DecodeOptions::default();
     let m0 = tgm::decode(&f.message_bytes(0).unwrap(), &opts).unwrap();
     assert_eq!(m0.objects[0].data, ne_bytes(&grid(), f64::to_ne_bytes));
@@ -451,12 +455,16 @@ fn rust_and_the_reference_read_what_c_wrote() {
     // The reference reads the same bytes to the same values.
     let bytes = std::fs::read(&path).unwrap();
     let spans = tensogram::scan(&bytes);
-    assert_eq!(spans.len(), 2);
+    // The two messages, then the catalogue: a message of no objects.
+    assert_eq!(spans.len(), 3);
     let (start, len) = spans[0];
     let ropts = tensogram::DecodeOptions {
         verify_hash: true,
         ..Default::default()
     };
+    let (c, clen) = spans[2];
+    let (_, none) = tensogram::decode(&bytes[c..c + clen], &ropts).unwrap();
+    assert!(none.is_empty());
     let (_, robjs) = tensogram::decode(&bytes[start..start + len], &ropts).unwrap();
     assert_eq!(robjs[0].1, ne_bytes(&grid(), f64::to_ne_bytes));
     assert_eq!(robjs[1].1, ne_bytes(&U16, u16::to_ne_bytes));

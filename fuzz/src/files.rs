@@ -204,3 +204,124 @@ pub fn file(data: &[u8]) {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// The catalogue parser and the reader rule (`spec/files.md` §9): the
+/// first byte picks the input's role. As a body, a catalogue that parses
+/// serialises back to itself; as a file, opening never panics, and every
+/// message listed lies in the file, in order, delimited by its magics
+/// when the catalogue was not used, and the catalogue's own message is
+/// never listed.
+pub fn catalogue(data: &[u8]) {
+    use tgm::file::catalogue::Catalogue;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let limits = fuzz_limits();
+    if mode % 2 == 0 {
+        if let Ok(c) = Catalogue::from_body(rest, &limits) {
+            let body = c.to_body();
+            let again = Catalogue::from_body(&body, &limits).expect("a parsed body re-parses");
+            // Bytes, not values: NaN metadata values are not equal to
+            // themselves.
+            assert_eq!(again.to_body(), body);
+            assert_eq!(c.messages.last().map_or(0, |m| m.offset + m.len), c.covered);
+        }
+        return;
+    }
+    let Ok(f) = TgmFile::from_source(rest.to_vec(), &limits) else {
+        return;
+    };
+    let mut end = 0u64;
+    for s in f.spans() {
+        assert!(s.offset >= end && s.len >= MIN_MESSAGE_LEN as u64);
+        end = s.offset + s.len;
+        assert!(end <= rest.len() as u64, "a span past the end of the file");
+    }
+    match f.catalogue() {
+        Some(c) => {
+            assert_eq!(
+                c.covered + f.catalogue_spans().last().unwrap().len,
+                rest.len() as u64
+            );
+            assert_eq!(f.num_messages(), c.listed().count());
+        }
+        None => {
+            for s in f.spans() {
+                let m = &rest[s.range()];
+                assert_eq!(&m[..8], MAGIC);
+                assert_eq!(&m[m.len() - 8..], END_MAGIC);
+            }
+        }
+    }
+}
+
+/// The catalogue recorder (`spec/files.md` §9.4): the first two bytes give
+/// the size of the writes, the rest is the stream. Recording never panics,
+/// and a stream ended with the catalogue it recorded lists exactly the
+/// messages a scan of the stream finds (catalogue messages left out), each
+/// with the metadata, descriptors and stored sizes its bytes hold: the
+/// recorder never lists what is not there, nor hides what is.
+pub fn catalogue_recorder(data: &[u8]) {
+    use tgm::file::catalogue::CATALOGUE_KEY;
+    let Some((head, rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let chunk = usize::from(u16::from_le_bytes(*head)).max(1);
+    let limits = fuzz_limits();
+    let mut r = tgm::file::CatalogueRecorder::new(&limits);
+    for c in rest.chunks(chunk) {
+        r.observe(c);
+    }
+    let Some(recorded) = r.finish().expect("a recorded catalogue builds") else {
+        return;
+    };
+    let msg = recorded.to_message().expect("a recorded catalogue encodes");
+    let ended = TgmFile::from_source([rest, &msg[..]].concat(), &limits)
+        .expect("a recorded stream ended with its catalogue opens");
+    // What the bytes hold, message by message.
+    let truth: Vec<_> = tgm::scan(rest)
+        .into_iter()
+        .map(|s| {
+            let m = tgm::Message::parse_with(&rest[s.range()], s.offset, &limits)
+                .expect("a recorded message parses");
+            let meta = m.metadata().expect("a recorded message has metadata");
+            let descs: Vec<_> = (0..m.num_objects())
+                .map(|o| {
+                    m.object(o)
+                        .expect("a recorded object")
+                        .descriptor()
+                        .to_cbor()
+                })
+                .collect();
+            let sizes: Vec<u64> = (0..m.num_objects())
+                .map(|o| {
+                    m.object(o)
+                        .expect("a recorded object")
+                        .payload_region()
+                        .len() as u64
+                })
+                .collect();
+            (s, meta, descs, sizes)
+        })
+        .filter(|(_, meta, descs, _)| !(descs.is_empty() && meta.extra.contains_key(CATALOGUE_KEY)))
+        .collect();
+    let spans: Vec<_> = truth.iter().map(|t| t.0).collect();
+    assert_eq!(ended.spans(), &spans[..], "listings differ");
+    let opts = tgm::DecodeOptions::default().verify(tgm::Verify::Off);
+    for (m, (_, meta, descs, sizes)) in truth.iter().enumerate() {
+        let got = ended.metadata(m, &opts).expect("listed metadata");
+        assert_eq!(got.to_cbor(), meta.to_cbor(), "metadata of message {m}");
+        let got: Vec<_> = ended
+            .descriptors(m)
+            .expect("listed descriptors")
+            .iter()
+            .map(|d| d.to_cbor())
+            .collect();
+        assert_eq!(&got, descs, "descriptors of message {m}");
+        assert_eq!(
+            &ended.stored_sizes(m).expect("listed sizes"),
+            sizes,
+            "stored sizes of message {m}"
+        );
+    }
+}

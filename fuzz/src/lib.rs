@@ -39,13 +39,15 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "roundtrip" => io::roundtrip,
         "npy" => io::npy,
         "file" => files::file,
+        "catalogue" => files::catalogue,
+        "catalogue_recorder" => files::catalogue_recorder,
         "tensor" => tensor::tensor,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 13] = [
+pub const TARGETS: [&str; 15] = [
     "decode",
     "scan",
     "chunked",
@@ -59,4 +61,6 @@ pub const TARGETS: [&str; 13] = [
     "npy",
     "file",
     "tensor",
+    "catalogue",
+    "catalogue_recorder",
 ];

@@ -166,6 +166,15 @@ impl NativeFile {
         })
     }
 
+    /// Whether the file was opened from its catalogue (`spec/files.md` §9.3).
+    fn catalogued(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .catalogue()
+            .is_some()
+    }
+
     /// Locates the messages another writer appended since the last look;
     /// the damage rule of opening applies to the file as it is now.
     #[pyo3(signature = (intact_only=false))]

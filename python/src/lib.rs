@@ -15,6 +15,7 @@ mod ranges;
 mod remote;
 mod remote_layout;
 mod sz3_child;
+mod writing;
 
 use pyo3::prelude::*;
 
@@ -34,6 +35,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::decode_range, m)?)?;
     m.add_function(wrap_pyfunction!(core::locate_raw, m)?)?;
     m.add_function(wrap_pyfunction!(core::scan, m)?)?;
+    m.add_function(wrap_pyfunction!(writing::append_message, m)?)?;
+    m.add_function(wrap_pyfunction!(writing::end_with_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(core::compute_hash, m)?)?;
     m.add_function(wrap_pyfunction!(core::compute_packing_params, m)?)?;
     m.add_function(wrap_pyfunction!(core::validate, m)?)?;

@@ -5,6 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::catalogue::Catalogue;
 use super::local::Backend;
 use super::reader::TgmFile;
 use super::TornTail;
@@ -29,15 +30,34 @@ pub enum TornTailPolicy {
 
 /// Options of [`Appender::open`].
 #[non_exhaustive]
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AppendOptions {
     /// Torn-tail handling.
     pub torn_tail: TornTailPolicy,
     /// Limits used when indexing the existing file.
     pub limits: Limits,
+    /// Whether [`Appender::finish`] ends the file with a catalogue
+    /// (`spec/files.md` §9.4); default true.
+    pub catalogue: bool,
+}
+
+impl Default for AppendOptions {
+    fn default() -> Self {
+        AppendOptions {
+            torn_tail: TornTailPolicy::default(),
+            limits: Limits::default(),
+            catalogue: true,
+        }
+    }
 }
 
 impl AppendOptions {
+    /// Sets whether [`Appender::finish`] writes a catalogue.
+    pub fn catalogue(mut self, on: bool) -> Self {
+        self.catalogue = on;
+        self
+    }
+
     /// Sets the torn-tail policy.
     pub fn torn_tail(mut self, p: TornTailPolicy) -> Self {
         self.torn_tail = p;
@@ -56,6 +76,13 @@ pub struct Appender {
     file: File,
     end: u64,
     repaired: Option<TornTail>,
+    /// Catalogue messages lie from `end` to the end of the file; they are
+    /// cut before the first message is written (`spec/files.md` §9.4).
+    catalogue_after: bool,
+    /// The catalogue the file was opened with, reused by [`Self::finish`].
+    prior: Option<Catalogue>,
+    catalogue: bool,
+    limits: Limits,
 }
 
 /// Cutting a torn tail must never destroy a message, nor change how the
@@ -158,15 +185,78 @@ impl Appender {
                 }
             }
         }
-        let end = repaired
-            .as_ref()
-            .map_or(end.max(existing.size()), |t| t.offset);
+        // Catalogue messages after the last listed message: the next
+        // message takes their place.
+        let cats = existing.catalogue_spans();
+        let catalogue_after = repaired.is_none()
+            && existing.torn_tail().is_none()
+            && cats
+                .last()
+                .is_some_and(|c| c.offset + c.len == existing.size())
+            && cats
+                .iter()
+                .filter(|c| c.offset >= end)
+                .try_fold(end, |at, c| (c.offset == at).then_some(at + c.len))
+                == Some(existing.size());
+        let end = if catalogue_after {
+            end
+        } else {
+            repaired
+                .as_ref()
+                .map_or(end.max(existing.size()), |t| t.offset)
+        };
         Ok(Appender {
             path,
             file,
             end,
             repaired,
+            catalogue_after,
+            prior: existing.catalogue().cloned(),
+            catalogue: opts.catalogue,
+            limits: opts.limits.clone(),
         })
+    }
+
+    /// Cuts the catalogue messages after the last message, once, before
+    /// anything is written in their place.
+    fn cut_catalogue(&mut self) -> Result<()> {
+        if self.catalogue_after {
+            self.file.set_len(self.end)?;
+            self.file.sync_data()?;
+            self.catalogue_after = false;
+        }
+        Ok(())
+    }
+
+    /// Reuses `prior`'s entries for the messages it lists at the same
+    /// place when [`Self::finish`] writes the catalogue, when the file was
+    /// not opened with one: a writer that kept the catalogue a file was
+    /// opened with across appends made without it (`spec/files.md` §9.4)
+    /// reads only the new messages.
+    pub fn reusing(mut self, prior: Option<Catalogue>) -> Self {
+        if self.prior.is_none() {
+            self.prior = prior;
+        }
+        self
+    }
+
+    /// Ends the file with a catalogue of every message in it (unless the
+    /// options turned catalogues off) and syncs it; returns the
+    /// catalogue's length, `None` when none was written (turned off, or
+    /// the file is not wholly complete messages). A file appended to and
+    /// never finished has no catalogue and is read by scanning
+    /// (`spec/files.md` §9.4).
+    pub fn finish(mut self) -> Result<Option<u64>> {
+        if !self.catalogue {
+            return Ok(None);
+        }
+        self.cut_catalogue()?;
+        super::catalogue::end_with_catalogue_in(
+            &self.file,
+            &self.path,
+            self.prior.as_ref(),
+            &self.limits,
+        )
     }
 
     /// The torn tail that was cut off when the file was opened, if any.
@@ -181,6 +271,7 @@ impl Appender {
 
     /// Appends an already encoded message and syncs it to disk.
     pub fn append_bytes(&mut self, message: &[u8]) -> Result<()> {
+        self.cut_catalogue()?;
         self.file.seek(SeekFrom::Start(self.end))?;
         self.file.write_all(message)?;
         self.file.sync_data()?;
@@ -206,6 +297,7 @@ impl Appender {
         metadata: &GlobalMetadata,
         opts: &EncodeOptions,
     ) -> Result<StreamingAppend<'_>> {
+        self.cut_catalogue()?;
         self.file.seek(SeekFrom::Start(self.end))?;
         let enc = StreamingEncoder::new(&mut self.file, metadata, opts)?;
         Ok(StreamingAppend {

@@ -22,6 +22,7 @@
 use std::sync::Arc;
 
 use super::async_source::AsyncByteSource;
+use super::catalogue::split_catalogues;
 use super::fetched::{drive, fetch_new, step, Fetched, Fetches, Miss};
 use super::index::Passes;
 use super::reader::{locate_hops, located_of};
@@ -68,18 +69,27 @@ impl<S: AsyncByteSource + ?Sized> std::fmt::Debug for AsyncTgmFile<S> {
 
 impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
     /// Locates the messages of `src` as [`TgmFile::from_source`] does, with
-    /// the source's readahead, sending the same requests.
+    /// the source's readahead, sending the same requests: the file's tail
+    /// first, and when that holds a valid catalogue nothing more
+    /// (`spec/files.md` §9.3).
     pub async fn open(src: S, limits: &Limits) -> Result<Self> {
         let size = src.len().await?;
         let fetched = Fetched {
             src: Arc::new(src),
             size,
         };
-        let file = if fetched.src.hints().readahead == 0 {
+        let found = drive(&*fetched.src, || {
+            Ok(super::catalogue::find(&fetched, size, limits))
+        })
+        .await?;
+        let file = if let Some(found) = found {
+            TgmFile::from_catalogue(fetched.clone(), size, found, limits)
+        } else if fetched.src.hints().readahead == 0 {
             locate_resumably(&fetched, limits).await?
         } else {
+            let ra = fetched.src.hints().readahead;
             drive(&*fetched.src, || {
-                TgmFile::from_source(fetched.clone(), limits)
+                TgmFile::scan_with_readahead(fetched.clone(), size, limits, ra)
             })
             .await?
         };
@@ -128,15 +138,12 @@ async fn locate_resumably<S: AsyncByteSource + ?Sized>(
         fetch_new(&mut fetches, &*fetched.src, miss).await?;
     };
     drive(&*fetched.src, || {
+        let (spans, hidden) = split_catalogues(fetched, spans.clone(), &flags, limits);
         let located = located_of(fetched, size, &spans, flags.clone(), limits);
-        Ok(TgmFile::assemble(
-            fetched.clone(),
-            size,
-            spans.clone(),
-            located,
-            torn.clone(),
-            limits,
-        ))
+        Ok(
+            TgmFile::assemble(fetched.clone(), size, spans, located, torn.clone(), limits)
+                .with_hidden(hidden),
+        )
     })
     .await
 }

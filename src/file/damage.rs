@@ -24,9 +24,16 @@ pub struct Damage {
 
 const GAP: &str = "bytes between messages that form none";
 
-/// Every byte range outside the complete messages `spans` of a source of
-/// `size` bytes whose trailing bytes are `torn`, in file order.
-pub(crate) fn damage_of(spans: &[MessageSpan], torn: Option<&TornTail>, size: u64) -> Vec<Damage> {
+/// Every byte range outside the complete messages `spans` (listed) and
+/// `hidden` (catalogue messages, `spec/files.md` §9.1) of a source of
+/// `size` bytes whose trailing bytes are `torn`, in file order; each
+/// damage's message index counts listed messages only.
+pub(crate) fn damage_of(
+    spans: &[MessageSpan],
+    hidden: &[MessageSpan],
+    torn: Option<&TornTail>,
+    size: u64,
+) -> Vec<Damage> {
     let gap = |offset, len, message| Damage {
         offset,
         len,
@@ -35,12 +42,20 @@ pub(crate) fn damage_of(spans: &[MessageSpan], torn: Option<&TornTail>, size: u6
         message,
     };
     let mut out = Vec::new();
+    let mut all: Vec<(MessageSpan, bool)> = spans
+        .iter()
+        .map(|s| (*s, true))
+        .chain(hidden.iter().map(|s| (*s, false)))
+        .collect();
+    all.sort_by_key(|(s, _)| s.offset);
     let mut pos = 0;
-    for (i, s) in spans.iter().enumerate() {
+    let mut i = 0;
+    for (s, listed) in all {
         if s.offset > pos {
             out.push(gap(pos, s.offset - pos, i));
         }
-        pos = s.offset + s.len;
+        pos = pos.max(s.offset + s.len);
+        i += usize::from(listed);
     }
     match torn {
         Some(t) => out.push(Damage {
@@ -62,14 +77,15 @@ pub(crate) fn damage_of(spans: &[MessageSpan], torn: Option<&TornTail>, size: u6
 /// with no message at all), at the damage's offset and message index.
 pub(crate) fn check_intact(
     spans: &[MessageSpan],
+    hidden: &[MessageSpan],
     torn: Option<&TornTail>,
     size: u64,
 ) -> Result<()> {
-    let found = damage_of(spans, torn, size);
+    let found = damage_of(spans, hidden, torn, size);
     let Some(d) = found.first() else {
         return Ok(());
     };
-    if spans.is_empty() && !d.truncated {
+    if spans.is_empty() && hidden.is_empty() && !d.truncated {
         return Err(Error::framing(format!(
             "not a Tensogram file (no message found in {size} bytes)"
         ))
@@ -107,22 +123,23 @@ mod tests {
             len: 6,
             reason: INCOMPLETE.into(),
         };
-        let d = damage_of(&spans, Some(&cut), 30);
+        let d = damage_of(&spans, &[], Some(&cut), 30);
         assert_eq!(d.len(), 2);
         assert_eq!((d[0].offset, d[0].len, d[0].message), (10, 4, 1));
         assert!(!d[0].truncated);
         assert_eq!((d[1].offset, d[1].len, d[1].message), (24, 6, 2));
         assert!(d[1].truncated);
-        let e = check_intact(&spans, Some(&cut), 30).unwrap_err();
+        let e = check_intact(&spans, &[], Some(&cut), 30).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (&ErrorKind::Framing, Some(10)));
 
-        let e = check_intact(&spans[..1], Some(&TornTail { offset: 10, ..cut }), 16).unwrap_err();
+        let e =
+            check_intact(&spans[..1], &[], Some(&TornTail { offset: 10, ..cut }), 16).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (&ErrorKind::Truncated, Some(10)));
         assert!(e.to_string().contains("truncated"), "{e}");
 
-        assert!(check_intact(&spans[..1], None, 10).is_ok());
-        assert!(check_intact(&[], None, 0).is_ok());
-        let e = check_intact(&[], None, 5).unwrap_err();
+        assert!(check_intact(&spans[..1], &[], None, 10).is_ok());
+        assert!(check_intact(&[], &[], None, 0).is_ok());
+        let e = check_intact(&[], &[], None, 5).unwrap_err();
         assert!(e.to_string().contains("not a Tensogram file"), "{e}");
     }
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::catalogue::split_catalogues;
 use super::index::{index_messages_with, Passes, TornTail};
 use super::layout::{from_hex, to_hex, FileLayout, MessageLayout, ObjectLayout, LAYOUT_VERSION};
 use super::local::{Backend, LocalFile};
@@ -43,6 +44,11 @@ pub struct TgmFile<S = LocalFile> {
     spans: Vec<MessageSpan>,
     located: Vec<Located>,
     torn: Option<TornTail>,
+    /// Catalogue messages (`spec/files.md` §9.1): complete messages that
+    /// listings skip.
+    hidden: Vec<MessageSpan>,
+    /// The catalogue the file was opened from, if any.
+    catalogue: Option<Arc<super::catalogue::Catalogue>>,
     limits: Limits,
     /// Bytes the last footer-indexed message listed needed from its end:
     /// the next one's first read (`spec/remote.md` §3).
@@ -194,18 +200,30 @@ pub const DEFAULT_READAHEAD: u64 = 0;
 /// what each hop needs: their spans, what was learnt of each on the way
 /// (its preamble flags; its index when it lies in the source's cached
 /// prefix), and any torn tail. A source that fails as a whole is an error.
-fn locate(
-    src: &dyn ByteSource,
-    size: u64,
-    start: u64,
-    limits: &Limits,
-) -> Result<(Vec<MessageSpan>, Vec<Located>, Option<TornTail>)> {
+fn locate(src: &dyn ByteSource, size: u64, start: u64, limits: &Limits) -> Result<LocatedAll> {
     let hops = locate_hops(src, size, start, limits, &mut Passes::default());
     if let Some(e) = hops.failure {
         return Err(e);
     }
-    let located = located_of(src, size, &hops.spans, hops.flags, limits);
-    Ok((hops.spans, located, hops.torn))
+    let (spans, hidden) = split_catalogues(src, hops.spans, &hops.flags, limits);
+    let located = located_of(src, size, &spans, hops.flags, limits);
+    Ok(LocatedAll {
+        spans,
+        located,
+        torn: hops.torn,
+        hidden,
+    })
+}
+
+/// What locating the messages of a source found: the listed messages and
+/// what was learnt of each, the torn tail, and the catalogue messages
+/// (`spec/files.md` §9.1), which are not listed.
+#[derive(Debug)]
+pub(super) struct LocatedAll {
+    pub(super) spans: Vec<MessageSpan>,
+    pub(super) located: Vec<Located>,
+    pub(super) torn: Option<TornTail>,
+    pub(super) hidden: Vec<MessageSpan>,
 }
 
 /// What hopping over the messages of a source found ([`locate_hops`]).
@@ -382,7 +400,10 @@ impl<S: ByteSource> TgmFile<S> {
         Self::from_source_with_readahead(src, limits, ra)
     }
 
-    /// Locates the messages of `src` reading `readahead` bytes at a time.
+    /// Locates the messages of `src` reading `readahead` bytes at a time,
+    /// after one read of its tail: when that ends with a valid catalogue,
+    /// the messages are taken from it and nothing else is read
+    /// (`spec/files.md` §9.3).
     /// Unreadable bytes are damage (a torn tail) as for any file, but a
     /// source that fails as a whole (a remote object not found, refused,
     /// changed, or not answering) is an error.
@@ -393,13 +414,35 @@ impl<S: ByteSource> TgmFile<S> {
     /// when objects are asked for.
     pub fn from_source_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
         let size = src.len()?;
+        if let Some(found) = super::catalogue::find(&src, size, limits) {
+            return Ok(Self::from_catalogue(src, size, found, limits));
+        }
+        Self::scan_with_readahead(src, size, limits, readahead)
+    }
+
+    /// [`Self::from_source_with_readahead`] without looking for a
+    /// catalogue: the messages of `src` (`size` bytes) located by hopping
+    /// and scanning (`spec/files.md` §2).
+    pub(super) fn scan_with_readahead(
+        src: S,
+        size: u64,
+        limits: &Limits,
+        readahead: u64,
+    ) -> Result<Self> {
         if readahead == 0 {
-            let (spans, located, torn) = locate(&src, size, 0, limits)?;
-            return Ok(Self::assemble(src, size, spans, located, torn, limits));
+            let all = locate(&src, size, 0, limits)?;
+            return Ok(
+                Self::assemble(src, size, all.spans, all.located, all.torn, limits)
+                    .with_hidden(all.hidden),
+            );
         }
         let ra = Readahead::new(&src, size, readahead);
         let mut found: Vec<(u64, MessageIndex)> = Vec::new();
-        let mut at_hop = |p, _: Option<&[u8; PREAMBLE_LEN]>| {
+        let mut flags = Vec::new();
+        let mut at_hop = |p, head: Option<&[u8; PREAMBLE_LEN]>| {
+            if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
+                flags.push((p, pre.flags));
+            }
             let at = MessageAt {
                 at: p,
                 base: p,
@@ -420,6 +463,7 @@ impl<S: ByteSource> TgmFile<S> {
         if let Some(e) = ra.take_failure() {
             return Err(e);
         }
+        let (spans, hidden) = split_catalogues(&ra, spans, &flags, limits);
         let mut found = found.into_iter().peekable();
         let located = spans
             .iter()
@@ -438,7 +482,50 @@ impl<S: ByteSource> TgmFile<S> {
                 l
             })
             .collect();
-        Ok(Self::assemble(src, size, spans, located, torn, limits))
+        Ok(Self::assemble(src, size, spans, located, torn, limits).with_hidden(hidden))
+    }
+
+    /// The file as its catalogue lists it (`spec/files.md` §9.3): each
+    /// message's span, preamble flags and index from the catalogue, its
+    /// data frames checked when read; the catalogue message not listed.
+    pub(super) fn from_catalogue(
+        src: S,
+        size: u64,
+        found: super::catalogue::Found,
+        limits: &Limits,
+    ) -> Self {
+        let cat = found.catalogue;
+        let mut spans = Vec::with_capacity(cat.messages.len());
+        let mut located = Vec::with_capacity(cat.messages.len());
+        let mut hidden = Vec::new();
+        for m in &cat.messages {
+            let Some(objs) = &m.objects else {
+                hidden.push(m.span());
+                continue;
+            };
+            spans.push(m.span());
+            let l = Located {
+                flags: Some(m.flags),
+                ..Located::default()
+            };
+            let _ = l.index.set(Some(MessageIndex {
+                offsets: objs.iter().map(|o| o.frame.0).collect(),
+                lengths: objs.iter().map(|o| o.frame.1).collect(),
+                index_frame_at: m.offset,
+                frames_end: m.len - POSTAMBLE_LEN as u64,
+            }));
+            located.push(l);
+        }
+        hidden.push(found.span);
+        let mut f = Self::assemble(src, size, spans, located, None, limits).with_hidden(hidden);
+        f.catalogue = Some(Arc::new(cat));
+        f
+    }
+
+    /// Sets the catalogue messages found while locating.
+    pub(super) fn with_hidden(mut self, hidden: Vec<MessageSpan>) -> Self {
+        self.hidden = hidden;
+        self
     }
 
     pub(super) fn assemble(
@@ -455,6 +542,8 @@ impl<S: ByteSource> TgmFile<S> {
             spans,
             located,
             torn,
+            hidden: Vec::new(),
+            catalogue: None,
             limits: limits.clone(),
             tail_hint: AtomicU64::new(0),
             metadata_cache: MetadataCache::default(),
@@ -469,13 +558,18 @@ impl<S: ByteSource> TgmFile<S> {
         if size < self.size {
             self.spans.clear();
             self.located.clear();
+            self.hidden.clear();
             self.metadata_cache.clear();
         }
+        // From the end of the last listed message: a catalogue after it
+        // may have been cut by an append since (`spec/files.md` §9.4).
         let start = self.spans.last().map_or(0, |s| s.offset + s.len);
-        let (spans, located, torn) = locate(&self.src, size, start, &self.limits)?;
-        self.located.extend(located);
-        self.spans.extend(spans);
-        self.torn = torn;
+        self.hidden.retain(|h| h.offset < start);
+        let all = locate(&self.src, size, start, &self.limits)?;
+        self.located.extend(all.located);
+        self.spans.extend(all.spans);
+        self.hidden.extend(all.hidden);
+        self.torn = all.torn;
         self.size = size;
         Ok(())
     }
@@ -576,15 +670,35 @@ impl<S: ByteSource> TgmFile<S> {
         self.spans.len()
     }
 
+    /// The catalogue messages of the file (`spec/files.md` §9.1):
+    /// complete messages that are not listed.
+    pub fn catalogue_spans(&self) -> &[MessageSpan] {
+        &self.hidden
+    }
+
+    /// The catalogue the file was opened from, when its tail held a valid
+    /// one (`spec/files.md` §9.3).
+    pub fn catalogue(&self) -> Option<&super::catalogue::Catalogue> {
+        self.catalogue.as_deref()
+    }
+
     /// Trailing bytes that form no complete message.
     pub fn torn_tail(&self) -> Option<&TornTail> {
         self.torn.as_ref()
     }
 
+    /// The catalogue and message `m`'s offset, when the file was opened
+    /// from a catalogue: metadata, descriptors and stored sizes are then
+    /// answered from it without reading the message (`spec/files.md` §9.3).
+    fn listed(&self, m: usize) -> Option<(&super::catalogue::Catalogue, u64)> {
+        let c = self.catalogue.as_deref()?;
+        Some((c, self.spans.get(m)?.offset))
+    }
+
     /// Every byte range outside the complete messages, in file order:
     /// gaps between messages and the torn tail (`spec/files.md` §2).
     pub fn damage(&self) -> Vec<super::Damage> {
-        super::damage::damage_of(&self.spans, self.torn.as_ref(), self.size)
+        super::damage::damage_of(&self.spans, &self.hidden, self.torn.as_ref(), self.size)
     }
 
     /// `Ok` when the file is wholly complete messages (or empty); else the
@@ -593,7 +707,7 @@ impl<S: ByteSource> TgmFile<S> {
     /// Opening is lenient (the intact messages stay readable); this is
     /// the check for callers that want the whole file.
     pub fn check_intact(&self) -> Result<()> {
-        super::damage::check_intact(&self.spans, self.torn.as_ref(), self.size)
+        super::damage::check_intact(&self.spans, &self.hidden, self.torn.as_ref(), self.size)
     }
 
     /// Whether message `m`'s index was read (objects of it are then read
@@ -722,6 +836,11 @@ impl<S: ByteSource> TgmFile<S> {
     fn read_metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         let mut o = self.effective(opts);
         o.limits = self.limits.clone();
+        if o.verify != crate::decode::Verify::Require {
+            if let Some(meta) = self.listed(m).and_then(|(c, at)| c.metadata_at(at)) {
+                return Ok(meta.clone());
+            }
+        }
         if let Some(meta) = self.footer_metadata(m, &o).map_err(|e| e.in_message(m))? {
             return Ok(meta);
         }
@@ -858,6 +977,9 @@ impl<S: ByteSource> TgmFile<S> {
     /// cached), otherwise parsed from the whole message.
     pub fn descriptors(&self, m: usize) -> Result<Vec<ObjectDescriptor>> {
         span_of(&self.spans, m)?;
+        if let Some(d) = self.listed(m).and_then(|(c, at)| c.descriptors_at(at)) {
+            return Ok(d.into_iter().cloned().collect());
+        }
         self.footer(m);
         if self.index(m).is_none() {
             return self.with_message(m, |msg| {
@@ -882,6 +1004,11 @@ impl<S: ByteSource> TgmFile<S> {
     /// parsed from the whole message.
     pub fn descriptor(&self, m: usize, o: usize) -> Result<ObjectDescriptor> {
         span_of(&self.spans, m)?;
+        if let Some(d) = self.listed(m).and_then(|(c, at)| c.descriptors_at(at)) {
+            if let Some(d) = d.get(o) {
+                return Ok((*d).clone());
+            }
+        }
         self.footer(m);
         if self.index(m).is_some() {
             let env = self.envelopes(m)?;
@@ -910,6 +1037,9 @@ impl<S: ByteSource> TgmFile<S> {
     /// the whole message.
     pub fn stored_sizes(&self, m: usize) -> Result<Vec<u64>> {
         span_of(&self.spans, m)?;
+        if let Some(v) = self.listed(m).and_then(|(c, at)| c.stored_sizes_at(at)) {
+            return Ok(v);
+        }
         self.footer(m);
         if self.index(m).is_some() {
             let env = self.envelopes(m)?;

@@ -107,14 +107,33 @@ impl ValidateSource for [u8] {
     }
 }
 
+/// Every complete message is validated, catalogue messages
+/// (`spec/files.md` §9.1) included: they are messages, only not listed.
 impl<S: ByteSource> ValidateSource for TgmFile<S> {
     fn messages(&self, _: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
         let torn = self.torn_tail().cloned();
-        (self.size(), Cow::Borrowed(self.spans()), torn)
+        if self.catalogue_spans().is_empty() {
+            return (self.size(), Cow::Borrowed(self.spans()), torn);
+        }
+        let mut all = [self.spans(), self.catalogue_spans()].concat();
+        all.sort_by_key(|s| s.offset);
+        (self.size(), Cow::Owned(all), torn)
     }
 
-    fn message_bytes(&self, i: usize, _: MessageSpan) -> Result<Cow<'_, [u8]>> {
-        TgmFile::message_bytes(self, i).map(crate::file::MessageBytes::into_cow)
+    fn message_bytes(&self, _: usize, span: MessageSpan) -> Result<Cow<'_, [u8]>> {
+        let r = span.offset..span.offset + span.len;
+        if let Some(all) = self.source().as_slice() {
+            if let Some(b) = all.get(span.range()) {
+                return Ok(Cow::Borrowed(b));
+            }
+        }
+        let b = self.source().read_bytes(r)?;
+        if b.len() as u64 != span.len {
+            return Err(
+                crate::Error::truncated("the source is shorter than located").at(span.offset),
+            );
+        }
+        Ok(Cow::Owned(b.to_vec()))
     }
 }
 

@@ -259,8 +259,12 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         bar.finish_and_clear();
         objects += arrays.len();
     }
-    if let Target::New(f) = target {
-        f.commit()?;
+    match target {
+        Target::New(f) => f.commit()?,
+        Target::Append(app) => {
+            app.finish().at(&a.output)?;
+        }
+        Target::Stdout => {}
     }
     note!(
         "{} {} message(s), {objects} object(s) to {}",

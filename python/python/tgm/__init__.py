@@ -28,6 +28,7 @@ from ._api import (
     scan,
     validate,
     validate_file,
+    write_catalogue,
 )
 from ._file import AsyncTensogramFile, TensogramFile, TensogramFileIter
 from ._doctor import doctor
@@ -94,6 +95,7 @@ __all__ = [
     "to_tgm",
     "validate",
     "validate_file",
+    "write_catalogue",
     *_error_names,
 ]
 

@@ -413,6 +413,7 @@ def validate(buf: Buffer, level: str = "default", check_canonical: bool = False)
 def validate_file(
     path: _Path, level: str = "default", check_canonical: bool = False
 ) -> dict[str, Any]: ...
+def write_catalogue(path: _Path) -> int | None: ...
 
 __all__ = [
     "__version__",
@@ -452,6 +453,7 @@ __all__ = [
     "to_tgm",
     "validate",
     "validate_file",
+    "write_catalogue",
     "TensogramError",
     "FramingError",
     "MetadataError",

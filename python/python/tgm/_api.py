@@ -3,6 +3,7 @@ and return shapes (``spec/format.md`` §12 for decoding)."""
 
 import json
 import operator
+import os
 
 import numpy as np
 
@@ -304,6 +305,18 @@ def range_arrays(dtype, byte_order, parts, join, native_byte_order):
 def scan(buf):
     """Message boundaries in *buf* → ``list[(offset, length)]``."""
     return _native.scan(_buffer(buf))
+
+
+def write_catalogue(path):
+    """End the local file *path* with the catalogue of its messages (a
+    message of no objects listing every message, its metadata and
+    descriptors), replacing one at its end, so that it opens from one read
+    of its tail, locally and over HTTP or object storage
+    (``spec/files.md`` §9). For files appended to with
+    :meth:`TensogramFile.append`, which writes plain messages as the
+    reference does. Returns the catalogue's length, or ``None`` when the
+    file is not wholly complete messages (nothing is then written)."""
+    return _native.end_with_catalogue(os.fspath(path))
 
 
 class MessageIter:

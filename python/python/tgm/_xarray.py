@@ -94,6 +94,7 @@ def to_tgm(ds, path, pipeline=None, *, force=False, allow_nan=True):
     leaves nothing behind."""
     import xarray as xr
 
+    from . import _native
     from ._file import TensogramFile
 
     if isinstance(ds, xr.DataArray):
@@ -106,6 +107,8 @@ def to_tgm(ds, path, pipeline=None, *, force=False, allow_nan=True):
         with TensogramFile.create(tmp) as f:
             for meta, objects in messages:
                 f.append(meta, objects, allow_nan=allow_nan)
+        # The file ends with its catalogue (spec/files.md §9.4).
+        _native.end_with_catalogue(tmp)
 
     _write_new(path, force, write)
 

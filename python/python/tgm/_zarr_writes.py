@@ -9,10 +9,10 @@ message, as :func:`tgm.to_tgm` writes a variable: ``name``,
 ``dim_names`` (Zarr's ``dimension_names``) and the array's attributes
 under ``netcdf.attrs``; the root group's attributes go on the first
 message. All messages are encoded before the file is touched: a new file
-is written beside the target and renamed into place; an append writes
-after the last byte and, should the write fail, cuts the file back to its
-old length (``spec/files.md``: messages are self-delimiting, so appending
-never rewrites one).
+is written beside the target and renamed into place; an append goes
+through the library's locking appender, after the last complete message
+(``spec/files.md`` §5: messages are self-delimiting, so appending never
+rewrites one). Either way the file ends with its catalogue (§9.4).
 """
 
 import json
@@ -118,12 +118,19 @@ class Writes:
         data = b"".join(
             tgm.encode(meta, objects, allow_nan=True) for meta, objects in variable_messages(variables, attrs)
         )
+        from . import _native
+
+        # The file ends with its catalogue (spec/files.md §9.4): a new file
+        # before it is renamed into place, an appended one after the
+        # messages (the appender cuts the catalogue there first).
         if append and os.path.exists(path):
-            _append(path, data)
+            _native.append_message(path, data)
+            _native.end_with_catalogue(path)
         else:
             def write(tmp):
                 with open(tmp, "xb") as f:
                     f.write(data)
+                _native.end_with_catalogue(tmp)
 
             _write_new(path, True, write)
         self.keys.clear()
@@ -139,17 +146,3 @@ def _decoded_attrs(a):
     if isinstance(attrs.get("_FillValue"), str) and a.dtype.kind == "f":
         attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], a.dtype)
     return attrs
-
-
-def _append(path, data):
-    """``data`` after the last byte of ``path``; on failure the file is cut
-    back to its old length."""
-    with open(path, "r+b") as f:
-        end = f.seek(0, os.SEEK_END)
-        try:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        except BaseException:
-            f.truncate(end)
-            raise

@@ -57,6 +57,17 @@ pub fn many_messages(messages: usize) -> Vec<u8> {
     out
 }
 
+/// `plain` ended with its catalogue, as every tgm writer ends a file
+/// (`spec/files.md` §9.4).
+pub fn with_catalogue(plain: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = tgm::file::CataloguingWriter::new(Vec::new(), &tgm::Limits::default());
+    w.write_all(plain).expect("write to memory");
+    let (bytes, n) = w.finish().expect("write to memory");
+    assert!(n > 0, "a file of whole messages gets a catalogue");
+    bytes
+}
+
 /// A smooth float64 field with a little deterministic noise.
 pub fn field_values(n: u64) -> Vec<f64> {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;

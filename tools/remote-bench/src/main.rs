@@ -40,6 +40,7 @@ struct Row {
 const READERS: [Reader; 3] = [Reader::Tgm, Reader::TgmReadahead, Reader::Reference];
 
 const MANY: &str = "bench/many.tgm";
+const CATALOGUED: &str = "bench/catalogued.tgm";
 const FIELD: &str = "bench/field.tgm";
 
 /// Runs `f` and counts the requests for `name` it caused.
@@ -83,6 +84,8 @@ struct Plan {
     messages: usize,
     target: usize,
     many_url: String,
+    /// The many-message file ended with its catalogue (`spec/files.md` §9).
+    catalogued_url: String,
     object: Vec<u8>,
     field_url: String,
     count: u64,
@@ -137,6 +140,15 @@ fn run_reader(http: &Http, plan: &Plan, r: Reader) -> Result<Vec<Cost>, String> 
     })?;
     same("range", r, &data, &plan.range)?;
     costs.push(c);
+
+    for (name, url) in [(MANY, &plan.many_url), (CATALOGUED, &plan.catalogued_url)] {
+        let (objects, c) = measure(http, name, || r.open(url)?.list())?;
+        // The reference lists the catalogue as a message of no objects.
+        if objects != 2 * plan.messages {
+            return Err(format!("{}: listed {objects} objects", r.name()));
+        }
+        costs.push(c);
+    }
     Ok(costs)
 }
 
@@ -159,6 +171,8 @@ fn operations(plan: &Plan, values: u64) -> Vec<String> {
             plan.ranges.len()
         ),
         "`decode_range` of 1 %, from cold (open + read)".to_string(),
+        format!("list: open + metadata and descriptors of all {m} messages"),
+        format!("list the same {m} messages ended with a tgm catalogue"),
     ]
 }
 
@@ -208,10 +222,12 @@ fn run(quick: bool) -> Result<bool, String> {
     let range = tgm::decode_range(&field, 0, &[(first, count)], &opts)
         .map_err(|e| format!("local decode_range: {e}"))?
         .concat();
+    let catalogued = files::with_catalogue(&many);
     let plan = Plan {
         messages: sizes.messages,
         target,
         many_url: http.put(MANY, &many),
+        catalogued_url: http.put(CATALOGUED, &catalogued),
         object: files::small_values(target, 0),
         field_url: http.put(FIELD, &field),
         count,

@@ -13,6 +13,9 @@ pub trait Opened {
     /// Element ranges `(first, count)` of object `o` of message `m`,
     /// concatenated.
     fn ranges(&self, m: usize, o: usize, ranges: &[(u64, u64)]) -> Result<Vec<u8>, String>;
+    /// Metadata and descriptors of every message, as a listing reads them:
+    /// the number of objects listed.
+    fn list(&self) -> Result<usize, String>;
 }
 
 /// Which reader.
@@ -81,6 +84,20 @@ impl Opened for TgmOpened {
             .map(|parts| parts.concat())
             .map_err(|e| e.to_string())
     }
+
+    fn list(&self) -> Result<usize, String> {
+        let opts = tgm::DecodeOptions::default();
+        let mut objects = 0;
+        for m in 0..self.0.num_messages() {
+            let meta = self.0.metadata(m, &opts).map_err(|e| e.to_string())?;
+            let descs = self.0.descriptors(m).map_err(|e| e.to_string())?;
+            if meta.base.len() != descs.len() {
+                return Err(format!("message {m}: base entries and objects differ"));
+            }
+            objects += descs.len();
+        }
+        Ok(objects)
+    }
 }
 
 struct RefOpened(tensogram::TensogramFile);
@@ -102,5 +119,15 @@ impl Opened for RefOpened {
             .decode_range(m, o, ranges, &tensogram::DecodeOptions::default())
             .map(|(_, parts)| parts.concat())
             .map_err(|e| e.to_string())
+    }
+
+    fn list(&self) -> Result<usize, String> {
+        let mut objects = 0;
+        for m in 0..self.messages()? {
+            self.0.decode_metadata(m).map_err(|e| e.to_string())?;
+            let (_, descs) = self.0.decode_descriptors(m).map_err(|e| e.to_string())?;
+            objects += descs.len();
+        }
+        Ok(objects)
     }
 }
