@@ -34,6 +34,8 @@ __all__ = [
     "decode_range",
     "locate_raw",
     "scan",
+    "append_message",
+    "end_with_catalogue",
     "compute_hash",
     "compute_packing_params",
     "validate",
