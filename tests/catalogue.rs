@@ -94,7 +94,7 @@ fn a_catalogued_file_lists_exactly_its_messages() {
     assert_eq!(cat.descriptors.len(), 1);
     assert_eq!(cat.metadata.len(), 20);
     let o = &cat.messages[3].objects.as_ref().unwrap()[0];
-    let meta = cat.metadata_at(f.spans()[3].offset).unwrap();
+    let meta = cat.metadata_at(f.spans()[3]).unwrap();
     let mars = meta.base[0].get("mars").unwrap();
     assert_eq!(mars.get("param").and_then(Value::as_text), Some("msl"));
     assert_eq!(cat.descriptors[o.desc].shape, vec![64]);

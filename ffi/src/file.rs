@@ -6,7 +6,7 @@
 use std::ffi::{c_char, CString};
 use std::path::PathBuf;
 
-use tgm::file::{AppendOptions, Appender};
+use tgm::file::{AppendOptions, Appender, TornTailPolicy};
 use tgm::TgmFile;
 
 use crate::args;
@@ -59,12 +59,13 @@ impl TgmFileHandle {
 
     /// Appends `message` (one complete encoded message) and re-indexes.
     fn append(&mut self, message: &[u8]) -> Outcome {
-        if self.appended.is_none() {
-            self.appended = Some(self.reader.catalogue().cloned());
-        }
+        let prior = self.reader.catalogue().cloned();
         let mut w = Appender::open(&self.path, &AppendOptions::default())?;
         w.append_bytes(message)
             .map_err(|e| Failure::from(e).context(self.path.display()))?;
+        if self.appended.is_none() {
+            self.appended = Some(prior);
+        }
         self.reader.refresh()?;
         Ok(())
     }
@@ -72,13 +73,15 @@ impl TgmFileHandle {
 
 /// A file appended to through the handle ends with its catalogue when the
 /// handle is closed (`spec/files.md` §9.4): appends stay one write each,
-/// and the catalogue is written once. Failing to write it loses nothing:
-/// the file is then read by scanning.
+/// and the catalogue is written once. A file that has since grown a torn
+/// tail (another writer mid-append) is left as it is: the torn-tail policy
+/// refuses rather than cuts. Without a catalogue the file is read by
+/// scanning.
 impl Drop for TgmFileHandle {
     fn drop(&mut self) {
         if let Some(prior) = self.appended.take() {
-            let _ = Appender::open(&self.path, &AppendOptions::default())
-                .and_then(|w| w.reusing(prior).finish());
+            let opts = AppendOptions::default().torn_tail(TornTailPolicy::Refuse);
+            let _ = Appender::open(&self.path, &opts).and_then(|w| w.reusing(prior).finish());
         }
     }
 }

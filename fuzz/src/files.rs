@@ -262,7 +262,7 @@ pub fn catalogue(data: &[u8]) {
 /// with the metadata, descriptors and stored sizes its bytes hold: the
 /// recorder never lists what is not there, nor hides what is.
 pub fn catalogue_recorder(data: &[u8]) {
-    use tgm::file::catalogue::CATALOGUE_KEY;
+    use tgm::file::catalogue::is_catalogue_message;
     let Some((head, rest)) = data.split_first_chunk::<2>() else {
         return;
     };
@@ -303,7 +303,7 @@ pub fn catalogue_recorder(data: &[u8]) {
                 .collect();
             (s, meta, descs, sizes)
         })
-        .filter(|(_, meta, descs, _)| !(descs.is_empty() && meta.extra.contains_key(CATALOGUE_KEY)))
+        .filter(|(s, ..)| !is_catalogue_message(&rest[s.range()], s.offset, &limits))
         .collect();
     let spans: Vec<_> = truth.iter().map(|t| t.0).collect();
     assert_eq!(ended.spans(), &spans[..], "listings differ");

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use tgm::file::{AppendOptions, Appender};
+use tgm::file::{AppendOptions, Appender, TornTailPolicy};
 
 use crate::convert::IntoPyResult;
 use crate::core::Input;
@@ -26,9 +26,17 @@ pub fn append_message(py: Python<'_>, path: PathBuf, message: &Bound<'_, PyAny>)
 
 /// Ends the file at `path` with the catalogue of its messages, replacing
 /// one at its end; returns the catalogue's length, or `None` when the file
-/// is not wholly complete messages (nothing is then written).
+/// is not wholly complete messages: nothing is then written, and nothing
+/// cut (a torn tail is refused, not truncated).
 #[pyfunction]
 pub fn end_with_catalogue(py: Python<'_>, path: PathBuf) -> PyResult<Option<u64>> {
-    py.allow_threads(|| Appender::open(&path, &AppendOptions::default())?.finish())
-        .py(py)
+    py.allow_threads(|| -> tgm::Result<Option<u64>> {
+        let whole = tgm::TgmFile::open(&path).is_ok_and(|f| f.check_intact().is_ok());
+        if !whole {
+            return Ok(None);
+        }
+        let opts = AppendOptions::default().torn_tail(TornTailPolicy::Refuse);
+        Appender::open(&path, &opts)?.finish()
+    })
+    .py(py)
 }

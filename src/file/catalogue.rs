@@ -97,30 +97,31 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    /// The listed message at `offset`, when the catalogue lists one there.
-    pub fn message_at(&self, offset: u64) -> Option<&CatalogueMessage> {
+    /// The listed message at `span` (offset and length), when the
+    /// catalogue lists one there.
+    pub fn message_at(&self, span: MessageSpan) -> Option<&CatalogueMessage> {
         let i = self
             .messages
-            .binary_search_by_key(&offset, |m| m.offset)
+            .binary_search_by_key(&span.offset, |m| m.offset)
             .ok()?;
         let m = &self.messages[i];
-        m.objects.is_some().then_some(m)
+        (m.objects.is_some() && m.len == span.len).then_some(m)
     }
 
-    /// The metadata of the listed message at `offset`.
-    pub fn metadata_at(&self, offset: u64) -> Option<&GlobalMetadata> {
-        self.metadata.get(self.message_at(offset)?.metadata)
+    /// The metadata of the listed message at `span`.
+    pub fn metadata_at(&self, span: MessageSpan) -> Option<&GlobalMetadata> {
+        self.metadata.get(self.message_at(span)?.metadata)
     }
 
-    /// The descriptors of the objects of the listed message at `offset`.
-    pub fn descriptors_at(&self, offset: u64) -> Option<Vec<&ObjectDescriptor>> {
-        let objs = self.message_at(offset)?.objects.as_ref()?;
+    /// The descriptors of the objects of the listed message at `span`.
+    pub fn descriptors_at(&self, span: MessageSpan) -> Option<Vec<&ObjectDescriptor>> {
+        let objs = self.message_at(span)?.objects.as_ref()?;
         objs.iter().map(|o| self.descriptors.get(o.desc)).collect()
     }
 
-    /// The stored bytes of each object of the listed message at `offset`.
-    pub fn stored_sizes_at(&self, offset: u64) -> Option<Vec<u64>> {
-        let objs = self.message_at(offset)?.objects.as_ref()?;
+    /// The stored bytes of each object of the listed message at `span`.
+    pub fn stored_sizes_at(&self, span: MessageSpan) -> Option<Vec<u64>> {
+        let objs = self.message_at(span)?.objects.as_ref()?;
         Some(objs.iter().map(|o| o.payload.1).collect())
     }
 }
@@ -315,7 +316,7 @@ impl Catalogue {
                     return Err(bad(format!("message {i} lists too many objects")));
                 }
                 let frames_end = len - POSTAMBLE_LEN as u64;
-                let mut list = Vec::with_capacity(n as usize);
+                let mut list = Vec::with_capacity((n as usize).min(objects.len()));
                 for o in 0..n {
                     let r = objects
                         .next()
@@ -510,9 +511,14 @@ fn entry_of(bytes: &[u8], base: u64, limits: &Limits, verify: Verify) -> Result<
 
 /// Whether the message `bytes` (at `base`) is a catalogue message, which
 /// listings skip whether or not its catalogue is valid (digests are not
-/// checked: what the message is does not depend on them).
-pub(crate) fn is_catalogue_message(bytes: &[u8], base: u64, limits: &Limits) -> bool {
-    matches!(entry_of(bytes, base, limits, Verify::Off), Ok(Some(_)))
+/// checked: what the message is does not depend on them): flags that
+/// announce no index, no longer than a catalogue may be, zero objects and
+/// the catalogue key (`spec/files.md` §9.1). The one rule of scanning,
+/// building and recording.
+pub fn is_catalogue_message(bytes: &[u8], base: u64, limits: &Limits) -> bool {
+    let fits = Preamble::peek(bytes).is_some_and(|p| may_be_catalogue(p.flags))
+        && bytes.len() as u64 <= max_catalogue_len(limits);
+    fits && matches!(entry_of(bytes, base, limits, Verify::Off), Ok(Some(_)))
 }
 
 /// The catalogue messages among `spans` (flags as read while locating, by
@@ -705,8 +711,7 @@ pub(crate) fn build(
             continue;
         }
         if let (Some(m), Some(p)) = (reuse.get(&(s.offset, s.len)), prior) {
-            if m.objects.is_some() {
-                out.push_reused(m, p);
+            if m.objects.is_some() && out.push_reused(m, p) {
                 continue;
             }
         }
@@ -737,27 +742,33 @@ impl Builder {
         });
     }
 
-    /// Adds the record `prior` holds for a message at the same place.
-    pub(crate) fn push_reused(&mut self, m: &CatalogueMessage, prior: &Catalogue) {
-        let objects = m.objects.as_ref().map(|objs| {
-            objs.iter()
-                .map(|o| CatalogueObject {
-                    desc: self
-                        .descriptors
-                        .intern(prior.descriptors[o.desc].to_value()),
-                    ..o.clone()
-                })
-                .collect()
-        });
-        let metadata = match objects {
-            Some(_) => self.metadata.intern(prior.metadata[m.metadata].to_value()),
-            None => 0,
+    /// Adds the record `prior` holds for a message at the same place;
+    /// false (nothing added) when its indexes do not fit `prior`'s tables.
+    pub(crate) fn push_reused(&mut self, m: &CatalogueMessage, prior: &Catalogue) -> bool {
+        let Some(objs) = &m.objects else {
+            return false;
         };
+        let fits = prior.metadata.get(m.metadata).is_some()
+            && objs.iter().all(|o| prior.descriptors.get(o.desc).is_some());
+        if !fits {
+            return false;
+        }
+        let objects = objs
+            .iter()
+            .map(|o| CatalogueObject {
+                desc: self
+                    .descriptors
+                    .intern(prior.descriptors[o.desc].to_value()),
+                ..o.clone()
+            })
+            .collect();
+        let metadata = self.metadata.intern(prior.metadata[m.metadata].to_value());
         self.messages.push(CatalogueMessage {
-            objects,
+            objects: Some(objects),
             metadata,
             ..m.clone()
         });
+        true
     }
 
     /// Adds the message `bytes` at `s`, parsed; only its frames other
@@ -797,9 +808,9 @@ impl Builder {
         Ok(())
     }
 
-    /// Whether no message was added.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+    /// Whether a message that is not a catalogue was added.
+    pub(crate) fn lists_any(&self) -> bool {
+        self.messages.iter().any(|m| m.objects.is_some())
     }
 
     /// The catalogue of the messages added, which cover `0..covered`.
@@ -836,6 +847,8 @@ pub fn end_with_catalogue(path: &std::path::Path, limits: &Limits) -> Result<Opt
         .write(true)
         .open(path)
         .map_err(|e| Error::from(e).with_path(path))?;
+    // Appenders hold this lock while they write (`spec/files.md` §5).
+    file.lock().map_err(|e| Error::from(e).with_path(path))?;
     end_with_catalogue_in(&file, path, None, limits)
 }
 

@@ -560,6 +560,9 @@ impl<S: ByteSource> TgmFile<S> {
             self.located.clear();
             self.hidden.clear();
             self.metadata_cache.clear();
+            // The file was cut or rewritten: its catalogue no longer
+            // describes it.
+            self.catalogue = None;
         }
         // From the end of the last listed message: a catalogue after it
         // may have been cut by an append since (`spec/files.md` §9.4).
@@ -690,9 +693,9 @@ impl<S: ByteSource> TgmFile<S> {
     /// The catalogue and message `m`'s offset, when the file was opened
     /// from a catalogue: metadata, descriptors and stored sizes are then
     /// answered from it without reading the message (`spec/files.md` §9.3).
-    fn listed(&self, m: usize) -> Option<(&super::catalogue::Catalogue, u64)> {
+    fn listed(&self, m: usize) -> Option<(&super::catalogue::Catalogue, MessageSpan)> {
         let c = self.catalogue.as_deref()?;
-        Some((c, self.spans.get(m)?.offset))
+        Some((c, *self.spans.get(m)?))
     }
 
     /// Every byte range outside the complete messages, in file order:

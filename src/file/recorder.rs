@@ -58,9 +58,66 @@ struct Walk {
     part: Vec<u8>,
     /// The kept pieces: offset in the message, bytes.
     kept: Vec<(u64, Vec<u8>)>,
+    /// Frames seen.
+    frames: usize,
 }
 
 impl Walk {
+    /// Drops what was kept of the data frame `start..end` but its header,
+    /// its descriptor and its footer, which are all a record is made of,
+    /// so that many small objects do not keep their payloads.
+    fn trim_data_frame(&mut self, start: u64, end: u64) {
+        let Some(h) = kept_slice(&self.kept, start, start + FRAME_HEADER_LEN as u64)
+            .and_then(FrameHeader::peek)
+        else {
+            return;
+        };
+        if h.ftype != FrameType::DataObject {
+            return;
+        }
+        let Some(footer) = kept_slice(&self.kept, end - DATA_FRAME_FOOTER_LEN as u64, end) else {
+            return;
+        };
+        let body_end = end - DATA_FRAME_FOOTER_LEN as u64;
+        let cbor = start.saturating_add(u64::from_be_bytes(
+            footer[..8].try_into().unwrap_or_default(),
+        ));
+        let descriptor = if h.flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
+            (cbor, body_end)
+        } else {
+            // Before the payload: up to where the kept piece ends, as the
+            // descriptor check parsed it.
+            let held = kept_from(&self.kept, cbor, body_end).map_or(0, |p| p.len() as u64);
+            (cbor, cbor + held)
+        };
+        let wanted = [
+            (start, start + FRAME_HEADER_LEN as u64),
+            descriptor,
+            (body_end, end),
+        ];
+        let mut kept = Vec::with_capacity(self.kept.len() + 2);
+        for (at, v) in std::mem::take(&mut self.kept) {
+            let piece_end = at + v.len() as u64;
+            if piece_end <= start || at >= end {
+                kept.push((at, v));
+                continue;
+            }
+            if at < start {
+                kept.push((at, v[..(start - at) as usize].to_vec()));
+            }
+            for (lo, hi) in wanted {
+                let (lo, hi) = (lo.max(at).max(start), hi.min(piece_end).min(end));
+                if lo < hi {
+                    kept.push((lo, v[(lo - at) as usize..(hi - at) as usize].to_vec()));
+                }
+            }
+            if piece_end > end {
+                kept.push((end, v[(end - at) as usize..].to_vec()));
+            }
+        }
+        self.kept = kept;
+    }
+
     fn keep(&mut self, rel: u64, b: &[u8]) {
         match self.kept.last_mut() {
             Some((at, v)) if *at + v.len() as u64 == rel => v.extend_from_slice(b),
@@ -128,10 +185,19 @@ impl Walk {
                 let h = FrameHeader::peek(&part)
                     .ok_or_else(|| format!("the frame header at offset {at} is invalid"))?;
                 let end = rel.saturating_add(h.total_length);
+                // A streaming message is bounded here as a scan bounds it:
+                // its length and its frames within the limits.
                 let over = (self.declared != 0 && end > self.declared - POSTAMBLE_LEN as u64)
-                    || h.total_length > limits.max_message_len;
+                    || end.saturating_add(POSTAMBLE_LEN as u64) > limits.max_message_len;
                 if over {
                     return Err(format!("the frame at offset {at} overruns its message"));
+                }
+                self.frames += 1;
+                if self.frames > limits.max_frames {
+                    return Err(format!(
+                        "the message at offset {} has more frames than the limits allow",
+                        self.start
+                    ));
                 }
                 let whole = h.ftype != FrameType::DataObject;
                 if whole && h.total_length > limits.max_cbor_len.saturating_add(64) {
@@ -251,6 +317,7 @@ impl CatalogueRecorder {
                 step: Step::Preamble,
                 part: Vec::with_capacity(PREAMBLE_LEN),
                 kept: Vec::new(),
+                frames: 0,
             });
             return 0;
         };
@@ -329,6 +396,7 @@ impl CatalogueRecorder {
             return self.stop(why);
         }
         if let Some(w) = self.walk.as_mut() {
+            w.trim_data_frame(start, end);
             w.step = w.after(end);
         }
     }
@@ -386,7 +454,15 @@ impl CatalogueRecorder {
         let Ok(len) = usize::try_from(w.rel) else {
             return self.stop("a message is larger than this machine's address space");
         };
-        let mut buf = vec![0u8; len];
+        if w.rel > self.limits.max_message_len {
+            return self.stop("a message is longer than the limits allow");
+        }
+        let Ok(mut buf) = crate::buffer::zeroed(len) else {
+            return self.stop(format!(
+                "no memory for the {len}-byte layout of the message at offset {}",
+                span.offset
+            ));
+        };
         for (at, piece) in &w.kept {
             buf[*at as usize..*at as usize + piece.len()].copy_from_slice(piece);
         }
@@ -402,7 +478,7 @@ impl CatalogueRecorder {
     /// The catalogue of the stream, when it was whole messages, at least
     /// one, each of which parsed.
     pub fn finish(self) -> Result<Option<Catalogue>> {
-        if self.stopped.is_some() || self.walk.is_some() || self.built.is_empty() {
+        if self.stopped.is_some() || self.walk.is_some() || !self.built.lists_any() {
             return Ok(None);
         }
         self.built.finish(self.at).map(Some)
@@ -461,11 +537,17 @@ impl<W: Write> CataloguingWriter<W> {
 
     /// Writes the catalogue (when the stream was whole messages) and
     /// returns the writer and the catalogue message's length (0: none).
+    /// Nothing is written when the writer is not at the end of what it
+    /// wrote (a caller seeked back and stayed), nor when the catalogue
+    /// cannot be built or encoded: the stream is then read by scanning.
     pub fn finish(mut self) -> std::io::Result<(W, u64)> {
-        let cat = self.recorder.finish().map_err(std::io::Error::other)?;
+        let at_end = self.pos == self.end;
+        let msg = match self.recorder.finish() {
+            Ok(Some(cat)) if at_end => cat.to_message().ok(),
+            _ => None,
+        };
         let mut n = 0;
-        if let Some(cat) = cat {
-            let msg = cat.to_message().map_err(std::io::Error::other)?;
+        if let Some(msg) = msg {
             self.inner.write_all(&msg)?;
             n = msg.len() as u64;
         }
@@ -511,6 +593,39 @@ mod tests {
             r.observe(c);
         }
         r.finish().unwrap()
+    }
+
+    #[test]
+    fn a_complete_data_frame_keeps_its_header_descriptor_and_footer_only() {
+        let d = crate::descriptor::ObjectDescriptor::new(crate::dtype::Dtype::Uint8, vec![300_000]);
+        let x = vec![7u8; 300_000];
+        let objs: Vec<_> = (0..20).map(|_| (&d, &x[..])).collect();
+        let msg = crate::encode::encode(
+            &crate::metadata::GlobalMetadata::default(),
+            &objs,
+            &crate::encode::EncodeOptions::new(),
+        )
+        .unwrap();
+        let mut r = CatalogueRecorder::new(&Limits::default());
+        // All but the postamble: the walk still holds what it kept.
+        r.observe(&msg[..msg.len() - POSTAMBLE_LEN]);
+        let kept: usize = r
+            .walk
+            .as_ref()
+            .unwrap()
+            .kept
+            .iter()
+            .map(|(_, v)| v.len())
+            .sum();
+        assert!(
+            kept < 20 * 1024,
+            "{kept} bytes kept of a {}-byte message",
+            msg.len()
+        );
+        r.observe(&msg[msg.len() - POSTAMBLE_LEN..]);
+        let cat = r.finish().unwrap().unwrap();
+        assert_eq!(cat.descriptors.len(), 1);
+        assert_eq!(cat.messages[0].objects.as_ref().unwrap().len(), 20);
     }
 
     #[test]
