@@ -454,7 +454,8 @@ tgm_error tgm_file_append_with_options(tgm_file_t *file,
                                        const TgmEncodeMaskOptions *mask_options);
 
 /**
- * Closes a file handle; NULL is a no-op.
+ * Closes a file handle; NULL is a no-op. A file appended to through the
+ * handle is first ended with its catalogue (`spec/files.md` §9.4).
  *
  * # Safety
  * `file` is NULL or came from this library and is closed once.
