@@ -474,7 +474,7 @@ fn decompress(stored: &[u8], len: u64) -> Result<Vec<u8>> {
             return Err(bad("the compressed body cannot hold `length` bytes"));
         }
         let mut out = Vec::new();
-        crate::pipeline::zstd_codec::zstd_decompress(stored, len as usize, &mut out)
+        crate::pipeline::zstd_codec::decompress_exact(stored, len as usize, &mut out)
             .map_err(|e| bad(format!("the compressed body: {e}")))?;
         Ok(out)
     }

@@ -129,6 +129,13 @@ impl CompressionStage for Zstd {}
 #[cfg(feature = "zstd")]
 pub use imp::{zstd_compress, zstd_decompress, zstd_decompress_into};
 
+/// Decompresses one or more zstd frames into exactly `expected` bytes,
+/// with libzstd or, without it, the pure-Rust decoder.
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
+pub(crate) fn decompress_exact(src: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()> {
+    imp::zstd_decompress(src, expected, out)
+}
+
 #[cfg(feature = "zstd")]
 mod imp {
     use super::ZstdFrameSize;
