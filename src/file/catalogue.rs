@@ -182,17 +182,7 @@ impl Catalogue {
     /// file is not wholly complete messages or holds none.
     pub fn build_for(bytes: &[u8], limits: &Limits) -> Result<Option<Self>> {
         let f = super::TgmFile::from_source(bytes, limits)?;
-        if f.check_intact().is_err() {
-            return Ok(None);
-        }
-        let end = f.spans().last().map_or(0, |s| s.offset + s.len);
-        let kept: Vec<MessageSpan> = f
-            .catalogue_spans()
-            .iter()
-            .copied()
-            .filter(|c| c.offset < end)
-            .collect();
-        build(f.source(), f.spans(), &kept, f.catalogue(), limits)
+        Ok(build_for_file(&f, None, limits)?.map(|(cat, _)| cat))
     }
 
     /// The body's CBOR (`spec/files.md` §9.2).
@@ -671,6 +661,31 @@ pub(crate) fn find(src: &dyn ByteSource, size: u64, limits: &Limits) -> Option<F
     })
 }
 
+/// The catalogue of the opened file `f` and where its last listed message
+/// ends, reusing `prior` (else the catalogue `f` was opened with): the
+/// catalogue messages after that end are left out, those before it kept
+/// as catalogue entries. `None` when `f` is not wholly complete messages
+/// or holds none.
+fn build_for_file<S: ByteSource>(
+    f: &super::TgmFile<S>,
+    prior: Option<&Catalogue>,
+    limits: &Limits,
+) -> Result<Option<(Catalogue, u64)>> {
+    if f.check_intact().is_err() {
+        return Ok(None);
+    }
+    let content_end = f.spans().last().map_or(0, |s| s.offset + s.len);
+    let kept: Vec<MessageSpan> = f
+        .catalogue_spans()
+        .iter()
+        .copied()
+        .filter(|c| c.offset < content_end)
+        .collect();
+    let prior = prior.or(f.catalogue());
+    let cat = build(f.source(), f.spans(), &kept, prior, limits)?;
+    Ok(cat.map(|c| (c, content_end)))
+}
+
 /// Builds the catalogue of the messages `spans` of `src` (`hidden`: the
 /// catalogue messages among them), reading each message whole except
 /// those `prior` lists at the same place. `Err` when a message does not
@@ -870,18 +885,7 @@ pub(crate) fn end_with_catalogue_in(
     // Mapped: parsing a message touches its frame headers, metadata and
     // descriptors, not its payloads.
     let f = super::TgmFile::open_with(path, super::Backend::Mmap, limits)?;
-    if f.check_intact().is_err() {
-        return Ok(None);
-    }
-    let content_end = f.spans().last().map_or(0, |s| s.offset + s.len);
-    let kept: Vec<MessageSpan> = f
-        .catalogue_spans()
-        .iter()
-        .copied()
-        .filter(|c| c.offset < content_end)
-        .collect();
-    let prior = prior.or(f.catalogue());
-    let Some(cat) = build(f.source(), f.spans(), &kept, prior, limits)? else {
+    let Some((cat, content_end)) = build_for_file(&f, prior, limits)? else {
         return Ok(None);
     };
     let msg = cat.to_message()?;

@@ -67,22 +67,12 @@ impl Walk {
     /// its descriptor and its footer, which are all a record is made of,
     /// so that many small objects do not keep their payloads.
     fn trim_data_frame(&mut self, start: u64, end: u64) {
-        let Some(h) = kept_slice(&self.kept, start, start + FRAME_HEADER_LEN as u64)
-            .and_then(FrameHeader::peek)
-        else {
-            return;
-        };
-        if h.ftype != FrameType::DataObject {
-            return;
-        }
-        let Some(footer) = kept_slice(&self.kept, end - DATA_FRAME_FOOTER_LEN as u64, end) else {
+        let Some((flags, cbor_offset)) = self.data_frame(start, end) else {
             return;
         };
         let body_end = end - DATA_FRAME_FOOTER_LEN as u64;
-        let cbor = start.saturating_add(u64::from_be_bytes(
-            footer[..8].try_into().unwrap_or_default(),
-        ));
-        let descriptor = if h.flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
+        let cbor = start.saturating_add(cbor_offset);
+        let descriptor = if flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
             (cbor, body_end)
         } else {
             // Before the payload: up to where the kept piece ends, as the
@@ -116,6 +106,23 @@ impl Walk {
             }
         }
         self.kept = kept;
+    }
+
+    /// The header flags and the footer's descriptor offset (from the frame
+    /// start) of the data frame `start..end`, read from its kept header
+    /// and footer; `None` for another frame type.
+    fn data_frame(&self, start: u64, end: u64) -> Option<(u16, u64)> {
+        let head = kept_slice(
+            &self.kept,
+            start,
+            (start + FRAME_HEADER_LEN as u64).min(end),
+        )?;
+        let h = FrameHeader::peek(head)?;
+        if h.ftype != FrameType::DataObject {
+            return None;
+        }
+        let footer = kept_slice(&self.kept, end - DATA_FRAME_FOOTER_LEN as u64, end)?;
+        Some((h.flags, u64::from_be_bytes(footer[..8].try_into().ok()?)))
     }
 
     fn keep(&mut self, rel: u64, b: &[u8]) {
@@ -405,26 +412,20 @@ impl CatalogueRecorder {
     /// bytes kept of it, if it does.
     fn descriptor_missing(&self, start: u64, end: u64) -> Option<String> {
         let w = self.walk.as_ref()?;
-        let frame = kept_slice(&w.kept, start, (start + FRAME_HEADER_LEN as u64).min(end))?;
-        let h = FrameHeader::peek(frame)?;
-        if h.ftype != FrameType::DataObject {
-            return None;
-        }
+        let (flags, cbor_offset) = w.data_frame(start, end)?;
         let missing = || {
             Some(format!(
                 "the descriptor of the data frame at offset {} is longer than a catalogue's writer keeps",
                 w.start + start
             ))
         };
-        let footer = kept_slice(&w.kept, end - DATA_FRAME_FOOTER_LEN as u64, end)?;
-        let cbor_offset = u64::from_be_bytes(footer[..8].try_into().ok()?);
         let body_end = end - DATA_FRAME_FOOTER_LEN as u64;
         if cbor_offset < FRAME_HEADER_LEN as u64 || cbor_offset > body_end - start {
             // The parse reports it.
             return None;
         }
         let from = start + cbor_offset;
-        if h.flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
+        if flags & frame_flags::CBOR_AFTER_PAYLOAD != 0 {
             return kept_slice(&w.kept, from, body_end)
                 .is_none()
                 .then(missing)
