@@ -431,6 +431,57 @@ pub fn encode_into(
     written
 }
 
+/// A message of no data objects whose metadata sits at its end: an empty
+/// footer index frame, then the footer metadata frame, each padded
+/// (flags: footer metadata, footer index and, when hashing, hashes
+/// present). The catalogue message's form (`spec/files.md` §9.1): readers
+/// that reach a message's layout only through an index, the reference's
+/// remote reader among them, find it from the postamble.
+pub(crate) fn encode_footer_indexed_empty(
+    metadata: &GlobalMetadata,
+    opts: &EncodeOptions,
+) -> Result<Vec<u8>> {
+    metadata.check_caller_owned(0)?;
+    let mut meta = metadata.clone();
+    meta.fill_tensor_info(&[]);
+    meta.reserved = opts
+        .provenance
+        .clone()
+        .unwrap_or_else(Provenance::now)
+        .to_map();
+    let hashing = opts.hashing;
+    let mut frames = Vec::new();
+    let index = IndexTable {
+        offsets: Vec::new(),
+        lengths: Vec::new(),
+    };
+    let at = |frames: &Vec<u8>| PREAMBLE_LEN as u64 + frames.len() as u64;
+    write_cbor_frame(
+        &mut frames,
+        FrameType::FooterIndex,
+        &index.to_cbor(),
+        hashing,
+    );
+    frames.resize(frames.len() + padding_after(at(&frames)), 0);
+    write_cbor_frame(
+        &mut frames,
+        FrameType::FooterMetadata,
+        &meta.to_cbor(),
+        hashing,
+    );
+    frames.resize(frames.len() + padding_after(at(&frames)), 0);
+    let total = at(&frames) + POSTAMBLE_LEN as u64;
+    let mut flags = mf::FOOTER_METADATA | mf::FOOTER_INDEX;
+    if hashing {
+        flags |= mf::HASHES_PRESENT;
+    }
+    let mut out = Vec::with_capacity(total as usize);
+    write_preamble(&mut out, flags, total);
+    out.extend_from_slice(&frames);
+    write_postamble(&mut out, PREAMBLE_LEN as u64, total);
+    Ok(out)
+}
+
 /// Runs every object's pipeline, on the thread budget when there are
 /// several; `defer` leaves payloads to be written into the message where
 /// the pipeline allows (`spec/pipeline.md` §6.3, §6.8).

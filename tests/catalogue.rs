@@ -485,3 +485,41 @@ fn files_that_are_not_whole_messages_get_no_catalogue() {
     assert_eq!(end_with_catalogue(&p, &Limits::default()).unwrap(), None);
     assert_eq!(std::fs::read(&p).unwrap(), torn);
 }
+
+/// The catalogue message is footer-indexed; a catalogue in the header form
+/// (one header metadata frame, no index) is taken too, locally and from
+/// the tail of a remote-like source (`spec/files.md` §9.1).
+#[test]
+fn both_forms_of_the_catalogue_message_are_taken() {
+    use tgm::wire::message_flags as mf;
+    for n in [30, 2000] {
+        let plain = fields(n, 16);
+        let (_d, path, bytes) = catalogued(&plain);
+        let f = TgmFile::open(&path).unwrap();
+        let span = f.catalogue_spans()[0];
+        let footer_form = &bytes[span.range()];
+        let flags = u16::from_be_bytes([footer_form[10], footer_form[11]]);
+        assert_eq!(flags & (mf::HEADER_METADATA | mf::HEADER_INDEX), 0);
+        assert_ne!(flags & mf::FOOTER_METADATA, 0);
+        assert_ne!(flags & mf::FOOTER_INDEX, 0);
+
+        let meta = tgm::decode_metadata(footer_form, &DecodeOptions::default()).unwrap();
+        let header_meta = GlobalMetadata {
+            extra: meta.extra.clone(),
+            ..Default::default()
+        };
+        let header_form = tgm::encode(&header_meta, &[], &EncodeOptions::new()).unwrap();
+        let h = u16::from_be_bytes([header_form[10], header_form[11]]);
+        assert_eq!(
+            h & (mf::FOOTER_INDEX | mf::HEADER_INDEX),
+            0,
+            "the header form"
+        );
+        let mut b = plain.clone();
+        b.extend_from_slice(&header_form);
+        let src = remote_like(&b);
+        let g = TgmFile::from_source(&src, &Limits::default()).unwrap();
+        assert_eq!(g.catalogue(), f.catalogue(), "{n} messages");
+        assert_eq!(listing(&g), listing(&f), "{n} messages");
+    }
+}

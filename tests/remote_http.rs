@@ -477,3 +477,50 @@ fn a_cut_last_message_over_http_is_the_damage_a_local_file_reports() {
         );
     }
 }
+
+/// The reference 0.24.0's remote reader takes a catalogued file whole over
+/// HTTP: it counts the catalogue as one more message, reads its metadata
+/// and (no) descriptors through its footer index, and decodes every data
+/// object as tgm does (`spec/files.md` §9.1).
+#[test]
+fn the_reference_reads_every_message_of_a_catalogued_file_over_http() {
+    let Some(http) = servers::http() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("catalogued.tgm");
+    std::fs::write(&p, many_messages(12, 256)).unwrap();
+    tgm::file::catalogue::end_with_catalogue(&p, &Limits::default())
+        .unwrap()
+        .expect("complete messages get a catalogue");
+    let url = http.put("catalogued/reference.tgm", &std::fs::read(&p).unwrap());
+    let ours = open(&url);
+    assert!(
+        ours.catalogue().is_some(),
+        "tgm opens it from its catalogue"
+    );
+    let theirs = tensogram::TensogramFile::open_remote(&url, &Default::default(), None).unwrap();
+    let n = theirs.message_count().unwrap();
+    assert_eq!(
+        n,
+        ours.num_messages() + 1,
+        "the catalogue is one more message"
+    );
+    for m in 0..n {
+        let meta = theirs.decode_metadata(m).unwrap();
+        let (_, descs) = theirs.decode_descriptors(m).unwrap();
+        if m == n - 1 {
+            assert!(descs.is_empty() && meta.base.is_empty(), "the catalogue");
+            assert!(meta.extra.contains_key("_tgm_catalogue_"));
+            continue;
+        }
+        assert_eq!(
+            descs.len(),
+            ours.descriptors(m).unwrap().len(),
+            "message {m}"
+        );
+        for (o, _) in descs.iter().enumerate() {
+            let (_, _, data) = theirs.decode_object(m, o, &Default::default()).unwrap();
+            let want = ours.decode_object(m, o, &DecodeOptions::default()).unwrap();
+            assert_eq!(data, want.data, "message {m} object {o}");
+        }
+    }
+}

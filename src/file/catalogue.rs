@@ -15,7 +15,7 @@ use crate::metadata::{GlobalMetadata, Provenance};
 use crate::wire::header::{Postamble, Preamble};
 use crate::wire::message_flags as mf;
 use crate::wire::scan::MessageSpan;
-use crate::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN};
+use crate::wire::{FrameType, END_MAGIC, MAGIC, MIN_MESSAGE_LEN, POSTAMBLE_LEN, PREAMBLE_LEN};
 
 /// The key under `_extra_` that holds a catalogue (`spec/files.md` §9.1).
 pub const CATALOGUE_KEY: &str = "_tgm_catalogue_";
@@ -421,9 +421,10 @@ impl Catalogue {
         }
     }
 
-    /// The catalogue as a message: zero data objects, a header metadata
-    /// frame whose `_extra_` holds it, fixed provenance (no time, no UUID),
-    /// so that the same listing gives the same bytes.
+    /// The catalogue as a message: zero data objects, an empty footer index
+    /// and a footer metadata frame whose `_extra_` holds it, fixed
+    /// provenance (no time, no UUID), so that the same listing gives the
+    /// same bytes (`spec/files.md` §9.1).
     pub fn to_message(&self) -> Result<Vec<u8>> {
         let mut meta = GlobalMetadata::default();
         meta.extra.insert(CATALOGUE_KEY.into(), self.to_entry());
@@ -432,9 +433,8 @@ impl Catalogue {
             uuid: None,
             ..Provenance::now()
         };
-        crate::encode::encode(
+        crate::encode::encode_footer_indexed_empty(
             &meta,
-            &[],
             &crate::encode::EncodeOptions::new().provenance(prov),
         )
     }
@@ -475,9 +475,13 @@ fn decompress(stored: &[u8], len: u64) -> Result<Vec<u8>> {
     }
 }
 
-/// Whether `flags` allow a message to be a catalogue: no index frame.
+/// Whether `flags` allow a message to be a catalogue (`spec/files.md`
+/// §9.1): no header index, and either no footer index (the header form) or
+/// no header metadata (the footer form, which no data message writer of
+/// the reference produces).
 pub(crate) fn may_be_catalogue(flags: u16) -> bool {
-    flags & (mf::HEADER_INDEX | mf::FOOTER_INDEX) == 0
+    flags & mf::HEADER_INDEX == 0
+        && (flags & mf::FOOTER_INDEX == 0 || flags & mf::HEADER_METADATA == 0)
 }
 
 /// The largest catalogue message the reader takes.
@@ -548,10 +552,15 @@ fn read(src: &dyn ByteSource, r: Range<u64>) -> Option<bytes::Bytes> {
     (b.len() as u64 == r.end - r.start).then_some(b)
 }
 
+/// The longest first frame of a catalogue message of the footer form: an
+/// empty footer index frame (`spec/files.md` §9.1).
+const EMPTY_INDEX_FRAME_MAX: u64 = 64;
+
 /// Whether `head` (a message's first 40 bytes) can start a catalogue
-/// message of `t` bytes: the preamble declares `t` and no index, and the
-/// first frame is a header metadata frame that fills the message but for
-/// its padding.
+/// message of `t` bytes: the preamble declares `t` and flags a catalogue
+/// may have, and the first frame is either an empty footer index (the
+/// footer form) or a header metadata frame that fills the message but for
+/// its padding (the header form).
 fn catalogue_head(head: &[u8], t: u64) -> bool {
     let Some(pre) = Preamble::peek(head) else {
         return false;
@@ -562,12 +571,13 @@ fn catalogue_head(head: &[u8], t: u64) -> bool {
     len.copy_from_slice(&frame[8..16]);
     let flen = u64::from_be_bytes(len);
     let room = t - (PREAMBLE_LEN + POSTAMBLE_LEN) as u64;
+    let header_form = ftype == FrameType::HeaderMetadata.to_u16() && room - flen.min(room) < 8;
+    let footer_form = ftype == FrameType::FooterIndex.to_u16() && flen <= EMPTY_INDEX_FRAME_MAX;
     pre.total_length == t
         && may_be_catalogue(pre.flags)
         && &frame[..2] == b"FR"
-        && ftype == 1
         && flen <= room
-        && room - flen < 8
+        && (header_form || footer_form)
 }
 
 /// A catalogue found at the end of a source, with its message's span.

@@ -121,27 +121,15 @@ impl Opened for RefOpened {
             .map_err(|e| e.to_string())
     }
 
-    /// The reference's remote reader refuses the metadata of a message
-    /// with neither a header nor a footer index, which a tgm catalogue is
-    /// (`spec/files.md` §9.1): such a message is read whole and, when it
-    /// is a catalogue, counted as the no objects it holds.
     fn list(&self) -> Result<usize, String> {
         let mut objects = 0;
         for m in 0..self.messages()? {
-            let descs = self
+            let (_, descs) = self
                 .0
                 .decode_metadata(m)
-                .and_then(|_| self.0.decode_descriptors(m));
-            match descs {
-                Ok((_, d)) => objects += d.len(),
-                Err(e) => {
-                    let bytes = self.0.read_message(m).map_err(|e| e.to_string())?;
-                    let limits = tgm::Limits::default();
-                    if !tgm::file::catalogue::is_catalogue_message(&bytes, 0, &limits) {
-                        return Err(e.to_string());
-                    }
-                }
-            }
+                .and_then(|_| self.0.decode_descriptors(m))
+                .map_err(|e| e.to_string())?;
+            objects += descs.len();
         }
         Ok(objects)
     }
