@@ -83,7 +83,13 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
         })
         .await?;
         let file = if let Some(found) = found {
-            TgmFile::from_catalogue(fetched.clone(), size, found, limits)
+            TgmFile::from_catalogue(
+                fetched.clone(),
+                size,
+                found.catalogue,
+                Some(found.span),
+                limits,
+            )
         } else if fetched.src.hints().readahead == 0 {
             locate_resumably(&fetched, limits).await?
         } else {

@@ -426,8 +426,21 @@ impl Catalogue {
     /// provenance (no time, no UUID), so that the same listing gives the
     /// same bytes (`spec/files.md` §9.1).
     pub fn to_message(&self) -> Result<Vec<u8>> {
+        self.to_message_with(&[])
+    }
+
+    /// [`Catalogue::to_message`] with `more` keys in the entry beside the
+    /// catalogue's own (an archive catalogue's name of its archive,
+    /// `spec/files.md` §9.5).
+    pub(crate) fn to_message_with(&self, more: &[(&str, Value)]) -> Result<Vec<u8>> {
+        let mut entry = self.to_entry();
+        if let Value::Map(m) = &mut entry {
+            for (k, v) in more {
+                m.push((Value::Text((*k).into()), v.clone()));
+            }
+        }
         let mut meta = GlobalMetadata::default();
-        meta.extra.insert(CATALOGUE_KEY.into(), self.to_entry());
+        meta.extra.insert(CATALOGUE_KEY.into(), entry);
         let prov = Provenance {
             time: None,
             uuid: None,
@@ -501,6 +514,18 @@ fn entry_of(bytes: &[u8], base: u64, limits: &Limits, verify: Verify) -> Result<
     msg.verify(verify)?;
     let mut meta = msg.metadata()?;
     Ok(meta.extra.remove(CATALOGUE_KEY))
+}
+
+/// The catalogue entry of the message `bytes` (at `base`) when it is a
+/// catalogue message ([`is_catalogue_message`]), its frame digests checked
+/// where present; `Ok(None)` when it is not one.
+pub(crate) fn catalogue_entry(bytes: &[u8], base: u64, limits: &Limits) -> Result<Option<Value>> {
+    let fits = Preamble::peek(bytes).is_some_and(|p| may_be_catalogue(p.flags))
+        && bytes.len() as u64 <= max_catalogue_len(limits);
+    if !fits {
+        return Ok(None);
+    }
+    entry_of(bytes, base, limits, Verify::IfPresent)
 }
 
 /// Whether the message `bytes` (at `base`) is a catalogue message, which

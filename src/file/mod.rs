@@ -2,6 +2,7 @@
 //! appending, salvage of damaged files. See `spec/files.md`.
 
 mod append;
+pub mod archive_catalogue;
 mod async_reader;
 mod async_source;
 pub mod catalogue;

@@ -415,9 +415,36 @@ impl<S: ByteSource> TgmFile<S> {
     pub fn from_source_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
         let size = src.len()?;
         if let Some(found) = super::catalogue::find(&src, size, limits) {
-            return Ok(Self::from_catalogue(src, size, found, limits));
+            return Ok(Self::from_catalogue(
+                src,
+                size,
+                found.catalogue,
+                Some(found.span),
+                limits,
+            ));
         }
         Self::scan_with_readahead(src, size, limits, readahead)
+    }
+
+    /// Opens `src` with `cat`, its catalogue kept apart from it
+    /// (`spec/files.md` §9.5): when `src` is still the archive `cat` names
+    /// (length, then ETag or the digests of its first and last bytes), its
+    /// messages are taken from `cat`, reading nothing else; otherwise it is
+    /// opened as [`Self::from_source`] does, and the second value says why
+    /// `cat` was not taken.
+    pub fn from_source_catalogued(
+        src: S,
+        cat: &super::archive_catalogue::ArchiveCatalogue,
+        limits: &Limits,
+    ) -> Result<(Self, Option<String>)> {
+        match cat.archive.check(&src) {
+            Ok(()) => {
+                let size = cat.archive.size;
+                let f = Self::from_catalogue(src, size, cat.catalogue.clone(), None, limits);
+                Ok((f, None))
+            }
+            Err(why) => Ok((Self::from_source(src, limits)?, Some(why))),
+        }
     }
 
     /// [`Self::from_source_with_readahead`] without looking for a
@@ -491,10 +518,10 @@ impl<S: ByteSource> TgmFile<S> {
     pub(super) fn from_catalogue(
         src: S,
         size: u64,
-        found: super::catalogue::Found,
+        cat: super::catalogue::Catalogue,
+        own_span: Option<MessageSpan>,
         limits: &Limits,
     ) -> Self {
-        let cat = found.catalogue;
         let mut spans = Vec::with_capacity(cat.messages.len());
         let mut located = Vec::with_capacity(cat.messages.len());
         let mut hidden = Vec::new();
@@ -516,7 +543,7 @@ impl<S: ByteSource> TgmFile<S> {
             }));
             located.push(l);
         }
-        hidden.push(found.span);
+        hidden.extend(own_span);
         let mut f = Self::assemble(src, size, spans, located, None, limits).with_hidden(hidden);
         f.catalogue = Some(Arc::new(cat));
         f

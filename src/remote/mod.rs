@@ -23,12 +23,14 @@
 mod async_source;
 mod blocking;
 mod errors;
+mod listing;
 mod options;
 mod sink;
 mod store;
 
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
+pub use listing::{is_pattern, list_matching};
 pub use options::{RemoteOptions, MIN_PART_SIZE};
 pub use sink::RemoteSink;
 pub(crate) use store::store_for_url;
