@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
-use tgm::file::{ByteSource, TornTail};
+use tgm::file::archive_catalogue::ArchiveCatalogue;
+use tgm::file::{Backend, ByteSource, LocalFile, TornTail};
 use tgm::{DecodeOptions, GlobalMetadata, Limits, Message, MessageSpan, ObjectDescriptor, TgmFile};
 
 use crate::error::{at_path, usage, CliError, CliResult, WithPath};
@@ -119,8 +120,21 @@ fn stored_all<'a>(m: &Message<'a>, opts: &DecodeOptions) -> tgm::Result<Vec<Obje
 
 /// Opens every file of a read command ([`Archive::open_readable`]), before
 /// any output.
+/// A catalogue file (`.tgmc`, `spec/files.md` §9.5) stands for every
+/// archive it lists, each opened from its catalogue.
 pub fn open_all_readable(paths: &[PathBuf]) -> CliResult<Vec<Archive>> {
-    paths.iter().map(|p| Archive::open_readable(p)).collect()
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        if crate::catalogue_input::is_catalogue_file(p) {
+            for (loc, cat) in crate::catalogue_input::read(p)? {
+                let a = Archive::open_lenient_with(Path::new(&loc), Some(cat), true)?;
+                out.push(a.readable()?);
+            }
+        } else {
+            out.push(Archive::open_readable(p)?);
+        }
+    }
+    Ok(out)
 }
 
 /// Ends a read command: flushes `out`, then reports the damage of every
@@ -181,10 +195,46 @@ impl Reader {
 impl Archive {
     /// Opens `path` (a local file, stdin for `-`, or an `http(s)://`,
     /// `s3://`, `gs://` or `az://` URL) without judging its content.
+    /// With `--catalogue`, opened from the catalogue it gives for `path`.
     pub fn open_lenient(path: &Path) -> CliResult<Self> {
+        let cat = crate::catalogue_input::for_archive(path)?;
+        Self::open_lenient_with(path, cat, false)
+    }
+
+    /// [`Archive::open_lenient`] from `cat`, a catalogue kept apart
+    /// (`spec/files.md` §9.5), when given and still matching the archive.
+    /// `lazy`: a remote archive whose ETag `cat` records is not fetched
+    /// until an object is read, every read pinned to that ETag (so a
+    /// replaced archive is an error then, while its listing comes from
+    /// `cat`); otherwise it is checked against `cat` first.
+    pub fn open_lenient_with(
+        path: &Path,
+        cat: Option<ArchiveCatalogue>,
+        lazy: bool,
+    ) -> CliResult<Self> {
+        let limits = Limits::default();
+        let open = |src| -> CliResult<TgmFile<Arc<dyn ByteSource>>> {
+            let Some(cat) = &cat else {
+                return TgmFile::from_source(src, &limits).at(path);
+            };
+            let (f, why) = TgmFile::from_source_catalogued(src, cat, &limits).at(path)?;
+            if let Some(why) = why {
+                crate::catalogue_input::note_stale(path, &why);
+            }
+            Ok(f)
+        };
         if let Some(url) = path.to_str().filter(|s| is_remote_url(s)) {
-            let src = crate::remote_input::open(url)?;
-            let file = TgmFile::from_source(src, &Limits::default()).at(path)?;
+            // With the ETag recorded, nothing is fetched until an object is
+            // read, and every read is pinned to it.
+            let known = cat.as_ref().filter(|_| lazy).and_then(|c| {
+                let a = &c.archive;
+                a.etag.clone().map(|e| (a.size, e))
+            });
+            let src = match known {
+                Some((size, etag)) => crate::remote_input::open_known(url, size, etag)?,
+                None => crate::remote_input::open(url)?,
+            };
+            let file = open(src)?;
             return Ok(Archive {
                 reader: Reader::Source(CachedSource {
                     file,
@@ -216,7 +266,7 @@ impl Archive {
                 path.display()
             )));
         }
-        let file = TgmFile::open(path).map_err(|e| {
+        let named = |e: tgm::Error| {
             // The library names the path already for I/O errors.
             let s = e.to_string();
             if s.contains(&path.display().to_string()) {
@@ -224,7 +274,18 @@ impl Archive {
             } else {
                 CliError::Failed(format!("{}: {s}", path.display()))
             }
-        })?;
+        };
+        let file = match &cat {
+            None => TgmFile::open(path).map_err(named)?,
+            Some(cat) => {
+                let src = LocalFile::open(path, Backend::Mmap).map_err(named)?;
+                let (f, why) = TgmFile::from_source_catalogued(src, cat, &limits).map_err(named)?;
+                if let Some(why) = why {
+                    crate::catalogue_input::note_stale(path, &why);
+                }
+                f
+            }
+        };
         Ok(Archive {
             reader: Reader::Local(file),
             label: path.to_path_buf(),
@@ -244,7 +305,23 @@ impl Archive {
     /// a damaged file and then reports its damage ([`Archive::report_damage`]).
     /// Bytes that are neither messages nor a cut one are an error.
     pub fn open_readable(path: &Path) -> CliResult<Self> {
-        let a = Self::open_lenient(path)?;
+        Self::open_lenient(path)?.readable()
+    }
+
+    /// The catalogue of this archive kept apart from it, naming it as
+    /// `location` (`spec/files.md` §9.5); the archive must be intact.
+    pub fn catalogue_apart(&self, location: &str) -> CliResult<ArchiveCatalogue> {
+        let limits = Limits::default();
+        match &self.reader {
+            Reader::Local(f) => ArchiveCatalogue::of_file(f, location, &limits),
+            Reader::Source(s) => ArchiveCatalogue::of_file(&s.file, location, &limits),
+        }
+        .at(&self.label)
+    }
+
+    /// Refuses an archive whose bytes form no message and are not a cut one.
+    fn readable(self) -> CliResult<Self> {
+        let a = self;
         let cut = a.torn_tail().is_some_and(TornTail::is_truncation);
         if a.size() > 0 && a.len() == 0 && !cut {
             return Err(a.not_tensogram());

@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod diag;
+mod catalogue_input;
 mod cmd;
 #[cfg(feature = "dicom")]
 mod convert_dicom;
@@ -45,6 +46,8 @@ struct Cli {
     threads: ThreadArgs,
     #[command(flatten)]
     remote: remote_input::RemoteArgs,
+    #[command(flatten)]
+    catalogue: catalogue_input::CatalogueArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -85,6 +88,9 @@ enum Command {
     Recompress(cmd::recompress::Args),
     /// Write kerchunk (fsspec reference) JSON: zarr reads the objects in place.
     Refs(cmd::refs::Args),
+    /// Write a catalogue file (.tgmc) of archives, so they open without a scan.
+    #[command(visible_alias = "catalogue")]
+    Index(cmd::index::Args),
     /// Run the whole import/export cycle on a built-in example tensor set.
     Demo(cmd::demo::Args),
     /// Browse archives in the browser: a viewer page on 127.0.0.1 or a static site.
@@ -125,6 +131,7 @@ enum Command {
 
 fn run(cli: Cli) -> CliResult {
     remote_input::configure(cli.remote);
+    catalogue_input::configure(cli.catalogue);
     let threads = cli.threads.threads;
     // An encoding command runs with the threads and its own encode flags.
     macro_rules! encoding {
@@ -161,6 +168,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Salvage(a) => cmd::salvage::run(a),
         Command::Recompress(a) => encoding!(cmd::recompress::run, a),
         Command::Refs(a) => cmd::refs::run(a),
+        Command::Index(a) => cmd::index::run(a),
         Command::Demo(a) => encoding!(cmd::demo::run, a),
         #[cfg(feature = "grib")]
         Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),

@@ -121,6 +121,22 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     Ok(Arc::new(src))
 }
 
+/// A source for `url` whose length and ETag a catalogue recorded: no
+/// request until a read, every read pinned to the ETag.
+#[cfg(feature = "remote")]
+pub fn open_known(url: &str, size: u64, etag: String) -> CliResult<Arc<dyn ByteSource>> {
+    use crate::error::WithPath;
+    let opts = remote_options()?;
+    let src = tgm::remote::RemoteSource::open_known(url, &opts, size, etag).at(Path::new(url))?;
+    Ok(Arc::new(src))
+}
+
+/// Without the `remote` feature a URL is refused with the reason.
+#[cfg(not(feature = "remote"))]
+pub fn open_known(url: &str, _: u64, _: String) -> CliResult<Arc<dyn ByteSource>> {
+    open(url)
+}
+
 /// Without the `remote` feature a URL is refused with the reason.
 #[cfg(not(feature = "remote"))]
 pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {

@@ -1076,3 +1076,171 @@ fn importing_512_mib_to_s3_peaks_under_256_mib() {
     );
     assert!(mib < 256.0, "peak RSS {mib:.1} MiB");
 }
+
+/// `n` plain messages (as the reference writes them: no catalogue), one
+/// float32 object of `elems` values each, with a MARS param and step.
+fn plain_fields(n: usize, elems: u32, seed: u32) -> Vec<u8> {
+    (0..n)
+        .flat_map(|m| {
+            let mut mars = tgm::Map::new();
+            mars.insert("param".into(), ["2t", "msl"][m % 2].into());
+            mars.insert("step".into(), tgm::cbor::Value::Uint(m as u64 / 2));
+            let mut entry = tgm::Map::new();
+            entry.insert("mars".into(), tgm::cbor::Value::text_map(mars));
+            let meta = tgm::GlobalMetadata::with_base(vec![entry]);
+            let d = tgm::ObjectDescriptor::new(Dtype::Float32, vec![elems as u64])
+                .with_byte_order(ByteOrder::native());
+            let x: Vec<u8> = (0..elems)
+                .flat_map(|k| ((seed + m as u32 * 3 + k) as f32).to_ne_bytes())
+                .collect();
+            tgm::encode(&meta, &[(&d, &x[..])], &tgm::EncodeOptions::new()).unwrap()
+        })
+        .collect()
+}
+
+/// Rows of `tgm ls` output without the file column.
+fn ls_rows(out: &str) -> Vec<String> {
+    out.lines()
+        .skip(1)
+        .map(|l| l.split_once('\t').unwrap().1.to_string())
+        .collect()
+}
+
+#[test]
+fn index_of_an_s3_folder_pattern_catalogues_every_archive() {
+    let Some(s3) = servers::s3() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut locals = Vec::new();
+    for (i, name) in ["a.tgm", "b.tgm", "c.tgm"].iter().enumerate() {
+        let bytes = plain_fields(4 + i, 100, i as u32 * 1000);
+        let p = dir.path().join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        s3.put(&format!("cli/idx/{name}"), &bytes);
+        locals.push(p);
+    }
+    s3.put("cli/idx/notes.txt", b"not an archive");
+    s3.put("cli/idx/deeper/d.tgm", &plain_fields(1, 10, 0));
+    let pattern = s3.url("cli/idx/*.tgm");
+    let cat = s3.url("cli/idx/all.tgmc");
+    let r = tgm_env(&["index", &pattern, "-o", &cat], &s3.env());
+    assert!(r.ok, "{}", r.err);
+    assert!(
+        r.err.contains("catalogued 3 archive(s), 15 message(s)"),
+        "{}",
+        r.err
+    );
+    let want = tgm(&[
+        "ls",
+        "-p",
+        "mars.param,mars.step",
+        s(&locals[0]),
+        s(&locals[1]),
+        s(&locals[2]),
+    ]);
+    let got = tgm_env(&["ls", "-p", "mars.param,mars.step", &cat], &s3.env());
+    assert!(got.ok, "{}", got.err);
+    assert_eq!(ls_rows(&got.out), ls_rows(&want.out));
+    assert!(got.out.contains(&s3.url("cli/idx/b.tgm")), "{}", got.out);
+    // A pattern nothing matches, and one in a folder segment.
+    let r = tgm_env(
+        &[
+            "index",
+            &s3.url("cli/idx/*.grib"),
+            "-o",
+            &s3.url("cli/idx/none.tgmc"),
+        ],
+        &s3.env(),
+    );
+    assert!(!r.ok && r.err.contains("no object matches"), "{}", r.err);
+    let r = tgm_env(
+        &[
+            "index",
+            &s3.url("cli/*/a.tgm"),
+            "-o",
+            &s3.url("cli/idx/none.tgmc"),
+        ],
+        &s3.env(),
+    );
+    assert!(!r.ok && r.err.contains("last segment"), "{}", r.err);
+}
+
+/// Many archives that tgm did not write, behind 5 ms a request: one
+/// catalogue file opens all of them with no request to any archive, and
+/// reading an object costs one request to its own archive, pinned to its
+/// ETag.
+#[test]
+fn a_catalogue_file_opens_many_remote_archives_without_touching_them() {
+    let Some(http) = servers::http() else { return };
+    const FILES: usize = 100;
+    const MESSAGES: usize = 40;
+    let mut urls = Vec::new();
+    let mut total = 0usize;
+    for f in 0..FILES {
+        let bytes = plain_fields(MESSAGES, 256, f as u32 * 100_000);
+        total += bytes.len();
+        urls.push(http.put(&format!("cli/many/{f:03}.tgm"), &bytes));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("many.tgmc");
+    let mut args = vec!["index"];
+    args.extend(urls.iter().map(String::as_str));
+    args.extend(["-o", s(&cat)]);
+    let r = tgm(&args);
+    assert!(r.ok, "{}", r.err);
+    let cat_bytes = std::fs::read(&cat).unwrap();
+    let cat_url = http.put("cli/many/all.tgmc", &cat_bytes);
+    let proxy = fault_proxy::FaultProxy::start(&http.base_url);
+    proxy.fault(
+        "GET",
+        "cli/many/",
+        fault_proxy::Fault::Delay(Duration::from_millis(5)),
+        usize::MAX,
+    );
+    let slow = cat_url.replace(&http.base_url, &proxy.endpoint);
+    let mark = http.log_mark();
+    let started = Instant::now();
+    let r = tgm(&["ls", "-p", "mars.param,mars.step", &slow]);
+    let took = started.elapsed();
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(r.out.lines().count(), 1 + FILES * MESSAGES);
+    let log = http.requests_since(mark);
+    let is_archive =
+        |q: &&servers::Request| q.path.contains("/cli/many/") && q.path.ends_with(".tgm");
+    assert!(
+        log.iter().any(|q| q.is_for("cli/many/all.tgmc")),
+        "the log sees the catalogue"
+    );
+    let to_archives = log.iter().filter(is_archive).count();
+    let to_catalogue: Vec<_> = log
+        .iter()
+        .filter(|q| q.is_for("cli/many/all.tgmc"))
+        .collect();
+    println!(
+        "ls of {FILES} archives ({total} bytes) from a {}-byte catalogue file behind 5 ms a request: \
+         {} request(s) to the catalogue, {to_archives} to the archives, {:.2} s",
+        cat_bytes.len(),
+        to_catalogue.len(),
+        took.as_secs_f64()
+    );
+    assert_eq!(to_archives, 0, "{log:?}");
+    assert!(to_catalogue.len() <= 2, "{to_catalogue:?}");
+    // Values: one request to the archive read, and the same as locally.
+    let mark = http.log_mark();
+    let r = tgm(&["stats", &slow]);
+    assert!(r.ok, "{}", r.err);
+    let archive_gets = http.requests_since(mark).iter().filter(is_archive).count();
+    assert_eq!(archive_gets, FILES * MESSAGES, "one request per object");
+    // An archive replaced after cataloguing: listing trusts the recorded
+    // ETag (no request), but reading it is refused by the pinned read,
+    // naming it, never answered with other bytes.
+    http.put("cli/many/007.tgm", &plain_fields(MESSAGES + 1, 256, 7));
+    let r = tgm(&["stats", &cat_url]);
+    assert!(!r.ok, "{}", r.out);
+    assert!(r.err.contains("cli/many/007.tgm"), "{}", r.err);
+    // Without the catalogue's ETag trust: `--catalogue` on the archive
+    // itself checks it first and scans it.
+    let r = tgm(&["--catalogue", s(&cat), "ls", &urls[7]]);
+    assert!(r.ok, "{}", r.err);
+    assert!(r.err.contains("its catalogue was not used"), "{}", r.err);
+    assert_eq!(r.out.lines().count(), 1 + MESSAGES + 1);
+}

@@ -61,6 +61,25 @@ impl AsyncRemoteSource {
         Self::open_in(store, path, url, opts.clone()).await
     }
 
+    /// A source for `url` whose length and ETag are known already (from a
+    /// catalogue, `spec/files.md` §9.5): no request is sent until a read,
+    /// and every read is pinned to `etag` (`If-Match`) and checks that the
+    /// object still has `len` bytes, so a changed object is an
+    /// `ObjectChanged` error, never other bytes.
+    pub fn open_known(url: &str, opts: &RemoteOptions, len: u64, etag: String) -> Result<Self> {
+        let (store, path) = super::store_for_url(url, opts)?;
+        Ok(AsyncRemoteSource {
+            store,
+            path,
+            url: url.into(),
+            opts: opts.clone(),
+            len,
+            etag: Some(etag),
+            head: Bytes::new(),
+            counters: Arc::new(Counters::default()),
+        })
+    }
+
     /// Opens the object at `path` of `store`; `url` names it in errors.
     pub async fn open_in(
         store: Arc<dyn ObjectStore>,
@@ -241,7 +260,13 @@ impl AsyncRemoteSource {
                     .at(range.start),
             );
         }
-        let (got, _, _) = self.get(range.clone(), |_| range).await?;
+        let (got, size, _) = self.get(range.clone(), |_| range).await?;
+        if size != self.len {
+            return Err(Error::new(
+                ErrorKind::ObjectChanged,
+                format!("{}: {size} bytes now, {} at open", self.url, self.len),
+            ));
+        }
         Ok(got)
     }
 

@@ -37,6 +37,12 @@ impl RemoteSource {
         Ok(RemoteSource { inner, rt })
     }
 
+    /// A source whose length and ETag are known (from a catalogue):
+    /// no request until a read ([`AsyncRemoteSource::open_known`]).
+    pub fn open_known(url: &str, opts: &RemoteOptions, len: u64, etag: String) -> Result<Self> {
+        Self::from_async(AsyncRemoteSource::open_known(url, opts, len, etag)?)
+    }
+
     /// Wraps an already opened asynchronous source.
     pub fn from_async(inner: AsyncRemoteSource) -> Result<Self> {
         Ok(RemoteSource {

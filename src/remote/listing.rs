@@ -10,11 +10,16 @@ use super::options::RemoteOptions;
 use super::store::store_for_url;
 use crate::error::{Error, ErrorKind, Result};
 
-/// Whether `url` holds a pattern: `*`, `?` or `[` in its last segment.
+/// Whether `url` holds a pattern: `*` or `[` in its path, or `?` there
+/// in a URL of an object store (`s3://`, `gs://`, `az://`; `?` starts an
+/// HTTP URL's query).
 pub fn is_pattern(url: &str) -> bool {
-    url.rsplit('/')
-        .next()
-        .is_some_and(|n| n.contains(['*', '?', '[']))
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let path = rest.split_once('/').map_or("", |(_, p)| p);
+    let http = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
+    path.contains(['*', '[']) || (!http && path.contains('?'))
 }
 
 /// The URLs of the objects directly in the folder of `pattern` whose names

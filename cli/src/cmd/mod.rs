@@ -6,6 +6,7 @@ pub mod dump;
 pub mod export;
 pub mod get;
 pub mod import;
+pub mod index;
 pub mod info;
 pub mod ls;
 pub mod merge;
