@@ -891,12 +891,18 @@ fn every_remote_example_in_the_readme_runs() {
     let (_, bytes) = archive();
     http.put("out.tgm", bytes);
     s3.put("out.tgm", bytes);
+    s3.put("era5/2024-01.tgm", bytes);
     let dir = tempfile::tempdir().unwrap();
     for line in &examples {
         let line = line
             .replace("http://127.0.0.1:8080", &http.base_url)
             .replace("s3://bucket/", &format!("s3://{}/", s3.bucket));
-        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        // Single quotes only keep a shell from expanding a pattern.
+        let args: Vec<&str> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|a| a.trim_matches('\''))
+            .collect();
         let r = tgm_in(dir.path(), &args, &s3.env());
         assert!(r.ok, "{line}: {}", r.err);
     }
