@@ -252,6 +252,19 @@ fn seed_inputs() -> Vec<(&'static str, Vec<u8>)> {
     let catalogued = [&[1u8][..], &files, &cat.to_message().unwrap()].concat();
     out.push(("catalogue", catalogued.clone()));
     out.push(("catalogue", catalogued[..catalogued.len() - 9].to_vec()));
+    let archive = tgm::TgmFile::from_source(files.clone(), &tgm::Limits::default()).unwrap();
+    let apart = tgm::file::archive_catalogue::ArchiveCatalogue::of_file(
+        &archive,
+        "a.tgm",
+        &tgm::Limits::default(),
+    )
+    .unwrap()
+    .to_message()
+    .unwrap();
+    let len = (apart.len() as u16).to_le_bytes();
+    out.push(("archive_catalogue", [&len[..], &apart, &files].concat()));
+    let cut = &files[..files.len() - 20];
+    out.push(("archive_catalogue", [&len[..], &apart, cut].concat()));
     out.push(("catalogue_recorder", [&[0u8, 0][..], &files].concat()));
     out.push(("catalogue_recorder", [&[7u8, 0][..], &files].concat()));
     out.push((

@@ -325,3 +325,44 @@ pub fn catalogue_recorder(data: &[u8]) {
         );
     }
 }
+
+/// Catalogue files (`spec/files.md` §9.5): the first two bytes give the
+/// length of the catalogue file, the rest is it then the archive. Parsing
+/// never panics; a parsed catalogue re-encodes to one that parses the same;
+/// taken for the archive, it lists only spans inside it, and one not taken
+/// leaves the archive listed as a scan lists it.
+pub fn archive_catalogue(data: &[u8]) {
+    use tgm::file::archive_catalogue::ArchiveCatalogue;
+    let Some((head, rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let n = usize::from(u16::from_le_bytes(*head)).min(rest.len());
+    let (cat, archive) = rest.split_at(n);
+    let limits = fuzz_limits();
+    let Ok(cats) = ArchiveCatalogue::read_all(cat, &limits) else {
+        return;
+    };
+    for c in &cats {
+        let again = c.to_message().expect("a parsed catalogue encodes");
+        let back =
+            ArchiveCatalogue::read_all(&again, &limits).expect("an encoded catalogue parses");
+        assert_eq!(back[0].archive, c.archive);
+        assert_eq!(back[0].catalogue.to_body(), c.catalogue.to_body());
+        let Ok((f, why)) = TgmFile::from_source_catalogued(archive.to_vec(), c, &limits) else {
+            continue;
+        };
+        let mut end = 0u64;
+        for s in f.spans() {
+            assert!(s.offset >= end, "spans out of order");
+            end = s.offset + s.len;
+            assert!(
+                end <= archive.len() as u64,
+                "a span past the end of the archive"
+            );
+        }
+        if why.is_some() {
+            let scanned = TgmFile::from_source(archive.to_vec(), &limits).expect("opened once");
+            assert_eq!(f.spans(), scanned.spans());
+        }
+    }
+}

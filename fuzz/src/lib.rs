@@ -41,13 +41,14 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "file" => files::file,
         "catalogue" => files::catalogue,
         "catalogue_recorder" => files::catalogue_recorder,
+        "archive_catalogue" => files::archive_catalogue,
         "tensor" => tensor::tensor,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 15] = [
+pub const TARGETS: [&str; 16] = [
     "decode",
     "scan",
     "chunked",
@@ -63,4 +64,5 @@ pub const TARGETS: [&str; 15] = [
     "tensor",
     "catalogue",
     "catalogue_recorder",
+    "archive_catalogue",
 ];
