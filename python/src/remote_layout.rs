@@ -86,3 +86,40 @@ fn open(
         ))
     }
 }
+
+/// The archives the catalogue file at `location` lists (`spec/files.md`
+/// §9.5), each opened from its catalogue → `[(location, file, stale)]`,
+/// `stale` saying why a catalogue was not taken (the archive was then
+/// scanned). Remote archives whose ETag is recorded are not fetched until
+/// an object is read.
+#[pyfunction]
+#[pyo3(signature = (location, storage_options=Vec::new()))]
+pub fn open_catalogue_file(
+    py: Python<'_>,
+    location: &str,
+    storage_options: Vec<(String, String)>,
+) -> PyResult<Vec<(String, NativeSourceFile, Option<String>)>> {
+    #[cfg(feature = "remote")]
+    {
+        use tgm::remote::RemoteOptions;
+        use tgm::Limits;
+        let opts = RemoteOptions::default().with_storage_options(storage_options);
+        let listed = py
+            .allow_threads(|| {
+                tgm::remote::open_catalogue_file(location, &opts, &Limits::default(), |b| b)
+            })
+            .py(py)?;
+        Ok(listed
+            .into_iter()
+            .map(|a| (a.location, NativeSourceFile { file: a.file }, a.stale))
+            .collect())
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        let _ = storage_options;
+        Err(crate::convert::invalid_argument(
+            py,
+            format!("{location}: catalogue files need the `remote` feature"),
+        ))
+    }
+}

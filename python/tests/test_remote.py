@@ -510,3 +510,75 @@ def test_a_catalogued_archive_opens_in_xarray_from_its_tail(nginx, tmp_path):
     assert sent * 50 < len(data), (sent, len(data))
     local = xr.open_dataset(plain, engine="tgm")
     xr.testing.assert_identical(remote.load(), local.load())
+
+
+def _cli():
+    """The tgm binary (TGM_BIN, or target/{debug,release}/tgm), or skip."""
+    root = Path(__file__).resolve().parents[2]
+    candidates = [os.environ.get("TGM_BIN")]
+    candidates += [str(root / "target" / p / "tgm") for p in ("debug", "release")]
+    for c in candidates:
+        if c and os.path.exists(c):
+            return c
+    pytest.skip("no tgm binary: run `cargo build -p tgm-cli` or set TGM_BIN")
+
+
+def fields(n, offset, name):
+    """``n`` messages of one 8-value field each, MARS param ``name`` and
+    steps ``0..n``, written without a catalogue (as the reference writes)."""
+    parts = []
+    for step in range(n):
+        a = (np.arange(8) + offset + step).astype("float32")
+        meta = {"base": [{"mars": {"param": name, "step": step}}]}
+        parts.append(tgm.encode(meta, [(desc([8], "float32"), a)]))
+    return b"".join(parts)
+
+
+def test_a_catalogue_file_opens_many_archives_in_xarray_without_touching_them(nginx, tmp_path):
+    """``spec/files.md`` §9.5: archives tgm did not write, catalogued by
+    ``tgm index``, open in xarray from the catalogue file alone; values are
+    read from each archive with requests pinned to its ETag."""
+    xr = pytest.importorskip("xarray")
+    urls, local = [], []
+    for k, name in enumerate(["2t", "msl", "10u"]):
+        data = fields(6, 100 * k, name)
+        urls.append(nginx.put(f"cat-{name}.tgm", data))
+        local.append(data)
+    cat = tmp_path / "all.tgmc"
+    subprocess.run([_cli(), "index", *urls, "-o", str(cat)], check=True, capture_output=True)
+    cat_url = nginx.put("all.tgmc", cat.read_bytes())
+    before = {u: nginx.requests(u.rsplit("/", 1)[1]) for u in urls}
+    ds = xr.open_dataset(cat_url, engine="tgm")
+    assert sorted(ds.data_vars) == ["10u", "2t", "msl"]
+    assert ds["msl"].sizes["step"] == 6
+    # Opening read the catalogue file only.
+    assert {u: nginx.requests(u.rsplit("/", 1)[1]) for u in urls} == before
+    assert nginx.requests("all.tgmc") <= 2
+    whole = tmp_path / "whole.tgm"
+    whole.write_bytes(b"".join(local))
+    want = xr.open_dataset(whole, engine="tgm")
+    xr.testing.assert_identical(ds.load(), want.load())
+    files = tgm.open_catalogue(cat_url)
+    assert [f.source() for f in files] == urls
+    assert [len(f) for f in files] == [6, 6, 6]
+
+
+def test_a_changed_archive_is_scanned_with_a_warning_or_refused_when_read(nginx, tmp_path):
+    data = fields(4, 0, "2t")
+    url = nginx.put("cat-changing.tgm", data)
+    cat = tmp_path / "one.tgmc"
+    subprocess.run([_cli(), "index", url, "-o", str(cat)], check=True, capture_output=True)
+    nginx.put("cat-changing.tgm", data + fields(1, 50, "2t"))
+    files = tgm.open_catalogue(str(cat))
+    # Listed from the catalogue (its ETag trusted), but the read is pinned.
+    with pytest.raises(tgm.TensogramError, match="cat-changing.tgm"):
+        files[0].file_decode_object(0, 0)
+    # A local archive is checked first: changed, it is scanned, and said so.
+    path = tmp_path / "local.tgm"
+    path.write_bytes(data)
+    local_cat = tmp_path / "local.tgmc"
+    subprocess.run([_cli(), "index", str(path), "-o", str(local_cat)], check=True, capture_output=True)
+    path.write_bytes(data + fields(2, 9, "2t"))
+    with pytest.warns(UserWarning, match="its catalogue was not used"):
+        files = tgm.open_catalogue(str(local_cat))
+    assert len(files[0]) == 6

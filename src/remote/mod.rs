@@ -22,6 +22,7 @@
 
 mod async_source;
 mod blocking;
+mod catalogued;
 mod errors;
 mod listing;
 mod options;
@@ -30,6 +31,9 @@ mod store;
 
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
+pub use catalogued::{
+    listed_source, open_catalogue_file, read_catalogue_file, ListedArchive, MAX_CATALOGUE_FILE,
+};
 pub use listing::{is_pattern, list_matching};
 pub use options::{RemoteOptions, MIN_PART_SIZE};
 pub use sink::RemoteSink;

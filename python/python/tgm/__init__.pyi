@@ -414,6 +414,9 @@ def validate_file(
     path: _Path, level: str = "default", check_canonical: bool = False
 ) -> dict[str, Any]: ...
 def write_catalogue(path: _Path) -> int | None: ...
+def open_catalogue(
+    location: str | PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> list[RemoteTensogramFile]: ...
 
 __all__ = [
     "__version__",
@@ -444,6 +447,7 @@ __all__ = [
     "encode_pre_encoded",
     "iter_messages",
     "kerchunk_refs",
+    "open_catalogue",
     "open_datasets",
     "scan",
     "to_dicom",

@@ -8,6 +8,9 @@
 file. Remote files are read-only.
 """
 
+import os
+import warnings
+
 from . import _api, _native
 from ._dtypes import as_array
 from ._errors import InvalidArgumentError, TensogramIOError
@@ -102,6 +105,26 @@ def _from_layout(source, storage_options, layout):
             _FROM_LAYOUT.pop(next(iter(_FROM_LAYOUT)))
         _FROM_LAYOUT[key] = native
     return native
+
+
+def open_catalogue(location, storage_options=None):
+    """The archives a catalogue file (``.tgmc``, written by ``tgm index``)
+    lists, in order, each a read-only file opened from its catalogue
+    (``spec/files.md`` §9.5): a remote archive whose ETag was recorded is
+    not fetched until an object is read, and every read is pinned to that
+    ETag. An archive its catalogue no longer matches is scanned, with a
+    warning saying why."""
+    if not _native.remote_enabled():
+        raise InvalidArgumentError(f"{location}: this tgm was built without the 'remote' cargo feature")
+    pairs = storage_pairs(storage_options)
+    out = []
+    for loc, native, stale in _native.open_catalogue_file(os.fspath(location), pairs):
+        if stale:
+            warnings.warn(f"{loc}: its catalogue was not used ({stale}); the archive was scanned", stacklevel=2)
+        f = RemoteTensogramFile.__new__(RemoteTensogramFile)
+        f._source, f._options, f._intact_only, f._native = loc, storage_options, False, native
+        out.append(f)
+    return out
 
 
 class RemoteTensogramFile:

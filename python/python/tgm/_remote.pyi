@@ -1,5 +1,6 @@
 """Type stubs of ``tgm._remote``: files read from a URL or a file object."""
 
+import os
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, NoReturn, Protocol, overload
@@ -97,6 +98,10 @@ class _Reading:
         _exc_val: BaseException | None = None,
         _exc_tb: TracebackType | None = None,
     ) -> bool: ...
+
+def open_catalogue(
+    location: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> list[RemoteTensogramFile]: ...
 
 class RemoteTensogramFile(_Reading):
     def __init__(

@@ -327,14 +327,18 @@ class Record:
     """One data object kept for a dataset: where it is, its metadata
     entry, descriptor and the message's metadata."""
 
-    def __init__(self, m, o, entry, desc, meta):
+    def __init__(self, m, o, entry, desc, meta, f=None, numbered=None):
         self.m, self.o, self.entry, self.desc, self.meta = m, o, entry, desc, meta
-        self.name = _variable_name(entry, m, o)
+        #: The file holding the object (several for a catalogue file).
+        self.f = f
+        self.name = _variable_name(entry, m if numbered is None else numbered, o)
 
 
-def _scan(f, filter_by_keys):
+def _scan(f, filter_by_keys, first=0):
     """The :class:`Record` of every object of ``f`` matching
-    ``filter_by_keys``, and the dataset attributes of the messages."""
+    ``filter_by_keys``, and the dataset attributes of the messages;
+    ``first`` numbers the messages of ``f`` in unnamed objects' names
+    (after those of the archives before it in a catalogue file)."""
     records, global_attrs = [], {}
     for m in range(len(f)):
         info = f.file_decode_descriptors(m)
@@ -345,7 +349,7 @@ def _scan(f, filter_by_keys):
             entry = meta.base[o] if o < len(meta.base) else {}
             if filter_by_keys and not _matches(entry, filter_by_keys):
                 continue
-            records.append(Record(m, o, entry, desc, meta))
+            records.append(Record(m, o, entry, desc, meta, f, first + m))
     if "Conventions" not in global_attrs and any(_section(r.entry, "grib") for r in records):
         global_attrs["Conventions"] = GRIB_CONVENTIONS
     return records, global_attrs
@@ -371,7 +375,7 @@ def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decod
     groups, grids = {}, {}
     for r in records:
         groups.setdefault(r.name, []).append(
-            (ObjectArray(f, r.m, r.o, r.desc), _dims(r.entry, r.meta, tuple(r.desc.shape), r.name, grids),
+            (ObjectArray(r.f or f, r.m, r.o, r.desc), _dims(r.entry, r.meta, tuple(r.desc.shape), r.name, grids),
              _mars_keys(r.entry), r.desc, _attrs(r.entry))
         )
     drop = set(drop_variables or ())
@@ -410,11 +414,45 @@ def open_tgm_dataset(
     documentation. ``decode`` holds the arguments of ``xr.decode_cf`` (no
     CF decoding when None); ``filter_by_keys`` leaves out the objects whose
     keys do not match."""
-    f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
-    records, global_attrs = _scan(f, filter_by_keys)
+    f, records, global_attrs = _open_records(path, intact_only, zero_copy, filter_by_keys)
     ds = _build(f, records, global_attrs, drop_variables, stack_keys, decode)
     ds.set_close(f.close)
     return ds
+
+
+class _Archives:
+    """The archives of a catalogue file, closed together."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def close(self):
+        for f in self.files:
+            f.close()
+
+
+def _is_catalogue_file(path):
+    return isinstance(path, str) and path.lower().endswith(".tgmc")
+
+
+def _open_records(path, intact_only, zero_copy, filter_by_keys):
+    """The opened file (or archives of a catalogue file, ``spec/files.md``
+    §9.5), the records of their objects and the dataset attributes."""
+    if not _is_catalogue_file(path):
+        f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
+        records, global_attrs = _scan(f, filter_by_keys)
+        return f, records, global_attrs
+    from ._remote import open_catalogue
+
+    files = open_catalogue(path)
+    records, global_attrs, first = [], {}, 0
+    for f in files:
+        r, a = _scan(f, filter_by_keys, first)
+        records.extend(r)
+        for k, v in a.items():
+            global_attrs.setdefault(k, v)
+        first += len(f)
+    return _Archives(files), records, global_attrs
 
 
 def _hypercube_key(r):
@@ -440,8 +478,7 @@ def open_tgm_datasets(path, drop_variables=None, stack_keys=None, decode=None, i
                       zero_copy=False, filter_by_keys=None):
     """One dataset per consistent hypercube of a tgm file (see
     :func:`tgm.open_datasets`)."""
-    f = TensogramFile.open(path, intact_only=intact_only, zero_copy=zero_copy)
-    records, global_attrs = _scan(f, filter_by_keys)
+    f, records, global_attrs = _open_records(path, intact_only, zero_copy, filter_by_keys)
     out = []
     for group in _split(records):
         try:
@@ -649,8 +686,8 @@ class TgmBackendEntrypoint(BackendEntrypoint):
         return _open(open_tgm_datasets, filename_or_obj, kwargs)
 
     def guess_can_open(self, filename_or_obj):
-        """Whether the path ends in ``.tgm``."""
+        """Whether the path ends in ``.tgm`` (or ``.tgmc``, a catalogue file)."""
         try:
-            return os.fspath(filename_or_obj).endswith(".tgm")
+            return os.fspath(filename_or_obj).endswith((".tgm", ".tgmc"))
         except TypeError:
             return False

@@ -1,0 +1,101 @@
+//! Opening the archives a catalogue file lists (`spec/files.md` §9.5):
+//! remote archives with a recorded ETag lazily (nothing fetched until a
+//! read, every read pinned to that ETag), the others checked against their
+//! catalogue first.
+
+use super::blocking::RemoteSource;
+use super::options::RemoteOptions;
+use crate::error::{Error, Result};
+use crate::file::archive_catalogue::ArchiveCatalogue;
+use crate::file::{Backend, ByteSource, LocalFile, TgmFile};
+use crate::limits::Limits;
+
+/// The largest catalogue file read (a catalogue of ~50 million messages).
+pub const MAX_CATALOGUE_FILE: u64 = 4 << 30;
+
+/// One archive of a catalogue file, opened.
+pub struct ListedArchive<S> {
+    /// Where it is: the recorded location resolved against the catalogue
+    /// file's.
+    pub location: String,
+    /// The archive, its messages from the catalogue when taken.
+    pub file: TgmFile<S>,
+    /// Why the catalogue was not taken (the archive was then scanned).
+    pub stale: Option<String>,
+}
+
+fn is_url(s: &str) -> bool {
+    ["http://", "https://", "s3://", "s3a://", "gs://", "az://"]
+        .iter()
+        .any(|p| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p)))
+}
+
+/// The bytes of the catalogue file at `location` (a path or URL).
+pub fn read_catalogue_file(location: &str, opts: &RemoteOptions) -> Result<Vec<u8>> {
+    if !is_url(location) {
+        let path = std::path::Path::new(location);
+        let len = std::fs::metadata(path)
+            .map_err(|e| Error::from(e).with_path(path))?
+            .len();
+        if len > MAX_CATALOGUE_FILE {
+            return Err(Error::limit("catalogue file", len, MAX_CATALOGUE_FILE));
+        }
+        return std::fs::read(path).map_err(|e| Error::from(e).with_path(path));
+    }
+    let src = RemoteSource::open(location, opts)?;
+    let len = src.len()?;
+    if len > MAX_CATALOGUE_FILE {
+        return Err(Error::limit("catalogue file", len, MAX_CATALOGUE_FILE));
+    }
+    Ok(src.read_bytes(0..len)?.to_vec())
+}
+
+/// The source of the archive at `location` that `cat` lists: lazy
+/// ([`RemoteSource::open_known`]) for a URL whose ETag `cat` records when
+/// `lazy`, else opened (a URL's first window; a local file mapped).
+pub fn listed_source(
+    location: &str,
+    cat: &ArchiveCatalogue,
+    opts: &RemoteOptions,
+    lazy: bool,
+) -> Result<Box<dyn ByteSource>> {
+    if !is_url(location) {
+        return Ok(Box::new(LocalFile::open(location, Backend::Mmap)?));
+    }
+    match (&cat.archive.etag, lazy) {
+        (Some(etag), true) => Ok(Box::new(RemoteSource::open_known(
+            location,
+            opts,
+            cat.archive.size,
+            etag.clone(),
+        )?)),
+        _ => Ok(Box::new(RemoteSource::open(location, opts)?)),
+    }
+}
+
+/// Every archive the catalogue file at `location` lists, in order, each
+/// opened lazily where it can be ([`listed_source`]) and from its
+/// catalogue while it matches, its source wrapped by `wrap`.
+pub fn open_catalogue_file<S: ByteSource>(
+    location: &str,
+    opts: &RemoteOptions,
+    limits: &Limits,
+    wrap: impl Fn(Box<dyn ByteSource>) -> S,
+) -> Result<Vec<ListedArchive<S>>> {
+    let bytes = read_catalogue_file(location, opts)?;
+    let cats = ArchiveCatalogue::read_all(&bytes, limits)
+        .map_err(|e| e.with_path(std::path::Path::new(location)))?;
+    cats.iter()
+        .map(|cat| {
+            let loc = cat.archive.resolve(location);
+            let named = |e: Error| e.with_path(std::path::Path::new(&loc));
+            let src = wrap(listed_source(&loc, cat, opts, true).map_err(named)?);
+            let (file, stale) = TgmFile::from_source_catalogued(src, cat, limits).map_err(named)?;
+            Ok(ListedArchive {
+                location: loc,
+                file,
+                stale,
+            })
+        })
+        .collect()
+}
