@@ -226,12 +226,8 @@ impl Archive {
         if let Some(url) = path.to_str().filter(|s| is_remote_url(s)) {
             // With the ETag recorded, nothing is fetched until an object is
             // read, and every read is pinned to it.
-            let known = cat.as_ref().filter(|_| lazy).and_then(|c| {
-                let a = &c.archive;
-                a.etag.clone().map(|e| (a.size, e))
-            });
-            let src = match known {
-                Some((size, etag)) => crate::remote_input::open_known(url, size, etag)?,
+            let src = match &cat {
+                Some(c) => crate::remote_input::open_listed(url, c, lazy)?,
                 None => crate::remote_input::open(url)?,
             };
             let file = open(src)?;

@@ -121,19 +121,28 @@ pub fn open(url: &str) -> CliResult<Arc<dyn ByteSource>> {
     Ok(Arc::new(src))
 }
 
-/// A source for `url` whose length and ETag a catalogue recorded: no
+/// The source of the archive at `url` that `cat` lists (the library's
+/// rule, `spec/files.md` §9.5): with `lazy` and a recorded ETag, no
 /// request until a read, every read pinned to the ETag.
 #[cfg(feature = "remote")]
-pub fn open_known(url: &str, size: u64, etag: String) -> CliResult<Arc<dyn ByteSource>> {
+pub fn open_listed(
+    url: &str,
+    cat: &tgm::file::archive_catalogue::ArchiveCatalogue,
+    lazy: bool,
+) -> CliResult<Arc<dyn ByteSource>> {
     use crate::error::WithPath;
     let opts = remote_options()?;
-    let src = tgm::remote::RemoteSource::open_known(url, &opts, size, etag).at(Path::new(url))?;
-    Ok(Arc::new(src))
+    let src = tgm::remote::listed_source(url, cat, &opts, lazy).at(Path::new(url))?;
+    Ok(Arc::from(src))
 }
 
 /// Without the `remote` feature a URL is refused with the reason.
 #[cfg(not(feature = "remote"))]
-pub fn open_known(url: &str, _: u64, _: String) -> CliResult<Arc<dyn ByteSource>> {
+pub fn open_listed(
+    url: &str,
+    _: &tgm::file::archive_catalogue::ArchiveCatalogue,
+    _: bool,
+) -> CliResult<Arc<dyn ByteSource>> {
     open(url)
 }
 
