@@ -582,3 +582,37 @@ def test_a_changed_archive_is_scanned_with_a_warning_or_refused_when_read(nginx,
     with pytest.warns(UserWarning, match="its catalogue was not used"):
         files = tgm.open_catalogue(str(local_cat))
     assert len(files[0]) == 6
+
+
+def test_a_point_series_over_szip_fields_reads_a_small_part_of_the_file(nginx, tmp_path):
+    """Outer indexing reads element ranges (the frame's tail, then the szip
+    RSIs holding the points, ``spec/remote.md`` §4): a point's time series
+    over remote fields of 16-bit simple packing + szip, in a file ending
+    with its catalogue, costs well under 5% of the file."""
+    xr = pytest.importorskip("xarray")
+    rng = np.random.default_rng(7)
+    parts, fields_ = [], []
+    for step in range(6):
+        a = 280 + 10 * rng.standard_normal((1000, 2000))
+        fields_.append(a)
+        p = tgm.compute_packing_params(a.ravel(), 16, 0)
+        d = {"type": "ntensor", "shape": [1000, 2000], "dtype": "float64", "encoding": "simple_packing", **p,
+             "compression": "szip", "szip_rsi": 32, "szip_block_size": 16, "szip_flags": 8}
+        parts.append(tgm.encode({"base": [{"mars": {"param": "t", "step": step}}]}, [(d, a)]))
+    local = tmp_path / "points.tgm"
+    local.write_bytes(b"".join(parts))
+    tgm.write_catalogue(str(local))
+    data = local.read_bytes()
+    url = nginx.put("points.tgm", data)
+    ds = xr.open_dataset(url, engine="tgm")
+    before = nginx.body_bytes("points.tgm")
+    got = ds["t"][:, 570, 1010].values
+    sent = nginx.body_bytes("points.tgm") - before
+    want = xr.open_dataset(local, engine="tgm")["t"][:, 570, 1010].values
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, [f[570, 1010] for f in fields_], atol=0.01)
+    print(f"point series of 6 fields: {sent} of {len(data)} bytes ({100 * sent / len(data):.2f} %)")
+    assert sent < 0.05 * len(data), (sent, len(data))
+    # A window of rows and columns too.
+    box = ds["t"][1:4, 10:14, 200:220].values
+    np.testing.assert_array_equal(box, xr.open_dataset(local, engine="tgm")["t"][1:4, 10:14, 200:220].values)

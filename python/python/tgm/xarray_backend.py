@@ -81,6 +81,9 @@ MAX_RANGES = 4096
 #: Stored types whose values are converted on reading, and to what.
 CONVERTED = ("bitmask", "bfloat16")
 
+#: Compressions whose objects are read by element ranges on indexing.
+RANGE_COMPRESSIONS = ("none", "szip")
+
 
 def _bfloat16_type():
     """``ml_dtypes.bfloat16`` when installed, else None."""
@@ -129,8 +132,11 @@ class ObjectArray(BackendArray):
         self.shape = tuple(desc.shape)
         self.stored = desc.dtype
         self.dtype = value_dtype(desc.dtype)
+        # Outer indexing reads only the elements asked for where the
+        # pipeline allows ranges (``spec/pipeline.md``): stored as is, or
+        # szip (the RSIs that hold them), with or without simple packing.
         self._ranges_ok = (
-            desc.filter == "none" and desc.compression == "none" and desc.dtype not in CONVERTED
+            desc.filter == "none" and desc.compression in RANGE_COMPRESSIONS and desc.dtype not in CONVERTED
         )
 
     def __getitem__(self, key):
