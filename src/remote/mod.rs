@@ -30,5 +30,5 @@ mod store;
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
 pub use options::{RemoteOptions, MIN_PART_SIZE};
-pub use sink::RemoteSink;
+pub use sink::{create_sink, RemoteSink};
 pub(crate) use store::store_for_url;
