@@ -112,6 +112,10 @@ pub(crate) struct PreparedObject<'a> {
     /// A payload still to be coded into the message as it is written
     /// (`spec/pipeline.md` §6.8); its length and digest are known.
     pub streamed: Option<Box<Streamed<'a>>>,
+    /// The payload is the element bytes as they are, written step by step
+    /// by [`PreparedObject::write_frame_verbatim`], which checks them and
+    /// computes the digest (`spec/pipeline.md` §6.10).
+    pub verbatim: bool,
     pub hash: u64,
 }
 
@@ -188,6 +192,61 @@ impl PreparedObject<'_> {
     }
 }
 
+/// Bytes of a verbatim payload checked, hashed and written per step.
+const VERBATIM_STEP: usize = 8 << 20;
+
+impl PreparedObject<'_> {
+    /// Writes the frame of a verbatim payload through `sink` step by
+    /// step: each step's elements are checked for non-finite values,
+    /// hashed, written, then reported to `progress` as read, so a caller
+    /// that mapped the input may release them (`spec/pipeline.md` §6.10).
+    /// Returns the frame digest. A non-finite value fails the call with
+    /// the frame cut short.
+    pub fn write_frame_verbatim(
+        &self,
+        hashing: bool,
+        progress: &pipeline::ProgressHook,
+        sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<u64> {
+        sink(&header_bytes(
+            FrameType::DataObject,
+            data_frame_flags(hashing),
+            self.frame_len(),
+        ))?;
+        let d = &self.descriptor;
+        let width = d.dtype.width().max(1);
+        let step = (VERBATIM_STEP / width).max(1) * width;
+        let data: &[u8] = &self.encoded.payload;
+        let total = data.len() as u64;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut done = 0u64;
+        for chunk in data.chunks(step) {
+            crate::pipeline::masks::refuse_non_finite(
+                chunk,
+                d.dtype,
+                d.byte_order,
+                done / width as u64,
+            )?;
+            if hashing {
+                h.update(chunk);
+            }
+            sink(chunk)?;
+            done += chunk.len() as u64;
+            progress.advance(pipeline::Step {
+                done,
+                total,
+                read: done,
+            });
+        }
+        h.update(&self.descriptor_cbor);
+        let hash = if hashing { h.digest() } else { 0 };
+        sink(&self.descriptor_cbor)?;
+        let cbor_offset = (FRAME_HEADER_LEN + data.len()) as u64;
+        sink(&data_footer_bytes(cbor_offset, hash))?;
+        Ok(hash)
+    }
+}
+
 /// Flags of a data frame as this encoder writes it.
 fn data_frame_flags(hashing: bool) -> u16 {
     frame_flags::CBOR_AFTER_PAYLOAD
@@ -196,6 +255,22 @@ fn data_frame_flags(hashing: bool) -> u16 {
         } else {
             0
         }
+}
+
+/// [`prepare_object`], leaving an object whose pipeline does nothing and
+/// whose non-finite values are refused to be written from `data` by
+/// [`PreparedObject::write_frame_verbatim`] (`spec/pipeline.md` §6.10).
+pub(crate) fn prepare_object_verbatim<'a>(
+    descriptor: &ObjectDescriptor,
+    data: &'a [u8],
+    opts: &PipelineOptions,
+    hashing: bool,
+) -> Result<PreparedObject<'a>> {
+    let defer = Deferral {
+        verbatim: true,
+        ..Deferral::default()
+    };
+    prepare_object_planned(descriptor, data, opts, hashing, defer)
 }
 
 /// Runs the pipeline for one object and computes its frame digest.
@@ -237,8 +312,23 @@ fn prepare_object_planned<'a>(
                 },
                 in_place: None,
                 streamed: Some(s),
+                verbatim: false,
                 hash,
             });
+        }
+        Planned::Verbatim => {
+            return Ok(PreparedObject {
+                descriptor_cbor: d.to_cbor(),
+                descriptor: d,
+                encoded: EncodedPayload {
+                    payload: Cow::Borrowed(data),
+                    mask_blobs: Vec::new(),
+                },
+                in_place: None,
+                streamed: None,
+                verbatim: true,
+                hash: 0,
+            })
         }
         Planned::InPlace(plan) => {
             return Ok(PreparedObject {
@@ -250,6 +340,7 @@ fn prepare_object_planned<'a>(
                 },
                 in_place: Some((plan, data)),
                 streamed: None,
+                verbatim: false,
                 hash: 0,
             })
         }
@@ -266,6 +357,7 @@ fn prepare_object_planned<'a>(
         encoded,
         in_place: None,
         streamed: None,
+        verbatim: false,
         hash,
     })
 }
@@ -314,6 +406,7 @@ pub(crate) fn prepare_pre_encoded<'a>(
         },
         in_place: None,
         streamed: None,
+        verbatim: false,
         hash,
     })
 }
@@ -421,7 +514,7 @@ pub fn encode_into(
     metadata.check_caller_owned(objects.len())?;
     let defer = Deferral {
         in_place: true,
-        streamed: false,
+        ..Deferral::default()
     };
     let prepared = prepare_all(objects, opts, defer)?;
     let written = assemble(metadata, &prepared, opts, out);
@@ -749,8 +842,8 @@ pub fn encode_to_inspecting(
 ) -> Result<u64> {
     metadata.check_caller_owned(objects.len())?;
     let defer = Deferral {
-        in_place: false,
         streamed: true,
+        ..Deferral::default()
     };
     let prepared = prepare_all(objects, opts, defer)?;
     write_message(metadata, &prepared, opts, sink, inspect)

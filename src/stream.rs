@@ -6,8 +6,8 @@ use std::io::{Seek, SeekFrom, Write};
 
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::encode::{
-    postamble_bytes, prepare_object, prepare_pre_encoded, write_preamble, EncodeOptions,
-    HashPolicy, PreparedObject,
+    postamble_bytes, prepare_object, prepare_object_verbatim, prepare_pre_encoded, write_preamble,
+    EncodeOptions, HashPolicy, PreparedObject,
 };
 use crate::error::{Error, Result};
 use crate::hash;
@@ -134,6 +134,29 @@ impl<W: Write> StreamingEncoder<W> {
         self.write_prepared(p)
     }
 
+    /// [`StreamingEncoder::write_object`] for an object too large to hold
+    /// twice: when its pipeline does nothing (encoding, filter and
+    /// compression `none`) and non-finite values are refused, it is
+    /// written from `data` in 8 MiB steps, each checked for non-finite
+    /// values, hashed and written before the next is read, then reported
+    /// to the progress hook as read, so a caller that mapped `data` may
+    /// release it as it goes (`spec/pipeline.md` §6.10). A non-finite
+    /// value then fails the call with the frame cut short: the caller must
+    /// abandon the output. Other objects are written as by `write_object`.
+    pub fn write_object_streaming(
+        &mut self,
+        descriptor: &ObjectDescriptor,
+        data: &[u8],
+    ) -> Result<()> {
+        let index = self.descriptors.len();
+        let p = prepare_object_verbatim(descriptor, data, &self.opts.pipeline, self.opts.hashing)
+            .map_err(|e| e.in_object(index))?;
+        self.write_prepared(p).map_err(|e| match e.kind() {
+            crate::ErrorKind::NonFinite => e.in_object(index),
+            _ => e,
+        })
+    }
+
     /// Writes a data frame around a payload that already went through the
     /// descriptor's pipeline (`spec/format.md` §11.5).
     pub fn write_object_pre_encoded(
@@ -150,15 +173,22 @@ impl<W: Write> StreamingEncoder<W> {
     fn write_prepared(&mut self, p: PreparedObject<'_>) -> Result<()> {
         let offset = self.written;
         let hashing = self.opts.hashing;
-        p.write_frame(hashing, &mut |b| {
-            self.sink.write_all(b)?;
-            self.written += b.len() as u64;
+        let (sink, written) = (&mut self.sink, &mut self.written);
+        let mut put = |b: &[u8]| -> Result<()> {
+            sink.write_all(b)?;
+            *written += b.len() as u64;
             Ok(())
-        })?;
+        };
+        let hash = if p.verbatim {
+            p.write_frame_verbatim(hashing, &self.opts.pipeline.progress, &mut put)?
+        } else {
+            p.write_frame(hashing, &mut put)?;
+            p.hash
+        };
         self.pad()?;
         self.offsets.push(offset);
         self.lengths.push(p.frame_len());
-        self.hashes.push(p.hash);
+        self.hashes.push(hash);
         self.descriptors.push(p.descriptor);
         self.preceders.push(self.pending_preceder.take());
         Ok(())

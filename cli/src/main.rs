@@ -22,6 +22,7 @@ mod output;
 mod pipeline_args;
 mod plot;
 mod progress;
+mod remote_append;
 mod remote_input;
 mod rewrite;
 mod sidecar;

@@ -225,6 +225,7 @@ impl AtomicFile {
         if remote_url(&target).is_some() {
             report_upload(&target, &written);
         }
+        record(&target, &written);
         Ok(())
     }
 }
@@ -238,6 +239,48 @@ fn exists(target: &Path, e: tgm::Error) -> CliError {
         ));
     }
     crate::error::at_path(target, e)
+}
+
+/// What one committed output was: its path or URL, size and ETag.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    /// The path or URL as given.
+    pub target: PathBuf,
+    /// Bytes written.
+    pub bytes: u64,
+    /// The store's entity tag of a remote object.
+    pub etag: Option<String>,
+}
+
+/// Every output committed by this process, in order (for `-j` reports).
+static COMMITTED: std::sync::Mutex<Vec<Committed>> = std::sync::Mutex::new(Vec::new());
+
+/// The outputs committed so far as JSON: `[{"target", "bytes", "etag"}]`
+/// (`etag` null for a local file).
+pub fn committed_json() -> serde_json::Value {
+    let list = COMMITTED.lock().unwrap_or_else(|p| p.into_inner());
+    serde_json::Value::Array(
+        list.iter()
+            .map(|c| {
+                serde_json::json!({
+                    "target": c.target.display().to_string(),
+                    "bytes": c.bytes,
+                    "etag": c.etag,
+                })
+            })
+            .collect(),
+    )
+}
+
+fn record(target: &Path, w: &Written) {
+    COMMITTED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Committed {
+            target: target.to_path_buf(),
+            bytes: w.bytes,
+            etag: w.etag.clone(),
+        });
 }
 
 /// One line on stderr per remote object written: its URL, size and ETag.

@@ -9,16 +9,8 @@ use tgm::file::ByteSource;
 
 use crate::error::CliResult;
 
-/// URL schemes read through the library's remote sources.
-pub const SCHEMES: [&str; 5] = ["http://", "https://", "s3://", "gs://", "az://"];
-
-/// Whether `arg` names a remote archive rather than a local path.
-pub fn is_remote_url(arg: &str) -> bool {
-    SCHEMES.iter().any(|s| {
-        arg.get(..s.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(s))
-    })
-}
+/// Whether an argument names a remote archive rather than a local path.
+pub use tgm::file::is_remote_url;
 
 /// Options for reading `http(s)://`, `s3://`, `gs://` and `az://` inputs,
 /// as global flags or `TGM_REMOTE_*` environment variables. Unset ones keep

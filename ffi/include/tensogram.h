@@ -174,6 +174,11 @@ typedef struct tgm_streaming_encoder_t tgm_streaming_encoder_t;
 typedef struct tgm_value_t tgm_value_t;
 
 /**
+ * A new archive being written (`tgm_writer_t`).
+ */
+typedef struct tgm_writer_t tgm_writer_t;
+
+/**
  * An owned byte buffer (`tgm_bytes_t`); release it with `tgm_bytes_free`.
  * An empty buffer has a NULL `data`.
  */
@@ -374,7 +379,8 @@ tgm_error tgm_file_open(const char *path, tgm_file_t **out);
 
 /**
  * Creates the file at `path`, empty, for appending messages; like the
- * reference, an existing file at `path` is truncated.
+ * reference, an existing file at `path` is truncated. A URL is refused:
+ * a new remote archive is written with `tgm_writer_create`.
  *
  * # Safety
  * As [`tgm_file_open`].
@@ -1107,6 +1113,80 @@ const tgm_value_t *tgm_value_map_value_at(const tgm_value_t *v, size_t index);
  * `key` is NULL or NUL-terminated.
  */
 const tgm_value_t *tgm_value_map_get(const tgm_value_t *v, const char *key);
+
+/**
+ * Starts a new archive at `target`: a local path, or an `s3://`,
+ * `gs://`, `az://` or `http(s)://` URL whose store is configured from the
+ * environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`) and then from
+ * `storage_options_json` (NULL, or a JSON object of the store's keys,
+ * such as `{"endpoint": "http://127.0.0.1:9000", "allow_http": true}`).
+ * An existing target is refused (`TGM_ERROR_IO`, "already exists") unless
+ * `overwrite`. Messages appended stream out as they come; nothing appears
+ * at `target` before `tgm_writer_finish`. Free with `tgm_writer_free`.
+ *
+ * # Safety
+ * `target` is NULL or NUL-terminated; `storage_options_json` NULL or
+ * NUL-terminated; `out` NULL or writable.
+ */
+tgm_error tgm_writer_create(const char *target,
+                            const char *storage_options_json,
+                            bool overwrite,
+                            tgm_writer_t **out);
+
+/**
+ * Appends `buf`, which must be exactly one complete message. A failed
+ * write abandons the archive (nothing will appear at the target).
+ *
+ * # Safety
+ * `writer` is NULL or live; `buf` valid for `buf_len` bytes.
+ */
+tgm_error tgm_writer_append_raw(tgm_writer_t *writer, const uint8_t *buf, size_t buf_len);
+
+/**
+ * Encodes one message (as `tgm_encode`) and appends it.
+ *
+ * # Safety
+ * As `tgm_encode`; `writer` is NULL or live.
+ */
+tgm_error tgm_writer_append(tgm_writer_t *writer,
+                            const char *metadata_json,
+                            const uint8_t *const *data_ptrs,
+                            const size_t *data_lens,
+                            size_t num_objects,
+                            const char *hash_algo,
+                            uint32_t threads);
+
+/**
+ * Ends the archive with its catalogue and makes it appear at its target
+ * (a multipart upload is completed now). On failure nothing is there.
+ * Afterwards `tgm_writer_etag` and `tgm_writer_bytes` say what was
+ * written.
+ *
+ * # Safety
+ * `writer` is NULL or live.
+ */
+tgm_error tgm_writer_finish(tgm_writer_t *writer);
+
+/**
+ * The entity tag the store gave the finished object, valid until the
+ * writer is freed; NULL before `tgm_writer_finish`, for a local file, or
+ * when the store sent none.
+ */
+const char *tgm_writer_etag(const tgm_writer_t *writer);
+
+/**
+ * Bytes of the finished archive (0 before `tgm_writer_finish`).
+ */
+uint64_t tgm_writer_bytes(const tgm_writer_t *writer);
+
+/**
+ * Frees a writer; NULL is a no-op. An unfinished archive is abandoned:
+ * nothing appears at its target (an upload is aborted).
+ *
+ * # Safety
+ * `writer` is NULL or came from `tgm_writer_create` and is freed once.
+ */
+void tgm_writer_free(tgm_writer_t *writer);
 
 #ifdef __cplusplus
 }  // extern "C"

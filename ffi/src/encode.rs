@@ -26,6 +26,26 @@ pub(crate) struct EncodeCall {
 }
 
 impl EncodeCall {
+    /// The arguments of a call without mask options.
+    pub(crate) fn unmasked(
+        metadata_json: *const c_char,
+        data_ptrs: *const *const u8,
+        data_lens: *const usize,
+        num_objects: usize,
+        hash_algo: *const c_char,
+        threads: u32,
+    ) -> Self {
+        EncodeCall {
+            metadata_json,
+            data_ptrs,
+            data_lens,
+            num_objects,
+            hash_algo,
+            threads,
+            masks: std::ptr::null(),
+        }
+    }
+
     /// Encodes the message: the buffers hold raw elements, or with
     /// `pre_encoded` payloads already through their pipelines.
     ///
@@ -149,15 +169,14 @@ pub unsafe extern "C" fn tgm_encode_pre_encoded(
     threads: u32,
     out: *mut TgmBytes,
 ) -> TgmError {
-    let call = EncodeCall {
+    let call = EncodeCall::unmasked(
         metadata_json,
         data_ptrs,
         data_lens,
         num_objects,
         hash_algo,
         threads,
-        masks: std::ptr::null(),
-    };
+    );
     // SAFETY: forwarded contract.
     unsafe { call.into("tgm_encode_pre_encoded", true, out) }
 }

@@ -111,7 +111,8 @@ pub unsafe extern "C" fn tgm_file_open(
 }
 
 /// Creates the file at `path`, empty, for appending messages; like the
-/// reference, an existing file at `path` is truncated.
+/// reference, an existing file at `path` is truncated. A URL is refused:
+/// a new remote archive is written with `tgm_writer_create`.
 ///
 /// # Safety
 /// As [`tgm_file_open`].
@@ -124,6 +125,12 @@ pub unsafe extern "C" fn tgm_file_create(
         let out = args::out(out, "out")?;
         // SAFETY: caller's contract.
         let path = unsafe { path_arg(path) }?;
+        if tgm::file::is_remote_url(path) {
+            return Err(Failure::invalid(format!(
+                "{path}: tgm_file_create makes a local file to read and append to; \
+                 write a new remote archive with tgm_writer_create"
+            )));
+        }
         std::fs::File::create(path)
             .map_err(|e| Failure::new(TgmError::Io, format!("{path}: {e}")))?;
         *out = args::into_handle(TgmFileHandle::open(path)?);
@@ -209,19 +216,26 @@ pub unsafe extern "C" fn tgm_file_append_raw(
         let f = args::handle_mut(file, "file")?;
         // SAFETY: caller's contract.
         let buf = unsafe { args::bytes(buf, buf_len, "buf") }?;
-        let spans = tgm::scan(buf);
-        if spans.len() != 1 || spans[0].offset != 0 || spans[0].len != buf_len as u64 {
-            return Err(Failure::new(
-                TgmError::Framing,
-                format!(
-                    "buf ({buf_len} bytes) is not exactly one complete message ({} found); nothing was written to {}",
-                    spans.len(),
-                    f.path.display()
-                ),
-            ));
-        }
+        one_message(buf, &f.path.display())?;
         f.append(buf)
     })
+}
+
+/// Refuses `buf` unless it is exactly one complete message, naming
+/// `target`, which nothing was written to.
+pub(crate) fn one_message(buf: &[u8], target: &dyn std::fmt::Display) -> Outcome {
+    let spans = tgm::scan(buf);
+    if spans.len() != 1 || spans[0].offset != 0 || spans[0].len != buf.len() as u64 {
+        return Err(Failure::new(
+            TgmError::Framing,
+            format!(
+                "buf ({} bytes) is not exactly one complete message ({} found); nothing was written to {target}",
+                buf.len(),
+                spans.len(),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The path the file was opened with, valid until it is closed.

@@ -24,6 +24,7 @@ pub mod options;
 pub mod stream;
 pub mod validate;
 pub mod value;
+pub mod writer;
 
 pub use bytes::TgmBytes;
 pub use error::{TgmError, TgmErrorCode};

@@ -14,6 +14,7 @@ mod pre_encoded;
 mod ranges;
 mod remote;
 mod remote_layout;
+mod sink;
 mod sz3_child;
 mod writing;
 
@@ -44,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kerchunk::kerchunk_refs, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
     m.add_class::<remote::NativeSourceFile>()?;
+    m.add_class::<sink::NativeSink>()?;
     m.add_function(wrap_pyfunction!(remote::remote_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(remote_layout::source_layout, m)?)?;
     m.add_function(wrap_pyfunction!(remote_layout::open_url_from_layout, m)?)?;

@@ -1,7 +1,8 @@
 """``tgm.zarr.TgmStore`` read by zarr-python 3 (PyPI): ``zarr.open_group``
 gives one array per variable, one chunk per object, with the values tgm
 decodes; xarray's zarr engine gives the dataset the tgm engine gives; a
-URL works (nginx on loopback) and stays read-only; ``mode="w"`` and
+URL works (nginx on loopback), takes no appends (writing a new object to
+a bucket is in test_remote_write.py); ``mode="w"`` and
 ``mode="a"`` write what zarr and ``ds.to_zarr`` write as messages that
 tgm reads back, appending without rewriting a byte of the file."""
 
@@ -97,9 +98,9 @@ def test_remote_archive(nginx):  # noqa: F811
     np.testing.assert_array_equal(g["t"][0, 1], field("t", 0, 6))
 
 
-def test_remote_archive_refuses_writes(nginx):  # noqa: F811
+def test_remote_archive_refuses_appends(nginx):  # noqa: F811
     url = nginx.put("zarr-w.tgm", archive_bytes())
-    with pytest.raises(tgm.InvalidArgumentError, match="not a local path.*read-only"):
+    with pytest.raises(tgm.InvalidArgumentError, match="cannot append to an object"):
         TgmStore(url, mode="a")
 
 

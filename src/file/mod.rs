@@ -33,7 +33,9 @@ pub use pod::Pod;
 pub use reader::{value_matches, MessageBytes, ObjectBuffer, TgmFile, DEFAULT_READAHEAD};
 pub use recorder::{CatalogueRecorder, CataloguingWriter};
 pub use salvage::{salvage, SalvageReport, Skipped};
-pub use sink::{ByteSink, Existing, LocalSink, Written};
+pub use sink::{
+    is_remote_url, write_error, ByteSink, Existing, LocalSink, Written, REMOTE_SCHEMES,
+};
 pub use source::{ByteSource, FileSource, MmapSource, SourceHints};
 
 // Internals; the tests reach the wrappers and defaults through `crate::__fuzz`.

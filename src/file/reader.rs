@@ -799,6 +799,30 @@ impl<S: ByteSource> TgmFile<S> {
         Ok(MessageBytes(self.read(s.offset..s.offset + s.len)?))
     }
 
+    /// Writes the listed messages, in order, to `out`, reading at most
+    /// `chunk` bytes at a time, so memory stays at one chunk however large
+    /// a message; catalogue messages are left out (a writer ending the
+    /// copy with its own catalogue makes it whole again). This is how a
+    /// remote archive is appended to: a new object holding the old one's
+    /// messages, then the new ones (`spec/remote.md` §7.3). Returns the
+    /// bytes written.
+    pub fn copy_messages_to(&self, out: &mut dyn std::io::Write, chunk: u64) -> Result<u64> {
+        let chunk = chunk.max(1);
+        let mut n = 0;
+        for s in &self.spans {
+            let end = s.offset + s.len;
+            let mut at = s.offset;
+            while at < end {
+                let to = end.min(at + chunk);
+                let b = self.read(at..to)?;
+                out.write_all(&b)?;
+                at = to;
+            }
+            n += s.len;
+        }
+        Ok(n)
+    }
+
     /// Runs `f` on the parsed message `i`.
     pub fn with_message<R>(
         &self,

@@ -52,6 +52,33 @@ pub trait ByteSink: Write + Send {
     fn acknowledged(&self) -> u64;
 }
 
+/// URL schemes written (and read) through `remote` (`spec/remote.md` §1);
+/// any other target is a local path.
+pub const REMOTE_SCHEMES: [&str; 7] = [
+    "http://", "https://", "s3://", "s3a://", "gs://", "az://", "azure://",
+];
+
+/// Whether `target` names a remote object (one of [`REMOTE_SCHEMES`], in
+/// any case) rather than a local path.
+pub fn is_remote_url(target: &str) -> bool {
+    REMOTE_SCHEMES.iter().any(|s| {
+        target
+            .get(..s.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(s))
+    })
+}
+
+/// The library's error inside `e` when a sink raised one (a write to a
+/// [`ByteSink`] reports it as an `io::Error`), else `e` as an I/O error
+/// naming `target`.
+pub fn write_error(target: &str, e: std::io::Error) -> Error {
+    let text = e.to_string();
+    match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+        Some(Ok(inner)) => *inner,
+        _ => Error::new(ErrorKind::Io, format!("{target}: {text}")),
+    }
+}
+
 fn already_exists(target: &str) -> Error {
     Error::new(
         ErrorKind::AlreadyExists,

@@ -133,6 +133,29 @@ pub fn scan(
     allow_nan: bool,
     allow_inf: bool,
 ) -> Result<NonFinite> {
+    scan_from(data, dtype, order, allow_nan, allow_inf, 0)
+}
+
+/// Refuses a non-finite element of `data`, whose first element is element
+/// `first` of its array (errors name the array's index), as [`scan`]
+/// without `allow_nan` and `allow_inf` does.
+pub(crate) fn refuse_non_finite(
+    data: &[u8],
+    dtype: Dtype,
+    order: ByteOrder,
+    first: u64,
+) -> Result<()> {
+    scan_from(data, dtype, order, false, false, first).map(|_| ())
+}
+
+fn scan_from(
+    data: &[u8],
+    dtype: Dtype,
+    order: ByteOrder,
+    allow_nan: bool,
+    allow_inf: bool,
+    first: u64,
+) -> Result<NonFinite> {
     let mut found = NonFinite::default();
     if !dtype.is_float() {
         return Ok(found);
@@ -159,7 +182,8 @@ pub fn scan(
             return Err(Error::new(
                 ErrorKind::NonFinite,
                 format!(
-                    "{what} at element {i} of a {dtype} array; pass {opt} to store it in a mask"
+                    "{what} at element {} of a {dtype} array; pass {opt} to store it in a mask",
+                    first + i as u64
                 ),
             ));
         }

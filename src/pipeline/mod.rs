@@ -159,9 +159,9 @@ pub fn encode<'a>(
 ) -> Result<EncodedPayload<'a>> {
     match encode_planned(desc, data, opts, Deferral::default())? {
         Planned::Encoded(e) => Ok(e),
-        Planned::InPlace(_) | Planned::Streamed(_) => Err(Error::invalid_argument(
-            "a payload written later was planned where none was asked for",
-        )),
+        Planned::InPlace(_) | Planned::Streamed(_) | Planned::Verbatim => Err(
+            Error::invalid_argument("a payload written later was planned where none was asked for"),
+        ),
     }
 }
 
@@ -186,6 +186,9 @@ pub(crate) enum Planned<'a> {
     InPlace(InPlace),
     /// The payload is still to be coded into the message (§6.8).
     Streamed(Box<streamed::Streamed<'a>>),
+    /// The payload is the input as it is, still to be written from it
+    /// step by step, its non-finite values refused as it is (§6.10).
+    Verbatim,
 }
 
 /// Which payloads [`encode_planned`] may leave to be written with the
@@ -196,6 +199,9 @@ pub(crate) struct Deferral {
     pub in_place: bool,
     /// Coded again into the message by a streaming compression (§6.8).
     pub streamed: bool,
+    /// Written from the input as it is, when no stage works and non-finite
+    /// values are refused (§6.10).
+    pub verbatim: bool,
 }
 
 /// Writes an in-place payload at the end of `out`, chunk by chunk on the
@@ -269,6 +275,19 @@ pub(crate) fn encode_planned<'a>(
     }
     base.zstd_frame_size = opts.zstd_frame_size;
     let cx = plan::contexts(stages.as_stages(), base, expected, 0)?;
+    if defer.verbatim
+        && !opts.allow_nan
+        && !opts.allow_inf
+        && stages.encoding.is_identity()
+        && stages.filter.is_identity()
+        && stages.compression.is_identity()
+    {
+        // Nothing to derive, no mask possible: the descriptor is complete.
+        let encoded = stages.encoded_spec(desc.pipeline())?;
+        desc.replace_pipeline(encoded);
+        desc.masks = None;
+        return Ok(Planned::Verbatim);
+    }
     // One pass finds float64 data all finite and its range (§6.2); only
     // data holding NaN or ±Inf is classified element by element.
     let range = match desc.dtype {

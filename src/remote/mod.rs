@@ -36,5 +36,5 @@ pub use catalogued::{
 };
 pub use listing::{is_pattern, list_matching};
 pub use options::{RemoteOptions, MIN_PART_SIZE};
-pub use sink::RemoteSink;
+pub use sink::{create_sink, RemoteSink};
 pub(crate) use store::store_for_url;

@@ -298,6 +298,31 @@ impl RemoteSink {
     }
 }
 
+/// Starts writing `target`: a URL ([`crate::file::is_remote_url`]) as a
+/// [`RemoteSink`] configured by `opts`, anything else as a local path
+/// through [`crate::file::LocalSink`] (`spec/remote.md` §7). Either appears
+/// only when finished; `cancel`, once raised, makes it fail and leave
+/// nothing.
+pub fn create_sink(
+    target: &str,
+    opts: &RemoteOptions,
+    existing: Existing,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Result<Box<dyn ByteSink>> {
+    if crate::file::is_remote_url(target) {
+        let mut s = RemoteSink::create(target, opts, existing)?;
+        if let Some(c) = cancel {
+            s.set_cancel(c);
+        }
+        return Ok(Box::new(s));
+    }
+    let mut s = crate::file::LocalSink::create(std::path::Path::new(target), existing)?;
+    if let Some(c) = cancel {
+        s.set_cancel(c);
+    }
+    Ok(Box::new(s))
+}
+
 /// The whole output in one `PUT`: a conditional create under
 /// [`Existing::Refuse`], or, where the store has none, a `PUT` after a
 /// second `HEAD` finds the key still free.

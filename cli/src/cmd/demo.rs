@@ -127,6 +127,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             meta: vec!["mars.class=od".into(), "source=tgm-demo".into()],
             append: false,
             force: true,
+            json: false,
             pipeline: PipelineArgs::default(),
             encode: g.flags.clone(),
         },

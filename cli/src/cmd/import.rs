@@ -38,12 +38,19 @@ pub struct Args {
     /// Metadata: [N:]KEY=VALUE or [N:]KEY:=TEXT (see `tgm set --help`).
     #[arg(short, long = "meta", value_name = "ASSIGNMENT")]
     pub meta: Vec<String>,
-    /// Append to OUTPUT (an existing .tgm archive) through the crash-safe appender.
-    #[arg(short, long, conflicts_with = "force")]
+    /// Append to OUTPUT (an existing .tgm archive) through the crash-safe
+    /// appender. A remote OUTPUT needs --force as well: the object is
+    /// rewritten whole (its messages, the new ones, the catalogue).
+    #[arg(short, long)]
     pub append: bool,
-    /// Replace OUTPUT if it exists.
+    /// Replace OUTPUT if it exists (with --append: allow rewriting a
+    /// remote archive).
     #[arg(short, long)]
     pub force: bool,
+    /// Report what was written as one JSON object on stdout (each output's
+    /// size and, for an object, its ETag).
+    #[arg(short, long)]
+    pub json: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
     #[command(flatten)]
@@ -133,16 +140,29 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
     );
     let opts = a.pipeline.encode_options(g)?;
 
-    let mut target = if a.append {
+    let remote_append = a.append && remote_url(&a.output).is_some();
+    let mut target = if remote_append {
+        if !a.force {
+            return Err(usage(format!(
+                "{}: object stores cannot append to an object; with --force, tgm writes a \
+                 new object (the old one's messages, then the new ones, then the catalogue) \
+                 that replaces it only when complete",
+                a.output.display()
+            )));
+        }
+        Target::New(crate::remote_append::append_by_rewrite(
+            &a.output,
+            &all_inputs,
+        )?)
+    } else if a.append {
         if is_dash(&a.output) {
             return Err(usage("--append needs a file, not stdout"));
         }
-        if let Some(url) = remote_url(&a.output) {
-            return Err(usage(format!(
-                "{url}: --append needs a local file: object stores cannot append \
-                 (an object is replaced whole, so appending would rewrite it); write \
-                 a new object instead, e.g. `tgm merge old.tgm new.tgm -o URL --force`"
-            )));
+        if a.force {
+            return Err(usage(
+                "--append with --force rewrites a remote archive; a local file is appended to \
+                 in place (drop --force)",
+            ));
         }
         check_output(&a.output, &all_inputs, true)?;
         if a.output.exists() {
@@ -165,6 +185,11 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         }
         Target::Append(app)
     } else if is_dash(&a.output) {
+        if a.json {
+            return Err(usage(
+                "-j writes its report on stdout; name an output file, not `-`",
+            ));
+        }
         Target::Stdout
     } else {
         check_output(&a.output, &all_inputs, a.force)?;
@@ -224,15 +249,18 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
             // A local file gets the message length written back into its
             // preamble; a remote object, written front to back, keeps the
             // streaming length 0 (`spec/remote.md` §7).
+            // An object the pipeline leaves as it is goes out in steps,
+            // its mapped pages released behind them (`spec/pipeline.md`
+            // §6.10): the output is abandoned on any error.
             Target::New(f) => match f.seekable() {
                 Some(file) => {
                     let mut enc = StreamingEncoder::new(file, &meta, &opts)?;
-                    write_all(&mut |d, x| enc.write_object(d, x))?;
+                    write_all(&mut |d, x| enc.write_object_streaming(d, x))?;
                     enc.finish_with_backfill()?;
                 }
                 None => {
                     let mut enc = StreamingEncoder::new(f.writer(), &meta, &opts)?;
-                    write_all(&mut |d, x| enc.write_object(d, x))?;
+                    write_all(&mut |d, x| enc.write_object_streaming(d, x))?;
                     enc.finish()?;
                 }
             },
@@ -272,5 +300,16 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         plans.len(),
         a.output.display()
     );
+    if a.json {
+        let doc = serde_json::json!({
+            "messages": plans.len(),
+            "objects": objects,
+            "appended": a.append,
+            "outputs": crate::output::committed_json(),
+        });
+        let mut out = crate::output::stdout();
+        writeln!(out, "{doc}")?;
+        out.flush()?;
+    }
     Ok(())
 }

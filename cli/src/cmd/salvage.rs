@@ -85,6 +85,7 @@ pub fn run(a: Args) -> CliResult {
             "intact_messages": rep.messages.len(),
             "intact_bytes": kept,
             "skipped": skipped,
+            "outputs": crate::output::committed_json(),
         });
         writeln!(report, "{doc}")?;
     } else {

@@ -729,6 +729,63 @@ static void test_frees_accept_null(void) {
     tgm_streaming_encoder_free(NULL);
 }
 
+/* A new archive written front to back: nothing at the path before
+ * tgm_writer_finish, an existing file refused unless overwrite, a freed
+ * unfinished writer leaves nothing. */
+static void test_writer(const char *dir) {
+    char path[4096], dropped[4096];
+    path_in(path, sizeof path, dir, "writer.tgm");
+    path_in(dropped, sizeof dropped, dir, "dropped.tgm");
+    const uint8_t *ptrs[2] = {(const uint8_t *)F32, (const uint8_t *)I32};
+    const size_t lens[2] = {sizeof F32, sizeof I32};
+    tgm_writer_t *w = NULL;
+    CHECK_OK(tgm_writer_create(path, NULL, false, &w));
+    CHECK_OK(tgm_writer_append(w, META, ptrs, lens, 2, "xxh3", 0));
+    tgm_bytes_t raw = encode_sample("xxh3");
+    CHECK_OK(tgm_writer_append_raw(w, raw.data, raw.len));
+    CHECK_CODE(tgm_writer_append_raw(w, raw.data, raw.len - 1), TGM_ERROR_FRAMING, "writer.tgm");
+    FILE *probe = fopen(path, "rb");
+    CHECK(probe == NULL);
+    if (probe) fclose(probe);
+    CHECK(tgm_writer_bytes(w) == 0);
+    CHECK_OK(tgm_writer_finish(w));
+    CHECK(tgm_writer_etag(w) == NULL);
+    CHECK(tgm_writer_bytes(w) > 2 * raw.len);
+    CHECK_CODE(tgm_writer_finish(w), TGM_ERROR_INVALID_ARG, "already finished");
+    CHECK_CODE(tgm_writer_append_raw(w, raw.data, raw.len), TGM_ERROR_INVALID_ARG, "already finished");
+    tgm_writer_free(w);
+    tgm_file_t *f = NULL;
+    size_t count = 0;
+    CHECK_OK(tgm_file_open(path, &f));
+    CHECK_OK(tgm_file_message_count(f, &count));
+    CHECK(count == 2);
+    tgm_file_close(f);
+
+    w = NULL;
+    CHECK_CODE(tgm_writer_create(path, NULL, false, &w), TGM_ERROR_IO, "already exists");
+    CHECK(w == NULL);
+    CHECK_OK(tgm_writer_create(path, NULL, true, &w));
+    CHECK_OK(tgm_writer_append_raw(w, raw.data, raw.len));
+    CHECK_OK(tgm_writer_finish(w));
+    tgm_writer_free(w);
+
+    CHECK_OK(tgm_writer_create(dropped, NULL, false, &w));
+    CHECK_OK(tgm_writer_append_raw(w, raw.data, raw.len));
+    tgm_writer_free(w);
+    probe = fopen(dropped, "rb");
+    CHECK(probe == NULL);
+    if (probe) fclose(probe);
+    tgm_bytes_free(raw);
+
+    CHECK_CODE(tgm_writer_create(NULL, NULL, false, &w), TGM_ERROR_INVALID_ARG, "target is NULL");
+    CHECK_CODE(tgm_writer_create(path, "[1]", true, &w), TGM_ERROR_INVALID_ARG, "JSON object");
+    CHECK_CODE(tgm_writer_create(path, "{\"endpoint\":", true, &w), TGM_ERROR_INVALID_ARG, "storage_options_json");
+    CHECK_CODE(tgm_writer_finish(NULL), TGM_ERROR_INVALID_ARG, "writer handle is NULL");
+    CHECK(tgm_writer_etag(NULL) == NULL);
+    CHECK_CODE(tgm_file_create("s3://bucket/x.tgm", &f), TGM_ERROR_INVALID_ARG, "tgm_writer_create");
+    tgm_writer_free(NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s SCRATCH_DIR\n", argv[0]);
@@ -744,6 +801,7 @@ int main(int argc, char **argv) {
     test_pre_encoded();
     test_scan_and_iterators();
     test_files(argv[1]);
+    test_writer(argv[1]);
     test_validate();
     test_streaming(argv[1]);
     test_hash_and_packing();

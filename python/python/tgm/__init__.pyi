@@ -27,6 +27,7 @@ from ._errors import (
 )
 
 from ._remote import RemoteTensogramFile, _Reader, _Reading
+from ._sink import TensogramWriter, _Written
 
 _Array = npt.NDArray[Any]
 _Path = str | PathLike[str]
@@ -159,8 +160,14 @@ class TensogramFile(_Reading):
         intact_only: bool = False,
         zero_copy: Literal[False] = False,
     ) -> RemoteTensogramFile: ...
+    @overload
     @classmethod
     def create(cls, path: _Path) -> Self: ...
+    @overload
+    @classmethod
+    def create(
+        cls, path: _Path, storage_options: Mapping[str, Any] | None = None, *, overwrite: bool = False
+    ) -> Self | TensogramWriter: ...
     @classmethod
     def open_remote(
         cls,
@@ -288,7 +295,9 @@ def to_tgm(
     *,
     force: bool = False,
     allow_nan: bool = True,
-) -> None: ...
+    storage_options: Mapping[str, Any] | None = None,
+) -> _Written | None: ...
+@overload
 def convert_grib(
     path: _Paths,
     *,
@@ -306,9 +315,35 @@ def convert_grib(
     level: _Level = None,
     no_hash: bool | None = None,
     max_decoded_bytes: int | None = None,
+    output: None = None,
+    storage_options: None = None,
+    force: bool = False,
 ) -> list[bytes]: ...
+@overload
+def convert_grib(
+    path: _Paths,
+    *,
+    grouping: Literal["merge_all", "one_to_one"] = "merge_all",
+    preserve_all_keys: bool = False,
+    encoding: Literal["none", "source", "simple_packing"] = "none",
+    bits: int | None = None,
+    filter: Literal["none", "shuffle"] = "none",
+    compression: Literal["none", "auto", "szip", "zstd", "lz4"] = "none",
+    compression_level: _Level = None,
+    threads: int = 0,
+    hash: Literal["xxh3"] | None = "xxh3",
+    split: bool | None = None,
+    all_keys: bool | None = None,
+    level: _Level = None,
+    no_hash: bool | None = None,
+    max_decoded_bytes: int | None = None,
+    output: _Path,
+    storage_options: Mapping[str, Any] | None = None,
+    force: bool = False,
+) -> _Written: ...
 def convert_grib_buffer(buf: Buffer, **kwargs: Any) -> list[bytes]: ...
 def to_grib(messages: Iterable[Buffer]) -> bytes: ...
+@overload
 def convert_netcdf(
     path: _Paths,
     *,
@@ -324,8 +359,32 @@ def convert_netcdf(
     level: _Level = None,
     no_hash: bool | None = None,
     max_decoded_bytes: int | None = None,
+    output: None = None,
+    storage_options: None = None,
+    force: bool = False,
 ) -> list[bytes]: ...
+@overload
+def convert_netcdf(
+    path: _Paths,
+    *,
+    split_by: Literal["file", "variable", "record"] = "file",
+    cf: bool = False,
+    encoding: Literal["none", "simple_packing"] = "none",
+    bits: int | None = None,
+    filter: Literal["none", "shuffle"] = "none",
+    compression: Literal["none", "szip", "zstd", "lz4"] = "none",
+    compression_level: _Level = None,
+    threads: int = 0,
+    hash: Literal["xxh3"] | None = "xxh3",
+    level: _Level = None,
+    no_hash: bool | None = None,
+    max_decoded_bytes: int | None = None,
+    output: _Path,
+    storage_options: Mapping[str, Any] | None = None,
+    force: bool = False,
+) -> _Written: ...
 def to_netcdf(messages: Iterable[Buffer], path: _Path, *, force: bool = False) -> None: ...
+@overload
 def convert_nifti(
     path: _Paths,
     *,
@@ -334,10 +393,27 @@ def convert_nifti(
     compression: Literal["none", "zstd", "szip"] = "zstd",
     level: _Level = None,
     max_decoded_bytes: int | None = None,
+    output: None = None,
+    storage_options: None = None,
+    force: bool = False,
 ) -> bytes: ...
+@overload
+def convert_nifti(
+    path: _Paths,
+    *,
+    mask: _Path | None = None,
+    byte_order: Literal["keep", "little", "big"] = "keep",
+    compression: Literal["none", "zstd", "szip"] = "zstd",
+    level: _Level = None,
+    max_decoded_bytes: int | None = None,
+    output: _Path,
+    storage_options: Mapping[str, Any] | None = None,
+    force: bool = False,
+) -> _Written: ...
 def to_nifti(
     input: _Path, output: _Path, *, message: int = 0, object: int = 0, nifti2: bool = False, force: bool = False
 ) -> None: ...
+@overload
 def convert_dicom(
     path: _Paths,
     *,
@@ -351,7 +427,28 @@ def convert_dicom(
     allow_burned_in: bool = False,
     compression: Literal["none", "zstd", "szip"] = "zstd",
     level: _Level = None,
+    output: None = None,
+    storage_options: None = None,
+    force: bool = False,
 ) -> list[bytes]: ...
+@overload
+def convert_dicom(
+    path: _Paths,
+    *,
+    recursive: bool = False,
+    deidentify: bool = False,
+    retain_patient_characteristics: bool = False,
+    retain_full_dates: bool = False,
+    retain_device_identity: bool = False,
+    retain_institution_identity: bool = False,
+    deid_key: _Path | None = None,
+    allow_burned_in: bool = False,
+    compression: Literal["none", "zstd", "szip"] = "zstd",
+    level: _Level = None,
+    output: _Path,
+    storage_options: Mapping[str, Any] | None = None,
+    force: bool = False,
+) -> _Written: ...
 def to_dicom(
     input: _Path, output_dir: _Path, *, message: int = 0, object: int = 0, force: bool = False
 ) -> list[str]: ...

@@ -129,6 +129,9 @@ def convert_grib(
     level=None,
     no_hash=None,
     max_decoded_bytes=None,
+    output=None,
+    storage_options=None,
+    force=False,
 ):
     """GRIB file(s) → ``list[bytes]`` of Tensogram messages: one per input
     file (``grouping="merge_all"``), or one per GRIB message
@@ -137,7 +140,8 @@ def convert_grib(
     or ``simple_packing`` at ``bits`` (default 16); ``compression`` is
     ``none``, ``auto``, ``szip``, ``zstd`` (``level``) or ``lz4``.
     ``threads`` is accepted for the reference's sake; conversion runs on
-    one thread."""
+    one thread. ``output`` writes the archive there instead
+    (:func:`_deliver`)."""
     fn = _native_fn("grib", "convert_grib")
     _choice("grouping", grouping, ("merge_all", "one_to_one"))
     _threads(threads)
@@ -145,7 +149,8 @@ def convert_grib(
         encoding, bits, filter, compression, compression_level, level,
         ("none", "source", "simple_packing"), ("none", "auto", "szip", "zstd", "lz4"),
     )
-    return fn(
+    _check_output(output, storage_options)
+    messages = fn(
         _paths(path),
         grouping == "one_to_one" if split is None else bool(split),
         bool(preserve_all_keys if all_keys is None else all_keys),
@@ -153,6 +158,7 @@ def convert_grib(
         _no_hash(hash, no_hash),
         max_decoded_bytes,
     )
+    return _deliver(messages, output, storage_options, force)
 
 
 def convert_grib_buffer(buf, **kwargs):
@@ -196,12 +202,16 @@ def convert_netcdf(
     level=None,
     no_hash=None,
     max_decoded_bytes=None,
+    output=None,
+    storage_options=None,
+    force=False,
 ):
     """NetCDF-3/4 file(s) → ``list[bytes]`` of Tensogram messages grouped
     by ``split_by`` (``file``, ``variable`` or ``record``); ``cf=True``
     applies ``scale_factor``/``add_offset``. ``simple_packing`` applies to
     float64 variables only. Variables that cannot be converted are left
-    out with a ``UserWarning`` naming each."""
+    out with a ``UserWarning`` naming each. ``output`` writes the archive there instead
+    (:func:`_deliver`)."""
     fn = _native_fn("netcdf", "convert_netcdf")
     _choice("split_by", split_by, ("file", "variable", "record"))
     _threads(threads)
@@ -209,12 +219,34 @@ def convert_netcdf(
         encoding, bits, filter, compression, compression_level, level,
         ("none", "simple_packing"), ("none", "szip", "zstd", "lz4"),
     )
+    _check_output(output, storage_options)
     messages, skipped = fn(
         _paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes
     )
     for var, why in skipped:
         warnings.warn(f"{var}: variable left out: {why}", UserWarning, stacklevel=2)
-    return messages
+    return _deliver(messages, output, storage_options, force)
+
+
+def _check_output(output, storage_options):
+    """Refuses ``storage_options`` without an ``output``, before converting."""
+    if output is None and storage_options:
+        raise TypeError("storage_options apply to an output URL; pass output=")
+
+
+def _deliver(messages, output, storage_options, force):
+    """The converted ``messages``, or, with ``output`` (a local path, or a
+    URL ``s3://``, ``gs://``, ``az://``, ``http(s)://`` whose store
+    ``storage_options`` configure as for reads), their archive written
+    there, ending with its catalogue → ``{"target", "bytes", "etag"}``. The
+    archive appears only when complete (a URL is streamed into a multipart
+    upload, aborted on failure; ``spec/remote.md`` §7); an existing one is
+    refused unless ``force``."""
+    if output is None:
+        return messages
+    from ._sink import write_messages
+
+    return write_messages(output, messages, storage_options, overwrite=force)
 
 
 def _write_new(path, force, write):
@@ -235,19 +267,33 @@ def _write_new(path, force, write):
 
 
 def convert_nifti(
-    path, *, mask=None, byte_order="keep", compression="zstd", level=None, max_decoded_bytes=None
+    path,
+    *,
+    mask=None,
+    byte_order="keep",
+    compression="zstd",
+    level=None,
+    max_decoded_bytes=None,
+    output=None,
+    storage_options=None,
+    force=False,
 ):
     """NIfTI-1/2 volume(s) (``.nii`` or ``.nii.gz``) → one message (``bytes``)
     with one object per input, and ``mask`` (a segmentation on the first
     input's grid) as a further object. ``compression`` is ``zstd`` (after a
     byte shuffle; the default), ``szip`` (integers) or ``none``; every
-    choice is lossless. ``byte_order``: ``keep``, ``little`` or ``big``."""
+    choice is lossless. ``byte_order``: ``keep``, ``little`` or ``big``.
+    ``output`` writes the archive there instead (:func:`_deliver`)."""
     fn = _native_fn("nifti", "convert_nifti")
     _choice("byte_order", byte_order, ("keep", "little", "big"))
     _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
     if mask is not None:
         mask = _paths(mask)[0]
-    return fn(_paths(path), mask, byte_order, compression, level, max_decoded_bytes)
+    _check_output(output, storage_options)
+    message = fn(_paths(path), mask, byte_order, compression, level, max_decoded_bytes)
+    if output is None:
+        return message
+    return _deliver([message], output, storage_options, force)
 
 
 def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False):
@@ -291,13 +337,17 @@ def convert_dicom(
     allow_burned_in=False,
     compression="zstd",
     level=None,
+    output=None,
+    storage_options=None,
+    force=False,
 ):
     """DICOM file(s) and directories (``recursive`` descends) →
     ``list[bytes]``, one message per series. ``deidentify=True`` applies
     the PS3.15 basic profile (the ``retain_*`` options keep what they name;
     ``deid_key`` is a key file for reproducible UIDs, else a random key).
     Files left out are named in a ``UserWarning`` each. ``compression`` as
-    for :func:`convert_nifti`."""
+    for :func:`convert_nifti`; ``output`` writes the archive there
+    instead (:func:`_deliver`)."""
     fn = _native_fn("dicom", "convert_dicom")
     _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
     retain = (
@@ -312,10 +362,11 @@ def convert_dicom(
     if deidentify:
         key = None if deid_key is None else _paths(deid_key)[0]
         deid = (*(bool(r) for r in retain), key, bool(allow_burned_in))
+    _check_output(output, storage_options)
     messages, skipped = fn(_paths(path), bool(recursive), deid, compression, level)
     for p, why in skipped:
         warnings.warn(f"{p}: left out: {why}", UserWarning, stacklevel=2)
-    return messages
+    return _deliver(messages, output, storage_options, force)
 
 
 def to_dicom(input, output_dir, *, message=0, object=0, force=False):

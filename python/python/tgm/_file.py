@@ -81,8 +81,22 @@ class TensogramFile:
         return f
 
     @classmethod
-    def create(cls, path):
-        """Create (or truncate) a file for appending."""
+    def create(cls, path, storage_options=None, *, overwrite=False):
+        """Create (or truncate) a file for appending.
+
+        A URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``; its store
+        configured by ``storage_options`` as for reads) gives a
+        write-only :class:`tgm._sink.TensogramWriter` instead: messages
+        appended stream into an upload that completes when it is closed
+        (or its ``with`` block ends) and is aborted on an exception, so the
+        object appears whole or not at all; an existing object is refused
+        unless ``overwrite=True`` (``spec/remote.md`` §7)."""
+        if _remote.is_url(path):
+            from ._sink import TensogramWriter
+
+            return TensogramWriter(path, storage_options, overwrite=overwrite)
+        if storage_options:
+            raise TypeError("storage_options apply to URLs, not to local paths")
         with open(path, "wb"):
             pass
         return cls.open(path)

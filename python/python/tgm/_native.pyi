@@ -44,6 +44,7 @@ __all__ = [
     "File",
     "MetadataHandle",
     "NativeSourceFile",
+    "Sink",
     "remote_enabled",
     "source_layout",
     "open_url_from_layout",
@@ -245,6 +246,20 @@ class MetadataHandle:
     """Parsed message metadata shared with a file's cache."""
 
     def to_dict(self) -> _Dict: ...
+
+@final
+class Sink:
+    """A new file or object written front to back, appearing when finished."""
+
+    def __new__(
+        cls, target: str, storage_options: Sequence[tuple[str, str]] = ..., overwrite: bool = False
+    ) -> Sink: ...
+    def write(self, data: Buffer) -> None: ...
+    def acknowledged(self) -> int: ...
+    def finish(self) -> tuple[int, str | None]: ...
+    def abort(self) -> None: ...
+    @property
+    def target(self) -> str: ...
 
 @final
 class NativeSourceFile:

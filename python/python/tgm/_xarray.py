@@ -79,7 +79,7 @@ def variable_messages(variables, attrs, pipeline=None):
         yield meta, [(desc, arr)]
 
 
-def to_tgm(ds, path, pipeline=None, *, force=False, allow_nan=True):
+def to_tgm(ds, path, pipeline=None, *, force=False, allow_nan=True, storage_options=None):
     """Write Dataset ``ds`` (or a DataArray, as a one-variable Dataset) to
     the tgm file ``path``, so that ``xr.open_dataset(path, engine="tgm")``
     gives it back (``xr.testing.assert_identical`` holds for a lossless
@@ -91,10 +91,16 @@ def to_tgm(ds, path, pipeline=None, *, force=False, allow_nan=True):
     a mask unless ``allow_nan=False``. ``path`` is never replaced unless
     ``force=True``; the file is written beside it and renamed into place,
     so a failure (a variable of strings, an attribute with no CBOR form)
-    leaves nothing behind."""
+    leaves nothing behind.
+
+    ``path`` may be a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``,
+    configured by ``storage_options`` as for reads): each message is
+    encoded and streamed into the upload, which completes only when the
+    last is written (``spec/remote.md`` §7); returns ``{"target",
+    "bytes", "etag"}`` then."""
     import xarray as xr
 
-    from . import _native
+    from . import _native, _remote, _sink
     from ._file import TensogramFile
 
     if isinstance(ds, xr.DataArray):
@@ -102,6 +108,14 @@ def to_tgm(ds, path, pipeline=None, *, force=False, allow_nan=True):
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_tgm writes an xarray Dataset or DataArray, not {type(ds).__name__}")
     messages = list(_messages(ds, pipeline))
+
+    if _remote.is_url(path):
+        from . import _api
+
+        encoded = (_api.encode(meta, objects, allow_nan=allow_nan) for meta, objects in messages)
+        return _sink.write_messages(path, encoded, storage_options, overwrite=force)
+    if storage_options:
+        raise TypeError("storage_options apply to URLs, not to local paths")
 
     def write(tmp):
         with TensogramFile.create(tmp) as f:
@@ -131,9 +145,12 @@ class TgmAccessor:
     def __init__(self, obj):
         self._obj = obj
 
-    def to_file(self, path, pipeline=None, *, force=False, allow_nan=True):
+    def to_file(self, path, pipeline=None, *, force=False, allow_nan=True, storage_options=None):
         """:func:`tgm.to_tgm` of this Dataset."""
-        to_tgm(self._obj, path, pipeline, force=force, allow_nan=allow_nan)
+        return to_tgm(
+            self._obj, path, pipeline, force=force, allow_nan=allow_nan,
+            storage_options=storage_options,
+        )
 
 
 def register_accessor():

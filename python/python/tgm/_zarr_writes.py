@@ -20,7 +20,9 @@ import os
 
 import numpy as np
 
+from . import _remote
 from ._converters import _write_new
+from ._sink import write_messages
 from ._errors import InvalidArgumentError
 
 ROOT = "zarr.json"
@@ -105,15 +107,26 @@ class Writes:
             variables[name] = xr.Variable(list(dims), values, _decoded_attrs(a))
         return variables, attrs
 
-    def commit(self, path, append):
+    def commit(self, path, append, output=(None, False)):
         """Write the arrays as messages to ``path``: a new file (replacing
-        one there) unless ``append``, else after the existing messages."""
+        one there) unless ``append``, else after the existing messages. A
+        URL gets a new object, streamed message by message, with
+        ``output`` = ``(storage_options, overwrite)``."""
         import tgm
 
         from ._xarray import variable_messages
 
         variables, attrs = self._variables()
         if not variables:
+            return
+        if _remote.is_url(path):
+            storage_options, overwrite = output
+            encoded = (
+                tgm.encode(meta, objects, allow_nan=True)
+                for meta, objects in variable_messages(variables, attrs)
+            )
+            write_messages(path, encoded, storage_options, overwrite=overwrite)
+            self.keys.clear()
             return
         data = b"".join(
             tgm.encode(meta, objects, allow_nan=True) for meta, objects in variable_messages(variables, attrs)

@@ -23,7 +23,12 @@ a URL works as for :meth:`tgm.TensogramFile.open`.
 shown and never rewritten) make the store writable: what zarr writes is
 held in memory until the store is closed (``with TgmStore(...) as
 store:`` or ``store.close()``), then written as :func:`tgm.to_tgm` writes
-variables (``tgm._zarr_writes``). A URL or file object stays read-only.
+variables (``tgm._zarr_writes``). ``mode="w"`` also takes a URL
+(``s3://``, ``gs://``, ``az://``, ``http(s)://``, configured by
+``storage_options`` as for reads): the messages stream into an upload
+that completes on close, and an existing object is refused unless
+``overwrite=True`` (``spec/remote.md`` §7). Appending to a URL, and any
+write to a file object, is refused.
 """
 
 import json
@@ -38,6 +43,7 @@ from xarray.core import indexing
 from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Store, SuffixByteRequest
 from zarr.core.buffer import default_buffer_prototype
 
+from . import _remote
 from ._errors import InvalidArgumentError
 from ._zarr_writes import Writes, same_metadata
 from .xarray_backend import ObjectArray, StackedArray, open_tgm_dataset
@@ -166,7 +172,10 @@ class TgmStore(Store):
     supports_partial_writes = False
     supports_listing = True
 
-    def __init__(self, source, *, mode="r", read_only=None, **open_dataset_kwargs):
+    def __init__(
+        self, source, *, mode="r", read_only=None, storage_options=None, overwrite=False,
+        **open_dataset_kwargs,
+    ):
         if mode not in ("r", "w", "a"):
             raise InvalidArgumentError(f"TgmStore mode must be 'r', 'w' or 'a', not {mode!r}")
         if read_only is not None and read_only != (mode == "r"):
@@ -175,14 +184,28 @@ class TgmStore(Store):
                 "pass mode='w' or 'a' to write, mode='r' to read"
             )
         writable = mode != "r"
-        if writable and (not isinstance(source, (str, os.PathLike)) or "://" in os.fspath(source)):
+        url = _remote.is_url(source)
+        if writable and not url and (
+            not isinstance(source, (str, os.PathLike)) or "://" in os.fspath(source)
+        ):
             raise InvalidArgumentError(
-                f"TgmStore: {source!r} is not a local path; remote archives and file objects "
-                "are read-only (open with mode='r')"
+                f"TgmStore: {source!r} is neither a local path nor a URL written to; file "
+                "objects are read-only (open with mode='r')"
+            )
+        if url and mode == "a":
+            raise InvalidArgumentError(
+                f"TgmStore: {source}: an object store cannot append to an object; write a new "
+                "archive with mode='w' (or append with `tgm import --append --force`, which "
+                "rewrites the object)"
+            )
+        if storage_options and not (url and mode == "w"):
+            raise InvalidArgumentError(
+                "TgmStore: storage_options configure the store of a URL written with mode='w'"
             )
         super().__init__(read_only=not writable)
         self.source = source
         self._mode = mode
+        self._output = (storage_options, bool(overwrite))
         self._writes = Writes() if writable else None
         self._arrays, self._meta, self._close = {}, {}, lambda: None
         if mode == "w" or (mode == "a" and not os.path.exists(source)):
@@ -332,7 +355,11 @@ class TgmStore(Store):
         file."""
         try:
             if self._writes is not None:
-                self._writes.commit(os.fspath(self.source), append=self._mode == "a")
+                self._writes.commit(
+                    self.source if _remote.is_url(self.source) else os.fspath(self.source),
+                    append=self._mode == "a",
+                    output=self._output,
+                )
         finally:
             self._close()
             super().close()

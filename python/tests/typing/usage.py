@@ -40,7 +40,14 @@ def remote_and_converters(url: str, grib: str) -> int:
     msgs: list[bytes] = tgm.convert_grib(grib, encoding="simple_packing", bits=12)
     back: bytes = tgm.to_grib(msgs)
     has: bool = tgm.__has_grib__ and tgm.__has_netcdf__
-    tgm.convert_grib(grib, encoding="zfp")  # type: ignore[arg-type]
+    tgm.convert_grib(grib, encoding="zfp")  # type: ignore[call-overload]
+    opts = {"endpoint": "http://127.0.0.1:9000"}
+    out = tgm.convert_grib(grib, output=url, storage_options=opts, force=True)
+    etag: str | None = out["etag"]
+    with tgm.TensogramFile.create(url, opts, overwrite=True) as w:
+        w.append({"base": [{"step": 1}]}, [({"type": "ntensor", "shape": [1], "dtype": "int8"}, b"\0")])
+    written: int = len(tgm.convert_nifti(grib)) + out["bytes"]
+    tgm.convert_grib(grib, storage_options=opts)  # type: ignore[call-overload]
     with open(grib, "rb") as fh:
         tgm.TensogramFile.open(fh, zero_copy=True)  # type: ignore[call-overload]
-    return len(cut) + len(refs) + len(report) + len(back) + int(has) + len(r.read_message(0))
+    return len(cut) + len(refs) + len(report) + len(back) + int(has) + len(r.read_message(0)) + written + len(etag or "")
