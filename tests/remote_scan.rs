@@ -154,18 +154,21 @@ fn large_messages_are_hopped_over_from_both_ends() {
 
 #[test]
 fn a_back_that_lies_is_dropped_and_the_front_lists_the_file() {
-    // The last message's postamble claims the length of its last two
-    // messages together, and a preamble there agrees: from the back the
-    // file ends with one message where the locator finds two.
+    // The last message's postamble claims a length that starts it inside
+    // the payload of message 4, where a planted preamble agrees: from the
+    // back the file ends with one message where the locator finds two.
     let lim = Limits::default();
     let mut all = many_messages(6, 50);
     let one = all.len() / 6;
-    let forged = (2 * one) as u64;
     let n = all.len();
+    let q = 4 * one + 100;
+    let forged = (n - q) as u64;
     all[n - 16..n - 8].copy_from_slice(&forged.to_be_bytes());
-    let at = n - 2 * one;
-    all[at + 16..at + 24].copy_from_slice(&forged.to_be_bytes());
+    let head: Vec<u8> = all[..24].to_vec();
+    all[q..q + 24].copy_from_slice(&head);
+    all[q + 16..q + 24].copy_from_slice(&forged.to_be_bytes());
     let local = TgmFile::from_source(Bytes::from(all.clone()), &lim).unwrap();
+    assert_eq!(local.num_messages(), 6);
     for first in [48, 200, 64 << 10] {
         let src = Remote::new(&all, first);
         let f = TgmFile::from_source(&src, &lim).unwrap();
