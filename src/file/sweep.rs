@@ -432,12 +432,13 @@ impl Sweep {
     }
 
     /// The front hops to the end magic of a message ending at `e`, reading
-    /// the first window of what follows with it.
+    /// with it the head of what follows (its preamble, header frames and
+    /// index): large messages cost a head window each.
     fn hop_front(&mut self, e: u64) -> Option<Range<u64>> {
         self.fw.size = self.first;
         let from = self.held.run_end(e - 8);
-        let end = from
-            .saturating_add(self.first)
+        let end = e
+            .saturating_add(self.head_window)
             .min(self.held.next_held(from))
             .min(self.size);
         (from < end).then_some(from..end)
@@ -452,13 +453,13 @@ impl Sweep {
     }
 
     /// The back hops to the preamble of the message at `s` (of `t`
-    /// bytes), reading its head and the first window before it.
+    /// bytes), reading its head and the postamble before it.
     fn hop_back(&mut self, s: u64, t: u64) -> Option<Range<u64>> {
         self.bw.size = self.first;
         let to = s + self.head_window.min(t);
         let to = to.min(self.held.run_start(self.back));
         let floor = self.held.prev_held_end(s + PREAMBLE_LEN as u64);
-        let start = s.saturating_sub(self.first).max(floor);
+        let start = s.saturating_sub(POSTAMBLE_LEN as u64).max(floor);
         let to = to.min(self.held.next_held(start));
         (start < to).then_some(start..to)
     }
