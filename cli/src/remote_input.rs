@@ -43,9 +43,10 @@ pub struct RemoteArgs {
         env = "TGM_REMOTE_COALESCE_GAP"
     )]
     pub coalesce_gap: Option<u64>,
-    /// Bytes read at once while locating messages (default 0: one small
-    /// request per message); a larger window brings several small
-    /// messages per request, at the cost of more bytes.
+    /// First window of the scan that locates messages from both ends of
+    /// a file without a catalogue (default 65536; it doubles while
+    /// messages turn out small); 0 hops from the front only, one small
+    /// request per message, the fewest bytes.
     #[arg(
         long = "readahead",
         global = true,

@@ -24,8 +24,10 @@ use std::sync::Arc;
 use super::async_source::AsyncByteSource;
 use super::catalogue::split_catalogues;
 use super::fetched::{drive, fetch_new, step, Fetched, Fetches, Miss};
+use super::gathered::{Overlay, Recording};
 use super::index::Passes;
-use super::reader::{locate_hops, located_of};
+use super::reader::{locate_hops, located_of, SweptParts};
+use super::sweep::{Sweep, MAX_WINDOW};
 use super::{Damage, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
 use crate::descriptor::ObjectDescriptor;
@@ -71,17 +73,22 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
     /// Locates the messages of `src` as [`TgmFile::from_source`] does, with
     /// the source's readahead, sending the same requests: the file's tail
     /// first, and when that holds a valid catalogue nothing more
-    /// (`spec/files.md` §9.3).
+    /// (`spec/files.md` §9.3); else, with a readahead, the concurrent scan
+    /// from both ends (`spec/remote.md` §3.1). Its work grows in
+    /// proportion to the messages, not to their square.
     pub async fn open(src: S, limits: &Limits) -> Result<Self> {
         let size = src.len().await?;
         let fetched = Fetched {
             src: Arc::new(src),
             size,
         };
-        let found = drive(&*fetched.src, || {
-            Ok(super::catalogue::find(&fetched, size, limits))
+        let (found, seen) = drive(&*fetched.src, || {
+            let rec = Recording::new(&fetched, MAX_WINDOW);
+            let found = super::catalogue::find(&rec, size, limits);
+            Ok((found, rec.into_seen()))
         })
         .await?;
+        let ra = fetched.src.hints().readahead;
         let file = if let Some(found) = found {
             TgmFile::from_catalogue(
                 fetched.clone(),
@@ -90,14 +97,10 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
                 Some(found.span),
                 limits,
             )
-        } else if fetched.src.hints().readahead == 0 {
+        } else if ra == 0 {
             locate_resumably(&fetched, limits).await?
         } else {
-            let ra = fetched.src.hints().readahead;
-            drive(&*fetched.src, || {
-                TgmFile::scan_with_readahead(fetched.clone(), size, limits, ra)
-            })
-            .await?
+            sweep(&fetched, seen, limits, ra).await?
         };
         Ok(AsyncTgmFile {
             file: Arc::new(file),
@@ -106,22 +109,92 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
 }
 
 /// Locates the messages of `fetched` as [`TgmFile::from_source`] does
-/// without readahead, with the same reads, resuming each step from the
-/// last message hop that began before the previous step's miss rather
-/// than from the start, and each walk of a message's frames from where
-/// the previous step's walk of it stopped: opening costs time in
-/// proportion to the messages and their frames, not to their square
-/// (`spec/files.md` §7.1).
+/// without readahead ([`hop_resumably`] from the start), then tells the
+/// catalogue messages apart.
 async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     fetched: &Fetched<S>,
     limits: &Limits,
 ) -> Result<Inner<S>> {
     let size = fetched.size;
+    let (spans, flags, torn) = hop_resumably(fetched, 0, limits).await?;
+    drive(&*fetched.src, || {
+        let (spans, hidden) = split_catalogues(fetched, spans.clone(), &flags, limits);
+        let located = located_of(fetched, size, &spans, flags.clone(), limits);
+        Ok(
+            TgmFile::assemble(fetched.clone(), size, spans, located, torn.clone(), limits)
+                .with_hidden(hidden),
+        )
+    })
+    .await
+}
+
+/// Locates the messages of `fetched` as the blocking reader does with a
+/// readahead: the concurrent scan ([`super::sweep`]), each round's ranges
+/// fetched together, then the locator from where the scan's front
+/// stopped, if it did.
+async fn sweep<S: AsyncByteSource + ?Sized>(
+    fetched: &Fetched<S>,
+    mut seen: Vec<(u64, bytes::Bytes)>,
+    limits: &Limits,
+    readahead: u64,
+) -> Result<Inner<S>> {
+    let size = fetched.size;
+    let h = fetched.src.hints();
+    let prefix = h.cached_prefix.min(size);
+    if prefix > 0 {
+        if let Ok(b) = fetched.src.read_range(0..prefix).await {
+            seen.push((0, b));
+        }
+    }
+    let mut sweep = Sweep::new(size, limits, readahead, h.head_window, seen);
+    loop {
+        let reads = sweep.reads();
+        if reads.is_empty() {
+            break;
+        }
+        let got = fetched.src.read_ranges(&reads).await;
+        sweep.take(&reads, got)?;
+    }
+    let swept = sweep.finish();
+    let mut parts = SweptParts::of(swept.found);
+    if let Some(at) = swept.resume_at {
+        let (spans, flags, torn) = hop_resumably(fetched, at, limits).await?;
+        parts.spans.extend(spans);
+        parts.flags.extend(flags);
+        parts.torn = torn;
+    }
+    let (spans, mut located, hidden) = drive(&*fetched.src, || {
+        let over = Overlay {
+            held: &swept.candidates,
+            src: fetched,
+        };
+        Ok(parts.split(&over, size, limits))
+    })
+    .await?;
+    parts.adopt(&spans, &mut located);
+    let torn = parts.torn.take();
+    Ok(TgmFile::assemble(fetched.clone(), size, spans, located, torn, limits).with_hidden(hidden))
+}
+
+/// Hops over the messages of `fetched` from `start` as the blocking
+/// locator does, with the same reads,
+/// resuming each step from the last message hop that began before the
+/// previous step's miss rather than from the start, and each walk of a
+/// message's frames from where the previous step's walk of it stopped:
+/// the work grows in proportion to the messages and their frames, not to
+/// their square (`spec/files.md` §7.1). The spans, their preamble flags
+/// and the torn tail.
+async fn hop_resumably<S: AsyncByteSource + ?Sized>(
+    fetched: &Fetched<S>,
+    start: u64,
+    limits: &Limits,
+) -> Result<(Vec<MessageSpan>, Vec<(u64, u16)>, Option<TornTail>)> {
+    let size = fetched.size;
     let mut fetches = Fetches::default();
     let (mut spans, mut flags) = (Vec::new(), Vec::new());
     let mut passes = Passes::resumable();
-    let mut start = 0;
-    let torn = loop {
+    let mut start = start;
+    loop {
         passes.forget_before(start);
         let (hops, miss) = step(&mut fetches, || {
             locate_hops(fetched, size, start, limits, &mut passes)
@@ -135,23 +208,14 @@ async fn locate_resumably<S: AsyncByteSource + ?Sized>(
         let Some(miss) = miss else {
             spans.extend(hops.spans);
             flags.extend(hops.flags);
-            break hops.torn;
+            return Ok((spans, flags, hops.torn));
         };
         let clean = hops.clean_until;
         spans.extend(hops.spans.into_iter().take_while(|s| s.offset < clean));
         flags.extend(hops.flags.into_iter().filter(|(p, _)| *p < clean));
         start = clean;
         fetch_new(&mut fetches, &*fetched.src, miss).await?;
-    };
-    drive(&*fetched.src, || {
-        let (spans, hidden) = split_catalogues(fetched, spans.clone(), &flags, limits);
-        let located = located_of(fetched, size, &spans, flags.clone(), limits);
-        Ok(
-            TgmFile::assemble(fetched.clone(), size, spans, located, torn.clone(), limits)
-                .with_hidden(hidden),
-        )
-    })
-    .await
+    }
 }
 
 impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
@@ -337,6 +401,65 @@ mod tests {
         assert_eq!(asy.spans(), sync.spans());
         assert_eq!(asy.damage(), sync.damage());
         (blocking, stepped)
+    }
+
+    /// Bytes in memory answering as a remote source with a readahead,
+    /// counting the reads (each a request) and the ranges they ask for.
+    struct Ahead(Bytes, std::sync::atomic::AtomicU64);
+
+    impl AsyncByteSource for Ahead {
+        fn len(&self) -> impl std::future::Future<Output = Result<u64>> + Send {
+            AsyncByteSource::len(&self.0)
+        }
+        fn read_range(
+            &self,
+            r: std::ops::Range<u64>,
+        ) -> impl std::future::Future<Output = Result<Bytes>> + Send {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            AsyncByteSource::read_range(&self.0, r)
+        }
+        fn read_ranges(
+            &self,
+            rs: &[std::ops::Range<u64>],
+        ) -> impl std::future::Future<Output = Result<Vec<Bytes>>> + Send {
+            self.1
+                .fetch_add(rs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            AsyncByteSource::read_ranges(&self.0, rs)
+        }
+        fn hints(&self) -> crate::file::SourceHints {
+            crate::file::SourceHints {
+                readahead: 4096,
+                ..Default::default()
+            }
+        }
+    }
+
+    /// Opening with a readahead hops over each message once, not once per
+    /// request (re-running the locator from the start after each fetched
+    /// window hopped over about messages² / messages-per-window), and
+    /// sends few requests: windows double while messages are small.
+    #[test]
+    fn opening_with_a_readahead_hops_over_each_message_once() {
+        let d = ObjectDescriptor::new(Dtype::Uint8, vec![16]);
+        let msg = crate::encode(
+            &GlobalMetadata::default(),
+            &[(&d, &[7u8; 16][..])],
+            &EncodeOptions::new(),
+        )
+        .unwrap();
+        let n = 5000;
+        let file = Bytes::from(msg.repeat(n));
+        let lim = Limits::default();
+        counting::take_hops();
+        let src = Ahead(file.clone(), Default::default());
+        let asy = block_on(AsyncTgmFile::open(src, &lim)).unwrap();
+        let hops = counting::take_hops();
+        assert_eq!(asy.num_messages(), n);
+        assert!(hops <= n as u64 + 2, "{hops} hops over {n} messages");
+        let requests = asy.source().1.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(requests <= 40, "{requests} requests");
+        let sync = TgmFile::from_source(file, &lim).unwrap();
+        assert_eq!(asy.spans(), sync.spans());
     }
 
     /// Each of the message's frames is fetched by two requests (its

@@ -64,6 +64,8 @@ fn hop_from(
     if t < MIN_MESSAGE_LEN as u64 || t > limits.max_message_len || end > size {
         return None;
     }
+    #[cfg(test)]
+    counting::hopped();
     let magic = if end.saturating_add(PREAMBLE_LEN as u64) <= size {
         let w = read_array::<{ 8 + PREAMBLE_LEN }>(src, end - 8)?;
         let mut pre = [0u8; PREAMBLE_LEN];
@@ -308,13 +310,25 @@ fn scan_rest(
 }
 
 /// The locator's work on this thread, for tests that count it: frame
-/// headers read by walks, message magics tried by scans of damage.
+/// headers read by walks, message magics tried by scans of damage, and
+/// messages hopped over by their declared length (by the locator or the
+/// concurrent scan, [`super::sweep`]).
 #[cfg(test)]
 pub(crate) mod counting {
     use std::cell::Cell;
 
     thread_local! {
         static WORK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+        static HOPS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn hopped() {
+        HOPS.with(|h| h.set(h.get() + 1));
+    }
+
+    /// Messages hopped over on this thread since the last call.
+    pub(crate) fn take_hops() -> u64 {
+        HOPS.with(|h| h.replace(0))
     }
 
     pub(crate) fn frame_header_read() {

@@ -9,6 +9,7 @@ pub mod catalogue;
 mod damage;
 mod fetched;
 mod footer;
+mod gathered;
 pub(crate) mod index;
 mod layout;
 mod local;
@@ -20,6 +21,7 @@ mod recorder;
 mod salvage;
 mod sink;
 pub(crate) mod source;
+mod sweep;
 mod walk;
 
 pub use append::{AppendOptions, Appender, StreamingAppend, TornTailPolicy};

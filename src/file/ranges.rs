@@ -289,6 +289,11 @@ impl<'s> WindowAt<'s> {
         })
     }
 
+    /// A window of `src` at `at` holding `bytes`, read before.
+    pub(crate) fn held(src: &'s dyn ByteSource, at: u64, bytes: Bytes) -> Self {
+        WindowAt { src, at, bytes }
+    }
+
     fn inside(&self, r: &Range<u64>) -> Option<Bytes> {
         let end = self.at + self.bytes.len() as u64;
         (r.start >= self.at && r.end <= end && r.start <= r.end).then(|| {

@@ -191,10 +191,11 @@ impl<'a> MessageBytes<'a> {
 }
 
 /// Bytes a remote source reads at once while locating messages (its
-/// default `RemoteOptions::readahead`): none beyond what each step needs,
-/// so that opening transfers the fewest bytes, one request per message
-/// (`spec/remote.md` §3).
-pub const DEFAULT_READAHEAD: u64 = 0;
+/// default `RemoteOptions::readahead`): the first window of the
+/// concurrent scan from both ends, which doubles while messages turn out
+/// small (`spec/remote.md` §3.1). 0 reads exactly what each hop needs,
+/// one request per message.
+pub const DEFAULT_READAHEAD: u64 = 64 << 10;
 
 /// The messages of `src` (of `size` bytes) from `start`, reading exactly
 /// what each hop needs: their spans, what was learnt of each on the way
@@ -274,6 +275,70 @@ pub(super) fn locate_hops(
     }
 }
 
+/// The messages a concurrent scan located, with what it kept of each,
+/// and those the locator found after it ([`super::sweep`]).
+#[derive(Debug, Default)]
+pub(super) struct SweptParts {
+    pub(super) spans: Vec<MessageSpan>,
+    pub(super) flags: Vec<(u64, u16)>,
+    pub(super) kept: std::collections::BTreeMap<u64, Kept>,
+    pub(super) torn: Option<TornTail>,
+}
+
+impl SweptParts {
+    pub(super) fn of(found: Vec<super::sweep::Found>) -> Self {
+        let mut me = SweptParts::default();
+        for f in found {
+            me.spans.push(f.span);
+            me.flags.push((f.span.offset, f.flags));
+            me.kept.insert(f.span.offset, f.kept);
+        }
+        me
+    }
+
+    /// Adds what the locator found after the scan.
+    pub(super) fn extend(&mut self, hops: Hops) {
+        self.spans.extend(hops.spans);
+        self.flags.extend(hops.flags);
+        self.torn = hops.torn;
+    }
+
+    /// The listed messages, what is known of each, and the catalogue
+    /// messages, reading `src` for catalogue candidates and prefix
+    /// indexes ([`located_of`]); the kept parts are not taken yet.
+    pub(super) fn split(
+        &self,
+        src: &dyn ByteSource,
+        size: u64,
+        limits: &Limits,
+    ) -> (Vec<MessageSpan>, Vec<Located>, Vec<MessageSpan>) {
+        let (spans, hidden) = split_catalogues(src, self.spans.clone(), &self.flags, limits);
+        let located = located_of(src, size, &spans, self.flags.clone(), limits);
+        (spans, located, hidden)
+    }
+
+    /// [`Self::split`], each listed message taking what the scan kept.
+    pub(super) fn listed(
+        &mut self,
+        src: &dyn ByteSource,
+        size: u64,
+        limits: &Limits,
+    ) -> (Vec<MessageSpan>, Vec<Located>, Vec<MessageSpan>) {
+        let (spans, mut located, hidden) = self.split(src, size, limits);
+        self.adopt(&spans, &mut located);
+        (spans, located, hidden)
+    }
+
+    /// Gives each of `located` (of `spans`) what the scan kept of it.
+    pub(super) fn adopt(&mut self, spans: &[MessageSpan], located: &mut [Located]) {
+        for (s, l) in spans.iter().zip(located) {
+            if let Some(k) = self.kept.remove(&s.offset) {
+                l.adopt(k);
+            }
+        }
+    }
+}
+
 /// What opening learnt of each of `spans` ([`Located`]): its preamble
 /// flags from `flags` (by offset) and its index where the source's cached
 /// prefix holds it.
@@ -347,6 +412,76 @@ pub(super) struct Located {
     /// not in memory): its footer metadata frame (absolute offset and
     /// bytes), if any; `None` inside when that read found no footer index.
     footer: OnceLock<Option<Option<(u64, bytes::Bytes)>>>,
+    /// The first bytes of the message (its head window), kept by the
+    /// concurrent scan that read them (`spec/remote.md` §3.1): its
+    /// metadata is read from them without a request.
+    head: Option<bytes::Bytes>,
+}
+
+impl Located {
+    /// Takes what the concurrent scan kept of the message.
+    pub(super) fn adopt(&mut self, kept: Kept) {
+        if let Some(ix) = kept.index {
+            let _ = self.index.set(Some(ix));
+            if let Some(env) = kept.envelopes {
+                let _ = self.envelopes.set(env);
+            }
+        }
+        self.head = kept.head;
+    }
+}
+
+/// What the concurrent scan kept of one message it read ([`keep`]).
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    index: Option<MessageIndex>,
+    envelopes: Option<Vec<Envelope>>,
+    head: Option<bytes::Bytes>,
+}
+
+/// What a listing needs of the message at `span`, from the bytes `held`
+/// (reads of bytes not held fail): its index, its first `head_window`
+/// bytes and its objects' envelopes, each when held; the bytes copied
+/// are taken from `budget`, and nothing is copied beyond it.
+pub(crate) fn keep(
+    held: &dyn ByteSource,
+    span: MessageSpan,
+    head_window: u64,
+    limits: &Limits,
+    budget: &mut u64,
+) -> Kept {
+    let at = MessageAt::of(span, span.offset + span.len);
+    let index = locate_index(held, at, Some(span.len), head_window, limits)
+        .ok()
+        .flatten()
+        .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == span.len);
+    let w = head_window.max(PREAMBLE_LEN as u64).min(span.len);
+    let mut take = |n: u64| {
+        let ok = n <= *budget;
+        if ok {
+            *budget -= n;
+        }
+        ok
+    };
+    let head = held
+        .read_bytes(span.offset..span.offset + w)
+        .ok()
+        .filter(|_| take(w))
+        .map(|b| bytes::Bytes::copy_from_slice(&b));
+    let envelopes = index
+        .as_ref()
+        .and_then(|ix| read_envelopes(held, span, ix, limits).ok())
+        .filter(|env| {
+            let n = env
+                .iter()
+                .map(|e| e.descriptor.as_ref().map_or(0, Vec::len) as u64);
+            take(n.sum::<u64>() + 32 * env.len() as u64)
+        });
+    Kept {
+        index,
+        envelopes,
+        head,
+    }
 }
 
 /// A data frame's descriptor CBOR and stored digest.
@@ -414,16 +549,21 @@ impl<S: ByteSource> TgmFile<S> {
     /// when objects are asked for.
     pub fn from_source_with_readahead(src: S, limits: &Limits, readahead: u64) -> Result<Self> {
         let size = src.len()?;
-        if let Some(found) = super::catalogue::find(&src, size, limits) {
-            return Ok(Self::from_catalogue(
-                src,
-                size,
-                found.catalogue,
-                Some(found.span),
-                limits,
-            ));
+        if readahead == 0 {
+            if let Some(found) = super::catalogue::find(&src, size, limits) {
+                return Ok(Self::from_catalogue(src, size, found.catalogue, Some(found.span), limits));
+            }
+            return Self::scan_with_readahead(src, size, limits, 0);
         }
-        Self::scan_with_readahead(src, size, limits, readahead)
+        // The tail read looking for a catalogue is where the scan's back
+        // starts: kept, not read again.
+        let rec = super::gathered::Recording::new(&src, super::sweep::MAX_WINDOW);
+        let found = super::catalogue::find(&rec, size, limits);
+        let seen = rec.into_seen();
+        if let Some(found) = found {
+            return Ok(Self::from_catalogue(src, size, found.catalogue, Some(found.span), limits));
+        }
+        Self::scan_seen(src, size, limits, readahead, seen)
     }
 
     /// Opens `src` with `cat`, its catalogue kept apart from it
@@ -456,6 +596,21 @@ impl<S: ByteSource> TgmFile<S> {
         limits: &Limits,
         readahead: u64,
     ) -> Result<Self> {
+        Self::scan_seen(src, size, limits, readahead, Vec::new())
+    }
+
+    /// [`Self::scan_with_readahead`], the bytes `seen` read already: with
+    /// a readahead, the concurrent scan from both ends
+    /// (`spec/remote.md` §3.1), then the locator from where the front
+    /// stopped, if it did, reading what each hop needs (as the
+    /// asynchronous reader's resumed steps do).
+    fn scan_seen(
+        src: S,
+        size: u64,
+        limits: &Limits,
+        readahead: u64,
+        mut seen: Vec<(u64, bytes::Bytes)>,
+    ) -> Result<Self> {
         if readahead == 0 {
             let all = locate(&src, size, 0, limits)?;
             return Ok(
@@ -463,53 +618,29 @@ impl<S: ByteSource> TgmFile<S> {
                     .with_hidden(all.hidden),
             );
         }
-        let ra = Readahead::new(&src, size, readahead);
-        let mut found: Vec<(u64, MessageIndex)> = Vec::new();
-        let mut flags = Vec::new();
-        let mut at_hop = |p, head: Option<&[u8; PREAMBLE_LEN]>| {
-            if let Some(pre) = head.and_then(|h| Preamble::peek(h)) {
-                flags.push((p, pre.flags));
+        let h = src.hints();
+        let prefix = h.cached_prefix.min(size);
+        if prefix > 0 {
+            if let Ok(b) = src.read_bytes(0..prefix) {
+                seen.push((0, b));
             }
-            let at = MessageAt {
-                at: p,
-                base: p,
-                avail: size - p,
-            };
-            if let Ok(Some(ix)) = locate_index(
-                &ra as &dyn ByteSource,
-                at,
-                None,
-                ra.hints().head_window,
-                limits,
-            ) {
-                found.push((p, ix));
-            }
-        };
-        let (spans, torn) =
-            index_messages_with(&ra, 0, limits, &mut at_hop, &mut Passes::default());
-        if let Some(e) = ra.take_failure() {
-            return Err(e);
         }
-        let (spans, hidden) = split_catalogues(&ra, spans, &flags, limits);
-        let mut found = found.into_iter().peekable();
-        let located = spans
-            .iter()
-            .map(|s| {
-                while found.peek().is_some_and(|(p, _)| *p < s.offset) {
-                    found.next();
-                }
-                let l = Located::default();
-                let index = found
-                    .next_if(|(p, _)| *p == s.offset)
-                    .map(|(_, ix)| ix)
-                    .filter(|ix| ix.frames_end + POSTAMBLE_LEN as u64 == s.len);
-                if index.is_some() {
-                    let _ = l.index.set(index);
-                }
-                l
-            })
-            .collect();
-        Ok(Self::assemble(src, size, spans, located, torn, limits).with_hidden(hidden))
+        let sweep = super::sweep::Sweep::new(size, limits, readahead, h.head_window, seen);
+        let swept = super::sweep::run(&src, sweep)?;
+        let mut parts = SweptParts::of(swept.found);
+        if let Some(at) = swept.resume_at {
+            let hops = locate_hops(&src, size, at, limits, &mut Passes::default());
+            if let Some(e) = hops.failure {
+                return Err(e);
+            }
+            parts.extend(hops);
+        }
+        let over = super::gathered::Overlay {
+            held: &swept.candidates,
+            src: &src,
+        };
+        let (spans, located, hidden) = parts.listed(&over, size, limits);
+        Ok(Self::assemble(src, size, spans, located, parts.torn, limits).with_hidden(hidden))
     }
 
     /// The file as its catalogue lists it (`spec/files.md` §9.3): each
@@ -997,7 +1128,12 @@ impl<S: ByteSource> TgmFile<S> {
             .head_window
             .max(PREAMBLE_LEN as u64)
             .min(span.len);
-        let win = super::ranges::WindowAt::new(&self.src, span.offset..span.offset + w)?;
+        let win = match &self.located[m].head {
+            Some(h) if h.len() as u64 == w => {
+                super::ranges::WindowAt::held(&self.src, span.offset, h.clone())
+            }
+            _ => super::ranges::WindowAt::new(&self.src, span.offset..span.offset + w)?,
+        };
         let Some(ix) = self.index_via(m, &win) else {
             return Ok(None);
         };
@@ -1303,33 +1439,7 @@ impl<S: ByteSource> TgmFile<S> {
         let ix = self
             .index(m)
             .ok_or_else(|| Error::invalid_argument("message has no index"))?;
-        let frames = (0..ix.len())
-            .map(|o| {
-                let e = ix.entry(o).map_err(|e| e.in_message(m))?;
-                Ok((span.offset + e.offset, e.len))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let sparse = SparseFrame::envelopes(&self.src, &frames, span.offset, &self.limits)
-            .map_err(|e| e.in_message(m))?;
-        let mut v = Vec::with_capacity(ix.len());
-        for (o, sparse) in sparse.into_iter().enumerate() {
-            let env = match sparse {
-                Some(sp) => {
-                    let obj = sp
-                        .object(o, &self.limits)
-                        .map_err(|e| e.in_object(o).in_message(m))?;
-                    let f = obj.frame();
-                    let parts = f.split_data(&self.limits)?;
-                    Envelope {
-                        descriptor: Some(parts.descriptor.to_vec()),
-                        hash: f.has_hash().then(|| f.stored_hash()),
-                        stored: Some(parts.region.len() as u64),
-                    }
-                }
-                None => Envelope::default(),
-            };
-            v.push(env);
-        }
+        let v = read_envelopes(&self.src, span, ix, &self.limits).map_err(|e| e.in_message(m))?;
         if super::fetched::missed() {
             return Err(super::fetched::discarded());
         }
@@ -1368,6 +1478,41 @@ impl ObjectBuffer {
             range,
         }
     }
+}
+
+/// The envelopes of the objects `ix` lists in the message at `span`,
+/// read from `src` ([`SparseFrame::envelopes`]).
+fn read_envelopes(
+    src: &dyn ByteSource,
+    span: MessageSpan,
+    ix: &MessageIndex,
+    limits: &Limits,
+) -> Result<Vec<Envelope>> {
+    let frames = (0..ix.len())
+        .map(|o| {
+            let e = ix.entry(o)?;
+            Ok((span.offset + e.offset, e.len))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let sparse = SparseFrame::envelopes(src, &frames, span.offset, limits)?;
+    let mut v = Vec::with_capacity(ix.len());
+    for (o, sparse) in sparse.into_iter().enumerate() {
+        let env = match sparse {
+            Some(sp) => {
+                let obj = sp.object(o, limits).map_err(|e| e.in_object(o))?;
+                let f = obj.frame();
+                let parts = f.split_data(limits)?;
+                Envelope {
+                    descriptor: Some(parts.descriptor.to_vec()),
+                    hash: f.has_hash().then(|| f.stored_hash()),
+                    stored: Some(parts.region.len() as u64),
+                }
+            }
+            None => Envelope::default(),
+        };
+        v.push(env);
+    }
+    Ok(v)
 }
 
 /// Checks a frame read through a layout or cached envelope against what

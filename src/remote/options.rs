@@ -10,9 +10,12 @@ pub struct RemoteOptions {
     /// Ranges of one read closer than this many bytes are fetched by one
     /// request (default 64 KiB).
     pub coalesce_gap: u64,
-    /// Bytes read at once while locating messages (default 0: each step
-    /// reads exactly what it needs, one request per message; a larger
-    /// window trades bytes for fewer requests when messages are small).
+    /// The first window of the concurrent scan that locates messages
+    /// from both ends of the object at once (default 64 KiB; the window
+    /// doubles while messages turn out small, and a message larger than
+    /// it is hopped over; `spec/remote.md` §3.1). 0 hops from the front
+    /// only, reading exactly what each hop needs: one request per
+    /// message, the fewest bytes.
     /// [`crate::file::TgmFile::from_source`] asks the source for it.
     pub readahead: u64,
     /// Bytes of the object's start fetched by the first request of open,

@@ -21,11 +21,12 @@ pub trait Opened {
 /// Which reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reader {
-    /// tgm with its default options.
+    /// tgm with its default options (the scan from both ends in windows
+    /// from 64 KiB).
     Tgm,
-    /// tgm with a 64 KiB readahead: several small messages per request
-    /// while locating, at the cost of bytes.
-    TgmReadahead,
+    /// tgm with no readahead: from the front only, exactly the bytes each
+    /// hop needs, one request per message.
+    TgmExact,
     Reference,
 }
 
@@ -33,19 +34,19 @@ impl Reader {
     pub fn name(self) -> &'static str {
         match self {
             Reader::Tgm => "tgm",
-            Reader::TgmReadahead => "tgm --readahead 65536",
+            Reader::TgmExact => "tgm --readahead 0",
             Reader::Reference => "reference 0.24.0",
         }
     }
 
     /// Opens `url` the way a user of the reader would, with its defaults
-    /// (and for [`Reader::TgmReadahead`], a 64 KiB readahead).
+    /// (and for [`Reader::TgmExact`], no readahead).
     pub fn open(self, url: &str) -> Result<Box<dyn Opened>, String> {
         match self {
-            Reader::Tgm | Reader::TgmReadahead => {
+            Reader::Tgm | Reader::TgmExact => {
                 let mut opts = tgm::remote::RemoteOptions::default();
-                if self == Reader::TgmReadahead {
-                    opts = opts.with_readahead(64 << 10);
+                if self == Reader::TgmExact {
+                    opts = opts.with_readahead(0);
                 }
                 let src = tgm::remote::RemoteSource::open(url, &opts).map_err(|e| e.to_string())?;
                 let f = tgm::file::TgmFile::from_source(src, &tgm::Limits::default())
