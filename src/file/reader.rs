@@ -551,7 +551,13 @@ impl<S: ByteSource> TgmFile<S> {
         let size = src.len()?;
         if readahead == 0 {
             if let Some(found) = super::catalogue::find(&src, size, limits) {
-                return Ok(Self::from_catalogue(src, size, found.catalogue, Some(found.span), limits));
+                return Ok(Self::from_catalogue(
+                    src,
+                    size,
+                    found.catalogue,
+                    Some(found.span),
+                    limits,
+                ));
             }
             return Self::scan_with_readahead(src, size, limits, 0);
         }
@@ -561,7 +567,13 @@ impl<S: ByteSource> TgmFile<S> {
         let found = super::catalogue::find(&rec, size, limits);
         let seen = rec.into_seen();
         if let Some(found) = found {
-            return Ok(Self::from_catalogue(src, size, found.catalogue, Some(found.span), limits));
+            return Ok(Self::from_catalogue(
+                src,
+                size,
+                found.catalogue,
+                Some(found.span),
+                limits,
+            ));
         }
         Self::scan_seen(src, size, limits, readahead, seen)
     }
