@@ -8,39 +8,9 @@ mod corpus;
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::__fuzz::file::{
-    Coalescing, CountingSource, HeadCached, DEFAULT_COALESCE_GAP, DEFAULT_HEAD_WINDOW,
-};
 use tgm::file::archive_catalogue::{is_catalogue_file, ArchiveCatalogue, ArchiveRef};
 use tgm::file::{ByteSource, SourceHints, TgmFile};
 use tgm::{DecodeOptions, Limits};
-
-type Counted = Coalescing<CountingSource<Bytes>>;
-
-fn remote_like(bytes: &[u8]) -> HeadCached<Counted> {
-    let c = Coalescing::new(
-        CountingSource::new(Bytes::copy_from_slice(bytes)),
-        DEFAULT_COALESCE_GAP,
-    );
-    HeadCached::new(c, DEFAULT_HEAD_WINDOW).unwrap()
-}
-
-/// Spans, descriptors and values of every message, as listed.
-fn listing<S: ByteSource>(f: &TgmFile<S>) -> Vec<(u64, u64, Vec<Vec<u8>>)> {
-    (0..f.num_messages())
-        .map(|m| {
-            let s = f.spans()[m];
-            let objs = (0..f.num_objects(m).unwrap())
-                .map(|o| {
-                    f.decode_object(m, o, &DecodeOptions::default())
-                        .unwrap()
-                        .data
-                })
-                .collect();
-            (s.offset, s.len, objs)
-        })
-        .collect()
-}
 
 fn catalogue_of(bytes: &[u8], location: &str) -> ArchiveCatalogue {
     let f = TgmFile::from_source(Bytes::copy_from_slice(bytes), &Limits::default()).unwrap();

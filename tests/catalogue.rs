@@ -11,14 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::__fuzz::file::{
-    Coalescing, CountingSource, HeadCached, DEFAULT_COALESCE_GAP, DEFAULT_HEAD_WINDOW,
-};
 use tgm::cbor::Value;
 use tgm::file::catalogue::{end_with_catalogue, Catalogue, CATALOGUE_KEY};
-use tgm::file::{
-    AppendOptions, Appender, AsyncByteSource, AsyncTgmFile, ByteSource, SourceHints, TgmFile,
-};
+use tgm::file::{AppendOptions, Appender, AsyncByteSource, AsyncTgmFile, SourceHints, TgmFile};
 use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Limits, Map};
 
 /// `n` messages of one float32 object of `elems` values each, with MARS
@@ -57,23 +52,6 @@ fn catalogued(plain: &[u8]) -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) 
         "messages are kept as they are"
     );
     (dir, path, bytes)
-}
-
-/// Spans, objects and values of every message, as listed.
-fn listing<S: ByteSource>(f: &TgmFile<S>) -> Vec<(u64, u64, Vec<Vec<u8>>)> {
-    (0..f.num_messages())
-        .map(|m| {
-            let s = f.spans()[m];
-            let objs = (0..f.num_objects(m).unwrap())
-                .map(|o| {
-                    f.decode_object(m, o, &DecodeOptions::default())
-                        .unwrap()
-                        .data
-                })
-                .collect();
-            (s.offset, s.len, objs)
-        })
-        .collect()
 }
 
 #[test]
@@ -317,16 +295,6 @@ fn an_oversized_catalogue_is_ignored() {
             None => assert_eq!(f.catalogue_spans().len(), 1),
         }
     }
-}
-
-type Counted = Coalescing<CountingSource<Bytes>>;
-
-fn remote_like(bytes: &[u8]) -> HeadCached<Counted> {
-    let c = Coalescing::new(
-        CountingSource::new(Bytes::copy_from_slice(bytes)),
-        DEFAULT_COALESCE_GAP,
-    );
-    HeadCached::new(c, DEFAULT_HEAD_WINDOW).unwrap()
 }
 
 #[test]

@@ -251,3 +251,39 @@ fn memory_and_pread_reads_of_the_corpus_agree() {
         }
     }
 }
+
+/// Spans, objects and values of every message, as listed.
+pub fn listing<S: ByteSource>(f: &TgmFile<S>) -> Vec<(u64, u64, Vec<Vec<u8>>)> {
+    (0..f.num_messages())
+        .map(|m| {
+            let s = f.spans()[m];
+            let objs = (0..f.num_objects(m).unwrap())
+                .map(|o| {
+                    f.decode_object(m, o, &DecodeOptions::default())
+                        .unwrap()
+                        .data
+                })
+                .collect();
+            (s.offset, s.len, objs)
+        })
+        .collect()
+}
+
+/// Memory read as a remote source is: requests counted, nearby ranges
+/// coalesced.
+pub type Counted = tgm::__fuzz::file::Coalescing<tgm::__fuzz::file::CountingSource<Bytes>>;
+
+/// `bytes` behind [`Counted`].
+pub fn counted(bytes: &[u8]) -> Counted {
+    tgm::__fuzz::file::Coalescing::new(
+        tgm::__fuzz::file::CountingSource::new(Bytes::copy_from_slice(bytes)),
+        tgm::__fuzz::file::DEFAULT_COALESCE_GAP,
+    )
+}
+
+/// `bytes` as a remote source with default options sees them: the first
+/// window read by open, then counted, coalesced reads.
+pub fn remote_like(bytes: &[u8]) -> tgm::__fuzz::file::HeadCached<Counted> {
+    tgm::__fuzz::file::HeadCached::new(counted(bytes), tgm::__fuzz::file::DEFAULT_HEAD_WINDOW)
+        .unwrap()
+}

@@ -9,33 +9,16 @@ mod corpus;
 
 use bytes::Bytes;
 use corpus::*;
-use tgm::__fuzz::file::{
-    Coalescing, CountingSource, HeadCached, DEFAULT_COALESCE_GAP, DEFAULT_HEAD_WINDOW,
-};
+use tgm::__fuzz::file::DEFAULT_HEAD_WINDOW;
 use tgm::file::catalogue::TAIL_READ;
 use tgm::file::{FileLayout, TgmFile};
 use tgm::{DecodeOptions, Dtype, EncodeOptions, ErrorKind, Limits, PipelineBuilder};
-
-type Counted = Coalescing<CountingSource<Bytes>>;
-
-fn counted(bytes: &[u8]) -> Counted {
-    Coalescing::new(
-        CountingSource::new(Bytes::copy_from_slice(bytes)),
-        DEFAULT_COALESCE_GAP,
-    )
-}
 
 fn calls(s: &Counted) -> (u64, u64) {
     (s.inner().calls(), s.inner().bytes())
 }
 
 const RA: u64 = 64 << 10;
-
-/// `bytes` as a remote source with default options sees them: the first
-/// window read by open, then counted, coalesced reads.
-fn remote_like(bytes: &[u8]) -> HeadCached<Counted> {
-    HeadCached::new(counted(bytes), DEFAULT_HEAD_WINDOW).unwrap()
-}
 
 fn frame_len(file: &[u8], span: tgm::MessageSpan, o: usize) -> u64 {
     tgm::Message::parse(&file[span.range()])

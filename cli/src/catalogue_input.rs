@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use tgm::file::archive_catalogue::ArchiveCatalogue;
+use std::sync::Arc;
+
+use tgm::file::archive_catalogue::{read_catalogue_bytes, ArchiveCatalogue};
+use tgm::file::{Backend, ByteSource, LocalFile};
 use tgm::Limits;
 
 use crate::error::{CliError, CliResult, WithPath};
@@ -48,17 +51,14 @@ pub fn read(path: &Path) -> CliResult<Vec<(String, ArchiveCatalogue)>> {
         .collect())
 }
 
+/// The catalogue file's bytes, at most the library's bound
+/// (`archive_catalogue::MAX_CATALOGUE_FILE`).
 fn read_bytes(path: &Path) -> CliResult<Vec<u8>> {
-    match path.to_str().filter(|s| is_remote_url(s)) {
-        Some(url) => {
-            let src = crate::remote_input::open(url)?;
-            let len = src.len().at(path)?;
-            Ok(src.read_bytes(0..len).at(path)?.to_vec())
-        }
-        None => {
-            std::fs::read(path).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
-        }
-    }
+    let src: Arc<dyn ByteSource> = match path.to_str().filter(|s| is_remote_url(s)) {
+        Some(url) => crate::remote_input::open(url)?,
+        None => Arc::new(LocalFile::open(path, Backend::Pread).at(path)?),
+    };
+    read_catalogue_bytes(&*src).at(path)
 }
 
 /// The catalogue `--catalogue` gives for the archive at `path`: the entry

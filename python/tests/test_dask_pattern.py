@@ -15,7 +15,8 @@ import pytest
 
 import tgm
 
-from test_remote import _cli, s3, s3s_fs  # noqa: F401 (the server fixture)
+from test_remote import s3, s3s_fs  # noqa: F401 (the server fixture)
+from test_validate import cli
 from test_remote_write import options
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -60,7 +61,7 @@ def test_many_workers_convert_into_a_bucket_and_one_catalogue_opens_the_results(
         }
         cat = "s3://tgm-test/dask/all.tgmc"
         r = subprocess.run(
-            [_cli(), "index", "s3://tgm-test/dask/*.tgm", "-o", cat], env=env, capture_output=True, text=True
+            [cli(), "index", "s3://tgm-test/dask/*.tgm", "-o", cat], env=env, capture_output=True, text=True
         )
         assert r.returncode == 0, r.stderr
         assert f"catalogued {len(SOURCES)} archive(s)" in r.stderr, r.stderr

@@ -19,6 +19,7 @@ import pytest
 import tgm
 
 from conftest import desc
+from test_validate import cli
 
 NGINX_CONF = """daemon off;
 master_process off;
@@ -518,17 +519,6 @@ def test_a_catalogued_archive_opens_in_xarray_from_its_tail(nginx, tmp_path):
     xr.testing.assert_identical(remote.load(), local.load())
 
 
-def _cli():
-    """The tgm binary (TGM_BIN, or target/{debug,release}/tgm), or skip."""
-    root = Path(__file__).resolve().parents[2]
-    candidates = [os.environ.get("TGM_BIN")]
-    candidates += [str(root / "target" / p / "tgm") for p in ("debug", "release")]
-    for c in candidates:
-        if c and os.path.exists(c):
-            return c
-    pytest.skip("no tgm binary: run `cargo build -p tgm-cli` or set TGM_BIN")
-
-
 def fields(n, offset, name):
     """``n`` messages of one 8-value field each, MARS param ``name`` and
     steps ``0..n``, written without a catalogue (as the reference writes)."""
@@ -551,7 +541,7 @@ def test_a_catalogue_file_opens_many_archives_in_xarray_without_touching_them(ng
         urls.append(nginx.put(f"cat-{name}.tgm", data))
         local.append(data)
     cat = tmp_path / "all.tgmc"
-    subprocess.run([_cli(), "index", *urls, "-o", str(cat)], check=True, capture_output=True)
+    subprocess.run([cli(), "index", *urls, "-o", str(cat)], check=True, capture_output=True)
     cat_url = nginx.put("all.tgmc", cat.read_bytes())
     before = {u: nginx.requests(u.rsplit("/", 1)[1]) for u in urls}
     ds = xr.open_dataset(cat_url, engine="tgm")
@@ -573,7 +563,7 @@ def test_a_changed_archive_is_scanned_with_a_warning_or_refused_when_read(nginx,
     data = fields(4, 0, "2t")
     url = nginx.put("cat-changing.tgm", data)
     cat = tmp_path / "one.tgmc"
-    subprocess.run([_cli(), "index", url, "-o", str(cat)], check=True, capture_output=True)
+    subprocess.run([cli(), "index", url, "-o", str(cat)], check=True, capture_output=True)
     nginx.put("cat-changing.tgm", data + fields(1, 50, "2t"))
     files = tgm.open_catalogue(str(cat))
     # Listed from the catalogue (its ETag trusted), but the read is pinned.
@@ -583,7 +573,7 @@ def test_a_changed_archive_is_scanned_with_a_warning_or_refused_when_read(nginx,
     path = tmp_path / "local.tgm"
     path.write_bytes(data)
     local_cat = tmp_path / "local.tgmc"
-    subprocess.run([_cli(), "index", str(path), "-o", str(local_cat)], check=True, capture_output=True)
+    subprocess.run([cli(), "index", str(path), "-o", str(local_cat)], check=True, capture_output=True)
     path.write_bytes(data + fields(2, 9, "2t"))
     with pytest.warns(UserWarning, match="its catalogue was not used"):
         files = tgm.open_catalogue(str(local_cat))

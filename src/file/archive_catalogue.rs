@@ -20,6 +20,19 @@ pub const ARCHIVE_KEY: &str = "archive";
 /// remote source's first read holds them (`spec/remote.md` §3).
 pub const HEAD_DIGEST_LEN: u64 = 2 << 10;
 
+/// The largest catalogue file read (a catalogue of ~50 million messages).
+pub const MAX_CATALOGUE_FILE: u64 = 4 << 30;
+
+/// The bytes of a catalogue file read from `src` (a local file or a remote
+/// object), refused beyond [`MAX_CATALOGUE_FILE`] before anything is read.
+pub fn read_catalogue_bytes(src: &dyn ByteSource) -> Result<Vec<u8>> {
+    let len = src.len()?;
+    if len > MAX_CATALOGUE_FILE {
+        return Err(Error::limit("catalogue file", len, MAX_CATALOGUE_FILE));
+    }
+    Ok(read_exact(src, 0..len)?.to_vec())
+}
+
 /// How a catalogue file names the archive one of its catalogues lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchiveRef {

@@ -90,13 +90,7 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
         .await?;
         let ra = fetched.src.hints().readahead;
         let file = if let Some(found) = found {
-            TgmFile::from_catalogue(
-                fetched.clone(),
-                size,
-                found.catalogue,
-                Some(found.span),
-                limits,
-            )
+            TgmFile::from_found(fetched.clone(), size, found, limits)
         } else if ra == 0 {
             locate_resumably(&fetched, limits).await?
         } else {

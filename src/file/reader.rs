@@ -551,13 +551,7 @@ impl<S: ByteSource> TgmFile<S> {
         let size = src.len()?;
         if readahead == 0 {
             if let Some(found) = super::catalogue::find(&src, size, limits) {
-                return Ok(Self::from_catalogue(
-                    src,
-                    size,
-                    found.catalogue,
-                    Some(found.span),
-                    limits,
-                ));
+                return Ok(Self::from_found(src, size, found, limits));
             }
             return Self::scan_with_readahead(src, size, limits, 0);
         }
@@ -567,13 +561,7 @@ impl<S: ByteSource> TgmFile<S> {
         let found = super::catalogue::find(&rec, size, limits);
         let seen = rec.into_seen();
         if let Some(found) = found {
-            return Ok(Self::from_catalogue(
-                src,
-                size,
-                found.catalogue,
-                Some(found.span),
-                limits,
-            ));
+            return Ok(Self::from_found(src, size, found, limits));
         }
         Self::scan_seen(src, size, limits, readahead, seen)
     }
@@ -653,6 +641,17 @@ impl<S: ByteSource> TgmFile<S> {
         };
         let (spans, located, hidden) = parts.listed(&over, size, limits);
         Ok(Self::assemble(src, size, spans, located, parts.torn, limits).with_hidden(hidden))
+    }
+
+    /// The file as the catalogue found at its end lists it
+    /// ([`Self::from_catalogue`]), that catalogue's own message not listed.
+    pub(super) fn from_found(
+        src: S,
+        size: u64,
+        found: super::catalogue::Found,
+        limits: &Limits,
+    ) -> Self {
+        Self::from_catalogue(src, size, found.catalogue, Some(found.span), limits)
     }
 
     /// The file as its catalogue lists it (`spec/files.md` §9.3): each

@@ -6,12 +6,9 @@
 use super::blocking::RemoteSource;
 use super::options::RemoteOptions;
 use crate::error::{Error, Result};
-use crate::file::archive_catalogue::ArchiveCatalogue;
-use crate::file::{Backend, ByteSource, LocalFile, TgmFile};
+use crate::file::archive_catalogue::{read_catalogue_bytes, ArchiveCatalogue};
+use crate::file::{is_remote_url, Backend, ByteSource, LocalFile, TgmFile};
 use crate::limits::Limits;
-
-/// The largest catalogue file read (a catalogue of ~50 million messages).
-pub const MAX_CATALOGUE_FILE: u64 = 4 << 30;
 
 /// One archive of a catalogue file, opened.
 pub struct ListedArchive<S> {
@@ -24,30 +21,15 @@ pub struct ListedArchive<S> {
     pub stale: Option<String>,
 }
 
-fn is_url(s: &str) -> bool {
-    ["http://", "https://", "s3://", "s3a://", "gs://", "az://"]
-        .iter()
-        .any(|p| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p)))
-}
-
-/// The bytes of the catalogue file at `location` (a path or URL).
+/// The bytes of the catalogue file at `location` (a path or URL), at most
+/// [`MAX_CATALOGUE_FILE`](crate::file::archive_catalogue::MAX_CATALOGUE_FILE).
 pub fn read_catalogue_file(location: &str, opts: &RemoteOptions) -> Result<Vec<u8>> {
-    if !is_url(location) {
-        let path = std::path::Path::new(location);
-        let len = std::fs::metadata(path)
-            .map_err(|e| Error::from(e).with_path(path))?
-            .len();
-        if len > MAX_CATALOGUE_FILE {
-            return Err(Error::limit("catalogue file", len, MAX_CATALOGUE_FILE));
-        }
-        return std::fs::read(path).map_err(|e| Error::from(e).with_path(path));
-    }
-    let src = RemoteSource::open(location, opts)?;
-    let len = src.len()?;
-    if len > MAX_CATALOGUE_FILE {
-        return Err(Error::limit("catalogue file", len, MAX_CATALOGUE_FILE));
-    }
-    Ok(src.read_bytes(0..len)?.to_vec())
+    let src: Box<dyn ByteSource> = if is_remote_url(location) {
+        Box::new(RemoteSource::open(location, opts)?)
+    } else {
+        Box::new(LocalFile::open(location, Backend::Pread)?)
+    };
+    read_catalogue_bytes(&*src)
 }
 
 /// The source of the archive at `location` that `cat` lists: lazy
@@ -59,7 +41,7 @@ pub fn listed_source(
     opts: &RemoteOptions,
     lazy: bool,
 ) -> Result<Box<dyn ByteSource>> {
-    if !is_url(location) {
+    if !is_remote_url(location) {
         return Ok(Box::new(LocalFile::open(location, Backend::Mmap)?));
     }
     match (&cat.archive.etag, lazy) {

@@ -31,9 +31,7 @@ mod store;
 
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
-pub use catalogued::{
-    listed_source, open_catalogue_file, read_catalogue_file, ListedArchive, MAX_CATALOGUE_FILE,
-};
+pub use catalogued::{listed_source, open_catalogue_file, read_catalogue_file, ListedArchive};
 pub use listing::{is_pattern, list_matching};
 pub use options::{RemoteOptions, MIN_PART_SIZE};
 pub use sink::{create_sink, RemoteSink};
