@@ -18,6 +18,8 @@ use tgm_convert::util::CliResult;
     after_help = "Examples:\n  tgm convert-dicom series/ -o ct.tgm\n  tgm convert-dicom - -o slice.tgm < slice.dcm\n  tgm convert-dicom -r study/ -o study.tgm\n  tgm convert-dicom series/ -o ct.tgm --deidentify --retain-full-dates --deid-key deid.key"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// DICOM files, or directories of them (hidden files, DICOMDIR,
     /// non-DICOM and non-image files in a directory are skipped with a
     /// note); `-` reads one DICOM file from stdin.
@@ -115,6 +117,8 @@ match exactly one object of the file.\n\n\
 Examples:\n  tgm to-dicom ct.tgm -o slices/\n  tgm to-dicom study.tgm -w dicom.attributes.Modality=CT -o slices/"
 )]
 pub struct ToArgs {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
     #[command(flatten)]

@@ -22,6 +22,8 @@ tgm convert-grib a.grib b.grib -o ab.tgm --split --compression zstd --level 9\n 
 cat era5.grib | tgm convert-grib - -o -"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input GRIB files (GRIB1 or GRIB2; `-` for stdin).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,

@@ -20,6 +20,8 @@ use tgm_convert::weather::netcdf::{
 #[command(after_help = "Examples:\n  tgm convert-netcdf t2m.nc -o t2m.tgm\n  \
 tgm convert-netcdf a.nc -o a.tgm --split-by variable --cf --compression zstd --level 5")]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input NetCDF files (NetCDF-3 classic/64-bit, or NetCDF-4; `-` for stdin).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,

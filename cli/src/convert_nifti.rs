@@ -18,6 +18,8 @@ use tgm_convert::util::CliResult;
 tgm convert-nifti - -o brain.tgm --compression szip < brain.nii"
 )]
 pub struct ConvertArgs {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input NIfTI-1 or NIfTI-2 files (.nii or .nii.gz; `-` for stdin); each becomes one object, in order.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
@@ -80,6 +82,8 @@ Examples:\n  tgm to-nifti brain.tgm -o brain.nii.gz\n  tgm to-nifti brain.tgm --
 tgm to-nifti brain.tgm --objects role=mask -o seg.nii"
 )]
 pub struct ToArgs {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     #[command(flatten)]
     pub pick: tgm_convert::medical::ObjectPick,
     #[command(flatten)]

@@ -152,41 +152,45 @@ fn run(cli: Cli) -> CliResult {
         Command::Stats(a) => cmd::stats::run(a, threads),
         Command::Plot(a) => cmd::plot::run(a, threads),
         Command::View(a) => cmd::view::run(a),
-        Command::Set(a) => encoding!(cmd::set::run, a),
-        Command::Copy(a) => cmd::copy::run(
-            a,
-            &GlobalArgs {
-                threads,
-                flags: EncodeFlags::default(),
-            },
-        ),
-        Command::Merge(a) => encoding!(cmd::merge::run, a),
-        Command::Split(a) => encoding!(cmd::split::run, a),
-        Command::Reshuffle(a) => encoding!(cmd::reshuffle::run, a),
+        Command::Set(a) => output::reported(a.report, || encoding!(cmd::set::run, a)),
+        Command::Copy(a) => output::reported(a.report, || {
+            cmd::copy::run(
+                a,
+                &GlobalArgs {
+                    threads,
+                    flags: EncodeFlags::default(),
+                },
+            )
+        }),
+        Command::Merge(a) => output::reported(a.report, || encoding!(cmd::merge::run, a)),
+        Command::Split(a) => output::reported(a.report, || encoding!(cmd::split::run, a)),
+        Command::Reshuffle(a) => output::reported(a.report, || encoding!(cmd::reshuffle::run, a)),
         Command::Validate(a) => cmd::validate::run(a),
         Command::Import(a) => encoding!(cmd::import::run, a),
-        Command::Export(a) => cmd::export::run(a),
+        Command::Export(a) => output::reported(a.report, || cmd::export::run(a)),
         Command::Salvage(a) => cmd::salvage::run(a),
-        Command::Recompress(a) => encoding!(cmd::recompress::run, a),
-        Command::Refs(a) => cmd::refs::run(a),
-        Command::Index(a) => cmd::index::run(a),
+        Command::Recompress(a) => output::reported(a.report, || encoding!(cmd::recompress::run, a)),
+        Command::Refs(a) => output::reported(a.report, || cmd::refs::run(a)),
+        Command::Index(a) => output::reported(a.report, || cmd::index::run(a)),
         Command::Demo(a) => encoding!(cmd::demo::run, a),
         #[cfg(feature = "grib")]
-        Command::ConvertGrib(a) => Ok(convert_grib::run(a)?),
+        Command::ConvertGrib(a) => output::reported(a.report, || Ok(convert_grib::run(a)?)),
         #[cfg(feature = "grib")]
-        Command::ToGrib(a) => Ok(to_grib::run(a)?),
+        Command::ToGrib(a) => output::reported(a.report, || Ok(to_grib::run(a)?)),
         #[cfg(feature = "netcdf")]
-        Command::ConvertNetcdf(a) => Ok(encoding!(convert_netcdf::run, a)?),
+        Command::ConvertNetcdf(a) => {
+            output::reported(a.report, || Ok(encoding!(convert_netcdf::run, a)?))
+        }
         #[cfg(feature = "netcdf")]
-        Command::ToNetcdf(a) => Ok(to_netcdf::run(a)?),
+        Command::ToNetcdf(a) => output::reported(a.report, || Ok(to_netcdf::run(a)?)),
         #[cfg(feature = "nifti")]
-        Command::ConvertNifti(a) => Ok(convert_nifti::convert(a)?),
+        Command::ConvertNifti(a) => output::reported(a.report, || Ok(convert_nifti::convert(a)?)),
         #[cfg(feature = "nifti")]
-        Command::ToNifti(a) => Ok(convert_nifti::to_nifti(a)?),
+        Command::ToNifti(a) => output::reported(a.report, || Ok(convert_nifti::to_nifti(a)?)),
         #[cfg(feature = "dicom")]
-        Command::ConvertDicom(a) => Ok(convert_dicom::run(a)?),
+        Command::ConvertDicom(a) => output::reported(a.report, || Ok(convert_dicom::run(a)?)),
         #[cfg(feature = "dicom")]
-        Command::ToDicom(a) => Ok(convert_dicom::to_dicom(a)?),
+        Command::ToDicom(a) => output::reported(a.report, || Ok(convert_dicom::to_dicom(a)?)),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "tgm", &mut script);

@@ -252,6 +252,49 @@ pub struct Committed {
     pub etag: Option<String>,
 }
 
+/// `-j` of a writing command: what was written, reported on stdout when
+/// the command succeeds ([`reported`]).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct ReportArgs {
+    /// Report what was written as one JSON object on stdout: each output's
+    /// path or URL, size and, for an object in a store, its ETag.
+    #[arg(short = 'j', long = "json")]
+    pub json: bool,
+}
+
+/// Whether the running command reports its outputs on stdout (so none of
+/// them may be stdout).
+static REPORTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Refuses stdout as an output when the `-j` report goes there.
+pub fn refuse_stdout_when_reporting() -> CliResult {
+    match reporting() {
+        true => Err(crate::error::usage(
+            "-j reports on stdout: name an output file or URL with -o instead of -",
+        )),
+        false => Ok(()),
+    }
+}
+
+/// Whether a `-j` report will be printed on stdout.
+pub fn reporting() -> bool {
+    REPORTING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Runs a writing command; with `-j`, then prints `{"outputs": [...]}`
+/// ([`committed_json`]) on stdout.
+pub fn reported(r: ReportArgs, run: impl FnOnce() -> CliResult) -> CliResult {
+    REPORTING.store(r.json, std::sync::atomic::Ordering::Relaxed);
+    run()?;
+    if r.json {
+        let doc = serde_json::json!({ "outputs": committed_json() });
+        let mut out = stdout();
+        writeln!(out, "{doc}")?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
 /// Every output committed by this process, in order (for `-j` reports).
 static COMMITTED: std::sync::Mutex<Vec<Committed>> = std::sync::Mutex::new(Vec::new());
 
@@ -377,6 +420,7 @@ impl Sink {
     /// Opens `-` as stdout, anything else atomically after [`check_output`].
     pub fn open(out: &Path, inputs: &[&Path], force: bool) -> CliResult<Self> {
         if is_dash(out) {
+            refuse_stdout_when_reporting()?;
             return Ok(Sink::Stdout(std::io::stdout()));
         }
         check_output(out, inputs, force)?;

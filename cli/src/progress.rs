@@ -41,6 +41,28 @@ fn styled(multi: &MultiProgress, total: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// A bar of `total` items (archives, files) labelled `what`, with its
+/// rate and time left; hidden when stderr is not a terminal or there are
+/// few items.
+pub fn count_bar(total: u64, what: &str) -> ProgressBar {
+    const MIN_ITEMS: u64 = 16;
+    match terminal() {
+        Some(multi) if total >= MIN_ITEMS => {
+            let pb = multi.add(ProgressBar::new(total));
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{msg} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left)",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            pb.set_message(what.to_string());
+            pb
+        }
+        _ => ProgressBar::hidden(),
+    }
+}
+
 /// A byte-counting bar, hidden when stderr is not a terminal or the work is small.
 pub fn bytes_bar(total: u64, what: &str) -> ProgressBar {
     match terminal() {

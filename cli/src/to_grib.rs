@@ -20,6 +20,8 @@ Examples:\n  tgm to-grib era5.tgm -o era5.grib2\n  \
 tgm to-grib era5.tgm --objects mars.param=167 -o t2m.grib2\n  tgm to-grib era5.tgm -o - | grib_ls -"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input .tgm file (produced by convert-grib; `-` for stdin).
     pub input: PathBuf,
     #[command(flatten)]

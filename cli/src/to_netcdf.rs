@@ -15,6 +15,8 @@ matching object, as the reference does); --objects writes only the matching vari
 Examples:\n  tgm to-netcdf t2m.tgm -o t2m.nc\n  tgm to-netcdf era5.tgm --objects name=t2m/lat/lon -o t2m.nc"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input .tgm file (produced by convert-netcdf; `-` for stdin).
     pub input: PathBuf,
     #[command(flatten)]

@@ -435,3 +435,58 @@ fn errors_name_the_output_never_its_temporary_file() {
     assert!(r.err.contains("nodir/x.tgm: "), "{}", r.err);
     assert!(!r.err.contains("tgm-partial"), "{}", r.err);
 }
+
+/// `-j` of every writing command: one JSON object on stdout naming each
+/// output with its size (no ETag for a local file); stdout as an output
+/// is refused beside it, before anything is written.
+#[test]
+fn writing_commands_report_their_outputs_with_j() {
+    let d = fixture();
+    archive(&d.path().join("x.tgm"), 3);
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["copy", "-j", "x.tgm", "c.tgm"], &["c.tgm"]),
+        (&["merge", "-j", "x.tgm", "-o", "m.tgm"], &["m.tgm"]),
+        (&["set", "-j", "-s", "step=1", "x.tgm", "s.tgm"], &["s.tgm"]),
+        (&["reshuffle", "-j", "x.tgm", "-o", "r.tgm"], &["r.tgm"]),
+        (
+            &["recompress", "-j", "x.tgm", "z.tgm", "--compression", "lz4"],
+            &["z.tgm"],
+        ),
+        (
+            &["split", "-j", "x.tgm", "-o", "p[index].tgm"],
+            &["p0.tgm", "p1.tgm", "p2.tgm"],
+        ),
+        (&["index", "-j", "x.tgm", "-o", "x.tgmc"], &["x.tgmc"]),
+        (&["refs", "-j", "x.tgm", "-o", "x.json"], &["x.json"]),
+    ];
+    for (args, outputs) in cases {
+        let r = tgm_in(d.path(), args);
+        assert!(r.ok, "{args:?}: {}", r.err);
+        let doc: serde_json::Value = serde_json::from_str(r.out.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: -j printed {:?}: {e}", r.out));
+        let got: Vec<(String, u64)> = doc["outputs"]
+            .as_array()
+            .expect("outputs")
+            .iter()
+            .map(|o| {
+                assert!(o["etag"].is_null(), "{args:?}: {o}");
+                (
+                    o["target"].as_str().unwrap().to_string(),
+                    o["bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, u64)> = outputs
+            .iter()
+            .map(|o| {
+                let len = std::fs::metadata(d.path().join(o)).unwrap().len();
+                (o.to_string(), len)
+            })
+            .collect();
+        assert_eq!(got, want, "{args:?}");
+    }
+    let r = tgm_in(d.path(), &["copy", "-j", "x.tgm", "-"]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("-j reports on stdout"), "{}", r.err);
+    assert!(r.out.is_empty(), "{:?}", r.out);
+}

@@ -616,10 +616,26 @@ fn writes_to_s3_list_as_the_local_outputs() {
         let r = run_filled(&fill(args, s(local), s(&out)), &[]);
         assert!(r.ok, "local {args:?}: {}", r.err);
         let url = s3.url(&format!("cli/write/{n}.tgm"));
-        let r = run_filled(&fill(args, s(local), &url), &s3.env());
+        let mut remote = fill(args, s(local), &url);
+        remote.push("-j".into());
+        let r = run_filled(&remote, &s3.env());
         assert!(r.ok, "{args:?} -> {url}: {}", r.err);
         assert!(
             r.err.contains(&format!("uploaded {url}: ")) && r.err.contains("ETag"),
+            "{args:?}: {}",
+            r.err
+        );
+        // `-j`: stdout is the report alone, naming the object as stored.
+        let doc: serde_json::Value = serde_json::from_str(r.out.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: -j printed {:?}: {e}", r.out));
+        let outputs = doc["outputs"].as_array().expect("outputs");
+        assert_eq!(outputs.len(), 1, "{args:?}: {doc}");
+        assert_eq!(outputs[0]["target"], url.as_str());
+        let stored = std::fs::read(s3.bucket_dir.join(format!("cli/write/{n}.tgm"))).unwrap();
+        assert_eq!(outputs[0]["bytes"], stored.len() as u64, "{args:?}");
+        let etag = outputs[0]["etag"].as_str().expect("an ETag");
+        assert!(
+            r.err.contains(&format!("ETag {etag}")),
             "{args:?}: {}",
             r.err
         );

@@ -51,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(remote_layout::open_url_from_layout, m)?)?;
     m.add_function(wrap_pyfunction!(remote_layout::decode_object_data, m)?)?;
     m.add_function(wrap_pyfunction!(remote_layout::open_catalogue_file, m)?)?;
+    m.add_function(wrap_pyfunction!(remote_layout::index_archives, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor, m)?)?;
     m.add_function(wrap_pyfunction!(sz3_child::_sz3_use_interpreter, m)?)?;
     m.add_function(wrap_pyfunction!(sz3_child::_sz3_child, m)?)?;

@@ -123,3 +123,63 @@ pub fn open_catalogue_file(
         ))
     }
 }
+
+/// `tgm.index_archives`: one catalogue file at `output` (`.tgmc`, a local
+/// path or URL) over the archives `inputs` name (files, URLs, object-store
+/// folders with a pattern in the last segment), as `tgm index` writes it
+/// (`spec/files.md` §9.5) → `(archives, bytes, ETag or None)`. Every
+/// archive is opened before anything is written; an existing output is
+/// refused unless `force`.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, storage_options=Vec::new(), force=false))]
+pub fn index_archives(
+    py: Python<'_>,
+    inputs: Vec<String>,
+    output: String,
+    storage_options: Vec<(String, String)>,
+    force: bool,
+) -> PyResult<(usize, u64, Option<String>)> {
+    #[cfg(feature = "remote")]
+    {
+        use std::io::Write;
+        use tgm::file::{write_error, Existing};
+        use tgm::remote::RemoteOptions;
+        use tgm::Limits;
+        if !output.ends_with(".tgmc") {
+            return Err(crate::convert::invalid_argument(
+                py,
+                format!("{output}: a catalogue file's name ends in .tgmc (readers take it as a catalogue by that)"),
+            ));
+        }
+        let existing = if force {
+            Existing::Replace
+        } else {
+            Existing::Refuse
+        };
+        let written = py
+            .allow_threads(|| -> tgm::Result<_> {
+                let opts = RemoteOptions::default().with_storage_options(storage_options.clone());
+                let limits = Limits::default();
+                let cats = tgm::remote::index_archives(&inputs, &output, &opts, &limits, || ())?;
+                let messages = cats
+                    .iter()
+                    .map(|c| c.to_message())
+                    .collect::<tgm::Result<Vec<_>>>()?;
+                let mut sink = crate::sink::open(&output, storage_options, existing)?;
+                for m in &messages {
+                    sink.write_all(m).map_err(|e| write_error(&output, e))?;
+                }
+                Ok((cats.len(), sink.finish()?))
+            })
+            .py(py)?;
+        Ok((written.0, written.1.bytes, written.1.etag))
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        let _ = (inputs, storage_options, force);
+        Err(crate::convert::invalid_argument(
+            py,
+            format!("{output}: catalogue files need the `remote` feature"),
+        ))
+    }
+}

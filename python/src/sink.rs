@@ -124,7 +124,7 @@ impl NativeSink {
 }
 
 #[cfg(feature = "remote")]
-fn open(
+pub(crate) fn open(
     target: &str,
     storage_options: Vec<(String, String)>,
     existing: Existing,
@@ -134,7 +134,7 @@ fn open(
 }
 
 #[cfg(not(feature = "remote"))]
-fn open(
+pub(crate) fn open(
     target: &str,
     storage_options: Vec<(String, String)>,
     existing: Existing,

@@ -1,14 +1,12 @@
 """Converting many GRIB files on many workers straight into a bucket, then
 one catalogue over the results (``spec/remote.md`` §7, ``spec/files.md``
 §9.5), as the README's Dask pattern shows: each task writes one object (no
-locks), ``tgm index`` catalogues the folder, and workers read each object
+locks), ``tgm.index_archives`` (``tgm index``) catalogues the folder, and workers read each object
 from its own archive through handles pickled from the catalogue. Runs
 against s3s-fs on loopback and a ``distributed.LocalCluster`` of worker
 processes; skips, saying so, when either is missing."""
 
-import os
 import pathlib
-import subprocess
 
 import numpy as np
 import pytest
@@ -16,7 +14,6 @@ import pytest
 import tgm
 
 from test_remote import s3, s3s_fs  # noqa: F401 (the server fixture)
-from test_validate import cli
 from test_remote_write import options
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -50,21 +47,12 @@ def test_many_workers_convert_into_a_bucket_and_one_catalogue_opens_the_results(
         assert sorted(w["target"] for w in written) == sorted(urls)
         assert all(w["etag"] for w in written), written
 
-        # One catalogue over the folder.
-        env = {
-            **os.environ,
-            "AWS_ENDPOINT_URL": endpoint,
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_ACCESS_KEY_ID": "ak",
-            "AWS_SECRET_ACCESS_KEY": "sk",
-            "AWS_REGION": "us-east-1",
-        }
+        # One catalogue over the folder, written from Python.
         cat = "s3://tgm-test/dask/all.tgmc"
-        r = subprocess.run(
-            [cli(), "index", "s3://tgm-test/dask/*.tgm", "-o", cat], env=env, capture_output=True, text=True
-        )
-        assert r.returncode == 0, r.stderr
-        assert f"catalogued {len(SOURCES)} archive(s)" in r.stderr, r.stderr
+        done = tgm.index_archives("s3://tgm-test/dask/*.tgm", cat, opts)
+        assert done["archives"] == len(SOURCES) and done["etag"], done
+        with pytest.raises(tgm.TensogramError, match="already exists"):
+            tgm.index_archives("s3://tgm-test/dask/*.tgm", cat, opts)
 
         files = tgm.open_catalogue(cat, opts)
         assert sorted(f.source() for f in files) == sorted(urls)

@@ -559,6 +559,48 @@ def test_a_catalogue_file_opens_many_archives_in_xarray_without_touching_them(ng
     assert [len(f) for f in files] == [6, 6, 6]
 
 
+def test_a_catalogue_file_of_a_thousand_archives_opens_in_one_request_and_each_field_costs_one(nginx, tmp_path):
+    """Issue 41's many-files dataset at its size: 1,000 archives of one
+    field each, catalogued by ``tgm index``, open in xarray (Dask chunks)
+    with requests for the catalogue file only; loading the variable then
+    costs exactly one ranged request per archive."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("dask")
+    count = 1000
+    (nginx.dir / "www" / "thousand").mkdir()
+    urls, values = [], []
+    for k in range(count):
+        a = (np.arange(8) + k).astype("float32")
+        meta = {"base": [{"mars": {"param": "2t", "step": k}}]}
+        urls.append(nginx.put(f"thousand/a{k:04d}.tgm", tgm.encode(meta, [(desc([8], "float32"), a)])))
+        values.append(a)
+    cat = tmp_path / "thousand.tgmc"
+    r = subprocess.run([cli(), "index", *urls, "-o", str(cat)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"catalogued {count} archive(s)" in r.stderr, r.stderr
+    cat_url = nginx.put("thousand/all.tgmc", cat.read_bytes())
+
+    def requests_in_folder():
+        lines = nginx.log("access.log").splitlines()
+        return [line.split()[0] for line in lines if line.startswith("/thousand/")]
+
+    before = len(requests_in_folder())
+    started = time.monotonic()
+    ds = xr.open_dataset(cat_url, engine="tgm", chunks={})
+    opened = time.monotonic() - started
+    sent = requests_in_folder()[before:]
+    print(f"open_dataset of {count} archives: {len(sent)} request(s), {opened:.2f} s")
+    assert set(sent) == {"/thousand/all.tgmc"}, sent[:10]
+    assert len(sent) <= 2, sent
+    assert ds["2t"].sizes["step"] == count
+
+    before = len(requests_in_folder())
+    got = ds["2t"].load().values
+    sent = requests_in_folder()[before:]
+    assert sorted(sent) == sorted(f"/thousand/a{k:04d}.tgm" for k in range(count)), len(sent)
+    np.testing.assert_array_equal(got, np.stack(values))
+
+
 def test_a_changed_archive_is_scanned_with_a_warning_or_refused_when_read(nginx, tmp_path):
     data = fields(4, 0, "2t")
     url = nginx.put("cat-changing.tgm", data)

@@ -102,7 +102,10 @@ def same_archive(a, b):
     """Two archives hold the same messages (each message's provenance, a
     time and an id, aside) and end alike with a catalogue."""
     ra, rb = tgm.scan(a.read_bytes()), tgm.scan(b.read_bytes())
-    assert [n for _, n in ra] == [n for _, n in rb]
+    # The data messages' sizes; the catalogues' vary with the provenance
+    # they compress.
+    assert len(ra) == len(rb)
+    assert [n for _, n in ra][:-1] == [n for _, n in rb][:-1]
     fa, fb = tgm.TensogramFile.open(a), tgm.TensogramFile.open(b)
     assert len(fa) == len(fb)
     for i in range(len(fa)):
@@ -153,6 +156,40 @@ def test_convert_nifti_writes_its_archive_to_a_bucket(s3, tmp_path):
     assert got["bytes"] == local["bytes"] and got["etag"] and local["etag"] is None
     with pytest.raises(TypeError, match="output"):
         tgm.convert_nifti(src, storage_options=options(endpoint))
+
+
+@pytest.mark.skipif(not _converters.has("nifti"), reason="built without the 'nifti' feature")
+def test_to_nifti_writes_the_image_to_a_bucket_as_to_a_local_path(s3, tmp_path):
+    endpoint, bucket = s3
+    archive = tmp_path / "vol.tgm"
+    tgm.convert_nifti(NIFTI / "plain.nii", output=archive)
+    for name in ["back.nii", "back.nii.gz"]:
+        url = f"s3://tgm-test/{name}"
+        got = tgm.to_nifti(archive, url, storage_options=options(endpoint))
+        local = tgm.to_nifti(archive, tmp_path / name)
+        assert (bucket / name).read_bytes() == (tmp_path / name).read_bytes()
+        assert got["target"] == url and got["bytes"] == local["bytes"] and got["etag"]
+        assert local["etag"] is None
+        with pytest.raises(tgm.TensogramError, match="already exists"):
+            tgm.to_nifti(archive, url, storage_options=options(endpoint))
+        tgm.to_nifti(archive, url, storage_options=options(endpoint), force=True)
+    with pytest.raises(TypeError, match="storage_options"):
+        tgm.to_nifti(archive, tmp_path / "x.nii", storage_options=options(endpoint))
+
+
+@pytest.mark.skipif(not _converters.has("netcdf"), reason="built without the 'netcdf' feature")
+def test_to_netcdf_writes_the_file_to_a_bucket_as_to_a_local_path(s3, tmp_path):
+    endpoint, bucket = s3
+    messages = tgm.convert_netcdf(ROOT / "fuzz" / "corpus" / "weather_netcdf_classic" / "classic.nc")
+    got = tgm.to_netcdf(messages, "s3://tgm-test/back.nc", storage_options=options(endpoint))
+    local = tgm.to_netcdf(messages, tmp_path / "back.nc")
+    assert got["bytes"] == (bucket / "back.nc").stat().st_size and got["etag"]
+    assert local["bytes"] == (tmp_path / "back.nc").stat().st_size
+    (tmp_path / "fetched.nc").write_bytes((bucket / "back.nc").read_bytes())
+    for a, b in zip(tgm.convert_netcdf(tmp_path / "fetched.nc"), tgm.convert_netcdf(tmp_path / "back.nc")):
+        assert [x[1].tobytes() for x in tgm.decode(a).objects] == [x[1].tobytes() for x in tgm.decode(b).objects]
+    with pytest.raises(tgm.TensogramError, match="already exists"):
+        tgm.to_netcdf(messages, "s3://tgm-test/back.nc", storage_options=options(endpoint))
 
 
 @pytest.mark.skipif(not tgm.__has_grib__, reason="built without the 'grib' feature")

@@ -260,6 +260,78 @@ impl ArchiveCatalogue {
     }
 }
 
+/// Archives opened at once by [`catalogue_concurrently`]: each costs a
+/// few round trips and almost no CPU, so many overlap (an object store
+/// answers them in parallel).
+pub const CONCURRENT_OPENS: usize = 16;
+
+/// `one(i)` for every `i < count`, [`CONCURRENT_OPENS`] at a time, in
+/// order; `done` is called after each. The first failure in order is the
+/// error, and no further archive is started after a failure.
+pub fn catalogue_concurrently<E: Send>(
+    count: usize,
+    one: impl Fn(usize) -> std::result::Result<ArchiveCatalogue, E> + Sync,
+    done: impl Fn() + Sync,
+) -> std::result::Result<Vec<ArchiveCatalogue>, E> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let slots: Vec<Mutex<Option<std::result::Result<ArchiveCatalogue, E>>>> =
+        (0..count).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..count.clamp(1, CONCURRENT_OPENS) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= count || failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let r = one(i);
+                failed.fetch_or(r.is_err(), Ordering::Relaxed);
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                done();
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(count);
+    // Indices are taken in order and every one taken finishes, so the
+    // slots before the first empty one are filled, and a failure is
+    // among them.
+    for slot in slots {
+        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(r) => out.push(r?),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// How a catalogue file at `catalogue` names the archive at `archive`
+/// (`spec/files.md` §9.5): a URL as given; a local path relative to the
+/// catalogue's folder when it lies inside it (so the two can move
+/// together), else absolute.
+pub fn location_for(archive: &str, catalogue: &str) -> Result<String> {
+    use std::path::Path;
+    if super::is_remote_url(archive) {
+        return Ok(archive.to_string());
+    }
+    let abs = Path::new(archive)
+        .canonicalize()
+        .map_err(|e| Error::from(e).with_path(Path::new(archive)))?;
+    if !super::is_remote_url(catalogue) {
+        let folder = Path::new(catalogue)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if let Ok(dir) = folder.canonicalize() {
+            if let Ok(rel) = abs.strip_prefix(&dir) {
+                return Ok(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    Ok(abs.to_string_lossy().into_owned())
+}
+
 /// Whether `bytes` look like a catalogue file: a first message that is a
 /// catalogue naming an archive (`spec/files.md` §9.5).
 pub fn is_catalogue_file(bytes: &[u8], limits: &Limits) -> bool {

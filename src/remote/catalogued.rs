@@ -6,7 +6,9 @@
 use super::blocking::RemoteSource;
 use super::options::RemoteOptions;
 use crate::error::{Error, Result};
-use crate::file::archive_catalogue::{read_catalogue_bytes, ArchiveCatalogue};
+use crate::file::archive_catalogue::{
+    catalogue_concurrently, location_for, read_catalogue_bytes, ArchiveCatalogue,
+};
 use crate::file::{is_remote_url, Backend, ByteSource, LocalFile, TgmFile};
 use crate::limits::Limits;
 
@@ -80,4 +82,33 @@ pub fn open_catalogue_file<S: ByteSource>(
             })
         })
         .collect()
+}
+
+/// The catalogues of the archives `inputs` name (files, URLs, and
+/// object-store folders with a pattern in their last segment, listed by
+/// [`expand_patterns`](super::expand_patterns)), in order, each named as
+/// the catalogue file at `catalogue` will name it (`spec/files.md` §9.5).
+/// Archives are opened many at a time; `done` is called after each. An
+/// archive that is not wholly complete messages is an error naming it.
+pub fn index_archives(
+    inputs: &[String],
+    catalogue: &str,
+    opts: &RemoteOptions,
+    limits: &Limits,
+    done: impl Fn() + Sync,
+) -> Result<Vec<ArchiveCatalogue>> {
+    let archives = super::expand_patterns(inputs, opts)?;
+    let one = |k: usize| -> Result<ArchiveCatalogue> {
+        let at = &archives[k];
+        let named = |e: Error| e.with_path(std::path::Path::new(at));
+        let location = location_for(at, catalogue)?;
+        let src: Box<dyn ByteSource> = if is_remote_url(at) {
+            Box::new(RemoteSource::open(at, opts).map_err(named)?)
+        } else {
+            Box::new(LocalFile::open(at, Backend::Mmap).map_err(named)?)
+        };
+        let f = TgmFile::from_source(src, limits).map_err(named)?;
+        ArchiveCatalogue::of_file(&f, &location, limits).map_err(named)
+    };
+    catalogue_concurrently(archives.len(), one, done)
 }

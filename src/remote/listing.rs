@@ -58,3 +58,22 @@ pub fn list_matching(pattern: &str, opts: &RemoteOptions) -> Result<Vec<String>>
     urls.sort();
     Ok(urls)
 }
+
+/// `inputs` with every URL holding a pattern replaced by the objects it
+/// names ([`list_matching`], sorted), in order; a pattern naming nothing
+/// is an error naming it.
+pub fn expand_patterns(inputs: &[String], opts: &RemoteOptions) -> Result<Vec<String>> {
+    let mut out = Vec::with_capacity(inputs.len());
+    for i in inputs {
+        if !(crate::file::is_remote_url(i) && is_pattern(i)) {
+            out.push(i.clone());
+            continue;
+        }
+        let found = list_matching(i, opts)?;
+        if found.is_empty() {
+            return Err(Error::invalid_argument(format!("{i}: no object matches")));
+        }
+        out.extend(found);
+    }
+    Ok(out)
+}

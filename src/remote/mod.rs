@@ -31,8 +31,10 @@ mod store;
 
 pub use async_source::{AsyncRemoteSource, RemoteStats};
 pub use blocking::RemoteSource;
-pub use catalogued::{listed_source, open_catalogue_file, read_catalogue_file, ListedArchive};
-pub use listing::{is_pattern, list_matching};
+pub use catalogued::{
+    index_archives, listed_source, open_catalogue_file, read_catalogue_file, ListedArchive,
+};
+pub use listing::{expand_patterns, is_pattern, list_matching};
 pub use options::{RemoteOptions, MIN_PART_SIZE};
 pub use sink::{create_sink, RemoteSink};
 pub(crate) use store::store_for_url;

@@ -25,6 +25,8 @@ tgm copy in.tgm 'by_param_[mars.param].tgm'"
 )]
 pub struct Args {
     #[command(flatten)]
+    pub report: crate::output::ReportArgs,
+    #[command(flatten)]
     pub select: SelectArgs,
     /// Input file (`-` for stdin).
     pub input: PathBuf,

@@ -147,6 +147,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         no_verify: false,
         apply_lut: false,
         select: Default::default(),
+        report: Default::default(),
     })?;
     say(format_args!(
         "3. exported every object to {}",

@@ -24,6 +24,8 @@ Selection: -w picks whole messages (as the reference does); --objects exports on
 matching objects.\n\nExamples:\n  tgm export out.tgm -o dir/\n  tgm export --objects mars.param=130 out.tgm -o t/"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input .tgm file (`-` for stdin).
     pub input: PathBuf,
     /// Output directory (created if missing; not `-`).

@@ -3,11 +3,11 @@
 //! open without a scan (`spec/files.md` §9.5).
 
 use std::path::{Path, PathBuf};
+use tgm::file::archive_catalogue::{catalogue_concurrently, location_for, ArchiveCatalogue};
 
 use crate::error::{usage, CliError, CliResult};
 use crate::input::Archive;
 use crate::output::{check_output, Sink};
-use crate::remote_input::is_remote_url;
 
 /// Arguments of `tgm index`.
 #[derive(clap::Args)]
@@ -23,6 +23,8 @@ Examples:\n  tgm index era5.tgm -o era5.tgmc\n  tgm index a.tgm b.tgm -o both.tg
 tgm index 's3://bucket/era5/*.tgm' -o s3://bucket/era5.tgmc"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Archives: local files, URLs, or `s3://`/`gs://`/`az://` folders with a
     /// pattern in the last segment (`*.tgm`).
     #[arg(required = true)]
@@ -48,11 +50,10 @@ pub fn run(a: Args) -> CliResult {
     let inputs = expand(&a.inputs)?;
     let refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     check_output(&a.output, &refs, a.force)?;
-    let mut messages = Vec::with_capacity(inputs.len());
+    let cats = catalogue_each(&inputs, &a.output)?;
+    let mut messages = Vec::with_capacity(cats.len());
     let (mut listed, mut objects) = (0usize, 0usize);
-    for p in &inputs {
-        let archive = Archive::open(p)?;
-        let cat = archive.catalogue_apart(&location(p, &a.output)?)?;
+    for (p, cat) in inputs.iter().zip(&cats) {
         let count = |c: &tgm::file::catalogue::CatalogueMessage| c.objects.as_ref().map(Vec::len);
         listed += cat.catalogue.listed().count();
         objects += cat
@@ -80,67 +81,52 @@ pub fn run(a: Args) -> CliResult {
     Ok(())
 }
 
+/// The catalogue of every archive in `inputs`, in order, named as the
+/// catalogue file `out` will name them, opened many at a time
+/// ([`catalogue_concurrently`]); the first failure in order is the error.
+fn catalogue_each(inputs: &[PathBuf], out: &Path) -> CliResult<Vec<ArchiveCatalogue>> {
+    let bar = crate::progress::count_bar(inputs.len() as u64, "cataloguing");
+    let out_text = out.to_string_lossy();
+    let one = |i: usize| -> CliResult<ArchiveCatalogue> {
+        let p = &inputs[i];
+        let location = location_for(&p.to_string_lossy(), &out_text)
+            .map_err(|e| crate::error::at_path(p, e))?;
+        Archive::open(p)?.catalogue_apart(&location)
+    };
+    let cats = catalogue_concurrently(inputs.len(), one, || bar.inc(1));
+    bar.finish_and_clear();
+    cats
+}
+
 /// The archives named: URLs with a pattern listed (sorted), the rest as
 /// given; an empty listing is an error.
 fn expand(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in inputs {
-        let text = p.to_string_lossy();
-        if crate::output::is_dash(p) {
-            return Err(usage(
-                "a catalogue names its archives: give files or URLs, not stdin",
-            ));
-        }
-        match listed(&text)? {
-            Some(found) if found.is_empty() => {
-                return Err(CliError::Failed(format!("{text}: no object matches")));
-            }
-            Some(found) => out.extend(found.into_iter().map(PathBuf::from)),
-            None => out.push(p.clone()),
-        }
+    if inputs.iter().any(|p| crate::output::is_dash(p)) {
+        return Err(usage(
+            "a catalogue names its archives: give files or URLs, not stdin",
+        ));
     }
-    Ok(out)
+    let named: Vec<String> = inputs
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    Ok(listed(named)?.into_iter().map(PathBuf::from).collect())
 }
 
-/// The objects a URL with a pattern in its last segment names; `None`
-/// for anything else.
+/// `named` with URLs holding a pattern replaced by the objects they name.
 #[cfg(feature = "remote")]
-fn listed(text: &str) -> CliResult<Option<Vec<String>>> {
-    if !(is_remote_url(text) && tgm::remote::is_pattern(text)) {
-        return Ok(None);
+fn listed(named: Vec<String>) -> CliResult<Vec<String>> {
+    if !named
+        .iter()
+        .any(|n| tgm::file::is_remote_url(n) && tgm::remote::is_pattern(n))
+    {
+        return Ok(named);
     }
     let opts = crate::remote_input::remote_options()?;
-    let found =
-        tgm::remote::list_matching(text, &opts).map_err(|e| CliError::Failed(e.to_string()))?;
-    Ok(Some(found))
+    tgm::remote::expand_patterns(&named, &opts).map_err(|e| CliError::Failed(e.to_string()))
 }
 
 #[cfg(not(feature = "remote"))]
-fn listed(_: &str) -> CliResult<Option<Vec<String>>> {
-    Ok(None)
-}
-
-/// How the catalogue at `out` names the archive `p`: a URL as given; a
-/// local path relative to the catalogue's folder when it lies inside it
-/// (so the two can move together), else absolute.
-fn location(p: &Path, out: &Path) -> CliResult<String> {
-    let text = p.to_string_lossy();
-    if is_remote_url(&text) {
-        return Ok(text.into_owned());
-    }
-    let abs = p
-        .canonicalize()
-        .map_err(|e| CliError::Failed(format!("{}: {e}", p.display())))?;
-    if !is_remote_url(&out.to_string_lossy()) {
-        let folder = out
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if let Ok(dir) = folder.canonicalize() {
-            if let Ok(rel) = abs.strip_prefix(&dir) {
-                return Ok(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-    Ok(abs.to_string_lossy().into_owned())
+fn listed(named: Vec<String>) -> CliResult<Vec<String>> {
+    Ok(named)
 }

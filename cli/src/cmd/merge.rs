@@ -25,6 +25,8 @@ pub enum Strategy {
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  tgm merge -o all.tgm a.tgm b.tgm -s error")]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input files.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,

@@ -23,6 +23,8 @@ Examples:\n  tgm recompress in.tgm small.tgm --encoding simple_packing --bits 12
 tgm recompress --objects mars.param=130 in.tgm out.tgm --compression lz4"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input file (`-` for stdin).
     pub input: PathBuf,
     /// Output file (`-` for stdout).
@@ -196,7 +198,9 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         after += len;
     }
     sink.finish()?;
-    let mut out: Box<dyn Write> = if crate::output::is_dash(&a.output) {
+    // The table goes where the data and the `-j` report do not.
+    let mut out: Box<dyn Write> = if crate::output::is_dash(&a.output) || crate::output::reporting()
+    {
         Box::new(std::io::stderr())
     } else {
         Box::new(stdout())

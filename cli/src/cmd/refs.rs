@@ -27,6 +27,8 @@ Examples:\n  tgm refs data.tgm -o refs.json\n  tgm refs https://host/data.tgm -o
 tgm refs data.tgm --target https://host/data.tgm -o refs.json"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input .tgm file or http(s)://, s3://, gs://, az:// URL.
     pub input: PathBuf,
     /// Output JSON file (`-` for stdout).

@@ -13,6 +13,8 @@ use crate::rewrite::{rewrite, Part};
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  tgm reshuffle -o buffered.tgm streamed.tgm")]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input file (`-` for stdin).
     pub input: PathBuf,
     /// Output file (`-` for stdout).

@@ -21,6 +21,8 @@ Examples:\n  tgm set -s mars.expver=0001,step=12 in.tgm out.tgm\n  tgm set -s 0:
 tgm set -s mars.levelist=700 --objects mars.levelist=850 in.tgm out.tgm"
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Assignments, comma-separated.
     #[arg(short = 's', long = "set", value_name = "ASSIGNMENTS", required = true)]
     pub set_values: Vec<String>,

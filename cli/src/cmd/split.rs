@@ -15,6 +15,8 @@ use crate::rewrite::{encode_same, encode_stored, has_masks};
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  tgm split -o 'part_[index].tgm' in.tgm")]
 pub struct Args {
+    #[command(flatten)]
+    pub report: crate::output::ReportArgs,
     /// Input file (`-` for stdin).
     pub input: PathBuf,
     /// Output template; `[index]` is replaced by 0, 1, ... (required with more than one object).

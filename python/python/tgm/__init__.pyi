@@ -383,7 +383,13 @@ def convert_netcdf(
     storage_options: Mapping[str, Any] | None = None,
     force: bool = False,
 ) -> _Written: ...
-def to_netcdf(messages: Iterable[Buffer], path: _Path, *, force: bool = False) -> None: ...
+def to_netcdf(
+    messages: Iterable[Buffer],
+    path: _Path,
+    *,
+    force: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> _Written: ...
 @overload
 def convert_nifti(
     path: _Paths,
@@ -411,8 +417,15 @@ def convert_nifti(
     force: bool = False,
 ) -> _Written: ...
 def to_nifti(
-    input: _Path, output: _Path, *, message: int = 0, object: int = 0, nifti2: bool = False, force: bool = False
-) -> None: ...
+    input: _Path,
+    output: _Path,
+    *,
+    message: int = 0,
+    object: int = 0,
+    nifti2: bool = False,
+    force: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> _Written: ...
 @overload
 def convert_dicom(
     path: _Paths,
@@ -514,6 +527,13 @@ def write_catalogue(path: _Path) -> int | None: ...
 def open_catalogue(
     location: str | PathLike[str], storage_options: Mapping[str, Any] | None = None
 ) -> list[RemoteTensogramFile]: ...
+def index_archives(
+    inputs: str | PathLike[str] | Iterable[str | PathLike[str]],
+    output: str | PathLike[str],
+    storage_options: Mapping[str, Any] | None = None,
+    *,
+    force: bool = False,
+) -> dict[str, Any]: ...
 
 __all__ = [
     "__version__",
@@ -545,6 +565,7 @@ __all__ = [
     "iter_messages",
     "kerchunk_refs",
     "open_catalogue",
+    "index_archives",
     "open_datasets",
     "scan",
     "to_dicom",

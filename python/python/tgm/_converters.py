@@ -21,7 +21,7 @@ import os
 import tempfile
 import warnings
 
-from . import _native
+from . import _native, _remote
 
 _FEATURE = {
     "grib": ("GRIB", "ecCodes (Debian libeccodes-dev)"),
@@ -249,9 +249,25 @@ def _deliver(messages, output, storage_options, force):
     return write_messages(output, messages, storage_options, overwrite=force)
 
 
-def _write_new(path, force, write):
-    """Runs ``write(tmp)`` on a fresh name beside ``path`` and renames it
-    into place; an existing ``path`` is refused unless ``force``."""
+def _write_new(path, force, write, storage_options=None):
+    """Runs ``write(tmp)`` on a fresh local name and puts the result at
+    ``path`` → ``{"target", "bytes", "etag"}``: a local ``path`` by a
+    rename of a sibling (an existing one refused unless ``force``); a URL
+    by streaming the file into a new object through tgm's sink
+    (``spec/remote.md`` §7: it appears only when whole, an existing object
+    refused unless ``force``), configured by ``storage_options``."""
+    if _remote.is_url(path):
+        from ._sink import Output
+
+        with tempfile.TemporaryDirectory(prefix="tgm-out-") as d:
+            tmp = os.path.join(d, "output")
+            write(tmp)
+            with open(tmp, "rb") as fh, Output(path, storage_options, overwrite=force) as out:
+                while chunk := fh.read(_UPLOAD_CHUNK):
+                    out.write(chunk)
+            return out.written()
+    if storage_options:
+        raise TypeError("storage_options apply to URLs, not to local paths")
     path = os.fspath(path)
     if os.path.exists(path) and not force:
         raise FileExistsError(17, "File exists (pass force=True to replace it)", path)
@@ -260,10 +276,16 @@ def _write_new(path, force, write):
     os.unlink(tmp)
     try:
         write(tmp)
+        size = os.path.getsize(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    return {"target": path, "bytes": size, "etag": None}
+
+
+# Bytes read from the local file per write into an upload.
+_UPLOAD_CHUNK = 8 << 20
 
 
 def convert_nifti(
@@ -296,32 +318,36 @@ def convert_nifti(
     return _deliver([message], output, storage_options, force)
 
 
-def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False):
+def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False, storage_options=None):
     """Object ``object`` of message ``message`` of the ``.tgm`` file
     ``input`` → a NIfTI file at ``output`` (gzip-compressed when it ends in
-    ``.gz``; NIfTI-2 with ``nifti2``, else only when a dimension needs it).
-    An existing ``output`` is refused unless ``force``."""
+    ``.gz``; NIfTI-2 with ``nifti2``, else only when a dimension needs it)
+    → ``{"target", "bytes", "etag"}``. ``output`` may be a URL
+    (``s3://``, ``gs://``, ``az://``, ``http(s)://``; ``storage_options``
+    as for reads). An existing ``output`` is refused unless ``force``."""
     fn = _native_fn("nifti", "to_nifti")
     nii = fn(_paths(input)[0], int(message), int(object), bool(nifti2))
-    if os.fspath(output).endswith(".gz"):
+    if str(output).endswith(".gz"):
         nii = gzip.compress(nii)
 
     def write(tmp):
         with open(tmp, "xb") as fh:
             fh.write(nii)
 
-    _write_new(output, force, write)
+    return _write_new(output, force, write, storage_options)
 
 
-def to_netcdf(messages, path, *, force=False):
+def to_netcdf(messages, path, *, force=False, storage_options=None):
     """Messages written by :func:`convert_netcdf` → one NetCDF-4 file at
-    ``path``. The file is written beside ``path`` and renamed into place
-    only when complete; an existing ``path`` is refused unless ``force``."""
+    ``path`` → ``{"target", "bytes", "etag"}``. The file is written beside
+    ``path`` and renamed into place only when complete; a URL ``path``
+    (``storage_options`` as for reads) gets the finished file as a new
+    object. An existing ``path`` is refused unless ``force``."""
     fn = _native_fn("netcdf", "to_netcdf")
     messages = [bytes(m) for m in messages]
     if not messages:
         raise ValueError("no messages to write")
-    _write_new(path, force, lambda tmp: fn(messages, tmp))
+    return _write_new(path, force, lambda tmp: fn(messages, tmp), storage_options)
 
 
 def convert_dicom(

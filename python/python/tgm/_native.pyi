@@ -49,6 +49,7 @@ __all__ = [
     "source_layout",
     "open_url_from_layout",
     "open_catalogue_file",
+    "index_archives",
     "decode_object_data",
     "doctor",
     "kerchunk_refs",
@@ -129,6 +130,9 @@ def open_url_from_layout(
 def open_catalogue_file(
     location: str, storage_options: Sequence[tuple[str, str]] = ...
 ) -> list[tuple[str, NativeSourceFile, str | None]]: ...
+def index_archives(
+    inputs: Sequence[str], output: str, storage_options: Sequence[tuple[str, str]] = ..., force: bool = False
+) -> tuple[int, int, str | None]: ...
 def decode_object_data(
     f: NativeSourceFile, m: int, o: int, native_byte_order: bool = True, verify_hash: bool = False
 ) -> tuple[dict[str, Any], npt.NDArray[np.uint8]]: ...

@@ -127,6 +127,23 @@ def open_catalogue(location, storage_options=None):
     return out
 
 
+def index_archives(inputs, output, storage_options=None, *, force=False):
+    """One catalogue file at ``output`` (``.tgmc``, a local path or URL)
+    over the archives ``inputs`` names — files, URLs, and object-store
+    folders with a pattern in their last segment
+    (``"s3://bucket/era5/*.tgm"``) — as ``tgm index`` writes it
+    (``spec/files.md`` §9.5) → ``{"target", "bytes", "etag",
+    "archives"}``. Archives are opened many at a time, all before anything
+    is written; one that is not whole messages is an error naming it. An
+    existing ``output`` is refused unless ``force``."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    names = [i if is_url(i) else os.fspath(i) for i in inputs]
+    target = output if is_url(output) else os.fspath(output)
+    archives, size, etag = _native.index_archives(names, target, storage_pairs(storage_options), bool(force))
+    return {"target": target, "bytes": size, "etag": etag, "archives": archives}
+
+
 class RemoteTensogramFile:
     """A ``.tgm`` read from a URL or a file-like object, with the reading
     API of :class:`tgm.TensogramFile` (``spec/remote.md``).

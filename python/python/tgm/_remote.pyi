@@ -102,6 +102,13 @@ class _Reading:
 def open_catalogue(
     location: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
 ) -> list[RemoteTensogramFile]: ...
+def index_archives(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    storage_options: Mapping[str, Any] | None = None,
+    *,
+    force: bool = False,
+) -> dict[str, Any]: ...
 
 class RemoteTensogramFile(_Reading):
     def __init__(

@@ -149,7 +149,9 @@ class ObjectArray(BackendArray):
 
     def _read(self, key):
         key = tuple(key)
-        full = all(isinstance(k, slice) and k == slice(None) for k in key)
+        # A key covering the object (Dask's chunk keys spell it out as
+        # slice(0, n, 1)) reads it whole: one request of its frame.
+        full = all(isinstance(k, slice) and k.indices(n) == (0, n, 1) for k, n in zip(key, self.shape))
         if full or not self._ranges_ok or not self.shape:
             return self._whole()[key]
         try:

@@ -22,6 +22,7 @@ mod servers;
 mod fault_proxy;
 
 mod files;
+mod many;
 mod readers;
 mod scale;
 

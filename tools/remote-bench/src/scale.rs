@@ -14,12 +14,13 @@ use crate::{measure, Cost};
 /// float32 values of each message's one object: about 11 KB a message.
 const VALUES: usize = 2_700;
 
-/// One field per message, distinct values per message.
-fn fields(messages: usize) -> Vec<u8> {
+/// One field per message, distinct values per message (the `first`
+/// message's values are those of message `first` of a longer run).
+pub fn fields(messages: usize, first: usize) -> Vec<u8> {
     let d = tgm::ObjectDescriptor::new(tgm::Dtype::Float32, vec![VALUES as u64])
         .with_byte_order(tgm::ByteOrder::Little);
     let mut out = Vec::new();
-    for m in 0..messages {
+    for m in first..first + messages {
         let v: Vec<u8> = (0..VALUES)
             .map(|k| (m * 7 + k) as f32 * 0.5)
             .flat_map(f32::to_le_bytes)
@@ -89,7 +90,7 @@ pub fn run(http: &Http, quick: bool, delay_ms: u64) -> Result<Vec<Timed>, String
     };
     for n in [small, large] {
         let name = format!("scale/fields-{n}.tgm");
-        let bytes = fields(n);
+        let bytes = fields(n, 0);
         let plain = http.put(&name, &bytes);
         let url = plain.replace(&http.base_url, &proxy.endpoint);
         let size = bytes.len();
@@ -114,6 +115,8 @@ pub fn run(http: &Http, quick: bool, delay_ms: u64) -> Result<Vec<Timed>, String
             one(&cname, &curl, what, Reader::Tgm, Op::List, n)?;
         }
     }
+    let archives = if quick { 100 } else { 1_000 };
+    out.extend(crate::many::run(http, &proxy.endpoint, archives)?);
     Ok(out)
 }
 
