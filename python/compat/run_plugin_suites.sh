@@ -62,8 +62,8 @@ install_tgm() { # venv
     fi
 }
 
-install_anemoi_without_torch() { # venv
-    "$work/$1/bin/pip" install -q --no-deps "anemoi-inference==$anemoi_version"
+install_anemoi_without_torch() { # venv requirement
+    "$work/$1/bin/pip" install -q --upgrade --no-deps "$2"
     mapfile -t deps < <("$work/$1/bin/python" -c '
 import importlib.metadata as m
 for r in m.requires("anemoi-inference") or []:
@@ -101,11 +101,11 @@ for suite in ${SUITES:-earthkit anemoi}; do
     anemoi)
         short=an
         venv an-ref
-        install_anemoi_without_torch an-ref
+        install_anemoi_without_torch an-ref "anemoi-inference==$anemoi_version"
         "$work/an-ref/bin/pip" install -q "${test_deps[@]}" fsspec "tensogram==$tag"
         "$work/an-ref/bin/pip" install -q --no-deps "tensogram-anemoi==$tag"
         venv an-tgm
-        install_anemoi_without_torch an-tgm
+        install_anemoi_without_torch an-tgm "anemoi-inference==$anemoi_version"
         # The reference's plugin beside tgm's: test_anemoi.py compares them.
         "$work/an-tgm/bin/pip" install -q "${test_deps[@]}" fsspec numpy "tensogram==$tag"
         "$work/an-tgm/bin/pip" install -q --no-deps "tensogram-anemoi==$tag"
@@ -130,8 +130,16 @@ done
 
 case " ${SUITES:-earthkit anemoi} " in
 *" anemoi "*)
-    echo "=== tgm's own anemoi-inference tests (python/tests/test_anemoi.py)"
-    (cd "$repo_root/python" &&
-        "$work/an-tgm/bin/python" -m pytest -q -p no:cacheprovider --timeout=120 tests/test_anemoi.py)
+    # With the reference's range (beside the reference's plugin), then with
+    # the newest anemoi-inference (its Output(context, metadata, ...)).
+    venv an-new
+    install_anemoi_without_torch an-new anemoi-inference
+    "$work/an-new/bin/pip" install -q "${test_deps[@]}" fsspec numpy
+    install_tgm an-new
+    for env in an-tgm an-new; do
+        echo "=== tgm's own anemoi-inference tests (python/tests/test_anemoi.py), $env"
+        (cd "$repo_root/python" &&
+            "$work/$env/bin/python" -m pytest -q -p no:cacheprovider --timeout=120 -rs tests/test_anemoi.py)
+    done
     ;;
 esac

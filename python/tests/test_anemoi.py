@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 import tgm
+from test_remote import s3, s3s_fs  # noqa: F401 (the server fixture: skips without s3s-fs)
+from test_remote_write import options
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 N_GRID = 12
@@ -167,6 +169,30 @@ def test_nothing_appears_before_close(tmp_path):
     assert not path.exists()
     output.close()
     assert len(tgm.TensogramFile.open(str(path))) == 1
+
+
+@needs_anemoi
+def test_forecast_written_to_a_bucket(s3, tmp_path):
+    """An s3:// path goes through tgm's writer: the object appears when the
+    output is closed, holding what a local path gets."""
+    endpoint, bucket = s3
+    output = create({"tgm": {"path": "s3://tgm-test/run/forecast.tgm", "storage_options": options(endpoint)}})
+    local = create({"tgm": str(tmp_path / "forecast.tgm")})
+    states = [state(h, seed) for seed, h in enumerate((0, 6))]
+    for out in (output, local):
+        out.open(states[0])
+        for s in states:
+            out.write_step(s)
+    assert not (bucket / "run" / "forecast.tgm").exists()
+    for out in (output, local):
+        out.close()
+    remote = tgm.TensogramFile.open(bucket / "run" / "forecast.tgm")
+    ours = tgm.TensogramFile.open(tmp_path / "forecast.tgm")
+    assert len(remote) == len(ours) == 2
+    for (m1, o1), (m2, o2) in zip(remote, ours):
+        assert m1.base == m2.base and m1.extra == m2.extra
+        for (_, a1), (_, a2) in zip(o1, o2, strict=True):
+            np.testing.assert_array_equal(a1, a2)
 
 
 @needs_anemoi
