@@ -338,7 +338,9 @@ def _data_object(owner, content):
 class TgmData(DefaultSourceData):
     """The data object of a tgm archive not written by convert_grib:
     ``to_fieldlist()`` (MARS content; a NotImplementedError naming MARS
-    otherwise), ``to_xarray()`` and ``to_numpy()``."""
+    otherwise), ``to_xarray()`` and ``to_numpy()``; ``sel()``, ``len()``
+    and iteration are its FieldList's, and ``storage_options`` the
+    source's."""
 
     _TYPE_NAME = "Tensogram"
 
@@ -357,6 +359,19 @@ class TgmData(DefaultSourceData):
 
     def to_numpy(self, *args, **kwargs):
         return self._content.to_numpy(**kwargs)
+
+    @property
+    def storage_options(self):
+        return getattr(self._source, "storage_options", None)
+
+    def sel(self, *args, **kwargs):
+        return self.to_fieldlist().sel(*args, **kwargs)
+
+    def __len__(self):
+        return len(self.to_fieldlist())
+
+    def __iter__(self):
+        return iter(self.to_fieldlist())
 
 
 # ---------------------------------------------------------------------------
@@ -408,7 +423,7 @@ class TgmEncoder(Encoder):
     def encode(self, data=None, values=None, check_nans=False, metadata=None, template=None,
                missing_value=9999, target=None, **kwargs):
         if data is None:
-            raise ValueError("the tgm encoder needs data (a FieldList, a Field or a Dataset)")
+            raise ValueError("the tgm encoder requires a data object (a FieldList, a Field or a Dataset)")
         if values is not None or template is not None or metadata:
             raise ValueError("the tgm encoder takes no values, template or metadata")
         import xarray as xr
