@@ -38,7 +38,7 @@ import inspect
 import logging
 import os
 from datetime import timedelta
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -64,10 +64,6 @@ Entry = dict[str, Any]
 Descriptor = dict[str, Any]
 
 
-class _Destination(Protocol):
-    def write(self, data: bytes) -> object: ...
-
-
 class _FsspecDestination:
     """A URL tgm does not write (``memory://``, ``file://``, ...), opened
     through fsspec; messages are written as they come."""
@@ -85,24 +81,19 @@ class _FsspecDestination:
     def write(self, data: bytes) -> None:
         self._handle.write(data)
 
-    def close(self) -> None:
+    def finish(self) -> None:
         self._handle.close()
 
 
-def _open_destination(path: str, storage_options: dict[str, Any], overwrite: bool) -> Any:
+def _open_destination(
+    path: str, storage_options: dict[str, Any], overwrite: bool
+) -> _sink.Output | _FsspecDestination:
+    """tgm's writer for a local path or a URL tgm writes, else fsspec."""
     if "://" in path and not _remote.is_url(path):
         return _FsspecDestination(path, storage_options)
     if not _remote.is_url(path):
-        parent = os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     return _sink.Output(path, storage_options or None, overwrite=overwrite)
-
-
-def _close_destination(destination: Any) -> None:
-    if isinstance(destination, _sink.Output):
-        destination.finish()
-    else:
-        destination.close()
 
 
 def _mars_of_step(state: State) -> dict[str, Any]:
@@ -155,7 +146,7 @@ class _TgmWriter(Output):
         self.storage_options = dict(storage_options or {})
         self.stack_pressure_levels = stack_pressure_levels
         self.overwrite = overwrite
-        self._destination: Any = None
+        self._destination: _sink.Output | _FsspecDestination | None = None
 
     def __repr__(self) -> str:
         return f"TgmOutput({self.path})"
@@ -181,7 +172,7 @@ class _TgmWriter(Output):
         """Finish the archive (once): a tgm-written archive appears now."""
         destination, self._destination = self._destination, None
         if destination is not None:
-            _close_destination(destination)
+            destination.finish()
 
     # -- the message of a step -------------------------------------------
     def message(self, state: State) -> tuple[dict[str, Any], list[tuple[Descriptor, np.ndarray]]]:
