@@ -237,6 +237,28 @@ def test_xarray_dataset_through_the_encoder(files, tmp_path):
         np.testing.assert_array_equal(restored[name].values, ds[name].values)
 
 
+def test_encoded_data_of_one_payload_and_its_metadata(tmp_path):
+    from tgm._earthkit import TgmEncodedData
+
+    msg = one_object_bytes()
+    ed = TgmEncodedData(msg, metadata={"a": 1})
+    assert ed.to_bytes() == msg and ed.get("messages") == [msg]
+    ed.to_file(tmp_path / "one.tgm")
+    assert (tmp_path / "one.tgm").read_bytes() == msg
+    meta = ed.get()
+    meta["a"] = 2
+    assert ed.get() == {"a": 1} and ed.get("a") == 1 and ed.get("b", "none") == "none"
+    assert TgmEncodedData([msg, msg]).get() == {}
+
+
+def test_source_close_keeps_the_file(files):
+    source = ekd.from_source("tgm", str(files[1]))
+    source.close()
+    source.close()
+    assert files[1].exists()
+    np.testing.assert_array_equal(source.to_numpy()[0], np.arange(15.0).reshape(3, 5))
+
+
 def test_encode_without_data_is_refused():
     with pytest.raises(ValueError, match="requires a data object"):
         create_encoder("tgm").encode(data=None)

@@ -321,6 +321,10 @@ class TgmSource(Source):
     def to_data_object(self):
         return _data_object(self, self._loaded())
 
+    def close(self):
+        """Nothing to release: content is read when first asked for and
+        not kept open."""
+
     def __repr__(self):
         return f"TgmSource({self._input!r})" if isinstance(self._input, str) else "TgmSource(...)"
 
@@ -367,6 +371,10 @@ class TgmData(DefaultSourceData):
     def sel(self, *args, **kwargs):
         return self.to_fieldlist().sel(*args, **kwargs)
 
+    def close(self):
+        """The source's :meth:`TgmSource.close` (nothing is kept open)."""
+        self._source.close()
+
     def __len__(self):
         return len(self.to_fieldlist())
 
@@ -379,10 +387,15 @@ class TgmData(DefaultSourceData):
 
 
 class TgmEncodedData(EncodedData):
-    """Tensogram messages produced by :class:`TgmEncoder`."""
+    """Tensogram messages produced by :class:`TgmEncoder`: ``messages`` (a
+    list of encoded messages, or one bytes-like payload) and the
+    ``metadata`` that ``get()`` answers from, as the reference's."""
 
-    def __init__(self, messages):
+    def __init__(self, messages, metadata=None):
+        if isinstance(messages, (bytes, bytearray, memoryview)):
+            messages = [messages]
         self.messages = [bytes(m) for m in messages]
+        self._metadata = dict(metadata or {})
 
     def to_bytes(self):
         return b"".join(self.messages)
@@ -394,10 +407,15 @@ class TgmEncodedData(EncodedData):
             return
         f.write(self.to_bytes())
 
-    def get(self, key, default=None):
+    def get(self, key=None, default=None):
+        """The metadata (a copy) without ``key``, else its value of ``key``;
+        ``get("messages")`` is the list of messages."""
+        if key is None:
+            return dict(self._metadata)
         if key == "messages":
             return self.messages
-        return default
+        return self._metadata.get(key, default)
+
 
 class TgmEncoder(Encoder):
     """``to_target(..., encoder="tgm")``: GRIB-backed fields are written
