@@ -23,6 +23,9 @@
 #   SUITES       which suites (default "earthkit anemoi")
 #   ANEMOI_INFERENCE  the anemoi-inference version (default 0.10.1, the
 #                newest the reference's tensogram-anemoi accepts)
+#   TGM_S3S_FS   the s3s-fs binary for test_anemoi.py's bucket test (found
+#                as python/tests/test_remote.py says; .ci/remote.sh installs
+#                it; the test skips without it)
 #
 # anemoi-inference requires torch, which PyPI has only as its CUDA build
 # (about 0.5 GB, plus some GB of nvidia-* wheels). The output interface the
