@@ -106,6 +106,17 @@ def test_mars_keys_get_and_sel(files):
     assert [str(f.get("time.valid_datetime")) for f in fl] == ["2025-01-01 00:00:00", "2025-01-01 06:00:00"]
 
 
+def test_data_object_sel_len_and_iteration_are_its_fieldlists(files):
+    data = ekd.from_source("tgm", str(files[0]))
+    assert len(data) == 2
+    assert sorted(f.get("labels.mars")["param"] for f in data) == ["2t", "tp"]
+    sub = data.sel(**{"parameter.variable": "tp"})
+    assert len(sub) == 1
+    np.testing.assert_array_equal(sub[0].to_numpy(), TP)
+    with pytest.raises(NotImplementedError, match="MARS"):
+        len(ekd.from_source("tgm", str(files[1])))
+
+
 def test_mars_to_xarray_is_the_backends(files):
     ds = ekd.from_source("tgm", str(files[0])).to_xarray()
     backend = xr.open_dataset(files[0], engine="tgm")
@@ -226,8 +237,30 @@ def test_xarray_dataset_through_the_encoder(files, tmp_path):
         np.testing.assert_array_equal(restored[name].values, ds[name].values)
 
 
+def test_encoded_data_of_one_payload_and_its_metadata(tmp_path):
+    from tgm._earthkit import TgmEncodedData
+
+    msg = one_object_bytes()
+    ed = TgmEncodedData(msg, metadata={"a": 1})
+    assert ed.to_bytes() == msg and ed.get("messages") == [msg]
+    ed.to_file(tmp_path / "one.tgm")
+    assert (tmp_path / "one.tgm").read_bytes() == msg
+    meta = ed.get()
+    meta["a"] = 2
+    assert ed.get() == {"a": 1} and ed.get("a") == 1 and ed.get("b", "none") == "none"
+    assert TgmEncodedData([msg, msg]).get() == {}
+
+
+def test_source_close_keeps_the_file(files):
+    source = ekd.from_source("tgm", str(files[1]))
+    source.close()
+    source.close()
+    assert files[1].exists()
+    np.testing.assert_array_equal(source.to_numpy()[0], np.arange(15.0).reshape(3, 5))
+
+
 def test_encode_without_data_is_refused():
-    with pytest.raises(ValueError, match="needs data"):
+    with pytest.raises(ValueError, match="requires a data object"):
         create_encoder("tgm").encode(data=None)
 
 
@@ -243,5 +276,6 @@ def test_http_matches_local_and_takes_storage_options(files, nginx):
     b = by_param(ekd.from_source("tgm", str(files[0])).to_fieldlist())
     for p in b:
         np.testing.assert_array_equal(a[p].to_numpy(), b[p].to_numpy())
-    data = ekd.from_source("tgm", nonmars_url, storage_options={})
-    assert data._source.storage_options == {}
+    data = ekd.from_source("tgm", nonmars_url, storage_options={"timeout": "10s"})
+    assert data.storage_options == data._source.storage_options == {"timeout": "10s"}
+    assert tgm.is_remote_url(nonmars_url) and not tgm.is_remote_url(str(files[1]))

@@ -50,7 +50,7 @@ from ._converters import has as _has_converter
 __has_grib__ = _has_converter("grib")
 __has_netcdf__ = _has_converter("netcdf")
 from ._kerchunk import kerchunk_refs
-from ._remote import index_archives, open_catalogue
+from ._remote import index_archives, is_url as is_remote_url, open_catalogue
 from ._xarray import install_accessor as _install_accessor, open_datasets, to_tgm
 
 _install_accessor()
@@ -85,6 +85,7 @@ __all__ = [
     "doctor",
     "encode",
     "encode_pre_encoded",
+    "is_remote_url",
     "iter_messages",
     "kerchunk_refs",
     "open_catalogue",

@@ -524,6 +524,7 @@ def validate_file(
     path: _Path, level: str = "default", check_canonical: bool = False
 ) -> dict[str, Any]: ...
 def write_catalogue(path: _Path) -> int | None: ...
+def is_remote_url(source: object) -> bool: ...
 def open_catalogue(
     location: str | PathLike[str], storage_options: Mapping[str, Any] | None = None
 ) -> list[RemoteTensogramFile]: ...
@@ -562,6 +563,7 @@ __all__ = [
     "doctor",
     "encode",
     "encode_pre_encoded",
+    "is_remote_url",
     "iter_messages",
     "kerchunk_refs",
     "open_catalogue",

@@ -321,6 +321,10 @@ class TgmSource(Source):
     def to_data_object(self):
         return _data_object(self, self._loaded())
 
+    def close(self):
+        """Nothing to release: content is read when first asked for and
+        not kept open."""
+
     def __repr__(self):
         return f"TgmSource({self._input!r})" if isinstance(self._input, str) else "TgmSource(...)"
 
@@ -338,7 +342,9 @@ def _data_object(owner, content):
 class TgmData(DefaultSourceData):
     """The data object of a tgm archive not written by convert_grib:
     ``to_fieldlist()`` (MARS content; a NotImplementedError naming MARS
-    otherwise), ``to_xarray()`` and ``to_numpy()``."""
+    otherwise), ``to_xarray()`` and ``to_numpy()``; ``sel()``, ``len()``
+    and iteration are its FieldList's, and ``storage_options`` the
+    source's."""
 
     _TYPE_NAME = "Tensogram"
 
@@ -358,16 +364,38 @@ class TgmData(DefaultSourceData):
     def to_numpy(self, *args, **kwargs):
         return self._content.to_numpy(**kwargs)
 
+    @property
+    def storage_options(self):
+        return getattr(self._source, "storage_options", None)
+
+    def sel(self, *args, **kwargs):
+        return self.to_fieldlist().sel(*args, **kwargs)
+
+    def close(self):
+        """The source's :meth:`TgmSource.close` (nothing is kept open)."""
+        self._source.close()
+
+    def __len__(self):
+        return len(self.to_fieldlist())
+
+    def __iter__(self):
+        return iter(self.to_fieldlist())
+
 
 # ---------------------------------------------------------------------------
 # the encoder
 
 
 class TgmEncodedData(EncodedData):
-    """Tensogram messages produced by :class:`TgmEncoder`."""
+    """Tensogram messages produced by :class:`TgmEncoder`: ``messages`` (a
+    list of encoded messages, or one bytes-like payload) and the
+    ``metadata`` that ``get()`` answers from, as the reference's."""
 
-    def __init__(self, messages):
+    def __init__(self, messages, metadata=None):
+        if isinstance(messages, (bytes, bytearray, memoryview)):
+            messages = [messages]
         self.messages = [bytes(m) for m in messages]
+        self._metadata = dict(metadata or {})
 
     def to_bytes(self):
         return b"".join(self.messages)
@@ -379,10 +407,15 @@ class TgmEncodedData(EncodedData):
             return
         f.write(self.to_bytes())
 
-    def get(self, key, default=None):
+    def get(self, key=None, default=None):
+        """The metadata (a copy) without ``key``, else its value of ``key``;
+        ``get("messages")`` is the list of messages."""
+        if key is None:
+            return dict(self._metadata)
         if key == "messages":
             return self.messages
-        return default
+        return self._metadata.get(key, default)
+
 
 class TgmEncoder(Encoder):
     """``to_target(..., encoder="tgm")``: GRIB-backed fields are written
@@ -408,7 +441,7 @@ class TgmEncoder(Encoder):
     def encode(self, data=None, values=None, check_nans=False, metadata=None, template=None,
                missing_value=9999, target=None, **kwargs):
         if data is None:
-            raise ValueError("the tgm encoder needs data (a FieldList, a Field or a Dataset)")
+            raise ValueError("the tgm encoder requires a data object (a FieldList, a Field or a Dataset)")
         if values is not None or template is not None or metadata:
             raise ValueError("the tgm encoder takes no values, template or metadata")
         import xarray as xr
