@@ -115,7 +115,7 @@ pub fn pick_selected(
 
 /// `msg` with only the objects `keep` (ascending indices) and their
 /// metadata entries.
-#[cfg(any(feature = "grib", feature = "netcdf"))]
+#[cfg(feature = "netcdf")]
 pub fn keep_objects(msg: tgm::DecodedMessage, keep: &[usize]) -> tgm::DecodedMessage {
     let tgm::DecodedMessage {
         mut metadata,

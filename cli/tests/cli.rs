@@ -300,3 +300,28 @@ fn import_with_szip_round_trips_and_refuses_corrupting_widths() {
     ]);
     assert!(!ok && err.contains("misread"), "{err}");
 }
+
+/// A subcommand this build left out names its feature and the install
+/// command, and exits 2 as a usage error does.
+#[cfg(not(feature = "grib"))]
+#[test]
+fn a_command_left_out_of_the_build_names_its_feature() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(["convert-grib", "era5.grib", "out.tgm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`tgm convert-grib` is not in this build"),
+        "{err}"
+    );
+    assert!(
+        err.contains("cargo install --locked --path cli --features grib"),
+        "{err}"
+    );
+    assert!(!err.contains("unrecognized subcommand"), "{err}");
+    // A name no build has is still clap's error.
+    let (ok, _, err) = tgm(&["convert-gribs"]);
+    assert!(!ok && err.contains("unrecognized subcommand"), "{err}");
+}
