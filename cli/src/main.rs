@@ -28,11 +28,13 @@ mod remote_input;
 mod rewrite;
 mod sidecar;
 mod spool;
+mod tally;
 #[cfg(feature = "grib")]
 mod to_grib;
 #[cfg(feature = "netcdf")]
 mod to_netcdf;
 mod view;
+mod weather_keys;
 mod where_clause;
 
 use clap::{CommandFactory, Parser, Subcommand};

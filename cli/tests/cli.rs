@@ -106,7 +106,9 @@ fn append_adds_messages_and_info_ls_report_them() {
     assert!(ok);
     let rows: Vec<&str> = ls.lines().skip(1).collect();
     assert_eq!(rows.len(), 3);
-    assert!(rows[2].contains("\t2\t0\tuint16\t[4]\tnone\t8"), "{ls}");
+    // Import names each object after its file: the name tells rows apart.
+    assert!(ls.starts_with("file\tmessage\tobject\tname\tdtype"), "{ls}");
+    assert!(rows[2].contains("\t2\t0\tt\tuint16\t[4]\tnone\t8"), "{ls}");
     let (ok, json, _) = tgm(&["ls", "-j", s(&out)]);
     assert!(ok);
     assert_eq!(json.lines().count(), 3);
@@ -324,4 +326,44 @@ fn a_command_left_out_of_the_build_names_its_feature() {
     // A name no build has is still clap's error.
     let (ok, _, err) = tgm(&["convert-gribs"]);
     assert!(!ok && err.contains("unrecognized subcommand"), "{err}");
+}
+
+/// `tgm get FILE KEYS` prints what `tgm get -p KEYS FILE` does; a lone
+/// file, or a file where the keys should be, is a usage error.
+#[test]
+fn get_takes_the_keys_after_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("a.tgm");
+    let meta = GlobalMetadata::with_base(vec![[(
+        "mars".to_string(),
+        tgm::cbor::Value::text_map([("param", tgm::cbor::Value::from("130.128"))]),
+    )]
+    .into_iter()
+    .collect()]);
+    let desc = ObjectDescriptor::new(Dtype::Uint8, vec![2]);
+    let msg = tgm::encode(&meta, &[(&desc, &[1u8, 2][..])], &EncodeOptions::new()).unwrap();
+    std::fs::write(&p, msg).unwrap();
+    let (ok, out, err) = tgm(&["get", s(&p), "mars.param"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("{}\t0\t0\t130.128\n", p.display()));
+    let (ok, with_p, err) = tgm(&["get", "-p", "mars.param", s(&p)]);
+    assert!(ok, "{err}");
+    assert_eq!(out, with_p);
+    let (ok, two, _) = tgm(&["get", s(&p), s(&p), "mars.param"]);
+    assert!(ok);
+    assert_eq!(two, format!("{out}{out}"));
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let lone = run(&["get", s(&p)]);
+    let err = String::from_utf8_lossy(&lone.stderr);
+    assert_eq!(lone.status.code(), Some(2), "{err}");
+    assert!(err.contains("tgm get FILE KEY"), "{err}");
+    let file_last = run(&["get", s(&p), s(&p)]);
+    let err = String::from_utf8_lossy(&file_last.stderr);
+    assert_eq!(file_last.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a file"), "{err}");
 }

@@ -9,6 +9,7 @@ use crate::fmt::{descriptor_json, object_meta_json};
 use crate::input::{finish_read, open_all_readable};
 use crate::meta_args::{map_to_json, to_json};
 use crate::output::stdout;
+use crate::tally::Tally;
 use crate::where_clause::Where;
 
 /// Arguments of `tgm dump`.
@@ -41,11 +42,14 @@ pub fn run(a: Args) -> CliResult {
     let mut docs = Vec::new();
     let mut out = stdout();
     let archives = open_all_readable(&a.files)?;
+    let tally = Tally::default();
     for f in &archives {
         let label = f.label().display().to_string();
         for mi in 0..f.len() {
             let (meta, descs) = f.header(mi)?;
-            if !filter.matches_message(&meta, descs.len()) {
+            let selected = filter.matches_message(&meta, descs.len());
+            tally.message(descs.len(), usize::from(selected), 0);
+            if !selected {
                 continue;
             }
             let span = f.spans()[mi];
@@ -104,6 +108,7 @@ pub fn run(a: Args) -> CliResult {
             }
         }
     }
+    tally.report("dump", &a.where_clause);
     if a.json {
         serde_json::to_writer_pretty(&mut out, &docs)
             .map_err(|e| CliError::from(std::io::Error::from(e)))?;

@@ -195,6 +195,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         }
         after += len;
     }
+    sel.report("recompress");
     sink.finish()?;
     let mut out: Box<dyn Write> = if crate::output::is_dash(&a.output) {
         Box::new(std::io::stderr())
