@@ -89,7 +89,7 @@ pub fn run(a: Args) -> CliResult {
                     let sel: serde_json::Map<String, serde_json::Value> = keys
                         .iter()
                         .zip(&values)
-                        .map(|(k, v)| (k.to_string(), crate::meta_args::to_json(v)))
+                        .map(|(k, v)| (k.to_string(), crate::meta_args::to_shown_json(v)))
                         .collect();
                     let row = serde_json::json!({
                         "file": label,

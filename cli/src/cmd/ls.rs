@@ -115,7 +115,7 @@ pub fn run(a: Args) -> CliResult {
                             .map(|k| {
                                 let v = meta.lookup(Some(oi), k).map_or(
                                     serde_json::Value::Null,
-                                    crate::meta_args::to_json,
+                                    crate::meta_args::to_shown_json,
                                 );
                                 (k.clone(), v)
                             })

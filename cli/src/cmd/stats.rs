@@ -125,7 +125,7 @@ impl Row<'_> {
     fn json(&self, s: &Stats) -> Json {
         let meta = |keys: &[&str]| {
             self.key(keys)
-                .map_or(Json::Null, crate::meta_args::to_json)
+                .map_or(Json::Null, crate::meta_args::to_shown_json)
         };
         let mut row = json!({
             "file": self.label,
