@@ -423,3 +423,48 @@ fn decode_base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// `demo -d DIR` keeps its files, refuses to overwrite them without
+/// --force, and ends with commands that run on what it left.
+#[test]
+fn demo_keeps_its_files_and_ends_with_commands_that_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    let (ok, out, err) = tgm(&["demo", "-d", s(&kept)]);
+    assert!(ok, "{err}");
+    for f in ["example.tgm", "input/temperature.npy", "export"] {
+        assert!(kept.join(f).exists(), "{f} not kept");
+    }
+    let before = std::fs::read(kept.join("example.tgm")).unwrap();
+    let (ok, _, err) = tgm(&["demo", "-d", s(&kept)]);
+    assert!(!ok, "overwrote without --force");
+    assert!(
+        err.contains("example.tgm") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(kept.join("example.tgm")).unwrap(), before);
+    let (ok, _, err) = tgm(&["demo", "-d", s(&kept), "--force"]);
+    assert!(ok, "{err}");
+    let next: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("Next, try:"))
+        .skip(1)
+        .map(str::trim)
+        .collect();
+    assert!(next.len() >= 4, "{out}");
+    for line in next {
+        let args: Vec<&str> = line.split(' ').collect();
+        assert_eq!(args[0], "tgm", "{line}");
+        let run = Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .current_dir(dir.path())
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{line}: {err}");
+        if args[1] != "plot" {
+            assert!(!run.stdout.is_empty(), "{line} printed nothing: {err}");
+        }
+    }
+    assert!(dir.path().join("temperature.png").exists());
+}
