@@ -3,7 +3,7 @@
 use tgm::cbor::Value;
 use tgm::{GlobalMetadata, ObjectDescriptor};
 
-use crate::meta_args::{map_to_json, to_json};
+use crate::meta_args::{map_to_shown_json, to_shown_json};
 
 /// Renders a shape as `[2, 3]`.
 pub fn shape_str(shape: &[u64]) -> String {
@@ -30,7 +30,7 @@ pub fn pipeline_str(d: &ObjectDescriptor) -> String {
 pub fn cell(v: &Value) -> String {
     match v {
         Value::Text(s) => s.clone(),
-        other => to_json(other).to_string(),
+        other => to_shown_json(other).to_string(),
     }
 }
 
@@ -38,10 +38,10 @@ pub fn cell(v: &Value) -> String {
 pub fn object_meta_json(meta: &GlobalMetadata, o: usize) -> serde_json::Value {
     let mut e = meta.base.get(o).cloned().unwrap_or_default();
     e.remove(tgm::metadata::RESERVED_KEY);
-    map_to_json(&e)
+    map_to_shown_json(&e)
 }
 
 /// A descriptor as JSON.
 pub fn descriptor_json(d: &ObjectDescriptor) -> serde_json::Value {
-    to_json(&d.to_value())
+    to_shown_json(&d.to_value())
 }

@@ -13,6 +13,7 @@ mod convert_netcdf;
 #[cfg(feature = "nifti")]
 mod convert_nifti;
 mod error;
+mod features;
 mod fmt;
 mod input;
 mod interrupt;
@@ -27,11 +28,13 @@ mod remote_input;
 mod rewrite;
 mod sidecar;
 mod spool;
+mod tally;
 #[cfg(feature = "grib")]
 mod to_grib;
 #[cfg(feature = "netcdf")]
 mod to_netcdf;
 mod view;
+mod weather_keys;
 mod where_clause;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -205,7 +208,16 @@ fn main() {
     // sz3 decodes run in a child: this executable again (spec/pipeline.md §4.7).
     #[cfg(feature = "sz3")]
     tgm::sz3_child::run_child_if_requested();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            if let Some(message) = features::unrecognised(&e).and_then(|s| features::left_out(&s)) {
+                note!("error: {message}");
+                std::process::exit(2);
+            }
+            e.exit()
+        }
+    };
     let result = run(cli);
     if let Some((name, sig)) = interrupt::received() {
         match result {

@@ -191,15 +191,50 @@ pub fn from_json(j: &serde_json::Value) -> Value {
     }
 }
 
+/// How [`json_with`] writes a CBOR byte string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BytesAs {
+    /// An array of numbers, one per byte (sidecars read back by `import`).
+    Numbers,
+    /// `{"base64": "…", "bytes": N}`: standard padded base64 (RFC 4648
+    /// §4) and the length, for what people read (`dump`, `ls`, `get`).
+    Base64,
+}
+
 /// CBOR to JSON (byte strings as arrays of numbers, non-text keys as their JSON text).
 pub fn to_json(v: &Value) -> serde_json::Value {
+    json_with(v, BytesAs::Numbers)
+}
+
+/// CBOR to JSON for display: byte strings as [`BytesAs::Base64`].
+pub fn to_shown_json(v: &Value) -> serde_json::Value {
+    json_with(v, BytesAs::Base64)
+}
+
+/// A text-keyed map as a JSON object for display ([`to_shown_json`]).
+pub fn map_to_shown_json(m: &Map) -> serde_json::Value {
+    serde_json::Value::Object(
+        m.iter()
+            .map(|(k, v)| (k.clone(), to_shown_json(v)))
+            .collect(),
+    )
+}
+
+/// CBOR to JSON, byte strings written as `bytes` says and non-text keys
+/// as their JSON text.
+pub fn json_with(v: &Value, bytes: BytesAs) -> serde_json::Value {
     use serde_json::Value as J;
+    let to_json = |v: &Value| json_with(v, bytes);
     match v {
         Value::Uint(u) => J::from(*u),
         Value::Nint(n) => match i64::try_from(*n) {
             Ok(i) => J::from(-1 - i),
             Err(_) => J::from(-1.0 - *n as f64),
         },
+        Value::Bytes(b) if bytes == BytesAs::Base64 => serde_json::json!({
+            "base64": tgm::kerchunk::base64(b),
+            "bytes": b.len(),
+        }),
         Value::Bytes(b) => J::Array(b.iter().map(|&x| J::from(x)).collect()),
         Value::Text(s) => J::String(s.clone()),
         Value::Array(a) => J::Array(a.iter().map(to_json).collect()),

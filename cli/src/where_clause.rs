@@ -1,10 +1,15 @@
 //! Where-clauses (`-w mars.param=2t/10u,mars.class!=od`): every clause must
 //! hold; `=` holds when the key's value is one of the `/`-separated values,
 //! `!=` when it is none of them (a missing key holds for `!=` only).
+//! A clause on a field's parameter (`param`, `mars.param`, `shortName`,
+//! `paramId`) compares with every name convert-grib stores for it, and
+//! `130` names GRIB1's `130.128` (`crate::weather_keys`).
 
 use tgm::GlobalMetadata;
 
 use crate::error::{usage, CliResult};
+use crate::tally::Tally;
+use crate::weather_keys;
 
 /// The selection flags of the rewriting commands (`set`, `copy`, `export`,
 /// `recompress`): `-w` picks whole messages as the reference's tool does,
@@ -21,11 +26,14 @@ pub struct SelectArgs {
     pub objects: Vec<String>,
 }
 
-/// Parsed [`SelectArgs`].
+/// Parsed [`SelectArgs`], counting what it meets for [`Self::report`].
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
     messages: Where,
     objects: Where,
+    /// The clauses as typed: `-w`'s, else `--objects`'.
+    typed: Vec<String>,
+    tally: Tally,
 }
 
 impl Selection {
@@ -34,18 +42,43 @@ impl Selection {
         Ok(Selection {
             messages: Where::parse(&a.where_clause)?,
             objects: Where::parse(&a.objects)?,
+            typed: if a.where_clause.is_empty() {
+                a.objects.clone()
+            } else {
+                a.where_clause.clone()
+            },
+            tally: Tally::default(),
         })
     }
 
     /// The selected objects of a message with `meta` and `num_objects`
-    /// objects (none when the message is not selected).
+    /// objects (none when the message is not selected); counted for
+    /// [`Self::report`].
     pub fn objects(&self, meta: &GlobalMetadata, num_objects: usize) -> Vec<usize> {
         if !self.messages.matches_message(meta, num_objects) {
+            self.tally.message(num_objects, 0, 0);
             return Vec::new();
         }
-        (0..num_objects)
+        let keep: Vec<usize> = (0..num_objects)
             .filter(|&o| self.objects.matches_object(meta, o))
-            .collect()
+            .collect();
+        let brought = if self.messages.0.is_empty() {
+            0
+        } else {
+            keep.iter()
+                .filter(|&&o| !self.messages.matches_object(meta, o))
+                .count()
+        };
+        // A message without objects selected by its `_extra_` counts as one.
+        let matched = (keep.len() - brought).max(usize::from(num_objects == 0));
+        self.tally.message(num_objects, matched, brought);
+        keep
+    }
+
+    /// Says on stderr when nothing matched and when `-w` brought along
+    /// objects that do not match (`tgm COMMAND: …`).
+    pub fn report(&self, command: &str) {
+        self.tally.report(command, &self.typed);
     }
 
     /// Whether no clause was given (everything is selected).
@@ -115,7 +148,7 @@ pub fn pick_selected(
 
 /// `msg` with only the objects `keep` (ascending indices) and their
 /// metadata entries.
-#[cfg(any(feature = "grib", feature = "netcdf"))]
+#[cfg(feature = "netcdf")]
 pub fn keep_objects(msg: tgm::DecodedMessage, keep: &[usize]) -> tgm::DecodedMessage {
     let tgm::DecodedMessage {
         mut metadata,
@@ -193,11 +226,17 @@ impl Where {
 
 impl Clause {
     fn holds(&self, meta: &GlobalMetadata, object: Option<usize>) -> bool {
-        let found = meta.lookup(object, &self.key).is_some_and(|v| {
-            self.values
-                .iter()
-                .any(|want| tgm::file::value_matches(v, want))
-        });
+        let found = if weather_keys::is_param_key(&self.key) {
+            weather_keys::param_names(meta, object, &self.key)
+                .into_iter()
+                .any(|v| self.values.iter().any(|w| weather_keys::same_param(v, w)))
+        } else {
+            meta.lookup(object, &self.key).is_some_and(|v| {
+                self.values
+                    .iter()
+                    .any(|want| tgm::file::value_matches(v, want))
+            })
+        };
         match self.op {
             Op::Eq => found,
             Op::NotEq => !found,

@@ -106,7 +106,9 @@ fn append_adds_messages_and_info_ls_report_them() {
     assert!(ok);
     let rows: Vec<&str> = ls.lines().skip(1).collect();
     assert_eq!(rows.len(), 3);
-    assert!(rows[2].contains("\t2\t0\tuint16\t[4]\tnone\t8"), "{ls}");
+    // Import names each object after its file: the name tells rows apart.
+    assert!(ls.starts_with("file\tmessage\tobject\tname\tdtype"), "{ls}");
+    assert!(rows[2].contains("\t2\t0\tt\tuint16\t[4]\tnone\t8"), "{ls}");
     let (ok, json, _) = tgm(&["ls", "-j", s(&out)]);
     assert!(ok);
     assert_eq!(json.lines().count(), 3);
@@ -299,4 +301,170 @@ fn import_with_szip_round_trips_and_refuses_corrupting_widths() {
         "szip",
     ]);
     assert!(!ok && err.contains("misread"), "{err}");
+}
+
+/// A subcommand this build left out names its feature and the install
+/// command, and exits 2 as a usage error does.
+#[cfg(not(feature = "grib"))]
+#[test]
+fn a_command_left_out_of_the_build_names_its_feature() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(["convert-grib", "era5.grib", "out.tgm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`tgm convert-grib` is not in this build"),
+        "{err}"
+    );
+    assert!(
+        err.contains("cargo install --locked --path cli --features grib"),
+        "{err}"
+    );
+    assert!(!err.contains("unrecognized subcommand"), "{err}");
+    // A name no build has is still clap's error.
+    let (ok, _, err) = tgm(&["convert-gribs"]);
+    assert!(!ok && err.contains("unrecognized subcommand"), "{err}");
+}
+
+/// `tgm get FILE KEYS` prints what `tgm get -p KEYS FILE` does; a lone
+/// file, or a file where the keys should be, is a usage error.
+#[test]
+fn get_takes_the_keys_after_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("a.tgm");
+    let meta = GlobalMetadata::with_base(vec![[(
+        "mars".to_string(),
+        tgm::cbor::Value::text_map([("param", tgm::cbor::Value::from("130.128"))]),
+    )]
+    .into_iter()
+    .collect()]);
+    let desc = ObjectDescriptor::new(Dtype::Uint8, vec![2]);
+    let msg = tgm::encode(&meta, &[(&desc, &[1u8, 2][..])], &EncodeOptions::new()).unwrap();
+    std::fs::write(&p, msg).unwrap();
+    let (ok, out, err) = tgm(&["get", s(&p), "mars.param"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("{}\t0\t0\t130.128\n", p.display()));
+    let (ok, with_p, err) = tgm(&["get", "-p", "mars.param", s(&p)]);
+    assert!(ok, "{err}");
+    assert_eq!(out, with_p);
+    let (ok, two, _) = tgm(&["get", s(&p), s(&p), "mars.param"]);
+    assert!(ok);
+    assert_eq!(two, format!("{out}{out}"));
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let lone = run(&["get", s(&p)]);
+    let err = String::from_utf8_lossy(&lone.stderr);
+    assert_eq!(lone.status.code(), Some(2), "{err}");
+    assert!(err.contains("tgm get FILE KEY"), "{err}");
+    let file_last = run(&["get", s(&p), s(&p)]);
+    let err = String::from_utf8_lossy(&file_last.stderr);
+    assert_eq!(file_last.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a file"), "{err}");
+}
+
+/// Byte strings in metadata come out of `dump -j` as one base64 string
+/// with their length, not one number per line.
+#[test]
+fn dump_json_writes_byte_strings_as_base64() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("b.tgm");
+    let template: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
+    let mut e = tgm::Map::new();
+    e.insert("template".into(), tgm::cbor::Value::Bytes(template.clone()));
+    let desc = ObjectDescriptor::new(Dtype::Uint8, vec![2]);
+    let msg = tgm::encode(
+        &GlobalMetadata::with_base(vec![e]),
+        &[(&desc, &[1u8, 2][..])],
+        &EncodeOptions::new(),
+    )
+    .unwrap();
+    std::fs::write(&p, msg).unwrap();
+    let (ok, out, err) = tgm(&["dump", "-j", s(&p)]);
+    assert!(ok, "{err}");
+    assert!(out.lines().count() < 60, "{} lines", out.lines().count());
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &doc[0]["objects"][0]["metadata"]["template"];
+    assert_eq!(t["bytes"], 3000, "{t}");
+    assert_eq!(decode_base64(t["base64"].as_str().unwrap()), template);
+    // The text form and ls -j write them the same way.
+    let (_, text, _) = tgm(&["dump", s(&p)]);
+    assert!(text.contains("\"base64\":"), "{text}");
+    let (_, ls, _) = tgm(&["ls", "-j", s(&p)]);
+    assert!(ls.contains("\"base64\":"), "{ls}");
+}
+
+/// Standard base64 with padding (RFC 4648 §4), decoded independently of
+/// the encoder under test.
+fn decode_base64(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    assert_eq!(text.len() % 4, 0, "{text}");
+    let mut out = Vec::new();
+    for quad in text.as_bytes().chunks(4) {
+        let pad = quad.iter().filter(|&&c| c == b'=').count();
+        let mut n = 0u32;
+        for &c in quad {
+            let v = if c == b'=' {
+                0
+            } else {
+                ALPHABET
+                    .iter()
+                    .position(|&a| a == c)
+                    .expect("base64 letter") as u32
+            };
+            n = n << 6 | v;
+        }
+        out.extend_from_slice(&n.to_be_bytes()[1..4 - pad]);
+    }
+    out
+}
+
+/// `demo -d DIR` keeps its files, refuses to overwrite them without
+/// --force, and ends with commands that run on what it left.
+#[test]
+fn demo_keeps_its_files_and_ends_with_commands_that_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    let (ok, out, err) = tgm(&["demo", "-d", s(&kept)]);
+    assert!(ok, "{err}");
+    for f in ["example.tgm", "input/temperature.npy", "export"] {
+        assert!(kept.join(f).exists(), "{f} not kept");
+    }
+    let before = std::fs::read(kept.join("example.tgm")).unwrap();
+    let (ok, _, err) = tgm(&["demo", "-d", s(&kept)]);
+    assert!(!ok, "overwrote without --force");
+    assert!(
+        err.contains("example.tgm") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(kept.join("example.tgm")).unwrap(), before);
+    let (ok, _, err) = tgm(&["demo", "-d", s(&kept), "--force"]);
+    assert!(ok, "{err}");
+    let next: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("Next, try:"))
+        .skip(1)
+        .map(str::trim)
+        .collect();
+    assert!(next.len() >= 4, "{out}");
+    for line in next {
+        let args: Vec<&str> = line.split(' ').collect();
+        assert_eq!(args[0], "tgm", "{line}");
+        let run = Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .current_dir(dir.path())
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{line}: {err}");
+        if args[1] != "plot" {
+            assert!(!run.stdout.is_empty(), "{line} printed nothing: {err}");
+        }
+    }
+    assert!(dir.path().join("temperature.png").exists());
 }

@@ -206,17 +206,20 @@ fn volumes(path: &Path) {
                 e
             })
             .collect();
-        let objects: Vec<_> = data.iter().map(|x| (&d, &x[..])).collect();
-        out.extend(
-            tgm::encode(
-                &GlobalMetadata::with_base(base),
-                &objects,
-                &EncodeOptions::new(),
-            )
-            .unwrap(),
-        );
+        out.extend(message(base, &d, &data));
     }
     std::fs::write(path, out).unwrap();
+}
+
+/// One message of objects described by `d`, with `base` and payloads `data`.
+fn message(base: Vec<tgm::Map>, d: &ObjectDescriptor, data: &[Vec<u8>]) -> Vec<u8> {
+    let objects: Vec<_> = data.iter().map(|x| (d, &x[..])).collect();
+    tgm::encode(
+        &GlobalMetadata::with_base(base),
+        &objects,
+        &EncodeOptions::new(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -284,4 +287,185 @@ fn to_nifti_and_to_dicom_write_the_one_object_the_clauses_match() {
         assert!(r.err.contains(want), "{args:?}: {}", r.err);
         assert!(!d.path().join("x.nii").exists());
     }
+}
+
+/// A weather archive with MARS and GRIB keys as convert-grib writes them
+/// (GRIB1 tables: `mars.param` is `130.128`): message 0 holds temperature
+/// at 500 and 850 hPa, message 1 the 2 m temperature and temperature at
+/// 500 hPa of the next step.
+fn weather(path: &Path) {
+    let field =
+        |param: &str, id: u64, short: &str, levtype: &str, level: Option<u64>, step: u64| {
+            let mut mars = vec![
+                ("class", Value::from("ea")),
+                ("date", Value::Uint(20240101)),
+                ("param", Value::from(param)),
+                ("levtype", Value::from(levtype)),
+                ("step", Value::Uint(step)),
+            ];
+            if let Some(l) = level {
+                mars.push(("levelist", Value::Uint(l)));
+            }
+            let mut e = tgm::Map::new();
+            e.insert("mars".into(), Value::text_map(mars));
+            e.insert(
+                "grib".into(),
+                Value::text_map([
+                    ("paramId", Value::Uint(id)),
+                    ("shortName", Value::from(short)),
+                ]),
+            );
+            e
+        };
+    let d = ObjectDescriptor::new(Dtype::Float32, vec![2]);
+    let messages = [
+        vec![
+            field("130.128", 130, "t", "pl", Some(500), 0),
+            field("130.128", 130, "t", "pl", Some(850), 0),
+        ],
+        vec![
+            field("167.128", 167, "2t", "sfc", None, 6),
+            field("130.128", 130, "t", "pl", Some(500), 6),
+        ],
+    ];
+    let mut out = Vec::new();
+    for base in messages {
+        let data = vec![vec![0u8; 8]; base.len()];
+        out.extend(message(base, &d, &data));
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// The (message, object) of each row of a `tgm ls` table.
+fn rows(listing: &str) -> Vec<(String, String)> {
+    listing
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            (c[1].to_string(), c[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_parameter_is_found_by_every_name_a_user_types() {
+    let d = tempfile::tempdir().unwrap();
+    weather(&d.path().join("wx.tgm"));
+    let t = [("0", "0"), ("0", "1"), ("1", "1")].map(|(a, b)| (a.to_string(), b.to_string()));
+    for clause in [
+        "mars.param=130",
+        "mars.param=130.128",
+        "param=t",
+        "param=130",
+        "mars.param=t",
+        "shortName=t",
+        "grib.shortName=t",
+        "paramId=130",
+        "mars.param=130/999",
+    ] {
+        let r = tgm_in(d.path(), &["ls", "-w", clause, "wx.tgm"]);
+        assert!(r.ok, "{clause}: {}", r.err);
+        assert_eq!(rows(&r.out), t, "{clause}: {}", r.out);
+        assert!(r.err.is_empty(), "{clause}: {}", r.err);
+    }
+    let r = tgm_in(d.path(), &["ls", "-w", "mars.param!=130", "wx.tgm"]);
+    assert_eq!(
+        rows(&r.out),
+        [("1".to_string(), "0".to_string())],
+        "{}",
+        r.out
+    );
+    let r = tgm_in(d.path(), &["get", "-w", "param=2t", "wx.tgm", "mars.param"]);
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(r.out, "wx.tgm\t1\t0\t167.128\n");
+}
+
+#[test]
+fn a_selection_that_matches_nothing_says_so_and_what_it_searched() {
+    let d = tempfile::tempdir().unwrap();
+    weather(&d.path().join("wx.tgm"));
+    for cmd in ["ls", "stats", "dump"] {
+        let r = tgm_in(d.path(), &[cmd, "-w", "mars.param=131", "wx.tgm"]);
+        assert!(r.ok, "{cmd}: {}", r.err);
+        assert!(
+            r.err.contains(&format!(
+                "tgm {cmd}: no object matched mars.param=131 (searched 2 messages, 4 objects)"
+            )),
+            "{cmd}: {}",
+            r.err
+        );
+    }
+    let r = tgm_in(d.path(), &["get", "-w", "shortName=q", "wx.tgm", "name"]);
+    assert!(r.ok && r.out.is_empty(), "{} {}", r.out, r.err);
+    assert!(
+        r.err.contains("tgm get: no object matched shortName=q"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn objects_brought_along_by_w_are_named_and_objects_pointed_to() {
+    let d = tempfile::tempdir().unwrap();
+    weather(&d.path().join("wx.tgm"));
+    let r = tgm_in(d.path(), &["stats", "-w", "param=2t", "wx.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    // Message 1 is selected whole: the temperature at 500 hPa comes along.
+    assert_eq!(r.out.lines().count(), 3, "{}", r.out);
+    assert!(
+        r.err
+            .contains("so 1 object that does not match param=2t came along with its message")
+            && r.err
+                .contains("--objects param=2t keeps only the matching objects"),
+        "{}",
+        r.err
+    );
+    let r = tgm_in(d.path(), &["stats", "--objects", "param=2t", "wx.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(r.out.lines().count(), 2, "{}", r.out);
+    assert!(r.err.is_empty(), "{}", r.err);
+    let r = tgm_in(
+        d.path(),
+        &["copy", "-w", "mars.levelist=850", "wx.tgm", "o.tgm"],
+    );
+    assert!(r.ok, "{}", r.err);
+    assert!(
+        r.err.contains("so 1 object that does not match"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn ls_shows_the_keys_that_tell_fields_apart() {
+    let d = tempfile::tempdir().unwrap();
+    weather(&d.path().join("wx.tgm"));
+    let r = tgm_in(d.path(), &["ls", "wx.tgm"]);
+    assert!(r.ok, "{}", r.err);
+    let mut lines = r.out.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "file\tmessage\tobject\tmars.param\tmars.levtype\tmars.levelist\tmars.date\tmars.step\t\
+         dtype\tshape\tpipeline\tstored_bytes"
+    );
+    let keys: Vec<String> = lines
+        .map(|l| l.split('\t').skip(3).take(5).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "130.128 pl 500 20240101 0",
+            "130.128 pl 850 20240101 0",
+            "167.128 sfc - 20240101 6",
+            "130.128 pl 500 20240101 6",
+        ]
+    );
+    // Another archive shows the ones it has.
+    one_message(&d.path().join("x.tgm"));
+    let r = tgm_in(d.path(), &["ls", "x.tgm"]);
+    assert_eq!(
+        r.out.lines().next().unwrap(),
+        "file\tmessage\tobject\tname\tmars.levelist\tdtype\tshape\tpipeline\tstored_bytes"
+    );
 }

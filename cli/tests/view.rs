@@ -371,6 +371,8 @@ fn a_foreign_host_is_refused_everywhere() {
             format!("127.0.0.1:{}", port.wrapping_add(1)),
             format!("127.0.0.1.evil.example:{port}"),
             format!("localhost.:{port}"),
+            // The viewer bound 127.0.0.1, not ::1.
+            format!("[::1]:{port}"),
         ] {
             let r = v.raw(&format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n"));
             assert_eq!(r.status, 403, "{path} Host {host}: {r:?}");
@@ -379,7 +381,6 @@ fn a_foreign_host_is_refused_everywhere() {
             format!("127.0.0.1:{port}"),
             format!("localhost:{port}"),
             format!("LocalHost:{port}"),
-            format!("[::1]:{port}"),
         ] {
             let r = v.raw(&format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n"));
             assert_eq!(r.status, 200, "{path} Host {host}: {r:?}");
@@ -394,15 +395,97 @@ fn a_foreign_origin_is_refused_on_the_data() {
     let (d, _) = one_archive();
     let v = Viewer::start(d.path());
     let own = format!("http://{}", v.host());
-    let local = format!("http://localhost:{}", v.port);
+    let local = format!("localhost:{}", v.port);
+    let other_name = format!("http://{local}");
     for path in ["/archives.json", "/data/0.tgm"] {
-        for origin in ["http://evil.example", "null", "https://127.0.0.1"] {
+        for origin in [
+            "http://evil.example",
+            "null",
+            "https://127.0.0.1",
+            other_name.as_str(),
+        ] {
             let r = v.get(path, &[("Origin", origin)]);
             assert_eq!(r.status, 403, "{path} Origin {origin}: {r:?}");
         }
-        for origin in [own.as_str(), local.as_str()] {
-            let r = v.get(path, &[("Origin", origin)]);
-            assert_eq!(r.status, 200, "{path} Origin {origin}: {r:?}");
+        let r = v.get(path, &[("Origin", own.as_str())]);
+        assert_eq!(r.status, 200, "{path} Origin {own}: {r:?}");
+        // The same origin under the other name.
+        let head = format!("GET {path} HTTP/1.1\r\nHost: {local}\r\nOrigin: {other_name}\r\n");
+        let r = v.raw(&head);
+        assert_eq!(r.status, 200, "{path} Origin {other_name}: {r:?}");
+        // Without Origin (a same-origin GET from the page) the data is served.
+        assert_eq!(v.get(path, &[]).status, 200, "{path}");
+    }
+    // The page itself may be linked from anywhere.
+    assert_eq!(v.get("/", &[("Origin", "http://evil.example")]).status, 200);
+}
+
+#[test]
+fn a_dns_rebinding_request_reads_nothing() {
+    // A page at http://evil.example:PORT whose name was rebound to
+    // 127.0.0.1: the browser connects to the viewer but names its own host.
+    let (d, p) = one_archive();
+    let v = Viewer::start(d.path());
+    let evil = format!("evil.example:{}", v.port);
+    let magic = &std::fs::read(&p).unwrap()[..8];
+    for path in ["/archives.json", "/data/0.tgm", "/"] {
+        for origin in ["", "Origin: http://evil.example\r\n"] {
+            let r = v.raw(&format!("GET {path} HTTP/1.1\r\nHost: {evil}\r\n{origin}"));
+            assert_eq!(r.status, 403, "{path} {origin}: {r:?}");
+            let body = String::from_utf8_lossy(&r.body);
+            assert!(!body.contains("a.tgm"), "{path}: {body}");
+            assert!(!r.body.windows(8).any(|w| w == magic), "{path}: {body}");
         }
+    }
+}
+
+#[test]
+fn no_folder_is_listed() {
+    let (d, _) = one_archive();
+    let v = Viewer::start(d.path());
+    for path in ["/viewer/", "/pkg/", "/data/", "/viewer", "/pkg", "/data"] {
+        let r = v.get(path, &[]);
+        assert_eq!(r.status, 404, "{path}: {r:?}");
+        let body = String::from_utf8_lossy(&r.body);
+        for name in ["index.html", "viewer.js", "tgm.js", "a.tgm"] {
+            assert!(!body.contains(name), "{path} lists {name}: {body}");
+        }
+    }
+}
+
+#[test]
+fn traversals_and_absolute_targets_are_refused() {
+    let (d, _) = one_archive();
+    let v = Viewer::start(d.path());
+    // The page's files are reachable by their plain (or escaped) names.
+    assert_eq!(v.get("/viewer/viewer.js", &[]).body, b"viewer/viewer.js");
+    assert_eq!(v.get("/pkg/tgm%2Ejs", &[]).body, b"pkg/tgm.js");
+    assert_eq!(v.get("/%61rchives.json", &[]).status, 200);
+    for path in [
+        "/pkg/../viewer/viewer.js",
+        "/viewer/%2e%2e/pkg/tgm.js",
+        "/viewer/..%2Fpkg%2Ftgm.js",
+        "/pkg/..%5c..%5cetc%5cpasswd",
+        "/./pkg/tgm.js",
+        "//etc/passwd",
+        "/%2Fetc%2Fpasswd",
+        "/data/../data/0.tgm",
+        "/data/0.tgm%00",
+        "/pkg/%zz",
+        "http://127.0.0.1/pkg/tgm.js",
+        "/etc/passwd",
+    ] {
+        let r = v.get(path, &[]);
+        let want = if path == "/etc/passwd" { 404 } else { 400 };
+        assert_eq!(r.status, want, "{path}: {r:?}");
+        let body = String::from_utf8_lossy(&r.body);
+        assert!(
+            !body.contains("root:") && !body.contains("TENSOGRM"),
+            "{path}: {body}"
+        );
+        assert!(
+            !body.starts_with("pkg/") && !body.starts_with("viewer/"),
+            "{path}: {body}"
+        );
     }
 }

@@ -80,10 +80,10 @@ fn selected_message<'f>(
     g: &GlobalArgs,
 ) -> CliResult<Option<Selected<'f>>> {
     let (meta, descs) = f.header(mi)?;
+    let keep = sel.objects(&meta, descs.len());
     if sel.whole(&meta, descs.len()) {
         return Ok(Some((meta, descs.len(), f.message_bytes(mi)?)));
     }
-    let keep = sel.objects(&meta, descs.len());
     if keep.is_empty() {
         return Ok(None);
     }
@@ -113,6 +113,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
                 sink.write_all(&bytes)?;
             }
         }
+        sel.report("copy");
         return sink.finish();
     }
     let mut set = FileSet::default();
@@ -133,6 +134,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         };
         file.write_all(&bytes).at(&name)?;
     }
+    sel.report("copy");
     let n = set.commit()?;
     note!("wrote {n} file(s)");
     Ok(())

@@ -2,7 +2,7 @@
 //! exports it, and checks that every array came back unchanged.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tgm::npy::{npy_layout, read_npy, write_npy};
 use tgm::{ByteOrder, Dtype};
@@ -14,12 +14,19 @@ use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 #[derive(clap::Args)]
 #[command(
     after_help = "Without --dir the example files go to a temporary directory that is \
-removed at the end.\n\nExamples:\n  tgm demo\n  tgm demo -d /tmp/tgm-demo"
+removed at the end. With --dir they stay there (input/*.npy, example.tgm, export/), and a \
+file already there is not overwritten unless --force is given. The demo ends with the commands \
+to try next on its archive.\n\nExamples:\n  tgm demo\n  tgm demo -d tgm-demo\n  \
+tgm demo -d tgm-demo --force"
 )]
 pub struct Args {
-    /// Working directory for the example files (default: a fresh temporary directory).
+    /// Folder for the example files, kept after the demo (default: a
+    /// fresh temporary directory, removed at the end).
     #[arg(short, long)]
     pub dir: Option<PathBuf>,
+    /// With --dir: overwrite the demo's files already in the folder.
+    #[arg(long, requires = "dir")]
+    pub force: bool,
     #[command(flatten)]
     pub encode: crate::pipeline_args::EncodeFlags,
 }
@@ -89,12 +96,53 @@ fn say(args: std::fmt::Arguments<'_>) -> CliResult {
     Ok(out.flush()?)
 }
 
+/// The files and folders the demo writes under `dir`.
+fn targets(dir: &Path, exs: &[Example]) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = exs
+        .iter()
+        .map(|e| dir.join("input").join(format!("{}.npy", e.name)))
+        .collect();
+    v.push(dir.join("example.tgm"));
+    v.push(dir.join("export"));
+    v
+}
+
+/// The commands to try next on the demo's archive `tgm_path`.
+fn next_commands(tgm_path: &Path) -> Vec<String> {
+    let p = tgm_path.display();
+    vec![
+        format!("tgm info {p}"),
+        format!("tgm ls -p name,shape {p}"),
+        format!("tgm get {p} name"),
+        format!("tgm stats --objects name=temperature {p}"),
+        format!("tgm dump -w name=pressure {p}"),
+        format!("tgm plot {p} --objects name=temperature -o temperature.png"),
+    ]
+}
+
 /// Runs `tgm demo`. Without `--dir`, its files go to a fresh temporary
-/// directory removed at the end (also on failure); with `--dir` they stay.
+/// directory removed at the end (also on failure); with `--dir` they stay,
+/// and files already there are refused unless `--force`.
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
+    let exs = examples();
     let temp;
-    let dir = match a.dir {
-        Some(d) => d,
+    let dir = match &a.dir {
+        Some(d) => {
+            let there: Vec<String> = targets(d, &exs)
+                .into_iter()
+                .filter(|p| p.symlink_metadata().is_ok())
+                .map(|p| p.display().to_string())
+                .collect();
+            if !there.is_empty() && !a.force {
+                return Err(crate::error::usage(format!(
+                    "{} already exist{}: tgm demo -d does not overwrite them; \
+                     give --force or another folder",
+                    there.join(", "),
+                    if there.len() == 1 { "s" } else { "" }
+                )));
+            }
+            d.clone()
+        }
         None => {
             temp = tempfile::Builder::new().prefix("tgm-demo-").tempdir()?;
             temp.path().to_path_buf()
@@ -103,7 +151,6 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let input_dir = dir.join("input");
     let export_dir = dir.join("export");
     std::fs::create_dir_all(&input_dir).at(&input_dir)?;
-    let exs = examples();
     let mut inputs = Vec::new();
     for e in &exs {
         let path = input_dir.join(format!("{}.npy", e.name));
@@ -168,5 +215,22 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         "4. all {} arrays came back bit-identical (in native byte order)",
         exs.len()
     ))?;
+    match &a.dir {
+        Some(_) => say(format_args!(
+            "\nThe files stay in {}. Next, try:",
+            dir.display()
+        ))?,
+        None => say(format_args!(
+            "\nThe files were in a temporary folder, removed now; keep them with \
+             `tgm demo -d tgm-demo`, then try:"
+        ))?,
+    }
+    let kept = a.dir.as_ref().map_or_else(
+        || Path::new("tgm-demo").join("example.tgm"),
+        |_| tgm_path.clone(),
+    );
+    for c in next_commands(&kept) {
+        say(format_args!("  {c}"))?;
+    }
     Ok(())
 }

@@ -7,14 +7,18 @@ use std::path::PathBuf;
 use crate::error::{CliError, CliResult};
 use crate::fmt::{descriptor_json, object_meta_json};
 use crate::input::{finish_read, open_all_readable};
-use crate::meta_args::{map_to_json, to_json};
+use crate::meta_args::{map_to_shown_json, to_shown_json};
 use crate::output::stdout;
+use crate::tally::Tally;
 use crate::where_clause::Where;
 
 /// Arguments of `tgm dump`.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  tgm dump out.tgm\n  tgm dump -j out.tgm > out.json\n  tgm dump -w mars.param=2t -p mars.param out.tgm"
+    after_help = "Byte strings in metadata (a GRIB template, say) are written as \
+{\"base64\": \"…\", \"bytes\": N}: standard base64 with padding (RFC 4648 §4) and their length, \
+in the text and in -j.\n\n\
+Examples:\n  tgm dump out.tgm\n  tgm dump -j out.tgm > out.json\n  tgm dump -w mars.param=2t -p mars.param out.tgm"
 )]
 pub struct Args {
     /// Files to dump (`-` for stdin).
@@ -41,11 +45,14 @@ pub fn run(a: Args) -> CliResult {
     let mut docs = Vec::new();
     let mut out = stdout();
     let archives = open_all_readable(&a.files)?;
+    let tally = Tally::default();
     for f in &archives {
         let label = f.label().display().to_string();
         for mi in 0..f.len() {
             let (meta, descs) = f.header(mi)?;
-            if !filter.matches_message(&meta, descs.len()) {
+            let selected = filter.matches_message(&meta, descs.len());
+            tally.message(descs.len(), usize::from(selected), 0);
+            if !selected {
                 continue;
             }
             let span = f.spans()[mi];
@@ -59,7 +66,7 @@ pub fn run(a: Args) -> CliResult {
                                 .map(|k| {
                                     let v = meta
                                         .lookup(Some(oi), k)
-                                        .map_or(serde_json::Value::Null, to_json);
+                                        .map_or(serde_json::Value::Null, to_shown_json);
                                     (k.clone(), v)
                                 })
                                 .collect(),
@@ -78,8 +85,8 @@ pub fn run(a: Args) -> CliResult {
                 "message": mi,
                 "offset": span.offset,
                 "length": span.len,
-                "extra": map_to_json(&meta.extra),
-                "provenance": map_to_json(&meta.reserved),
+                "extra": map_to_shown_json(&meta.extra),
+                "provenance": map_to_shown_json(&meta.reserved),
                 "objects": objects,
             });
             if a.json {
@@ -104,6 +111,7 @@ pub fn run(a: Args) -> CliResult {
             }
         }
     }
+    tally.report("dump", &a.where_clause);
     if a.json {
         serde_json::to_writer_pretty(&mut out, &docs)
             .map_err(|e| CliError::from(std::io::Error::from(e)))?;

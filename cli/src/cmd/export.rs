@@ -124,6 +124,7 @@ pub fn run(a: Args) -> CliResult {
         let _ = std::fs::remove_dir(&a.output);
     }
     let (objects, messages) = result?;
+    sel.report("export");
     note!(
         "exported {objects} object(s) from {messages} message(s) to {}",
         a.output.display()

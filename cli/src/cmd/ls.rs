@@ -7,12 +7,20 @@ use crate::error::CliResult;
 use crate::fmt::{cell, descriptor_json, object_meta_json, pipeline_str, shape_str};
 use crate::input::{finish_read, open_all_readable};
 use crate::output::stdout;
+use crate::tally::Tally;
+use crate::weather_keys::{mark_distinguishing, DISTINGUISHING};
 use crate::where_clause::Where;
 
 /// Arguments of `tgm ls`.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  tgm ls out.tgm\n  tgm ls -j -w mars.class=od out.tgm\n  tgm ls -w mars.param=2t/10u -p mars.param,step out.tgm"
+    after_help = "Without -p the table shows, after the object, the keys that tell fields \
+apart when the first message of a file has them: name, mars.param, mars.levtype, \
+mars.levelist, mars.date, mars.time, mars.step, mars.number.\n\
+A clause on the parameter (param, mars.param, shortName, paramId) matches any name \
+convert-grib stored for it, and 130 matches GRIB1's 130.128. When no object matches, \
+stderr says so and how many were searched.\n\n\
+Examples:\n  tgm ls out.tgm\n  tgm ls -j -w mars.class=od out.tgm\n  tgm ls -w mars.param=2t/10u -p mars.param,step out.tgm"
 )]
 pub struct Args {
     /// Files to list (`-` for stdin).
@@ -43,25 +51,51 @@ pub fn run(a: Args) -> CliResult {
     }
     let archives = open_all_readable(&a.files)?;
     let mut out = stdout();
+    // The table without -p shows the keys that tell fields apart, as the
+    // first message of each file has them; those headers are kept.
+    let mut firsts = Vec::with_capacity(archives.len());
+    let mut shown = [false; DISTINGUISHING.len()];
+    for f in &archives {
+        let first = if !a.json && keys.is_empty() && f.len() > 0 {
+            let (meta, descs) = f.header(0)?;
+            mark_distinguishing(&meta, descs.len(), &mut shown);
+            Some((meta, descs))
+        } else {
+            None
+        };
+        firsts.push(first);
+    }
+    let distinguishing: Vec<&str> = DISTINGUISHING
+        .iter()
+        .zip(shown)
+        .filter_map(|(k, s)| s.then_some(*k))
+        .collect();
+    let columns: String = distinguishing.iter().map(|k| format!("{k}\t")).collect();
     if !a.json {
         if keys.is_empty() {
             writeln!(
                 out,
-                "file\tmessage\tobject\tdtype\tshape\tpipeline\tstored_bytes"
+                "file\tmessage\tobject\t{columns}dtype\tshape\tpipeline\tstored_bytes"
             )?;
         } else {
             writeln!(out, "file\tmessage\tobject\t{}", keys.join("\t"))?;
         }
     }
-    for f in &archives {
+    let tally = Tally::default();
+    for (f, mut first) in archives.iter().zip(firsts) {
         let label = f.label().display().to_string();
         for mi in 0..f.len() {
-            let (meta, descs) = f.header(mi)?;
+            let (meta, descs) = match first.take() {
+                Some(h) => h,
+                None => f.header(mi)?,
+            };
             let sizes = f.stored_sizes(mi)?;
-            for (oi, d) in descs.iter().enumerate() {
-                if !filter.matches_object(&meta, oi) {
-                    continue;
-                }
+            let matching: Vec<usize> = (0..descs.len())
+                .filter(|&oi| filter.matches_object(&meta, oi))
+                .collect();
+            tally.message(descs.len(), matching.len(), 0);
+            for oi in matching {
+                let d = &descs[oi];
                 if a.json {
                     let mut row = serde_json::json!({
                         "file": label,
@@ -79,9 +113,10 @@ pub fn run(a: Args) -> CliResult {
                         let sel: serde_json::Map<String, serde_json::Value> = keys
                             .iter()
                             .map(|k| {
-                                let v = meta
-                                    .lookup(Some(oi), k)
-                                    .map_or(serde_json::Value::Null, crate::meta_args::to_json);
+                                let v = meta.lookup(Some(oi), k).map_or(
+                                    serde_json::Value::Null,
+                                    crate::meta_args::to_shown_json,
+                                );
                                 (k.clone(), v)
                             })
                             .collect();
@@ -89,9 +124,13 @@ pub fn run(a: Args) -> CliResult {
                     }
                     writeln!(out, "{row}")?;
                 } else if keys.is_empty() {
+                    let cells: String = distinguishing
+                        .iter()
+                        .map(|k| meta.lookup(Some(oi), k).map_or("-".into(), cell) + "\t")
+                        .collect();
                     writeln!(
                         out,
-                        "{label}\t{mi}\t{oi}\t{}\t{}\t{}\t{}",
+                        "{label}\t{mi}\t{oi}\t{cells}{}\t{}\t{}\t{}",
                         d.dtype,
                         shape_str(&d.shape),
                         pipeline_str(d),
@@ -107,5 +146,6 @@ pub fn run(a: Args) -> CliResult {
             }
         }
     }
+    tally.report("ls", &a.where_clause);
     finish_read(&mut out, &archives)
 }

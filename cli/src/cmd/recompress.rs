@@ -197,6 +197,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         }
         after += len;
     }
+    sel.report("recompress");
     sink.finish()?;
     // The table goes where the data and the `-j` report do not.
     let mut out: Box<dyn Write> = if crate::output::is_dash(&a.output) || crate::output::reporting()

@@ -74,5 +74,6 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         rewrite(&meta, &[Part::all(&f, mi, n)], g, &mut sink.writer())
             .map_err(|e| crate::error::at_message(f.label(), mi, e))?;
     }
+    sel.report("set");
     sink.finish()
 }

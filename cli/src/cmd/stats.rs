@@ -75,6 +75,7 @@ pub fn run(a: Args, threads: usize) -> CliResult {
             })?;
         }
     }
+    sel.report("stats");
     finish_read(&mut out, &archives)
 }
 
@@ -122,7 +123,10 @@ impl Row<'_> {
     }
 
     fn json(&self, s: &Stats) -> Json {
-        let meta = |keys: &[&str]| self.key(keys).map_or(Json::Null, crate::meta_args::to_json);
+        let meta = |keys: &[&str]| {
+            self.key(keys)
+                .map_or(Json::Null, crate::meta_args::to_shown_json)
+        };
         let mut row = json!({
             "file": self.label,
             "message": self.message,

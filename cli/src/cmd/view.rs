@@ -16,7 +16,8 @@ The page's files come from --assets DIR (or TGM_VIEWER_ASSETS), share/tgm/viewer
 tgm executable's folder, or the source tree's wasm/ after wasm/build.sh.\n\
 Only files that start as Tensogram archives are served, and in a directory only those whose real \
 path is inside it (the others are named on stderr). Requests must name the viewer's own Host \
-(127.0.0.1, localhost or [::1] with its port).\n\n\
+(127.0.0.1 or localhost with its port, else 403), requests for data from a page must come from \
+that same origin, and paths with .. or encoded traversals are refused; no folder is listed.\n\n\
 Examples:\n  tgm view era5.tgm\n  tgm view archives/ --port 8000\n  \
 tgm view https://example.org/era5.tgm\n  tgm view era5.tgm --site public/"
 )]

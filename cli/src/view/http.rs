@@ -1,7 +1,8 @@
 //! The viewer's routes (`spec/wasm.md` §3): the page, the reader,
 //! `archives.json`, and each local archive answering `Range` requests as
 //! RFC 9110 §14 says, with an `ETag` and `Last-Modified`, `If-Match` and
-//! `If-Range`; every request first passes the Host/Origin guard.
+//! `If-Range`; every request first passes the Host/Origin guard, then its
+//! path is normalised or refused.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
@@ -14,6 +15,7 @@ use super::guard::{Guard, Refusal};
 use super::ranges::{self, Validators, Wanted};
 use super::request::Request;
 use super::response::{Body, Response};
+use super::target::Target;
 
 /// What the server serves.
 #[derive(Debug)]
@@ -30,7 +32,8 @@ pub fn answer(site: &Site, guard: &Guard, rq: &Request) -> Response {
 }
 
 fn route(site: &Site, guard: &Guard, rq: &Request) -> Response {
-    let path = rq.path();
+    let target = Target::parse(&rq.target);
+    let path = target.as_ref().map_or(rq.path(), Target::as_str);
     let data = path == "/archives.json" || path.starts_with("/data/");
     match guard.check(rq.all("Host"), rq.header("Origin"), data) {
         Ok(()) => {}
@@ -42,6 +45,9 @@ fn route(site: &Site, guard: &Guard, rq: &Request) -> Response {
         Err(Refusal::ForeignOrigin) => {
             return Response::text(403, "the archives are not shared with other origins")
         }
+    }
+    if let Err(why) = target {
+        return Response::text(400, why);
     }
     if !matches!(rq.method.as_str(), "GET" | "HEAD") {
         return Response::text(405, "only GET and HEAD").with("Allow", "GET, HEAD");

@@ -12,3 +12,4 @@ mod request;
 mod response;
 pub mod server;
 pub mod site;
+mod target;

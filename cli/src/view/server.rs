@@ -127,8 +127,10 @@ fn refuse(mut s: TcpStream) {
 
 /// Answers connections until the process is stopped.
 pub fn serve(listener: TcpListener, site: Site, limits: Limits) {
-    let port = listener.local_addr().map_or(0, |a| a.port());
-    let guard = Guard::loopback(port);
+    let bound = listener
+        .local_addr()
+        .unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    let guard = Guard::bound(bound);
     let site = Arc::new(site);
     let lim = limits.clone();
     let workers = pool(
