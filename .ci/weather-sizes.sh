@@ -44,7 +44,8 @@ for f in ll_1deg.grib2 ll_1deg_ccsds.grib2 n320.grib2 n320_ccsds.grib2 n320_ccsd
     "$TGM" convert-grib "$W/$f" -o "$W/out.tgm" --force >/dev/null 2>&1
     packing=$(grib_get -p packingType "$W/$f")
     section=$(grib_get -p section7Length "$W/$f")
-    # tgm ls: file message object dtype shape pipeline stored_bytes
-    row=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 2 { print $6 " | " $7 }')
+    # tgm ls: columns found by their header (the key columns vary)
+    row=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+        NR == 2 { print $c["pipeline"] " | " $c["stored_bytes"] }')
     echo "| $f | $packing | $(stat -c %s "$W/$f") | $((section - 5)) | $(stat -c %s "$W/out.tgm") | $row |"
 done

@@ -197,9 +197,12 @@ fn read_commands_over_http_match_the_local_file() {
     }
     let out = same_as_local(&["ls", "{}"], &url, &[]);
     assert_eq!(out.lines().count(), 4, "{out}");
-    assert!(out.contains(&format!(
-        "{url}\t1\t0\tfloat64\t[1000]\tsimple_packing+szip"
-    )));
+    assert!(
+        out.contains(&format!(
+            "{url}\t1\t0\tb\t10u\tfloat64\t[1000]\tsimple_packing+szip"
+        )),
+        "{out}"
+    );
 }
 
 #[test]
