@@ -163,8 +163,11 @@ fn stream_len(d: &ObjectDescriptor) -> Result<u64, Reason> {
     len.ok_or_else(|| "the object's size overflows".into())
 }
 
-/// numcodecs' `zstd` sizes its output from the frame header: the payload
-/// must be one frame recording exactly `decoded` bytes.
+/// numcodecs' `zstd` (0.16.2 and later) decodes one frame, into the
+/// content size its header records or, without one, into an output grown
+/// as it streams: the payload must be one frame decoding to exactly
+/// `decoded` bytes. A recorded size is checked against the descriptor; an
+/// omitted one (the default, `spec/pipeline.md` §4.1) by decoding the frame.
 #[cfg(feature = "zstd")]
 fn zstd_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
     use zstd::zstd_safe;
@@ -174,14 +177,40 @@ fn zstd_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
         return Err("the zstd payload holds several frames; numcodecs decodes one".into());
     }
     match zstd_safe::get_frame_content_size(payload) {
-        Ok(Some(n)) if n == decoded => Ok(json!({"id": "zstd", "level": 0})),
-        Ok(Some(n)) => Err(format!(
-            "the zstd frame records {n} bytes, the descriptor implies {decoded}"
-        )),
-        _ => Err("the zstd frame does not record its content size \
-                  (written by tensogram or an older tgm); numcodecs needs it"
-            .into()),
+        Ok(Some(n)) if n != decoded => {
+            return Err(format!(
+                "the zstd frame records {n} bytes, the descriptor implies {decoded}"
+            ))
+        }
+        Ok(Some(_)) => {}
+        _ => {
+            let n = zstd_frame_len(payload, decoded)
+                .map_err(|e| format!("the zstd frame does not decode: {e}"))?;
+            if n > decoded {
+                return Err(format!(
+                    "the zstd frame decodes to more than the {decoded} bytes the descriptor implies"
+                ));
+            }
+            if n < decoded {
+                return Err(format!(
+                    "the zstd frame decodes to {n} bytes, the descriptor implies {decoded}"
+                ));
+            }
+        }
     }
+    Ok(json!({"id": "zstd", "level": 0}))
+}
+
+/// The bytes the zstd frame `payload` decodes to, counted as it streams
+/// (never more than `most + 1`), without holding the output.
+#[cfg(feature = "zstd")]
+fn zstd_frame_len(payload: &[u8], most: u64) -> std::io::Result<u64> {
+    use std::io::Read;
+    let decoder = zstd::stream::read::Decoder::with_buffer(payload)?.single_frame();
+    std::io::copy(
+        &mut decoder.take(most.saturating_add(1)),
+        &mut std::io::sink(),
+    )
 }
 
 #[cfg(not(feature = "zstd"))]

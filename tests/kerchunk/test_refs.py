@@ -52,6 +52,8 @@ EXPRESSIBLE = {
     "raw_c8": ((4, 3), "<c8", []),
     "raw_scalar": ((), "<f8", []),
     "zstd_f4": ((30, 20), "<f4", ["--compression", "zstd"]),
+    "zstd_f4_content_size": ((30, 20), "<f4", ["--compression", "zstd", "--zstd-content-size"]),
+    "zstd_i2": ((501,), "<i2", ["--compression", "zstd", "--level", "19"]),
     "zstd_f8_be": ((64,), ">f8", ["--compression", "zstd", "--level", "5"]),
     "lz4_i4": ((50, 3), "<i4", ["--compression", "lz4"]),
     "shuffle_zstd_f8": ((40, 25), "<f8", ["--filter", "shuffle", "--compression", "zstd"]),
@@ -178,6 +180,34 @@ def test_unexpressible_objects_are_listed_with_the_reason(archive):
             assert UNEXPRESSIBLE[name][3] in u["reason"], u
             assert f"message {m} object 0 ({name}) left out" in archive["stderr"]
     assert set(by_name) == set(UNEXPRESSIBLE)
+
+
+def chunk_bytes(archive, key):
+    refs = json.loads(archive["refs"].read_text())["refs"]
+    target, offset, length = refs[key]
+    with open(target, "rb") as fh:
+        fh.seek(offset)
+        return fh.read(length)
+
+
+def zstd_frame_records_size(frame):
+    """Whether a zstd frame header has a content-size field: the size flag
+    (bits 7-6 of the descriptor) or the single-segment bit (5) set."""
+    assert frame[:4] == b"\x28\xb5\x2f\xfd"
+    return frame[4] & 0xE0 != 0
+
+
+def test_default_zstd_frames_omit_their_size_and_stock_numcodecs_reads_them(archive):
+    import numcodecs
+
+    assert tuple(int(x) for x in numcodecs.__version__.split(".")[:3]) >= (0, 16, 2)
+    ds = open_refs(archive["refs"], "file")
+    for m, name in enumerate(archive["order"]):
+        if not name.startswith("zstd_"):
+            continue
+        frame = chunk_bytes(archive, f"{name}/" + ".".join(["0"] * len(EXPRESSIBLE[name][0])))
+        assert zstd_frame_records_size(frame) == name.endswith("content_size"), name
+        assert_bit_identical(ds[name].values, exported(archive, m), name)
 
 
 def test_refs_refuses_to_overwrite(archive):
