@@ -266,3 +266,75 @@ fn objects_sharing_a_param_stack_along_the_varying_mars_key() {
         format!("base64:{}", tgm::kerchunk::base64(&steps))
     );
 }
+
+/// szip's defaults as `tgm import` writes them: 128-block RSIs, 16-sample
+/// blocks, preprocessing.
+const SZIP_RSI: (&str, i64) = ("szip_rsi", 128);
+const SZIP_BLOCK: (&str, i64) = ("szip_block_size", 16);
+const SZIP_FLAGS: (&str, i64) = ("szip_flags", 8);
+
+#[test]
+fn szip_objects_past_whole_blocks_end_in_a_packints_cut() {
+    let grid = |n: usize| -> Vec<f64> { (0..n).map(|i| 250.0 + (i as f64 * 0.05).sin()).collect() };
+    let sp_szip = |shape: &[u64]| {
+        pipeline(
+            ObjectDescriptor::new(Dtype::Float64, shape.to_vec()),
+            "simple_packing",
+            "szip",
+            &[("sp_bits_per_value", 16), SZIP_RSI, SZIP_BLOCK, SZIP_FLAGS],
+        )
+    };
+    // 61 × 53 values are not whole 16-sample blocks; 64 × 50 are.
+    let objs = [
+        (sp_szip(&[61, 53]), le_bytes(&grid(61 * 53))),
+        (sp_szip(&[64, 50]), le_bytes(&grid(64 * 50))),
+    ];
+    let (msg, refs) = refs_of(
+        &objs,
+        vec![named("part"), named("whole")],
+        PipelineOptions::default(),
+    );
+    assert!(refs.unexpressible.is_empty(), "{:?}", refs.unexpressible);
+    let part = entry(&refs, "part/.zarray");
+    assert_eq!(part["compressor"]["id"], "imagecodecs_aec");
+    let cut = part["filters"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(cut["id"], "imagecodecs_packints");
+    assert_eq!(cut["dtype"], "|u1");
+    assert_eq!(cut["bitspersample"], 8);
+    assert_eq!(cut["runlen"], 61 * 53 * 2);
+    // What imagecodecs' decoder writes: whole blocks, below twice the
+    // object, so the cut keeps exactly one run, the object.
+    let p = tgm::szip::SzipParams {
+        bits_per_sample: 16,
+        block_size: part["compressor"]["blocksize"].as_u64().unwrap() as u32,
+        rsi: part["compressor"]["rsi"].as_u64().unwrap() as u32,
+        flags: part["compressor"]["flags"].as_u64().unwrap() as u32,
+    };
+    let stream = chunk(&msg, &refs, "part/0.0");
+    let extent = tgm::szip::decoded_extent(stream, &p, 61 * 53).unwrap();
+    assert_eq!(extent, (61 * 53usize).div_ceil(16) * 16);
+    let whole = entry(&refs, "whole/.zarray");
+    assert!(whole["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["id"] != "imagecodecs_packints"));
+    // A constant field decodes to more than 8 bytes per payload byte, more
+    // than imagecodecs' decoder makes room for without an output size.
+    let flat = (
+        pipeline(
+            ObjectDescriptor::new(Dtype::Uint16, [5000]),
+            "none",
+            "szip",
+            &[SZIP_RSI, SZIP_BLOCK, SZIP_FLAGS],
+        ),
+        vec![7u8; 10_000],
+    );
+    let (_, refs) = refs_of(&[flat], vec![named("flat")], PipelineOptions::default());
+    assert_eq!(refs.unexpressible.len(), 1);
+    assert!(
+        refs.unexpressible[0].reason.contains("8 per payload byte"),
+        "{}",
+        refs.unexpressible[0].reason
+    );
+}
