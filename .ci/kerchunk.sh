@@ -28,7 +28,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q numpy xarray "zarr>=3" fsspec numcodecs imagecodecs \
+"$VENV/bin/python" -m pip install -q numpy xarray "zarr>=3" fsspec "numcodecs>=0.16.2" imagecodecs \
     requests aiohttp pytest pytest-timeout
 "$VENV/bin/python" -m pip uninstall -q -y tgm >/dev/null 2>&1 || true
 

@@ -7,8 +7,9 @@
 //! (`spec/pipeline.md` §6.4).
 
 pub use tgm_szip::{
-    any_negative, decode_into, decode_parallel_into, decode_range_into, decode_ranges_into, encode,
-    encode_parallel, encode_samples, encode_with, flags, SampleSource, SzipParams, SzipProfile,
+    any_negative, decode_into, decode_parallel_into, decode_range_into, decode_ranges_into,
+    decoded_extent, encode, encode_parallel, encode_samples, encode_with, flags, SampleSource,
+    SzipParams, SzipProfile,
 };
 pub(crate) use tgm_szip::{
     decode_codes_from, decode_pieces, rsi_chain_holds, rsis_per_run, Containers,

@@ -24,12 +24,13 @@ fn check(case: &Case) {
         ..Default::default()
     };
     let rdesc = to_ref_desc(&case.desc);
+    // The default options: zstd frames omit the content size, as the
+    // reference's do (`spec/pipeline.md` §4.1).
     let mut popts = PipelineOptions::default();
     popts.allow_nan = case.allow_nan;
     popts.allow_inf = case.allow_inf;
-    let recorded = popts.clone();
-    // The reference's zstd frames omit the content size.
-    popts.zstd_frame_size = ZstdFrameSize::Omitted;
+    let mut recorded = popts.clone();
+    recorded.zstd_frame_size = ZstdFrameSize::Recorded;
     let reference =
         match tensogram::encode(&to_ref_meta(&meta), &[(&rdesc, &case.data[..])], &ropts) {
             Ok(r) => r,
@@ -85,9 +86,9 @@ fn check(case: &Case) {
     }
 }
 
-/// By default tgm's zstd frames record their content size
-/// (`spec/pipeline.md` §4.1), and the reference decodes them to what it
-/// decodes from its own bytes.
+/// On request tgm's zstd frames record their content size
+/// (`spec/pipeline.md` §4.1); the reference and tgm decode them to what the
+/// reference decodes from its own bytes.
 fn check_recorded_zstd(case: &Case, reference: &[u8], popts: PipelineOptions) {
     let opts = EncodeOptions::new().pipeline(popts);
     let ours = tgm::encode(
@@ -107,12 +108,10 @@ fn check_recorded_zstd(case: &Case, reference: &[u8], popts: PipelineOptions) {
         case.desc
     );
     let decode = |m: &[u8]| tensogram::decode(m, &Default::default()).unwrap().1;
-    assert_eq!(
-        decode(&ours)[0].1,
-        decode(reference)[0].1,
-        "{:?}",
-        case.desc
-    );
+    let want = decode(reference)[0].1.clone();
+    assert_eq!(decode(&ours)[0].1, want, "{:?}", case.desc);
+    let mine = tgm::decode(&ours, &DecodeOptions::default()).unwrap();
+    assert_eq!(mine.objects[0].data, want, "{:?}", case.desc);
 }
 
 fn is_nan(b: &[u8], w: usize) -> bool {
@@ -451,4 +450,58 @@ fn a_range_of_a_pipeline_without_ranges_is_refused_before_its_output_is_allocate
     )
     .unwrap_err();
     assert_eq!(e.kind(), &tgm::ErrorKind::RangeNotSupported, "{e}");
+}
+
+/// The payload of one object encoded with default options, and the
+/// reference's payload of the same object.
+fn zstd_payloads(desc: &ObjectDescriptor, data: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let meta = GlobalMetadata::default();
+    let reference = tensogram::encode(
+        &to_ref_meta(&meta),
+        &[(&to_ref_desc(desc), data)],
+        &Default::default(),
+    )
+    .unwrap();
+    let ours = tgm::encode(&meta, &[(desc, data)], &EncodeOptions::new()).unwrap();
+    let payload = |m: &[u8]| {
+        tgm::Message::parse(m)
+            .unwrap()
+            .object(0)
+            .unwrap()
+            .payload_region()
+            .to_vec()
+    };
+    (payload(&ours), payload(&reference))
+}
+
+#[test]
+fn default_zstd_payloads_are_the_references_bytes() {
+    let dtypes = [
+        Dtype::Float64,
+        Dtype::Float32,
+        Dtype::Int16,
+        Dtype::Uint8,
+        Dtype::Uint64,
+    ];
+    for dtype in dtypes {
+        let n = 3000u64;
+        let data: Vec<u8> = (0..n * dtype.width() as u64)
+            .map(|i| ((i * 37) % 251 + (i / 97) % 7) as u8)
+            .collect();
+        for (filter, level) in [("none", 1i64), ("none", 3), ("shuffle", 9), ("none", 19)] {
+            let mut d = with(
+                ObjectDescriptor::new(dtype, vec![n]),
+                filter,
+                "zstd",
+                dtype.width() as u64,
+            );
+            d = d.with_param("zstd_level", Value::from_i64(level)).unwrap();
+            let (ours, reference) = zstd_payloads(&d, &data);
+            assert_eq!(ours[..4], [0x28, 0xb5, 0x2f, 0xfd], "{dtype:?} {level}");
+            // No content-size field: size flag (bits 7-6) and single
+            // segment (bit 5) clear.
+            assert_eq!(ours[4] & 0xe0, 0, "{dtype:?} level {level}");
+            assert_eq!(ours, reference, "{dtype:?} {filter} level {level}");
+        }
+    }
 }

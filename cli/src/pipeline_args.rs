@@ -2,7 +2,7 @@
 //! command-line flags. See `spec/pipeline.md` §1 for the stages and their parameters.
 
 use clap::builder::BoolishValueParser;
-use tgm::pipeline::{MaskMethod, PipelineOptions};
+use tgm::pipeline::{MaskMethod, PipelineOptions, ZstdFrameSize};
 use tgm::pipeline_spec::{Blosc2, Params, Sz3, Szip, Zfp};
 use tgm::{Dtype, EncodeOptions, ObjectDescriptor, PipelineBuilder};
 
@@ -76,6 +76,11 @@ pub struct EncodeFlags {
     /// Masks of at most this many packed bytes are stored uncompressed (0 disables).
     #[arg(long, env = "TENSOGRAM_SMALL_MASK_THRESHOLD")]
     pub small_mask_threshold: Option<usize>,
+    /// Record the content size in zstd frame headers, for readers that
+    /// need it (numcodecs before 0.16.2); by default frames omit it, as
+    /// the reference writes them.
+    #[arg(long)]
+    pub zstd_content_size: bool,
 }
 
 /// What an encoding command runs with: the thread count and its
@@ -441,6 +446,9 @@ pub fn pipeline_options(g: &GlobalArgs) -> CliResult<PipelineOptions> {
     p.masks.neg_inf = method(&g.flags.neg_inf_mask_method, p.masks.neg_inf)?;
     if let Some(t) = g.flags.small_mask_threshold {
         p.masks.small_mask_threshold = t;
+    }
+    if g.flags.zstd_content_size {
+        p.zstd_frame_size = ZstdFrameSize::Recorded;
     }
     Ok(p)
 }

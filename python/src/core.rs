@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyList, PyMemoryView};
 
 use tgm::decode::{locate_object, Message};
 use tgm::encode::EncodeOptions;
-use tgm::pipeline::{MaskOptions, PipelineOptions};
+use tgm::pipeline::{MaskOptions, PipelineOptions, ZstdFrameSize};
 use tgm::validate::{Mode, ValidateOptions};
 use tgm::{ByteOrder, DecodeOptions, Error, GlobalMetadata, Limits, ObjectDescriptor, Verify};
 
@@ -150,18 +150,32 @@ pub(crate) fn decode_options(
         .verify(verify_policy(verify_hash))
 }
 
+/// The zstd frame header of the keyword `zstd_content_size`: the content
+/// size recorded on request, else omitted as the reference writes it
+/// (`spec/pipeline.md` §4.1).
+fn zstd_frame_size(zstd_content_size: bool) -> ZstdFrameSize {
+    if zstd_content_size {
+        ZstdFrameSize::Recorded
+    } else {
+        ZstdFrameSize::Omitted
+    }
+}
+
+/// Encode options from the keywords `encode` and `StreamingEncoder` share.
 fn encode_options(
     hash: bool,
     threads: usize,
     allow_nan: bool,
     allow_inf: bool,
     masks: MaskOptions,
+    zstd_frame_size: ZstdFrameSize,
 ) -> EncodeOptions {
     let mut p = PipelineOptions::default();
     p.masks = masks;
     p.allow_nan = allow_nan;
     p.allow_inf = allow_inf;
     p.threads = threads;
+    p.zstd_frame_size = zstd_frame_size;
     EncodeOptions::new().hashing(hash).pipeline(p)
 }
 
@@ -169,7 +183,7 @@ fn encode_options(
 /// each buffer holds the elements in the descriptor's byte order and is
 /// read in place, with the GIL held unless every buffer is immutable.
 #[pyfunction]
-#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
+#[pyo3(signature = (base, extra, objects, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None, zstd_content_size=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn encode(
     py: Python<'_>,
@@ -181,6 +195,7 @@ pub fn encode(
     allow_nan: bool,
     allow_inf: bool,
     masks: Option<MaskArgs>,
+    zstd_content_size: bool,
 ) -> PyResult<Py<PyBytes>> {
     let meta = metadata_from_py(base, extra)?;
     let mut descs = Vec::with_capacity(objects.len());
@@ -193,7 +208,8 @@ pub fn encode(
     let slices = bufs.iter().map(Input::bytes);
     let pairs: Vec<(&ObjectDescriptor, &[u8])> = descs.iter().zip(slices).collect();
     let masks = mask_options(py, masks.as_ref())?;
-    let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
+    let size = zstd_frame_size(zstd_content_size);
+    let opts = encode_options(hash, threads, allow_nan, allow_inf, masks, size);
     let run = || tgm::encode(&meta, &pairs, &opts);
     // Arrays are read where they are: the GIL stays held while any of them
     // may be written by Python code, and is released only when none can.
@@ -476,7 +492,7 @@ pub struct NativeStreamingEncoder {
 #[pymethods]
 impl NativeStreamingEncoder {
     #[new]
-    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None))]
+    #[pyo3(signature = (base, extra, hash=true, threads=0, allow_nan=false, allow_inf=false, masks=None, zstd_content_size=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -487,10 +503,12 @@ impl NativeStreamingEncoder {
         allow_nan: bool,
         allow_inf: bool,
         masks: Option<MaskArgs>,
+        zstd_content_size: bool,
     ) -> PyResult<Self> {
         let metadata = metadata_from_py(base, extra)?;
         let masks = mask_options(py, masks.as_ref())?;
-        let opts = encode_options(hash, threads, allow_nan, allow_inf, masks);
+        let size = zstd_frame_size(zstd_content_size);
+        let opts = encode_options(hash, threads, allow_nan, allow_inf, masks, size);
         let enc = tgm::StreamingEncoder::new(Cursor::new(Vec::new()), &metadata, &opts).py(py)?;
         Ok(NativeStreamingEncoder {
             state: Mutex::new(Some(enc)),

@@ -61,7 +61,11 @@ pub fn chain_of(d: &ObjectDescriptor, payload: &[u8]) -> Result<ZarrChain, Reaso
         CompressionSpec::None => None,
         CompressionSpec::Zstd(_) => Some(zstd_compressor(payload, decoded)?),
         CompressionSpec::Lz4 => Some(lz4_compressor(payload, decoded)?),
-        CompressionSpec::Szip(_) => Some(aec_compressor(d, payload, decoded)?),
+        CompressionSpec::Szip(_) => {
+            let (aec, trim) = aec_compressor(d, payload, decoded)?;
+            filters.extend(trim);
+            Some(aec)
+        }
         // numcodecs' Blosc reads blosc1 chunks, not blosc2 frames; its
         // ZFPY expects the zfp header tgm's headerless streams lack; it has
         // no SZ3 codec.
@@ -163,8 +167,11 @@ fn stream_len(d: &ObjectDescriptor) -> Result<u64, Reason> {
     len.ok_or_else(|| "the object's size overflows".into())
 }
 
-/// numcodecs' `zstd` sizes its output from the frame header: the payload
-/// must be one frame recording exactly `decoded` bytes.
+/// numcodecs' `zstd` (0.16.2 and later) decodes one frame, into the
+/// content size its header records or, without one, into an output grown
+/// as it streams: the payload must be one frame decoding to exactly
+/// `decoded` bytes. A recorded size is checked against the descriptor; an
+/// omitted one (the default, `spec/pipeline.md` §4.1) by decoding the frame.
 #[cfg(feature = "zstd")]
 fn zstd_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
     use zstd::zstd_safe;
@@ -174,14 +181,40 @@ fn zstd_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
         return Err("the zstd payload holds several frames; numcodecs decodes one".into());
     }
     match zstd_safe::get_frame_content_size(payload) {
-        Ok(Some(n)) if n == decoded => Ok(json!({"id": "zstd", "level": 0})),
-        Ok(Some(n)) => Err(format!(
-            "the zstd frame records {n} bytes, the descriptor implies {decoded}"
-        )),
-        _ => Err("the zstd frame does not record its content size \
-                  (written by tensogram or an older tgm); numcodecs needs it"
-            .into()),
+        Ok(Some(n)) if n != decoded => {
+            return Err(format!(
+                "the zstd frame records {n} bytes, the descriptor implies {decoded}"
+            ))
+        }
+        Ok(Some(_)) => {}
+        _ => {
+            let n = zstd_frame_len(payload, decoded)
+                .map_err(|e| format!("the zstd frame does not decode: {e}"))?;
+            if n > decoded {
+                return Err(format!(
+                    "the zstd frame decodes to more than the {decoded} bytes the descriptor implies"
+                ));
+            }
+            if n < decoded {
+                return Err(format!(
+                    "the zstd frame decodes to {n} bytes, the descriptor implies {decoded}"
+                ));
+            }
+        }
     }
+    Ok(json!({"id": "zstd", "level": 0}))
+}
+
+/// The bytes the zstd frame `payload` decodes to, counted as it streams
+/// (never more than `most + 1`), without holding the output.
+#[cfg(feature = "zstd")]
+fn zstd_frame_len(payload: &[u8], most: u64) -> std::io::Result<u64> {
+    use std::io::Read;
+    let decoder = zstd::stream::read::Decoder::with_buffer(payload)?.single_frame();
+    std::io::copy(
+        &mut decoder.take(most.saturating_add(1)),
+        &mut std::io::sink(),
+    )
 }
 
 #[cfg(not(feature = "zstd"))]
@@ -203,52 +236,67 @@ fn lz4_compressor(payload: &[u8], decoded: u64) -> Result<Json, Reason> {
 }
 
 /// szip as imagecodecs' `imagecodecs_aec` with the coder parameters the
-/// descriptor implies (`spec/pipeline.md` §4.4: run-time flags added).
-/// Given no output size (zarr passes none), the decoder decodes until the
-/// stream ends: a last block that is partly padding decodes whole, and a
-/// stream whose last RSI ends in a zero-block run to the end of the RSI
-/// (CCSDS's ROS code) decodes to the whole RSI, more than `decoded` bytes.
-/// The second is a stream that also decodes into the RSI-rounded size,
-/// which is tried here.
+/// descriptor implies (`spec/pipeline.md` §4.4: run-time flags added),
+/// and the filter that cuts its output to the object, if it needs one.
+///
+/// Given no output size (zarr passes none), imagecodecs' decoder writes
+/// what [`crate::szip::decoded_extent`] counts (the last block whole, a
+/// zero-block run coded to the end of its segment or RSI to that end) into
+/// a buffer of 8 bytes per payload byte, and fails when that is too small.
+/// Past the object's end, imagecodecs' `imagecodecs_packints` with 8-bit
+/// items in runs of the object's size keeps whole runs only: exactly the
+/// object while the extent is below twice its size (`spec/kerchunk.md` §3).
 #[cfg(feature = "szip")]
-fn aec_compressor(d: &ObjectDescriptor, payload: &[u8], decoded: u64) -> Result<Json, Reason> {
+fn aec_compressor(
+    d: &ObjectDescriptor,
+    payload: &[u8],
+    decoded: u64,
+) -> Result<(Json, Option<Json>), Reason> {
     let p = crate::pipeline::szip_stage::coder_params_of(d)
         .map_err(|e| format!("szip: {}", e.detail()))?;
-    let block_bytes = u64::from(p.block_size) * p.sample_bytes() as u64;
-    if !decoded.is_multiple_of(block_bytes.max(1)) {
+    let sample = p.sample_bytes() as u64;
+    let samples = usize::try_from(decoded / sample)
+        .ok()
+        .filter(|_| decoded.is_multiple_of(sample))
+        .ok_or_else(|| format!("szip: {decoded} bytes are not whole {sample}-byte samples"))?;
+    let extent = crate::szip::decoded_extent(payload, &p, samples)
+        .map_err(|e| format!("szip: {}", e.detail()))? as u64
+        * sample;
+    // An object with no elements has no chunk for zarr to decode.
+    let room = 8 * payload.len() as u64;
+    if extent > 0 && extent >= room {
         return Err(format!(
-            "szip: {decoded} bytes are not whole blocks of {} {}-bit samples; imagecodecs' \
-             decoder, given no output size, returns the padded last block",
-            p.block_size, p.bits_per_sample
+            "szip: the stream decodes to {extent} bytes, more than imagecodecs' decoder, given \
+             no output size, makes room for (8 per payload byte, {room})"
         ));
     }
-    let rsi_bytes = u64::from(p.rsi) * block_bytes;
-    let rounded = decoded.div_ceil(rsi_bytes.max(1)) * rsi_bytes;
-    if rounded != decoded {
-        let mut out = usize::try_from(rounded)
-            .ok()
-            .and_then(|n| crate::buffer::zeroed(n).ok())
-            .ok_or_else(|| {
-                format!("szip: {rounded} bytes cannot be allocated to check the stream")
-            })?;
-        if crate::szip::decode_into(payload, &p, &mut out).is_ok() {
-            return Err(format!(
-                "szip: the stream ends in a zero-block run to the end of its RSI, which \
-                 imagecodecs' decoder, given no output size, returns whole ({rounded} bytes, \
-                 not {decoded})"
-            ));
-        }
-    }
-    Ok(json!({
+    let trim = if extent == decoded {
+        None
+    } else if extent < 2 * decoded {
+        Some(json!({
+            "id": "imagecodecs_packints",
+            "dtype": "|u1",
+            "bitspersample": 8,
+            "runlen": decoded,
+        }))
+    } else {
+        return Err(format!(
+            "szip: imagecodecs' decoder, given no output size, decodes {extent} bytes (whole \
+             blocks, a zero-block run to the end of its segment or RSI), twice or more the \
+             object's {decoded}, which no run-length cut brings back"
+        ));
+    };
+    let aec = json!({
         "id": "imagecodecs_aec",
         "bitspersample": p.bits_per_sample,
         "flags": p.flags,
         "blocksize": p.block_size,
         "rsi": p.rsi,
-    }))
+    });
+    Ok((aec, trim))
 }
 
 #[cfg(not(feature = "szip"))]
-fn aec_compressor(_: &ObjectDescriptor, _: &[u8], _: u64) -> Result<Json, Reason> {
+fn aec_compressor(_: &ObjectDescriptor, _: &[u8], _: u64) -> Result<(Json, Option<Json>), Reason> {
     Err("this build of tgm lacks the szip feature".into())
 }

@@ -82,7 +82,8 @@ pub struct PipelineOptions {
     /// Coding choices of the szip stage (default: readable by every decoder).
     #[cfg(feature = "szip")]
     pub szip_profile: crate::szip::SzipProfile,
-    /// Whether zstd frames record their content size (default: recorded).
+    /// Whether zstd frames record their content size (default: omitted, as
+    /// the reference writes them; `spec/pipeline.md` §4.1).
     pub zstd_frame_size: ZstdFrameSize,
     /// Told how far each object's encode got (`spec/pipeline.md` §6.7).
     pub progress: ProgressHook,

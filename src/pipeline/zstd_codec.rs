@@ -35,13 +35,13 @@ pub use crate::pipeline_spec::{Zstd, ZSTD_DEFAULT_LEVEL};
 /// in the frame header (`spec/pipeline.md` §4.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ZstdFrameSize {
-    /// The frame header carries the uncompressed size (the default): stock
-    /// decoders such as numcodecs' `Zstd` need it.
+    /// The frame header omits it, as tensogram 0.24.0 writes frames (the
+    /// default: byte identity with the reference).
     #[default]
-    Recorded,
-    /// The frame header omits it, as tensogram 0.24.0 writes frames
-    /// (byte identity with the reference).
     Omitted,
+    /// The frame header carries the uncompressed size, for readers that
+    /// size their output from it (numcodecs' `Zstd` before 0.16.2).
+    Recorded,
 }
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]

@@ -24,6 +24,28 @@ pub fn decode_into(input: &[u8], p: &SzipParams, out: &mut [u8]) -> Result<()> {
     decode_samples(input, 0, p, out).map(|_| ())
 }
 
+/// How many samples a decoder that stops only where the stream ends
+/// (libaec given more room than the data, as imagecodecs' `aec_decode`
+/// without an output size) writes for a stream of `samples` samples: the
+/// last block whole, and a zero-block run coded as reaching the end of its
+/// segment or RSI (ROS) to that end (`spec/szip.md` §3). The bits after
+/// the last block are padding that forms no block: every block needs a 1
+/// bit a run of zero bits lacks.
+pub fn decoded_extent(input: &[u8], p: &SzipParams, samples: usize) -> Result<usize> {
+    p.validate()?;
+    if samples == 0 {
+        return Ok(0);
+    }
+    let sb = p.sample_bytes();
+    let len = samples
+        .checked_mul(sb)
+        .ok_or_else(|| Error::corrupt(format!("{samples} samples overflow the address space")))?;
+    let mut out = zeroed::<u8>(len)?;
+    let (_, used) = decode_samples_at(input, 0, p, &mut out)?;
+    let rsi_samples = p.rsi as usize * p.block_size as usize;
+    Ok((samples - 1) / rsi_samples * rsi_samples + used)
+}
+
 /// Receives each decoded piece with its byte offset in the decoded stream.
 pub type Sink<'a, E> = dyn FnMut(usize, &[u8]) -> Result<(), E> + 'a;
 
@@ -404,14 +426,39 @@ impl<'a> RsiReader<'a> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn pieces_concatenate_to_the_whole_decode() {
-        let p = SzipParams {
+    /// Preprocessed big-endian 16-bit samples in 16-sample blocks.
+    fn msb16(rsi: u32) -> SzipParams {
+        SzipParams {
             bits_per_sample: 16,
             block_size: 16,
-            rsi: 4,
+            rsi,
             flags: flags::PREPROCESS | flags::MSB,
+        }
+    }
+
+    #[test]
+    fn the_extent_is_whole_blocks_or_a_zero_run_to_its_end() {
+        let p = msb16(128);
+        let wave = |n: usize| -> Vec<u8> {
+            (0..n)
+                .flat_map(|i| (((i as f64 * 0.07).sin() * 3000.0 + 30000.0) as u16).to_be_bytes())
+                .collect()
         };
+        for (n, want) in [(3233, 3248), (3248, 3248), (5, 16), (2048 + 17, 2048 + 32)] {
+            let (stream, _) = crate::encode_with(&wave(n), &p, Default::default()).unwrap();
+            assert_eq!(decoded_extent(&stream, &p, n).unwrap(), want, "{n} samples");
+        }
+        // Constant data after the reference sample: zero blocks to the end
+        // of the 64-block segment, not only to the last sample's block.
+        let flat = vec![0x12u8; 2 * 100];
+        let (stream, _) = crate::encode_with(&flat, &p, Default::default()).unwrap();
+        assert_eq!(decoded_extent(&stream, &p, 100).unwrap(), 64 * 16);
+        assert_eq!(decoded_extent(&stream, &p, 0).unwrap(), 0);
+    }
+
+    #[test]
+    fn pieces_concatenate_to_the_whole_decode() {
+        let p = msb16(4);
         let n = 5000usize;
         let data: Vec<u8> = (0..n)
             .flat_map(|i| (((i as f64 * 0.01).sin() * 3000.0 + 30000.0) as u16).to_be_bytes())

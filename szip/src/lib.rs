@@ -51,7 +51,7 @@ mod unmap;
 
 pub use decode::{
     decode_codes_from, decode_into, decode_parallel_into, decode_pieces, decode_pieces_from,
-    rsis_per_run, CodeSink, Sink,
+    decoded_extent, rsis_per_run, CodeSink, Sink,
 };
 pub use decode_range::{decode_range_into, decode_ranges_into, rsi_chain_holds};
 pub use encode::{

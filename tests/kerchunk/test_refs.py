@@ -52,6 +52,8 @@ EXPRESSIBLE = {
     "raw_c8": ((4, 3), "<c8", []),
     "raw_scalar": ((), "<f8", []),
     "zstd_f4": ((30, 20), "<f4", ["--compression", "zstd"]),
+    "zstd_f4_content_size": ((30, 20), "<f4", ["--compression", "zstd", "--zstd-content-size"]),
+    "zstd_i2": ((501,), "<i2", ["--compression", "zstd", "--level", "19"]),
     "zstd_f8_be": ((64,), ">f8", ["--compression", "zstd", "--level", "5"]),
     "lz4_i4": ((50, 3), "<i4", ["--compression", "lz4"]),
     "shuffle_zstd_f8": ((40, 25), "<f8", ["--filter", "shuffle", "--compression", "zstd"]),
@@ -69,6 +71,19 @@ EXPRESSIBLE = {
     "sp16_szip": ((64, 50), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"]),
     "sp8_szip": ((64, 50), "<f8", ["--encoding", "simple_packing", "--bits", "8", "--compression", "szip"]),
     "shuffle_szip_f8_whole_rsis": ((64, 32), "<f8", ["--filter", "shuffle", "--compression", "szip"]),
+    # Sizes that are not whole blocks: imagecodecs' decoder returns the
+    # last block whole, cut back by imagecodecs_packints (spec/kerchunk.md §3).
+    "shuffle_szip_f8": ((60, 50), "<f8", ["--filter", "shuffle", "--compression", "szip"]),
+    "sp16_szip_part_block": ((61, 53), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"]),
+    "sp16_szip_era5_grid": ((61, 120), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"]),
+    "sp8_szip_part_block": ((3, 7, 11), "<f8", ["--encoding", "simple_packing", "--bits", "8", "--compression", "szip"]),
+    "szip_u2_part_block": ((4001,), "<u2", ["--compression", "szip"]),
+    "szip_i2_signed": ((37, 11), "<i2", ["--compression", "szip"]),
+    "szip_i4_be": ((13, 17), ">i4", ["--compression", "szip"]),
+    "szip_f4_part_block": ((13, 17), "<f4", ["--compression", "szip"]),
+    "shuffle_szip_f8_part_block": ((7, 9, 5), "<f8", ["--filter", "shuffle", "--compression", "szip"]),
+    "szip_u1_part_block": ((999,), "|u1", ["--compression", "szip"]),
+    "szip_u4_blocks_32": ((45,), "<u4", ["--compression", "szip", "--szip-block-size", "32", "--szip-rsi", "3"]),
 }
 
 # name → (shape, dtype, pipeline arguments, words the listed reason holds)
@@ -76,9 +91,12 @@ UNEXPRESSIBLE = {
     "sp12": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "12"], "12 bits"),
     "sp24": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "24"], "24 bits"),
     "nan_masked": ((10,), "<f8", ["--allow-nan"], "masks"),
-    "shuffle_szip_f8": ((60, 50), "<f8", ["--filter", "shuffle", "--compression", "szip"], "zero-block run"),
-    "sp16_szip_part_block": ((61, 53), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"],
-                             "whole blocks"),
+    # A constant field: more than 8 decoded bytes per payload byte, more
+    # than imagecodecs' decoder makes room for without an output size.
+    "szip_constant_u2": ((5000,), "<u2", ["--compression", "szip"], "8 per payload byte"),
+    # Five values in a block of 16: the padded block is twice the object.
+    "sp16_szip_tiny": ((5,), "<f8", ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"],
+                       "twice or more"),
 }
 
 
@@ -98,6 +116,10 @@ def archive(tmp_path_factory):
         data = field(shape, dtype)
         if name == "nan_masked":
             data[3] = np.nan
+        if name == "szip_constant_u2":
+            data[:] = 1234
+        if name == "szip_i2_signed":
+            data = data - 300
         npy = d / f"{name}.npy"
         np.save(npy, data)
         tgm("import", npy, "-o", path, *(["--append"] if order else []), *args)
@@ -178,6 +200,44 @@ def test_unexpressible_objects_are_listed_with_the_reason(archive):
             assert UNEXPRESSIBLE[name][3] in u["reason"], u
             assert f"message {m} object 0 ({name}) left out" in archive["stderr"]
     assert set(by_name) == set(UNEXPRESSIBLE)
+
+
+def chunk_bytes(archive, key):
+    refs = json.loads(archive["refs"].read_text())["refs"]
+    target, offset, length = refs[key]
+    with open(target, "rb") as fh:
+        fh.seek(offset)
+        return fh.read(length)
+
+
+def zstd_frame_records_size(frame):
+    """Whether a zstd frame header has a content-size field: the size flag
+    (bits 7-6 of the descriptor) or the single-segment bit (5) set."""
+    assert frame[:4] == b"\x28\xb5\x2f\xfd"
+    return frame[4] & 0xE0 != 0
+
+
+def test_default_zstd_frames_omit_their_size_and_stock_numcodecs_reads_them(archive):
+    import numcodecs
+
+    assert tuple(int(x) for x in numcodecs.__version__.split(".")[:3]) >= (0, 16, 2)
+    ds = open_refs(archive["refs"], "file")
+    for m, name in enumerate(archive["order"]):
+        if not name.startswith("zstd_"):
+            continue
+        frame = chunk_bytes(archive, f"{name}/" + ".".join(["0"] * len(EXPRESSIBLE[name][0])))
+        assert zstd_frame_records_size(frame) == name.endswith("content_size"), name
+        assert_bit_identical(ds[name].values, exported(archive, m), name)
+
+
+def test_part_block_szip_objects_are_cut_by_packints(archive):
+    refs = json.loads(archive["refs"].read_text())["refs"]
+    for name in ("sp16_szip_part_block", "sp16_szip_era5_grid", "szip_u2_part_block", "shuffle_szip_f8"):
+        meta = json.loads(refs[f"{name}/.zarray"])
+        assert meta["compressor"]["id"] == "imagecodecs_aec", name
+        assert meta["filters"][-1]["id"] == "imagecodecs_packints", name
+    meta = json.loads(refs["szip_u2/.zarray"])
+    assert not any(f["id"] == "imagecodecs_packints" for f in meta["filters"] or [])
 
 
 def test_refs_refuses_to_overwrite(archive):

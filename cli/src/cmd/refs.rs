@@ -16,10 +16,10 @@ use crate::remote_input::is_remote_url;
 #[command(
     after_help = "Objects no zarr v2 codec chain can decode to tgm's values (NaN/Inf \
 masks, bitmask, bfloat16, simple_packing other than 8/16/32 bits or with a decimal scale \
-factor, rle/roaring, zstd frames without their content size, szip streams imagecodecs would \
-decode past the object's end) are left out, listed on stderr and under `tgm_unexpressible` in \
+factor, rle/roaring, a zstd payload that is not one frame, szip streams imagecodecs cannot \
+decode to the object's size) are left out, listed on stderr and under `tgm_unexpressible` in \
 the group's .zattrs.\n\n\
-Reading the references (numcodecs; imagecodecs for szip objects):\n  \
+Reading the references (numcodecs >= 0.16.2; imagecodecs for szip objects):\n  \
 xr.open_dataset(\"reference://\", engine=\"zarr\", backend_kwargs={\"consolidated\": False,\n    \
 \"storage_options\": {\"fo\": \"refs.json\", \"remote_protocol\": \"file\"}})\n  \
 (over HTTP: \"remote_protocol\": \"http\", \"remote_options\": {\"asynchronous\": True})\n\n\

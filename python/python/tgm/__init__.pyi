@@ -119,6 +119,7 @@ class StreamingEncoder:
         neg_inf_mask_method: str | None = None,
         small_mask_threshold_bytes: int | None = None,
         aggregate_hash: None = None,
+        zstd_content_size: bool = False,
     ) -> None: ...
     def write_object(self, descriptor: _DescIn, data: _Data) -> None: ...
     def write_object_pre_encoded(self, descriptor: _DescIn, data: Buffer) -> None: ...
@@ -198,6 +199,7 @@ class TensogramFile(_Reading):
         neg_inf_mask_method: str | None = None,
         small_mask_threshold_bytes: int | None = None,
         aggregate_hash: None = None,
+        zstd_content_size: bool = False,
     ) -> None: ...
     def append_bytes(self, message: Buffer) -> None: ...
     def __iter__(self) -> TensogramFileIter: ...
@@ -510,6 +512,7 @@ def encode(
     neg_inf_mask_method: str | None = None,
     small_mask_threshold_bytes: int | None = None,
     aggregate_hash: None = None,
+    zstd_content_size: bool = False,
 ) -> bytes: ...
 def encode_pre_encoded(
     global_meta_dict: _MetaIn,

@@ -124,6 +124,7 @@ def encode(
     neg_inf_mask_method=None,
     small_mask_threshold_bytes=None,
     aggregate_hash=None,
+    zstd_content_size=False,
 ):
     """Encode arrays into one wire-format message → ``bytes``.
 
@@ -131,6 +132,9 @@ def encode(
     ``descriptors_and_data`` a list of ``(descriptor_dict, array)`` pairs.
     Arrays are read in place, without a copy, so the GIL stays held while
     encoding unless every buffer is immutable (``bytes``).
+    ``zstd_content_size=True`` records the size in zstd frame headers, for
+    readers that need it; by default frames omit it, as the reference
+    writes them (``spec/pipeline.md`` §4.1).
     """
     _check_aggregate_hash(aggregate_hash)
     masks = mask_args(
@@ -138,9 +142,8 @@ def encode(
     )
     base, extra = _split_metadata(global_meta_dict)
     objects = _encode_args(descriptors_and_data)
-    return _native.encode(
-        base, extra, objects, _hash_flag(hash), threads, allow_nan, allow_inf, masks
-    )
+    flags = (_hash_flag(hash), threads, allow_nan, allow_inf, masks, bool(zstd_content_size))
+    return _native.encode(base, extra, objects, *flags)
 
 
 def encode_pre_encoded(global_meta_dict, descriptors_and_data, hash="xxh3", threads=0):
@@ -432,15 +435,15 @@ class StreamingEncoder:
         neg_inf_mask_method=None,
         small_mask_threshold_bytes=None,
         aggregate_hash=None,
+        zstd_content_size=False,
     ):
         _check_aggregate_hash(aggregate_hash)
         masks = mask_args(
             nan_mask_method, pos_inf_mask_method, neg_inf_mask_method, small_mask_threshold_bytes
         )
         base, extra = _split_metadata(global_meta_dict)
-        self._enc = _native.StreamingEncoder(
-            base, extra, _hash_flag(hash), threads, allow_nan, allow_inf, masks
-        )
+        flags = (_hash_flag(hash), threads, allow_nan, allow_inf, masks, bool(zstd_content_size))
+        self._enc = _native.StreamingEncoder(base, extra, *flags)
         self._finished = False
 
     def _open(self):

@@ -211,6 +211,7 @@ class TensogramFile:
         neg_inf_mask_method=None,
         small_mask_threshold_bytes=None,
         aggregate_hash=None,
+        zstd_content_size=False,
     ):
         """Encode one message and append it to the file."""
         msg = _api.encode(
@@ -225,6 +226,7 @@ class TensogramFile:
             neg_inf_mask_method=neg_inf_mask_method,
             small_mask_threshold_bytes=small_mask_threshold_bytes,
             aggregate_hash=aggregate_hash,
+            zstd_content_size=zstd_content_size,
         )
         self.append_bytes(msg)
 

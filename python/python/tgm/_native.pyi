@@ -76,6 +76,7 @@ def encode(
     allow_nan: bool = False,
     allow_inf: bool = False,
     masks: _Masks | None = None,
+    zstd_content_size: bool = False,
 ) -> bytes: ...
 def encode_pre_encoded(
     base: Any, extra: Any, objects: list[tuple[Any, Buffer]], hash: bool = True
@@ -193,6 +194,7 @@ class StreamingEncoder:
         allow_nan: bool = False,
         allow_inf: bool = False,
         masks: _Masks | None = None,
+        zstd_content_size: bool = False,
     ) -> StreamingEncoder: ...
     def write_object(self, descriptor: Any, data: Buffer) -> None: ...
     def write_object_pre_encoded(self, descriptor: Any, payload: Buffer) -> None: ...
