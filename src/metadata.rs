@@ -5,10 +5,17 @@ use crate::descriptor::{text_keyed_map, Map, ObjectDescriptor};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 
+mod access;
+mod caller;
+
+pub use access::Scope;
+
 /// Key of the library-managed provenance section.
 pub const RESERVED_KEY: &str = "_reserved_";
 /// Key of the free-form message-level section.
 pub(crate) const EXTRA_KEY: &str = "_extra_";
+/// The alias of [`EXTRA_KEY`] a caller may write (`spec/format.md` §7.1).
+pub(crate) const EXTRA_ALIAS: &str = "extra";
 /// Key of the per-object metadata array.
 pub(crate) const BASE_KEY: &str = "base";
 
@@ -207,42 +214,13 @@ impl GlobalMetadata {
         }
     }
 
-    /// Looks up a dotted key (`mars.param`) in object `i`'s base entry, then in
-    /// `_extra_`. `_reserved_` is never searched unless named explicitly.
+    /// The value at a dotted key: [`Self::get`] in
+    /// [`Scope::ObjectThenExtra`] for `Some(i)`, [`Scope::Message`] for
+    /// `None`.
     pub fn lookup(&self, object: Option<usize>, dotted: &str) -> Option<&Value> {
-        let (first, rest) = match dotted.split_once('.') {
-            Some((a, b)) => (a, Some(b)),
-            None => (dotted, None),
-        };
-        if first == EXTRA_KEY || first == "extra" {
-            let (head, tail) = rest?
-                .split_once('.')
-                .map_or((rest?, None), |(a, b)| (a, Some(b)));
-            let mut cur = self.extra.get(head)?;
-            if let Some(tail) = tail {
-                for part in tail.split('.') {
-                    cur = cur.get(part)?;
-                }
-            }
-            return Some(cur);
-        }
-        if let Some(entry) = object.and_then(|i| self.base.get(i)) {
-            if let Some(v) = descend(entry.get(first), rest) {
-                return Some(v);
-            }
-        }
-        descend(self.extra.get(first), rest)
+        let scope = object.map_or(Scope::Message, Scope::ObjectThenExtra);
+        self.get(scope, dotted)
     }
-}
-
-fn descend<'v>(root: Option<&'v Value>, rest: Option<&str>) -> Option<&'v Value> {
-    let mut cur = root?;
-    if let Some(rest) = rest {
-        for part in rest.split('.') {
-            cur = cur.get(part)?;
-        }
-    }
-    Some(cur)
 }
 
 /// Serde access to metadata entries and JSON interchange.
@@ -313,7 +291,7 @@ impl GlobalMetadata {
             None => (dotted, None),
         };
         let (section, first, rest) = match (first, rest) {
-            (EXTRA_KEY | "extra", Some(rest)) => {
+            (EXTRA_KEY | EXTRA_ALIAS, Some(rest)) => {
                 let (a, b) = rest
                     .split_once('.')
                     .map_or((rest, None), |(a, b)| (a, Some(b)));

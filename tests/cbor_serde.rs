@@ -156,10 +156,15 @@ fn typed_entries_survive_a_message() {
     assert_eq!(back.get_as::<Mars>(Some(0), "mars").unwrap(), mars());
     assert_eq!(back.get_as::<String>(None, "source.model").unwrap(), "ifs");
     assert_eq!(back.get_as::<u64>(Some(0), "run").unwrap(), 42);
+    // Provenance is not found by path (`spec/format.md` §7.1); it is read
+    // from the entry.
+    assert!(back
+        .get_as::<Vec<u64>>(Some(0), "_reserved_.tensor.shape")
+        .is_err());
+    let tensor = back.base[0]["_reserved_"].get("tensor").unwrap();
     assert_eq!(
-        back.get_as::<Vec<u64>>(Some(0), "_reserved_.tensor.shape")
-            .unwrap(),
-        vec![2]
+        tensor.get("shape"),
+        Some(&Value::Array(vec![Value::Uint(2)]))
     );
 }
 
