@@ -277,10 +277,13 @@ tgm_error tgm_doctor_to_json(tgm_bytes_t *out);
 
 /**
  * Encodes one message from `metadata_json` (`descriptors`, optional
- * `base`, free-form keys joining `_extra_`) and `num_objects` raw
- * buffers in their descriptors' byte order. `hash_algo` is `"xxh3"` or
- * NULL (no digests). NaN and ±Inf are refused. Free `out` with
- * `tgm_bytes_free`.
+ * `base`, `_extra_` or its alias `extra`, free-form keys joining
+ * `_extra_`) and `num_objects` raw buffers in their descriptors' byte
+ * order. `hash_algo` is `"xxh3"` or NULL (no digests). NaN and ±Inf are
+ * refused. `TGM_ERROR_METADATA` when a key is given both at top level and
+ * in `_extra_` (the reference lets `_extra_` win), when both `_extra_`
+ * and `extra` are given, or when `_reserved_` is given anywhere
+ * (`spec/format.md` §7.2). Free `out` with `tgm_bytes_free`.
  *
  * # Safety
  * Strings are NULL or NUL-terminated; `data_ptrs`/`data_lens` hold
@@ -780,8 +783,10 @@ size_t tgm_metadata_num_objects(const tgm_metadata_t *meta);
 
 /**
  * The value at dotted `key` as text (numbers and booleans formatted),
- * looked up in the object entries in order, then `_extra_`; NULL when
- * absent or not a scalar. Valid until the handle is freed.
+ * looked up in the object entries in order, then `_extra_` (an
+ * `extra.`/`_extra_.` prefix looks in `_extra_` only; `_reserved_` is
+ * never found; `spec/format.md` §7.1); NULL when absent or not a scalar.
+ * Valid until the handle is freed.
  *
  * # Safety
  * `key` is NULL or NUL-terminated.

@@ -90,10 +90,13 @@ impl EncodeCall {
 }
 
 /// Encodes one message from `metadata_json` (`descriptors`, optional
-/// `base`, free-form keys joining `_extra_`) and `num_objects` raw
-/// buffers in their descriptors' byte order. `hash_algo` is `"xxh3"` or
-/// NULL (no digests). NaN and ±Inf are refused. Free `out` with
-/// `tgm_bytes_free`.
+/// `base`, `_extra_` or its alias `extra`, free-form keys joining
+/// `_extra_`) and `num_objects` raw buffers in their descriptors' byte
+/// order. `hash_algo` is `"xxh3"` or NULL (no digests). NaN and ±Inf are
+/// refused. `TGM_ERROR_METADATA` when a key is given both at top level and
+/// in `_extra_` (the reference lets `_extra_` win), when both `_extra_`
+/// and `extra` are given, or when `_reserved_` is given anywhere
+/// (`spec/format.md` §7.2). Free `out` with `tgm_bytes_free`.
 ///
 /// # Safety
 /// Strings are NULL or NUL-terminated; `data_ptrs`/`data_lens` hold

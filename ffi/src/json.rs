@@ -64,51 +64,12 @@ pub(crate) fn descriptor_text(text: &str) -> Outcome<ObjectDescriptor> {
     )
 }
 
-/// The explicit `_extra_` (or its alias `extra`) section, removed from `top`.
-fn take_extra(top: &mut JsonMap<String, Json>) -> Outcome<JsonMap<String, Json>> {
-    let under = top.remove("_extra_");
-    let plain = top.remove("extra");
-    match (under, plain) {
-        (Some(_), Some(_)) => Err(metadata_error(
-            "both \"_extra_\" and \"extra\" are given; use one".into(),
-        )),
-        (Some(Json::Object(m)), None) | (None, Some(Json::Object(m))) => Ok(m),
-        (Some(other), None) | (None, Some(other)) => Err(metadata_error(format!(
-            "the extra section is a JSON {}, not an object",
-            json_kind(&other)
-        ))),
-        (None, None) => Ok(JsonMap::new()),
-    }
-}
-
 /// Message metadata from the top-level JSON object, `descriptors` already
-/// removed: `base` gives the per-object entries, `_extra_`/`extra` the
-/// free-form section, and every other key joins `_extra_` unless the
-/// explicit section already has it (`spec/format.md` §7).
-fn global_metadata(mut top: JsonMap<String, Json>) -> Outcome<GlobalMetadata> {
-    let mut extra = take_extra(&mut top)?;
-    let base = top.remove("base");
-    if top.contains_key("_reserved_") {
-        return Err(metadata_error(
-            "\"_reserved_\" is written by the library and cannot be given".into(),
-        ));
-    }
-    for (k, v) in top {
-        extra.entry(k).or_insert(v);
-    }
-    let mut doc = JsonMap::new();
-    if let Some(base) = base {
-        if let Json::Array(entries) = &base {
-            if let Some(i) = entries.iter().position(|e| e.get("_reserved_").is_some()) {
-                return Err(metadata_error(format!(
-                    "base[{i}] contains \"_reserved_\", which the library writes"
-                )));
-            }
-        }
-        doc.insert("base".into(), base);
-    }
-    doc.insert("_extra_".into(), Json::Object(extra));
-    Ok(GlobalMetadata::from_json_value(&Json::Object(doc))?)
+/// removed, read by the library's caller rule (`GlobalMetadata::from_caller`,
+/// `spec/format.md` §7.2): `base`, `_extra_` or its alias `extra`, loose
+/// keys joining `_extra_`; conflicts and `_reserved_` are errors.
+fn global_metadata(top: JsonMap<String, Json>) -> Outcome<GlobalMetadata> {
+    Ok(GlobalMetadata::from_caller(&to_cbor(&Json::Object(top))?)?)
 }
 
 /// The metadata argument of `tgm_encode` and friends: message metadata

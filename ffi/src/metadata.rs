@@ -1,12 +1,14 @@
 //! Metadata handles (`tgm_metadata_t`): `tgm_decode_metadata`, the
 //! dotted-path getters, JSON export and the section views
-//! (`spec/format.md` §7 for the sections and lookup order).
+//! (`spec/format.md` §7 for the sections, §7.1 for the lookup order, which
+//! the library's `GlobalMetadata::get` decides).
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, CString};
 use std::sync::Mutex;
 
 use tgm::cbor::Value;
+use tgm::metadata::Scope;
 use tgm::GlobalMetadata;
 
 use crate::args;
@@ -66,30 +68,10 @@ impl TgmMetadata {
         &**b as *const TgmValue
     }
 
-    /// Path `segs` inside object `i`'s entry; `_reserved_` is hidden at the
-    /// first segment.
-    fn in_object(&self, i: usize, segs: &[&str]) -> Option<&Value> {
-        if segs.first() == Some(&"_reserved_") {
-            return None;
-        }
-        descend(self.base.get(i)?, segs)
+    /// The value at dotted `path` in `scope` (`spec/format.md` §7.1).
+    fn lookup(&self, scope: Scope, path: &str) -> Option<&Value> {
+        self.meta.get(scope, path)
     }
-
-    /// Message-level lookup: `extra.`/`_extra_.` paths in `_extra_`; any
-    /// other path in the first object entry having it, then in `_extra_`.
-    fn lookup(&self, path: &str) -> Option<&Value> {
-        let segs: Vec<&str> = path.split('.').collect();
-        if segs.len() > 1 && matches!(segs[0], "extra" | "_extra_") {
-            return descend(&self.extra, &segs[1..]);
-        }
-        (0..self.base.len())
-            .find_map(|i| self.in_object(i, &segs))
-            .or_else(|| descend(&self.extra, &segs))
-    }
-}
-
-fn descend<'v>(root: &'v Value, segs: &[&str]) -> Option<&'v Value> {
-    segs.iter().try_fold(root, |v, s| value::map_get(v, s))
 }
 
 /// A scalar leaf as text: strings as they are, numbers and booleans
@@ -152,12 +134,12 @@ pub extern "C" fn tgm_metadata_num_objects(meta: *const TgmMetadata) -> usize {
     })
 }
 
-/// The leaf at `key` (message-level, or in object `obj` when given) as
-/// text; the pseudo-key `version` at message level gives the wire version.
+/// The leaf at `key` in `scope` as text; the pseudo-key `version` at
+/// message level gives the wire version.
 unsafe fn string_at(
     name: &str,
     meta: *const TgmMetadata,
-    obj: Option<usize>,
+    scope: Scope,
     key: *const c_char,
 ) -> *const c_char {
     query(name, std::ptr::null(), || {
@@ -165,12 +147,9 @@ unsafe fn string_at(
         let (Some(m), Some(key)) = (handle(meta), unsafe { key_arg(key) }) else {
             return std::ptr::null();
         };
-        let text = match obj {
-            None if key == "version" => Some(TGM_WIRE_VERSION.to_string()),
-            None => m.lookup(key).and_then(as_text),
-            Some(i) => m
-                .in_object(i, &key.split('.').collect::<Vec<_>>())
-                .and_then(as_text),
+        let text = match scope {
+            Scope::Message if key == "version" => Some(TGM_WIRE_VERSION.to_string()),
+            _ => m.lookup(scope, key).and_then(as_text),
         };
         text.map_or(std::ptr::null(), |t| m.keep(&t))
     })
@@ -179,7 +158,7 @@ unsafe fn string_at(
 unsafe fn lookup_with<T: Copy>(
     name: &str,
     meta: *const TgmMetadata,
-    obj: Option<usize>,
+    scope: Scope,
     key: *const c_char,
     default: T,
     f: impl FnOnce(&Value) -> Option<T>,
@@ -189,17 +168,15 @@ unsafe fn lookup_with<T: Copy>(
         let (Some(m), Some(key)) = (handle(meta), unsafe { key_arg(key) }) else {
             return default;
         };
-        let v = match obj {
-            None => m.lookup(key),
-            Some(i) => m.in_object(i, &key.split('.').collect::<Vec<_>>()),
-        };
-        v.and_then(f).unwrap_or(default)
+        m.lookup(scope, key).and_then(f).unwrap_or(default)
     })
 }
 
 /// The value at dotted `key` as text (numbers and booleans formatted),
-/// looked up in the object entries in order, then `_extra_`; NULL when
-/// absent or not a scalar. Valid until the handle is freed.
+/// looked up in the object entries in order, then `_extra_` (an
+/// `extra.`/`_extra_.` prefix looks in `_extra_` only; `_reserved_` is
+/// never found; `spec/format.md` §7.1); NULL when absent or not a scalar.
+/// Valid until the handle is freed.
 ///
 /// # Safety
 /// `key` is NULL or NUL-terminated.
@@ -209,7 +186,7 @@ pub unsafe extern "C" fn tgm_metadata_get_string(
     key: *const c_char,
 ) -> *const c_char {
     // SAFETY: forwarded contract.
-    unsafe { string_at("tgm_metadata_get_string", meta, None, key) }
+    unsafe { string_at("tgm_metadata_get_string", meta, Scope::Message, key) }
 }
 
 /// The integer at dotted `key`, or `default_val`; `version` gives 3.
@@ -231,7 +208,7 @@ pub unsafe extern "C" fn tgm_metadata_get_int(
         lookup_with(
             "tgm_metadata_get_int",
             meta,
-            None,
+            Scope::Message,
             key,
             default_val,
             value::as_i64,
@@ -254,7 +231,7 @@ pub unsafe extern "C" fn tgm_metadata_get_float(
         lookup_with(
             "tgm_metadata_get_float",
             meta,
-            None,
+            Scope::Message,
             key,
             default_val,
             value::as_f64,
@@ -274,7 +251,14 @@ pub unsafe extern "C" fn tgm_metadata_get_string_at(
     key: *const c_char,
 ) -> *const c_char {
     // SAFETY: forwarded contract.
-    unsafe { string_at("tgm_metadata_get_string_at", meta, Some(obj_index), key) }
+    unsafe {
+        string_at(
+            "tgm_metadata_get_string_at",
+            meta,
+            Scope::Object(obj_index),
+            key,
+        )
+    }
 }
 
 /// [`tgm_metadata_get_int`] within object `obj_index`'s entry only.
@@ -293,7 +277,7 @@ pub unsafe extern "C" fn tgm_metadata_get_int_at(
         lookup_with(
             "tgm_metadata_get_int_at",
             meta,
-            Some(obj_index),
+            Scope::Object(obj_index),
             key,
             default_val,
             value::as_i64,
@@ -317,7 +301,7 @@ pub unsafe extern "C" fn tgm_metadata_get_float_at(
         lookup_with(
             "tgm_metadata_get_float_at",
             meta,
-            Some(obj_index),
+            Scope::Object(obj_index),
             key,
             default_val,
             value::as_f64,
@@ -370,7 +354,8 @@ pub unsafe extern "C" fn tgm_metadata_get(
         let (Some(m), Some(path)) = (handle(meta), unsafe { key_arg(path) }) else {
             return std::ptr::null();
         };
-        m.lookup(path).map_or(std::ptr::null(), |v| m.cursor(v))
+        m.lookup(Scope::Message, path)
+            .map_or(std::ptr::null(), |v| m.cursor(v))
     })
 }
 
@@ -389,8 +374,7 @@ pub unsafe extern "C" fn tgm_metadata_get_at(
         let (Some(m), Some(path)) = (handle(meta), unsafe { key_arg(path) }) else {
             return std::ptr::null();
         };
-        let segs: Vec<&str> = path.split('.').collect();
-        m.in_object(obj_index, &segs)
+        m.lookup(Scope::Object(obj_index), path)
             .map_or(std::ptr::null(), |v| m.cursor(v))
     })
 }

@@ -16,6 +16,9 @@ use std::sync::OnceLock;
 #[path = "../../tests/common/servers.rs"]
 mod servers;
 
+#[path = "../../tests/common/metadata_table.rs"]
+mod metadata_table;
+
 use tgm::pipeline::PipelineBuilder;
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
@@ -199,6 +202,70 @@ fn c_program_exercises_the_whole_api() {
     if let Some(p) = compile("cc", "c11", &[test_source("c/api.c")], "api", dir.path()) {
         p.run(&[dir.path().to_str().unwrap()]);
     }
+}
+
+/// The table of metadata rules (`testdata/metadata_lookup.json`) through
+/// the C API: each case is encoded by `tgm_encode` and read back with
+/// `tgm_metadata_get` (message scope) and `tgm_metadata_get_at` (object
+/// scope) by `c/metadata_table.c`; the third scope has no C getter.
+#[test]
+fn c_program_runs_the_metadata_table() {
+    use metadata_table::Outcome;
+    use tgm::metadata::Scope;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(p) = compile(
+        "cc",
+        "c11",
+        &[test_source("c/metadata_table.c")],
+        "metadata_table",
+        dir.path(),
+    ) else {
+        return;
+    };
+    let mut checked = 0;
+    for case in metadata_table::cases() {
+        let name = &case.name;
+        let n = case.objects.to_string();
+        let json = case.c_metadata_json();
+        let mut args = vec![n.clone(), json];
+        let mut expected = Vec::new();
+        if let Outcome::Lookups(lookups) = &case.outcome {
+            for l in lookups {
+                let scope = match l.scope {
+                    Scope::Message => "message".to_string(),
+                    Scope::Object(i) => format!("object:{i}"),
+                    Scope::ObjectThenExtra(_) => continue,
+                };
+                args.extend([scope, l.path.clone()]);
+                expected.push(l);
+            }
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = p.run(&args);
+        let lines: Vec<&str> = out.lines().collect();
+        match &case.outcome {
+            Outcome::Error { kind, mentions } => {
+                assert_eq!(kind, "metadata");
+                let code = format!("error {} ", tgm_ffi::TgmError::Metadata as i32);
+                assert!(
+                    lines.len() == 1 && lines[0].starts_with(&code) && lines[0].contains(mentions),
+                    "{name}: {out}"
+                );
+            }
+            Outcome::Lookups(_) => {
+                assert_eq!(lines.len(), expected.len(), "{name}: {out}");
+                for (line, l) in lines.iter().zip(&expected) {
+                    let got = (*line != "absent").then(|| {
+                        serde_json::from_str::<serde_json::Value>(line)
+                            .unwrap_or_else(|e| panic!("{name}: {line}: {e}"))
+                    });
+                    assert_eq!(got, l.expect, "{name}: {:?} {:?}", l.scope, l.path);
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "the table has cases");
 }
 
 #[test]
