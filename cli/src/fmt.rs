@@ -36,9 +36,7 @@ pub fn cell(v: &Value) -> String {
 
 /// Object `o`'s metadata as JSON: its base entry without `_reserved_`.
 pub fn object_meta_json(meta: &GlobalMetadata, o: usize) -> serde_json::Value {
-    let mut e = meta.base.get(o).cloned().unwrap_or_default();
-    e.remove(tgm::metadata::RESERVED_KEY);
-    map_to_shown_json(&e)
+    map_to_shown_json(&meta.caller_entry(o))
 }
 
 /// A descriptor as JSON.

@@ -33,16 +33,6 @@ impl<'a> Part<'a> {
     }
 }
 
-/// `meta` without the encoder-owned entries, which the encoder writes anew.
-fn caller_owned(meta: &GlobalMetadata) -> GlobalMetadata {
-    let mut meta = meta.clone();
-    meta.reserved.clear();
-    for e in &mut meta.base {
-        e.remove(tgm::metadata::RESERVED_KEY);
-    }
-    meta
-}
-
 /// Whether a stored object carries NaN/Inf masks, which a pre-encoded
 /// payload cannot keep: such objects go through decode and re-encode.
 pub fn has_masks(o: &ObjectBytes<'_>) -> bool {
@@ -99,7 +89,7 @@ pub fn encode_stored(
         .iter()
         .map(|o| (&o.descriptor, &o.data[..]))
         .collect();
-    tgm::encode_pre_encoded_to(&caller_owned(meta), &pairs, &rewrite_options(g)?, out)?;
+    tgm::encode_pre_encoded_to(&meta.caller_owned(), &pairs, &rewrite_options(g)?, out)?;
     Ok(())
 }
 
@@ -120,7 +110,7 @@ pub fn encode_same(
         .zip(objects)
         .map(|(d, o)| (d, &o.data[..]))
         .collect();
-    let msg = tgm::encode(&caller_owned(meta), &pairs, &rewrite_options(g)?)?;
+    let msg = tgm::encode(&meta.caller_owned(), &pairs, &rewrite_options(g)?)?;
     drop(pairs);
     // Object by object, borrowing from `msg` where the pipeline allows, so
     // that at most one decoded copy is alive besides the originals.

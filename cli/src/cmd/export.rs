@@ -155,8 +155,7 @@ fn export_all(a: &Args, f: &Archive, sel: &Selection) -> CliResult<(usize, usize
             !a.no_verify,
             |o| keep.contains(&o),
             |oi, d, data| {
-                let mut entry = meta.base.get(oi).cloned().unwrap_or_default();
-                entry.remove(tgm::metadata::RESERVED_KEY);
+                let entry = meta.caller_entry(oi);
                 let name = match safe_name(&entry) {
                     Some(n) => format!("m{mi}_{n}.npy"),
                     None => format!("m{mi}_o{oi}.npy"),

@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tgm::GlobalMetadata;
-
 use crate::error::CliResult;
 use crate::input::{Archive, DecodedObject};
 use crate::output::{stdout, Sink};
@@ -164,11 +162,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
                 .map_err(|e| crate::error::at_path(f.label(), format!("message {mi}: {e}")))?;
             descs.push(d);
         }
-        let mut m = GlobalMetadata::with_base(meta.base.clone());
-        m.extra = meta.extra.clone();
-        for e in &mut m.base {
-            e.remove(tgm::metadata::RESERVED_KEY);
-        }
+        let m = meta.caller_owned();
         let pairs: Vec<_> = descs
             .iter()
             .zip(&objects)
