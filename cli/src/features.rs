@@ -16,13 +16,13 @@ const OPTIONAL: [(&str, &str, &str); 8] = [
 
 /// Whether cargo feature `name` is in this build.
 fn built_with(name: &str) -> bool {
-    match name {
-        "grib" => cfg!(feature = "grib"),
-        "netcdf" => cfg!(feature = "netcdf"),
-        "nifti" => cfg!(feature = "nifti"),
-        "dicom" => cfg!(feature = "dicom"),
-        _ => false,
-    }
+    let built = [
+        ("grib", cfg!(feature = "grib")),
+        ("netcdf", cfg!(feature = "netcdf")),
+        ("nifti", cfg!(feature = "nifti")),
+        ("dicom", cfg!(feature = "dicom")),
+    ];
+    built.iter().any(|&(n, on)| n == name && on)
 }
 
 /// The message for `subcommand` when this build left it out, else none.

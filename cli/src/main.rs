@@ -185,7 +185,7 @@ fn run(cli: Cli) -> CliResult {
             output::reported(a.report, || Ok(encoding!(convert_netcdf::run, a)?))
         }
         #[cfg(feature = "netcdf")]
-        Command::ToNetcdf(a) => output::reported(a.report, || Ok(to_netcdf::run(a)?)),
+        Command::ToNetcdf(a) => output::reported(a.report, || to_netcdf::run(a)),
         #[cfg(feature = "nifti")]
         Command::ConvertNifti(a) => output::reported(a.report, || Ok(convert_nifti::convert(a)?)),
         #[cfg(feature = "nifti")]
