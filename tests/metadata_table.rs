@@ -21,7 +21,7 @@ fn every_case_of_the_table_holds_through_the_library() {
             Outcome::Error { kind, mentions } => {
                 errors += 1;
                 let e = case
-                    .from_caller()
+                    .read_by_caller_rule()
                     .err()
                     .unwrap_or_else(|| panic!("{name}: from_caller accepted the map"));
                 assert_eq!(kind, "metadata", "{name}: the table names another kind");

@@ -111,14 +111,14 @@ fn lookup(name: &str, l: &Json) -> Lookup {
 
 impl Case {
     /// The caller's map read by the library's caller rule.
-    pub fn from_caller(&self) -> Result<GlobalMetadata> {
+    pub fn read_by_caller_rule(&self) -> Result<GlobalMetadata> {
         let max = tgm::Limits::default().max_cbor_depth;
         GlobalMetadata::from_caller(&tgm::cbor::Value::from_json_value(&self.metadata, max)?)
     }
 
     /// The message the case describes: its objects are one byte each.
     pub fn encode(&self) -> Vec<u8> {
-        let meta = self.from_caller().unwrap();
+        let meta = self.read_by_caller_rule().unwrap();
         let d = ObjectDescriptor::new(Dtype::Uint8, vec![1]);
         let objects: Vec<_> = (0..self.objects).map(|_| (&d, &[7u8][..])).collect();
         tgm::encode(&meta, &objects, &EncodeOptions::default()).unwrap()
