@@ -174,3 +174,27 @@ fn what_is_not_a_catalogue_file_is_refused() {
     let f = TgmFile::from_source(torn.to_vec(), &Limits::default()).unwrap();
     assert!(ArchiveCatalogue::of_file(&f, "t.tgm", &Limits::default()).is_err());
 }
+
+#[test]
+fn catalogue_files_are_named_tgmc_in_any_case() {
+    use tgm::file::archive_catalogue::has_catalogue_file_name as named;
+    for yes in [
+        "era5.tgmc",
+        "dir/a.TGMC",
+        "s3://b/x/all.Tgmc",
+        "/abs/p.tgmc",
+    ] {
+        assert!(named(yes), "{yes}");
+    }
+    for no in [
+        ".tgmc",
+        "dir/.tgmc",
+        "a.tgm",
+        "a.tgmc.json",
+        "a.tgmc/",
+        "tgmc",
+        "",
+    ] {
+        assert!(!named(no), "{no}");
+    }
+}

@@ -35,8 +35,7 @@ pub fn configure(a: CatalogueArgs) {
 
 /// Whether `path` names a catalogue file by its extension.
 pub fn is_catalogue_file(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("tgmc"))
+    tgm::file::archive_catalogue::has_catalogue_file_name(&path.to_string_lossy())
 }
 
 /// The archive catalogues of the catalogue file at `path` (a local path or

@@ -26,16 +26,21 @@ fn terminal() -> Option<&'static MultiProgress> {
         .as_ref()
 }
 
-/// A bar of `total` bytes labelled `what`, with its rate and time left.
-fn styled(multi: &MultiProgress, total: u64, what: &str) -> ProgressBar {
+/// Bars counting bytes: the share done, bytes of total, rate, time left.
+const BYTES_TEMPLATE: &str = "{msg} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} \
+                              ({binary_bytes_per_sec}, {eta} left)";
+
+/// Bars counting items: items of total, rate, time left.
+const ITEMS_TEMPLATE: &str = "{msg} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left)";
+
+/// A bar of `total` (bytes or items, as `template` shows them) labelled
+/// `what`, with its rate and time left.
+fn styled(multi: &MultiProgress, total: u64, what: &str, template: &str) -> ProgressBar {
     let pb = multi.add(ProgressBar::new(total));
     pb.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} \
-             ({binary_bytes_per_sec}, {eta} left)",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
     );
     pb.set_message(what.to_string());
     pb
@@ -47,18 +52,7 @@ fn styled(multi: &MultiProgress, total: u64, what: &str) -> ProgressBar {
 pub fn count_bar(total: u64, what: &str) -> ProgressBar {
     const MIN_ITEMS: u64 = 16;
     match terminal() {
-        Some(multi) if total >= MIN_ITEMS => {
-            let pb = multi.add(ProgressBar::new(total));
-            pb.set_style(
-                ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left)",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            pb.set_message(what.to_string());
-            pb
-        }
+        Some(multi) if total >= MIN_ITEMS => styled(multi, total, what, ITEMS_TEMPLATE),
         _ => ProgressBar::hidden(),
     }
 }
@@ -66,7 +60,7 @@ pub fn count_bar(total: u64, what: &str) -> ProgressBar {
 /// A byte-counting bar, hidden when stderr is not a terminal or the work is small.
 pub fn bytes_bar(total: u64, what: &str) -> ProgressBar {
     match terminal() {
-        Some(multi) if total >= MIN_BYTES => styled(multi, total, what),
+        Some(multi) if total >= MIN_BYTES => styled(multi, total, what, BYTES_TEMPLATE),
         _ => ProgressBar::hidden(),
     }
 }
@@ -98,7 +92,7 @@ pub fn object_hook(what: &'static str) -> ProgressHook {
         if s.total < MIN_BYTES {
             return;
         }
-        c.get_or_insert_with(|| styled(multi, s.total, what))
+        c.get_or_insert_with(|| styled(multi, s.total, what, BYTES_TEMPLATE))
             .set_position(s.done);
     })
 }

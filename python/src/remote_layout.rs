@@ -145,7 +145,7 @@ pub fn index_archives(
         use tgm::file::{write_error, Existing};
         use tgm::remote::RemoteOptions;
         use tgm::Limits;
-        if !output.ends_with(".tgmc") {
+        if !tgm::file::archive_catalogue::has_catalogue_file_name(&output) {
             return Err(crate::convert::invalid_argument(
                 py,
                 format!("{output}: a catalogue file's name ends in .tgmc (readers take it as a catalogue by that)"),

@@ -332,6 +332,18 @@ pub fn location_for(archive: &str, catalogue: &str) -> Result<String> {
     Ok(abs.to_string_lossy().into_owned())
 }
 
+/// Whether `location` (a path or URL) is named as a catalogue file: its
+/// name ends in `.tgmc`, in any case. Readers take a catalogue file by
+/// its name, so writers refuse any other (`spec/files.md` §9.5).
+pub fn has_catalogue_file_name(location: &str) -> bool {
+    const EXT: &str = ".tgmc";
+    let name = location.rsplit('/').next().unwrap_or(location);
+    name.len() > EXT.len()
+        && name
+            .get(name.len() - EXT.len()..)
+            .is_some_and(|e| e.eq_ignore_ascii_case(EXT))
+}
+
 /// Whether `bytes` look like a catalogue file: a first message that is a
 /// catalogue naming an archive (`spec/files.md` §9.5).
 pub fn is_catalogue_file(bytes: &[u8], limits: &Limits) -> bool {

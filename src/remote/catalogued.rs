@@ -26,12 +26,17 @@ pub struct ListedArchive<S> {
 /// The bytes of the catalogue file at `location` (a path or URL), at most
 /// [`MAX_CATALOGUE_FILE`](crate::file::archive_catalogue::MAX_CATALOGUE_FILE).
 pub fn read_catalogue_file(location: &str, opts: &RemoteOptions) -> Result<Vec<u8>> {
-    let src: Box<dyn ByteSource> = if is_remote_url(location) {
-        Box::new(RemoteSource::open(location, opts)?)
+    read_catalogue_bytes(&*source_at(location, opts, Backend::Pread)?)
+}
+
+/// The bytes at `location`: a URL opened (its first window read), a local
+/// file opened with `local`.
+fn source_at(location: &str, opts: &RemoteOptions, local: Backend) -> Result<Box<dyn ByteSource>> {
+    if is_remote_url(location) {
+        Ok(Box::new(RemoteSource::open(location, opts)?))
     } else {
-        Box::new(LocalFile::open(location, Backend::Pread)?)
-    };
-    read_catalogue_bytes(&*src)
+        Ok(Box::new(LocalFile::open(location, local)?))
+    }
 }
 
 /// The source of the archive at `location` that `cat` lists: lazy
@@ -43,17 +48,14 @@ pub fn listed_source(
     opts: &RemoteOptions,
     lazy: bool,
 ) -> Result<Box<dyn ByteSource>> {
-    if !is_remote_url(location) {
-        return Ok(Box::new(LocalFile::open(location, Backend::Mmap)?));
-    }
     match (&cat.archive.etag, lazy) {
-        (Some(etag), true) => Ok(Box::new(RemoteSource::open_known(
+        (Some(etag), true) if is_remote_url(location) => Ok(Box::new(RemoteSource::open_known(
             location,
             opts,
             cat.archive.size,
             etag.clone(),
         )?)),
-        _ => Ok(Box::new(RemoteSource::open(location, opts)?)),
+        _ => source_at(location, opts, Backend::Mmap),
     }
 }
 
@@ -102,11 +104,7 @@ pub fn index_archives(
         let at = &archives[k];
         let named = |e: Error| e.with_path(std::path::Path::new(at));
         let location = location_for(at, catalogue)?;
-        let src: Box<dyn ByteSource> = if is_remote_url(at) {
-            Box::new(RemoteSource::open(at, opts).map_err(named)?)
-        } else {
-            Box::new(LocalFile::open(at, Backend::Mmap).map_err(named)?)
-        };
+        let src = source_at(at, opts, Backend::Mmap).map_err(named)?;
         let f = TgmFile::from_source(src, limits).map_err(named)?;
         ArchiveCatalogue::of_file(&f, &location, limits).map_err(named)
     };
