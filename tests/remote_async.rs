@@ -52,6 +52,7 @@ fn since(now: RemoteStats, before: RemoteStats) -> (u64, u64) {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn every_method_over_http_answers_as_the_blocking_reader() {
     let Some(http) = servers::http() else { return };
     let o = RemoteOptions::default();
@@ -68,6 +69,7 @@ fn every_method_over_http_answers_as_the_blocking_reader() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn open_decode_object_and_decode_range_send_the_blocking_readers_requests() {
     let Some(http) = servers::http() else { return };
     let mut file = many_messages(200, 2048);

@@ -26,6 +26,7 @@ fn open(url: &str) -> TgmFile<RemoteSource> {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn every_corpus_file_read_over_http_decodes_as_the_local_read() {
     let Some(http) = servers::http() else { return };
     for (name, bytes) in corpus() {
@@ -37,6 +38,7 @@ fn every_corpus_file_read_over_http_decodes_as_the_local_read() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn request_counts_match_the_access_log() {
     let Some(http) = servers::http() else { return };
     let n = 1000;
@@ -119,6 +121,7 @@ fn request_counts_match_the_access_log() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn decode_range_of_szip_fetches_the_covering_rsis_only() {
     let Some(http) = servers::http() else { return };
     let values = 1 << 20;
@@ -145,6 +148,7 @@ fn decode_range_of_szip_fetches_the_covering_rsis_only() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_shipped_layout_costs_one_get_per_object() {
     let Some(http) = servers::http() else { return };
     let all = many_messages(50, 1000);
@@ -167,6 +171,7 @@ fn a_shipped_layout_costs_one_get_per_object() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_server_ignoring_range_is_refused_without_reading_the_body() {
     let Some(http) = servers::http() else { return };
     let all = many_messages(3, 100_000);
@@ -184,6 +189,7 @@ fn a_server_ignoring_range_is_refused_without_reading_the_body() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_503_is_retried_with_backoff() {
     let Some(http) = servers::http() else { return };
     let all = many_messages(2, 100);
@@ -205,6 +211,7 @@ fn a_503_is_retried_with_backoff() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn missing_and_forbidden_objects_are_typed_errors_naming_the_url() {
     let Some(http) = servers::http() else { return };
     let url = http.url("faults/does-not-exist.tgm");
@@ -219,6 +226,7 @@ fn missing_and_forbidden_objects_are_typed_errors_naming_the_url() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_object_changed_after_open_is_detected() {
     let Some(http) = servers::http() else { return };
     let name = "faults/changing.tgm";
@@ -286,6 +294,7 @@ fn a_short_body_and_a_silent_server_are_errors() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn reads_work_from_inside_another_runtime() {
     let Some(http) = servers::http() else { return };
     let url = http.put("rt/inside.tgm", &many_messages(2, 100));
@@ -335,6 +344,7 @@ fn full_size_costs_against_the_access_log() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_small_file_costs_one_get_to_open_and_close_ranges_one_get() {
     let Some(http) = servers::http() else { return };
     let name = "counts/one.tgm";
@@ -363,6 +373,7 @@ fn a_small_file_costs_one_get_to_open_and_close_ranges_one_get() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn local_and_remote_files_behind_one_type() {
     let Some(http) = servers::http() else { return };
     let bytes = many_messages(3, 100);
@@ -442,6 +453,7 @@ fn a_server_without_etags_is_read_after_one_head() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_empty_object_opens_through_a_head() {
     let Some(http) = servers::http() else { return };
     let name = "faults/empty.tgm";
@@ -468,6 +480,7 @@ fn an_empty_object_opens_through_a_head() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_cut_last_message_over_http_is_the_damage_a_local_file_reports() {
     let Some(http) = servers::http() else { return };
     let mut bytes = many_messages(20, 512);
@@ -507,6 +520,7 @@ fn a_cut_last_message_over_http_is_the_damage_a_local_file_reports() {
 /// and (no) descriptors through its footer index, and decodes every data
 /// object as tgm does (`spec/files.md` §9.1).
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn the_reference_reads_every_message_of_a_catalogued_file_over_http() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -38,6 +38,7 @@ fn open(url: &str) -> TgmFile<RemoteSource> {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn every_corpus_file_read_over_s3_decodes_as_the_local_read() {
     let Some(s3) = s3() else { return };
     for (name, bytes) in corpus() {
@@ -49,6 +50,7 @@ fn every_corpus_file_read_over_s3_decodes_as_the_local_read() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn s3_reads_cost_what_http_reads_cost() {
     let Some(s3) = s3() else { return };
     let n = 200;
@@ -78,6 +80,7 @@ fn s3_reads_cost_what_http_reads_cost() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_missing_key_is_not_found() {
     let Some(s3) = s3() else { return };
     let url = format!("s3://{}/no/such/key.tgm", s3.bucket);
@@ -87,6 +90,7 @@ fn a_missing_key_is_not_found() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_object_replaced_after_open_is_detected() {
     let Some(s3) = s3() else { return };
     let url = s3.put("faults/changing.tgm", &many_messages(3, 1000));

@@ -22,6 +22,7 @@ fn payload(len: usize, seed: u8) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn nginx_serves_ranges_and_logs_them() {
     let Some(http) = servers::http() else { return };
     let body = payload(10_000, 1);
@@ -57,6 +58,7 @@ fn nginx_serves_ranges_and_logs_them() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn nginx_if_match_rejects_a_changed_file() {
     let Some(http) = servers::http() else { return };
     let url = http.put("selftest/changing.bin", &payload(4096, 2));
@@ -82,6 +84,7 @@ fn nginx_if_match_rejects_a_changed_file() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn nginx_fault_locations() {
     let Some(http) = servers::http() else { return };
     let body = payload(5000, 4);
@@ -109,6 +112,7 @@ fn nginx_fault_locations() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn nginx_missing_file_is_404() {
     let Some(http) = servers::http() else { return };
     let (status, _, _) = raw_get(&http.url("selftest/absent.bin"), &[]);
@@ -116,6 +120,7 @@ fn nginx_missing_file_is_404() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn s3s_fs_serves_put_objects() {
     let Some(s3) = servers::s3() else { return };
     let body = payload(3000, 5);

@@ -83,6 +83,7 @@ fn exists(s3: &servers::S3, key: &str) -> bool {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_archive_written_to_s3_reads_back_as_written() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -108,6 +109,7 @@ fn an_archive_written_to_s3_reads_back_as_written() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_existing_object_is_kept_unless_replacing_is_asked() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -138,6 +140,7 @@ fn an_existing_object_is_kept_unless_replacing_is_asked() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_upload_dropped_mid_way_leaves_no_object_and_no_parts() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -153,6 +156,7 @@ fn an_upload_dropped_mid_way_leaves_no_object_and_no_parts() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_refused_upload_names_the_url_and_leaves_nothing() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -230,6 +234,7 @@ fn assert_aborted(
 /// part (every time): the write fails naming the URL, and the upload is
 /// aborted.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_connection_dropped_mid_part_aborts_the_upload() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -252,6 +257,7 @@ fn a_connection_dropped_mid_part_aborts_the_upload() {
 /// Issue 42 item 6: a part answered 500 once is retried, and the object
 /// is complete and equal to what was written.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_part_answered_500_once_is_retried() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -276,6 +282,7 @@ fn a_part_answered_500_once_is_retried() {
 /// Issue 42 item 6: a part refused (403, every time) is not retried: the
 /// upload is aborted, nothing is at the key and no part is left.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_refused_part_aborts_the_upload() {
     let _one = serial();
     let Some(s3) = s3() else { return };
@@ -301,6 +308,7 @@ fn a_refused_part_aborts_the_upload() {
 /// A raised cancel flag aborts at the next write: nothing at the key, no
 /// part left, and the error says it was interrupted.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_cancelled_upload_is_aborted() {
     let _one = serial();
     let Some(s3) = s3() else { return };

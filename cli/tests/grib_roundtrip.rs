@@ -38,10 +38,10 @@ fn eccodes_available() -> bool {
         .all(|t| Command::new(t).arg("-V").output().is_ok());
     let samples = Path::new(SAMPLES).join("GRIB2.tmpl").exists();
     if !(tools && samples) {
-        eprintln!(
-            "SKIPPED: ecCodes tools (libeccodes-tools) or samples ({SAMPLES}, \
+        common::skip::skip(&format!(
+            "ecCodes tools (libeccodes-tools) or samples ({SAMPLES}, \
              libeccodes-data) not found; run .ci/weather.sh"
-        );
+        ));
     }
     tools && samples
 }
@@ -628,10 +628,10 @@ fn eccodes_writes(dir: &Path, input: &Path, packing: &str) -> bool {
         .output()
         .unwrap();
     if !out.status.success() {
-        eprintln!(
-            "SKIPPED {packing}: this ecCodes cannot write it: {}",
+        common::skip::skip(&format!(
+            "{packing}: this ecCodes cannot write it: {}",
             String::from_utf8_lossy(&out.stderr).trim()
-        );
+        ));
     }
     out.status.success()
 }

@@ -267,7 +267,7 @@ fn ncdump_data(path: &Path) -> Option<String> {
     let out = match Command::new("ncdump").arg(path).output() {
         Ok(o) => o,
         Err(_) => {
-            eprintln!("note: ncdump (netcdf-bin) not installed; ncdump comparison skipped");
+            common::skip::skip("the ncdump comparison: ncdump (netcdf-bin) is not installed");
             return None;
         }
     };
@@ -711,7 +711,7 @@ fn ncgen_kind(dir: &Path, name: &str, cdl: &str, kind: &str) -> Option<PathBuf> 
     {
         Ok(st) => st,
         Err(_) => {
-            eprintln!("SKIPPED: ncgen (netcdf-bin) not installed; run .ci/weather.sh");
+            common::skip::skip("ncgen (netcdf-bin) is not installed; run .ci/weather.sh");
             return None;
         }
     };
@@ -944,7 +944,7 @@ fn to_netcdf_writes_chunked_deflated_variables() {
     let out = match Command::new("ncdump").args(["-hs"]).arg(&round).output() {
         Ok(o) => o,
         Err(_) => {
-            eprintln!("SKIPPED: ncdump (netcdf-bin) not installed; run .ci/weather.sh");
+            common::skip::skip("ncdump (netcdf-bin) is not installed; run .ci/weather.sh");
             return;
         }
     };

@@ -27,7 +27,7 @@ fn on_terminal(dir: &Path, args: &str, extra: &str) -> Option<String> {
     let out = match out {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("skipped: `script` (util-linux) cannot run here: {e}");
+            common::skip::skip(&format!("`script` (util-linux) cannot run here: {e}"));
             return None;
         }
     };

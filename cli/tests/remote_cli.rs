@@ -188,6 +188,7 @@ const READ_COMMANDS: &[&[&str]] = &[
 ];
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn read_commands_over_http_match_the_local_file() {
     let Some(http) = servers::http() else { return };
     let (_, bytes) = archive();
@@ -206,6 +207,7 @@ fn read_commands_over_http_match_the_local_file() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn read_commands_over_s3_match_the_local_file() {
     let Some(s3) = servers::s3() else { return };
     let (_, bytes) = archive();
@@ -244,6 +246,7 @@ fn export_tree(input: &str, env: &[(&'static str, String)]) -> BTreeMap<PathBuf,
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn export_and_copy_from_urls_write_the_same_files() {
     let (local, bytes) = archive();
     let expected = export_tree(s(local), &[]);
@@ -286,6 +289,7 @@ fn export_and_copy_from_urls_write_the_same_files() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn ls_over_http_reads_headers_not_payloads() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -309,6 +313,7 @@ fn ls_over_http_reads_headers_not_payloads() {
 /// With the default readahead, the scan from both ends reads these small
 /// messages whole, once, in few requests (§3.1).
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn ls_of_an_appended_archive_reads_footers_in_at_most_two_requests_per_message() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -345,6 +350,7 @@ fn ls_of_an_appended_archive_reads_footers_in_at_most_two_requests_per_message()
 /// what `ls` prints of the same messages without a catalogue, with and
 /// without selection on MARS keys (`spec/files.md` §9.3).
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn ls_of_a_catalogued_archive_reads_its_tail_only() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -488,6 +494,7 @@ fn failure(args: &[&str], env: &[(&'static str, String)]) -> Run {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn http_errors_name_the_url_and_the_cause() {
     let Some(http) = servers::http() else { return };
     let (_, bytes) = archive();
@@ -518,6 +525,7 @@ fn http_errors_name_the_url_and_the_cause() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn s3_missing_object_names_the_url() {
     let Some(s3) = servers::s3() else { return };
     let missing = s3.url("cli/absent.tgm");
@@ -531,6 +539,7 @@ fn s3_missing_object_names_the_url() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_5xx_is_retried() {
     let Some(http) = servers::http() else { return };
     let (_, bytes) = archive();
@@ -610,6 +619,7 @@ fn run_filled(args: &[String], env: &[(&'static str, String)]) -> Run {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn writes_to_s3_list_as_the_local_outputs() {
     let Some(s3) = servers::s3() else { return };
     let (local, _) = archive();
@@ -652,6 +662,7 @@ fn writes_to_s3_list_as_the_local_outputs() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn split_and_export_write_many_objects_to_s3() {
     let Some(s3) = servers::s3() else { return };
     let (local, _) = archive();
@@ -669,6 +680,7 @@ fn split_and_export_write_many_objects_to_s3() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_existing_object_is_kept_without_force() {
     let Some(s3) = servers::s3() else { return };
     let (local, bytes) = archive();
@@ -696,6 +708,7 @@ fn an_existing_object_is_kept_without_force() {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn an_output_that_is_an_input_is_refused() {
     let Some(s3) = servers::s3() else { return };
     let (_, bytes) = archive();
@@ -747,6 +760,7 @@ fn appending_to_a_url_without_force_is_refused_with_the_reason() {
 /// the new one and one catalogue replaces the old whole; `-j` reports its
 /// ETag, the one the store gives on a `HEAD`.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn appending_to_an_object_under_force_rewrites_it_whole() {
     let Some(s3) = servers::s3() else { return };
     let (local, bytes) = archive();
@@ -869,6 +883,7 @@ fn upload_under_way(s3: &servers::S3, big: &Path, url: &str) -> std::process::Ch
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn killing_an_upload_leaves_no_object() {
     let Some(s3) = servers::s3() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -887,6 +902,7 @@ fn killing_an_upload_leaves_no_object() {
 /// nothing at the key and no part left on the server.
 #[cfg(target_os = "linux")]
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_signal_mid_upload_aborts_it() {
     let Some(s3) = servers::s3() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -912,6 +928,7 @@ fn a_signal_mid_upload_aborts_it() {
 /// a proxy that delays every GET) removes the temporary file.
 #[cfg(target_os = "linux")]
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_signal_mid_write_removes_the_local_temporary_file() {
     let Some(s3) = servers::s3() else { return };
     let (_, bytes) = archive();
@@ -980,6 +997,7 @@ fn readme_examples() -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn every_remote_example_in_the_readme_runs() {
     let (Some(http), Some(s3)) = (servers::http(), servers::s3()) else {
         return;
@@ -1010,6 +1028,7 @@ fn every_remote_example_in_the_readme_runs() {
 /// WebDAV), lists as the local file, is kept without `--force`, and a
 /// store refusing it is named with the cause.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn writes_to_an_http_url_put_the_archive() {
     let Some(http) = servers::http() else { return };
     let (local, bytes) = archive();
@@ -1047,6 +1066,7 @@ fn writes_to_an_http_url_put_the_archive() {
 /// An `http://` output larger than a part is spooled and sent by one
 /// `PUT`: the same bytes as the local output.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_large_http_output_is_sent_whole() {
     let Some(http) = servers::http() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -1076,15 +1096,16 @@ fn a_large_http_output_is_sent_whole() {
 /// the input; skips when they are absent.
 #[cfg(feature = "grib")]
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn convert_grib_to_s3_lists_as_the_local_conversion() {
     let Some(s3) = servers::s3() else { return };
     let samples = Path::new("/usr/share/eccodes/samples");
     let parts = ["regular_ll_sfc_grib2.tmpl", "regular_ll_pl_grib2.tmpl"];
     if !parts.iter().all(|p| samples.join(p).exists()) {
-        eprintln!(
-            "skipping: ecCodes samples not found in {}",
+        servers::skip::skip(&format!(
+            "ecCodes samples not found in {}",
             samples.display()
-        );
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1147,6 +1168,7 @@ fn peak_rss(args: &[&str], env: &[(&'static str, String)]) -> (u64, i32) {
 /// Measured 63.7 MiB (568.7 MiB when the object was written whole).
 #[cfg(target_os = "linux")]
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn importing_512_mib_to_s3_peaks_under_256_mib() {
     use std::io::Write;
     let Some(s3) = servers::s3() else { return };
@@ -1210,6 +1232,7 @@ fn ls_rows(out: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn index_of_an_s3_folder_pattern_catalogues_every_archive() {
     let Some(s3) = servers::s3() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -1272,6 +1295,7 @@ fn index_of_an_s3_folder_pattern_catalogues_every_archive() {
 /// reading an object costs one request to its own archive, pinned to its
 /// ETag.
 #[test]
+#[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
 fn a_catalogue_file_opens_many_remote_archives_without_touching_them() {
     let Some(http) = servers::http() else { return };
     const FILES: usize = 100;

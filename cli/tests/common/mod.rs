@@ -1,6 +1,8 @@
 //! Helpers shared by the command-line test suites.
 #![allow(dead_code)]
 
+#[path = "../../../tests/common/skip.rs"]
+pub mod skip;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
