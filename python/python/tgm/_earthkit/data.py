@@ -31,9 +31,6 @@ class TgmData(DefaultSourceData):
 
     available_types = _Conversions()
 
-    def __init__(self, reader):
-        super().__init__(reader)
-
     def to_xarray(self, *args, **kwargs):
         return self._reader.to_xarray(**kwargs)
 

@@ -21,6 +21,7 @@ from earthkit.data.encoders import EncodedData, Encoder
 from tgm._dtypes import NUMPY_TYPES
 
 from .mars import EntryKeys, field_to_base_entry
+from .readers.file import TgmFileReader
 
 __all__ = ["TgmEncodedData", "TgmEncoder", "encoder"]
 
@@ -128,8 +129,8 @@ class TgmEncoder(Encoder):
         if isinstance(data, (xr.Dataset, xr.DataArray)):
             return self._encode_xarray(data, **opts)
         reader = getattr(data, "_reader", data)
-        if hasattr(reader, "is_mars") and hasattr(reader, "_archive") and not reader.is_mars():
-            return TgmEncodedData(reader._archive.messages)
+        if isinstance(reader, TgmFileReader) and not reader.is_mars():
+            return TgmEncodedData(reader.messages())
         if hasattr(data, "to_fieldlist") and not hasattr(data, "sel"):
             data = data.to_fieldlist()
         return self._encode(data, **opts)
@@ -177,7 +178,8 @@ class TgmEncoder(Encoder):
 
     def _encode_fieldlist_like(self, fields, compression="none", **_opts):
         """One message, one object per field: its values (reshaped to the
-        field's ``shape`` when ``to_numpy()`` is flat) and the entry
+        field's ``shape`` when ``to_numpy()`` is flat, stored as they are
+        but for ``compression``) and the entry
         :func:`~tgm._earthkit.mars.field_to_base_entry` gives."""
         import tgm
 

@@ -32,9 +32,11 @@ class TgmSimpleFieldList(SimpleFieldList):
     included), or earthkit's Dataset of the fields when there is no
     archive behind them."""
 
-    def __init__(self, fields, file_path=None, storage_options=None):
+    def __init__(self, fields, file_path=None, storage_options=None, *, archive=None):
         super().__init__(fields)
-        self._archive = None if file_path is None else Archive(file_path, storage_options)
+        if archive is None and file_path is not None:
+            archive = Archive(file_path, storage_options)
+        self._archive = archive
 
     def to_xarray(self, **kwargs):
         if self._archive is None:
@@ -46,9 +48,7 @@ def fieldlist_of(archive):
     """The :class:`TgmSimpleFieldList` of an opened :class:`Archive`."""
     fields = [base_entry_to_field(entry, arr, tuple(desc.shape))
               for entry, desc, arr in archive.objects() if has_mars_namespace(entry)]
-    out = TgmSimpleFieldList(fields)
-    out._archive = archive
-    return out
+    return TgmSimpleFieldList(fields, archive=archive)
 
 
 def build_fieldlist_from_path(file_path, storage_options=None):

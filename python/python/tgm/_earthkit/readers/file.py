@@ -46,6 +46,10 @@ class TgmFileReader(Reader):
         """Whether some object of the archive carries MARS keys."""
         return self._archive.is_mars
 
+    def messages(self):
+        """The archive's messages, as bytes."""
+        return self._archive.messages
+
     def _no_mars(self, what):
         return f"{self.path} has no MARS metadata (no object carries MARS keys): {what}"
 
