@@ -1,7 +1,8 @@
 """Imported at interpreter start by ``tgm_earthkit.pth`` (tgm wheel): when
 earthkit-data's reader table (``earthkit.data.readers``) is imported, adds
-tgm's reader to it so that ``earthkit.data.from_source("file", "x.tgm")``
-recognises Tensogram files by their magic. Imports nothing until then, and
+tgm's reader functions (``tgm._earthkit.readers``) to it so that
+``earthkit.data.from_source("file" | "memory" | "stream", ...)`` recognise
+Tensogram content by its magic. Imports nothing until then, and
 tgm itself only when earthkit-data is handed tgm content, or just before
 the eccodes package loads its library (see :class:`_TgmEarthkitFinder`)."""
 
@@ -20,10 +21,10 @@ def _tgm_reader(method):
         if not (head[: len(_MAGIC)] == _MAGIC or (deeper_check and _MAGIC in head)):
             return None
         try:
-            import tgm._earthkit as plugin
+            import tgm._earthkit.readers as readers
         except Exception:  # a broken tgm must not break earthkit-data
             return None
-        return getattr(plugin, method)(source, data, magic=magic, deeper_check=deeper_check, **kwargs)
+        return getattr(readers, method)(source, data, magic=magic, deeper_check=deeper_check, **kwargs)
 
     return read
 
@@ -34,7 +35,7 @@ def install_file_reader(readers_module):
     original = readers_module._readers
     if getattr(original, "_tgm", False):
         return
-    table = {"reader": _tgm_reader("_reader"), "memory_reader": _tgm_reader("_memory_reader")}
+    table = {name: _tgm_reader(name) for name in ("reader", "memory_reader", "stream_reader")}
 
     def _readers(method_name):
         out = dict(original(method_name))

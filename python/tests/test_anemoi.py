@@ -36,6 +36,48 @@ def test_entry_point_is_registered():
     assert {p.name: p.value for p in points if p.dist.name == "tgm"} == {"tgm": "tgm._anemoi:TgmOutput"}
 
 
+def readme_configuration():
+    yaml = pytest.importorskip("yaml", reason="PyYAML is not installed (pip install pyyaml)")
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### anemoi-inference"):]
+    return yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+
+
+def test_readme_configuration_is_the_outputs_options():
+    # Read as the output reads its options, without anemoi-inference.
+    from tgm._anemoi_options import output_options
+
+    options, anemoi_options = output_options(readme_configuration()["output"])
+    assert options.path == "forecast.tgm"
+    assert (options.compression, options.stack_pressure_levels, options.encoding) == ("zstd", True, "none")
+    assert anemoi_options == {}
+
+
+@pytest.mark.parametrize("section, error", [
+    ({"tgm": {"path": "f.tgm", "compresion": "zstd"}}, "unknown option.*compresion"),
+    ({"tgm": {"path": "f.tgm", "encoding": "simple_packing"}}, "bits must be set"),
+    ({"tgm": {"path": "f.tgm", "encoding": "grib"}}, "encoding 'grib'"),
+    ({"tgm": {"path": "f.tgm", "overwrite": "yes"}}, "overwrite must be true or false"),
+    ({"tgm": {"compression": "zstd"}}, "path is not set"),
+    ({"netcdf": {"path": "f.nc"}}, "not the tgm output"),
+])
+def test_output_options_are_checked(section, error):
+    from tgm._anemoi_options import output_options
+
+    with pytest.raises((ValueError, TypeError), match=error):
+        output_options(section)
+
+
+def test_output_options_of_a_path_and_anemois_own():
+    from tgm._anemoi_options import output_options
+
+    options, anemoi_options = output_options({"tgm": {"path": "s3://b/f.tgm", "output_frequency": 6,
+                                                      "dtype": "float64"}})
+    assert (options.path, options.dtype, anemoi_options) == ("s3://b/f.tgm", np.dtype("float64"),
+                                                             {"output_frequency": 6})
+    assert output_options({"tgm": "f.tgm"})[0].path == "f.tgm"
+
+
 try:
     from anemoi.inference import outputs as anemoi
     from anemoi.inference.checkpoint import Checkpoint
@@ -228,10 +270,7 @@ def test_same_messages_as_the_reference_plugin(tmp_path):
 
 @needs_anemoi
 def test_readme_configuration(tmp_path, monkeypatch):
-    yaml = pytest.importorskip("yaml")
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### anemoi-inference"):]
-    config = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    config = readme_configuration()
     monkeypatch.chdir(tmp_path)
     states = run_forecast(create(config["output"]))
     path = pathlib.Path(config["output"]["tgm"]["path"])

@@ -9,11 +9,13 @@ feature."""
 
 import importlib.metadata
 import io
+import os
 import pathlib
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import numpy as np
 import pytest
@@ -83,6 +85,60 @@ def assert_same_fields(ours, ref):
         np.testing.assert_array_equal(a.geography.latitudes(), b.geography.latitudes())
         np.testing.assert_array_equal(a.geography.longitudes(), b.geography.longitudes())
     assert present >= 10 * len(ref)
+
+
+#: cfgrib's ERA5 sample in its sdist (.ci/python.sh downloads the sdist
+#: and names it in TGM_CFGRIB_SDIST).
+ERA5_MEMBER = "tests/sample-data/era5-levels-members.grib"
+
+
+@pytest.fixture(scope="module")
+def era5(tmp_path_factory):
+    need_grib()
+    sdist = os.environ.get("TGM_CFGRIB_SDIST", "")
+    if not os.path.isfile(sdist):
+        pytest.skip("cfgrib's sdist (its ERA5 sample) is not at TGM_CFGRIB_SDIST "
+                    "(.ci/python.sh: pip download --no-binary :all: cfgrib)")
+    d = tmp_path_factory.mktemp("era5")
+    with tarfile.open(sdist) as tar:
+        member = next((m for m in tar.getmembers() if m.name.endswith(ERA5_MEMBER)), None)
+        if member is None:
+            pytest.fail(f"{sdist} has no {ERA5_MEMBER}")
+        whole = d / "era5-levels-members.grib"
+        whole.write_bytes(tar.extractfile(member).read())
+    # 16 of its 160 messages, a hypercube (to_xarray needs one): both
+    # parameters, levels and times of the first day, two members; earthkit
+    # writes their GRIB unchanged
+    g = d / "era5.grib"
+    subset = {"metadata.number": [0, 9], "metadata.dataDate": 20170101}
+    ekd.from_source("file", str(whole)).to_fieldlist().sel(**subset).to_target("file", str(g))
+    archive = d / "era5.tgm"
+    archive.write_bytes(b"".join(tgm.convert_grib(g)))
+    return g, archive
+
+
+@pytest.mark.parametrize("sample", ["era5", "grib"])
+def test_earthkits_view_of_the_archive_is_its_view_of_the_grib(sample, request, tmp_path):
+    g, archive = request.getfixturevalue(sample)
+    ref = ekd.from_source("file", str(g)).to_fieldlist()
+    ours = ekd.from_source("tgm", str(archive)).to_fieldlist()
+    assert_same_fields(ours, ref)
+    for key in ("param", "shortName", "level", "step", "date", "time", "number", "gridType"):
+        assert ([f.get(f"metadata.{key}", default=None) for f in ours]
+                == [f.get(f"metadata.{key}", default=None) for f in ref]), key
+    first = ref[0]
+    pick = {"metadata.shortName": first.get("metadata.shortName"),
+            "metadata.level": first.get("metadata.level")}
+    assert len(ref.sel(**pick)) < len(ref)
+    assert_same_fields(ours.sel(**pick), ref.sel(**pick))
+    order = {"metadata.level": "descending", "metadata.shortName": "ascending"}
+    assert_same_fields(ours.order_by(order), ref.order_by(order))
+    np.testing.assert_array_equal(ours.to_numpy(flatten=True), ref.to_numpy(flatten=True))
+    xr.testing.assert_identical(ours.to_xarray(), ref.to_xarray())
+    # written by the tgm encoder and read again: the same fields
+    out = tmp_path / "again.tgm"
+    ref.to_target("file", str(out), encoder="tgm")
+    assert_same_fields(ekd.from_source("file", str(out)).to_fieldlist(), ref)
 
 
 def test_entry_points_are_in_the_wheel():
@@ -184,6 +240,12 @@ def test_file_source_recognises_tgm_by_its_magic(grib, tmp_path, name):
     xr.testing.assert_identical(ours.to_xarray(), ref.to_xarray())
 
 
+def test_stream_source_recognises_tgm(grib):
+    g, archive = grib
+    ours = ekd.from_source("stream", io.BufferedReader(io.BytesIO(archive.read_bytes())))
+    assert_same_fields(ours.to_fieldlist(read_all=True), ekd.from_source("file", str(g)).to_fieldlist())
+
+
 def test_memory_source_recognises_tgm(grib):
     g, archive = grib
     ours = ekd.from_source("memory", archive.read_bytes()).to_fieldlist()
@@ -263,8 +325,11 @@ def test_mars_archive_without_grib_is_a_fieldlist():
     geo = fl[0].geography
     np.testing.assert_array_equal(geo.latitudes()[:, 0], [2.0, 1.0, 0.0])
     np.testing.assert_array_equal(geo.longitudes()[0], [0.0, 1.0, 2.0, 3.0])
+    # the FieldList's Dataset is tgm's xarray backend's of the archive
+    # (every object, the coordinate-like one too)
     ds = fl.to_xarray()
-    assert set(ds.data_vars) == {"2t", "msl"}
+    xr.testing.assert_identical(ds, xr.open_dataset(io.BytesIO(mars_archive()), engine="tgm"))
+    assert {"2t", "msl", "aux"} <= set(ds.data_vars)
 
 
 def test_non_mars_archive_is_a_dataset(tmp_path):
@@ -274,7 +339,7 @@ def test_non_mars_archive_is_a_dataset(tmp_path):
     assert "fieldlist" not in data.available_types
     ds = data.to_xarray()
     xr.testing.assert_identical(ds, xr.open_dataset(io.BytesIO(msg), engine="tgm"))
-    with pytest.raises(NotImplementedError, match="no MARS keys"):
+    with pytest.raises(NotImplementedError, match="no MARS metadata"):
         data.to_fieldlist()
     p = tmp_path / "plain.tgm"
     p.write_bytes(msg)

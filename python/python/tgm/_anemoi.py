@@ -47,6 +47,7 @@ from anemoi.inference.output import Output
 from anemoi.inference.state import reduce_state
 
 from . import _api, _remote, _sink
+from ._anemoi_options import TgmOutputOptions
 
 __all__ = ["TgmOutput"]
 
@@ -55,9 +56,6 @@ LOG = logging.getLogger(__name__)
 #: Base-entry names of the coordinate objects: not latitude/longitude, so
 #: that xarray readers keep the grid on the fields' ``values`` axis.
 COORDINATE_NAMES = {"latitude": "grid_latitude", "longitude": "grid_longitude"}
-
-#: The encodings a step's fields may use.
-ENCODINGS = ("none", "simple_packing")
 
 State = dict[str, Any]
 Entry = dict[str, Any]
@@ -115,18 +113,14 @@ class _TgmWriter(Output):
         output_args: tuple[Any, ...],
         path: str | os.PathLike[str],
         *,
-        encoding: str = "none",
-        bits: int | None = None,
-        compression: str = "zstd",
-        dtype: str = "float32",
-        storage_options: dict[str, Any] | None = None,
-        stack_pressure_levels: bool = False,
-        overwrite: bool = True,
         variables: Any = None,
         post_processors: list[Any] | None = None,
         output_frequency: int | None = None,
         write_initial_state: bool | None = None,
+        **options: Any,
     ) -> None:
+        """``options`` are :meth:`TgmOutputOptions.of`'s (README
+        "anemoi-inference"); the others anemoi-inference's own."""
         super().__init__(
             *output_args,
             variables=variables,
@@ -134,18 +128,15 @@ class _TgmWriter(Output):
             output_frequency=output_frequency,
             write_initial_state=write_initial_state,
         )
-        if encoding not in ENCODINGS:
-            raise ValueError(f"tgm output {path}: encoding {encoding!r} is not one of {ENCODINGS}")
-        if encoding == "simple_packing" and bits is None:
-            raise ValueError(f"tgm output {path}: bits must be set when encoding='simple_packing'")
-        self.path = os.fspath(path)
-        self.encoding = encoding
-        self.bits = bits
-        self.compression = compression
-        self.dtype = np.dtype(dtype)
-        self.storage_options = dict(storage_options or {})
-        self.stack_pressure_levels = stack_pressure_levels
-        self.overwrite = overwrite
+        checked = TgmOutputOptions.of(path, **options)
+        self.path = checked.path
+        self.encoding = checked.encoding
+        self.bits = checked.bits
+        self.compression = checked.compression
+        self.dtype = checked.dtype
+        self.storage_options = checked.storage_options
+        self.stack_pressure_levels = checked.stack_pressure_levels
+        self.overwrite = checked.overwrite
         self._destination: _sink.Output | _FsspecDestination | None = None
 
     def __repr__(self) -> str:
