@@ -9,6 +9,7 @@ mod doctor;
 mod file;
 mod kerchunk;
 mod masks;
+mod metadata;
 mod objects;
 mod pre_encoded;
 mod ranges;
@@ -58,5 +59,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     converters::register(m)?;
     m.add_class::<file::NativeFile>()?;
     m.add_class::<file::NativeMetadata>()?;
+    m.add_class::<metadata::MetadataView>()?;
+    m.add_function(wrap_pyfunction!(metadata::caller_metadata, m)?)?;
     Ok(())
 }

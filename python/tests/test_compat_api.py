@@ -265,10 +265,12 @@ def test_bool_array_encodes_as_bitmask():
         tgm.encode({}, [(desc([10], "bitmask"), bits[:9])])
 
 
-def test_explicit_extra_wins_over_a_top_level_key():
-    meta = {"base": [{}], "version": 99, "_extra_": {"version": 1, "run": "a"}}
-    m = tgm.decode_metadata(tgm.encode(meta, [(desc([1], "uint8"), np.zeros(1, np.uint8))]))
-    assert m.extra["version"] == 1 and m.extra["run"] == "a"
+def test_top_level_keys_join_explicit_extra_and_a_key_given_twice_is_refused():
+    data = [(desc([1], "uint8"), np.zeros(1, np.uint8))]
+    m = tgm.decode_metadata(tgm.encode({"base": [{}], "version": 99, "_extra_": {"run": "a"}}, data))
+    assert m.extra == {"version": 99, "run": "a"}
+    with pytest.raises(tgm.MetadataError, match="both at top level and in _extra_"):
+        tgm.encode({"version": 99, "_extra_": {"version": 1}}, data)
 
 
 def test_pre_encoded_pipeline_is_checked_before_writing():
@@ -296,7 +298,7 @@ def test_extra_is_an_alias_of_explicit_extra():
     data = [(desc([1], "uint8"), np.zeros(1, np.uint8))]
     m = tgm.decode_metadata(tgm.encode({"extra": {"run": 3}}, data))
     assert m.extra == {"run": 3}
-    with pytest.raises(ValueError, match="'extra' must be a dict"):
+    with pytest.raises(ValueError, match=r"extra \(the alias of _extra_\) is a text, not a map"):
         tgm.encode({"extra": "x"}, data)
     with pytest.raises(ValueError, match="base"):
         tgm.encode({"base": None}, data)

@@ -12,7 +12,7 @@ from ._descriptor_keys import warn_metadata_like_keys
 from ._dtypes import NATIVE, as_array, encodable, numpy_dtype
 from ._errors import InvalidArgumentError
 from ._masks import mask_args
-from ._types import RESERVED, DataObjectDescriptor, Message, Metadata
+from ._types import DataObjectDescriptor, Message, Metadata
 
 
 def _hash_flag(hash):
@@ -24,47 +24,18 @@ def _hash_flag(hash):
 
 
 def _split_metadata(global_meta_dict):
-    """``(base, extra)`` from a reference-style metadata dict: ``base`` is the
+    """``(base, extra)`` from a reference-style metadata dict, read by the
+    library's caller rule (``spec/format.md`` §7.2): ``base`` is the
     per-object list; ``_extra_`` (or its alias ``extra``) and every other
-    top-level key (``version`` included, as in the reference) are extra,
-    ``_extra_`` winning a clash. ``_reserved_`` belongs to the encoder and
-    is refused wherever the caller puts it."""
+    top-level key (``version`` included, as in the reference) are extra;
+    a key given twice and ``_reserved_`` anywhere are errors."""
     if isinstance(global_meta_dict, Metadata):
         global_meta_dict = global_meta_dict.to_dict()
     if global_meta_dict is None:
         global_meta_dict = {}
     if not isinstance(global_meta_dict, dict):
         raise InvalidArgumentError("metadata must be a dict")
-    d = dict(global_meta_dict)
-    if RESERVED in d:
-        raise InvalidArgumentError(
-            f"metadata must not contain '{RESERVED}': the encoder writes it"
-        )
-    base = d.pop("base", [])
-    if not isinstance(base, (list, tuple)):
-        raise InvalidArgumentError("metadata 'base' must be a list of dicts")
-    if "_extra_" in d:
-        extra = d.pop("_extra_")
-        if not isinstance(extra, dict):
-            raise InvalidArgumentError("metadata '_extra_' must be a dict")
-    else:
-        # ``extra`` is the reference's alias of ``_extra_``.
-        extra = d.pop("extra", {})
-        if not isinstance(extra, dict):
-            raise InvalidArgumentError("metadata 'extra' must be a dict (an alias of '_extra_')")
-    # An explicit ``_extra_`` entry wins over a free-form top-level key of
-    # the same name, as in the reference.
-    extra = {**d, **extra}
-    clean = []
-    for b in base:
-        if not isinstance(b, dict):
-            raise InvalidArgumentError("metadata 'base' entries must be dicts")
-        if RESERVED in b:
-            raise InvalidArgumentError(
-                f"metadata 'base' entries must not contain '{RESERVED}': the encoder writes it"
-            )
-        clean.append(b)
-    return clean, extra
+    return _native.caller_metadata(global_meta_dict)
 
 
 def _descriptor_dict(desc):

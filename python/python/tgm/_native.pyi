@@ -43,6 +43,8 @@ __all__ = [
     "StreamingEncoder",
     "File",
     "MetadataHandle",
+    "MetadataView",
+    "caller_metadata",
     "NativeSourceFile",
     "Sink",
     "remote_enabled",
@@ -138,6 +140,7 @@ def decode_object_data(
     f: NativeSourceFile, m: int, o: int, native_byte_order: bool = True, verify_hash: bool = False
 ) -> tuple[dict[str, Any], npt.NDArray[np.uint8]]: ...
 def doctor() -> str: ...
+def caller_metadata(meta: _Dict) -> tuple[list[_Dict], _Dict]: ...
 
 # The converters exist only in a build with their cargo feature
 # (``python/Cargo.toml``); ``tgm._converters`` looks them up by name.
@@ -252,6 +255,15 @@ class MetadataHandle:
     """Parsed message metadata shared with a file's cache."""
 
     def to_dict(self) -> _Dict: ...
+
+@final
+class MetadataView:
+    """Metadata sections held natively; lookups by the library's rules."""
+
+    def __new__(cls, base: Sequence[_Dict], extra: _Dict) -> MetadataView: ...
+    def get(self, path: str, obj: int | None = None, default: Any = None) -> Any: ...
+    def get_key(self, key: str, default: Any = None) -> Any: ...
+    def keys(self) -> list[str]: ...
 
 @final
 class Sink:

@@ -25,16 +25,9 @@ Message = namedtuple("Message", ["metadata", "objects"])
 Message.__doc__ = """A decoded message: ``metadata`` (:class:`Metadata`) and
 ``objects``, a list of ``(DataObjectDescriptor, ndarray)`` pairs."""
 
+from . import _native
+
 _MISSING = object()
-
-
-def _walk(node, path):
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return _MISSING
-    return node
 
 
 class Metadata:
@@ -43,16 +36,25 @@ class Metadata:
     ``base[i]`` holds all metadata of object *i*; ``extra`` the free-form
     message-level keys; ``reserved`` the library's provenance. Dict-style
     access (``meta["mars"]``) finds the first ``base[i]`` holding the key
-    (ignoring ``_reserved_``), then ``extra``.
+    (ignoring ``_reserved_``), then ``extra``: every lookup is the
+    library's (``spec/format.md`` §7.1), answered from the sections as they
+    were when the first lookup was made.
     """
 
-    __slots__ = ("_base", "_reserved", "_extra", "_version")
+    __slots__ = ("_base", "_reserved", "_extra", "_version", "_view")
 
     def __init__(self, base=None, extra=None, reserved=None, version=3):
         self._base = [dict(b) for b in (base or [])]
         self._extra = dict(extra or {})
         self._reserved = dict(reserved or {})
         self._version = version
+        self._view = None
+
+    def _lookups(self):
+        """The native view the lookups ask, built on first use."""
+        if self._view is None:
+            self._view = _native.MetadataView(self._base, self._extra)
+        return self._view
 
     @classmethod
     def _from_native(cls, d):
@@ -88,18 +90,9 @@ class Metadata:
         """Number of data objects (length of ``base``)."""
         return len(self._base)
 
-    def _sources(self):
-        for b in self._base:
-            yield {k: v for k, v in b.items() if k != RESERVED}
-        yield self._extra
-
     def keys(self):
         """Unique top-level keys in first-seen order: each ``base[i]`` then ``extra``."""
-        seen = {}
-        for src in self._sources():
-            for k in src:
-                seen.setdefault(k, None)
-        return list(seen)
+        return self._lookups().keys()
 
     def values(self):
         """The value of each key of :meth:`keys`."""
@@ -110,10 +103,12 @@ class Metadata:
         return [(k, self[k]) for k in self.keys()]
 
     def __getitem__(self, key):
-        for src in self._sources():
-            if key in src:
-                return src[key]
-        raise KeyError(key)
+        if not isinstance(key, str):
+            raise KeyError(key)
+        v = self._lookups().get_key(key, _MISSING)
+        if v is _MISSING:
+            raise KeyError(key)
+        return v
 
     def get(self, key, default=None):
         """``self[key]``, or ``default`` when the key is absent."""
@@ -123,7 +118,7 @@ class Metadata:
             return default
 
     def __contains__(self, key):
-        return any(key in src for src in self._sources())
+        return self.get(key, _MISSING) is not _MISSING
 
     def __iter__(self):
         return iter(self.keys())
@@ -134,29 +129,14 @@ class Metadata:
     def get_path(self, path, default=None):
         """Dotted lookup (``"mars.param"``) across ``base[i]`` then ``extra``;
         a path starting ``extra.`` or ``_extra_.`` looks in ``extra`` only."""
-        head, _, rest = path.partition(".")
-        if head in ("extra", "_extra_") and rest:
-            v = _walk(self._extra, rest)
-            if v is not _MISSING:
-                return v
-        for src in self._sources():
-            v = _walk(src, path)
-            if v is not _MISSING:
-                return v
-        return default
-
-    def _object_source(self, obj):
-        """``base[obj]`` without ``_reserved_``, or None past the end."""
-        if not -len(self._base) <= obj < len(self._base):
-            return None
-        return {k: v for k, v in self._base[obj].items() if k != RESERVED}
+        return self._lookups().get(path, None, default)
 
     def get_path_at(self, obj, path, default=None):
-        """Dotted lookup within ``base[obj]`` only; ``default`` when there is
-        no such object."""
-        src = self._object_source(obj)
-        v = _MISSING if src is None else _walk(src, path)
-        return default if v is _MISSING else v
+        """Dotted lookup within ``base[obj]`` only (a negative ``obj`` counts
+        from the end); ``default`` when there is no such object."""
+        if not -len(self._base) <= obj < len(self._base):
+            return default
+        return self._lookups().get(path, obj % len(self._base), default)
 
     def has_path(self, path):
         """Whether :meth:`get_path` finds ``path``."""
@@ -168,9 +148,10 @@ class Metadata:
 
     def to_dict(self):
         """The metadata in the shape :func:`tgm.encode` accepts."""
-        d = {"base": [{k: v for k, v in b.items() if k != RESERVED} for b in self._base]}
-        d.update(self._extra)
-        return d
+        return {
+            "base": [{k: v for k, v in b.items() if k != RESERVED} for b in self._base],
+            "_extra_": dict(self._extra),
+        }
 
     def __eq__(self, other):
         if not isinstance(other, Metadata):
@@ -186,6 +167,7 @@ class Metadata:
 
     def __setstate__(self, state):
         self._base, self._extra, self._reserved, self._version = state
+        self._view = None
 
     def __repr__(self):
         extra = "[" + ", ".join(f'"{k}"' for k in self._extra) + "]"
