@@ -7,14 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
-features=blosc2,zfp,sz3
+# In CI, the debug stage's feature set (.ci/run), whose build these share.
+features=${TGM_CI_FEATURES:-tgm-cli/blosc2,tgm-cli/zfp,tgm-cli/sz3}
 
 echo "--- library: codec, frame parser and pipeline-spec unit tests"
-cargo test -q -p tgm --features "$features" --lib -- \
+cargo test -q --features "$features" --lib -- \
     pipeline:: pipeline_spec:: sz3_child::
 echo "--- library: sz3 through its helper process (crashes, time, memory ceiling, threads)"
-cargo test -q -p tgm --features "$features" --test sz3 --test sz3_child
+cargo test -q --features "$features" --test sz3 --test sz3_child
 echo "--- CLI: --compression blosc2|zfp|sz3 and their flags"
-cargo test -q -p tgm-cli --features "$features" --test codecs
+cargo test -q --features "$features" --test codecs
 echo "--- conformance with the reference (tools/codec-conformance)"
 cargo test -q -p codec-conformance

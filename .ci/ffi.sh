@@ -30,10 +30,13 @@ fi
 
 cargo fmt -p tgm-ffi --check
 cargo clippy -p tgm-ffi --all-targets -- -D warnings
-cargo build -p tgm-ffi
-cargo test -p tgm-ffi
-TGM_FFI_CHECK=valgrind cargo test -p tgm-ffi --test c_programs
-TGM_FFI_CHECK=asan cargo test -p tgm-ffi --test c_programs
+# In CI, the library features of the debug stage (.ci/run), so tgm is built
+# once; the test profile writes to target/debug, as a plain build would.
+features=${TGM_CI_LIB_FEATURES:-remote}
+cargo build --profile test -p tgm-ffi --features "$features"
+cargo test -p tgm-ffi --features "$features"
+TGM_FFI_CHECK=valgrind cargo test -p tgm-ffi --features "$features" --test c_programs
+TGM_FFI_CHECK=asan cargo test -p tgm-ffi --features "$features" --test c_programs
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

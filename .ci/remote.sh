@@ -43,7 +43,9 @@ fi
 export TGM_S3S_FS="$TOOLS/bin/s3s-fs"
 
 step "loopback harness self-test"
-cargo test --test remote_servers -- --include-ignored
+# In CI, the debug stage's feature set (.ci/run), whose build these share.
+features=${TGM_CI_FEATURES:-remote}
+cargo test --features "$features" --test remote_servers -- --include-ignored
 
 step "library remote tests"
 lib_tests=()
@@ -54,22 +56,24 @@ for t in tests/remote_*.rs; do
     lib_tests+=(--test "$name")
 done
 if [ "${#lib_tests[@]}" -gt 0 ]; then
-    cargo test --features remote "${lib_tests[@]}" -- --include-ignored
+    cargo test --features "$features" "${lib_tests[@]}" -- --include-ignored
 else
     echo "no tests/remote_*.rs besides the harness self-test"
 fi
 
 step "CLI: URL inputs and outputs against nginx and s3s-fs"
 # With ecCodes installed (libeccodes-dev), convert-grib/to-grib into a bucket too.
-if pkg-config --exists eccodes 2>/dev/null; then
+if [ -n "${TGM_CI_FEATURES:-}" ]; then
+    cargo test -p tgm-cli --features "$TGM_CI_FEATURES" --test remote_cli -- --include-ignored
+elif pkg-config --exists eccodes 2>/dev/null; then
     cargo test -p tgm-cli --features grib --test remote_cli -- --include-ignored
 else
     cargo test -p tgm-cli --test remote_cli -- --include-ignored
 fi
 
 step "C ABI: tgm_writer_t into an s3s-fs bucket"
-cargo test -p tgm-ffi --test c_programs c_writes_an_archive_to_s3 -- --include-ignored
+cargo test -p tgm-ffi --features "${TGM_CI_LIB_FEATURES:-remote}" --test c_programs c_writes_an_archive_to_s3 -- --include-ignored
 
 step "remote-bench: clippy, then a quick run (tgm and the reference against one nginx)"
 cargo clippy -p remote-bench --all-targets -- -D warnings
-cargo run -p remote-bench -- --quick
+cargo run --release -p remote-bench -- --quick

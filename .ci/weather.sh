@@ -26,8 +26,12 @@ features=grib,netcdf
 cargo clippy -p tgm-cli --features "$features" --all-targets -- -D warnings
 cargo clippy -p tgm-convert --features "$features" --all-targets -- -D warnings
 for profile in "" "--release"; do
+    # In CI, the debug build is the debug stage's (.ci/run); the release one
+    # is the tgm binary the kerchunk and Python stages use.
+    cli_features=$features
+    [ -z "$profile" ] && cli_features=${TGM_CI_FEATURES:-$features}
     # shellcheck disable=SC2086
-    cargo test $profile -p tgm-cli --features "$features" \
+    cargo test $profile -p tgm-cli --features "$cli_features" \
         --test grib_roundtrip --test netcdf_roundtrip --test netcdf_names
     # shellcheck disable=SC2086
     cargo test $profile -p tgm-convert --features "$features" --lib --test weather_fuzz_replay
