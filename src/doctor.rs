@@ -175,12 +175,21 @@ pub fn self_test() -> Vec<SelfTest> {
         .collect()
 }
 
+/// The test executable as its own SZ3 helper, so the self-test's sz3 row
+/// decodes as the `tgm` binary's does (spec/pipeline.md §4.7).
+#[cfg(all(test, feature = "sz3", target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+#[path = "../tests/common/sz3_self_helper.rs"]
+mod sz3_self_helper;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_codec_built_in_round_trips() {
+        #[cfg(all(feature = "sz3", target_os = "linux", target_env = "gnu"))]
+        crate::sz3_child::set_host_helper(super::sz3_self_helper::helper());
         let rows = self_test();
         assert_eq!(rows[0].label, "encode/decode  none/none/none");
         for r in &rows {

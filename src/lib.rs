@@ -108,6 +108,10 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// Test helpers shared with the integration tests name the crate `tgm`.
+#[cfg(test)]
+extern crate self as tgm;
+
 mod buffer;
 pub mod cbor;
 pub mod decode;
