@@ -28,7 +28,7 @@ cargo clippy -p tgm-convert --features "$features" --all-targets -- -D warnings
 for profile in "" "--release"; do
     # shellcheck disable=SC2086
     cargo test $profile -p tgm-cli --features "$features" \
-        --test grib_roundtrip --test netcdf_roundtrip --test netcdf_names
+        --test grib_roundtrip --test netcdf_roundtrip --test netcdf_names --test cli_reference
     # shellcheck disable=SC2086
     cargo test $profile -p tgm-convert --features "$features" --lib --test weather_fuzz_replay
 done
