@@ -227,10 +227,10 @@ def test_same_messages_as_the_reference_plugin(tmp_path):
 
 
 @needs_anemoi
-def test_readme_configuration(tmp_path, monkeypatch):
+def test_book_configuration(tmp_path, monkeypatch):
     yaml = pytest.importorskip("yaml")
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### anemoi-inference"):]
+    text = (ROOT / "docs/src/guide/earthkit.md").read_text()
+    section = text[text.index("## anemoi-inference"):]
     config = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     monkeypatch.chdir(tmp_path)
     states = run_forecast(create(config["output"]))
