@@ -133,7 +133,10 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// Write the book's command-line reference (docs/src/cli) from this help.
-    #[command(hide = true)]
+    #[command(
+        hide = true,
+        after_help = "Example:\n  tgm cli-reference --check docs/src"
+    )]
     CliReference(cli_reference::Args),
 }
 
