@@ -4,7 +4,7 @@
 # crate; runs its tests (the header is current; the C, C++ and Fortran
 # programs of ffi/tests against the cdylib)
 # plainly, under valgrind and under AddressSanitizer; then installs the
-# library with ffi/install.sh into a scratch prefix and builds the README's
+# library with ffi/install.sh into a scratch prefix and builds the book's
 # example through pkg-config, shared and static. Last, the reference's own
 # C++ wrapper (cpp/include/tensogram.hpp) and its GoogleTest suites for the
 # synchronous API, from a clone of tensogram 0.24.0 cached in
@@ -42,8 +42,8 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 TGM_FFI_PROFILE=debug ffi/install.sh "$scratch/prefix"
 export PKG_CONFIG_PATH="$scratch/prefix/lib/pkgconfig"
-awk '/^## C and C\+\+$/ {s = 1} s && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' \
-    README.md > "$scratch/example.c"
+awk '/^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' \
+    docs/src/guide/c-fortran.md > "$scratch/example.c"
 cc -Wall -Wextra -Werror "$scratch/example.c" $(pkg-config --cflags --libs tgm) -o "$scratch/shared"
 LD_LIBRARY_PATH="$scratch/prefix/lib" "$scratch/shared" "$scratch/shared.tgm"
 sed 's|"tensogram.h"|<tensogram/tensogram.h>|' "$scratch/example.c" > "$scratch/static.c"

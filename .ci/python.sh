@@ -14,7 +14,7 @@ PY="${PYTHON:-python3}"
 VENV="$(realpath -m "${TGM_PYENV:-${TGM_CI_CACHE:-target}/pyenv}")"
 
 # The wheel's default features include the optional compressors blosc2,
-# zfp and sz3 (README "Python"); their C/C++ builds are cached with the
+# zfp and sz3 (docs/src/guide/python.md); their C/C++ builds are cached with the
 # rest of the release build under CARGO_TARGET_DIR (.ci/run sets
 # $TGM_CI_CACHE/target). test_codecs.py fails, rather than skips, for a
 # codec named here that the wheel lacks.
@@ -65,7 +65,7 @@ allowlist="$VENV/stubtest-allowlist.txt"
 # object's available_types) are descriptors mypy cannot type.
 printf 'tgm\\._earthkit\\.[a-z_.]*Tgm[A-Za-z]*(\\.[a-z_]+)?\n' >>"$allowlist"
 # The anemoi-inference output needs anemoi-inference, which this
-# environment lacks (README "anemoi-inference"; run_plugin_suites.sh).
+# environment lacks (docs/src/guide/earthkit.md; run_plugin_suites.sh).
 printf 'tgm._anemoi\n' >>"$allowlist"
 for f in grib netcdf nifti dicom; do
     case ",$FEATURES," in

@@ -5,7 +5,8 @@
 # Node tests, then drives Debian's chromium through the DevTools protocol
 # (puppeteer-core from npm) against `tgm view` on an ERA5-like archive.
 # Prints the bundle size and the decode speeds; leaves the screenshot in
-# $VIEWER_SCREENSHOT (default target/viewer.png).
+# $VIEWER_SCREENSHOT (default target/viewer.png). Last, builds the book
+# (docs/) with mdbook.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${TGM_CI_CACHE:-$HOME/.cache/tgm-ci}
@@ -42,3 +43,20 @@ node --test wasm/test/reader.test.mjs
 
 (cd wasm/test/browser && npm ci --no-audit --no-fund --cache "$CACHE/npm" >/dev/null)
 node --test wasm/test/browser/viewer.test.mjs
+
+# The book (docs/): mdbook, pinned, installed once under $CACHE/tools, builds
+# it with every page and link of docs/src/SUMMARY.md. Its Rust examples are
+# doc tests of the library (src/lib.rs), its shell, C, Fortran and Python
+# examples tests of their own (readme_examples, remote_cli, c_programs,
+# test_earthkit, test_anemoi), and its command-line reference is checked
+# by cli_reference (.ci/weather.sh, with every subcommand).
+mdbook_version=0.4.52
+mdbook="$CACHE/tools/bin/mdbook"
+if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$mdbook_version"; then
+    cargo install --locked --root "$CACHE/tools" mdbook --version "$mdbook_version" \
+        --no-default-features --features search
+fi
+book_out="$(mktemp -d)"
+"$mdbook" build docs --dest-dir "$book_out"
+test -s "$book_out/index.html"
+rm -rf "$book_out"

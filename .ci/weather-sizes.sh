@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Prints the README's "GRIB against .tgm sizes" table (Markdown): fields
+# Prints the GRIB against .tgm sizes table of docs/src/performance/weather.md
+# (Markdown; `python3 docs/generated.py docs/src/performance/weather.md
+# weather-sizes` writes it there): fields
 # built at run time from ecCodes' samples in each packing the default
 # conversion (`--encoding source`) handles differently, converted with
 # `tgm convert-grib`, with the sizes of the GRIB file, its data section

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Prints the README's "Weather data" size and speed table (Markdown) for a
+# Prints the size and speed table of docs/src/performance/weather.md
+# (Markdown; `python3 docs/generated.py docs/src/performance/weather.md
+# weather-table` writes it there) for a
 # sample set built at run time from ecCodes' samples: smooth fields written
 # with grib_filter on ecCodes' grids, and their NetCDF form from
 # grib_to_netcdf (packed shorts, as ERA5 downloads are) and nccopy (float,

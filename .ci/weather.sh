@@ -32,7 +32,7 @@ for profile in "" "--release"; do
     [ -z "$profile" ] && cli_features=${TGM_CI_FEATURES:-$features}
     # shellcheck disable=SC2086
     cargo test $profile -p tgm-cli --features "$cli_features" \
-        --test grib_roundtrip --test netcdf_roundtrip --test netcdf_names
+        --test grib_roundtrip --test netcdf_roundtrip --test netcdf_names --test cli_reference
     # shellcheck disable=SC2086
     cargo test $profile -p tgm-convert --features "$features" --lib --test weather_fuzz_replay
 done

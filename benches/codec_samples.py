@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Decodes the real samples of the README's codec tables into raw float64.
+"""Decodes the real samples of the book's codec tables into raw float64.
 
     python3 benches/codec_samples.py DIR CFGRIB_SDIST
 

@@ -1,4 +1,4 @@
-//! Prints the README's "Optional codecs" tables: compression ratio, largest
+//! Prints the book's codec tables (docs/src/performance/codecs.md): compression ratio, largest
 //! absolute error and encode/decode speed of every codec on a real ERA5
 //! field and a real MRI scan, all from one run. Whole messages through
 //! `tgm::encode`/`tgm::decode`, one thread, best of 5 (a table generator,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's "Optional codecs" tables from one run, on real data: fetches
+# The book's codec tables (docs/src/performance/codecs.md, written there by
+# `python3 docs/generated.py docs/src/performance/codecs.md codecs`) from one run, on real data: fetches
 # cfgrib's sdist (its ERA5 GRIB test file) and nibabel (its example4d EPI
 # scan) from PyPI with pip, decodes them with ecCodes and nibabel
 # (benches/codec_samples.py), then runs every codec row on them
@@ -14,7 +15,7 @@
 #
 # Needs python3 (venv, pip), ecCodes' command-line tools (Debian
 # libeccodes-tools) and what the blosc2, zfp and sz3 features build with
-# (README "Optional codecs"). A sample that cannot be fetched or decoded
+# (docs/src/guide/codecs.md). A sample that cannot be fetched or decoded
 # is replaced by the bench's generated stand-in, which it says.
 set -euo pipefail
 case "${1:-}" in

@@ -6,7 +6,8 @@
 # Markdown table: command, pipeline, peak RSS, ratio to the object, and
 # whether it is within the bound of issue 25 (1.3 x object + 64 MiB), with
 # the sizes of the input and the output.
-# Not a test: the README's memory table is pasted from its output.
+# Not a test: its output is the table of docs/src/performance/memory.md,
+# written there by `python3 docs/generated.py docs/src/performance/memory.md memory`.
 #
 #   benches/memory.sh                  # 1 GiB object
 #   TGM_MEM_MIB=256 benches/memory.sh  # quick run

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Turns criterion's estimates into the README's Markdown tables.
+"""Turns criterion's estimates into the Markdown tables of the book's
+performance pages (docs/src/performance/library.md).
 
     python3 benches/table.py pipeline            # after cargo bench --bench pipeline
     python3 benches/table.py pipeline --baseline before   # the saved baseline instead

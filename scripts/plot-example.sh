@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes docs/plot-t2m.png, the README's `tgm plot` picture: a synthetic
+# Makes docs/src/images/plot-t2m.png, the command-line guide's `tgm plot` picture: a synthetic
 # ERA5-like 2 m temperature on a 1.5° global grid (121 × 240, stored north
 # first as GRIB's regular_ll) with a band of missing values, imported with
 # `tgm import` and drawn with `tgm plot`. Needs python3 (no packages); uses
@@ -46,9 +46,9 @@ PY
     { cat "$work/import.log" >&2; exit 1; }
 ( cd "$work" && "$TGM" plot t2m.tgm -o t2m.png )
 if [ "${1:-}" = "--check" ]; then
-    cmp "$work/t2m.png" docs/plot-t2m.png
-    echo "docs/plot-t2m.png: reproduced byte for byte"
+    cmp "$work/t2m.png" docs/src/images/plot-t2m.png
+    echo "docs/src/images/plot-t2m.png: reproduced byte for byte"
 else
-    mv "$work/t2m.png" docs/plot-t2m.png
-    echo "docs/plot-t2m.png: $(wc -c < docs/plot-t2m.png) bytes"
+    mv "$work/t2m.png" docs/src/images/plot-t2m.png
+    echo "docs/src/images/plot-t2m.png: $(wc -c < docs/src/images/plot-t2m.png) bytes"
 fi

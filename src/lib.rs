@@ -104,7 +104,7 @@
 //!   [`npy`], [`kerchunk`], [`doctor`].
 //!
 //! `spec/api.md` lists the public items and what stays stable; the
-//! README's "Library" section has longer examples.
+//! book's library guide (docs/src/guide/rust.md) has longer examples.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -249,3 +249,9 @@ pub mod __fuzz {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of the book's library guide, compiled and run as doc
+/// tests (mdBook cannot link this crate into its own `mdbook test`).
+#[cfg(doctest)]
+#[doc = include_str!("../docs/src/guide/rust.md")]
+pub struct BookRustDoctests;

@@ -1,5 +1,5 @@
 //! `tgm convert-dicom`: DICOM series into one Tensogram message each, in
-//! one file (README "Medical imaging").
+//! one file (docs/src/guide/medical.md).
 
 use std::path::PathBuf;
 
@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(short, long)]
     pub output: PathBuf,
     /// De-identify by DICOM PS3.15 Annex E, the Basic Application Level
-    /// Confidentiality Profile (README "Medical imaging": what it removes).
+    /// Confidentiality Profile (docs/src/guide/medical.md: what it removes).
     #[arg(long)]
     pub deidentify: bool,
     #[command(flatten)]
@@ -76,7 +76,7 @@ pub fn run(a: Args) -> CliResult {
         note!("skipped {path}: {}", s.reason);
     }
     // Each message is encoded straight into the output, its volume read
-    // from the files then (README, Memory); a file appears only once it is
+    // from the files then (docs/src/performance/memory.md); a file appears only once it is
     // whole.
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     let mut sink = Sink::open(&a.output, &inputs, a.force)?;
@@ -139,7 +139,7 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
     let (d, data, entry) = a
         .pick
         .decode_reporting(&file, crate::progress::object_hook("decoding"))?;
-    // Each slice is written as soon as it is built (README, Memory), and
+    // Each slice is written as soon as it is built (docs/src/performance/memory.md), and
     // every one before any is renamed into place. The directory is made
     // with the first slice, and removed again if this made it and the
     // conversion then fails.

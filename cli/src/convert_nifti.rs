@@ -1,5 +1,5 @@
 //! `tgm convert-nifti` and `tgm to-nifti`: NIfTI-1 and NIfTI-2 volumes to and from
-//! Tensogram messages (README "Medical imaging").
+//! Tensogram messages (docs/src/guide/medical.md).
 
 use std::path::PathBuf;
 
@@ -48,7 +48,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let spooled = Inputs::new(&a.inputs, nifti_suffix)?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
-    // The message is encoded straight into the output (README, Memory);
+    // The message is encoded straight into the output (docs/src/performance/memory.md);
     // a file appears only once it is whole.
     let mut sink = Sink::open(&a.output, &inputs, a.force)?;
     let (len, objects) = write_nifti_message(
@@ -124,7 +124,7 @@ pub fn to_nifti(mut a: ToArgs) -> CliResult {
         bytes.len()
     } else {
         // The header, then the decoded voxels as they are: no copy of the
-        // volume is made (README, Memory).
+        // volume is made (docs/src/performance/memory.md).
         let header = nifti_header_for(&d, data.len(), &entry, version)
             .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
         let mut sink = Sink::open(&a.output, &[&a.pick.input], a.force)?;

@@ -14,6 +14,11 @@ const OPTIONAL: [(&str, &str, &str); 8] = [
     ("to-dicom", "dicom", ""),
 ];
 
+/// The subcommands a cargo feature can leave out of a build.
+pub fn optional_subcommands() -> impl Iterator<Item = &'static str> {
+    OPTIONAL.iter().map(|(name, _, _)| *name)
+}
+
 /// Whether cargo feature `name` is in this build.
 fn built_with(name: &str) -> bool {
     let built = [

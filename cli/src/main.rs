@@ -3,6 +3,7 @@
 #[macro_use]
 mod diag;
 mod catalogue_input;
+mod cli_reference;
 mod cmd;
 #[cfg(feature = "dicom")]
 mod convert_dicom;
@@ -131,6 +132,12 @@ enum Command {
         /// Shell.
         shell: clap_complete::Shell,
     },
+    /// Write the book's command-line reference (docs/src/cli) from this help.
+    #[command(
+        hide = true,
+        after_help = "Example:\n  tgm cli-reference --check docs/src"
+    )]
+    CliReference(cli_reference::Args),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -194,6 +201,7 @@ fn run(cli: Cli) -> CliResult {
         Command::ConvertDicom(a) => output::reported(a.report, || Ok(convert_dicom::run(a)?)),
         #[cfg(feature = "dicom")]
         Command::ToDicom(a) => output::reported(a.report, || Ok(convert_dicom::to_dicom(a)?)),
+        Command::CliReference(a) => cli_reference::run(a),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "tgm", &mut script);

@@ -1,5 +1,5 @@
 # Writes ct.nii and ct.nii.gz (gzip level 6) in the current directory for
-# the README "Medical imaging" size table: python3 cli/tests/medical_sizes.py
+# the size table of docs/src/performance/medical.md: python3 cli/tests/medical_sizes.py
 # Synthetic CT-like int16 volume (128x128x64): a body ellipse of soft tissue
 # with a bright spine-like disc, air outside, small deterministic noise.
 # `python3 cli/tests/medical_sizes.py NX NY NZ NAME` writes NAME.nii and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sizes and speeds for the README "Medical imaging" tables.
+# Sizes and speeds for the tables of docs/src/performance/medical.md
+# (`python3 docs/generated.py docs/src/performance/medical.md medical-sizes`).
 #
 #   cli/tests/medical_sizes.sh TGM SAMPLES WORKDIR
 #

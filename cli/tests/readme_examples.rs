@@ -1,7 +1,11 @@
-//! Runs every `tgm ...` example of README.md's "Command line" section, in
-//! order, in a temporary directory holding the fixture files they name.
+//! Runs every `tgm ...` example of the book's command-line guide
+//! (docs/src/guide/cli.md) and of the README's medical archive, in order,
+//! in a temporary directory holding the fixture files they name.
 
-use std::process::Command;
+use std::path::Path;
+
+#[path = "doc/examples.rs"]
+mod doc_examples;
 
 fn npy_f64(vals: &[f64]) -> Vec<u8> {
     let data: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -15,29 +19,10 @@ fn npy_f64(vals: &[f64]) -> Vec<u8> {
     )
 }
 
-/// The `tgm` lines of the section's `sh` blocks.
-fn examples() -> Vec<String> {
-    let readme = include_str!("../../README.md");
-    let start = readme.find("\n## Command line").expect("section exists");
-    let rest = &readme[start + 1..];
-    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
-    let mut in_sh = false;
-    let mut out = Vec::new();
-    for line in rest[..end].lines() {
-        if line.starts_with("```") {
-            in_sh = !in_sh && line.trim() == "```sh";
-            continue;
-        }
-        if in_sh && line.starts_with("tgm ") {
-            out.push(line.to_string());
-        }
-    }
-    out
-}
-
 #[test]
-fn every_command_line_example_in_the_readme_runs() {
-    let ex = examples();
+fn every_command_line_example_in_the_book_runs() {
+    let page = include_str!("../../docs/src/guide/cli.md");
+    let ex = doc_examples::tgm_lines(page, "# The command line");
     assert!(ex.len() >= 20, "found only {} examples", ex.len());
     let dir = tempfile::tempdir().unwrap();
     for (name, vals) in [
@@ -54,24 +39,51 @@ fn every_command_line_example_in_the_readme_runs() {
     let g: Vec<u8> = (0..12).flat_map(|i| f64::from(i).to_le_bytes()).collect();
     let layout = tgm::npy::npy_layout(tgm::Dtype::Float64, &[3, 4], tgm::ByteOrder::Little);
     std::fs::write(dir.path().join("g.npy"), tgm::npy::write_npy(&layout, &g)).unwrap();
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tgm"));
-    let path = format!(
-        "{}:{}",
-        bin.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     for line in &ex {
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "README example failed: {line}\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        run(line, dir.path());
     }
+}
+
+/// Runs `line` with `sh` in `dir`, this build's `tgm` first on the path;
+/// its standard output.
+fn run(line: &str, dir: &Path) -> String {
+    let o = doc_examples::sh(line, dir, Path::new(env!("CARGO_BIN_EXE_tgm")));
+    assert!(
+        o.status.success(),
+        "example failed: {line}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The README's medical commands, on a NIfTI image and a DICOM series that
+/// `tgm` writes from an int16 volume.
+#[test]
+fn the_readme_medical_example_runs() {
+    let ex = doc_examples::tgm_lines(include_str!("../../README.md"), "## A medical archive");
+    assert!(ex.len() >= 4, "found only {ex:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let voxels: Vec<u8> = (0..120i16).flat_map(|v| (v - 50).to_le_bytes()).collect();
+    let layout = tgm::npy::npy_layout(tgm::Dtype::Int16, &[4, 5, 6], tgm::ByteOrder::Little);
+    std::fs::write(
+        dir.path().join("v.npy"),
+        tgm::npy::write_npy(&layout, &voxels),
+    )
+    .unwrap();
+    for fixture in [
+        "tgm import v.npy -o v.tgm",
+        "tgm to-nifti v.tgm -o ct.nii.gz",
+        "tgm to-dicom v.tgm -o series/",
+    ] {
+        run(fixture, dir.path());
+    }
+    for line in &ex {
+        run(line, dir.path());
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("slices"))
+            .unwrap()
+            .count(),
+        4
+    );
 }

@@ -7,6 +7,8 @@
 //! installed.
 #![cfg(feature = "remote")]
 
+#[path = "doc/examples.rs"]
+mod doc_examples;
 #[path = "../../tests/common/servers.rs"]
 mod servers;
 
@@ -973,36 +975,26 @@ fn a_signal_mid_write_removes_the_local_temporary_file() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-/// The `tgm` lines of README.md's "Remote archives" section, in order.
-fn readme_examples() -> Vec<String> {
-    let readme = include_str!("../../README.md");
-    let start = readme
-        .find("\n## Remote archives")
-        .expect("README has a Remote archives section");
-    let rest = &readme[start + 1..];
-    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
-    let mut in_sh = false;
-    let mut out = Vec::new();
-    for line in rest[..end].lines() {
-        if line.starts_with("```") {
-            in_sh = !in_sh && line.trim() == "```sh";
-            continue;
-        }
-        if in_sh && line.starts_with("tgm ") {
-            let command = line.split(" #").next().unwrap_or(line).trim_end();
-            out.push(command.to_string());
-        }
-    }
-    out
+/// The `tgm` lines of the book's remote and catalogue guides, in order.
+fn book_examples() -> Vec<String> {
+    let mut lines = doc_examples::tgm_lines(
+        include_str!("../../docs/src/guide/remote.md"),
+        "# Remote archives: reading one field from S3",
+    );
+    lines.extend(doc_examples::tgm_lines(
+        include_str!("../../docs/src/guide/catalogue.md"),
+        "# Catalogues and many archives",
+    ));
+    lines
 }
 
 #[test]
 #[ignore = "needs nginx and s3s-fs on loopback: bash .ci/remote.sh"]
-fn every_remote_example_in_the_readme_runs() {
+fn every_remote_example_in_the_book_runs() {
     let (Some(http), Some(s3)) = (servers::http(), servers::s3()) else {
         return;
     };
-    let examples = readme_examples();
+    let examples = book_examples();
     assert!(examples.len() >= 6, "found only {examples:?}");
     let (_, bytes) = archive();
     http.put("out.tgm", bytes);

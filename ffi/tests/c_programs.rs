@@ -1,7 +1,7 @@
 //! Compiles the C, C++ and Fortran programs under `tests/c`, `tests/cpp` and
 //! `tests/fortran` with the system compilers against the cdylib this package
 //! builds, and runs them: the whole API (`api.c`, `api.cpp`), the Fortran
-//! module (`fortran/tgm.f90`), the README's example, and files exchanged
+//! module (`fortran/tgm.f90`), the C examples of the README and the book, and files exchanged
 //! with the Rust API and with the reference crate (`interop.c`).
 //!
 //! `TGM_FFI_CHECK=valgrind` runs every program under valgrind (leaks are
@@ -294,13 +294,15 @@ fn fortran_module_encodes_decodes_and_iterates() {
     }
 }
 
-/// The first ```lang block of the README's "C and C++" section.
-fn readme_example(lang: &str) -> String {
-    let readme = std::fs::read_to_string(manifest_dir().join("../README.md")).unwrap();
-    let section = readme
-        .split("\n## C and C++\n")
+/// The first ```lang block after the line `heading` of `doc` (a path
+/// from the repository's root).
+fn doc_example(doc: &str, heading: &str, lang: &str) -> String {
+    let text =
+        "\n".to_string() + &std::fs::read_to_string(manifest_dir().join("..").join(doc)).unwrap();
+    let section = text
+        .split(&format!("\n{heading}\n"))
         .nth(1)
-        .expect("README has a \"## C and C++\" section");
+        .unwrap_or_else(|| panic!("{doc} has a {heading:?} line"));
     let fence = format!("```{lang}\n");
     let start = section.find(&fence).expect("the section has the block") + fence.len();
     let len = section[start..].find("```").expect("the block ends");
@@ -311,17 +313,34 @@ fn readme_example(lang: &str) -> String {
 fn readme_c_example_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("readme.c");
-    std::fs::write(&src, readme_example("c")).unwrap();
+    std::fs::write(&src, doc_example("README.md", "## C", "c")).unwrap();
     if let Some(p) = compile("cc", "c11", &[src], "readme", dir.path()) {
+        let out = p.run(&[]);
+        assert!(out.contains("4 values, the last 274.00"), "{out}");
+    }
+}
+
+#[test]
+fn book_c_example_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("book.c");
+    let example = doc_example("docs/src/guide/c-fortran.md", "# C, C++ and Fortran", "c");
+    std::fs::write(&src, example).unwrap();
+    if let Some(p) = compile("cc", "c11", &[src], "book", dir.path()) {
         p.run(&[dir.path().join("example.tgm").to_str().unwrap()]);
     }
 }
 
 #[test]
-fn readme_fortran_example_runs_as_written() {
+fn book_fortran_example_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("example.f90");
-    std::fs::write(&src, readme_example("fortran")).unwrap();
+    let example = doc_example(
+        "docs/src/guide/c-fortran.md",
+        "# C, C++ and Fortran",
+        "fortran",
+    );
+    std::fs::write(&src, example).unwrap();
     let sources = [manifest_dir().join("fortran/tgm.f90"), src];
     if let Some(p) = compile("gfortran", "f2008", &sources, "example", dir.path()) {
         p.run(&[]);

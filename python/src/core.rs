@@ -29,7 +29,7 @@ use crate::ranges::{element_kind, ranges_to_py, ElementRanges, RangesPy};
 /// borrowed when no Python code can change them (a `bytes` object, or a
 /// read-only memory map, directly or through memoryviews), copied while
 /// the GIL is held otherwise (`bytearray`, NumPy arrays, writable maps,
-/// read-only views of writable objects). See the README's Python section.
+/// read-only views of writable objects). See docs/src/guide/python.md.
 pub(crate) enum Input {
     /// Held export of an immutable object.
     Shared(PyBuffer<u8>),
@@ -54,7 +54,7 @@ impl Input {
     /// copying: [`Input::Shared`] when it is immutable, else
     /// [`Input::Mutable`], whose bytes must be read with the GIL held. For
     /// encoding, where the copy would cost more than releasing the GIL
-    /// gains (README "Python").
+    /// gains (docs/src/guide/python.md).
     pub(crate) fn in_place(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(match export(obj)? {
             (b, true) => Input::Shared(b),

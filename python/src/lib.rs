@@ -1,6 +1,6 @@
 //! Native extension module `tgm._native` of the `tgm` Python package.
 //! The Python layer in `python/tgm/` builds the public API on these
-//! functions; see the README section "Python".
+//! functions; see docs/src/guide/python.md.
 
 mod convert;
 mod converters;

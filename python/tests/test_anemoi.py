@@ -36,18 +36,18 @@ def test_entry_point_is_registered():
     assert {p.name: p.value for p in points if p.dist.name == "tgm"} == {"tgm": "tgm._anemoi:TgmOutput"}
 
 
-def readme_configuration():
+def book_configuration():
     yaml = pytest.importorskip("yaml", reason="PyYAML is not installed (pip install pyyaml)")
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### anemoi-inference"):]
+    text = (ROOT / "docs/src/guide/earthkit.md").read_text()
+    section = text[text.index("## anemoi-inference"):]
     return yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
 
 
-def test_readme_configuration_is_the_outputs_options():
+def test_book_configuration_is_the_outputs_options():
     # Read as the output reads its options, without anemoi-inference.
     from tgm._anemoi_options import output_options
 
-    options, anemoi_options = output_options(readme_configuration()["output"])
+    options, anemoi_options = output_options(book_configuration()["output"])
     assert options.path == "forecast.tgm"
     assert (options.compression, options.stack_pressure_levels, options.encoding) == ("zstd", True, "none")
     assert anemoi_options == {}
@@ -269,8 +269,8 @@ def test_same_messages_as_the_reference_plugin(tmp_path):
 
 
 @needs_anemoi
-def test_readme_configuration(tmp_path, monkeypatch):
-    config = readme_configuration()
+def test_book_configuration(tmp_path, monkeypatch):
+    config = book_configuration()
     monkeypatch.chdir(tmp_path)
     states = run_forecast(create(config["output"]))
     path = pathlib.Path(config["output"]["tgm"]["path"])

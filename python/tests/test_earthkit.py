@@ -383,12 +383,12 @@ def test_grib_read_by_earthkit_then_tgm_exits_cleanly(grib, first):
     assert r.stdout.split() == ["8"]
 
 
-def test_readme_example(grib, tmp_path, monkeypatch):
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### earthkit-data"):]
+def test_book_example(grib, tmp_path, monkeypatch):
+    text = (ROOT / "docs/src/guide/earthkit.md").read_text()
+    section = text[text.index("## earthkit-data"):]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     g, _ = grib
     monkeypatch.chdir(tmp_path)
     shutil.copy(g, tmp_path / "fc.grib")
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/src/guide/earthkit.md", "exec"), {})
     assert (tmp_path / "fc.tgm").read_bytes()[:8] == b"TENSOGRM"

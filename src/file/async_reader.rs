@@ -17,7 +17,8 @@
 //! its own runtime. The other methods parse only a few headers and run
 //! on the polling thread.
 //!
-//! README "Async reading" shows it in use (a doc test of the crate).
+//! The book's library guide (docs/src/guide/rust.md, "Async reading")
+//! shows it in use (a doc test of the crate).
 
 use std::sync::Arc;
 

@@ -30,7 +30,7 @@
 //! Memory: the files are read twice (`dicom_pixels`). The first pass keeps
 //! every slice's attributes but not its pixels; a series' volume is
 //! allocated only when its message is written, and each file's pixels are
-//! then read again straight into their place (README, Memory).
+//! then read again straight into their place (docs/src/performance/memory.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -1004,8 +1004,8 @@ impl DicomConversion {
     /// Message `index` encoded with `opts` straight into `sink`: the bytes
     /// `tgm::encode` gives for [`DicomConversion::message`]
     /// (`tgm::encode_to`). The volume's pages are given back as the
-    /// pipeline reads them, so memory holds about one copy of it (README,
-    /// Memory). Returns the message length; on error part of the message
+    /// pipeline reads them, so memory holds about one copy of it (docs/src/performance/
+    /// memory.md). Returns the message length; on error part of the message
     /// may have been written.
     pub fn write_message(
         &self,

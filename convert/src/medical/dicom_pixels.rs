@@ -1,6 +1,6 @@
 //! The pixel data of DICOM images, read in two passes so that a series is
-//! held once, in its volume, and never also slice by slice (README,
-//! Memory).
+//! held once, in its volume, and never also slice by slice (docs/src/performance/
+//! memory.md).
 //!
 //! The first pass ([`Layout::of`], [`Layout::check`]) reads what the
 //! Image Pixel module declares and checks the pixel data against it without

@@ -1,4 +1,4 @@
-//! A Tensogram volume back to DICOM (README "Medical imaging", spec/convert.md
+//! A Tensogram volume back to DICOM (docs/src/guide/medical.md, spec/convert.md
 //! "Medical geometry"): Explicit VR Little Endian, one single-frame file per
 //! slice, or one multi-frame RT Dose instance. The IOD follows the
 //! archive's SOPClassUID: CT Image, MR Image (when its Type 1 attributes
@@ -1026,8 +1026,8 @@ pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliRes
 }
 
 /// [`object_to_dicom`], handing each file to `emit(index, bytes)` as soon
-/// as it is built, so memory holds one file beside the object (README,
-/// Memory); an error from `emit` stops there. Returns the number of files.
+/// as it is built, so memory holds one file beside the object (docs/src/performance/
+/// memory.md); an error from `emit` stops there. Returns the number of files.
 pub fn object_to_dicom_each(
     d: &ObjectDescriptor,
     data: &[u8],

@@ -564,7 +564,7 @@ pub fn nifti_to_objects(
 /// into `sink`: the bytes `tgm::encode` gives for those objects
 /// (`tgm::encode_to`), never the whole message in memory. Uncompressed
 /// volumes are mapped and their pages released as the pipeline reads them,
-/// so memory holds about one copy of a volume (README, Memory). Returns
+/// so memory holds about one copy of a volume (docs/src/performance/memory.md). Returns
 /// the message length and the number of objects. On error part of the
 /// message may have been written.
 pub fn write_nifti_message(

@@ -2,7 +2,7 @@
 //! or held in memory (inflated from a `.nii.gz`, or byte-swapped), and a
 //! progress hook that releases the pages an encode has read for good
 //! (`spec/pipeline.md` §6.7), so a volume and its encoding are not both
-//! resident whole (README, Memory). A DICOM series' volume, read into
+//! resident whole (docs/src/performance/memory.md). A DICOM series' volume, read into
 //! memory, is released by the same hook.
 
 use std::fs::File;

@@ -24,7 +24,7 @@ use super::GribError;
 /// through. `param`, `levtype` and `levelist` are written before these,
 /// through `paramId`, `typeOfLevel` and `level` (from `base[i].grib`, or
 /// `mars.param`/`mars.levelist` when those are absent); `domain` follows
-/// from the local definition. This is the list the README documents.
+/// from the local definition. This is the list docs/src/guide/weather.md documents.
 pub const MARS_KEYS: &[(&str, &str)] = &[
     ("class", "class"),
     ("type", "type"),

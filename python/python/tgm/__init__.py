@@ -1,7 +1,7 @@
 """tgm: Tensogram v3 tensor messages for Python.
 
 A drop-in for the reference package: ``import tgm as tensogram`` runs code
-written for ``import tensogram``. See the README section "Python".
+written for ``import tensogram``. See docs/src/guide/python.md.
 """
 
 import sys as _sys

@@ -3,7 +3,7 @@ group ``anemoi.inference.outputs`` of the tgm wheel: each forecast step is
 encoded as one message and written at once, so a run never holds more
 than one step.
 
-Configuration (README "anemoi-inference")::
+Configuration (docs/src/guide/earthkit.md)::
 
     output:
       tgm:

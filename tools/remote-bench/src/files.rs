@@ -12,7 +12,7 @@ pub struct Sizes {
     pub field_values: u64,
 }
 
-/// The full run (the README's table) and the quick one (CI).
+/// The full run (the book's tables, docs/src/performance/remote.md) and the quick one (CI).
 pub const FULL: Sizes = Sizes {
     messages: 1000,
     field_values: 16 << 20,

@@ -7,7 +7,7 @@
 //! milliseconds (default 5), with wall times.
 //!
 //! ```text
-//! cargo run --release -p remote-bench       # the README's tables
+//! cargo run --release -p remote-bench       # the tables of docs/src/performance/remote.md
 //! cargo run -p remote-bench -- --quick      # small files, for CI
 //! cargo run -p remote-bench -- --check      # exit 1 when tgm loses a judged row
 //! ```
@@ -186,7 +186,7 @@ fn operations(plan: &Plan, values: u64) -> Vec<String> {
 
 /// Rows outside the issue's table, marked when tgm loses but not judged:
 /// opening a one-message file, where the reference reads the 24-byte
-/// preamble and nothing else (README, "Remote archives").
+/// preamble and nothing else (docs/src/guide/remote.md).
 const UNJUDGED: [usize; 1] = [3];
 
 /// Prints the table; true when tgm with its defaults makes no more
