@@ -37,6 +37,16 @@ cargo clippy -p tgm-wasm --all-targets -- -D warnings
 cargo test -p tgm-wasm
 fresh=$(mktemp -d)
 trap 'rm -rf "$fresh"' EXIT
+# Without the wasm-bindgen CLI, wasm/build.sh names the command that installs it.
+if WASM_BINDGEN="$fresh/absent" bash wasm/build.sh --out "$fresh/pkg" 2>"$fresh/err"; then
+    echo "viewer.sh: wasm/build.sh ran without a wasm-bindgen CLI" >&2
+    exit 1
+fi
+grep -q "cargo install wasm-bindgen-cli --version $version" "$fresh/err" || {
+    echo "viewer.sh: wasm/build.sh without wasm-bindgen did not name the install command:" >&2
+    cat "$fresh/err" >&2
+    exit 1
+}
 WASM_BINDGEN="$bindgen" bash wasm/build.sh --out "$fresh/pkg"
 if ! diff -rq wasm/pkg "$fresh/pkg" >&2; then
     echo "viewer.sh: the committed wasm/pkg (embedded in tgm) is not what the sources build;" \

@@ -312,7 +312,13 @@ function drawGraticule() {
   const lonStep = lons.length > 1 ? lons[1] - lons[0] : 360;
   const lines = [];
   const dLat = lineStep(latSpan / scale);
-  for (let deg = -90; deg <= 90; deg += dLat) {
+  // Degrees as whole multiples of the spacing, so that 0.1° steps add no rounding.
+  const multiples = (from, to, step) => {
+    const out = [];
+    for (let k = Math.ceil(from / step - 1e-9); k * step <= to + 1e-9; k++) out.push(+(k * step).toFixed(6));
+    return out;
+  };
+  for (const deg of multiples(-90, 90, dLat)) {
     const r = fractionalIndex(lats, deg);
     if (r === null) continue;
     const at = y + (r + 0.5) * scale;
@@ -321,7 +327,7 @@ function drawGraticule() {
   const dLon = lineStep(Math.abs(lonStep) / scale);
   const lo = Math.min(lons[0], lons[lons.length - 1]);
   const hi = Math.max(lons[0], lons[lons.length - 1]);
-  for (let deg = Math.ceil(lo / dLon) * dLon; deg <= hi; deg += dLon) {
+  for (const deg of multiples(lo, hi, dLon)) {
     const col = (deg - lons[0]) / lonStep;
     const at = x + (col + 0.5) * scale;
     if (at >= left && at <= right) lines.push({ kind: "lon", deg, at });
