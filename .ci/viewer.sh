@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The WebAssembly reader and tgm view (spec/wasm.md): builds wasm/pkg for
-# wasm32-unknown-unknown with the wasm-bindgen CLI of the crate's version
-# (installed once under $TGM_CI_CACHE/tools), runs the reader's Rust and
-# Node tests, then drives Debian's chromium through the DevTools protocol
-# (puppeteer-core from npm) against `tgm view` on an ERA5-like archive.
+# The WebAssembly reader and tgm view (spec/wasm.md): rebuilds the reader
+# package for wasm32-unknown-unknown with the wasm-bindgen CLI of the
+# crate's version (installed once under $TGM_CI_CACHE/tools) and checks
+# that it is byte for byte the committed wasm/pkg that tgm embeds, runs the
+# reader's Rust and Node tests, then drives Debian's chromium through the
+# DevTools protocol (puppeteer-core from npm) against `tgm view` (its
+# built-in page) on an ERA5-like archive.
 # Prints the bundle size and the decode speeds; leaves the screenshot in
 # $VIEWER_SCREENSHOT (default target/viewer.png). Last, builds the book
 # (docs/) with mdbook.
@@ -34,8 +36,25 @@ fi
 cargo clippy -p tgm-wasm --target wasm32-unknown-unknown -- -D warnings
 cargo clippy -p tgm-wasm --all-targets -- -D warnings
 cargo test -p tgm-wasm
+fresh=$(mktemp -d)
+trap 'rm -rf "$fresh"' EXIT
+# Without the wasm-bindgen CLI, wasm/build.sh names the command that installs it.
+if WASM_BINDGEN="$fresh/absent" bash wasm/build.sh --out "$fresh/pkg" 2>"$fresh/err"; then
+    echo "viewer.sh: wasm/build.sh ran without a wasm-bindgen CLI" >&2
+    exit 1
+fi
+grep -q "cargo install wasm-bindgen-cli --version $version" "$fresh/err" || {
+    echo "viewer.sh: wasm/build.sh without wasm-bindgen did not name the install command:" >&2
+    cat "$fresh/err" >&2
+    exit 1
+}
+WASM_BINDGEN="$bindgen" bash wasm/build.sh --out "$fresh/pkg"
+if ! diff -rq wasm/pkg "$fresh/pkg" >&2; then
+    echo "viewer.sh: the committed wasm/pkg (embedded in tgm) is not what the sources build;" \
+        "run wasm/build.sh and commit wasm/pkg" >&2
+    exit 1
+fi
 cargo build -p tgm-cli
-WASM_BINDGEN="$bindgen" bash wasm/build.sh
 
 TGM_BIN="${CARGO_TARGET_DIR:-target}/debug/tgm"
 export TGM_BIN

@@ -122,6 +122,7 @@ pub mod encode;
 pub mod error;
 mod exec;
 pub mod file;
+pub mod geography;
 pub mod hash;
 pub mod kerchunk;
 pub mod limits;

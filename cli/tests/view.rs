@@ -46,15 +46,24 @@ fn fake_assets(root: &Path) {
 }
 
 impl Viewer {
+    /// `tgm view input` with a fake page (`--assets`).
     fn start(input: &Path) -> Viewer {
+        Viewer::launch(&[input], true)
+    }
+
+    /// `tgm view inputs…`, with a fake page when `fake`, else with the
+    /// page built into tgm (`TGM_VIEWER_ASSETS` cleared).
+    fn launch(inputs: &[&Path], fake: bool) -> Viewer {
         let keep = tempfile::tempdir().unwrap();
-        fake_assets(keep.path());
         let stderr = keep.path().join("stderr.txt");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
-            .arg("view")
-            .arg(input)
-            .args(["--port", "0", "--assets"])
-            .arg(keep.path())
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tgm"));
+        cmd.arg("view").args(inputs).args(["--port", "0"]);
+        cmd.env_remove("TGM_VIEWER_ASSETS");
+        if fake {
+            fake_assets(keep.path());
+            cmd.arg("--assets").arg(keep.path());
+        }
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
@@ -160,6 +169,138 @@ fn one_archive() -> (tempfile::TempDir, PathBuf) {
     let p = d.path().join("a.tgm");
     common::archive(&p, 3);
     (d, p)
+}
+
+/// A folder with `a.tgm` (three messages) and `b.tgm` (one).
+fn two_archives() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a.tgm"), d.path().join("b.tgm"));
+    common::archive(&a, 3);
+    common::archive(&b, 1);
+    (d, a, b)
+}
+
+/// The `./` and `../` modules a script imports (`from "…"`).
+fn imports(script: &str) -> Vec<String> {
+    script
+        .split("from \"")
+        .skip(1)
+        .filter_map(|r| r.split('"').next())
+        .filter(|m| m.starts_with("./") || m.starts_with("../"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_page_and_reader_built_into_tgm_are_served_without_assets() {
+    let (d, _) = one_archive();
+    let v = Viewer::launch(&[d.path()], false);
+    let page = v.get("/", &[]);
+    assert_eq!(page.status, 200, "{page:?}");
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let html = String::from_utf8(page.body).unwrap();
+    // Every file the page names, and every module those import, is there.
+    let mut wanted: Vec<String> = ["viewer/viewer.css", "viewer/viewer.js"]
+        .iter()
+        .filter(|f| html.contains(*f))
+        .map(|f| format!("/{f}"))
+        .collect();
+    assert_eq!(wanted.len(), 2, "{html}");
+    let mut seen = Vec::new();
+    while let Some(path) = wanted.pop() {
+        let r = v.get(&path, &[]);
+        assert_eq!(r.status, 200, "{path}: {r:?}");
+        if path.ends_with(".js") {
+            let folder = &path[..path.rfind('/').unwrap()];
+            for m in imports(&String::from_utf8(r.body).unwrap()) {
+                let resolved = match m.strip_prefix("../") {
+                    Some(rest) => format!("/{rest}"),
+                    None => format!("{folder}/{}", &m[2..]),
+                };
+                if !seen.contains(&resolved) {
+                    wanted.push(resolved);
+                }
+            }
+        }
+        seen.push(path);
+    }
+    assert!(seen.contains(&"/pkg/tgm_wasm.js".to_string()), "{seen:?}");
+    let wasm = v.get("/pkg/tgm_wasm_bg.wasm", &[]);
+    assert_eq!(wasm.status, 200, "{wasm:?}");
+    assert_eq!(wasm.header("content-type"), Some("application/wasm"));
+    assert_eq!(&wasm.body[..4], b"\0asm");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasm/pkg/tgm_wasm_bg.wasm");
+    assert_eq!(wasm.body, std::fs::read(repo).unwrap());
+}
+
+#[test]
+fn several_archives_are_listed_and_served_in_the_order_named() {
+    let (d, a, b) = two_archives();
+    std::fs::create_dir(d.path().join("more")).unwrap();
+    common::archive(&d.path().join("more/a.tgm"), 2);
+    let v = Viewer::launch(&[&b, &a, &d.path().join("more")], true);
+    let list: serde_json::Value =
+        serde_json::from_slice(&v.get("/archives.json", &[]).body).unwrap();
+    let names: Vec<_> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b.tgm", "a.tgm", "a.tgm (2)"]);
+    for (i, p) in [&b, &a, &d.path().join("more/a.tgm")]
+        .into_iter()
+        .enumerate()
+    {
+        let r = v.get(&format!("/data/{i}.tgm"), &[]);
+        assert_eq!(r.status, 200, "{i}: {r:?}");
+        assert_eq!(r.body, std::fs::read(p).unwrap(), "{i}");
+    }
+    assert_eq!(v.get("/data/3.tgm", &[]).status, 404);
+}
+
+#[test]
+fn a_static_site_of_several_archives_needs_no_assets() {
+    let (d, a, b) = two_archives();
+    let site = d.path().join("site");
+    let out = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .arg("view")
+        .args([&a, &b])
+        .arg("--site")
+        .arg(&site)
+        .env_remove("TGM_VIEWER_ASSETS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(html.contains("viewer/viewer.js"), "{html}");
+    for f in [
+        "viewer/viewer.js",
+        "viewer/viewer.css",
+        "pkg/tgm.js",
+        "pkg/tgm_wasm.js",
+    ] {
+        assert!(site.join(f).is_file(), "{f}");
+    }
+    let wasm = std::fs::read(site.join("pkg/tgm_wasm_bg.wasm")).unwrap();
+    assert_eq!(&wasm[..4], b"\0asm");
+    assert_eq!(
+        std::fs::read(site.join("data/0.tgm")).unwrap(),
+        std::fs::read(&a).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(site.join("data/1.tgm")).unwrap(),
+        std::fs::read(&b).unwrap()
+    );
+    let list = std::fs::read_to_string(site.join("archives.json")).unwrap();
+    assert!(list.contains("a.tgm") && list.contains("b.tgm"), "{list}");
 }
 
 #[test]

@@ -67,6 +67,7 @@ export class TgmArchive {
   messageCount(): Promise<number>;
   metadata(message: number): Promise<Metadata>;
   descriptors(message: number): Promise<Descriptor[]>;
+  gridAxes(message: number, object: number): Promise<{ latitudes: number[]; longitudes: number[] } | null>;
   decodeObject(message: number, object: number): Promise<DecodedObject>;
   decodeRange(message: number, object: number, ranges: [number, number][]): Promise<Values[]>;
   decodeMessage(message: number): Promise<{ metadata: Metadata; objects: DecodedObject[] }>;

@@ -175,6 +175,15 @@ export class TgmArchive {
     return JSON.parse(await this.#run((a) => a.descriptorsJson(message)));
   }
 
+  /**
+   * Where the rows and columns of an object lie: `{ latitudes, longitudes }`
+   * (degrees, stored order) for a regular latitude-longitude or Gaussian
+   * grid described by its `geography` metadata, else `null`.
+   */
+  async gridAxes(message, object) {
+    return JSON.parse(await this.#run((a) => a.gridAxesJson(message, object)));
+  }
+
   /** One object: its descriptor and its values as a typed array. */
   async decodeObject(message, object) {
     const descriptors = await this.descriptors(message);

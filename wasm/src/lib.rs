@@ -12,6 +12,7 @@ pub mod colour;
 pub mod reader;
 
 use bytes::Bytes;
+use tgm::geography::Geography;
 use wasm_bindgen::prelude::*;
 
 use reader::{Reader, Step};
@@ -133,6 +134,36 @@ impl Archive {
             let d = f.descriptors(m)?;
             let v: Vec<_> = d.iter().map(|d| d.to_value().to_json_value()).collect();
             Ok(serde_json::Value::Array(v).to_string())
+        });
+        answer(self, s)
+    }
+
+    /// Where the rows and columns of object `object` lie, as JSON text:
+    /// `{"latitudes": […], "longitudes": […]}` in stored order when its
+    /// metadata has a `geography` map of a regular grid (the library's
+    /// rule, `tgm::geography`), else `null`.
+    #[wasm_bindgen(js_name = gridAxesJson)]
+    pub fn grid_axes_json(&mut self, message: f64, object: f64) -> Result<String, JsError> {
+        let (m, o) = (index(message, "message")?, index(object, "object")?);
+        let opts = reader::decode_options();
+        let s = self.reader.run(|f| {
+            let meta = f.metadata(m, &opts)?;
+            let descs = f.descriptors(m)?;
+            let axes = match (
+                meta.base.get(o).and_then(|e| e.get("geography")),
+                descs.get(o),
+            ) {
+                (Some(g), Some(d)) => Geography::new(g).and_then(|g| g.regular_axes(&d.shape)),
+                _ => None,
+            };
+            Ok(match axes {
+                Some(a) => serde_json::json!({
+                    "latitudes": a.latitudes,
+                    "longitudes": a.longitudes,
+                })
+                .to_string(),
+                None => "null".to_string(),
+            })
         });
         answer(self, s)
     }

@@ -127,6 +127,30 @@ test("metadata and descriptors match tgm dump -j", async () => {
   }
 });
 
+test("gridAxes places regular and Gaussian grids by their geography metadata", async () => {
+  const file = path.join(dir, "grids.tgm");
+  const npy = (name, ny, nx) => {
+    const f = path.join(dir, `${name}.npy`);
+    writeNpy(f, new Float32Array(ny * nx).map((_, i) => i), "float32", [ny, nx]);
+    return f;
+  };
+  const geo = (pairs) => pairs.flatMap(([k, v]) => ["--meta", `geography.${k}=${v}`]);
+  tgm("import", npy("ll", 3, 4), "-o", file, ...geo([["gridType", "regular_ll"], ["latitudeOfFirstGridPointInDegrees", -30],
+    ["latitudeOfLastGridPointInDegrees", 30], ["longitudeOfFirstGridPointInDegrees", 350], ["iDirectionIncrementInDegrees", 10]]));
+  tgm("import", npy("gg", 4, 8), "-o", file, "--append", ...geo([["gridType", "regular_gg"], ["N", 2]]));
+  tgm("import", npy("plain", 4, 8), "-o", file, "--append");
+  const a = pkg.TgmArchive.fromBytes(readFileSync(file));
+  assert.deepEqual(await a.gridAxes(0, 0), { latitudes: [-30, 0, 30], longitudes: [350, 360, 370, 380] });
+  // N = 2: the arcsines of the roots of the Legendre polynomial P4, ±sqrt(3/7 ± 2/7·sqrt(6/5)).
+  const root = (s) => (Math.asin(Math.sqrt(3 / 7 + ((s * 2) / 7) * Math.sqrt(6 / 5))) * 180) / Math.PI;
+  const gg = await a.gridAxes(1, 0);
+  const want = [root(1), root(-1), -root(-1), -root(1)];
+  gg.latitudes.forEach((l, k) => assert.ok(Math.abs(l - want[k]) < 1e-9, `${l} ${want[k]}`));
+  assert.deepEqual(gg.longitudes, [0, 45, 90, 135, 180, 225, 270, 315]);
+  assert.equal(await a.gridAxes(2, 0), null);
+  await assert.rejects(a.gridAxes(3, 0), /message|3/);
+});
+
 test("a damaged archive is an error naming the cause, also by ranges", async () => {
   const { file } = make("damaged", PIPELINES.zstd);
   const bytes = Buffer.from(readFileSync(file));

@@ -1,7 +1,9 @@
 // The tgm viewer page (spec/wasm.md §4): messages and objects of an
 // archive, the selected 2-D field drawn with a colour map and colour bar,
-// zoom and pan, sliders over messages and slices, the value under the
-// cursor. Everything is decoded in the browser by the WebAssembly reader.
+// zoom and pan, sliders over messages and slices and over the levels,
+// times and members of a field, latitude/longitude lines on regular
+// grids, the value under the cursor. Everything is decoded in the browser
+// by the WebAssembly reader.
 import { init, TgmArchive, colormap } from "../pkg/tgm.js";
 
 const $ = (id) => document.getElementById(id);
@@ -22,6 +24,9 @@ const state = {
   lut: null,
   view: { scale: 1, x: 0, y: 0 },
   image: null, // an off-screen canvas of nx × ny pixels
+  axes: null, // { latitudes, longitudes } of a regular grid, else null
+  fields: [], // { m, o, what, dims: { level, time, member } } of every object
+  graticule: [], // the lines drawn: { kind: "lat" | "lon", deg, at } (canvas pixels)
 };
 
 function busy(on) {
@@ -39,11 +44,30 @@ function fail(e) {
 window.addEventListener("error", (e) => fail(e.error ?? e.message));
 window.addEventListener("unhandledrejection", (e) => fail(e.reason));
 
+/** The first of `keys` (dotted paths) that object `o`'s metadata holds as a plain value. */
+function pickOf(meta, o, keys) {
+  const b = meta?.base?.[o] ?? {};
+  return keys.map((k) => k.split(".").reduce((v, p) => v?.[p], b)).find((v) => v !== undefined && v !== null && typeof v !== "object");
+}
+
+const NAME_KEYS = ["name", "mars.param", "param", "variable", "long_name", "SeriesDescription", "description"];
+/** What makes fields the same quantity, across levels, times and members: the parameter first. */
+const QUANTITY_KEYS = ["mars.param", "param", "grib.shortName", "shortName", "name", "variable", "long_name"];
+
+/**
+ * What tells the fields of an archive apart, besides their name: each
+ * dimension is a list of values compared in order.
+ */
+const DIMS = {
+  level: [["mars.levelist", "levelist", "level"]],
+  time: [["mars.date", "date"], ["mars.time", "time"], ["mars.step", "step"]],
+  member: [["mars.number", "number"]],
+};
+
 /** A short name for object `o` of a message, from its metadata. */
 function labelOf(meta, o) {
-  const b = meta?.base?.[o] ?? {};
-  const pick = (...keys) => keys.map((k) => k.split(".").reduce((v, p) => v?.[p], b)).find((v) => v !== undefined && typeof v !== "object");
-  const name = pick("name", "mars.param", "param", "variable", "long_name", "SeriesDescription", "description");
+  const pick = (...keys) => pickOf(meta, o, keys);
+  const name = pick(...NAME_KEYS);
   const level = pick("mars.levelist", "level", "levelist");
   const when = pick("mars.date", "date", "time", "valid_time");
   const step = pick("mars.step", "step");
@@ -76,6 +100,91 @@ function renderList() {
       nav.append(row);
     });
   });
+}
+
+/** Every object's quantity (parameter and shape) and dimension values, for the dimension sliders. */
+function catalogue() {
+  state.fields = [];
+  state.messages.forEach((msg, m) => {
+    msg.descriptors.forEach((d, o) => {
+      const dims = {};
+      for (const [k, parts] of Object.entries(DIMS)) dims[k] = parts.map((keys) => pickOf(msg.metadata, o, keys) ?? null);
+      const what = JSON.stringify([pickOf(msg.metadata, o, QUANTITY_KEYS) ?? null, d.shape]);
+      state.fields.push({ m, o, what, dims });
+    });
+  });
+}
+
+/** Orders dimension values: numbers (or numeric text) by value, then text. */
+export function compareDim(a, b) {
+  for (let k = 0; k < a.length; k++) {
+    const [x, y] = [a[k], b[k]];
+    if (x === y) continue;
+    if (x === null) return -1;
+    if (y === null) return 1;
+    const [nx, ny] = [Number(x), Number(y)];
+    if (Number.isFinite(nx) && Number.isFinite(ny) && nx !== ny) return nx - ny;
+    const c = String(x).localeCompare(String(y));
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/**
+ * For dimension `d` of field `f`: the fields of the same name that differ
+ * from it in `d` alone, one per value, in order.
+ */
+export function alongDim(fields, f, d) {
+  const same = fields.filter(
+    (g) => g.what === f.what && Object.keys(f.dims).every((e) => e === d || compareDim(g.dims[e], f.dims[e]) === 0),
+  );
+  const out = [];
+  for (const g of same.sort((a, b) => compareDim(a.dims[d], b.dims[d]))) {
+    if (!out.length || compareDim(out[out.length - 1].dims[d], g.dims[d]) !== 0) out.push(g);
+  }
+  return out;
+}
+
+function dimText(d, v) {
+  if (d !== "time") return String(v[0]);
+  const [date, time, step] = v;
+  return [date, time, step !== null ? `step ${step}` : null].filter((x) => x !== null).join(" ");
+}
+
+/**
+ * One slider per dimension along which the selected field has neighbours;
+ * sliders over the same fields as before are moved, not rebuilt, so that
+ * one being dragged stays under the pointer.
+ */
+function renderDims() {
+  const box = $("dims");
+  const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
+  const rows = [];
+  for (const d of f ? Object.keys(DIMS) : []) {
+    const along = alongDim(state.fields, f, d);
+    if (along.length > 1) rows.push({ d, along, at: along.findIndex((g) => g.m === f.m && g.o === f.o) });
+  }
+  const signature = JSON.stringify(rows.map((r) => [r.d, r.along.map((g) => [g.m, g.o])]));
+  if (box.dataset.signature !== signature) {
+    box.replaceChildren();
+    box.dataset.signature = signature;
+    for (const { d, along } of rows) {
+      const label = document.createElement("label");
+      const input = Object.assign(document.createElement("input"), { type: "range", id: `dim-${d}`, min: "0", max: String(along.length - 1) });
+      const out = Object.assign(document.createElement("output"), { id: `dim-${d}-out` });
+      input.addEventListener("input", () => {
+        const g = along[Number(input.value)];
+        out.textContent = dimText(d, g.dims[d]);
+        select(g.m, g.o).catch(fail);
+      });
+      label.append(`${d} `, input, " ", out);
+      box.append(label);
+    }
+  }
+  for (const { d, along, at } of rows) {
+    $(`dim-${d}`).value = String(at);
+    $(`dim-${d}-out`).textContent = dimText(d, along[at].dims[d]);
+  }
 }
 
 function asNumbers(values, dtype) {
@@ -141,10 +250,115 @@ function draw() {
   const c = $("field");
   const ctx = c.getContext("2d");
   ctx.clearRect(0, 0, c.width, c.height);
+  drawGraticule();
   if (!state.image) return;
   ctx.imageSmoothingEnabled = false;
   const { scale, x, y } = state.view;
   ctx.drawImage(state.image, x, y, state.nx * scale, state.ny * scale);
+}
+
+/** The fractional index where `v` falls in the monotonic `list`, or null outside it. */
+export function fractionalIndex(list, v) {
+  for (let k = 0; k + 1 < list.length; k++) {
+    const [a, b] = [list[k], list[k + 1]];
+    if ((a <= v && v <= b) || (b <= v && v <= a)) return a === b ? k : k + (v - a) / (b - a);
+  }
+  return list.length === 1 && list[0] === v ? 0 : null;
+}
+
+/** A longitude in (−180, 180]. */
+function wrapLon(l) {
+  const n = (((l % 360) + 360) % 360);
+  return n > 180 ? n - 360 : n;
+}
+
+export function formatLat(l) {
+  return `${Math.abs(l).toFixed(2)}°${l < 0 ? "S" : "N"}`;
+}
+
+export function formatLon(l) {
+  const w = wrapLon(l);
+  return `${Math.abs(w).toFixed(2)}°${w < 0 ? "W" : "E"}`;
+}
+
+/** A graticule line's label: 30°N, 0°, 45°W, 180°. */
+function lineLabel(kind, deg) {
+  const v = kind === "lat" ? deg : wrapLon(deg);
+  const hemisphere = v === 0 || (kind === "lon" && v === 180) ? "" : kind === "lat" ? (v < 0 ? "S" : "N") : v < 0 ? "W" : "E";
+  return `${+Math.abs(v).toFixed(2)}°${hemisphere}`;
+}
+
+/** Spacing of the graticule: lines about every 80 pixels. */
+function lineStep(degreesPerPixel) {
+  return [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 45, 90].find((s) => s >= 80 * degreesPerPixel) ?? 90;
+}
+
+/** Latitude and longitude lines over the field, with their labels, on the overlay canvas. */
+function drawGraticule() {
+  const c = $("grid");
+  const ctx = c.getContext("2d");
+  ctx.clearRect(0, 0, c.width, c.height);
+  state.graticule = [];
+  const axes = state.axes;
+  if (!axes || !state.image) return;
+  const { latitudes: lats, longitudes: lons } = axes;
+  const { scale, x, y } = state.view;
+  const left = Math.max(0, x);
+  const right = Math.min(c.width, x + state.nx * scale);
+  const top = Math.max(0, y);
+  const bottom = Math.min(c.height, y + state.ny * scale);
+  if (right <= left || bottom <= top) return;
+  const latSpan = Math.abs(lats[lats.length - 1] - lats[0]) / Math.max(1, lats.length - 1);
+  const lonStep = lons.length > 1 ? lons[1] - lons[0] : 360;
+  const lines = [];
+  const dLat = lineStep(latSpan / scale);
+  // Degrees as whole multiples of the spacing, so that 0.1° steps add no rounding.
+  const multiples = (from, to, step) => {
+    const out = [];
+    for (let k = Math.ceil(from / step - 1e-9); k * step <= to + 1e-9; k++) out.push(+(k * step).toFixed(6));
+    return out;
+  };
+  for (const deg of multiples(-90, 90, dLat)) {
+    const r = fractionalIndex(lats, deg);
+    if (r === null) continue;
+    const at = y + (r + 0.5) * scale;
+    if (at >= top && at <= bottom) lines.push({ kind: "lat", deg, at });
+  }
+  const dLon = lineStep(Math.abs(lonStep) / scale);
+  const lo = Math.min(lons[0], lons[lons.length - 1]);
+  const hi = Math.max(lons[0], lons[lons.length - 1]);
+  for (const deg of multiples(lo, hi, dLon)) {
+    const col = (deg - lons[0]) / lonStep;
+    const at = x + (col + 0.5) * scale;
+    if (at >= left && at <= right) lines.push({ kind: "lon", deg, at });
+  }
+  ctx.strokeStyle = "rgba(255, 255, 255, 0.7)";
+  ctx.lineWidth = 1;
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.fillStyle = "#fff";
+  ctx.beginPath();
+  for (const l of lines) {
+    const p = Math.floor(l.at) + 0.5;
+    if (l.kind === "lat") {
+      ctx.moveTo(left, p);
+      ctx.lineTo(right, p);
+    } else {
+      ctx.moveTo(p, top);
+      ctx.lineTo(p, bottom);
+    }
+  }
+  ctx.stroke();
+  ctx.lineWidth = 3;
+  ctx.strokeStyle = "rgba(0, 0, 0, 0.6)";
+  for (const l of lines) {
+    // Latitudes on the left edge, longitudes along the bottom; none in the corner they share.
+    const [tx, ty] = l.kind === "lat" ? [left + 3, l.at - 3] : [l.at + 3, bottom - 4];
+    if ((l.kind === "lat" && ty > bottom - 16) || (l.kind === "lon" && tx < left + 40)) continue;
+    const text = lineLabel(l.kind, l.deg);
+    ctx.strokeText(text, tx, ty);
+    ctx.fillText(text, tx, ty);
+  }
+  state.graticule = lines;
 }
 
 function fit() {
@@ -178,6 +392,7 @@ async function select(m, o) {
   state.slices = shape.slice(0, -2).reduce((a, b) => a * b, 1);
   state.slice = Math.min(state.slice, state.slices - 1);
   state.values = asNumbers(values, d.dtype);
+  state.axes = await state.archive.gridAxes(m, o);
   const slider = $("slice-slider");
   slider.max = String(state.slices - 1);
   slider.value = String(state.slice);
@@ -187,7 +402,9 @@ async function select(m, o) {
   const refit = !state.image || state.image.width !== state.nx || state.image.height !== state.ny;
   repaint();
   if (refit) fit();
+  else draw();
   renderList();
+  renderDims();
   busy(false);
 }
 
@@ -203,6 +420,7 @@ async function openArchive(archive) {
     state.messages.push({ metadata, descriptors });
   }
   $("message-slider").max = String(Math.max(0, n - 1));
+  catalogue();
   renderList();
   if (n === 0) throw new Error("the archive holds no messages");
   await select(0, 0);
@@ -211,6 +429,18 @@ async function openArchive(archive) {
 function gridAt(px, py) {
   const { scale, x, y } = state.view;
   return [Math.floor((py - y) / scale), Math.floor((px - x) / scale)];
+}
+
+/** Latitude and longitude of grid point (i, j) of a regular grid, else null. */
+function latLonAt(i, j) {
+  const a = state.axes;
+  return a && i < a.latitudes.length && j < a.longitudes.length ? [a.latitudes[i], a.longitudes[j]] : null;
+}
+
+function cursorText(i, j) {
+  const where = latLonAt(i, j);
+  const place = where ? `, ${formatLat(where[0])} ${formatLon(where[1])}` : "";
+  return `row ${i}, column ${j}${place}: ${state.field[i * state.nx + j]}`;
 }
 
 function wireCanvas() {
@@ -231,7 +461,7 @@ function wireCanvas() {
     if (!state.field) return;
     const [i, j] = gridAt(e.offsetX, e.offsetY);
     const inside = i >= 0 && j >= 0 && i < state.ny && j < state.nx;
-    $("cursor").textContent = inside ? `row ${i}, column ${j}: ${state.field[i * state.nx + j]}` : "\u00a0";
+    $("cursor").textContent = inside ? cursorText(i, j) : "\u00a0";
   });
   c.addEventListener(
     "wheel",
@@ -280,6 +510,8 @@ window.tgmViewer = {
     y: Math.floor(state.view.y + (i + 0.5) * state.view.scale),
   }),
   valueAt: (i, j) => state.field[i * state.nx + j],
+  latLonAt,
+  cursorText,
 };
 
 async function main() {

@@ -12,18 +12,20 @@ use crate::view::{archives, assets::Assets, http, server, site};
 #[command(
     after_help = "The page decodes in the browser (WebAssembly) and reads each archive by \
 HTTP range requests: a remote URL must answer them and, being another origin, allow CORS.\n\
-The page's files come from --assets DIR (or TGM_VIEWER_ASSETS), share/tgm/viewer beside the \
-tgm executable's folder, or the source tree's wasm/ after wasm/build.sh.\n\
+The page and its WebAssembly reader are built into tgm; --assets DIR (or TGM_VIEWER_ASSETS) \
+serves DIR/viewer and DIR/pkg instead, for working on the viewer.\n\
 Only files that start as Tensogram archives are served, and in a directory only those whose real \
 path is inside it (the others are named on stderr). Requests must name the viewer's own Host \
 (127.0.0.1 or localhost with its port, else 403), requests for data from a page must come from \
 that same origin, and paths with .. or encoded traversals are refused; no folder is listed.\n\n\
-Examples:\n  tgm view era5.tgm\n  tgm view archives/ --port 8000\n  \
+Examples:\n  tgm view era5.tgm\n  tgm view era5.tgm forecast.tgm\n  tgm view archives/ --port 8000\n  \
 tgm view https://example.org/era5.tgm\n  tgm view era5.tgm --site public/"
 )]
 pub struct Args {
-    /// A .tgm file, a directory of .tgm files, or an http(s):// URL.
-    pub input: String,
+    /// .tgm files, directories of .tgm files, or http(s):// URLs; the
+    /// page lists every archive they name, in this order.
+    #[arg(required = true, num_args = 1..)]
+    pub input: Vec<String>,
     /// Port on 127.0.0.1 (0: any free port, printed).
     #[arg(long, default_value_t = 8735)]
     pub port: u16,
@@ -31,14 +33,15 @@ pub struct Args {
     /// archives into DIR (new or empty) instead of serving them.
     #[arg(long, value_name = "DIR")]
     pub site: Option<PathBuf>,
-    /// Folder holding the page (viewer/) and the reader (pkg/).
+    /// Serve the page (DIR/viewer) and the reader (DIR/pkg) from DIR
+    /// instead of the copies built into tgm.
     #[arg(long, value_name = "DIR", env = "TGM_VIEWER_ASSETS")]
     pub assets: Option<PathBuf>,
 }
 
 /// Runs `tgm view`.
 pub fn run(a: Args) -> CliResult {
-    let collected = archives::collect(&a.input)?;
+    let collected = archives::collect_all(&a.input)?;
     for s in &collected.skipped {
         eprintln!("tgm view: {s}");
     }

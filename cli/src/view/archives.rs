@@ -118,6 +118,32 @@ pub fn collect(input: &str) -> CliResult<Collected> {
     })
 }
 
+/// The archives of every input in order (each as [`collect`] finds
+/// them); a name shown twice gets ` (2)`, ` (3)`… so that the page's
+/// list tells them apart.
+pub fn collect_all(inputs: &[String]) -> CliResult<Collected> {
+    let mut all = Collected {
+        archives: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for input in inputs {
+        let c = collect(input)?;
+        all.skipped.extend(c.skipped);
+        for mut a in c.archives {
+            if let Archive::Local { name, .. } = &mut a {
+                let n = seen.entry(name.clone()).or_insert(0);
+                *n += 1;
+                if *n > 1 {
+                    *name = format!("{name} ({n})");
+                }
+            }
+            all.archives.push(a);
+        }
+    }
+    Ok(all)
+}
+
 fn local(named: &Path, path: PathBuf) -> Archive {
     let name = named.file_name().map_or_else(
         || "archive.tgm".to_string(),
@@ -200,6 +226,28 @@ mod tests {
         assert!(e.to_string().contains("/nonexistent/x.tgm"), "{e}");
         let u = collect("https://example.org/a.tgm").unwrap();
         assert_eq!(href(0, &u.archives[0]), "https://example.org/a.tgm");
+    }
+
+    #[test]
+    fn several_inputs_are_listed_in_order_with_repeated_names_told_apart() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        for n in ["b.tgm", "a.tgm", "sub/a.tgm"] {
+            std::fs::write(d.path().join(n), b"TENSOGRM...").unwrap();
+        }
+        let arg = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+        let c = collect_all(&[arg("b.tgm"), arg("sub"), arg("a.tgm")]).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&listing(&c.archives)).unwrap();
+        let names: Vec<_> = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["b.tgm", "a.tgm", "a.tgm (2)"]);
+        assert_eq!(json[2]["url"], "data/2.tgm");
+        let e = collect_all(&[arg("a.tgm"), arg("missing.tgm")]).unwrap_err();
+        assert!(e.to_string().contains("missing.tgm"), "{e}");
     }
 
     #[cfg(unix)]

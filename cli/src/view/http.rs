@@ -4,13 +4,12 @@
 //! `If-Range`; every request first passes the Host/Origin guard, then its
 //! path is normalised or refused.
 
-use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::archives::{self, Archive};
-use super::assets::{content_type, Assets};
+use super::assets::Assets;
 use super::guard::{Guard, Refusal};
 use super::ranges::{self, Validators, Wanted};
 use super::request::Request;
@@ -67,11 +66,11 @@ fn route(site: &Site, guard: &Guard, rq: &Request) -> Response {
         };
     }
     match site.assets.file(path) {
-        Some(p) => match File::open(&p).and_then(|f| Ok((f.metadata()?.len(), f))) {
-            Ok((len, f)) => Response {
+        Some(a) => match a.body() {
+            Ok(body) => Response {
                 status: 200,
-                fields: vec![("Content-Type", content_type(&p).to_string())],
-                body: Body::File(f, len),
+                fields: vec![("Content-Type", a.content_type().to_string())],
+                body,
             }
             .with("Cache-Control", "no-cache"),
             Err(e) => Response::text(500, &format!("cannot read the page's file {path}: {e}")),

@@ -11,6 +11,8 @@ use std::time::SystemTime;
 pub enum Body {
     /// Bytes held in memory.
     Bytes(Vec<u8>),
+    /// Bytes built into the executable.
+    Static(&'static [u8]),
     /// `len` bytes of an open file from its current position.
     File(File, u64),
 }
@@ -54,6 +56,7 @@ impl Response {
     fn len(&self) -> u64 {
         match &self.body {
             Body::Bytes(b) => b.len() as u64,
+            Body::Static(b) => b.len() as u64,
             Body::File(_, n) => *n,
         }
     }
@@ -75,6 +78,7 @@ impl Response {
         if !head_only {
             match self.body {
                 Body::Bytes(b) => out.write_all(&b)?,
+                Body::Static(b) => out.write_all(b)?,
                 Body::File(f, n) => {
                     let sent = io::copy(&mut f.take(n), out)?;
                     if sent != n {

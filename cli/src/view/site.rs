@@ -9,11 +9,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::archives::{self, Archive};
-use super::assets::Assets;
+use super::assets::{Asset, Assets};
 use crate::error::{at_path, CliResult};
 
 /// Where one file of the site comes from.
 enum Source {
+    Page(Asset),
     Copy(PathBuf),
     Text(String),
 }
@@ -24,7 +25,7 @@ pub fn write(dir: &Path, assets: &Assets, list: &[Archive]) -> CliResult<usize> 
     let mut plan: Vec<(PathBuf, Source)> = assets
         .site_files()?
         .into_iter()
-        .map(|(rel, src)| (rel, Source::Copy(src)))
+        .map(|(rel, a)| (rel, Source::Page(a)))
         .collect();
     plan.push((
         PathBuf::from("archives.json"),
@@ -78,6 +79,7 @@ impl Made {
         self.files.push(p.to_path_buf());
         match src {
             Source::Text(s) => out.write_all(s.as_bytes()).map_err(|e| at_path(p, e))?,
+            Source::Page(a) => a.copy_to(&mut out, p)?,
             Source::Copy(from) => {
                 let mut f = File::open(from).map_err(|e| at_path(from, e))?;
                 std::io::copy(&mut f, &mut out).map_err(|e| at_path(p, e))?;

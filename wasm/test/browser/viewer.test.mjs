@@ -1,8 +1,10 @@
 // tgm view in headless Chromium (Debian's, through the DevTools protocol
 // with puppeteer-core): on an ERA5-like archive made with tgm, the object
 // list appears, pixels at known grid points have the colour the colour map
-// gives their known values, the sliders move over messages and slices,
-// and nothing is logged as an error. Writes a screenshot and prints the
+// gives their known values, the sliders move over messages, slices and the
+// fields' levels, times and members, latitude/longitude lines lie on the
+// grid rows and columns of their degrees, the value under the pointer
+// names its place, and nothing is logged as an error. Writes a screenshot and prints the
 // browser's decode speed.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -19,6 +21,19 @@ const NY = 181; // 1° ERA5-like grid, 90N..90S
 const NX = 360; // 0..359E
 const STEPS = [0, 6, 12, 18];
 const LEVELS = [850, 500, 250];
+/** The 1° grid as convert-grib describes it (spec/plot.md §3). */
+const GEOGRAPHY = {
+  gridType: "regular_ll",
+  latitudeOfFirstGridPointInDegrees: 90,
+  latitudeOfLastGridPointInDegrees: -90,
+  longitudeOfFirstGridPointInDegrees: 0,
+  longitudeOfLastGridPointInDegrees: 359,
+  iDirectionIncrementInDegrees: 1,
+  jDirectionIncrementInDegrees: 1,
+};
+const GEO_META = Object.entries(GEOGRAPHY).flatMap(([k, v]) => ["--meta", `geography.${k}=${v}`]);
+/** Specific humidity on two levels for two ensemble members: messages 6 to 9. */
+const Q = [[850, 0], [500, 0], [850, 1], [500, 1]];
 
 /** 2 m temperature in kelvin at grid point (i, j), as float32. */
 function t2m(i, j, step) {
@@ -65,7 +80,7 @@ before(async () => {
     const f = path.join(dir, `2t-${s}.npy`);
     writeNpy(f, field((i, j) => t2m(i, j, s)), "float32", [NY, NX]);
     tgm("import", f, "-o", era5, ...(m > 0 ? ["--append"] : []), "--meta", "mars.param=2t",
-      "--meta", "mars.date=20240101", "--meta", `mars.step=${s}`, "--filter", "shuffle", "--compression", "zstd");
+      "--meta", "mars.date=20240101", "--meta", `mars.step=${s}`, ...GEO_META, "--filter", "shuffle", "--compression", "zstd");
   });
   const vol = new Float32Array(LEVELS.length * NY * NX);
   LEVELS.forEach((_, k) => vol.set(field((i, j) => t3d(k, i, j)), k * NY * NX));
@@ -79,6 +94,11 @@ before(async () => {
   writeNpy(bf, big, "float64", [721, 1440]);
   tgm("import", bf, "-o", era5, "--append", "--meta", "mars.param=msl",
     "--encoding", "simple_packing", "--bits", "16", "--compression", "szip");
+  Q.forEach(([level, member], k) => {
+    const f = path.join(dir, `q-${k}.npy`);
+    writeNpy(f, new Float32Array(12 * 24).map((_, i) => i + 1000 * k), "float32", [12, 24]);
+    tgm("import", f, "-o", era5, "--append", "--meta", "mars.param=q", "--meta", `mars.levelist=${level}`, "--meta", `mars.number=${member}`);
+  });
 
   server = spawn(tgmBin, ["view", era5, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
   viewerUrl = await new Promise((resolve, reject) => {
@@ -140,7 +160,7 @@ test("tgm view in Chromium: object list, colours at known grid points, sliders, 
   await ready(page);
 
   const rows = await page.$$eval("nav .object", (els) => els.map((e) => e.textContent));
-  assert.equal(rows.length, STEPS.length + 2, rows.join("\n"));
+  assert.equal(rows.length, STEPS.length + 2 + Q.length, rows.join("\n"));
   assert.match(rows[0], /2t/);
   assert.match(rows[0], /float32 \[181×360\]/);
   assert.match(rows[4], /t\b.*\[3×181×360\]/);
@@ -151,6 +171,63 @@ test("tgm view in Chromium: object list, colours at known grid points, sliders, 
     assert.equal(await page.evaluate((i, j) => window.tgmViewer.valueAt(i, j), i, j), step0[i * NX + j]);
     assert.deepEqual(await pixelAt(page, i, j), expectedColour(step0, i, j), `grid point ${i},${j}`);
   }
+
+  // Latitude/longitude lines of the regular 1° grid: each lies on the row
+  // or column of its degrees, and the overlay is empty between lines.
+  const lines = await page.evaluate(() => window.tgmViewer.state.graticule);
+  const lats = lines.filter((l) => l.kind === "lat").map((l) => l.deg);
+  const lons = lines.filter((l) => l.kind === "lon").map((l) => l.deg);
+  assert.ok(lats.includes(0) && lats.length >= 3, JSON.stringify(lines));
+  assert.ok(lons.includes(180) && lons.length >= 3, JSON.stringify(lines));
+  for (const l of lines) {
+    const [i, j] = l.kind === "lat" ? [90 - l.deg, 0] : [0, l.deg];
+    const at = await page.evaluate((i, j) => window.tgmViewer.gridToCanvas(i, j), i, j);
+    assert.ok(Math.abs((l.kind === "lat" ? at.y : at.x) - l.at) <= 1, `${l.kind} ${l.deg}: ${JSON.stringify(at)} ${l.at}`);
+  }
+  const overlayAlpha = (x, y) =>
+    page.evaluate((x, y) => document.getElementById("grid").getContext("2d").getImageData(x, y, 1, 1).data[3], x, y);
+  const equator = lines.find((l) => l.kind === "lat" && l.deg === 0);
+  const meridian = lines.find((l) => l.kind === "lon" && l.deg === 180);
+  assert.ok((await overlayAlpha(Math.floor(meridian.at) + 20, Math.floor(equator.at))) > 0, "no line drawn on the equator");
+  assert.equal(await overlayAlpha(Math.floor(meridian.at) + 20, Math.floor(equator.at) + 20), 0, "the overlay covers the field between lines");
+  assert.deepEqual(await page.evaluate(() => window.tgmViewer.latLonAt(45, 90)), [45, 90]);
+
+  // The value under the pointer, with its place on the globe.
+  {
+    const { x, y } = await page.evaluate(() => window.tgmViewer.gridToCanvas(45, 270));
+    const box = await (await page.$("#field")).boundingBox();
+    await page.mouse.move(box.x + x + 1, box.y + y + 1);
+    assert.equal(await page.$eval("#cursor", (e) => e.textContent), `row 45, column 270, 45.00°N 90.00°W: ${step0[45 * NX + 270]}`);
+  }
+
+  // The time slider over the steps of 2 m temperature.
+  assert.equal(await page.$eval("#dim-time", (s) => s.max), String(STEPS.length - 1));
+  assert.equal(await page.$("#dim-level"), null);
+  await page.$eval("#dim-time", (s) => {
+    s.value = "3";
+    s.dispatchEvent(new Event("input"));
+  });
+  await page.waitForFunction(() => window.tgmViewer.state.m === 3 && document.body.dataset.state === "ready");
+  assert.equal(await page.$eval("#dim-time-out", (e) => e.textContent), "20240101 step 18");
+
+  // The level and member sliders over q: levels in numeric order.
+  await page.click("nav .object[data-message='6']");
+  await page.waitForFunction(() => window.tgmViewer.state.m === 6 && document.body.dataset.state === "ready");
+  assert.equal(await page.$("#dim-time"), null);
+  assert.equal(await page.$eval("#dim-level", (s) => `${s.max} ${s.value}`), "1 1");
+  assert.equal(await page.$eval("#dim-level-out", (e) => e.textContent), "850");
+  await page.$eval("#dim-level", (s) => {
+    s.value = "0";
+    s.dispatchEvent(new Event("input"));
+  });
+  await page.waitForFunction(() => window.tgmViewer.state.m === 7 && document.body.dataset.state === "ready");
+  await page.$eval("#dim-member", (s) => {
+    s.value = "1";
+    s.dispatchEvent(new Event("input"));
+  });
+  await page.waitForFunction(() => window.tgmViewer.state.m === 9 && document.body.dataset.state === "ready");
+  assert.equal(await page.evaluate(() => window.tgmViewer.valueAt(0, 0)), 3000);
+  assert.equal(await page.evaluate(() => window.tgmViewer.state.graticule.length), 0, "q has no geography");
 
   // The message slider: step 12.
   await page.$eval("#message-slider", (s) => {
@@ -210,7 +287,7 @@ test("tgm view --site: the same page from a plain static server", async () => {
     const { page, problems } = await watchedPage();
     await page.goto(`${srv.origin}/`, { waitUntil: "load" });
     await ready(page);
-    assert.equal((await page.$$("nav .object")).length, STEPS.length + 2);
+    assert.equal((await page.$$("nav .object")).length, STEPS.length + 2 + Q.length);
     const step0 = field((i, j) => t2m(i, j, 0));
     for (const [i, j] of POINTS) {
       assert.deepEqual(await pixelAt(page, i, j), expectedColour(step0, i, j), `grid point ${i},${j}`);
