@@ -226,6 +226,8 @@ pub fn read_field(
                 *v = f64::NAN;
             }
         }
+    } else if key_long(h, "missingValueManagementUsed").is_some_and(|m| m != 0) {
+        mark_coded_missing(h, &mut values)?;
     }
 
     let mut mars = Map::new();
@@ -280,6 +282,21 @@ pub fn read_field(
         all_keys: all,
         packing,
     })
+}
+
+/// Points a complex-packed field codes as missing without a bitmap
+/// (`missingValueManagementUsed`, code table 5.5) made NaN: ecCodes decodes
+/// them as `missingValue` and counts them in `numberOfMissing`; when as
+/// many values equal `missingValue`, those are the missing points.
+fn mark_coded_missing(h: &Handle, values: &mut [f64]) -> Result<(), GribError> {
+    let missing = h.get_double("missingValue")?;
+    let count = values.iter().filter(|&&v| v == missing).count();
+    if key_long(h, "numberOfMissing") == Some(count as i64) {
+        for v in values.iter_mut().filter(|v| **v == missing) {
+            *v = f64::NAN;
+        }
+    }
+    Ok(())
 }
 
 /// The message with its values replaced by zeros (no bitmap), so that it
