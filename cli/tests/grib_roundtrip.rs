@@ -579,6 +579,11 @@ fn ccsds_and_complex_fields_are_stored_bit_identical() {
         assert!(ok, "{packing}: {err}");
         let want = eccodes_values(&input);
         for (m, msg) in decode_all(&t).iter().enumerate() {
+            // In the source's integer codes, not as float64.
+            if packing != "grid_jpeg" {
+                let d = &msg.objects[0].descriptor;
+                assert_eq!(d.encoding(), "simple_packing", "{packing} #{m}");
+            }
             let got = f64s(&msg.objects[0].data);
             // Stored bit-identical whatever the packing.
             assert_eq!(got.len(), want[m].len(), "{packing} #{m}");
