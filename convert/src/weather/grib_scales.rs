@@ -158,3 +158,68 @@ pub(super) fn half_quantum(h: &Handle) -> Result<f64, GribError> {
     let d = h.get_long("decimalScaleFactor")?;
     Ok(0.5 * 2f64.powi(e.clamp(-1100, 1100) as i32) / 10f64.powi(d.clamp(-400, 400) as i32))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ecCodes' regular_ll sample in `packing` at `bits` bits, and a field
+    /// of its points 100 wide on the quantum 2^`e` (R + X·2^e, exact).
+    fn complex(packing: &str, bits: i64, e: i32) -> (Handle, Vec<f64>) {
+        let mut h = Handle::from_sample("regular_ll_sfc_grib2").unwrap();
+        let n = h.get_long("numberOfDataPoints").unwrap() as usize;
+        let q = 2f64.powi(e);
+        let steps = (100.0 / q) as usize;
+        let values: Vec<f64> = (0..n)
+            .map(|i| 250.0 + ((i * 7919) % steps) as f64 * q)
+            .collect();
+        // As `grib_set -r` repacks: values, packing, values again.
+        h.set_double_array("values", &values).unwrap();
+        h.set_string("packingType", packing).unwrap();
+        h.set_long("bitsPerValue", bits).unwrap();
+        h.set_double_array("values", &values).unwrap();
+        (h, values)
+    }
+
+    #[test]
+    fn a_ten_bit_header_keeps_its_binary_scale_of_minus_seven() {
+        for packing in ["grid_complex", "grid_complex_spatial_differencing"] {
+            let (mut h, values) = complex(packing, 10, -7);
+            // At the header's 10 bits ecCodes picks E = -3.
+            let mut plain = h.try_clone().unwrap();
+            plain.set_double_array("values", &values).unwrap();
+            assert_eq!(plain.get_long("binaryScaleFactor").unwrap(), -3);
+            let scales = SourceScales {
+                binary: -7,
+                decimal: 0,
+            };
+            let extremes = present_extremes(&values[..]).unwrap();
+            pack_at_source_scales(&mut h, scales, extremes, |h| {
+                h.set_double_array("values", &values)
+            })
+            .unwrap();
+            assert_eq!(h.get_long("binaryScaleFactor").unwrap(), -7, "{packing}");
+            let back = h.get_double_array("values").unwrap();
+            assert!(back == values, "{packing}: other values");
+            let half = half_quantum(&h).unwrap();
+            assert_eq!(half, 2f64.powi(-8), "{packing}");
+        }
+    }
+
+    #[test]
+    fn scales_no_width_reaches_are_refused_by_name() {
+        let (mut h, values) = complex("grid_complex", 10, -7);
+        // E = -80 needs codes wider than any width tried.
+        let scales = SourceScales {
+            binary: -80,
+            decimal: 0,
+        };
+        let extremes = present_extremes(&values[..]).unwrap();
+        let e = pack_at_source_scales(&mut h, scales, extremes, |h| {
+            h.set_double_array("values", &values)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("binaryScaleFactor -80"), "{e}");
+    }
+}
