@@ -37,12 +37,13 @@ grib_set -r -s packingType=grid_ccsds "$W/ll_1deg.grib2" "$W/ll_1deg_ccsds.grib2
 grib_set -r -s packingType=grid_ccsds "$W/n320.grib2" "$W/n320_ccsds.grib2"
 grib_set -r -s packingType=grid_ccsds,ccsdsBlockSize=16,ccsdsRsi=64 "$W/n320.grib2" "$W/n320_ccsds_16_64.grib2"
 grib_set -r -s packingType=grid_complex "$W/n320.grib2" "$W/n320_complex.grib2"
+grib_set -r -s packingType=grid_second_order "$W/n320.grib2" "$W/n320_second_order.grib2"
 cp "$SAMPLES/sh_ml_grib2.tmpl" "$W/sh_ml.grib2"
 
 echo "| file | packing | GRIB bytes | data section bytes | .tgm bytes | pipeline | .tgm payload bytes |"
 echo "|---|---|---|---|---|---|---|"
 for f in ll_1deg.grib2 ll_1deg_ccsds.grib2 n320.grib2 n320_ccsds.grib2 n320_ccsds_16_64.grib2 \
-    n320_complex.grib2 sh_ml.grib2; do
+    n320_complex.grib2 n320_second_order.grib2 sh_ml.grib2; do
     "$TGM" convert-grib "$W/$f" -o "$W/out.tgm" --force >/dev/null 2>&1
     packing=$(grib_get -p packingType "$W/$f")
     section=$(grib_get -p section7Length "$W/$f")

@@ -4,11 +4,12 @@
 //! `mars`, `geography`, `grib` (and `grib_keys` with `--all-keys`). Missing
 //! points (GRIB bitmaps) are NaN, stored with the NaN mask
 //! (`spec/pipeline.md` §3). By default every field is stored bit-identical
-//! to ecCodes' values: simple-packed and CCSDS fields in their own codes
+//! to ecCodes' values: simple-packed, CCSDS, and complex, second-order,
+//! JPEG and PNG fields without decimal scaling in their own codes
 //! (simple_packing, `spec/pipeline.md` §2, with the source's reference value
-//! and scales, in the smallest whole-byte width holding its `bitsPerValue`,
-//! then szip, `spec/szip.md`) when tgm decodes those to exactly ecCodes'
-//! values, every other field (complex, second-order, JPEG, PNG, spectral,
+//! and scales, in the smallest whole-byte width holding its codes, then
+//! szip, `spec/szip.md`) when tgm decodes those to exactly ecCodes'
+//! values, every other field (decimal-scaled grouped codes, spectral,
 //! bi-Fourier) as float64 behind a byte shuffle and zstd
 //! (`spec/convert.md` "Stored exactly").
 

@@ -17,6 +17,7 @@ use super::convert::TEMPLATE_KEY;
 use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
+use super::grib_scales::{self, SourceScales};
 use super::grib_simple;
 use super::GribError;
 
@@ -389,9 +390,11 @@ fn pack(
             values.len()
         )));
     }
-    if !packing.starts_with("grid_second_order") {
+    let second_order = packing.starts_with("grid_second_order");
+    if !second_order {
         set_packing(h, packing)?;
     }
+    let scales = SourceScales::of(grib).filter(|_| grib_scales::scales_by_width(packing));
     // Decimal scaling is applied after the values, as ecCodes requantises
     // them to the 10^-D quantum and picks the bits that range needs; the
     // values are first set at 32 bits so that requantisation starts from
@@ -411,8 +414,11 @@ fn pack(
             set_value(h, "laplacianOperator", l)?;
         }
     }
-    // Decimal scaling repacks the values after they are set: ecCodes sets them.
-    set_values(h, values, decimal.is_none())?;
+    // Decimal scaling repacks the values after they are set: ecCodes sets
+    // them. A complex field is set once, at its source's scales, below.
+    if scales.is_none() || second_order {
+        set_values(h, values, decimal.is_none())?;
+    }
     if let Some(d) = decimal {
         h.set_long("changeDecimalPrecision", d)?;
     }
@@ -430,6 +436,10 @@ fn pack(
              {written} (as it does any constant field); \
              `to-grib --packing {written}` writes it so"
         )));
+    }
+    if let Some(scales) = scales {
+        let extremes = grib_scales::present_extremes(values)?;
+        grib_scales::pack_at_source_scales(h, scales, extremes, |h| set_values(h, values, false))?;
     }
     Ok(())
 }
@@ -477,6 +487,9 @@ fn read_back(msg: &[u8], values: &(impl FieldValues + ?Sized)) -> Result<(), Gri
     let bitmap = h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? == 1;
     let tolerance = match h.is_defined("packingError") {
         true => Some(h.get_double("packingError")? * (1.0 + 1e-9)),
+        false if grib_scales::scales_by_width(&h.get_string("packingType")?) => {
+            Some(grib_scales::half_quantum(&h)? * (1.0 + 1e-9))
+        }
         false => None,
     };
     let by_elements = !bitmap

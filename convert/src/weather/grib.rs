@@ -111,8 +111,12 @@ pub struct GribField {
     /// which for a second-order source ecCodes makes `grid_simple`) exactly
     /// as it came, for `to-grib`.
     pub template: Vec<u8>,
-    /// Packing parameters when the field is simple-packed (`grid_simple`,
-    /// `grid_ccsds`), which share the same decoding formula.
+    /// Packing parameters when the field's values are `(R + X·2^E)·10^-D`
+    /// with integer codes X: simple-packed (`grid_simple`, `grid_ccsds`),
+    /// or complex, second-order, JPEG or PNG packed, whose codes are
+    /// grouped or compressed but decode by the same formula. For those,
+    /// `bits_per_value` is the width of the largest code, not the header's
+    /// `bitsPerValue` (a width of the packing's own).
     pub packing: Option<SourcePacking>,
 }
 
@@ -226,6 +230,8 @@ pub fn read_field(
                 *v = f64::NAN;
             }
         }
+    } else if key_long(h, "missingValueManagementUsed").is_some_and(|m| m != 0) {
+        mark_coded_missing(h, &mut values)?;
     }
 
     let mut mars = Map::new();
@@ -269,7 +275,7 @@ pub fn read_field(
     };
 
     let shape = grid_shape(h, values.len());
-    let packing = source_packing(h)?;
+    let packing = source_packing(h, &values)?;
     Ok(GribField {
         template,
         values,
@@ -280,6 +286,21 @@ pub fn read_field(
         all_keys: all,
         packing,
     })
+}
+
+/// Points a complex-packed field codes as missing without a bitmap
+/// (`missingValueManagementUsed`, code table 5.5) made NaN: ecCodes decodes
+/// them as `missingValue` and counts them in `numberOfMissing`; when as
+/// many values equal `missingValue`, those are the missing points.
+fn mark_coded_missing(h: &Handle, values: &mut [f64]) -> Result<(), GribError> {
+    let missing = h.get_double("missingValue")?;
+    let count = values.iter().filter(|&&v| v == missing).count();
+    if key_long(h, "numberOfMissing") == Some(count as i64) {
+        for v in values.iter_mut().filter(|v| **v == missing) {
+            *v = f64::NAN;
+        }
+    }
+    Ok(())
 }
 
 /// The message with its values replaced by zeros (no bitmap), so that it
@@ -353,11 +374,17 @@ fn grid_shape(h: &Handle, n: usize) -> Vec<u64> {
     vec![n as u64]
 }
 
-fn source_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
+fn source_packing(h: &Handle, values: &[f64]) -> Result<Option<SourcePacking>, GribError> {
     if !h.is_defined("packingType") {
         return Ok(None);
     }
     let pt = h.get_string("packingType")?;
+    let grouped = pt.starts_with("grid_complex")
+        || pt.starts_with("grid_second_order")
+        || matches!(pt.as_str(), "grid_jpeg" | "grid_png");
+    if grouped {
+        return grouped_packing(h, values);
+    }
     if !matches!(pt.as_str(), "grid_simple" | "grid_ccsds") {
         return Ok(None);
     }
@@ -376,6 +403,33 @@ fn source_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
         binary_scale_factor: long_in_range(h, "binaryScaleFactor")?,
         decimal_scale_factor: long_in_range(h, "decimalScaleFactor")?,
         ccsds,
+    }))
+}
+
+/// The parameters of a field whose codes are grouped or compressed
+/// ([`GribField::packing`]): the header's reference value and scales, and
+/// the width of the largest code `⌊(max·10^D − R)·2^−E + 0.5⌋` of the
+/// present values (`None` when that is not a code of at most 64 bits).
+fn grouped_packing(h: &Handle, values: &[f64]) -> Result<Option<SourcePacking>, GribError> {
+    let reference_value = h.get_double("referenceValue")?;
+    let binary_scale_factor: i32 = long_in_range(h, "binaryScaleFactor")?;
+    let decimal_scale_factor: i32 = long_in_range(h, "decimalScaleFactor")?;
+    let present = values.iter().copied().filter(|v| !v.is_nan());
+    let Some(max) = present.reduce(f64::max) else {
+        return Ok(None);
+    };
+    let top = (max * 10f64.powi(decimal_scale_factor) - reference_value)
+        * 2f64.powi(-binary_scale_factor)
+        + 0.5;
+    if !(0.0..18446744073709551616.0).contains(&top) {
+        return Ok(None);
+    }
+    Ok(Some(SourcePacking {
+        bits_per_value: 64 - (top as u64).leading_zeros(),
+        reference_value,
+        binary_scale_factor,
+        decimal_scale_factor,
+        ccsds: None,
     }))
 }
 

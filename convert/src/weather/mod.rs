@@ -26,6 +26,8 @@ mod field_values;
 #[cfg(feature = "grib")]
 pub mod grib;
 mod grib_grid;
+#[cfg(feature = "grib")]
+mod grib_scales;
 pub mod grib_scan;
 #[cfg(feature = "grib")]
 mod grib_simple;
