@@ -87,6 +87,9 @@ else
 fi
 export TGM_BIN="$bin_dir/tgm"
 echo "TGM_BIN=$TGM_BIN"
+# cfgrib's ERA5 samples (test_xarray_era5.py compares with cfgrib on them).
+export TGM_CFGRIB_SAMPLES="$VENV/cfgrib-samples"
+bash .ci/cfgrib-samples.sh "$VENV/bin/python" "$TGM_CFGRIB_SAMPLES"
 
 step "python: pytest"
 set +e
