@@ -31,6 +31,9 @@ fi
 "$VENV/bin/python" -m pip install -q numpy xarray "zarr>=3" fsspec "numcodecs>=0.16.2" imagecodecs \
     requests aiohttp pytest pytest-timeout
 "$VENV/bin/python" -m pip uninstall -q -y tgm >/dev/null 2>&1 || true
+# cfgrib's ERA5 sample (test_era5_refs.py), converted by the tgm binary.
+export TGM_CFGRIB_SAMPLES="$VENV/cfgrib-samples"
+bash .ci/cfgrib-samples.sh "$VENV/bin/python" "$TGM_CFGRIB_SAMPLES"
 
 step "pytest tests/kerchunk"
 "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider --timeout=300 --rootdir tests/kerchunk tests/kerchunk

@@ -89,6 +89,9 @@ else
 fi
 export TGM_BIN="$bin_dir/tgm"
 echo "TGM_BIN=$TGM_BIN"
+# cfgrib's ERA5 samples (test_xarray_era5.py compares with cfgrib on them).
+export TGM_CFGRIB_SAMPLES="$VENV/cfgrib-samples"
+bash .ci/cfgrib-samples.sh "$VENV/bin/python" "$TGM_CFGRIB_SAMPLES"
 
 step "python: cfgrib's ERA5 sample (test_earthkit.py compares earthkit's views of it)"
 # cfgrib's sdist carries tests/sample-data/era5-levels-members.grib

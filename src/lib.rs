@@ -101,7 +101,8 @@
 //! - Checks: [`validate()`], [`Limits`] (every size an input may claim),
 //!   [`Error`] with an [`ErrorKind`].
 //! - Beside the format: [`tensor`] (typed views, DLPack), [`stats`],
-//!   [`npy`], [`kerchunk`], [`doctor`].
+//!   [`npy`], [`kerchunk`], [`doctor`]; [`view`] (the dataset view of
+//!   objects: variables, stacking keys, attributes, grids).
 //!
 //! `spec/api.md` lists the public items and what stays stable; the
 //! book's library guide (docs/src/guide/rust.md) has longer examples.
@@ -141,6 +142,7 @@ pub mod sz3_child;
 pub mod szip;
 pub mod tensor;
 pub mod validate;
+pub mod view;
 pub mod wire;
 
 pub use decode::{

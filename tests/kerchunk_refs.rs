@@ -265,6 +265,10 @@ fn objects_sharing_a_param_stack_along_the_varying_mars_key() {
         refs.document["refs"]["step/0"],
         format!("base64:{}", tgm::kerchunk::base64(&steps))
     );
+    // MARS step in hours, a duration to CF readers (spec/kerchunk.md §2).
+    let step_attrs = entry(&refs, "step/.zattrs");
+    assert_eq!(step_attrs["units"], "hours");
+    assert_eq!(step_attrs["standard_name"], "forecast_period");
 }
 
 /// szip's defaults as `tgm import` writes them: 128-block RSIs, 16-sample

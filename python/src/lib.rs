@@ -17,6 +17,7 @@ mod remote;
 mod remote_layout;
 mod sink;
 mod sz3_child;
+mod view;
 mod writing;
 
 use pyo3::prelude::*;
@@ -57,6 +58,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sz3_child::_sz3_use_interpreter, m)?)?;
     m.add_function(wrap_pyfunction!(sz3_child::_sz3_child, m)?)?;
     converters::register(m)?;
+    view::register(m)?;
     m.add_class::<file::NativeFile>()?;
     m.add_class::<file::NativeMetadata>()?;
     m.add_class::<metadata::MetadataView>()?;

@@ -1,17 +1,21 @@
 //! Data inlined in the references: coordinate arrays as `base64:` chunks
 //! (`spec/kerchunk.md` §2).
 
-use super::meta::Coord;
+use crate::view::Coord;
 
 /// The zarr dtype and little-endian bytes of a coordinate array: int64
-/// when every value is an integer, float64 when every value is a number,
+/// when every value is an integer, a time (seconds) or a duration (hours),
+/// float64 when every value is a number,
 /// else fixed-width unicode (UTF-32LE).
 pub fn coordinate_bytes(values: &[Coord]) -> (String, Vec<u8>) {
-    if values.iter().all(|v| matches!(v, Coord::Int(_))) {
+    if values
+        .iter()
+        .all(|v| matches!(v, Coord::Int(_) | Coord::Time(_) | Coord::Span(_)))
+    {
         let b = values
             .iter()
             .flat_map(|v| match v {
-                Coord::Int(i) => i.to_le_bytes(),
+                Coord::Int(i) | Coord::Time(i) | Coord::Span(i) => i.to_le_bytes(),
                 _ => [0; 8],
             })
             .collect();
@@ -26,7 +30,7 @@ pub fn coordinate_bytes(values: &[Coord]) -> (String, Vec<u8>) {
             .flat_map(|v| match v {
                 Coord::Int(i) => (*i as f64).to_le_bytes(),
                 Coord::Float(f) => f.to_le_bytes(),
-                Coord::Text(_) => [0; 8],
+                _ => [0; 8],
             })
             .collect();
         return ("<f8".into(), b);
@@ -35,7 +39,7 @@ pub fn coordinate_bytes(values: &[Coord]) -> (String, Vec<u8>) {
         .iter()
         .map(|v| match v {
             Coord::Text(t) => t.clone(),
-            Coord::Int(i) => i.to_string(),
+            Coord::Int(i) | Coord::Time(i) | Coord::Span(i) => i.to_string(),
             Coord::Float(f) => f.to_string(),
         })
         .collect();

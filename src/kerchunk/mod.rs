@@ -14,6 +14,7 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 use crate::decode::Message;
 use crate::error::Result;
 use crate::file::{ByteSource, TgmFile};
+use crate::view;
 
 use codecs::chain_of;
 pub use inline::base64;
@@ -52,6 +53,7 @@ pub struct RefsBuilder {
     target: String,
     entries: Vec<variables::Entry>,
     unexpressible: Vec<Unexpressible>,
+    grids: variables::Grids,
 }
 
 impl RefsBuilder {
@@ -62,6 +64,7 @@ impl RefsBuilder {
             target: target.into(),
             entries: Vec::new(),
             unexpressible: Vec::new(),
+            grids: variables::Grids::default(),
         }
     }
 
@@ -73,24 +76,42 @@ impl RefsBuilder {
             let obj = msg.object(o)?;
             let d = obj.descriptor();
             let entry = meta.base.get(o);
-            let name = meta::variable_name(entry, m, o);
+            let view = view::object_view(entry, m, o);
             let payload = payload_of(&obj);
             match chain_of(d, payload) {
-                Ok(chain) => self.entries.push(variables::Entry {
-                    message: m,
-                    object: o,
-                    dims: meta::dim_names(entry, &meta.extra, d.shape.len(), &name),
-                    name,
-                    shape: d.shape.clone(),
-                    mars: meta::mars_keys(entry),
-                    attrs: meta::attributes(entry),
-                    chain,
-                    range: (obj.payload_offset(), payload.len() as u64),
-                }),
+                Ok(chain) => {
+                    let grid = entry
+                        .and_then(|e| e.get("geography"))
+                        .and_then(|geo| view::grid_coordinates(geo, &d.shape))
+                        .filter(|g| self.grids.take(g));
+                    let dims = meta::dim_names(
+                        entry,
+                        &meta.extra,
+                        d.shape.len(),
+                        &view.name,
+                        grid.as_ref(),
+                    );
+                    self.entries.push(variables::Entry {
+                        message: m,
+                        object: o,
+                        dims,
+                        name: view.name,
+                        shape: d.shape.clone(),
+                        keys: view.keys,
+                        attrs: view
+                            .attrs
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.to_json_value()))
+                            .collect(),
+                        dataset_attrs: view::dataset_attributes(entry),
+                        chain,
+                        range: (obj.payload_offset(), payload.len() as u64),
+                    })
+                }
                 Err(reason) => self.unexpressible.push(Unexpressible {
                     message: m,
                     object: o,
-                    variable: name,
+                    variable: view.name,
                     reason,
                 }),
             }
@@ -103,7 +124,7 @@ impl RefsBuilder {
     /// variable `.zarray`, `.zattrs` and chunk references.
     pub fn finish(self) -> Refs {
         let mut store = variables::Store::new(&self.target);
-        store.add_all(self.entries);
+        let dataset_attrs = store.add_all(self.entries, self.grids);
         let skipped: Vec<Json> = self
             .unexpressible
             .iter()
@@ -118,9 +139,11 @@ impl RefsBuilder {
             .collect();
         let mut refs = JsonMap::new();
         refs.insert(".zgroup".into(), json!(r#"{"zarr_format":2}"#));
+        let mut group_attrs = dataset_attrs;
+        group_attrs.insert("tgm_unexpressible".into(), Json::Array(skipped));
         refs.insert(
             ".zattrs".into(),
-            Json::String(json!({ "tgm_unexpressible": skipped }).to_string()),
+            Json::String(Json::Object(group_attrs).to_string()),
         );
         refs.extend(store.refs);
         Refs {

@@ -50,6 +50,28 @@ pub const GRIB_KEYS: &[&str] = &[
     "laplacianOperator",
 ];
 
+/// Keys copied under `base[i].grib` for the dataset view (`tgm::view`):
+/// the variable attributes and names cfgrib shows beside [`GRIB_KEYS`]
+/// (its `DATA_ATTRIBUTES_KEYS`, `EXTRA_DATA_ATTRIBUTES_KEYS` and
+/// `GLOBAL_ATTRIBUTES_KEYS`; `missingValue` is cfgrib's own marker, not
+/// the field's). Never written back by `to-grib`.
+pub const VIEW_KEYS: &[&str] = &[
+    "cfVarName",
+    "cfName",
+    "name",
+    "dataType",
+    "stepUnits",
+    "stepType",
+    "uvRelativeToGrid",
+    "totalNumber",
+    "numberOfDirections",
+    "numberOfFrequencies",
+    "NV",
+    "gridDefinitionDescription",
+    "centreDescription",
+    "subCentre",
+];
+
 /// Large arrays never copied into metadata.
 const DATA_KEYS: &[&str] = &[
     "values",
@@ -254,7 +276,7 @@ pub fn read_field(
         );
     }
     let mut grib = Map::new();
-    for k in GRIB_KEYS {
+    for k in GRIB_KEYS.iter().chain(VIEW_KEYS) {
         if let Some(v) = key_value(h, k)? {
             grib.insert(k.to_string(), v);
         }

@@ -2,8 +2,10 @@
 ``geography`` metadata (the keys ``convert-grib`` copies; ``spec/convert.md``,
 "GRIB write-back"), as cfgrib shows them:
 
-* ``regular_ll`` and ``regular_gg``: 1-D ``latitude`` and ``longitude``
-  dimension coordinates of a field of shape ``(Nj, Ni)``;
+* ``regular_ll``: the core's dataset view (``tgm::view``, through
+  ``_native.view_grid``), as ``tgm refs`` gives them;
+* ``regular_gg``: 1-D ``latitude`` and ``longitude`` dimension coordinates
+  of a field of shape ``(Nj, Ni)``;
 * ``reduced_gg``: one ``values`` dimension with ``latitude(values)`` and
   ``longitude(values)`` coordinates, row by row as ecCodes iterates.
 
@@ -18,6 +20,8 @@ coordinates.
 import math
 
 import numpy as np
+
+from . import _native
 
 #: The first zeros of the Bessel function J0: the first guesses of the
 #: Legendre roots; later ones are spaced by pi.
@@ -102,16 +106,6 @@ def _numbers(geo, keys):
     return vals
 
 
-def _regular_ll(geo, shape):
-    keys = ("Nj", "Ni", "latitudeOfFirstGridPointInDegrees", "latitudeOfLastGridPointInDegrees",
-            "longitudeOfFirstGridPointInDegrees", "longitudeOfLastGridPointInDegrees")
-    v = _numbers(geo, keys)
-    if v is None or tuple(shape) != (v[0], v[1]):
-        return None
-    nj, ni, lat0, lat1, lon0, lon1 = v
-    return {"latitude": np.linspace(lat0, lat1, nj), "longitude": np.linspace(lon0, lon1, ni)}
-
-
 def _gaussian_rows(geo, nj):
     """The ``nj`` latitudes of the rows of a (regular or reduced) Gaussian
     grid from its first row's latitude, in scanning order."""
@@ -158,20 +152,19 @@ def _reduced_gg(geo, shape):
     return {"latitude": lat, "longitude": lon}
 
 
-#: CF attributes of the coordinates.
-GRID_ATTRS = {
-    "latitude": {"units": "degrees_north", "standard_name": "latitude", "long_name": "latitude"},
-    "longitude": {"units": "degrees_east", "standard_name": "longitude", "long_name": "longitude"},
-}
+#: CF attributes of the coordinates (the core's, cfgrib's).
+GRID_ATTRS = {k: _native.view_coordinate(k)[0] for k in ("latitude", "longitude")}
 
 
 class Grid:
-    """The coordinates of one field's grid: ``dims`` of the field, and
-    ``coords`` as ``{name: (dims, values)}``."""
+    """The coordinates of one field's grid: ``dims`` of the field,
+    ``coords`` as ``{name: (dims, values)}`` and ``attrs`` as ``{name:
+    CF attributes}``."""
 
-    def __init__(self, dims, coords):
+    def __init__(self, dims, coords, attrs=None):
         self.dims = dims
         self.coords = coords
+        self.attrs = attrs or {k: GRID_ATTRS.get(k, {}) for k in coords}
 
     def conflicts(self, taken):
         """Whether ``taken`` (``{name: (dims, values)}``) holds one of these
@@ -188,8 +181,18 @@ def grid_of(geo, shape):
     if not isinstance(geo, dict):
         return None
     kind = geo.get("gridType")
-    if kind in ("regular_ll", "regular_gg") and len(shape) == 2:
-        c = (_regular_ll if kind == "regular_ll" else _regular_gg)(geo, shape)
+    if kind == "regular_ll":
+        try:
+            native = _native.view_grid(geo, [int(n) for n in shape])
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if native is None:
+            return None
+        dims, coords = native
+        return Grid(tuple(dims), {k: ((k,), np.asarray(v)) for k, v, _ in coords},
+                    {k: a for k, _, a in coords})
+    if kind == "regular_gg" and len(shape) == 2:
+        c = _regular_gg(geo, shape)
         if c is None:
             return None
         return Grid(("latitude", "longitude"), {k: ((k,), v) for k, v in c.items()})

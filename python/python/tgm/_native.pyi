@@ -55,6 +55,12 @@ __all__ = [
     "decode_object_data",
     "doctor",
     "kerchunk_refs",
+    "view_object",
+    "view_grid",
+    "view_coordinate",
+    "view_valid_times",
+    "view_stack_order",
+    "VIEW_SCALAR_COORDINATE_KEYS",
     "convert_grib",
     "to_grib",
     "convert_netcdf",
@@ -125,6 +131,18 @@ def compute_packing_params(
 def kerchunk_refs(
     path: _Path, target: str | None = None
 ) -> tuple[str, list[tuple[int, int, str, str]]]: ...
+def view_object(
+    entry: _Dict | None, m: int, o: int
+) -> tuple[str, dict[str, tuple[str, Any]], _Dict, _Dict]: ...
+def view_grid(
+    geography: _Dict, shape: Sequence[int]
+) -> tuple[list[str], list[tuple[str, list[float], dict[str, str]]]] | None: ...
+def view_coordinate(key: str) -> tuple[dict[str, str], bool]: ...
+def view_valid_times(times: Sequence[int], steps: Sequence[int]) -> list[int]: ...
+def view_stack_order(varying: Sequence[str], order: Sequence[str] | None = None) -> list[str]: ...
+
+VIEW_SCALAR_COORDINATE_KEYS: tuple[str, ...]
+
 def remote_enabled() -> bool: ...
 def source_layout(f: NativeSourceFile) -> str: ...
 def open_url_from_layout(

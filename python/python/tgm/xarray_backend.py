@@ -10,30 +10,38 @@ Each data object becomes (part of) a variable:
   with ``latitude(values)``/``longitude(values)`` (:mod:`tgm._grids`), as
   cfgrib gives them, shared by every variable on that grid; other 1-D
   fields with a geography ``values``;
-* MARS times as cfgrib shows them: an integer ``step`` (hours) as
-  timedelta64, a ``time`` coordinate (the forecast reference time from the
-  ``date`` and ``time`` every variable shares) as datetime64 and
-  ``valid_time`` = time + step;
-* the variable name is GRIB's ``grib.shortName`` when known, else
-  ``mars.param``, else ``name``, else ``object_<m>_<o>``;
+* what each object is in the dataset is the core's view (``tgm::view``,
+  the rules ``tgm refs`` follows; ``spec/kerchunk.md`` §2): the variable
+  name is GRIB's ``grib.cfVarName`` (cfgrib's name: ``t2m``) when known,
+  else ``grib.shortName``, else ``mars.param``, else ``name``, else
+  ``object_<m>_<o>``; the stacking keys are the MARS keys but ``param``,
+  with MARS ``date`` and ``time`` as one ``time`` (the forecast reference
+  time, datetime64), an integer ``step`` (hours) as timedelta64 and a level
+  key (``levelist``) as a float named after GRIB's ``typeOfLevel``
+  (``isobaricInhPa``, ``hybrid``), as cfgrib builds them; ``valid_time``
+  is time + step over the ``time`` and ``step`` dimensions there are;
 * attributes: the object's NetCDF attributes (``netcdf.attrs``, without
   ``scale_factor``/``add_offset`` when the converter already applied them),
-  its ``cf`` attributes, GRIB ``units`` and ``GRIB_<key>`` for the GRIB
-  identification keys; the dataset's from the message's ``netcdf.attrs``
-  (``Conventions = "CF-1.7"`` for GRIB fields, as cfgrib says).
-  Stacked variables keep the attributes every object shares. CF decoding
-  (times, masking and scaling) then runs as for any xarray backend, under
-  the standard ``mask_and_scale``, ``decode_times``, ``decode_timedelta``,
-  ``use_cftime``, ``concat_characters`` and ``decode_coords`` arguments;
+  then the view's: its ``cf`` attributes and cfgrib's (``GRIB_<key>``,
+  ``units``, ``long_name``, ``standard_name``); the dataset's from the
+  message's ``netcdf.attrs`` and the view's (``GRIB_edition``,
+  ``GRIB_centre``, ``institution``, ``Conventions = "CF-1.7"`` for GRIB
+  fields, as cfgrib says). Stacked variables keep the attributes every
+  object shares. CF decoding (times, masking and scaling) then runs as for
+  any xarray backend, under the standard ``mask_and_scale``,
+  ``decode_times``, ``decode_timedelta``, ``use_cftime``,
+  ``concat_characters`` and ``decode_coords`` arguments;
+* floating values are their stored type (float64 for ``convert-grib``'s
+  exact values); ``values_dtype=np.float32`` gives cfgrib's float32;
 * objects sharing a variable name are stacked into a hypercube along the
   MARS keys whose values differ between them; those keys become dimension
   coordinates in the order of ``stack_keys``, else ``number``, ``date``,
   ``time`` and ``step`` first as cfgrib orders them and the others sorted.
-  A level key (``levelist``) is named after GRIB's ``typeOfLevel``
-  (``isobaricInhPa``, ``hybrid``) when the object has one, so fields on
-  different level types share a dataset. MARS keys with one value become
-  variable attributes ``MARS_<key>`` (as GRIB keys are ``GRIB_<key>``; CF
-  attribute names allow no dots);
+  ``number``, ``time`` and ``step`` with one value are scalar coordinates
+  when every variable holding them agrees; other keys with one value
+  become variable attributes ``MARS_<key>`` (as GRIB keys are
+  ``GRIB_<key>``; CF attribute names allow no dots; a time as ISO 8601
+  text, a step in hours);
 * ``filter_by_keys`` (``{"typeOfLevel": "isobaricInhPa", "step": [0, 6]}``)
   keeps the objects whose ``mars``, ``grib`` or ``geography`` key holds one
   of the given values; :func:`open_tgm_datasets` (``tgm.open_datasets``)
@@ -67,11 +75,12 @@ import xarray as xr
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
+from . import _native
 from ._dtypes import numpy_dtype
 from ._errors import MetadataError, RangeNotSupportedError
 from . import _remote
 from ._file import TensogramFile
-from ._grids import GRID_ATTRS, grid_of
+from ._grids import grid_of
 
 #: Most element runs requested through decode_range for one read; beyond
 #: it the object is decoded whole.
@@ -125,13 +134,19 @@ class ObjectArray(BackendArray):
     """One data object of a file, read on indexing. Pickles as the file's
     path and message layout, so workers do not rescan the file."""
 
-    def __init__(self, f, msg, obj, desc):
+    def __init__(self, f, msg, obj, desc, values_dtype=None):
         self.file = f
         self.msg = msg
         self.obj = obj
         self.shape = tuple(desc.shape)
         self.stored = desc.dtype
         self.dtype = value_dtype(desc.dtype)
+        # Floating values given as ``values_dtype`` when asked (cfgrib's
+        # float32), exact float64 otherwise.
+        self._cast = None
+        if values_dtype is not None and np.issubdtype(self.dtype, np.floating):
+            self._cast = np.dtype(values_dtype)
+            self.dtype = self._cast
         # Outer indexing reads only the elements asked for where the
         # pipeline allows ranges (``spec/pipeline.md``): stored as is, or
         # szip (the RSIs that hold them), with or without simple packing.
@@ -148,6 +163,10 @@ class ObjectArray(BackendArray):
         return to_values(self.stored, self.file.object_array(self.msg, self.obj), self.shape)
 
     def _read(self, key):
+        out = self._read_stored(key)
+        return out if self._cast is None else np.asarray(out).astype(self._cast)
+
+    def _read_stored(self, key):
         key = tuple(key)
         # A key covering the object (Dask's chunk keys spell it out as
         # slice(0, n, 1)) reads it whole: one request of its frame.
@@ -211,12 +230,6 @@ class StackedArray(BackendArray):
         return out
 
 
-#: The ``Conventions`` attribute of a dataset of GRIB fields (cfgrib's).
-GRIB_CONVENTIONS = "CF-1.7"
-
-#: GRIB keys shown as ``GRIB_<key>`` attributes (cfgrib's naming).
-GRIB_ATTRS = ("shortName", "paramId", "units", "typeOfLevel", "edition", "centre")
-
 #: NetCDF attributes already applied when ``netcdf.unpacked`` is true.
 PACKING_ATTRS = ("scale_factor", "add_offset")
 
@@ -234,21 +247,20 @@ def _attr_value(v):
     return str(v)
 
 
-def _attrs(entry):
-    """The variable attributes of one object's metadata entry."""
+def _attrs(entry, view_attrs):
+    """The variable attributes of one object: its NetCDF attributes, then
+    those of the core's view (``cf``, cfgrib's ``GRIB_<key>``, ``units``,
+    ``long_name``, ``standard_name``)."""
     nc = _section(entry, "netcdf")
     out = {}
     for k, v in _section(nc, "attrs").items():
         if not (nc.get("unpacked") and k in PACKING_ATTRS):
             out[k] = _attr_value(v)
-    for k, v in _section(entry, "cf").items():
-        out.setdefault(k, _attr_value(v))
-    grib = _section(entry, "grib")
-    if "units" in grib:
-        out.setdefault("units", _attr_value(grib["units"]))
-    for k in GRIB_ATTRS:
-        if k in grib:
-            out[f"GRIB_{k}"] = _attr_value(grib[k])
+    for k, v in view_attrs.items():
+        if k.startswith("GRIB_"):
+            out[k] = _attr_value(v)
+        else:
+            out.setdefault(k, _attr_value(v))
     return out
 
 
@@ -265,18 +277,6 @@ def _shared_attrs(all_attrs):
     return {k: v for k, v in first.items() if all(k in a and _same(a[k], v) for a in all_attrs[1:])}
 
 
-def _variable_name(entry, m, o):
-    short = _section(entry, "grib").get("shortName")
-    if isinstance(short, str) and short not in ("", "unknown", "~"):
-        return short
-    mars = entry.get("mars")
-    if isinstance(mars, dict) and "param" in mars:
-        return str(mars["param"])
-    if "name" in entry:
-        return str(entry["name"])
-    return f"object_{m}_{o}"
-
-
 def _dims(entry, meta, shape, name, grids):
     """Dimension names of one object: its ``dim_names`` (or the message's),
     else those of its grid (:mod:`tgm._grids`: ``latitude``/``longitude``
@@ -290,15 +290,12 @@ def _dims(entry, meta, shape, name, grids):
     geo = _section(entry, "geography")
     grid = grid_of(geo, shape)
     if grid is not None and not grid.conflicts(grids):
-        grids.update(grid.coords)
+        for k, c in grid.coords.items():
+            grids.setdefault(k, (*c, grid.attrs.get(k, {})))
         return grid.dims
     if ndim == 1 and geo and grid is None:
         return ("values",)
     return tuple(f"{name}_dim_{i}" for i in range(ndim))
-
-
-def _scalar(v):
-    return v if isinstance(v, (int, float, str, bool)) else str(v)
 
 
 def _key_value(entry, key):
@@ -326,11 +323,6 @@ def _matches(entry, filter_by_keys):
     return True
 
 
-#: MARS keys named after GRIB's ``typeOfLevel`` as dimensions, as cfgrib
-#: names its level coordinate (``isobaricInhPa``, ``hybrid`` ...).
-LEVEL_KEYS = ("levelist",)
-
-
 class Record:
     """One data object kept for a dataset: where it is, its metadata
     entry, descriptor and the message's metadata."""
@@ -339,7 +331,11 @@ class Record:
         self.m, self.o, self.entry, self.desc, self.meta = m, o, entry, desc, meta
         #: The file holding the object (several for a catalogue file).
         self.f = f
-        self.name = _variable_name(entry, m if numbered is None else numbered, o)
+        # The core's view (tgm::view): name, stacking keys as (kind,
+        # value), attributes and the dataset attributes it gives.
+        self.name, self.keys, self.view_attrs, self.dataset_attrs = _native.view_object(
+            entry, m if numbered is None else numbered, o
+        )
 
 
 def _scan(f, filter_by_keys, first=0):
@@ -358,72 +354,125 @@ def _scan(f, filter_by_keys, first=0):
             if filter_by_keys and not _matches(entry, filter_by_keys):
                 continue
             records.append(Record(m, o, entry, desc, meta, f, first + m))
-    if "Conventions" not in global_attrs and any(_section(r.entry, "grib") for r in records):
-        global_attrs["Conventions"] = GRIB_CONVENTIONS
+    giving = [r.dataset_attrs for r in records if r.dataset_attrs]
+    for k, v in (_shared_attrs(giving) if giving else {}).items():
+        global_attrs.setdefault(k, _attr_value(v))
     return records, global_attrs
 
 
-def _mars_keys(entry):
-    """The object's MARS keys but ``param``, a level key renamed to GRIB's
-    ``typeOfLevel`` when the object has one."""
-    mars = entry.get("mars") if isinstance(entry.get("mars"), dict) else {}
-    level_type = _section(entry, "grib").get("typeOfLevel")
+#: The core's times (seconds since 1970) and durations (hours) as NumPy
+#: types.
+_TIME_KINDS = {"time": "datetime64[s]", "span": "timedelta64[h]"}
+
+
+def _key_values(keys):
+    """The core's stacking keys (``{key: (kind, value)}``) as coordinate
+    values: times datetime64[ns], durations timedelta64[ns]."""
     out = {}
-    for k, v in mars.items():
-        if k == "param":
-            continue
-        if k in LEVEL_KEYS and isinstance(level_type, str) and level_type:
-            k = level_type
-        out[k] = _scalar(v)
+    for k, (kind, v) in keys.items():
+        t = _TIME_KINDS.get(kind)
+        out[k] = np.array(v, t).astype(t[:-3] + "[ns]")[()] if t else v
     return out
 
 
-def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decode=None):
+def _attr_of_key(v):
+    """A stacking key's value as a ``MARS_<key>`` attribute, as ``tgm refs``
+    writes it: a time as ISO 8601 text, a duration as its hours."""
+    if isinstance(v, np.datetime64):
+        return str(v.astype("datetime64[s]"))
+    if isinstance(v, np.timedelta64):
+        return int(v.astype("timedelta64[h]").astype(np.int64))
+    return v
+
+
+def _coordinate(key, dims, values):
+    """A coordinate with the core's attributes for ``key``."""
+    return xr.Variable(dims, values, attrs=dict(_native.view_coordinate(key)[0]))
+
+
+def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decode=None, values_dtype=None):
     """The dataset of ``records`` of ``f``."""
     groups, grids = {}, {}
     for r in records:
         groups.setdefault(r.name, []).append(
-            (ObjectArray(r.f or f, r.m, r.o, r.desc), _dims(r.entry, r.meta, tuple(r.desc.shape), r.name, grids),
-             _mars_keys(r.entry), r.desc, _attrs(r.entry))
+            (ObjectArray(r.f or f, r.m, r.o, r.desc, values_dtype),
+             _dims(r.entry, r.meta, tuple(r.desc.shape), r.name, grids),
+             _key_values(r.keys), r.desc, _attrs(r.entry, r.view_attrs))
         )
     drop = set(drop_variables or ())
-    variables, coords = {}, {}
+    variables, coords, scalars = {}, {}, {}
     for name, members in groups.items():
         if name in drop:
             continue
-        variables[name], var_coords = _stack(name, members, stack_keys)
+        variables[name], var_coords, scalars[name] = _stack(name, members, stack_keys)
         for k, values in var_coords.items():
             if coords.setdefault(k, values) != values:
                 raise MetadataError(
-                    f"variables disagree on the values of MARS key {k!r}; open them "
+                    f"variables disagree on the values of key {k!r}; open them "
                     "separately with filter_by_keys or drop_variables, or use tgm.open_datasets"
                 )
-    time_coords = _time_coords(variables, coords)
-    for k, values in coords.items():
-        if k in COORD_ATTRS:
-            coords[k] = xr.Variable((k,), values, attrs=COORD_ATTRS[k])
+    shared = _scalar_coords(variables, coords, scalars)
+    out = {k: _coordinate(k, (k,), values) for k, values in coords.items()}
+    out.update({k: _coordinate(k, (), v) for k, v in shared.items()})
+    valid = _valid_time(out)
+    if valid is not None:
+        out["valid_time"] = valid
     # A variable of the file (a dataset written back by tgm.to_tgm) wins
-    # over the time coordinate derived from its MARS keys.
-    coords.update({k: v for k, v in time_coords.items() if k not in variables})
-    for k, (dims, values) in grids.items():
+    # over a coordinate derived from the keys.
+    out = {k: v for k, v in out.items() if k not in variables}
+    for k, (dims, values, attrs) in grids.items():
         if any(set(dims) <= set(v.dims) for v in variables.values()):
-            coords[k] = xr.Variable(dims, values, attrs=GRID_ATTRS[k])
-    ds = xr.Dataset(variables, coords=coords, attrs=global_attrs)
+            out[k] = xr.Variable(dims, values, attrs=attrs)
+    ds = xr.Dataset(variables, coords=out, attrs=global_attrs)
     if decode is not None:
         ds = xr.decode_cf(ds, **decode)
     return ds
 
 
+def _scalar_coords(variables, coords, scalars):
+    """The scalar coordinates (the core's ``SCALAR_COORDINATE_KEYS``)
+    every variable holding them agrees on and none stacks along; the
+    others become ``MARS_<key>`` attributes of their variables."""
+    shared = {}
+    for key in _native.VIEW_SCALAR_COORDINATE_KEYS:
+        values = [s[key] for s in scalars.values() if key in s]
+        if values and key not in coords and all(_same(v, values[0]) for v in values):
+            shared[key] = values[0]
+    for name, s in scalars.items():
+        for k, v in s.items():
+            if k not in shared:
+                variables[name].attrs[f"MARS_{k}"] = _attr_of_key(v)
+    return shared
+
+
+def _valid_time(coords):
+    """cfgrib's ``valid_time`` (the core's reference time plus step) over
+    the ``time`` and ``step`` dimensions there are; None without a
+    reference time."""
+    time, step = coords.get("time"), coords.get("step")
+    if time is None or not np.issubdtype(time.dtype, np.datetime64):
+        return None
+    if step is not None and not np.issubdtype(step.dtype, np.timedelta64):
+        step = None
+    times = np.atleast_1d(time.values).astype("datetime64[s]").astype(np.int64)
+    steps = np.zeros(1, np.int64) if step is None else np.atleast_1d(step.values).astype("timedelta64[h]").astype(np.int64)
+    dims = time.dims + (step.dims if step is not None else ())
+    shape = tuple(len(times) if d == "time" else len(steps) for d in dims)
+    values = np.array(_native.view_valid_times(times.tolist(), steps.tolist()), "datetime64[s]")
+    return _coordinate("valid_time", dims, values.reshape(shape).astype("datetime64[ns]"))
+
+
 def open_tgm_dataset(
     path, drop_variables=None, stack_keys=None, decode=None, intact_only=False, zero_copy=False,
-    filter_by_keys=None,
+    filter_by_keys=None, values_dtype=None,
 ):
     """The dataset of a tgm file, URL or file object; see the module
     documentation. ``decode`` holds the arguments of ``xr.decode_cf`` (no
     CF decoding when None); ``filter_by_keys`` leaves out the objects whose
-    keys do not match."""
+    keys do not match; ``values_dtype`` is the type of floating values
+    (their stored type when None)."""
     f, records, global_attrs = _open_records(path, intact_only, zero_copy, filter_by_keys)
-    ds = _build(f, records, global_attrs, drop_variables, stack_keys, decode)
+    ds = _build(f, records, global_attrs, drop_variables, stack_keys, decode, values_dtype)
     ds.set_close(f.close)
     return ds
 
@@ -483,45 +532,24 @@ def _split(records):
 
 
 def open_tgm_datasets(path, drop_variables=None, stack_keys=None, decode=None, intact_only=False,
-                      zero_copy=False, filter_by_keys=None):
+                      zero_copy=False, filter_by_keys=None, values_dtype=None):
     """One dataset per consistent hypercube of a tgm file (see
     :func:`tgm.open_datasets`)."""
     f, records, global_attrs = _open_records(path, intact_only, zero_copy, filter_by_keys)
     out = []
     for group in _split(records):
         try:
-            out.append(_build(f, group, global_attrs, drop_variables, stack_keys, decode))
+            out.append(_build(f, group, global_attrs, drop_variables, stack_keys, decode, values_dtype))
         except MetadataError:
             by_name = {}
             for r in group:
                 by_name.setdefault(r.name, []).append(r)
-            out.extend(_build(f, g, global_attrs, drop_variables, stack_keys, decode) for g in by_name.values())
+            out.extend(_build(f, g, global_attrs, drop_variables, stack_keys, decode, values_dtype)
+                       for g in by_name.values())
     out = [ds for ds in out if ds.data_vars]
     for ds in out:
         ds.set_close(f.close)
     return out
-
-
-#: Level types whose coordinate runs from the largest value, as cfgrib
-#: stores pressure levels.
-DECREASING = ("isobaricInhPa", "isobaricInPa")
-
-#: CF attributes of stacking coordinates (cfgrib's).
-COORD_ATTRS = {
-    "number": {"long_name": "ensemble member numerical id", "units": "1", "standard_name": "realization"},
-    "isobaricInhPa": {"units": "hPa", "positive": "down", "stored_direction": "decreasing",
-                      "standard_name": "air_pressure", "long_name": "pressure"},
-    "isobaricInPa": {"units": "Pa", "positive": "down", "stored_direction": "decreasing",
-                     "standard_name": "air_pressure", "long_name": "pressure"},
-    "hybrid": {"units": "1", "positive": "down", "long_name": "hybrid level",
-               "standard_name": "atmosphere_hybrid_sigma_pressure_coordinate"},
-    "heightAboveGround": {"units": "m", "positive": "up", "long_name": "height above the surface",
-                          "standard_name": "height"},
-}
-
-#: The stacking dimensions that come first, in cfgrib's order (ensemble
-#: member, reference time, step); the level and other keys follow, sorted.
-STACK_ORDER = ("number", "date", "time", "step")
 
 
 def _stack(name, members, stack_keys):
@@ -533,10 +561,9 @@ def _stack(name, members, stack_keys):
             )
     keys = sorted({k for _, _, mars, _, _ in members for k in mars})
     varying = [k for k in keys if len({mars.get(k) for _, _, mars, _, _ in members}) > 1]
-    order = stack_keys if stack_keys is not None else STACK_ORDER
-    varying = [k for k in order if k in varying] + [k for k in varying if k not in order]
+    varying = _native.view_stack_order(varying, None if stack_keys is None else list(stack_keys))
     constant = _shared_attrs([a for *_, a in members])
-    constant.update({f"MARS_{k}": members[0][2][k] for k in keys if k not in varying and k in members[0][2]})
+    scalars = {k: members[0][2][k] for k in keys if k not in varying and k in members[0][2]}
     if desc.dtype in CONVERTED:
         constant["tgm_stored_dtype"] = desc.dtype
     if not varying:
@@ -547,10 +574,10 @@ def _stack(name, members, stack_keys):
         lazy = indexing.LazilyIndexedArray(first_arr)
         var = xr.Variable(dims, lazy, attrs=constant)
         var.encoding["preferred_chunks"] = dict(zip(dims, first_arr.shape))
-        return var, {}
+        return var, {}, scalars
     coords = {
         k: sorted({mars.get(k) for _, _, mars, _, _ in members}, key=lambda v: (str(type(v)), v),
-                  reverse=k in DECREASING)
+                  reverse=_native.view_coordinate(k)[1])
         for k in varying
     }
     grid = np.empty(tuple(len(coords[k]) for k in varying), dtype=object)
@@ -570,56 +597,7 @@ def _stack(name, members, stack_keys):
     chunks = {k: 1 for k in varying}
     chunks.update(zip(dims, first_arr.shape))
     var.encoding["preferred_chunks"] = chunks
-    return var, coords
-
-
-def _is_int(v):
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _reference_time(date, time):
-    """MARS ``date`` (YYYYMMDD) and ``time`` (HHMM) → datetime64[ns], or
-    None when they are not such integers."""
-    if not (_is_int(date) and _is_int(time)) or not 0 <= time <= 2400:
-        return None
-    try:
-        day = np.datetime64(f"{date // 10000:04d}-{date // 100 % 100:02d}-{date % 100:02d}", "ns")
-    except ValueError:
-        return None
-    return day + np.timedelta64(time // 100, "h") + np.timedelta64(time % 100, "m")
-
-
-def _shared_mars(variables, key):
-    """The value of ``MARS_<key>`` every variable holding MARS keys agrees on."""
-    name = f"MARS_{key}"
-    values = {repr(v.attrs[name]): v.attrs[name] for v in variables.values() if name in v.attrs}
-    return next(iter(values.values())) if len(values) == 1 else None
-
-
-def _time_coords(variables, coords):
-    """cfgrib's time coordinates from MARS keys: ``step`` in whole hours
-    as timedelta64, the forecast reference ``time`` (from ``date`` and
-    ``time`` shared by every variable) as datetime64, and ``valid_time``
-    = time + step."""
-    out = {}
-    step = coords.get("step")
-    if step is not None and all(_is_int(s) for s in step):
-        out["step"] = xr.Variable(
-            ("step",), np.array(step, "timedelta64[h]").astype("timedelta64[ns]"),
-            attrs={"standard_name": "forecast_period", "long_name": "time since forecast_reference_time"},
-        )
-    if "time" in coords or "date" in coords or "valid_time" in coords:
-        return out
-    ref = _reference_time(_shared_mars(variables, "date"), _shared_mars(variables, "time"))
-    if ref is None:
-        return out
-    out["time"] = xr.Variable((), ref, attrs={"standard_name": "forecast_reference_time"})
-    valid = {"standard_name": "time", "long_name": "time"}
-    if "step" in out:
-        out["valid_time"] = xr.Variable(("step",), ref + out["step"].values, attrs=valid)
-    elif _is_int(_shared_mars(variables, "step")):
-        out["valid_time"] = xr.Variable((), ref + np.timedelta64(_shared_mars(variables, "step"), "h").astype("timedelta64[ns]"), attrs=valid)
-    return out
+    return var, coords, scalars
 
 
 def _source(filename_or_obj):
@@ -634,6 +612,7 @@ OPEN_DEFAULTS = {
     "drop_variables": None,
     "stack_keys": None,
     "filter_by_keys": None,
+    "values_dtype": None,
     "intact_only": False,
     "zero_copy": False,
     "mask_and_scale": True,
@@ -658,7 +637,7 @@ def _open(opener, filename_or_obj, kwargs):
     a = {**OPEN_DEFAULTS, **kwargs}
     decode = {k: a[k] for k in DECODE_ARGS}
     return opener(_source(filename_or_obj), a["drop_variables"], a["stack_keys"], decode, a["intact_only"],
-                  a["zero_copy"], a["filter_by_keys"])
+                  a["zero_copy"], a["filter_by_keys"], a["values_dtype"])
 
 
 class TgmBackendEntrypoint(BackendEntrypoint):
@@ -674,6 +653,7 @@ class TgmBackendEntrypoint(BackendEntrypoint):
         drop_variables=None,
         stack_keys=None,
         filter_by_keys=None,
+        values_dtype=None,
         intact_only=False,
         zero_copy=False,
         mask_and_scale=True,

@@ -1,0 +1,124 @@
+//! The core's dataset view (`tgm::view`) for the xarray backend: what
+//! each object is in a dataset, computed natively so that `tgm refs` and
+//! `xr.open_dataset(engine="tgm")` follow one rule.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use tgm::view::{self, Coord};
+
+use crate::convert::{map_to_py, py_to_map, py_to_value, KeyPath};
+
+/// A stacking key's value as `(kind, value)`: kind `float`, `int`,
+/// `text`, `time` (seconds since 1970) or `span` (hours).
+fn coord_to_py(py: Python<'_>, c: &Coord) -> PyResult<PyObject> {
+    let pair = match c {
+        Coord::Float(f) => ("float", f.into_pyobject(py)?.into_any()),
+        Coord::Int(i) => ("int", i.into_pyobject(py)?.into_any()),
+        Coord::Text(t) => ("text", t.into_pyobject(py)?.into_any()),
+        Coord::Time(t) => ("time", t.into_pyobject(py)?.into_any()),
+        Coord::Span(s) => ("span", s.into_pyobject(py)?.into_any()),
+    };
+    Ok(
+        PyTuple::new(py, [pair.0.into_pyobject(py)?.into_any(), pair.1])?
+            .into_any()
+            .unbind(),
+    )
+}
+
+/// `(name, keys, attrs, dataset_attrs)` of object `o` of message `m`
+/// with metadata entry `entry`: `keys` maps each stacking key to
+/// `(kind, value)` (`tgm::view`).
+#[pyfunction]
+#[pyo3(signature = (entry, m, o))]
+pub fn view_object(
+    py: Python<'_>,
+    entry: Option<&Bound<'_, PyAny>>,
+    m: usize,
+    o: usize,
+) -> PyResult<(String, PyObject, PyObject, PyObject)> {
+    let entry = entry
+        .filter(|e| !e.is_none())
+        .map(|e| py_to_map(e, &KeyPath::root("base")))
+        .transpose()?;
+    let v = view::object_view(entry.as_ref(), m, o);
+    let keys = PyDict::new(py);
+    for (k, c) in &v.keys {
+        keys.set_item(k, coord_to_py(py, c)?)?;
+    }
+    Ok((
+        v.name,
+        keys.into_any().unbind(),
+        map_to_py(py, &v.attrs)?,
+        map_to_py(py, &view::dataset_attributes(entry.as_ref()))?,
+    ))
+}
+
+/// `(dims, [(name, values, attrs)])`: the coordinates of a field of
+/// `shape` whose `geography` section is `geography`, or None for a grid
+/// the core does not describe (`tgm::view::grid_coordinates`).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn view_grid(
+    py: Python<'_>,
+    geography: &Bound<'_, PyAny>,
+    shape: Vec<u64>,
+) -> PyResult<Option<(Vec<&'static str>, Vec<(&'static str, Vec<f64>, PyObject)>)>> {
+    let geo = py_to_value(geography, &KeyPath::root("geography"))?;
+    let Some(g) = view::grid_coordinates(&geo, &shape) else {
+        return Ok(None);
+    };
+    let coords = g
+        .coords
+        .into_iter()
+        .map(|c| {
+            let a = PyDict::new(py);
+            for (k, val) in &c.attrs {
+                a.set_item(k, val)?;
+            }
+            Ok((c.name, c.values, a.into_any().unbind()))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Some((g.dims, coords)))
+}
+
+/// `(attrs, descending)` of a stacking coordinate named `key`: cfgrib's
+/// attributes and whether its values run from the largest.
+#[pyfunction]
+pub fn view_coordinate(py: Python<'_>, key: &str) -> PyResult<(PyObject, bool)> {
+    let a = PyDict::new(py);
+    for (k, v) in view::coordinate_attributes(key) {
+        a.set_item(k, v)?;
+    }
+    Ok((a.into_any().unbind(), view::descending(key)))
+}
+
+/// cfgrib's `valid_time` in seconds since 1970: every time (seconds)
+/// plus every step (hours), times first.
+#[pyfunction]
+pub fn view_valid_times(times: Vec<i64>, steps: Vec<i64>) -> Vec<i64> {
+    view::valid_times(&times, &steps)
+}
+
+/// The dimension order of the stacking keys `varying`: those of `order`
+/// (default: cfgrib's, `number`, `date`, `time`, `step`) first, then the
+/// others sorted.
+#[pyfunction]
+#[pyo3(signature = (varying, order=None))]
+pub fn view_stack_order(varying: Vec<String>, order: Option<Vec<String>>) -> Vec<String> {
+    view::stack_order(&varying, order.as_deref())
+}
+
+/// Registers the view functions and `VIEW_SCALAR_COORDINATE_KEYS`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(view_object, m)?)?;
+    m.add_function(wrap_pyfunction!(view_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(view_coordinate, m)?)?;
+    m.add_function(wrap_pyfunction!(view_valid_times, m)?)?;
+    m.add_function(wrap_pyfunction!(view_stack_order, m)?)?;
+    m.add(
+        "VIEW_SCALAR_COORDINATE_KEYS",
+        PyTuple::new(m.py(), view::SCALAR_COORDINATE_KEYS)?,
+    )?;
+    Ok(())
+}
