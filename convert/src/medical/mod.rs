@@ -12,6 +12,8 @@ pub mod deid_uid;
 #[cfg(feature = "dicom")]
 pub mod dicom;
 #[cfg(feature = "dicom")]
+pub mod dicom_conform;
+#[cfg(feature = "dicom")]
 pub mod dicom_dir;
 #[cfg(feature = "dicom")]
 pub mod dicom_groups;
