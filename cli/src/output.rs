@@ -403,21 +403,6 @@ pub fn refuse_dash_dir(out: &Path) -> CliResult {
     Ok(())
 }
 
-/// Writes a whole output: `-` to stdout; a file is refused when it is one
-/// of `inputs` or exists without `force`, else written to a temporary
-/// sibling and renamed into place.
-#[cfg(any(
-    feature = "nifti",
-    feature = "dicom",
-    feature = "grib",
-    feature = "netcdf"
-))]
-pub fn write_file(out: &Path, inputs: &[&Path], bytes: &[u8], force: bool) -> CliResult {
-    let mut sink = Sink::open(out, inputs, force)?;
-    sink.write_all(bytes)?;
-    sink.finish()
-}
-
 /// Where a command writes a byte stream: a file (atomically) or stdout.
 pub enum Sink {
     /// A regular file.
