@@ -96,6 +96,9 @@ PY
         "$tgm" import i16.npy -o i16.tgm && rm -f i16.npy
         ;;
     dcm) make_input i16.tgm && "$tgm" to-dicom i16.tgm -o dcm ;;
+    # What to-nifti and to-dicom meet: the converters' default output.
+    nifti.tgm) make_input a.nii && "$tgm" convert-nifti a.nii -o nifti.tgm ;;
+    dicom.tgm) make_input dcm && "$tgm" convert-dicom dcm -o dicom.tgm ;;
     esac
 }
 
@@ -141,14 +144,49 @@ measure "split" "zstd" zstd.tgm -- split zstd.tgm -o 'out_[index].tgm'
 measure "reshuffle" "none" none.tgm -- reshuffle none.tgm -o out.tgm
 measure "export" "none" none.tgm -- export none.tgm -o out
 measure "export" "zstd" zstd.tgm -- export zstd.tgm -o out
+measure "to-nifti" "shuffle+zstd (convert-nifti's default) → .nii" nifti.tgm -- to-nifti nifti.tgm -o out.nii
+measure "to-nifti" "shuffle+zstd (convert-nifti's default) → .nii.gz" nifti.tgm -- to-nifti nifti.tgm -o out.nii.gz
 measure "to-nifti" "none → .nii" none.tgm -- to-nifti none.tgm -o out.nii
 measure "convert-nifti" ".nii → shuffle+zstd" a.nii -- convert-nifti a.nii -o out.tgm
 measure "convert-nifti" ".nii → none" a.nii -- convert-nifti a.nii -o out.tgm --compression none
 measure "convert-nifti" ".nii.gz → shuffle+zstd" a.nii.gz -- convert-nifti a.nii.gz -o out.tgm
 measure "convert-nifti" ".nii.gz → none" a.nii.gz -- convert-nifti a.nii.gz -o out.tgm --compression none
+measure "to-dicom" "int16 shuffle+zstd (convert-dicom's default) → a file per 512 × 512 slice" dicom.tgm -- to-dicom dicom.tgm -o out
 measure "to-dicom" "int16 none → a file per 512 × 512 slice" i16.tgm -- to-dicom i16.tgm -o out
 measure "convert-dicom" "int16 slices → shuffle+zstd" dcm -- convert-dicom dcm -o out.tgm
 measure "convert-dicom" "int16 slices → none" dcm -- convert-dicom dcm -o out.tgm --compression none
+
+# A .nii.gz written by to-nifti from convert-nifti's default output, and
+# by nibabel from the same volume held in memory (its save only), in
+# seconds of wall clock; nibabel from TGM_MEM_PYTHON (default python3).
+py=${TGM_MEM_PYTHON:-python3}
+if wanted "to-nifti nii.gz speed" && "$py" -c "import nibabel" 2>/dev/null; then
+    make_input nifti.tgm
+    start=$(date +%s.%N)
+    "$tgm" to-nifti nifti.tgm -o out.nii.gz 2>/dev/null
+    end=$(date +%s.%N)
+    tgm_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    tgm_mib=$(( $(stat -c %s out.nii.gz) >> 20 ))
+    rm -f out.nii.gz
+    read -r nib_s nib_mib < <("$py" - <<'PY'
+import os, time
+import nibabel as nib
+import numpy as np
+img = nib.load("a.nii")
+data = np.asarray(img.dataobj)
+out = nib.Nifti1Image(data, img.affine, img.header)
+start = time.perf_counter()
+nib.save(out, "nb.nii.gz")
+print(f"{time.perf_counter() - start:.1f}", os.path.getsize("nb.nii.gz") >> 20)
+os.remove("nb.nii.gz")
+PY
+)
+    echo
+    echo "| writer of the .nii.gz | seconds | output (MiB) |"
+    echo "|---|---:|---:|"
+    echo "| \`tgm to-nifti\` (decoding convert-nifti's shuffle+zstd output) | $tgm_s | $tgm_mib |"
+    echo "| nibabel $("$py" -c 'import nibabel; print(nibabel.__version__)') \`nib.save\` (the volume in memory) | $nib_s | $nib_mib |"
+fi
 
 # The weather converters: a NetCDF-4 file and a GRIB2 file of the same field.
 if [ -n "$weather" ] && wanted 'netcdf|grib'; then

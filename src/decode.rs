@@ -561,10 +561,41 @@ impl<'a> Object<'a> {
         buf: &mut Vec<u8>,
         mut f: impl FnMut(u64, &[u8]) -> Result<()>,
     ) -> Result<()> {
+        self.in_pieces(pipeline::decode_pieces, opts, piece_bytes, buf, &mut f)
+    }
+
+    /// Decodes the object in order and runs `f(first, piece)` on pieces of
+    /// about `piece_bytes` in `buf`, whatever its pipeline, the frame
+    /// digest checked first per `opts.verify`: a piece at a time as
+    /// [`Object::decode_pieces`] when it can; for the byte shuffle over
+    /// encoding none with memory for the shuffled bytes and one piece, not
+    /// for the shuffled and the decoded object both; else decoded whole
+    /// first (`spec/pipeline.md` §7, "Streaming"). The pieces are the bytes
+    /// of a whole decode.
+    pub fn decode_streaming(
+        &self,
+        opts: &DecodeOptions,
+        piece_bytes: usize,
+        buf: &mut Vec<u8>,
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.in_pieces(pipeline::decode_streaming, opts, piece_bytes, buf, &mut f)
+    }
+
+    /// Runs `decode` (one of the pipeline's piece decoders) on this
+    /// object, its digest checked first per `opts.verify`.
+    fn in_pieces(
+        &self,
+        decode: PieceDecoder,
+        opts: &DecodeOptions,
+        piece_bytes: usize,
+        buf: &mut Vec<u8>,
+        f: &mut pipeline::OnPiece<'_>,
+    ) -> Result<()> {
         self.verify(opts.verify)?;
         let (desc, region, base) = (&self.descriptor, self.region, self.region_abs);
         let (popts, limits) = (&opts.pipeline(), &opts.limits);
-        pipeline::decode_pieces(desc, region, base, piece_bytes, popts, limits, buf, &mut f)
+        decode(desc, region, base, piece_bytes, popts, limits, buf, f)
             .map_err(|e| e.in_object(self.index))
     }
 
@@ -708,3 +739,16 @@ pub fn locate_object<'a>(
         None => Message::parse_with(buf, base, limits)?.object(index),
     }
 }
+
+/// A decoder of an object in pieces ([`pipeline::decode_pieces`],
+/// [`pipeline::decode_streaming`]).
+type PieceDecoder = fn(
+    &ObjectDescriptor,
+    &[u8],
+    u64,
+    usize,
+    &pipeline::PipelineDecodeOptions,
+    &Limits,
+    &mut Vec<u8>,
+    &mut pipeline::OnPiece<'_>,
+) -> Result<()>;

@@ -814,6 +814,15 @@ impl PipelineSpec {
         })
     }
 
+    /// This pipeline with no filter: the stages that run before the
+    /// filter when decoding, and the encoding after it.
+    pub(crate) fn without_filter(&self) -> Self {
+        PipelineSpec {
+            filter: FilterSpec::None,
+            ..self.clone()
+        }
+    }
+
     /// A pipeline whose stages all fail with `error` when run.
     pub(crate) fn unusable(names: [&str; 3], params: Map, error: Error) -> Self {
         let stage = |kind, name| UnusableStage::new(kind, name, &error);

@@ -8,7 +8,9 @@ use crate::spool::{no_suffix, Inputs};
 use tgm_convert::medical::deid::Deidentify;
 use tgm_convert::medical::deid_profile::RetainOptions;
 use tgm_convert::medical::deid_uid::UidKey;
-use tgm_convert::medical::dicom::dicom_to_messages;
+use tgm_convert::medical::dicom::{dicom_to_messages, Reading};
+use tgm_convert::medical::dicom_conform::Conformance;
+use tgm_convert::medical::dicom_dir::UnsupportedFile;
 use tgm_convert::medical::dicom_write::object_to_dicom_each;
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
@@ -29,6 +31,12 @@ pub struct Args {
     /// name order (each directory once, so symbolic-link loops end).
     #[arg(short, long)]
     pub recursive: bool,
+    /// Leave out the files found in a directory that cannot be converted
+    /// (colour images, unsupported transfer syntaxes, files tgm cannot
+    /// read), listing each with the reason on stderr and in the -j report,
+    /// and convert the rest. Without it the first such file stops the run.
+    #[arg(long)]
+    pub skip_unsupported: bool,
     /// Output .tgm file.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -54,7 +62,9 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(a: Args) -> CliResult {
+/// Converts; the `-j` report's own fields: the paths left out, each with
+/// its reason.
+pub fn run(a: Args) -> CliResult<serde_json::Map<String, serde_json::Value>> {
     crate::pipeline_args::check_medical_level(&a.pipeline)?;
     let deid = if a.deidentify {
         Some(Deidentify {
@@ -69,11 +79,23 @@ pub fn run(a: Args) -> CliResult {
         None
     };
     let spooled = Inputs::new(&a.inputs, no_suffix)?;
-    let conv = dicom_to_messages(spooled.paths(), a.recursive, &a.pipeline, deid.as_ref())
-        .map_err(|e| spooled.relabel(e.to_string()))?;
+    let reading = Reading {
+        recursive: a.recursive,
+        skip_unsupported: a.skip_unsupported,
+    };
+    let conv = dicom_to_messages(spooled.paths(), reading, &a.pipeline, deid.as_ref()).map_err(
+        |e| match e.downcast_ref::<UnsupportedFile>() {
+            Some(_) => spooled.relabel(format!(
+                "{e} (--skip-unsupported leaves such files out and converts the rest)"
+            )),
+            None => spooled.relabel(e.to_string()),
+        },
+    )?;
+    let mut skipped = Vec::with_capacity(conv.skipped.len());
     for s in &conv.skipped {
         let path = spooled.relabel(s.path.display().to_string());
         note!("skipped {path}: {}", s.reason);
+        skipped.push(serde_json::json!({"path": path, "reason": s.reason.to_string()}));
     }
     // Each message is encoded straight into the output, its volume read
     // from the files then (docs/src/performance/memory.md); a file appears only once it is
@@ -107,7 +129,9 @@ pub fn run(a: Args) -> CliResult {
         len,
         a.output.display()
     );
-    Ok(())
+    let mut report = serde_json::Map::new();
+    report.insert("skipped".into(), serde_json::Value::Array(skipped));
+    Ok(report)
 }
 
 #[derive(clap::Args)]
@@ -130,6 +154,12 @@ pub struct ToArgs {
     /// Replace slice files that exist.
     #[arg(long)]
     pub force: bool,
+    /// Refuse a value the archive holds that its VR's rules reject (a UID
+    /// with a leading zero, a string too long), before any file is kept.
+    /// Without it such a value is written as the source held it, with a
+    /// warning naming the attribute.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub fn to_dicom(mut a: ToArgs) -> CliResult {
@@ -160,15 +190,20 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
             .map_err(|e| format!("{}: {e}", target.display()))?;
         Ok(())
     };
-    let written = object_to_dicom_each(&d, &data, &entry, &mut |i, bytes| {
+    let mode = if a.strict {
+        Conformance::Strict
+    } else {
+        Conformance::Verbatim
+    };
+    let written = object_to_dicom_each(&d, &data, &entry, mode, &mut |i, bytes| {
         write(i, &bytes).map_err(|e| {
             let stop = e.to_string();
             write_error = Some(e);
             stop.into()
         })
     });
-    let files = match written {
-        Ok(n) => n,
+    let emitted = match written {
+        Ok(e) => e,
         Err(e) => {
             drop(set);
             if made_dir {
@@ -178,6 +213,9 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
         }
     };
     set.commit()?;
-    note!("wrote {files} slice(s) to {}", a.output.display());
+    for v in &emitted.nonconforming {
+        note!("warning: {v}: written as the source held it (--strict refuses it)");
+    }
+    note!("wrote {} slice(s) to {}", emitted.files, a.output.display());
     Ok(())
 }

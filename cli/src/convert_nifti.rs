@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 
 use crate::error::CliError;
-use crate::output::{write_file, Sink};
+use crate::output::Sink;
 use crate::spool::{nifti_suffix, Inputs};
 use tgm_convert::medical::nifti::{
-    gzip, nifti_header_for, object_to_nifti, write_nifti_message, ByteOrderChoice, Version,
+    nifti_header_for, write_nifti_message, ByteOrderChoice, Version,
 };
+use tgm_convert::medical::nifti_stream::NiftiStream;
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
 
@@ -103,9 +104,6 @@ pub struct ToArgs {
 pub fn to_nifti(mut a: ToArgs) -> CliResult {
     let file = crate::input::Archive::open_local(&a.pick.input)?;
     crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
-    let (d, data, entry) = a
-        .pick
-        .decode_reporting(&file, crate::progress::object_hook("decoding"))?;
     let version = if a.nifti2 {
         Version::Nifti2
     } else {
@@ -116,22 +114,32 @@ pub fn to_nifti(mut a: ToArgs) -> CliResult {
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".gz"));
-    let len = if gz {
-        let nii = object_to_nifti(&d, &data, &entry, version)
-            .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
-        let bytes = gzip(&nii)?;
-        write_file(&a.output, &[&a.pick.input], &bytes, a.force)?;
-        bytes.len()
-    } else {
-        // The header, then the decoded voxels as they are: no copy of the
-        // volume is made (docs/src/performance/memory.md).
-        let header = nifti_header_for(&d, data.len(), &entry, version)
-            .map_err(|e| format!("{}: {e}", a.pick.describe()))?;
-        let mut sink = Sink::open(&a.output, &[&a.pick.input], a.force)?;
-        sink.write_all(&header)?;
-        sink.write_all(&data)?;
-        sink.finish()?;
-        header.len() + data.len()
+    // The header, then the voxels as they are decoded, through gzip for
+    // a .nii.gz: no copy of the volume is made for the output (docs/src/
+    // performance/memory.md). The output appears only once it is whole.
+    let mut sink = Sink::open(&a.output, &[&a.pick.input], a.force)?;
+    let describe = a.pick.describe();
+    let mut plain_len = 0;
+    let writer = sink.writer();
+    let stream = a.pick.stream_reporting(
+        &file,
+        crate::progress::object_hook("decoding"),
+        |d, entry| {
+            let len = usize::try_from(d.decoded_len()?).map_err(|_| "object too large")?;
+            let header =
+                nifti_header_for(d, len, entry, version).map_err(|e| format!("{describe}: {e}"))?;
+            plain_len = header.len() + len;
+            let mut out = NiftiStream::new(writer, gz);
+            out.write(&header)?;
+            Ok(out)
+        },
+        |out, piece| Ok(out.write(piece)?),
+    )?;
+    stream.finish()?;
+    sink.finish()?;
+    let len = match gz {
+        true => std::fs::metadata(&a.output).map_or(0, |m| m.len() as usize),
+        false => plain_len,
     };
     note!("wrote {} ({len} bytes)", a.output.display());
     Ok(())

@@ -198,7 +198,7 @@ fn run(cli: Cli) -> CliResult {
         #[cfg(feature = "nifti")]
         Command::ToNifti(a) => output::reported(a.report, || Ok(convert_nifti::to_nifti(a)?)),
         #[cfg(feature = "dicom")]
-        Command::ConvertDicom(a) => output::reported(a.report, || Ok(convert_dicom::run(a)?)),
+        Command::ConvertDicom(a) => output::reported_with(a.report, || Ok(convert_dicom::run(a)?)),
         #[cfg(feature = "dicom")]
         Command::ToDicom(a) => output::reported(a.report, || Ok(convert_dicom::to_dicom(a)?)),
         Command::CliReference(a) => cli_reference::run(a),

@@ -284,10 +284,20 @@ pub fn reporting() -> bool {
 /// Runs a writing command; with `-j`, then prints `{"outputs": [...]}`
 /// ([`committed_json`]) on stdout.
 pub fn reported(r: ReportArgs, run: impl FnOnce() -> CliResult) -> CliResult {
+    reported_with(r, || run().map(|()| serde_json::Map::new()))
+}
+
+/// [`reported`] for a command whose report has fields of its own besides
+/// `outputs`, which `run` returns.
+pub fn reported_with(
+    r: ReportArgs,
+    run: impl FnOnce() -> CliResult<serde_json::Map<String, serde_json::Value>>,
+) -> CliResult {
     REPORTING.store(r.json, std::sync::atomic::Ordering::Relaxed);
-    run()?;
+    let mut fields = run()?;
     if r.json {
-        let doc = serde_json::json!({ "outputs": committed_json() });
+        fields.insert("outputs".into(), committed_json());
+        let doc = serde_json::Value::Object(fields);
         let mut out = stdout();
         writeln!(out, "{doc}")?;
         out.flush()?;
@@ -391,21 +401,6 @@ pub fn refuse_dash_dir(out: &Path) -> CliResult {
         ));
     }
     Ok(())
-}
-
-/// Writes a whole output: `-` to stdout; a file is refused when it is one
-/// of `inputs` or exists without `force`, else written to a temporary
-/// sibling and renamed into place.
-#[cfg(any(
-    feature = "nifti",
-    feature = "dicom",
-    feature = "grib",
-    feature = "netcdf"
-))]
-pub fn write_file(out: &Path, inputs: &[&Path], bytes: &[u8], force: bool) -> CliResult {
-    let mut sink = Sink::open(out, inputs, force)?;
-    sink.write_all(bytes)?;
-    sink.finish()
 }
 
 /// Where a command writes a byte stream: a file (atomically) or stdout.

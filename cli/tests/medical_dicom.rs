@@ -855,15 +855,12 @@ fn tgm_limited(args: &[&str]) -> (bool, String) {
     (code == 0, err)
 }
 
-#[test]
-fn a_small_file_claiming_a_4_gib_element_is_refused_in_bounded_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("x.tgm");
-    let good = dir.path().join("good.dcm");
+/// One 2x2 Explicit VR LE slice of `series` at `path`.
+fn small_slice(path: &Path, series: &'static str) {
     write_slice(
-        &good,
+        path,
         &SliceSpec {
-            series: "1.2.3.66",
+            series,
             rows: 2,
             cols: 2,
             z: 0.0,
@@ -873,16 +870,30 @@ fn a_small_file_claiming_a_4_gib_element_is_refused_in_bounded_memory() {
             pixel_data: true,
         },
     );
-    // The same file with PixelData's 32-bit length set to 0xFFFFFFF0.
-    let mut bytes = std::fs::read(&good).unwrap();
+}
+
+/// The file `good` with PixelData's 32-bit length set to 0xFFFFFFF0,
+/// written to `bad`: its bytes and the offset of the PixelData header.
+fn claiming_4_gib(good: &Path, bad: &Path) -> (Vec<u8>, usize) {
+    let mut bytes = std::fs::read(good).unwrap();
     let header = [0xE0, 0x7F, 0x10, 0x00, b'O', b'W', 0, 0];
     let at = bytes
         .windows(8)
         .rposition(|w| w == header)
         .expect("PixelData header");
     bytes[at + 8..at + 12].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    std::fs::write(bad, &bytes).unwrap();
+    (bytes, at)
+}
+
+#[test]
+fn a_small_file_claiming_a_4_gib_element_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.tgm");
+    let good = dir.path().join("good.dcm");
+    small_slice(&good, "1.2.3.66");
     let bad = dir.path().join("bad.dcm");
-    std::fs::write(&bad, &bytes).unwrap();
+    let (bytes, _) = claiming_4_gib(&good, &bad);
     assert!(bytes.len() < 4096);
 
     let (ok, err) = tgm_limited(&["convert-dicom", s(&good), "-o", s(&out)]);
@@ -896,6 +907,107 @@ fn a_small_file_claiming_a_4_gib_element_is_refused_in_bounded_memory() {
             && err.contains(&format!("claims {} bytes", 0xFFFF_FFF0u32)),
         "{err}"
     );
+    assert!(!out.exists());
+}
+
+/// A directory holding a series, a colour image and a file whose
+/// PixelData claims more bytes than follow it: without
+/// `--skip-unsupported` the run stops at the first of the two, naming it
+/// and the option; with it the series is converted and both are listed
+/// with their reasons on stderr and in the `-j` report. A file named on
+/// the command line is never skipped.
+#[test]
+fn skip_unsupported_converts_the_rest_of_a_directory_and_lists_what_it_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    series(&input, "1.2.3.200");
+    // SamplesPerPixel 3 (colour) in place of 1.
+    let colour = input.join("colour.dcm");
+    small_slice(&colour, "1.2.3.201");
+    let mut bytes = std::fs::read(&colour).unwrap();
+    let header = [0x28, 0x00, 0x02, 0x00, b'U', b'S', 2, 0, 1, 0];
+    let at = bytes.windows(10).position(|w| w == header).unwrap();
+    bytes[at + 8] = 3;
+    std::fs::write(&colour, &bytes).unwrap();
+    let good = dir.path().join("good.dcm");
+    small_slice(&good, "1.2.3.202");
+    let bad = input.join("bad.dcm");
+    let (bytes, at) = claiming_4_gib(&good, &bad);
+    let out = dir.path().join("ct.tgm");
+
+    let (ok, err) = tgm(&["convert-dicom", s(&input), "-o", s(&out)]);
+    assert!(!ok);
+    let claim = format!(
+        "{} is not a DICOM file tgm can read: element (7FE0,0010) at byte {} claims {} bytes, at most {} can follow it",
+        bad.display(),
+        at,
+        0xFFFF_FFF0u32,
+        bytes.len() - at - 12
+    );
+    assert!(err.contains(&claim), "{err}");
+    assert!(err.contains("--skip-unsupported"), "{err}");
+    assert!(!out.exists());
+
+    let bin = env!("CARGO_BIN_EXE_tgm");
+    let run = std::process::Command::new(bin)
+        .args([
+            "convert-dicom",
+            "--skip-unsupported",
+            "-j",
+            s(&input),
+            "-o",
+            s(&out),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "skipped {}: not converted: not a DICOM file tgm can read: element (7FE0,0010)",
+            bad.display()
+        )),
+        "{err}"
+    );
+    let colour_line = format!(
+        "skipped {}: not converted: SamplesPerPixel 3",
+        colour.display()
+    );
+    assert!(err.contains(&colour_line), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let skipped: Vec<(String, String)> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap().to_string();
+            (text("path"), text("reason"))
+        })
+        .collect();
+    assert_eq!(skipped.len(), 2, "{report}");
+    assert_eq!(skipped[0].0, s(&bad));
+    assert!(skipped[0].1.contains("claims 4294967280 bytes"), "{report}");
+    assert_eq!(skipped[1].0, s(&colour));
+    assert!(
+        skipped[1].1.starts_with("not converted: SamplesPerPixel 3"),
+        "{report}"
+    );
+    assert_eq!(report["outputs"][0]["target"], s(&out));
+    let msg = decode_file(&out);
+    assert_eq!(msg.objects.len(), 1);
+    assert_eq!(msg.objects[0].descriptor.shape, [4, 3, 5]);
+
+    // Named on the command line, it is refused all the same.
+    std::fs::remove_file(&out).unwrap();
+    let (ok, err) = tgm(&[
+        "convert-dicom",
+        "--skip-unsupported",
+        s(&colour),
+        "-o",
+        s(&out),
+    ]);
+    assert!(!ok && err.contains("SamplesPerPixel 3"), "{err}");
     assert!(!out.exists());
 }
 

@@ -18,8 +18,8 @@ use dicom_object::{open_file, DefaultDicomObject, FileMetaTableBuilder, InMemDic
 
 mod medical_common;
 use medical_common::{
-    convert_then_to_dicom, convert_with_then_to_dicom, pixel_module, python, run_python, s, tgm,
-    PYDICOM_STRICT,
+    convert_then_to_dicom, convert_with_then_to_dicom, pixel_module, python, run_python,
+    run_python_with, s, tgm, PYDICOM_STRICT,
 };
 
 const RT_DOSE: &str = "1.2.840.10008.5.1.4.1.1.481.2";
@@ -352,29 +352,49 @@ fn sample(name: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn pydicom_rtdose_refuses_its_invalid_plan_uid_and_comes_back_deidentified() {
+fn pydicom_rtdose_comes_back_as_it_went_in_with_a_warning_refused_only_when_strict() {
     let Some(src) = sample("rtdose.dcm") else {
         eprintln!(
             "skipped: TGM_MEDICAL_SAMPLES is unset or lacks rtdose.dcm (bash .ci/medical.sh)"
         );
         return;
     };
-    // The sample references its plan by an invalid UID (a component
-    // with a leading zero): to-dicom refuses to write it back, naming it.
+    // The sample references its plan by a UID with a component with a
+    // leading zero, which PS3.5 9.1 forbids.
+    let plan_uid =
+        "ReferencedRTPlanSequence[0].ReferencedSOPInstanceUID (0008,1155) \"1.2.123.456.78.9.0123.";
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("a.tgm");
     let (ok, err) = tgm(&["convert-dicom", s(&src), "-o", s(&archive)]);
     assert!(ok, "{err}");
+    // Strict output refuses it, naming it, and leaves nothing.
     let out_dir = dir.path().join("out");
-    let (ok, err) = tgm(&["to-dicom", s(&archive), "-o", s(&out_dir)]);
+    let (ok, err) = tgm(&["to-dicom", "--strict", s(&archive), "-o", s(&out_dir)]);
     assert!(!ok);
+    assert!(err.contains(plan_uid), "{err}");
+    assert!(!out_dir.exists(), "{err}");
+    // By default it comes back as the source held it, with a warning
+    // naming it; DoseGridScaling keeps its text.
+    let (ok, err) = tgm(&["to-dicom", s(&archive), "-o", s(&out_dir)]);
+    assert!(ok, "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
     assert!(
-        err.contains(
-            "ReferencedRTPlanSequence[0].ReferencedSOPInstanceUID \"1.2.123.456.78.9.0123."
-        ),
+        warnings[0].starts_with(&format!("warning: {plan_uid}")),
         "{err}"
     );
-    assert!(!out_dir.exists() || std::fs::read_dir(&out_dir).unwrap().next().is_none());
+    let out = out_dir.join("slice_00000.dcm");
+    assert_same_plan_reference(&src, &out, str::to_string);
+    let (a, b) = (open_file(&src).unwrap(), open_file(&out).unwrap());
+    assert_eq!(
+        text(&a, tags::DOSE_GRID_SCALING),
+        text(&b, tags::DOSE_GRID_SCALING)
+    );
+    // pydicom reads it; every other value passes its strict checks.
+    if let Some(py) = python() {
+        let verbatim = [("TGM_VERBATIM_TAGS", "00081155")];
+        run_python_with(&py, PYDICOM_STRICT, &[DOSE_REQUIRED, s(&out)], &verbatim);
+    }
     // De-identified, its UIDs are replaced and the dose comes back whole.
     let (_, out) = deidentified_to_dicom(&src, dir.path());
     assert_eq!(out.len(), 1);

@@ -9,6 +9,7 @@
 
 #[path = "doc/examples.rs"]
 mod doc_examples;
+mod common;
 #[path = "../../tests/common/servers.rs"]
 mod servers;
 
@@ -1131,28 +1132,6 @@ fn convert_grib_to_s3_lists_as_the_local_conversion() {
     );
 }
 
-/// Peak resident size of one `tgm` run (its own `wait4` usage, so other
-/// tests' children do not count), with its exit status.
-#[cfg(target_os = "linux")]
-#[allow(clippy::zombie_processes)] // reaped by wait4 below
-fn peak_rss(args: &[&str], env: &[(&'static str, String)]) -> (u64, i32) {
-    let child = Command::new(env!("CARGO_BIN_EXE_tgm"))
-        .args(args)
-        .envs(env.iter().cloned())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: wait4 on the child this test started, writing into the
-    // zeroed struct it is given; the Child is not waited for again.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    // Linux reports kilobytes.
-    (u64::try_from(usage.ru_maxrss).unwrap() * 1024, status)
-}
-
 /// Issue 42: importing a 512 MiB array into S3 peaks under 256 MiB RSS:
 /// the upload holds its parts in flight only, and the array, which the
 /// pipeline leaves as it is, is written from its mapping in 8 MiB steps
@@ -1181,7 +1160,7 @@ fn importing_512_mib_to_s3_peaks_under_256_mib() {
     f.write_all(&chunk).unwrap();
     f.into_inner().unwrap().sync_all().unwrap();
     let url = s3.url("cli/mem/big512.tgm");
-    let (peak, status) = peak_rss(&["import", s(&big), "-o", &url], &s3.env());
+    let (peak, status) = common::peak_rss(&["import", s(&big), "-o", &url], &s3.env());
     assert_eq!(status, 0, "import -> {url} failed");
     let mib = peak as f64 / f64::from(1 << 20);
     println!("import of 512 MiB to {url}: peak RSS {mib:.1} MiB");

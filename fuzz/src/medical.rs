@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use tgm_convert::medical::dicom_conform::Conformance;
 use tgm_convert::medical::dicom_predecode::{check_fragments, Codec, Declared};
 use tgm_convert::medical::{dicom_scan, dicom_write, nifti};
 
@@ -80,6 +81,8 @@ pub fn export(data: &[u8]) {
         let entry = msg.metadata.base.get(i).cloned().unwrap_or_default();
         let d = &obj.descriptor;
         let _ = nifti::object_to_nifti(d, &obj.data, &entry, nifti::Version::Auto);
-        let _ = dicom_write::object_to_dicom(d, &obj.data, &entry);
+        for mode in [Conformance::Verbatim, Conformance::Strict] {
+            let _ = dicom_write::object_to_dicom(d, &obj.data, &entry, mode);
+        }
     }
 }

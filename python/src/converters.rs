@@ -449,7 +449,9 @@ mod dicom {
     use tgm_convert::medical::deid::Deidentify;
     use tgm_convert::medical::deid_profile::RetainOptions;
     use tgm_convert::medical::deid_uid::UidKey;
-    use tgm_convert::medical::dicom::dicom_to_messages;
+    use tgm_convert::medical::dicom::{dicom_to_messages, Reading};
+    use tgm_convert::medical::dicom_conform::Conformance;
+    use tgm_convert::medical::dicom_dir::UnsupportedFile;
     use tgm_convert::medical::dicom_write::object_to_dicom;
     use tgm_convert::medical::pipeline::encode_options;
     use tgm_convert::medical::ObjectPick;
@@ -488,6 +490,7 @@ mod dicom {
         py: Python<'_>,
         paths: Vec<PathBuf>,
         recursive: bool,
+        skip_unsupported: bool,
         deid: Option<Deid>,
         compression: &str,
         level: Option<i64>,
@@ -496,8 +499,20 @@ mod dicom {
         let (encoded, skipped) = py
             .allow_threads(|| -> Result<_, String> {
                 let deid = deid.map(deidentify).transpose()?;
-                let conv = dicom_to_messages(&paths, recursive, &pipeline, deid.as_ref())
-                    .map_err(|e| e.to_string())?;
+                let reading = Reading {
+                    recursive,
+                    skip_unsupported,
+                };
+                let conv =
+                    dicom_to_messages(&paths, reading, &pipeline, deid.as_ref()).map_err(|e| {
+                        match e.downcast_ref::<UnsupportedFile>() {
+                            Some(_) => format!(
+                                "{e} (skip_unsupported=True leaves such files out and converts \
+                             the rest)"
+                            ),
+                            None => e.to_string(),
+                        }
+                    })?;
                 let mut out = Vec::with_capacity(conv.len());
                 for i in 0..conv.len() {
                     // One series' volume at a time.
@@ -519,25 +534,35 @@ mod dicom {
     }
 
     /// Object `object` of message `message` of the `.tgm` file `input` →
-    /// the bytes of each DICOM slice file (`tgm to-dicom`).
+    /// the bytes of each DICOM slice file (`tgm to-dicom`, `strict` as
+    /// `--strict`), and each recorded value written verbatim although its
+    /// VR's rules reject it.
     #[pyfunction]
     pub fn to_dicom(
         py: Python<'_>,
         input: PathBuf,
         message: usize,
         object: usize,
-    ) -> PyResult<Vec<Py<PyBytes>>> {
+        strict: bool,
+    ) -> PyResult<(Vec<Py<PyBytes>>, Vec<String>)> {
         let pick = ObjectPick {
             input,
             message,
             object,
         };
-        let files = py
-            .allow_threads(|| -> Result<Vec<Vec<u8>>, String> {
+        let mode = if strict {
+            Conformance::Strict
+        } else {
+            Conformance::Verbatim
+        };
+        let out = py
+            .allow_threads(|| -> Result<_, String> {
                 let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
-                object_to_dicom(&d, &data, &entry).map_err(|e| format!("{}: {e}", pick.describe()))
+                object_to_dicom(&d, &data, &entry, mode)
+                    .map_err(|e| format!("{}: {e}", pick.describe()))
             })
             .map_err(|e| failed(py, e))?;
-        Ok(bytes_list(py, files))
+        let warnings = out.nonconforming.iter().map(|v| v.to_string()).collect();
+        Ok((bytes_list(py, out.files), warnings))
     }
 }

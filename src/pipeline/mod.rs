@@ -39,6 +39,7 @@ pub(crate) mod streamed;
 pub(crate) mod supply;
 pub(crate) mod sz3_codec;
 pub(crate) mod szip_stage;
+mod unshuffle_pieces;
 pub(crate) mod zfp_codec;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 pub(crate) mod zstd_bound;
@@ -59,7 +60,7 @@ use codec::CodeSource;
 pub(crate) use codec::Stage;
 pub(crate) use codec::{PieceRun, StageContext, StageKind};
 pub use masks::{MaskMethod, MaskOptions};
-pub use pieces::{decode_pieces, decodes_in_pieces, OnPiece};
+pub use pieces::{decode_pieces, decode_streaming, decodes_in_pieces, OnPiece};
 use plan::EncodeStages;
 pub(crate) use plan::{stages, Stages};
 pub use progress::{copy_paging_out, page_out, ProgressHook, Step};

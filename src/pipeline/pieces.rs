@@ -92,6 +92,48 @@ pub fn decode_pieces(
     unreachable!("streams_zstd needs the zstd feature")
 }
 
+/// Decodes the object of `desc` stored in `region` in order, handing
+/// `f(first, piece)` pieces of about `piece_bytes` in `buf` whatever its
+/// pipeline (`spec/pipeline.md` §7, "Streaming"): as [`decode_pieces`] when
+/// it decodes in pieces; for the byte shuffle over encoding none, the
+/// stages above the filter decoded whole and each piece unshuffled from
+/// them; otherwise decoded whole and handed on in pieces. The pieces are
+/// the bytes of a whole decode.
+#[allow(clippy::too_many_arguments)]
+pub fn decode_streaming(
+    desc: &ObjectDescriptor,
+    region: &[u8],
+    region_base: u64,
+    piece_bytes: usize,
+    opts: &PipelineDecodeOptions,
+    limits: &Limits,
+    buf: &mut Vec<u8>,
+    f: &mut OnPiece<'_>,
+) -> Result<()> {
+    if decodes_in_pieces(desc) {
+        return decode_pieces(desc, region, region_base, piece_bytes, opts, limits, buf, f);
+    }
+    if super::unshuffle_pieces::element_size(desc).is_some() {
+        return super::unshuffle_pieces::decode(
+            desc,
+            region,
+            region_base,
+            piece_bytes,
+            opts,
+            limits,
+            buf,
+            f,
+        );
+    }
+    let whole = super::decode(desc, region, region_base, opts, limits)?;
+    let width = desc.dtype.width().max(1);
+    let per = (piece_bytes / width).max(1) * width;
+    for (k, piece) in whole.chunks(per).enumerate() {
+        f((k * per / width) as u64, piece)?;
+    }
+    Ok(())
+}
+
 /// The largest power of two not above `per`, and at least `least`.
 fn piece_elements(per: usize, least: usize) -> u64 {
     let per = per.max(least).max(1);

@@ -180,3 +180,27 @@ pub fn expected(g: colorous::Gradient, (lo, hi): (f64, f64), v: f64, reversed: b
     let c = g.eval_rational(l, LEVELS);
     [c.r, c.g, c.b, 255]
 }
+
+/// Peak resident size of one `tgm` run (its own `wait4` usage, so other
+/// tests' children do not count), with its exit status. A child shares
+/// this process's memory until it executes tgm, so a test measuring one
+/// holds nothing large before it.
+#[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // reaped by wait4 below
+pub fn peak_rss(args: &[&str], env: &[(&'static str, String)]) -> (u64, i32) {
+    let child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(args)
+        .envs(env.iter().cloned())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: wait4 on the child this test started, writing into the
+    // zeroed struct it is given; the Child is not waited for again.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    // Linux reports kilobytes.
+    (u64::try_from(usage.ru_maxrss).unwrap() * 1024, status)
+}

@@ -42,7 +42,9 @@ use tgm::cbor::Value;
 use tgm::{ByteOrder, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::deid::{Deidentified, Deidentify};
-use super::dicom_dir::{gather, Candidate, SkipReason, Skipped, DICOMDIR_SOP_CLASS};
+use super::dicom_dir::{
+    gather, Candidate, SkipReason, Skipped, UnsupportedFile, DICOMDIR_SOP_CLASS,
+};
 use super::dicom_groups::{frame_attribute, nested};
 use super::dicom_pixels::{self, err_at, read_volume, Layout, Obj};
 use super::geometry::{self, Geometry, Plane};
@@ -1022,29 +1024,57 @@ impl DicomConversion {
     }
 }
 
+/// Which files [`dicom_to_messages`] reads and which it leaves out
+/// (spec/convert.md "DICOM directories").
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reading {
+    /// Also read the sub-directories of directories given.
+    pub recursive: bool,
+    /// Leave out a file found in a directory that cannot be converted,
+    /// listing it with the reason, instead of stopping at it with an
+    /// [`UnsupportedFile`] error.
+    pub skip_unsupported: bool,
+}
+
 /// DICOM files and directories to one message per series (each holding
 /// one object), in SeriesInstanceUID order. Directories are expanded by
-/// [`gather`] (`recursive` descends into sub-directories); a file found
-/// in a directory that is no image is skipped and listed. Every file is
+/// [`gather`] (`reading.recursive` descends into sub-directories); a file
+/// found in a directory that is no image is skipped and listed, as is one
+/// that cannot be converted when `reading.skip_unsupported`. Every file is
 /// read and checked here, and every series ordered, but the pixels are
 /// not kept: [`DicomConversion::message`] reads them into the volume.
 pub fn dicom_to_messages(
     inputs: &[PathBuf],
-    recursive: bool,
+    reading: Reading,
     pipeline: &PipelineArgs,
     deidentify: Option<&Deidentify>,
 ) -> CliResult<DicomConversion> {
-    let gathered = gather(inputs, recursive)?;
+    let gathered = gather(inputs, reading.recursive)?;
     let mut skipped = gathered.skipped;
     let mut slices = Vec::with_capacity(gathered.files.len());
     for file in &gathered.files {
-        match read_slice(file)? {
-            Ok(slice) => slices.push(slice),
-            Err(reason) => skipped.push(Skipped {
-                path: file.path.clone(),
-                reason,
-            }),
-        }
+        let reason = match read_slice(file) {
+            Ok(Ok(slice)) => {
+                slices.push(slice);
+                continue;
+            }
+            Ok(Err(reason)) => reason,
+            Err(e) if !file.listed => return Err(e),
+            Err(e) => {
+                let unsupported = UnsupportedFile {
+                    path: file.path.clone(),
+                    error: e.to_string(),
+                };
+                if !reading.skip_unsupported {
+                    return Err(Box::new(unsupported));
+                }
+                unsupported.reason()
+            }
+        };
+        skipped.push(Skipped {
+            path: file.path.clone(),
+            reason,
+        });
     }
     if slices.is_empty() {
         return Err("no DICOM images among the inputs (every file was skipped)".into());

@@ -33,6 +33,10 @@ pub enum SkipReason {
     /// A directory or file already visited through another path
     /// (a symbolic link); holds the first path.
     AlreadyVisited(PathBuf),
+    /// A listed DICOM file that cannot be converted (a colour image, an
+    /// unsupported transfer syntax, a file tgm cannot read), left out
+    /// when asked ([`UnsupportedFile`]); holds why.
+    Unsupported(String),
 }
 
 impl fmt::Display for SkipReason {
@@ -51,6 +55,7 @@ impl fmt::Display for SkipReason {
             SkipReason::AlreadyVisited(first) => {
                 write!(f, "already read as {}", first.display())
             }
+            SkipReason::Unsupported(why) => write!(f, "not converted: {why}"),
         }
     }
 }
@@ -81,6 +86,39 @@ pub struct Gathered {
     pub files: Vec<Candidate>,
     /// Paths left out, in the order met.
     pub skipped: Vec<Skipped>,
+}
+
+/// A file found in a directory that cannot be converted, met while
+/// unsupported files are not being skipped: the conversion stops here.
+/// A door names its own way of skipping such files after this error.
+#[derive(Debug)]
+pub struct UnsupportedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it cannot be converted (the error, which names the file).
+    pub error: String,
+}
+
+impl fmt::Display for UnsupportedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.error)
+    }
+}
+
+impl std::error::Error for UnsupportedFile {}
+
+impl UnsupportedFile {
+    /// The reason to record when the file is skipped: the error without
+    /// the path it starts with ("PATH: why", "PATH is why").
+    pub fn reason(&self) -> SkipReason {
+        let shown = self.path.display().to_string();
+        let why = self
+            .error
+            .strip_prefix(&shown)
+            .and_then(|rest| rest.strip_prefix(": ").or(rest.strip_prefix(" is ")))
+            .unwrap_or(&self.error);
+        SkipReason::Unsupported(why.to_string())
+    }
 }
 
 /// SOP class of a DICOMDIR (Media Storage Directory Storage, PS3.4 Annex F).

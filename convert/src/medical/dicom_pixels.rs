@@ -24,6 +24,7 @@ use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry
 use tgm::Dtype;
 
 use super::dicom_predecode::{check_fragments, Codec, Declared};
+use super::dicom_scan::ScanError;
 use crate::util::CliResult;
 
 /// Transfer syntaxes whose pixel data is stored natively.
@@ -53,9 +54,13 @@ pub(super) fn err_at(
 }
 
 /// Parses the DICOM file at `path`, after checking every declared element
-/// length against the file (`dicom_scan`).
+/// length against the file (`dicom_scan`); a file whose structure the scan
+/// refuses is not a DICOM file as tgm reads it, and the error says so.
 pub(super) fn open(path: &Path) -> CliResult<Obj> {
-    super::dicom_scan::check_lengths(path).map_err(|e| err_at(path, e))?;
+    super::dicom_scan::check_lengths(path).map_err(|e| match e {
+        ScanError::Io(_) | ScanError::NotDicom => err_at(path, e),
+        e => format!("{} is not a DICOM file tgm can read: {e}", path.display()).into(),
+    })?;
     OpenFileOptions::new()
         .open_file(path)
         .map_err(|e| err_at(path, format!("not a readable DICOM file: {e}")))
@@ -452,7 +457,8 @@ mod tests {
     use tgm::{Map, ObjectDescriptor};
 
     use super::*;
-    use crate::medical::dicom::dicom_to_messages;
+    use crate::medical::dicom::{dicom_to_messages, Reading};
+    use crate::medical::dicom_conform::Conformance;
     use crate::medical::dicom_write::object_to_dicom;
     use crate::medical::pipeline::{Compression, PipelineArgs};
 
@@ -483,7 +489,9 @@ mod tests {
     /// that the files' order is the reverse of the slices'.
     fn write_series(dir: &Path, shape: [u64; 3], data: &[u8]) -> Vec<PathBuf> {
         let d = ObjectDescriptor::new(Dtype::Int16, shape.to_vec());
-        let files = object_to_dicom(&d, data, &entry()).unwrap();
+        let files = object_to_dicom(&d, data, &entry(), Conformance::Strict)
+            .unwrap()
+            .files;
         let n = files.len();
         files
             .into_iter()
@@ -503,6 +511,11 @@ mod tests {
         }
     }
 
+    /// The directory's series as `convert-dicom` reads them by default.
+    fn convert_dir(dir: &Path) -> crate::medical::dicom::DicomConversion {
+        dicom_to_messages(&[dir.to_path_buf()], Reading::default(), &raw(), None).unwrap()
+    }
+
     fn int16s(n: usize) -> Vec<u8> {
         (0..n as i16)
             .flat_map(|v| (v * 37 - 500).to_le_bytes())
@@ -514,7 +527,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = int16s(4 * 3 * 5);
         write_series(dir.path(), [4, 3, 5], &data);
-        let conv = dicom_to_messages(&[dir.path().to_path_buf()], false, &raw(), None).unwrap();
+        let conv = convert_dir(dir.path());
         assert_eq!(conv.len(), 1);
         let (objects, _) = conv.message(0).unwrap();
         assert_eq!(objects[0].0.shape, vec![4, 3, 5]);
@@ -526,9 +539,11 @@ mod tests {
     fn a_file_changed_after_the_first_pass_is_refused_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let files = write_series(dir.path(), [3, 3, 5], &int16s(3 * 3 * 5));
-        let conv = dicom_to_messages(&[dir.path().to_path_buf()], false, &raw(), None).unwrap();
+        let conv = convert_dir(dir.path());
         let other = ObjectDescriptor::new(Dtype::Int16, vec![1, 3, 4]);
-        let file = object_to_dicom(&other, &int16s(12), &entry()).unwrap();
+        let file = object_to_dicom(&other, &int16s(12), &entry(), Conformance::Strict)
+            .unwrap()
+            .files;
         std::fs::write(&files[1], &file[0]).unwrap();
         let err = conv.message(0).unwrap_err().to_string();
         assert!(err.contains(&files[1].display().to_string()), "{err}");

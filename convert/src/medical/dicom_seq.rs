@@ -19,7 +19,8 @@ use dicom_object::InMemDicomObject;
 use tgm::cbor::Value;
 use tgm::Map;
 
-use super::dicom_vr::{binary, check};
+use super::dicom_conform::Conform;
+use super::dicom_vr::binary;
 
 /// An element kept inside a sequence: a text value or a nested sequence.
 pub enum Node {
@@ -265,10 +266,14 @@ fn map_in(map: &Value, nodes: &[Node], f: &mut LeafFn) -> Value {
     Value::from(out)
 }
 
-/// Puts the recorded sequences into `obj`, every value checked against
-/// its VR; an error names the element's path.
-pub fn write(obj: &mut InMemDicomObject, recorded: &Value) -> Result<(), String> {
-    write_in(obj, recorded, &KEPT, "")
+/// Puts the recorded sequences into `obj`, every text value admitted by
+/// `conform` against its VR; an error names the element's path.
+pub fn write(
+    obj: &mut InMemDicomObject,
+    recorded: &Value,
+    conform: &mut Conform,
+) -> Result<(), String> {
+    write_in(obj, recorded, &KEPT, "", conform)
 }
 
 fn write_in(
@@ -276,6 +281,7 @@ fn write_in(
     map: &Value,
     nodes: &[Node],
     at: &str,
+    conform: &mut Conform,
 ) -> Result<(), String> {
     for node in nodes {
         match node {
@@ -286,7 +292,7 @@ fn write_in(
                         Some(parsed) => parsed.map_err(fail)?,
                         None if v.is_empty() => PrimitiveValue::Empty,
                         None => {
-                            check(*vr, v).map_err(fail)?;
+                            conform.admit(&format!("{at}{k}"), *tag, *vr, v)?;
                             v.into()
                         }
                     };
@@ -300,7 +306,7 @@ fn write_in(
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     let mut o = InMemDicomObject::new_empty();
-                    write_in(&mut o, item, children, &format!("{at}{k}[{i}]."))?;
+                    write_in(&mut o, item, children, &format!("{at}{k}[{i}]."), conform)?;
                     out.push(o);
                 }
                 obj.put(DataElement::new(*tag, VR::SQ, DataSetSequence::from(out)));
@@ -313,6 +319,7 @@ fn write_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::medical::dicom_conform::Conformance;
 
     fn map(pairs: Vec<(&str, Value)>) -> Value {
         let mut m = Map::new();
@@ -343,7 +350,7 @@ mod tests {
 
     fn plan(uid: &str) -> InMemDicomObject {
         let mut obj = InMemDicomObject::new_empty();
-        write(&mut obj, &recorded_plan(uid)).unwrap();
+        write(&mut obj, &recorded_plan(uid), &mut Conform::default()).unwrap();
         obj
     }
 
@@ -389,7 +396,7 @@ mod tests {
     }
 
     #[test]
-    fn leaves_are_mapped_and_an_invalid_value_is_refused_by_path() {
+    fn leaves_are_mapped_and_an_invalid_value_is_named_by_path() {
         let recorded = read(&plan("1.2.3.4")).unwrap();
         let mapped = map_leaves(&recorded, &mut |k, _, _, v| {
             (k == "ReferencedSOPInstanceUID").then(|| format!("{v}.9"))
@@ -404,10 +411,25 @@ mod tests {
             Some("1.2.3.4.9")
         );
         assert!(item.get("ReferencedSOPClassUID").is_none());
-        let err = write(&mut InMemDicomObject::new_empty(), &recorded_plan("1.2.03")).unwrap_err();
-        assert!(
-            err.starts_with("ReferencedRTPlanSequence[0].ReferencedSOPInstanceUID \"1.2.03\""),
-            "{err}"
+        let path = "ReferencedRTPlanSequence[0].ReferencedSOPInstanceUID (0008,1155) \"1.2.03\"";
+        let mut strict = Conform::new(Conformance::Strict);
+        let mut obj = InMemDicomObject::new_empty();
+        let err = write(&mut obj, &recorded_plan("1.2.03"), &mut strict).unwrap_err();
+        assert!(err.starts_with(path), "{err}");
+        // Verbatim: written as recorded, and reported.
+        let mut verbatim = Conform::new(Conformance::Verbatim);
+        write(&mut obj, &recorded_plan("1.2.03"), &mut verbatim).unwrap();
+        let item = &obj
+            .element(tags::REFERENCED_RT_PLAN_SEQUENCE)
+            .unwrap()
+            .items()
+            .unwrap()[0];
+        assert_eq!(
+            text(item, tags::REFERENCED_SOP_INSTANCE_UID).as_deref(),
+            Some("1.2.03")
         );
+        let found = verbatim.into_found();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].to_string().starts_with(path), "{}", found[0]);
     }
 }

@@ -6,7 +6,9 @@
 //! attributes were recorded), single-frame US Image, otherwise Secondary Capture
 //! keeping Modality (`OT` when unknown). Geometry comes from
 //! `base[i].geometry`, whichever format recorded it. Every value is checked
-//! against its VR (`dicom_vr`); the IOD's Type 1 attributes are written or
+//! against its VR (`dicom_vr`); one the archive holds outside its VR's
+//! rules is written verbatim and reported, or refused under strict output
+//! (`dicom_conform`). The IOD's Type 1 attributes are written or
 //! the object is refused, Type 2 ones are written empty when the archive
 //! has no value. An RT Dose gets back its ReferencedRTPlanSequence
 //! (`dicom_seq`).
@@ -18,8 +20,9 @@ use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
 use tgm::cbor::Value;
 use tgm::{ByteOrder, Dtype, Map, ObjectDescriptor};
 
+use super::dicom_conform::{Conform, Conformance, Nonconforming};
 use super::dicom_time::TimeAxis;
-use super::dicom_vr::{check, ds, ds_multi};
+use super::dicom_vr::{ds, ds_multi};
 use super::geometry::{cross, Geometry, Plane};
 use crate::util::CliResult;
 
@@ -615,21 +618,31 @@ fn entry_geometry(entry: &Map) -> CliResult<Option<Geometry>> {
     Ok(Some(g))
 }
 
-/// The data set under construction; every text value is checked against
-/// its VR as it is put.
+/// The data set under construction; every text value is admitted against
+/// its VR as it is put ([`Conform`]).
 struct Dataset {
     obj: InMemDicomObject,
     non_ascii: bool,
+    conform: Conform,
 }
 
 impl Dataset {
+    /// A copy of the data set, to add one file's own attributes to.
+    fn fork(&self) -> Dataset {
+        Dataset {
+            obj: self.obj.clone(),
+            non_ascii: self.non_ascii,
+            conform: self.conform.fresh(),
+        }
+    }
+
     fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> CliResult {
         if let Some(v) = super::dicom_vr::binary(vr, value) {
             let v = v.map_err(|e| format!("{keyword} {value:?}: {e}"))?;
             self.obj.put(DataElement::new(tag, vr, v));
             return Ok(());
         }
-        check(vr, value).map_err(|e| format!("{keyword} {value:?}: {e}"))?;
+        self.conform.admit(keyword, tag, vr, value)?;
         self.non_ascii |= !value.is_ascii();
         let v = if value.is_empty() {
             PrimitiveValue::Empty
@@ -824,16 +837,16 @@ impl Source<'_> {
                 (None, Kind::T3) => {}
             }
         }
+        // WindowCenter was admitted with the attributes above.
         if let Some(c) = self.attr("WindowCenter") {
             let w = self
                 .attr("WindowWidth")
                 .ok_or_else(|| format!("WindowCenter {c:?} without WindowWidth"))?;
-            check(VR::DS, &c).map_err(|e| format!("WindowCenter {c:?}: {e}"))?;
             out.text("WindowWidth", tags::WINDOW_WIDTH, VR::DS, &w)?;
         }
         self.deidentification(out)?;
         if let Some(seqs) = self.dicom("sequences") {
-            super::dicom_seq::write(&mut out.obj, seqs)?;
+            super::dicom_seq::write(&mut out.obj, seqs, &mut out.conform)?;
         }
         match iod {
             Iod::SecondaryCapture => {
@@ -989,8 +1002,19 @@ fn pixel_data(chunk: &[u8], order: ByteOrder, width: usize) -> DataElement<InMem
     DataElement::new(tags::PIXEL_DATA, vr, PrimitiveValue::U8(le.into()))
 }
 
-fn encode(ds: Dataset, sop_class: &str, sop: &str, what: &str) -> CliResult<Vec<u8>> {
-    let Dataset { mut obj, non_ascii } = ds;
+fn encode(
+    ds: Dataset,
+    sop_class: &str,
+    sop: &str,
+    what: &str,
+    found: &mut Conform,
+) -> CliResult<Vec<u8>> {
+    let Dataset {
+        mut obj,
+        non_ascii,
+        conform,
+    } = ds;
+    found.absorb(conform);
     if non_ascii {
         obj.put(DataElement::new(
             tags::SPECIFIC_CHARACTER_SET,
@@ -1012,28 +1036,58 @@ fn encode(ds: Dataset, sop_class: &str, sop: &str, what: &str) -> CliResult<Vec<
     Ok(bytes)
 }
 
+/// The DICOM files of one object and the recorded values written in them
+/// verbatim although their VR's rules reject them ([`Conformance`]).
+#[derive(Debug, Default)]
+pub struct DicomFiles {
+    /// Each file's bytes.
+    pub files: Vec<Vec<u8>>,
+    /// Values written as the archive held them, each attribute and value
+    /// once.
+    pub nonconforming: Vec<Nonconforming>,
+}
+
+/// What [`object_to_dicom_each`] wrote.
+#[derive(Debug, Default)]
+pub struct Emitted {
+    /// The number of files.
+    pub files: usize,
+    /// As [`DicomFiles::nonconforming`].
+    pub nonconforming: Vec<Nonconforming>,
+}
+
 /// One 3-D integer object (`[slices, rows, columns]`, payload in
 /// `d.byte_order`) or 4-D one (`[time, slices, rows, columns]`,
 /// [`TimeAxis`]) and its base entry as DICOM files: one per slice and time
-/// point, time outermost, or a single multi-frame file for RT Dose.
-pub fn object_to_dicom(d: &ObjectDescriptor, data: &[u8], entry: &Map) -> CliResult<Vec<Vec<u8>>> {
+/// point, time outermost, or a single multi-frame file for RT Dose. A
+/// recorded value outside its VR's rules is treated as `mode` says.
+pub fn object_to_dicom(
+    d: &ObjectDescriptor,
+    data: &[u8],
+    entry: &Map,
+    mode: Conformance,
+) -> CliResult<DicomFiles> {
     let mut files = Vec::new();
-    object_to_dicom_each(d, data, entry, &mut |_, file| {
+    let emitted = object_to_dicom_each(d, data, entry, mode, &mut |_, file| {
         files.push(file);
         Ok(())
     })?;
-    Ok(files)
+    Ok(DicomFiles {
+        files,
+        nonconforming: emitted.nonconforming,
+    })
 }
 
 /// [`object_to_dicom`], handing each file to `emit(index, bytes)` as soon
-/// as it is built, so memory holds one file beside the object (docs/src/performance/
-/// memory.md); an error from `emit` stops there. Returns the number of files.
+/// as it is built, so memory holds one file beside the object (docs/src/
+/// performance/memory.md); an error from `emit` stops there.
 pub fn object_to_dicom_each(
     d: &ObjectDescriptor,
     data: &[u8],
     entry: &Map,
+    mode: Conformance,
     emit: &mut dyn FnMut(usize, Vec<u8>) -> CliResult,
-) -> CliResult<usize> {
+) -> CliResult<Emitted> {
     let (time, [n, rows, cols]) = TimeAxis::of(&d.shape, entry)?;
     if d.shape.contains(&0) {
         return Err(format!("shape {:?} holds no voxel", d.shape).into());
@@ -1144,8 +1198,12 @@ pub fn object_to_dicom_each(
     let mut shared = Dataset {
         obj: InMemDicomObject::new_empty(),
         non_ascii: false,
+        conform: Conform::new(mode),
     };
     src.shared(&mut shared)?;
+    // What the files are written with: the shared attributes' findings,
+    // then each file's own.
+    let mut found = std::mem::replace(&mut shared.conform, Conform::new(mode));
     let instance = |i: usize| -> i64 {
         src.dicom("instance_numbers")
             .and_then(Value::as_array)
@@ -1173,10 +1231,7 @@ pub fn object_to_dicom_each(
         Ok(())
     };
     if iod == Iod::RtDose {
-        let mut out = Dataset {
-            obj: shared.obj.clone(),
-            non_ascii: shared.non_ascii,
-        };
+        let mut out = shared.fork();
         let sop = derived_uid(&format!("{}/dose", src.series));
         out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)?;
         out.text(
@@ -1217,17 +1272,17 @@ pub fn object_to_dicom_each(
         out.us(tags::ROWS, rows as u16);
         out.us(tags::COLUMNS, cols as u16);
         out.obj.put(pixel_data(data, d.byte_order, width));
-        emit(0, encode(out, RT_DOSE, &sop, "RT Dose")?)?;
-        return Ok(1);
+        emit(0, encode(out, RT_DOSE, &sop, "RT Dose", &mut found)?)?;
+        return Ok(Emitted {
+            files: 1,
+            nonconforming: found.into_found(),
+        });
     }
     let slice_bytes = (rows * cols) as usize * width;
     let mut files = 0;
     for (i, chunk) in data.chunks_exact(slice_bytes).enumerate() {
         let what = format!("slice {i}");
-        let mut out = Dataset {
-            obj: shared.obj.clone(),
-            non_ascii: shared.non_ascii,
-        };
+        let mut out = shared.fork();
         let sop = derived_uid(&format!("{}/{i}", src.series));
         out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)
             .map_err(|e| format!("{what}: {e}"))?;
@@ -1262,10 +1317,13 @@ pub fn object_to_dicom_each(
         out.us(tags::ROWS, rows as u16);
         out.us(tags::COLUMNS, cols as u16);
         out.obj.put(pixel_data(chunk, d.byte_order, width));
-        emit(i, encode(out, iod.sop_class(), &sop, &what)?)?;
+        emit(i, encode(out, iod.sop_class(), &sop, &what, &mut found)?)?;
         files += 1;
     }
-    Ok(files)
+    Ok(Emitted {
+        files,
+        nonconforming: found.into_found(),
+    })
 }
 
 #[cfg(test)]
@@ -1310,7 +1368,9 @@ mod tests {
             ("DoseSummationType", "PLAN"),
             ("DoseGridScaling", "0.001"),
         ]);
-        let err = object_to_dicom(&d, &[0; 8], &e).unwrap_err().to_string();
+        let err = object_to_dicom(&d, &[0; 8], &e, Conformance::Verbatim)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("DoseUnits"), "{err}");
     }
 
@@ -1318,8 +1378,9 @@ mod tests {
     fn mr_is_written_as_mr_only_with_its_type_1_attributes() {
         let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
         let sop_class = |attrs: &[(&str, &str)]| {
-            let file = object_to_dicom(&d, &[0; 2], &entry(attrs))
+            let file = object_to_dicom(&d, &[0; 2], &entry(attrs), Conformance::Strict)
                 .unwrap()
+                .files
                 .remove(0);
             let obj = dicom_object::from_reader(&file[128..]).unwrap();
             let class = obj.element(tags::SOP_CLASS_UID).unwrap().to_str().unwrap();
@@ -1339,8 +1400,10 @@ mod tests {
     #[test]
     fn non_ascii_text_is_written_as_utf_8_and_declared() {
         let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
-        let file = object_to_dicom(&d, &[0; 2], &entry(&[("PatientName", "Müller^Jörg")]))
+        let e = entry(&[("PatientName", "Müller^Jörg")]);
+        let file = object_to_dicom(&d, &[0; 2], &e, Conformance::Strict)
             .unwrap()
+            .files
             .remove(0);
         let obj = dicom_object::from_reader(&file[128..]).unwrap();
         let text = |t| obj.element(t).unwrap().to_str().unwrap().trim().to_string();
@@ -1349,12 +1412,30 @@ mod tests {
     }
 
     #[test]
-    fn a_value_outside_its_vr_is_refused_naming_the_attribute() {
-        let d = ObjectDescriptor::new(Dtype::Int16, vec![1, 1, 1]);
+    fn a_value_outside_its_vr_is_written_verbatim_and_named_or_refused_when_strict() {
+        let d = ObjectDescriptor::new(Dtype::Int16, vec![2, 1, 1]);
         let e = entry(&[("StudyDate", "2024-01-02")]);
-        let err = object_to_dicom(&d, &[0; 2], &e).unwrap_err().to_string();
-        assert!(err.contains("StudyDate"), "{err}");
+        let err = object_to_dicom(&d, &[0; 4], &e, Conformance::Strict)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("StudyDate (0008,0020) \"2024-01-02\""),
+            "{err}"
+        );
+        // Verbatim: in every slice as recorded, named once.
+        let out = object_to_dicom(&d, &[0; 4], &e, Conformance::Verbatim).unwrap();
+        assert_eq!(out.files.len(), 2);
+        for file in &out.files {
+            let obj = dicom_object::from_reader(&file[128..]).unwrap();
+            let date = obj.element(tags::STUDY_DATE).unwrap().to_str().unwrap();
+            assert_eq!(date.trim_end(), "2024-01-02");
+        }
+        assert_eq!(out.nonconforming.len(), 1, "{:?}", out.nonconforming);
+        assert_eq!(out.nonconforming[0].tag, tags::STUDY_DATE);
+        assert_eq!(out.nonconforming[0].attribute, "StudyDate");
         let e = entry(&[("StudyDate", "20240102")]);
-        assert_eq!(object_to_dicom(&d, &[0; 2], &e).unwrap().len(), 1);
+        let out = object_to_dicom(&d, &[0; 4], &e, Conformance::Strict).unwrap();
+        assert_eq!(out.files.len(), 2);
+        assert!(out.nonconforming.is_empty());
     }
 }

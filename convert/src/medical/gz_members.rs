@@ -16,7 +16,7 @@ pub struct Members<R: BufRead> {
 }
 
 enum State<R: BufRead> {
-    Member(GzDecoder<R>),
+    Member(Box<GzDecoder<R>>),
     Done,
 }
 
@@ -24,7 +24,7 @@ impl<R: BufRead> Members<R> {
     /// Reads `raw`, which starts with a gzip member.
     pub fn new(raw: R) -> Self {
         Members {
-            state: State::Member(GzDecoder::new(raw)),
+            state: State::Member(Box::new(GzDecoder::new(raw))),
             count: 1,
         }
     }
@@ -64,7 +64,7 @@ impl<R: BufRead> Read for Members<R> {
                 ));
             }
             self.count += 1;
-            self.state = State::Member(GzDecoder::new(raw));
+            self.state = State::Member(Box::new(GzDecoder::new(raw)));
         }
     }
 }

@@ -12,6 +12,8 @@ pub mod deid_uid;
 #[cfg(feature = "dicom")]
 pub mod dicom;
 #[cfg(feature = "dicom")]
+pub mod dicom_conform;
+#[cfg(feature = "dicom")]
 pub mod dicom_dir;
 #[cfg(feature = "dicom")]
 pub mod dicom_groups;
@@ -46,6 +48,8 @@ pub mod nifti_ext;
 pub mod nifti_float;
 #[cfg(feature = "nifti")]
 pub mod nifti_header;
+#[cfg(feature = "nifti")]
+pub mod nifti_stream;
 #[cfg(any(feature = "nifti", feature = "dicom"))]
 pub mod nifti_voxels;
 pub mod pipeline;
@@ -107,17 +111,8 @@ impl ObjectPick {
         progress: tgm::pipeline::ProgressHook,
     ) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         let (input, message, object) = (&self.input, self.message, self.object);
-        if message >= file.num_messages() {
-            return Err(format!(
-                "{}: message {message} requested, the file has {}",
-                input.display(),
-                file.num_messages()
-            )
-            .into());
-        }
-        let opts = tgm::DecodeOptions::default()
-            .native_byte_order(false)
-            .verify(tgm::Verify::IfPresent);
+        self.check_message(file)?;
+        let opts = Self::options();
         file.with_message(message, |m| {
             if object >= m.num_objects() {
                 return Err(tgm::Error::metadata(format!(
@@ -140,4 +135,90 @@ impl ObjectPick {
         })
         .map_err(|e| format!("{}: {e}", input.display()).into())
     }
+
+    /// Refuses a message index beyond `file`'s messages.
+    fn check_message(&self, file: &tgm::TgmFile) -> crate::util::CliResult {
+        if self.message >= file.num_messages() {
+            return Err(format!(
+                "{}: message {} requested, the file has {}",
+                self.input.display(),
+                self.message,
+                file.num_messages()
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// How a picked object is decoded: in its stored byte order, its
+    /// digest checked when present.
+    fn options() -> tgm::DecodeOptions {
+        tgm::DecodeOptions::default()
+            .native_byte_order(false)
+            .verify(tgm::Verify::IfPresent)
+    }
+
+    /// [`ObjectPick::decode_reporting`] handing the decoded bytes on in
+    /// order, in pieces of about [`STREAM_PIECE_BYTES`]
+    /// (`tgm::Object::decode_streaming`): `start(descriptor, entry)` makes
+    /// what the pieces go to, `piece` takes each in turn; that is returned.
+    /// Memory holds no decoded copy of the object beside what the pipeline
+    /// needs (README, Memory). An error from `start` or `piece` is
+    /// returned as it is.
+    pub fn stream_reporting<W>(
+        &self,
+        file: &tgm::TgmFile,
+        progress: tgm::pipeline::ProgressHook,
+        start: impl FnOnce(&tgm::ObjectDescriptor, &tgm::Map) -> crate::util::CliResult<W>,
+        mut piece: impl FnMut(&mut W, &[u8]) -> crate::util::CliResult,
+    ) -> crate::util::CliResult<W> {
+        let (input, message, object) = (&self.input, self.message, self.object);
+        self.check_message(file)?;
+        let opts = Self::options();
+        // The caller's own error, kept whole while the decode stops.
+        let mut failed: Option<Box<dyn std::error::Error + Send + Sync>> = None;
+        let stopped = || tgm::Error::new(tgm::ErrorKind::InvalidInput, "stopped");
+        let streamed = file.with_message(message, |m| {
+            if object >= m.num_objects() {
+                return Err(tgm::Error::metadata(format!(
+                    "object {object} requested, message {message} has {}",
+                    m.num_objects()
+                )));
+            }
+            let entry = m.metadata()?.base.get(object).cloned().unwrap_or_default();
+            let obj = m.object(object)?;
+            let mut sink = match start(obj.descriptor(), &entry) {
+                Ok(s) => s,
+                Err(e) => {
+                    failed = Some(e);
+                    return Err(stopped());
+                }
+            };
+            // The read part of a mapped payload is paged out as it is
+            // decoded (`spec/pipeline.md` §6.7).
+            let paging = tgm::pipeline::ProgressHook::paging_out(obj.payload_region())
+                .then(progress.clone());
+            let mut buf = Vec::new();
+            obj.decode_streaming(
+                &opts.clone().progress(paging),
+                STREAM_PIECE_BYTES,
+                &mut buf,
+                |_, bytes| {
+                    piece(&mut sink, bytes).map_err(|e| {
+                        failed = Some(e);
+                        stopped()
+                    })
+                },
+            )?;
+            Ok(sink)
+        });
+        match (streamed, failed) {
+            (Ok(sink), _) => Ok(sink),
+            (Err(_), Some(e)) => Err(e),
+            (Err(e), None) => Err(format!("{}: {e}", input.display()).into()),
+        }
+    }
 }
+
+/// The size of the pieces [`ObjectPick::stream_reporting`] hands on.
+pub const STREAM_PIECE_BYTES: usize = 4 << 20;

@@ -433,6 +433,7 @@ def convert_dicom(
     path: _Paths,
     *,
     recursive: bool = False,
+    skip_unsupported: bool = False,
     deidentify: bool = False,
     retain_patient_characteristics: bool = False,
     retain_full_dates: bool = False,
@@ -451,6 +452,7 @@ def convert_dicom(
     path: _Paths,
     *,
     recursive: bool = False,
+    skip_unsupported: bool = False,
     deidentify: bool = False,
     retain_patient_characteristics: bool = False,
     retain_full_dates: bool = False,
@@ -465,7 +467,13 @@ def convert_dicom(
     force: bool = False,
 ) -> _Written: ...
 def to_dicom(
-    input: _Path, output_dir: _Path, *, message: int = 0, object: int = 0, force: bool = False
+    input: _Path,
+    output_dir: _Path,
+    *,
+    message: int = 0,
+    object: int = 0,
+    force: bool = False,
+    strict: bool = False,
 ) -> list[str]: ...
 def compute_hash(data: bytes | bytearray, algo: str = "xxh3") -> str: ...
 def compute_packing_params(

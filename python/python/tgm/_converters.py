@@ -354,6 +354,7 @@ def convert_dicom(
     path,
     *,
     recursive=False,
+    skip_unsupported=False,
     deidentify=False,
     retain_patient_characteristics=False,
     retain_full_dates=False,
@@ -368,7 +369,10 @@ def convert_dicom(
     force=False,
 ):
     """DICOM file(s) and directories (``recursive`` descends) →
-    ``list[bytes]``, one message per series. ``deidentify=True`` applies
+    ``list[bytes]``, one message per series. ``skip_unsupported=True``
+    leaves out a file found in a directory that cannot be converted (a
+    colour image, an unsupported transfer syntax) instead of stopping at
+    it. ``deidentify=True`` applies
     the PS3.15 basic profile (the ``retain_*`` options keep what they name;
     ``deid_key`` is a key file for reproducible UIDs, else a random key).
     Files left out are named in a ``UserWarning`` each. ``compression`` as
@@ -389,20 +393,27 @@ def convert_dicom(
         key = None if deid_key is None else _paths(deid_key)[0]
         deid = (*(bool(r) for r in retain), key, bool(allow_burned_in))
     _check_output(output, storage_options)
-    messages, skipped = fn(_paths(path), bool(recursive), deid, compression, level)
+    messages, skipped = fn(
+        _paths(path), bool(recursive), bool(skip_unsupported), deid, compression, level
+    )
     for p, why in skipped:
         warnings.warn(f"{p}: left out: {why}", UserWarning, stacklevel=2)
     return _deliver(messages, output, storage_options, force)
 
 
-def to_dicom(input, output_dir, *, message=0, object=0, force=False):
+def to_dicom(input, output_dir, *, message=0, object=0, force=False, strict=False):
     """Object ``object`` of message ``message`` of the ``.tgm`` file
     ``input`` (a series written by :func:`convert_dicom`) → slice files
     ``slice_NNNNN.dcm`` in ``output_dir`` (created if missing) → their
     paths. Every slice is written before any is renamed into place;
-    existing slice files are refused unless ``force``."""
+    existing slice files are refused unless ``force``. A value the
+    archive holds that its VR's rules reject is written as the source
+    held it with a warning naming the attribute, or refused (ValueError)
+    when ``strict``."""
     fn = _native_fn("dicom", "to_dicom")
-    files = fn(_paths(input)[0], int(message), int(object))
+    files, nonconforming = fn(_paths(input)[0], int(message), int(object), bool(strict))
+    for w in nonconforming:
+        warnings.warn(f"{w}: written as the source held it (strict=True refuses it)", UserWarning, stacklevel=2)
     output_dir = os.fspath(output_dir)
     os.makedirs(output_dir, exist_ok=True)
     targets = [os.path.join(output_dir, f"slice_{i:05}.dcm") for i in range(len(files))]
