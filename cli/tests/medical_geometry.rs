@@ -323,6 +323,7 @@ fn dicom_to_nifti(
 }
 
 #[test]
+#[ignore = "needs pydicom and nibabel (TGM_MEDICAL_PYTHON): bash .ci/medical.sh"]
 fn dicom_to_nifti_keeps_every_voxel_centre_in_sform_and_qform() {
     let dir = tempfile::tempdir().unwrap();
     let series = dir.path().join("ct");
@@ -612,6 +613,7 @@ const TEMPORAL_REQUIRED: &str = "SOPClassUID,SOPInstanceUID,SeriesInstanceUID,Mo
     TemporalPositionIdentifier,NumberOfTemporalPositions,AcquisitionNumber";
 
 #[test]
+#[ignore = "needs pydicom and nibabel (TGM_MEDICAL_PYTHON): bash .ci/medical.sh"]
 fn written_dicom_is_valid_for_strict_readers() {
     let dir = tempfile::tempdir().unwrap();
     let series = dir.path().join("ct");
@@ -716,9 +718,10 @@ assert int(img.header["sform_code"]) == 1 and int(img.header["qform_code"]) == 1
 "#;
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn nibabel_and_pydicom_samples_keep_their_geometry_across_formats() {
     let Some(samples) = std::env::var_os("TGM_MEDICAL_SAMPLES").map(PathBuf::from) else {
-        eprintln!("skipped: TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh)");
+        medical_common::skip::skip("TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh)");
         return;
     };
     let Some(py) = python() else { return };
@@ -743,9 +746,10 @@ fn nibabel_and_pydicom_samples_keep_their_geometry_across_formats() {
 }
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn pydicom_ct_and_mr_samples_keep_their_iod_and_pass_strict_validation() {
     let Some(samples) = std::env::var_os("TGM_MEDICAL_SAMPLES").map(PathBuf::from) else {
-        eprintln!("skipped: TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh)");
+        medical_common::skip::skip("TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh)");
         return;
     };
     let common = "SOPClassUID,SOPInstanceUID,StudyInstanceUID,SeriesInstanceUID,Modality,\

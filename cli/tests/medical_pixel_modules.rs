@@ -346,16 +346,17 @@ fn sample(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("skipped: {} is absent", p.display());
+        medical_common::skip::skip(&format!("{} is absent", p.display()));
         None
     }
 }
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn pydicom_rtdose_comes_back_as_it_went_in_with_a_warning_refused_only_when_strict() {
     let Some(src) = sample("rtdose.dcm") else {
-        eprintln!(
-            "skipped: TGM_MEDICAL_SAMPLES is unset or lacks rtdose.dcm (bash .ci/medical.sh)"
+        medical_common::skip::skip(
+            "TGM_MEDICAL_SAMPLES is unset or lacks rtdose.dcm (bash .ci/medical.sh)",
         );
         return;
     };
@@ -544,9 +545,12 @@ fn a_palette_image_keeps_its_tables_and_exports_as_rgb() {
 }
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn pydicom_palette_sample_keeps_its_tables_and_matches_apply_color_lut() {
     let Some(src) = sample("examples_palette.dcm") else {
-        eprintln!("skipped: TGM_MEDICAL_SAMPLES is unset or lacks examples_palette.dcm (bash .ci/medical.sh)");
+        medical_common::skip::skip(
+            "TGM_MEDICAL_SAMPLES is unset or lacks examples_palette.dcm (bash .ci/medical.sh)",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -20,9 +20,9 @@ fn samples() -> Option<PathBuf> {
     match std::env::var_os("TGM_MEDICAL_SAMPLES") {
         Some(d) => Some(PathBuf::from(d)),
         None => {
-            eprintln!(
-                "skipped: TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh downloads the \
-                 nibabel and pydicom wheels and sets it)"
+            medical_common::skip::skip(
+                "TGM_MEDICAL_SAMPLES is unset (bash .ci/medical.sh downloads the \
+                 nibabel and pydicom wheels and sets it)",
             );
             None
         }
@@ -141,6 +141,7 @@ fn reference_nifti(path: &Path) -> (Vec<u8>, Vec<u64>, bool) {
 }
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn nibabel_samples_convert_with_the_same_voxels_and_round_trip() {
     let Some(root) = samples() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -234,7 +235,9 @@ fn python_with(modules: &str) -> Option<String> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: {py} cannot import {modules} (bash .ci/medical.sh installs them)");
+        medical_common::skip::skip(&format!(
+            "{py} cannot import {modules} (bash .ci/medical.sh installs them)"
+        ));
     }
     ok.then_some(py)
 }
@@ -255,6 +258,7 @@ fn run_python(py: &str, script: &str, args: &[&str]) -> String {
 }
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn qform_and_extensions_agree_with_nibabel() {
     let Some(root) = samples() else { return };
     let Some(py) = python_with("nibabel") else {
@@ -360,6 +364,7 @@ const MUST_REFUSE: [(&str, &str); 6] = [
 /// A directory of pydicom samples with a non-image DICOM file and notes:
 /// the images become one message per series, the rest one note each.
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn a_directory_of_pydicom_samples_skips_what_is_not_an_image() {
     let Some(root) = samples() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -393,6 +398,7 @@ fn a_directory_of_pydicom_samples_skips_what_is_not_an_image() {
 /// pydicom's CT_small.dcm de-identified: its patient name and ID emptied,
 /// age removed, UIDs replaced, the method recorded.
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn a_pydicom_sample_is_deidentified_by_the_basic_profile() {
     let Some(root) = samples() else { return };
     let path = root.join("pydicom").join("CT_small.dcm");
@@ -432,6 +438,7 @@ fn a_pydicom_sample_is_deidentified_by_the_basic_profile() {
 }
 
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn pydicom_samples_convert_exactly_or_fail_clearly() {
     let Some(root) = samples() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -525,6 +532,7 @@ fn pydicom_samples_convert_exactly_or_fail_clearly() {
 /// each converts or fails with an error naming the file, in 1 GiB, never
 /// with a panic or an abort.
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn hostile_variants_of_pydicom_samples_fail_cleanly_in_bounded_memory() {
     let Some(root) = samples() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -567,6 +575,7 @@ fn hostile_variants_of_pydicom_samples_fail_cleanly_in_bounded_memory() {
 /// near-lossless samples have no SeriesInstanceUID, which tgm needs to
 /// group files: pydicom adds one to a copy (pixel data untouched).
 #[test]
+#[ignore = "needs the medical sample files (TGM_MEDICAL_SAMPLES): bash .ci/medical.sh"]
 fn jpeg_ls_samples_match_an_independent_decoder() {
     let Some(root) = samples() else { return };
     let Some(py) = python_with("pydicom, pylibjpeg, libjpeg") else {

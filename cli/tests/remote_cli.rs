@@ -7,9 +7,9 @@
 //! installed.
 #![cfg(feature = "remote")]
 
+mod common;
 #[path = "doc/examples.rs"]
 mod doc_examples;
-mod common;
 #[path = "../../tests/common/servers.rs"]
 mod servers;
 

@@ -2,6 +2,9 @@
 // Each test crate uses its own subset of these helpers.
 #![allow(dead_code)]
 
+#[path = "../../../tests/common/skip.rs"]
+pub mod skip;
+
 use std::path::{Path, PathBuf};
 
 use dicom_core::Tag;
@@ -46,9 +49,9 @@ pub fn tgm_limited(args: &[&str]) -> (i32, String) {
 /// nibabel; `None`, with a message saying so, otherwise.
 pub fn python() -> Option<String> {
     let Some(py) = std::env::var_os("TGM_MEDICAL_PYTHON") else {
-        eprintln!(
-            "skipped the pydicom/nibabel checks: TGM_MEDICAL_PYTHON is unset \
-             (.ci/medical.sh sets it to a virtual environment with both)"
+        skip::skip(
+            "the pydicom/nibabel checks: TGM_MEDICAL_PYTHON is unset \
+             (.ci/medical.sh sets it to a virtual environment with both)",
         );
         return None;
     };
@@ -58,9 +61,9 @@ pub fn python() -> Option<String> {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!(
-            "skipped the pydicom/nibabel checks: {py} cannot import pydicom, nibabel and numpy"
-        );
+        skip::skip(&format!(
+            "the pydicom/nibabel checks: {py} cannot import pydicom, nibabel and numpy"
+        ));
         return None;
     }
     Some(py)
