@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 
 import numpy as np
 import pytest
@@ -87,25 +86,16 @@ def assert_same_fields(ours, ref):
     assert present >= 10 * len(ref)
 
 
-#: cfgrib's ERA5 sample in its sdist (.ci/python.sh downloads the sdist
-#: and names it in TGM_CFGRIB_SDIST).
-ERA5_MEMBER = "tests/sample-data/era5-levels-members.grib"
-
-
 @pytest.fixture(scope="module")
 def era5(tmp_path_factory):
     need_grib()
-    sdist = os.environ.get("TGM_CFGRIB_SDIST", "")
-    if not os.path.isfile(sdist):
-        pytest.skip("cfgrib's sdist (its ERA5 sample) is not at TGM_CFGRIB_SDIST "
-                    "(.ci/python.sh: pip download --no-binary :all: cfgrib)")
+    # cfgrib's ERA5 sample (.ci/cfgrib-samples.sh fetches it into the
+    # folder TGM_CFGRIB_SAMPLES names).
+    whole = pathlib.Path(os.environ.get("TGM_CFGRIB_SAMPLES", "")) / "era5-levels-members.grib"
+    if not whole.is_file():
+        pytest.skip(f"cfgrib's ERA5 sample is not at {whole}: set TGM_CFGRIB_SAMPLES "
+                    "(.ci/cfgrib-samples.sh fetches it)")
     d = tmp_path_factory.mktemp("era5")
-    with tarfile.open(sdist) as tar:
-        member = next((m for m in tar.getmembers() if m.name.endswith(ERA5_MEMBER)), None)
-        if member is None:
-            pytest.fail(f"{sdist} has no {ERA5_MEMBER}")
-        whole = d / "era5-levels-members.grib"
-        whole.write_bytes(tar.extractfile(member).read())
     # 16 of its 160 messages, a hypercube (to_xarray needs one): both
     # parameters, levels and times of the first day, two members; earthkit
     # writes their GRIB unchanged
