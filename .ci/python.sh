@@ -89,17 +89,10 @@ else
 fi
 export TGM_BIN="$bin_dir/tgm"
 echo "TGM_BIN=$TGM_BIN"
-# cfgrib's ERA5 samples (test_xarray_era5.py compares with cfgrib on them).
+# cfgrib's ERA5 samples (test_xarray_era5.py and test_earthkit.py compare
+# with cfgrib's and earthkit's own views of them).
 export TGM_CFGRIB_SAMPLES="$VENV/cfgrib-samples"
 bash .ci/cfgrib-samples.sh "$VENV/bin/python" "$TGM_CFGRIB_SAMPLES"
-
-step "python: cfgrib's ERA5 sample (test_earthkit.py compares earthkit's views of it)"
-# cfgrib's sdist carries tests/sample-data/era5-levels-members.grib
-# (GRIB1, an ensemble on pressure levels); the test skips without it.
-cfgrib_sdist="$VENV/cfgrib-0.9.15.1.tar.gz"
-[ -e "$cfgrib_sdist" ] || "$VENV/bin/python" -m pip download -q --no-deps --no-binary :all: \
-    "cfgrib==0.9.15.1" -d "$VENV" || echo "cfgrib's sdist not fetched: the ERA5 test will skip"
-export TGM_CFGRIB_SDIST="$cfgrib_sdist"
 
 step "python: pytest"
 set +e

@@ -54,7 +54,11 @@ if ! diff -rq wasm/pkg "$fresh/pkg" >&2; then
         "run wasm/build.sh and commit wasm/pkg" >&2
     exit 1
 fi
-cargo build -p tgm-cli
+# In CI, the debug stage's build (TGM_CI_FEATURES, .ci/run): the test
+# profile writes target/debug/tgm too.
+features=()
+[ -n "${TGM_CI_FEATURES:-}" ] && features=(--features "$TGM_CI_FEATURES")
+cargo build --profile test -p tgm-cli "${features[@]}"
 
 TGM_BIN="${CARGO_TARGET_DIR:-target}/debug/tgm"
 export TGM_BIN

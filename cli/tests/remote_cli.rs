@@ -3,9 +3,11 @@
 //! (nginx and s3s-fs, started by `tests/common/servers.rs`): the same
 //! output as on the local file, outputs that never replace an object
 //! without `--force` nor appear half-written, and clear errors naming the
-//! URL. Each test skips with a printed message when its server is not
-//! installed.
+//! URL. The tests that need a server are ignored by a plain `cargo test`
+//! and run by `.ci/remote.sh` with `--include-ignored`.
 #![cfg(feature = "remote")]
+// `common` and `servers` both carry tests/common/skip.rs, the one skip rule.
+#![allow(clippy::duplicate_mod)]
 
 mod common;
 #[path = "doc/examples.rs"]
