@@ -4,6 +4,8 @@
 //! implementation independent of the one under test); outputs are checked
 //! with the `nifti` crate's header reader and by exact byte comparison.
 #![cfg(feature = "nifti")]
+// `common` and `medical_common` both carry tests/common/skip.rs, the one skip rule.
+#![allow(clippy::duplicate_mod)]
 
 use std::io::Write;
 use std::path::Path;
