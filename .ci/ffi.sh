@@ -30,17 +30,17 @@ fi
 
 cargo fmt -p tgm-ffi --check
 cargo clippy -p tgm-ffi --all-targets -- -D warnings
-# In CI, the library features of the debug stage (.ci/run), so tgm is built
-# once; the test profile writes to target/debug, as a plain build would.
+# In CI, the library features of the debug stage (.ci/run). Every step
+# below uses the one library `cargo test` builds (its cdylib and staticlib
+# land in target/debug/deps beside the tests), so tgm is built once here.
 features=${TGM_CI_LIB_FEATURES:-remote}
-cargo build --profile test -p tgm-ffi --features "$features"
 cargo test -p tgm-ffi --features "$features"
 TGM_FFI_CHECK=valgrind cargo test -p tgm-ffi --features "$features" --test c_programs
 TGM_FFI_CHECK=asan cargo test -p tgm-ffi --features "$features" --test c_programs
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-TGM_FFI_PROFILE=debug ffi/install.sh "$scratch/prefix"
+TGM_FFI_LIB_DIR="${CARGO_TARGET_DIR:-target}/debug/deps" ffi/install.sh "$scratch/prefix"
 export PKG_CONFIG_PATH="$scratch/prefix/lib/pkgconfig"
 awk '/^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' \
     docs/src/guide/c-fortran.md > "$scratch/example.c"

@@ -53,37 +53,9 @@ fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn to_ref(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
-    let cbor = tgm::cbor::encode_canonical(&d.to_value());
-    let c: ciborium::Value = ciborium::from_reader(&cbor[..]).expect("descriptor CBOR");
-    let mut params = std::collections::BTreeMap::new();
-    let (mut encoding, mut filter, mut compression) = (String::new(), String::new(), String::new());
-    for (k, v) in c.into_map().expect("a map") {
-        let k = k.into_text().expect("text key");
-        match k.as_str() {
-            "encoding" => encoding = v.into_text().expect("text"),
-            "filter" => filter = v.into_text().expect("text"),
-            "compression" => compression = v.into_text().expect("text"),
-            "type" | "ndim" | "shape" | "strides" | "dtype" | "byte_order" => {}
-            _ => {
-                params.insert(k, v);
-            }
-        }
-    }
-    tensogram::DataObjectDescriptor {
-        obj_type: "ntensor".into(),
-        ndim: 1,
-        shape: vec![N as u64],
-        strides: vec![1],
-        dtype: tensogram::Dtype::Float64,
-        byte_order: tensogram::ByteOrder::Little,
-        encoding,
-        filter,
-        compression,
-        masks: None,
-        params,
-    }
-}
+#[path = "common/reference.rs"]
+mod reference;
+use reference::to_ref;
 
 #[cfg(feature = "eccodes-bench")]
 #[path = "common/grib.rs"]

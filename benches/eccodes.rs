@@ -41,38 +41,9 @@ fn tgm_desc(bits: u32, szip: bool) -> ObjectDescriptor {
     ObjectDescriptor::new(Dtype::Float64, vec![SIDE as u64, SIDE as u64]).with_pipeline(&p)
 }
 
-fn to_ref(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
-    let v = d.to_value();
-    let cbor = tgm::cbor::encode_canonical(&v);
-    let c: ciborium::Value = ciborium::from_reader(&cbor[..]).expect("descriptor CBOR");
-    let mut params = std::collections::BTreeMap::new();
-    let (mut encoding, mut filter, mut compression) = (String::new(), String::new(), String::new());
-    for (k, v) in c.into_map().expect("a map") {
-        let k = k.into_text().expect("text key");
-        match k.as_str() {
-            "encoding" => encoding = v.into_text().expect("text"),
-            "filter" => filter = v.into_text().expect("text"),
-            "compression" => compression = v.into_text().expect("text"),
-            "type" | "ndim" | "shape" | "strides" | "dtype" | "byte_order" => {}
-            _ => {
-                params.insert(k, v);
-            }
-        }
-    }
-    tensogram::DataObjectDescriptor {
-        obj_type: "ntensor".into(),
-        ndim: 2,
-        shape: vec![SIDE as u64, SIDE as u64],
-        strides: vec![SIDE as u64, 1],
-        dtype: tensogram::Dtype::Float64,
-        byte_order: tensogram::ByteOrder::Little,
-        encoding,
-        filter,
-        compression,
-        masks: None,
-        params,
-    }
-}
+#[path = "common/reference.rs"]
+mod reference;
+use reference::to_ref;
 
 fn bench(c: &mut Criterion) {
     let values = field();

@@ -6,14 +6,16 @@
 #   PREFIX/include/tensogram.h and PREFIX/include/tensogram/tensogram.h
 #   PREFIX/lib/pkgconfig/tgm.pc and tensogram.pc (the same file)
 # The target directory is CARGO_TARGET_DIR, else target/ at the workspace root;
-# TGM_FFI_PROFILE=debug installs the debug build instead (used by .ci/ffi.sh).
+# TGM_FFI_PROFILE=debug installs the debug build instead; TGM_FFI_LIB_DIR
+# names the folder holding libtgm_ffi.so and libtgm_ffi.a outright (.ci/ffi.sh
+# installs the library its `cargo test` built, in target/debug/deps).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 prefix="${1:-/usr/local}"
 profile="${TGM_FFI_PROFILE:-release}"
 cargo_profile="$profile"
 [ "$profile" = debug ] && cargo_profile=dev
-target="${CARGO_TARGET_DIR:-$here/../target}/$profile"
+target="${TGM_FFI_LIB_DIR:-${CARGO_TARGET_DIR:-$here/../target}/$profile}"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$here/Cargo.toml" | head -n1)"
 major="${version%%.*}"
 

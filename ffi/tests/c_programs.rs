@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 #[path = "../../tests/common/servers.rs"]
 mod servers;
@@ -26,37 +25,21 @@ fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory holding `libtgm_ffi.so`: the profile directory above
-/// this test's `deps/`. Building a test builds only the rlib of this
-/// package, so the cdylib is built (or brought up to date) here, once.
+/// The directory holding `libtgm_ffi.so`: this test's own `deps/`.
+/// Building an integration test compiles the package's library with every
+/// crate type it declares, the cdylib included, into that directory, with
+/// the features and profile of this very test build; so the programs
+/// link the library under test and no second build (with other features)
+/// overwrites it.
 fn lib_dir() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("test executable path");
-            let dir = exe
-                .parent()
-                .and_then(Path::parent)
-                .expect("target profile directory");
-            let mut cargo = Command::new(env!("CARGO"));
-            cargo.args(["build", "-p", "tgm-ffi"]);
-            if dir.file_name().is_some_and(|n| n == "release") {
-                cargo.arg("--release");
-            }
-            let out = cargo.output().expect("run cargo build");
-            assert!(
-                out.status.success(),
-                "cargo build -p tgm-ffi failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(
-                dir.join("libtgm_ffi.so").exists(),
-                "{} has no libtgm_ffi.so",
-                dir.display()
-            );
-            dir.to_path_buf()
-        })
-        .clone()
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().expect("the test's directory").to_path_buf();
+    assert!(
+        dir.join("libtgm_ffi.so").exists(),
+        "{} has no libtgm_ffi.so: the test build did not make the cdylib",
+        dir.display()
+    );
+    dir
 }
 
 #[derive(Clone, Copy, PartialEq)]

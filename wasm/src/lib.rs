@@ -1,7 +1,7 @@
 //! The tgm reader in WebAssembly (wasm-bindgen): messages, objects, element
 //! ranges and metadata of a Tensogram archive, from bytes in memory (an
 //! `ArrayBuffer`) or by HTTP range requests. The JavaScript wrapper
-//! (`wasm/js/tgm.js`) does the fetching: an operation on an archive read
+//! (`wasm/pkg/tgm.js`) does the fetching: an operation on an archive read
 //! by ranges either answers or names the byte ranges it needs, which the
 //! wrapper fetches and supplies before running it again
 //! (`spec/wasm.md`).
