@@ -21,6 +21,14 @@ mod metadata_table;
 use tgm::pipeline::PipelineBuilder;
 use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
+/// Started with the helper's argument, this executable serves as the SZ3
+/// helper the programs name in `TGM_SZ3_HELPER` (its `helper()` is for
+/// Rust callers).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(dead_code)]
+#[path = "../../tests/common/sz3_self_helper.rs"]
+mod sz3_self_helper;
+
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -156,6 +164,10 @@ impl Program {
         };
         cmd.args(args)
             .current_dir(&self.dir)
+            // A library built with sz3 decodes it in a helper process,
+            // which a C program names in TGM_SZ3_HELPER: this test
+            // executable serves as one (sz3_self_helper).
+            .env(tgm::sz3_child::HELPER_ENV, std::env::current_exe().unwrap())
             .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
             .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1");
         let out = cmd.output().expect("run the test program");
