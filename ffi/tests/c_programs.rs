@@ -24,7 +24,7 @@ use tgm::{ByteOrder, DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, Object
 /// Started with the helper's argument, this executable serves as the SZ3
 /// helper the programs name in `TGM_SZ3_HELPER` (its `helper()` is for
 /// Rust callers).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(feature = "sz3", target_os = "linux", target_env = "gnu"))]
 #[allow(dead_code)]
 #[path = "../../tests/common/sz3_self_helper.rs"]
 mod sz3_self_helper;
@@ -162,12 +162,13 @@ impl Program {
             }
             _ => Command::new(&self.exe),
         };
+        // A library built with sz3 decodes it in a helper process, which a
+        // C program names in TGM_SZ3_HELPER: this test executable serves
+        // as one (sz3_self_helper).
+        #[cfg(all(feature = "sz3", target_os = "linux", target_env = "gnu"))]
+        cmd.env(tgm::sz3_child::HELPER_ENV, std::env::current_exe().unwrap());
         cmd.args(args)
             .current_dir(&self.dir)
-            // A library built with sz3 decodes it in a helper process,
-            // which a C program names in TGM_SZ3_HELPER: this test
-            // executable serves as one (sz3_self_helper).
-            .env(tgm::sz3_child::HELPER_ENV, std::env::current_exe().unwrap())
             .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
             .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1");
         let out = cmd.output().expect("run the test program");
