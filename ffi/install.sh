@@ -33,6 +33,13 @@ ln -sf "libtgm.so.$major" "$prefix/lib/libtgm.so"
 install -m 0644 "$target/libtgm_ffi.a" "$prefix/lib/libtgm.a"
 install -m 0644 "$here/include/tensogram.h" "$prefix/include/tensogram.h"
 install -m 0644 "$here/include/tensogram.h" "$prefix/include/tensogram/tensogram.h"
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$here/tgm.pc.in" > "$prefix/lib/pkgconfig/tgm.pc"
+# A library built with sz3 holds C++ code: a static link then needs the
+# C++ runtime too.
+cxx_libs=""
+if nm "$target/libtgm_ffi.a" 2>/dev/null | grep "U __gxx_personality_v0" >/dev/null; then
+    cxx_libs=" -lstdc++"
+fi
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" -e "s|@CXX_LIBS@|$cxx_libs|" \
+    "$here/tgm.pc.in" > "$prefix/lib/pkgconfig/tgm.pc"
 cp "$prefix/lib/pkgconfig/tgm.pc" "$prefix/lib/pkgconfig/tensogram.pc"
 echo "installed libtgm $version under $prefix"
