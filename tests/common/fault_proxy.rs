@@ -89,7 +89,8 @@ impl FaultProxy {
         });
     }
 
-    /// Every request seen so far, in the order their answers ended.
+    /// Every request seen so far, in the order their answers were decided
+    /// (each recorded before its answer is passed on to the client).
     pub fn seen(&self) -> Vec<Seen> {
         self.state.lock().unwrap().seen.clone()
     }
@@ -202,13 +203,13 @@ fn serve(client: TcpStream, upstream: SocketAddr, state: &Mutex<State>) -> std::
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{what}</Code>\
                  <Message>injected by the test proxy</Message></Error>"
             );
+            record(code);
             write!(
                 client,
                 "HTTP/1.1 {code} Injected\r\nContent-Type: application/xml\r\n\
                  Content-Length: {}\r\nConnection: close\r\n\r\n{xml}",
                 xml.len()
             )?;
-            record(code);
             return client.flush();
         }
         Some(Fault::Delay(d)) => std::thread::sleep(d),
@@ -259,8 +260,9 @@ fn serve(client: TcpStream, upstream: SocketAddr, state: &Mutex<State>) -> std::
     }
     answer.extend_from_slice(b"Connection: close\r\n\r\n");
     answer.extend_from_slice(&reply[split..]);
-    client.write_all(&answer)?;
-    client.flush()?;
+    // Recorded before the client can see the answer, so that a request
+    // the client has had its answer to is always in `seen`.
     record(status);
-    Ok(())
+    client.write_all(&answer)?;
+    client.flush()
 }
