@@ -28,6 +28,8 @@ pub mod dicom_scan;
 #[cfg(feature = "dicom")]
 pub mod dicom_seq;
 #[cfg(feature = "dicom")]
+pub mod dicom_stream;
+#[cfg(feature = "dicom")]
 pub mod dicom_time;
 #[cfg(feature = "dicom")]
 pub mod dicom_vr;
