@@ -39,6 +39,8 @@ pub mod geometry;
 #[cfg(feature = "nifti")]
 pub mod gz_members;
 #[cfg(feature = "nifti")]
+pub mod gz_parallel;
+#[cfg(feature = "nifti")]
 pub mod nifti;
 #[cfg(feature = "nifti")]
 pub mod nifti2;
