@@ -59,9 +59,17 @@ object=$(python3 -c "import numpy as np; a = np.load('a.npy', mmap_mode='r'); pr
 sp16=(--encoding simple_packing --bits 16)
 bound=$(( object * 13 / 10 + (64 << 20) ))
 echo "object: $object bytes ($(( object >> 20 )) MiB), bound: $(( bound >> 20 )) MiB" >&2
-echo
-echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
-echo "|---|---|---:|---:|---:|---:|---|"
+
+# The memory table's header, before its first row (none when TGM_MEM_ROWS
+# selects no row of it).
+headed=
+table_header() {
+    [ -n "$headed" ] && return
+    headed=1
+    echo
+    echo "| command | pipeline | input (MiB) | output (MiB) | peak RSS (MiB) | × object | within 1.3 × object + 64 MiB |"
+    echo "|---|---|---:|---:|---:|---:|---|"
+}
 
 # make_input FILE: writes an archive the rows read, the first time a
 # selected row needs it.
@@ -110,6 +118,7 @@ measure() {
     local label=$1 pipeline=$2 input=$3
     shift 4
     wanted "$label $pipeline" || return 0
+    table_header
     make_input "$input"
     rm -rf out out.* out_*
     if ! /usr/bin/time -v -o time.txt "$tgm" "$@" >/dev/null 2>err.txt; then
@@ -158,7 +167,9 @@ measure "convert-dicom" "int16 slices → none" dcm -- convert-dicom dcm -o out.
 
 # A .nii.gz written by to-nifti from convert-nifti's default output, and
 # by nibabel from the same volume held in memory (its save only), in
-# seconds of wall clock; nibabel from TGM_MEM_PYTHON (default python3).
+# seconds of wall clock, one after the other in this run; nibabel from
+# TGM_MEM_PYTHON (default python3). TGM_MEM_ROWS='nii.gz speed' prints
+# only this table (the block nii-gz-speed of docs/src/performance/memory.md).
 py=${TGM_MEM_PYTHON:-python3}
 if wanted "to-nifti nii.gz speed" && "$py" -c "import nibabel" 2>/dev/null; then
     make_input nifti.tgm
@@ -184,7 +195,7 @@ PY
     echo
     echo "| writer of the .nii.gz | seconds | output (MiB) |"
     echo "|---|---:|---:|"
-    echo "| \`tgm to-nifti\` (decoding convert-nifti's shuffle+zstd output) | $tgm_s | $tgm_mib |"
+    echo "| \`tgm to-nifti\` (decoding convert-nifti's shuffle+zstd output; deflating on $(nproc) cores) | $tgm_s | $tgm_mib |"
     echo "| nibabel $("$py" -c 'import nibabel; print(nibabel.__version__)') \`nib.save\` (the volume in memory) | $nib_s | $nib_mib |"
 fi
 

@@ -11,7 +11,8 @@ use tgm_convert::medical::deid_uid::UidKey;
 use tgm_convert::medical::dicom::{dicom_to_messages, Reading};
 use tgm_convert::medical::dicom_conform::Conformance;
 use tgm_convert::medical::dicom_dir::UnsupportedFile;
-use tgm_convert::medical::dicom_write::object_to_dicom_each;
+use tgm_convert::medical::dicom_stream::DicomStream;
+use tgm_convert::medical::dicom_write::DicomWriter;
 use tgm_convert::medical::pipeline::PipelineArgs;
 use tgm_convert::util::CliResult;
 
@@ -166,42 +167,64 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
     crate::output::refuse_dash_dir(&a.output)?;
     let file = crate::input::Archive::open_local(&a.pick.input)?;
     crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
-    let (d, data, entry) = a
-        .pick
-        .decode_reporting(&file, crate::progress::object_hook("decoding"))?;
-    // Each slice is written as soon as it is built (docs/src/performance/memory.md), and
-    // every one before any is renamed into place. The directory is made
-    // with the first slice, and removed again if this made it and the
-    // conversion then fails.
+    // Each slice is written as soon as the decode has given its pixels
+    // (docs/src/performance/memory.md), and every one before any is
+    // renamed into place. The directory is made with the first slice, and
+    // removed again if this made it and the conversion then fails.
     // A URL is a prefix: the slices are `URL/slice_NNNNN.dcm`, uploaded
     // together.
     let local = crate::output::remote_url(&a.output).is_none();
     let made_dir = local && !a.output.exists();
     let mut set = crate::output::FileSet::default();
-    // An error writing a slice is the command's own, not the object's.
-    let mut write_error = None;
-    let mut write = |i: usize, bytes: &[u8]| -> CliResult {
-        if i == 0 && local {
-            std::fs::create_dir_all(&a.output)
-                .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
-        }
-        let target = a.output.join(format!("slice_{i:05}.dcm"));
-        std::io::Write::write_all(set.create(&target, &[&a.pick.input], a.force)?, bytes)
-            .map_err(|e| format!("{}: {e}", target.display()))?;
-        Ok(())
-    };
     let mode = if a.strict {
         Conformance::Strict
     } else {
         Conformance::Verbatim
     };
-    let written = object_to_dicom_each(&d, &data, &entry, mode, &mut |i, bytes| {
-        write(i, &bytes).map_err(|e| {
-            let stop = e.to_string();
-            write_error = Some(e);
-            stop.into()
-        })
-    });
+    let describe = a.pick.describe();
+    let written = {
+        let mut write = |i: usize, bytes: &[u8]| -> CliResult {
+            if i == 0 && local {
+                std::fs::create_dir_all(&a.output)
+                    .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
+            }
+            let target = a.output.join(format!("slice_{i:05}.dcm"));
+            std::io::Write::write_all(set.create(&target, &[&a.pick.input], a.force)?, bytes)
+                .map_err(|e| format!("{}: {e}", target.display()))?;
+            Ok(())
+        };
+        // An error writing a slice is the command's own, not the object's.
+        let mut piece = |stream: &mut DicomStream, bytes: &[u8]| -> CliResult {
+            let mut write_error = None;
+            let pushed = stream.push(bytes, &mut |i, file| {
+                write(i, &file).map_err(|e| {
+                    let stop = e.to_string();
+                    write_error = Some(e);
+                    stop.into()
+                })
+            });
+            match (pushed, write_error) {
+                (Ok(()), _) => Ok(()),
+                (Err(_), Some(e)) => Err(e),
+                (Err(e), None) => Err(format!("{describe}: {e}").into()),
+            }
+        };
+        a.pick
+            .stream_reporting(
+                &file,
+                crate::progress::object_hook("decoding"),
+                |d, entry| match DicomWriter::new(d, entry.clone(), mode) {
+                    Ok(w) => Ok(DicomStream::new(w)),
+                    Err(e) => Err(format!("{describe}: {e}").into()),
+                },
+                &mut piece,
+            )
+            .and_then(|stream| {
+                stream
+                    .finish()
+                    .map_err(|e| format!("{describe}: {e}").into())
+            })
+    };
     let emitted = match written {
         Ok(e) => e,
         Err(e) => {
@@ -209,7 +232,7 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
             if made_dir {
                 let _ = std::fs::remove_dir(&a.output);
             }
-            return Err(write_error.unwrap_or_else(|| format!("{}: {e}", a.pick.describe()).into()));
+            return Err(e);
         }
     };
     set.commit()?;

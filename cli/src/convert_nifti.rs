@@ -129,7 +129,7 @@ pub fn to_nifti(mut a: ToArgs) -> CliResult {
             let header =
                 nifti_header_for(d, len, entry, version).map_err(|e| format!("{describe}: {e}"))?;
             plain_len = header.len() + len;
-            let mut out = NiftiStream::new(writer, gz);
+            let mut out = NiftiStream::new(writer, gz)?;
             out.write(&header)?;
             Ok(out)
         },

@@ -166,3 +166,14 @@ pub fn pixel_module(rows: u16, cols: u16, bits: u16) -> Vec<(Tag, u16)> {
         (tags::PIXEL_REPRESENTATION, 0),
     ]
 }
+
+/// The filter and compression of object 0 of message 0 of the archive at
+/// `path`.
+pub fn stored_pipeline(path: &Path) -> [String; 2] {
+    let file = tgm::TgmFile::open(path).unwrap();
+    file.with_message(0, |m| {
+        let d = m.object(0)?.descriptor().clone();
+        Ok([d.filter().to_string(), d.compression().to_string()])
+    })
+    .unwrap()
+}

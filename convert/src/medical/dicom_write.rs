@@ -660,8 +660,8 @@ impl Dataset {
 }
 
 /// What every file of the object shares.
-struct Source<'a> {
-    entry: &'a Map,
+struct Source {
+    entry: Map,
     iod: Iod,
     geometry: Option<Geometry>,
     series: String,
@@ -671,7 +671,7 @@ struct Source<'a> {
     signed: bool,
 }
 
-impl Source<'_> {
+impl Source {
     fn dicom(&self, k: &str) -> Option<&Value> {
         self.entry.get("dicom").and_then(|m| m.get(k))
     }
@@ -1088,159 +1088,262 @@ pub fn object_to_dicom_each(
     mode: Conformance,
     emit: &mut dyn FnMut(usize, Vec<u8>) -> CliResult,
 ) -> CliResult<Emitted> {
-    let (time, [n, rows, cols]) = TimeAxis::of(&d.shape, entry)?;
-    if d.shape.contains(&0) {
-        return Err(format!("shape {:?} holds no voxel", d.shape).into());
-    }
-    let (bits, signed) = match d.dtype {
-        Dtype::Uint8 => (8u16, false),
-        Dtype::Int8 => (8, true),
-        Dtype::Uint16 => (16, false),
-        Dtype::Int16 => (16, true),
-        Dtype::Uint32 => (32, false),
-        Dtype::Int32 => (32, true),
-        other => {
-            return Err(format!("dtype {} has no native DICOM pixel format", other.name()).into())
-        }
-    };
-    if rows > u64::from(u16::MAX) || cols > u64::from(u16::MAX) {
-        return Err(format!("{rows}x{cols} slices exceed DICOM's 65535 rows/columns").into());
-    }
-    let width = d.dtype.width();
-    let needed = time.times * n * rows * cols * width as u64;
-    if data.len() as u64 != needed {
+    let mut writer = DicomWriter::new(d, entry.clone(), mode)?;
+    if data.len() as u64 != writer.len {
         return Err(format!(
-            "payload has {} bytes, shape {:?} needs {needed}",
+            "payload has {} bytes, shape {:?} needs {}",
             data.len(),
             d.shape,
+            writer.len
         )
         .into());
     }
-    let attributes = entry.get("dicom").and_then(|m| m.get("attributes"));
-    let attr = |k: &str| attributes.and_then(|a| a.get(k)).and_then(Value::as_text);
-    let iod = match attr("SOPClassUID") {
-        Some(RT_DOSE) if bits >= 16 => Iod::RtDose,
-        // Enhanced CT and MR come back as classic single-frame instances.
-        Some(CT_IMAGE | ENHANCED_CT) if bits == 16 => Iod::Ct,
-        // MR Image's Type 1 attributes must have been recorded.
-        Some(MR_IMAGE | ENHANCED_MR)
-            if ["ImageType", "ScanningSequence", "SequenceVariant"]
-                .iter()
-                .all(|k| attr(k).is_some()) =>
-        {
-            Iod::Mr
+    for (i, pixels) in data.chunks_exact(writer.file_bytes()).enumerate() {
+        emit(i, writer.file(i, pixels)?)?;
+    }
+    Ok(writer.finish())
+}
+
+/// The DICOM files of one object (as [`object_to_dicom`]), built one at a
+/// time from each file's pixels: everything the files share is checked
+/// and built by [`DicomWriter::new`], before any pixel is needed, so the
+/// object can be decoded piece by piece as its files are written
+/// (`dicom_stream`).
+pub struct DicomWriter {
+    src: Source,
+    shared: Dataset,
+    /// The shared attributes' findings, then each file's own.
+    found: Conform,
+    time: TimeAxis,
+    /// Slices per time point.
+    n: u64,
+    rows: u64,
+    cols: u64,
+    width: usize,
+    order: ByteOrder,
+    /// The object's bytes.
+    len: u64,
+    /// The files built so far.
+    built: usize,
+}
+
+impl DicomWriter {
+    /// The writer of `d`'s files, its base entry `entry`; refuses an
+    /// object DICOM cannot hold, or whose recorded values `mode` refuses.
+    pub fn new(d: &ObjectDescriptor, entry: Map, mode: Conformance) -> CliResult<Self> {
+        let (time, [n, rows, cols]) = TimeAxis::of(&d.shape, &entry)?;
+        if d.shape.contains(&0) {
+            return Err(format!("shape {:?} holds no voxel", d.shape).into());
         }
-        Some(CR_IMAGE) => Iod::Cr,
-        Some(PET_IMAGE) if bits >= 16 => Iod::Pet,
-        // DX Image: unsigned, at most 16 bits, grey, its Type 1 recorded.
-        Some(sop @ (DX_PRESENTATION | DX_PROCESSING))
-            if bits <= 16
-                && !signed
-                && attr("PhotometricInterpretation")
-                    .is_none_or(|p| p.starts_with("MONOCHROME"))
-                && entry.get("dicom").and_then(|m| m.get("palette")).is_none()
-                && DX_TYPE1.iter().all(|k| attr(k).is_some()) =>
-        {
-            if sop == DX_PROCESSING {
-                Iod::DxProcessing
-            } else {
-                Iod::Dx
+        let (bits, signed) = match d.dtype {
+            Dtype::Uint8 => (8u16, false),
+            Dtype::Int8 => (8, true),
+            Dtype::Uint16 => (16, false),
+            Dtype::Int16 => (16, true),
+            Dtype::Uint32 => (32, false),
+            Dtype::Int32 => (32, true),
+            other => {
+                return Err(
+                    format!("dtype {} has no native DICOM pixel format", other.name()).into(),
+                )
             }
+        };
+        if rows > u64::from(u16::MAX) || cols > u64::from(u16::MAX) {
+            return Err(format!("{rows}x{cols} slices exceed DICOM's 65535 rows/columns").into());
         }
-        // US Image: one unsigned frame of at most 16 bits, not MONOCHROME1.
-        Some(US_IMAGE)
-            if n == 1
-                && !time.temporal
-                && bits <= 16
-                && !signed
-                && attr("PhotometricInterpretation") != Some("MONOCHROME1") =>
-        {
-            Iod::Us
+        let width = d.dtype.width();
+        let len = time.times * n * rows * cols * width as u64;
+        let attributes = entry.get("dicom").and_then(|m| m.get("attributes"));
+        let attr = |k: &str| attributes.and_then(|a| a.get(k)).and_then(Value::as_text);
+        let iod = match attr("SOPClassUID") {
+            Some(RT_DOSE) if bits >= 16 => Iod::RtDose,
+            // Enhanced CT and MR come back as classic single-frame instances.
+            Some(CT_IMAGE | ENHANCED_CT) if bits == 16 => Iod::Ct,
+            // MR Image's Type 1 attributes must have been recorded.
+            Some(MR_IMAGE | ENHANCED_MR)
+                if ["ImageType", "ScanningSequence", "SequenceVariant"]
+                    .iter()
+                    .all(|k| attr(k).is_some()) =>
+            {
+                Iod::Mr
+            }
+            Some(CR_IMAGE) => Iod::Cr,
+            Some(PET_IMAGE) if bits >= 16 => Iod::Pet,
+            // DX Image: unsigned, at most 16 bits, grey, its Type 1 recorded.
+            Some(sop @ (DX_PRESENTATION | DX_PROCESSING))
+                if bits <= 16
+                    && !signed
+                    && attr("PhotometricInterpretation")
+                        .is_none_or(|p| p.starts_with("MONOCHROME"))
+                    && entry.get("dicom").and_then(|m| m.get("palette")).is_none()
+                    && DX_TYPE1.iter().all(|k| attr(k).is_some()) =>
+            {
+                if sop == DX_PROCESSING {
+                    Iod::DxProcessing
+                } else {
+                    Iod::Dx
+                }
+            }
+            // US Image: one unsigned frame of at most 16 bits, not MONOCHROME1.
+            Some(US_IMAGE)
+                if n == 1
+                    && !time.temporal
+                    && bits <= 16
+                    && !signed
+                    && attr("PhotometricInterpretation") != Some("MONOCHROME1") =>
+            {
+                Iod::Us
+            }
+            _ => Iod::SecondaryCapture,
+        };
+        let geometry = entry_geometry(&entry)?;
+        if time.temporal && iod == Iod::RtDose {
+            return Err(format!("an RT Dose grid is 3-D, not the 4-D shape {:?}", d.shape).into());
         }
-        _ => Iod::SecondaryCapture,
-    };
-    let geometry = entry_geometry(entry)?;
-    if time.temporal && iod == Iod::RtDose {
-        return Err(format!("an RT Dose grid is 3-D, not the 4-D shape {:?}", d.shape).into());
-    }
-    if time.temporal && geometry.is_none() {
-        return Err(format!(
-            "a 4-D object (shape {:?}) is written as DICOM only with its geometry: without \
+        if time.temporal && geometry.is_none() {
+            return Err(format!(
+                "a 4-D object (shape {:?}) is written as DICOM only with its geometry: without \
              ImagePositionPatient a reader cannot tell its time points apart",
-            d.shape
-        )
-        .into());
-    }
-    let series = attr("SeriesInstanceUID")
-        .map(str::to_string)
-        .unwrap_or_else(|| derived_uid(&format!("{entry:?}")));
-    let frame_of_reference = geometry
-        .as_ref()
-        .and_then(|g| g.frame_of_reference.clone())
-        .or_else(|| attr("FrameOfReferenceUID").map(str::to_string))
-        .or_else(|| {
-            geometry
-                .as_ref()
-                .map(|_| derived_uid(&format!("frame {series}")))
-        });
-    let src = Source {
-        entry,
-        iod,
-        study: attr("StudyInstanceUID")
+                d.shape
+            )
+            .into());
+        }
+        let series = attr("SeriesInstanceUID")
             .map(str::to_string)
-            .unwrap_or_else(|| derived_uid(&format!("study {series}"))),
-        series,
-        frame_of_reference,
-        geometry,
-        bits,
-        signed,
-    };
-    let mut shared = Dataset {
-        obj: InMemDicomObject::new_empty(),
-        non_ascii: false,
-        conform: Conform::new(mode),
-    };
-    src.shared(&mut shared)?;
-    // What the files are written with: the shared attributes' findings,
-    // then each file's own.
-    let mut found = std::mem::replace(&mut shared.conform, Conform::new(mode));
-    let instance = |i: usize| -> i64 {
-        src.dicom("instance_numbers")
+            .unwrap_or_else(|| derived_uid(&format!("{entry:?}")));
+        let frame_of_reference = geometry
+            .as_ref()
+            .and_then(|g| g.frame_of_reference.clone())
+            .or_else(|| attr("FrameOfReferenceUID").map(str::to_string))
+            .or_else(|| {
+                geometry
+                    .as_ref()
+                    .map(|_| derived_uid(&format!("frame {series}")))
+            });
+        let study = attr("StudyInstanceUID")
+            .map(str::to_string)
+            .unwrap_or_else(|| derived_uid(&format!("study {series}")));
+        let src = Source {
+            entry,
+            iod,
+            study,
+            series,
+            frame_of_reference,
+            geometry,
+            bits,
+            signed,
+        };
+        let mut shared = Dataset {
+            obj: InMemDicomObject::new_empty(),
+            non_ascii: false,
+            conform: Conform::new(mode),
+        };
+        src.shared(&mut shared)?;
+        // What the files are written with: the shared attributes' findings,
+        // then each file's own.
+        let found = std::mem::replace(&mut shared.conform, Conform::new(mode));
+        Ok(DicomWriter {
+            src,
+            shared,
+            found,
+            time,
+            n,
+            rows,
+            cols,
+            width,
+            order: d.byte_order,
+            len,
+            built: 0,
+        })
+    }
+
+    /// The bytes of one file's pixels: a slice, or the whole object for
+    /// an RT Dose grid.
+    pub fn file_bytes(&self) -> usize {
+        match self.src.iod {
+            Iod::RtDose => self.len as usize,
+            _ => (self.rows * self.cols) as usize * self.width,
+        }
+    }
+
+    /// The object's bytes, [`DicomWriter::file_bytes`] times the number of
+    /// files.
+    pub fn object_bytes(&self) -> u64 {
+        self.len
+    }
+
+    /// File `i` (in order from 0), its pixels `pixels`
+    /// ([`DicomWriter::file_bytes`] of them, in the object's byte order).
+    pub fn file(&mut self, i: usize, pixels: &[u8]) -> CliResult<Vec<u8>> {
+        if i != self.built || pixels.len() != self.file_bytes() {
+            return Err(format!(
+                "file {i} with {} bytes of pixels, expected file {} with {}",
+                pixels.len(),
+                self.built,
+                self.file_bytes()
+            )
+            .into());
+        }
+        let bytes = match self.src.iod {
+            Iod::RtDose => self.dose(pixels)?,
+            _ => self.slice(i, pixels)?,
+        };
+        self.built += 1;
+        Ok(bytes)
+    }
+
+    /// What was written: the files built and the values written verbatim.
+    pub fn finish(self) -> Emitted {
+        Emitted {
+            files: self.built,
+            nonconforming: self.found.into_found(),
+        }
+    }
+
+    fn instance(&self, i: usize) -> i64 {
+        self.src
+            .dicom("instance_numbers")
             .and_then(Value::as_array)
             .and_then(|a| a.get(i))
             .and_then(Value::as_i64)
             .unwrap_or(i as i64 + 1)
-    };
-    // A multi-frame source's own frame positions, exact where the affine
-    // only fits the first two.
-    let frame_positions = src
-        .dicom("frame_positions")
-        .and_then(Value::as_array)
-        .filter(|p| !time.temporal && p.len() as u64 == n);
-    let position = |out: &mut Dataset, k: u64| -> CliResult {
-        if let Some(g) = &src.geometry {
-            let recorded = frame_positions.and_then(|p| f64s(p.get(k as usize), 3));
-            let p = ds_multi(&recorded.unwrap_or_else(|| g.slice_position(k).to_vec()))?;
-            out.text(
-                "ImagePositionPatient",
-                tags::IMAGE_POSITION_PATIENT,
-                VR::DS,
-                &p,
-            )?;
-        }
-        Ok(())
-    };
-    if iod == Iod::RtDose {
-        let mut out = shared.fork();
+    }
+
+    /// ImagePositionPatient of slice `k` of a time point: a multi-frame
+    /// source's own frame positions, exact where the affine only fits the
+    /// first two, else the geometry's.
+    fn position(&self, out: &mut Dataset, k: u64) -> CliResult {
+        let Some(g) = &self.src.geometry else {
+            return Ok(());
+        };
+        let recorded = self
+            .src
+            .dicom("frame_positions")
+            .and_then(Value::as_array)
+            .filter(|p| !self.time.temporal && p.len() as u64 == self.n)
+            .and_then(|p| f64s(p.get(k as usize), 3));
+        let p = ds_multi(&recorded.unwrap_or_else(|| g.slice_position(k).to_vec()))?;
+        out.text(
+            "ImagePositionPatient",
+            tags::IMAGE_POSITION_PATIENT,
+            VR::DS,
+            &p,
+        )
+    }
+
+    /// The one multi-frame RT Dose file.
+    fn dose(&mut self, pixels: &[u8]) -> CliResult<Vec<u8>> {
+        let (src, n) = (&self.src, self.n);
+        let mut out = self.shared.fork();
         let sop = derived_uid(&format!("{}/dose", src.series));
         out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)?;
         out.text(
             "InstanceNumber",
             tags::INSTANCE_NUMBER,
             VR::IS,
-            &instance(0).to_string(),
+            &self.instance(0).to_string(),
         )?;
-        position(&mut out, 0)?;
+        self.position(&mut out, 0)?;
         out.text(
             "NumberOfFrames",
             tags::NUMBER_OF_FRAMES,
@@ -1252,8 +1355,8 @@ pub fn object_to_dicom_each(
             VR::AT,
             PrimitiveValue::Tags(vec![tags::GRID_FRAME_OFFSET_VECTOR].into()),
         ));
-        let offsets = match attr("GridFrameOffsetVector") {
-            Some(v) if v.split('\\').count() as u64 == n => v.to_string(),
+        let offsets = match src.attr("GridFrameOffsetVector") {
+            Some(v) if v.split('\\').count() as u64 == n => v,
             _ => {
                 let g = src.geometry.as_ref().expect("checked in shared");
                 let step = g.slice_step();
@@ -1269,20 +1372,17 @@ pub fn object_to_dicom_each(
             VR::DS,
             &offsets,
         )?;
-        out.us(tags::ROWS, rows as u16);
-        out.us(tags::COLUMNS, cols as u16);
-        out.obj.put(pixel_data(data, d.byte_order, width));
-        emit(0, encode(out, RT_DOSE, &sop, "RT Dose", &mut found)?)?;
-        return Ok(Emitted {
-            files: 1,
-            nonconforming: found.into_found(),
-        });
+        out.us(tags::ROWS, self.rows as u16);
+        out.us(tags::COLUMNS, self.cols as u16);
+        out.obj.put(pixel_data(pixels, self.order, self.width));
+        encode(out, RT_DOSE, &sop, "RT Dose", &mut self.found)
     }
-    let slice_bytes = (rows * cols) as usize * width;
-    let mut files = 0;
-    for (i, chunk) in data.chunks_exact(slice_bytes).enumerate() {
+
+    /// The single-frame file of slice `i` (time outermost).
+    fn slice(&mut self, i: usize, pixels: &[u8]) -> CliResult<Vec<u8>> {
+        let (src, iod) = (&self.src, self.src.iod);
         let what = format!("slice {i}");
-        let mut out = shared.fork();
+        let mut out = self.shared.fork();
         let sop = derived_uid(&format!("{}/{i}", src.series));
         out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)
             .map_err(|e| format!("{what}: {e}"))?;
@@ -1290,13 +1390,14 @@ pub fn object_to_dicom_each(
             "InstanceNumber",
             tags::INSTANCE_NUMBER,
             VR::IS,
-            &instance(i).to_string(),
+            &self.instance(i).to_string(),
         )
         .map_err(|e| format!("{what}: {e}"))?;
-        let (t, k) = (i as u64 / n, i as u64 % n);
-        position(&mut out, k).map_err(|e| format!("{what}: {e}"))?;
-        if time.temporal {
-            for (keyword, tag, vr, v) in time.attributes(t)? {
+        let (t, k) = (i as u64 / self.n, i as u64 % self.n);
+        self.position(&mut out, k)
+            .map_err(|e| format!("{what}: {e}"))?;
+        if self.time.temporal {
+            for (keyword, tag, vr, v) in self.time.attributes(t)? {
                 out.text(keyword, tag, vr, &v)?;
             }
         }
@@ -1314,23 +1415,19 @@ pub fn object_to_dicom_each(
                 &ds(intercept)?,
             )?;
         }
-        out.us(tags::ROWS, rows as u16);
-        out.us(tags::COLUMNS, cols as u16);
-        out.obj.put(pixel_data(chunk, d.byte_order, width));
-        emit(i, encode(out, iod.sop_class(), &sop, &what, &mut found)?)?;
-        files += 1;
+        out.us(tags::ROWS, self.rows as u16);
+        out.us(tags::COLUMNS, self.cols as u16);
+        out.obj.put(pixel_data(pixels, self.order, self.width));
+        encode(out, iod.sop_class(), &sop, &what, &mut self.found)
     }
-    Ok(Emitted {
-        files,
-        nonconforming: found.into_found(),
-    })
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn entry(attrs: &[(&str, &str)]) -> Map {
+    /// A base entry with DICOM attributes `attrs` and an affine.
+    pub(crate) fn entry(attrs: &[(&str, &str)]) -> Map {
         let mut a = Map::new();
         for (k, v) in attrs {
             a.insert(k.to_string(), (*v).into());

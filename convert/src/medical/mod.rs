@@ -28,6 +28,8 @@ pub mod dicom_scan;
 #[cfg(feature = "dicom")]
 pub mod dicom_seq;
 #[cfg(feature = "dicom")]
+pub mod dicom_stream;
+#[cfg(feature = "dicom")]
 pub mod dicom_time;
 #[cfg(feature = "dicom")]
 pub mod dicom_vr;
@@ -36,6 +38,8 @@ pub mod dicom_write;
 pub mod geometry;
 #[cfg(feature = "nifti")]
 pub mod gz_members;
+#[cfg(feature = "nifti")]
+pub mod gz_parallel;
 #[cfg(feature = "nifti")]
 pub mod nifti;
 #[cfg(feature = "nifti")]

@@ -1,11 +1,12 @@
-//! A NIfTI file written as its voxels are decoded (README "Memory"): the
-//! header, then each decoded piece as it comes, through gzip for a
-//! `.nii.gz`, so no copy of the volume is held for the output.
+//! A NIfTI file written as its voxels are decoded (docs/src/performance/
+//! memory.md): the header, then each decoded piece as it comes, through
+//! gzip for a `.nii.gz`, so no copy of the volume is held for the output.
 
 use std::io::Write;
 
-use flate2::write::GzEncoder;
 use flate2::Compression;
+
+use super::gz_parallel::ParallelGzip;
 
 /// The gzip level of a `.nii.gz` written by `to-nifti`: 2, zlib-rs's
 /// fastest with Huffman codes fitted to the data (its level 1 uses fixed
@@ -17,17 +18,22 @@ pub const GZIP_LEVEL: u32 = 2;
 pub enum NiftiStream<W: Write> {
     /// A `.nii`.
     Plain(W),
-    /// A `.nii.gz`, one gzip member.
-    Gzip(Box<GzEncoder<W>>),
+    /// A `.nii.gz`: one gzip member, deflated on several threads
+    /// ([`ParallelGzip`]).
+    Gzip(Box<ParallelGzip<W>>),
 }
 
 impl<W: Write> NiftiStream<W> {
-    /// A stream into `out`, gzip-compressed when `gzip`.
-    pub fn new(out: W, gzip: bool) -> Self {
-        match gzip {
-            true => NiftiStream::Gzip(Box::new(GzEncoder::new(out, Compression::new(GZIP_LEVEL)))),
+    /// A stream into `out`, gzip-compressed when `gzip` (the gzip header
+    /// is written here).
+    pub fn new(out: W, gzip: bool) -> std::io::Result<Self> {
+        Ok(match gzip {
+            true => NiftiStream::Gzip(Box::new(ParallelGzip::new(
+                out,
+                Compression::new(GZIP_LEVEL),
+            )?)),
             false => NiftiStream::Plain(out),
-        }
+        })
     }
 
     /// Writes the next bytes of the file (header, then voxels).
@@ -55,7 +61,7 @@ mod tests {
     #[test]
     fn a_gzip_stream_inflates_to_what_was_written() {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 253) as u8).collect();
-        let mut s = NiftiStream::new(Vec::new(), true);
+        let mut s = NiftiStream::new(Vec::new(), true).unwrap();
         for piece in data.chunks(4096) {
             s.write(piece).unwrap();
         }
@@ -65,7 +71,7 @@ mod tests {
             .read_to_end(&mut back)
             .unwrap();
         assert_eq!(back, data);
-        let mut s = NiftiStream::new(Vec::new(), false);
+        let mut s = NiftiStream::new(Vec::new(), false).unwrap();
         s.write(&data).unwrap();
         assert_eq!(s.finish().unwrap(), data);
     }
