@@ -29,9 +29,12 @@ struct Shared {
     users: Vec<usize>,
 }
 
+/// A CBOR map's (key, value) pairs.
+type Pairs = [(Value, Value)];
+
 /// The header bytes and MARS map of an entry whose header can be shared
 /// (a whole header, not one whose `pl` octets were taken out).
-fn parts(entry: &Map) -> Option<(&[u8], &[(Value, Value)])> {
+fn parts(entry: &Map) -> Option<(&[u8], &Pairs)> {
     let grib = entry.get("grib")?.as_map()?;
     let find = |k: &str| grib.iter().find(|(n, _)| n.as_text() == Some(k));
     if find(TEMPLATE_PL_KEY).is_some() {
