@@ -9,17 +9,49 @@
 # payload. Sizes do not depend on the build profile, so the debug binary is
 # used. Needs the tools .ci/weather.sh installs.
 #
-#   bash .ci/weather-sizes.sh
+# `bash .ci/weather-sizes.sh era5` prints instead the table of cfgrib's
+# ERA5 sample (160 GRIB1 fields, fetched by .ci/cfgrib-samples.sh into
+# $TGM_CFGRIB_SAMPLES, default target/cfgrib-samples) against the same
+# fields as GRIB2 CCSDS (`grib_set -r -s edition=2,packingType=grid_ccsds`),
+# converted from each (`weather-era5` in the same page).
+#
+#   bash .ci/weather-sizes.sh [era5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAMPLES=/usr/share/eccodes/samples
-for t in grib_filter grib_get grib_set awk; do
+for t in grib_filter grib_get grib_set grib_count awk; do
     command -v "$t" >/dev/null || { echo "$t missing: run .ci/weather.sh first" >&2; exit 1; }
 done
 cargo build -q -p tgm-cli --features grib,netcdf
 TGM="${CARGO_TARGET_DIR:-$PWD/target}/debug/tgm"
 W="$(mktemp -d)"
 trap 'rm -rf "$W"' EXIT
+
+# The sum of a key over the messages of a GRIB file.
+key_sum() { grib_get -p "$1" "$2" | awk '{ s += $1 } END { print s }'; }
+
+if [ "${1:-}" = era5 ]; then
+    dir="${TGM_CFGRIB_SAMPLES:-$PWD/target/cfgrib-samples}"
+    bash .ci/cfgrib-samples.sh python3 "$dir"
+    src="$dir/era5-levels-members.grib"
+    [ -s "$src" ] || { echo "$src missing (cfgrib's sample not fetched)" >&2; exit 1; }
+    cp "$src" "$W/era5.grib1"
+    grib_set -r -s edition=2,packingType=grid_ccsds "$W/era5.grib1" "$W/era5_ccsds.grib2"
+    echo "| file | fields | GRIB bytes | .tgm bytes | .tgm payload bytes | .tgm bytes per field beyond the payload |"
+    echo "|---|---|---|---|---|---|"
+    for f in era5.grib1 era5_ccsds.grib2; do
+        "$TGM" convert-grib "$W/$f" -o "$W/out.tgm" --force >/dev/null 2>&1
+        n=$(grib_count "$W/$f")
+        tgm_bytes=$(stat -c %s "$W/out.tgm")
+        payload=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+            NR > 1 { s += $c["stored_bytes"] } END { print s }')
+        echo "| $f | $n | $(stat -c %s "$W/$f") | $tgm_bytes | $payload | $(((tgm_bytes - payload) / n)) |"
+    done
+    echo
+    echo "GRIB2 CCSDS: data sections $(($(key_sum section7Length "$W/era5_ccsds.grib2") - 5 * n)) bytes," \
+        "headers $((($(stat -c %s "$W/era5_ccsds.grib2") - $(key_sum section7Length "$W/era5_ccsds.grib2") + 5 * n) / n)) bytes per field."
+    exit 0
+fi
 
 # A smooth temperature-like field of n points as a grib_filter values list.
 field() {

@@ -8,7 +8,7 @@ use crate::output::Sink;
 use crate::where_clause::{SelectArgs, Selection};
 use tgm_convert::util::CliResult;
 use tgm_convert::weather::export::{
-    in_object, object_pieces_to_grib, object_to_grib, WriteOptions,
+    in_object, object_pieces_to_grib, object_to_grib, with_header, WriteOptions,
 };
 use tgm_convert::weather::GribError;
 
@@ -61,15 +61,16 @@ pub fn run(a: Args) -> CliResult {
                 let entry = meta
                     .base
                     .get(o)
-                    .ok_or_else(|| GribError::Invalid(format!("object {o} has no base entry")));
+                    .ok_or_else(|| GribError::Invalid(format!("object {o} has no base entry")))
+                    .and_then(|e| with_header(e, &meta.extra));
                 // A compressed object decoding in pieces is read a step at a
                 // time on each pass; any other is decoded whole.
                 let done = entry.and_then(|e| {
-                    match object_pieces_to_grib(e, obj, decode, &write, &mut out) {
+                    match object_pieces_to_grib(&e, obj, decode, &write, &mut out) {
                         Some(done) => done,
                         None => {
                             let data = Archive::decode_paging_out(obj, decode)?;
-                            object_to_grib(e, obj.descriptor(), &data, &write, &mut out)
+                            object_to_grib(&e, obj.descriptor(), &data, &write, &mut out)
                         }
                     }
                 });

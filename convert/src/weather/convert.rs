@@ -117,6 +117,10 @@ impl GribObject {
 /// ([`GribField::template`]).
 pub const TEMPLATE_KEY: &str = "template";
 
+/// The key of `base[i].grib` holding where the octets of `pl` were taken
+/// out of the template (`[offset, octets]`, [`super::grib::PlPlace`]).
+pub const TEMPLATE_PL_KEY: &str = "template_pl";
+
 /// szip parameters of converted fields that were not `grid_ccsds`
 /// (ecCodes' defaults for `grid_ccsds`).
 const SZIP_DEFAULT: SourceCcsds = SourceCcsds {
@@ -336,6 +340,9 @@ fn object_head(
     metadata.insert("geography".into(), Value::from(field.geography.clone()));
     let mut grib = field.grib.clone();
     grib.insert(TEMPLATE_KEY.into(), Value::Bytes(field.template.clone()));
+    if let Some(place) = field.template_pl {
+        grib.insert(TEMPLATE_PL_KEY.into(), place.to_value());
+    }
     metadata.insert("grib".into(), Value::from(grib));
     if let Some(all) = &field.all_keys {
         metadata.insert("grib_keys".into(), Value::from(all.clone()));
@@ -498,11 +505,16 @@ fn encode_options(no_hash: bool) -> EncodeOptions {
     EncodeOptions::new().hashing(!no_hash).pipeline(popts)
 }
 
-/// The message's metadata and (descriptor, bytes) pairs.
+/// The message's metadata and (descriptor, bytes) pairs: the objects'
+/// entries, with the headers fields share stored once in `_extra_`
+/// ([`super::grib_shared`]).
 fn message_parts(objects: &[GribObject]) -> (GlobalMetadata, Vec<(&ObjectDescriptor, &[u8])>) {
-    let base = objects.iter().map(|o| o.metadata.clone()).collect();
+    let mut base: Vec<Map> = objects.iter().map(|o| o.metadata.clone()).collect();
+    let extra = super::grib_shared::share(&mut base);
     let pairs = objects.iter().map(|o| (&o.descriptor, o.data())).collect();
-    (GlobalMetadata::with_base(base), pairs)
+    let mut meta = GlobalMetadata::with_base(base);
+    meta.extra = extra;
+    (meta, pairs)
 }
 
 /// Encodes one message from its objects (NaN stored as a mask).

@@ -13,11 +13,13 @@ use std::io::Write;
 use tgm::cbor::Value;
 use tgm::{DecodedMessage, Dtype, Map, ObjectDescriptor};
 
-use super::convert::TEMPLATE_KEY;
+use super::convert::{TEMPLATE_KEY, TEMPLATE_PL_KEY};
 use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
+use super::grib_pl::{self, PlPlace};
 use super::grib_scales::{self, SourceScales};
+use super::grib_shared::{shared_header, TEMPLATE_REF_KEY};
 use super::grib_simple;
 use super::GribError;
 
@@ -63,10 +65,34 @@ pub fn message_to_grib_with(
             .base
             .get(i)
             .ok_or_else(|| GribError::Invalid(format!("object {i} has no base entry")))?;
-        object_to_grib(entry, &obj.descriptor, &obj.data, opts, &mut out)
+        with_header(entry, &msg.metadata.extra)
+            .and_then(|e| object_to_grib(&e, &obj.descriptor, &obj.data, opts, &mut out))
             .map_err(|e| in_object(i, e))?;
     }
     Ok(out)
+}
+
+/// `entry` holding its source's header under `grib.template`: when it
+/// names a header its message shares (`grib.template_ref`, `spec/convert.md`
+/// "GRIB metadata layout"), a copy with that header from the message's
+/// `extra`, else `entry` itself. Every writer below reads `grib.template`.
+pub fn with_header<'e>(entry: &'e Map, extra: &Map) -> Result<Cow<'e, Map>, GribError> {
+    let Some(grib) = entry.get("grib").and_then(Value::as_map) else {
+        return Ok(Cow::Borrowed(entry));
+    };
+    let Some((_, reference)) = grib
+        .iter()
+        .find(|(k, _)| k.as_text() == Some(TEMPLATE_REF_KEY))
+    else {
+        return Ok(Cow::Borrowed(entry));
+    };
+    let header = shared_header(reference, extra)?.to_vec();
+    let mut grib = grib.to_vec();
+    grib.retain(|(k, _)| k.as_text() != Some(TEMPLATE_REF_KEY));
+    grib.push((Value::Text(TEMPLATE_KEY.into()), Value::Bytes(header)));
+    let mut entry = entry.clone();
+    entry.insert("grib".into(), Value::Map(grib));
+    Ok(Cow::Owned(entry))
 }
 
 /// `e` as an error of object `i` (a failed write stays one).
@@ -215,11 +241,22 @@ fn write_field(
 ) -> Result<u64, GribError> {
     let grib = section(entry, "grib")?;
     let h = match get(grib, TEMPLATE_KEY) {
-        Some(Value::Bytes(t)) => from_template(t, entry, values, opts)?,
+        Some(Value::Bytes(t)) => {
+            let t = whole_template(t, entry)?;
+            from_template(&t, entry, values, opts)?
+        }
         Some(other) => {
             return Err(GribError::Invalid(format!(
                 "grib.{TEMPLATE_KEY} is a {}, not a byte string",
                 other.type_name()
+            )))
+        }
+        // A shared header is the message's: an entry naming one reaches
+        // here only through `with_header`, never written from a sample.
+        None if get(grib, TEMPLATE_REF_KEY).is_some() => {
+            return Err(GribError::Invalid(format!(
+                "grib.{TEMPLATE_REF_KEY} names a header of the message's _extra_, \
+                 which was not looked up"
             )))
         }
         None => from_sample(entry, values, opts)?,
@@ -228,6 +265,40 @@ fn write_field(
     read_back(msg, values)?;
     out.write_all(msg).map_err(GribError::Write)?;
     Ok(msg.len() as u64)
+}
+
+/// The source's header `stored` (`grib.template`) whole: with the octets
+/// of `geography.pl` put back where `grib.template_pl` places them, when it
+/// does (`spec/convert.md` "GRIB metadata layout").
+fn whole_template<'t>(stored: &'t [u8], entry: &Map) -> Result<Cow<'t, [u8]>, GribError> {
+    let grib = section(entry, "grib")?;
+    let Some(place) = get(grib, TEMPLATE_PL_KEY) else {
+        return Ok(Cow::Borrowed(stored));
+    };
+    let place = PlPlace::from_value(place).ok_or_else(|| {
+        GribError::Invalid(format!(
+            "grib.{TEMPLATE_PL_KEY} is not [offset, octets] with 1 to 4 octets"
+        ))
+    })?;
+    let pl = get(section(entry, "geography")?, "pl").ok_or_else(|| {
+        GribError::Invalid(format!("grib.{TEMPLATE_PL_KEY} without geography.pl"))
+    })?;
+    let pl = grib_pl::pl_of(pl)?;
+    let whole = grib_pl::put_back(stored, &pl, place)?;
+    // The row lengths are the metadata's: their structure is checked
+    // before ecCodes reads them (`spec/convert.md` "Hostile files").
+    super::grib_scan::scan(&whole).map_err(|e| {
+        GribError::Invalid(format!("grib.template with geography.pl put back: {e}"))
+    })?;
+    let h = Handle::from_message(&whole)?;
+    if h.get_long_array("pl")? != pl {
+        return Err(GribError::Invalid(
+            "geography.pl put back into grib.template is not the header's pl \
+             (a pl of another length or grid)"
+                .into(),
+        ));
+    }
+    Ok(Cow::Owned(whole))
 }
 
 /// The field written on the source's own header, with the edited MARS keys
@@ -304,6 +375,17 @@ fn param_id(v: &Value) -> Option<i64> {
         Some((p, "128")) => p.parse().ok(),
         Some((p, t)) => Some(t.parse::<i64>().ok()? * 1000 + p.parse::<i64>().ok()?),
     }
+}
+
+/// The header `template` with the MARS keys `mars` set over it as
+/// `to-grib` sets them (step 1 of `spec/convert.md` "GRIB write-back").
+pub(super) fn template_with_mars(
+    template: &[u8],
+    mars: &[(Value, Value)],
+) -> Result<Vec<u8>, GribError> {
+    let mut h = Handle::from_message(template)?;
+    apply_mars_edits(&mut h, mars)?;
+    h.message()
 }
 
 /// Sets every stored MARS key whose value differs from the header's, then

@@ -8,6 +8,7 @@ use tgm::Map;
 
 use super::budget::DecodeBudget;
 use super::ffi::{skip, GribFile, Handle, KeyType};
+pub use super::grib_pl::PlPlace;
 use super::GribError;
 
 /// Geography keys copied under `base[i].geography` when present, in the
@@ -131,8 +132,12 @@ pub struct GribField {
     /// "GRIB write-back"): every header key (edition, grid, `pv`, `pl`,
     /// local definition, generating process, tables versions, packing type,
     /// which for a second-order source ecCodes makes `grid_simple`) exactly
-    /// as it came, for `to-grib`.
+    /// as it came, for `to-grib`; without the octets of `pl` when
+    /// [`GribField::template_pl`] says where they were.
     pub template: Vec<u8>,
+    /// Where the octets of `pl` (kept in `geography.pl`) were taken out of
+    /// [`GribField::template`] (`spec/convert.md` "GRIB metadata layout").
+    pub template_pl: Option<PlPlace>,
     /// Packing parameters when the field's values are `(R + X·2^E)·10^-D`
     /// with integer codes X: simple-packed (`grid_simple`, `grid_ccsds`),
     /// or complex, second-order, JPEG or PNG packed, whose codes are
@@ -227,7 +232,7 @@ pub fn read_field(
     budget.charge_values(points as u64)?;
     // The template first: its clone of the coded message is gone before
     // the values are decoded.
-    let template = header_template(h, points)?;
+    let mut template = header_template(h, points)?;
     let mut values = h.get_double_array("values")?;
     if values.len() != points {
         return Err(GribError::Invalid(format!(
@@ -268,8 +273,16 @@ pub fn read_field(
             geography.insert(k.to_string(), v);
         }
     }
+    let mut template_pl = None;
     if h.is_defined("pl") && h.size("pl")? > 0 {
         let pl = h.get_long_array("pl")?;
+        // GRIB1 codes each row length in 2 octets.
+        let octets = key_long(h, "numberOfOctectsForNumberOfPoints").unwrap_or(2);
+        let octets = usize::try_from(octets).unwrap_or(0);
+        if let Some((rest, place)) = super::grib_pl::take_out(&template, &pl, octets) {
+            template = rest;
+            template_pl = Some(place);
+        }
         geography.insert(
             "pl".into(),
             Value::Array(pl.into_iter().map(Value::from_i64).collect()),
@@ -300,6 +313,7 @@ pub fn read_field(
     let packing = source_packing(h, &values)?;
     Ok(GribField {
         template,
+        template_pl,
         values,
         shape,
         mars,

@@ -26,9 +26,15 @@ mod field_values;
 #[cfg(feature = "grib")]
 pub mod grib;
 mod grib_grid;
+#[cfg(all(test, feature = "grib"))]
+mod grib_layout_tests;
+#[cfg(feature = "grib")]
+mod grib_pl;
 #[cfg(feature = "grib")]
 mod grib_scales;
 pub mod grib_scan;
+#[cfg(feature = "grib")]
+pub mod grib_shared;
 #[cfg(feature = "grib")]
 mod grib_simple;
 #[cfg(feature = "netcdf")]

@@ -1,0 +1,225 @@
+//! The GRIB metadata layout (`spec/convert.md` "GRIB metadata layout")
+//! from conversion to write-back through the library: a reduced grid's
+//! row lengths stored once, the header the fields of a message share
+//! stored once, and every field written back as it came.
+
+use tgm::cbor::Value;
+
+use super::convert::{
+    convert_files, encode_message, ConvertOptions, TEMPLATE_KEY, TEMPLATE_PL_KEY,
+};
+use super::export::message_to_grib;
+use super::ffi::Handle;
+use super::grib_shared::{SHARED_PREFIX, TEMPLATE_REF_KEY};
+
+/// Smooth values of `n` points around `offset`.
+fn field(n: usize, offset: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| offset + 10.0 * (i as f64 * 0.1).sin() + (i % 7) as f64 * 0.37)
+        .collect()
+}
+
+/// One GRIB message per parameter of `params` on ecCodes' `sample`, at
+/// `bits` bits per value.
+fn messages(sample: &str, params: &[i64], bits: i64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, p) in params.iter().enumerate() {
+        let mut h = Handle::from_sample(sample).unwrap();
+        h.set_long("paramId", *p).unwrap();
+        h.set_long("bitsPerValue", bits).unwrap();
+        let n = h.get_long("numberOfDataPoints").unwrap() as usize;
+        h.set_double_array("values", &field(n, 250.0 + k as f64))
+            .unwrap();
+        out.extend(h.message().unwrap());
+    }
+    out
+}
+
+/// `grib` converted into one message, encoded, decoded and written back.
+fn round_trip(grib: &[u8]) -> (tgm::DecodedMessage, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.grib");
+    std::fs::write(&path, grib).unwrap();
+    let mut msgs = convert_files(&[path], &ConvertOptions::default()).unwrap();
+    assert_eq!(msgs.len(), 1);
+    let bytes = encode_message(&msgs.pop().unwrap(), false).unwrap();
+    let decoded = tgm::Message::parse(&bytes)
+        .unwrap()
+        .decode(&tgm::DecodeOptions::default())
+        .unwrap();
+    let back = message_to_grib(&decoded).unwrap();
+    (decoded, back)
+}
+
+/// The messages of a GRIB byte string.
+fn handles(bytes: &[u8]) -> Vec<Handle> {
+    super::grib_scan::scan(bytes)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let at = m.offset as usize;
+            Handle::from_message(&bytes[at..at + m.len as usize]).unwrap()
+        })
+        .collect()
+}
+
+/// Asserts that the GRIB2 messages of `a` and `b` have the same sections
+/// 1 to 5 and the same values.
+fn assert_same(a: &[u8], b: &[u8]) {
+    let (a, b) = (handles(a), handles(b));
+    assert_eq!(a.len(), b.len());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        for k in ["md5Section1", "md5Section3", "md5Section4", "md5Section5"] {
+            assert_eq!(
+                x.get_string(k).unwrap(),
+                y.get_string(k).unwrap(),
+                "message {i}: {k}"
+            );
+        }
+        let (u, v) = (
+            x.get_double_array("values").unwrap(),
+            y.get_double_array("values").unwrap(),
+        );
+        assert!(
+            u.iter().zip(&v).all(|(p, q)| p.to_bits() == q.to_bits()),
+            "message {i}"
+        );
+    }
+}
+
+fn grib_key<'a>(entry: &'a tgm::Map, key: &str) -> Option<&'a Value> {
+    entry["grib"].get(key)
+}
+
+#[test]
+fn a_reduced_grids_row_lengths_are_stored_once_and_written_back() {
+    let grib = messages("reduced_gg_pl_32_grib2", &[167], 14);
+    let (decoded, back) = round_trip(&grib);
+    let e = &decoded.metadata.base[0];
+    let pl: Vec<u8> = e["geography"]
+        .get("pl")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| (n.as_u64().unwrap() as u16).to_be_bytes())
+        .collect();
+    assert_eq!(pl.len(), 128);
+    let Some(Value::Bytes(header)) = grib_key(e, TEMPLATE_KEY) else {
+        panic!("no header")
+    };
+    // The header holds no copy of the 64 row lengths, and is shorter than
+    // the source's sections 0 to 6 by their 128 octets.
+    assert!(!header.windows(pl.len()).any(|w| w == pl.as_slice()));
+    let h = Handle::from_message(&grib).unwrap();
+    let data = h.get_long("section7Length").unwrap() as usize;
+    assert!(
+        header.len() + pl.len() <= grib.len() - data + 5,
+        "{}",
+        header.len()
+    );
+    let place = grib_key(e, TEMPLATE_PL_KEY).unwrap().as_array().unwrap();
+    assert_eq!(place[1].as_u64(), Some(2));
+    assert_same(&grib, &back);
+}
+
+#[test]
+fn fields_differing_in_mars_keys_share_one_header_and_are_written_back() {
+    let grib = messages("regular_ll_sfc_grib2", &[167, 168, 165], 16);
+    let (decoded, back) = round_trip(&grib);
+    let meta = &decoded.metadata;
+    let shared: Vec<&String> = meta.extra.keys().collect();
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert!(shared[0].starts_with(SHARED_PREFIX));
+    for e in &meta.base {
+        assert!(grib_key(e, TEMPLATE_KEY).is_none());
+        let digest = grib_key(e, TEMPLATE_REF_KEY).unwrap().as_text().unwrap();
+        assert_eq!(format!("{SHARED_PREFIX}{digest}"), *shared[0]);
+    }
+    assert_same(&grib, &back);
+}
+
+/// `decoded` with every entry's header whole in its own `grib.template`,
+/// as a converter keeping no shared header and no `template_pl` writes it.
+fn whole_headers(decoded: &tgm::DecodedMessage) -> tgm::DecodedMessage {
+    let mut old = decoded.clone();
+    for e in &mut old.metadata.base {
+        let resolved = super::export::with_header(e, &decoded.metadata.extra).unwrap();
+        let Some(Value::Bytes(stored)) = grib_key(&resolved, TEMPLATE_KEY).cloned() else {
+            panic!("no header")
+        };
+        let header = match grib_key(&resolved, TEMPLATE_PL_KEY) {
+            Some(place) => {
+                let place = super::grib_pl::PlPlace::from_value(place).unwrap();
+                let pl = super::grib_pl::pl_of(resolved["geography"].get("pl").unwrap()).unwrap();
+                super::grib_pl::put_back(&stored, &pl, place).unwrap()
+            }
+            None => stored,
+        };
+        let mut grib: Vec<(Value, Value)> = resolved["grib"].as_map().unwrap().to_vec();
+        grib.retain(|(k, _)| k.as_text().is_some_and(|k| !k.starts_with("template")));
+        grib.push((Value::Text(TEMPLATE_KEY.into()), Value::Bytes(header)));
+        drop(resolved);
+        e.insert("grib".into(), Value::Map(grib));
+    }
+    old.metadata.extra.clear();
+    old
+}
+
+#[test]
+fn entries_holding_their_whole_header_are_written_back() {
+    for grib in [
+        messages("reduced_gg_pl_32_grib2", &[167], 14),
+        messages("regular_ll_sfc_grib2", &[167, 168, 165], 16),
+    ] {
+        let (decoded, _) = round_trip(&grib);
+        let old = whole_headers(&decoded);
+        for e in &old.metadata.base {
+            assert!(grib_key(e, TEMPLATE_PL_KEY).is_none());
+            assert!(grib_key(e, TEMPLATE_REF_KEY).is_none());
+        }
+        assert_same(&grib, &message_to_grib(&old).unwrap());
+    }
+}
+
+#[test]
+fn a_missing_shared_header_or_a_row_list_of_another_length_is_refused_by_name() {
+    let (decoded, _) = round_trip(&messages("regular_ll_sfc_grib2", &[167, 168], 16));
+    let mut lacking = decoded.clone();
+    lacking.metadata.extra.clear();
+    let e = message_to_grib(&lacking).unwrap_err().to_string();
+    assert!(e.contains("_extra_.grib_template_"), "{e}");
+
+    let (decoded, _) = round_trip(&messages("reduced_gg_pl_32_grib2", &[167], 14));
+    let mut short = decoded.clone();
+    let geo = short.metadata.base[0].get_mut("geography").unwrap();
+    let Value::Map(geo) = geo else {
+        panic!("no geography")
+    };
+    for (k, v) in geo.iter_mut() {
+        if k.as_text() == Some("pl") {
+            let Value::Array(pl) = v else { panic!("pl") };
+            pl.pop();
+        }
+    }
+    let e = message_to_grib(&short).unwrap_err().to_string();
+    assert!(e.contains("geography.pl"), "{e}");
+}
+
+#[test]
+fn an_entry_naming_a_shared_header_is_never_written_from_a_sample() {
+    let (decoded, _) = round_trip(&messages("regular_ll_sfc_grib2", &[167, 168], 16));
+    let o = &decoded.objects[0];
+    let mut out = Vec::new();
+    let e = super::export::object_to_grib(
+        &decoded.metadata.base[0],
+        &o.descriptor,
+        &o.data,
+        &Default::default(),
+        &mut out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("grib.template_ref"), "{e}");
+    assert!(out.is_empty());
+}
