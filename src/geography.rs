@@ -5,11 +5,15 @@
 //! regular grid. `tgm plot` and the viewer (`spec/wasm.md` §4) both place
 //! fields by these rules.
 
+use std::f64::consts::PI;
+
 use crate::cbor::Value;
 
-/// Largest N for which Gaussian latitudes are computed (O(N²) work);
-/// beyond it rows are taken as equally spaced.
-pub const MAX_GAUSSIAN_N: u64 = 4096;
+/// Largest N for which Gaussian latitudes are computed (O(N²) work, about
+/// a second at the largest; ecCodes' own grids end well below); beyond it
+/// a plot takes rows as equally spaced and the dataset view gives no
+/// coordinates.
+pub const MAX_GAUSSIAN_N: u64 = 8000;
 
 /// A `geography` map.
 #[derive(Debug, Clone, Copy)]
@@ -67,31 +71,30 @@ impl<'a> Geography<'a> {
 
     /// Latitudes of `rows` rows in stored order: the Gaussian latitudes of
     /// N when the grid is Gaussian (`gridType` ending in `_gg`) with 2N
-    /// rows and N ≤ [`MAX_GAUSSIAN_N`], else equally spaced from the first
-    /// to the last latitude (90 to −90 when they are missing).
+    /// rows and [`gaussian_latitudes`] gives them, else equally spaced
+    /// from the first to the last latitude (90 to −90 when they are
+    /// missing).
     pub fn row_latitudes(&self, rows: usize) -> Vec<f64> {
         let gaussian = self.grid_type().is_some_and(|t| t.ends_with("_gg"));
         let n = self.integer("N").and_then(|n| u64::try_from(n).ok());
-        let mut lats = match n {
-            Some(n) if gaussian && n <= MAX_GAUSSIAN_N && 2 * n == rows as u64 => {
-                gaussian_latitudes(n as usize)
-            }
-            _ => {
-                let a = self
-                    .number("latitudeOfFirstGridPointInDegrees")
-                    .unwrap_or(90.0);
-                let b = self
-                    .number("latitudeOfLastGridPointInDegrees")
-                    .unwrap_or(-90.0);
-                let (hi, lo) = (a.max(b), a.min(b));
-                let step = if rows > 1 {
-                    (hi - lo) / (rows - 1) as f64
-                } else {
-                    0.0
-                };
-                (0..rows).map(|r| hi - step * r as f64).collect()
-            }
-        };
+        let computed = n
+            .filter(|&n| gaussian && n.checked_mul(2) == Some(rows as u64))
+            .and_then(gaussian_latitudes);
+        let mut lats = computed.unwrap_or_else(|| {
+            let a = self
+                .number("latitudeOfFirstGridPointInDegrees")
+                .unwrap_or(90.0);
+            let b = self
+                .number("latitudeOfLastGridPointInDegrees")
+                .unwrap_or(-90.0);
+            let (hi, lo) = (a.max(b), a.min(b));
+            let step = if rows > 1 {
+                (hi - lo) / (rows - 1) as f64
+            } else {
+                0.0
+            };
+            (0..rows).map(|r| hi - step * r as f64).collect()
+        });
         if self.south_first() {
             lats.reverse();
         }
@@ -145,32 +148,130 @@ impl<'a> Geography<'a> {
     }
 }
 
-/// The 2N latitudes (degrees, north to south) of the Gaussian grid N: the
-/// arcsines of the roots of the Legendre polynomial of degree 2N, found by
-/// Newton's method from the usual first guesses.
-pub fn gaussian_latitudes(n: usize) -> Vec<f64> {
-    let deg = 2 * n;
+/// The first zeros of the Bessel function J0, ecCodes' first guesses of
+/// the Legendre roots; later ones are spaced by π.
+const J0_ZEROS: [f64; 50] = [
+    2.4048255577,
+    5.5200781103,
+    8.6537279129,
+    11.7915344391,
+    14.9309177086,
+    18.0710639679,
+    21.2116366299,
+    24.3524715308,
+    27.4934791320,
+    30.6346064684,
+    33.7758202136,
+    36.9170983537,
+    40.0584257646,
+    43.1997917132,
+    46.3411883717,
+    49.4826098974,
+    52.6240518411,
+    55.7655107550,
+    58.9069839261,
+    62.0484691902,
+    65.1899648002,
+    68.3314693299,
+    71.4729816036,
+    74.6145006437,
+    77.7560256304,
+    80.8975558711,
+    84.0390907769,
+    87.1806298436,
+    90.3221726372,
+    93.4637187819,
+    96.6052679510,
+    99.7468198587,
+    102.8883742542,
+    106.0299309165,
+    109.1714896498,
+    112.3130502805,
+    115.4546126537,
+    118.5961766309,
+    121.7377420880,
+    124.8793089132,
+    128.0208770059,
+    131.1624462752,
+    134.3040166383,
+    137.4455880203,
+    140.5871603528,
+    143.7287335737,
+    146.8703076258,
+    150.0118824570,
+    153.1534580192,
+    156.2950342685,
+];
+
+/// Newton steps below which a root is found, and the most steps taken
+/// (ecCodes fails on the twelfth).
+const PRECISION: f64 = 1.0e-14;
+const MAX_STEPS: usize = 11;
+
+/// Latitudes computed, by Gaussian number: a few grids per process.
+static COMPUTED: std::sync::Mutex<Vec<(u64, Vec<f64>)>> = std::sync::Mutex::new(Vec::new());
+const COMPUTED_MAX: usize = 8;
+
+/// The 2N latitudes (degrees, north to south) of the Gaussian grid N as
+/// ecCodes computes them (its `distinctLatitudes`, which cfgrib shows),
+/// bit for bit: the arcsines of the roots of the Legendre polynomial of
+/// degree 2N, each refined on its own by Newton steps from the cosine of
+/// ecCodes' first guess until a step is below 1e-14, with the arithmetic
+/// in ecCodes' order. None for N = 0, N above [`MAX_GAUSSIAN_N`] or a
+/// root that does not converge within ecCodes' steps.
+pub fn gaussian_latitudes(n: u64) -> Option<Vec<f64>> {
+    if n == 0 || n > MAX_GAUSSIAN_N {
+        return None;
+    }
+    let computed = |c: &[(u64, Vec<f64>)]| c.iter().find(|e| e.0 == n).map(|e| e.1.clone());
+    if let Some(l) = COMPUTED.lock().ok().and_then(|c| computed(c.as_slice())) {
+        return Some(l);
+    }
+    let lats = compute_gaussian_latitudes(n as usize)?;
+    if let Ok(mut c) = COMPUTED.lock() {
+        if c.len() >= COMPUTED_MAX {
+            c.remove(0);
+        }
+        c.push((n, lats.clone()));
+    }
+    Some(lats)
+}
+
+/// [`gaussian_latitudes`] computed (ecCodes' `grib_get_gaussian_latitudes`).
+fn compute_gaussian_latitudes(n: usize) -> Option<Vec<f64>> {
+    let nlat = 2 * n;
+    let conv_val = 1.0 - ((2.0 / PI) * (2.0 / PI)) * 0.25;
+    let half = nlat as f64 + 0.5;
+    let denom = ((half * half) + conv_val).sqrt();
+    let rad2deg = 180.0 / PI;
+    let mut guess = 0.0;
     let mut north = Vec::with_capacity(n);
-    for i in 1..=n {
-        let mut z = (std::f64::consts::PI * (i as f64 - 0.25) / (deg as f64 + 0.5)).cos();
-        for _ in 0..100 {
-            let (mut p0, mut p1) = (1.0, z);
-            for k in 2..=deg {
-                let p2 = ((2 * k - 1) as f64 * z * p1 - (k - 1) as f64 * p0) / k as f64;
-                p0 = p1;
-                p1 = p2;
+    for j in 0..n {
+        guess = J0_ZEROS.get(j).copied().unwrap_or(guess + PI);
+        let mut root = (guess / denom).cos();
+        let mut converged = false;
+        for _ in 0..MAX_STEPS {
+            let (mut mem2, mut mem1, mut leg) = (1.0, root, 0.0);
+            for i in 0..nlat {
+                leg = ((2.0 * (i + 1) as f64 - 1.0) * root * mem1 - i as f64 * mem2)
+                    / ((i + 1) as f64);
+                mem2 = mem1;
+                mem1 = leg;
             }
-            let dp = deg as f64 * (z * p1 - p0) / (z * z - 1.0);
-            let dz = p1 / dp;
-            z -= dz;
-            if dz.abs() < 1e-15 {
+            let step = leg / ((nlat as f64 * (mem2 - root * leg)) / (1.0 - (root * root)));
+            root -= step;
+            if step.abs() < PRECISION {
+                converged = true;
                 break;
             }
         }
-        north.push(z.asin().to_degrees());
+        if !converged {
+            return None;
+        }
+        north.push(root.asin() * rad2deg);
     }
     let south = north.iter().rev().map(|l| -l);
-    north.iter().copied().chain(south).collect()
+    Some(north.iter().copied().chain(south).collect())
 }
 
 #[cfg(test)]
@@ -182,18 +283,35 @@ mod tests {
     }
 
     #[test]
-    fn gaussian_latitudes_of_n2_and_n32() {
+    fn gaussian_latitudes_are_eccodes_to_the_bit() {
         // Legendre P4 roots: ±sqrt(3/7 ± 2/7·sqrt(6/5)).
-        let l = gaussian_latitudes(2);
+        let l = gaussian_latitudes(2).unwrap();
         let r = |s: f64| (3.0 / 7.0 + s * 2.0 / 7.0 * (6.0f64 / 5.0).sqrt()).sqrt();
         let want = [r(1.0), r(-1.0), -r(-1.0), -r(1.0)].map(|z| z.asin().to_degrees());
         for (a, b) in l.iter().zip(want) {
             assert!((a - b).abs() < 1e-12, "{a} {b}");
         }
-        // First latitudes of N16 and N32 as ecCodes gives them.
-        let l = gaussian_latitudes(32);
-        assert!((l[0] - 87.8638).abs() < 1e-4, "{}", l[0]);
-        assert!((gaussian_latitudes(16)[0] - 85.7606).abs() < 1e-4);
+        // ecCodes' codes_get_gaussian_latitudes, as bits: (N, index, bits).
+        let eccodes: [(u64, usize, u64); 10] = [
+            (1, 0, 0x4041a1d785686a60),
+            (2, 0, 0x404db8e25eee0574),
+            (2, 1, 0x4033e02f214abd5b),
+            (32, 0, 0x4055f7487aed34ec),
+            (32, 31, 0x3ff6532d56dda3ee),
+            (1280, 0, 0x40567c8e56ebaa4a),
+            (1280, 639, 0x4046835fcba2e1b5),
+            (1280, 1279, 0x3fa1ff199f5c729c),
+            (8000, 0, 0x40567f72e9433026),
+            (8000, 7999, 0x3f770a0e413bb4f5),
+        ];
+        for (n, i, bits) in eccodes {
+            let l = gaussian_latitudes(n).unwrap();
+            assert_eq!(l.len() as u64, 2 * n);
+            assert_eq!(l[i].to_bits(), bits, "N{n}[{i}] = {}", l[i]);
+            assert_eq!(l[2 * n as usize - 1 - i], -l[i]);
+        }
+        assert_eq!(gaussian_latitudes(0), None);
+        assert_eq!(gaussian_latitudes(MAX_GAUSSIAN_N + 1), None);
     }
 
     #[test]
@@ -239,7 +357,7 @@ mod tests {
             .unwrap()
             .regular_axes(&[64, 128])
             .unwrap();
-        assert_eq!(a.latitudes, gaussian_latitudes(32));
+        assert_eq!(a.latitudes, gaussian_latitudes(32).unwrap());
         assert_eq!(a.longitudes[1], 360.0 / 128.0);
         // Other layouts are not regular grids.
         let gg = Geography::new(&g).unwrap();

@@ -342,3 +342,67 @@ fn szip_objects_past_whole_blocks_end_in_a_packints_cut() {
         refs.unexpressible[0].reason
     );
 }
+
+#[test]
+fn reduced_gaussian_fields_carry_latitude_and_longitude_over_their_points() {
+    let geography = |pl: &[i64]| {
+        let mut m = named("msl");
+        m.insert(
+            "geography".into(),
+            Value::text_map([
+                ("gridType", Value::Text("reduced_gg".into())),
+                ("N", Value::from_i64(2)),
+                (
+                    "pl",
+                    Value::Array(pl.iter().map(|&p| Value::from_i64(p)).collect()),
+                ),
+                ("latitudeOfFirstGridPointInDegrees", Value::Float(59.444408)),
+                ("latitudeOfLastGridPointInDegrees", Value::Float(-59.444408)),
+                ("longitudeOfFirstGridPointInDegrees", Value::from_i64(0)),
+            ]),
+        );
+        m
+    };
+    let d = ObjectDescriptor::new(Dtype::Float64, [12]);
+    let (_, refs) = refs_of(
+        &[(d, le_bytes(&field(12)))],
+        vec![geography(&[2, 4, 4, 2])],
+        Default::default(),
+    );
+    let msl = entry(&refs, "msl/.zattrs");
+    assert_eq!(msl["_ARRAY_DIMENSIONS"], serde_json::json!(["values"]));
+    assert_eq!(msl["coordinates"], "latitude longitude");
+    let lats = tgm::geography::gaussian_latitudes(2).unwrap();
+    let want_lat: Vec<f64> = [2, 4, 4, 2]
+        .iter()
+        .zip(&lats)
+        .flat_map(|(&p, &l)| std::iter::repeat_n(l, p))
+        .collect();
+    let want_lon = [
+        0.0, 180.0, 0.0, 90.0, 180.0, 270.0, 0.0, 90.0, 180.0, 270.0, 0.0, 180.0,
+    ];
+    for (name, want) in [("latitude", &want_lat[..]), ("longitude", &want_lon[..])] {
+        let zarray = entry(&refs, &format!("{name}/.zarray"));
+        assert_eq!(zarray["shape"], serde_json::json!([12]), "{name}");
+        assert_eq!(zarray["dtype"], "<f8", "{name}");
+        let zattrs = entry(&refs, &format!("{name}/.zattrs"));
+        assert_eq!(zattrs["_ARRAY_DIMENSIONS"], serde_json::json!(["values"]));
+        assert_eq!(
+            refs.document["refs"][format!("{name}/0")],
+            format!("base64:{}", tgm::kerchunk::base64(&le_bytes(want))),
+            "{name}"
+        );
+    }
+    // Row lengths that do not give the object's points: the values
+    // dimension without coordinates.
+    let d = ObjectDescriptor::new(Dtype::Float64, [12]);
+    let (_, refs) = refs_of(
+        &[(d, le_bytes(&field(12)))],
+        vec![geography(&[2, 4, 4, 3])],
+        Default::default(),
+    );
+    let msl = entry(&refs, "msl/.zattrs");
+    assert_eq!(msl["_ARRAY_DIMENSIONS"], serde_json::json!(["values"]));
+    assert!(msl.get("coordinates").is_none());
+    assert!(refs.document["refs"].get("latitude/.zarray").is_none());
+}

@@ -2,6 +2,7 @@
 //! each object is in a dataset, computed natively so that `tgm refs` and
 //! `xr.open_dataset(engine="tgm")` follow one rule.
 
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -54,18 +55,21 @@ pub fn view_object(
     ))
 }
 
-/// `(dims, [(name, values, attrs)])`: the coordinates of a field of
-/// `shape` whose `geography` section is `geography`, or None for a grid
-/// the core does not describe (`tgm::view::grid_coordinates`).
+/// One grid coordinate as Python sees it: `(name, dim, values, attrs)`.
+type PyGridCoordinate = (&'static str, &'static str, PyObject, PyObject);
+
+/// `(dims, [(name, dim, values, attrs)])`: the grid of a field of `shape`
+/// whose `geography` section is `geography` (values a float64 array), or
+/// None where the core gives the field no grid dimensions
+/// (`tgm::view::grid_coordinates`).
 #[pyfunction]
-#[allow(clippy::type_complexity)]
 pub fn view_grid(
     py: Python<'_>,
     geography: &Bound<'_, PyAny>,
     shape: Vec<u64>,
-) -> PyResult<Option<(Vec<&'static str>, Vec<(&'static str, Vec<f64>, PyObject)>)>> {
+) -> PyResult<Option<(Vec<&'static str>, Vec<PyGridCoordinate>)>> {
     let geo = py_to_value(geography, &KeyPath::root("geography"))?;
-    let Some(g) = view::grid_coordinates(&geo, &shape) else {
+    let Some(g) = py.allow_threads(|| view::grid_coordinates(&geo, &shape)) else {
         return Ok(None);
     };
     let coords = g
@@ -76,10 +80,20 @@ pub fn view_grid(
             for (k, val) in &c.attrs {
                 a.set_item(k, val)?;
             }
-            Ok((c.name, c.values, a.into_any().unbind()))
+            let values = PyArray1::from_vec(py, c.values).into_any().unbind();
+            Ok((c.name, c.dim, values, a.into_any().unbind()))
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(Some((g.dims, coords)))
+}
+
+/// The `2n` Gaussian latitudes of Gaussian number `n` (degrees, north to
+/// south, as ecCodes computes them) as a float64 array, or None when the
+/// core computes none for `n` (`tgm::geography::gaussian_latitudes`).
+#[pyfunction]
+pub fn gaussian_latitudes(py: Python<'_>, n: u64) -> Option<PyObject> {
+    let lats = py.allow_threads(|| tgm::geography::gaussian_latitudes(n))?;
+    Some(PyArray1::from_vec(py, lats).into_any().unbind())
 }
 
 /// `(attrs, descending)` of a stacking coordinate named `key`: cfgrib's
@@ -109,10 +123,12 @@ pub fn view_stack_order(varying: Vec<String>, order: Option<Vec<String>>) -> Vec
     view::stack_order(&varying, order.as_deref())
 }
 
-/// Registers the view functions and `VIEW_SCALAR_COORDINATE_KEYS`.
+/// Registers the view functions, `gaussian_latitudes` and
+/// `VIEW_SCALAR_COORDINATE_KEYS`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(view_object, m)?)?;
     m.add_function(wrap_pyfunction!(view_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(gaussian_latitudes, m)?)?;
     m.add_function(wrap_pyfunction!(view_coordinate, m)?)?;
     m.add_function(wrap_pyfunction!(view_valid_times, m)?)?;
     m.add_function(wrap_pyfunction!(view_stack_order, m)?)?;

@@ -75,11 +75,12 @@ def test_gaussian_latitudes_equal_eccodes():
     eccodes = pytest.importorskip("eccodes", reason="the eccodes Python package is not installed")
     from tgm._grids import gaussian_latitudes
 
-    for n in (1, 32, 48, 80, 320, 640, 1280):
+    for n in (*range(1, 65), 80, 320, 640, 1280, 8000):
         raw = eccodes.codes_get_gaussian_latitudes(n)
         want = np.array([raw[i] for i in range(2 * n)])
         np.testing.assert_array_equal(gaussian_latitudes(n), want, err_msg=f"N{n}")
-    assert gaussian_latitudes(0) is None
+    for n in (0, -1, 8001, 2**70, 2.0, True, "32"):
+        assert gaussian_latitudes(n) is None, n
 
 
 def test_regular_gaussian(tmp_path):

@@ -11,6 +11,7 @@ mod variables;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
 
+use crate::cbor::Value;
 use crate::decode::Message;
 use crate::error::Result;
 use crate::file::{ByteSource, TgmFile};
@@ -54,7 +55,12 @@ pub struct RefsBuilder {
     entries: Vec<variables::Entry>,
     unexpressible: Vec<Unexpressible>,
     grids: variables::Grids,
+    /// The last object's geography, shape and grid dimensions.
+    last_grid: Option<LastGrid>,
 }
+
+/// An object's geography, shape and grid dimensions.
+type LastGrid = (Option<Value>, Vec<u64>, Option<Vec<&'static str>>);
 
 impl RefsBuilder {
     /// A builder whose chunk references point at `target` (a path or URL
@@ -65,6 +71,7 @@ impl RefsBuilder {
             entries: Vec::new(),
             unexpressible: Vec::new(),
             grids: variables::Grids::default(),
+            last_grid: None,
         }
     }
 
@@ -80,17 +87,12 @@ impl RefsBuilder {
             let payload = payload_of(&obj);
             match chain_of(d, payload) {
                 Ok(chain) => {
-                    let grid = entry
-                        .and_then(|e| e.get("geography"))
-                        .and_then(|geo| view::grid_coordinates(geo, &d.shape))
-                        .filter(|g| self.grids.take(g));
-                    let dims = meta::dim_names(
-                        entry,
-                        &meta.extra,
-                        d.shape.len(),
-                        &view.name,
-                        grid.as_ref(),
-                    );
+                    let listed = meta::listed_dims(entry, &meta.extra, d.shape.len());
+                    let dims = listed.unwrap_or_else(|| {
+                        let geo = entry.and_then(|e| e.get("geography"));
+                        let grid = self.grid_dims(geo, &d.shape);
+                        meta::grid_dims(d.shape.len(), &view.name, grid.as_deref())
+                    });
                     self.entries.push(variables::Entry {
                         message: m,
                         object: o,
@@ -117,6 +119,25 @@ impl RefsBuilder {
             }
         }
         Ok(())
+    }
+
+    /// The grid dimensions of an object of `shape` with geography `geo`
+    /// ([`view::grid_coordinates`]) when its coordinates are taken (no
+    /// other grid holds their names with other values). The last object's
+    /// answer serves the next when it has the same geography and shape, as
+    /// the fields of an archive mostly do.
+    fn grid_dims(&mut self, geo: Option<&Value>, shape: &[u64]) -> Option<Vec<&'static str>> {
+        if let Some((g, s, dims)) = &self.last_grid {
+            if g.as_ref() == geo && s == shape {
+                return dims.clone();
+            }
+        }
+        let dims = geo
+            .and_then(|geo| view::grid_coordinates(geo, shape))
+            .filter(|g| self.grids.take(g))
+            .map(|g| g.dims);
+        self.last_grid = Some((geo.cloned(), shape.to_vec(), dims.clone()));
+        dims
     }
 
     /// The reference document: `.zgroup`, the group's `.zattrs` (listing

@@ -41,16 +41,20 @@ pub struct Entry {
     pub range: (u64, u64),
 }
 
-/// The grid coordinates taken by the objects so far: one set of values
-/// per name, the first grid's.
+/// The grid coordinates taken by the objects so far: one dimension and
+/// set of values per name, the first grid's.
 #[derive(Debug, Default)]
 pub struct Grids(BTreeMap<&'static str, GridCoordinate>);
 
 impl Grids {
     /// Takes `g`'s coordinates; false (and nothing taken) when one of
-    /// them is already taken with other values.
+    /// them is already taken over another dimension or with other values.
     pub fn take(&mut self, g: &GridCoordinates) -> bool {
-        let taken = |c: &GridCoordinate| self.0.get(c.name).is_some_and(|h| h.values != c.values);
+        let taken = |c: &GridCoordinate| {
+            self.0
+                .get(c.name)
+                .is_some_and(|h| h.dim != c.dim || h.values != c.values)
+        };
         if g.coords.iter().any(taken) {
             return false;
         }
@@ -112,6 +116,9 @@ impl<'t> Store<'t> {
         let scalars = self.agreed_scalars(&coords);
         let mut extra = self.time_coordinates(&coords, &scalars);
         extra.extend(scalars.keys().cloned());
+        // Coordinates over a grid's points, not dimensions of their own.
+        let over_points = grids.0.values().filter(|c| c.dim != c.name);
+        extra.extend(over_points.map(|c| c.name.to_owned()));
         self.finish_attrs(&scalars, &extra);
         for (key, values) in &coords {
             self.add_coordinate(
@@ -124,7 +131,13 @@ impl<'t> Store<'t> {
         for (key, value) in &scalars {
             self.add_coordinate(key, &[], &[], std::slice::from_ref(value));
         }
-        for (k, GridCoordinate { values, attrs, .. }) in grids.0 {
+        for (
+            k,
+            GridCoordinate {
+                dim, values, attrs, ..
+            },
+        ) in grids.0
+        {
             let attrs = attrs
                 .iter()
                 .map(|(a, v)| (a.to_string(), json!(v)))
@@ -134,7 +147,7 @@ impl<'t> Store<'t> {
                 filters: Vec::new(),
                 compressor: None,
             };
-            let dims = [k.to_owned()];
+            let dims = [dim.to_owned()];
             self.add_array(k, &[values.len() as u64], &dims, &chain, attrs);
             let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
             self.put_inline(k, "0", &bytes);

@@ -1,41 +1,52 @@
-//! Latitude/longitude coordinates of a regular latitude/longitude grid
-//! from an object's `geography` (the keys `convert-grib` copies), as
-//! cfgrib shows them: 1-d `latitude` and `longitude` dimension
-//! coordinates of a field of shape `(Nj, Ni)`.
+//! Latitude/longitude coordinates of a field from its `geography` (the
+//! keys `convert-grib` copies), as cfgrib shows them (`spec/kerchunk.md`
+//! §2):
+//!
+//! * `regular_ll` and `regular_gg` fields of shape `(Nj, Ni)`: 1-d
+//!   `latitude` and `longitude` dimension coordinates, Gaussian rows from
+//!   [`crate::geography::gaussian_latitudes`] (ecCodes' own, bit for bit);
+//! * global `reduced_gg` fields of shape `(Σ pl,)`: one `values` dimension
+//!   with `latitude(values)` and `longitude(values)`, row by row as ecCodes
+//!   iterates;
+//! * any other 1-d field with a geography: the `values` dimension alone.
+//!
+//! Keys that do not describe the object's shape give no coordinates, so
+//! what is allocated is bounded by the shape, never by a key.
 
 use super::object::coordinate_attributes;
 use crate::cbor::Value;
+use crate::geography::{gaussian_latitudes, Geography};
 
 /// CF attributes as `(name, value)` pairs.
 pub type CfAttrs = Vec<(&'static str, &'static str)>;
 
-/// One 1-d dimension coordinate of a grid.
+/// One 1-d coordinate of a grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GridCoordinate {
-    /// Its name, also its dimension's.
+    /// Its name.
     pub name: &'static str,
+    /// Its dimension: its own name for a dimension coordinate, `values`
+    /// for the points of a reduced grid.
+    pub dim: &'static str,
     /// Its values.
     pub values: Vec<f64>,
     /// Its CF attributes.
     pub attrs: CfAttrs,
 }
 
-/// A field's grid coordinates: the field's dimension names and its
-/// coordinates.
+/// A field's grid: the field's dimension names and its coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GridCoordinates {
     /// The field's dimensions.
     pub dims: Vec<&'static str>,
-    /// Its 1-d dimension coordinates.
+    /// Its 1-d coordinates (none for a grid the view only names the
+    /// dimension of).
     pub coords: Vec<GridCoordinate>,
 }
 
-fn number(geo: &Value, key: &str) -> Option<f64> {
-    match geo.get(key)? {
-        Value::Bool(_) => None,
-        v => v.as_f64(),
-    }
-}
+/// The dimension of the points of a grid that is not a regular product of
+/// rows and columns (cfgrib's).
+const VALUES: &str = "values";
 
 /// `n` values from `first` to `last` as NumPy's `linspace` computes them
 /// (`i·step + first`, the last exactly `last`).
@@ -52,47 +63,143 @@ fn linspace(first: f64, last: f64, n: usize) -> Vec<f64> {
     v
 }
 
-/// The coordinates of a `regular_ll` field of `shape` whose `geography`
-/// section is `geo`; None for any other grid or geography keys that do
-/// not describe the shape.
+/// The grid of a field of `shape` whose `geography` section is `geo`
+/// (see the module's documentation); None for a field the view gives no
+/// grid dimensions: no geography map, another grid of more than one
+/// dimension, or keys that do not describe the shape.
 pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
-    if geo.get("gridType").and_then(Value::as_text) != Some("regular_ll") || shape.len() != 2 {
+    let g = Geography::new(geo)?;
+    let grid = match g.grid_type() {
+        Some("regular_ll") => regular(&g, shape, |rows| {
+            Some(linspace(
+                g.number("latitudeOfFirstGridPointInDegrees")?,
+                g.number("latitudeOfLastGridPointInDegrees")?,
+                rows,
+            ))
+        }),
+        Some("regular_gg") => regular(&g, shape, |rows| gaussian_rows(&g, rows)),
+        Some("reduced_gg") => reduced_gg(&g, shape),
+        _ => None,
+    };
+    let unstructured = shape.len() == 1 && geo.as_map().is_some_and(|m| !m.is_empty());
+    grid.or_else(|| {
+        unstructured.then(|| GridCoordinates {
+            dims: vec![VALUES],
+            coords: Vec::new(),
+        })
+    })
+}
+
+/// `key` as a count: a non-negative integer.
+fn count(g: &Geography<'_>, key: &str) -> Option<u64> {
+    g.get(key)?.as_u64()
+}
+
+/// A grid of rows and columns (`Nj` × `Ni` = `shape`): `rows` gives the
+/// latitudes of its `Nj` rows, the longitudes run evenly from the first
+/// to the last.
+fn regular(
+    g: &Geography<'_>,
+    shape: &[u64],
+    rows: impl FnOnce(usize) -> Option<Vec<f64>>,
+) -> Option<GridCoordinates> {
+    let [nj, ni] = shape else { return None };
+    if count(g, "Nj")? != *nj || count(g, "Ni")? != *ni {
         return None;
     }
-    let nj = geo.get("Nj").and_then(Value::as_u64)?;
-    let ni = geo.get("Ni").and_then(Value::as_u64)?;
-    if [nj, ni] != shape[..] {
-        return None;
-    }
-    let lat = linspace(
-        number(geo, "latitudeOfFirstGridPointInDegrees")?,
-        number(geo, "latitudeOfLastGridPointInDegrees")?,
-        usize::try_from(nj).ok()?,
-    );
-    let lon = linspace(
-        number(geo, "longitudeOfFirstGridPointInDegrees")?,
-        number(geo, "longitudeOfLastGridPointInDegrees")?,
-        usize::try_from(ni).ok()?,
-    );
+    let lon_first = g.number("longitudeOfFirstGridPointInDegrees")?;
+    let lon_last = g.number("longitudeOfLastGridPointInDegrees")?;
+    let lat = rows(usize::try_from(*nj).ok()?)?;
+    let lon = linspace(lon_first, lon_last, usize::try_from(*ni).ok()?);
     let mut lat_attrs = coordinate_attributes("latitude").to_vec();
     if lat.first() > lat.last() {
         lat_attrs.push(("stored_direction", "decreasing"));
     }
-    let lon_attrs = coordinate_attributes("longitude").to_vec();
     Some(GridCoordinates {
         dims: vec!["latitude", "longitude"],
         coords: vec![
             GridCoordinate {
                 name: "latitude",
+                dim: "latitude",
                 values: lat,
                 attrs: lat_attrs,
             },
             GridCoordinate {
                 name: "longitude",
+                dim: "longitude",
                 values: lon,
-                attrs: lon_attrs,
+                attrs: coordinate_attributes("longitude").to_vec(),
             },
         ],
+    })
+}
+
+/// The latitudes of the `nj` rows of a (regular or reduced) Gaussian grid
+/// in scanning order: the Gaussian latitude of `N` nearest the first
+/// row's latitude and the `nj − 1` after it (southward when the first
+/// latitude is not below the last, else northward); None when they run
+/// out or the last is not within one row of the last latitude.
+fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Vec<f64>> {
+    let first = g.number("latitudeOfFirstGridPointInDegrees")?;
+    let last = g.number("latitudeOfLastGridPointInDegrees")?;
+    let lats = gaussian_latitudes(count(g, "N")?)?;
+    if nj == 0 || nj > lats.len() {
+        return None;
+    }
+    let distance = |l: &f64| (l - first).abs();
+    let start = (1..lats.len()).fold(0, |best, i| {
+        if distance(&lats[i]) < distance(&lats[best]) {
+            i
+        } else {
+            best
+        }
+    });
+    let rows: Vec<f64> = if first >= last {
+        lats[start..].iter().take(nj).copied().collect()
+    } else {
+        lats[..=start].iter().rev().take(nj).copied().collect()
+    };
+    let within = rows
+        .last()
+        .is_some_and(|r| (r - last).abs() < (lats[0] - lats[1]).abs());
+    (rows.len() == nj && within).then_some(rows)
+}
+
+/// A global reduced Gaussian grid: `pl` holds the `2N` row lengths, the
+/// field (`shape` = `(Σ pl,)`) every point, the first longitude is 0;
+/// the `j`-th point of a row of `p` points lies at `j · 360 / p`.
+fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<GridCoordinates> {
+    let [points] = shape else { return None };
+    let pl: Vec<u64> = g
+        .get("pl")?
+        .as_array()?
+        .iter()
+        .map(Value::as_u64)
+        .collect::<Option<_>>()?;
+    let total = pl.iter().try_fold(0u64, |s, &p| s.checked_add(p))?;
+    let n = count(g, "N")?;
+    if total != *points || Some(pl.len() as u64) != n.checked_mul(2) {
+        return None;
+    }
+    if g.number("longitudeOfFirstGridPointInDegrees")? != 0.0 {
+        return None;
+    }
+    let rows = gaussian_rows(g, pl.len())?;
+    let len = usize::try_from(total).ok()?;
+    let (mut lat, mut lon) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    for (&row, &p) in rows.iter().zip(&pl) {
+        lat.extend(std::iter::repeat_n(row, p as usize));
+        lon.extend((0..p).map(|j| j as f64 * 360.0 / p as f64));
+    }
+    let coordinate = |name, values| GridCoordinate {
+        name,
+        dim: VALUES,
+        values,
+        attrs: coordinate_attributes(name).to_vec(),
+    };
+    Some(GridCoordinates {
+        dims: vec![VALUES],
+        coords: vec![coordinate("latitude", lat), coordinate("longitude", lon)],
     })
 }
 
@@ -100,9 +207,27 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
 mod tests {
     use super::*;
 
+    fn geo(entries: &[(&str, Value)]) -> Value {
+        Value::text_map(entries.iter().cloned())
+    }
+
+    fn n2(lat_first: f64, lat_last: f64) -> Vec<(&'static str, Value)> {
+        vec![
+            ("N", Value::Uint(2)),
+            ("latitudeOfFirstGridPointInDegrees", Value::Float(lat_first)),
+            ("latitudeOfLastGridPointInDegrees", Value::Float(lat_last)),
+            ("longitudeOfFirstGridPointInDegrees", Value::Uint(0)),
+        ]
+    }
+
+    fn with(mut base: Vec<(&'static str, Value)>, more: &[(&'static str, Value)]) -> Value {
+        base.extend(more.iter().cloned());
+        Value::text_map(base)
+    }
+
     #[test]
     fn regular_ll_rows_run_from_first_to_last() {
-        let e = Value::text_map([
+        let e = geo(&[
             ("gridType", Value::Text("regular_ll".into())),
             ("Ni", Value::Uint(4)),
             ("Nj", Value::Uint(3)),
@@ -112,11 +237,188 @@ mod tests {
             ("longitudeOfLastGridPointInDegrees", Value::Float(270.0)),
         ]);
         let g = grid_coordinates(&e, &[3, 4]).expect("a regular_ll grid");
+        assert_eq!(g.dims, ["latitude", "longitude"]);
         assert_eq!(g.coords[0].values, [90.0, 0.0, -90.0]);
         assert_eq!(g.coords[1].values, [0.0, 90.0, 180.0, 270.0]);
+        assert_eq!(
+            (g.coords[0].dim, g.coords[1].dim),
+            ("latitude", "longitude")
+        );
         assert!(g.coords[0]
             .attrs
             .contains(&("stored_direction", "decreasing")));
         assert_eq!(grid_coordinates(&e, &[4, 3]), None);
+    }
+
+    #[test]
+    fn regular_gg_rows_are_eccodes_gaussian_latitudes() {
+        let lats = gaussian_latitudes(2).unwrap();
+        let e = with(
+            n2(59.444408, -59.444408),
+            &[
+                ("gridType", Value::from("regular_gg")),
+                ("Nj", Value::Uint(4)),
+                ("Ni", Value::Uint(8)),
+                ("longitudeOfLastGridPointInDegrees", Value::Float(315.0)),
+            ],
+        );
+        let g = grid_coordinates(&e, &[4, 8]).expect("a regular_gg grid");
+        assert_eq!(g.dims, ["latitude", "longitude"]);
+        assert_eq!(g.coords[0].values, lats);
+        let lon: Vec<f64> = (0..8).map(|i| 45.0 * i as f64).collect();
+        assert_eq!(g.coords[1].values, lon);
+        assert!(g.coords[0]
+            .attrs
+            .contains(&("stored_direction", "decreasing")));
+        assert_eq!(g.coords[1].attrs, coordinate_attributes("longitude"));
+        // The shape must be Nj × Ni.
+        assert_eq!(grid_coordinates(&e, &[8, 4]), None);
+        assert_eq!(grid_coordinates(&e, &[4, 8, 1]), None);
+    }
+
+    #[test]
+    fn a_regular_gg_sub_area_scanning_northward_takes_its_rows() {
+        // Rows 3..=10 of N32, south to north.
+        let lats = gaussian_latitudes(32).unwrap();
+        let round = |x: f64| (x * 1e6).round() / 1e6;
+        let rows = |nj: u64| {
+            geo(&[
+                ("gridType", Value::from("regular_gg")),
+                ("N", Value::Uint(32)),
+                ("Nj", Value::Uint(nj)),
+                ("Ni", Value::Uint(2)),
+                (
+                    "latitudeOfFirstGridPointInDegrees",
+                    Value::Float(round(lats[10])),
+                ),
+                (
+                    "latitudeOfLastGridPointInDegrees",
+                    Value::Float(round(lats[3])),
+                ),
+                ("longitudeOfFirstGridPointInDegrees", Value::Float(10.0)),
+                ("longitudeOfLastGridPointInDegrees", Value::Float(20.0)),
+            ])
+        };
+        let g = grid_coordinates(&rows(8), &[8, 2]).unwrap();
+        let want: Vec<f64> = (3..=10).rev().map(|i| lats[i]).collect();
+        assert_eq!(g.coords[0].values, want);
+        assert_eq!(g.coords[1].values, [10.0, 20.0]);
+        assert!(!g.coords[0].attrs.iter().any(|a| a.0 == "stored_direction"));
+        // Nine rows from row 10 northward end at row 2, not at the last
+        // latitude.
+        let nine = rows(9);
+        assert_eq!(grid_coordinates(&nine, &[9, 2]), None);
+    }
+
+    #[test]
+    fn reduced_gg_gives_every_point_its_latitude_and_longitude() {
+        let lats = gaussian_latitudes(2).unwrap();
+        let pl = Value::Array([2, 4, 4, 2].map(Value::Uint).to_vec());
+        let e = with(
+            n2(59.444408, -59.444408),
+            &[("gridType", Value::from("reduced_gg")), ("pl", pl)],
+        );
+        let g = grid_coordinates(&e, &[12]).expect("a reduced_gg grid");
+        assert_eq!(g.dims, ["values"]);
+        let lat: Vec<f64> = [2, 4, 4, 2]
+            .iter()
+            .zip(&lats)
+            .flat_map(|(&p, &l)| std::iter::repeat_n(l, p))
+            .collect();
+        assert_eq!(g.coords[0].name, "latitude");
+        assert_eq!(g.coords[0].values, lat);
+        assert_eq!(
+            g.coords[1].values,
+            [0.0, 180.0, 0.0, 90.0, 180.0, 270.0, 0.0, 90.0, 180.0, 270.0, 0.0, 180.0]
+        );
+        assert!(g.coords.iter().all(|c| c.dim == "values"));
+        assert_eq!(g.coords[0].attrs, coordinate_attributes("latitude"));
+        // Points that are not Σ pl: the values dimension, no coordinates.
+        let bare = GridCoordinates {
+            dims: vec!["values"],
+            coords: Vec::new(),
+        };
+        assert_eq!(grid_coordinates(&e, &[13]), Some(bare));
+        assert_eq!(grid_coordinates(&e, &[3, 4]), None);
+    }
+
+    #[test]
+    fn inconsistent_or_hostile_keys_give_no_coordinates() {
+        let bare = Some(GridCoordinates {
+            dims: vec!["values"],
+            coords: Vec::new(),
+        });
+        let pl = |v: &[u64]| Value::Array(v.iter().map(|&p| Value::Uint(p)).collect());
+        let reduced = |more: &[(&'static str, Value)]| {
+            let mut base = n2(59.444408, -59.444408);
+            base.push(("gridType", Value::from("reduced_gg")));
+            base.retain(|(k, _)| !more.iter().any(|(m, _)| m == k));
+            with(base, more)
+        };
+        // Row lengths whose sum overflows, or that are not 2N, or negative.
+        let hostile = [
+            reduced(&[("pl", pl(&[u64::MAX, 2, 1, 1]))]),
+            reduced(&[("pl", pl(&[2, 4, 6]))]),
+            reduced(&[("pl", Value::Array(vec![Value::from_i64(-1); 4]))]),
+            reduced(&[("pl", Value::Text("2 4 4 2".into()))]),
+            // N too large to compute, or 0; the first longitude not 0.
+            reduced(&[("pl", pl(&[3, 3, 3, 3])), ("N", Value::Uint(u64::MAX))]),
+            reduced(&[("pl", pl(&[])), ("N", Value::Uint(0))]),
+            reduced(&[
+                ("pl", pl(&[3, 3, 3, 3])),
+                ("longitudeOfFirstGridPointInDegrees", Value::Float(1.0)),
+            ]),
+            // A first latitude no row is near the last of.
+            reduced(&[
+                ("pl", pl(&[3, 3, 3, 3])),
+                ("latitudeOfLastGridPointInDegrees", Value::Float(80.0)),
+            ]),
+            reduced(&[
+                ("pl", pl(&[3, 3, 3, 3])),
+                ("latitudeOfFirstGridPointInDegrees", Value::Float(f64::NAN)),
+            ]),
+        ];
+        for e in &hostile {
+            assert_eq!(grid_coordinates(e, &[12]), bare, "{e:?}");
+        }
+        // Counts the shape does not have, however large.
+        let regular = |grid: &str, nj: u64, ni: u64, n: u64| {
+            let mut base = n2(59.444408, -59.444408);
+            base.retain(|(k, _)| *k != "N");
+            with(
+                base,
+                &[
+                    ("gridType", Value::from(grid)),
+                    ("Nj", Value::Uint(nj)),
+                    ("Ni", Value::Uint(ni)),
+                    ("N", Value::Uint(n)),
+                    ("longitudeOfLastGridPointInDegrees", Value::Float(315.0)),
+                ],
+            )
+        };
+        for e in [
+            regular("regular_gg", 4, u64::MAX, 2),
+            regular("regular_gg", u64::MAX, 8, 2),
+            regular("regular_gg", 4, 8, u64::MAX),
+            regular("regular_gg", 4, 8, 1 << 40),
+            regular("regular_gg", 4, 8, 0),
+            regular("regular_ll", 4, u64::MAX, 2),
+            regular("rotated_ll", 4, 8, 2),
+        ] {
+            assert_eq!(grid_coordinates(&e, &[4, 8]), None, "{e:?}");
+        }
+        assert!(grid_coordinates(&regular("regular_gg", 4, 8, 2), &[4, 8]).is_some());
+        // More rows than the grid has.
+        assert_eq!(
+            grid_coordinates(&regular("regular_gg", 5, 8, 2), &[5, 8]),
+            None
+        );
+        // No geography map, or an empty one: no grid dimensions.
+        assert_eq!(grid_coordinates(&Value::Uint(3), &[12]), None);
+        assert_eq!(grid_coordinates(&geo(&[]), &[12]), None);
+        // Any other 1-d field with a geography: the values dimension.
+        let other = geo(&[("gridType", Value::from("sh"))]);
+        assert_eq!(grid_coordinates(&other, &[12]), bare);
+        assert_eq!(grid_coordinates(&other, &[3, 4]), None);
     }
 }

@@ -151,7 +151,7 @@ mod tests {
             panic!("rows")
         };
         assert_eq!(lens, &[2, 4, 4, 2]);
-        assert_eq!(lats, &tgm::geography::gaussian_latitudes(2));
+        assert_eq!(lats, &tgm::geography::gaussian_latitudes(2).unwrap());
         assert!(panel(Some(&g), &[13], 13)
             .unwrap_err()
             .contains("12 points"));

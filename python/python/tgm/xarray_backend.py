@@ -7,9 +7,10 @@ Each data object becomes (part of) a variable:
 * fields on a regular latitude/longitude or regular Gaussian grid
   (``geography``) get the dimensions ``latitude``/``longitude`` with their
   coordinate values, global reduced Gaussian fields a ``values`` dimension
-  with ``latitude(values)``/``longitude(values)`` (:mod:`tgm._grids`), as
-  cfgrib gives them, shared by every variable on that grid; other 1-D
-  fields with a geography ``values``;
+  with ``latitude(values)``/``longitude(values)``, other 1-D fields with a
+  geography ``values``, as cfgrib gives them and as ``tgm refs`` writes
+  them (the core's grids, :mod:`tgm._grids`), shared by every variable on
+  that grid;
 * what each object is in the dataset is the core's view (``tgm::view``,
   the rules ``tgm refs`` follows; ``spec/kerchunk.md`` §2): the variable
   name is GRIB's ``grib.cfVarName`` (cfgrib's name: ``t2m``) when known,
@@ -279,22 +280,19 @@ def _shared_attrs(all_attrs):
 
 def _dims(entry, meta, shape, name, grids):
     """Dimension names of one object: its ``dim_names`` (or the message's),
-    else those of its grid (:mod:`tgm._grids`: ``latitude``/``longitude``
-    or ``values``), shared by every variable on the same grid, their
-    coordinates collected in ``grids``; else ``values`` for a 1-D field
-    with a geography, else ``<name>_dim_<i>``."""
+    else those of its grid (the core's, :mod:`tgm._grids`:
+    ``latitude``/``longitude`` or ``values``), shared by every variable on
+    the same grid, their coordinates collected in ``grids``; else
+    ``<name>_dim_<i>``."""
     ndim = len(shape)
     names = entry.get("dim_names", meta.extra.get("dim_names"))
     if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
         return tuple(names)
-    geo = _section(entry, "geography")
-    grid = grid_of(geo, shape)
+    grid = grid_of(_section(entry, "geography"), shape)
     if grid is not None and not grid.conflicts(grids):
         for k, c in grid.coords.items():
             grids.setdefault(k, (*c, grid.attrs.get(k, {})))
         return grid.dims
-    if ndim == 1 and geo and grid is None:
-        return ("values",)
     return tuple(f"{name}_dim_{i}" for i in range(ndim))
 
 

@@ -1,0 +1,138 @@
+"""`tgm refs` read by stock xarray through zarr and fsspec, and
+`xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
+regular_gg and reduced_gg fields: the same variables, dimensions and
+coordinates (names, dimensions, dtypes, values and attributes), both from
+the core's dataset view (spec/kerchunk.md §2). The archives are made by
+`tgm import --meta geography.…` (scripts/plot-example.sh does the same).
+
+Needs the tgm binary (TGM_BIN, as .ci/python.sh sets, or target/*/tgm:
+test_validate.cli),
+zarr and fsspec; skips with the reason otherwise.
+"""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import tgm
+from tgm._grids import gaussian_latitudes
+from test_validate import cli
+
+xr = pytest.importorskip("xarray")
+pytest.importorskip("zarr", reason="zarr is not installed (pip install 'zarr>=3')")
+pytest.importorskip("fsspec", reason="fsspec is not installed (pip install fsspec)")
+
+N2 = gaussian_latitudes(2)
+
+#: Geography keys of each grid (as convert-grib copies them) and the
+#: shape of its fields.
+GRIDS = {
+    "regular_ll": ((3, 4), {
+        "gridType": "regular_ll", "Ni": 4, "Nj": 3,
+        "latitudeOfFirstGridPointInDegrees": 60, "latitudeOfLastGridPointInDegrees": -60,
+        "longitudeOfFirstGridPointInDegrees": 0, "longitudeOfLastGridPointInDegrees": 270,
+    }),
+    "regular_gg": ((4, 8), {
+        "gridType": "regular_gg", "N": 2, "Ni": 8, "Nj": 4,
+        "latitudeOfFirstGridPointInDegrees": 59.444408, "latitudeOfLastGridPointInDegrees": -59.444408,
+        "longitudeOfFirstGridPointInDegrees": 0, "longitudeOfLastGridPointInDegrees": 315,
+    }),
+    "reduced_gg": ((12,), {
+        "gridType": "reduced_gg", "N": 2, "pl": [2, 4, 4, 2],
+        "latitudeOfFirstGridPointInDegrees": 59.444408, "latitudeOfLastGridPointInDegrees": -59.444408,
+        "longitudeOfFirstGridPointInDegrees": 0,
+    }),
+}
+
+#: What the view gives each grid: the fields' grid dimensions and the
+#: latitudes.
+EXPECTED = {
+    "regular_ll": (("latitude", "longitude"), [60.0, 0.0, -60.0]),
+    "regular_gg": (("latitude", "longitude"), list(N2)),
+    "reduced_gg": (("values",), list(np.repeat(N2, [2, 4, 4, 2]))),
+}
+
+
+def run(*args):
+    r = subprocess.run([cli(), *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, f"tgm {' '.join(map(str, args))}: {r.stderr}"
+
+
+def meta_args(prefix, value):
+    """``--meta`` assignments of ``value`` under the dotted key ``prefix``."""
+    if isinstance(value, dict):
+        return [a for k, v in value.items() for a in meta_args(f"{prefix}.{k}", v)]
+    return ["--meta", f"{prefix}={json.dumps(value)}"]
+
+
+#: The parameters of the fields on the first grid of an archive, and on
+#: the second.
+PARAMS = [("t", "z"), ("msl", "sp")]
+
+
+def archive(tmp_path, grids):
+    """Two parameters at steps 0 and 6 on each of ``grids``, appended one
+    field per message by `tgm import`."""
+    path = tmp_path / "fields.tgm"
+    for i, grid in enumerate(grids):
+        shape, geo = GRIDS[grid]
+        for param, step in [(p, s) for p in PARAMS[i] for s in (0, 6)]:
+            values = 250.0 + np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + step + i
+            npy = tmp_path / f"{grid}_{param}_{step}.npy"
+            np.save(npy, values)
+            run("import", npy, "-o", path, *(["--append"] if path.exists() else []),
+                "--meta", f"name={param}", "--meta", f"grib.shortName={param}",
+                "--meta", "mars.date=20240115", "--meta", "mars.time=1200",
+                "--meta", f"mars.step={step}", *meta_args("geography", geo))
+    return path
+
+
+def open_both(tmp_path, path):
+    refs = tmp_path / "refs.json"
+    run("refs", path, "-o", refs)
+    assert json.loads(json.loads(refs.read_text())["refs"][".zattrs"])["tgm_unexpressible"] == []
+    through_refs = xr.open_dataset(
+        "reference://", engine="zarr",
+        backend_kwargs={"consolidated": False, "storage_options": {"fo": str(refs), "remote_protocol": "file"}},
+    )
+    return through_refs, xr.open_dataset(path, engine="tgm")
+
+
+def assert_one_dataset(a, b):
+    """Same variables (dims, values), coordinates (dims, dtype, values,
+    attributes) and sizes."""
+    assert set(a.data_vars) == set(b.data_vars)
+    assert dict(a.sizes) == dict(b.sizes)
+    for name in b.data_vars:
+        assert a[name].dims == b[name].dims, name
+        np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
+    assert set(a.coords) == set(b.coords), (sorted(a.coords), sorted(b.coords))
+    for name in b.coords:
+        assert a[name].dims == b[name].dims, name
+        assert a[name].dtype == b[name].dtype, name
+        np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
+        assert a[name].attrs == b[name].attrs, name
+
+
+@pytest.mark.parametrize("grid", sorted(GRIDS))
+def test_refs_and_the_backend_give_one_grid(tmp_path, grid):
+    through_refs, ours = open_both(tmp_path, archive(tmp_path, [grid]))
+    dims, lats = EXPECTED[grid]
+    assert set(ours.data_vars) == {"t", "z"}
+    assert ours.t.dims == ("step", *dims)
+    assert ours.latitude.dims == (dims[0],)
+    assert ours.latitude.dtype == ours.longitude.dtype == np.float64
+    np.testing.assert_array_equal(ours.latitude.values, lats)
+    assert ours.latitude.attrs["units"] == "degrees_north"
+    assert_one_dataset(through_refs, ours)
+
+
+def test_refs_and_the_backend_agree_where_grids_collide(tmp_path):
+    # latitude and longitude are the first grid's; the others' fields keep
+    # dimensions of their own, on both sides.
+    through_refs, ours = open_both(tmp_path, archive(tmp_path, ["regular_ll", "reduced_gg"]))
+    assert ours.latitude.dims == ("latitude",)
+    assert ours.msl.dims == ("step", "msl_dim_0")
+    assert_one_dataset(through_refs, ours)
