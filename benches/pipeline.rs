@@ -38,31 +38,9 @@ fn desc(encoding: &str, bits: u64, filter: &str, compression: &str) -> ObjectDes
         .expect("valid stage keys")
 }
 
-fn to_ref(d: &ObjectDescriptor) -> tensogram::DataObjectDescriptor {
-    tensogram::DataObjectDescriptor {
-        obj_type: d.obj_type.clone(),
-        ndim: d.shape.len() as u64,
-        shape: d.shape.clone(),
-        strides: d.strides.clone(),
-        dtype: tensogram::Dtype::Float64,
-        byte_order: tensogram::ByteOrder::Little,
-        encoding: d.encoding().to_string(),
-        filter: d.filter().to_string(),
-        compression: d.compression().to_string(),
-        masks: None,
-        params: d
-            .pipeline()
-            .params()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    ciborium::Value::Integer(v.as_u64().unwrap().into()),
-                )
-            })
-            .collect(),
-    }
-}
+#[path = "common/reference.rs"]
+mod reference;
+use reference::to_ref;
 
 fn bench(c: &mut Criterion) {
     let data = field();
