@@ -3,18 +3,17 @@
 
 use std::path::PathBuf;
 
+use crate::error::{CliError, CliResult};
+use crate::medical_args::{ObjectPick, PipelineArgs, RetainOptions};
 use crate::output::Sink;
 use crate::spool::{no_suffix, Inputs};
 use tgm_convert::medical::deid::Deidentify;
-use tgm_convert::medical::deid_profile::RetainOptions;
 use tgm_convert::medical::deid_uid::UidKey;
 use tgm_convert::medical::dicom::{dicom_to_messages, Reading};
 use tgm_convert::medical::dicom_conform::Conformance;
-use tgm_convert::medical::dicom_dir::UnsupportedFile;
 use tgm_convert::medical::dicom_stream::DicomStream;
 use tgm_convert::medical::dicom_write::DicomWriter;
-use tgm_convert::medical::pipeline::PipelineArgs;
-use tgm_convert::util::CliResult;
+use tgm_convert::medical::{MedicalError, MedicalErrorKind, MedicalResult};
 
 #[derive(clap::Args)]
 #[command(
@@ -66,10 +65,11 @@ pub struct Args {
 /// Converts; the `-j` report's own fields: the paths left out, each with
 /// its reason.
 pub fn run(a: Args) -> CliResult<serde_json::Map<String, serde_json::Value>> {
-    crate::pipeline_args::check_medical_level(&a.pipeline)?;
+    let pipeline = (&a.pipeline).into();
+    crate::pipeline_args::check_medical_level(&pipeline)?;
     let deid = if a.deidentify {
         Some(Deidentify {
-            retain: a.retain,
+            retain: a.retain.into(),
             key: match &a.deid_key {
                 Some(p) => UidKey::from_file(p)?,
                 None => UidKey::random()?,
@@ -84,12 +84,12 @@ pub fn run(a: Args) -> CliResult<serde_json::Map<String, serde_json::Value>> {
         recursive: a.recursive,
         skip_unsupported: a.skip_unsupported,
     };
-    let conv = dicom_to_messages(spooled.paths(), reading, &a.pipeline, deid.as_ref()).map_err(
-        |e| match e.downcast_ref::<UnsupportedFile>() {
-            Some(_) => spooled.relabel(format!(
+    let conv = dicom_to_messages(spooled.paths(), reading, &pipeline, deid.as_ref()).map_err(
+        |e| match e.is_skippable() {
+            true => spooled.relabel(format!(
                 "{e} (--skip-unsupported leaves such files out and converts the rest)"
             )),
-            None => spooled.relabel(e.to_string()),
+            false => spooled.relabel(e.to_string()),
         },
     )?;
     let mut skipped = Vec::with_capacity(conv.skipped.len());
@@ -145,7 +145,7 @@ pub struct ToArgs {
     #[command(flatten)]
     pub report: crate::output::ReportArgs,
     #[command(flatten)]
-    pub pick: tgm_convert::medical::ObjectPick,
+    pub pick: ObjectPick,
     #[command(flatten)]
     pub select: crate::where_clause::SelectArgs,
     /// Output directory (not `-`); slice files are named slice_NNNNN.dcm
@@ -163,10 +163,11 @@ pub struct ToArgs {
     pub strict: bool,
 }
 
-pub fn to_dicom(mut a: ToArgs) -> CliResult {
+pub fn to_dicom(a: ToArgs) -> CliResult {
     crate::output::refuse_dash_dir(&a.output)?;
-    let file = crate::input::Archive::open_local(&a.pick.input)?;
-    crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
+    let mut pick = tgm_convert::medical::ObjectPick::from(a.pick);
+    let file = crate::input::Archive::open_local(&pick.input)?;
+    crate::where_clause::pick_selected(&a.select, &mut pick, &file)?;
     // Each slice is written as soon as the decode has given its pixels
     // (docs/src/performance/memory.md), and every one before any is
     // renamed into place. The directory is made with the first slice, and
@@ -181,7 +182,10 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
     } else {
         Conformance::Verbatim
     };
-    let describe = a.pick.describe();
+    let describe = pick.describe();
+    // An error writing a slice is the command's own, not the object's: it
+    // is kept here while the decode stops.
+    let mut write_error: Option<CliError> = None;
     let written = {
         let mut write = |i: usize, bytes: &[u8]| -> CliResult {
             if i == 0 && local {
@@ -189,41 +193,31 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
                     .map_err(|e| format!("cannot create {}: {e}", a.output.display()))?;
             }
             let target = a.output.join(format!("slice_{i:05}.dcm"));
-            std::io::Write::write_all(set.create(&target, &[&a.pick.input], a.force)?, bytes)
+            std::io::Write::write_all(set.create(&target, &[&pick.input], a.force)?, bytes)
                 .map_err(|e| format!("{}: {e}", target.display()))?;
             Ok(())
         };
-        // An error writing a slice is the command's own, not the object's.
-        let mut piece = |stream: &mut DicomStream, bytes: &[u8]| -> CliResult {
-            let mut write_error = None;
-            let pushed = stream.push(bytes, &mut |i, file| {
-                write(i, &file).map_err(|e| {
-                    let stop = e.to_string();
-                    write_error = Some(e);
-                    stop.into()
+        let mut piece = |stream: &mut DicomStream, bytes: &[u8]| -> MedicalResult {
+            stream
+                .push(bytes, &mut |i, file| {
+                    write(i, &file).map_err(|e| {
+                        let stop = MedicalError::new(MedicalErrorKind::Io, e.to_string());
+                        write_error = Some(e);
+                        stop
+                    })
                 })
-            });
-            match (pushed, write_error) {
-                (Ok(()), _) => Ok(()),
-                (Err(_), Some(e)) => Err(e),
-                (Err(e), None) => Err(format!("{describe}: {e}").into()),
-            }
+                .map_err(|e| e.context(&describe))
         };
-        a.pick
-            .stream_reporting(
-                &file,
-                crate::progress::object_hook("decoding"),
-                |d, entry| match DicomWriter::new(d, entry.clone(), mode) {
-                    Ok(w) => Ok(DicomStream::new(w)),
-                    Err(e) => Err(format!("{describe}: {e}").into()),
-                },
-                &mut piece,
-            )
-            .and_then(|stream| {
-                stream
-                    .finish()
-                    .map_err(|e| format!("{describe}: {e}").into())
-            })
+        pick.stream_reporting(
+            &file,
+            crate::progress::object_hook("decoding"),
+            |d, entry| match DicomWriter::new(d, entry.clone(), mode) {
+                Ok(w) => Ok(DicomStream::new(w)),
+                Err(e) => Err(e.context(&describe)),
+            },
+            &mut piece,
+        )
+        .and_then(|stream| stream.finish().map_err(|e| e.context(&describe)))
     };
     let emitted = match written {
         Ok(e) => e,
@@ -232,7 +226,7 @@ pub fn to_dicom(mut a: ToArgs) -> CliResult {
             if made_dir {
                 let _ = std::fs::remove_dir(&a.output);
             }
-            return Err(e);
+            return Err(write_error.unwrap_or_else(|| CliError::from(e)));
         }
     };
     set.commit()?;

@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
-use crate::error::{is_write_error, usage, CliError};
+use crate::error::{is_write_error, usage, CliError, CliResult};
 use crate::output::Sink;
 use crate::pipeline_args::zstd_level;
 use crate::spool::{no_suffix, Inputs};
-use tgm_convert::util::CliResult;
 use tgm_convert::weather::convert::{
     convert_files_to, CompressionChoice, ConvertOptions, EncodingChoice, PipelineChoice,
 };
@@ -90,10 +89,10 @@ fn pipeline(a: &Args) -> PipelineChoice {
 pub fn run(a: Args) -> CliResult {
     if let Some(l) = a.level {
         if a.compression != "zstd" {
-            return Err(Box::new(usage(format!(
+            return Err(usage(format!(
                 "--level has no effect with compression {:?} (only zstd has levels)",
                 a.compression
-            ))));
+            )));
         }
         zstd_level(l)?;
     }
@@ -112,15 +111,13 @@ pub fn run(a: Args) -> CliResult {
     // Each message goes to the output as soon as its fields are read; the
     // output file appears only when all are written.
     let mut sink = Sink::open(&a.output, &inputs, a.force)?;
-    let written = convert_files_to(spooled.paths(), &opts, &mut sink.writer()).map_err(
-        |e| -> Box<dyn std::error::Error + Send + Sync> {
-            match e {
-                // A write to the output: its error names the output.
-                GribError::Tgm(t) if is_write_error(&t) => Box::new(CliError::from(t)),
-                e => spooled.describe_error(&a.inputs, e.to_string()).into(),
-            }
-        },
-    )?;
+    let written = convert_files_to(spooled.paths(), &opts, &mut sink.writer()).map_err(|e| {
+        match e {
+            // A write to the output: its error names the output.
+            GribError::Tgm(t) if is_write_error(&t) => CliError::from(t),
+            e => CliError::Failed(spooled.describe_error(&a.inputs, e.to_string())),
+        }
+    })?;
     sink.finish()?;
     if !matches!(
         opts.pipeline.encoding,

@@ -12,9 +12,7 @@ use crate::output::Sink;
 use crate::pipeline_args::{GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
 use crate::spool::{no_suffix, Inputs};
-use tgm_convert::weather::netcdf::{
-    convert_file_each, ConvertOptions, NcMessage, NetcdfError, SplitBy,
-};
+use tgm_convert::weather::netcdf::{convert_file_each, ConvertOptions, NcMessage, NetcdfError};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  tgm convert-netcdf t2m.nc -o t2m.tgm\n  \
@@ -54,6 +52,29 @@ pub struct Args {
     pub encode: crate::pipeline_args::EncodeFlags,
 }
 
+/// How variables are grouped into messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SplitBy {
+    /// One message per input file.
+    #[default]
+    File,
+    /// One message per variable.
+    Variable,
+    /// One message per index of the unlimited dimension.
+    Record,
+}
+
+impl From<SplitBy> for tgm_convert::weather::netcdf::SplitBy {
+    fn from(s: SplitBy) -> Self {
+        use tgm_convert::weather::netcdf::SplitBy as To;
+        match s {
+            SplitBy::File => To::File,
+            SplitBy::Variable => To::Variable,
+            SplitBy::Record => To::Record,
+        }
+    }
+}
+
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let stages = a.pipeline.stages()?;
     // simple_packing quantises float64 only: other variables get the same
@@ -67,7 +88,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     let mut opts = a.pipeline.encode_options(g)?;
     opts.pipeline.allow_nan = true;
     let convert = ConvertOptions {
-        split_by: a.split_by,
+        split_by: a.split_by.into(),
         cf: a.cf,
         max_decoded_bytes: a.max_decoded_bytes,
         skip_unsupported: a.skip_unsupported,

@@ -3,15 +3,13 @@
 
 use std::path::PathBuf;
 
-use crate::error::CliError;
+use crate::error::{CliError, CliResult};
+use crate::medical_args::{ByteOrderChoice, ObjectPick, PipelineArgs};
 use crate::output::Sink;
 use crate::spool::{nifti_suffix, Inputs};
-use tgm_convert::medical::nifti::{
-    nifti_header_for, write_nifti_message, ByteOrderChoice, Version,
-};
+use tgm_convert::medical::nifti::{nifti_header_for, write_nifti_message, Version};
 use tgm_convert::medical::nifti_stream::NiftiStream;
-use tgm_convert::medical::pipeline::PipelineArgs;
-use tgm_convert::util::CliResult;
+use tgm_convert::medical::MedicalError;
 
 #[derive(clap::Args)]
 #[command(
@@ -45,7 +43,8 @@ pub struct ConvertArgs {
 }
 
 pub fn convert(a: ConvertArgs) -> CliResult {
-    crate::pipeline_args::check_medical_level(&a.pipeline)?;
+    let pipeline = (&a.pipeline).into();
+    crate::pipeline_args::check_medical_level(&pipeline)?;
     let spooled = Inputs::new(&a.inputs, nifti_suffix)?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());
@@ -55,18 +54,15 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     let (len, objects) = write_nifti_message(
         spooled.paths(),
         a.mask.as_deref(),
-        &a.pipeline,
-        a.byte_order,
+        &pipeline,
+        a.byte_order.into(),
         a.max_decoded_bytes,
         &tgm_convert::medical::pipeline::encode_options()
             .progress(crate::progress::object_hook("encoding")),
         &mut sink.writer(),
     )
-    .map_err(|e| match e.downcast::<tgm::Error>() {
-        // A write into a closed pipe stays one.
-        Ok(e) => spooled.relabel_err(CliError::from(*e)),
-        Err(e) => CliError::Failed(spooled.relabel(e.to_string())),
-    })?;
+    // A write into a closed pipe stays one.
+    .map_err(|e| spooled.relabel_err(CliError::from(e)))?;
     sink.finish()?;
     note!(
         "wrote {objects} object(s), {len} bytes, to {}",
@@ -86,7 +82,7 @@ pub struct ToArgs {
     #[command(flatten)]
     pub report: crate::output::ReportArgs,
     #[command(flatten)]
-    pub pick: tgm_convert::medical::ObjectPick,
+    pub pick: ObjectPick,
     #[command(flatten)]
     pub select: crate::where_clause::SelectArgs,
     /// Output .nii, or .nii.gz for a gzip-compressed image (`-` for stdout, uncompressed).
@@ -101,9 +97,10 @@ pub struct ToArgs {
     pub force: bool,
 }
 
-pub fn to_nifti(mut a: ToArgs) -> CliResult {
-    let file = crate::input::Archive::open_local(&a.pick.input)?;
-    crate::where_clause::pick_selected(&a.select, &mut a.pick, &file)?;
+pub fn to_nifti(a: ToArgs) -> CliResult {
+    let mut pick = tgm_convert::medical::ObjectPick::from(a.pick);
+    let file = crate::input::Archive::open_local(&pick.input)?;
+    crate::where_clause::pick_selected(&a.select, &mut pick, &file)?;
     let version = if a.nifti2 {
         Version::Nifti2
     } else {
@@ -117,17 +114,18 @@ pub fn to_nifti(mut a: ToArgs) -> CliResult {
     // The header, then the voxels as they are decoded, through gzip for
     // a .nii.gz: no copy of the volume is made for the output (docs/src/
     // performance/memory.md). The output appears only once it is whole.
-    let mut sink = Sink::open(&a.output, &[&a.pick.input], a.force)?;
-    let describe = a.pick.describe();
+    let mut sink = Sink::open(&a.output, &[&pick.input], a.force)?;
+    let describe = pick.describe();
     let mut plain_len = 0;
     let writer = sink.writer();
-    let stream = a.pick.stream_reporting(
+    let stream = pick.stream_reporting(
         &file,
         crate::progress::object_hook("decoding"),
         |d, entry| {
-            let len = usize::try_from(d.decoded_len()?).map_err(|_| "object too large")?;
+            let len = usize::try_from(d.decoded_len()?)
+                .map_err(|_| MedicalError::invalid("object too large"))?;
             let header =
-                nifti_header_for(d, len, entry, version).map_err(|e| format!("{describe}: {e}"))?;
+                nifti_header_for(d, len, entry, version).map_err(|e| e.context(&describe))?;
             plain_len = header.len() + len;
             let mut out = NiftiStream::new(writer, gz)?;
             out.write(&header)?;

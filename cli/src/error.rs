@@ -45,14 +45,19 @@ impl From<&str> for CliError {
 
 impl From<tgm::Error> for CliError {
     fn from(e: tgm::Error) -> Self {
-        // A write the library made into a closed pipe ends quietly, as the
-        // command's own writes do.
-        let io = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
-        if io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
-            return CliError::BrokenPipe;
-        }
-        CliError::Failed(with_root_cause(&e))
+        library_error(&e)
     }
+}
+
+/// The library's error `e` as a command failure.
+fn library_error(e: &tgm::Error) -> CliError {
+    // A write the library made into a closed pipe ends quietly, as the
+    // command's own writes do.
+    let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+    if io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+        return CliError::BrokenPipe;
+    }
+    CliError::Failed(with_root_cause(e))
 }
 
 /// Whether the library's error `e` is a failed write into the caller's
@@ -81,14 +86,44 @@ fn with_root_cause(e: &tgm::Error) -> String {
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            return CliError::BrokenPipe;
-        }
-        // tempfile names its temporary file ("… at path \".tgm-partial-…\""):
-        // the cause alone is kept, and the caller names the user's path.
+        io_error(&e)
+    }
+}
+
+/// The I/O error `e` as a command failure; a closed pipe stays one.
+fn io_error(e: &std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return CliError::BrokenPipe;
+    }
+    // tempfile names its temporary file ("… at path \".tgm-partial-…\""):
+    // the cause alone is kept, and the caller names the user's path.
+    let text = e.to_string();
+    match text.find(" at path \"") {
+        Some(at) if e.get_ref().is_some() => CliError::Failed(text[..at].to_string()),
+        _ => CliError::Failed(text),
+    }
+}
+
+/// A medical converter's error (`spec/convert.md`, "Converter errors"):
+/// a failed read or write of the caller's stream as an I/O error (a closed
+/// pipe stays one), a library error as [`From<tgm::Error>`] words it,
+/// anything else by its message.
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+impl From<tgm_convert::medical::MedicalError> for CliError {
+    fn from(e: tgm_convert::medical::MedicalError) -> Self {
+        use tgm_convert::medical::MedicalErrorKind;
+        let source = std::error::Error::source(&e);
         let text = e.to_string();
-        match text.find(" at path \"") {
-            Some(at) if e.get_ref().is_some() => CliError::Failed(text[..at].to_string()),
+        match (e.kind(), source) {
+            (MedicalErrorKind::Io, Some(s)) => match s.downcast_ref::<std::io::Error>() {
+                Some(io) if io.to_string() == text => io_error(io),
+                Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
+                _ => CliError::Failed(text),
+            },
+            (MedicalErrorKind::Archive, Some(s)) => match s.downcast_ref::<tgm::Error>() {
+                Some(t) if t.to_string() == text => library_error(t),
+                _ => CliError::Failed(text),
+            },
             _ => CliError::Failed(text),
         }
     }

@@ -18,6 +18,8 @@ mod features;
 mod fmt;
 mod input;
 mod interrupt;
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+mod medical_args;
 mod meta_args;
 mod npy_input;
 mod output;

@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
-use crate::error::CliError;
+use crate::error::{CliError, CliResult};
 use crate::input::Archive;
 use crate::output::Sink;
 use crate::where_clause::{SelectArgs, Selection};
-use tgm_convert::util::CliResult;
 use tgm_convert::weather::export::{
     in_object, object_pieces_to_grib, object_to_grib, with_header, WriteOptions,
 };

@@ -12,7 +12,7 @@ use tgm::Map;
 
 use super::deid_profile::{action, Resolved, RetainOptions};
 use super::deid_uid::UidKey;
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// What to de-identify with.
 pub struct Deidentify {
@@ -59,17 +59,16 @@ pub fn dummy(vr: VR) -> &'static str {
 impl Deidentify {
     /// Refuses images that declare text burned into their pixels
     /// (BurnedInAnnotation YES, PS3.15 E.1.1 item 7), unless allowed.
-    pub fn check_burned_in(&self, files: &[&Path]) -> CliResult {
+    pub fn check_burned_in(&self, files: &[&Path]) -> MedicalResult {
         if files.is_empty() || self.allow_burned_in {
             return Ok(());
         }
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-        Err(format!(
+        Err(MedicalError::refused(format!(
             "BurnedInAnnotation is YES in {}: identifying text in the pixels is not removed \
              by de-identification (--allow-burned-in converts them anyway)",
             names.join(", ")
-        )
-        .into())
+        )))
     }
 
     /// The value recorded for attribute `keyword` (`tag`, `vr`) read as

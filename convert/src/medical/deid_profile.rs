@@ -74,23 +74,18 @@ impl Action {
 
 /// The retain options of PS3.15 E.3 that `convert-dicom` offers.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct RetainOptions {
     /// Retain Patient Characteristics Option (E.3.5): keep sex, age,
     /// size, weight and the like.
-    #[cfg_attr(feature = "clap", arg(long, requires = "deidentify"))]
     pub retain_patient_characteristics: bool,
     /// Retain Longitudinal Temporal Information Full Dates Option (E.3.6):
     /// keep dates and times unchanged.
-    #[cfg_attr(feature = "clap", arg(long, requires = "deidentify"))]
     pub retain_full_dates: bool,
     /// Retain Device Identity Option (E.3.3): keep station name, device
     /// serial number and the like.
-    #[cfg_attr(feature = "clap", arg(long, requires = "deidentify"))]
     pub retain_device_identity: bool,
     /// Retain Institution Identity Option (E.3.4): keep institution name,
     /// address and department.
-    #[cfg_attr(feature = "clap", arg(long, requires = "deidentify"))]
     pub retain_institution_identity: bool,
 }
 

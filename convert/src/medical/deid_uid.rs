@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 /// Smallest key file: 32 bytes, the size of the BLAKE3 key.
 pub const MIN_KEY_FILE_BYTES: u64 = 32;
@@ -25,25 +25,42 @@ pub struct UidKey([u8; 32]);
 impl UidKey {
     /// A fresh key from the operating system's random source: the
     /// replacements of one run cannot be linked to another run's.
-    pub fn random() -> CliResult<Self> {
+    pub fn random() -> MedicalResult<Self> {
         let mut k = [0u8; 32];
-        getrandom::getrandom(&mut k)
-            .map_err(|e| format!("no random key for the UID replacement: {e}"))?;
+        getrandom::getrandom(&mut k).map_err(|e| {
+            MedicalError::new(
+                MedicalErrorKind::Library,
+                format!("no random key for the UID replacement: {e}"),
+            )
+        })?;
         Ok(UidKey(k))
     }
 
     /// The key held by `path` (32 to 4096 bytes of secret, e.g. `head -c
     /// 32 /dev/urandom`), for replacements that are the same across runs.
-    pub fn from_file(path: &Path) -> CliResult<Self> {
-        let f = std::fs::File::open(path)
-            .map_err(|e| format!("{}: cannot open the key file: {e}", path.display()))?;
+    pub fn from_file(path: &Path) -> MedicalResult<Self> {
+        let f = std::fs::File::open(path).map_err(|e| {
+            MedicalError::at(
+                MedicalErrorKind::Io,
+                path,
+                format!("cannot open the key file: {e}"),
+            )
+            .with_source(e)
+        })?;
         let mut bytes = Vec::new();
         f.take(MAX_KEY_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("{}: cannot read the key file: {e}", path.display()))?;
+            .map_err(|e| {
+                MedicalError::at(
+                    MedicalErrorKind::Io,
+                    path,
+                    format!("cannot read the key file: {e}"),
+                )
+                .with_source(e)
+            })?;
         let n = bytes.len() as u64;
         if !(MIN_KEY_FILE_BYTES..=MAX_KEY_FILE_BYTES).contains(&n) {
-            return Err(format!(
+            return Err(MedicalError::invalid_argument(format!(
                 "{}: a key file holds {MIN_KEY_FILE_BYTES} to {MAX_KEY_FILE_BYTES} bytes of \
                  secret, this one {}{n} (make one with `head -c 32 /dev/urandom > FILE`)",
                 path.display(),
@@ -52,8 +69,8 @@ impl UidKey {
                 } else {
                     ""
                 },
-            )
-            .into());
+            ))
+            .with_path(path));
         }
         Ok(UidKey(blake3::derive_key(KEY_CONTEXT, &bytes)))
     }

@@ -42,16 +42,14 @@ use tgm::cbor::Value;
 use tgm::{ByteOrder, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::deid::{Deidentified, Deidentify};
-use super::dicom_dir::{
-    gather, Candidate, SkipReason, Skipped, UnsupportedFile, DICOMDIR_SOP_CLASS,
-};
+use super::dicom_dir::{gather, Candidate, SkipReason, Skipped, DICOMDIR_SOP_CLASS};
 use super::dicom_groups::{frame_attribute, nested};
 use super::dicom_pixels::{self, err_at, read_volume, Layout, Obj};
 use super::geometry::{self, Geometry, Plane};
 use super::nifti_voxels::{releasing, Voxels};
 use super::pipeline::PipelineArgs;
 use super::Converted;
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 /// Attributes kept as text under `base[i].dicom.attributes` (keyword,
 /// tag, VR). Nothing else of the data set is recorded; de-identification
@@ -278,7 +276,7 @@ fn floats<const N: usize>(
     tag: Tag,
     path: &Path,
     name: &str,
-) -> CliResult<Option<[f64; N]>> {
+) -> MedicalResult<Option<[f64; N]>> {
     let Some(e) = obj.get(tag).filter(|e| !e.is_empty()) else {
         return Ok(None);
     };
@@ -315,12 +313,18 @@ fn not_an_image(obj: &Obj) -> Option<SkipReason> {
 
 /// Reads one DICOM file as a slice; a file found in a directory that
 /// holds no image gives the reason to skip it instead.
-fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
+fn read_slice(file: &Candidate) -> MedicalResult<Result<Slice, SkipReason>> {
     let path = file.path.as_path();
     let obj = dicom_pixels::open(path)?;
     match not_an_image(&obj) {
         Some(reason) if file.listed => return Ok(Err(reason)),
-        Some(reason) => return Err(err_at(path, reason)),
+        Some(reason) => {
+            return Err(MedicalError::at(
+                MedicalErrorKind::Unsupported,
+                path,
+                reason,
+            ))
+        }
         None => {}
     }
     let layout = Layout::of(&obj, path)?;
@@ -338,7 +342,7 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
     // groups: shared or per-frame ones for orientation, spacing and
     // rescale, per-frame ones for positions.
     let top: &Item = &obj;
-    let group = |seq: Tag, tag: Tag, name: &str| -> CliResult<&Item> {
+    let group = |seq: Tag, tag: Tag, name: &str| -> MedicalResult<&Item> {
         Ok(frame_attribute(top, seq, tag, name)
             .map_err(|e| err_at(path, e))?
             .unwrap_or(top))
@@ -374,7 +378,7 @@ fn read_slice(file: &Candidate) -> CliResult<Result<Slice, SkipReason>> {
             temporal.push((name, v[0]));
         }
     }
-    let scalar = |src: &Item, tag: Tag, name: &str| -> CliResult<Option<f64>> {
+    let scalar = |src: &Item, tag: Tag, name: &str| -> MedicalResult<Option<f64>> {
         Ok(floats::<1>(src, tag, path, name)?.map(|[x]| x))
     };
     Ok(Ok(Slice {
@@ -418,7 +422,7 @@ fn grid_frame_positions(
     orientation_src: &Item,
     frames: u64,
     path: &Path,
-) -> CliResult<Option<Vec<[f64; 3]>>> {
+) -> MedicalResult<Option<Vec<[f64; 3]>>> {
     let Some(e) = top.get(tags::GRID_FRAME_OFFSET_VECTOR) else {
         return Ok(None);
     };
@@ -463,7 +467,11 @@ fn grid_frame_positions(
 
 /// ImagePositionPatient of every frame from the per-frame functional
 /// groups, when each frame has one.
-fn per_frame_positions(obj: &Item, frames: u64, path: &Path) -> CliResult<Option<Vec<[f64; 3]>>> {
+fn per_frame_positions(
+    obj: &Item,
+    frames: u64,
+    path: &Path,
+) -> MedicalResult<Option<Vec<[f64; 3]>>> {
     let Some(items) = obj.get(PER_FRAME_GROUPS).and_then(|e| e.items()) else {
         return Ok(None);
     };
@@ -549,11 +557,14 @@ fn difference(a: &Slice, b: &Slice) -> Option<String> {
 }
 
 /// Orders a series' slices and checks they form one regular volume.
-fn order_series(mut slices: Vec<&Slice>) -> CliResult<OrderedSeries<'_>> {
+fn order_series(mut slices: Vec<&Slice>) -> MedicalResult<OrderedSeries<'_>> {
     let first = slices[0];
     for s in &slices[1..] {
         if let Some(what) = difference(first, s) {
-            return Err(format!("series {}: slices differ in {what}", first.series).into());
+            return Err(MedicalError::invalid(format!(
+                "series {}: slices differ in {what}",
+                first.series
+            )));
         }
     }
     let geometry = slices
@@ -582,22 +593,20 @@ fn order_series(mut slices: Vec<&Slice>) -> CliResult<OrderedSeries<'_>> {
     for w in slices.windows(2) {
         let d = pos(w[1]) - pos(w[0]);
         if d.abs() < 1e-6 {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "series {}: {} and {} lie at the same position",
                 first.series,
                 w[0].path.display(),
                 w[1].path.display()
-            )
-            .into());
+            )));
         }
         if (d - step).abs() > 1e-3_f64.max(step.abs() * 1e-3) {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "series {}: uneven slice spacing ({d} mm between {} and {}, {step} mm elsewhere); the series has a gap",
                 first.series,
                 w[0].path.display(),
                 w[1].path.display()
-            )
-            .into());
+            )));
         }
     }
     Ok(OrderedSeries {
@@ -657,7 +666,10 @@ struct TemporalSeries<'a> {
 }
 
 /// Orders every time point and checks they share one set of positions.
-fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<TemporalSeries<'a>> {
+fn temporal_series<'a>(
+    groups: TimeGroups<'a>,
+    attribute: &str,
+) -> MedicalResult<TemporalSeries<'a>> {
     let mut out = TemporalSeries {
         slices: Vec::new(),
         times: Vec::with_capacity(groups.len()),
@@ -670,12 +682,11 @@ fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<Tem
         let o = order_series(group)?;
         if let Some(r) = &reference {
             if let Some(what) = difference(r[0], o.slices[0]) {
-                return Err(format!(
+                return Err(MedicalError::invalid(format!(
                     "series {}: {attribute} {time} and {attribute} {} differ in {what}; \
                      time points must share size, pixel representation and orientation",
                     r[0].series, out.times[0]
-                )
-                .into());
+                )));
             }
             let same = r.len() == o.slices.len()
                 && r.iter().zip(&o.slices).all(|(a, b)| {
@@ -683,7 +694,7 @@ fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<Tem
                     pa.iter().zip(&pb).all(|(x, y)| (x - y).abs() <= 1e-3)
                 });
             if !same {
-                return Err(format!(
+                return Err(MedicalError::invalid(format!(
                     "series {}: {attribute} {time} ({} slices, first {}) does not cover the \
                      positions of {attribute} {} ({} slices, first {})",
                     r[0].series,
@@ -692,8 +703,7 @@ fn temporal_series<'a>(groups: TimeGroups<'a>, attribute: &str) -> CliResult<Tem
                     out.times[0],
                     r.len(),
                     r[0].path.display()
-                )
-                .into());
+                )));
             }
         } else {
             out.per_time = o.slices.len();
@@ -723,7 +733,7 @@ fn plan_series(
     slices: Vec<&Slice>,
     deidentify: Option<&Deidentify>,
     report: &mut Deidentified,
-) -> CliResult<PlannedSeries> {
+) -> MedicalResult<PlannedSeries> {
     if let Some(deid) = deidentify {
         let burned: Vec<&Path> = slices
             .iter()
@@ -741,14 +751,13 @@ fn plan_series(
                     .iter()
                     .find(|s| s.path != m.path)
                     .expect("two slices");
-                return Err(format!(
+                return Err(MedicalError::invalid(format!(
                     "series {}: multi-frame file {} shares its series with {}; \
                      a multi-frame series must be one file",
                     m.series,
                     m.path.display(),
                     other.path.display()
-                )
-                .into());
+                )));
             }
             let normal = m
                 .orientation
@@ -986,11 +995,13 @@ impl DicomConversion {
     /// Message `index`: one object, its volume read now from the series'
     /// files (each read again and checked unchanged), with the pipeline
     /// applied to its descriptor.
-    pub fn message(&self, index: usize) -> CliResult<Converted> {
-        let planned = self
-            .planned
-            .get(index)
-            .ok_or_else(|| format!("message {index} requested, there are {}", self.len()))?;
+    pub fn message(&self, index: usize) -> MedicalResult<Converted> {
+        let planned = self.planned.get(index).ok_or_else(|| {
+            MedicalError::invalid_argument(format!(
+                "message {index} requested, there are {}",
+                self.len()
+            ))
+        })?;
         let images: Vec<(&Path, &Layout)> = planned
             .images
             .iter()
@@ -1014,7 +1025,7 @@ impl DicomConversion {
         index: usize,
         opts: &tgm::EncodeOptions,
         sink: &mut dyn std::io::Write,
-    ) -> CliResult<u64> {
+    ) -> MedicalResult<u64> {
         let (mut objects, meta) = self.message(index)?;
         let (d, volume) = objects.pop().expect("one object per series");
         let volume = Voxels::Owned(volume);
@@ -1032,7 +1043,7 @@ pub struct Reading {
     pub recursive: bool,
     /// Leave out a file found in a directory that cannot be converted,
     /// listing it with the reason, instead of stopping at it with an
-    /// [`UnsupportedFile`] error.
+    /// error whose [`MedicalError::is_skippable`] is true.
     pub skip_unsupported: bool,
 }
 
@@ -1048,7 +1059,7 @@ pub fn dicom_to_messages(
     reading: Reading,
     pipeline: &PipelineArgs,
     deidentify: Option<&Deidentify>,
-) -> CliResult<DicomConversion> {
+) -> MedicalResult<DicomConversion> {
     let gathered = gather(inputs, reading.recursive)?;
     let mut skipped = gathered.skipped;
     let mut slices = Vec::with_capacity(gathered.files.len());
@@ -1060,16 +1071,8 @@ pub fn dicom_to_messages(
             }
             Ok(Err(reason)) => reason,
             Err(e) if !file.listed => return Err(e),
-            Err(e) => {
-                let unsupported = UnsupportedFile {
-                    path: file.path.clone(),
-                    error: e.to_string(),
-                };
-                if !reading.skip_unsupported {
-                    return Err(Box::new(unsupported));
-                }
-                unsupported.reason()
-            }
+            Err(e) if !reading.skip_unsupported => return Err(e.skippable(&file.path)),
+            Err(e) => SkipReason::unsupported(&file.path, &e),
         };
         skipped.push(Skipped {
             path: file.path.clone(),
@@ -1077,7 +1080,10 @@ pub fn dicom_to_messages(
         });
     }
     if slices.is_empty() {
-        return Err("no DICOM images among the inputs (every file was skipped)".into());
+        return Err(MedicalError::new(
+            MedicalErrorKind::NotThisFormat,
+            "no DICOM images among the inputs (every file was skipped)",
+        ));
     }
     let mut by_series: BTreeMap<&str, Vec<&Slice>> = BTreeMap::new();
     for s in &slices {

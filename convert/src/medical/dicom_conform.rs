@@ -12,6 +12,7 @@ use std::fmt;
 use dicom_core::{Tag, VR};
 
 use super::dicom_vr::check;
+use super::{MedicalError, MedicalResult};
 
 /// How a recorded value outside its VR's rules is treated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,7 +71,7 @@ impl Conform {
     /// when it conforms, or when it does not and the mode is
     /// [`Conformance::Verbatim`] (then it is recorded); an error naming the
     /// attribute, the tag and the rule under [`Conformance::Strict`].
-    pub fn admit(&mut self, attribute: &str, tag: Tag, vr: VR, value: &str) -> Result<(), String> {
+    pub fn admit(&mut self, attribute: &str, tag: Tag, vr: VR, value: &str) -> MedicalResult {
         let Err(reason) = check(vr, value) else {
             return Ok(());
         };
@@ -81,7 +82,9 @@ impl Conform {
             reason,
         };
         match self.mode {
-            Conformance::Strict => Err(format!("{found} (refused by strict output)")),
+            Conformance::Strict => Err(MedicalError::refused(format!(
+                "{found} (refused by strict output)"
+            ))),
             Conformance::Verbatim => {
                 if !self.found.contains(&found) {
                     self.found.push(found);
@@ -114,6 +117,7 @@ impl Conform {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::medical::MedicalErrorKind;
     use dicom_dictionary_std::tags;
 
     #[test]
@@ -138,8 +142,10 @@ mod tests {
         let err = c
             .admit("StudyDate", tags::STUDY_DATE, VR::DA, "2024-01-02")
             .unwrap_err();
+        assert_eq!(err.kind(), MedicalErrorKind::Refused, "{err}");
         assert!(
-            err.starts_with("StudyDate (0008,0020) \"2024-01-02\": "),
+            err.to_string()
+                .starts_with("StudyDate (0008,0020) \"2024-01-02\": "),
             "{err}"
         );
         assert!(c

@@ -14,7 +14,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 /// Why a file found in a directory was not read as an image.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub enum SkipReason {
     AlreadyVisited(PathBuf),
     /// A listed DICOM file that cannot be converted (a colour image, an
     /// unsupported transfer syntax, a file tgm cannot read), left out
-    /// when asked ([`UnsupportedFile`]); holds why.
+    /// when asked ([`Reading`](super::dicom::Reading)); holds why.
     Unsupported(String),
 }
 
@@ -88,35 +88,17 @@ pub struct Gathered {
     pub skipped: Vec<Skipped>,
 }
 
-/// A file found in a directory that cannot be converted, met while
-/// unsupported files are not being skipped: the conversion stops here.
-/// A door names its own way of skipping such files after this error.
-#[derive(Debug)]
-pub struct UnsupportedFile {
-    /// The file.
-    pub path: PathBuf,
-    /// Why it cannot be converted (the error, which names the file).
-    pub error: String,
-}
-
-impl fmt::Display for UnsupportedFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.error)
-    }
-}
-
-impl std::error::Error for UnsupportedFile {}
-
-impl UnsupportedFile {
-    /// The reason to record when the file is skipped: the error without
-    /// the path it starts with ("PATH: why", "PATH is why").
-    pub fn reason(&self) -> SkipReason {
-        let shown = self.path.display().to_string();
-        let why = self
-            .error
+impl SkipReason {
+    /// The reason recorded when the file `path`, found in a directory,
+    /// cannot be converted and is left out: the error `e` without the
+    /// path it starts with ("PATH: why", "PATH is why").
+    pub fn unsupported(path: &Path, e: &MedicalError) -> SkipReason {
+        let shown = path.display().to_string();
+        let error = e.detail();
+        let why = error
             .strip_prefix(&shown)
             .and_then(|rest| rest.strip_prefix(": ").or(rest.strip_prefix(" is ")))
-            .unwrap_or(&self.error);
+            .unwrap_or(error);
         SkipReason::Unsupported(why.to_string())
     }
 }
@@ -125,7 +107,7 @@ impl UnsupportedFile {
 pub const DICOMDIR_SOP_CLASS: &str = "1.2.840.10008.1.3.10";
 
 /// Expands `inputs` (files and directories) into the files to read.
-pub fn gather(inputs: &[PathBuf], recursive: bool) -> CliResult<Gathered> {
+pub fn gather(inputs: &[PathBuf], recursive: bool) -> MedicalResult<Gathered> {
     let mut walk = Walk {
         recursive,
         seen_dirs: HashSet::new(),
@@ -147,13 +129,15 @@ pub fn gather(inputs: &[PathBuf], recursive: bool) -> CliResult<Gathered> {
             .map(|s| format!("{} ({})", s.path.display(), s.reason))
             .collect();
         return Err(if skipped.is_empty() {
-            "no DICOM files given".into()
+            MedicalError::invalid_argument("no DICOM files given")
         } else {
-            format!(
-                "no DICOM images among the inputs; skipped: {}",
-                skipped.join("; ")
+            MedicalError::new(
+                MedicalErrorKind::NotThisFormat,
+                format!(
+                    "no DICOM images among the inputs; skipped: {}",
+                    skipped.join("; ")
+                ),
             )
-            .into()
         });
     }
     Ok(walk.out)
@@ -175,22 +159,21 @@ impl Walk {
         });
     }
 
-    fn canonical(path: &Path) -> CliResult<PathBuf> {
-        std::fs::canonicalize(path)
-            .map_err(|e| format!("{}: cannot resolve: {e}", path.display()).into())
+    fn canonical(path: &Path) -> MedicalResult<PathBuf> {
+        std::fs::canonicalize(path).map_err(|e| MedicalError::io(path, "cannot resolve", e))
     }
 
-    fn directory(&mut self, dir: &Path) -> CliResult {
+    fn directory(&mut self, dir: &Path) -> MedicalResult {
         let canon = Self::canonical(dir)?;
         if !self.seen_dirs.insert(canon.clone()) {
             self.skip(dir, SkipReason::AlreadyVisited(canon));
             return Ok(());
         }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| format!("{}: cannot list: {e}", dir.display()))?
+            .map_err(|e| MedicalError::io(dir, "cannot list", e))?
             .map(|e| e.map(|e| e.path()))
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+            .map_err(|e| MedicalError::io(dir, "cannot list", e))?;
         entries.sort();
         for p in entries {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -214,7 +197,7 @@ impl Walk {
         Ok(())
     }
 
-    fn file(&mut self, path: &Path, listed: bool) -> CliResult {
+    fn file(&mut self, path: &Path, listed: bool) -> MedicalResult {
         let canon = Self::canonical(path)?;
         if let Some((_, first)) = self.seen_files.iter().find(|(c, _)| *c == canon) {
             let first = first.clone();
@@ -231,13 +214,12 @@ impl Walk {
 }
 
 /// Whether `path` holds "DICM" at byte 128 (PS3.10 7.1).
-fn has_dicm_prefix(path: &Path) -> CliResult<bool> {
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+fn has_dicm_prefix(path: &Path) -> MedicalResult<bool> {
+    let f = std::fs::File::open(path).map_err(|e| MedicalError::io(path, "cannot open", e))?;
     let mut head = Vec::with_capacity(132);
     f.take(132)
         .read_to_end(&mut head)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        .map_err(|e| MedicalError::io(path, "cannot read", e))?;
     Ok(head.len() == 132 && &head[128..] == b"DICM")
 }
 

@@ -25,7 +25,7 @@ use tgm::Dtype;
 
 use super::dicom_predecode::{check_fragments, Codec, Declared};
 use super::dicom_scan::ScanError;
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 /// Transfer syntaxes whose pixel data is stored natively.
 const NATIVE_SYNTAXES: [(&str, &str); 3] = [
@@ -46,20 +46,28 @@ const MAX_DECODE_RATIO: u64 = 1100;
 /// A parsed DICOM file.
 pub(super) type Obj = DefaultDicomObject;
 
-pub(super) fn err_at(
-    path: &Path,
-    msg: impl std::fmt::Display,
-) -> Box<dyn std::error::Error + Send + Sync> {
-    format!("{}: {msg}", path.display()).into()
+/// An [`MedicalErrorKind::InvalidSource`] error about the file `path`.
+pub(super) fn err_at(path: &Path, msg: impl std::fmt::Display) -> MedicalError {
+    MedicalError::at(MedicalErrorKind::InvalidSource, path, msg)
+}
+
+/// An [`MedicalErrorKind::Unsupported`] error about the file `path`.
+fn unsupported_at(path: &Path, msg: impl std::fmt::Display) -> MedicalError {
+    MedicalError::at(MedicalErrorKind::Unsupported, path, msg)
 }
 
 /// Parses the DICOM file at `path`, after checking every declared element
 /// length against the file (`dicom_scan`); a file whose structure the scan
 /// refuses is not a DICOM file as tgm reads it, and the error says so.
-pub(super) fn open(path: &Path) -> CliResult<Obj> {
+pub(super) fn open(path: &Path) -> MedicalResult<Obj> {
     super::dicom_scan::check_lengths(path).map_err(|e| match e {
-        ScanError::Io(_) | ScanError::NotDicom => err_at(path, e),
-        e => format!("{} is not a DICOM file tgm can read: {e}", path.display()).into(),
+        ScanError::Io(_) => MedicalError::at(MedicalErrorKind::Io, path, e),
+        ScanError::NotDicom => MedicalError::at(MedicalErrorKind::NotThisFormat, path, e),
+        e => MedicalError::invalid(format!(
+            "{} is not a DICOM file tgm can read: {e}",
+            path.display()
+        ))
+        .with_path(path),
     })?;
     OpenFileOptions::new()
         .open_file(path)
@@ -85,14 +93,14 @@ impl Layout {
     /// The layout `obj` (the file at `path`) declares; a transfer syntax
     /// without a decoder, colour images and unsupported bit depths are
     /// refused.
-    pub fn of(obj: &Obj, path: &Path) -> CliResult<Layout> {
+    pub fn of(obj: &Obj, path: &Path) -> MedicalResult<Layout> {
         let transfer_syntax = obj
             .meta()
             .transfer_syntax()
             .trim_end_matches('\0')
             .to_string();
         if !is_native(&transfer_syntax) {
-            check_decodable(&transfer_syntax).map_err(|e| err_at(path, e))?;
+            check_decodable(&transfer_syntax).map_err(|e| unsupported_at(path, e))?;
         }
         let rows = required_uint(obj, tags::ROWS, path, "Rows")?;
         let columns = required_uint(obj, tags::COLUMNS, path, "Columns")?;
@@ -101,7 +109,7 @@ impl Layout {
         let samples = optional_uint(obj, tags::SAMPLES_PER_PIXEL, path, "SamplesPerPixel")?;
         let samples = samples.unwrap_or(1);
         if samples != 1 {
-            return Err(err_at(
+            return Err(unsupported_at(
                 path,
                 format!(
                     "SamplesPerPixel {samples}: only single-sample (grey) images are supported"
@@ -121,7 +129,7 @@ impl Layout {
             (32, 0) => Dtype::Uint32,
             (32, 1) => Dtype::Int32,
             _ => {
-                return Err(err_at(
+                return Err(unsupported_at(
                     path,
                     format!(
                         "BitsAllocated {bits} with PixelRepresentation {signed} is not supported"
@@ -155,7 +163,7 @@ impl Layout {
     /// Checks the pixel data of `obj` (the file at `path`) against this
     /// layout without keeping it: the first pass. Native data is measured;
     /// compressed data is checked, then decoded and dropped.
-    pub fn check(&self, obj: &Obj, path: &Path) -> CliResult {
+    pub fn check(&self, obj: &Obj, path: &Path) -> MedicalResult {
         let pixel = pixel_data(obj, path)?;
         if self.native() {
             let len = native_primitive(pixel, path).map(native_len)?;
@@ -166,7 +174,7 @@ impl Layout {
 
     /// Writes the pixels of `obj` (the file at `path`), little-endian, into
     /// `out`, [`Layout::bytes`] long: the second pass.
-    fn write_into(&self, obj: &Obj, path: &Path, out: &mut [u8]) -> CliResult {
+    fn write_into(&self, obj: &Obj, path: &Path, out: &mut [u8]) -> MedicalResult {
         if self.native() {
             let p = native_primitive(pixel_data(obj, path)?, path)?;
             self.check_len(native_len(p), path)?;
@@ -184,7 +192,7 @@ impl Layout {
         Ok(())
     }
 
-    fn check_len(&self, len: u64, path: &Path) -> CliResult {
+    fn check_len(&self, len: u64, path: &Path) -> MedicalResult {
         self.len_mismatch(len)
             .map_or(Ok(()), |e| Err(err_at(path, e)))
     }
@@ -208,34 +216,38 @@ impl Layout {
     /// The checks made before a codec sees compressed pixel data: the
     /// decoded size against the file's, and each frame's fragment against
     /// the declared layout ([`super::dicom_predecode`]).
-    fn check_compressed(&self, obj: &Obj, path: &Path) -> Result<(), String> {
+    fn check_compressed(&self, obj: &Obj, path: &Path) -> MedicalResult {
         let uid = self.transfer_syntax.as_str();
         let file_len = std::fs::metadata(path)
-            .map_err(|e| format!("cannot stat: {e}"))?
+            .map_err(|e| {
+                MedicalError::new(MedicalErrorKind::Io, format!("cannot stat: {e}")).with_source(e)
+            })?
             .len();
         let most = file_len
             .saturating_mul(MAX_DECODE_RATIO)
             .min(tgm::Limits::default().max_object_bytes);
         if self.bytes > most {
-            return Err(format!(
+            return Err(MedicalError::refused(format!(
                 "Rows x Columns x NumberOfFrames claim {} bytes of pixels, more than {most} \
                  (at most {MAX_DECODE_RATIO} times the file's {file_len} bytes)",
                 self.bytes
-            ));
+            )));
         }
         let pixel = obj
             .get(tags::PIXEL_DATA)
-            .ok_or("missing pixel module attribute PixelData")?;
+            .ok_or_else(|| MedicalError::invalid("missing pixel module attribute PixelData"))?;
         if let Some(fragments) = pixel.value().fragments() {
             let codec = Codec::of(uid).ok_or_else(|| {
-                format!(
+                MedicalError::unsupported(format!(
                     "transfer syntax {uid} ({}): encapsulated pixel data of this syntax is not \
                      decoded (no check of its fragments before decoding)",
                     syntax_name(uid)
-                )
+                ))
             })?;
-            check_fragments(codec, &self.declared, fragments)
-                .map_err(|e| format!("transfer syntax {uid} ({}): {e}", syntax_name(uid)))?;
+            check_fragments(codec, &self.declared, fragments).map_err(|e| {
+                MedicalError::invalid(format!("transfer syntax {uid} ({}): {e}", syntax_name(uid)))
+                    .with_source(e)
+            })?;
         }
         Ok(())
     }
@@ -244,13 +256,13 @@ impl Layout {
     /// no VOI LUT, no bit-depth change), in the host's byte order, after
     /// [`Layout::check_compressed`]; a decoder panic becomes an error, and
     /// so does a result of another bit depth or length.
-    fn decoded<'a>(&self, obj: &'a Obj, path: &Path) -> CliResult<DecodedPixelData<'a>> {
+    fn decoded<'a>(&self, obj: &'a Obj, path: &Path) -> MedicalResult<DecodedPixelData<'a>> {
         self.check_compressed(obj, path)
             .and_then(|()| self.decode(obj))
-            .map_err(|e| err_at(path, e))
+            .map_err(|e| e.context(path.display()).with_path(path))
     }
 
-    fn decode<'a>(&self, obj: &'a Obj) -> Result<DecodedPixelData<'a>, String> {
+    fn decode<'a>(&self, obj: &'a Obj) -> MedicalResult<DecodedPixelData<'a>> {
         let uid = self.transfer_syntax.as_str();
         let bits = self.declared.bits_allocated;
         let decoded =
@@ -261,10 +273,14 @@ impl Layout {
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_default();
-                    format!(
-                "transfer syntax {uid} ({}): the pixel decoder failed on this file ({what})",
-                syntax_name(uid)
-            )
+                    MedicalError::new(
+                        MedicalErrorKind::Library,
+                        format!(
+                            "transfer syntax {uid} ({}): the pixel decoder failed on this file \
+                             ({what})",
+                            syntax_name(uid)
+                        ),
+                    )
                 })?
                 .map_err(|e| {
                     let mut msg = e.to_string();
@@ -274,21 +290,27 @@ impl Layout {
                         msg.push_str(&c.to_string());
                         cause = c.source();
                     }
-                    format!(
-                        "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
-                        syntax_name(uid)
+                    MedicalError::new(
+                        MedicalErrorKind::Library,
+                        format!(
+                            "transfer syntax {uid} ({}): cannot decode PixelData: {msg}",
+                            syntax_name(uid)
+                        ),
                     )
                 })?;
         if u64::from(decoded.bits_allocated()) != bits {
-            return Err(format!(
+            return Err(MedicalError::new(
+                MedicalErrorKind::Library,
+                format!(
                 "transfer syntax {uid} ({}): decoder produced {}-bit samples for BitsAllocated \
                  {bits}",
                 syntax_name(uid),
                 decoded.bits_allocated()
+            ),
             ));
         }
         match self.len_mismatch(decoded.data().len() as u64) {
-            Some(e) => Err(e),
+            Some(e) => Err(MedicalError::invalid(e)),
             None => Ok(decoded),
         }
     }
@@ -298,7 +320,7 @@ fn is_native(uid: &str) -> bool {
     NATIVE_SYNTAXES.iter().any(|(u, _)| *u == uid)
 }
 
-fn required_uint(obj: &Obj, tag: dicom_core::Tag, path: &Path, name: &str) -> CliResult<u64> {
+fn required_uint(obj: &Obj, tag: dicom_core::Tag, path: &Path, name: &str) -> MedicalResult<u64> {
     optional_uint(obj, tag, path, name)?
         .ok_or_else(|| err_at(path, format!("missing pixel module attribute {name}")))
 }
@@ -308,14 +330,14 @@ fn optional_uint(
     tag: dicom_core::Tag,
     path: &Path,
     name: &str,
-) -> CliResult<Option<u64>> {
+) -> MedicalResult<Option<u64>> {
     obj.get(tag)
         .map(|e| e.to_int::<u64>())
         .transpose()
         .map_err(|e| err_at(path, format!("{name} is not an unsigned integer: {e}")))
 }
 
-fn pixel_data<'a>(obj: &'a Obj, path: &Path) -> CliResult<&'a dicom_object::mem::InMemElement> {
+fn pixel_data<'a>(obj: &'a Obj, path: &Path) -> MedicalResult<&'a dicom_object::mem::InMemElement> {
     obj.get(tags::PIXEL_DATA)
         .ok_or_else(|| err_at(path, "missing pixel module attribute PixelData"))
 }
@@ -324,7 +346,7 @@ fn pixel_data<'a>(obj: &'a Obj, path: &Path) -> CliResult<&'a dicom_object::mem:
 fn native_primitive<'a>(
     pixel: &'a dicom_object::mem::InMemElement,
     path: &Path,
-) -> CliResult<&'a PrimitiveValue> {
+) -> MedicalResult<&'a PrimitiveValue> {
     match pixel.value() {
         DicomValue::Primitive(
             p @ (PrimitiveValue::U8(_)
@@ -416,22 +438,28 @@ fn check_decodable(uid: &str) -> Result<(), String> {
 /// Its size is checked against [`tgm::Limits`] before it is allocated;
 /// each file is read again and its pixels written straight into their
 /// place, so no image is held beside the volume longer than it is read.
-pub(super) fn read_volume(series: &str, images: &[(&Path, &Layout)]) -> CliResult<Vec<u8>> {
+pub(super) fn read_volume(series: &str, images: &[(&Path, &Layout)]) -> MedicalResult<Vec<u8>> {
     let total = images
         .iter()
         .try_fold(0u64, |n, (_, l)| n.checked_add(l.bytes))
-        .ok_or_else(|| format!("series {series}: the volume's size overflows"))?;
+        .ok_or_else(|| {
+            MedicalError::invalid(format!("series {series}: the volume's size overflows"))
+        })?;
     let limit = tgm::Limits::default().max_object_bytes;
     let len = usize::try_from(total)
         .ok()
         .filter(|_| total <= limit)
         .ok_or_else(|| {
-            format!("series {series}: the volume would be {total} bytes, more than the limit of {limit}")
+            MedicalError::refused(format!(
+                "series {series}: the volume would be {total} bytes, more than the limit of {limit}"
+            ))
         })?;
     let mut volume = Vec::new();
-    volume
-        .try_reserve_exact(len)
-        .map_err(|_| format!("series {series}: cannot allocate {len} bytes for the volume"))?;
+    volume.try_reserve_exact(len).map_err(|_| {
+        MedicalError::refused(format!(
+            "series {series}: cannot allocate {len} bytes for the volume"
+        ))
+    })?;
     volume.resize(len, 0);
     let mut rest = &mut volume[..];
     for (path, layout) in images {

@@ -21,6 +21,7 @@ use tgm::Map;
 
 use super::dicom_conform::Conform;
 use super::dicom_vr::binary;
+use super::{MedicalError, MedicalResult};
 
 /// An element kept inside a sequence: a text value or a nested sequence.
 pub enum Node {
@@ -268,11 +269,7 @@ fn map_in(map: &Value, nodes: &[Node], f: &mut LeafFn) -> Value {
 
 /// Puts the recorded sequences into `obj`, every text value admitted by
 /// `conform` against its VR; an error names the element's path.
-pub fn write(
-    obj: &mut InMemDicomObject,
-    recorded: &Value,
-    conform: &mut Conform,
-) -> Result<(), String> {
+pub fn write(obj: &mut InMemDicomObject, recorded: &Value, conform: &mut Conform) -> MedicalResult {
     write_in(obj, recorded, &KEPT, "", conform)
 }
 
@@ -282,12 +279,12 @@ fn write_in(
     nodes: &[Node],
     at: &str,
     conform: &mut Conform,
-) -> Result<(), String> {
+) -> MedicalResult {
     for node in nodes {
         match node {
             Leaf(k, tag, vr) => {
                 if let Some(v) = map.get(k).and_then(Value::as_text) {
-                    let fail = |e: String| format!("{at}{k} {v:?}: {e}");
+                    let fail = |e: String| MedicalError::invalid(format!("{at}{k} {v:?}: {e}"));
                     let value = match binary(*vr, v) {
                         Some(parsed) => parsed.map_err(fail)?,
                         None if v.is_empty() => PrimitiveValue::Empty,
@@ -415,7 +412,8 @@ mod tests {
         let mut strict = Conform::new(Conformance::Strict);
         let mut obj = InMemDicomObject::new_empty();
         let err = write(&mut obj, &recorded_plan("1.2.03"), &mut strict).unwrap_err();
-        assert!(err.starts_with(path), "{err}");
+        assert!(err.to_string().starts_with(path), "{err}");
+        assert_eq!(err.kind(), crate::medical::MedicalErrorKind::Refused);
         // Verbatim: written as recorded, and reported.
         let mut verbatim = Conform::new(Conformance::Verbatim);
         write(&mut obj, &recorded_plan("1.2.03"), &mut verbatim).unwrap();

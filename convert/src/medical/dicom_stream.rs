@@ -5,10 +5,10 @@
 //! beside what the decode needs, not the decoded object.
 
 use super::dicom_write::{DicomWriter, Emitted};
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// Where each built file goes: `emit(index, bytes)`; an error stops there.
-pub type Emit<'a> = &'a mut dyn FnMut(usize, Vec<u8>) -> CliResult;
+pub type Emit<'a> = &'a mut dyn FnMut(usize, Vec<u8>) -> MedicalResult;
 
 /// An object's files built from its decoded bytes handed on in order.
 pub struct DicomStream {
@@ -34,13 +34,12 @@ impl DicomStream {
 
     /// Takes the next decoded bytes of the object, handing each file their
     /// completion finishes to `emit`. Bytes beyond the object's are refused.
-    pub fn push(&mut self, mut piece: &[u8], emit: Emit<'_>) -> CliResult {
+    pub fn push(&mut self, mut piece: &[u8], emit: Emit<'_>) -> MedicalResult {
         let total = self.writer.object_bytes();
         if self.received + piece.len() as u64 > total {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "the decode gave more than the object's {total} bytes (shape and payload disagree)"
-            )
-            .into());
+            )));
         }
         self.received += piece.len() as u64;
         let size = self.writer.file_bytes();
@@ -68,7 +67,7 @@ impl DicomStream {
         Ok(())
     }
 
-    fn emit(&mut self, pixels: &[u8], emit: Emit<'_>) -> CliResult {
+    fn emit(&mut self, pixels: &[u8], emit: Emit<'_>) -> MedicalResult {
         let file = self.writer.file(self.next, pixels)?;
         emit(self.next, file)?;
         self.next += 1;
@@ -76,14 +75,13 @@ impl DicomStream {
     }
 
     /// What was written, once every byte of the object was received.
-    pub fn finish(self) -> CliResult<Emitted> {
+    pub fn finish(self) -> MedicalResult<Emitted> {
         let total = self.writer.object_bytes();
         if self.received != total {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "the decode gave {} of the object's {total} bytes",
                 self.received
-            )
-            .into());
+            )));
         }
         Ok(self.writer.finish())
     }
@@ -112,7 +110,7 @@ mod tests {
     fn streamed(d: &ObjectDescriptor, e: &Map, data: &[u8], piece: usize) -> Vec<Vec<u8>> {
         let mut s = DicomStream::new(DicomWriter::new(d, e.clone(), Conformance::Strict).unwrap());
         let mut files = Vec::new();
-        let mut emit = |i: usize, f: Vec<u8>| -> CliResult {
+        let mut emit = |i: usize, f: Vec<u8>| -> MedicalResult {
             assert_eq!(i, files.len());
             files.push(f);
             Ok(())
@@ -160,7 +158,7 @@ mod tests {
         let d = ObjectDescriptor::new(Dtype::Int16, vec![2, 1, 3]);
         let e = entry("1.2.840.10008.5.1.4.1.1.2");
         let writer = || DicomWriter::new(&d, e.clone(), Conformance::Strict).unwrap();
-        let mut none = |_: usize, _: Vec<u8>| -> CliResult { Ok(()) };
+        let mut none = |_: usize, _: Vec<u8>| -> MedicalResult { Ok(()) };
         let mut s = DicomStream::new(writer());
         s.push(&[0; 10], &mut none).unwrap();
         let err = s.finish().unwrap_err().to_string();
@@ -177,10 +175,10 @@ mod tests {
         let e = entry("1.2.840.10008.5.1.4.1.1.2");
         let mut s = DicomStream::new(DicomWriter::new(&d, e, Conformance::Strict).unwrap());
         let mut calls = 0;
-        let mut failing = |i: usize, _: Vec<u8>| -> CliResult {
+        let mut failing = |i: usize, _: Vec<u8>| -> MedicalResult {
             calls += 1;
             match i {
-                1 => Err("disk full".into()),
+                1 => Err(MedicalError::invalid("disk full")),
                 _ => Ok(()),
             }
         };

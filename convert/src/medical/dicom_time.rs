@@ -12,7 +12,7 @@ use tgm::cbor::Value;
 use tgm::Map;
 
 use super::dicom_vr::ds;
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// The time points of the object being written.
 pub struct TimeAxis {
@@ -48,7 +48,7 @@ fn integer(v: f64) -> Option<String> {
 impl TimeAxis {
     /// The time axis of `shape` and the shape of one time point
     /// `[slices, rows, columns]`; other ranks are refused by name.
-    pub fn of(shape: &[u64], entry: &Map) -> CliResult<(TimeAxis, [u64; 3])> {
+    pub fn of(shape: &[u64], entry: &Map) -> MedicalResult<(TimeAxis, [u64; 3])> {
         let dims = entry
             .get("dim_names")
             .and_then(Value::as_array)
@@ -74,12 +74,11 @@ impl TimeAxis {
                 },
                 [n, r, c],
             )),
-            _ => Err(format!(
+            _ => Err(MedicalError::invalid(format!(
                 "a DICOM series holds a 3-D [slice, row, column] or 4-D [time, slice, row, \
                  column] object, not the {}-D shape {shape:?}{dims}",
                 shape.len()
-            )
-            .into()),
+            ))),
         }
     }
 
@@ -89,7 +88,7 @@ impl TimeAxis {
     }
 
     /// The temporal attributes of the instances of time point `t`.
-    pub fn attributes(&self, t: u64) -> CliResult<Vec<Attribute>> {
+    pub fn attributes(&self, t: u64) -> MedicalResult<Vec<Attribute>> {
         let index = (t + 1).to_string();
         let tpi = self
             .value("TemporalPositionIdentifier", t)

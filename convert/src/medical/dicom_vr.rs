@@ -3,6 +3,7 @@
 //! checked against its VR's length and character rules before a file is
 //! written, so a strict reader accepts what tgm writes.
 
+use super::{MedicalError, MedicalResult};
 use dicom_core::value::PrimitiveValue;
 use dicom_core::VR;
 
@@ -32,9 +33,11 @@ fn trim_sci(s: String) -> String {
 /// The closest decimal string of at most 16 characters to `x`: Rust's
 /// shortest round-trip form when it fits, else fixed-point or scientific
 /// notation with the most digits that fit.
-pub fn ds(x: f64) -> Result<String, String> {
+pub fn ds(x: f64) -> MedicalResult<String> {
     if !x.is_finite() {
-        return Err(format!("{x} is not a finite decimal string value"));
+        return Err(MedicalError::invalid(format!(
+            "{x} is not a finite decimal string value"
+        )));
     }
     let x = if x == 0.0 { 0.0 } else { x };
     let shortest = format!("{x}");
@@ -56,11 +59,11 @@ pub fn ds(x: f64) -> Result<String, String> {
         (Some(f), Some(e)) => Some(if err(&e) < err(&f) { e } else { f }),
         (f, e) => f.or(e),
     };
-    best.ok_or_else(|| format!("{x} does not fit a decimal string"))
+    best.ok_or_else(|| MedicalError::invalid(format!("{x} does not fit a decimal string")))
 }
 
 /// Several DS values, backslash-separated.
-pub fn ds_multi(v: &[f64]) -> Result<String, String> {
+pub fn ds_multi(v: &[f64]) -> MedicalResult<String> {
     Ok(v.iter()
         .map(|&x| ds(x))
         .collect::<Result<Vec<_>, _>>()?

@@ -24,7 +24,7 @@ use super::dicom_conform::{Conform, Conformance, Nonconforming};
 use super::dicom_time::TimeAxis;
 use super::dicom_vr::{ds, ds_multi};
 use super::geometry::{cross, Geometry, Plane};
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 const EXPLICIT_VR_LE: &str = "1.2.840.10008.1.2.1";
 const SECONDARY_CAPTURE: &str = "1.2.840.10008.5.1.4.1.1.7";
@@ -586,7 +586,7 @@ fn method_codes(v: Option<&Value>) -> Option<DataElement<InMemDicomObject>> {
 
 /// The geometry of an entry: `geometry` when recorded, else rebuilt from
 /// the `dicom` keys of archives written before it existed.
-fn entry_geometry(entry: &Map) -> CliResult<Option<Geometry>> {
+fn entry_geometry(entry: &Map) -> MedicalResult<Option<Geometry>> {
     if let Some(g) = Geometry::from_entry(entry)? {
         return Ok(Some(g));
     }
@@ -636,9 +636,9 @@ impl Dataset {
         }
     }
 
-    fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> CliResult {
+    fn text(&mut self, keyword: &str, tag: Tag, vr: VR, value: &str) -> MedicalResult {
         if let Some(v) = super::dicom_vr::binary(vr, value) {
-            let v = v.map_err(|e| format!("{keyword} {value:?}: {e}"))?;
+            let v = v.map_err(|e| MedicalError::invalid(format!("{keyword} {value:?}: {e}")))?;
             self.obj.put(DataElement::new(tag, vr, v));
             return Ok(());
         }
@@ -693,7 +693,7 @@ impl Source {
 
     /// Slice `i`'s window when it differs between slices
     /// (`window_centers`/`window_widths`, text or null per slice).
-    fn slice_window(&self, out: &mut Dataset, i: usize) -> CliResult {
+    fn slice_window(&self, out: &mut Dataset, i: usize) -> MedicalResult {
         for (key, keyword, tag) in [
             ("window_centers", "WindowCenter", tags::WINDOW_CENTER),
             ("window_widths", "WindowWidth", tags::WINDOW_WIDTH),
@@ -713,7 +713,7 @@ impl Source {
 
     /// Slice `i`'s value of each attribute recorded per slice
     /// (`dicom.per_slice`: text, or null where the slice had none).
-    fn slice_values(&self, out: &mut Dataset, i: usize) -> CliResult {
+    fn slice_values(&self, out: &mut Dataset, i: usize) -> MedicalResult {
         let Some(per) = self.dicom("per_slice").and_then(Value::as_map) else {
             return Ok(());
         };
@@ -756,7 +756,7 @@ impl Source {
     /// PatientIdentityRemoved, DeidentificationMethod and its code sequence
     /// as convert-dicom's de-identification recorded them (`deid.rs`;
     /// archives from before it carry `dicom.patient_identity_removed`).
-    fn deidentification(&self, out: &mut Dataset) -> CliResult {
+    fn deidentification(&self, out: &mut Dataset) -> MedicalResult {
         let legacy = matches!(
             self.dicom("patient_identity_removed"),
             Some(Value::Bool(true))
@@ -786,7 +786,7 @@ impl Source {
         Ok(())
     }
 
-    fn shared(&self, out: &mut Dataset) -> CliResult {
+    fn shared(&self, out: &mut Dataset) -> MedicalResult {
         let iod = self.iod;
         out.text("SOPClassUID", tags::SOP_CLASS_UID, VR::UI, iod.sop_class())?;
         out.text(
@@ -828,10 +828,9 @@ impl Source {
                     out.text(keyword, tag, vr, super::deid::dummy(vr))?
                 }
                 (None, Kind::T1) => {
-                    return Err(format!(
+                    return Err(MedicalError::invalid(format!(
                         "the archive has no {keyword}, which a {iod:?} file requires"
-                    )
-                    .into())
+                    )))
                 }
                 (None, Kind::T2) => out.text(keyword, tag, vr, "")?,
                 (None, Kind::T3) => {}
@@ -839,9 +838,9 @@ impl Source {
         }
         // WindowCenter was admitted with the attributes above.
         if let Some(c) = self.attr("WindowCenter") {
-            let w = self
-                .attr("WindowWidth")
-                .ok_or_else(|| format!("WindowCenter {c:?} without WindowWidth"))?;
+            let w = self.attr("WindowWidth").ok_or_else(|| {
+                MedicalError::invalid(format!("WindowCenter {c:?} without WindowWidth"))
+            })?;
             out.text("WindowWidth", tags::WINDOW_WIDTH, VR::DS, &w)?;
         }
         self.deidentification(out)?;
@@ -863,10 +862,9 @@ impl Source {
                 // PS3.3 C.8.9.4: DecayFactor is Type 1 unless DecayCorrection is NONE.
                 let corrected = self.attr("DecayCorrection").is_some_and(|d| d != "NONE");
                 if corrected && self.attr("DecayFactor").is_none() {
-                    return Err(
-                        "the archive has no DecayFactor, which a decay-corrected Pet file requires"
-                            .into(),
-                    );
+                    return Err(MedicalError::invalid(
+                        "the archive has no DecayFactor, which a decay-corrected Pet file requires",
+                    ));
                 }
                 // Type 2 sequences the archive does not keep: present, empty.
                 for tag in [
@@ -945,9 +943,9 @@ impl Source {
                 }
             }
             None if iod == Iod::RtDose => {
-                return Err(
-                    "an RT Dose file needs the volume's geometry, which the archive lacks".into(),
-                )
+                return Err(MedicalError::invalid(
+                    "an RT Dose file needs the volume's geometry, which the archive lacks",
+                ))
             }
             None => {
                 let p = self.attr("PatientOrientation").unwrap_or_default();
@@ -957,7 +955,7 @@ impl Source {
         self.pixel_module(out)
     }
 
-    fn pixel_module(&self, out: &mut Dataset) -> CliResult {
+    fn pixel_module(&self, out: &mut Dataset) -> MedicalResult {
         let palette = self.dicom("palette");
         let photometric = match (palette, self.attr("PhotometricInterpretation")) {
             (Some(_), _) => "PALETTE COLOR".to_string(),
@@ -972,7 +970,7 @@ impl Source {
             &photometric,
         )?;
         if let Some(p) = palette {
-            super::dicom_palette::write(&mut out.obj, p)?;
+            super::dicom_palette::write(&mut out.obj, p).map_err(MedicalError::invalid)?;
         }
         let stored = self
             .attr("BitsStored")
@@ -1008,7 +1006,7 @@ fn encode(
     sop: &str,
     what: &str,
     found: &mut Conform,
-) -> CliResult<Vec<u8>> {
+) -> MedicalResult<Vec<u8>> {
     let Dataset {
         mut obj,
         non_ascii,
@@ -1029,10 +1027,19 @@ fn encode(
                 .media_storage_sop_class_uid(sop_class)
                 .media_storage_sop_instance_uid(sop),
         )
-        .map_err(|e| format!("{what}: cannot build the file meta group: {e}"))?;
+        .map_err(|e| {
+            MedicalError::new(
+                MedicalErrorKind::Library,
+                format!("{what}: cannot build the file meta group: {e}"),
+            )
+        })?;
     let mut bytes = Vec::new();
-    file.write_all(&mut bytes)
-        .map_err(|e| format!("{what}: cannot encode: {e}"))?;
+    file.write_all(&mut bytes).map_err(|e| {
+        MedicalError::new(
+            MedicalErrorKind::Library,
+            format!("{what}: cannot encode: {e}"),
+        )
+    })?;
     Ok(bytes)
 }
 
@@ -1066,7 +1073,7 @@ pub fn object_to_dicom(
     data: &[u8],
     entry: &Map,
     mode: Conformance,
-) -> CliResult<DicomFiles> {
+) -> MedicalResult<DicomFiles> {
     let mut files = Vec::new();
     let emitted = object_to_dicom_each(d, data, entry, mode, &mut |_, file| {
         files.push(file);
@@ -1086,17 +1093,16 @@ pub fn object_to_dicom_each(
     data: &[u8],
     entry: &Map,
     mode: Conformance,
-    emit: &mut dyn FnMut(usize, Vec<u8>) -> CliResult,
-) -> CliResult<Emitted> {
+    emit: &mut dyn FnMut(usize, Vec<u8>) -> MedicalResult,
+) -> MedicalResult<Emitted> {
     let mut writer = DicomWriter::new(d, entry.clone(), mode)?;
     if data.len() as u64 != writer.len {
-        return Err(format!(
+        return Err(MedicalError::invalid(format!(
             "payload has {} bytes, shape {:?} needs {}",
             data.len(),
             d.shape,
             writer.len
-        )
-        .into());
+        )));
     }
     for (i, pixels) in data.chunks_exact(writer.file_bytes()).enumerate() {
         emit(i, writer.file(i, pixels)?)?;
@@ -1130,10 +1136,13 @@ pub struct DicomWriter {
 impl DicomWriter {
     /// The writer of `d`'s files, its base entry `entry`; refuses an
     /// object DICOM cannot hold, or whose recorded values `mode` refuses.
-    pub fn new(d: &ObjectDescriptor, entry: Map, mode: Conformance) -> CliResult<Self> {
+    pub fn new(d: &ObjectDescriptor, entry: Map, mode: Conformance) -> MedicalResult<Self> {
         let (time, [n, rows, cols]) = TimeAxis::of(&d.shape, &entry)?;
         if d.shape.contains(&0) {
-            return Err(format!("shape {:?} holds no voxel", d.shape).into());
+            return Err(MedicalError::invalid(format!(
+                "shape {:?} holds no voxel",
+                d.shape
+            )));
         }
         let (bits, signed) = match d.dtype {
             Dtype::Uint8 => (8u16, false),
@@ -1143,13 +1152,16 @@ impl DicomWriter {
             Dtype::Uint32 => (32, false),
             Dtype::Int32 => (32, true),
             other => {
-                return Err(
-                    format!("dtype {} has no native DICOM pixel format", other.name()).into(),
-                )
+                return Err(MedicalError::unsupported(format!(
+                    "dtype {} has no native DICOM pixel format",
+                    other.name()
+                )))
             }
         };
         if rows > u64::from(u16::MAX) || cols > u64::from(u16::MAX) {
-            return Err(format!("{rows}x{cols} slices exceed DICOM's 65535 rows/columns").into());
+            return Err(MedicalError::unsupported(format!(
+                "{rows}x{cols} slices exceed DICOM's 65535 rows/columns"
+            )));
         }
         let width = d.dtype.width();
         let len = time.times * n * rows * cols * width as u64;
@@ -1198,15 +1210,17 @@ impl DicomWriter {
         };
         let geometry = entry_geometry(&entry)?;
         if time.temporal && iod == Iod::RtDose {
-            return Err(format!("an RT Dose grid is 3-D, not the 4-D shape {:?}", d.shape).into());
+            return Err(MedicalError::unsupported(format!(
+                "an RT Dose grid is 3-D, not the 4-D shape {:?}",
+                d.shape
+            )));
         }
         if time.temporal && geometry.is_none() {
-            return Err(format!(
+            return Err(MedicalError::unsupported(format!(
                 "a 4-D object (shape {:?}) is written as DICOM only with its geometry: without \
              ImagePositionPatient a reader cannot tell its time points apart",
                 d.shape
-            )
-            .into());
+            )));
         }
         let series = attr("SeriesInstanceUID")
             .map(str::to_string)
@@ -1274,15 +1288,14 @@ impl DicomWriter {
 
     /// File `i` (in order from 0), its pixels `pixels`
     /// ([`DicomWriter::file_bytes`] of them, in the object's byte order).
-    pub fn file(&mut self, i: usize, pixels: &[u8]) -> CliResult<Vec<u8>> {
+    pub fn file(&mut self, i: usize, pixels: &[u8]) -> MedicalResult<Vec<u8>> {
         if i != self.built || pixels.len() != self.file_bytes() {
-            return Err(format!(
+            return Err(MedicalError::invalid_argument(format!(
                 "file {i} with {} bytes of pixels, expected file {} with {}",
                 pixels.len(),
                 self.built,
                 self.file_bytes()
-            )
-            .into());
+            )));
         }
         let bytes = match self.src.iod {
             Iod::RtDose => self.dose(pixels)?,
@@ -1312,7 +1325,7 @@ impl DicomWriter {
     /// ImagePositionPatient of slice `k` of a time point: a multi-frame
     /// source's own frame positions, exact where the affine only fits the
     /// first two, else the geometry's.
-    fn position(&self, out: &mut Dataset, k: u64) -> CliResult {
+    fn position(&self, out: &mut Dataset, k: u64) -> MedicalResult {
         let Some(g) = &self.src.geometry else {
             return Ok(());
         };
@@ -1332,7 +1345,7 @@ impl DicomWriter {
     }
 
     /// The one multi-frame RT Dose file.
-    fn dose(&mut self, pixels: &[u8]) -> CliResult<Vec<u8>> {
+    fn dose(&mut self, pixels: &[u8]) -> MedicalResult<Vec<u8>> {
         let (src, n) = (&self.src, self.n);
         let mut out = self.shared.fork();
         let sop = derived_uid(&format!("{}/dose", src.series));
@@ -1379,23 +1392,22 @@ impl DicomWriter {
     }
 
     /// The single-frame file of slice `i` (time outermost).
-    fn slice(&mut self, i: usize, pixels: &[u8]) -> CliResult<Vec<u8>> {
+    fn slice(&mut self, i: usize, pixels: &[u8]) -> MedicalResult<Vec<u8>> {
         let (src, iod) = (&self.src, self.src.iod);
         let what = format!("slice {i}");
         let mut out = self.shared.fork();
         let sop = derived_uid(&format!("{}/{i}", src.series));
         out.text("SOPInstanceUID", tags::SOP_INSTANCE_UID, VR::UI, &sop)
-            .map_err(|e| format!("{what}: {e}"))?;
+            .map_err(|e| e.context(&what))?;
         out.text(
             "InstanceNumber",
             tags::INSTANCE_NUMBER,
             VR::IS,
             &self.instance(i).to_string(),
         )
-        .map_err(|e| format!("{what}: {e}"))?;
+        .map_err(|e| e.context(&what))?;
         let (t, k) = (i as u64 / self.n, i as u64 % self.n);
-        self.position(&mut out, k)
-            .map_err(|e| format!("{what}: {e}"))?;
+        self.position(&mut out, k).map_err(|e| e.context(&what))?;
         if self.time.temporal {
             for (keyword, tag, vr, v) in self.time.attributes(t)? {
                 out.text(keyword, tag, vr, &v)?;

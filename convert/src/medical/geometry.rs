@@ -11,7 +11,7 @@
 use tgm::cbor::Value;
 use tgm::Map;
 
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// Key of the geometry map in a `base` entry.
 pub const KEY: &str = "geometry";
@@ -170,16 +170,16 @@ impl Geometry {
 
     /// The geometry of a `base` entry, `None` when it has none; an error
     /// when present but malformed.
-    pub fn from_entry(entry: &Map) -> CliResult<Option<Geometry>> {
+    pub fn from_entry(entry: &Map) -> MedicalResult<Option<Geometry>> {
         let Some(g) = entry.get(KEY) else {
             return Ok(None);
         };
-        let bad = |what: &str| format!("metadata {KEY}.{what} is malformed");
+        let bad = |what: &str| MedicalError::invalid(format!("metadata {KEY}.{what} is malformed"));
         let affine_lps = g
             .get("affine_lps")
             .and_then(affine_of)
             .ok_or_else(|| bad("affine_lps (a 4x4 array of finite numbers)"))?;
-        let number = |k: &str| -> CliResult<Option<f64>> {
+        let number = |k: &str| -> MedicalResult<Option<f64>> {
             match g.get(k) {
                 None => Ok(None),
                 Some(v) => Ok(Some(
@@ -187,7 +187,7 @@ impl Geometry {
                 )),
             }
         };
-        let text = |k: &str| -> CliResult<Option<String>> {
+        let text = |k: &str| -> MedicalResult<Option<String>> {
             match g.get(k) {
                 None => Ok(None),
                 Some(v) => Ok(Some(v.as_text().ok_or_else(|| bad(k))?.to_string())),
@@ -205,20 +205,21 @@ impl Geometry {
     /// The DICOM plane of this geometry; refused when the row and column
     /// directions are not perpendicular or a voxel size is zero, which
     /// ImageOrientationPatient and PixelSpacing cannot express.
-    pub fn plane(&self) -> CliResult<Plane> {
+    pub fn plane(&self) -> MedicalResult<Plane> {
         let (i, j) = (column(&self.affine_lps, 0), column(&self.affine_lps, 1));
         let (ni, nj) = (norm(i), norm(j));
         if ni == 0.0 || nj == 0.0 {
-            return Err("the geometry's affine has a zero voxel size along a row or column".into());
+            return Err(MedicalError::invalid(
+                "the geometry's affine has a zero voxel size along a row or column",
+            ));
         }
         let (ui, uj) = (scale(i, 1.0 / ni), scale(j, 1.0 / nj));
         if dot(ui, uj).abs() > PERPENDICULAR {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "the geometry's affine shears rows against columns (cos {:.6}); \
                  DICOM's ImageOrientationPatient cannot hold it",
                 dot(ui, uj)
-            )
-            .into());
+            )));
         }
         Ok(Plane {
             orientation: [ui[0], ui[1], ui[2], uj[0], uj[1], uj[2]],

@@ -35,6 +35,9 @@ pub mod dicom_time;
 pub mod dicom_vr;
 #[cfg(feature = "dicom")]
 pub mod dicom_write;
+mod error;
+#[cfg(test)]
+mod error_tests;
 pub mod geometry;
 #[cfg(feature = "nifti")]
 pub mod gz_members;
@@ -58,6 +61,8 @@ pub mod nifti_stream;
 pub mod nifti_voxels;
 pub mod pipeline;
 
+pub use error::{MedicalError, MedicalErrorKind, MedicalResult};
+
 /// Largest expansion of a deflate stream (RFC 1951: 258 bytes per 2 bits,
 /// rounded up): bounds what a `.nii.gz` or a deflated DICOM data set of a
 /// given size can hold.
@@ -68,15 +73,12 @@ pub const DEFLATE_MAX_RATIO: u64 = 1032;
 pub type Converted = (Vec<(tgm::ObjectDescriptor, Vec<u8>)>, tgm::GlobalMetadata);
 
 /// Which object of which .tgm file `to-nifti`/`to-dicom` write out.
-#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ObjectPick {
     /// Input .tgm file.
     pub input: std::path::PathBuf,
     /// Message index in the file.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub message: usize,
     /// Object index in the message.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub object: usize,
 }
 
@@ -94,8 +96,9 @@ impl ObjectPick {
     /// The picked object: its descriptor, its element bytes in the stored
     /// byte order, and its metadata entry `base[object]` (empty when
     /// absent). Hashes are verified.
-    pub fn decode(&self) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
-        self.decode_from(&crate::util::open_file(&self.input)?)
+    pub fn decode(&self) -> MedicalResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
+        let file = tgm::TgmFile::open(&self.input).map_err(|e| archive_at(&self.input, e))?;
+        self.decode_from(&file)
     }
 
     /// [`ObjectPick::decode`] from `file`, already opened from
@@ -103,7 +106,7 @@ impl ObjectPick {
     pub fn decode_from(
         &self,
         file: &tgm::TgmFile,
-    ) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
+    ) -> MedicalResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         self.decode_reporting(file, tgm::pipeline::ProgressHook::default())
     }
 
@@ -113,13 +116,13 @@ impl ObjectPick {
         &self,
         file: &tgm::TgmFile,
         progress: tgm::pipeline::ProgressHook,
-    ) -> crate::util::CliResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
+    ) -> MedicalResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         let (input, message, object) = (&self.input, self.message, self.object);
         self.check_message(file)?;
         let opts = Self::options();
         file.with_message(message, |m| {
             if object >= m.num_objects() {
-                return Err(tgm::Error::metadata(format!(
+                return Err(tgm::Error::invalid_argument(format!(
                     "object {object} requested, message {message} has {}",
                     m.num_objects()
                 )));
@@ -137,19 +140,21 @@ impl ObjectPick {
             };
             Ok((obj.descriptor().clone(), data, entry))
         })
-        .map_err(|e| format!("{}: {e}", input.display()).into())
+        .map_err(|e| archive_at(input, e))
     }
 
     /// Refuses a message index beyond `file`'s messages.
-    fn check_message(&self, file: &tgm::TgmFile) -> crate::util::CliResult {
+    fn check_message(&self, file: &tgm::TgmFile) -> MedicalResult {
         if self.message >= file.num_messages() {
-            return Err(format!(
-                "{}: message {} requested, the file has {}",
-                self.input.display(),
-                self.message,
-                file.num_messages()
-            )
-            .into());
+            return Err(MedicalError::at(
+                MedicalErrorKind::InvalidArgument,
+                &self.input,
+                format!(
+                    "message {} requested, the file has {}",
+                    self.message,
+                    file.num_messages()
+                ),
+            ));
         }
         Ok(())
     }
@@ -173,18 +178,18 @@ impl ObjectPick {
         &self,
         file: &tgm::TgmFile,
         progress: tgm::pipeline::ProgressHook,
-        start: impl FnOnce(&tgm::ObjectDescriptor, &tgm::Map) -> crate::util::CliResult<W>,
-        mut piece: impl FnMut(&mut W, &[u8]) -> crate::util::CliResult,
-    ) -> crate::util::CliResult<W> {
+        start: impl FnOnce(&tgm::ObjectDescriptor, &tgm::Map) -> MedicalResult<W>,
+        mut piece: impl FnMut(&mut W, &[u8]) -> MedicalResult,
+    ) -> MedicalResult<W> {
         let (input, message, object) = (&self.input, self.message, self.object);
         self.check_message(file)?;
         let opts = Self::options();
         // The caller's own error, kept whole while the decode stops.
-        let mut failed: Option<Box<dyn std::error::Error + Send + Sync>> = None;
+        let mut failed: Option<MedicalError> = None;
         let stopped = || tgm::Error::new(tgm::ErrorKind::InvalidInput, "stopped");
         let streamed = file.with_message(message, |m| {
             if object >= m.num_objects() {
-                return Err(tgm::Error::metadata(format!(
+                return Err(tgm::Error::invalid_argument(format!(
                     "object {object} requested, message {message} has {}",
                     m.num_objects()
                 )));
@@ -219,10 +224,22 @@ impl ObjectPick {
         match (streamed, failed) {
             (Ok(sink), _) => Ok(sink),
             (Err(_), Some(e)) => Err(e),
-            (Err(e), None) => Err(format!("{}: {e}", input.display()).into()),
+            (Err(e), None) => Err(archive_at(input, e)),
         }
     }
 }
 
 /// The size of the pieces [`ObjectPick::stream_reporting`] hands on.
 pub const STREAM_PIECE_BYTES: usize = 4 << 20;
+
+/// The Tensogram library's error `e` about the file `path`, as an
+/// [`MedicalErrorKind::Archive`] error naming the path; an object index
+/// out of range stays the caller's mistake, a failed read an I/O error.
+fn archive_at(path: &std::path::Path, e: tgm::Error) -> MedicalError {
+    let kind = match e.kind() {
+        tgm::ErrorKind::InvalidArgument => MedicalErrorKind::InvalidArgument,
+        tgm::ErrorKind::Io => MedicalErrorKind::Io,
+        _ => MedicalErrorKind::Archive,
+    };
+    MedicalError::at(kind, path, &e).with_source(e)
+}

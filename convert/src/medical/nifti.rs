@@ -40,7 +40,7 @@ use super::nifti_header::{
 pub use super::nifti_voxels::Voxels;
 use super::pipeline::PipelineArgs;
 use super::Converted;
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 /// A parsed NIfTI header of either version.
 #[derive(Clone, Debug)]
@@ -70,7 +70,6 @@ pub struct NiftiVolume {
 
 /// Which byte order converted volumes are stored in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ByteOrderChoice {
     /// The input file's byte order.
     #[default]
@@ -81,8 +80,9 @@ pub enum ByteOrderChoice {
     Big,
 }
 
-fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error + Send + Sync> {
-    format!("{}: {msg}", path.display()).into()
+/// An [`MedicalErrorKind::InvalidSource`] error about the file `path`.
+fn err_at(path: &Path, msg: impl std::fmt::Display) -> MedicalError {
+    MedicalError::at(MedicalErrorKind::InvalidSource, path, msg)
 }
 
 /// Reads a single-file NIfTI-1 or NIfTI-2 volume (`.nii`, or gzip-compressed
@@ -90,11 +90,11 @@ fn err_at(path: &Path, msg: impl std::fmt::Display) -> Box<dyn std::error::Error
 /// than its name). `max_decoded` overrides the inflation budget of a
 /// `.nii.gz` ([`nifti_check::inflate_cap`]). The voxels of an uncompressed
 /// file are mapped, not read.
-pub fn read_nifti(path: &Path, max_decoded: Option<u64>) -> CliResult<NiftiVolume> {
-    let file = File::open(path).map_err(|e| err_at(path, format!("cannot open: {e}")))?;
+pub fn read_nifti(path: &Path, max_decoded: Option<u64>) -> MedicalResult<NiftiVolume> {
+    let file = File::open(path).map_err(|e| MedicalError::io(path, "cannot open", e))?;
     let file_len = file
         .metadata()
-        .map_err(|e| err_at(path, format!("cannot stat: {e}")))?
+        .map_err(|e| MedicalError::io(path, "cannot stat", e))?
         .len();
     let (prefix, input) = read_prefix(path, BufReader::new(&file), file_len, max_decoded)?;
     if prefix.gz {
@@ -116,9 +116,9 @@ struct Parsed {
 
 /// Reads and checks the header (either version) from the start of the
 /// (inflated) stream.
-fn read_header(path: &Path, input: &mut dyn Read) -> CliResult<Parsed> {
+fn read_header(path: &Path, input: &mut dyn Read) -> MedicalResult<Parsed> {
     let truncated = |e: ReadShort, have: usize, which: &str, total: usize| match e {
-        ReadShort::Io(e) => err_at(path, format!("cannot read the header: {e}")),
+        ReadShort::Io(e) => MedicalError::io(path, "cannot read the header", e),
         ReadShort::Eof(n) => err_at(
             path,
             format!(
@@ -142,15 +142,17 @@ fn read_header(path: &Path, input: &mut dyn Read) -> CliResult<Parsed> {
     } else {
         let sizeof_hdr = i32::from_le_bytes(lead);
         if sizeof_hdr != HEADER_LEN as i32 && sizeof_hdr.swap_bytes() != HEADER_LEN as i32 {
-            return Err(err_at(
+            return Err(MedicalError::at(
+                MedicalErrorKind::NotThisFormat,
                 path,
                 format!("not a NIfTI file: sizeof_hdr is {sizeof_hdr}, not 348 or 540"),
             ));
         }
         let h = NiftiHeader::from_reader(&head[..])
-            .map_err(|e| err_at(path, format!("invalid NIfTI-1 header: {e}")))?;
+            .map_err(|e| err_at(path, format!("invalid NIfTI-1 header: {e}")).with_source(e))?;
         if &h.magic != b"n+1\0" {
-            return Err(err_at(
+            return Err(MedicalError::at(
+                MedicalErrorKind::Unsupported,
                 path,
                 "header-only NIfTI (magic \"ni1\", data in a separate .img) is not supported; \
                  convert it to a single .nii file first",
@@ -175,7 +177,7 @@ pub fn read_nifti_from(
     raw: impl Read,
     file_len: u64,
     max_decoded: Option<u64>,
-) -> CliResult<NiftiVolume> {
+) -> MedicalResult<NiftiVolume> {
     let (prefix, input) = read_prefix(path, raw, file_len, max_decoded)?;
     read_voxels(path, input, prefix)
 }
@@ -218,10 +220,15 @@ fn read_prefix<'r>(
     mut raw: impl Read + 'r,
     file_len: u64,
     max_decoded: Option<u64>,
-) -> CliResult<(Prefix, Box<dyn Read + 'r>)> {
+) -> MedicalResult<(Prefix, Box<dyn Read + 'r>)> {
     let mut lead = [0u8; 4];
-    raw.read_exact(&mut lead)
-        .map_err(|_| err_at(path, "too short to hold a NIfTI header"))?;
+    raw.read_exact(&mut lead).map_err(|e| {
+        let kind = match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => MedicalErrorKind::NotThisFormat,
+            _ => MedicalErrorKind::Io,
+        };
+        MedicalError::at(kind, path, "too short to hold a NIfTI header").with_source(e)
+    })?;
     let gz = lead[..2] == [0x1f, 0x8b];
     let rest = std::io::Cursor::new(lead).chain(raw);
     let mut input: Box<dyn Read + '_> = if gz {
@@ -233,14 +240,14 @@ fn read_prefix<'r>(
     // Nothing past the header is read, nor any buffer sized, before the
     // declared layout is checked against the file (or the inflation cap).
     nifti_check::check_sizes(&parsed.declared, file_len, gz, max_decoded)
-        .map_err(|e| err_at(path, e))?;
+        .map_err(|e| e.context(path.display()).with_path(path))?;
     let Declared {
         vox_offset,
         header_len,
         ..
     } = parsed.declared;
     let region = read_up_to(&mut input, vox_offset - header_len, gz)
-        .map_err(|e| err_at(path, format!("corrupt or truncated data: {e}")))?;
+        .map_err(|e| err_at(path, format!("corrupt or truncated data: {e}")).with_source(e))?;
     if (region.len() as u64) < vox_offset - header_len {
         return Err(err_at(
             path,
@@ -263,7 +270,7 @@ fn read_voxels(
     path: &Path,
     mut input: Box<dyn Read + '_>,
     prefix: Prefix,
-) -> CliResult<NiftiVolume> {
+) -> MedicalResult<NiftiVolume> {
     let Declared {
         ref dims,
         dtype,
@@ -271,8 +278,9 @@ fn read_voxels(
         ..
     } = prefix.parsed.declared;
     let gz = prefix.gz;
-    let data = read_up_to(&mut input, voxel_bytes, gz)
-        .map_err(|e| err_at(path, format!("corrupt or truncated gzip stream: {e}")))?;
+    let data = read_up_to(&mut input, voxel_bytes, gz).map_err(|e| {
+        err_at(path, format!("corrupt or truncated gzip stream: {e}")).with_source(e)
+    })?;
     if (data.len() as u64) != voxel_bytes {
         return Err(err_at(
             path,
@@ -290,7 +298,9 @@ fn read_voxels(
     let n = read_fully(&mut input, &mut extra).map_or_else(
         |e| match e {
             ReadShort::Eof(n) => Ok(n),
-            ReadShort::Io(e) => Err(err_at(path, format!("after the voxel data: {e}"))),
+            ReadShort::Io(e) => {
+                Err(err_at(path, format!("after the voxel data: {e}")).with_source(e))
+            }
         },
         |()| Ok(1),
     )?;
@@ -383,7 +393,7 @@ pub fn volume_to_object(
     role: &str,
     pipeline: &PipelineArgs,
     order: ByteOrderChoice,
-) -> CliResult<(ObjectDescriptor, Voxels, Map)> {
+) -> MedicalResult<(ObjectDescriptor, Voxels, Map)> {
     let NiftiVolume {
         header,
         dims,
@@ -508,7 +518,7 @@ fn check_same_geometry(
     vol_path: &Path,
     mask: &NiftiVolume,
     mask_path: &Path,
-) -> CliResult {
+) -> MedicalResult {
     let (a, b) = (vol.header.grid(), mask.header.grid());
     let spatial = |v: &NiftiVolume| v.dims.iter().take(3).copied().collect::<Vec<_>>();
     let mut diffs = Vec::new();
@@ -531,13 +541,16 @@ fn check_same_geometry(
     if diffs.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "mask {} is not on the grid of {}: {} differ",
-            mask_path.display(),
-            vol_path.display(),
-            diffs.join(", ")
-        )
-        .into())
+        Err(MedicalError::at(
+            MedicalErrorKind::InvalidArgument,
+            mask_path,
+            format!(
+                "mask {} is not on the grid of {}: {} differ",
+                mask_path.display(),
+                vol_path.display(),
+                diffs.join(", ")
+            ),
+        ))
     }
 }
 
@@ -551,12 +564,12 @@ pub fn nifti_to_objects(
     pipeline: &PipelineArgs,
     order: ByteOrderChoice,
     max_decoded: Option<u64>,
-) -> CliResult<Converted> {
+) -> MedicalResult<Converted> {
     let (objects, meta) = nifti_volumes(inputs, mask, pipeline, order, max_decoded)?;
     let objects = objects
         .into_iter()
         .map(|(d, v)| Ok((d, v.into_owned()?)))
-        .collect::<CliResult<Vec<_>>>()?;
+        .collect::<MedicalResult<Vec<_>>>()?;
     Ok((objects, meta))
 }
 
@@ -575,7 +588,7 @@ pub fn write_nifti_message(
     max_decoded: Option<u64>,
     opts: &tgm::EncodeOptions,
     sink: &mut dyn std::io::Write,
-) -> CliResult<(u64, usize)> {
+) -> MedicalResult<(u64, usize)> {
     let (objects, meta) = nifti_volumes(inputs, mask, pipeline, order, max_decoded)?;
     let refs: Vec<_> = objects.iter().map(|(d, v)| (d, &v[..])).collect();
     // The hook follows objects in order, which holds when they are encoded
@@ -601,9 +614,9 @@ fn nifti_volumes(
     pipeline: &PipelineArgs,
     order: ByteOrderChoice,
     max_decoded: Option<u64>,
-) -> CliResult<(Vec<(ObjectDescriptor, Voxels)>, GlobalMetadata)> {
+) -> MedicalResult<(Vec<(ObjectDescriptor, Voxels)>, GlobalMetadata)> {
     let Some(first) = inputs.first() else {
-        return Err("no NIfTI input given".into());
+        return Err(MedicalError::invalid_argument("no NIfTI input given"));
     };
     let mut volumes = Vec::with_capacity(inputs.len() + usize::from(mask.is_some()));
     // The mask is checked against the first volume before the others are read.
@@ -628,7 +641,7 @@ fn nifti_volumes(
     let mut base = Vec::with_capacity(volumes.len());
     for (vol, path, role) in volumes {
         let (d, data, entry) = volume_to_object(vol, &stem(path), role, pipeline, order)
-            .map_err(|e| err_at(path, e))?;
+            .map_err(|e| e.context(path.display()).with_path(path))?;
         objects.push((d, data));
         base.push(entry);
     }
@@ -654,7 +667,7 @@ pub fn object_to_nifti(
     data: &[u8],
     entry: &Map,
     version: Version,
-) -> CliResult<Vec<u8>> {
+) -> MedicalResult<Vec<u8>> {
     let mut out = nifti_header_for(d, data.len(), entry, version)?;
     out.reserve(data.len());
     out.extend_from_slice(data);
@@ -669,23 +682,24 @@ pub fn nifti_header_for(
     data_len: usize,
     entry: &Map,
     version: Version,
-) -> CliResult<Vec<u8>> {
+) -> MedicalResult<Vec<u8>> {
     if d.shape.is_empty() {
-        return Err("a scalar object cannot be a NIfTI volume".into());
+        return Err(MedicalError::invalid(
+            "a scalar object cannot be a NIfTI volume",
+        ));
     }
     let dims: Vec<u64> = d.shape.iter().rev().copied().collect();
     let expected = dims
         .iter()
         .try_fold(d.dtype.width() as u64, |acc, &x| acc.checked_mul(x))
-        .ok_or("voxel count overflows")?;
+        .ok_or_else(|| MedicalError::invalid("voxel count overflows"))?;
     if data_len as u64 != expected {
-        return Err(format!(
+        return Err(MedicalError::invalid(format!(
             "decoded payload has {} bytes, shape {:?} of {} needs {expected}",
             data_len,
             d.shape,
             d.dtype.name()
-        )
-        .into());
+        )));
     }
     // An object without a NIfTI header of its own (from DICOM) gets sform
     // and qform from its recorded geometry.
@@ -724,7 +738,7 @@ fn with_dicom_rescale(mut meta: Value, entry: &Map) -> Value {
 }
 
 /// Gzip-compresses a NIfTI image for `.nii.gz`.
-pub fn gzip(bytes: &[u8]) -> CliResult<Vec<u8>> {
+pub fn gzip(bytes: &[u8]) -> MedicalResult<Vec<u8>> {
     use std::io::Write;
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(bytes)?;

@@ -17,7 +17,7 @@ use super::nifti_header::{
     affine_value, bad_field, c_text, code_of_dtype, quaternion_affine, sform_rows, space_unit_name,
     time_unit_name, xform_name, MetaReader,
 };
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// Size of a NIfTI-2 header.
 pub const HEADER_LEN2: usize = 540;
@@ -199,7 +199,7 @@ pub fn parse(b: &[u8; HEADER_LEN2]) -> Result<Nifti2Header, String> {
 /// Serialises a single-file header followed by the extension flag and
 /// `extensions`: everything before the voxel data, whose offset is written
 /// as `vox_offset`.
-pub fn write(h: &Nifti2Header, extensions: &[Extension]) -> CliResult<Vec<u8>> {
+pub fn write(h: &Nifti2Header, extensions: &[Extension]) -> MedicalResult<Vec<u8>> {
     let big = h.byte_order == ByteOrder::Big;
     let ext = nifti_ext::write(extensions, big)?;
     let mut out = Vec::with_capacity(HEADER_LEN2 + ext.len());
@@ -353,19 +353,22 @@ pub fn from_meta(
     dtype: Dtype,
     dims: &[u64],
     byte_order: ByteOrder,
-) -> CliResult<Nifti2Header> {
-    let code = code_of_dtype(dtype)
-        .ok_or_else(|| format!("dtype {} has no NIfTI equivalent", dtype.name()))?;
+) -> MedicalResult<Nifti2Header> {
+    let code = code_of_dtype(dtype).ok_or_else(|| {
+        MedicalError::unsupported(format!("dtype {} has no NIfTI equivalent", dtype.name()))
+    })?;
     if dims.is_empty() || dims.len() > 7 {
-        return Err(format!("NIfTI holds 1 to 7 dimensions, not {}", dims.len()).into());
+        return Err(MedicalError::invalid(format!(
+            "NIfTI holds 1 to 7 dimensions, not {}",
+            dims.len()
+        )));
     }
     let mut dim = [1i64; 8];
     dim[0] = dims.len() as i64;
     for (slot, &d) in dim[1..].iter_mut().zip(dims) {
-        *slot = i64::try_from(d)
-            .ok()
-            .filter(|&d| d > 0)
-            .ok_or_else(|| format!("dimension extent {d} is outside NIfTI-2's range"))?;
+        *slot = i64::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
+            MedicalError::invalid(format!("dimension extent {d} is outside NIfTI-2's range"))
+        })?;
     }
     let r = MetaReader { map: meta };
     if let Some(v) = r.get(&["dim"]) {
@@ -373,21 +376,19 @@ pub fn from_meta(
             .as_array()
             .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<_>>>());
         if recorded.as_deref() != Some(dims) {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "metadata nifti.dim {} disagrees with the object's shape (NIfTI order {dims:?})",
                 v.to_json()
-            )
-            .into());
+            )));
         }
     }
     if let Some(c) = r.get(&["datatype"]) {
         if c.as_i64() != Some(i64::from(code)) {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "metadata nifti.datatype {} disagrees with the object's dtype {} (code {code})",
                 c.to_json(),
                 dtype.name()
-            )
-            .into());
+            )));
         }
     }
     let dim_info = r.int(&["dim_info"], 0u8)?;

@@ -10,7 +10,7 @@
 use tgm::Dtype;
 
 use super::nifti_header::{dtype_of_code, unsupported_code_name};
-use super::DEFLATE_MAX_RATIO;
+use super::{MedicalError, DEFLATE_MAX_RATIO};
 
 /// Decoded bytes a `.nii.gz` may claim whatever its size.
 pub const FIXED_ALLOWANCE: u64 = 256 << 20;
@@ -158,7 +158,7 @@ pub fn check_sizes(
     file_len: u64,
     gz: bool,
     max_decoded: Option<u64>,
-) -> Result<(), String> {
+) -> Result<(), MedicalError> {
     let end = d.data_end();
     let what = format!("header dims {:?} of {}", d.dims, d.dtype.name());
     if !gz {
@@ -171,28 +171,28 @@ pub fn check_sizes(
             } else {
                 format!("the file has only {file_len}")
             };
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "{what} need {} bytes of voxel data at offset {} (file size {end}), but {found}",
                 d.voxel_bytes, d.vox_offset
-            ));
+            )));
         }
         let most = tgm::Limits::default().max_object_bytes;
         if d.voxel_bytes > most {
-            return Err(format!(
+            return Err(MedicalError::refused(format!(
                 "{what} need {} bytes, more than the largest object ({most} bytes)",
                 d.voxel_bytes
-            ));
+            )));
         }
         return Ok(());
     }
     let cap = inflate_cap(file_len, max_decoded);
     if end > cap {
-        return Err(format!(
+        return Err(MedicalError::refused(format!(
             "{what} need {end} bytes once inflated, more than the {cap} bytes a gzip stream \
              of {file_len} bytes may inflate to (deflate holds at most {DEFLATE_MAX_RATIO} \
              times its size; the default budget is {FIXED_ALLOWANCE} + {PER_INPUT_BYTE} x \
              the compressed size, --max-decoded-bytes changes it)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -210,6 +210,7 @@ pub fn scaling(slope: f64, inter: f64) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::medical::MedicalErrorKind;
 
     fn fields(version: u8) -> LayoutFields {
         LayoutFields {
@@ -265,19 +266,23 @@ mod tests {
     fn sizes_are_checked_against_the_file() {
         let d = check(&fields(1)).unwrap();
         assert!(check_sizes(&d, 592, false, None).is_ok());
-        assert!(check_sizes(&d, 593, false, None)
-            .unwrap_err()
+        let e = check_sizes(&d, 593, false, None).unwrap_err();
+        assert_eq!(e.kind(), MedicalErrorKind::InvalidSource);
+        assert!(e
+            .to_string()
             .contains("the file has 593: 1 bytes after the declared data would be lost"));
         assert!(check_sizes(&d, 591, false, None)
             .unwrap_err()
+            .to_string()
             .contains("the file has only 591"));
         assert!(check_sizes(&d, 30, true, None).is_ok());
         // 592 bytes cannot come out of a 1-byte stream.
-        assert!(check_sizes(&d, 0, true, None)
-            .unwrap_err()
-            .contains("need 592 bytes once inflated"));
+        let e = check_sizes(&d, 0, true, None).unwrap_err();
+        assert_eq!(e.kind(), MedicalErrorKind::Refused);
+        assert!(e.to_string().contains("need 592 bytes once inflated"));
         // A budget below the claim refuses it; the default grows with the file.
-        assert!(check_sizes(&d, 30, true, Some(591)).is_err());
+        let e = check_sizes(&d, 30, true, Some(591)).unwrap_err();
+        assert_eq!(e.kind(), MedicalErrorKind::Refused);
         assert_eq!(inflate_cap(1 << 20, None), FIXED_ALLOWANCE + (64 << 20));
         assert_eq!(inflate_cap(10, None), 10 * DEFLATE_MAX_RATIO);
         assert_eq!(

@@ -13,7 +13,7 @@
 use tgm::cbor::Value;
 use tgm::Map;
 
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// One header extension.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,11 +89,15 @@ pub fn parse(region: &[u8], big: bool, header_len: u64) -> Result<Vec<Extension>
 
 /// The extension flag and extensions as written after a header, integers
 /// in `big` or little-endian order; empty extensions give the flag alone.
-pub fn write(list: &[Extension], big: bool) -> CliResult<Vec<u8>> {
+pub fn write(list: &[Extension], big: bool) -> MedicalResult<Vec<u8>> {
     let mut out = vec![u8::from(!list.is_empty()), 0, 0, 0];
     for e in list {
-        let esize = i32::try_from(e.data.len() + 8)
-            .map_err(|_| format!("header extension of {} bytes is too large", e.data.len()))?;
+        let esize = i32::try_from(e.data.len() + 8).map_err(|_| {
+            MedicalError::invalid(format!(
+                "header extension of {} bytes is too large",
+                e.data.len()
+            ))
+        })?;
         for v in [esize, e.code] {
             out.extend_from_slice(&if big {
                 v.to_be_bytes()
@@ -123,12 +127,12 @@ pub fn to_meta(list: &[Extension]) -> Value {
 }
 
 /// The extensions recorded in `nifti.extensions` (none when absent).
-pub fn from_meta(meta: Option<&Value>) -> CliResult<Vec<Extension>> {
+pub fn from_meta(meta: Option<&Value>) -> MedicalResult<Vec<Extension>> {
     let Some(v) = meta.and_then(|m| m.get("extensions")) else {
         return Ok(Vec::new());
     };
-    let bad = || -> Box<dyn std::error::Error + Send + Sync> {
-        "metadata nifti.extensions is not an array of {code, data} maps".into()
+    let bad = || -> MedicalError {
+        MedicalError::invalid("metadata nifti.extensions is not an array of {code, data} maps")
     };
     let items = v.as_array().ok_or_else(bad)?;
     items

@@ -19,7 +19,7 @@ use tgm::{ByteOrder, Dtype, Map};
 use super::nifti_check;
 use super::nifti_ext::{self, Extension};
 use super::nifti_float::{f32_value, f64_value, to_f32, to_f64};
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// Size of a NIfTI-1 header.
 pub const HEADER_LEN: usize = 348;
@@ -281,7 +281,7 @@ impl<'a> MetaReader<'a> {
         Some(v)
     }
 
-    pub(super) fn f32(&self, path: &[&str], default: f32) -> CliResult<f32> {
+    pub(super) fn f32(&self, path: &[&str], default: f32) -> MedicalResult<f32> {
         match self.get(path) {
             None => Ok(default),
             Some(v) => to_f32(v).ok_or_else(|| bad_field(path, "a number")),
@@ -292,7 +292,7 @@ impl<'a> MetaReader<'a> {
         &self,
         path: &[&str],
         default: [f32; N],
-    ) -> CliResult<[f32; N]> {
+    ) -> MedicalResult<[f32; N]> {
         let Some(v) = self.get(path) else {
             return Ok(default);
         };
@@ -307,7 +307,7 @@ impl<'a> MetaReader<'a> {
         Ok(out)
     }
 
-    pub(super) fn f64(&self, path: &[&str], default: f64) -> CliResult<f64> {
+    pub(super) fn f64(&self, path: &[&str], default: f64) -> MedicalResult<f64> {
         match self.get(path) {
             None => Ok(default),
             Some(v) => to_f64(v).ok_or_else(|| bad_field(path, "a number")),
@@ -318,7 +318,7 @@ impl<'a> MetaReader<'a> {
         &self,
         path: &[&str],
         default: [f64; N],
-    ) -> CliResult<[f64; N]> {
+    ) -> MedicalResult<[f64; N]> {
         let Some(v) = self.get(path) else {
             return Ok(default);
         };
@@ -333,7 +333,7 @@ impl<'a> MetaReader<'a> {
         Ok(out)
     }
 
-    pub(super) fn int<T: TryFrom<i64>>(&self, path: &[&str], default: T) -> CliResult<T> {
+    pub(super) fn int<T: TryFrom<i64>>(&self, path: &[&str], default: T) -> MedicalResult<T> {
         match self.get(path) {
             None => Ok(default),
             Some(v) => v
@@ -343,7 +343,7 @@ impl<'a> MetaReader<'a> {
         }
     }
 
-    pub(super) fn text<const N: usize>(&self, path: &[&str]) -> CliResult<[u8; N]> {
+    pub(super) fn text<const N: usize>(&self, path: &[&str]) -> MedicalResult<[u8; N]> {
         let mut out = [0u8; N];
         if let Some(v) = self.get(path) {
             let s = v.as_text().ok_or_else(|| bad_field(path, "text"))?;
@@ -356,13 +356,13 @@ impl<'a> MetaReader<'a> {
     }
 }
 
-pub(super) fn bad_field(path: &[&str], what: &str) -> Box<dyn std::error::Error + Send + Sync> {
-    format!("metadata nifti.{} is not {what}", path.join(".")).into()
+pub(super) fn bad_field(path: &[&str], what: &str) -> MedicalError {
+    MedicalError::invalid(format!("metadata nifti.{} is not {what}", path.join(".")))
 }
 
 /// The three stored sform rows from `nifti.sform.affine` (identity when
 /// absent).
-pub(super) fn sform_rows(r: &MetaReader) -> CliResult<[[f64; 4]; 3]> {
+pub(super) fn sform_rows(r: &MetaReader) -> MedicalResult<[[f64; 4]; 3]> {
     let Some(v) = r.get(&["sform", "affine"]) else {
         return Ok([
             [1.0, 0.0, 0.0, 0.0],
@@ -390,14 +390,20 @@ pub fn header_from_meta(
     dtype: Dtype,
     dims: &[u64],
     byte_order: ByteOrder,
-) -> CliResult<NiftiHeader> {
-    let code = code_of_dtype(dtype)
-        .ok_or_else(|| format!("dtype {} has no NIfTI-1 equivalent", dtype.name()))?;
+) -> MedicalResult<NiftiHeader> {
+    let code = code_of_dtype(dtype).ok_or_else(|| {
+        MedicalError::unsupported(format!("dtype {} has no NIfTI-1 equivalent", dtype.name()))
+    })?;
     if dims.is_empty() || dims.len() > 7 {
-        return Err(format!("NIfTI-1 holds 1 to 7 dimensions, not {}", dims.len()).into());
+        return Err(MedicalError::invalid(format!(
+            "NIfTI-1 holds 1 to 7 dimensions, not {}",
+            dims.len()
+        )));
     }
     if let Some(&d) = dims.iter().find(|&&d| d == 0 || d > MAX_DIM) {
-        return Err(format!("dimension extent {d} is outside NIfTI-1's 1..={MAX_DIM}").into());
+        return Err(MedicalError::invalid(format!(
+            "dimension extent {d} is outside NIfTI-1's 1..={MAX_DIM}"
+        )));
     }
     let r = MetaReader { map: meta };
     if let Some(v) = r.get(&["dim"]) {
@@ -406,21 +412,19 @@ pub fn header_from_meta(
             .map(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
             .unwrap_or(None);
         if recorded.as_deref() != Some(dims) {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "metadata nifti.dim {} disagrees with the object's shape (NIfTI order {dims:?})",
                 v.to_json()
-            )
-            .into());
+            )));
         }
     }
     if let Some(c) = r.get(&["datatype"]) {
         if c.as_i64() != Some(i64::from(code)) {
-            return Err(format!(
+            return Err(MedicalError::invalid(format!(
                 "metadata nifti.datatype {} disagrees with the object's dtype {} (code {code})",
                 c.to_json(),
                 dtype.name()
-            )
-            .into());
+            )));
         }
     }
     let mut h = NiftiHeader::default();
@@ -470,17 +474,16 @@ pub fn header_from_meta(
 /// Serialises a single-file (`n+1`) header in its `endianness`, followed by
 /// the extension flag and `extensions`: everything before the voxel data,
 /// whose offset is written as `vox_offset`.
-pub fn write_header(h: &NiftiHeader, extensions: &[Extension]) -> CliResult<Vec<u8>> {
+pub fn write_header(h: &NiftiHeader, extensions: &[Extension]) -> MedicalResult<Vec<u8>> {
     let big = h.endianness == Endianness::Big;
     let ext = nifti_ext::write(extensions, big)?;
     let vox_offset = (HEADER_LEN + ext.len()) as f32;
     if vox_offset as usize != HEADER_LEN + ext.len() {
-        return Err(format!(
+        return Err(MedicalError::invalid(format!(
             "header extensions of {} bytes put the voxel data at an offset NIfTI-1's float \
              vox_offset cannot hold exactly (write NIfTI-2)",
             ext.len()
-        )
-        .into());
+        )));
     }
     let mut out = Vec::with_capacity(HEADER_LEN + ext.len());
     macro_rules! put {

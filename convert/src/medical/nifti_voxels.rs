@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use tgm::pipeline::{page_out, ProgressHook};
 
-use crate::util::CliResult;
+use super::{MedicalError, MedicalErrorKind, MedicalResult};
 
 /// Voxel bytes in stored order, `dim[1]` fastest.
 pub enum Voxels {
@@ -61,7 +61,7 @@ impl Voxels {
 
     /// The bytes in memory: a mapped volume is copied, each piece paged
     /// out once copied, so the file and the copy are not both resident.
-    pub fn into_owned(self) -> CliResult<Vec<u8>> {
+    pub fn into_owned(self) -> MedicalResult<Vec<u8>> {
         match self {
             Voxels::Owned(v) => Ok(v),
             Voxels::Mapped { .. } => Ok(tgm::pipeline::copy_paging_out(&self)?),
@@ -69,7 +69,7 @@ impl Voxels {
     }
 
     /// The bytes, for writing (a mapped volume is copied first).
-    pub fn to_mut(&mut self) -> CliResult<&mut Vec<u8>> {
+    pub fn to_mut(&mut self) -> MedicalResult<&mut Vec<u8>> {
         if let Voxels::Mapped { .. } = self {
             let owned = tgm::pipeline::copy_paging_out(self)?;
             *self = Voxels::Owned(owned);
@@ -181,8 +181,10 @@ pub(crate) fn releasing(volumes: &[&Voxels]) -> ProgressHook {
 }
 
 /// Maps the voxels of the uncompressed image at `path`.
-pub fn map_at(path: &Path, file: &File, start: u64, len: u64) -> CliResult<Voxels> {
-    Voxels::map(file, start, len).map_err(|e| format!("{}: cannot map: {e}", path.display()).into())
+pub fn map_at(path: &Path, file: &File, start: u64, len: u64) -> MedicalResult<Voxels> {
+    Voxels::map(file, start, len).map_err(|e| {
+        MedicalError::at(MedicalErrorKind::Io, path, format!("cannot map: {e}")).with_source(e)
+    })
 }
 
 #[cfg(test)]

@@ -3,11 +3,10 @@
 
 use tgm::ObjectDescriptor;
 
-use crate::util::CliResult;
+use super::{MedicalError, MedicalResult};
 
 /// Compression for converted volumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Compression {
     /// Raw payloads.
     None,
@@ -19,13 +18,10 @@ pub enum Compression {
 
 /// Pipeline flags shared by the medical converters.
 #[derive(Clone, Debug)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PipelineArgs {
     /// Compression: none, zstd (after byte shuffle) or szip (integers only).
-    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "zstd"))]
     pub compression: Compression,
     /// zstd level.
-    #[cfg_attr(feature = "clap", arg(long))]
     pub level: Option<i64>,
 }
 
@@ -42,7 +38,7 @@ impl PipelineArgs {
     /// Sets encoding, filter, compression and their parameters on a plain
     /// descriptor for `data` (its payload, in the descriptor's byte order).
     /// Every choice is lossless.
-    pub fn apply(&self, d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
+    pub fn apply(&self, d: &mut ObjectDescriptor, data: &[u8]) -> MedicalResult {
         let mut params = tgm::Map::new();
         let (mut filter, mut compression) = ("none", "none");
         match self.compression {
@@ -62,11 +58,10 @@ impl PipelineArgs {
             }
             Compression::Szip => {
                 if d.dtype.is_float() || d.dtype.width() > 4 {
-                    return Err(format!(
+                    return Err(MedicalError::invalid_argument(format!(
                         "szip compresses integers of up to 32 bits; {} needs --compression zstd or none",
                         d.dtype.name()
-                    )
-                    .into());
+                    )));
                 }
                 // SIGNED only pays on negative samples (spec/szip.md §7).
                 let negative = d.dtype.is_signed_int()
@@ -90,7 +85,7 @@ impl PipelineArgs {
         *d = d
             .clone()
             .with_raw_pipeline("none", filter, compression, params)
-            .map_err(|e| e.to_string())?;
+            .map_err(MedicalError::from)?;
         Ok(())
     }
 }

@@ -97,7 +97,6 @@ pub const CF_ATTRIBUTES: &[&str] = &[
 
 /// How variables are grouped into messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SplitBy {
     /// One message per input file.
     #[default]
