@@ -75,6 +75,33 @@ fn failed(py: Python<'_>, e: impl std::fmt::Display) -> PyErr {
     )
 }
 
+/// A converter's failure as an `InvalidInput` error of the library (a
+/// `ValueError` of the tgm hierarchy), whose text is the converter's.
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+fn invalid_input(e: impl std::fmt::Display) -> tgm::Error {
+    tgm::Error::new(tgm::ErrorKind::InvalidInput, e.to_string())
+}
+
+/// A medical converter's error as a library error of the matching kind,
+/// chosen by its [`MedicalErrorKind`]: a failed read or write is `Io`
+/// (`TensogramIOError`), an index out of range `InvalidArgument`, a
+/// failure of the library its own kind; everything else `InvalidInput`
+/// (`EncodeError`). Every one is a `ValueError`; the text is the
+/// converter's (`spec/convert.md`, "Converter errors").
+#[cfg(any(feature = "nifti", feature = "dicom"))]
+fn medical_error(e: tgm_convert::medical::MedicalError) -> tgm::Error {
+    use tgm_convert::medical::MedicalErrorKind;
+    let kind = match e.kind() {
+        MedicalErrorKind::Io => tgm::ErrorKind::Io,
+        MedicalErrorKind::InvalidArgument => tgm::ErrorKind::InvalidArgument,
+        MedicalErrorKind::Archive => std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<tgm::Error>())
+            .map_or(tgm::ErrorKind::InvalidInput, |t| t.kind().clone()),
+        _ => tgm::ErrorKind::InvalidInput,
+    };
+    tgm::Error::new(kind, e.to_string())
+}
+
 /// Decodes each message of `messages` (one `.tgm` message each).
 #[cfg(any(feature = "grib", feature = "netcdf"))]
 fn decode_all(py: Python<'_>, messages: &[Vec<u8>]) -> PyResult<Vec<tgm::DecodedMessage>> {
@@ -374,7 +401,8 @@ mod nifti {
     use tgm_convert::medical::pipeline::encode_options;
     use tgm_convert::medical::ObjectPick;
 
-    use super::{failed, medical_pipeline};
+    use super::{failed, invalid_input, medical_error, medical_pipeline};
+    use crate::convert::IntoPyResult;
 
     /// NIfTI-1/2 volumes (and an optional mask on the first one's grid) →
     /// one encoded message, one object per input (`tgm convert-nifti`).
@@ -396,14 +424,14 @@ mod nifti {
         };
         let pipeline = medical_pipeline(py, compression, level)?;
         let msg = py
-            .allow_threads(|| -> Result<Vec<u8>, String> {
+            .allow_threads(|| -> tgm::Result<Vec<u8>> {
                 let (objects, meta) =
                     nifti_to_objects(&paths, mask.as_deref(), &pipeline, order, max_decoded_bytes)
-                        .map_err(|e| e.to_string())?;
+                        .map_err(medical_error)?;
                 let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-                tgm::encode(&meta, &refs, &encode_options()).map_err(|e| e.to_string())
+                tgm::encode(&meta, &refs, &encode_options()).map_err(invalid_input)
             })
-            .map_err(|e| failed(py, e))?;
+            .py(py)?;
         Ok(PyBytes::new(py, &msg).unbind())
     }
 
@@ -429,12 +457,12 @@ mod nifti {
             Version::Auto
         };
         let nii = py
-            .allow_threads(|| -> Result<Vec<u8>, String> {
-                let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
+            .allow_threads(|| -> tgm::Result<Vec<u8>> {
+                let (d, data, entry) = pick.decode().map_err(medical_error)?;
                 object_to_nifti(&d, &data, &entry, version)
-                    .map_err(|e| format!("{}: {e}", pick.describe()))
+                    .map_err(|e| medical_error(e.context(pick.describe())))
             })
-            .map_err(|e| failed(py, e))?;
+            .py(py)?;
         Ok(PyBytes::new(py, &nii).unbind())
     }
 }
@@ -451,25 +479,25 @@ mod dicom {
     use tgm_convert::medical::deid_uid::UidKey;
     use tgm_convert::medical::dicom::{dicom_to_messages, Reading};
     use tgm_convert::medical::dicom_conform::Conformance;
-    use tgm_convert::medical::dicom_dir::UnsupportedFile;
     use tgm_convert::medical::dicom_write::object_to_dicom;
     use tgm_convert::medical::pipeline::encode_options;
     use tgm_convert::medical::ObjectPick;
 
-    use super::{bytes_list, failed, medical_pipeline};
+    use super::{bytes_list, invalid_input, medical_error, medical_pipeline};
+    use crate::convert::IntoPyResult;
 
     /// De-identification as `tgm convert-dicom --deidentify` takes it:
     /// the four retain options, the UID key file (else a random key) and
     /// whether burned-in annotations are allowed.
     type Deid = (bool, bool, bool, bool, Option<PathBuf>, bool);
 
-    fn deidentify(d: Deid) -> Result<Deidentify, String> {
+    fn deidentify(d: Deid) -> tgm::Result<Deidentify> {
         let (patient, dates, device, institution, key, allow_burned_in) = d;
         let key = match key {
             Some(p) => UidKey::from_file(&p),
             None => UidKey::random(),
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(medical_error)?;
         Ok(Deidentify {
             retain: RetainOptions {
                 retain_patient_characteristics: patient,
@@ -497,7 +525,7 @@ mod dicom {
     ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
         let pipeline = medical_pipeline(py, compression, level)?;
         let (encoded, skipped) = py
-            .allow_threads(|| -> Result<_, String> {
+            .allow_threads(|| -> tgm::Result<_> {
                 let deid = deid.map(deidentify).transpose()?;
                 let reading = Reading {
                     recursive,
@@ -505,22 +533,23 @@ mod dicom {
                 };
                 let conv =
                     dicom_to_messages(&paths, reading, &pipeline, deid.as_ref()).map_err(|e| {
-                        match e.downcast_ref::<UnsupportedFile>() {
-                            Some(_) => format!(
-                                "{e} (skip_unsupported=True leaves such files out and converts \
-                             the rest)"
-                            ),
-                            None => e.to_string(),
+                        match e.is_skippable() {
+                            true => {
+                                let text = format!(
+                                    "{e} (skip_unsupported=True leaves such files out and \
+                                     converts the rest)"
+                                );
+                                tgm::Error::new(medical_error(e).kind().clone(), text)
+                            }
+                            false => medical_error(e),
                         }
                     })?;
                 let mut out = Vec::with_capacity(conv.len());
                 for i in 0..conv.len() {
                     // One series' volume at a time.
-                    let (objects, meta) = conv.message(i).map_err(|e| e.to_string())?;
+                    let (objects, meta) = conv.message(i).map_err(medical_error)?;
                     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-                    out.push(
-                        tgm::encode(&meta, &refs, &encode_options()).map_err(|e| e.to_string())?,
-                    );
+                    out.push(tgm::encode(&meta, &refs, &encode_options()).map_err(invalid_input)?);
                 }
                 let skipped = conv
                     .skipped
@@ -529,7 +558,7 @@ mod dicom {
                     .collect::<Vec<_>>();
                 Ok((out, skipped))
             })
-            .map_err(|e| failed(py, e))?;
+            .py(py)?;
         Ok((bytes_list(py, encoded), skipped))
     }
 
@@ -556,12 +585,12 @@ mod dicom {
             Conformance::Verbatim
         };
         let out = py
-            .allow_threads(|| -> Result<_, String> {
-                let (d, data, entry) = pick.decode().map_err(|e| e.to_string())?;
+            .allow_threads(|| -> tgm::Result<_> {
+                let (d, data, entry) = pick.decode().map_err(medical_error)?;
                 object_to_dicom(&d, &data, &entry, mode)
-                    .map_err(|e| format!("{}: {e}", pick.describe()))
+                    .map_err(|e| medical_error(e.context(pick.describe())))
             })
-            .map_err(|e| failed(py, e))?;
+            .py(py)?;
         let warnings = out.nonconforming.iter().map(|v| v.to_string()).collect();
         Ok((bytes_list(py, out.files), warnings))
     }
