@@ -179,6 +179,7 @@ impl MedicalError {
 
     /// Marks the error as raised by a file found in a directory, which
     /// `Reading::skip_unsupported` would have left out.
+    #[cfg(feature = "dicom")]
     pub(crate) fn skippable(mut self, path: &Path) -> Self {
         self.skippable = true;
         self.with_path(path)
