@@ -5,10 +5,10 @@
 
 use std::borrow::Cow;
 
-use super::codec::{
+use super::codec::registry::{self, REGISTRY};
+use super::codec::stage::{
     CompressionStage, EncodingStage, FilterStage, Params, Stage, StageContext, StageKind,
 };
-use super::registry::{self, REGISTRY};
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::error::{Error, Result};
 use crate::pipeline_spec::{
@@ -81,7 +81,7 @@ static NO_SZ3: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| 
 /// The codec running the encoding stage `e`.
 fn encoding(e: &EncodingSpec) -> &dyn EncodingStage {
     match e {
-        EncodingSpec::None => &super::none_codec::Identity,
+        EncodingSpec::None => &super::codec::none::Identity,
         EncodingSpec::SimplePacking(sp) => sp,
         EncodingSpec::Unusable(u) => u,
     }
@@ -90,7 +90,7 @@ fn encoding(e: &EncodingSpec) -> &dyn EncodingStage {
 /// The codec running the filter stage `f`.
 fn filter(f: &FilterSpec) -> &dyn FilterStage {
     match f {
-        FilterSpec::None => &super::none_codec::Identity,
+        FilterSpec::None => &super::codec::none::Identity,
         FilterSpec::Shuffle(s) => s,
         FilterSpec::Unusable(u) => u,
     }
@@ -100,13 +100,13 @@ fn filter(f: &FilterSpec) -> &dyn FilterStage {
 /// feature is off fails when run, naming the feature.
 fn compression(c: &CompressionSpec) -> &dyn CompressionStage {
     match c {
-        CompressionSpec::None => &super::none_codec::Identity,
+        CompressionSpec::None => &super::codec::none::Identity,
         #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
         CompressionSpec::Zstd(z) => z,
         #[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
         CompressionSpec::Zstd(_) => &*NO_ZSTD,
         #[cfg(feature = "lz4")]
-        CompressionSpec::Lz4 => &super::lz4_codec::Lz4,
+        CompressionSpec::Lz4 => &super::codec::compression::lz4::Lz4,
         #[cfg(not(feature = "lz4"))]
         CompressionSpec::Lz4 => &*NO_LZ4,
         #[cfg(feature = "szip")]
@@ -125,8 +125,8 @@ fn compression(c: &CompressionSpec) -> &dyn CompressionStage {
         CompressionSpec::Sz3(z) => z,
         #[cfg(not(feature = "sz3"))]
         CompressionSpec::Sz3(_) => &*NO_SZ3,
-        CompressionSpec::Rle => &super::bitmask_codec::BitSet::Rle,
-        CompressionSpec::Roaring => &super::bitmask_codec::BitSet::Roaring,
+        CompressionSpec::Rle => &super::codec::compression::bitmask::BitSet::Rle,
+        CompressionSpec::Roaring => &super::codec::compression::bitmask::BitSet::Roaring,
         CompressionSpec::Unusable(u) => u,
     }
 }

@@ -1,10 +1,10 @@
 //! The table of built-in stages: one line per codec. See `spec/pipeline.md` §9.
 
-use super::codec::{CompressionStage, EncodingStage, FilterStage, Params, StageKind};
-use super::{
-    bitmask_codec, blosc2_codec, lz4_codec, none_codec, shuffle, simple_packing, sz3_codec,
-    szip_stage, zfp_codec, zstd_codec,
-};
+use super::compression::{bitmask, blosc2, lz4, sz3, szip, zfp, zstd};
+use super::encoding::simple_packing;
+use super::filter::shuffle;
+use super::none;
+use super::stage::{CompressionStage, EncodingStage, FilterStage, Params, StageKind};
 use crate::error::{Error, Result};
 
 /// Builds a stage of one kind from its descriptor keys, validating every
@@ -105,19 +105,19 @@ pub(crate) fn disabled_error(kind: StageKind, name: &str, feature: &str) -> Erro
 
 /// Every built-in stage. Adding a codec adds one line here.
 pub(crate) static REGISTRY: &[CodecEntry] = &[
-    none_codec::ENCODING,
+    none::ENCODING,
     simple_packing::ENTRY,
-    none_codec::FILTER,
+    none::FILTER,
     shuffle::ENTRY,
-    none_codec::COMPRESSION,
-    zstd_codec::ENTRY,
-    lz4_codec::ENTRY,
-    szip_stage::ENTRY,
-    blosc2_codec::ENTRY,
-    zfp_codec::ENTRY,
-    sz3_codec::ENTRY,
-    bitmask_codec::RLE,
-    bitmask_codec::ROARING,
+    none::COMPRESSION,
+    zstd::ENTRY,
+    lz4::ENTRY,
+    szip::ENTRY,
+    blosc2::ENTRY,
+    zfp::ENTRY,
+    sz3::ENTRY,
+    bitmask::RLE,
+    bitmask::ROARING,
 ];
 
 pub(crate) use crate::pipeline_spec::codec_of_key;

@@ -5,17 +5,17 @@
 use std::borrow::Cow;
 
 #[cfg(feature = "szip")]
-use super::codec::Params;
-use super::codec::StageKind;
-#[cfg(feature = "szip")]
-use super::codec::{
-    CodeSink, CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
-};
-use super::registry::{Builder, CodecEntry};
-#[cfg(feature = "szip")]
 use crate::cbor::Value;
 #[cfg(feature = "szip")]
 use crate::error::{Error, Result};
+use crate::pipeline::codec::registry::{Builder, CodecEntry};
+#[cfg(feature = "szip")]
+use crate::pipeline::codec::stage::Params;
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "szip")]
+use crate::pipeline::codec::stage::{
+    CodeSink, CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
+};
 #[cfg(feature = "szip")]
 pub use coder::coder_params_of;
 
@@ -348,9 +348,10 @@ mod coder {
                 None => payload_len,
             };
             let start_byte = (start_bit / 8).min(end_byte);
-            let check: crate::pipeline::codec::RangeCheck = Box::new(move |payload: &[u8]| {
-                crate::szip::rsi_chain_holds(payload, &params, &offsets, total, first, hi)
-            });
+            let check: crate::pipeline::codec::stage::RangeCheck =
+                Box::new(move |payload: &[u8]| {
+                    crate::szip::rsi_chain_holds(payload, &params, &offsets, total, first, hi)
+                });
             Ok(Some(StagePlan {
                 ranges: std::iter::once(start_byte..end_byte).collect(),
                 check: Some(check),

@@ -6,14 +6,14 @@
 #[cfg(feature = "sz3")]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(feature = "sz3")]
-use super::codec::{CompressionStage, Params, Stage, StageContext};
 #[cfg(feature = "sz3")]
 use super::float64_stream;
-use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "sz3")]
 use crate::error::{Error, Result};
+use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "sz3")]
+use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
 #[cfg(feature = "sz3")]
 pub use crate::pipeline_spec::{Sz3, Sz3Bound};
 

@@ -2,13 +2,16 @@
 //! big-endian bit count, then the bit-set codec's body. See
 //! `spec/pipeline.md` §4.3.
 
+pub(crate) mod bitcodec;
+
 use std::borrow::Cow;
 
-use super::bitcodec;
-use super::codec::{CompressionStage, MaskStage, Params, Stage, StageContext, StageKind};
-use super::registry::{Builder, CodecEntry};
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
+use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::stage::{
+    CompressionStage, MaskStage, Params, Stage, StageContext, StageKind,
+};
 
 /// Registry entry of `rle`.
 pub const RLE: CodecEntry = CodecEntry {

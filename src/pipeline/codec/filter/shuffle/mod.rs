@@ -1,11 +1,13 @@
 //! Byte shuffle: byte k of every element, for k = 0..size. See `spec/pipeline.md` §3.
 
+pub(crate) mod unshuffle_pieces;
+
 use std::borrow::Cow;
 
-use super::codec::{FilterStage, Params, Stage, StageContext, StageKind};
-use super::progress::{Report, Ticks};
-use super::registry::{Builder, CodecEntry};
 use crate::error::{Error, Result};
+use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::stage::{FilterStage, Params, Stage, StageContext, StageKind};
+use crate::pipeline::progress::{Report, Ticks};
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {

@@ -4,11 +4,11 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::codec::{
+use super::registry::{Builder, CodecEntry};
+use super::stage::{
     CompressionStage, EncodingStage, FilterStage, RangeInput, Stage, StageContext, StageKind,
     StagePlan,
 };
-use super::registry::{Builder, CodecEntry};
 use crate::error::{Error, Result};
 
 /// The `none` encoding.

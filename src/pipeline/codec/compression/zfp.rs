@@ -7,14 +7,16 @@
 #[cfg(feature = "zfp")]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(feature = "zfp")]
-use super::codec::{CompressionStage, Params, RangeInput, Stage, StageContext, StagePlan};
 #[cfg(feature = "zfp")]
 use super::float64_stream;
-use super::registry::{Builder, CodecEntry};
 #[cfg(feature = "zfp")]
 use crate::error::Result;
+use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "zfp")]
+use crate::pipeline::codec::stage::{
+    CompressionStage, Params, RangeInput, Stage, StageContext, StagePlan,
+};
 #[cfg(feature = "zfp")]
 pub use crate::pipeline_spec::{Zfp, ZfpMode};
 
