@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use super::codec::entry;
 use super::codec::registry::{self, REGISTRY};
 use super::codec::stage::{
     CompressionStage, EncodingStage, FilterStage, Params, Stage, StageContext, StageKind,
@@ -60,7 +61,7 @@ impl CompressionStage for UnusableStage {}
     feature = "sz3"
 )))]
 fn disabled(name: &'static str) -> UnusableStage {
-    let error = registry::disabled_error(StageKind::Compression, name, name);
+    let error = entry::disabled_error(StageKind::Compression, name, name);
     UnusableStage::new(StageKind::Compression, name, &error)
 }
 

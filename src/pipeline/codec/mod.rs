@@ -5,6 +5,7 @@
 
 pub(crate) mod compression;
 pub(crate) mod encoding;
+pub(crate) mod entry;
 pub(crate) mod filter;
 pub(crate) mod none;
 pub(crate) mod registry;

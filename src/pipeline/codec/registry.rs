@@ -1,107 +1,14 @@
-//! The table of built-in stages: one line per codec. See `spec/pipeline.md` §9.
+//! The table of built-in stages: one line per codec, each the entry its
+//! folder defines (`super::entry`). The registry imports the codecs; no
+//! codec imports the registry. See `spec/pipeline.md` §9.
 
 use super::compression::{bitmask, blosc2, lz4, sz3, szip, zfp, zstd};
 use super::encoding::simple_packing;
+use super::entry::CodecEntry;
 use super::filter::shuffle;
 use super::none;
-use super::stage::{CompressionStage, EncodingStage, FilterStage, Params, StageKind};
-use crate::error::{Error, Result};
-
-/// Builds a stage of one kind from its descriptor keys, validating every
-/// one it owns.
-pub(crate) type BuildFn<T> = fn(&Params<'_>) -> Result<Box<T>>;
-
-/// A stage's constructor, typed by the kind of stage it builds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Builder {
-    /// Builds an encoding.
-    Encoding(BuildFn<dyn EncodingStage>),
-    /// Builds a filter.
-    Filter(BuildFn<dyn FilterStage>),
-    /// Builds a compression.
-    Compression(BuildFn<dyn CompressionStage>),
-}
-
-impl Builder {
-    /// The kind of stage it builds.
-    pub(crate) fn kind(&self) -> StageKind {
-        match self {
-            Builder::Encoding(_) => StageKind::Encoding,
-            Builder::Filter(_) => StageKind::Filter,
-            Builder::Compression(_) => StageKind::Compression,
-        }
-    }
-}
-
-/// One registered stage.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CodecEntry {
-    /// Wire name, as the `encoding`, `filter` or `compression` value.
-    pub name: &'static str,
-    /// Which descriptor field names it.
-    pub kind: StageKind,
-    /// Descriptor keys the stage owns (all share the stage's key prefix).
-    pub keys: &'static [&'static str],
-    /// Cargo feature that builds it in, if it is optional.
-    pub feature: Option<&'static str>,
-    /// Constructor; `None` when the feature is disabled.
-    pub build: Option<Builder>,
-}
-
-impl CodecEntry {
-    /// Builds the stage with `f`, the constructor of the kind asked for,
-    /// or explains which cargo feature is missing.
-    fn built<T: ?Sized>(&self, f: Option<BuildFn<T>>, params: &Params<'_>) -> Result<Box<T>> {
-        match (self.build, f) {
-            (Some(_), Some(f)) => f(params),
-            (Some(b), None) => Err(Error::invalid_argument(format!(
-                "{} is a {} stage",
-                self.name,
-                b.kind().key()
-            ))),
-            (None, _) => Err(disabled_error(
-                self.kind,
-                self.name,
-                self.feature.unwrap_or(self.name),
-            )),
-        }
-    }
-
-    /// Builds the encoding stage.
-    pub(crate) fn encoding(&self, params: &Params<'_>) -> Result<Box<dyn EncodingStage>> {
-        let f = match self.build {
-            Some(Builder::Encoding(f)) => Some(f),
-            _ => None,
-        };
-        self.built(f, params)
-    }
-
-    /// Builds the filter stage.
-    pub(crate) fn filter(&self, params: &Params<'_>) -> Result<Box<dyn FilterStage>> {
-        let f = match self.build {
-            Some(Builder::Filter(f)) => Some(f),
-            _ => None,
-        };
-        self.built(f, params)
-    }
-
-    /// Builds the compression stage.
-    pub(crate) fn compression(&self, params: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-        let f = match self.build {
-            Some(Builder::Compression(f)) => Some(f),
-            _ => None,
-        };
-        self.built(f, params)
-    }
-}
-
-/// The error for running a stage whose cargo feature is off.
-pub(crate) fn disabled_error(kind: StageKind, name: &str, feature: &str) -> Error {
-    Error::unsupported_codec(format!(
-        "{} {name:?} is disabled in this build of tgm (cargo feature {feature:?})",
-        kind.key()
-    ))
-}
+use super::stage::StageKind;
+use crate::error::Result;
 
 /// Every built-in stage. Adding a codec adds one line here.
 pub(crate) static REGISTRY: &[CodecEntry] = &[
@@ -135,6 +42,7 @@ mod tests {
     use super::*;
     use crate::descriptor::Map;
     use crate::error::ErrorKind;
+    use crate::pipeline::codec::stage::Params;
 
     #[test]
     fn names_are_unique_per_kind_and_keys_carry_the_codec_prefix() {
@@ -186,5 +94,72 @@ mod tests {
         assert!(e.detail().contains("unknown filter"), "{e}");
         let e = lookup(StageKind::Compression, "sz4").unwrap_err();
         assert!(e.detail().contains("unknown compression"), "{e}");
+    }
+
+    /// The stages `spec/pipeline.md` gives a section of their own:
+    /// `## §2 simple_packing (encoding)`, `## §3 shuffle (filter)` and,
+    /// under `## §4 Compression`, `### §4.n <name>[ and <name>][ as …]`.
+    fn specified_stages() -> Vec<(StageKind, String)> {
+        let spec = include_str!("../../../spec/pipeline.md");
+        let mut found = Vec::new();
+        for line in spec.lines() {
+            if let Some(rest) = line.strip_prefix("## §") {
+                let title = rest.split_once(' ').map_or("", |t| t.1);
+                for (suffix, kind) in [
+                    (" (encoding)", StageKind::Encoding),
+                    (" (filter)", StageKind::Filter),
+                ] {
+                    if let Some(name) = title.strip_suffix(suffix) {
+                        found.push((kind, name.to_string()));
+                    }
+                }
+            } else if let Some(rest) = line.strip_prefix("### §4.") {
+                let title = rest.split_once(' ').map_or("", |t| t.1);
+                let names = title.split(" as ").next().unwrap_or("");
+                for name in names.split(" and ") {
+                    found.push((StageKind::Compression, name.trim().to_string()));
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_registered_codec_has_its_section_in_the_spec_and_back() {
+        let specified = specified_stages();
+        assert!(specified.len() >= 10, "{specified:?}");
+        for e in REGISTRY.iter().filter(|e| e.name != "none") {
+            assert!(
+                specified.iter().any(|(k, n)| *k == e.kind && n == e.name),
+                "{} {} has no section in spec/pipeline.md",
+                e.kind.key(),
+                e.name
+            );
+        }
+        for (kind, name) in &specified {
+            assert!(
+                lookup(*kind, name).is_ok(),
+                "spec/pipeline.md specifies {} {name}, which is not registered",
+                kind.key()
+            );
+        }
+    }
+
+    #[test]
+    fn the_spec_reader_finds_stages_of_every_kind() {
+        let specified = specified_stages();
+        for (kind, name) in [
+            (StageKind::Encoding, "simple_packing"),
+            (StageKind::Filter, "shuffle"),
+            (StageKind::Compression, "rle"),
+            (StageKind::Compression, "roaring"),
+            (StageKind::Compression, "sz3"),
+        ] {
+            assert!(specified.contains(&(kind, name.to_string())), "{name}");
+        }
+        assert!(
+            !specified.iter().any(|(_, n)| n.contains(' ')),
+            "{specified:?}"
+        );
     }
 }

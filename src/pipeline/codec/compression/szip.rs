@@ -6,9 +6,10 @@ use std::borrow::Cow;
 
 #[cfg(feature = "szip")]
 use crate::cbor::Value;
+use crate::dtype::Dtype;
 #[cfg(feature = "szip")]
 use crate::error::{Error, Result};
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
 #[cfg(feature = "szip")]
 use crate::pipeline::codec::stage::Params;
 use crate::pipeline::codec::stage::StageKind;
@@ -31,6 +32,16 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     ],
     feature: Some("szip"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       simple_packing(16)+szip",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new()
+                .simple_packing(16)
+                .szip()
+        },
+        dtype: Dtype::Float64,
+        tolerance: 1e-2,
+    }),
 };
 
 #[cfg(feature = "szip")]

@@ -9,9 +9,10 @@ use std::borrow::Cow;
 
 #[cfg(feature = "zfp")]
 use super::float64_stream;
+use crate::dtype::Dtype;
 #[cfg(feature = "zfp")]
 use crate::error::Result;
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "zfp")]
 use crate::pipeline::codec::stage::{
@@ -27,6 +28,16 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["zfp_mode", "zfp_rate", "zfp_precision", "zfp_tolerance"],
     feature: Some("zfp"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       zfp (fixed-rate)",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new().zfp(crate::pipeline_spec::Zfp {
+                mode: crate::pipeline_spec::ZfpMode::FixedRate(32.0),
+            })
+        },
+        dtype: Dtype::Float64,
+        tolerance: 1e-3,
+    }),
 };
 
 #[cfg(feature = "zfp")]

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
 use crate::pipeline::codec::stage::{
     CompressionStage, MaskStage, Params, Stage, StageContext, StageKind,
 };
@@ -20,6 +20,12 @@ pub const RLE: CodecEntry = CodecEntry {
     keys: &[],
     feature: None,
     build: Some(Builder::Compression(build_rle)),
+    sample: Some(Sample {
+        label: "bitmask        rle",
+        pipeline: || crate::pipeline::PipelineBuilder::new().rle(),
+        dtype: Dtype::Bitmask,
+        tolerance: 0.0,
+    }),
 };
 
 /// Registry entry of `roaring`.
@@ -29,6 +35,12 @@ pub const ROARING: CodecEntry = CodecEntry {
     keys: &[],
     feature: None,
     build: Some(Builder::Compression(build_roaring)),
+    sample: Some(Sample {
+        label: "bitmask        roaring",
+        pipeline: || crate::pipeline::PipelineBuilder::new().roaring(),
+        dtype: Dtype::Bitmask,
+        tolerance: 0.0,
+    }),
 };
 
 fn build_rle(_: &Params<'_>) -> Result<Box<dyn CompressionStage>> {

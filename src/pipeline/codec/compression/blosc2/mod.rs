@@ -12,9 +12,10 @@ pub(crate) mod frame;
 #[cfg(feature = "blosc2")]
 use std::borrow::Cow;
 
+use crate::dtype::Dtype;
 #[cfg(feature = "blosc2")]
 use crate::error::Result;
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "blosc2")]
 use crate::pipeline::codec::stage::{CompressionStage, Params, RangeInput, Stage, StageContext};
@@ -28,6 +29,14 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["blosc2_codec", "blosc2_clevel"],
     feature: Some("blosc2"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       blosc2",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new().blosc2(crate::pipeline_spec::Blosc2::default())
+        },
+        dtype: Dtype::Float64,
+        tolerance: 0.0,
+    }),
 };
 
 #[cfg(feature = "blosc2")]

@@ -7,9 +7,10 @@ pub(crate) mod stream;
 #[cfg(feature = "lz4")]
 use std::borrow::Cow;
 
+use crate::dtype::Dtype;
 #[cfg(feature = "lz4")]
 use crate::error::Result;
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "lz4")]
 use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
@@ -21,6 +22,12 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &[],
     feature: Some("lz4"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       lz4",
+        pipeline: || crate::pipeline::PipelineBuilder::new().lz4(),
+        dtype: Dtype::Float64,
+        tolerance: 0.0,
+    }),
 };
 
 #[cfg(feature = "lz4")]

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use self::pure as imp;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use crate::error::Result;
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
@@ -27,6 +27,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["zstd_level"],
     feature: Some("zstd"),
     build: BUILD,
+    sample: None,
 };
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]

@@ -12,7 +12,7 @@ use self::quantise::Quantiser;
 use crate::cbor::Value;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
-use crate::pipeline::codec::registry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
 use crate::pipeline::codec::stage::{
     packed_bytes, CodeSource, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind,
     StagePlan,
@@ -32,6 +32,12 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     ],
     feature: None,
     build: Some(Builder::Encoding(build)),
+    sample: Some(Sample {
+        label: "pipeline       simple_packing(24)",
+        pipeline: || crate::pipeline::PipelineBuilder::new().simple_packing(24),
+        dtype: Dtype::Float64,
+        tolerance: 1e-4,
+    }),
 };
 
 pub use crate::pipeline_spec::SimplePacking;
