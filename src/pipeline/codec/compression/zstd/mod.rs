@@ -1,5 +1,5 @@
 //! The zstd compression stage (cargo feature `zstd`, libzstd; or
-//! `zstd-decode-pure`, the pure-Rust decoder of [`self::pure`], which
+//! `zstd-decode-pure`, the pure-Rust decoder of [`pure`], which
 //! decodes only). Decoding writes into a buffer of exactly the size the
 //! descriptor implies. See `spec/pipeline.md` §4.1.
 
@@ -117,7 +117,7 @@ impl Stage for Zstd {
     }
 
     /// The frame's recorded content size, or the sum of its blocks
-    /// (`self::bound`).
+    /// ([`bound`]).
     fn max_decoded_len(&self, input: &[u8], _: &StageContext) -> Option<u64> {
         self::bound::max_decoded_len(input)
     }
