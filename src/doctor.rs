@@ -1,9 +1,12 @@
 //! The self-test of the `doctor` reports (the C library's
 //! `tgm_doctor_to_json`, Python's `tgm.doctor()`): each codec built in
-//! encodes a smooth field and decodes it back within its tolerance.
+//! encodes a small object and decodes it back within its tolerance. The
+//! cases are the samples of the registered codecs
+//! (`src/pipeline/codec/registry.rs`, `spec/pipeline.md` §9).
 
-use crate::pipeline::PipelineBuilder;
-use crate::pipeline_spec::{Blosc2, Sz3, Sz3Bound, Zfp, ZfpMode};
+use crate::pipeline::codec::entry::Sample;
+use crate::pipeline::codec::registry::{self, REGISTRY};
+use crate::pipeline::{PipelineBuilder, StageKind};
 use crate::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
 /// How one self-test case ended.
@@ -73,14 +76,20 @@ pub fn features() -> Vec<(&'static str, Option<Backend>)> {
     ]
 }
 
-/// Encodes 4096 smooth float64 values through `pipeline` and decodes them:
-/// `None` when they come back within `tolerance`, else why not.
-fn round_trip(pipeline: &PipelineBuilder, tolerance: f64) -> Option<String> {
+/// Encodes a 64 × 64 object of `dtype` through `pipeline` and decodes it:
+/// `None` when it comes back within `tolerance`, else why not. Float64
+/// objects hold a smooth field; bitmask objects runs of set and clear bits.
+fn round_trip(pipeline: &PipelineBuilder, dtype: Dtype, tolerance: f64) -> Option<String> {
     let values: Vec<f64> = (0..4096)
         .map(|i| 250.0 + (i as f64 / 50.0).sin() * 30.0)
         .collect();
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-    let d = ObjectDescriptor::new(Dtype::Float64, vec![64, 64]).with_pipeline(pipeline);
+    let bytes: Vec<u8> = match dtype {
+        Dtype::Bitmask => (0..512u32)
+            .map(|i| if (i / 37) % 2 == 0 { 0xff } else { 0x0f })
+            .collect(),
+        _ => values.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+    };
+    let d = ObjectDescriptor::new(dtype, vec![64, 64]).with_pipeline(pipeline);
     let meta = GlobalMetadata::with_base(vec![Default::default()]);
     let run = || -> crate::Result<Vec<u8>> {
         let msg = crate::encode(&meta, &[(&d, &bytes)], &EncodeOptions::default())?;
@@ -94,6 +103,9 @@ fn round_trip(pipeline: &PipelineBuilder, tolerance: f64) -> Option<String> {
         Ok(back) if back.len() != bytes.len() => {
             Some(format!("{} bytes back, not {}", back.len(), bytes.len()))
         }
+        Ok(back) if dtype == Dtype::Bitmask => {
+            (back != bytes).then(|| "the bits came back changed".to_string())
+        }
         Ok(back) => {
             let worst = back
                 .chunks_exact(8)
@@ -105,72 +117,41 @@ fn round_trip(pipeline: &PipelineBuilder, tolerance: f64) -> Option<String> {
     }
 }
 
-/// Round-trips the core pipeline and each codec of this build.
+/// The stages a sample's pipeline runs, as `(kind, name)`.
+fn stages_of(sample: &Sample) -> [(StageKind, String); 3] {
+    let [e, f, c] = (sample.pipeline)()
+        .build(sample.dtype)
+        .names()
+        .map(str::to_string);
+    [
+        (StageKind::Encoding, e),
+        (StageKind::Filter, f),
+        (StageKind::Compression, c),
+    ]
+}
+
+/// Round-trips the sample of each registered codec that has one
+/// (`src/pipeline/codec/registry.rs`), in registry order: the core pipeline
+/// first, then each codec of this build; one whose stages are not all
+/// built in is skipped.
 pub fn self_test() -> Vec<SelfTest> {
-    let szip = cfg!(feature = "szip");
-    let cases: [(&str, PipelineBuilder, f64, bool); 8] = [
-        (
-            "encode/decode  none/none/none",
-            PipelineBuilder::new(),
-            0.0,
-            true,
-        ),
-        (
-            "pipeline       shuffle+zstd",
-            PipelineBuilder::new().shuffle().zstd(),
-            0.0,
-            true,
-        ),
-        (
-            "pipeline       lz4",
-            PipelineBuilder::new().lz4(),
-            0.0,
-            true,
-        ),
-        (
-            "pipeline       simple_packing(24)",
-            PipelineBuilder::new().simple_packing(24),
-            1e-4,
-            true,
-        ),
-        (
-            "pipeline       simple_packing(16)+szip",
-            PipelineBuilder::new().simple_packing(16).szip(),
-            1e-2,
-            szip,
-        ),
-        (
-            "pipeline       blosc2",
-            PipelineBuilder::new().blosc2(Blosc2::default()),
-            0.0,
-            cfg!(feature = "blosc2"),
-        ),
-        (
-            "pipeline       zfp (fixed-rate)",
-            PipelineBuilder::new().zfp(Zfp {
-                mode: ZfpMode::FixedRate(32.0),
-            }),
-            1e-3,
-            cfg!(feature = "zfp"),
-        ),
-        (
-            "pipeline       sz3 (absolute error)",
-            PipelineBuilder::new().sz3(Sz3 {
-                bound: Sz3Bound::Abs(1e-3),
-            }),
-            1e-3,
-            cfg!(feature = "sz3"),
-        ),
-    ];
-    cases
+    REGISTRY
         .iter()
-        .map(|(label, p, tol, built)| SelfTest {
-            label,
-            outcome: match (built, round_trip(p, *tol)) {
-                (false, _) => Outcome::Skipped("not built in".into()),
-                (true, None) => Outcome::Ok,
-                (true, Some(why)) => Outcome::Failed(why),
-            },
+        .filter_map(|e| e.sample)
+        .map(|s| {
+            let built = stages_of(&s)
+                .iter()
+                .all(|(kind, name)| registry::lookup(*kind, name).is_ok_and(|e| e.build.is_some()));
+            SelfTest {
+                label: s.label,
+                outcome: match built {
+                    false => Outcome::Skipped("not built in".into()),
+                    true => match round_trip(&(s.pipeline)(), s.dtype, s.tolerance) {
+                        None => Outcome::Ok,
+                        Some(why) => Outcome::Failed(why),
+                    },
+                },
+            }
         })
         .collect()
 }
@@ -217,7 +198,47 @@ mod tests {
 
     #[test]
     fn a_lossy_codec_beyond_its_tolerance_fails() {
-        let why = round_trip(&PipelineBuilder::new().simple_packing(8), 1e-6);
+        let why = round_trip(
+            &PipelineBuilder::new().simple_packing(8),
+            Dtype::Float64,
+            1e-6,
+        );
         assert!(why.is_some_and(|w| w.contains("exceeds")));
+    }
+
+    #[test]
+    fn bitmask_objects_round_trip_and_a_codec_their_kind_refuses_fails() {
+        assert!(round_trip(&PipelineBuilder::new().rle(), Dtype::Bitmask, 0.0).is_none());
+        assert!(round_trip(&PipelineBuilder::new().rle(), Dtype::Float64, 0.0).is_some());
+    }
+
+    #[test]
+    fn the_samples_run_every_registered_codec() {
+        let covered: Vec<(StageKind, String)> = REGISTRY
+            .iter()
+            .filter_map(|e| e.sample)
+            .flat_map(|s| stages_of(&s))
+            .collect();
+        for e in REGISTRY {
+            assert!(
+                covered.iter().any(|(k, n)| *k == e.kind && n == e.name),
+                "no doctor sample runs the {} {}",
+                e.kind.key(),
+                e.name
+            );
+        }
+    }
+
+    #[test]
+    fn there_is_one_row_per_sample_in_registry_order() {
+        let labels: Vec<&str> = REGISTRY
+            .iter()
+            .filter_map(|e| e.sample.map(|s| s.label))
+            .collect();
+        let rows: Vec<&str> = self_test().iter().map(|r| r.label).collect();
+        assert_eq!(rows, labels);
+        for (i, l) in labels.iter().enumerate() {
+            assert!(!labels[i + 1..].contains(l), "{l} twice");
+        }
     }
 }

@@ -7,10 +7,9 @@ use crate::metadata::{GlobalMetadata, Provenance};
 use std::borrow::Cow;
 use std::io::Write;
 
+use crate::pipeline::codec::registry;
 use crate::pipeline::streamed::Streamed;
-use crate::pipeline::{
-    self, registry, Deferral, EncodedPayload, InPlace, PipelineOptions, Planned,
-};
+use crate::pipeline::{self, Deferral, EncodedPayload, InPlace, PipelineOptions, Planned};
 use crate::wire::frame::{data_footer_bytes, header_bytes, padding_after, write_cbor_frame};
 use crate::wire::tables::{HashTable, IndexTable};
 use crate::wire::{

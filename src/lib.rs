@@ -171,7 +171,7 @@ pub use wire::scan::{scan, MessageSpan};
 #[doc(hidden)]
 pub mod __fuzz {
     #[cfg(feature = "szip")]
-    pub use crate::pipeline::szip_stage::coder_params_of;
+    pub use crate::pipeline::codec::compression::szip::coder_params_of;
     pub use crate::wire::frame::{data_footer_bytes, header_bytes, write_cbor_frame};
     pub use crate::wire::layout::parse_layout;
     pub use crate::wire::scan::{scan_backward, scan_with, Scanner};
@@ -205,20 +205,20 @@ pub mod __fuzz {
     /// blosc2, zfp and SZ3, called directly.
     pub mod compressors {
         #[cfg(feature = "blosc2")]
-        pub use crate::pipeline::blosc2_codec::{
+        pub use crate::pipeline::codec::compression::blosc2::{
             blosc2_compress, blosc2_decompress_into, blosc2_decompress_range,
         };
         #[cfg(feature = "sz3")]
-        pub use crate::pipeline::sz3_codec::{sz3_compress, sz3_decompress_into};
+        pub use crate::pipeline::codec::compression::sz3::{sz3_compress, sz3_decompress_into};
         #[cfg(feature = "zfp")]
-        pub use crate::pipeline::zfp_codec::{
+        pub use crate::pipeline::codec::compression::zfp::{
             zfp_compress, zfp_decompress_into, zfp_decompress_range,
         };
     }
 
     /// The bitmask codecs, called directly.
     pub mod bitcodec {
-        pub use crate::pipeline::bitcodec::{
+        pub use crate::pipeline::codec::compression::bitmask::bitcodec::{
             rle_decode_into, rle_encode, roaring_decode_into, roaring_encode,
         };
     }
@@ -226,25 +226,27 @@ pub mod __fuzz {
     /// lz4, called directly.
     #[cfg(feature = "lz4")]
     pub mod lz4_codec {
-        pub use crate::pipeline::lz4_codec::{lz4_compress, lz4_decompress, lz4_decompress_into};
+        pub use crate::pipeline::codec::compression::lz4::{
+            lz4_compress, lz4_decompress, lz4_decompress_into,
+        };
     }
 
     /// zstd, called directly.
     #[cfg(feature = "zstd")]
     pub mod zstd_codec {
-        pub use crate::pipeline::zstd_codec::{
+        pub use crate::pipeline::codec::compression::zstd::{
             zstd_compress, zstd_decompress, zstd_decompress_into,
         };
     }
 
     /// simple_packing, called directly.
     pub mod simple_packing {
-        pub use crate::pipeline::simple_packing::{decode_into, encode};
+        pub use crate::pipeline::codec::encoding::simple_packing::{decode_into, encode};
     }
 
     /// The byte shuffle, called directly.
     pub mod shuffle {
-        pub use crate::pipeline::shuffle::{shuffle, unshuffle_into};
+        pub use crate::pipeline::codec::filter::shuffle::{shuffle, unshuffle_into};
     }
 }
 

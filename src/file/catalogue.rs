@@ -457,7 +457,7 @@ impl Catalogue {
 fn compress(body: &[u8]) -> Option<Vec<u8>> {
     #[cfg(feature = "zstd")]
     {
-        crate::pipeline::zstd_codec::zstd_compress(body, 3).ok()
+        crate::pipeline::codec::compression::zstd::zstd_compress(body, 3).ok()
     }
     #[cfg(not(feature = "zstd"))]
     {
@@ -471,13 +471,13 @@ fn compress(body: &[u8]) -> Option<Vec<u8>> {
 fn decompress(stored: &[u8], len: u64) -> Result<Vec<u8>> {
     #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
     {
-        let most = crate::pipeline::zstd_bound::max_decoded_len(stored)
+        let most = crate::pipeline::codec::compression::zstd::bound::max_decoded_len(stored)
             .ok_or_else(|| bad("the compressed body is not a zstd stream"))?;
         if most < len {
             return Err(bad("the compressed body cannot hold `length` bytes"));
         }
         let mut out = Vec::new();
-        crate::pipeline::zstd_codec::decompress_exact(stored, len as usize, &mut out)
+        crate::pipeline::codec::compression::zstd::decompress_exact(stored, len as usize, &mut out)
             .map_err(|e| bad(format!("the compressed body: {e}")))?;
         Ok(out)
     }

@@ -141,7 +141,7 @@ fn fixed_scale_offset(p: &crate::pipeline::PackingParams, out: &str) -> Result<J
             p.decimal_scale_factor
         ));
     }
-    let scale = crate::pipeline::simple_packing::powi(2.0, -p.binary_scale_factor);
+    let scale = crate::pipeline::codec::encoding::simple_packing::powi(2.0, -p.binary_scale_factor);
     if !scale.is_finite() || scale == 0.0 || !p.reference_value.is_finite() {
         return Err("simple_packing parameters outside float64 range".into());
     }
@@ -252,7 +252,7 @@ fn aec_compressor(
     payload: &[u8],
     decoded: u64,
 ) -> Result<(Json, Option<Json>), Reason> {
-    let p = crate::pipeline::szip_stage::coder_params_of(d)
+    let p = crate::pipeline::codec::compression::szip::coder_params_of(d)
         .map_err(|e| format!("szip: {}", e.detail()))?;
     let sample = p.sample_bytes() as u64;
     let samples = usize::try_from(decoded / sample)

@@ -2,10 +2,10 @@
 //! [`crate::ObjectDescriptor::with_pipeline`] installs in a descriptor.
 //! See `spec/pipeline.md` §9.1.
 
-use super::shuffle::Shuffle;
-use super::simple_packing::SimplePacking;
-use super::szip_stage::Szip;
-use super::zstd_codec::{Zstd, ZSTD_DEFAULT_LEVEL};
+use super::codec::compression::szip::Szip;
+use super::codec::compression::zstd::{Zstd, ZSTD_DEFAULT_LEVEL};
+use super::codec::encoding::simple_packing::SimplePacking;
+use super::codec::filter::shuffle::Shuffle;
 use crate::cbor::Value;
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::dtype::Dtype;

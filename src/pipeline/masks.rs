@@ -1,10 +1,10 @@
 //! NaN/Inf companion masks: detection, substitution, mask blobs and
 //! restoration. See `spec/pipeline.md` §5.
 
-use super::bitcodec::{get_bit, set_bit};
-use super::bitmask_codec::BitSet;
-use super::codec::{CompressionStage, MaskStage, Params, StageContext, StageKind};
-use super::registry;
+use super::codec::compression::bitmask::bitcodec::{get_bit, set_bit};
+use super::codec::compression::bitmask::BitSet;
+use super::codec::registry;
+use super::codec::stage::{CompressionStage, MaskStage, Params, StageContext, StageKind};
 use crate::descriptor::{Map, MaskInfo, Masks};
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};

@@ -5,10 +5,11 @@
 
 use std::borrow::Cow;
 
-use super::codec::{
+use super::codec::entry;
+use super::codec::registry::{self, REGISTRY};
+use super::codec::stage::{
     CompressionStage, EncodingStage, FilterStage, Params, Stage, StageContext, StageKind,
 };
-use super::registry::{self, REGISTRY};
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::error::{Error, Result};
 use crate::pipeline_spec::{
@@ -60,7 +61,7 @@ impl CompressionStage for UnusableStage {}
     feature = "sz3"
 )))]
 fn disabled(name: &'static str) -> UnusableStage {
-    let error = registry::disabled_error(StageKind::Compression, name, name);
+    let error = entry::disabled_error(StageKind::Compression, name, name);
     UnusableStage::new(StageKind::Compression, name, &error)
 }
 
@@ -81,7 +82,7 @@ static NO_SZ3: std::sync::LazyLock<UnusableStage> = std::sync::LazyLock::new(|| 
 /// The codec running the encoding stage `e`.
 fn encoding(e: &EncodingSpec) -> &dyn EncodingStage {
     match e {
-        EncodingSpec::None => &super::none_codec::Identity,
+        EncodingSpec::None => &super::codec::none::Identity,
         EncodingSpec::SimplePacking(sp) => sp,
         EncodingSpec::Unusable(u) => u,
     }
@@ -90,7 +91,7 @@ fn encoding(e: &EncodingSpec) -> &dyn EncodingStage {
 /// The codec running the filter stage `f`.
 fn filter(f: &FilterSpec) -> &dyn FilterStage {
     match f {
-        FilterSpec::None => &super::none_codec::Identity,
+        FilterSpec::None => &super::codec::none::Identity,
         FilterSpec::Shuffle(s) => s,
         FilterSpec::Unusable(u) => u,
     }
@@ -100,13 +101,13 @@ fn filter(f: &FilterSpec) -> &dyn FilterStage {
 /// feature is off fails when run, naming the feature.
 fn compression(c: &CompressionSpec) -> &dyn CompressionStage {
     match c {
-        CompressionSpec::None => &super::none_codec::Identity,
+        CompressionSpec::None => &super::codec::none::Identity,
         #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
         CompressionSpec::Zstd(z) => z,
         #[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
         CompressionSpec::Zstd(_) => &*NO_ZSTD,
         #[cfg(feature = "lz4")]
-        CompressionSpec::Lz4 => &super::lz4_codec::Lz4,
+        CompressionSpec::Lz4 => &super::codec::compression::lz4::Lz4,
         #[cfg(not(feature = "lz4"))]
         CompressionSpec::Lz4 => &*NO_LZ4,
         #[cfg(feature = "szip")]
@@ -125,8 +126,8 @@ fn compression(c: &CompressionSpec) -> &dyn CompressionStage {
         CompressionSpec::Sz3(z) => z,
         #[cfg(not(feature = "sz3"))]
         CompressionSpec::Sz3(_) => &*NO_SZ3,
-        CompressionSpec::Rle => &super::bitmask_codec::BitSet::Rle,
-        CompressionSpec::Roaring => &super::bitmask_codec::BitSet::Roaring,
+        CompressionSpec::Rle => &super::codec::compression::bitmask::BitSet::Rle,
+        CompressionSpec::Roaring => &super::codec::compression::bitmask::BitSet::Roaring,
         CompressionSpec::Unusable(u) => u,
     }
 }

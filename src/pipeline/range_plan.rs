@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::codec::RangeCheck;
+use super::codec::stage::RangeCheck;
 use crate::descriptor::ObjectDescriptor;
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};

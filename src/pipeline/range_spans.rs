@@ -2,7 +2,7 @@
 //! the compression stage, before the encoding stage reads them range by
 //! range (`spec/pipeline.md` §7).
 
-use super::codec::{RangeInput, StageContext};
+use super::codec::stage::{RangeInput, StageContext};
 use super::plan::Stages;
 use crate::buffer;
 use crate::error::Result;

@@ -6,7 +6,7 @@
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::codec::{PieceSink, StreamingCoder};
+use super::codec::stage::{PieceSink, StreamingCoder};
 use super::progress::{ProgressHook, Step};
 use crate::error::{Error, Result};
 

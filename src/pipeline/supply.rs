@@ -4,7 +4,7 @@
 //! number, so a small hostile file never makes a reader reserve or touch
 //! the memory its descriptor asks for.
 
-use super::codec::StageContext;
+use super::codec::stage::StageContext;
 use super::plan::Stages;
 use crate::error::{Error, Result};
 
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 /// hold exactly the length below it; the first working stage must be able
 /// to decode what the descriptor claims from the bytes it is given (an
 /// encoding or filter reads at least the length its context gives, a
-/// compression decodes to at most [`super::codec::Stage::max_decoded_len`]). The stages under the first
+/// compression decodes to at most [`super::codec::stage::Stage::max_decoded_len`]). The stages under the first
 /// working one see lengths the descriptor fixes, checked as they run.
 pub(crate) fn check(stages: Stages<'_>, cx: &[StageContext; 3], payload: &[u8]) -> Result<()> {
     let have = payload.len() as u64;

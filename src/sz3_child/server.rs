@@ -10,7 +10,7 @@ use std::os::fd::AsFd;
 
 use super::protocol::{Request, Response, HELLO, MESSAGE_MAX};
 use crate::dtype::ByteOrder;
-use crate::pipeline::sz3_codec;
+use crate::pipeline::codec::compression::sz3;
 
 /// Address space a child may keep after answering (allocator caches)
 /// before it retires rather than carry it into the next decode's budget.

@@ -4,7 +4,7 @@
 
 use crate::cbor::{parse_one, CborLimits, Value};
 use crate::decode::{Message, Object};
-use crate::pipeline::registry;
+use crate::pipeline::codec::registry;
 use crate::pipeline::StageKind;
 use crate::wire::layout::parse_layout;
 use crate::wire::{MAGIC, PREAMBLE_LEN};

@@ -2,9 +2,9 @@
 //! see the object's own float64 elements, and the conversion between the
 //! stored bytes and native `f64` values. See `spec/pipeline.md` §4.6–§4.7.
 
-use super::codec::StageContext;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, Result};
+use crate::pipeline::codec::stage::StageContext;
 
 /// Refuses unless the stage sees float64 elements as stored, that is
 /// `encoding` and `filter` are both `none`.

@@ -1,11 +1,11 @@
-//! The table of built-in stages: one line per codec. See `spec/pipeline.md` §9.
+//! A registered codec: its wire name, kind, owned keys, cargo feature and
+//! constructor. Each codec defines its entry in its own folder; the
+//! registry (`super::registry`) lists the entries. See `spec/pipeline.md` §9.
 
-use super::codec::{CompressionStage, EncodingStage, FilterStage, Params, StageKind};
-use super::{
-    bitmask_codec, blosc2_codec, lz4_codec, none_codec, shuffle, simple_packing, sz3_codec,
-    szip_stage, zfp_codec, zstd_codec,
-};
+use super::stage::{CompressionStage, EncodingStage, FilterStage, Params, StageKind};
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
+use crate::pipeline::PipelineBuilder;
 
 /// Builds a stage of one kind from its descriptor keys, validating every
 /// one it owns.
@@ -46,6 +46,23 @@ pub(crate) struct CodecEntry {
     pub feature: Option<&'static str>,
     /// Constructor; `None` when the feature is disabled.
     pub build: Option<Builder>,
+    /// What `doctor` round-trips to show the codec works; `None` for a
+    /// codec another entry's sample runs.
+    pub sample: Option<Sample>,
+}
+
+/// A self-test case of `doctor` (`src/doctor.rs`): a small object of
+/// `dtype` encoded through `pipeline` and decoded within `tolerance`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sample {
+    /// The case's label in the doctor report.
+    pub label: &'static str,
+    /// The pipeline it runs.
+    pub pipeline: fn() -> PipelineBuilder,
+    /// `Float64` (a smooth field) or `Bitmask` (runs of bits).
+    pub dtype: Dtype,
+    /// The largest difference allowed per value (0: lossless).
+    pub tolerance: f64,
 }
 
 impl CodecEntry {
@@ -101,90 +118,4 @@ pub(crate) fn disabled_error(kind: StageKind, name: &str, feature: &str) -> Erro
         "{} {name:?} is disabled in this build of tgm (cargo feature {feature:?})",
         kind.key()
     ))
-}
-
-/// Every built-in stage. Adding a codec adds one line here.
-pub(crate) static REGISTRY: &[CodecEntry] = &[
-    none_codec::ENCODING,
-    simple_packing::ENTRY,
-    none_codec::FILTER,
-    shuffle::ENTRY,
-    none_codec::COMPRESSION,
-    zstd_codec::ENTRY,
-    lz4_codec::ENTRY,
-    szip_stage::ENTRY,
-    blosc2_codec::ENTRY,
-    zfp_codec::ENTRY,
-    sz3_codec::ENTRY,
-    bitmask_codec::RLE,
-    bitmask_codec::ROARING,
-];
-
-pub(crate) use crate::pipeline_spec::codec_of_key;
-
-/// The registered stage of `kind` called `name`.
-pub(crate) fn lookup(kind: StageKind, name: &str) -> Result<&'static CodecEntry> {
-    if let Some(e) = REGISTRY.iter().find(|e| e.kind == kind && e.name == name) {
-        return Ok(e);
-    }
-    Err(crate::pipeline_spec::unknown_stage_error(kind, name))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::descriptor::Map;
-    use crate::error::ErrorKind;
-
-    #[test]
-    fn names_are_unique_per_kind_and_keys_carry_the_codec_prefix() {
-        for (i, a) in REGISTRY.iter().enumerate() {
-            for b in &REGISTRY[i + 1..] {
-                assert!(a.kind != b.kind || a.name != b.name, "{}", a.name);
-            }
-            for k in a.keys {
-                assert_eq!(codec_of_key(k), Some(a.name), "{k}");
-            }
-            if let Some(b) = a.build {
-                assert_eq!(b.kind(), a.kind, "{}", a.name);
-            }
-        }
-    }
-
-    #[test]
-    fn a_disabled_codec_names_its_feature() {
-        let entry = CodecEntry {
-            build: None,
-            ..*lookup(StageKind::Compression, "zstd").unwrap()
-        };
-        let e = entry
-            .compression(&Params::new(&Map::new(), "zstd"))
-            .unwrap_err();
-        assert_eq!(*e.kind(), ErrorKind::UnsupportedCodec);
-        assert!(e.detail().contains("cargo feature \"zstd\""), "{e}");
-    }
-
-    #[test]
-    fn a_stage_is_built_only_as_its_own_kind() {
-        let entry = lookup(StageKind::Filter, "shuffle").unwrap();
-        let mut p = Map::new();
-        p.insert(
-            "shuffle_element_size".into(),
-            crate::cbor::Value::from(4u64),
-        );
-        assert_eq!(
-            entry.filter(&Params::new(&p, "shuffle")).unwrap().name(),
-            "shuffle"
-        );
-        let e = entry.compression(&Params::new(&p, "shuffle")).unwrap_err();
-        assert!(e.detail().contains("shuffle is a filter stage"), "{e}");
-    }
-
-    #[test]
-    fn unknown_names() {
-        let e = lookup(StageKind::Filter, "bitshuffle").unwrap_err();
-        assert!(e.detail().contains("unknown filter"), "{e}");
-        let e = lookup(StageKind::Compression, "sz4").unwrap_err();
-        assert!(e.detail().contains("unknown compression"), "{e}");
-    }
 }

@@ -9,17 +9,17 @@ use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
 
-use super::{plan, PipelineDecodeOptions};
+use crate::pipeline::{plan, PipelineDecodeOptions};
 
 /// What [`decode_pieces`] runs on each piece: its first element and bytes.
 pub type OnPiece<'f> = dyn FnMut(u64, &[u8]) -> Result<()> + 'f;
 
 /// Whether [`decode_pieces`] decodes `desc` a piece at a time: every stage
-/// decodes a range ([`super::decodes_by_range`]), or the pipeline is zstd
+/// decodes a range ([`crate::pipeline::decodes_by_range`]), or the pipeline is zstd
 /// over none or simple_packing with no filter (a build with libzstd,
 /// feature `zstd`), whose frame is streamed (`spec/pipeline.md` §7).
 pub fn decodes_in_pieces(desc: &ObjectDescriptor) -> bool {
-    super::decodes_by_range(desc) || streams_zstd(desc)
+    crate::pipeline::decodes_by_range(desc) || streams_zstd(desc)
 }
 
 /// Whether `desc` is decoded in pieces by streaming its zstd frame.
@@ -52,7 +52,7 @@ pub fn decode_pieces(
     buf: &mut Vec<u8>,
     f: &mut OnPiece<'_>,
 ) -> Result<()> {
-    let by_range = super::decodes_by_range(desc);
+    let by_range = crate::pipeline::decodes_by_range(desc);
     if !by_range && !streams_zstd(desc) {
         return Err(Error::new(
             ErrorKind::RangeNotSupported,
@@ -64,7 +64,7 @@ pub fn decode_pieces(
             ),
         ));
     }
-    super::checked_decoded_len(desc, limits)?;
+    crate::pipeline::checked_decoded_len(desc, limits)?;
     let n = desc.num_elements()?;
     let w = desc.dtype.width().max(1);
     let per = piece_elements(piece_bytes / w, if by_range { 1 } else { 8 });
@@ -79,7 +79,15 @@ pub fn decode_pieces(
         while first < n {
             let count = per.min(n - first);
             let out = &mut buf[..(count * w as u64) as usize];
-            super::decode_range_into(desc, region, region_base, first, opts, limits, out)?;
+            crate::pipeline::decode_range_into(
+                desc,
+                region,
+                region_base,
+                first,
+                opts,
+                limits,
+                out,
+            )?;
             f(first, out)?;
             first += count;
         }
@@ -113,8 +121,8 @@ pub fn decode_streaming(
     if decodes_in_pieces(desc) {
         return decode_pieces(desc, region, region_base, piece_bytes, opts, limits, buf, f);
     }
-    if super::unshuffle_pieces::element_size(desc).is_some() {
-        return super::unshuffle_pieces::decode(
+    if crate::pipeline::codec::filter::shuffle::unshuffle_pieces::element_size(desc).is_some() {
+        return crate::pipeline::codec::filter::shuffle::unshuffle_pieces::decode(
             desc,
             region,
             region_base,
@@ -125,7 +133,7 @@ pub fn decode_streaming(
             f,
         );
     }
-    let whole = super::decode(desc, region, region_base, opts, limits)?;
+    let whole = crate::pipeline::decode(desc, region, region_base, opts, limits)?;
     let width = desc.dtype.width().max(1);
     let per = (piece_bytes / width).max(1) * width;
     for (k, piece) in whole.chunks(per).enumerate() {

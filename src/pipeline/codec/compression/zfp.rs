@@ -7,14 +7,17 @@
 #[cfg(feature = "zfp")]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(feature = "zfp")]
-use super::codec::{CompressionStage, Params, RangeInput, Stage, StageContext, StagePlan};
 #[cfg(feature = "zfp")]
 use super::float64_stream;
-use super::registry::{Builder, CodecEntry};
+use crate::dtype::Dtype;
 #[cfg(feature = "zfp")]
 use crate::error::Result;
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "zfp")]
+use crate::pipeline::codec::stage::{
+    CompressionStage, Params, RangeInput, Stage, StageContext, StagePlan,
+};
 #[cfg(feature = "zfp")]
 pub use crate::pipeline_spec::{Zfp, ZfpMode};
 
@@ -25,6 +28,16 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["zfp_mode", "zfp_rate", "zfp_precision", "zfp_tolerance"],
     feature: Some("zfp"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       zfp (fixed-rate)",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new().zfp(crate::pipeline_spec::Zfp {
+                mode: crate::pipeline_spec::ZfpMode::FixedRate(32.0),
+            })
+        },
+        dtype: Dtype::Float64,
+        tolerance: 1e-3,
+    }),
 };
 
 #[cfg(feature = "zfp")]

@@ -238,7 +238,7 @@ mod tests {
                 }).collect();
                 let d = Dequantiser {
                     reference,
-                    scale: super::super::simple_packing::powi(2.0, log_scale),
+                    scale: super::super::powi(2.0, log_scale),
                     bits,
                     streaming: seed % 2 == 0,
                 };

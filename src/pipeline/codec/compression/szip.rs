@@ -5,17 +5,18 @@
 use std::borrow::Cow;
 
 #[cfg(feature = "szip")]
-use super::codec::Params;
-use super::codec::StageKind;
-#[cfg(feature = "szip")]
-use super::codec::{
-    CodeSink, CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
-};
-use super::registry::{Builder, CodecEntry};
-#[cfg(feature = "szip")]
 use crate::cbor::Value;
+use crate::dtype::Dtype;
 #[cfg(feature = "szip")]
 use crate::error::{Error, Result};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+#[cfg(feature = "szip")]
+use crate::pipeline::codec::stage::Params;
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "szip")]
+use crate::pipeline::codec::stage::{
+    CodeSink, CodeSource, CompressionStage, PieceRun, RangeInput, Stage, StageContext, StagePlan,
+};
 #[cfg(feature = "szip")]
 pub use coder::coder_params_of;
 
@@ -31,6 +32,16 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     ],
     feature: Some("szip"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       simple_packing(16)+szip",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new()
+                .simple_packing(16)
+                .szip()
+        },
+        dtype: Dtype::Float64,
+        tolerance: 1e-2,
+    }),
 };
 
 #[cfg(feature = "szip")]
@@ -348,9 +359,10 @@ mod coder {
                 None => payload_len,
             };
             let start_byte = (start_bit / 8).min(end_byte);
-            let check: crate::pipeline::codec::RangeCheck = Box::new(move |payload: &[u8]| {
-                crate::szip::rsi_chain_holds(payload, &params, &offsets, total, first, hi)
-            });
+            let check: crate::pipeline::codec::stage::RangeCheck =
+                Box::new(move |payload: &[u8]| {
+                    crate::szip::rsi_chain_holds(payload, &params, &offsets, total, first, hi)
+                });
             Ok(Some(StagePlan {
                 ranges: std::iter::once(start_byte..end_byte).collect(),
                 check: Some(check),

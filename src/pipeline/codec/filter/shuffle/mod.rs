@@ -1,11 +1,14 @@
 //! Byte shuffle: byte k of every element, for k = 0..size. See `spec/pipeline.md` §3.
 
+pub(crate) mod unshuffle_pieces;
+
 use std::borrow::Cow;
 
-use super::codec::{FilterStage, Params, Stage, StageContext, StageKind};
-use super::progress::{Report, Ticks};
-use super::registry::{Builder, CodecEntry};
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::{FilterStage, Params, Stage, StageContext, StageKind};
+use crate::pipeline::progress::{Report, Ticks};
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {
@@ -14,6 +17,12 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["shuffle_element_size"],
     feature: None,
     build: Some(Builder::Filter(build)),
+    sample: Some(Sample {
+        label: "pipeline       shuffle+zstd",
+        pipeline: || crate::pipeline::PipelineBuilder::new().shuffle().zstd(),
+        dtype: Dtype::Float64,
+        tolerance: 0.0,
+    }),
 };
 
 fn build(p: &Params<'_>) -> Result<Box<dyn FilterStage>> {

@@ -14,8 +14,8 @@
 //! so only its token and lengths are buffered; the literals are copied
 //! from the input as the sequence is written.
 
-use super::codec::PieceSink;
 use crate::error::{Error, Result};
+use crate::pipeline::codec::stage::PieceSink;
 
 const MINMATCH: usize = 4;
 /// The last match must start this many bytes before the end.

@@ -2,13 +2,16 @@
 //! big-endian bit count, then the bit-set codec's body. See
 //! `spec/pipeline.md` §4.3.
 
+pub(crate) mod bitcodec;
+
 use std::borrow::Cow;
 
-use super::bitcodec;
-use super::codec::{CompressionStage, MaskStage, Params, Stage, StageContext, StageKind};
-use super::registry::{Builder, CodecEntry};
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::{
+    CompressionStage, MaskStage, Params, Stage, StageContext, StageKind,
+};
 
 /// Registry entry of `rle`.
 pub const RLE: CodecEntry = CodecEntry {
@@ -17,6 +20,12 @@ pub const RLE: CodecEntry = CodecEntry {
     keys: &[],
     feature: None,
     build: Some(Builder::Compression(build_rle)),
+    sample: Some(Sample {
+        label: "bitmask        rle",
+        pipeline: || crate::pipeline::PipelineBuilder::new().rle(),
+        dtype: Dtype::Bitmask,
+        tolerance: 0.0,
+    }),
 };
 
 /// Registry entry of `roaring`.
@@ -26,6 +35,12 @@ pub const ROARING: CodecEntry = CodecEntry {
     keys: &[],
     feature: None,
     build: Some(Builder::Compression(build_roaring)),
+    sample: Some(Sample {
+        label: "bitmask        roaring",
+        pipeline: || crate::pipeline::PipelineBuilder::new().roaring(),
+        dtype: Dtype::Bitmask,
+        tolerance: 0.0,
+    }),
 };
 
 fn build_rle(_: &Params<'_>) -> Result<Box<dyn CompressionStage>> {

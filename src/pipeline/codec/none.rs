@@ -4,18 +4,27 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::codec::{
+use super::entry::{Builder, CodecEntry, Sample};
+use super::stage::{
     CompressionStage, EncodingStage, FilterStage, RangeInput, Stage, StageContext, StageKind,
     StagePlan,
 };
-use super::registry::{Builder, CodecEntry};
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 
 /// The `none` encoding.
-pub(crate) const ENCODING: CodecEntry = entry(
-    StageKind::Encoding,
-    Builder::Encoding(|_| Ok(Box::new(Identity))),
-);
+pub(crate) const ENCODING: CodecEntry = CodecEntry {
+    sample: Some(Sample {
+        label: "encode/decode  none/none/none",
+        pipeline: crate::pipeline::PipelineBuilder::new,
+        dtype: Dtype::Float64,
+        tolerance: 0.0,
+    }),
+    ..entry(
+        StageKind::Encoding,
+        Builder::Encoding(|_| Ok(Box::new(Identity))),
+    )
+};
 /// The `none` filter.
 pub(crate) const FILTER: CodecEntry = entry(
     StageKind::Filter,
@@ -34,6 +43,7 @@ const fn entry(kind: StageKind, build: Builder) -> CodecEntry {
         keys: &[],
         feature: None,
         build: Some(build),
+        sample: None,
     }
 }
 

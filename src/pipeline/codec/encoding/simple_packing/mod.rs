@@ -1,21 +1,24 @@
 //! GRIB-style simple packing: float64 values quantised to `bits`-bit integers
 //! `q = round((v - R) * 10^D * 2^-E)`. See `spec/pipeline.md` §2.
 
+pub(crate) mod bits;
+mod dequantise;
+mod quantise;
+
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::bits;
-use super::codec::{
-    packed_bytes, CodeSource, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind,
-    StagePlan,
-};
-use super::progress::{Report, Ticks, REPORT_BYTES};
-use super::quantise::Quantiser;
-use super::registry::{Builder, CodecEntry};
-use super::scan::FiniteRange;
+use self::quantise::Quantiser;
 use crate::cbor::Value;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::{
+    packed_bytes, CodeSource, EncodingStage, Params, RangeInput, Stage, StageContext, StageKind,
+    StagePlan,
+};
+use crate::pipeline::progress::{Report, Ticks, REPORT_BYTES};
+use crate::pipeline::scan::FiniteRange;
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {
@@ -29,6 +32,12 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     ],
     feature: None,
     build: Some(Builder::Encoding(build)),
+    sample: Some(Sample {
+        label: "pipeline       simple_packing(24)",
+        pipeline: || crate::pipeline::PipelineBuilder::new().simple_packing(24),
+        dtype: Dtype::Float64,
+        tolerance: 1e-4,
+    }),
 };
 
 pub use crate::pipeline_spec::SimplePacking;
@@ -349,7 +358,7 @@ impl EncodingStage for SimplePacking {
             )));
         }
         let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
-        super::dequantise::Dequantiser {
+        self::dequantise::Dequantiser {
             reference: p.reference_value,
             scale: inverse_scale(&p),
             bits: p.bits_per_value,
@@ -737,7 +746,7 @@ fn decode_into_with(
     // (`spec/pipeline.md` §6.2); the rest the generic unpacker.
     let done = if first.is_multiple_of(8) {
         let start = first / 8 * bits as usize;
-        super::dequantise::Dequantiser {
+        self::dequantise::Dequantiser {
             reference: r,
             scale: inv,
             bits,
@@ -838,11 +847,7 @@ mod tests {
             xs.push((s >> 11) as f64 / (1u64 << 20) as f64);
         }
         for x in xs {
-            assert_eq!(
-                super::super::quantise::quantise_u64(x),
-                x.round() as u64,
-                "{x}"
-            );
+            assert_eq!(super::quantise::quantise_u64(x), x.round() as u64, "{x}");
         }
     }
 

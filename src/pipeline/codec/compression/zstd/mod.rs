@@ -1,19 +1,24 @@
 //! The zstd compression stage (cargo feature `zstd`, libzstd; or
-//! `zstd-decode-pure`, the pure-Rust decoder of [`super::zstd_pure`], which
+//! `zstd-decode-pure`, the pure-Rust decoder of [`pure`], which
 //! decodes only). Decoding writes into a buffer of exactly the size the
 //! descriptor implies. See `spec/pipeline.md` §4.1.
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
+pub(crate) mod bound;
+#[cfg(feature = "zstd-decode-pure")]
+mod pure;
+
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-use super::codec::{CompressionStage, Params, Stage, StageContext};
-use super::registry::{Builder, CodecEntry};
 #[cfg(all(feature = "zstd-decode-pure", not(feature = "zstd")))]
-use super::zstd_pure as imp;
+use self::pure as imp;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use crate::error::Result;
+use crate::pipeline::codec::entry::{Builder, CodecEntry};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
+use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {
@@ -22,6 +27,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["zstd_level"],
     feature: Some("zstd"),
     build: BUILD,
+    sample: None,
 };
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
@@ -111,9 +117,9 @@ impl Stage for Zstd {
     }
 
     /// The frame's recorded content size, or the sum of its blocks
-    /// (`super::zstd_bound`).
+    /// ([`bound`]).
     fn max_decoded_len(&self, input: &[u8], _: &StageContext) -> Option<u64> {
-        super::zstd_bound::max_decoded_len(input)
+        self::bound::max_decoded_len(input)
     }
 
     fn decode_vec(&self, input: &[u8], _: &StageContext, len: usize) -> Result<Vec<u8>> {
@@ -138,8 +144,8 @@ pub(crate) fn decompress_exact(src: &[u8], expected: usize, out: &mut Vec<u8>) -
 
 #[cfg(feature = "zstd")]
 mod imp {
-    use super::ZstdFrameSize;
     use crate::error::{Error, Result};
+    use crate::pipeline::ZstdFrameSize;
 
     /// A standard zstd frame carrying its content size (no checksum), as a
     /// sequential libzstd stream encoder with the size pledged writes it

@@ -6,14 +6,15 @@
 #[cfg(feature = "sz3")]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(feature = "sz3")]
-use super::codec::{CompressionStage, Params, Stage, StageContext};
 #[cfg(feature = "sz3")]
 use super::float64_stream;
-use super::registry::{Builder, CodecEntry};
+use crate::dtype::Dtype;
 #[cfg(feature = "sz3")]
 use crate::error::{Error, Result};
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "sz3")]
+use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
 #[cfg(feature = "sz3")]
 pub use crate::pipeline_spec::{Sz3, Sz3Bound};
 
@@ -24,6 +25,16 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["sz3_error_bound_mode", "sz3_error_bound"],
     feature: Some("sz3"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       sz3 (absolute error)",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new().sz3(crate::pipeline_spec::Sz3 {
+                bound: crate::pipeline_spec::Sz3Bound::Abs(1e-3),
+            })
+        },
+        dtype: Dtype::Float64,
+        tolerance: 1e-3,
+    }),
 };
 
 #[cfg(feature = "sz3")]

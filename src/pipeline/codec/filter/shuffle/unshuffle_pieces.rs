@@ -12,14 +12,14 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::pipeline_spec::FilterSpec;
 
-use super::{
+use crate::pipeline::{
     checked_decoded_len, decode_into_inner, decoded_masks, masks, out_order, plan, OnPiece,
     PipelineDecodeOptions,
 };
 
 /// The shuffle's element size when `desc` is decoded by [`decode`]: its
 /// filter is the byte shuffle and its encoding none.
-pub(super) fn element_size(desc: &ObjectDescriptor) -> Option<usize> {
+pub(crate) fn element_size(desc: &ObjectDescriptor) -> Option<usize> {
     let pipeline = desc.pipeline();
     match pipeline.filter() {
         FilterSpec::Shuffle(s) if plan::stages(pipeline).encoding.is_identity() => {
@@ -35,7 +35,7 @@ pub(super) fn element_size(desc: &ObjectDescriptor) -> Option<usize> {
 /// The pieces are the bytes of a whole decode: in the byte order `opts`
 /// asks for, NaN/Inf restored from the masks when it asks.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn decode(
+pub(crate) fn decode(
     desc: &ObjectDescriptor,
     region: &[u8],
     region_base: u64,

@@ -2,14 +2,18 @@
 //! 4-byte little-endian size prefix. See `spec/pipeline.md` §4.2.
 
 #[cfg(feature = "lz4")]
+pub(crate) mod stream;
+
+#[cfg(feature = "lz4")]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(feature = "lz4")]
-use super::codec::{CompressionStage, Params, Stage, StageContext};
-use super::registry::{Builder, CodecEntry};
+use crate::dtype::Dtype;
 #[cfg(feature = "lz4")]
 use crate::error::Result;
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "lz4")]
+use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {
@@ -18,6 +22,12 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &[],
     feature: Some("lz4"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       lz4",
+        pipeline: || crate::pipeline::PipelineBuilder::new().lz4(),
+        dtype: Dtype::Float64,
+        tolerance: 0.0,
+    }),
 };
 
 #[cfg(feature = "lz4")]
@@ -51,13 +61,13 @@ impl Stage for Lz4 {
         &mut self,
         input: Cow<'a, [u8]>,
         _: &StageContext,
-        report: &super::progress::Report<'_>,
+        report: &crate::pipeline::progress::Report<'_>,
     ) -> Result<Cow<'a, [u8]>> {
         let mut sink = ToVec {
             out: crate::buffer::with_capacity(max_block_len(input.len()))?,
             report,
         };
-        super::lz4_stream::compress_prepend_size_to(&input, &mut sink)?;
+        self::stream::compress_prepend_size_to(&input, &mut sink)?;
         Ok(Cow::Owned(sink.out))
     }
 
@@ -87,8 +97,8 @@ impl Stage for Lz4 {
 
 #[cfg(feature = "lz4")]
 impl CompressionStage for Lz4 {
-    fn streaming_coder(&self) -> Option<super::codec::StreamingCoder> {
-        Some(super::lz4_stream::compress_prepend_size_to)
+    fn streaming_coder(&self) -> Option<crate::pipeline::codec::stage::StreamingCoder> {
+        Some(self::stream::compress_prepend_size_to)
     }
 }
 
@@ -106,7 +116,7 @@ struct ToVec<'r> {
 }
 
 #[cfg(feature = "lz4")]
-impl super::codec::PieceSink for ToVec<'_> {
+impl crate::pipeline::codec::stage::PieceSink for ToVec<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.out.extend_from_slice(bytes);
         Ok(())

@@ -2,19 +2,23 @@
 //! blosc2 super-chunk serialized to a contiguous frame, in chunks of at
 //! most 256 MiB, through c-blosc2 built from vendored sources. The frame
 //! header, the chunk offsets and every chunk header are read and checked
-//! by tgm ([`super::blosc2_frame`]) before c-blosc2 decodes a chunk, and a
+//! by tgm ([`frame`]) before c-blosc2 decodes a chunk, and a
 //! range decodes only the chunks that hold it. See `spec/pipeline.md`
 //! §4.5.
 
 #[cfg(feature = "blosc2")]
+pub(crate) mod frame;
+
+#[cfg(feature = "blosc2")]
 use std::borrow::Cow;
 
-use super::codec::StageKind;
-#[cfg(feature = "blosc2")]
-use super::codec::{CompressionStage, Params, RangeInput, Stage, StageContext};
-use super::registry::{Builder, CodecEntry};
+use crate::dtype::Dtype;
 #[cfg(feature = "blosc2")]
 use crate::error::Result;
+use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::stage::StageKind;
+#[cfg(feature = "blosc2")]
+use crate::pipeline::codec::stage::{CompressionStage, Params, RangeInput, Stage, StageContext};
 #[cfg(feature = "blosc2")]
 pub use crate::pipeline_spec::{Blosc2, Blosc2Codec};
 
@@ -25,6 +29,14 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     keys: &["blosc2_codec", "blosc2_clevel"],
     feature: Some("blosc2"),
     build: BUILD,
+    sample: Some(Sample {
+        label: "pipeline       blosc2",
+        pipeline: || {
+            crate::pipeline::PipelineBuilder::new().blosc2(crate::pipeline_spec::Blosc2::default())
+        },
+        dtype: Dtype::Float64,
+        tolerance: 0.0,
+    }),
 };
 
 #[cfg(feature = "blosc2")]
@@ -107,7 +119,7 @@ mod imp {
     use blosc2::chunk::{Decoder, SChunk};
     use blosc2::{CParams, CompressAlgo, DParams};
 
-    use super::super::blosc2_frame::{self as frame, FrameHeader, CHUNK_HEADER_LEN};
+    use super::frame::{self as frame, FrameHeader, CHUNK_HEADER_LEN};
     use super::{Blosc2, Blosc2Codec};
     use crate::error::{Error, Result};
 

@@ -339,7 +339,7 @@ mod tests {
                 vals
             };
             for bits in 1..=64u32 {
-                let scale = super::super::simple_packing::powi(2.0, log_scale)
+                let scale = super::super::powi(2.0, log_scale)
                     * if half { 1.5 } else { 1.0 };
                 let q = Quantiser { reference, scale, bits };
                 let (want, finite) = naive(&vals, &q);

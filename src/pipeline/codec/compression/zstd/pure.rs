@@ -12,12 +12,7 @@ use ruzstd::decoding::FrameDecoder;
 use crate::error::{Error, Result};
 
 /// Refused: this build has the zstd decoder only.
-pub fn zstd_compress_with(
-    _: &[u8],
-    _: i32,
-    _: usize,
-    _: super::zstd_codec::ZstdFrameSize,
-) -> Result<Vec<u8>> {
+pub fn zstd_compress_with(_: &[u8], _: i32, _: usize, _: super::ZstdFrameSize) -> Result<Vec<u8>> {
     Err(Error::unsupported_codec(
         "compression \"zstd\" cannot encode in this build of tgm: it has the pure-Rust zstd \
          decoder only (cargo feature \"zstd-decode-pure\"); encoding needs cargo feature \"zstd\"",
@@ -29,7 +24,7 @@ pub fn zstd_compress_reporting(
     data: &[u8],
     level: i32,
     threads: usize,
-    size: super::zstd_codec::ZstdFrameSize,
+    size: super::ZstdFrameSize,
     _: &dyn Fn(u64, u64),
 ) -> Result<Vec<u8>> {
     zstd_compress_with(data, level, threads, size)
@@ -66,7 +61,7 @@ pub fn zstd_decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
 #[cfg(all(test, feature = "zstd"))]
 mod tests {
     use super::*;
-    use crate::pipeline::zstd_codec as libzstd;
+    use crate::pipeline::codec::compression::zstd as libzstd;
 
     /// Differential: on valid streams at several levels, size mismatches
     /// both ways, trailing bytes, truncation, skippable and concatenated

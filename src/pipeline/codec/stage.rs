@@ -40,7 +40,7 @@ pub struct StageContext {
     #[cfg(feature = "szip")]
     pub szip_profile: crate::szip::SzipProfile,
     /// Whether the zstd stage records the content size on encode.
-    pub zstd_frame_size: super::zstd_codec::ZstdFrameSize,
+    pub zstd_frame_size: super::compression::zstd::ZstdFrameSize,
     /// The decode output was freshly allocated for this call: its pages are
     /// faulted in (and zeroed) as it is written, so ordinary stores, which
     /// find those lines in cache, beat streaming ones (`spec/pipeline.md`
@@ -130,7 +130,7 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
         &mut self,
         input: Cow<'a, [u8]>,
         cx: &StageContext,
-        report: &super::progress::Report<'_>,
+        report: &crate::pipeline::progress::Report<'_>,
     ) -> Result<Cow<'a, [u8]>> {
         let len = input.len() as u64;
         let out = self.encode(input, cx)?;
@@ -157,7 +157,7 @@ pub(crate) trait Stage: fmt::Debug + Send + Sync {
         input: &[u8],
         cx: &StageContext,
         out: &mut [u8],
-        report: &super::progress::Report<'_>,
+        report: &crate::pipeline::progress::Report<'_>,
     ) -> Result<()> {
         let _ = report;
         self.decode_into(input, cx, out)
@@ -252,7 +252,7 @@ pub(crate) trait EncodingStage: Stage {
     fn prepare(
         &mut self,
         raw: &[u8],
-        range: Option<&super::scan::FiniteRange>,
+        range: Option<&crate::pipeline::scan::FiniteRange>,
         cx: &StageContext,
     ) -> Result<()> {
         let _ = (raw, range, cx);
