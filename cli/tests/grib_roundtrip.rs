@@ -739,6 +739,63 @@ fn complex_and_second_order_fields_are_written_back_at_their_source_scales() {
 }
 
 #[test]
+fn simple_and_ccsds_fields_with_both_scales_are_written_back_at_their_source_precision() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (edition, sample) in [(2, "regular_ll_sfc_grib2"), (1, "regular_ll_sfc_grib1")] {
+        let rules = format!(
+            "set bitsPerValue=16; set values={{{}}}; write;",
+            real_looking(496)
+        );
+        let plain = generate(dir.path(), &format!("both{edition}.grib"), sample, &rules);
+        // D set over the header without repacking: the field is coded with
+        // D = 1 and the binary scale ecCodes picked at 16 bits.
+        let d = ["-s", "decimalScaleFactor=1"];
+        let simple = grib_set(dir.path(), &format!("both{edition}.d.grib"), &d, &plain);
+        let mut inputs = vec![("grid_simple", simple)];
+        if edition == 2 {
+            let ccsds = repack(dir.path(), &plain, "grid_ccsds");
+            let name = "both2.ccsds.d.grib";
+            inputs.push(("grid_ccsds", grib_set(dir.path(), name, &d, &ccsds)));
+        }
+        for (packing, input) in inputs {
+            let scales = "binaryScaleFactor,decimalScaleFactor";
+            let (e, dd) = {
+                let got = grib_get(scales, &input);
+                let mut it = got.split_whitespace().map(|v| v.parse::<i32>().unwrap());
+                (it.next().unwrap(), it.next().unwrap())
+            };
+            assert!(e != 0 && dd == 1, "{packing} GRIB{edition}: E {e}, D {dd}");
+            let t = dir.path().join(format!("{packing}{edition}.tgm"));
+            let back = dir.path().join(format!("{packing}{edition}.back.grib"));
+            assert!(tgm(&["convert-grib", s(&input), "-o", s(&t)]).0);
+            let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+            assert!(ok, "{packing} GRIB{edition}: {err}");
+            let (want, got) = (&eccodes_values(&input)[0], &eccodes_values(&back)[0]);
+            let half_quantum = 2f64.powi(e) * 10f64.powi(-dd) / 2.0;
+            let worst = want
+                .iter()
+                .zip(got)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                worst <= half_quantum,
+                "{packing} GRIB{edition}: {worst} > {half_quantum}"
+            );
+            if packing == "grid_simple" && edition == 2 {
+                // The source's header keys and its values, exactly.
+                let keys = "bitsPerValue,binaryScaleFactor,decimalScaleFactor,referenceValue";
+                assert_eq!(grib_get(keys, &back), grib_get(keys, &input));
+                let (same, report) = grib_compare(&["-c", "values"], &input, &back);
+                assert!(same, "{report}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_complex_field_eccodes_cannot_write_back_is_refused() {
     if !eccodes_available() {
         return;

@@ -17,6 +17,7 @@ use super::convert::{TEMPLATE_KEY, TEMPLATE_PL_KEY};
 use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
+use super::grib_decimal::{self, SourceSimple};
 use super::grib_pl::{self, PlPlace};
 use super::grib_scales::{self, SourceScales};
 use super::grib_shared::{shared_header, TEMPLATE_REF_KEY};
@@ -476,6 +477,45 @@ fn pack(
     if !second_order {
         set_packing(h, packing)?;
     }
+    if let Some(source) = SourceSimple::of(grib).filter(|_| packing == "grid_simple") {
+        if grib_decimal::pack_at_source(h, source, values)? {
+            return Ok(());
+        }
+        if source.has_binary_scale() {
+            // ecCodes would drop E and keep D: a coarser quantum.
+            grib_decimal::drop_decimal_scaling(h, grib)?;
+            return set_values(h, values, false);
+        }
+    }
+    let decimal_ccsds = packing == "grid_ccsds"
+        && h.is_defined("decimalScaleFactor")
+        && h.get_long("decimalScaleFactor")? != 0;
+    if !decimal_ccsds {
+        return pack_by_eccodes(h, grib, values, packing, second_order);
+    }
+    // Some ecCodes versions (2.28) pick a CCSDS field's binary scale
+    // factor without its decimal one, so that the codes overflow; the
+    // message is read back, and when it does not hold the values the field
+    // is packed without decimal scaling, wide enough for the source's
+    // quantum.
+    let mut trial = h.try_clone()?;
+    pack_by_eccodes(&mut trial, grib, values, packing, second_order)?;
+    if read_back(trial.message_bytes()?, values).is_ok() {
+        *h = trial;
+        return Ok(());
+    }
+    grib_decimal::drop_decimal_scaling(h, grib)?;
+    set_values(h, values, false)
+}
+
+/// The rest of [`pack`]: ecCodes packs the values.
+fn pack_by_eccodes(
+    h: &mut Handle,
+    grib: &[(Value, Value)],
+    values: &(impl FieldValues + ?Sized),
+    packing: &str,
+    second_order: bool,
+) -> Result<(), GribError> {
     let scales = SourceScales::of(grib).filter(|_| grib_scales::scales_by_width(packing));
     // Decimal scaling is applied after the values, as ecCodes requantises
     // them to the 10^-D quantum and picks the bits that range needs; the

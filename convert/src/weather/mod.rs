@@ -25,6 +25,9 @@ mod ffi;
 mod field_values;
 #[cfg(feature = "grib")]
 pub mod grib;
+#[cfg(feature = "grib")]
+mod grib_decimal;
+#[cfg(feature = "grib")]
 mod grib_grid;
 #[cfg(all(test, feature = "grib"))]
 mod grib_layout_tests;
