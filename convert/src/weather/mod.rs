@@ -27,7 +27,6 @@ mod field_values;
 pub mod grib;
 #[cfg(feature = "grib")]
 mod grib_decimal;
-#[cfg(feature = "grib")]
 mod grib_grid;
 #[cfg(all(test, feature = "grib"))]
 mod grib_layout_tests;
