@@ -186,9 +186,9 @@ fn run(cli: Cli) -> CliResult {
         Command::Index(a) => output::reported(a.report, || cmd::index::run(a)),
         Command::Demo(a) => encoding!(cmd::demo::run, a),
         #[cfg(feature = "grib")]
-        Command::ConvertGrib(a) => output::reported(a.report, || Ok(convert_grib::run(a)?)),
+        Command::ConvertGrib(a) => output::reported(a.report, || convert_grib::run(a)),
         #[cfg(feature = "grib")]
-        Command::ToGrib(a) => output::reported(a.report, || Ok(to_grib::run(a)?)),
+        Command::ToGrib(a) => output::reported(a.report, || to_grib::run(a)),
         #[cfg(feature = "netcdf")]
         Command::ConvertNetcdf(a) => {
             output::reported(a.report, || Ok(encoding!(convert_netcdf::run, a)?))
@@ -196,13 +196,13 @@ fn run(cli: Cli) -> CliResult {
         #[cfg(feature = "netcdf")]
         Command::ToNetcdf(a) => output::reported(a.report, || to_netcdf::run(a)),
         #[cfg(feature = "nifti")]
-        Command::ConvertNifti(a) => output::reported(a.report, || Ok(convert_nifti::convert(a)?)),
+        Command::ConvertNifti(a) => output::reported(a.report, || convert_nifti::convert(a)),
         #[cfg(feature = "nifti")]
-        Command::ToNifti(a) => output::reported(a.report, || Ok(convert_nifti::to_nifti(a)?)),
+        Command::ToNifti(a) => output::reported(a.report, || convert_nifti::to_nifti(a)),
         #[cfg(feature = "dicom")]
-        Command::ConvertDicom(a) => output::reported_with(a.report, || Ok(convert_dicom::run(a)?)),
+        Command::ConvertDicom(a) => output::reported_with(a.report, || convert_dicom::run(a)),
         #[cfg(feature = "dicom")]
-        Command::ToDicom(a) => output::reported(a.report, || Ok(convert_dicom::to_dicom(a)?)),
+        Command::ToDicom(a) => output::reported(a.report, || convert_dicom::to_dicom(a)),
         Command::CliReference(a) => cli_reference::run(a),
         Command::Completions { shell } => {
             let mut script = Vec::new();

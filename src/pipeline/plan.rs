@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 
-use super::codec::entry;
 use super::codec::registry::{self, REGISTRY};
 use super::codec::stage::{
     CompressionStage, EncodingStage, FilterStage, Params, Stage, StageContext, StageKind,
@@ -61,7 +60,7 @@ impl CompressionStage for UnusableStage {}
     feature = "sz3"
 )))]
 fn disabled(name: &'static str) -> UnusableStage {
-    let error = entry::disabled_error(StageKind::Compression, name, name);
+    let error = super::codec::entry::disabled_error(StageKind::Compression, name, name);
     UnusableStage::new(StageKind::Compression, name, &error)
 }
 

@@ -141,7 +141,7 @@ fn decode(sock: &mut File, req: Request) -> Result<Vec<f64>, String> {
     })?;
     values.resize(n, 0.0f64);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        sz3_codec::decode_in_process(&stream, &mut values)
+        sz3::decode_in_process(&stream, &mut values)
     }))
     .map_err(|_| "sz3 decoder panicked".to_string())?
     .map_err(|e| e.detail().to_string())?;
