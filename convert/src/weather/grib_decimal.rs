@@ -15,6 +15,7 @@ use tgm::cbor::Value;
 
 use super::ffi::Handle;
 use super::field_values::FieldValues;
+use super::grib_simple::pack_codes;
 use super::GribError;
 
 /// Widest codes written here (ecCodes' simple packing reads at most 32).
@@ -83,51 +84,13 @@ impl SourceSimple {
     /// padded with zeros; `None` when a value is NaN or its code does not
     /// fit the source's width (the values are not the source's codes).
     fn codes(self, values: &(impl FieldValues + ?Sized)) -> Result<Option<Vec<u8>>, GribError> {
-        let bits = u64::from(self.bits);
-        let len = (values.len() as u64)
-            .checked_mul(bits)
-            .map(|b| b.div_ceil(8))
-            .and_then(|b| usize::try_from(b).ok())
-            .ok_or_else(|| GribError::Invalid(format!("{} codes overflow", values.len())))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(len).map_err(|_| {
-            GribError::Invalid(format!("cannot allocate {len} bytes for the packed values"))
-        })?;
-        let (ten, scale, top) = (
-            self.ten_to_d(),
-            self.two_to_minus_e(),
-            (1u64 << bits) as f64,
-        );
-        let (mut acc, mut held, mut fits) = (0u64, 0u64, true);
-        values
-            .each_step(&mut |_, step| {
-                for &v in step {
-                    // ecCodes' rounding: ((v·10^D − R)·2^−E + 0.5), truncated.
-                    let x = (v * ten - self.reference) * scale + 0.5;
-                    if !(0.0..top).contains(&x) {
-                        fits = false;
-                        return Err(GribError::Invalid(
-                            "a value is outside the source's codes".into(),
-                        ));
-                    }
-                    acc = (acc << bits) | x as u64;
-                    held += bits;
-                    while held >= 8 {
-                        held -= 8;
-                        out.push((acc >> held) as u8);
-                    }
-                    acc &= (1u64 << held) - 1;
-                }
-                Ok(())
-            })
-            .or_else(|e| if fits { Err(e) } else { Ok(()) })?;
-        if !fits {
-            return Ok(None);
-        }
-        if held > 0 {
-            out.push((acc << (8 - held)) as u8);
-        }
-        Ok(Some(out))
+        let (ten, scale) = (self.ten_to_d(), self.two_to_minus_e());
+        let top = (1u64 << self.bits) as f64;
+        pack_codes(values, self.bits, |v| {
+            // ecCodes' rounding: ((v·10^D − R)·2^−E + 0.5), truncated.
+            let x = (v * ten - self.reference) * scale + 0.5;
+            (0.0..top).contains(&x).then_some(x as u64)
+        })
     }
 }
 

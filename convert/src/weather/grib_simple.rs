@@ -120,38 +120,60 @@ impl Params {
     /// The codes of `values`, most significant bit first, the last byte
     /// padded with zero bits, read a step at a time.
     fn codes(&self, values: &(impl FieldValues + ?Sized)) -> Result<Vec<u8>, GribError> {
-        let bits = u64::from(self.bits);
-        let len = (values.len() as u64)
-            .checked_mul(bits)
-            .map(|b| b.div_ceil(8))
-            .and_then(|b| usize::try_from(b).ok())
-            .ok_or_else(|| GribError::Invalid(format!("{} codes overflow", values.len())))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(len).map_err(|_| {
-            GribError::Invalid(format!("cannot allocate {len} bytes for the packed values"))
+        let mask = (1u64 << self.bits) - 1;
+        let packed = pack_codes(values, self.bits, |v| {
+            // ecCodes' rounding: ((v·10^0 − R)·2^−E + 0.5), truncated.
+            Some((((v - self.reference) * self.scale) + 0.5) as u64 & mask)
         })?;
-        let mask = (1u64 << bits) - 1;
-        // Bits not yet written, the oldest highest; fewer than 8 between codes.
-        let (mut acc, mut held) = (0u64, 0u64);
-        values.each_step(&mut |_, step| {
-            for &v in step {
-                // ecCodes' rounding: ((v·10^0 − R)·2^−E + 0.5), truncated.
-                let code = (((v - self.reference) * self.scale) + 0.5) as u64 & mask;
-                acc = (acc << bits) | code;
-                held += bits;
-                while held >= 8 {
-                    held -= 8;
-                    out.push((acc >> held) as u8);
-                }
-                acc &= (1u64 << held) - 1;
-            }
-            Ok(())
-        })?;
-        if held > 0 {
-            out.push((acc << (8 - held)) as u8);
-        }
-        Ok(out)
+        packed.ok_or_else(|| GribError::Invalid("a value has no code".into()))
     }
+}
+
+/// The `bits`-wide codes that `code` gives each of `values`, most
+/// significant bit first, the last byte padded with zero bits, read a step
+/// at a time; `None` as soon as `code` gives none for a value.
+pub(super) fn pack_codes(
+    values: &(impl FieldValues + ?Sized),
+    bits: u32,
+    mut code: impl FnMut(f64) -> Option<u64>,
+) -> Result<Option<Vec<u8>>, GribError> {
+    let bits = u64::from(bits);
+    let len = (values.len() as u64)
+        .checked_mul(bits)
+        .map(|b| b.div_ceil(8))
+        .and_then(|b| usize::try_from(b).ok())
+        .ok_or_else(|| GribError::Invalid(format!("{} codes overflow", values.len())))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        GribError::Invalid(format!("cannot allocate {len} bytes for the packed values"))
+    })?;
+    // Bits not yet written, the oldest highest; fewer than 8 between codes.
+    let (mut acc, mut held, mut coded) = (0u64, 0u64, true);
+    let read = values.each_step(&mut |_, step| {
+        for &v in step {
+            let Some(c) = code(v) else {
+                // Stops the reading; told apart from a reader's error below.
+                coded = false;
+                return Err(GribError::Invalid("a value has no code".into()));
+            };
+            acc = (acc << bits) | c;
+            held += bits;
+            while held >= 8 {
+                held -= 8;
+                out.push((acc >> held) as u8);
+            }
+            acc &= (1u64 << held) - 1;
+        }
+        Ok(())
+    });
+    if !coded {
+        return Ok(None);
+    }
+    read?;
+    if held > 0 {
+        out.push((acc << (8 - held)) as u8);
+    }
+    Ok(Some(out))
 }
 
 #[cfg(test)]
