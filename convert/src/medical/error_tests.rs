@@ -168,7 +168,7 @@ mod dicom {
         let (grey, colour) = (dir.path().join("a.dcm"), dir.path().join("b.dcm"));
         slice(&grey, 1);
         slice(&colour, 3);
-        assert_eq!(read(&[grey.clone()], false).unwrap().len(), 1);
+        assert_eq!(read(std::slice::from_ref(&grey), false).unwrap().len(), 1);
 
         let e = failure(read(&[dir.path().to_path_buf()], false));
         assert_eq!(e.kind(), MedicalErrorKind::Unsupported, "{e}");
@@ -176,7 +176,7 @@ mod dicom {
         assert_eq!(e.path(), Some(colour.as_path()));
         assert!(e.to_string().contains("SamplesPerPixel 3"), "{e}");
 
-        let e = failure(read(&[colour.clone()], false));
+        let e = failure(read(std::slice::from_ref(&colour), false));
         assert_eq!(e.kind(), MedicalErrorKind::Unsupported, "{e}");
         assert!(!e.is_skippable(), "{e}");
 
@@ -196,7 +196,7 @@ mod dicom {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("notes.dcm");
         std::fs::write(&path, "plain text ".repeat(40)).unwrap();
-        let e = failure(read(&[path.clone()], false));
+        let e = failure(read(std::slice::from_ref(&path), false));
         assert_eq!(e.kind(), MedicalErrorKind::NotThisFormat, "{e}");
         assert_eq!(e.path(), Some(path.as_path()));
     }
