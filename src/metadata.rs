@@ -7,8 +7,11 @@ use crate::limits::Limits;
 
 mod access;
 mod caller;
+mod shared;
 
 pub use access::Scope;
+pub use shared::BaseLayout;
+use shared::SHARED_KEY;
 
 /// Key of the library-managed provenance section.
 pub const RESERVED_KEY: &str = "_reserved_";
@@ -28,6 +31,9 @@ pub struct GlobalMetadata {
     pub reserved: Map,
     /// Free-form message-level annotations.
     pub extra: Map,
+    /// How `base` is written: whole entries, or the keys they share once
+    /// (`spec/format.md` §7.3). Read back as it was written.
+    pub layout: BaseLayout,
 }
 
 impl GlobalMetadata {
@@ -39,22 +45,33 @@ impl GlobalMetadata {
         }
     }
 
-    /// Builds the CBOR map; empty sections are omitted.
+    /// Builds the CBOR map as a message stores it, in [`Self::layout`];
+    /// empty sections are omitted.
     pub fn to_value(&self) -> Value {
+        self.to_value_in(self.layout)
+    }
+
+    /// The CBOR map with `base` in `layout`. The keys the entries share go
+    /// to `_extra_._shared_` only when `_extra_` holds no such key.
+    fn to_value_in(&self, layout: BaseLayout) -> Value {
+        let mut base = self.base.clone();
+        let mut extra = self.extra.clone();
+        if layout == BaseLayout::SharedOnce && !extra.contains_key(SHARED_KEY) {
+            let common = shared::hoist(&mut base);
+            if !common.is_empty() {
+                extra.insert(SHARED_KEY.into(), Value::text_map(common));
+            }
+        }
         let mut m = Vec::with_capacity(3);
-        if !self.base.is_empty() {
-            let base = self
-                .base
-                .iter()
-                .map(|e| Value::text_map(e.clone()))
-                .collect();
+        if !base.is_empty() {
+            let base = base.into_iter().map(Value::text_map).collect();
             m.push((Value::Text(BASE_KEY.into()), Value::Array(base)));
         }
         if !self.reserved.is_empty() {
             m.push((RESERVED_KEY.into(), Value::text_map(self.reserved.clone())));
         }
-        if !self.extra.is_empty() {
-            m.push((EXTRA_KEY.into(), Value::text_map(self.extra.clone())));
+        if !extra.is_empty() {
+            m.push((EXTRA_KEY.into(), Value::text_map(extra)));
         }
         Value::Map(m)
     }
@@ -73,7 +90,7 @@ impl GlobalMetadata {
             );
         }
         let (v, _) = cbor::parse_one(bytes, base_offset, limits.cbor())?;
-        let meta = Self::from_value(&v).map_err(|e| e.at(base_offset))?;
+        let meta = Self::from_value_within(&v, limits).map_err(|e| e.at(base_offset))?;
         meta.check_nesting(limits.max_cbor_depth)
             .map_err(|e| e.at(base_offset))?;
         Ok(meta)
@@ -124,8 +141,16 @@ impl GlobalMetadata {
         Ok(())
     }
 
-    /// Interprets a CBOR value: unknown top-level keys move into `_extra_`.
+    /// Interprets a CBOR value: unknown top-level keys move into `_extra_`,
+    /// and the keys in `_extra_._shared_` go back into every entry
+    /// (§7.3), within the default [`Limits`].
     pub fn from_value(v: &Value) -> Result<Self> {
+        Self::from_value_within(v, &Limits::default())
+    }
+
+    /// [`Self::from_value`] within `limits`: the entries the shared keys
+    /// are copied into may not add up to more than `max_cbor_len` bytes.
+    pub fn from_value_within(v: &Value, limits: &Limits) -> Result<Self> {
         let entries = v.as_map().ok_or_else(|| {
             Error::metadata(format!("metadata is a {}, not a map", v.type_name()))
         })?;
@@ -154,6 +179,7 @@ impl GlobalMetadata {
                 other => loose.push((other.to_string(), val.clone())),
             }
         }
+        let shared = meta.extra.remove(SHARED_KEY);
         for (k, v) in loose {
             if meta.extra.contains_key(&k) {
                 return Err(Error::metadata(format!(
@@ -161,6 +187,16 @@ impl GlobalMetadata {
                 )));
             }
             meta.extra.insert(k, v);
+        }
+        if let Some(common) = shared {
+            let common = text_keyed_map(&common, "metadata _extra_._shared_")?;
+            let copied = (cbor::encode_canonical(&Value::text_map(common.clone())).len() as u64)
+                .saturating_mul(meta.base.len() as u64);
+            if copied > limits.max_cbor_len {
+                return Err(Error::limit("max_cbor_len", copied, limits.max_cbor_len));
+            }
+            shared::expand(&mut meta.base, &common);
+            meta.layout = BaseLayout::SharedOnce;
         }
         Ok(meta)
     }
@@ -179,10 +215,17 @@ impl GlobalMetadata {
         Ok(())
     }
 
-    /// Rejects caller-written provenance, as the encoder must, and metadata
-    /// nested deeper than a reader with default limits accepts.
+    /// Rejects caller-written provenance and shared keys, as the encoder
+    /// must, and metadata nested deeper than a reader with default limits
+    /// accepts.
     pub fn check_caller_written(&self) -> Result<()> {
         self.check_nesting(Limits::default().max_cbor_depth)?;
+        if self.extra.contains_key(SHARED_KEY) {
+            return Err(Error::metadata(
+                "callers must not write _extra_._shared_; the encoder writes it for \
+                 layout SharedOnce (spec/format.md §7.3)",
+            ));
+        }
         if !self.reserved.is_empty() {
             return Err(Error::metadata(
                 "callers must not write _reserved_ at message level; the encoder fills it",
@@ -358,7 +401,7 @@ impl GlobalMetadata {
     /// # Ok::<(), tgm::Error>(())
     /// ```
     pub fn to_json_value(&self) -> serde_json::Value {
-        self.to_value().to_json_value()
+        self.to_value_in(BaseLayout::PerObject).to_json_value()
     }
 
     /// Metadata from JSON, read as metadata CBOR is (`spec/format.md` §7):

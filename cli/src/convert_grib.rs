@@ -6,6 +6,7 @@ use crate::error::{is_write_error, usage, CliError, CliResult};
 use crate::output::Sink;
 use crate::pipeline_args::zstd_level;
 use crate::spool::{no_suffix, Inputs};
+use tgm::metadata::BaseLayout;
 use tgm_convert::weather::convert::{
     convert_files_to, CompressionChoice, ConvertOptions, EncodingChoice, PipelineChoice,
 };
@@ -59,6 +60,11 @@ pub struct Args {
     /// Write no frame hashes.
     #[arg(long)]
     pub no_hash: bool,
+    /// Write every field's metadata whole, as the reference does (default:
+    /// the keys all fields of a message share, such as the grid, once;
+    /// tgm readers give every field its keys either way).
+    #[arg(long)]
+    pub per_object_metadata: bool,
     /// Most bytes the conversion may decode (default: 64 × the inputs' size
     /// + 256 MiB), so that a small file announcing a huge field is refused.
     #[arg(long)]
@@ -102,6 +108,11 @@ pub fn run(a: Args) -> CliResult {
         pipeline: pipeline(&a),
         no_hash: a.no_hash,
         max_decoded_bytes: a.max_decoded_bytes,
+        layout: if a.per_object_metadata {
+            BaseLayout::PerObject
+        } else {
+            BaseLayout::SharedOnce
+        },
     };
     if let Some(dir) = a.inputs.iter().find(|p| p.is_dir()) {
         return Err(format!("{}: is a directory (give GRIB files)", dir.display()).into());

@@ -6,7 +6,8 @@ use std::process::{Command, Stdio};
 
 use common::{archive, count_messages, f64_npy, fixture, tgm_in};
 use tgm::cbor::Value;
-use tgm::{EncodeOptions, GlobalMetadata};
+use tgm::metadata::{BaseLayout, Scope};
+use tgm::{Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
 
 #[test]
 fn import_never_replaces_an_existing_archive_without_force() {
@@ -760,4 +761,82 @@ fn recompress_reports_the_error_its_output_holds() {
         assert_eq!(reported, want, "{name}");
         assert_eq!(name == "none", want == 0.0, "{name}: {want}");
     }
+}
+
+/// A message of `n` objects whose entries share `mars.class` and `grid`,
+/// written with the keys stored once (`spec/format.md` §7.3).
+fn shared_layout_archive(path: &std::path::Path, n: usize) {
+    let d = ObjectDescriptor::new(Dtype::Uint8, vec![4]);
+    let base = (0..n)
+        .map(|i| {
+            let mut e = tgm::Map::new();
+            e.insert("name".into(), Value::Text(format!("f{i}")));
+            e.insert(
+                "mars".into(),
+                Value::text_map([
+                    ("class", Value::Text("ea".into())),
+                    ("step", Value::Uint(i as u64)),
+                ]),
+            );
+            e.insert("grid".into(), Value::Text("regular_ll 3x3 degrees".into()));
+            e
+        })
+        .collect();
+    let mut meta = GlobalMetadata::with_base(base);
+    meta.layout = BaseLayout::SharedOnce;
+    let data: Vec<[u8; 4]> = (0..n).map(|i| [i as u8; 4]).collect();
+    let pairs: Vec<_> = data.iter().map(|b| (&d, &b[..])).collect();
+    std::fs::write(
+        path,
+        tgm::encode(&meta, &pairs, &EncodeOptions::new()).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn rewriting_commands_keep_keys_stored_once() {
+    let d = fixture();
+    shared_layout_archive(&d.path().join("x.tgm"), 3);
+    let runs: [&[&str]; 4] = [
+        &["set", "-s", "mars.expver=0001", "x.tgm", "set.tgm"],
+        &["copy", "--objects", "name!=f0", "x.tgm", "copy.tgm"],
+        &["merge", "-o", "merge.tgm", "x.tgm", "x.tgm"],
+        &[
+            "recompress",
+            "--compression",
+            "zstd",
+            "x.tgm",
+            "recompress.tgm",
+        ],
+    ];
+    for args in runs {
+        let r = tgm_in(d.path(), args);
+        assert!(r.ok, "{args:?}: {}", r.err);
+        let out = d.path().join(
+            args.iter()
+                .find(|a| a.ends_with(".tgm") && **a != "x.tgm")
+                .unwrap(),
+        );
+        let f = tgm::TgmFile::open(&out).unwrap();
+        let meta = f.metadata(0, &tgm::DecodeOptions::default()).unwrap();
+        assert_eq!(meta.layout, BaseLayout::SharedOnce, "{args:?}");
+        for i in 0..meta.base.len() {
+            assert_eq!(
+                meta.get(Scope::Object(i), "mars.class"),
+                Some(&Value::Text("ea".into())),
+                "{args:?}: object {i}"
+            );
+            assert!(meta.get(Scope::Object(i), "grid").is_some(), "{args:?}");
+        }
+        let r = tgm_in(d.path(), &["dump", "-j", out.to_str().unwrap()]);
+        assert!(
+            !r.out.contains("_shared_"),
+            "{args:?}: dump shows whole entries"
+        );
+    }
+    let set = tgm_in(
+        d.path(),
+        &["get", "-p", "mars.expver,mars.class,mars.step", "set.tgm"],
+    );
+    assert!(set.out.contains("\t0001\tea\t2\n"), "{}", set.out);
 }

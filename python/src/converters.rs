@@ -179,6 +179,7 @@ mod grib {
         pipeline_args: Pipeline,
         no_hash: bool,
         max_decoded_bytes: Option<u64>,
+        per_object_metadata: bool,
     ) -> PyResult<Vec<Py<PyBytes>>> {
         let opts = ConvertOptions {
             split,
@@ -186,13 +187,18 @@ mod grib {
             pipeline: pipeline(py, &pipeline_args)?,
             no_hash,
             max_decoded_bytes,
+            layout: if per_object_metadata {
+                tgm::metadata::BaseLayout::PerObject
+            } else {
+                tgm::metadata::BaseLayout::SharedOnce
+            },
         };
         let encoded = py
             .allow_threads(|| -> Result<Vec<Vec<u8>>, String> {
                 let messages = convert_files(&paths, &opts).map_err(|e| e.to_string())?;
                 messages
                     .iter()
-                    .map(|m| encode_message(m, no_hash).map_err(|e| e.to_string()))
+                    .map(|m| encode_message(m, &opts).map_err(|e| e.to_string()))
                     .collect()
             })
             .map_err(|e| failed(py, e))?;

@@ -70,6 +70,22 @@ def test_grib_round_trips_through_to_grib():
 
 
 @needs_grib
+def test_keys_fields_share_are_stored_once_and_read_back_per_field():
+    path = GRIB / "two-messages.grib"
+    [shared] = tgm.convert_grib(path)
+    [whole] = tgm.convert_grib(path, per_object_metadata=True)
+    assert len(shared) < len(whole)
+    a, b = tgm.decode_metadata(shared), tgm.decode_metadata(whole)
+    assert len(a.base) == len(b.base) == 2
+    for i in range(2):
+        assert a.base[i]["geography"] == b.base[i]["geography"]
+        assert a.base[i]["mars"] == b.base[i]["mars"]
+    assert "_shared_" not in a.extra
+    for x, y in zip(values([shared]), values([whole])):
+        np.testing.assert_array_equal(x, y)
+
+
+@needs_grib
 def test_grib_pipeline_options():
     path = GRIB / "grib2.grib"
     plain = tgm.convert_grib(path)

@@ -86,6 +86,7 @@ impl GlobalMetadata {
             base: (0..self.base.len()).map(|i| self.caller_entry(i)).collect(),
             reserved: Map::new(),
             extra: self.extra.clone(),
+            layout: self.layout,
         }
     }
 

@@ -128,6 +128,7 @@ pub fn from_ref_meta(m: &tensogram::GlobalMetadata) -> GlobalMetadata {
         base: m.base.iter().map(from_ref_map).collect(),
         reserved: from_ref_map(&m.reserved),
         extra: from_ref_map(&m.extra),
+        layout: Default::default(),
     }
 }
 

@@ -89,6 +89,7 @@ fn selected_message<'f>(
     }
     let mut sub = GlobalMetadata::with_base(keep.iter().map(|&o| meta.base[o].clone()).collect());
     sub.extra = meta.extra.clone();
+    sub.layout = meta.layout;
     let n = keep.len();
     let part = Part {
         archive: f,

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use tgm::metadata::BaseLayout;
 use tgm::GlobalMetadata;
 
 use crate::error::{usage, CliError, CliResult};
@@ -62,6 +63,10 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
             let mut base = m.base.clone();
             base.resize_with(descs.len(), tgm::Map::new);
             meta.base.extend(base);
+            // Keys stored once in any input are stored once in the output.
+            if m.layout == BaseLayout::SharedOnce {
+                meta.layout = BaseLayout::SharedOnce;
+            }
             for (k, v) in m.extra {
                 match meta.extra.get(&k) {
                     None => {

@@ -17,6 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tgm::cbor::Value;
+use tgm::metadata::BaseLayout;
 use tgm::pipeline::PipelineOptions;
 use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
 
@@ -76,7 +77,7 @@ impl Default for PipelineChoice {
 }
 
 /// Options of a GRIB → Tensogram conversion.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ConvertOptions {
     /// One message per GRIB message instead of one per input file.
     pub split: bool,
@@ -89,6 +90,24 @@ pub struct ConvertOptions {
     /// The decoded-bytes budget of the conversion; `None` for
     /// [`DecodeBudget::for_input`] of the inputs' total size.
     pub max_decoded_bytes: Option<u64>,
+    /// How the fields' entries are written: by default the keys every field
+    /// of a message shares (geography, centre, class…) once
+    /// (`spec/format.md` §7.3); [`BaseLayout::PerObject`] writes every
+    /// entry whole, as the reference does.
+    pub layout: BaseLayout,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> Self {
+        ConvertOptions {
+            split: false,
+            all_keys: false,
+            pipeline: PipelineChoice::default(),
+            no_hash: false,
+            max_decoded_bytes: None,
+            layout: BaseLayout::SharedOnce,
+        }
+    }
 }
 
 /// One field ready for `tgm::encode`.
@@ -451,7 +470,7 @@ pub fn convert_files_to(
 ) -> Result<Written, GribError> {
     let mut w = Written::default();
     each_message(inputs, opts, |objects| {
-        w.bytes += encode_message_to(&objects, opts.no_hash, out)?;
+        w.bytes += encode_message_to(&objects, opts, out)?;
         w.messages += 1;
         w.objects += objects.len();
         let worst = objects.iter().map(|o| o.max_abs_error);
@@ -507,34 +526,39 @@ fn encode_options(no_hash: bool) -> EncodeOptions {
 
 /// The message's metadata and (descriptor, bytes) pairs: the objects'
 /// entries, with the headers fields share stored once in `_extra_`
-/// ([`super::grib_shared`]).
-fn message_parts(objects: &[GribObject]) -> (GlobalMetadata, Vec<(&ObjectDescriptor, &[u8])>) {
+/// ([`super::grib_shared`]), in `layout`.
+fn message_parts(
+    objects: &[GribObject],
+    layout: BaseLayout,
+) -> (GlobalMetadata, Vec<(&ObjectDescriptor, &[u8])>) {
     let mut base: Vec<Map> = objects.iter().map(|o| o.metadata.clone()).collect();
     let extra = super::grib_shared::share(&mut base);
     let pairs = objects.iter().map(|o| (&o.descriptor, o.data())).collect();
     let mut meta = GlobalMetadata::with_base(base);
     meta.extra = extra;
+    meta.layout = layout;
     (meta, pairs)
 }
 
-/// Encodes one message from its objects (NaN stored as a mask).
-pub fn encode_message(objects: &[GribObject], no_hash: bool) -> Result<Vec<u8>, GribError> {
-    let (meta, pairs) = message_parts(objects);
-    Ok(tgm::encode(&meta, &pairs, &encode_options(no_hash))?)
+/// Encodes one message from its objects (NaN stored as a mask), with
+/// `opts`' hashing and metadata layout.
+pub fn encode_message(objects: &[GribObject], opts: &ConvertOptions) -> Result<Vec<u8>, GribError> {
+    let (meta, pairs) = message_parts(objects, opts.layout);
+    Ok(tgm::encode(&meta, &pairs, &encode_options(opts.no_hash))?)
 }
 
 /// [`encode_message`] written straight to `out` (`tgm::encode_to`: the
 /// payloads are not gathered into a message buffer); returns its length.
 pub fn encode_message_to(
     objects: &[GribObject],
-    no_hash: bool,
+    opts: &ConvertOptions,
     out: &mut dyn Write,
 ) -> Result<u64, GribError> {
-    let (meta, pairs) = message_parts(objects);
+    let (meta, pairs) = message_parts(objects, opts.layout);
     Ok(tgm::encode_to(
         &meta,
         &pairs,
-        &encode_options(no_hash),
+        &encode_options(opts.no_hash),
         out,
     )?)
 }

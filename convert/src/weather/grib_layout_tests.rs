@@ -42,7 +42,7 @@ fn round_trip(grib: &[u8]) -> (tgm::DecodedMessage, Vec<u8>) {
     std::fs::write(&path, grib).unwrap();
     let mut msgs = convert_files(&[path], &ConvertOptions::default()).unwrap();
     assert_eq!(msgs.len(), 1);
-    let bytes = encode_message(&msgs.pop().unwrap(), false).unwrap();
+    let bytes = encode_message(&msgs.pop().unwrap(), &ConvertOptions::default()).unwrap();
     let decoded = tgm::Message::parse(&bytes)
         .unwrap()
         .decode(&tgm::DecodeOptions::default())

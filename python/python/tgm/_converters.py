@@ -129,6 +129,7 @@ def convert_grib(
     level=None,
     no_hash=None,
     max_decoded_bytes=None,
+    per_object_metadata=False,
     output=None,
     storage_options=None,
     force=False,
@@ -140,8 +141,10 @@ def convert_grib(
     or ``simple_packing`` at ``bits`` (default 16); ``compression`` is
     ``none``, ``auto``, ``szip``, ``zstd`` (``level``) or ``lz4``.
     ``threads`` is accepted for the reference's sake; conversion runs on
-    one thread. ``output`` writes the archive there instead
-    (:func:`_deliver`)."""
+    one thread. The keys every field of a message shares (the grid, the
+    centre…) are written once; ``per_object_metadata=True`` writes every
+    field's keys whole, as the reference does (tgm reads both alike).
+    ``output`` writes the archive there instead (:func:`_deliver`)."""
     fn = _native_fn("grib", "convert_grib")
     _choice("grouping", grouping, ("merge_all", "one_to_one"))
     _threads(threads)
@@ -157,6 +160,7 @@ def convert_grib(
         p,
         _no_hash(hash, no_hash),
         max_decoded_bytes,
+        bool(per_object_metadata),
     )
     return _deliver(messages, output, storage_options, force)
 
