@@ -70,17 +70,26 @@ grib_set -r -s packingType=grid_ccsds "$W/n320.grib2" "$W/n320_ccsds.grib2"
 grib_set -r -s packingType=grid_ccsds,ccsdsBlockSize=16,ccsdsRsi=64 "$W/n320.grib2" "$W/n320_ccsds_16_64.grib2"
 grib_set -r -s packingType=grid_complex "$W/n320.grib2" "$W/n320_complex.grib2"
 grib_set -r -s packingType=grid_second_order "$W/n320.grib2" "$W/n320_second_order.grib2"
+# Decimal-scaled: D = 1 set over the simple field's header (its codes
+# unchanged), and the complex field repacked with D = 1.
+grib_set -s decimalScaleFactor=1 "$W/n320.grib2" "$W/n320_d1.grib2"
+grib_set -r -s packingType=grid_complex,decimalScaleFactor=1 "$W/n320.grib2" "$W/n320_complex_d1.grib2"
 cp "$SAMPLES/sh_ml_grib2.tmpl" "$W/sh_ml.grib2"
 
-echo "| file | packing | GRIB bytes | data section bytes | .tgm bytes | pipeline | .tgm payload bytes |"
-echo "|---|---|---|---|---|---|---|"
+echo "| file | packing | GRIB bytes | data section bytes | --encoding | .tgm bytes | pipeline | .tgm payload bytes |"
+echo "|---|---|---|---|---|---|---|---|"
 for f in ll_1deg.grib2 ll_1deg_ccsds.grib2 n320.grib2 n320_ccsds.grib2 n320_ccsds_16_64.grib2 \
-    n320_complex.grib2 n320_second_order.grib2 sh_ml.grib2; do
-    "$TGM" convert-grib "$W/$f" -o "$W/out.tgm" --force >/dev/null 2>&1
+    n320_complex.grib2 n320_second_order.grib2 n320_d1.grib2:codes n320_complex_d1.grib2:codes \
+    sh_ml.grib2; do
+  encodings=source
+  case "$f" in *:codes) f=${f%:codes}; encodings="source codes" ;; esac
+  for encoding in $encodings; do
+    "$TGM" convert-grib "$W/$f" -o "$W/out.tgm" --encoding "$encoding" --force >/dev/null 2>&1
     packing=$(grib_get -p packingType "$W/$f")
     section=$(grib_get -p section7Length "$W/$f")
     # tgm ls: columns found by their header (the key columns vary)
     row=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
         NR == 2 { print $c["pipeline"] " | " $c["stored_bytes"] }')
-    echo "| $f | $packing | $(stat -c %s "$W/$f") | $((section - 5)) | $(stat -c %s "$W/out.tgm") | $row |"
+    echo "| $f | $packing | $(stat -c %s "$W/$f") | $((section - 5)) | $encoding | $(stat -c %s "$W/out.tgm") | $row |"
+  done
 done

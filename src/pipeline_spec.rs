@@ -190,6 +190,11 @@ pub struct SimplePacking {
     pub binary_scale_factor: Option<i32>,
     /// `sp_decimal_scale_factor`, if given (encoding defaults it to 0).
     pub decimal_scale_factor: Option<i32>,
+    /// `sp_grib_reference_value`, a tgm extension: when given, values are
+    /// evaluated in GRIB's order, `(R_grib + q·2^E)·10^−D`, from this
+    /// reference value, as ecCodes evaluates them (`spec/pipeline.md`
+    /// §2.5); `sp_reference_value` is then what other readers use.
+    pub grib_reference_value: Option<f64>,
     /// R and E were derived from the data by the last encode run.
     #[serde(skip)]
     pub(crate) derived: bool,
@@ -203,6 +208,7 @@ impl SimplePacking {
             reference_value: None,
             binary_scale_factor: None,
             decimal_scale_factor: None,
+            grib_reference_value: None,
             derived: false,
         }
     }
@@ -215,28 +221,12 @@ impl SimplePacking {
                 "sp_bits_per_value {bits} exceeds 64"
             )));
         }
-        let reference_value = match p.get("sp_reference_value") {
-            None => None,
-            Some(Value::Float(f)) => Some(*f),
-            Some(r @ (Value::Uint(_) | Value::Nint(_))) => Some(
-                r.as_f64()
-                    .filter(|f| f.abs() <= (1u64 << 53) as f64)
-                    .ok_or_else(|| {
-                        Error::metadata("sp_reference_value integer is not exactly representable")
-                    })?,
-            ),
-            Some(other) => {
-                return Err(Error::metadata(format!(
-                    "sp_reference_value is a {}, not a number",
-                    other.type_name()
-                )))
-            }
-        };
         Ok(SimplePacking {
             bits_per_value: bits as u32,
-            reference_value,
+            reference_value: number(p, "sp_reference_value")?,
             binary_scale_factor: p.opt_i32("sp_binary_scale_factor")?,
             decimal_scale_factor: p.opt_i32("sp_decimal_scale_factor")?,
+            grib_reference_value: number(p, "sp_grib_reference_value")?,
             derived: false,
         })
     }
@@ -253,7 +243,30 @@ impl SimplePacking {
         if let Some(d) = self.decimal_scale_factor {
             v.push(("sp_decimal_scale_factor", Value::from_i64(d as i64)));
         }
+        if let Some(r) = self.grib_reference_value {
+            v.push(("sp_grib_reference_value", Value::Float(r)));
+        }
         v
+    }
+}
+
+/// The number at `key`, if given: a float, or an integer that a float64
+/// holds exactly.
+fn number(p: &Params<'_>, key: &str) -> Result<Option<f64>> {
+    match p.get(key) {
+        None => Ok(None),
+        Some(Value::Float(f)) => Ok(Some(*f)),
+        Some(r @ (Value::Uint(_) | Value::Nint(_))) => Ok(Some(
+            r.as_f64()
+                .filter(|f| f.abs() <= (1u64 << 53) as f64)
+                .ok_or_else(|| {
+                    Error::metadata(format!("{key} integer is not exactly representable"))
+                })?,
+        )),
+        Some(other) => Err(Error::metadata(format!(
+            "{key} is a {}, not a number",
+            other.type_name()
+        ))),
     }
 }
 

@@ -37,10 +37,13 @@ pub struct Args {
     #[arg(long)]
     pub all_keys: bool,
     /// Encoding: source (bit-identical to ecCodes' values: the field's own
-    /// simple-packing codes where exact, else lossless float64), none, or
-    /// simple_packing (lossy, at --bits; the largest error is reported).
+    /// simple-packing codes where exact, else lossless float64), codes (as
+    /// source, and decimal-scaled fields as their own codes too, in GRIB's
+    /// evaluation order: a tgm extension, bit-identical when tgm reads it,
+    /// last-bit differences in the reference), none, or simple_packing
+    /// (lossy, at --bits; the largest error is reported).
     #[arg(long, default_value = "source",
-          value_parser = clap::builder::PossibleValuesParser::new(["source", "none", "simple_packing"]))]
+          value_parser = clap::builder::PossibleValuesParser::new(["source", "codes", "none", "simple_packing"]))]
     pub encoding: String,
     /// Bits per value for --encoding simple_packing.
     #[arg(long, default_value_t = 16)]
@@ -79,6 +82,7 @@ fn pipeline(a: &Args) -> PipelineChoice {
         encoding: match a.encoding.as_str() {
             "none" => EncodingChoice::None,
             "simple_packing" => EncodingChoice::SimplePacking { bits: a.bits },
+            "codes" => EncodingChoice::Codes,
             _ => EncodingChoice::Source,
         },
         shuffle: a.filter == "shuffle",
@@ -132,7 +136,7 @@ pub fn run(a: Args) -> CliResult {
     sink.finish()?;
     if !matches!(
         opts.pipeline.encoding,
-        EncodingChoice::Source | EncodingChoice::None
+        EncodingChoice::Source | EncodingChoice::Codes | EncodingChoice::None
     ) {
         note!(
             "lossy encoding: largest absolute error {:e}",

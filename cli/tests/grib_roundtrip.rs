@@ -1634,3 +1634,105 @@ fn plot_shows_bitmap_missing_points_as_transparent() {
         assert_eq!(alpha, if missing { 0 } else { 255 }, "point ({r}, {c})");
     }
 }
+
+#[test]
+fn decimal_scaled_fields_as_codes_are_exact_with_payloads_no_larger_than_their_grib() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rules = format!(
+        "set bitsPerValue=16; set values={{{}}}; write;",
+        real_looking(6114)
+    );
+    let plain = generate(dir.path(), "gg.grib", "reduced_gg_pl_32_grib2", &rules);
+    let simple = grib_set(
+        dir.path(),
+        "gg.d.grib",
+        &["-s", "decimalScaleFactor=1"],
+        &plain,
+    );
+    let complex = grib_set(
+        dir.path(),
+        "gg.c.grib",
+        &[
+            "-r",
+            "-s",
+            "packingType=grid_complex_spatial_differencing,decimalScaleFactor=1",
+        ],
+        &plain,
+    );
+    for (packing, input) in [("grid_simple", simple), ("grid_complex", complex)] {
+        assert_eq!(
+            grib_get("decimalScaleFactor", &input).trim(),
+            "1",
+            "{packing}"
+        );
+        let codes = dir.path().join(format!("{packing}.codes.tgm"));
+        let source = dir.path().join(format!("{packing}.source.tgm"));
+        let (ok, _, err) = tgm(&[
+            "convert-grib",
+            s(&input),
+            "-o",
+            s(&codes),
+            "--encoding",
+            "codes",
+        ]);
+        assert!(ok, "{packing}: {err}");
+        assert!(tgm(&["convert-grib", s(&input), "-o", s(&source)]).0);
+        // The payload is at most the GRIB's data section, and the file at
+        // most the default conversion's (float64 when its order is not
+        // exact) and the extension's key.
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        let f = TgmFile::open(&codes).unwrap();
+        let bytes = f.message_bytes(0).unwrap();
+        let payload = tgm::Message::parse(&bytes)
+            .unwrap()
+            .object(0)
+            .unwrap()
+            .payload_region()
+            .len();
+        let data_section = grib_get("section7Length", &input)
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+            - 5;
+        assert!(
+            payload <= data_section && size(&codes) <= size(&source) + 64,
+            "{packing}: payload {payload} B, GRIB data section {data_section} B; \
+             file {} B, by default {} B",
+            size(&codes),
+            size(&source)
+        );
+        let msg = &decode_all(&codes)[0];
+        let d = &msg.objects[0].descriptor;
+        assert_eq!(d.encoding(), "simple_packing", "{packing}");
+        // GRIB's order exactly when the default keeps float64.
+        let grib_order = d
+            .pipeline()
+            .params()
+            .contains_key("sp_grib_reference_value");
+        let default = decode_all(&source)[0].objects[0]
+            .descriptor
+            .encoding()
+            .to_string();
+        assert_eq!(
+            grib_order,
+            default == "none",
+            "{packing}: default {default}"
+        );
+        // tgm reads ecCodes' values bit for bit.
+        let want = &eccodes_values(&input)[0];
+        let got = f64s(&msg.objects[0].data);
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "{packing} [{i}]: {g} vs {w}");
+        }
+        // And writes the field back as the source had it.
+        let back = dir.path().join(format!("{packing}.back.grib"));
+        let (ok, _, err) = tgm(&["to-grib", s(&codes), "-o", s(&back)]);
+        assert!(ok, "{packing}: {err}");
+        let (same, report) = grib_compare(&[], &input, &back);
+        assert!(same, "{packing}: {report}");
+    }
+}

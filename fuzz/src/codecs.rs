@@ -200,6 +200,8 @@ pub fn prefilled(data: &[u8]) {
                 binary_scale_factor: h[5] as i32 - 128,
                 decimal_scale_factor: h[6] as i32 % 7 - 3,
                 bits_per_value: h[7] as u32 % 66,
+                // GRIB's evaluation order for odd h[8] (`spec/pipeline.md` §2.5).
+                grib_reference_value: (h[8] & 1 == 1).then_some(h[4] as f64 * 3.0),
             };
             let first = h[8] as usize % 17;
             let n = len / 8;

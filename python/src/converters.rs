@@ -152,6 +152,7 @@ mod grib {
         Ok(PipelineChoice {
             encoding: match encoding.as_str() {
                 "source" => EncodingChoice::Source,
+                "codes" => EncodingChoice::Codes,
                 "none" => EncodingChoice::None,
                 "simple_packing" => EncodingChoice::SimplePacking { bits },
                 other => return Err(failed(py, format!("unknown encoding {other:?}"))),

@@ -134,6 +134,13 @@ fn fixed_scale_offset(p: &crate::pipeline::PackingParams, out: &str) -> Result<J
             ))
         }
     };
+    if p.grib_reference_value.is_some() {
+        return Err(
+            "simple_packing in GRIB's evaluation order (sp_grib_reference_value, \
+                    a tgm extension): numcodecs evaluates R + q·scale"
+                .into(),
+        );
+    }
     if p.decimal_scale_factor != 0 {
         return Err(format!(
             "simple_packing with decimal scale factor {}: numcodecs divides by a scale, \

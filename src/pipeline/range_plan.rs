@@ -151,6 +151,7 @@ mod tests {
                     binary_scale_factor: 0,
                     decimal_scale_factor: 0,
                     bits_per_value: 12,
+                    grib_reference_value: None,
                 }
                 .into(),
             ),

@@ -22,7 +22,7 @@ use tgm::pipeline::PipelineOptions;
 use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor};
 
 use super::budget::DecodeBudget;
-use super::grib::{for_each_field, GribField, SourceCcsds};
+use super::grib::{for_each_field, GribField, SourceCcsds, SourcePacking};
 use super::GribError;
 
 /// How values are encoded.
@@ -30,6 +30,13 @@ use super::GribError;
 pub enum EncodingChoice {
     /// Bit-identical to ecCodes' values (see the module docs).
     Source,
+    /// As [`EncodingChoice::Source`], and a decimal-scaled field whose
+    /// codes do not give ecCodes' values in `R + q·2^E·10^−D` stored as its
+    /// own codes evaluated in GRIB's order (`sp_grib_reference_value`, a tgm
+    /// extension: `spec/pipeline.md` §2.5) instead of float64. tgm decodes
+    /// them bit for bit as ecCodes does; the reference reads values that
+    /// may differ from ecCodes' in the last bit.
+    Codes,
     /// Raw float64.
     None,
     /// simple_packing at `bits`, parameters computed from the data.
@@ -204,12 +211,25 @@ fn checked(
     field: &GribField,
     choice: &PipelineChoice,
 ) -> Result<GribObject, GribError> {
-    if choice.encoding != EncodingChoice::Source {
+    if !matches!(
+        choice.encoding,
+        EncodingChoice::Source | EncodingChoice::Codes
+    ) {
         o.max_abs_error = max_abs_error(&o)?;
         return Ok(o);
     }
     if field.packing.is_some() && max_abs_error(&o)? == 0.0 {
         return Ok(o);
+    }
+    // Codes asked for, and §2.2's order is not exact: GRIB's order.
+    let decimal = field.packing.is_some_and(|p| p.decimal_scale_factor != 0);
+    if choice.encoding == EncodingChoice::Codes && decimal {
+        let (descriptor, _) = object_head_in(field, choice, Order::Grib)?;
+        let descriptor = std::mem::replace(&mut o.descriptor, descriptor);
+        if max_abs_error(&o)? == 0.0 {
+            return Ok(o);
+        }
+        o.descriptor = descriptor;
     }
     // LOSSLESS reads no value: the field's values may already be moved.
     let (descriptor, _) = object_head(field, &LOSSLESS)?;
@@ -309,8 +329,27 @@ fn object_head(
     field: &GribField,
     choice: &PipelineChoice,
 ) -> Result<(ObjectDescriptor, Map), GribError> {
+    object_head_in(field, choice, Order::Tensogram)
+}
+
+/// How a decimal-scaled field's codes are evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// `R + q·2^E·10^−D` (`spec/pipeline.md` §2.2), which every reader
+    /// evaluates.
+    Tensogram,
+    /// GRIB's `(R + q·2^E)·10^−D` (§2.5, a tgm extension).
+    Grib,
+}
+
+/// [`object_head`] with decimal-scaled source codes evaluated in `order`.
+fn object_head_in(
+    field: &GribField,
+    choice: &PipelineChoice,
+    order: Order,
+) -> Result<(ObjectDescriptor, Map), GribError> {
     let mut d = ObjectDescriptor::new(Dtype::Float64, field.shape.clone());
-    let width = apply_encoding(&mut d, field, choice.encoding)?;
+    let width = apply_encoding(&mut d, field, choice.encoding, order)?;
     let encoding = d.encoding().to_string();
     let mut params = d.pipeline().params().clone();
     let mut filter = "none";
@@ -334,7 +373,7 @@ fn object_head(
         CompressionChoice::Szip => {
             let source = field.packing.and_then(|p| p.ccsds);
             let c = match (choice.encoding, source) {
-                (EncodingChoice::Source, Some(c)) => SourceCcsds {
+                (EncodingChoice::Source | EncodingChoice::Codes, Some(c)) => SourceCcsds {
                     flags: c.flags & KEPT_CCSDS_FLAGS,
                     ..c
                 },
@@ -374,6 +413,7 @@ fn apply_encoding(
     d: &mut ObjectDescriptor,
     field: &GribField,
     choice: EncodingChoice,
+    order: Order,
 ) -> Result<u64, GribError> {
     let bits = match choice {
         EncodingChoice::None => return Ok(8),
@@ -383,7 +423,7 @@ fn apply_encoding(
             }
             (bits, 0)
         }
-        EncodingChoice::Source => {
+        EncodingChoice::Source | EncodingChoice::Codes => {
             let first = field.values.iter().copied().find(|v| !v.is_nan());
             match (field.packing, first) {
                 // Constant (or entirely missing) field: zero bits, R = the value.
@@ -396,6 +436,13 @@ fn apply_encoding(
                 (Some(p), _) if p.decimal_scale_factor == 0 && p.bits_per_value <= 64 => {
                     let w = whole_bytes(p.bits_per_value);
                     set_packing(d, w, p.reference_value, p.binary_scale_factor, 0);
+                    return Ok(u64::from(w / 8));
+                }
+                // Decimal scaling in GRIB's order: the field's own codes and
+                // parameters.
+                (Some(p), _) if order == Order::Grib && p.bits_per_value <= 64 => {
+                    let w = whole_bytes(p.bits_per_value);
+                    set_grib_order_packing(d, w, &p);
                     return Ok(u64::from(w / 8));
                 }
                 // Decimal scaling: the same 10^-D quantum (or a finer one).
@@ -428,6 +475,23 @@ fn set_packing(d: &mut ObjectDescriptor, bits: u32, reference: f64, binary: i32,
         binary_scale_factor: binary,
         decimal_scale_factor: decimal,
         bits_per_value: bits,
+        grib_reference_value: None,
+    };
+    d.set_pipeline(&tgm::PipelineBuilder::new().simple_packing_params(p.into()));
+}
+
+/// simple_packing at `bits` with the field's own reference value, scale
+/// factors and GRIB's evaluation order (`spec/pipeline.md` §2.5). Other
+/// readers get `sp_reference_value = R·10^−D`, the reference value in the
+/// values' units.
+fn set_grib_order_packing(d: &mut ObjectDescriptor, bits: u32, p: &SourcePacking) {
+    let decimal = p.decimal_scale_factor;
+    let p = tgm::pipeline::PackingParams {
+        reference_value: p.reference_value * 10f64.powi(-decimal),
+        binary_scale_factor: p.binary_scale_factor,
+        decimal_scale_factor: decimal,
+        bits_per_value: bits,
+        grib_reference_value: Some(p.reference_value),
     };
     d.set_pipeline(&tgm::PipelineBuilder::new().simple_packing_params(p.into()));
 }

@@ -137,8 +137,11 @@ def convert_grib(
     """GRIB file(s) → ``list[bytes]`` of Tensogram messages: one per input
     file (``grouping="merge_all"``), or one per GRIB message
     (``grouping="one_to_one"`` or ``split=True``). ``encoding`` is
-    ``none`` (float64), ``source`` (the field's own packing where exact)
-    or ``simple_packing`` at ``bits`` (default 16); ``compression`` is
+    ``none`` (float64), ``source`` (the field's own packing where exact),
+    ``codes`` (as ``source``, and decimal-scaled fields as their own codes
+    in GRIB's evaluation order: a tgm extension, exact when tgm reads it,
+    within the last bit when the reference does) or ``simple_packing`` at
+    ``bits`` (default 16); ``compression`` is
     ``none``, ``auto``, ``szip``, ``zstd`` (``level``) or ``lz4``.
     ``threads`` is accepted for the reference's sake; conversion runs on
     one thread. The keys every field of a message shares (the grid, the
@@ -150,7 +153,7 @@ def convert_grib(
     _threads(threads)
     p = _pipeline(
         encoding, bits, filter, compression, compression_level, level,
-        ("none", "source", "simple_packing"), ("none", "auto", "szip", "zstd", "lz4"),
+        ("none", "source", "codes", "simple_packing"), ("none", "auto", "szip", "zstd", "lz4"),
     )
     _check_output(output, storage_options)
     messages = fn(

@@ -1,7 +1,7 @@
 //! simple_packing's unpack-and-scale in one pass: whole groups of 8 codes
 //! (exactly `B` bytes each) are read with shifts fixed at compile time and
-//! turned into `R + s · q` by a loop the compiler vectorises
-//! (`spec/pipeline.md` §2.2, §6.2, §6.5).
+//! turned into `R + s · q` (or GRIB's `(R + s · q) · 10^−D`) by a loop the
+//! compiler vectorises (`spec/pipeline.md` §2.2, §2.5, §6.2, §6.5).
 
 use crate::dtype::ByteOrder;
 use crate::stream_store::StreamingStores;
@@ -15,13 +15,16 @@ const BLOCK: usize = 256;
 /// 2^52: `from_bits(bits(2^52) | q) − 2^52` is `q` exactly for `q < 2^52`.
 const TWO52: f64 = 4_503_599_627_370_496.0;
 
-/// The scaling of one object: value = `reference + scale · q`.
+/// The scaling of one object: value = `(reference + scale · q) · decimal`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dequantiser {
-    /// Reference value R.
+    /// Reference value R (GRIB's, in GRIB's order).
     pub reference: f64,
-    /// `2^E · 10^−D`.
+    /// `2^E · 10^−D`, or `2^E` in GRIB's order.
     pub scale: f64,
+    /// 1, or `10^−D` as ecCodes forms it in GRIB's order (§2.5); the
+    /// product by 1 is exact, so both orders share one definition.
+    pub decimal: f64,
     /// Bits per code B.
     pub bits: u32,
     /// Write with streaming stores (`spec/pipeline.md` §6.5).
@@ -29,6 +32,43 @@ pub(crate) struct Dequantiser {
 }
 
 impl Dequantiser {
+    /// The scaling of `p` (`spec/pipeline.md` §2.2, §2.5).
+    pub fn of(p: &super::PackingParams, streaming: bool) -> Self {
+        let two_e = super::powi(2.0, p.binary_scale_factor);
+        match p.grib_reference_value {
+            None => Dequantiser {
+                reference: p.reference_value,
+                scale: two_e * super::powi(10.0, -p.decimal_scale_factor),
+                decimal: 1.0,
+                bits: p.bits_per_value,
+                streaming,
+            },
+            Some(r) => Dequantiser {
+                reference: r,
+                scale: two_e,
+                decimal: super::grib_power_of_ten(-p.decimal_scale_factor),
+                bits: p.bits_per_value,
+                streaming,
+            },
+        }
+    }
+
+    /// The value of code `q`.
+    #[inline(always)]
+    pub fn value(&self, q: u64) -> f64 {
+        (self.reference + self.scale * q as f64) * self.decimal
+    }
+
+    /// The value of every element of a zero-bit object: the reference
+    /// value itself (in GRIB's order, scaled by `10^−D`).
+    pub fn constant(&self) -> f64 {
+        if self.decimal == 1.0 {
+            self.reference
+        } else {
+            self.reference * self.decimal
+        }
+    }
+
     /// Decodes the leading whole blocks of the `n` codes that start on a byte
     /// boundary at `packed[0]` into float64 bytes in `order` at the front of
     /// `out`, and returns how many values it wrote (a multiple of the block
@@ -83,7 +123,6 @@ impl Dequantiser {
         get: impl Fn(&[u8], &mut [u32]),
     ) -> usize {
         let bits = self.bits as usize;
-        let (r, s) = (self.reference, self.scale);
         let blocks = n / BLOCK;
         let mut codes = [0u32; BLOCK];
         let mut values = [0u8; 8 * BLOCK];
@@ -93,7 +132,7 @@ impl Dequantiser {
             for (g, q) in src.chunks_exact(bits).zip(codes.chunks_exact_mut(GROUP)) {
                 get(g, q);
             }
-            scale(r, s, &codes, order, &mut values);
+            self.scale(&codes, order, &mut values);
             writer.copy(dst, &values);
         }
         blocks * BLOCK
@@ -118,26 +157,47 @@ impl Dequantiser {
 
     #[inline(always)]
     fn codes_in(&self, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
-        let (r, s) = (self.reference, self.scale);
         if !self.streaming {
-            return scale(r, s, codes, order, out);
+            return self.scale(codes, order, out);
         }
         let mut values = [0u8; 8 * BLOCK];
         let mut writer = StreamingStores::new(true);
         for (q, dst) in codes.chunks(BLOCK).zip(out.chunks_mut(8 * BLOCK)) {
             let values = &mut values[..dst.len()];
-            scale(r, s, q, order, values);
+            self.scale(q, order, values);
             writer.copy(dst, values);
         }
     }
 }
 
-/// `R + s · q` for each code `q` of `codes`, as float64 bytes in `order`
-/// into the first `8 · codes.len()` bytes of `out`.
+impl Dequantiser {
+    /// [`Self::value`] of each code of `codes`, as float64 bytes in
+    /// `order` into the first `8 · codes.len()` bytes of `out`. The product
+    /// by `decimal` is left out of the loop when it is 1 (it is exact).
+    #[inline(always)]
+    fn scale(&self, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+        if self.decimal == 1.0 {
+            scale_codes(self.reference, self.scale, codes, order, out, |v| v)
+        } else {
+            let d = self.decimal;
+            scale_codes(self.reference, self.scale, codes, order, out, |v| v * d)
+        }
+    }
+}
+
+/// `then(R + s · q)` for each code `q` of `codes`, as float64 bytes in
+/// `order` into the first `8 · codes.len()` bytes of `out`.
 #[inline(always)]
-fn scale(r: f64, s: f64, codes: &[u32], order: ByteOrder, out: &mut [u8]) {
+fn scale_codes(
+    r: f64,
+    s: f64,
+    codes: &[u32],
+    order: ByteOrder,
+    out: &mut [u8],
+    then: impl Fn(f64) -> f64,
+) {
     for (&q, o) in codes.iter().zip(out.chunks_exact_mut(8)) {
-        let v = r + s * (f64::from_bits(TWO52.to_bits() | q as u64) - TWO52);
+        let v = then(r + s * (f64::from_bits(TWO52.to_bits() | q as u64) - TWO52));
         o.copy_from_slice(&match order {
             ByteOrder::Little => v.to_le_bytes(),
             ByteOrder::Big => v.to_be_bytes(),
@@ -206,7 +266,7 @@ mod tests {
     fn naive(packed: &[u8], n: usize, d: &Dequantiser, order: ByteOrder) -> Vec<u8> {
         let mut out = vec![0u8; n * 8];
         super::super::bits::unpack(packed, 0, n, d.bits, |i, q| {
-            let v = d.reference + d.scale * q as f64;
+            let v = (d.reference + d.scale * q as f64) * d.decimal;
             out[i * 8..i * 8 + 8].copy_from_slice(&match order {
                 ByteOrder::Little => v.to_le_bytes(),
                 ByteOrder::Big => v.to_be_bytes(),
@@ -227,6 +287,7 @@ mod tests {
             extra in 0usize..700,
             reference in -1e5f64..1e5,
             log_scale in -40i32..40,
+            grib_decimal in -3i32..4,
         ) {
             for bits in 1..=33u32 {
                 let n = BLOCK * 2 + extra;
@@ -236,9 +297,16 @@ mod tests {
                     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
                     x as u8
                 }).collect();
+                // GRIB's order, with a decimal scale, for half the seeds.
+                let decimal = if seed % 4 < 2 {
+                    1.0
+                } else {
+                    super::super::grib_power_of_ten(-grib_decimal)
+                };
                 let d = Dequantiser {
                     reference,
                     scale: super::super::powi(2.0, log_scale),
+                    decimal,
                     bits,
                     streaming: seed % 2 == 0,
                 };

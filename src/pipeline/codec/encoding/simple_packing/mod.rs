@@ -29,6 +29,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
         "sp_reference_value",
         "sp_binary_scale_factor",
         "sp_decimal_scale_factor",
+        "sp_grib_reference_value",
     ],
     feature: None,
     build: Some(Builder::Encoding(build)),
@@ -57,6 +58,7 @@ impl SimplePacking {
                 .decimal_scale_factor
                 .ok_or_else(|| lacks("sp_decimal_scale_factor"))?,
             bits_per_value: self.bits_per_value,
+            grib_reference_value: self.grib_reference_value,
         };
         check_params(&p)?;
         Ok(p)
@@ -71,6 +73,7 @@ impl From<PackingParams> for SimplePacking {
             reference_value: Some(p.reference_value),
             binary_scale_factor: Some(p.binary_scale_factor),
             decimal_scale_factor: Some(p.decimal_scale_factor),
+            grib_reference_value: p.grib_reference_value,
             derived: false,
         }
     }
@@ -280,6 +283,13 @@ impl EncodingStage for SimplePacking {
                 "{given} given without {missing}: give both, or neither"
             )));
         }
+        if self.grib_reference_value.is_some() && self.reference_value.is_none() {
+            return Err(Error::metadata(
+                "sp_grib_reference_value given without sp_reference_value and \
+                 sp_binary_scale_factor: GRIB's evaluation order is for codes whose \
+                 parameters are known",
+            ));
+        }
         let decimal = self.decimal_scale_factor.unwrap_or(0);
         self.decimal_scale_factor = Some(decimal);
         if self.reference_value.is_none() {
@@ -358,13 +368,7 @@ impl EncodingStage for SimplePacking {
             )));
         }
         let streaming = crate::stream_store::StreamingStores::wanted(out.len(), cx.fresh_output);
-        self::dequantise::Dequantiser {
-            reference: p.reference_value,
-            scale: inverse_scale(&p),
-            bits: p.bits_per_value,
-            streaming,
-        }
-        .decode_codes(
+        self::dequantise::Dequantiser::of(&p, streaming).decode_codes(
             codes,
             cx.out_order,
             &mut out[first * 8..first * 8 + codes.len() * 8],
@@ -424,9 +428,9 @@ fn decode_packed_at(
     if bytes.len() < need || out.len() != count * 8 {
         return Err(Error::codec("packed range shorter than needed"));
     }
-    let inv = inverse_scale(p);
+    let d = self::dequantise::Dequantiser::of(p, false);
     bits::unpack(bytes, skip_bits, count, p.bits_per_value, |i, q| {
-        let v = p.reference_value + inv * q as f64;
+        let v = d.value(q);
         let b = match order {
             ByteOrder::Big => v.to_be_bytes(),
             ByteOrder::Little => v.to_le_bytes(),
@@ -447,6 +451,10 @@ pub struct PackingParams {
     pub decimal_scale_factor: i32,
     /// Bits per packed value, 0..=64.
     pub bits_per_value: u32,
+    /// GRIB's reference value, when the values are evaluated in GRIB's
+    /// order `(R_grib + q·2^E)·10^−D` (`sp_grib_reference_value`, a tgm
+    /// extension: `spec/pipeline.md` §2.5); `None` for `R + q·2^E·10^−D`.
+    pub grib_reference_value: Option<f64>,
 }
 
 /// `x^n` by square-and-multiply with a final reciprocal for negative `n`:
@@ -511,6 +519,7 @@ pub fn compute_params(
             binary_scale_factor: 0,
             decimal_scale_factor: decimal,
             bits_per_value: bits,
+            grib_reference_value: None,
         });
     }
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -553,6 +562,7 @@ pub fn params_from_range(lo: f64, hi: f64, bits: u32, decimal: i32) -> Result<Pa
         binary_scale_factor: e,
         decimal_scale_factor: decimal,
         bits_per_value: bits,
+        grib_reference_value: None,
     })
 }
 
@@ -563,9 +573,18 @@ fn non_finite(v: f64, i: usize) -> Error {
     )
 }
 
-/// `2^E · 10^−D`: what one step of a code is worth (`spec/pipeline.md` §2.2).
-fn inverse_scale(p: &PackingParams) -> f64 {
-    powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor)
+/// `10^n` as ecCodes forms it (`codes_power`): a product, or a quotient,
+/// of tens taken one at a time (`spec/pipeline.md` §2.5).
+pub(crate) fn grib_power_of_ten(n: i32) -> f64 {
+    let mut p = 1.0f64;
+    for _ in 0..n.unsigned_abs() {
+        if n > 0 {
+            p *= 10.0;
+        } else {
+            p /= 10.0;
+        }
+    }
+    p
 }
 
 /// Checks the parameters the encoder and decoder both require.
@@ -580,6 +599,17 @@ pub fn check_params(p: &PackingParams) -> Result<()> {
         return Err(Error::metadata(format!(
             "sp_reference_value {} is not finite",
             p.reference_value
+        )));
+    }
+    if let Some(r) = p.grib_reference_value.filter(|r| !r.is_finite()) {
+        return Err(Error::metadata(format!(
+            "sp_grib_reference_value {r} is not finite"
+        )));
+    }
+    if p.grib_reference_value.is_some() && p.decimal_scale_factor.unsigned_abs() > 400 {
+        return Err(Error::metadata(format!(
+            "sp_decimal_scale_factor {} is outside -400..=400",
+            p.decimal_scale_factor
         )));
     }
     if p.binary_scale_factor.unsigned_abs() > 256 {
@@ -673,12 +703,21 @@ fn encode_into(data: &[u8], order: ByteOrder, p: &PackingParams, out: &mut [u8])
     Ok(())
 }
 
-/// The quantiser of `p` (spec §2.2).
+/// The quantiser of `p` (spec §2.2, §2.5).
 fn quantiser(p: &PackingParams) -> Quantiser {
-    Quantiser {
-        reference: p.reference_value,
-        scale: powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor),
-        bits: p.bits_per_value,
+    match p.grib_reference_value {
+        None => Quantiser {
+            decimal: 1.0,
+            reference: p.reference_value,
+            scale: powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor),
+            bits: p.bits_per_value,
+        },
+        Some(r) => Quantiser {
+            decimal: grib_power_of_ten(p.decimal_scale_factor),
+            reference: r,
+            scale: powi(2.0, -p.binary_scale_factor),
+            bits: p.bits_per_value,
+        },
     }
 }
 
@@ -729,8 +768,7 @@ fn decode_into_with(
             packed.len()
         )));
     }
-    let inv = inverse_scale(p);
-    let r = p.reference_value;
+    let d = self::dequantise::Dequantiser::of(p, streaming);
     let put = |out: &mut [u8], i: usize, v: f64| {
         let b = match out_order {
             ByteOrder::Big => v.to_be_bytes(),
@@ -739,20 +777,14 @@ fn decode_into_with(
         out[i * 8..i * 8 + 8].copy_from_slice(&b);
     };
     if bits == 0 {
-        (0..n).for_each(|i| put(out, i, r));
+        (0..n).for_each(|i| put(out, i, d.constant()));
         return Ok(());
     }
     // Whole blocks from a byte-aligned start take the specialised kernel
     // (`spec/pipeline.md` §6.2); the rest the generic unpacker.
     let done = if first.is_multiple_of(8) {
         let start = first / 8 * bits as usize;
-        self::dequantise::Dequantiser {
-            reference: r,
-            scale: inv,
-            bits,
-            streaming,
-        }
-        .decode_blocks(&packed[start..], n, out_order, out)
+        d.decode_blocks(&packed[start..], n, out_order, out)
     } else {
         0
     };
@@ -762,7 +794,7 @@ fn decode_into_with(
         (first + done) * bits as usize,
         n - done,
         bits,
-        |i, q| put(out, i, r + inv * q as f64),
+        |i, q| put(out, i, d.value(q)),
     );
     Ok(())
 }
@@ -937,6 +969,7 @@ mod tests {
             binary_scale_factor: 0,
             decimal_scale_factor: 0,
             bits_per_value: 12,
+            grib_reference_value: None,
         };
         let mut out = vec![0u8; 80];
         assert!(decode_into(&[0u8; 14], 0, 10, &p, ByteOrder::Little, &mut out).is_err());

@@ -25,12 +25,16 @@ const TWO52: f64 = 4_503_599_627_370_496.0;
 /// Widest code the float path produces exactly.
 const FLOAT_PATH_MAX_BITS: u32 = 52;
 
-/// The quantiser of one object: `q = min(round((v − R) · scale), 2^B − 1)`.
+/// The quantiser of one object:
+/// `q = min(round((v · decimal − R) · scale), 2^B − 1)`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Quantiser {
-    /// Reference value R.
+    /// 1, or `10^D` as ecCodes forms it in GRIB's order
+    /// (`spec/pipeline.md` §2.5); the product by 1 is exact.
+    pub decimal: f64,
+    /// Reference value R (GRIB's, in GRIB's order).
     pub reference: f64,
-    /// `10^D · 2^−E`.
+    /// `10^D · 2^−E`, or `2^−E` in GRIB's order.
     pub scale: f64,
     /// Bits per code B, 0..=64.
     pub bits: u32,
@@ -126,12 +130,17 @@ impl Quantiser {
     #[inline(always)]
     fn codes_in(&self, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
         debug_assert!((1..=32).contains(&self.bits));
-        let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
+        let (d, r, scale, maxf) = (
+            self.decimal,
+            self.reference,
+            self.scale,
+            self.max_code() as f64,
+        );
         let mut special = 0u64;
         for (c, q) in data.chunks_exact(8).zip(out.iter_mut()) {
             let v = load(c, order);
             special |= is_special(v);
-            *q = code_float((v - r) * scale, maxf) as u32;
+            *q = code_float((v * d - r) * scale, maxf) as u32;
         }
         special == 0
     }
@@ -193,7 +202,12 @@ impl Quantiser {
         out: &mut [u8],
         put: impl Fn(&[u64; GROUP], &mut [u8]),
     ) -> bool {
-        let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
+        let (dec, r, scale, maxf) = (
+            self.decimal,
+            self.reference,
+            self.scale,
+            self.max_code() as f64,
+        );
         let bits = self.bits as usize;
         let mut special = 0u64;
         let mut codes = [0u64; BLOCK];
@@ -205,7 +219,7 @@ impl Quantiser {
             for (c, q) in s.chunks_exact(8).zip(codes.iter_mut()) {
                 let v = load(c, order);
                 special |= is_special(v);
-                *q = code_float((v - r) * scale, maxf);
+                *q = code_float((v * dec - r) * scale, maxf);
             }
             for (q, d) in codes.chunks_exact(GROUP).zip(d.chunks_exact_mut(bits)) {
                 put(q.try_into().expect("a group of codes"), d);
@@ -214,7 +228,7 @@ impl Quantiser {
         let tail = src_tail.chunks_exact(8).map(|c| {
             let v = load(c, order);
             special |= is_special(v);
-            code_float((v - r) * scale, maxf)
+            code_float((v * dec - r) * scale, maxf)
         });
         super::bits::pack_into(tail, self.bits, d);
         special == 0
@@ -222,12 +236,12 @@ impl Quantiser {
 
     /// Codes of 53..=64 bits, through exact integer rounding.
     fn pack_wide(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
-        let (r, scale, maxq) = (self.reference, self.scale, self.max_code());
+        let (d, r, scale, maxq) = (self.decimal, self.reference, self.scale, self.max_code());
         let mut finite = true;
         let codes = data.chunks_exact(8).map(|c| {
             let v = load(c, order);
             finite &= v.is_finite();
-            quantise_u64((v - r) * scale).min(maxq)
+            quantise_u64((v * d - r) * scale).min(maxq)
         });
         super::bits::pack_into(codes, self.bits, out);
         finite
@@ -289,7 +303,7 @@ mod tests {
         let maxq = q.max_code();
         let codes: Vec<u64> = vals
             .iter()
-            .map(|&v| quantise_u64((v - q.reference) * q.scale).min(maxq))
+            .map(|&v| quantise_u64((v * q.decimal - q.reference) * q.scale).min(maxq))
             .collect();
         let mut out = vec![0u8; super::super::bits::packed_len(vals.len(), q.bits).unwrap()];
         super::super::bits::pack_into(codes.into_iter(), q.bits, &mut out);
@@ -332,6 +346,7 @@ mod tests {
             reference in prop_oneof![Just(0.0), -1e3f64..1e3, Just(-0.0)],
             log_scale in -70i32..70,
             half in any::<bool>(),
+            grib_decimal in prop_oneof![Just(None), (-3i32..4).prop_map(Some)],
         ) {
             let vals: Vec<f64> = if constant {
                 vec![vals.first().copied().unwrap_or(1.5); vals.len()]
@@ -341,7 +356,8 @@ mod tests {
             for bits in 1..=64u32 {
                 let scale = super::super::powi(2.0, log_scale)
                     * if half { 1.5 } else { 1.0 };
-                let q = Quantiser { reference, scale, bits };
+                let decimal = grib_decimal.map_or(1.0, super::super::grib_power_of_ten);
+                let q = Quantiser { decimal, reference, scale, bits };
                 let (want, finite) = naive(&vals, &q);
                 for order in [ByteOrder::Little, ByteOrder::Big] {
                     let mut got = vec![0xa5u8; want.len()];
@@ -365,7 +381,7 @@ mod tests {
             let k = k % (maxq + 1);
             let vals = [k as f64 + 0.5, k as f64 + 0.49999999999999994, k as f64 - 0.5,
                         (k as f64 + 0.5).next_up(), (k as f64 + 0.5).next_down()];
-            let q = Quantiser { reference: 0.0, scale: 1.0, bits };
+            let q = Quantiser { decimal: 1.0, reference: 0.0, scale: 1.0, bits };
             let (want, _) = naive(&vals, &q);
             let mut got = vec![0u8; want.len()];
             let mut portable = vec![0u8; want.len()];
@@ -383,6 +399,7 @@ mod tests {
         for bits in 1..=64u32 {
             let scale = (1u64 << bits.min(52)) as f64 / 2.1e4;
             let q = Quantiser {
+                decimal: 1.0,
                 reference: -1e4,
                 scale,
                 bits,
