@@ -12,15 +12,8 @@ use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor,
 
 /// `10^n` as ecCodes' `codes_power` forms it: tens one at a time.
 fn grib_ten(n: i32) -> f64 {
-    let mut p = 1.0f64;
-    for _ in 0..n.unsigned_abs() {
-        if n > 0 {
-            p *= 10.0;
-        } else {
-            p /= 10.0;
-        }
-    }
-    p
+    let step = |p: f64, _| if n > 0 { p * 10.0 } else { p / 10.0 };
+    (0..n.unsigned_abs()).fold(1.0, step)
 }
 
 /// Codes of a smooth field with noise, below `2^bits`.
