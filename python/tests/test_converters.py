@@ -94,6 +94,11 @@ def test_grib_pipeline_options():
     assert (d.encoding, d.compression) == ("simple_packing", "zstd")
     np.testing.assert_allclose(arr, values(plain)[0], atol=np.ptp(arr) / 2**11)
     assert tgm.decode(tgm.convert_grib(path, hash=None)[0]).objects
+    # codes: the fields' own codes, the values ecCodes decodes.
+    codes = tgm.convert_grib(path, encoding="codes", compression="auto")
+    for a, b in zip(values(codes), values(plain)):
+        np.testing.assert_array_equal(a, b)
+    assert tgm.decode(codes[0]).objects[0][0].encoding == "simple_packing"
     with pytest.raises(ValueError, match="bits_per_value 65"):
         tgm.convert_grib(path, encoding="simple_packing", bits=65)
     with pytest.raises(ValueError, match="unknown compression 'snappy'"):
