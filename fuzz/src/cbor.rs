@@ -116,6 +116,12 @@ pub fn metadata(data: &[u8]) {
     }
     let c1 = m.to_cbor();
     let m1 = GlobalMetadata::from_cbor(&c1, 0, &limits).expect("re-encoded metadata parses");
+    // Keys stored once (`spec/format.md` §7.3) come back into every entry.
+    assert_eq!(
+        m1.to_json_value(),
+        m.to_json_value(),
+        "metadata survives its layout"
+    );
     let c2 = m1.to_cbor();
     let m2 = GlobalMetadata::from_cbor(&c2, 0, &limits).expect("twice re-encoded metadata parses");
     assert_eq!(m2.to_cbor(), c2, "metadata encoding reaches a fixpoint");

@@ -184,10 +184,12 @@ pub(super) fn hoist(base: &mut [Map]) -> Map {
     shared.into_iter().collect()
 }
 
-/// Puts `shared` back into every entry of `base`.
+/// Puts `shared` back into every entry of `base`; a `_reserved_` in it is
+/// not the encoder's and is left out.
 pub(super) fn expand(base: &mut [Map], shared: &Map) {
     let shared: Vec<(Value, Value)> = shared
         .iter()
+        .filter(|(k, _)| *k != RESERVED_KEY)
         .map(|(k, v)| (Value::Text(k.clone()), v.clone()))
         .collect();
     for entry in base {
@@ -272,10 +274,19 @@ mod tests {
         let mut one = entries(serde_json::json!([{"a": 1}]));
         assert!(hoist(&mut one).is_empty());
         assert_eq!(one[0].len(), 1);
-        let shared: Map = [("a".to_owned(), Value::Uint(2))].into_iter().collect();
+        let shared: Map = [
+            ("a".to_owned(), Value::Uint(2)),
+            (RESERVED_KEY.to_owned(), Value::Uint(3)),
+        ]
+        .into_iter()
+        .collect();
         let mut base = entries(serde_json::json!([{"a": 1}, {}]));
         expand(&mut base, &shared);
         assert_eq!(base[0]["a"], Value::Uint(1));
         assert_eq!(base[1]["a"], Value::Uint(2));
+        assert!(
+            !base[1].contains_key(RESERVED_KEY),
+            "only the encoder writes _reserved_"
+        );
     }
 }
