@@ -174,6 +174,7 @@ def convert_grib(
     pipeline_args: _Pipeline,
     no_hash: bool,
     max_decoded_bytes: int | None,
+    per_object_metadata: bool,
 ) -> list[bytes]: ...
 def to_grib(messages: Sequence[bytes]) -> bytes: ...
 def convert_netcdf(
