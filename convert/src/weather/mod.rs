@@ -28,6 +28,8 @@ pub mod grib;
 #[cfg(feature = "grib")]
 mod grib_decimal;
 mod grib_grid;
+#[cfg(feature = "grib")]
+mod grib_ibm;
 #[cfg(all(test, feature = "grib"))]
 mod grib_layout_tests;
 #[cfg(feature = "grib")]
