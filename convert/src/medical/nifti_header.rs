@@ -282,10 +282,7 @@ impl<'a> MetaReader<'a> {
     }
 
     pub(super) fn f32(&self, path: &[&str], default: f32) -> MedicalResult<f32> {
-        match self.get(path) {
-            None => Ok(default),
-            Some(v) => to_f32(v).ok_or_else(|| bad_field(path, "a number")),
-        }
+        self.number(path, default, to_f32)
     }
 
     pub(super) fn floats<const N: usize>(
@@ -293,25 +290,11 @@ impl<'a> MetaReader<'a> {
         path: &[&str],
         default: [f32; N],
     ) -> MedicalResult<[f32; N]> {
-        let Some(v) = self.get(path) else {
-            return Ok(default);
-        };
-        let arr = v
-            .as_array()
-            .filter(|a| a.len() == N)
-            .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
-        let mut out = [0f32; N];
-        for (o, x) in out.iter_mut().zip(arr) {
-            *o = to_f32(x).ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
-        }
-        Ok(out)
+        self.numbers(path, default, to_f32)
     }
 
     pub(super) fn f64(&self, path: &[&str], default: f64) -> MedicalResult<f64> {
-        match self.get(path) {
-            None => Ok(default),
-            Some(v) => to_f64(v).ok_or_else(|| bad_field(path, "a number")),
-        }
+        self.number(path, default, to_f64)
     }
 
     pub(super) fn floats64<const N: usize>(
@@ -319,16 +302,38 @@ impl<'a> MetaReader<'a> {
         path: &[&str],
         default: [f64; N],
     ) -> MedicalResult<[f64; N]> {
+        self.numbers(path, default, to_f64)
+    }
+
+    /// The number at `path` read by `conv`, or `default` when absent.
+    fn number<T>(
+        &self,
+        path: &[&str],
+        default: T,
+        conv: fn(&Value) -> Option<T>,
+    ) -> MedicalResult<T> {
+        match self.get(path) {
+            None => Ok(default),
+            Some(v) => conv(v).ok_or_else(|| bad_field(path, "a number")),
+        }
+    }
+
+    /// The array of exactly `N` numbers at `path`, each read by `conv`, or
+    /// `default` when absent.
+    fn numbers<T: Copy + Default, const N: usize>(
+        &self,
+        path: &[&str],
+        default: [T; N],
+        conv: fn(&Value) -> Option<T>,
+    ) -> MedicalResult<[T; N]> {
         let Some(v) = self.get(path) else {
             return Ok(default);
         };
-        let arr = v
-            .as_array()
-            .filter(|a| a.len() == N)
-            .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
-        let mut out = [0f64; N];
+        let bad = || bad_field(path, &format!("an array of {N} numbers"));
+        let arr = v.as_array().filter(|a| a.len() == N).ok_or_else(bad)?;
+        let mut out = [T::default(); N];
         for (o, x) in out.iter_mut().zip(arr) {
-            *o = to_f64(x).ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
+            *o = conv(x).ok_or_else(bad)?;
         }
         Ok(out)
     }
