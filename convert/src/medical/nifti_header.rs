@@ -600,6 +600,40 @@ mod tests {
     }
 
     #[test]
+    fn metadata_numbers_are_read_with_their_defaults_and_bad_ones_named() {
+        let mut m = Map::new();
+        m.insert(
+            "pixdim".into(),
+            Value::Array(vec![1.5.into(), "NaN".into()]),
+        );
+        m.insert("cal_max".into(), Value::from("Infinity"));
+        m.insert("toffset".into(), Value::from("late"));
+        m.insert("short".into(), Value::Array(vec![1.0.into()]));
+        m.insert("words".into(), Value::Array(vec!["a".into(), 2.0.into()]));
+        let map = Value::from(m);
+        let r = MetaReader { map: Some(&map) };
+        assert_eq!(r.f32(&["absent"], 7.0).unwrap(), 7.0);
+        assert_eq!(r.f64(&["cal_max"], 0.0).unwrap(), f64::INFINITY);
+        assert_eq!(r.floats::<2>(&["absent"], [1.0, 2.0]).unwrap(), [1.0, 2.0]);
+        let [x, nan] = r.floats64::<2>(&["pixdim"], [0.0; 2]).unwrap();
+        assert!(x == 1.5 && nan.is_nan());
+        let e = r.f32(&["toffset"], 0.0).unwrap_err().to_string();
+        assert!(e.contains("nifti.toffset is not a number"), "{e}");
+        for key in ["short", "words", "cal_max"] {
+            let e = r.floats::<2>(&[key], [0.0; 2]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("nifti.{key} is not an array of 2 numbers")),
+                "{e}"
+            );
+            let e = r.floats64::<2>(&[key], [0.0; 2]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("nifti.{key} is not an array of 2 numbers")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn header_written_is_read_back_by_the_nifti_crate() {
         for order in [ByteOrder::Little, ByteOrder::Big] {
             let mut h = header_from_meta(None, Dtype::Int16, &[3, 4, 5], order).unwrap();
