@@ -103,6 +103,20 @@ fn regular_rules() -> String {
     .join("\n")
 }
 
+/// The first of [`sample_set`] converted by `convert-grib` with
+/// simple_packing at `bits` and the arguments `extra` into `dir/name`:
+/// the sample, the archive and the command's stderr.
+fn packed_sample(dir: &Path, name: &str, bits: &str, extra: &[&str]) -> (PathBuf, PathBuf, String) {
+    let input = sample_set(dir).swap_remove(0);
+    let out = dir.join(name);
+    let mut args = vec!["convert-grib", s(&input), "-o", s(&out)];
+    args.extend_from_slice(extra);
+    args.extend(["--encoding", "simple_packing", "--bits", bits]);
+    let (ok, _, err) = tgm(&args);
+    assert!(ok, "{err}");
+    (input, out, err)
+}
+
 /// GRIB2 and GRIB1 regular fields and a GRIB2 reduced Gaussian field.
 fn sample_set(dir: &Path) -> Vec<PathBuf> {
     vec![
@@ -228,21 +242,8 @@ fn fewer_bits_than_the_source_are_detected_as_different() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let input = &sample_set(dir.path())[0];
-    let out = dir.path().join("coarse.tgm");
-    let (ok, _, err) = tgm(&[
-        "convert-grib",
-        s(input),
-        "-o",
-        s(&out),
-        "--split",
-        "--encoding",
-        "simple_packing",
-        "--bits",
-        "8",
-    ]);
-    assert!(ok, "{err}");
-    let want = &eccodes_values(input)[0];
+    let (input, out, _) = packed_sample(dir.path(), "coarse.tgm", "8", &["--split"]);
+    let want = &eccodes_values(&input)[0];
     let got = f64s(&decode_all(&out)[0].objects[0].data);
     let differing = got
         .iter()
@@ -1467,26 +1468,14 @@ fn lossy_encoding_reports_its_largest_error() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let input = &sample_set(dir.path())[0];
-    let t = dir.path().join("lossy.tgm");
-    let (ok, _, err) = tgm(&[
-        "convert-grib",
-        s(input),
-        "-o",
-        s(&t),
-        "--encoding",
-        "simple_packing",
-        "--bits",
-        "6",
-    ]);
-    assert!(ok, "{err}");
+    let (input, t, err) = packed_sample(dir.path(), "lossy.tgm", "6", &[]);
     let reported: f64 = err
         .split("largest absolute error ")
         .nth(1)
         .and_then(|r| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no error reported: {err}"));
-    let want = eccodes_values(input);
+    let want = eccodes_values(&input);
     let worst = decode_all(&t)[0]
         .objects
         .iter()

@@ -73,6 +73,22 @@ pub fn store_for_url(url: &str, o: &RemoteOptions) -> Result<(Arc<dyn ObjectStor
     let fail = |e: object_store::Error| bad_url(url, &e.to_string());
     let timeout = ClientConfigKey::Timeout;
     let connect = ClientConfigKey::ConnectTimeout;
+    // A cloud store: its builder, given the timeouts, retries and storage
+    // options of `o` as keys `K` of its configuration, and the object's
+    // path `key`.
+    macro_rules! cloud {
+        ($builder:expr, $key:expr) => {{
+            let mut b = $builder
+                .with_config(K::Client(timeout), ms(o.timeout))
+                .with_config(K::Client(connect), ms(o.connect_timeout))
+                .with_retry(retry(o));
+            for (k, v) in config::<K>(url, o)? {
+                b = b.with_config(k, v);
+            }
+            let store = b.build().map_err(fail)?;
+            Ok((Arc::new(store), path_of(url, $key)?))
+        }};
+    }
     match scheme {
         "http" | "https" => {
             let (host, p) = rest.split_once('/').unwrap_or((rest, ""));
@@ -96,44 +112,23 @@ pub fn store_for_url(url: &str, o: &RemoteOptions) -> Result<(Arc<dyn ObjectStor
         "s3" | "s3a" => {
             use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey as K};
             let (bucket, key) = bucket_key(url, rest)?;
-            let mut b = AmazonS3Builder::from_env()
-                .with_bucket_name(bucket)
-                .with_config(K::Client(timeout), ms(o.timeout))
-                .with_config(K::Client(connect), ms(o.connect_timeout))
-                .with_retry(retry(o));
-            for (k, v) in config::<K>(url, o)? {
-                b = b.with_config(k, v);
-            }
-            let store = b.build().map_err(fail)?;
-            Ok((Arc::new(store), path_of(url, key)?))
+            cloud!(AmazonS3Builder::from_env().with_bucket_name(bucket), key)
         }
         "gs" => {
             use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
             let (bucket, key) = bucket_key(url, rest)?;
-            let mut b = GoogleCloudStorageBuilder::from_env()
-                .with_bucket_name(bucket)
-                .with_config(K::Client(timeout), ms(o.timeout))
-                .with_config(K::Client(connect), ms(o.connect_timeout))
-                .with_retry(retry(o));
-            for (k, v) in config::<K>(url, o)? {
-                b = b.with_config(k, v);
-            }
-            let store = b.build().map_err(fail)?;
-            Ok((Arc::new(store), path_of(url, key)?))
+            cloud!(
+                GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket),
+                key
+            )
         }
         "az" | "azure" => {
             use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
             let (container, key) = bucket_key(url, rest)?;
-            let mut b = MicrosoftAzureBuilder::from_env()
-                .with_container_name(container)
-                .with_config(K::Client(timeout), ms(o.timeout))
-                .with_config(K::Client(connect), ms(o.connect_timeout))
-                .with_retry(retry(o));
-            for (k, v) in config::<K>(url, o)? {
-                b = b.with_config(k, v);
-            }
-            let store = b.build().map_err(fail)?;
-            Ok((Arc::new(store), path_of(url, key)?))
+            cloud!(
+                MicrosoftAzureBuilder::from_env().with_container_name(container),
+                key
+            )
         }
         _ => Err(bad_url(
             url,

@@ -282,10 +282,7 @@ impl<'a> MetaReader<'a> {
     }
 
     pub(super) fn f32(&self, path: &[&str], default: f32) -> MedicalResult<f32> {
-        match self.get(path) {
-            None => Ok(default),
-            Some(v) => to_f32(v).ok_or_else(|| bad_field(path, "a number")),
-        }
+        self.number(path, default, to_f32)
     }
 
     pub(super) fn floats<const N: usize>(
@@ -293,25 +290,11 @@ impl<'a> MetaReader<'a> {
         path: &[&str],
         default: [f32; N],
     ) -> MedicalResult<[f32; N]> {
-        let Some(v) = self.get(path) else {
-            return Ok(default);
-        };
-        let arr = v
-            .as_array()
-            .filter(|a| a.len() == N)
-            .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
-        let mut out = [0f32; N];
-        for (o, x) in out.iter_mut().zip(arr) {
-            *o = to_f32(x).ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
-        }
-        Ok(out)
+        self.numbers(path, default, to_f32)
     }
 
     pub(super) fn f64(&self, path: &[&str], default: f64) -> MedicalResult<f64> {
-        match self.get(path) {
-            None => Ok(default),
-            Some(v) => to_f64(v).ok_or_else(|| bad_field(path, "a number")),
-        }
+        self.number(path, default, to_f64)
     }
 
     pub(super) fn floats64<const N: usize>(
@@ -319,16 +302,38 @@ impl<'a> MetaReader<'a> {
         path: &[&str],
         default: [f64; N],
     ) -> MedicalResult<[f64; N]> {
+        self.numbers(path, default, to_f64)
+    }
+
+    /// The number at `path` read by `conv`, or `default` when absent.
+    fn number<T>(
+        &self,
+        path: &[&str],
+        default: T,
+        conv: fn(&Value) -> Option<T>,
+    ) -> MedicalResult<T> {
+        match self.get(path) {
+            None => Ok(default),
+            Some(v) => conv(v).ok_or_else(|| bad_field(path, "a number")),
+        }
+    }
+
+    /// The array of exactly `N` numbers at `path`, each read by `conv`, or
+    /// `default` when absent.
+    fn numbers<T: Copy + Default, const N: usize>(
+        &self,
+        path: &[&str],
+        default: [T; N],
+        conv: fn(&Value) -> Option<T>,
+    ) -> MedicalResult<[T; N]> {
         let Some(v) = self.get(path) else {
             return Ok(default);
         };
-        let arr = v
-            .as_array()
-            .filter(|a| a.len() == N)
-            .ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
-        let mut out = [0f64; N];
+        let bad = || bad_field(path, &format!("an array of {N} numbers"));
+        let arr = v.as_array().filter(|a| a.len() == N).ok_or_else(bad)?;
+        let mut out = [T::default(); N];
         for (o, x) in out.iter_mut().zip(arr) {
-            *o = to_f64(x).ok_or_else(|| bad_field(path, &format!("an array of {N} numbers")))?;
+            *o = conv(x).ok_or_else(bad)?;
         }
         Ok(out)
     }
@@ -592,6 +597,40 @@ mod tests {
         // Far from the threshold, a comes from the norm as usual.
         let m = quaternion_affine([0.0, 0.0, 0.6], [0.0; 3], [1.0; 4]);
         assert!((m[0][0] - 0.28).abs() < 1e-12 && (m[1][0] - 0.96).abs() < 1e-12);
+    }
+
+    #[test]
+    fn metadata_numbers_are_read_with_their_defaults_and_bad_ones_named() {
+        let mut m = Map::new();
+        m.insert(
+            "pixdim".into(),
+            Value::Array(vec![1.5.into(), "NaN".into()]),
+        );
+        m.insert("cal_max".into(), Value::from("Infinity"));
+        m.insert("toffset".into(), Value::from("late"));
+        m.insert("short".into(), Value::Array(vec![1.0.into()]));
+        m.insert("words".into(), Value::Array(vec!["a".into(), 2.0.into()]));
+        let map = Value::from(m);
+        let r = MetaReader { map: Some(&map) };
+        assert_eq!(r.f32(&["absent"], 7.0).unwrap(), 7.0);
+        assert_eq!(r.f64(&["cal_max"], 0.0).unwrap(), f64::INFINITY);
+        assert_eq!(r.floats::<2>(&["absent"], [1.0, 2.0]).unwrap(), [1.0, 2.0]);
+        let [x, nan] = r.floats64::<2>(&["pixdim"], [0.0; 2]).unwrap();
+        assert!(x == 1.5 && nan.is_nan());
+        let e = r.f32(&["toffset"], 0.0).unwrap_err().to_string();
+        assert!(e.contains("nifti.toffset is not a number"), "{e}");
+        for key in ["short", "words", "cal_max"] {
+            let e = r.floats::<2>(&[key], [0.0; 2]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("nifti.{key} is not an array of 2 numbers")),
+                "{e}"
+            );
+            let e = r.floats64::<2>(&[key], [0.0; 2]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("nifti.{key} is not an array of 2 numbers")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -150,6 +150,9 @@ pub mod skip {
     pub const FUNCTION: u64 = 1 << 6;
 }
 
+/// An ecCodes getter of one value of a key, written through the out-pointer.
+type GetFn<T> = unsafe extern "C" fn(*const CodesHandle, *const c_char, *mut T) -> c_int;
+
 fn error_text(code: c_int) -> String {
     // SAFETY: ecCodes returns a pointer to a static NUL-terminated string
     // (or null for unknown codes).
@@ -321,56 +324,41 @@ impl Handle {
 
     /// The native type of `key`.
     pub fn key_type(&self, key: &str) -> Result<KeyType, GribError> {
-        let k = cstr(key)?;
-        let mut t: c_int = 0;
-        // SAFETY: live handle, valid key, valid out-pointer.
-        check(
-            unsafe { codes_get_native_type(self.h.as_ptr(), k.as_ptr(), &mut t) },
-            "get type of",
-            key,
-        )?;
-        Ok(match t {
-            1 => KeyType::Long,
-            2 => KeyType::Double,
-            3 => KeyType::String,
-            _ => KeyType::Other,
-        })
+        Ok(
+            match self.scalar(key, "get type of", codes_get_native_type)? {
+                1 => KeyType::Long,
+                2 => KeyType::Double,
+                3 => KeyType::String,
+                _ => KeyType::Other,
+            },
+        )
     }
 
     /// The number of elements of `key`.
     pub fn size(&self, key: &str) -> Result<usize, GribError> {
-        let k = cstr(key)?;
-        let mut n: usize = 0;
-        // SAFETY: live handle, valid key, valid out-pointer.
-        check(
-            unsafe { codes_get_size(self.h.as_ptr(), k.as_ptr(), &mut n) },
-            "get size of",
-            key,
-        )?;
-        Ok(n)
+        self.scalar(key, "get size of", codes_get_size)
     }
 
     /// An integer key.
     pub fn get_long(&self, key: &str) -> Result<i64, GribError> {
-        let k = cstr(key)?;
-        let mut v: c_long = 0;
-        // SAFETY: live handle, valid key, valid out-pointer.
-        check(
-            unsafe { codes_get_long(self.h.as_ptr(), k.as_ptr(), &mut v) },
-            "get",
-            key,
-        )?;
-        Ok(i64::from(v))
+        Ok(i64::from(self.scalar(key, "get", codes_get_long)?))
     }
 
     /// A floating-point key.
     pub fn get_double(&self, key: &str) -> Result<f64, GribError> {
+        self.scalar(key, "get", codes_get_double)
+    }
+
+    /// The one value of `key` that `get` writes through its out-pointer;
+    /// `what` names the call in the error.
+    fn scalar<T: Default>(&self, key: &str, what: &str, get: GetFn<T>) -> Result<T, GribError> {
         let k = cstr(key)?;
-        let mut v: f64 = 0.0;
-        // SAFETY: live handle, valid key, valid out-pointer.
+        let mut v = T::default();
+        // SAFETY: live handle, valid key, valid out-pointer of the type
+        // `get` writes.
         check(
-            unsafe { codes_get_double(self.h.as_ptr(), k.as_ptr(), &mut v) },
-            "get",
+            unsafe { get(self.h.as_ptr(), k.as_ptr(), &mut v) },
+            what,
             key,
         )?;
         Ok(v)
@@ -378,14 +366,8 @@ impl Handle {
 
     /// A text key.
     pub fn get_string(&self, key: &str) -> Result<String, GribError> {
+        let len = self.scalar(key, "get length of", codes_get_length)?;
         let k = cstr(key)?;
-        let mut len: usize = 0;
-        // SAFETY: live handle, valid key; asks for the needed buffer length.
-        check(
-            unsafe { codes_get_length(self.h.as_ptr(), k.as_ptr(), &mut len) },
-            "get length of",
-            key,
-        )?;
         let mut buf = vec![0u8; len.max(1) + 1];
         let mut n = buf.len();
         // SAFETY: `buf` holds `n` bytes; ecCodes writes at most `n` and a NUL.

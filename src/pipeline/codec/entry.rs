@@ -33,6 +33,29 @@ impl Builder {
     }
 }
 
+/// Defines `BUILD`, the constructor of a compression codec's
+/// [`CodecEntry`]: when the cargo features that build the codec in are on
+/// (`cfg`), a [`Builder::Compression`] that makes `$stage` from its
+/// descriptor keys by its `from_params` (or, given `fn`, the constructor
+/// named); when they are off, `None`, so that running the codec is the
+/// disabled-codec error ([`disabled_error`]). See `spec/pipeline.md` §9.
+macro_rules! compression_build {
+    ($cfg:meta, fn $build:expr) => {
+        #[cfg($cfg)]
+        const BUILD: Option<$crate::pipeline::codec::entry::Builder> =
+            Some($crate::pipeline::codec::entry::Builder::Compression($build));
+        #[cfg(not($cfg))]
+        const BUILD: Option<$crate::pipeline::codec::entry::Builder> = None;
+    };
+    ($cfg:meta, $stage:ty) => {
+        $crate::pipeline::codec::entry::compression_build!(
+            $cfg,
+            fn |p| Ok(Box::new(<$stage>::from_params(p)?))
+        );
+    };
+}
+pub(crate) use compression_build;
+
 /// One registered stage.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CodecEntry {

@@ -11,11 +11,10 @@ use super::float64_stream;
 use crate::dtype::Dtype;
 #[cfg(feature = "sz3")]
 use crate::error::{Error, Result};
-use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::entry::{compression_build, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "sz3")]
-use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
-#[cfg(feature = "sz3")]
+use crate::pipeline::codec::stage::{CompressionStage, Stage, StageContext};
 pub use crate::pipeline_spec::{Sz3, Sz3Bound};
 
 /// Registry entry.
@@ -28,8 +27,8 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     sample: Some(Sample {
         label: "pipeline       sz3 (absolute error)",
         pipeline: || {
-            crate::pipeline::PipelineBuilder::new().sz3(crate::pipeline_spec::Sz3 {
-                bound: crate::pipeline_spec::Sz3Bound::Abs(1e-3),
+            crate::pipeline::PipelineBuilder::new().sz3(Sz3 {
+                bound: Sz3Bound::Abs(1e-3),
             })
         },
         dtype: Dtype::Float64,
@@ -37,15 +36,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     }),
 };
 
-#[cfg(feature = "sz3")]
-const BUILD: Option<Builder> = Some(Builder::Compression(build));
-#[cfg(not(feature = "sz3"))]
-const BUILD: Option<Builder> = None;
-
-#[cfg(feature = "sz3")]
-fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-    Ok(Box::new(Sz3::from_params(p)?))
-}
+compression_build!(feature = "sz3", Sz3);
 
 #[cfg(feature = "sz3")]
 fn fail(what: &str, e: tensogram_sz3::SZ3Error) -> Error {

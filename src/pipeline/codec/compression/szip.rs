@@ -9,7 +9,7 @@ use crate::cbor::Value;
 use crate::dtype::Dtype;
 #[cfg(feature = "szip")]
 use crate::error::{Error, Result};
-use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::entry::{compression_build, CodecEntry, Sample};
 #[cfg(feature = "szip")]
 use crate::pipeline::codec::stage::Params;
 use crate::pipeline::codec::stage::StageKind;
@@ -44,10 +44,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     }),
 };
 
-#[cfg(feature = "szip")]
-const BUILD: Option<Builder> = Some(Builder::Compression(coder::build));
-#[cfg(not(feature = "szip"))]
-const BUILD: Option<Builder> = None;
+compression_build!(feature = "szip", Szip);
 
 pub use crate::pipeline_spec::Szip;
 #[cfg(feature = "szip")]
@@ -62,10 +59,6 @@ mod coder {
     use super::*;
     use crate::pipeline::progress::{Report, Ticks};
     use crate::szip::{flags, SzipParams};
-
-    pub(super) fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-        Ok(Box::new(Szip::from_params(p)?))
-    }
 
     /// The coder parameters of an szip object as its descriptor implies them.
     pub fn coder_params_of(d: &crate::descriptor::ObjectDescriptor) -> Result<SzipParams> {

@@ -12,13 +12,10 @@ use super::float64_stream;
 use crate::dtype::Dtype;
 #[cfg(feature = "zfp")]
 use crate::error::Result;
-use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::entry::{compression_build, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "zfp")]
-use crate::pipeline::codec::stage::{
-    CompressionStage, Params, RangeInput, Stage, StageContext, StagePlan,
-};
-#[cfg(feature = "zfp")]
+use crate::pipeline::codec::stage::{CompressionStage, RangeInput, Stage, StageContext, StagePlan};
 pub use crate::pipeline_spec::{Zfp, ZfpMode};
 
 /// Registry entry.
@@ -31,8 +28,8 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     sample: Some(Sample {
         label: "pipeline       zfp (fixed-rate)",
         pipeline: || {
-            crate::pipeline::PipelineBuilder::new().zfp(crate::pipeline_spec::Zfp {
-                mode: crate::pipeline_spec::ZfpMode::FixedRate(32.0),
+            crate::pipeline::PipelineBuilder::new().zfp(Zfp {
+                mode: ZfpMode::FixedRate(32.0),
             })
         },
         dtype: Dtype::Float64,
@@ -40,15 +37,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     }),
 };
 
-#[cfg(feature = "zfp")]
-const BUILD: Option<Builder> = Some(Builder::Compression(build));
-#[cfg(not(feature = "zfp"))]
-const BUILD: Option<Builder> = None;
-
-#[cfg(feature = "zfp")]
-fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-    Ok(Box::new(Zfp::from_params(p)?))
-}
+compression_build!(feature = "zfp", Zfp);
 
 #[cfg(feature = "zfp")]
 pub use imp::{zfp_compress, zfp_decompress_into, zfp_decompress_range};

@@ -15,10 +15,10 @@ use std::borrow::Cow;
 use crate::dtype::Dtype;
 #[cfg(feature = "blosc2")]
 use crate::error::Result;
-use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::entry::{compression_build, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "blosc2")]
-use crate::pipeline::codec::stage::{CompressionStage, Params, RangeInput, Stage, StageContext};
+use crate::pipeline::codec::stage::{CompressionStage, RangeInput, Stage, StageContext};
 #[cfg(feature = "blosc2")]
 pub use crate::pipeline_spec::{Blosc2, Blosc2Codec};
 
@@ -39,15 +39,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     }),
 };
 
-#[cfg(feature = "blosc2")]
-const BUILD: Option<Builder> = Some(Builder::Compression(build));
-#[cfg(not(feature = "blosc2"))]
-const BUILD: Option<Builder> = None;
-
-#[cfg(feature = "blosc2")]
-fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-    Ok(Box::new(Blosc2::from_params(p)?))
-}
+compression_build!(feature = "blosc2", Blosc2);
 
 #[cfg(feature = "blosc2")]
 /// Decoded bytes per super-chunk chunk at most (floored to whole

@@ -10,10 +10,10 @@ use std::borrow::Cow;
 use crate::dtype::Dtype;
 #[cfg(feature = "lz4")]
 use crate::error::Result;
-use crate::pipeline::codec::entry::{Builder, CodecEntry, Sample};
+use crate::pipeline::codec::entry::{compression_build, CodecEntry, Sample};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(feature = "lz4")]
-use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
+use crate::pipeline::codec::stage::{CompressionStage, Stage, StageContext};
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {
@@ -30,20 +30,12 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     }),
 };
 
-#[cfg(feature = "lz4")]
-const BUILD: Option<Builder> = Some(Builder::Compression(build));
-#[cfg(not(feature = "lz4"))]
-const BUILD: Option<Builder> = None;
+compression_build!(feature = "lz4", fn |_| Ok(Box::new(Lz4)));
 
 /// lz4; it has no parameters.
 #[cfg(feature = "lz4")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lz4;
-
-#[cfg(feature = "lz4")]
-fn build(_: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-    Ok(Box::new(Lz4))
-}
 
 #[cfg(feature = "lz4")]
 impl Stage for Lz4 {

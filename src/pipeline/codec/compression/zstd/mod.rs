@@ -15,10 +15,10 @@ use std::borrow::Cow;
 use self::pure as imp;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
 use crate::error::Result;
-use crate::pipeline::codec::entry::{Builder, CodecEntry};
+use crate::pipeline::codec::entry::{compression_build, CodecEntry};
 use crate::pipeline::codec::stage::StageKind;
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-use crate::pipeline::codec::stage::{CompressionStage, Params, Stage, StageContext};
+use crate::pipeline::codec::stage::{CompressionStage, Stage, StageContext};
 
 /// Registry entry.
 pub(crate) const ENTRY: CodecEntry = CodecEntry {
@@ -30,10 +30,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
     sample: None,
 };
 
-#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-const BUILD: Option<Builder> = Some(Builder::Compression(build));
-#[cfg(not(any(feature = "zstd", feature = "zstd-decode-pure")))]
-const BUILD: Option<Builder> = None;
+compression_build!(any(feature = "zstd", feature = "zstd-decode-pure"), Zstd);
 
 pub use crate::pipeline_spec::{Zstd, ZSTD_DEFAULT_LEVEL};
 
@@ -48,11 +45,6 @@ pub enum ZstdFrameSize {
     /// The frame header carries the uncompressed size, for readers that
     /// size their output from it (numcodecs' `Zstd` before 0.16.2).
     Recorded,
-}
-
-#[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
-fn build(p: &Params<'_>) -> Result<Box<dyn CompressionStage>> {
-    Ok(Box::new(Zstd::from_params(p)?))
 }
 
 #[cfg(any(feature = "zstd", feature = "zstd-decode-pure"))]
