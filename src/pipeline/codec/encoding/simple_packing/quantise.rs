@@ -130,19 +130,31 @@ impl Quantiser {
     #[inline(always)]
     fn codes_in(&self, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
         debug_assert!((1..=32).contains(&self.bits));
-        let (d, r, scale, maxf) = (
-            self.decimal,
-            self.reference,
-            self.scale,
-            self.max_code() as f64,
-        );
+        if self.decimal != 1.0 {
+            return self.codes_grib_order(data, order, out);
+        }
+        let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
         let mut special = 0u64;
         for (c, q) in data.chunks_exact(8).zip(out.iter_mut()) {
             let v = load(c, order);
             special |= is_special(v);
-            *q = code_float((v * d - r) * scale, maxf) as u32;
+            *q = code_float((v - r) * scale, maxf) as u32;
         }
         special == 0
+    }
+
+    /// [`Self::codes`] in GRIB's order (`spec/pipeline.md` §2.5), which only
+    /// converters ask for: a plain loop, so that the specialised one stays
+    /// as it is.
+    fn codes_grib_order(&self, data: &[u8], order: ByteOrder, out: &mut [u32]) -> bool {
+        let (d, r, scale, maxq) = (self.decimal, self.reference, self.scale, self.max_code());
+        let mut finite = true;
+        for (c, q) in data.chunks_exact(8).zip(out.iter_mut()) {
+            let v = load(c, order);
+            finite &= v.is_finite();
+            *q = quantise_u64((v * d - r) * scale).min(maxq) as u32;
+        }
+        finite
     }
 
     fn max_code(&self) -> u64 {
@@ -173,6 +185,9 @@ impl Quantiser {
 
     #[inline(always)]
     fn pack_in(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
+        if self.decimal != 1.0 && self.bits > 0 {
+            return self.pack_wide(data, order, out);
+        }
         // Widths up to 32 bits, the ones GRIB-style packing uses, get a
         // group packer specialised at compile time.
         macro_rules! widths {
@@ -202,12 +217,7 @@ impl Quantiser {
         out: &mut [u8],
         put: impl Fn(&[u64; GROUP], &mut [u8]),
     ) -> bool {
-        let (dec, r, scale, maxf) = (
-            self.decimal,
-            self.reference,
-            self.scale,
-            self.max_code() as f64,
-        );
+        let (r, scale, maxf) = (self.reference, self.scale, self.max_code() as f64);
         let bits = self.bits as usize;
         let mut special = 0u64;
         let mut codes = [0u64; BLOCK];
@@ -219,7 +229,7 @@ impl Quantiser {
             for (c, q) in s.chunks_exact(8).zip(codes.iter_mut()) {
                 let v = load(c, order);
                 special |= is_special(v);
-                *q = code_float((v * dec - r) * scale, maxf);
+                *q = code_float((v - r) * scale, maxf);
             }
             for (q, d) in codes.chunks_exact(GROUP).zip(d.chunks_exact_mut(bits)) {
                 put(q.try_into().expect("a group of codes"), d);
@@ -228,13 +238,15 @@ impl Quantiser {
         let tail = src_tail.chunks_exact(8).map(|c| {
             let v = load(c, order);
             special |= is_special(v);
-            code_float((v * dec - r) * scale, maxf)
+            code_float((v - r) * scale, maxf)
         });
         super::bits::pack_into(tail, self.bits, d);
         special == 0
     }
 
-    /// Codes of 53..=64 bits, through exact integer rounding.
+    /// Codes of 53..=64 bits, through exact integer rounding; also every
+    /// width in GRIB's order (`spec/pipeline.md` §2.5), which only
+    /// converters ask for, so that the specialised loops stay as they are.
     fn pack_wide(&self, data: &[u8], order: ByteOrder, out: &mut [u8]) -> bool {
         let (d, r, scale, maxq) = (self.decimal, self.reference, self.scale, self.max_code());
         let mut finite = true;
