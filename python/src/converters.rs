@@ -172,6 +172,7 @@ mod grib {
     /// GRIB files → encoded messages: one per file, or one per GRIB
     /// message with `split` (`tgm convert-grib`).
     #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
     pub fn convert_grib(
         py: Python<'_>,
         paths: Vec<PathBuf>,
