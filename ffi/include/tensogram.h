@@ -413,6 +413,19 @@ tgm_error tgm_file_decode_message(tgm_file_t *file,
                                   tgm_message_t **out);
 
 /**
+ * The dataset view of message `index`'s objects (UTF-8 JSON, not
+ * NUL-terminated; free with `tgm_bytes_free`): an array with one entry
+ * per object, `{"message", "object", "name", "dims", "shape", "coords",
+ * "attrs"}` and `"geometry"` for a medical volume, as `tgm view` and the
+ * xarray backend show it (`spec/kerchunk.md` §2.2). Reads metadata and
+ * descriptors only.
+ *
+ * # Safety
+ * `file` is NULL or live; `out` NULL or writable.
+ */
+tgm_error tgm_file_view_to_json(tgm_file_t *file, size_t index, tgm_bytes_t *out);
+
+/**
  * A copy of message `index`'s bytes; free with `tgm_bytes_free`.
  *
  * # Safety

@@ -184,6 +184,39 @@ pub unsafe extern "C" fn tgm_file_decode_message(
     })
 }
 
+/// The dataset view of message `index`'s objects (UTF-8 JSON, not
+/// NUL-terminated; free with `tgm_bytes_free`): an array with one entry
+/// per object, `{"message", "object", "name", "dims", "shape", "coords",
+/// "attrs"}` and `"geometry"` for a medical volume, as `tgm view` and the
+/// xarray backend show it (`spec/kerchunk.md` §2.2). Reads metadata and
+/// descriptors only.
+///
+/// # Safety
+/// `file` is NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tgm_file_view_to_json(
+    file: *mut TgmFileHandle,
+    index: usize,
+    out: *mut TgmBytes,
+) -> TgmError {
+    status("tgm_file_view_to_json", || {
+        let out = args::out(out, "out")?;
+        let f = args::handle(file, "file")?;
+        f.message(index)?;
+        let at = |e: tgm::Error| {
+            Failure::from(e).context(format_args!("{} message {index}", f.path.display()))
+        };
+        let meta = f
+            .reader
+            .metadata(index, &tgm::DecodeOptions::default())
+            .map_err(at)?;
+        let descriptors = f.reader.descriptors(index).map_err(at)?;
+        let view = tgm::view::message_view_json(&meta, &descriptors, index);
+        *out = TgmBytes::from_vec(view.to_string().into_bytes());
+        Ok(())
+    })
+}
+
 /// A copy of message `index`'s bytes; free with `tgm_bytes_free`.
 ///
 /// # Safety

@@ -6,7 +6,6 @@
 
 mod codecs;
 mod inline;
-mod meta;
 mod variables;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
@@ -83,28 +82,17 @@ impl RefsBuilder {
             let obj = msg.object(o)?;
             let d = obj.descriptor();
             let entry = meta.base.get(o);
-            let view = view::object_view(entry, m, o);
+            let mut view = view::object_summary(&meta, d, m, o);
             let payload = payload_of(&obj);
             match chain_of(d, payload) {
                 Ok(chain) => {
-                    let listed = meta::listed_dims(entry, &meta.extra, d.shape.len());
-                    let dims = listed.unwrap_or_else(|| {
+                    if view::listed_dims(entry, &meta.extra, d.shape.len()).is_none() {
                         let geo = entry.and_then(|e| e.get("geography"));
                         let grid = self.grid_dims(geo, &d.shape);
-                        meta::grid_dims(d.shape.len(), &view.name, grid.as_deref())
-                    });
+                        view.dims = view::unlisted_dims(d.shape.len(), &view.name, grid.as_deref());
+                    }
                     self.entries.push(variables::Entry {
-                        message: m,
-                        object: o,
-                        dims,
-                        name: view.name,
-                        shape: d.shape.clone(),
-                        keys: view.keys,
-                        attrs: view
-                            .attrs
-                            .iter()
-                            .map(|(k, v)| (k.clone(), v.to_json_value()))
-                            .collect(),
+                        view,
                         dataset_attrs: view::dataset_attributes(entry),
                         chain,
                         range: (obj.payload_offset(), payload.len() as u64),

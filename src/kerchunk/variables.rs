@@ -13,32 +13,29 @@ use super::inline::{base64, coordinate_bytes};
 use crate::descriptor::Map;
 use crate::view::{
     coordinate_attributes, descending, stack_order, valid_times, Coord, GridCoordinate,
-    GridCoordinates, SCALAR_COORDINATE_KEYS,
+    GridCoordinates, ObjectSummary, SCALAR_COORDINATE_KEYS,
 };
 
-/// One expressible object.
+/// One expressible object: its dataset view (with the dimension names
+/// the references give it, §2.1), codec chain and payload.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    /// Message index.
-    pub message: usize,
-    /// Object index in its message.
-    pub object: usize,
-    /// Variable name from its metadata.
-    pub name: String,
-    /// Dimension names.
-    pub dims: Vec<String>,
-    /// Shape.
-    pub shape: Vec<u64>,
-    /// Stacking keys ([`crate::view::stack_keys`]).
-    pub keys: BTreeMap<String, Coord>,
-    /// Variable attributes ([`crate::view::attributes`]).
-    pub attrs: JsonMap<String, Json>,
+    /// The object in the dataset view.
+    pub view: ObjectSummary,
     /// Dataset attributes it gives ([`crate::view::dataset_attributes`]).
     pub dataset_attrs: Map,
     /// Codec chain.
     pub chain: ZarrChain,
     /// Absolute offset and length of its payload in the source.
     pub range: (u64, u64),
+}
+
+impl std::ops::Deref for Entry {
+    type Target = ObjectSummary;
+
+    fn deref(&self) -> &ObjectSummary {
+        &self.view
+    }
 }
 
 /// The grid coordinates taken by the objects so far: one dimension and
@@ -260,7 +257,7 @@ impl<'t> Store<'t> {
             .attrs
             .iter()
             .filter(|(k, v)| members.iter().all(|e| e.attrs.get(*k) == Some(*v)))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.to_json_value()))
             .collect();
         let mut scalars = BTreeMap::new();
         for k in keys {

@@ -63,11 +63,64 @@ fn linspace(first: f64, last: f64, n: usize) -> Vec<f64> {
     v
 }
 
+/// What a geography describes for a field of a given shape, with the
+/// rows' latitudes but before any per-point coordinate is built.
+enum Grid {
+    /// Rows × columns: each row's latitude; longitudes from the first to
+    /// the last over `columns`.
+    Regular {
+        rows: Vec<f64>,
+        lon_first: f64,
+        lon_last: f64,
+        columns: usize,
+    },
+    /// A global reduced Gaussian grid: each row's latitude and length.
+    Reduced {
+        rows: Vec<f64>,
+        pl: Vec<u64>,
+        points: usize,
+    },
+    /// Points the view only names the dimension of.
+    Values,
+}
+
+impl Grid {
+    /// The field's dimension names on this grid.
+    fn dims(&self) -> Vec<&'static str> {
+        match self {
+            Grid::Regular { .. } => vec!["latitude", "longitude"],
+            Grid::Reduced { .. } | Grid::Values => vec![VALUES],
+        }
+    }
+}
+
 /// The grid of a field of `shape` whose `geography` section is `geo`
 /// (see the module's documentation); None for a field the view gives no
 /// grid dimensions: no geography map, another grid of more than one
 /// dimension, or keys that do not describe the shape.
 pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
+    let grid = grid_of(geo, shape)?;
+    let dims = grid.dims();
+    let coords = match grid {
+        Grid::Regular {
+            rows,
+            lon_first,
+            lon_last,
+            columns,
+        } => regular_coordinates(rows, linspace(lon_first, lon_last, columns)),
+        Grid::Reduced { rows, pl, points } => reduced_coordinates(&rows, &pl, points),
+        Grid::Values => Vec::new(),
+    };
+    Some(GridCoordinates { dims, coords })
+}
+
+/// The dimension names [`grid_coordinates`] gives, without building the
+/// coordinates (cheap for a grid of millions of points).
+pub fn grid_dims(geo: &Value, shape: &[u64]) -> Option<Vec<&'static str>> {
+    grid_of(geo, shape).map(|g| g.dims())
+}
+
+fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
     let g = Geography::new(geo)?;
     let grid = match g.grid_type() {
         Some("regular_ll") => regular(&g, shape, |rows| {
@@ -82,12 +135,7 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
         _ => None,
     };
     let unstructured = shape.len() == 1 && geo.as_map().is_some_and(|m| !m.is_empty());
-    grid.or_else(|| {
-        unstructured.then(|| GridCoordinates {
-            dims: vec![VALUES],
-            coords: Vec::new(),
-        })
-    })
+    grid.or_else(|| unstructured.then_some(Grid::Values))
 }
 
 /// `key` as a count: a non-negative integer.
@@ -102,36 +150,43 @@ fn regular(
     g: &Geography<'_>,
     shape: &[u64],
     rows: impl FnOnce(usize) -> Option<Vec<f64>>,
-) -> Option<GridCoordinates> {
+) -> Option<Grid> {
     let [nj, ni] = shape else { return None };
     if count(g, "Nj")? != *nj || count(g, "Ni")? != *ni {
         return None;
     }
     let lon_first = g.number("longitudeOfFirstGridPointInDegrees")?;
     let lon_last = g.number("longitudeOfLastGridPointInDegrees")?;
-    let lat = rows(usize::try_from(*nj).ok()?)?;
-    let lon = linspace(lon_first, lon_last, usize::try_from(*ni).ok()?);
+    let rows = rows(usize::try_from(*nj).ok()?)?;
+    let columns = usize::try_from(*ni).ok()?;
+    Some(Grid::Regular {
+        rows,
+        lon_first,
+        lon_last,
+        columns,
+    })
+}
+
+/// The `latitude` and `longitude` dimension coordinates of a regular grid.
+fn regular_coordinates(lat: Vec<f64>, lon: Vec<f64>) -> Vec<GridCoordinate> {
     let mut lat_attrs = coordinate_attributes("latitude").to_vec();
     if lat.first() > lat.last() {
         lat_attrs.push(("stored_direction", "decreasing"));
     }
-    Some(GridCoordinates {
-        dims: vec!["latitude", "longitude"],
-        coords: vec![
-            GridCoordinate {
-                name: "latitude",
-                dim: "latitude",
-                values: lat,
-                attrs: lat_attrs,
-            },
-            GridCoordinate {
-                name: "longitude",
-                dim: "longitude",
-                values: lon,
-                attrs: coordinate_attributes("longitude").to_vec(),
-            },
-        ],
-    })
+    vec![
+        GridCoordinate {
+            name: "latitude",
+            dim: "latitude",
+            values: lat,
+            attrs: lat_attrs,
+        },
+        GridCoordinate {
+            name: "longitude",
+            dim: "longitude",
+            values: lon,
+            attrs: coordinate_attributes("longitude").to_vec(),
+        },
+    ]
 }
 
 /// The latitudes of the `nj` rows of a (regular or reduced) Gaussian grid
@@ -166,9 +221,8 @@ fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Vec<f64>> {
 }
 
 /// A global reduced Gaussian grid: `pl` holds the `2N` row lengths, the
-/// field (`shape` = `(Σ pl,)`) every point, the first longitude is 0;
-/// the `j`-th point of a row of `p` points lies at `j · 360 / p`.
-fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<GridCoordinates> {
+/// field (`shape` = `(Σ pl,)`) every point, the first longitude is 0.
+fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     let [points] = shape else { return None };
     let pl: Vec<u64> = g
         .get("pl")?
@@ -185,9 +239,16 @@ fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<GridCoordinates> {
         return None;
     }
     let rows = gaussian_rows(g, pl.len())?;
-    let len = usize::try_from(total).ok()?;
-    let (mut lat, mut lon) = (Vec::with_capacity(len), Vec::with_capacity(len));
-    for (&row, &p) in rows.iter().zip(&pl) {
+    let points = usize::try_from(total).ok()?;
+    Some(Grid::Reduced { rows, pl, points })
+}
+
+/// `latitude(values)` and `longitude(values)` of a reduced Gaussian grid,
+/// row by row: the `j`-th point of a row of `p` points lies at
+/// `j · 360 / p`.
+fn reduced_coordinates(rows: &[f64], pl: &[u64], points: usize) -> Vec<GridCoordinate> {
+    let (mut lat, mut lon) = (Vec::with_capacity(points), Vec::with_capacity(points));
+    for (&row, &p) in rows.iter().zip(pl) {
         lat.extend(std::iter::repeat_n(row, p as usize));
         lon.extend((0..p).map(|j| j as f64 * 360.0 / p as f64));
     }
@@ -197,10 +258,7 @@ fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<GridCoordinates> {
         values,
         attrs: coordinate_attributes(name).to_vec(),
     };
-    Some(GridCoordinates {
-        dims: vec![VALUES],
-        coords: vec![coordinate("latitude", lat), coordinate("longitude", lon)],
-    })
+    vec![coordinate("latitude", lat), coordinate("longitude", lon)]
 }
 
 #[cfg(test)]

@@ -1,15 +1,22 @@
 //! The dataset view of a file's objects: which variable each object
 //! belongs to, the keys it is stacked along (cfgrib's times and levels),
-//! attributes and grid coordinates, decided once for every door (kerchunk
-//! references here, the Python xarray backend through its native module).
-//! See `spec/kerchunk.md` §2.
+//! its dimensions, attributes, grid coordinates and voxel geometry,
+//! decided once for every door (kerchunk references here, the Python
+//! xarray backend through its native module, `tgm view` through the
+//! WebAssembly reader, the C API). See `spec/kerchunk.md` §2.
 
 mod coord;
+mod dims;
+mod geometry;
 mod grid;
+mod message;
 mod object;
 
 pub use coord::{iso_time, reference_time, step_hours, valid_times, Coord};
-pub use grid::{grid_coordinates, CfAttrs, GridCoordinate, GridCoordinates};
+pub use dims::{listed_dims, object_dims, unlisted_dims};
+pub use geometry::{affine_from_value, Affine, VoxelGeometry};
+pub use grid::{grid_coordinates, grid_dims, CfAttrs, GridCoordinate, GridCoordinates};
+pub use message::{message_view, message_view_json, object_summary, ObjectSummary};
 pub use object::{
     attributes, coordinate_attributes, dataset_attributes, descending, object_view, stack_keys,
     stack_order, variable_name, ObjectView, GLOBAL_GRIB_ATTRS, GRIB_ATTRS, GRIB_CONVENTIONS,

@@ -37,6 +37,33 @@ export interface Metadata {
   [key: string]: unknown;
 }
 
+/** Where a medical volume's voxels lie (spec/kerchunk.md §2.2). */
+export interface VoxelGeometry {
+  frame: "LPS";
+  /** Voxel index (i, j, k, 1) to millimetres; i runs along the last axis. */
+  affine: number[][];
+  /** Millimetres between neighbours along each axis (null before the last three). */
+  spacing: (number | null)[];
+  /** The position of voxel (0, 0, 0). */
+  origin: number[];
+}
+
+/** One object in the dataset view (spec/kerchunk.md §2.2). */
+export interface ObjectView {
+  message: number;
+  object: number;
+  /** The variable name (cfgrib's `cfVarName`, else `shortName`, `mars.param`, `name`). */
+  name: string;
+  dims: string[];
+  shape: number[];
+  /** The keys it is stacked along: `time` as ISO 8601 text, `step` in hours, levels named by type of level. */
+  keys: Record<string, string | number>;
+  /** `time` + `step` (ISO 8601) when it has both. */
+  valid_time?: string;
+  attrs: Record<string, unknown>;
+  geometry?: VoxelGeometry;
+}
+
 export interface DecodedObject {
   descriptor: Descriptor;
   values: Values;
@@ -67,6 +94,7 @@ export class TgmArchive {
   messageCount(): Promise<number>;
   metadata(message: number): Promise<Metadata>;
   descriptors(message: number): Promise<Descriptor[]>;
+  view(message: number): Promise<ObjectView[]>;
   gridAxes(message: number, object: number): Promise<{ latitudes: number[]; longitudes: number[] } | null>;
   decodeObject(message: number, object: number): Promise<DecodedObject>;
   decodeRange(message: number, object: number, ranges: [number, number][]): Promise<Values[]>;

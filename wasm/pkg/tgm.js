@@ -176,6 +176,16 @@ export class TgmArchive {
   }
 
   /**
+   * The dataset view of the message's objects, one entry per object:
+   * `{ message, object, name, dims, shape, keys, attrs, valid_time?, geometry? }`
+   * (times as ISO 8601 text, `step` in hours, `geometry` the voxel
+   * geometry of a medical volume: `{ frame, affine, spacing, origin }`).
+   */
+  async view(message) {
+    return JSON.parse(await this.#run((a) => a.viewJson(message)));
+  }
+
+  /**
    * Where the rows and columns of an object lie: `{ latitudes, longitudes }`
    * (degrees, stored order) for a regular latitude-longitude or Gaussian
    * grid described by its `geography` metadata, else `null`.

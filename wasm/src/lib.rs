@@ -138,6 +138,22 @@ impl Archive {
         answer(self, s)
     }
 
+    /// The dataset view of the message's objects as JSON text (an array,
+    /// one entry per object: name, dimensions, stacking keys with times
+    /// and levels, attributes, voxel geometry), the library's rule
+    /// (`tgm::view::message_view_json`, `spec/kerchunk.md` §2.2).
+    #[wasm_bindgen(js_name = viewJson)]
+    pub fn view_json(&mut self, message: f64) -> Result<String, JsError> {
+        let m = index(message, "message")?;
+        let opts = reader::decode_options();
+        let s = self.reader.run(|f| {
+            let meta = f.metadata(m, &opts)?;
+            let descs = f.descriptors(m)?;
+            Ok(tgm::view::message_view_json(&meta, &descs, m).to_string())
+        });
+        answer(self, s)
+    }
+
     /// Where the rows and columns of object `object` lie, as JSON text:
     /// `{"latitudes": […], "longitudes": […]}` in stored order when its
     /// metadata has a `geography` map of a regular grid (the library's

@@ -151,6 +151,36 @@ test("gridAxes places regular and Gaussian grids by their geography metadata", a
   await assert.rejects(a.gridAxes(3, 0), /message|3/);
 });
 
+test("view gives the library's dataset view: names, cfgrib times, grid dims, voxel geometry", async () => {
+  const file = path.join(dir, "view.tgm");
+  const f = path.join(dir, "view-field.npy");
+  writeNpy(f, new Float32Array(3 * 4).map((_, i) => i), "float32", [3, 4]);
+  const geo = [["gridType", "regular_ll"], ["Ni", 4], ["Nj", 3], ["latitudeOfFirstGridPointInDegrees", 90],
+    ["latitudeOfLastGridPointInDegrees", -90], ["longitudeOfFirstGridPointInDegrees", 0], ["longitudeOfLastGridPointInDegrees", 270]];
+  tgm("import", f, "-o", file, "--meta", "mars.param=130", "--meta", "mars.date=20240101", "--meta", "mars.time=1200",
+    "--meta", "mars.step=6", "--meta", "mars.levelist=500", "--meta", "grib.cfVarName=t", "--meta", "grib.typeOfLevel=isobaricInhPa",
+    ...geo.flatMap(([k, v]) => ["--meta", `geography.${k}=${v}`]));
+  const vol = path.join(dir, "view-volume.npy");
+  writeNpy(vol, new Int16Array(2 * 3 * 4), "int16", [2, 3, 4]);
+  tgm("import", vol, "-o", file, "--append", "--meta", "name=brain", "--meta", 'dim_names=["k","j","i"]',
+    "--meta", "geometry.affine_lps=[[0.5,0,0,-10],[0,0.75,0,20],[0,0,2.5,30],[0,0,0,1]]");
+  const a = pkg.TgmArchive.fromBytes(readFileSync(file));
+  const [t] = await a.view(0);
+  assert.equal(t.name, "t");
+  assert.deepEqual(t.dims, ["latitude", "longitude"]);
+  assert.deepEqual(t.shape, [3, 4]);
+  assert.deepEqual(t.keys, { isobaricInhPa: 500, step: 6, time: "2024-01-01T12:00:00" });
+  assert.equal(t.valid_time, "2024-01-01T18:00:00");
+  assert.equal(t.geometry, undefined);
+  const [v] = await a.view(1);
+  assert.equal(v.name, "brain");
+  assert.deepEqual(v.dims, ["k", "j", "i"]);
+  assert.deepEqual(v.keys, {});
+  assert.deepEqual(v.geometry.spacing, [2.5, 0.75, 0.5]);
+  assert.deepEqual(v.geometry.origin, [-10, 20, 30]);
+  await assert.rejects(a.view(2), /message|2/);
+});
+
 test("a damaged archive is an error naming the cause, also by ranges", async () => {
   const { file } = make("damaged", PIPELINES.zstd);
   const bytes = Buffer.from(readFileSync(file));

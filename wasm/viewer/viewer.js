@@ -10,7 +10,7 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   archive: null,
-  messages: [], // { metadata, descriptors } per message
+  messages: [], // { metadata, descriptors, view } per message
   m: 0,
   o: 0,
   slice: 0,
@@ -25,7 +25,8 @@ const state = {
   view: { scale: 1, x: 0, y: 0 },
   image: null, // an off-screen canvas of nx × ny pixels
   axes: null, // { latitudes, longitudes } of a regular grid, else null
-  fields: [], // { m, o, what, dims: { level, time, member } } of every object
+  fields: [], // { m, o, what, name, keys } of every object (the library's view)
+  varying: new Map(), // quantity -> the keys its fields differ in
   graticule: [], // the lines drawn: { kind: "lat" | "lon", deg, at } (canvas pixels)
 };
 
@@ -44,36 +45,16 @@ function fail(e) {
 window.addEventListener("error", (e) => fail(e.error ?? e.message));
 window.addEventListener("unhandledrejection", (e) => fail(e.reason));
 
-/** The first of `keys` (dotted paths) that object `o`'s metadata holds as a plain value. */
-function pickOf(meta, o, keys) {
-  const b = meta?.base?.[o] ?? {};
-  return keys.map((k) => k.split(".").reduce((v, p) => v?.[p], b)).find((v) => v !== undefined && v !== null && typeof v !== "object");
+/** A key's value as text: a step in hours as `step 6`. */
+function keyText(key, v) {
+  return key === "step" ? `step ${v}` : String(v);
 }
 
-const NAME_KEYS = ["name", "mars.param", "param", "variable", "long_name", "SeriesDescription", "description"];
-/** What makes fields the same quantity, across levels, times and members: the parameter first. */
-const QUANTITY_KEYS = ["mars.param", "param", "grib.shortName", "shortName", "name", "variable", "long_name"];
-
-/**
- * What tells the fields of an archive apart, besides their name: each
- * dimension is a list of values compared in order.
- */
-const DIMS = {
-  level: [["mars.levelist", "levelist", "level"]],
-  time: [["mars.date", "date"], ["mars.time", "time"], ["mars.step", "step"]],
-  member: [["mars.number", "number"]],
-};
-
-/** A short name for object `o` of a message, from its metadata. */
-function labelOf(meta, o) {
-  const pick = (...keys) => pickOf(meta, o, keys);
-  const name = pick(...NAME_KEYS);
-  const level = pick("mars.levelist", "level", "levelist");
-  const when = pick("mars.date", "date", "time", "valid_time");
-  const step = pick("mars.step", "step");
-  return [name, level !== undefined ? `level ${level}` : null, when, step !== undefined ? `step ${step}` : null]
-    .filter((x) => x !== undefined && x !== null)
-    .join(" · ");
+/** A short name for field `f`: its variable name, then its values of the keys its quantity varies along. */
+function labelOf(f) {
+  const parts = [f.name];
+  for (const k of state.varying.get(f.what) ?? []) if (f.keys[k] !== undefined) parts.push(keyText(k, f.keys[k]));
+  return parts.join(" · ");
 }
 
 function pipelineOf(d) {
@@ -93,7 +74,7 @@ function renderList() {
       row.className = "object" + (m === state.m && o === state.o ? " selected" : "");
       row.dataset.message = m;
       row.dataset.object = o;
-      const name = labelOf(msg.metadata, o) || `object ${o}`;
+      const name = labelOf(state.fields.find((f) => f.m === m && f.o === o));
       row.textContent = `${o}: ${name} — ${d.dtype} [${d.shape.join("×")}] ${pipelineOf(d)}`;
       row.title = row.textContent;
       row.addEventListener("click", () => select(m, o).catch(fail));
@@ -102,57 +83,57 @@ function renderList() {
   });
 }
 
-/** Every object's quantity (parameter and shape) and dimension values, for the dimension sliders. */
+/**
+ * Every object as the library's dataset view gives it (spec/kerchunk.md
+ * §2.2): a quantity is a variable name and a shape; its keys (times,
+ * steps, levels, members, …) tell the fields of a quantity apart. Keys
+ * whose values differ between the fields of a quantity are the
+ * dimensions it has sliders for.
+ */
 function catalogue() {
   state.fields = [];
-  state.messages.forEach((msg, m) => {
-    msg.descriptors.forEach((d, o) => {
-      const dims = {};
-      for (const [k, parts] of Object.entries(DIMS)) dims[k] = parts.map((keys) => pickOf(msg.metadata, o, keys) ?? null);
-      const what = JSON.stringify([pickOf(msg.metadata, o, QUANTITY_KEYS) ?? null, d.shape]);
-      state.fields.push({ m, o, what, dims });
-    });
-  });
+  state.messages.forEach((msg, m) =>
+    msg.view.forEach((v, o) => state.fields.push({ m, o, what: JSON.stringify([v.name, v.shape]), name: v.name, keys: v.keys, geometry: v.geometry })),
+  );
+  const byWhat = new Map();
+  for (const f of state.fields) {
+    if (!byWhat.has(f.what)) byWhat.set(f.what, []);
+    byWhat.get(f.what).push(f);
+  }
+  state.varying = new Map();
+  for (const [what, fs] of byWhat) {
+    const keys = new Set(fs.flatMap((f) => Object.keys(f.keys)));
+    const differ = (k) => new Set(fs.map((f) => JSON.stringify(f.keys[k] ?? null))).size > 1;
+    state.varying.set(what, [...keys].filter(differ).sort());
+  }
 }
 
-/** Orders dimension values: numbers (or numeric text) by value, then text. */
-export function compareDim(a, b) {
-  for (let k = 0; k < a.length; k++) {
-    const [x, y] = [a[k], b[k]];
-    if (x === y) continue;
-    if (x === null) return -1;
-    if (y === null) return 1;
-    const [nx, ny] = [Number(x), Number(y)];
-    if (Number.isFinite(nx) && Number.isFinite(ny) && nx !== ny) return nx - ny;
-    const c = String(x).localeCompare(String(y));
-    if (c !== 0) return c;
-  }
-  return 0;
+/** Orders key values: missing first, numbers (or numeric text) by value, then text. */
+export function compareDim(x, y) {
+  if (x === y) return 0;
+  if (x === undefined || x === null) return -1;
+  if (y === undefined || y === null) return 1;
+  const [nx, ny] = [Number(x), Number(y)];
+  if (Number.isFinite(nx) && Number.isFinite(ny) && nx !== ny) return nx - ny;
+  return String(x).localeCompare(String(y));
 }
 
 /**
- * For dimension `d` of field `f`: the fields of the same name that differ
+ * For key `d` of field `f`: the fields of the same quantity that differ
  * from it in `d` alone, one per value, in order.
  */
 export function alongDim(fields, f, d) {
-  const same = fields.filter(
-    (g) => g.what === f.what && Object.keys(f.dims).every((e) => e === d || compareDim(g.dims[e], f.dims[e]) === 0),
-  );
+  const others = (g) => new Set([...Object.keys(f.keys), ...Object.keys(g.keys)].filter((k) => k !== d));
+  const same = fields.filter((g) => g.what === f.what && [...others(g)].every((k) => compareDim(g.keys[k], f.keys[k]) === 0));
   const out = [];
-  for (const g of same.sort((a, b) => compareDim(a.dims[d], b.dims[d]))) {
-    if (!out.length || compareDim(out[out.length - 1].dims[d], g.dims[d]) !== 0) out.push(g);
+  for (const g of same.sort((a, b) => compareDim(a.keys[d], b.keys[d]))) {
+    if (!out.length || compareDim(out[out.length - 1].keys[d], g.keys[d]) !== 0) out.push(g);
   }
   return out;
 }
 
-function dimText(d, v) {
-  if (d !== "time") return String(v[0]);
-  const [date, time, step] = v;
-  return [date, time, step !== null ? `step ${step}` : null].filter((x) => x !== null).join(" ");
-}
-
 /**
- * One slider per dimension along which the selected field has neighbours;
+ * One slider per key along which the selected field has neighbours;
  * sliders over the same fields as before are moved, not rebuilt, so that
  * one being dragged stays under the pointer.
  */
@@ -160,7 +141,7 @@ function renderDims() {
   const box = $("dims");
   const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
   const rows = [];
-  for (const d of f ? Object.keys(DIMS) : []) {
+  for (const d of f ? state.varying.get(f.what) ?? [] : []) {
     const along = alongDim(state.fields, f, d);
     if (along.length > 1) rows.push({ d, along, at: along.findIndex((g) => g.m === f.m && g.o === f.o) });
   }
@@ -174,7 +155,7 @@ function renderDims() {
       const out = Object.assign(document.createElement("output"), { id: `dim-${d}-out` });
       input.addEventListener("input", () => {
         const g = along[Number(input.value)];
-        out.textContent = dimText(d, g.dims[d]);
+        out.textContent = String(g.keys[d]);
         select(g.m, g.o).catch(fail);
       });
       label.append(`${d} `, input, " ", out);
@@ -183,7 +164,7 @@ function renderDims() {
   }
   for (const { d, along, at } of rows) {
     $(`dim-${d}`).value = String(at);
-    $(`dim-${d}-out`).textContent = dimText(d, along[at].dims[d]);
+    $(`dim-${d}-out`).textContent = String(along[at].keys[d]);
   }
 }
 
@@ -373,9 +354,8 @@ function repaint() {
   paintImage();
   paintBar();
   draw();
-  const msg = state.messages[state.m];
-  const d = msg.descriptors[state.o];
-  $("title").textContent = `message ${state.m}, object ${state.o}: ${labelOf(msg.metadata, state.o) || d.type}` + (state.slices > 1 ? ` — slice ${state.slice}` : "");
+  const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
+  $("title").textContent = `message ${state.m}, object ${state.o}: ${labelOf(f)}` + (state.slices > 1 ? ` — slice ${state.slice}` : "");
   $("slice-out").textContent = `${state.slice + 1}/${state.slices}`;
 }
 
@@ -398,7 +378,7 @@ async function select(m, o) {
   slider.value = String(state.slice);
   $("message-slider").value = String(m);
   $("message-out").textContent = `${m + 1}/${state.messages.length}`;
-  $("meta").textContent = JSON.stringify({ metadata: msg.metadata?.base?.[o] ?? {}, descriptor: d }, null, 1);
+  $("meta").textContent = JSON.stringify({ view: msg.view[o], metadata: msg.metadata?.base?.[o] ?? {}, descriptor: d }, null, 1);
   const refit = !state.image || state.image.width !== state.nx || state.image.height !== state.ny;
   repaint();
   if (refit) fit();
@@ -416,8 +396,8 @@ async function openArchive(archive) {
   state.image = null;
   const n = await archive.messageCount();
   for (let m = 0; m < n; m++) {
-    const [metadata, descriptors] = [await archive.metadata(m), await archive.descriptors(m)];
-    state.messages.push({ metadata, descriptors });
+    const [metadata, descriptors, view] = [await archive.metadata(m), await archive.descriptors(m), await archive.view(m)];
+    state.messages.push({ metadata, descriptors, view });
   }
   $("message-slider").max = String(Math.max(0, n - 1));
   catalogue();
@@ -437,9 +417,28 @@ function latLonAt(i, j) {
   return a && i < a.latitudes.length && j < a.longitudes.length ? [a.latitudes[i], a.longitudes[j]] : null;
 }
 
+/**
+ * Where voxel (row i, column j) of the drawn slice lies in the patient
+ * (LPS millimetres), for a medical volume whose view has a geometry: the
+ * library's affine applied to (column, row, slice), else null.
+ */
+function patientAt(i, j) {
+  const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
+  const a = f?.geometry?.affine;
+  if (!a) return null;
+  const shape = state.messages[state.m].descriptors[state.o].shape;
+  const k = shape.length >= 3 ? state.slice % shape[shape.length - 3] : 0;
+  return [0, 1, 2].map((r) => a[r][0] * j + a[r][1] * i + a[r][2] * k + a[r][3]);
+}
+
 function cursorText(i, j) {
   const where = latLonAt(i, j);
-  const place = where ? `, ${formatLat(where[0])} ${formatLon(where[1])}` : "";
+  const mm = patientAt(i, j);
+  const place = where
+    ? `, ${formatLat(where[0])} ${formatLon(where[1])}`
+    : mm
+      ? `, LPS (${mm.map((x) => x.toFixed(1)).join(", ")}) mm`
+      : "";
   return `row ${i}, column ${j}${place}: ${state.field[i * state.nx + j]}`;
 }
 
@@ -511,6 +510,7 @@ window.tgmViewer = {
   }),
   valueAt: (i, j) => state.field[i * state.nx + j],
   latLonAt,
+  patientAt,
   cursorText,
 };
 

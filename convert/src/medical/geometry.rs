@@ -90,18 +90,6 @@ fn affine_value(m: &[[f64; 4]; 4]) -> Value {
     )
 }
 
-fn affine_of(v: &Value) -> Option<[[f64; 4]; 4]> {
-    let rows = v.as_array().filter(|a| a.len() == 4)?;
-    let mut m = [[0.0; 4]; 4];
-    for (out, row) in m.iter_mut().zip(rows) {
-        let row = row.as_array().filter(|a| a.len() == 4)?;
-        for (x, v) in out.iter_mut().zip(row) {
-            *x = v.as_f64().filter(|x| x.is_finite())?;
-        }
-    }
-    Some(m)
-}
-
 impl Geometry {
     /// The geometry of a DICOM series: first slice's ImagePositionPatient,
     /// the plane's orientation and spacing, and `slice_step`, the vector
@@ -138,7 +126,7 @@ impl Geometry {
         } else {
             return None;
         };
-        let ras = affine_of(meta.get(source)?.get("affine")?)?;
+        let ras = tgm::view::affine_from_value(meta.get(source)?.get("affine")?)?;
         let spacing = norm(column(&ras, 2));
         Some(Geometry {
             affine_lps: flip_xy(&ras),
@@ -177,7 +165,7 @@ impl Geometry {
         let bad = |what: &str| MedicalError::invalid(format!("metadata {KEY}.{what} is malformed"));
         let affine_lps = g
             .get("affine_lps")
-            .and_then(affine_of)
+            .and_then(tgm::view::affine_from_value)
             .ok_or_else(|| bad("affine_lps (a 4x4 array of finite numbers)"))?;
         let number = |k: &str| -> MedicalResult<Option<f64>> {
             match g.get(k) {

@@ -524,6 +524,24 @@ static void test_files(const char *dir) {
     CHECK_CODE(tgm_file_decode_message(f, 1, 1, 0, 1, &msg), TGM_ERROR_MISSING_HASH, "message 1");
     CHECK_CODE(tgm_file_decode_message(f, 7, 1, 0, 0, &msg), TGM_ERROR_OBJECT, "message index 7");
 
+    /* The dataset view: names, dimensions and keys by the library's rule. */
+    tgm_bytes_t view = {NULL, 0};
+    CHECK_OK(tgm_file_view_to_json(f, 1, &view));
+    char *vt = malloc(view.len + 1);
+    memcpy(vt, view.data, view.len);
+    vt[view.len] = 0;
+    CHECK(vt[0] == '[');
+    CHECK(strstr(vt, "\"name\":\"2t\"") != NULL);
+    CHECK(strstr(vt, "\"dims\":[\"2t_dim_0\",\"2t_dim_1\"]") != NULL);
+    CHECK(strstr(vt, "\"keys\":{\"levelist\":850.5,\"step\":6}") != NULL);
+    CHECK(strstr(vt, "\"name\":\"lsm\"") != NULL);
+    CHECK(strstr(vt, "\"object\":1") != NULL);
+    free(vt);
+    tgm_bytes_free(view);
+    CHECK_CODE(tgm_file_view_to_json(f, 3, &view), TGM_ERROR_OBJECT, "message index 3");
+    CHECK_CODE(tgm_file_view_to_json(NULL, 0, &view), TGM_ERROR_INVALID_ARG, "file handle is NULL");
+    CHECK_CODE(tgm_file_view_to_json(f, 0, NULL), TGM_ERROR_INVALID_ARG, "out");
+
     tgm_file_iter_t *it = NULL;
     CHECK_OK(tgm_file_iter_create(f, &it));
     int seen = 0;

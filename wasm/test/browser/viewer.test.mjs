@@ -200,28 +200,30 @@ test("tgm view in Chromium: object list, colours at known grid points, sliders, 
     assert.equal(await page.$eval("#cursor", (e) => e.textContent), `row 45, column 270, 45.00°N 90.00°W: ${step0[45 * NX + 270]}`);
   }
 
-  // The time slider over the steps of 2 m temperature.
-  assert.equal(await page.$eval("#dim-time", (s) => s.max), String(STEPS.length - 1));
-  assert.equal(await page.$("#dim-level"), null);
-  await page.$eval("#dim-time", (s) => {
+  // The step slider over the steps of 2 m temperature (the library's view: MARS keys but param).
+  assert.equal(await page.$eval("#dim-step", (s) => s.max), String(STEPS.length - 1));
+  assert.equal(await page.$("#dim-levelist"), null);
+  assert.equal(await page.$("#dim-date"), null, "a key every field shares gets no slider");
+  await page.$eval("#dim-step", (s) => {
     s.value = "3";
     s.dispatchEvent(new Event("input"));
   });
   await page.waitForFunction(() => window.tgmViewer.state.m === 3 && document.body.dataset.state === "ready");
-  assert.equal(await page.$eval("#dim-time-out", (e) => e.textContent), "20240101 step 18");
+  assert.equal(await page.$eval("#dim-step-out", (e) => e.textContent), "18");
+  assert.match(await page.$eval("#title", (e) => e.textContent), /^message 3, object 0: 2t · step 18$/);
 
   // The level and member sliders over q: levels in numeric order.
   await page.click("nav .object[data-message='6']");
   await page.waitForFunction(() => window.tgmViewer.state.m === 6 && document.body.dataset.state === "ready");
-  assert.equal(await page.$("#dim-time"), null);
-  assert.equal(await page.$eval("#dim-level", (s) => `${s.max} ${s.value}`), "1 1");
-  assert.equal(await page.$eval("#dim-level-out", (e) => e.textContent), "850");
-  await page.$eval("#dim-level", (s) => {
+  assert.equal(await page.$("#dim-step"), null);
+  assert.equal(await page.$eval("#dim-levelist", (s) => `${s.max} ${s.value}`), "1 1");
+  assert.equal(await page.$eval("#dim-levelist-out", (e) => e.textContent), "850");
+  await page.$eval("#dim-levelist", (s) => {
     s.value = "0";
     s.dispatchEvent(new Event("input"));
   });
   await page.waitForFunction(() => window.tgmViewer.state.m === 7 && document.body.dataset.state === "ready");
-  await page.$eval("#dim-member", (s) => {
+  await page.$eval("#dim-number", (s) => {
     s.value = "1";
     s.dispatchEvent(new Event("input"));
   });
