@@ -55,6 +55,26 @@ pub fn view_object(
     ))
 }
 
+/// The dimension names an object of `ndim` axes lists: its entry's
+/// `dim_names`, else the message's (`extra`), when they name `ndim`
+/// strings; else None (`tgm::view::listed_dims`).
+#[pyfunction]
+#[pyo3(signature = (entry, extra, ndim))]
+pub fn view_listed_dims(
+    entry: Option<&Bound<'_, PyAny>>,
+    extra: Option<&Bound<'_, PyAny>>,
+    ndim: usize,
+) -> PyResult<Option<Vec<String>>> {
+    let map = |v: Option<&Bound<'_, PyAny>>, at: &str| {
+        v.filter(|e| !e.is_none())
+            .map(|e| py_to_map(e, &KeyPath::root(at)))
+            .transpose()
+    };
+    let entry = map(entry, "base")?;
+    let extra = map(extra, "_extra_")?.unwrap_or_default();
+    Ok(view::listed_dims(entry.as_ref(), &extra, ndim))
+}
+
 /// One grid coordinate as Python sees it: `(name, dim, values, attrs)`.
 type PyGridCoordinate = (&'static str, &'static str, PyObject, PyObject);
 
@@ -127,6 +147,7 @@ pub fn view_stack_order(varying: Vec<String>, order: Option<Vec<String>>) -> Vec
 /// `VIEW_SCALAR_COORDINATE_KEYS`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(view_object, m)?)?;
+    m.add_function(wrap_pyfunction!(view_listed_dims, m)?)?;
     m.add_function(wrap_pyfunction!(view_grid, m)?)?;
     m.add_function(wrap_pyfunction!(gaussian_latitudes, m)?)?;
     m.add_function(wrap_pyfunction!(view_coordinate, m)?)?;

@@ -60,6 +60,13 @@ export class Archive {
      * Keeps `bytes` fetched from `offset` (archives read by ranges).
      */
     supply(offset: number, bytes: Uint8Array | number[]): void;
+    /**
+     * The dataset view of the message's objects as JSON text (an array,
+     * one entry per object: name, dimensions, stacking keys with times
+     * and levels, attributes, voxel geometry), the library's rule
+     * (`tgm::view::message_view_json`, `spec/kerchunk.md` §2.2).
+     */
+    viewJson(message: number): string;
 }
 
 /**
@@ -84,6 +91,7 @@ export interface InitOutput {
     readonly archive_metadataJson: (a: number, b: number) => [number, number, number, number];
     readonly archive_needed: (a: number) => [number, number];
     readonly archive_supply: (a: number, b: number, c: number, d: number) => [number, number];
+    readonly archive_viewJson: (a: number, b: number) => [number, number, number, number];
     readonly colormap: (a: number, b: number) => [number, number, number, number];
     readonly __wbindgen_externrefs: WebAssembly.Table;
     readonly __externref_table_dealloc: (a: number) => void;

@@ -200,6 +200,32 @@ export class Archive {
             throw takeFromExternrefTable0(ret[0]);
         }
     }
+    /**
+     * The dataset view of the message's objects as JSON text (an array,
+     * one entry per object: name, dimensions, stacking keys with times
+     * and levels, attributes, voxel geometry), the library's rule
+     * (`tgm::view::message_view_json`, `spec/kerchunk.md` §2.2).
+     * @param {number} message
+     * @returns {string}
+     */
+    viewJson(message) {
+        let deferred2_0;
+        let deferred2_1;
+        try {
+            const ret = wasm.archive_viewJson(this.__wbg_ptr, message);
+            var ptr1 = ret[0];
+            var len1 = ret[1];
+            if (ret[3]) {
+                ptr1 = 0; len1 = 0;
+                throw takeFromExternrefTable0(ret[2]);
+            }
+            deferred2_0 = ptr1;
+            deferred2_1 = len1;
+            return getStringFromWasm0(ptr1, len1);
+        } finally {
+            wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
+        }
+    }
 }
 if (Symbol.dispose) Archive.prototype[Symbol.dispose] = Archive.prototype.free;
 

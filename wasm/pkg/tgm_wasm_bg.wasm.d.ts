@@ -13,6 +13,7 @@ export const archive_messageCount: (a: number) => [number, number, number];
 export const archive_metadataJson: (a: number, b: number) => [number, number, number, number];
 export const archive_needed: (a: number) => [number, number];
 export const archive_supply: (a: number, b: number, c: number, d: number) => [number, number];
+export const archive_viewJson: (a: number, b: number) => [number, number, number, number];
 export const colormap: (a: number, b: number) => [number, number, number, number];
 export const __wbindgen_externrefs: WebAssembly.Table;
 export const __externref_table_dealloc: (a: number) => void;

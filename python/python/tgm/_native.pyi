@@ -56,6 +56,7 @@ __all__ = [
     "doctor",
     "kerchunk_refs",
     "view_object",
+    "view_listed_dims",
     "view_grid",
     "gaussian_latitudes",
     "view_coordinate",
@@ -135,6 +136,7 @@ def kerchunk_refs(
 def view_object(
     entry: _Dict | None, m: int, o: int
 ) -> tuple[str, dict[str, tuple[str, Any]], _Dict, _Dict]: ...
+def view_listed_dims(entry: _Dict | None, extra: _Dict | None, ndim: int) -> list[str] | None: ...
 def view_grid(
     geography: _Dict, shape: Sequence[int]
 ) -> tuple[list[str], list[tuple[str, str, npt.NDArray[np.float64], dict[str, str]]]] | None: ...

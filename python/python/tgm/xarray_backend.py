@@ -285,9 +285,9 @@ def _dims(entry, meta, shape, name, grids):
     the same grid, their coordinates collected in ``grids``; else
     ``<name>_dim_<i>``."""
     ndim = len(shape)
-    names = entry.get("dim_names", meta.extra.get("dim_names"))
-    if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
-        return tuple(names)
+    listed = _native.view_listed_dims(entry, meta.extra, ndim)
+    if listed is not None:
+        return tuple(listed)
     grid = grid_of(_section(entry, "geography"), shape)
     if grid is not None and not grid.conflicts(grids):
         for k, c in grid.coords.items():
