@@ -45,9 +45,9 @@ function fail(e) {
 window.addEventListener("error", (e) => fail(e.error ?? e.message));
 window.addEventListener("unhandledrejection", (e) => fail(e.reason));
 
-/** A key's value as text: a step in hours as `step 6`. */
+/** A key's value as text: `step 6`, `levelist 850`; a time (ISO 8601) as it is. */
 function keyText(key, v) {
-  return key === "step" ? `step ${v}` : String(v);
+  return key === "time" ? String(v) : `${key} ${v}`;
 }
 
 /** A short name for field `f`: its variable name, then its values of the keys its quantity varies along. */

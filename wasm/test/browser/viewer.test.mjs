@@ -100,6 +100,12 @@ before(async () => {
     tgm("import", f, "-o", era5, "--append", "--meta", "mars.param=q", "--meta", `mars.levelist=${level}`, "--meta", `mars.number=${member}`);
   });
 
+  // A medical volume (message 10): 2 slices of 4 × 5 voxels, 0.5 × 0.75 mm, 2.5 mm apart.
+  const mf = path.join(dir, "volume.npy");
+  writeNpy(mf, new Float32Array(2 * 4 * 5).map((_, i) => i), "float32", [2, 4, 5]);
+  tgm("import", mf, "-o", era5, "--append", "--meta", "name=brain", "--meta", 'dim_names=["k","j","i"]',
+    "--meta", "geometry.affine_lps=[[0.5,0,0,-10],[0,0.75,0,20],[0,0,2.5,30],[0,0,0,1]]");
+
   server = spawn(tgmBin, ["view", era5, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
   viewerUrl = await new Promise((resolve, reject) => {
     let out = "";
@@ -160,7 +166,7 @@ test("tgm view in Chromium: object list, colours at known grid points, sliders, 
   await ready(page);
 
   const rows = await page.$$eval("nav .object", (els) => els.map((e) => e.textContent));
-  assert.equal(rows.length, STEPS.length + 2 + Q.length, rows.join("\n"));
+  assert.equal(rows.length, STEPS.length + 2 + Q.length + 1, rows.join("\n"));
   assert.match(rows[0], /2t/);
   assert.match(rows[0], /float32 \[181×360\]/);
   assert.match(rows[4], /t\b.*\[3×181×360\]/);
@@ -260,6 +266,17 @@ test("tgm view in Chromium: object list, colours at known grid points, sliders, 
   await page.mouse.move(box.x + x + 1, box.y + y + 1);
   assert.equal(await page.$eval("#cursor", (e) => e.textContent), `row 90, column 180: ${level[90 * NX + 180]}`);
 
+  // A volume: the text under the pointer gives the voxel's place in the patient (the view's geometry).
+  await page.click("nav .object[data-message='10']");
+  await page.waitForFunction(() => window.tgmViewer.state.m === 10 && document.body.dataset.state === "ready");
+  await page.$eval("#slice-slider", (s) => {
+    s.value = "1";
+    s.dispatchEvent(new Event("input"));
+  });
+  assert.deepEqual(await page.evaluate(() => window.tgmViewer.patientAt(3, 2)), [-9, 22.25, 32.5]);
+  assert.equal(await page.evaluate(() => window.tgmViewer.cursorText(3, 2)), "row 3, column 2, LPS (-9.0, 22.3, 32.5) mm: 37");
+  assert.match(await page.$eval("#title", (e) => e.textContent), /^message 10, object 0: brain — slice 1$/);
+
   // Back to 2 m temperature for the picture.
   await page.click("nav .object[data-message='0']");
   await page.waitForFunction(() => window.tgmViewer.state.m === 0 && document.body.dataset.state === "ready");
@@ -289,7 +306,7 @@ test("tgm view --site: the same page from a plain static server", async () => {
     const { page, problems } = await watchedPage();
     await page.goto(`${srv.origin}/`, { waitUntil: "load" });
     await ready(page);
-    assert.equal((await page.$$("nav .object")).length, STEPS.length + 2 + Q.length);
+    assert.equal((await page.$$("nav .object")).length, STEPS.length + 2 + Q.length + 1);
     const step0 = field((i, j) => t2m(i, j, 0));
     for (const [i, j] of POINTS) {
       assert.deepEqual(await pixelAt(page, i, j), expectedColour(step0, i, j), `grid point ${i},${j}`);
