@@ -1,5 +1,6 @@
 //! North up for gridded variables with a latitude coordinate (as
-//! `convert-netcdf` writes them): the object's `dim_names` name an axis
+//! `convert-netcdf` writes them): the object's dimension names, as the
+//! dataset view lists them (`tgm::view::listed_dims`), name an axis
 //! whose 1-D coordinate object in the same message is latitude
 //! (`spec/plot.md` §3.1).
 
@@ -32,13 +33,10 @@ pub fn latitude_axis(
     descs: &[ObjectDescriptor],
     target: usize,
 ) -> Option<(usize, usize)> {
-    let dims = meta.lookup(Some(target), "dim_names")?.as_array()?;
     let shape = &descs.get(target)?.shape;
-    if dims.len() != shape.len() {
-        return None;
-    }
+    let dims = tgm::view::listed_dims(meta.base.get(target), &meta.extra, shape.len())?;
     dims.iter().enumerate().find_map(|(axis, dim)| {
-        let dim = dim.as_text()?;
+        let dim = dim.as_str();
         let coord = (0..descs.len()).find(|&o| {
             o != target
                 && meta.base.get(o).and_then(|e| e.get("name")?.as_text()) == Some(dim)
