@@ -4,15 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use tgm::cbor::Value;
-use tgm::{ByteOrder, Dtype, GlobalMetadata, ObjectDescriptor};
-
-use crate::error::{is_write_error, CliResult};
+use crate::error::{is_write_error, CliError, CliResult};
 use crate::output::Sink;
-use crate::pipeline_args::{GlobalArgs, PipelineArgs};
+use crate::pipeline_args::{stage_usage, GlobalArgs, PipelineArgs};
 use crate::progress::bytes_bar;
 use crate::spool::{no_suffix, Inputs};
-use tgm_convert::weather::netcdf::{convert_file_each, ConvertOptions, NcMessage, NetcdfError};
+use tgm_convert::weather::netcdf::{
+    convert_file_each, ConvertOptions, NcMessage, NetcdfEncoder, NetcdfError,
+};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  tgm convert-netcdf t2m.nc -o t2m.tgm\n  \
@@ -76,17 +75,7 @@ impl From<SplitBy> for tgm_convert::weather::netcdf::SplitBy {
 }
 
 pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
-    let stages = a.pipeline.stages()?;
-    // simple_packing quantises float64 only: other variables get the same
-    // filter and compression without it.
-    let plain_args = PipelineArgs {
-        encoding: None,
-        bits: None,
-        ..a.pipeline.clone()
-    };
-    let plain = plain_args.stages()?;
-    let mut opts = a.pipeline.encode_options(g)?;
-    opts.pipeline.allow_nan = true;
+    let encoder = NetcdfEncoder::new(a.pipeline.stages()?, a.pipeline.encode_options(g)?);
     let convert = ConvertOptions {
         split_by: a.split_by.into(),
         cf: a.cf,
@@ -112,19 +101,13 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         let mut failed = None;
         let mut write = |msg: NcMessage| {
             objects += msg.objects.len();
-            let done = encode(
-                msg,
-                &a.pipeline,
-                (&stages, &plain_args, &plain),
-                &opts,
-                path,
-                &mut sink.writer(),
-            )
-            .map(|b| bytes += b);
-            done.map_err(|e| {
-                failed = Some(spooled.relabel_err(e));
-                NetcdfError::Invalid(String::new())
-            })?;
+            match encoder.encode_to(msg, &mut sink.writer()) {
+                Ok(b) => bytes += b,
+                Err(e) => {
+                    failed = Some(spooled.relabel_err(encode_error(e, path)));
+                    return Err(NetcdfError::Invalid(String::new()));
+                }
+            }
             messages += 1;
             Ok(())
         };
@@ -152,87 +135,13 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
     Ok(())
 }
 
-/// Encodes one message, each object with the chosen stages (`stages`,
-/// and `plain` for variables other than float64), straight into `out`
-/// (the payloads are borrowed, never gathered into a message buffer);
-/// returns the message length.
-fn encode(
-    mut msg: NcMessage,
-    args: &PipelineArgs,
-    (stages, plain_args, plain): (
-        &crate::pipeline_args::Stages,
-        &PipelineArgs,
-        &crate::pipeline_args::Stages,
-    ),
-    opts: &tgm::EncodeOptions,
-    path: &Path,
-    out: &mut dyn std::io::Write,
-) -> CliResult<u64> {
-    for o in &mut msg.objects {
-        if o.descriptor.dtype == Dtype::Float64 {
-            args.apply(stages, &mut o.descriptor, &o.data)?;
-            packing_params_without_nan(&mut o.descriptor, &o.data)?;
-        } else {
-            plain_args.apply(plain, &mut o.descriptor, &o.data)?;
-        }
+/// An encoding failure as the command reports it: stages refused as a
+/// usage error naming the flags, a write error as itself, anything else
+/// naming the input.
+fn encode_error(e: NetcdfError, path: &Path) -> CliError {
+    match e {
+        NetcdfError::Stages(e) => stage_usage(e),
+        NetcdfError::Tgm(e) if is_write_error(&e) => e.into(),
+        e => format!("{}: {e}", path.display()).into(),
     }
-    let mut meta =
-        GlobalMetadata::with_base(msg.objects.iter().map(|o| o.metadata.clone()).collect());
-    meta.extra = msg.extra;
-    let pairs: Vec<_> = msg
-        .objects
-        .iter()
-        .map(|o| (&o.descriptor, &o.data[..]))
-        .collect();
-    tgm::encode_to(&meta, &pairs, opts, out).map_err(|e| match is_write_error(&e) {
-        true => e.into(),
-        false => format!("{}: {e}", path.display()).into(),
-    })
-}
-
-/// simple_packing of float64 data holding NaN (missing values): the
-/// encoder needs explicit parameters, computed here from the present values
-/// (`spec/pipeline.md` §2, §3).
-fn packing_params_without_nan(d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
-    if d.encoding() != "simple_packing" {
-        return Ok(());
-    }
-    let is_nan = |c: &[u8]| c.try_into().is_ok_and(|b| f64::from_ne_bytes(b).is_nan());
-    if !data.chunks_exact(8).any(is_nan) {
-        return Ok(());
-    }
-    let present: Vec<u8> = data
-        .chunks_exact(8)
-        .filter(|c| !is_nan(c))
-        .flatten()
-        .copied()
-        .collect();
-    let bits = d
-        .pipeline()
-        .param("sp_bits_per_value")
-        .and_then(Value::as_u64)
-        .unwrap_or(16) as u32;
-    let (reference, binary) = if present.is_empty() {
-        (0.0, 0)
-    } else {
-        let p = tgm::pipeline::compute_packing_params(&present, ByteOrder::native(), bits, 0)?;
-        (p.reference_value, p.binary_scale_factor)
-    };
-    let mut params = d.pipeline().params().clone();
-    params.insert("sp_reference_value".into(), Value::Float(reference));
-    params.insert(
-        "sp_binary_scale_factor".into(),
-        Value::from_i64(i64::from(binary)),
-    );
-    params.insert("sp_decimal_scale_factor".into(), Value::from_i64(0));
-    let [encoding, filter, compression] = d.pipeline().names();
-    let (encoding, filter, compression) = (
-        encoding.to_owned(),
-        filter.to_owned(),
-        compression.to_owned(),
-    );
-    *d = d
-        .clone()
-        .with_raw_pipeline(&encoding, &filter, &compression, params)?;
-    Ok(())
 }

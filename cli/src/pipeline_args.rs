@@ -2,16 +2,12 @@
 //! command-line flags. See `spec/pipeline.md` §1 for the stages and their parameters.
 
 use clap::builder::BoolishValueParser;
-use tgm::pipeline::{MaskMethod, PipelineOptions, ZstdFrameSize};
-use tgm::pipeline_spec::{Blosc2, Params, Sz3, Szip, Zfp};
-use tgm::{Dtype, EncodeOptions, ObjectDescriptor, PipelineBuilder};
+use tgm::pipeline::{
+    MaskMethod, PipelineOptions, StageChoice, StageError, StageRequest, ZstdFrameSize, ZSTD_LEVELS,
+};
+use tgm::{Dtype, EncodeOptions, ObjectDescriptor};
 
 use crate::error::{usage, CliResult};
-
-/// The levels zstd accepts: its fast levels down to -131072, 0 for its
-/// default, and 1 to 22 (`spec/pipeline.md` §4.1). lz4, szip and the other
-/// stages take no level.
-pub const ZSTD_LEVELS: std::ops::RangeInclusive<i64> = -131_072..=22;
 
 /// Checks a `--level` for zstd.
 pub fn zstd_level(l: i64) -> CliResult<i32> {
@@ -150,44 +146,29 @@ pub struct PipelineArgs {
     pub no_hash: bool,
 }
 
-/// The stages named by the flags, checked for combinations without effect.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stages {
-    /// simple_packing at this many bits per value, or no encoding.
-    packing_bits: Option<u32>,
-    shuffle: bool,
-    compression: Compression,
-}
+/// The stages named by the flags, checked (`tgm::pipeline::StageChoice`).
+pub type Stages = StageChoice;
 
-/// The compression stage the flags ask for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Compression {
-    None,
-    Zstd { level: i32 },
-    Lz4,
-    Szip { rsi: u32, block_size: u32 },
-    Blosc2(Blosc2),
-    Zfp(Zfp),
-    Sz3(Sz3),
+/// A refusal of the core's stage rules, with each option spelled as its
+/// flag (`--szip-rsi 5000`).
+pub fn stage_usage(e: StageError) -> crate::error::CliError {
+    usage(e.render(|o, value| {
+        let flag = format!("--{}", o.name().replace('_', "-"));
+        match value {
+            Some(v) => format!("{flag} {v}"),
+            None => flag,
+        }
+    }))
 }
 
 impl PipelineArgs {
     /// Whether any stage flag was given.
     pub fn any_stage(&self) -> bool {
-        self.encoding.is_some()
-            || self.bits.is_some()
-            || self.filter.is_some()
-            || self.compression.is_some()
-            || self.level.is_some()
-            || self.szip_rsi.is_some()
-            || self.szip_block_size.is_some()
-            || self.szip_libaec_exact
-            || !self.codec_keys("").is_empty()
+        self.request().any()
     }
 
-    /// The blosc2/zfp/sz3 flags given, as the descriptor keys they set,
-    /// for the codec whose keys start with `prefix` ("" for all).
-    fn codec_keys(&self, prefix: &str) -> tgm::Map {
+    /// The flags as the core's request.
+    pub fn request(&self) -> StageRequest {
         use tgm::cbor::Value;
         let text = |v: &Option<String>| v.as_ref().map(|t| Value::Text(t.clone()));
         let float = |v: Option<f64>| v.map(Value::Float);
@@ -200,190 +181,33 @@ impl PipelineArgs {
             ("sz3_error_bound_mode", text(&self.sz3_error_bound_mode)),
             ("sz3_error_bound", float(self.sz3_error_bound)),
         ];
-        keys.into_iter()
-            .filter(|(k, _)| k.starts_with(prefix))
-            .filter_map(|(k, v)| Some((k.to_string(), v?)))
-            .collect()
-    }
-
-    /// The typed parameters of blosc2, zfp or sz3 from their flags, checked
-    /// as a descriptor's keys are; a flag of another codec is a usage error.
-    fn codec_params<T>(
-        &self,
-        codec: &'static str,
-        parse: fn(&Params<'_>) -> tgm::Result<T>,
-        mut keys: tgm::Map,
-    ) -> CliResult<T> {
-        let own = format!("{codec}_");
-        let all = self.codec_keys("");
-        if let Some(k) = all.keys().find(|k| !k.starts_with(&own)) {
-            return Err(usage(format!(
-                "--{} has no effect with --compression {codec}",
-                k.replace('_', "-")
-            )));
+        StageRequest {
+            encoding: self.encoding.clone(),
+            bits: self.bits,
+            filter: self.filter.clone(),
+            compression: self.compression.clone(),
+            level: self.level,
+            codec_keys: keys
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v?)))
+                .collect(),
+            szip_rsi: self.szip_rsi,
+            szip_block_size: self.szip_block_size,
+            szip_libaec_exact: self.szip_libaec_exact,
         }
-        keys.extend(all);
-        parse(&Params::new(&keys, codec)).map_err(|e| usage(flag_names(e.detail())))
     }
 
-    /// Validates the flags: unknown names and flags without effect in
-    /// their combination are usage errors.
+    /// Validates the flags (the core's rules, `spec/pipeline.md` §10):
+    /// unknown names and flags without effect in their combination are
+    /// usage errors.
     pub fn stages(&self) -> CliResult<Stages> {
-        let encoding = self.encoding.as_deref().unwrap_or("none");
-        let filter = self.filter.as_deref().unwrap_or("none");
-        let compression = self.compression.as_deref().unwrap_or("none");
-        if !matches!(encoding, "none" | "simple_packing") {
-            return Err(usage(format!(
-                "unknown encoding {encoding:?} (none, simple_packing)"
-            )));
-        }
-        if !matches!(filter, "none" | "shuffle") {
-            return Err(usage(format!("unknown filter {filter:?} (none, shuffle)")));
-        }
-        if !matches!(
-            compression,
-            "none" | "zstd" | "lz4" | "szip" | "blosc2" | "zfp" | "sz3"
-        ) {
-            return Err(usage(format!(
-                "unknown compression {compression:?} (none, zstd, lz4, szip, blosc2, zfp, sz3)"
-            )));
-        }
-        if self.bits.is_some() && encoding != "simple_packing" {
-            return Err(usage(
-                "--bits has no effect without --encoding simple_packing",
-            ));
-        }
-        if self.level.is_some() && !matches!(compression, "zstd" | "blosc2") {
-            return Err(usage(format!(
-                "--level has no effect with compression {compression:?} (only zstd and blosc2 have levels)"
-            )));
-        }
-        if !matches!(compression, "blosc2" | "zfp" | "sz3") {
-            if let Some(k) = self.codec_keys("").keys().next() {
-                return Err(usage(format!(
-                    "--{} has no effect with compression {compression:?}",
-                    k.replace('_', "-")
-                )));
-            }
-        }
-        if matches!(compression, "zfp" | "sz3") && (encoding != "none" || filter != "none") {
-            return Err(usage(format!(
-                "--compression {compression} codes float64 values itself: it needs --encoding none and --filter none"
-            )));
-        }
-        if (self.szip_rsi.is_some() || self.szip_block_size.is_some() || self.szip_libaec_exact)
-            && compression != "szip"
-        {
-            return Err(usage(
-                "--szip-* flags have no effect without --compression szip",
-            ));
-        }
-        let bits = self.bits.unwrap_or(16);
-        if bits > 64 {
-            return Err(usage(format!("--bits {bits} exceeds 64")));
-        }
-        let u32_flag = |flag: &str, v: u64| {
-            u32::try_from(v).map_err(|_| usage(format!("{flag} {v} exceeds {}", u32::MAX)))
-        };
-        let compression = match compression {
-            "zstd" => {
-                // Written even when not asked for, as the reference writes it.
-                let level = match self.level {
-                    None => tgm::pipeline_spec::ZSTD_DEFAULT_LEVEL,
-                    Some(l) => zstd_level(l)?,
-                };
-                Compression::Zstd { level }
-            }
-            "lz4" => Compression::Lz4,
-            "blosc2" => {
-                let mut level = tgm::Map::new();
-                if let Some(l) = self.level {
-                    level.insert("blosc2_clevel".into(), tgm::cbor::Value::from_i64(l));
-                }
-                let p = self.codec_params("blosc2", Blosc2::from_params, level)?;
-                Compression::Blosc2(p)
-            }
-            "zfp" => {
-                Compression::Zfp(self.codec_params("zfp", Zfp::from_params, tgm::Map::new())?)
-            }
-            "sz3" => {
-                Compression::Sz3(self.codec_params("sz3", Sz3::from_params, tgm::Map::new())?)
-            }
-            "szip" => Compression::Szip {
-                rsi: u32_flag("--szip-rsi", self.szip_rsi.unwrap_or(128))?,
-                block_size: u32_flag("--szip-block-size", self.szip_block_size.unwrap_or(16))?,
-            },
-            _ => Compression::None,
-        };
-        Ok(Stages {
-            packing_bits: (encoding == "simple_packing").then_some(bits as u32),
-            shuffle: filter == "shuffle",
-            compression,
-        })
+        self.request().choice().map_err(stage_usage)
     }
 
-    /// A descriptor for `dtype`/`shape` data carrying the chosen stages.
-    /// Refuses settings that would destroy the field: simple_packing of a
-    /// non-float type, and 0 bits on a field that is not constant.
+    /// Sets the chosen stages on the descriptor of `data`
+    /// ([`StageChoice::apply`]).
     pub fn apply(&self, s: &Stages, d: &mut ObjectDescriptor, data: &[u8]) -> CliResult {
-        d.masks = None;
-        let mut b = PipelineBuilder::new();
-        let element_bytes = match s.packing_bits {
-            Some(bits) => {
-                if d.dtype != Dtype::Float64 {
-                    return Err(usage(format!(
-                        "simple_packing quantises float64 fields, not {}",
-                        d.dtype.name()
-                    )));
-                }
-                if bits == 0 && !is_constant(d, data) {
-                    return Err(usage(
-                        "--bits 0 would store a constant in place of a field that varies",
-                    ));
-                }
-                b = b.simple_packing(bits);
-                (bits as usize).div_ceil(8)
-            }
-            None => d.dtype.width(),
-        };
-        if s.shuffle {
-            b = b.shuffle_element_size(element_bytes.max(1));
-        }
-        b = match s.compression {
-            Compression::None => b,
-            Compression::Zstd { level } => b.zstd_level(level),
-            Compression::Lz4 => b.lz4(),
-            Compression::Blosc2(p) => b.blosc2(p),
-            Compression::Zfp(p) => {
-                float64_only("zfp", d.dtype)?;
-                b.zfp(p)
-            }
-            Compression::Sz3(p) => {
-                float64_only("sz3", d.dtype)?;
-                b.sz3(p)
-            }
-            Compression::Szip { rsi, block_size } => {
-                // SIGNED only pays on negative samples (spec/szip.md §7).
-                let signed = s.packing_bits.is_none()
-                    && !s.shuffle
-                    && d.dtype.is_signed_int()
-                    && tgm::szip::any_negative(
-                        data,
-                        d.dtype.width(),
-                        d.byte_order == tgm::ByteOrder::Big,
-                    );
-                let flags = tgm::szip::flags::PREPROCESS
-                    | if signed { tgm::szip::flags::SIGNED } else { 0 };
-                b.szip_params(Szip {
-                    rsi,
-                    block_size,
-                    flags,
-                    offsets: None,
-                })
-            }
-        };
-        d.set_pipeline(&b);
-        Ok(())
+        s.apply(d, data).map_err(stage_usage)
     }
 
     /// Encode options from these flags and the global ones.
@@ -394,38 +218,6 @@ impl PipelineArgs {
         }
         Ok(EncodeOptions::new().hashing(!self.no_hash).pipeline(p))
     }
-}
-
-/// `detail` with the descriptor keys the codec flags set named as those
-/// flags.
-fn flag_names(detail: &str) -> String {
-    let mut s = detail.replace("blosc2_clevel", "--level");
-    for k in CODEC_FLAG_KEYS {
-        s = s.replace(k, &format!("--{}", k.replace('_', "-")));
-    }
-    s
-}
-
-/// Descriptor keys that have a flag of the same name.
-const CODEC_FLAG_KEYS: [&str; 7] = [
-    "blosc2_codec",
-    "zfp_mode",
-    "zfp_rate",
-    "zfp_precision",
-    "zfp_tolerance",
-    "sz3_error_bound_mode",
-    "sz3_error_bound",
-];
-
-/// zfp and sz3 code float64 values only.
-fn float64_only(codec: &str, dtype: Dtype) -> CliResult {
-    if dtype != Dtype::Float64 {
-        return Err(usage(format!(
-            "--compression {codec} codes float64 fields, not {}",
-            dtype.name()
-        )));
-    }
-    Ok(())
 }
 
 /// Pipeline options from the global flags.
@@ -476,44 +268,6 @@ pub fn plain_descriptor(stored: &ObjectDescriptor, order: tgm::ByteOrder) -> Obj
     let mut d = ObjectDescriptor::new(stored.dtype, stored.shape.clone()).with_byte_order(order);
     d.strides = stored.strides.clone();
     d
-}
-
-/// Whether every element of float data equals the first (NaN ignored).
-fn is_constant(d: &ObjectDescriptor, data: &[u8]) -> bool {
-    let big = d.byte_order == tgm::ByteOrder::Big;
-    let mut first: Option<f64> = None;
-    let mut check = |v: f64| {
-        if v.is_nan() {
-            return true;
-        }
-        match first {
-            None => {
-                first = Some(v);
-                true
-            }
-            Some(f) => f == v,
-        }
-    };
-    match d.dtype {
-        Dtype::Float32 => data.chunks_exact(4).all(|c| {
-            let b = [c[0], c[1], c[2], c[3]];
-            check(f64::from(if big {
-                f32::from_be_bytes(b)
-            } else {
-                f32::from_le_bytes(b)
-            }))
-        }),
-        Dtype::Float64 => data.chunks_exact(8).all(|c| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            check(if big {
-                f64::from_be_bytes(b)
-            } else {
-                f64::from_le_bytes(b)
-            })
-        }),
-        _ => false,
-    }
 }
 
 /// Element values of decoded float/integer data as f64 (for error reports).

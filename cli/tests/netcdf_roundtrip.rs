@@ -545,6 +545,58 @@ fn pipeline_flags_pack_float64_and_compress_the_rest() {
     }
 }
 
+/// convert-netcdf checks its stage flags by the library's rules, as
+/// `import` does (`spec/pipeline.md` §10): the same flags are refused with
+/// the same words, and nothing is written.
+#[test]
+fn stage_flags_are_refused_as_import_refuses_them() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("in.nc");
+    make_sample(&nc, false);
+    let npy = dir.path().join("a.npy");
+    common::f64_npy(&npy, &[1.0, 2.0, 3.0]);
+    let out = dir.path().join("out.tgm");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--bits", "12"],
+            "--bits has no effect without --encoding simple_packing",
+        ),
+        (
+            &["--compression", "lz4", "--level", "3"],
+            "--level has no effect with compression \"lz4\"",
+        ),
+        (
+            &["--compression", "zstd", "--level", "23"],
+            "--level 23 is outside zstd's levels",
+        ),
+        (
+            &["--szip-rsi", "32"],
+            "--szip-rsi has no effect without --compression szip",
+        ),
+        (
+            &["--encoding", "simple_packing", "--compression", "zfp"],
+            "--compression zfp codes float64 values itself",
+        ),
+        (&["--filter", "bitshuffle"], "unknown filter \"bitshuffle\""),
+    ];
+    for (flags, message) in cases {
+        for input in [&nc, &npy] {
+            let command = if input == &nc {
+                "convert-netcdf"
+            } else {
+                "import"
+            };
+            let mut args = vec![command, s(input), "-o", s(&out)];
+            args.extend_from_slice(flags);
+            let (ok, err) = tgm(&args);
+            assert!(!ok, "{args:?} was accepted");
+            assert!(err.contains(message), "{args:?}: {err}");
+            assert!(!out.exists(), "{args:?} left an output");
+        }
+    }
+}
+
 #[test]
 fn not_netcdf_and_truncated_files_are_refused_with_their_path() {
     let _serial = serial();

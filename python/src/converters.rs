@@ -232,81 +232,24 @@ mod netcdf {
     use pyo3::prelude::*;
     use pyo3::types::PyBytes;
 
-    use tgm::pipeline::PipelineBuilder;
-    use tgm::{Dtype, EncodeOptions, GlobalMetadata};
+    use tgm::pipeline::StageRequest;
+    use tgm::EncodeOptions;
     use tgm_convert::weather::netcdf::{
-        convert_file_each, write_netcdf, ConvertOptions, NcMessage, SplitBy,
+        convert_file_each, write_netcdf, ConvertOptions, NcMessage, NetcdfEncoder, NetcdfError,
+        SplitBy,
     };
 
-    use super::{bytes_list, decode_all, failed, Pipeline};
+    use super::{bytes_list, decode_all, failed};
 
-    /// The stages of every object: `simple_packing` (float64 variables
-    /// only, as `tgm convert-netcdf` does), shuffle, compression.
-    struct Stages {
-        packed: PipelineBuilder,
-        plain: PipelineBuilder,
-    }
-
-    fn stages(py: Python<'_>, p: &Pipeline) -> PyResult<Stages> {
-        let (encoding, bits, filter, compression, level) = p;
-        let (encoding, filter, compression) =
-            (encoding.as_str(), filter.as_str(), compression.as_str());
-        let (bits, level) = (*bits, *level);
-        let mut plain = PipelineBuilder::new();
-        if filter == "shuffle" {
-            plain = plain.shuffle();
-        }
-        plain = match (compression, level) {
-            ("none", _) => plain,
-            ("zstd", Some(l)) => plain.zstd_level(l as i32),
-            ("zstd", None) => plain.zstd(),
-            ("lz4", _) => plain.lz4(),
-            ("szip", _) => plain.szip(),
-            (other, _) => return Err(failed(py, format!("unknown compression {other:?}"))),
-        };
-        let packed = match encoding {
-            "none" => plain.clone(),
-            "simple_packing" => {
-                let mut p = PipelineBuilder::new().simple_packing(bits);
-                if filter == "shuffle" {
-                    p = p.shuffle();
-                }
-                match (compression, level) {
-                    ("zstd", Some(l)) => p.zstd_level(l as i32),
-                    ("zstd", None) => p.zstd(),
-                    ("lz4", _) => p.lz4(),
-                    ("szip", _) => p.szip(),
-                    _ => p,
-                }
-            }
-            other => return Err(failed(py, format!("unknown encoding {other:?}"))),
-        };
-        Ok(Stages { packed, plain })
-    }
-
-    fn encode(msg: NcMessage, s: &Stages, opts: &EncodeOptions) -> tgm::Result<Vec<u8>> {
-        let mut meta =
-            GlobalMetadata::with_base(msg.objects.iter().map(|o| o.metadata.clone()).collect());
-        meta.extra = msg.extra;
-        let descs: Vec<_> = msg
-            .objects
-            .iter()
-            .map(|o| {
-                let p = if o.descriptor.dtype == Dtype::Float64 {
-                    &s.packed
-                } else {
-                    &s.plain
-                };
-                o.descriptor.clone().with_pipeline(p)
-            })
-            .collect();
-        let pairs: Vec<_> = descs
-            .iter()
-            .zip(&msg.objects)
-            .map(|(d, o)| (d, &o.data[..]))
-            .collect();
-        tgm::encode(&meta, &pairs, opts)
-    }
+    /// The stages asked for, by name: encoding, bits, filter,
+    /// compression, level (`spec/pipeline.md` §10).
+    type Stages = (
+        Option<String>,
+        Option<u64>,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+    );
 
     /// NetCDF files → encoded messages grouped by `split_by` (`file`,
     /// `variable` or `record`; `tgm convert-netcdf`). The variables left out
@@ -318,7 +261,7 @@ mod netcdf {
         paths: Vec<PathBuf>,
         split_by: &str,
         cf: bool,
-        pipeline_args: Pipeline,
+        stages: Stages,
         no_hash: bool,
         max_decoded_bytes: Option<u64>,
     ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
@@ -328,30 +271,37 @@ mod netcdf {
             "record" => SplitBy::Record,
             other => return Err(failed(py, format!("unknown split_by {other:?}"))),
         };
-        let s = stages(py, &pipeline_args)?;
+        let (encoding, bits, filter, compression, level) = stages;
+        let request = StageRequest {
+            encoding,
+            bits,
+            filter,
+            compression,
+            level,
+            ..StageRequest::default()
+        };
+        let choice = request.choice().map_err(|e| failed(py, e))?;
         let convert = ConvertOptions {
             split_by,
             cf,
             max_decoded_bytes,
             skip_unsupported: true,
         };
-        let mut popts = tgm::pipeline::PipelineOptions::default();
-        popts.allow_nan = true;
-        let opts = EncodeOptions::new().hashing(!no_hash).pipeline(popts);
+        let encoder = NetcdfEncoder::new(choice, EncodeOptions::new().hashing(!no_hash));
         let (encoded, skipped) = py
             .allow_threads(|| -> Result<_, String> {
                 let mut out = Vec::new();
                 let mut skipped = Vec::new();
                 for path in &paths {
                     let mut failure = None;
-                    let mut each = |m: NcMessage| match encode(m, &s, &opts) {
+                    let mut each = |m: NcMessage| match encoder.encode(m) {
                         Ok(b) => {
                             out.push(b);
                             Ok(())
                         }
                         Err(e) => {
                             failure = Some(format!("{}: {e}", path.display()));
-                            Err(tgm_convert::weather::netcdf::NetcdfError::Tgm(e))
+                            Err(NetcdfError::Invalid(String::new()))
                         }
                     };
                     match convert_file_each(path, &convert, &mut each) {

@@ -94,17 +94,57 @@ pub fn view_grid(
     };
     let coords = g
         .coords
-        .into_iter()
-        .map(|c| {
-            let a = PyDict::new(py);
-            for (k, val) in &c.attrs {
-                a.set_item(k, val)?;
-            }
-            let values = PyArray1::from_vec(py, c.values).into_any().unbind();
-            Ok((c.name, c.dim, values, a.into_any().unbind()))
-        })
+        .iter()
+        .map(|c| grid_coordinate_to_py(py, c))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(Some((g.dims, coords)))
+}
+
+/// One grid coordinate as Python sees it.
+fn grid_coordinate_to_py(py: Python<'_>, c: &view::GridCoordinate) -> PyResult<PyGridCoordinate> {
+    let a = PyDict::new(py);
+    for (k, val) in &c.attrs {
+        a.set_item(k, val)?;
+    }
+    let values = PyArray1::from_slice(py, &c.values).into_any().unbind();
+    Ok((c.name, c.dim, values, a.into_any().unbind()))
+}
+
+/// The grids of one dataset: a grid's coordinate names go to the first
+/// grid holding them (`tgm::view::TakenGrids`, `spec/kerchunk.md` §2.1),
+/// as in `tgm refs`.
+#[pyclass(name = "ViewGrids", module = "tgm._native")]
+#[derive(Default)]
+pub struct ViewGrids(view::TakenGrids);
+
+#[pymethods]
+impl ViewGrids {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// The dimension names a field of `shape` with geography `geography`
+    /// takes from its grid, taking its coordinates; None when it has no
+    /// grid or its grid's names are taken with other values.
+    fn dims(
+        &mut self,
+        py: Python<'_>,
+        geography: &Bound<'_, PyAny>,
+        shape: Vec<u64>,
+    ) -> PyResult<Option<Vec<&'static str>>> {
+        let geo = py_to_value(geography, &KeyPath::root("geography"))?;
+        let taken = &mut self.0;
+        Ok(py.allow_threads(|| taken.dims(&geo, &shape)))
+    }
+
+    /// `[(name, dim, values, attrs)]`: the coordinates taken, by name.
+    fn coordinates(&self, py: Python<'_>) -> PyResult<Vec<PyGridCoordinate>> {
+        self.0
+            .coordinates()
+            .map(|c| grid_coordinate_to_py(py, c))
+            .collect()
+    }
 }
 
 /// The `2n` Gaussian latitudes of Gaussian number `n` (degrees, north to
@@ -143,12 +183,13 @@ pub fn view_stack_order(varying: Vec<String>, order: Option<Vec<String>>) -> Vec
     view::stack_order(&varying, order.as_deref())
 }
 
-/// Registers the view functions, `gaussian_latitudes` and
+/// Registers the view functions, `ViewGrids`, `gaussian_latitudes` and
 /// `VIEW_SCALAR_COORDINATE_KEYS`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(view_object, m)?)?;
     m.add_function(wrap_pyfunction!(view_listed_dims, m)?)?;
     m.add_function(wrap_pyfunction!(view_grid, m)?)?;
+    m.add_class::<ViewGrids>()?;
     m.add_function(wrap_pyfunction!(gaussian_latitudes, m)?)?;
     m.add_function(wrap_pyfunction!(view_coordinate, m)?)?;
     m.add_function(wrap_pyfunction!(view_valid_times, m)?)?;

@@ -5,6 +5,7 @@ installed. Tests of a converter skip when the wheel was built without it;
 the error of a missing converter is tested in every build."""
 
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -122,6 +123,46 @@ def test_to_grib_refuses_messages_not_from_grib():
         tgm.to_grib([msg])
     with pytest.raises(ValueError, match="cannot decode message 0"):
         tgm.to_grib([b"garbage"])
+
+
+@needs_netcdf
+def test_netcdf_stages_follow_the_library_rules_and_pack_around_missing_values(tmp_path):
+    """The stages of convert_netcdf are checked and applied by the library
+    (spec/pipeline.md §10), as `tgm convert-netcdf` applies them: options
+    without effect are refused, and a float64 variable with missing values
+    is packed over its present values, its NaN kept."""
+    netCDF4 = pytest.importorskip("netCDF4")
+    src = tmp_path / "fill.nc"
+    with netCDF4.Dataset(src, "w") as ds:
+        ds.createDimension("x", 1000)
+        v = ds.createVariable("t", "f8", ("x",), fill_value=-9999.0)
+        v[:] = np.ma.masked_array(
+            1000.0 + np.linspace(0.0, 1.0, 1000), mask=np.arange(1000) % 7 == 0
+        )
+        i = ds.createVariable("n", "i4", ("x",))
+        i[:] = np.arange(1000)
+    [msg] = tgm.convert_netcdf(src, encoding="simple_packing", bits=16, compression="zstd")
+    t, n = values([msg])
+    want = 1000.0 + np.linspace(0.0, 1.0, 1000)
+    missing = np.arange(1000) % 7 == 0
+    assert np.isnan(t[missing]).all()
+    # The quantum of 16 bits over the present values' range (1), not over
+    # a range widened to the NaN's stand-in.
+    assert np.abs(t[~missing] - want[~missing]).max() <= 1.0 / 2**16
+    np.testing.assert_array_equal(n, np.arange(1000))
+    [d_t, d_n] = [d for d, _ in tgm.decode(msg).objects]
+    assert (d_t.encoding, d_n.encoding) == ("simple_packing", "none")
+    assert d_n.compression == "zstd"
+    refused = [
+        (dict(bits=12), "bits has no effect without encoding='simple_packing'"),
+        (dict(compression="lz4", level=3), "level has no effect with compression \"lz4\""),
+        (dict(compression="zstd", level=23), "level=23 is outside zstd's levels"),
+        (dict(encoding="simple_packing", bits=65), "bits=65 exceeds 64"),
+        (dict(compression="snappy"), "unknown compression \"snappy\""),
+    ]
+    for kwargs, message in refused:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            tgm.convert_netcdf(src, **kwargs)
 
 
 @needs_netcdf

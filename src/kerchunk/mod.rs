@@ -10,7 +10,6 @@ mod variables;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
 
-use crate::cbor::Value;
 use crate::decode::Message;
 use crate::error::Result;
 use crate::file::{ByteSource, TgmFile};
@@ -53,13 +52,8 @@ pub struct RefsBuilder {
     target: String,
     entries: Vec<variables::Entry>,
     unexpressible: Vec<Unexpressible>,
-    grids: variables::Grids,
-    /// The last object's geography, shape and grid dimensions.
-    last_grid: Option<LastGrid>,
+    grids: view::TakenGrids,
 }
-
-/// An object's geography, shape and grid dimensions.
-type LastGrid = (Option<Value>, Vec<u64>, Option<Vec<&'static str>>);
 
 impl RefsBuilder {
     /// A builder whose chunk references point at `target` (a path or URL
@@ -69,8 +63,7 @@ impl RefsBuilder {
             target: target.into(),
             entries: Vec::new(),
             unexpressible: Vec::new(),
-            grids: variables::Grids::default(),
-            last_grid: None,
+            grids: view::TakenGrids::new(),
         }
     }
 
@@ -82,22 +75,20 @@ impl RefsBuilder {
             let obj = msg.object(o)?;
             let d = obj.descriptor();
             let entry = meta.base.get(o);
-            let mut view = view::object_summary(&meta, d, m, o);
             let payload = payload_of(&obj);
-            match chain_of(d, payload) {
-                Ok(chain) => {
-                    if view::listed_dims(entry, &meta.extra, d.shape.len()).is_none() {
-                        let geo = entry.and_then(|e| e.get("geography"));
-                        let grid = self.grid_dims(geo, &d.shape);
-                        view.dims = view::unlisted_dims(d.shape.len(), &view.name, grid.as_deref());
-                    }
-                    self.entries.push(variables::Entry {
-                        view,
-                        dataset_attrs: view::dataset_attributes(entry),
-                        chain,
-                        range: (obj.payload_offset(), payload.len() as u64),
-                    })
-                }
+            let chain = chain_of(d, payload);
+            // Only an object that is referenced takes its grid's names (§2.1).
+            let referenced = chain.is_ok();
+            let view = view::object_summary_with_grid(&meta, d, m, o, |geo, shape| {
+                referenced.then(|| self.grids.dims(geo, shape)).flatten()
+            });
+            match chain {
+                Ok(chain) => self.entries.push(variables::Entry {
+                    view,
+                    dataset_attrs: view::dataset_attributes(entry),
+                    chain,
+                    range: (obj.payload_offset(), payload.len() as u64),
+                }),
                 Err(reason) => self.unexpressible.push(Unexpressible {
                     message: m,
                     object: o,
@@ -107,25 +98,6 @@ impl RefsBuilder {
             }
         }
         Ok(())
-    }
-
-    /// The grid dimensions of an object of `shape` with geography `geo`
-    /// ([`view::grid_coordinates`]) when its coordinates are taken (no
-    /// other grid holds their names with other values). The last object's
-    /// answer serves the next when it has the same geography and shape, as
-    /// the fields of an archive mostly do.
-    fn grid_dims(&mut self, geo: Option<&Value>, shape: &[u64]) -> Option<Vec<&'static str>> {
-        if let Some((g, s, dims)) = &self.last_grid {
-            if g.as_ref() == geo && s == shape {
-                return dims.clone();
-            }
-        }
-        let dims = geo
-            .and_then(|geo| view::grid_coordinates(geo, shape))
-            .filter(|g| self.grids.take(g))
-            .map(|g| g.dims);
-        self.last_grid = Some((geo.cloned(), shape.to_vec(), dims.clone()));
-        dims
     }
 
     /// The reference document: `.zgroup`, the group's `.zattrs` (listing

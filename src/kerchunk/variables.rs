@@ -13,7 +13,7 @@ use super::inline::{base64, coordinate_bytes};
 use crate::descriptor::Map;
 use crate::view::{
     coordinate_attributes, descending, stack_order, valid_times, Coord, GridCoordinate,
-    GridCoordinates, ObjectSummary, SCALAR_COORDINATE_KEYS,
+    ObjectSummary, TakenGrids, SCALAR_COORDINATE_KEYS,
 };
 
 /// One expressible object: its dataset view (with the dimension names
@@ -35,30 +35,6 @@ impl std::ops::Deref for Entry {
 
     fn deref(&self) -> &ObjectSummary {
         &self.view
-    }
-}
-
-/// The grid coordinates taken by the objects so far: one dimension and
-/// set of values per name, the first grid's.
-#[derive(Debug, Default)]
-pub struct Grids(BTreeMap<&'static str, GridCoordinate>);
-
-impl Grids {
-    /// Takes `g`'s coordinates; false (and nothing taken) when one of
-    /// them is already taken over another dimension or with other values.
-    pub fn take(&mut self, g: &GridCoordinates) -> bool {
-        let taken = |c: &GridCoordinate| {
-            self.0
-                .get(c.name)
-                .is_some_and(|h| h.dim != c.dim || h.values != c.values)
-        };
-        if g.coords.iter().any(taken) {
-            return false;
-        }
-        for c in &g.coords {
-            self.0.entry(c.name).or_insert_with(|| c.clone());
-        }
-        true
     }
 }
 
@@ -95,7 +71,7 @@ impl<'t> Store<'t> {
     /// stacked array when they can, else one array each, named
     /// `<name>_<m>_<o>`; then the coordinates. Returns the dataset
     /// attributes every object that gives any shares.
-    pub fn add_all(&mut self, entries: Vec<Entry>, grids: Grids) -> JsonMap<String, Json> {
+    pub fn add_all(&mut self, entries: Vec<Entry>, grids: TakenGrids) -> JsonMap<String, Json> {
         let dataset_attrs = shared_dataset_attributes(&entries);
         let mut groups: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
         for e in entries {
@@ -114,7 +90,7 @@ impl<'t> Store<'t> {
         let mut extra = self.time_coordinates(&coords, &scalars);
         extra.extend(scalars.keys().cloned());
         // Coordinates over a grid's points, not dimensions of their own.
-        let over_points = grids.0.values().filter(|c| c.dim != c.name);
+        let over_points = grids.coordinates().filter(|c| c.dim != c.name);
         extra.extend(over_points.map(|c| c.name.to_owned()));
         self.finish_attrs(&scalars, &extra);
         for (key, values) in &coords {
@@ -128,12 +104,12 @@ impl<'t> Store<'t> {
         for (key, value) in &scalars {
             self.add_coordinate(key, &[], &[], std::slice::from_ref(value));
         }
-        for (
-            k,
-            GridCoordinate {
-                dim, values, attrs, ..
-            },
-        ) in grids.0
+        for GridCoordinate {
+            name: k,
+            dim,
+            values,
+            attrs,
+        } in grids.into_coordinates()
         {
             let attrs = attrs
                 .iter()

@@ -71,17 +71,19 @@ pub fn step_hours(step: &Value) -> Option<i64> {
     step.as_i64()
 }
 
+/// The valid time of reference time `t` (seconds since 1970) plus `step`
+/// hours, saturating at the ends of `i64`.
+pub fn valid_time(t: i64, step: i64) -> i64 {
+    t.saturating_add(step.saturating_mul(HOUR))
+}
+
 /// cfgrib's `valid_time` in seconds since 1970: every reference time
 /// (seconds) plus every step (hours), times first (row-major over
 /// `(time, step)`).
 pub fn valid_times(times: &[i64], steps: &[i64]) -> Vec<i64> {
     times
         .iter()
-        .flat_map(|t| {
-            steps
-                .iter()
-                .map(move |s| t.saturating_add(s.saturating_mul(HOUR)))
-        })
+        .flat_map(|t| steps.iter().map(move |&s| valid_time(*t, s)))
         .collect()
 }
 

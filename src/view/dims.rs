@@ -30,13 +30,26 @@ pub fn unlisted_dims(ndim: usize, name: &str, grid: Option<&[&str]>) -> Vec<Stri
 
 /// The dimension names of an object of `shape` named `name` whose
 /// metadata entry is `entry` in a message whose `_extra_` is `extra`:
-/// listed, else its grid's, else `<name>_dim_<i>`. (Kerchunk references
-/// give a grid's names to the first grid holding them only, §2.1.)
+/// listed, else its grid's, else `<name>_dim_<i>`.
 pub fn object_dims(entry: Option<&Map>, extra: &Map, shape: &[u64], name: &str) -> Vec<String> {
+    object_dims_with_grid(entry, extra, shape, name, grid_dims)
+}
+
+/// [`object_dims`] with the grid's dimension names decided by `grid`
+/// (given the object's `geography` and shape), which is asked only when
+/// no names are listed. Kerchunk references give a grid's names to the
+/// first grid holding them only (`spec/kerchunk.md` §2.1).
+pub fn object_dims_with_grid(
+    entry: Option<&Map>,
+    extra: &Map,
+    shape: &[u64],
+    name: &str,
+    grid: impl FnOnce(&Value, &[u64]) -> Option<Vec<&'static str>>,
+) -> Vec<String> {
     listed_dims(entry, extra, shape.len()).unwrap_or_else(|| {
         let grid = entry
             .and_then(|e| e.get("geography"))
-            .and_then(|g| grid_dims(g, shape));
+            .and_then(|g| grid(g, shape));
         unlisted_dims(shape.len(), name, grid.as_deref())
     })
 }

@@ -8,10 +8,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
 
-use super::coord::{valid_times, Coord};
-use super::dims::object_dims;
+use super::coord::{valid_time, Coord};
+use super::dims::object_dims_with_grid;
 use super::geometry::VoxelGeometry;
+use super::grid::grid_dims;
 use super::object::object_view;
+use crate::cbor::Value;
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::metadata::GlobalMetadata;
 
@@ -61,11 +63,23 @@ pub fn object_summary(
     m: usize,
     o: usize,
 ) -> ObjectSummary {
+    object_summary_with_grid(meta, d, m, o, grid_dims)
+}
+
+/// [`object_summary`] with the grid's dimension names decided by `grid`
+/// ([`super::object_dims_with_grid`]).
+pub fn object_summary_with_grid(
+    meta: &GlobalMetadata,
+    d: &ObjectDescriptor,
+    m: usize,
+    o: usize,
+    grid: impl FnOnce(&Value, &[u64]) -> Option<Vec<&'static str>>,
+) -> ObjectSummary {
     let entry = meta.base.get(o);
     let v = object_view(entry, m, o);
-    let dims = object_dims(entry, &meta.extra, &d.shape, &v.name);
+    let dims = object_dims_with_grid(entry, &meta.extra, &d.shape, &v.name, grid);
     let valid_time = match (v.keys.get("time"), v.keys.get("step")) {
-        (Some(Coord::Time(t)), Some(Coord::Span(s))) => valid_times(&[*t], &[*s]).first().copied(),
+        (Some(Coord::Time(t)), Some(Coord::Span(s))) => Some(valid_time(*t, *s)),
         _ => None,
     };
     ObjectSummary {

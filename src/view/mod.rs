@@ -11,14 +11,18 @@ mod geometry;
 mod grid;
 mod message;
 mod object;
+mod taken;
 
-pub use coord::{iso_time, reference_time, step_hours, valid_times, Coord};
-pub use dims::{listed_dims, object_dims, unlisted_dims};
+pub use coord::{iso_time, reference_time, step_hours, valid_time, valid_times, Coord};
+pub use dims::{listed_dims, object_dims, object_dims_with_grid, unlisted_dims};
 pub use geometry::{affine_from_value, Affine, VoxelGeometry};
 pub use grid::{grid_coordinates, grid_dims, CfAttrs, GridCoordinate, GridCoordinates};
-pub use message::{message_view, message_view_json, object_summary, ObjectSummary};
+pub use message::{
+    message_view, message_view_json, object_summary, object_summary_with_grid, ObjectSummary,
+};
 pub use object::{
     attributes, coordinate_attributes, dataset_attributes, descending, object_view, stack_keys,
     stack_order, variable_name, ObjectView, GLOBAL_GRIB_ATTRS, GRIB_ATTRS, GRIB_CONVENTIONS,
     SCALAR_COORDINATE_KEYS, STACK_ORDER,
 };
+pub use taken::TakenGrids;

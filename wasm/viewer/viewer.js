@@ -25,7 +25,8 @@ const state = {
   view: { scale: 1, x: 0, y: 0 },
   image: null, // an off-screen canvas of nx × ny pixels
   axes: null, // { latitudes, longitudes } of a regular grid, else null
-  fields: [], // { m, o, what, name, keys } of every object (the library's view)
+  fields: [], // per message, per object: { m, o, what, name, keys, geometry } (the library's view)
+  quantities: new Map(), // quantity -> its fields
   varying: new Map(), // quantity -> the keys its fields differ in
   graticule: [], // the lines drawn: { kind: "lat" | "lon", deg, at } (canvas pixels)
 };
@@ -74,7 +75,7 @@ function renderList() {
       row.className = "object" + (m === state.m && o === state.o ? " selected" : "");
       row.dataset.message = m;
       row.dataset.object = o;
-      const name = labelOf(state.fields.find((f) => f.m === m && f.o === o));
+      const name = labelOf(fieldOf(m, o));
       row.textContent = `${o}: ${name} — ${d.dtype} [${d.shape.join("×")}] ${pipelineOf(d)}`;
       row.title = row.textContent;
       row.addEventListener("click", () => select(m, o).catch(fail));
@@ -91,21 +92,26 @@ function renderList() {
  * dimensions it has sliders for.
  */
 function catalogue() {
-  state.fields = [];
-  state.messages.forEach((msg, m) =>
-    msg.view.forEach((v, o) => state.fields.push({ m, o, what: JSON.stringify([v.name, v.shape]), name: v.name, keys: v.keys, geometry: v.geometry })),
+  state.fields = state.messages.map((msg, m) =>
+    msg.view.map((v, o) => ({ m, o, what: JSON.stringify([v.name, v.shape]), name: v.name, keys: v.keys, geometry: v.geometry })),
   );
   const byWhat = new Map();
-  for (const f of state.fields) {
+  for (const f of state.fields.flat()) {
     if (!byWhat.has(f.what)) byWhat.set(f.what, []);
     byWhat.get(f.what).push(f);
   }
+  state.quantities = byWhat;
   state.varying = new Map();
   for (const [what, fs] of byWhat) {
     const keys = new Set(fs.flatMap((f) => Object.keys(f.keys)));
     const differ = (k) => new Set(fs.map((f) => JSON.stringify(f.keys[k] ?? null))).size > 1;
     state.varying.set(what, [...keys].filter(differ).sort());
   }
+}
+
+/** The field of object `o` of message `m`, found without a search. */
+function fieldOf(m, o) {
+  return state.fields[m]?.[o];
 }
 
 /** Orders key values: missing first, numbers (or numeric text) by value, then text. */
@@ -139,10 +145,10 @@ export function alongDim(fields, f, d) {
  */
 function renderDims() {
   const box = $("dims");
-  const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
+  const f = fieldOf(state.m, state.o);
   const rows = [];
   for (const d of f ? state.varying.get(f.what) ?? [] : []) {
-    const along = alongDim(state.fields, f, d);
+    const along = alongDim(state.quantities.get(f.what), f, d);
     if (along.length > 1) rows.push({ d, along, at: along.findIndex((g) => g.m === f.m && g.o === f.o) });
   }
   const signature = JSON.stringify(rows.map((r) => [r.d, r.along.map((g) => [g.m, g.o])]));
@@ -354,7 +360,7 @@ function repaint() {
   paintImage();
   paintBar();
   draw();
-  const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
+  const f = fieldOf(state.m, state.o);
   $("title").textContent = `message ${state.m}, object ${state.o}: ${labelOf(f)}` + (state.slices > 1 ? ` — slice ${state.slice}` : "");
   $("slice-out").textContent = `${state.slice + 1}/${state.slices}`;
 }
@@ -423,7 +429,7 @@ function latLonAt(i, j) {
  * library's affine applied to (column, row, slice), else null.
  */
 function patientAt(i, j) {
-  const f = state.fields.find((g) => g.m === state.m && g.o === state.o);
+  const f = fieldOf(state.m, state.o);
   const a = f?.geometry?.affine;
   if (!a) return null;
   const shape = state.messages[state.m].descriptors[state.o].shape;

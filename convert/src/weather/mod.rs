@@ -47,6 +47,8 @@ pub mod netcdf;
 mod netcdf_attrs;
 pub mod netcdf_classic;
 #[cfg(feature = "netcdf")]
+mod netcdf_encode;
+#[cfg(feature = "netcdf")]
 mod netcdf_ffi;
 #[cfg(feature = "netcdf")]
 mod netcdf_names;

@@ -42,6 +42,7 @@ use tgm::cbor::Value;
 use tgm::{Dtype, Map, ObjectDescriptor};
 
 use super::budget::DecodeBudget;
+pub use super::netcdf_encode::NetcdfEncoder;
 use super::netcdf_read::{Attrs, NcNum, Source, Var, VarType};
 pub use super::netcdf_write::write_netcdf;
 
@@ -56,6 +57,8 @@ pub enum NetcdfError {
     Invalid(String),
     /// The Tensogram library refused to encode or decode.
     Tgm(tgm::Error),
+    /// The stages asked for cannot encode a variable.
+    Stages(tgm::pipeline::StageError),
 }
 
 impl fmt::Display for NetcdfError {
@@ -63,6 +66,7 @@ impl fmt::Display for NetcdfError {
         match self {
             NetcdfError::Netcdf(m) | NetcdfError::Io(m) | NetcdfError::Invalid(m) => f.write_str(m),
             NetcdfError::Tgm(e) => write!(f, "{e}"),
+            NetcdfError::Stages(e) => write!(f, "{e}"),
         }
     }
 }

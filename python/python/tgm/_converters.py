@@ -222,10 +222,10 @@ def convert_netcdf(
     fn = _native_fn("netcdf", "convert_netcdf")
     _choice("split_by", split_by, ("file", "variable", "record"))
     _threads(threads)
-    p = _pipeline(
-        encoding, bits, filter, compression, compression_level, level,
-        ("none", "simple_packing"), ("none", "szip", "zstd", "lz4"),
-    )
+    if isinstance(bits, bool) or not isinstance(bits, (int, type(None))):
+        raise TypeError(f"bits must be an integer, got {type(bits).__name__}")
+    # The stages are checked by the library's rules (spec/pipeline.md §10).
+    p = (encoding, bits, filter, compression, compression_level if level is None else level)
     _check_output(output, storage_options)
     messages, skipped = fn(
         _paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes

@@ -1,7 +1,8 @@
 """Grid coordinates of a field from its ``geography`` metadata, as the
 core's dataset view gives them (``tgm::view``, through
-``_native.view_grid``; ``spec/kerchunk.md`` §2) to ``tgm refs`` and to the
-xarray backend alike: ``latitude``/``longitude`` dimension coordinates of
+``_native.view_grid``; ``spec/kerchunk.md`` §2) for one field (earthkit's
+MARS view); a dataset's fields share their grids through
+``_native.ViewGrids``, as in ``tgm refs``: ``latitude``/``longitude`` dimension coordinates of
 ``regular_ll`` and ``regular_gg`` fields, a ``values`` dimension with
 ``latitude(values)``/``longitude(values)`` for global ``reduced_gg``
 fields, the ``values`` dimension alone for other 1-D fields with a
@@ -36,14 +37,6 @@ class Grid:
         self.dims = dims
         self.coords = coords
         self.attrs = attrs
-
-    def conflicts(self, taken):
-        """Whether ``taken`` (``{name: (dims, values, …)}``) holds one of
-        these coordinates over other dimensions or with other values."""
-        for k, (d, v) in self.coords.items():
-            if k in taken and (taken[k][0] != d or not np.array_equal(taken[k][1], v)):
-                return True
-        return False
 
 
 def grid_of(geo, shape):

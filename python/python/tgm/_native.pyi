@@ -58,6 +58,7 @@ __all__ = [
     "view_object",
     "view_listed_dims",
     "view_grid",
+    "ViewGrids",
     "gaussian_latitudes",
     "view_coordinate",
     "view_valid_times",
@@ -140,6 +141,14 @@ def view_listed_dims(entry: _Dict | None, extra: _Dict | None, ndim: int) -> lis
 def view_grid(
     geography: _Dict, shape: Sequence[int]
 ) -> tuple[list[str], list[tuple[str, str, npt.NDArray[np.float64], dict[str, str]]]] | None: ...
+
+class ViewGrids:
+    def __init__(self) -> None: ...
+    def dims(self, geography: _Dict, shape: Sequence[int]) -> list[str] | None: ...
+    def coordinates(
+        self,
+    ) -> list[tuple[str, str, npt.NDArray[np.float64], dict[str, str]]]: ...
+
 def gaussian_latitudes(n: int) -> npt.NDArray[np.float64] | None: ...
 def view_coordinate(key: str) -> tuple[dict[str, str], bool]: ...
 def view_valid_times(times: Sequence[int], steps: Sequence[int]) -> list[int]: ...
@@ -167,6 +176,8 @@ def caller_metadata(meta: _Dict) -> tuple[list[_Dict], _Dict]: ...
 # The converters exist only in a build with their cargo feature
 # (``python/Cargo.toml``); ``tgm._converters`` looks them up by name.
 _Pipeline = tuple[str, int, str, str, int | None]
+# encoding, bits, filter, compression, level, checked by the library
+_Stages = tuple[str | None, int | None, str | None, str | None, int | None]
 _Deid = tuple[bool, bool, bool, bool, _Path | None, bool]
 
 def convert_grib(
@@ -183,7 +194,7 @@ def convert_netcdf(
     paths: Sequence[_Path],
     split_by: str,
     cf: bool,
-    pipeline_args: _Pipeline,
+    stages: _Stages,
     no_hash: bool,
     max_decoded_bytes: int | None,
 ) -> tuple[list[bytes], list[tuple[str, str]]]: ...

@@ -9,8 +9,8 @@ Each data object becomes (part of) a variable:
   coordinate values, global reduced Gaussian fields a ``values`` dimension
   with ``latitude(values)``/``longitude(values)``, other 1-D fields with a
   geography ``values``, as cfgrib gives them and as ``tgm refs`` writes
-  them (the core's grids, :mod:`tgm._grids`), shared by every variable on
-  that grid;
+  them, shared by every variable on that grid, the first grid holding a
+  name taking it (the core's ``ViewGrids``, one rule with ``tgm refs``);
 * what each object is in the dataset is the core's view (``tgm::view``,
   the rules ``tgm refs`` follows; ``spec/kerchunk.md`` §2): the variable
   name is GRIB's ``grib.cfVarName`` (cfgrib's name: ``t2m``) when known,
@@ -81,7 +81,6 @@ from ._dtypes import numpy_dtype
 from ._errors import MetadataError, RangeNotSupportedError
 from . import _remote
 from ._file import TensogramFile
-from ._grids import grid_of
 
 #: Most element runs requested through decode_range for one read; beyond
 #: it the object is decoded whole.
@@ -280,19 +279,23 @@ def _shared_attrs(all_attrs):
 
 def _dims(entry, meta, shape, name, grids):
     """Dimension names of one object: its ``dim_names`` (or the message's),
-    else those of its grid (the core's, :mod:`tgm._grids`:
-    ``latitude``/``longitude`` or ``values``), shared by every variable on
-    the same grid, their coordinates collected in ``grids``; else
-    ``<name>_dim_<i>``."""
+    else those its grid takes in ``grids`` (a ``_native.ViewGrids``:
+    ``latitude``/``longitude`` or ``values``, given to the first grid
+    holding them, as in ``tgm refs``); else ``<name>_dim_<i>``."""
     ndim = len(shape)
     listed = _native.view_listed_dims(entry, meta.extra, ndim)
     if listed is not None:
         return tuple(listed)
-    grid = grid_of(_section(entry, "geography"), shape)
-    if grid is not None and not grid.conflicts(grids):
-        for k, c in grid.coords.items():
-            grids.setdefault(k, (*c, grid.attrs.get(k, {})))
-        return grid.dims
+    geo = _section(entry, "geography")
+    dims = None
+    if isinstance(geo, dict):
+        try:
+            dims = grids.dims(geo, [int(n) for n in shape])
+        except (TypeError, ValueError, OverflowError, InvalidArgumentError):
+            # A geography no metadata could hold (a user's own dict).
+            dims = None
+    if dims is not None and len(dims) == ndim:
+        return tuple(dims)
     return tuple(f"{name}_dim_{i}" for i in range(ndim))
 
 
@@ -390,7 +393,7 @@ def _coordinate(key, dims, values):
 
 def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decode=None, values_dtype=None):
     """The dataset of ``records`` of ``f``."""
-    groups, grids = {}, {}
+    groups, grids = {}, _native.ViewGrids()
     for r in records:
         groups.setdefault(r.name, []).append(
             (ObjectArray(r.f or f, r.m, r.o, r.desc, values_dtype),
@@ -418,9 +421,9 @@ def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decod
     # A variable of the file (a dataset written back by tgm.to_tgm) wins
     # over a coordinate derived from the keys.
     out = {k: v for k, v in out.items() if k not in variables}
-    for k, (dims, values, attrs) in grids.items():
-        if any(set(dims) <= set(v.dims) for v in variables.values()):
-            out[k] = xr.Variable(dims, values, attrs=attrs)
+    for k, dim, values, attrs in grids.coordinates():
+        if any(dim in v.dims for v in variables.values()):
+            out[k] = xr.Variable((dim,), values, attrs=attrs)
     ds = xr.Dataset(variables, coords=out, attrs=global_attrs)
     if decode is not None:
         ds = xr.decode_cf(ds, **decode)
