@@ -464,21 +464,12 @@ impl StageChoice {
                 let signed = self.packing_bits.is_none()
                     && !self.shuffle
                     && d.dtype.is_signed_int()
-                    && crate::szip::any_negative(
-                        data,
-                        d.dtype.width(),
-                        d.byte_order == ByteOrder::Big,
-                    );
-                let flags = crate::szip::flags::PREPROCESS
-                    | if signed {
-                        crate::szip::flags::SIGNED
-                    } else {
-                        0
-                    };
+                    && any_negative(data, d.dtype.width(), d.byte_order == ByteOrder::Big);
+                let defaults = Szip::default();
                 b.szip_params(Szip {
                     rsi,
                     block_size,
-                    flags,
+                    flags: defaults.flags | if signed { SZIP_SIGNED } else { 0 },
                     offsets: None,
                 })
             }
@@ -486,6 +477,21 @@ impl StageChoice {
         d.set_pipeline(&b);
         Ok(())
     }
+}
+
+/// szip's flag for signed samples (`spec/szip.md` §7).
+const SZIP_SIGNED: u32 = 1;
+
+/// Whether a sample of `data` (`width`-byte signed integers) is negative.
+#[cfg(feature = "szip")]
+fn any_negative(data: &[u8], width: usize, big_endian: bool) -> bool {
+    crate::szip::any_negative(data, width, big_endian)
+}
+
+/// Without the szip coder the flag is moot: encoding refuses szip.
+#[cfg(not(feature = "szip"))]
+fn any_negative(_: &[u8], _: usize, _: bool) -> bool {
+    false
 }
 
 /// Whether every element of float data equals the first (NaN ignored).
@@ -634,6 +640,27 @@ mod tests {
             "zfp: --zfp-mode fixed_rate needs --zfp-rate"
         );
         assert_eq!(e.to_string(), "zfp: zfp_mode fixed_rate needs zfp_rate");
+    }
+
+    #[cfg(feature = "szip")]
+    #[test]
+    fn szip_flags_are_the_coders() {
+        assert_eq!(SZIP_SIGNED, crate::szip::flags::SIGNED);
+        assert_eq!(Szip::default().flags, crate::szip::flags::PREPROCESS);
+        let choice = StageRequest {
+            compression: Some("szip".into()),
+            ..Default::default()
+        }
+        .choice()
+        .unwrap();
+        let mut d = ObjectDescriptor::new(Dtype::Int16, vec![2]);
+        let negative: Vec<u8> = [-1i16, 2].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        choice.apply(&mut d, &negative).unwrap();
+        let flags = crate::szip::flags::PREPROCESS | crate::szip::flags::SIGNED;
+        assert_eq!(
+            d.pipeline().param("szip_flags"),
+            Some(&Value::Uint(flags.into()))
+        );
     }
 
     #[test]
