@@ -65,8 +65,7 @@ pub struct Args {
 /// Converts; the `-j` report's own fields: the paths left out, each with
 /// its reason.
 pub fn run(a: Args) -> CliResult<serde_json::Map<String, serde_json::Value>> {
-    let pipeline = (&a.pipeline).into();
-    crate::pipeline_args::check_medical_level(&pipeline)?;
+    let pipeline = a.pipeline.choice()?;
     let deid = if a.deidentify {
         Some(Deidentify {
             retain: a.retain.into(),

@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
-use crate::error::{is_write_error, usage, CliError, CliResult};
+use crate::error::{is_write_error, CliError, CliResult};
 use crate::output::Sink;
-use crate::pipeline_args::zstd_level;
+use crate::pipeline_args::stage_usage;
 use crate::spool::{no_suffix, Inputs};
 use tgm::metadata::BaseLayout;
 use tgm_convert::weather::convert::{
-    convert_files_to, CompressionChoice, ConvertOptions, EncodingChoice, PipelineChoice,
+    convert_files_to, ConvertOptions, EncodingChoice, PipelineChoice,
 };
 use tgm_convert::weather::GribError;
 
@@ -45,9 +45,9 @@ pub struct Args {
     #[arg(long, default_value = "source",
           value_parser = clap::builder::PossibleValuesParser::new(["source", "codes", "none", "simple_packing"]))]
     pub encoding: String,
-    /// Bits per value for --encoding simple_packing.
-    #[arg(long, default_value_t = 16)]
-    pub bits: u32,
+    /// Bits per value for --encoding simple_packing (default 16).
+    #[arg(long)]
+    pub bits: Option<u64>,
     /// Filter: none or shuffle.
     #[arg(long, default_value = "none",
           value_parser = clap::builder::PossibleValuesParser::new(["none", "shuffle"]))]
@@ -77,39 +77,19 @@ pub struct Args {
     pub force: bool,
 }
 
-fn pipeline(a: &Args) -> PipelineChoice {
-    PipelineChoice {
-        encoding: match a.encoding.as_str() {
-            "none" => EncodingChoice::None,
-            "simple_packing" => EncodingChoice::SimplePacking { bits: a.bits },
-            "codes" => EncodingChoice::Codes,
-            _ => EncodingChoice::Source,
-        },
-        shuffle: a.filter == "shuffle",
-        compression: match a.compression.as_str() {
-            "none" => CompressionChoice::None,
-            "szip" => CompressionChoice::Szip,
-            "zstd" => CompressionChoice::Zstd(a.level),
-            "lz4" => CompressionChoice::Lz4,
-            _ => CompressionChoice::Auto,
-        },
-    }
-}
-
 pub fn run(a: Args) -> CliResult {
-    if let Some(l) = a.level {
-        if a.compression != "zstd" {
-            return Err(usage(format!(
-                "--level has no effect with compression {:?} (only zstd has levels)",
-                a.compression
-            )));
-        }
-        zstd_level(l)?;
-    }
+    let pipeline = PipelineChoice::from_names(
+        Some(&a.encoding),
+        a.bits,
+        Some(&a.filter),
+        Some(&a.compression),
+        a.level,
+    )
+    .map_err(stage_usage)?;
     let opts = ConvertOptions {
         split: a.split,
         all_keys: a.all_keys,
-        pipeline: pipeline(&a),
+        pipeline,
         no_hash: a.no_hash,
         max_decoded_bytes: a.max_decoded_bytes,
         layout: if a.per_object_metadata {

@@ -43,8 +43,7 @@ pub struct ConvertArgs {
 }
 
 pub fn convert(a: ConvertArgs) -> CliResult {
-    let pipeline = (&a.pipeline).into();
-    crate::pipeline_args::check_medical_level(&pipeline)?;
+    let pipeline = a.pipeline.choice()?;
     let spooled = Inputs::new(&a.inputs, nifti_suffix)?;
     let mut inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.mask.as_deref());

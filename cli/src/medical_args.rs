@@ -6,44 +6,35 @@ use std::path::PathBuf;
 
 use tgm_convert::medical::pipeline;
 
-/// Compression for converted volumes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Compression {
-    /// Raw payloads.
-    None,
-    /// Byte shuffle (element width) followed by zstd.
-    Zstd,
-    /// CCSDS 121.0 szip with preprocessing, integers only.
-    Szip,
-}
-
-impl From<Compression> for pipeline::Compression {
-    fn from(c: Compression) -> Self {
-        match c {
-            Compression::None => pipeline::Compression::None,
-            Compression::Zstd => pipeline::Compression::Zstd,
-            Compression::Szip => pipeline::Compression::Szip,
-        }
-    }
-}
+use crate::error::CliResult;
+use crate::pipeline_args::stage_usage;
 
 /// Pipeline flags shared by the medical converters.
 #[derive(Clone, Debug, clap::Args)]
 pub struct PipelineArgs {
     /// Compression: none, zstd (after byte shuffle) or szip (integers only).
-    #[arg(long, value_enum, default_value = "zstd")]
-    pub compression: Compression,
-    /// zstd level.
-    #[arg(long)]
+    #[arg(long, default_value = "zstd", value_parser = compressions())]
+    pub compression: String,
+    /// zstd level, -131072 to 22 (requires --compression zstd).
+    #[arg(long, allow_negative_numbers = true)]
     pub level: Option<i64>,
 }
 
-impl From<&PipelineArgs> for pipeline::PipelineArgs {
-    fn from(a: &PipelineArgs) -> Self {
-        pipeline::PipelineArgs {
-            compression: a.compression.into(),
-            level: a.level,
-        }
+/// The names `--compression` takes, each with its help.
+fn compressions() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("none").help("Raw payloads"),
+        PossibleValue::new("zstd").help("Byte shuffle (element width) followed by zstd"),
+        PossibleValue::new("szip").help("CCSDS 121.0 szip with preprocessing, integers only"),
+    ])
+}
+
+impl PipelineArgs {
+    /// The converters' choice, checked by their rules
+    /// ([`pipeline::PipelineArgs::from_names`]).
+    pub fn choice(&self) -> CliResult<pipeline::PipelineArgs> {
+        pipeline::PipelineArgs::from_names(Some(&self.compression), self.level).map_err(stage_usage)
     }
 }
 

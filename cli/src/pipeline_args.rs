@@ -3,36 +3,11 @@
 
 use clap::builder::BoolishValueParser;
 use tgm::pipeline::{
-    MaskMethod, PipelineOptions, StageChoice, StageError, StageRequest, ZstdFrameSize, ZSTD_LEVELS,
+    MaskMethod, PipelineOptions, StageChoice, StageError, StageRequest, ZstdFrameSize,
 };
 use tgm::{Dtype, EncodeOptions, ObjectDescriptor};
 
 use crate::error::{usage, CliResult};
-
-/// Checks a `--level` for zstd.
-pub fn zstd_level(l: i64) -> CliResult<i32> {
-    if !ZSTD_LEVELS.contains(&l) {
-        return Err(usage(format!(
-            "--level {l} is outside zstd's levels ({} to {})",
-            ZSTD_LEVELS.start(),
-            ZSTD_LEVELS.end()
-        )));
-    }
-    Ok(l as i32)
-}
-
-/// Checks the `--level` of the medical converters like every other one.
-#[cfg(any(feature = "nifti", feature = "dicom"))]
-pub fn check_medical_level(p: &tgm_convert::medical::pipeline::PipelineArgs) -> CliResult {
-    use tgm_convert::medical::pipeline::Compression;
-    if let Some(l) = p.level {
-        if p.compression != Compression::Zstd {
-            return Err(usage("--level has no effect without --compression zstd"));
-        }
-        zstd_level(l)?;
-    }
-    Ok(())
-}
 
 /// `--threads`, which every command accepts (with the reference tool's
 /// environment variable).

@@ -1046,6 +1046,12 @@ fn dash_level_and_refused_inputs() {
         level(&["--compression", "lz4", "--level", "3"], "lz.tgm"),
         2
     );
+    // --bits belongs to simple_packing, as in import (spec/pipeline.md §10).
+    assert_eq!(level(&["--bits", "12"], "b12.tgm"), 2);
+    assert_eq!(
+        level(&["--encoding", "simple_packing", "--bits", "65"], "b65.tgm"),
+        2
+    );
     assert!(!dir.path().join("c30.tgm").exists());
     // Nothing to convert: an error, and no output at all.
     let junk = dir.path().join("notatgm.txt");

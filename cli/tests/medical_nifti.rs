@@ -396,6 +396,37 @@ fn volume_and_mask_share_one_message() {
     assert!(!ok && err.contains("spatial dims"), "{err}");
 }
 
+/// The medical converters' stage flags are checked by their rules in
+/// tgm-convert (`spec/pipeline.md` §10), the same Python's `convert_nifti`
+/// keywords meet, before any input is read.
+#[test]
+fn a_level_without_zstd_or_outside_its_levels_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, data) = values(16, 60, false);
+    let nii = dir.path().join("v.nii");
+    std::fs::write(
+        &nii,
+        build_nii(&Spec::new(16, 32, &[3, 4, 5], false), &data),
+    )
+    .unwrap();
+    let out = dir.path().join("o.tgm");
+    for (flags, message) in [
+        (
+            &["--compression", "none", "--level", "3"][..],
+            "--level has no effect without --compression zstd",
+        ),
+        (&["--level", "23"], "--level 23 is outside zstd's levels"),
+    ] {
+        let mut args = vec!["convert-nifti", s(&nii), "-o", s(&out)];
+        args.extend_from_slice(flags);
+        let (ok, err) = tgm(&args);
+        assert!(!ok && err.contains(message), "{args:?}: {err}");
+        assert!(!out.exists());
+    }
+    let (ok, err) = tgm(&["convert-nifti", s(&nii), "-o", s(&out), "--level", "-3"]);
+    assert!(ok, "a fast zstd level: {err}");
+}
+
 #[test]
 fn bad_inputs_are_clear_errors_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();

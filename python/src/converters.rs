@@ -29,10 +29,16 @@ pub fn features() -> Vec<(&'static str, Option<Backend>)> {
     ]
 }
 
-/// `(encoding, bits, filter, compression, level)` as the command line
-/// takes them, checked by the Python layer.
+/// The stages asked for, by name: encoding, bits, filter, compression,
+/// level, each checked by the converter's rules (`spec/pipeline.md` §10).
 #[cfg(any(feature = "grib", feature = "netcdf"))]
-type Pipeline = (String, u32, String, String, Option<i64>);
+type Stages = (
+    Option<String>,
+    Option<u64>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
 
 /// Registers the converters built in.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -138,35 +144,24 @@ mod grib {
     use pyo3::types::PyBytes;
 
     use tgm_convert::weather::convert::{
-        convert_files, encode_message, CompressionChoice, ConvertOptions, EncodingChoice,
-        PipelineChoice,
+        convert_files, encode_message, ConvertOptions, PipelineChoice,
     };
     use tgm_convert::weather::export::message_to_grib;
 
-    use super::{bytes_list, decode_all, failed, Pipeline};
+    use super::{bytes_list, decode_all, failed, Stages};
 
-    /// `tgm convert-grib`'s choices (`cli/src/convert_grib.rs`).
-    fn pipeline(py: Python<'_>, p: &Pipeline) -> PyResult<PipelineChoice> {
+    /// `tgm convert-grib`'s choices, checked by the converter's rules
+    /// (`PipelineChoice::from_names`).
+    fn pipeline(py: Python<'_>, p: &Stages) -> PyResult<PipelineChoice> {
         let (encoding, bits, filter, compression, level) = p;
-        let (bits, level) = (*bits, *level);
-        Ok(PipelineChoice {
-            encoding: match encoding.as_str() {
-                "source" => EncodingChoice::Source,
-                "codes" => EncodingChoice::Codes,
-                "none" => EncodingChoice::None,
-                "simple_packing" => EncodingChoice::SimplePacking { bits },
-                other => return Err(failed(py, format!("unknown encoding {other:?}"))),
-            },
-            shuffle: filter == "shuffle",
-            compression: match compression.as_str() {
-                "auto" => CompressionChoice::Auto,
-                "none" => CompressionChoice::None,
-                "szip" => CompressionChoice::Szip,
-                "zstd" => CompressionChoice::Zstd(level),
-                "lz4" => CompressionChoice::Lz4,
-                other => return Err(failed(py, format!("unknown compression {other:?}"))),
-            },
-        })
+        PipelineChoice::from_names(
+            encoding.as_deref(),
+            *bits,
+            filter.as_deref(),
+            compression.as_deref(),
+            *level,
+        )
+        .map_err(|e| failed(py, e))
     }
 
     /// GRIB files → encoded messages: one per file, or one per GRIB
@@ -178,7 +173,7 @@ mod grib {
         paths: Vec<PathBuf>,
         split: bool,
         all_keys: bool,
-        pipeline_args: Pipeline,
+        stages: Stages,
         no_hash: bool,
         max_decoded_bytes: Option<u64>,
         per_object_metadata: bool,
@@ -186,7 +181,7 @@ mod grib {
         let opts = ConvertOptions {
             split,
             all_keys,
-            pipeline: pipeline(py, &pipeline_args)?,
+            pipeline: pipeline(py, &stages)?,
             no_hash,
             max_decoded_bytes,
             layout: if per_object_metadata {
@@ -239,17 +234,7 @@ mod netcdf {
         SplitBy,
     };
 
-    use super::{bytes_list, decode_all, failed};
-
-    /// The stages asked for, by name: encoding, bits, filter,
-    /// compression, level (`spec/pipeline.md` §10).
-    type Stages = (
-        Option<String>,
-        Option<u64>,
-        Option<String>,
-        Option<String>,
-        Option<i64>,
-    );
+    use super::{bytes_list, decode_all, failed, Stages};
 
     /// NetCDF files → encoded messages grouped by `split_by` (`file`,
     /// `variable` or `record`; `tgm convert-netcdf`). The variables left out
@@ -329,21 +314,16 @@ mod netcdf {
     }
 }
 
-/// The medical converters' lossless pipeline choice.
+/// The medical converters' lossless pipeline choice, checked by their
+/// rules (`PipelineArgs::from_names`, as `tgm convert-nifti` checks it).
 #[cfg(any(feature = "nifti", feature = "dicom"))]
 fn medical_pipeline(
     py: Python<'_>,
     compression: &str,
     level: Option<i64>,
 ) -> PyResult<tgm_convert::medical::pipeline::PipelineArgs> {
-    use tgm_convert::medical::pipeline::{Compression, PipelineArgs};
-    let compression = match compression {
-        "none" => Compression::None,
-        "zstd" => Compression::Zstd,
-        "szip" => Compression::Szip,
-        other => return Err(failed(py, format!("unknown compression {other:?}"))),
-    };
-    Ok(PipelineArgs { compression, level })
+    tgm_convert::medical::pipeline::PipelineArgs::from_names(Some(compression), level)
+        .map_err(|e| failed(py, e))
 }
 
 #[cfg(feature = "nifti")]

@@ -63,6 +63,13 @@ impl GlobalMetadata {
                 ))
             }
             (Some(v), None) => text_keyed_map(&v, "metadata _extra_")?,
+            (None, Some(v)) if v.as_map().is_none() => {
+                // The reference's words, which its users' code matches.
+                return Err(Error::metadata(format!(
+                    "metadata 'extra' must be a dict (a map: the alias of _extra_), not a {}",
+                    v.type_name()
+                )));
+            }
             (None, Some(v)) => text_keyed_map(&v, "metadata extra (the alias of _extra_)")?,
             (None, None) => Map::new(),
         };

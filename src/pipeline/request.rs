@@ -74,7 +74,7 @@ impl StageOption {
 
 /// Why a request or a choice was refused: text with the options it names,
 /// which each door spells its own way ([`StageError::render`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct StageError {
     parts: Vec<Part>,
 }
@@ -87,23 +87,53 @@ enum Part {
 }
 
 impl StageError {
-    fn new() -> Self {
+    /// An empty message, to be built with [`StageError::text`] and
+    /// [`StageError::option`] (the converters' own stage rules refuse
+    /// with these, in the same words).
+    pub fn new() -> Self {
         StageError { parts: Vec::new() }
     }
 
-    fn text(mut self, t: impl Into<String>) -> Self {
+    /// Appends text.
+    pub fn text(mut self, t: impl Into<String>) -> Self {
         self.parts.push(Part::Text(t.into()));
         self
     }
 
-    fn option(mut self, o: StageOption) -> Self {
+    /// Appends the name of option `o`.
+    pub fn option(mut self, o: StageOption) -> Self {
         self.parts.push(Part::Option(o, None));
         self
     }
 
-    fn option_is(mut self, o: StageOption, value: impl fmt::Display) -> Self {
+    /// Appends option `o` given `value`.
+    pub fn option_is(mut self, o: StageOption, value: impl fmt::Display) -> Self {
         self.parts.push(Part::Option(o, Some(value.to_string())));
         self
+    }
+
+    /// `given` (none when unset) when it is one of `names`, else the
+    /// refusal listing them.
+    pub fn check_name<'a>(
+        option: StageOption,
+        given: Option<&'a str>,
+        names: &[&'a str],
+    ) -> Result<&'a str, StageError> {
+        one_of(option, given, names)
+    }
+
+    /// `level` when it is one of zstd's, else the refusal.
+    pub fn check_zstd_level(level: i64) -> Result<i32, StageError> {
+        if ZSTD_LEVELS.contains(&level) {
+            return Ok(level as i32);
+        }
+        Err(StageError::new()
+            .option_is(StageOption::Level, level)
+            .text(format!(
+                " is outside zstd's levels ({} to {})",
+                ZSTD_LEVELS.start(),
+                ZSTD_LEVELS.end()
+            )))
     }
 
     /// A codec's own error text, with the descriptor keys its options set
@@ -320,14 +350,7 @@ impl StageRequest {
                 // Written even when not asked for, as the reference writes it.
                 level: match self.level {
                     None => ZSTD_DEFAULT_LEVEL,
-                    Some(l) if ZSTD_LEVELS.contains(&l) => l as i32,
-                    Some(l) => {
-                        return Err(StageError::new().option_is(O::Level, l).text(format!(
-                            " is outside zstd's levels ({} to {})",
-                            ZSTD_LEVELS.start(),
-                            ZSTD_LEVELS.end()
-                        )))
-                    }
+                    Some(l) => StageError::check_zstd_level(l)?,
                 },
             },
             "lz4" => Compression::Lz4,

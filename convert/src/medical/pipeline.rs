@@ -1,6 +1,7 @@
 //! The small set of pipeline choices the medical converters accept
 //! (spec/pipeline.md). The default is lossless: byte shuffle + zstd.
 
+use tgm::pipeline::{StageError, StageOption};
 use tgm::ObjectDescriptor;
 
 use super::{MedicalError, MedicalResult};
@@ -35,6 +36,34 @@ impl Default for PipelineArgs {
 }
 
 impl PipelineArgs {
+    /// The choice named by a door's options (`--compression`/`--level` of
+    /// `convert-nifti` and `convert-dicom`, Python's keywords), checked
+    /// once for both: compression `none`, `zstd` (default) or `szip`; a
+    /// level only with zstd, within zstd's levels (`spec/pipeline.md`
+    /// §10).
+    pub fn from_names(compression: Option<&str>, level: Option<i64>) -> Result<Self, StageError> {
+        let name = StageError::check_name(
+            StageOption::Compression,
+            Some(compression.unwrap_or("zstd")),
+            &["none", "zstd", "szip"],
+        )?;
+        if let Some(l) = level {
+            if name != "zstd" {
+                return Err(StageError::new()
+                    .option(StageOption::Level)
+                    .text(" has no effect without ")
+                    .option_is(StageOption::Compression, "zstd"));
+            }
+            StageError::check_zstd_level(l)?;
+        }
+        let compression = match name {
+            "none" => Compression::None,
+            "szip" => Compression::Szip,
+            _ => Compression::Zstd,
+        };
+        Ok(PipelineArgs { compression, level })
+    }
+
     /// Sets encoding, filter, compression and their parameters on a plain
     /// descriptor for `data` (its payload, in the descriptor's byte order).
     /// Every choice is lossless.

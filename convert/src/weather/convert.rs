@@ -24,6 +24,7 @@ use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, Map, ObjectDescriptor
 use super::budget::DecodeBudget;
 use super::grib::{for_each_field, GribField, SourceCcsds, SourcePacking};
 use super::GribError;
+use tgm::pipeline::{StageError, StageOption};
 
 /// How values are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +81,72 @@ impl Default for PipelineChoice {
             shuffle: false,
             compression: CompressionChoice::Auto,
         }
+    }
+}
+
+impl PipelineChoice {
+    /// The choice named by a door's options (`tgm convert-grib`'s flags,
+    /// Python's `convert_grib` keywords), checked once for both: encoding
+    /// `source` (default), `codes`, `none` or `simple_packing` (at `bits`,
+    /// default 16, at most 64); filter `none` or `shuffle`; compression
+    /// `auto` (default), `none`, `szip`, `zstd` (at `level`) or `lz4`.
+    /// Bits without simple_packing, and a level without zstd, are refused
+    /// (`spec/pipeline.md` §10).
+    pub fn from_names(
+        encoding: Option<&str>,
+        bits: Option<u64>,
+        filter: Option<&str>,
+        compression: Option<&str>,
+        level: Option<i64>,
+    ) -> Result<Self, StageError> {
+        use StageOption as O;
+        let encoding = StageError::check_name(
+            O::Encoding,
+            Some(encoding.unwrap_or("source")),
+            &["source", "codes", "none", "simple_packing"],
+        )?;
+        let filter = StageError::check_name(O::Filter, filter, &["none", "shuffle"])?;
+        let compression = StageError::check_name(
+            O::Compression,
+            Some(compression.unwrap_or("auto")),
+            &["auto", "none", "szip", "zstd", "lz4"],
+        )?;
+        if bits.is_some() && encoding != "simple_packing" {
+            return Err(StageError::new()
+                .option(O::Bits)
+                .text(" has no effect without ")
+                .option_is(O::Encoding, "simple_packing"));
+        }
+        let bits = bits.unwrap_or(16);
+        if bits > 64 {
+            return Err(StageError::new()
+                .option_is(O::Bits, bits)
+                .text(" exceeds 64"));
+        }
+        if let Some(l) = level {
+            if compression != "zstd" {
+                return Err(StageError::new().option(O::Level).text(format!(
+                    " has no effect with compression {compression:?} (only zstd has levels)"
+                )));
+            }
+            StageError::check_zstd_level(l)?;
+        }
+        Ok(PipelineChoice {
+            encoding: match encoding {
+                "codes" => EncodingChoice::Codes,
+                "none" => EncodingChoice::None,
+                "simple_packing" => EncodingChoice::SimplePacking { bits: bits as u32 },
+                _ => EncodingChoice::Source,
+            },
+            shuffle: filter == "shuffle",
+            compression: match compression {
+                "none" => CompressionChoice::None,
+                "szip" => CompressionChoice::Szip,
+                "zstd" => CompressionChoice::Zstd(level),
+                "lz4" => CompressionChoice::Lz4,
+                _ => CompressionChoice::Auto,
+            },
+        })
     }
 }
 

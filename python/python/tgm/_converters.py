@@ -69,31 +69,18 @@ def _choice(name, value, allowed):
     return value
 
 
-def _pipeline(encoding, bits, filter, compression, compression_level, level, encodings, compressions):
-    """Checked ``(encoding, bits, filter, compression, level)``."""
-    _choice("encoding", encoding, encodings)
-    _choice("filter", filter, ("none", "shuffle"))
-    _choice("compression", compression, compressions)
+def _stages(encoding, bits, filter, compression, compression_level=None, level=None):
+    """``(encoding, bits, filter, compression, level)`` for the native
+    converters, whose rules check them (``spec/pipeline.md`` §10, as the
+    command line's flags are checked); ``compression_level`` is the
+    reference's name for ``level``."""
     if level is None:
         level = compression_level
-    if level is not None:
-        if compression != "zstd":
-            raise ValueError(
-                f"level has no effect with compression {compression!r} (only zstd has levels)"
-            )
-        if not -131072 <= int(level) <= 22:
-            raise ValueError(f"level {level} is outside zstd's levels (-131072 to 22)")
-        level = int(level)
-    if bits is None:
-        bits = 16
-    if isinstance(bits, bool) or not isinstance(bits, int):
-        raise TypeError(f"bits must be an integer, got {type(bits).__name__}")
-    if encoding == "simple_packing" and not 1 <= bits <= 64:
-        raise ValueError(
-            f"bits_per_value {bits} exceeds maximum of 64"
-            if bits > 64
-            else f"bits_per_value {bits} is below the minimum of 1"
-        )
+    for name, v in (("bits", bits), ("level", level)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
+    if bits is not None and bits < 0:
+        raise ValueError(f"bits must be a non-negative integer, got {bits}")
     return encoding, bits, filter, compression, level
 
 
@@ -151,10 +138,7 @@ def convert_grib(
     fn = _native_fn("grib", "convert_grib")
     _choice("grouping", grouping, ("merge_all", "one_to_one"))
     _threads(threads)
-    p = _pipeline(
-        encoding, bits, filter, compression, compression_level, level,
-        ("none", "source", "codes", "simple_packing"), ("none", "auto", "szip", "zstd", "lz4"),
-    )
+    p = _stages(encoding, bits, filter, compression, compression_level, level)
     _check_output(output, storage_options)
     messages = fn(
         _paths(path),
@@ -222,10 +206,7 @@ def convert_netcdf(
     fn = _native_fn("netcdf", "convert_netcdf")
     _choice("split_by", split_by, ("file", "variable", "record"))
     _threads(threads)
-    if isinstance(bits, bool) or not isinstance(bits, (int, type(None))):
-        raise TypeError(f"bits must be an integer, got {type(bits).__name__}")
-    # The stages are checked by the library's rules (spec/pipeline.md §10).
-    p = (encoding, bits, filter, compression, compression_level if level is None else level)
+    p = _stages(encoding, bits, filter, compression, compression_level, level)
     _check_output(output, storage_options)
     messages, skipped = fn(
         _paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes
@@ -315,7 +296,7 @@ def convert_nifti(
     ``output`` writes the archive there instead (:func:`_deliver`)."""
     fn = _native_fn("nifti", "convert_nifti")
     _choice("byte_order", byte_order, ("keep", "little", "big"))
-    _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
+    level = _stages(None, None, None, compression, None, level)[4]
     if mask is not None:
         mask = _paths(mask)[0]
     _check_output(output, storage_options)
@@ -386,7 +367,7 @@ def convert_dicom(
     for :func:`convert_nifti`; ``output`` writes the archive there
     instead (:func:`_deliver`)."""
     fn = _native_fn("dicom", "convert_dicom")
-    _pipeline("none", None, "none", compression, None, level, ("none",), ("none", "zstd", "szip"))
+    level = _stages(None, None, None, compression, None, level)[4]
     retain = (
         retain_patient_characteristics,
         retain_full_dates,
