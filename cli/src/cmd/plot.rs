@@ -12,12 +12,12 @@ use crate::fmt::{cell, shape_str};
 use crate::input::{finish_read, open_all_readable};
 use crate::output::{check_output, Sink};
 use crate::plot::colour::{short, Cmap, Range};
+use crate::plot::geo;
 use crate::plot::medical::{self, Convention};
 use crate::plot::panel::{Orientation, Panel};
 use crate::plot::render::{render, Picture};
 use crate::plot::slice::{planes, SliceArg};
 use crate::plot::values::Elements;
-use crate::plot::{coords, geo};
 use crate::where_clause::{SelectArgs, Selection};
 
 /// Arguments of `tgm plot`.
@@ -98,7 +98,7 @@ pub fn run(a: Args, threads: usize) -> CliResult {
         };
         let mut buf = Vec::new();
         let mut north = None;
-        if let Some((axis, coord)) = coords::latitude_axis(&meta, &descs, target) {
+        if let Some((axis, coord)) = tgm::view::latitude_axis(&meta, &descs, target) {
             f.decode_each_into(
                 mi,
                 threads,

@@ -4,7 +4,6 @@
 
 pub mod canvas;
 pub mod colour;
-pub mod coords;
 pub mod geo;
 pub mod medical;
 pub mod panel;

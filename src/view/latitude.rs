@@ -1,10 +1,11 @@
-//! North up for gridded variables with a latitude coordinate (as
-//! `convert-netcdf` writes them): the object's dimension names, as the
-//! dataset view lists them (`tgm::view::listed_dims`), name an axis
-//! whose 1-D coordinate object in the same message is latitude
-//! (`spec/plot.md` §3.1).
+//! Which axis of an object is latitude, for variables with a latitude
+//! coordinate object (as `convert-netcdf` writes them): the object's
+//! listed dimension names ([`super::listed_dims`]) name an axis whose
+//! 1-D coordinate object in the same message is latitude. `tgm plot`
+//! draws such a variable north up from it (`spec/plot.md` §3.1).
 
-use tgm::{GlobalMetadata, ObjectDescriptor};
+use crate::descriptor::ObjectDescriptor;
+use crate::metadata::GlobalMetadata;
 
 /// Units and standard name of a latitude coordinate (CF conventions).
 const LAT_UNITS: &[&str] = &[
@@ -25,16 +26,17 @@ fn is_latitude(meta: &GlobalMetadata, o: usize) -> bool {
     })
 }
 
-/// The axis of object `target` that is latitude and the object holding
-/// that coordinate: the axis's `dim_names` entry is the `name` of a 1-D
-/// object of the same length with latitude units or standard name.
+/// `(axis, object)`: the axis of object `target` that is latitude and
+/// the object holding that coordinate: the axis's `dim_names` entry is
+/// the `name` of a 1-D object of the same length whose `cf` or `attrs`
+/// give latitude units or standard name.
 pub fn latitude_axis(
     meta: &GlobalMetadata,
     descs: &[ObjectDescriptor],
     target: usize,
 ) -> Option<(usize, usize)> {
     let shape = &descs.get(target)?.shape;
-    let dims = tgm::view::listed_dims(meta.base.get(target), &meta.extra, shape.len())?;
+    let dims = super::listed_dims(meta.base.get(target), &meta.extra, shape.len())?;
     dims.iter().enumerate().find_map(|(axis, dim)| {
         let dim = dim.as_str();
         let coord = (0..descs.len()).find(|&o| {
@@ -50,11 +52,12 @@ pub fn latitude_axis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tgm::cbor::Value;
-    use tgm::Dtype;
+    use crate::cbor::Value;
+    use crate::descriptor::Map;
+    use crate::dtype::Dtype;
 
-    fn entry(name: &str, dims: &[&str], units: Option<&str>) -> tgm::Map {
-        let mut e = tgm::Map::new();
+    fn entry(name: &str, dims: &[&str], units: Option<&str>) -> Map {
+        let mut e = Map::new();
         e.insert("name".into(), Value::from(name));
         e.insert(
             "dim_names".into(),
