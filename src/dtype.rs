@@ -143,6 +143,57 @@ impl Dtype {
     }
 }
 
+impl Dtype {
+    /// Element `i` of `data`, elements of this dtype in `order`, as
+    /// float64: a bitmask's bits as 0 and 1; NaN past the end and for the
+    /// complex types, which have two values per element. int64 and uint64
+    /// round to the nearest float64. Every door that shows or compares
+    /// values one at a time (`tgm plot`, `recompress`'s error report)
+    /// reads them here; `stats` has its own vectorised loops.
+    pub fn element_f64(self, data: &[u8], order: ByteOrder, i: usize) -> f64 {
+        if self == Dtype::Bitmask {
+            return data
+                .get(i / 8)
+                .map_or(f64::NAN, |b| f64::from((b >> (7 - i % 8)) & 1));
+        }
+        let w = self.width();
+        if w > 8 || matches!(self, Dtype::Complex64 | Dtype::Complex128) {
+            return f64::NAN;
+        }
+        let Some(bytes) = i
+            .checked_mul(w)
+            .and_then(|at| data.get(at..at.checked_add(w)?))
+        else {
+            return f64::NAN;
+        };
+        let mut b = [0u8; 8];
+        b[..w].copy_from_slice(bytes);
+        if order != ByteOrder::native() {
+            b[..w].reverse();
+        }
+        macro_rules! ne {
+            ($t:ty, $w:expr) => {
+                <$t>::from_ne_bytes(b[..$w].try_into().unwrap_or_default())
+            };
+        }
+        match self {
+            Dtype::Float16 => half::f16::from_bits(ne!(u16, 2)).to_f64(),
+            Dtype::Bfloat16 => half::bf16::from_bits(ne!(u16, 2)).to_f64(),
+            Dtype::Float32 => f64::from(ne!(f32, 4)),
+            Dtype::Float64 => ne!(f64, 8),
+            Dtype::Int8 => f64::from(ne!(i8, 1)),
+            Dtype::Int16 => f64::from(ne!(i16, 2)),
+            Dtype::Int32 => f64::from(ne!(i32, 4)),
+            Dtype::Int64 => ne!(i64, 8) as f64,
+            Dtype::Uint8 => f64::from(b[0]),
+            Dtype::Uint16 => f64::from(ne!(u16, 2)),
+            Dtype::Uint32 => f64::from(ne!(u32, 4)),
+            Dtype::Uint64 => ne!(u64, 8) as f64,
+            _ => f64::NAN,
+        }
+    }
+}
+
 impl std::fmt::Display for Dtype {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -202,5 +253,38 @@ pub fn swap_in_place(data: &mut [u8], unit: usize) {
         }),
         u if u > 1 => data.chunks_exact_mut(u).for_each(|c| c.reverse()),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_read_as_float64_in_either_byte_order() {
+        let be: Vec<u8> = [-2i16, 300].iter().flat_map(|v| v.to_be_bytes()).collect();
+        assert_eq!(Dtype::Int16.element_f64(&be, ByteOrder::Big, 0), -2.0);
+        assert_eq!(Dtype::Int16.element_f64(&be, ByteOrder::Big, 1), 300.0);
+        assert!(Dtype::Int16.element_f64(&be, ByteOrder::Big, 2).is_nan());
+        let le = 1.5f32.to_le_bytes();
+        assert_eq!(Dtype::Float32.element_f64(&le, ByteOrder::Little, 0), 1.5);
+        let h = half::f16::from_f64(0.25).to_bits().to_ne_bytes();
+        assert_eq!(Dtype::Float16.element_f64(&h, ByteOrder::native(), 0), 0.25);
+        assert_eq!(
+            Dtype::Bitmask.element_f64(&[0b0100_0000], ByteOrder::Big, 1),
+            1.0
+        );
+        assert_eq!(
+            Dtype::Bitmask.element_f64(&[0b0100_0000], ByteOrder::Big, 0),
+            0.0
+        );
+        assert!(Dtype::Bitmask.element_f64(&[0], ByteOrder::Big, 8).is_nan());
+        assert!(Dtype::Complex128
+            .element_f64(&[0; 16], ByteOrder::Big, 0)
+            .is_nan());
+        assert!(Dtype::Uint64
+            .element_f64(&[0; 8], ByteOrder::Big, usize::MAX)
+            .is_nan());
+        assert_eq!(Dtype::Uint8.element_f64(&[7], ByteOrder::Big, 0), 7.0);
     }
 }

@@ -245,35 +245,15 @@ pub fn plain_descriptor(stored: &ObjectDescriptor, order: tgm::ByteOrder) -> Obj
     d
 }
 
-/// Element values of decoded float/integer data as f64 (for error reports).
+/// Element values of decoded real data as f64 (for error reports;
+/// [`Dtype::element_f64`]); None for the complex types.
 pub fn values_f64(dtype: Dtype, order: tgm::ByteOrder, data: &[u8]) -> Option<Vec<f64>> {
-    let big = order == tgm::ByteOrder::Big;
-    macro_rules! conv {
-        ($t:ty, $n:expr) => {
-            data.chunks_exact($n)
-                .map(|c| {
-                    let mut b = [0u8; $n];
-                    b.copy_from_slice(c);
-                    (if big {
-                        <$t>::from_be_bytes(b)
-                    } else {
-                        <$t>::from_le_bytes(b)
-                    }) as f64
-                })
-                .collect()
-        };
+    if matches!(dtype, Dtype::Complex64 | Dtype::Complex128) {
+        return None;
     }
-    Some(match dtype {
-        Dtype::Float32 => conv!(f32, 4),
-        Dtype::Float64 => conv!(f64, 8),
-        Dtype::Int8 => conv!(i8, 1),
-        Dtype::Int16 => conv!(i16, 2),
-        Dtype::Int32 => conv!(i32, 4),
-        Dtype::Int64 => conv!(i64, 8),
-        Dtype::Uint8 => conv!(u8, 1),
-        Dtype::Uint16 => conv!(u16, 2),
-        Dtype::Uint32 => conv!(u32, 4),
-        Dtype::Uint64 => conv!(u64, 8),
-        _ => return None,
-    })
+    let n = match dtype {
+        Dtype::Bitmask => data.len() * 8,
+        d => data.len() / d.width().max(1),
+    };
+    Some((0..n).map(|i| dtype.element_f64(data, order, i)).collect())
 }

@@ -48,34 +48,14 @@ impl<'a> Elements<'a> {
     }
 
     /// Element `i` as float64 (NaN past the end); a bitmask's bits are 0
-    /// and 1.
+    /// and 1 ([`Dtype::element_f64`]).
     pub fn get(&self, i: u64) -> f64 {
         if i >= self.len {
             return f64::NAN;
         }
-        let i = i as usize;
-        let b = |w: usize| &self.data[i * w..i * w + w];
-        macro_rules! ne {
-            ($t:ty, $w:expr) => {
-                <$t>::from_ne_bytes(b($w).try_into().expect("width"))
-            };
-        }
-        match self.dtype {
-            Dtype::Float16 => half::f16::from_bits(ne!(u16, 2)).to_f64(),
-            Dtype::Bfloat16 => half::bf16::from_bits(ne!(u16, 2)).to_f64(),
-            Dtype::Float32 => f64::from(ne!(f32, 4)),
-            Dtype::Float64 => ne!(f64, 8),
-            Dtype::Int8 => f64::from(ne!(i8, 1)),
-            Dtype::Int16 => f64::from(ne!(i16, 2)),
-            Dtype::Int32 => f64::from(ne!(i32, 4)),
-            Dtype::Int64 => ne!(i64, 8) as f64,
-            Dtype::Uint8 => f64::from(self.data[i]),
-            Dtype::Uint16 => f64::from(ne!(u16, 2)),
-            Dtype::Uint32 => f64::from(ne!(u32, 4)),
-            Dtype::Bitmask => f64::from((self.data[i / 8] >> (7 - i % 8)) & 1),
-            // Complex refused in `new`; uint64 and anything newer as uint64.
-            _ => ne!(u64, 8) as f64,
-        }
+        let i = usize::try_from(i).unwrap_or(usize::MAX);
+        self.dtype
+            .element_f64(self.data, tgm::ByteOrder::native(), i)
     }
 }
 
