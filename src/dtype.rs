@@ -143,7 +143,43 @@ impl Dtype {
     }
 }
 
+/// NumPy's type codes (without the byte-order character) of the dtypes
+/// that have one; bfloat16 and bitmask have none.
+const NUMPY_CODES: [(Dtype, &str); 13] = [
+    (Dtype::Float16, "f2"),
+    (Dtype::Float32, "f4"),
+    (Dtype::Float64, "f8"),
+    (Dtype::Complex64, "c8"),
+    (Dtype::Complex128, "c16"),
+    (Dtype::Int8, "i1"),
+    (Dtype::Int16, "i2"),
+    (Dtype::Int32, "i4"),
+    (Dtype::Int64, "i8"),
+    (Dtype::Uint8, "u1"),
+    (Dtype::Uint16, "u2"),
+    (Dtype::Uint32, "u4"),
+    (Dtype::Uint64, "u8"),
+];
+
 impl Dtype {
+    /// NumPy's type code (`"f8"`, `"i2"`, `"c16"`), without the byte-order
+    /// character; None for bfloat16 and bitmask, which NumPy lacks. `.npy`
+    /// files and kerchunk references write it.
+    pub fn numpy_code(self) -> Option<&'static str> {
+        NUMPY_CODES
+            .iter()
+            .find(|(d, _)| *d == self)
+            .map(|(_, c)| *c)
+    }
+
+    /// The dtype of NumPy type code `code` ([`Dtype::numpy_code`]).
+    pub fn from_numpy_code(code: &str) -> Option<Dtype> {
+        NUMPY_CODES
+            .iter()
+            .find(|(_, c)| *c == code)
+            .map(|(d, _)| *d)
+    }
+
     /// Element `i` of `data`, elements of this dtype in `order`, as
     /// float64: a bitmask's bits as 0 and 1; NaN past the end and for the
     /// complex types, which have two values per element. int64 and uint64
@@ -259,6 +295,19 @@ pub fn swap_in_place(data: &mut [u8], unit: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numpy_codes_name_every_dtype_numpy_has_both_ways() {
+        for (d, c) in NUMPY_CODES {
+            assert_eq!(d.numpy_code(), Some(c));
+            assert_eq!(Dtype::from_numpy_code(c), Some(d));
+            // The code's size is the dtype's width.
+            assert_eq!(c[1..].parse::<usize>().ok(), Some(d.width()));
+        }
+        assert_eq!(Dtype::Bfloat16.numpy_code(), None);
+        assert_eq!(Dtype::Bitmask.numpy_code(), None);
+        assert_eq!(Dtype::from_numpy_code("b1"), None);
+    }
 
     #[test]
     fn elements_read_as_float64_in_either_byte_order() {

@@ -41,21 +41,8 @@ fn parse_descr(descr: &str) -> Result<(Dtype, ByteOrder, bool)> {
         _ => return Err(bad()),
     };
     let (dtype, is_bool) = match rest {
-        "f2" => (Dtype::Float16, false),
-        "f4" => (Dtype::Float32, false),
-        "f8" => (Dtype::Float64, false),
-        "c8" => (Dtype::Complex64, false),
-        "c16" => (Dtype::Complex128, false),
-        "i1" => (Dtype::Int8, false),
-        "i2" => (Dtype::Int16, false),
-        "i4" => (Dtype::Int32, false),
-        "i8" => (Dtype::Int64, false),
-        "u1" => (Dtype::Uint8, false),
-        "u2" => (Dtype::Uint16, false),
-        "u4" => (Dtype::Uint32, false),
-        "u8" => (Dtype::Uint64, false),
         "b1" => (Dtype::Uint8, true),
-        _ => return Err(bad()),
+        code => (Dtype::from_numpy_code(code).ok_or_else(bad)?, false),
     };
     Ok((dtype, order, is_bool))
 }
@@ -235,27 +222,15 @@ pub fn npy_layout(dtype: Dtype, shape: &[u64], order: ByteOrder) -> NpyLayout {
         ByteOrder::Big => '>',
     };
     let (code, note) = match dtype {
-        Dtype::Float16 => ("f2", None),
         Dtype::Bfloat16 => (
             "u2",
             Some("bfloat16 written as its raw 16-bit storage (uint16)"),
         ),
-        Dtype::Float32 => ("f4", None),
-        Dtype::Float64 => ("f8", None),
-        Dtype::Complex64 => ("c8", None),
-        Dtype::Complex128 => ("c16", None),
-        Dtype::Int8 => ("i1", None),
-        Dtype::Int16 => ("i2", None),
-        Dtype::Int32 => ("i4", None),
-        Dtype::Int64 => ("i8", None),
-        Dtype::Uint8 => ("u1", None),
-        Dtype::Uint16 => ("u2", None),
-        Dtype::Uint32 => ("u4", None),
-        Dtype::Uint64 => ("u8", None),
         Dtype::Bitmask => (
             "u1",
             Some("bitmask written as packed bytes (MSB first), ceil(n/8) uint8"),
         ),
+        d => (d.numpy_code().unwrap_or("u1"), None),
     };
     let descr = if dtype.width() <= 1 {
         format!("|{code}")

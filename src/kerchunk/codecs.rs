@@ -94,24 +94,17 @@ pub fn chain_of(d: &ObjectDescriptor, payload: &[u8]) -> Result<ZarrChain, Reaso
 /// none.
 pub fn numpy_type(dtype: Dtype, order: ByteOrder) -> Result<String, Reason> {
     let code = match dtype {
-        Dtype::Float16 => "f2",
-        Dtype::Float32 => "f4",
-        Dtype::Float64 => "f8",
-        Dtype::Complex64 => "c8",
-        Dtype::Complex128 => "c16",
-        Dtype::Int8 => return Ok("|i1".into()),
-        Dtype::Uint8 => return Ok("|u1".into()),
-        Dtype::Int16 => "i2",
-        Dtype::Int32 => "i4",
-        Dtype::Int64 => "i8",
-        Dtype::Uint16 => "u2",
-        Dtype::Uint32 => "u4",
-        Dtype::Uint64 => "u8",
         Dtype::Bfloat16 => return Err("dtype bfloat16 has no numpy (zarr v2) type".into()),
         Dtype::Bitmask => {
             return Err("dtype bitmask is bit-packed with no numcodecs codec for it".into())
         }
+        d => d
+            .numpy_code()
+            .ok_or_else(|| Reason::from(format!("dtype {d} has no numpy type")))?,
     };
+    if dtype.width() == 1 {
+        return Ok(format!("|{code}"));
+    }
     let sign = match order {
         ByteOrder::Little => '<',
         ByteOrder::Big => '>',
