@@ -172,6 +172,16 @@ impl Dtype {
             .map(|(_, c)| *c)
     }
 
+    /// NumPy's code of the stored elements: [`Dtype::numpy_code`], else
+    /// bfloat16's raw 16 bits as `"u2"` and a bitmask's packed bytes as
+    /// `"u1"`, as `.npy` files and Python's arrays give them.
+    pub fn numpy_storage_code(self) -> &'static str {
+        match self {
+            Dtype::Bfloat16 => "u2",
+            d => d.numpy_code().unwrap_or("u1"),
+        }
+    }
+
     /// The dtype of NumPy type code `code` ([`Dtype::numpy_code`]).
     pub fn from_numpy_code(code: &str) -> Option<Dtype> {
         NUMPY_CODES

@@ -221,16 +221,11 @@ pub fn npy_layout(dtype: Dtype, shape: &[u64], order: ByteOrder) -> NpyLayout {
         ByteOrder::Little => '<',
         ByteOrder::Big => '>',
     };
-    let (code, note) = match dtype {
-        Dtype::Bfloat16 => (
-            "u2",
-            Some("bfloat16 written as its raw 16-bit storage (uint16)"),
-        ),
-        Dtype::Bitmask => (
-            "u1",
-            Some("bitmask written as packed bytes (MSB first), ceil(n/8) uint8"),
-        ),
-        d => (d.numpy_code().unwrap_or("u1"), None),
+    let code = dtype.numpy_storage_code();
+    let note = match dtype {
+        Dtype::Bfloat16 => Some("bfloat16 written as its raw 16-bit storage (uint16)"),
+        Dtype::Bitmask => Some("bitmask written as packed bytes (MSB first), ceil(n/8) uint8"),
+        _ => None,
     };
     let descr = if dtype.width() <= 1 {
         format!("|{code}")

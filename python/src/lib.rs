@@ -27,6 +27,12 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // NumPy's view of each dtype's stored elements (`Dtype::numpy_storage_code`).
+    let numpy_types = pyo3::types::PyDict::new(m.py());
+    for d in tgm::Dtype::ALL {
+        numpy_types.set_item(d.name(), d.numpy_storage_code())?;
+    }
+    m.add("NUMPY_TYPES", numpy_types)?;
     m.add_function(wrap_pyfunction!(core::encode, m)?)?;
     m.add_function(wrap_pyfunction!(pre_encoded::encode_pre_encoded, m)?)?;
     m.add_function(wrap_pyfunction!(core::decode, m)?)?;

@@ -298,7 +298,7 @@ def test_extra_is_an_alias_of_explicit_extra():
     data = [(desc([1], "uint8"), np.zeros(1, np.uint8))]
     m = tgm.decode_metadata(tgm.encode({"extra": {"run": 3}}, data))
     assert m.extra == {"run": 3}
-    with pytest.raises(ValueError, match=r"extra \(the alias of _extra_\) is a text, not a map"):
+    with pytest.raises(ValueError, match=r"'extra' must be a dict \(a map: the alias of _extra_\), not a text"):
         tgm.encode({"extra": "x"}, data)
     with pytest.raises(ValueError, match="base"):
         tgm.encode({"base": None}, data)

@@ -5,30 +5,16 @@ import sys
 
 import numpy as np
 
+from . import _native
 from ._errors import EncodeError, InvalidArgumentError
 
 NATIVE = "little" if sys.byteorder == "little" else "big"
 
-#: NumPy type of each wire dtype. ``bfloat16`` is returned as its raw
+#: NumPy type of each wire dtype, as the core gives it
+#: (``Dtype::numpy_storage_code``). ``bfloat16`` is returned as its raw
 #: ``uint16`` bits and ``bitmask`` as packed ``uint8`` bytes, as the
 #: reference does.
-NUMPY_TYPES = {
-    "float16": "f2",
-    "bfloat16": "u2",
-    "float32": "f4",
-    "float64": "f8",
-    "complex64": "c8",
-    "complex128": "c16",
-    "int8": "i1",
-    "int16": "i2",
-    "int32": "i4",
-    "int64": "i8",
-    "uint8": "u1",
-    "uint16": "u2",
-    "uint32": "u4",
-    "uint64": "u8",
-    "bitmask": "u1",
-}
+NUMPY_TYPES = dict(_native.NUMPY_TYPES)
 
 _ORDER_CHAR = {"little": "<", "big": ">"}
 

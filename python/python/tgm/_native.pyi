@@ -23,6 +23,7 @@ _RangeIn = tuple[int, int] | Sequence[int]
 
 __all__ = [
     "__version__",
+    "NUMPY_TYPES",
     "encode",
     "encode_pre_encoded",
     "decode",
@@ -142,6 +143,7 @@ def view_grid(
     geography: _Dict, shape: Sequence[int]
 ) -> tuple[list[str], list[tuple[str, str, npt.NDArray[np.float64], dict[str, str]]]] | None: ...
 
+@final
 class ViewGrids:
     def __init__(self) -> None: ...
     def dims(self, geography: _Dict, shape: Sequence[int]) -> list[str] | None: ...
@@ -155,6 +157,7 @@ def view_valid_times(times: Sequence[int], steps: Sequence[int]) -> list[int]: .
 def view_stack_order(varying: Sequence[str], order: Sequence[str] | None = None) -> list[str]: ...
 
 VIEW_SCALAR_COORDINATE_KEYS: tuple[str, ...]
+NUMPY_TYPES: dict[str, str]
 
 def remote_enabled() -> bool: ...
 def source_layout(f: NativeSourceFile) -> str: ...
@@ -175,7 +178,6 @@ def caller_metadata(meta: _Dict) -> tuple[list[_Dict], _Dict]: ...
 
 # The converters exist only in a build with their cargo feature
 # (``python/Cargo.toml``); ``tgm._converters`` looks them up by name.
-_Pipeline = tuple[str, int, str, str, int | None]
 # encoding, bits, filter, compression, level, checked by the library
 _Stages = tuple[str | None, int | None, str | None, str | None, int | None]
 _Deid = tuple[bool, bool, bool, bool, _Path | None, bool]
@@ -184,7 +186,7 @@ def convert_grib(
     paths: Sequence[_Path],
     split: bool,
     all_keys: bool,
-    pipeline_args: _Pipeline,
+    stages: _Stages,
     no_hash: bool,
     max_decoded_bytes: int | None,
     per_object_metadata: bool,
