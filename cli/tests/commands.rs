@@ -120,6 +120,48 @@ fn flags_without_effect_and_destructive_settings_are_usage_errors() {
     assert!(r.ok, "a constant field may be stored in 0 bits: {}", r.err);
 }
 
+/// simple_packing of values with NaN, kept in a mask with --allow-nan:
+/// the range comes from the finite values (`spec/pipeline.md` §10), so
+/// they keep 16 bits of precision.
+#[test]
+fn simple_packing_packs_around_nan_kept_in_a_mask() {
+    let d = fixture();
+    let vals: Vec<f64> = (0..100)
+        .map(|i| {
+            if i % 7 == 0 {
+                f64::NAN
+            } else {
+                1000.0 + i as f64 / 99.0
+            }
+        })
+        .collect();
+    f64_npy(&d.path().join("n.npy"), &vals);
+    let pack = ["--encoding", "simple_packing", "--bits", "16"];
+    let mut args = vec!["import", "n.npy", "-o", "n.tgm"];
+    args.extend(pack);
+    let r = tgm_in(d.path(), &args);
+    assert_eq!(r.code, 1, "NaN without --allow-nan is refused: {}", r.err);
+    args.push("--allow-nan");
+    let r = tgm_in(d.path(), &args);
+    assert!(r.ok, "{}", r.err);
+    let f = tgm::TgmFile::open(d.path().join("n.tgm")).unwrap();
+    let obj = f
+        .decode_object(0, 0, &tgm::DecodeOptions::default())
+        .unwrap();
+    let got: Vec<f64> = obj
+        .data
+        .chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    for (g, w) in got.iter().zip(&vals) {
+        if w.is_nan() {
+            assert!(g.is_nan());
+        } else {
+            assert!((g - w).abs() <= 1.0 / 65536.0, "{g} vs {w}");
+        }
+    }
+}
+
 #[test]
 fn export_that_fails_midway_leaves_no_files() {
     let d = fixture();

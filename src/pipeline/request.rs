@@ -12,7 +12,7 @@ use crate::cbor::Value;
 use crate::descriptor::{Map, ObjectDescriptor};
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::Error;
-use crate::pipeline_spec::{Blosc2, Params, Sz3, Szip, Zfp, ZSTD_DEFAULT_LEVEL};
+use crate::pipeline_spec::{Blosc2, Params, SimplePacking, Sz3, Szip, Zfp, ZSTD_DEFAULT_LEVEL};
 
 use super::builder::PipelineBuilder;
 
@@ -453,7 +453,7 @@ impl StageChoice {
                         .option_is(O::Bits, 0)
                         .text(" would store a constant in place of values that vary"));
                 }
-                b = b.simple_packing(bits);
+                b = b.simple_packing_params(packing_for(bits, d, data)?);
                 (bits as usize).div_ceil(8)
             }
             None => d.dtype.width(),
@@ -500,6 +500,43 @@ impl StageChoice {
         d.set_pipeline(&b);
         Ok(())
     }
+}
+
+/// simple_packing at `bits` for float64 `data` (in `d`'s byte order).
+/// When it holds NaN or infinities — kept in masks when the encode options
+/// allow them (§5) — R and E are computed here from the finite values, as
+/// the encoder cannot derive them with those present; D is 0.
+fn packing_for(bits: u32, d: &ObjectDescriptor, data: &[u8]) -> StageResult<SimplePacking> {
+    let finite = |c: &&[u8]| {
+        let b: [u8; 8] = (*c).try_into().unwrap_or_default();
+        match d.byte_order {
+            ByteOrder::Big => f64::from_be_bytes(b),
+            ByteOrder::Little => f64::from_le_bytes(b),
+        }
+        .is_finite()
+    };
+    if data.chunks_exact(8).all(|c| finite(&c)) {
+        return Ok(SimplePacking::new(bits));
+    }
+    let present: Vec<u8> = data
+        .chunks_exact(8)
+        .filter(finite)
+        .flatten()
+        .copied()
+        .collect();
+    let (reference, binary) = if present.is_empty() {
+        (0.0, 0)
+    } else {
+        let p = super::compute_packing_params(&present, d.byte_order, bits, 0)
+            .map_err(|e| StageError::new().text(e.to_string()))?;
+        (p.reference_value, p.binary_scale_factor)
+    };
+    Ok(SimplePacking {
+        reference_value: Some(reference),
+        binary_scale_factor: Some(binary),
+        decimal_scale_factor: Some(0),
+        ..SimplePacking::new(bits)
+    })
 }
 
 /// szip's flag for signed samples (`spec/szip.md` §7).
@@ -684,6 +721,43 @@ mod tests {
             d.pipeline().param("szip_flags"),
             Some(&Value::Uint(flags.into()))
         );
+    }
+
+    #[test]
+    fn packing_around_missing_values_takes_its_range_from_the_finite_ones() {
+        let pack = StageRequest {
+            encoding: Some("simple_packing".into()),
+            ..Default::default()
+        }
+        .choice()
+        .unwrap();
+        let values = [1000.0f64, f64::NAN, 1001.0, f64::INFINITY];
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let data: Vec<u8> = values
+                .iter()
+                .flat_map(|v| match order {
+                    ByteOrder::Big => v.to_be_bytes(),
+                    ByteOrder::Little => v.to_le_bytes(),
+                })
+                .collect();
+            let mut d = ObjectDescriptor::new(Dtype::Float64, vec![4]).with_byte_order(order);
+            pack.apply(&mut d, &data).unwrap();
+            let p = d.pipeline();
+            assert_eq!(p.param("sp_reference_value"), Some(&Value::Float(1000.0)));
+            // 16 bits over a range of 1: 2^E just above 1/65535.
+            assert_eq!(
+                p.param("sp_binary_scale_factor"),
+                Some(&Value::from_i64(-15))
+            );
+            assert_eq!(
+                p.param("sp_decimal_scale_factor"),
+                Some(&Value::from_i64(0))
+            );
+        }
+        // Finite values only: R and E are left to the encoder.
+        let mut d = ObjectDescriptor::new(Dtype::Float64, vec![1]);
+        pack.apply(&mut d, &1.0f64.to_ne_bytes()).unwrap();
+        assert_eq!(d.pipeline().param("sp_reference_value"), None);
     }
 
     #[test]

@@ -1,16 +1,15 @@
 //! How converted NetCDF messages are encoded: the stages a caller chose
 //! ([`tgm::pipeline::StageRequest`]) quantise float64 variables only, the
-//! others get the same filter and compression without the encoding, and a
-//! variable with missing values (NaN) is packed with parameters computed
-//! from its present values, its NaN kept in a mask (`spec/convert.md`
-//! "NetCDF encoding", `spec/pipeline.md` §3). `tgm convert-netcdf` and
+//! others get the same filter and compression without the encoding, and
+//! missing values (NaN) are kept in a mask whatever the encode options
+//! say, the packing's range taken from the present values
+//! (`spec/pipeline.md` §10). `tgm convert-netcdf` and
 //! Python's `convert_netcdf` both encode through [`NetcdfEncoder`].
 
 use std::io::Write;
 
-use tgm::cbor::Value;
 use tgm::pipeline::StageChoice;
-use tgm::{ByteOrder, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor};
+use tgm::{Dtype, EncodeOptions, GlobalMetadata};
 
 use super::netcdf::{NcMessage, NetcdfError};
 
@@ -44,7 +43,6 @@ impl NetcdfEncoder {
                 self.packed
                     .apply(&mut o.descriptor, &o.data)
                     .map_err(NetcdfError::Stages)?;
-                packing_params_without_nan(&mut o.descriptor, &o.data)?;
             } else {
                 self.plain
                     .apply(&mut o.descriptor, &o.data)
@@ -68,51 +66,4 @@ impl NetcdfEncoder {
         self.encode_to(msg, &mut out)?;
         Ok(out)
     }
-}
-
-/// simple_packing of float64 values holding NaN (missing values): the
-/// encoder needs explicit parameters, computed here from the present
-/// values alone, so that the NaN, masked, do not widen the range.
-fn packing_params_without_nan(d: &mut ObjectDescriptor, data: &[u8]) -> Result<(), NetcdfError> {
-    if d.encoding() != "simple_packing" {
-        return Ok(());
-    }
-    let is_nan = |c: &[u8]| c.try_into().is_ok_and(|b| f64::from_ne_bytes(b).is_nan());
-    if !data.chunks_exact(8).any(is_nan) {
-        return Ok(());
-    }
-    let present: Vec<u8> = data
-        .chunks_exact(8)
-        .filter(|c| !is_nan(c))
-        .flatten()
-        .copied()
-        .collect();
-    let bits = d
-        .pipeline()
-        .param("sp_bits_per_value")
-        .and_then(Value::as_u64)
-        .unwrap_or(16) as u32;
-    let (reference, binary) = if present.is_empty() {
-        (0.0, 0)
-    } else {
-        let p = tgm::pipeline::compute_packing_params(&present, ByteOrder::native(), bits, 0)?;
-        (p.reference_value, p.binary_scale_factor)
-    };
-    let mut params = d.pipeline().params().clone();
-    params.insert("sp_reference_value".into(), Value::Float(reference));
-    params.insert(
-        "sp_binary_scale_factor".into(),
-        Value::from_i64(i64::from(binary)),
-    );
-    params.insert("sp_decimal_scale_factor".into(), Value::from_i64(0));
-    let [encoding, filter, compression] = d.pipeline().names();
-    let (encoding, filter, compression) = (
-        encoding.to_owned(),
-        filter.to_owned(),
-        compression.to_owned(),
-    );
-    *d = d
-        .clone()
-        .with_raw_pipeline(&encoding, &filter, &compression, params)?;
-    Ok(())
 }
