@@ -336,6 +336,7 @@ mod nifti {
     use tgm_convert::medical::nifti::{
         nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
     };
+    use tgm_convert::medical::nifti_stream::NiftiStream;
     use tgm_convert::medical::pipeline::encode_options;
     use tgm_convert::medical::ObjectPick;
 
@@ -375,7 +376,8 @@ mod nifti {
 
     /// Object `object` of message `message` of the `.tgm` file `input` →
     /// NIfTI bytes (`tgm to-nifti`; NIfTI-2 with `nifti2`, else only when
-    /// needed).
+    /// needed), gzip-compressed as `tgm to-nifti` writes a `.nii.gz` when
+    /// `gzip` (the library's `NiftiStream`: the same bytes from every door).
     #[pyfunction]
     pub fn to_nifti(
         py: Python<'_>,
@@ -383,6 +385,7 @@ mod nifti {
         message: usize,
         object: usize,
         nifti2: bool,
+        gzip: bool,
     ) -> PyResult<Py<PyBytes>> {
         let pick = ObjectPick {
             input,
@@ -397,8 +400,14 @@ mod nifti {
         let nii = py
             .allow_threads(|| -> tgm::Result<Vec<u8>> {
                 let (d, data, entry) = pick.decode().map_err(medical_error)?;
-                object_to_nifti(&d, &data, &entry, version)
-                    .map_err(|e| medical_error(e.context(pick.describe())))
+                let nii = object_to_nifti(&d, &data, &entry, version)
+                    .map_err(|e| medical_error(e.context(pick.describe())))?;
+                if !gzip {
+                    return Ok(nii);
+                }
+                let mut out = NiftiStream::new(Vec::new(), true)?;
+                out.write(&nii)?;
+                Ok(out.finish()?)
             })
             .py(py)?;
         Ok(PyBytes::new(py, &nii).unbind())

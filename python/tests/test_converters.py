@@ -223,6 +223,23 @@ def test_nifti_round_trips_and_matches_nibabel(tmp_path):
     np.testing.assert_array_equal(arr, want)
 
 
+@needs_nifti
+def test_a_nii_gz_is_the_same_file_from_python_and_the_cli(tmp_path):
+    """One gzip writer for every door: no time in the header, so the bytes
+    depend only on the image (a bucket copy compares equal to a local one
+    whenever each is written)."""
+    import subprocess
+    from test_validate import cli
+
+    archive = tmp_path / "v.tgm"
+    archive.write_bytes(tgm.convert_nifti(NIFTI / "plain.nii"))
+    tgm.to_nifti(archive, tmp_path / "py.nii.gz")
+    subprocess.run([cli(), "to-nifti", str(archive), "--output", str(tmp_path / "cli.nii.gz")], check=True)
+    got = (tmp_path / "py.nii.gz").read_bytes()
+    assert got[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    assert got == (tmp_path / "cli.nii.gz").read_bytes()
+
+
 @needs_dicom
 def test_dicom_series_round_trips_to_pydicom_pixels(tmp_path):
     pydicom = pytest.importorskip("pydicom")

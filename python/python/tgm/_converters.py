@@ -16,7 +16,6 @@ Each converter is built only with its cargo feature (``grib``: ecCodes;
 raises ``RuntimeError`` naming the feature.
 """
 
-import gzip
 import os
 import tempfile
 import warnings
@@ -314,9 +313,7 @@ def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False, s
     (``s3://``, ``gs://``, ``az://``, ``http(s)://``; ``storage_options``
     as for reads). An existing ``output`` is refused unless ``force``."""
     fn = _native_fn("nifti", "to_nifti")
-    nii = fn(_paths(input)[0], int(message), int(object), bool(nifti2))
-    if str(output).endswith(".gz"):
-        nii = gzip.compress(nii)
+    nii = fn(_paths(input)[0], int(message), int(object), bool(nifti2), str(output).endswith(".gz"))
 
     def write(tmp):
         with open(tmp, "xb") as fh:
