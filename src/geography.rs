@@ -237,19 +237,43 @@ pub fn gaussian_latitudes(n: u64) -> Option<Vec<f64>> {
     Some(lats)
 }
 
-/// [`gaussian_latitudes`] computed (ecCodes' `grib_get_gaussian_latitudes`).
-fn compute_gaussian_latitudes(n: usize) -> Option<Vec<f64>> {
-    let nlat = 2 * n;
-    let conv_val = 1.0 - ((2.0 / PI) * (2.0 / PI)) * 0.25;
-    let half = nlat as f64 + 0.5;
-    let denom = ((half * half) + conv_val).sqrt();
-    let rad2deg = 180.0 / PI;
-    let mut guess = 0.0;
-    let mut north = Vec::with_capacity(n);
-    for j in 0..n {
-        guess = J0_ZEROS.get(j).copied().unwrap_or(guess + PI);
-        let mut root = (guess / denom).cos();
-        let mut converged = false;
+/// The roots of the Legendre polynomial of degree 2N as ecCodes finds them
+/// (`grib_get_gaussian_latitudes`): the north half, root by root, each
+/// from its own first guess; the south half mirrors it.
+struct GaussianRoots {
+    n: usize,
+    nlat: usize,
+    denom: f64,
+}
+
+impl GaussianRoots {
+    fn new(n: usize) -> Self {
+        let nlat = 2 * n;
+        let conv_val = 1.0 - ((2.0 / PI) * (2.0 / PI)) * 0.25;
+        let half = nlat as f64 + 0.5;
+        GaussianRoots {
+            n,
+            nlat,
+            denom: ((half * half) + conv_val).sqrt(),
+        }
+    }
+
+    /// ecCodes' first guess of north root `j`: the j-th zero of J0 from
+    /// its table, then π added once per further root (in that order, so
+    /// the sum is ecCodes' to the bit).
+    fn guess(j: usize) -> f64 {
+        let last = J0_ZEROS.len() - 1;
+        match J0_ZEROS.get(j) {
+            Some(&g) => g,
+            None => (last..j).fold(J0_ZEROS[last], |g, _| g + PI),
+        }
+    }
+
+    /// The latitude (degrees) of the north root refined from `guess` by
+    /// Newton steps; None when it does not converge within ecCodes' steps.
+    fn north(&self, guess: f64) -> Option<f64> {
+        let nlat = self.nlat;
+        let mut root = (guess / self.denom).cos();
         for _ in 0..MAX_STEPS {
             let (mut mem2, mut mem1, mut leg) = (1.0, root, 0.0);
             for i in 0..nlat {
@@ -261,17 +285,127 @@ fn compute_gaussian_latitudes(n: usize) -> Option<Vec<f64>> {
             let step = leg / ((nlat as f64 * (mem2 - root * leg)) / (1.0 - (root * root)));
             root -= step;
             if step.abs() < PRECISION {
-                converged = true;
-                break;
+                return Some(root.asin() * (180.0 / PI));
             }
         }
-        if !converged {
-            return None;
+        None
+    }
+
+    /// The north index of latitude `i` (0..2N, north to south) and
+    /// whether it is mirrored to the south.
+    fn mirror(&self, i: usize) -> (usize, bool) {
+        match i < self.n {
+            true => (i, false),
+            false => (self.nlat - 1 - i, true),
         }
-        north.push(root.asin() * rad2deg);
+    }
+
+    /// Latitude `i` (0..2N, north to south), computed alone.
+    fn at(&self, i: usize) -> Option<f64> {
+        let (j, south) = self.mirror(i);
+        let l = self.north(Self::guess(j))?;
+        Some(if south { -l } else { l })
+    }
+
+    /// Latitude `i` from the first guess alone: decreasing in `i`, and
+    /// far closer to the root than a row's spacing.
+    fn approximate(&self, i: usize) -> f64 {
+        let (j, south) = self.mirror(i);
+        let l = (Self::guess(j) / self.denom).cos().asin() * (180.0 / PI);
+        if south {
+            -l
+        } else {
+            l
+        }
+    }
+}
+
+/// [`gaussian_latitudes`] computed (ecCodes' `grib_get_gaussian_latitudes`).
+fn compute_gaussian_latitudes(n: usize) -> Option<Vec<f64>> {
+    let roots = GaussianRoots::new(n);
+    let mut guess = 0.0;
+    let mut north = Vec::with_capacity(n);
+    for j in 0..n {
+        guess = J0_ZEROS.get(j).copied().unwrap_or(guess + PI);
+        north.push(roots.north(guess)?);
     }
     let south = north.iter().rev().map(|l| -l);
     Some(north.iter().copied().chain(south).collect())
+}
+
+/// The latitudes of `rows` consecutive rows of the Gaussian grid `n` as a
+/// field's geography places them (`spec/kerchunk.md` §2.1): from the
+/// latitude of N nearest `first` (the northern one of two as near),
+/// southward when `first ≥ last`, else northward; None when N is 0 or
+/// above [`MAX_GAUSSIAN_N`], the rows run out, a root does not converge,
+/// or the last row is not within one row's spacing of `last`.
+///
+/// Only the rows asked for and a few around `first` are computed, so a
+/// small sub-area of a fine grid costs O(rows · N), not the whole grid's
+/// O(N²): a hostile archive naming a new N per object stays cheap.
+pub fn gaussian_rows(n: u64, first: f64, last: f64, rows: usize) -> Option<Vec<f64>> {
+    if n == 0 || n > MAX_GAUSSIAN_N {
+        return None;
+    }
+    let roots = GaussianRoots::new(n as usize);
+    let total = roots.nlat;
+    if rows == 0 || rows > total {
+        return None;
+    }
+    // At half the grid's rows or more, the whole (cached) grid costs no
+    // more than computing them one by one.
+    let whole = (rows as u64 * 2 >= n)
+        .then(|| gaussian_latitudes(n))
+        .flatten();
+    let lat = |i: usize| match &whole {
+        Some(w) => Some(w[i]),
+        None => roots.at(i),
+    };
+    let start = nearest_gaussian_index(&roots, first, lat)?;
+    let indices: Vec<usize> = if first >= last {
+        (start..total).take(rows).collect()
+    } else {
+        (0..=start).rev().take(rows).collect()
+    };
+    if indices.len() != rows {
+        return None;
+    }
+    let out: Vec<f64> = indices.into_iter().map(lat).collect::<Option<_>>()?;
+    let spacing = (lat(0)? - lat(1)?).abs();
+    let within = out.last().is_some_and(|r| (r - last).abs() < spacing);
+    within.then_some(out)
+}
+
+/// The index of the latitude nearest `first` (the lowest of two as near;
+/// 0 when `first` is not finite, as a search over every latitude gives):
+/// located by the first guesses, then decided among the exact latitudes
+/// around it.
+fn nearest_gaussian_index(
+    roots: &GaussianRoots,
+    first: f64,
+    lat: impl Fn(usize) -> Option<f64>,
+) -> Option<usize> {
+    if !first.is_finite() {
+        return Some(0);
+    }
+    let total = roots.nlat;
+    let (mut lo, mut hi) = (0, total);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if roots.approximate(mid) > first {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for i in lo.saturating_sub(3)..(lo + 3).min(total) {
+        let d = (lat(i)? - first).abs();
+        if best.is_none_or(|(_, b)| d < b) {
+            best = Some((i, d));
+        }
+    }
+    best.map(|(i, _)| i)
 }
 
 #[cfg(test)]
@@ -312,6 +446,76 @@ mod tests {
         }
         assert_eq!(gaussian_latitudes(0), None);
         assert_eq!(gaussian_latitudes(MAX_GAUSSIAN_N + 1), None);
+    }
+
+    /// The rows as a search over the whole grid finds them.
+    fn rows_over_the_whole_grid(n: u64, first: f64, last: f64, rows: usize) -> Option<Vec<f64>> {
+        let lats = gaussian_latitudes(n)?;
+        if rows == 0 || rows > lats.len() {
+            return None;
+        }
+        let distance = |l: f64| (l - first).abs();
+        let start = (1..lats.len()).fold(0, |best, i| {
+            if distance(lats[i]) < distance(lats[best]) {
+                i
+            } else {
+                best
+            }
+        });
+        let out: Vec<f64> = if first >= last {
+            lats[start..].iter().take(rows).copied().collect()
+        } else {
+            lats[..=start].iter().rev().take(rows).copied().collect()
+        };
+        let within = out
+            .last()
+            .is_some_and(|r| (r - last).abs() < (lats[0] - lats[1]).abs());
+        (out.len() == rows && within).then_some(out)
+    }
+
+    #[test]
+    fn gaussian_rows_are_those_a_search_over_the_whole_grid_finds() {
+        let mut checked = 0;
+        for n in [1u64, 2, 3, 31, 32, 49, 50, 51, 80, 200, 640] {
+            let lats = gaussian_latitudes(n).unwrap();
+            let spacing = lats[0] - lats[1];
+            let total = lats.len();
+            let mut firsts = vec![90.0, -90.0, 0.0, 1e9, -1e9, f64::NAN, f64::INFINITY];
+            firsts.push(f64::NEG_INFINITY);
+            for i in (0..total).step_by((total / 7).max(1)).chain([total - 1]) {
+                let l = lats[i];
+                firsts.extend([l, l + spacing / 2.0, l - spacing / 2.0, l + 1e-9, l - 1e-9]);
+            }
+            for &first in &firsts {
+                for rows in [1, 2, 3, total / 2, total - 1, total, total + 1, 70] {
+                    for last in [first - 10.0, first + 10.0, -90.0, 90.0, first] {
+                        let got = gaussian_rows(n, first, last, rows);
+                        let want = rows_over_the_whole_grid(n, first, last, rows);
+                        let bits = |v: &Option<Vec<f64>>| {
+                            v.as_ref()
+                                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                        };
+                        assert_eq!(
+                            bits(&got),
+                            bits(&want),
+                            "N{n} first {first} last {last} rows {rows}"
+                        );
+                        checked += usize::from(got.is_some());
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+        assert_eq!(gaussian_rows(0, 0.0, 0.0, 1), None);
+        assert_eq!(gaussian_rows(MAX_GAUSSIAN_N + 1, 0.0, 0.0, 1), None);
+    }
+
+    #[test]
+    fn a_row_of_the_finest_grid_is_computed_alone_as_eccodes_places_it() {
+        // N8000's row 7999 (ecCodes' bits, as in the test above), found
+        // from a latitude within half a row of it.
+        let row = gaussian_rows(8000, 0.0062, 0.005, 1).unwrap();
+        assert_eq!(row, [f64::from_bits(0x3f770a0e413bb4f5)]);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use super::object::coordinate_attributes;
 use crate::cbor::Value;
-use crate::geography::{gaussian_latitudes, Geography};
+use crate::geography::{self, Geography};
 
 /// CF attributes as `(name, value)` pairs.
 pub type CfAttrs = Vec<(&'static str, &'static str)>;
@@ -190,34 +190,11 @@ fn regular_coordinates(lat: Vec<f64>, lon: Vec<f64>) -> Vec<GridCoordinate> {
 }
 
 /// The latitudes of the `nj` rows of a (regular or reduced) Gaussian grid
-/// in scanning order: the Gaussian latitude of `N` nearest the first
-/// row's latitude and the `nj − 1` after it (southward when the first
-/// latitude is not below the last, else northward); None when they run
-/// out or the last is not within one row of the last latitude.
+/// in scanning order ([`crate::geography::gaussian_rows`]).
 fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Vec<f64>> {
     let first = g.number("latitudeOfFirstGridPointInDegrees")?;
     let last = g.number("latitudeOfLastGridPointInDegrees")?;
-    let lats = gaussian_latitudes(count(g, "N")?)?;
-    if nj == 0 || nj > lats.len() {
-        return None;
-    }
-    let distance = |l: &f64| (l - first).abs();
-    let start = (1..lats.len()).fold(0, |best, i| {
-        if distance(&lats[i]) < distance(&lats[best]) {
-            i
-        } else {
-            best
-        }
-    });
-    let rows: Vec<f64> = if first >= last {
-        lats[start..].iter().take(nj).copied().collect()
-    } else {
-        lats[..=start].iter().rev().take(nj).copied().collect()
-    };
-    let within = rows
-        .last()
-        .is_some_and(|r| (r - last).abs() < (lats[0] - lats[1]).abs());
-    (rows.len() == nj && within).then_some(rows)
+    geography::gaussian_rows(count(g, "N")?, first, last, nj)
 }
 
 /// A global reduced Gaussian grid: `pl` holds the `2N` row lengths, the
@@ -264,6 +241,7 @@ fn reduced_coordinates(rows: &[f64], pl: &[u64], points: usize) -> Vec<GridCoord
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geography::gaussian_latitudes;
 
     fn geo(entries: &[(&str, Value)]) -> Value {
         Value::text_map(entries.iter().cloned())
