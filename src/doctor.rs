@@ -76,6 +76,19 @@ pub fn features() -> Vec<(&'static str, Option<Backend>)> {
     ]
 }
 
+/// The kind the reference's report gives a feature row: `threading`,
+/// `io`, `converter` or `compression` (its `FeatureKind`), so every
+/// door's report (Python's `tgm.doctor()`, C's `tgm_doctor_to_json`)
+/// names it alike.
+pub fn feature_kind(name: &str) -> &'static str {
+    match name {
+        "threads" => "threading",
+        "remote" | "mmap" | "async" => "io",
+        "grib" | "netcdf" | "nifti" | "dicom" => "converter",
+        _ => "compression",
+    }
+}
+
 /// Encodes a 64 × 64 object of `dtype` through `pipeline` and decodes it:
 /// `None` when it comes back within `tolerance`, else why not. Float64
 /// objects hold a smooth field; bitmask objects runs of set and clear bits.

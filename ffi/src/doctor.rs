@@ -3,33 +3,22 @@
 //! `doctor` report (`build`, `features`, `self_test`).
 
 use serde_json::{json, Value as Json};
+use tgm::doctor::{feature_kind, Backend};
 
 use crate::args;
 use crate::bytes::TgmBytes;
 use crate::error::{status, Failure, TgmError};
 
-/// A backend library and how it is linked (`ffi` or `pure-rust`).
-type Backend = Option<(&'static str, &'static str)>;
+/// `(name, backend)`: the library's features ([`tgm::doctor::features`]),
+/// then those of the reference's report that the C library never holds.
+fn features() -> Vec<(&'static str, Option<Backend>)> {
+    let mut rows = tgm::doctor::features();
+    rows.extend([("async", None), ("grib", None), ("netcdf", None)]);
+    rows
+}
 
-/// `(name, kind, backend)`; no backend for a feature not built in.
-const FEATURES: [(&str, &str, Backend); 14] = [
-    ("szip", "compression", None),
-    ("szip-pure", "compression", Some(("tgm-szip", "pure-rust"))),
-    ("zstd", "compression", Some(("libzstd", "ffi"))),
-    ("zstd-pure", "compression", None),
-    ("lz4", "compression", Some(("lz4_flex", "pure-rust"))),
-    ("blosc2", "compression", None),
-    ("zfp", "compression", None),
-    ("sz3", "compression", None),
-    ("threads", "runtime", Some(("rayon", "pure-rust"))),
-    ("remote", "io", None),
-    ("mmap", "io", Some(("memmap2", "pure-rust"))),
-    ("async", "runtime", None),
-    ("grib", "converter", None),
-    ("netcdf", "converter", None),
-];
-
-fn feature((name, kind, backend): (&str, &str, Backend)) -> Json {
+fn feature((name, backend): (&str, Option<Backend>)) -> Json {
+    let kind = feature_kind(name);
     match backend {
         Some((b, linkage)) => {
             json!({"name": name, "kind": kind, "state": "on", "backend": b, "linkage": linkage})
@@ -56,7 +45,7 @@ fn report() -> Json {
             "target": format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS),
             "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         },
-        "features": FEATURES.iter().copied().map(feature).collect::<Vec<_>>(),
+        "features": features().into_iter().map(feature).collect::<Vec<_>>(),
         "self_test": self_test,
     })
 }

@@ -5,17 +5,7 @@
 use pyo3::prelude::*;
 use serde_json::{json, Value as Json};
 
-use tgm::doctor::Backend;
-
-/// The kind the reference gives a feature row.
-fn kind(name: &str) -> &'static str {
-    match name {
-        "threads" => "threading",
-        "remote" | "mmap" => "io",
-        "grib" | "netcdf" | "nifti" | "dicom" => "converter",
-        _ => "compression",
-    }
-}
+use tgm::doctor::{feature_kind as kind, Backend};
 
 fn row(name: &str, backend: Option<Backend>) -> Json {
     match backend {
