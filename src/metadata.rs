@@ -181,6 +181,14 @@ impl GlobalMetadata {
         }
         let shared = meta.extra.remove(SHARED_KEY);
         for (k, v) in loose {
+            if k == SHARED_KEY {
+                return Err(Error::metadata(
+                    "metadata has _shared_ as a top-level key: tgm reads _shared_ only \
+                     inside _extra_, as keys stored once, and moving it there as other \
+                     top-level keys are moved would change what it means \
+                     (spec/format.md §7.3)",
+                ));
+            }
             if meta.extra.contains_key(&k) {
                 return Err(Error::metadata(format!(
                     "ambiguous metadata: key {k:?} appears at top level and in _extra_"
@@ -625,6 +633,18 @@ mod tests {
         assert!(
             GlobalMetadata::from_value(&Value::Map(vec![(Value::Uint(1), Value::Null)])).is_err()
         );
+        // A loose `_shared_` would become the shared layout once written
+        // back under `_extra_` (found by the metadata fuzz target).
+        let shared = Value::text_map([("a", Value::Uint(1))]);
+        let v = Value::text_map([("_shared_", shared.clone())]);
+        let e = GlobalMetadata::from_value(&v).unwrap_err();
+        assert!(e.to_string().contains("_shared_ as a top-level key"), "{e}");
+        let inside = Value::text_map([
+            ("base", Value::Array(vec![Value::Map(Vec::new()); 2])),
+            ("_extra_", Value::text_map([("_shared_", shared)])),
+        ]);
+        let m = GlobalMetadata::from_value(&inside).unwrap();
+        assert_eq!(m.base[1].get("a"), Some(&Value::Uint(1)));
     }
 
     #[test]

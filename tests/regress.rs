@@ -142,3 +142,17 @@ fn metadata_that_cannot_be_rewritten_is_rejected_on_read() {
     deep.insert(3, 0x81);
     assert!(tgm::GlobalMetadata::from_cbor(&deep, 0, &limits).is_err());
 }
+
+/// A loose top-level `_shared_` moved under `_extra_` like any loose key,
+/// and the rewritten metadata was then read back as keys stored once
+/// (`spec/format.md` §7.3): here a map with a non-text key that the shared
+/// layout refuses, so what was read could not be read again. A loose
+/// `_shared_` is now a metadata error on read.
+#[test]
+fn a_loose_shared_key_is_refused_on_read() {
+    let limits = tgm::Limits::default();
+    let data = load("metadata-9a0d5969.bin");
+    let e = tgm::GlobalMetadata::from_cbor(&data, 5, &limits).unwrap_err();
+    assert_eq!(*e.kind(), tgm::ErrorKind::Metadata);
+    assert!(e.to_string().contains("_shared_ as a top-level key"), "{e}");
+}
