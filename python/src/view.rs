@@ -2,7 +2,7 @@
 //! each object is in a dataset, computed natively so that `tgm refs` and
 //! `xr.open_dataset(engine="tgm")` follow one rule.
 
-use numpy::PyArray1;
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -75,11 +75,12 @@ pub fn view_listed_dims(
     Ok(view::listed_dims(entry.as_ref(), &extra, ndim))
 }
 
-/// One grid coordinate as Python sees it: `(name, dim, values, attrs)`.
-type PyGridCoordinate = (&'static str, &'static str, PyObject, PyObject);
+/// One grid coordinate as Python sees it: `(name, dims, values, attrs)`,
+/// `values` a float64 array of the coordinate's shape.
+type PyGridCoordinate = (&'static str, Vec<&'static str>, PyObject, PyObject);
 
-/// `(dims, [(name, dim, values, attrs)])`: the grid of a field of `shape`
-/// whose `geography` section is `geography` (values a float64 array), or
+/// `(dims, [(name, dims, values, attrs)])`: the grid of a field of `shape`
+/// whose `geography` section is `geography` (values float64 arrays), or
 /// None where the core gives the field no grid dimensions
 /// (`tgm::view::grid_coordinates`).
 #[pyfunction]
@@ -106,8 +107,12 @@ fn grid_coordinate_to_py(py: Python<'_>, c: &view::GridCoordinate) -> PyResult<P
     for (k, val) in &c.attrs {
         a.set_item(k, val)?;
     }
-    let values = PyArray1::from_slice(py, &c.values).into_any().unbind();
-    Ok((c.name, c.dim, values, a.into_any().unbind()))
+    let shape: Vec<usize> = c.shape.iter().map(|&n| n as usize).collect();
+    let values = PyArray1::from_slice(py, &c.values)
+        .reshape(shape)?
+        .into_any()
+        .unbind();
+    Ok((c.name, c.dims.clone(), values, a.into_any().unbind()))
 }
 
 /// The grids of one dataset: a grid's coordinate names go to the first
@@ -138,7 +143,7 @@ impl ViewGrids {
         Ok(py.allow_threads(|| taken.dims(&geo, &shape)))
     }
 
-    /// `[(name, dim, values, attrs)]`: the coordinates taken, by name.
+    /// `[(name, dims, values, attrs)]`: the coordinates taken, by name.
     fn coordinates(&self, py: Python<'_>) -> PyResult<Vec<PyGridCoordinate>> {
         self.0
             .coordinates()

@@ -1,6 +1,6 @@
 """`tgm refs` read by stock xarray through zarr and fsspec, and
 `xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
-regular_gg and reduced_gg fields: the same variables, dimensions and
+regular_gg, reduced_gg and rotated_ll fields: the same variables, dimensions and
 coordinates (names, dimensions, dtypes, values and attributes), both from
 the core's dataset view (spec/kerchunk.md §2). The archives are made by
 `tgm import --meta geography.…` (scripts/plot-example.sh does the same).
@@ -44,14 +44,26 @@ GRIDS = {
         "latitudeOfFirstGridPointInDegrees": 59.444408, "latitudeOfLastGridPointInDegrees": -59.444408,
         "longitudeOfFirstGridPointInDegrees": 0,
     }),
+    "rotated_ll": ((3, 4), {
+        "gridType": "rotated_ll", "Ni": 4, "Nj": 3,
+        "latitudeOfFirstGridPointInDegrees": 10, "latitudeOfLastGridPointInDegrees": -10,
+        "longitudeOfFirstGridPointInDegrees": 0, "longitudeOfLastGridPointInDegrees": 30,
+        "jDirectionIncrementInDegrees": 10, "iScansNegatively": 0, "jScansPositively": 0,
+        "latitudeOfSouthernPoleInDegrees": -30, "longitudeOfSouthernPoleInDegrees": 0,
+        "angleOfRotationInDegrees": 0,
+    }),
 }
 
 #: What the view gives each grid: the fields' grid dimensions and the
 #: latitudes.
 EXPECTED = {
-    "regular_ll": (("latitude", "longitude"), [60.0, 0.0, -60.0]),
-    "regular_gg": (("latitude", "longitude"), list(N2)),
-    "reduced_gg": (("values",), list(np.repeat(N2, [2, 4, 4, 2]))),
+    "regular_ll": (("latitude", "longitude"), ("latitude",), [60.0, 0.0, -60.0]),
+    "regular_gg": (("latitude", "longitude"), ("latitude",), list(N2)),
+    "reduced_gg": (("values",), ("values",), list(np.repeat(N2, [2, 4, 4, 2]))),
+    # The pole 30°S, 0°E turns the rotated equator's first point (0°, 0°)
+    # to 60°N, 0°E; the other points are compared with cfgrib's in
+    # test_xarray_grids.py.
+    "rotated_ll": (("y", "x"), ("y", "x"), None),
 }
 
 
@@ -119,12 +131,15 @@ def assert_one_dataset(a, b):
 @pytest.mark.parametrize("grid", sorted(GRIDS))
 def test_refs_and_the_backend_give_one_grid(tmp_path, grid):
     through_refs, ours = open_both(tmp_path, archive(tmp_path, [grid]))
-    dims, lats = EXPECTED[grid]
+    dims, lat_dims, lats = EXPECTED[grid]
     assert set(ours.data_vars) == {"t", "z"}
     assert ours.t.dims == ("step", *dims)
-    assert ours.latitude.dims == (dims[0],)
+    assert ours.latitude.dims == lat_dims
     assert ours.latitude.dtype == ours.longitude.dtype == np.float64
-    np.testing.assert_array_equal(ours.latitude.values, lats)
+    if lats is None:
+        assert ours.latitude.values[1, 0] == 60.0 and ours.longitude.values[1, 0] == 0.0
+    else:
+        np.testing.assert_array_equal(ours.latitude.values, lats)
     assert ours.latitude.attrs["units"] == "degrees_north"
     assert_one_dataset(through_refs, ours)
 

@@ -1,13 +1,16 @@
 """The xarray backend side by side with cfgrib on GRIB made from ecCodes'
 samples: regular and reduced Gaussian grids (latitudes equal to ecCodes'
-to the bit), mixed level types, ``filter_by_keys`` and
+to the bit), rotated latitude/longitude grids (every point unrotated as
+ecCodes unrotates it, to the bit), mixed level types, ``filter_by_keys`` and
 ``tgm.open_datasets``. Needs tgm built with the ``grib`` feature,
 ecCodes' grib_filter and samples, and cfgrib (PyPI); skips with the
 reason otherwise."""
 
+import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -113,6 +116,42 @@ def test_reduced_gaussian(tmp_path):
     assert ours.t.dims == ("values",)
     assert ours.latitude.dims == ("values",)
     assert_same(ours, cf)
+
+
+def classic_coordinates(tmp_path, grib):
+    """``latitude`` and ``longitude`` as cfgrib gives them through ecCodes'
+    default geoiterator, in a process of its own: importing earthkit-data
+    sets ``ECCODES_ECKIT_GEO=1`` for the rest of the process, and ecCodes
+    then iterates rotated grids through eckit-geo, which does not round
+    the points to six decimals as its default iterator does."""
+    lat, lon = tmp_path / "lat.npy", tmp_path / "lon.npy"
+    code = ("import sys, numpy as np, xarray as xr; "
+            "ds = xr.open_dataset(sys.argv[1], engine='cfgrib', backend_kwargs={'indexpath': ''}); "
+            "np.save(sys.argv[2], ds.latitude.values); np.save(sys.argv[3], ds.longitude.values)")
+    env = {k: v for k, v in os.environ.items() if k != "ECCODES_ECKIT_GEO"}
+    subprocess.run([sys.executable, "-c", code, grib, lat, lon], env=env, check=True, capture_output=True)
+    return np.load(lat), np.load(lon)
+
+
+@pytest.mark.parametrize("sample", ["rotated_ll_pl_grib2.tmpl", "rotated_ll_pl_grib1.tmpl"])
+def test_rotated_lat_lon(tmp_path, sample):
+    # ecCodes' sample with its south pole moved off the geographic one, so
+    # that unrotating changes every point; two levels stacked over (y, x).
+    pole = {"latitudeOfSouthernPoleInDegrees": -40, "longitudeOfSouthernPoleInDegrees": 10}
+    keys = {"shortName": "t", **pole}
+    grib = make_grib(tmp_path, "rot", [(sample, {**keys, "level": lev}) for lev in (500, 850)])
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.t.dims == ("isobaricInhPa", "y", "x") == cf.t.dims
+    np.testing.assert_array_equal(ours.t.values.astype(cf.t.dtype), cf.t.values)
+    assert ours.latitude.dims == ours.longitude.dims == ("y", "x") == cf.latitude.dims
+    lat, lon = classic_coordinates(tmp_path, grib)
+    assert lat.shape == (31, 16)
+    # Not the rotated grid's own latitudes (60°N to 0° in rows).
+    assert len(np.unique(lat[0])) == 16
+    np.testing.assert_array_equal(ours.latitude.values, lat)
+    np.testing.assert_array_equal(ours.longitude.values, lon)
+    for c in ("latitude", "longitude"):
+        assert ours[c].attrs == cf[c].attrs
 
 
 @pytest.fixture

@@ -90,7 +90,7 @@ impl<'t> Store<'t> {
         let mut extra = self.time_coordinates(&coords, &scalars);
         extra.extend(scalars.keys().cloned());
         // Coordinates over a grid's points, not dimensions of their own.
-        let over_points = grids.coordinates().filter(|c| c.dim != c.name);
+        let over_points = grids.coordinates().filter(|c| c.dims != [c.name]);
         extra.extend(over_points.map(|c| c.name.to_owned()));
         self.finish_attrs(&scalars, &extra);
         for (key, values) in &coords {
@@ -106,7 +106,8 @@ impl<'t> Store<'t> {
         }
         for GridCoordinate {
             name: k,
-            dim,
+            dims,
+            shape,
             values,
             attrs,
         } in grids.into_coordinates()
@@ -120,10 +121,10 @@ impl<'t> Store<'t> {
                 filters: Vec::new(),
                 compressor: None,
             };
-            let dims = [dim.to_owned()];
-            self.add_array(k, &[values.len() as u64], &dims, &chain, attrs);
+            let dims: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+            self.add_array(k, &shape, &dims, &chain, attrs);
             let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-            self.put_inline(k, "0", &bytes);
+            self.put_inline(k, &chunk_key(&[], shape.len()), &bytes);
         }
         dataset_attrs
     }

@@ -8,6 +8,10 @@
 //! * global `reduced_gg` fields of shape `(Σ pl,)`: one `values` dimension
 //!   with `latitude(values)` and `longitude(values)`, row by row as ecCodes
 //!   iterates;
+//! * `rotated_ll` fields of shape `(Nj, Ni)`: dimensions `y` and `x` with
+//!   2-d `latitude(y, x)` and `longitude(y, x)`, each point unrotated as
+//!   ecCodes' geoiterator unrotates it (`latitudes`/`longitudes`, which
+//!   cfgrib shows) to the bit;
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
@@ -20,15 +24,17 @@ use crate::geography::{self, Geography};
 /// CF attributes as `(name, value)` pairs.
 pub type CfAttrs = Vec<(&'static str, &'static str)>;
 
-/// One 1-d coordinate of a grid.
+/// One coordinate of a grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GridCoordinate {
     /// Its name.
     pub name: &'static str,
-    /// Its dimension: its own name for a dimension coordinate, `values`
-    /// for the points of a reduced grid.
-    pub dim: &'static str,
-    /// Its values.
+    /// Its dimensions: its own name for a dimension coordinate, `values`
+    /// for the points of a reduced grid, `y` and `x` for a rotated grid's.
+    pub dims: Vec<&'static str>,
+    /// Its length along each of `dims`.
+    pub shape: Vec<u64>,
+    /// Its values, row-major over `dims`.
     pub values: Vec<f64>,
     /// Its CF attributes.
     pub attrs: CfAttrs,
@@ -39,7 +45,7 @@ pub struct GridCoordinate {
 pub struct GridCoordinates {
     /// The field's dimensions.
     pub dims: Vec<&'static str>,
-    /// Its 1-d coordinates (none for a grid the view only names the
+    /// Its coordinates (none for a grid the view only names the
     /// dimension of).
     pub coords: Vec<GridCoordinate>,
 }
@@ -80,8 +86,23 @@ enum Grid {
         pl: Vec<u64>,
         points: usize,
     },
+    /// A rotated latitude/longitude grid: the rotated rows' latitudes and
+    /// columns' longitudes as ecCodes lays them out, and the rotation.
+    Rotated {
+        rows: Vec<f64>,
+        columns: Vec<f64>,
+        pole: Rotation,
+    },
     /// Points the view only names the dimension of.
     Values,
+}
+
+/// A rotated grid's south pole and angle of rotation (degrees).
+#[derive(Debug, Clone, Copy)]
+struct Rotation {
+    south_pole_lat: f64,
+    south_pole_lon: f64,
+    angle: f64,
 }
 
 impl Grid {
@@ -89,6 +110,7 @@ impl Grid {
     fn dims(&self) -> Vec<&'static str> {
         match self {
             Grid::Regular { .. } => vec!["latitude", "longitude"],
+            Grid::Rotated { .. } => vec!["y", "x"],
             Grid::Reduced { .. } | Grid::Values => vec![VALUES],
         }
     }
@@ -109,6 +131,11 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
             columns,
         } => regular_coordinates(rows, linspace(lon_first, lon_last, columns)),
         Grid::Reduced { rows, pl, points } => reduced_coordinates(&rows, &pl, points),
+        Grid::Rotated {
+            rows,
+            columns,
+            pole,
+        } => rotated_coordinates(&rows, &columns, pole),
         Grid::Values => Vec::new(),
     };
     Some(GridCoordinates { dims, coords })
@@ -132,6 +159,7 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
         }),
         Some("regular_gg") => regular(&g, shape, |rows| gaussian_rows(&g, rows)),
         Some("reduced_gg") => reduced_gg(&g, shape),
+        Some("rotated_ll") => rotated_ll(&g, shape),
         _ => None,
     };
     let unstructured = shape.len() == 1 && geo.as_map().is_some_and(|m| !m.is_empty());
@@ -176,13 +204,15 @@ fn regular_coordinates(lat: Vec<f64>, lon: Vec<f64>) -> Vec<GridCoordinate> {
     vec![
         GridCoordinate {
             name: "latitude",
-            dim: "latitude",
+            dims: vec!["latitude"],
+            shape: vec![lat.len() as u64],
             values: lat,
             attrs: lat_attrs,
         },
         GridCoordinate {
             name: "longitude",
-            dim: "longitude",
+            dims: vec!["longitude"],
+            shape: vec![lon.len() as u64],
             values: lon,
             attrs: coordinate_attributes("longitude").to_vec(),
         },
@@ -231,11 +261,179 @@ fn reduced_coordinates(rows: &[f64], pl: &[u64], points: usize) -> Vec<GridCoord
     }
     let coordinate = |name, values| GridCoordinate {
         name,
-        dim: VALUES,
+        dims: vec![VALUES],
+        shape: vec![points as u64],
         values,
         attrs: coordinate_attributes(name).to_vec(),
     };
     vec![coordinate("latitude", lat), coordinate("longitude", lon)]
+}
+
+/// The most a rotated grid's last longitude may exceed 360° by and still
+/// be brought into range as ecCodes does (one turn at a time).
+const MAX_TURNS: f64 = 8.0;
+
+/// A rotated latitude/longitude grid of `shape` = `(Nj, Ni)`, its rows and
+/// columns laid out as ecCodes' `latlon` geoiterator lays them out
+/// (`Regular::init`, `Latlon::init`): longitudes from the first by the
+/// increment the first and last longitudes give (the coded one for a
+/// single column), the last set to the last longitude; latitudes from the
+/// first by the coded increment (from the first and last latitudes when
+/// it is absent), the last set to the last latitude. None for points
+/// not consecutive along a row, or latitudes that contradict the
+/// scanning direction, as ecCodes refuses them.
+fn rotated_ll(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
+    let [nj, ni] = *shape else { return None };
+    if count(g, "Nj")? != nj || count(g, "Ni")? != ni || nj == 0 || ni == 0 {
+        return None;
+    }
+    if g.get("jPointsAreConsecutive")
+        .is_some_and(|v| v.as_u64() != Some(0))
+    {
+        return None;
+    }
+    let flag = |key| {
+        g.get(key)
+            .map_or(Some(false), |v| v.as_u64().map(|f| f != 0))
+    };
+    let (i_negative, j_positive) = (flag("iScansNegatively")?, flag("jScansPositively")?);
+    let (nj, ni) = (usize::try_from(nj).ok()?, usize::try_from(ni).ok()?);
+
+    let lon1 = g.number("longitudeOfFirstGridPointInDegrees")?;
+    let lon2 = g.number("longitudeOfLastGridPointInDegrees")?;
+    let columns = rotated_columns(lon1, lon2, ni, i_negative, || {
+        g.number("iDirectionIncrementInDegrees")
+    })?;
+
+    let lat1 = g.number("latitudeOfFirstGridPointInDegrees")?;
+    let lat2 = g.number("latitudeOfLastGridPointInDegrees")?;
+    let mut jdir = match g.number("jDirectionIncrementInDegrees") {
+        Some(d) => d,
+        None if nj > 1 => (lat1 - lat2).abs() / (nj - 1) as f64,
+        None => return None,
+    };
+    let (north, south) = if j_positive {
+        (lat2, lat1)
+    } else {
+        (lat1, lat2)
+    };
+    if j_positive {
+        jdir = -jdir;
+    }
+    if south > north {
+        return None;
+    }
+    let mut lat = lat1;
+    let mut rows: Vec<f64> = (0..nj)
+        .map(|_| {
+            let l = lat;
+            lat -= jdir;
+            l
+        })
+        .collect();
+    rows[nj - 1] = lat2;
+
+    let pole = Rotation {
+        south_pole_lat: g.number("latitudeOfSouthernPoleInDegrees")?,
+        south_pole_lon: g.number("longitudeOfSouthernPoleInDegrees")?,
+        angle: g.number("angleOfRotationInDegrees").unwrap_or(0.0),
+    };
+    Some(Grid::Rotated {
+        rows,
+        columns,
+        pole,
+    })
+}
+
+/// The `ni` longitudes of a rotated grid's columns (`Regular::init`).
+fn rotated_columns(
+    mut lon1: f64,
+    mut lon2: f64,
+    ni: usize,
+    i_negative: bool,
+    coded: impl FnOnce() -> Option<f64>,
+) -> Option<Vec<f64>> {
+    let mut idir = if ni > 1 {
+        let span = match (i_negative, lon1 > lon2, lon2 > lon1) {
+            (true, true, _) => lon1 - lon2,
+            (true, false, _) => lon1 + 360.0 - lon2,
+            (false, _, true) => lon2 - lon1,
+            (false, _, false) => lon2 + 360.0 - lon1,
+        };
+        span / (ni - 1) as f64
+    } else {
+        coded().unwrap_or(0.0)
+    };
+    if i_negative {
+        idir = -idir;
+    } else if lon1 + (ni as f64 - 2.0) * idir > 360.0 {
+        lon1 -= 360.0;
+    }
+    let mut columns: Vec<f64> = (0..ni)
+        .map(|_| {
+            let l = lon1;
+            lon1 += idir;
+            l
+        })
+        .collect();
+    if lon2 > 0.0 {
+        if lon2 > 360.0 * MAX_TURNS {
+            return None;
+        }
+        while lon2 > 360.0 {
+            lon2 -= 360.0;
+        }
+    }
+    columns[ni - 1] = lon2;
+    Some(columns)
+}
+
+/// `latitude(y, x)` and `longitude(y, x)` of a rotated grid: each point
+/// unrotated.
+fn rotated_coordinates(rows: &[f64], columns: &[f64], pole: Rotation) -> Vec<GridCoordinate> {
+    let points = rows.len() * columns.len();
+    let (mut lat, mut lon) = (Vec::with_capacity(points), Vec::with_capacity(points));
+    for &row in rows {
+        for &column in columns {
+            let (a, o) = unrotate(row, column, pole);
+            lat.push(a);
+            lon.push(o);
+        }
+    }
+    let shape = vec![rows.len() as u64, columns.len() as u64];
+    let coordinate = |name, values| GridCoordinate {
+        name,
+        dims: vec!["y", "x"],
+        shape: shape.clone(),
+        values,
+        attrs: coordinate_attributes(name).to_vec(),
+    };
+    vec![coordinate("latitude", lat), coordinate("longitude", lon)]
+}
+
+/// A rotated grid's point `(lat, lon)` in geographic latitude and
+/// longitude, as ecCodes' `unrotate` computes it, arithmetic and order
+/// alike: rotated onto the sphere's axes through the south pole, then
+/// rounded to six decimals through single precision (ecCodes' `roundf`),
+/// and the angle of rotation taken from the longitude.
+fn unrotate(lat: f64, lon: f64, pole: Rotation) -> (f64, f64) {
+    const DEG2RAD: f64 = std::f64::consts::PI / 180.0;
+    const RAD2DEG: f64 = 180.0 / std::f64::consts::PI;
+    let (latr, lonr) = (lat * DEG2RAD, lon * DEG2RAD);
+    let xd = lonr.cos() * latr.cos();
+    let yd = lonr.sin() * latr.cos();
+    let zd = latr.sin();
+    let t = -(90.0 + pole.south_pole_lat);
+    let o = -pole.south_pole_lon;
+    let (sin_t, cos_t) = ((DEG2RAD * t).sin(), (DEG2RAD * t).cos());
+    let (sin_o, cos_o) = ((DEG2RAD * o).sin(), (DEG2RAD * o).cos());
+    let x = cos_t * cos_o * xd + sin_o * yd + sin_t * cos_o * zd;
+    let y = -cos_t * sin_o * xd + cos_o * yd - sin_t * sin_o * zd;
+    let z = (-sin_t * xd + cos_t * zd).clamp(-1.0, 1.0);
+    let round6 = |v: f64| f64::from(((v * 1_000_000.0) as f32).round()) / 1_000_000.0;
+    let out_lat = round6(z.asin() * RAD2DEG);
+    let out_lon = round6(y.atan2(x) * RAD2DEG) - pole.angle;
+    (out_lat, out_lon)
 }
 
 #[cfg(test)]
@@ -277,7 +475,7 @@ mod tests {
         assert_eq!(g.coords[0].values, [90.0, 0.0, -90.0]);
         assert_eq!(g.coords[1].values, [0.0, 90.0, 180.0, 270.0]);
         assert_eq!(
-            (g.coords[0].dim, g.coords[1].dim),
+            (g.coords[0].dims[0], g.coords[1].dims[0]),
             ("latitude", "longitude")
         );
         assert!(g.coords[0]
@@ -367,7 +565,7 @@ mod tests {
             g.coords[1].values,
             [0.0, 180.0, 0.0, 90.0, 180.0, 270.0, 0.0, 90.0, 180.0, 270.0, 0.0, 180.0]
         );
-        assert!(g.coords.iter().all(|c| c.dim == "values"));
+        assert!(g.coords.iter().all(|c| c.dims == ["values"]));
         assert_eq!(g.coords[0].attrs, coordinate_attributes("latitude"));
         // Points that are not Σ pl: the values dimension, no coordinates.
         let bare = GridCoordinates {
@@ -376,6 +574,96 @@ mod tests {
         };
         assert_eq!(grid_coordinates(&e, &[13]), Some(bare));
         assert_eq!(grid_coordinates(&e, &[3, 4]), None);
+    }
+
+    /// ecCodes' `rotated_ll_sfc_grib2` sample (31 × 16 points from 60°N,
+    /// 0°E to 0°, 30°E every 2°) with its south pole moved to 40°S, 10°E.
+    fn rotated(more: &[(&'static str, Value)]) -> Value {
+        let sample = serde_json::json!({
+            "gridType": "rotated_ll", "Ni": 16, "Nj": 31,
+            "latitudeOfFirstGridPointInDegrees": 60.0, "latitudeOfLastGridPointInDegrees": 0.0,
+            "longitudeOfFirstGridPointInDegrees": 0.0, "longitudeOfLastGridPointInDegrees": 30.0,
+            "iDirectionIncrementInDegrees": 2.0, "jDirectionIncrementInDegrees": 2.0,
+            "iScansNegatively": 0, "jScansPositively": 0, "jPointsAreConsecutive": 0,
+            "latitudeOfSouthernPoleInDegrees": -40.0, "longitudeOfSouthernPoleInDegrees": 10.0,
+            "angleOfRotationInDegrees": 0.0,
+        });
+        let Ok(Value::Map(mut entries)) = Value::from_json_value(&sample, 4) else {
+            unreachable!("a JSON object is a map")
+        };
+        entries.retain(|(k, _)| more.iter().all(|(m, _)| k.as_text() != Some(*m)));
+        entries.extend(more.iter().map(|(k, v)| (Value::from(*k), v.clone())));
+        Value::Map(entries)
+    }
+
+    #[test]
+    fn rotated_ll_points_are_unrotated_as_eccodes_unrotates_them() {
+        let g = grid_coordinates(&rotated(&[]), &[31, 16]).expect("a rotated_ll grid");
+        assert_eq!(g.dims, ["y", "x"]);
+        let (lat, lon) = (&g.coords[0], &g.coords[1]);
+        assert_eq!((lat.name, lon.name), ("latitude", "longitude"));
+        assert!(g
+            .coords
+            .iter()
+            .all(|c| c.dims == ["y", "x"] && c.shape == [31, 16]));
+        assert_eq!((lat.values.len(), lon.values.len()), (496, 496));
+        // ecCodes 2.50's `latitudes` and `longitudes` (through cfgrib), as
+        // bits: (row, column, latitude, longitude).
+        let eccodes: [(usize, usize, u64, u64); 5] = [
+            (0, 0, 0x4051800000000000, 0xc065400000000000),
+            (0, 1, 0x40517d803cd141a7, 0xc0659d6883771865),
+            (1, 2, 0x4051f452a411c2a0, 0xc06619b4fe79ee03),
+            (30, 15, 0x4044c7c71d606317, 0x4049f70da5daf07c),
+            (17, 9, 0x40515f3775b81301, 0x404f3743632c1f43),
+        ];
+        for (j, i, la, lo) in eccodes {
+            let k = j * 16 + i;
+            assert_eq!(
+                lat.values[k].to_bits(),
+                la,
+                "latitude ({j}, {i}) = {}",
+                lat.values[k]
+            );
+            assert_eq!(
+                lon.values[k].to_bits(),
+                lo,
+                "longitude ({j}, {i}) = {}",
+                lon.values[k]
+            );
+        }
+        // The angle of rotation turns every longitude.
+        let turned = grid_coordinates(
+            &rotated(&[("angleOfRotationInDegrees", Value::Float(5.0))]),
+            &[31, 16],
+        )
+        .unwrap();
+        assert_eq!(turned.coords[1].values[0], -175.0);
+        assert_eq!(turned.coords[0].values, lat.values);
+    }
+
+    #[test]
+    fn rotated_ll_keys_that_eccodes_refuses_give_no_coordinates() {
+        let refused = [
+            // Latitudes against the scanning direction.
+            rotated(&[("jScansPositively", Value::from_i64(1))]),
+            // Points consecutive along a column.
+            rotated(&[("jPointsAreConsecutive", Value::from_i64(1))]),
+            // No south pole.
+            rotated(&[("latitudeOfSouthernPoleInDegrees", Value::Text("x".into()))]),
+            // A last longitude that would take ecCodes 10^300 turns.
+            rotated(&[("longitudeOfLastGridPointInDegrees", Value::Float(1e300))]),
+        ];
+        for geo in &refused {
+            assert_eq!(grid_coordinates(geo, &[31, 16]), None, "{geo:?}");
+        }
+        assert_eq!(grid_coordinates(&rotated(&[]), &[16, 31]), None);
+        assert_eq!(
+            grid_coordinates(&rotated(&[]), &[496]),
+            Some(GridCoordinates {
+                dims: vec!["values"],
+                coords: Vec::new(),
+            })
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl TakenGrids {
         let clashes = |c: &GridCoordinate| {
             self.taken
                 .get(c.name)
-                .is_some_and(|h| h.dim != c.dim || h.values != c.values)
+                .is_some_and(|h| h.dims != c.dims || h.values != c.values)
         };
         if g.coords.iter().any(clashes) {
             return false;

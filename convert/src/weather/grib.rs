@@ -28,6 +28,9 @@ pub const GEOGRAPHY_KEYS: &[&str] = &[
     "iScansNegatively",
     "jScansPositively",
     "jPointsAreConsecutive",
+    "latitudeOfSouthernPoleInDegrees",
+    "longitudeOfSouthernPoleInDegrees",
+    "angleOfRotationInDegrees",
 ];
 
 /// Coding keys copied under `base[i].grib`: what is needed to write the

@@ -5,8 +5,9 @@ MARS view); a dataset's fields share their grids through
 ``_native.ViewGrids``, as in ``tgm refs``: ``latitude``/``longitude`` dimension coordinates of
 ``regular_ll`` and ``regular_gg`` fields, a ``values`` dimension with
 ``latitude(values)``/``longitude(values)`` for global ``reduced_gg``
-fields, the ``values`` dimension alone for other 1-D fields with a
-geography. Gaussian latitudes are ecCodes' ``distinctLatitudes`` (what
+fields, ``y`` and ``x`` dimensions with 2-D ``latitude(y, x)``/``longitude(y, x)``
+for ``rotated_ll`` fields (unrotated as ecCodes unrotates them), the
+``values`` dimension alone for other 1-D fields with a geography. Gaussian latitudes are ecCodes' ``distinctLatitudes`` (what
 cfgrib shows) to the bit.
 """
 
@@ -52,4 +53,4 @@ def grid_of(geo, shape):
     if native is None:
         return None
     dims, coords = native
-    return Grid(tuple(dims), {k: ((d,), v) for k, d, v, _ in coords}, {k: a for k, _, _, a in coords})
+    return Grid(tuple(dims), {k: (tuple(d), v) for k, d, v, _ in coords}, {k: a for k, _, _, a in coords})

@@ -421,9 +421,9 @@ def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decod
     # A variable of the file (a dataset written back by tgm.to_tgm) wins
     # over a coordinate derived from the keys.
     out = {k: v for k, v in out.items() if k not in variables}
-    for k, dim, values, attrs in grids.coordinates():
-        if any(dim in v.dims for v in variables.values()):
-            out[k] = xr.Variable((dim,), values, attrs=attrs)
+    for k, dims, values, attrs in grids.coordinates():
+        if any(set(dims) <= set(v.dims) for v in variables.values()):
+            out[k] = xr.Variable(tuple(dims), values, attrs=attrs)
     ds = xr.Dataset(variables, coords=out, attrs=global_attrs)
     if decode is not None:
         ds = xr.decode_cf(ds, **decode)
