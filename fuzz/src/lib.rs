@@ -24,6 +24,9 @@ pub mod files;
 #[path = "tensor.rs"]
 pub mod tensor;
 
+#[path = "view.rs"]
+pub mod view;
+
 /// Every target by name, as the fuzz binaries and corpus directories name them.
 pub fn target(name: &str) -> Option<fn(&[u8])> {
     Some(match name {
@@ -43,12 +46,13 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
         "catalogue_recorder" => files::catalogue_recorder,
         "archive_catalogue" => files::archive_catalogue,
         "tensor" => tensor::tensor,
+        "view" => view::view,
         _ => return None,
     })
 }
 
 /// The names accepted by [`target`].
-pub const TARGETS: [&str; 16] = [
+pub const TARGETS: [&str; 17] = [
     "decode",
     "scan",
     "chunked",
@@ -65,4 +69,5 @@ pub const TARGETS: [&str; 16] = [
     "catalogue",
     "catalogue_recorder",
     "archive_catalogue",
+    "view",
 ];
