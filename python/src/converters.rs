@@ -144,11 +144,12 @@ mod grib {
     use pyo3::types::PyBytes;
 
     use tgm_convert::weather::convert::{
-        convert_files, encode_message, ConvertOptions, PipelineChoice,
+        convert_files, convert_files_to, encode_message, ConvertOptions, PipelineChoice,
     };
     use tgm_convert::weather::export::message_to_grib;
 
     use super::{bytes_list, decode_all, failed, Stages};
+    use crate::sink::NativeSink;
 
     /// `tgm convert-grib`'s choices, checked by the converter's rules
     /// (`PipelineChoice::from_names`).
@@ -165,8 +166,12 @@ mod grib {
     }
 
     /// GRIB files → encoded messages: one per file, or one per GRIB
-    /// message with `split` (`tgm convert-grib`).
+    /// message with `split` (`tgm convert-grib`). With `sink`, each
+    /// message is written into it as soon as its fields are read (the
+    /// library's `convert_files_to`: memory holds one message), and none
+    /// is returned.
     #[pyfunction]
+    #[pyo3(signature = (paths, split, all_keys, stages, no_hash, max_decoded_bytes, per_object_metadata, sink=None))]
     #[allow(clippy::too_many_arguments)]
     pub fn convert_grib(
         py: Python<'_>,
@@ -177,6 +182,7 @@ mod grib {
         no_hash: bool,
         max_decoded_bytes: Option<u64>,
         per_object_metadata: bool,
+        sink: Option<Bound<'_, NativeSink>>,
     ) -> PyResult<Vec<Py<PyBytes>>> {
         let opts = ConvertOptions {
             split,
@@ -190,6 +196,14 @@ mod grib {
                 tgm::metadata::BaseLayout::SharedOnce
             },
         };
+        if let Some(sink) = sink {
+            let sink = sink.get();
+            let written = py
+                .allow_threads(|| sink.write_with(|out| convert_files_to(&paths, &opts, out)))
+                .map_err(|e| crate::convert::py_err(py, e))?;
+            written.map_err(|e| failed(py, e))?;
+            return Ok(Vec::new());
+        }
         let encoded = py
             .allow_threads(|| -> Result<Vec<Vec<u8>>, String> {
                 let messages = convert_files(&paths, &opts).map_err(|e| e.to_string())?;
@@ -235,12 +249,16 @@ mod netcdf {
     };
 
     use super::{bytes_list, decode_all, failed, Stages};
+    use crate::sink::NativeSink;
+    use tgm::file::write_error;
 
     /// NetCDF files → encoded messages grouped by `split_by` (`file`,
     /// `variable` or `record`; `tgm convert-netcdf`). The variables left out
-    /// are returned with the reason for each.
+    /// are returned with the reason for each. With `sink`, each message is
+    /// written into it as soon as it is encoded, and none is returned.
     #[pyfunction]
-    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (paths, split_by, cf, stages, no_hash, max_decoded_bytes, sink=None))]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn convert_netcdf(
         py: Python<'_>,
         paths: Vec<PathBuf>,
@@ -249,6 +267,7 @@ mod netcdf {
         stages: Stages,
         no_hash: bool,
         max_decoded_bytes: Option<u64>,
+        sink: Option<Bound<'_, NativeSink>>,
     ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
         let split_by = match split_by {
             "file" => SplitBy::File,
@@ -273,34 +292,67 @@ mod netcdf {
             skip_unsupported: true,
         };
         let encoder = NetcdfEncoder::new(choice, EncodeOptions::new().hashing(!no_hash));
-        let (encoded, skipped) = py
-            .allow_threads(|| -> Result<_, String> {
-                let mut out = Vec::new();
-                let mut skipped = Vec::new();
-                for path in &paths {
-                    let mut failure = None;
-                    let mut each = |m: NcMessage| match encoder.encode(m) {
-                        Ok(b) => {
-                            out.push(b);
-                            Ok(())
-                        }
-                        Err(e) => {
-                            failure = Some(format!("{}: {e}", path.display()));
-                            Err(NetcdfError::Invalid(String::new()))
-                        }
-                    };
-                    match convert_file_each(path, &convert, &mut each) {
-                        Ok(s) => skipped.extend(
-                            s.into_iter()
-                                .map(|(v, why)| (format!("{}: {v}", path.display()), why)),
-                        ),
-                        Err(e) => return Err(failure.unwrap_or_else(|| e.to_string())),
-                    }
+        // Every input's messages, each handed to `deliver` as it is
+        // encoded; the variables left out.
+        let convert_all = |deliver: &mut dyn FnMut(Vec<u8>) -> Result<(), Failure>| {
+            let mut skipped = Vec::new();
+            for path in &paths {
+                let mut failure = None;
+                let mut each = |m: NcMessage| {
+                    let done = encoder
+                        .encode(m)
+                        .map_err(|e| Failure::Convert(format!("{}: {e}", path.display())))
+                        .and_then(&mut *deliver);
+                    done.map_err(|f| {
+                        failure = Some(f);
+                        NetcdfError::Invalid(String::new())
+                    })
+                };
+                match convert_file_each(path, &convert, &mut each) {
+                    Ok(s) => skipped.extend(
+                        s.into_iter()
+                            .map(|(v, why)| (format!("{}: {v}", path.display()), why)),
+                    ),
+                    Err(e) => return Err(failure.unwrap_or(Failure::Convert(e.to_string()))),
                 }
-                Ok((out, skipped))
-            })
-            .map_err(|e| failed(py, e))?;
+            }
+            Ok(skipped)
+        };
+        let mut encoded = Vec::new();
+        let done = match &sink {
+            Some(sink) => {
+                let sink = sink.get();
+                let target = sink.target_name();
+                py.allow_threads(|| {
+                    sink.write_with(|out| {
+                        convert_all(&mut |b| {
+                            out.write_all(&b)
+                                .map_err(|e| Failure::Output(write_error(target, e)))
+                        })
+                    })
+                })
+                .map_err(|e| crate::convert::py_err(py, e))?
+            }
+            None => py.allow_threads(|| {
+                convert_all(&mut |b| {
+                    encoded.push(b);
+                    Ok(())
+                })
+            }),
+        };
+        let skipped = done.map_err(|f| match f {
+            Failure::Convert(text) => failed(py, text),
+            Failure::Output(e) => crate::convert::py_err(py, e),
+        })?;
         Ok((bytes_list(py, encoded), skipped))
+    }
+
+    /// Why a conversion stopped: the converter's words, or the output's
+    /// error (kept whole, so a full disk or a refused upload raises what
+    /// the sink raises).
+    enum Failure {
+        Convert(String),
+        Output(tgm::Error),
     }
 
     /// Messages written by `convert_netcdf` → a new NetCDF-4 file at `path`

@@ -45,6 +45,19 @@ impl NativeSink {
     }
 }
 
+impl NativeSink {
+    /// Runs `f` with the open output as the writer a converter writes its
+    /// encoded messages into, one at a time, as it makes them.
+    pub(crate) fn write_with<T>(&self, f: impl FnOnce(&mut dyn Write) -> T) -> tgm::Result<T> {
+        self.with(|out| Ok(f(out)))
+    }
+
+    /// The path or URL written, for errors.
+    pub(crate) fn target_name(&self) -> &str {
+        &self.target
+    }
+}
+
 #[pymethods]
 impl NativeSink {
     /// Starts writing `target`; `storage_options` configure a URL's store

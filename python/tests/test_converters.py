@@ -6,6 +6,7 @@ the error of a missing converter is tested in every build."""
 
 import pathlib
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -293,3 +294,57 @@ def test_a_converter_not_built_in_names_its_feature(monkeypatch):
         tgm.convert_dicom("x.dcm")
     with pytest.raises(RuntimeError, match="without DICOM support"):
         tgm.to_dicom("x.tgm", "out")
+
+
+def same_messages(archive, messages):
+    """``archive`` holds ``messages`` (each one's provenance, a time and an
+    id, aside), then their catalogue."""
+    spans = tgm.scan(archive.read_bytes())
+    assert [n for _, n in spans[:-1]] == [len(m) for m in messages]
+    f = tgm.TensogramFile.open(archive)
+    assert len(f) == len(messages)
+    for i, m in enumerate(messages):
+        got, want = f.decode_message(i), tgm.decode(m)
+        assert repr(got.metadata.base) == repr(want.metadata.base)
+        for (_, a), (_, b) in zip(got.objects, want.objects, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@needs_grib
+def test_convert_grib_writes_each_message_straight_into_its_output(tmp_path):
+    src = GRIB / "two-messages.grib"
+    messages = tgm.convert_grib(src, split=True)
+    out = tmp_path / "g.tgm"
+    got = tgm.convert_grib(src, split=True, output=out)
+    data = out.read_bytes()
+    assert got == {"target": str(out), "bytes": len(data), "etag": None}
+    same_messages(out, messages)
+    with pytest.raises(tgm.TensogramError, match="already exists"):
+        tgm.convert_grib(src, output=out)
+    assert out.read_bytes() == data
+    # A conversion that fails on its second input leaves no output behind.
+    bad = tmp_path / "bad.grib"
+    bad.write_bytes(b"GRIB" + bytes(200))
+    with pytest.raises(ValueError):
+        tgm.convert_grib([src, bad], output=tmp_path / "x.tgm")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.grib", "g.tgm"]
+
+
+@needs_netcdf
+def test_convert_netcdf_writes_each_message_straight_into_its_output(tmp_path):
+    src = NETCDF / "classic.nc"
+    with warnings.catch_warnings(record=True) as returned:
+        warnings.simplefilter("always")
+        messages = tgm.convert_netcdf(src, split_by="variable")
+    out = tmp_path / "n.tgm"
+    with warnings.catch_warnings(record=True) as written:
+        warnings.simplefilter("always")
+        got = tgm.convert_netcdf(src, split_by="variable", output=out)
+    # The same variables left out, said the same way.
+    assert [str(w.message) for w in written] == [str(w.message) for w in returned]
+    assert got["bytes"] == out.stat().st_size
+    assert len(messages) > 1
+    same_messages(out, messages)
+    with pytest.raises(ValueError):
+        tgm.convert_netcdf([src, GRIB / "grib2.grib"], output=tmp_path / "x.tgm")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n.tgm"]

@@ -133,13 +133,14 @@ def convert_grib(
     one thread. The keys every field of a message shares (the grid, the
     centre…) are written once; ``per_object_metadata=True`` writes every
     field's keys whole, as the reference does (tgm reads both alike).
-    ``output`` writes the archive there instead (:func:`_deliver`)."""
+    ``output`` writes the archive there instead, each message as soon as
+    its fields are read (:func:`_written_by`)."""
     fn = _native_fn("grib", "convert_grib")
     _choice("grouping", grouping, ("merge_all", "one_to_one"))
     _threads(threads)
     p = _stages(encoding, bits, filter, compression, compression_level, level)
     _check_output(output, storage_options)
-    messages = fn(
+    args = (
         _paths(path),
         grouping == "one_to_one" if split is None else bool(split),
         bool(preserve_all_keys if all_keys is None else all_keys),
@@ -148,7 +149,9 @@ def convert_grib(
         max_decoded_bytes,
         bool(per_object_metadata),
     )
-    return _deliver(messages, output, storage_options, force)
+    if output is None:
+        return fn(*args)
+    return _written_by(lambda sink: fn(*args, sink=sink), output, storage_options, force)
 
 
 def convert_grib_buffer(buf, **kwargs):
@@ -200,25 +203,47 @@ def convert_netcdf(
     by ``split_by`` (``file``, ``variable`` or ``record``); ``cf=True``
     applies ``scale_factor``/``add_offset``. ``simple_packing`` applies to
     float64 variables only. Variables that cannot be converted are left
-    out with a ``UserWarning`` naming each. ``output`` writes the archive there instead
-    (:func:`_deliver`)."""
+    out with a ``UserWarning`` naming each. ``output`` writes the archive there instead,
+    each message as soon as it is encoded (:func:`_written_by`)."""
     fn = _native_fn("netcdf", "convert_netcdf")
     _choice("split_by", split_by, ("file", "variable", "record"))
     _threads(threads)
     p = _stages(encoding, bits, filter, compression, compression_level, level)
     _check_output(output, storage_options)
-    messages, skipped = fn(
-        _paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes
-    )
+    args = (_paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes)
+    skipped = []
+
+    def convert(sink=None):
+        messages, left_out = fn(*args, sink=sink)
+        skipped.extend(left_out)
+        return messages
+
+    result = convert() if output is None else _written_by(convert, output, storage_options, force)
     for var, why in skipped:
         warnings.warn(f"{var}: variable left out: {why}", UserWarning, stacklevel=2)
-    return _deliver(messages, output, storage_options, force)
+    return result
 
 
 def _check_output(output, storage_options):
     """Refuses ``storage_options`` without an ``output``, before converting."""
     if output is None and storage_options:
         raise TypeError("storage_options apply to an output URL; pass output=")
+
+
+def _written_by(convert, output, storage_options, force):
+    """The archive a converter writes straight into a new output at
+    ``output`` (a local path, or a URL ``s3://``, ``gs://``, ``az://``,
+    ``http(s)://`` whose store ``storage_options`` configure as for
+    reads), each message as soon as it is encoded, so memory holds one
+    message, ending with its catalogue → ``{"target", "bytes", "etag"}``.
+    ``convert(sink)`` runs the native converter into the sink. The archive
+    appears only when complete (an upload is aborted on failure;
+    ``spec/remote.md`` §7); an existing one is refused unless ``force``."""
+    from ._sink import Output
+
+    with Output(output, storage_options, overwrite=force) as out:
+        convert(out._native)
+    return out.written()
 
 
 def _deliver(messages, output, storage_options, force):

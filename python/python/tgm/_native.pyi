@@ -190,6 +190,7 @@ def convert_grib(
     no_hash: bool,
     max_decoded_bytes: int | None,
     per_object_metadata: bool,
+    sink: Sink | None = None,
 ) -> list[bytes]: ...
 def to_grib(messages: Sequence[bytes]) -> bytes: ...
 def convert_netcdf(
@@ -199,6 +200,7 @@ def convert_netcdf(
     stages: _Stages,
     no_hash: bool,
     max_decoded_bytes: int | None,
+    sink: Sink | None = None,
 ) -> tuple[list[bytes], list[tuple[str, str]]]: ...
 def to_netcdf(messages: Sequence[bytes], path: _Path) -> None: ...
 def convert_nifti(
