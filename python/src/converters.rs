@@ -484,6 +484,8 @@ mod dicom {
 
     use super::{bytes_list, invalid_input, medical_error, medical_pipeline};
     use crate::convert::IntoPyResult;
+    use crate::sink::NativeSink;
+    use tgm::file::write_error;
 
     /// De-identification as `tgm convert-dicom --deidentify` takes it:
     /// the four retain options, the UID key file (else a random key) and
@@ -510,9 +512,12 @@ mod dicom {
     }
 
     /// DICOM files and directories → one encoded message per series
-    /// (`tgm convert-dicom`), and the files left out with the reason.
+    /// (`tgm convert-dicom`), and the files left out with the reason. With
+    /// `sink`, each series' message is written into it as soon as it is
+    /// encoded (memory holds one series), and none is returned.
     #[pyfunction]
-    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (paths, recursive, skip_unsupported, deid, compression, level, sink=None))]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn convert_dicom(
         py: Python<'_>,
         paths: Vec<PathBuf>,
@@ -521,8 +526,10 @@ mod dicom {
         deid: Option<Deid>,
         compression: &str,
         level: Option<i64>,
+        sink: Option<Bound<'_, NativeSink>>,
     ) -> PyResult<(Vec<Py<PyBytes>>, Vec<(String, String)>)> {
         let pipeline = medical_pipeline(py, compression, level)?;
+        let sink = sink.as_ref().map(|s| s.get());
         let (encoded, skipped) = py
             .allow_threads(|| -> tgm::Result<_> {
                 let deid = deid.map(deidentify).transpose()?;
@@ -543,12 +550,20 @@ mod dicom {
                             false => medical_error(e),
                         }
                     })?;
-                let mut out = Vec::with_capacity(conv.len());
+                let mut out = Vec::with_capacity(if sink.is_some() { 0 } else { conv.len() });
                 for i in 0..conv.len() {
                     // One series' volume at a time.
                     let (objects, meta) = conv.message(i).map_err(medical_error)?;
                     let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-                    out.push(tgm::encode(&meta, &refs, &encode_options()).map_err(invalid_input)?);
+                    let message =
+                        tgm::encode(&meta, &refs, &encode_options()).map_err(invalid_input)?;
+                    match sink {
+                        Some(sink) => sink.write_with(|w| {
+                            w.write_all(&message)
+                                .map_err(|e| write_error(sink.target_name(), e))
+                        })??,
+                        None => out.push(message),
+                    }
                 }
                 let skipped = conv
                     .skipped

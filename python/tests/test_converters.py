@@ -348,3 +348,30 @@ def test_convert_netcdf_writes_each_message_straight_into_its_output(tmp_path):
     with pytest.raises(ValueError):
         tgm.convert_netcdf([src, GRIB / "grib2.grib"], output=tmp_path / "x.tgm")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n.tgm"]
+
+
+@needs_dicom
+def test_convert_dicom_writes_each_series_straight_into_its_output(tmp_path):
+    pytest.importorskip("pydicom")
+    from pydicom.data import get_testdata_file
+
+    # Two series, and a file that is no image, left out with a warning.
+    series = [get_testdata_file("CT_small.dcm"), get_testdata_file("MR_small.dcm")]
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i, f in enumerate(series):
+        (inputs / f"{i}.dcm").write_bytes(pathlib.Path(f).read_bytes())
+    (inputs / "notes.txt").write_text("not DICOM")
+    with warnings.catch_warnings(record=True) as returned:
+        warnings.simplefilter("always")
+        messages = tgm.convert_dicom(inputs)
+    out = tmp_path / "s.tgm"
+    with warnings.catch_warnings(record=True) as written:
+        warnings.simplefilter("always")
+        got = tgm.convert_dicom(inputs, output=out)
+    assert [str(w.message) for w in written] == [str(w.message) for w in returned] != []
+    assert len(messages) == 2 and got["bytes"] == out.stat().st_size
+    same_messages(out, messages)
+    with pytest.raises(ValueError):
+        tgm.convert_dicom([inputs, GRIB / "grib2.grib"], output=tmp_path / "x.tgm")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "s.tgm"]

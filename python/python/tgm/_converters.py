@@ -47,7 +47,9 @@ def _native_fn(feature, name):
     return fn
 
 
-def _paths(path):
+def _paths(path, directories=False):
+    """``path`` (one path or a list) as a list of existing paths; a
+    directory only where the converter reads directories."""
     if isinstance(path, (list, tuple)):
         paths = [os.fspath(p) for p in path]
     else:
@@ -57,7 +59,7 @@ def _paths(path):
     for p in paths:
         if not os.path.exists(p):
             raise FileNotFoundError(2, "No such file or directory", p)
-        if os.path.isdir(p):
+        if os.path.isdir(p) and not directories:
             raise IsADirectoryError(21, "Is a directory", p)
     return paths
 
@@ -211,23 +213,32 @@ def convert_netcdf(
     p = _stages(encoding, bits, filter, compression, compression_level, level)
     _check_output(output, storage_options)
     args = (_paths(path), split_by, bool(cf), p, _no_hash(hash, no_hash), max_decoded_bytes)
-    skipped = []
-
-    def convert(sink=None):
-        messages, left_out = fn(*args, sink=sink)
-        skipped.extend(left_out)
-        return messages
-
-    result = convert() if output is None else _written_by(convert, output, storage_options, force)
-    for var, why in skipped:
-        warnings.warn(f"{var}: variable left out: {why}", UserWarning, stacklevel=2)
-    return result
+    return _converted(fn, args, output, storage_options, force, "variable left out")
 
 
 def _check_output(output, storage_options):
     """Refuses ``storage_options`` without an ``output``, before converting."""
     if output is None and storage_options:
         raise TypeError("storage_options apply to an output URL; pass output=")
+
+
+def _converted(fn, args, output, storage_options, force, left_out):
+    """Runs the native converter ``fn(*args, sink=)``, which returns its
+    messages and what it left out: the messages, or with ``output`` the
+    archive written there (:func:`_written_by`); then a ``UserWarning``
+    for each input left out (``"<input>: <left_out>: <why>"``), pointing at
+    the caller of the public function."""
+    skipped = []
+
+    def convert(sink=None):
+        messages, dropped = fn(*args, sink=sink)
+        skipped.extend(dropped)
+        return messages
+
+    result = convert() if output is None else _written_by(convert, output, storage_options, force)
+    for item, why in skipped:
+        warnings.warn(f"{item}: {left_out}: {why}", UserWarning, stacklevel=3)
+    return result
 
 
 def _written_by(convert, output, storage_options, force):
@@ -387,7 +398,8 @@ def convert_dicom(
     ``deid_key`` is a key file for reproducible UIDs, else a random key).
     Files left out are named in a ``UserWarning`` each. ``compression`` as
     for :func:`convert_nifti`; ``output`` writes the archive there
-    instead (:func:`_deliver`)."""
+    instead, each series' message as soon as it is encoded
+    (:func:`_written_by`)."""
     fn = _native_fn("dicom", "convert_dicom")
     level = _stages(None, None, None, compression, None, level)[4]
     retain = (
@@ -403,12 +415,8 @@ def convert_dicom(
         key = None if deid_key is None else _paths(deid_key)[0]
         deid = (*(bool(r) for r in retain), key, bool(allow_burned_in))
     _check_output(output, storage_options)
-    messages, skipped = fn(
-        _paths(path), bool(recursive), bool(skip_unsupported), deid, compression, level
-    )
-    for p, why in skipped:
-        warnings.warn(f"{p}: left out: {why}", UserWarning, stacklevel=2)
-    return _deliver(messages, output, storage_options, force)
+    args = (_paths(path, directories=True), bool(recursive), bool(skip_unsupported), deid, compression, level)
+    return _converted(fn, args, output, storage_options, force, "left out")
 
 
 def to_dicom(input, output_dir, *, message=0, object=0, force=False, strict=False):

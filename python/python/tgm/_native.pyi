@@ -219,6 +219,7 @@ def convert_dicom(
     deid: _Deid | None,
     compression: str,
     level: int | None,
+    sink: Sink | None = None,
 ) -> tuple[list[bytes], list[tuple[str, str]]]: ...
 def to_dicom(
     input: _Path, message: int, object: int, strict: bool
