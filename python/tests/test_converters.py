@@ -375,3 +375,51 @@ def test_convert_dicom_writes_each_series_straight_into_its_output(tmp_path):
     with pytest.raises(ValueError):
         tgm.convert_dicom([inputs, GRIB / "grib2.grib"], output=tmp_path / "x.tgm")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "s.tgm"]
+
+
+# Each converter writing into an output whose writes fail (a file-size
+# limit, as a full disk would), in a child process so the limit stays there.
+FULL_OUTPUT = """
+import resource, signal, sys, tgm
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (600, 600))
+out = sys.argv[2]
+convert = {"grib": tgm.convert_grib, "netcdf": tgm.convert_netcdf, "dicom": tgm.convert_dicom}
+try:
+    convert[sys.argv[1]](sys.argv[3], output=out)
+except tgm.TensogramIOError as e:
+    assert str(e).startswith(out + ": File too large"), e
+    print("refused")
+"""
+
+
+@pytest.mark.parametrize(
+    "converter",
+    [
+        pytest.param("grib", marks=needs_grib),
+        pytest.param("netcdf", marks=needs_netcdf),
+        pytest.param("dicom", marks=needs_dicom),
+    ],
+)
+def test_a_converter_whose_output_cannot_be_written_raises_the_outputs_error(
+    converter, tmp_path
+):
+    import subprocess
+    import sys
+
+    if converter == "dicom":
+        pytest.importorskip("pydicom")
+        from pydicom.data import get_testdata_file
+
+        source = get_testdata_file("CT_small.dcm")
+    else:
+        source = {"grib": GRIB / "two-messages.grib", "netcdf": NETCDF / "classic.nc"}[converter]
+    out = tmp_path / "out" / "x.tgm"
+    out.parent.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", FULL_OUTPUT, converter, str(out), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, "refused"), run.stderr
+    assert list(out.parent.iterdir()) == []
