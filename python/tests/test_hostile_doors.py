@@ -216,3 +216,38 @@ def test_mutated_archives_through_the_zarr_store(tmp_path):
         for j, bad in enumerate(hi.mutations(data, seed=7 + i) + hi.mutations(data, seed=70 + i)):
             cases.append({"door": "zarr", "path": write(tmp_path, f"zarr-{i}-{j}.tgm", bad), "expect": "any"})
     run_child(tmp_path, cases)
+
+
+# A message of a few hundred bytes whose object claims a 10⁹ × 10⁹
+# regular_ll field, opened by xarray in a child limited to 3 GiB of
+# address space: the grid keeps its
+# dimensions without coordinates (spec/kerchunk.md §2.1), where building
+# them would allocate 16 GB.
+CLAIMED_SHAPE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+import tgm, xarray as xr
+ds = xr.open_dataset(sys.argv[1], engine="tgm")
+assert dict(ds.sizes) == {"latitude": 10**9, "longitude": 10**9}, ds.sizes
+assert list(ds.coords) == [], list(ds.coords)
+assert ds["t"].dims == ("latitude", "longitude")
+print("opened")
+"""
+
+
+def test_a_claimed_shape_opens_without_building_its_coordinates(tmp_path):
+    pytest.importorskip("xarray")
+    n = 10**9
+    desc = {"type": "ntensor", "ndim": 2, "shape": [n, n], "strides": [n, 1],
+            "dtype": "float64", "byte_order": "little", "encoding": "none",
+            "filter": "none", "compression": "zstd"}
+    geo = {"gridType": "regular_ll", "Ni": n, "Nj": n,
+           "latitudeOfFirstGridPointInDegrees": 90.0, "latitudeOfLastGridPointInDegrees": -90.0,
+           "longitudeOfFirstGridPointInDegrees": 0.0, "longitudeOfLastGridPointInDegrees": 359.0}
+    meta = {"base": [{"geography": geo, "mars": {"param": "t"}}]}
+    path = tmp_path / "claim.tgm"
+    path.write_bytes(tgm.encode_pre_encoded(meta, [(desc, bytes(40))]))
+    assert path.stat().st_size < 1000
+    run = subprocess.run([sys.executable, "-c", CLAIMED_SHAPE, str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "opened"), run.stderr[-2000:]

@@ -15,7 +15,11 @@
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
-//! what is allocated is bounded by the shape, never by a key.
+//! what is allocated is bounded by the shape, never by a key; and the
+//! shape is a claim of the file, so a field whose coordinates would take
+//! more than [`MAX_GRID_COORDINATE_VALUES`] keeps its grid's dimensions
+//! without coordinates, and the dimensions alone are decided without
+//! allocating along the shape (`spec/kerchunk.md` §2.1).
 
 use super::object::coordinate_attributes;
 use crate::cbor::Value;
@@ -54,6 +58,13 @@ pub struct GridCoordinates {
 /// rows and columns (cfgrib's).
 const VALUES: &str = "values";
 
+/// The most coordinate values (latitudes and longitudes together) the view
+/// builds for one field: 2^27, 1 GiB of `f64`, a rotated or reduced grid of
+/// 67 million points (the finest operational global grids have 27 million).
+/// A larger field keeps its grid's dimensions without coordinates, so a
+/// file's claim of a shape cannot make a reader allocate beyond this.
+pub const MAX_GRID_COORDINATE_VALUES: u64 = 1 << 27;
+
 /// `n` values from `first` to `last` as NumPy's `linspace` computes them
 /// (`i·step + first`, the last exactly `last`).
 fn linspace(first: f64, last: f64, n: usize) -> Vec<f64> {
@@ -72,10 +83,10 @@ fn linspace(first: f64, last: f64, n: usize) -> Vec<f64> {
 /// What a geography describes for a field of a given shape, with the
 /// rows' latitudes but before any per-point coordinate is built.
 enum Grid {
-    /// Rows × columns: each row's latitude; longitudes from the first to
+    /// Rows × columns: the rows' latitudes; longitudes from the first to
     /// the last over `columns`.
     Regular {
-        rows: Vec<f64>,
+        rows: Rows,
         lon_first: f64,
         lon_last: f64,
         columns: usize,
@@ -86,15 +97,66 @@ enum Grid {
         pl: Vec<u64>,
         points: usize,
     },
-    /// A rotated latitude/longitude grid: the rotated rows' latitudes and
-    /// columns' longitudes as ecCodes lays them out, and the rotation.
+    /// A rotated latitude/longitude grid: its rotated rows and columns,
+    /// and the rotation.
     Rotated {
-        rows: Vec<f64>,
-        columns: Vec<f64>,
+        rows: Steps,
+        columns: Steps,
         pole: Rotation,
     },
     /// Points the view only names the dimension of.
     Values,
+}
+
+/// The latitudes of a regular grid's rows.
+enum Rows {
+    /// `n` evenly spaced from the first to the last ([`linspace`]).
+    Even { first: f64, last: f64, n: usize },
+    /// Each one (a Gaussian grid's, at most `2 · MAX_GAUSSIAN_N`).
+    Listed(Vec<f64>),
+}
+
+impl Rows {
+    fn len(&self) -> usize {
+        match self {
+            Rows::Even { n, .. } => *n,
+            Rows::Listed(rows) => rows.len(),
+        }
+    }
+
+    fn values(self) -> Vec<f64> {
+        match self {
+            Rows::Even { first, last, n } => linspace(first, last, n),
+            Rows::Listed(rows) => rows,
+        }
+    }
+}
+
+/// `n` values as ecCodes' geoiterator steps along a rotated grid's axis:
+/// from `first` by `step`, the last set to `last`.
+#[derive(Debug, Clone, Copy)]
+struct Steps {
+    first: f64,
+    step: f64,
+    last: f64,
+    n: usize,
+}
+
+impl Steps {
+    fn values(self) -> Vec<f64> {
+        let mut at = self.first;
+        let mut v: Vec<f64> = (0..self.n)
+            .map(|_| {
+                let l = at;
+                at += self.step;
+                l
+            })
+            .collect();
+        if let Some(end) = v.last_mut() {
+            *end = self.last;
+        }
+        v
+    }
 }
 
 /// A rotated grid's south pole and angle of rotation (degrees).
@@ -114,6 +176,19 @@ impl Grid {
             Grid::Reduced { .. } | Grid::Values => vec![VALUES],
         }
     }
+
+    /// How many coordinate values the grid's coordinates hold (None when
+    /// the count overflows).
+    fn coordinate_values(&self) -> Option<u64> {
+        match self {
+            Grid::Regular { rows, columns, .. } => (rows.len() as u64).checked_add(*columns as u64),
+            Grid::Rotated { rows, columns, .. } => (rows.n as u64)
+                .checked_mul(columns.n as u64)?
+                .checked_mul(2),
+            Grid::Reduced { points, .. } => (*points as u64).checked_mul(2),
+            Grid::Values => Some(0),
+        }
+    }
 }
 
 /// The grid of a field of `shape` whose `geography` section is `geo`
@@ -123,19 +198,23 @@ impl Grid {
 pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
     let grid = grid_of(geo, shape)?;
     let dims = grid.dims();
+    let within = grid
+        .coordinate_values()
+        .is_some_and(|n| n <= MAX_GRID_COORDINATE_VALUES);
     let coords = match grid {
+        _ if !within => Vec::new(),
         Grid::Regular {
             rows,
             lon_first,
             lon_last,
             columns,
-        } => regular_coordinates(rows, linspace(lon_first, lon_last, columns)),
+        } => regular_coordinates(rows.values(), linspace(lon_first, lon_last, columns)),
         Grid::Reduced { rows, pl, points } => reduced_coordinates(&rows, &pl, points),
         Grid::Rotated {
             rows,
             columns,
             pole,
-        } => rotated_coordinates(&rows, &columns, pole),
+        } => rotated_coordinates(&rows.values(), &columns.values(), pole),
         Grid::Values => Vec::new(),
     };
     Some(GridCoordinates { dims, coords })
@@ -150,14 +229,14 @@ pub fn grid_dims(geo: &Value, shape: &[u64]) -> Option<Vec<&'static str>> {
 fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
     let g = Geography::new(geo)?;
     let grid = match g.grid_type() {
-        Some("regular_ll") => regular(&g, shape, |rows| {
-            Some(linspace(
-                g.number("latitudeOfFirstGridPointInDegrees")?,
-                g.number("latitudeOfLastGridPointInDegrees")?,
-                rows,
-            ))
+        Some("regular_ll") => regular(&g, shape, |n| {
+            Some(Rows::Even {
+                first: g.number("latitudeOfFirstGridPointInDegrees")?,
+                last: g.number("latitudeOfLastGridPointInDegrees")?,
+                n,
+            })
         }),
-        Some("regular_gg") => regular(&g, shape, |rows| gaussian_rows(&g, rows)),
+        Some("regular_gg") => regular(&g, shape, |n| gaussian_rows(&g, n).map(Rows::Listed)),
         Some("reduced_gg") => reduced_gg(&g, shape),
         Some("rotated_ll") => rotated_ll(&g, shape),
         _ => None,
@@ -177,7 +256,7 @@ fn count(g: &Geography<'_>, key: &str) -> Option<u64> {
 fn regular(
     g: &Geography<'_>,
     shape: &[u64],
-    rows: impl FnOnce(usize) -> Option<Vec<f64>>,
+    rows: impl FnOnce(usize) -> Option<Rows>,
 ) -> Option<Grid> {
     let [nj, ni] = shape else { return None };
     if count(g, "Nj")? != *nj || count(g, "Ni")? != *ni {
@@ -323,15 +402,12 @@ fn rotated_ll(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     if south > north {
         return None;
     }
-    let mut lat = lat1;
-    let mut rows: Vec<f64> = (0..nj)
-        .map(|_| {
-            let l = lat;
-            lat -= jdir;
-            l
-        })
-        .collect();
-    rows[nj - 1] = lat2;
+    let rows = Steps {
+        first: lat1,
+        step: -jdir,
+        last: lat2,
+        n: nj,
+    };
 
     let pole = Rotation {
         south_pole_lat: g.number("latitudeOfSouthernPoleInDegrees")?,
@@ -352,7 +428,7 @@ fn rotated_columns(
     ni: usize,
     i_negative: bool,
     coded: impl FnOnce() -> Option<f64>,
-) -> Option<Vec<f64>> {
+) -> Option<Steps> {
     let mut idir = if ni > 1 {
         let span = match (i_negative, lon1 > lon2, lon2 > lon1) {
             (true, true, _) => lon1 - lon2,
@@ -369,13 +445,6 @@ fn rotated_columns(
     } else if lon1 + (ni as f64 - 2.0) * idir > 360.0 {
         lon1 -= 360.0;
     }
-    let mut columns: Vec<f64> = (0..ni)
-        .map(|_| {
-            let l = lon1;
-            lon1 += idir;
-            l
-        })
-        .collect();
     if lon2 > 0.0 {
         if lon2 > 360.0 * MAX_TURNS {
             return None;
@@ -384,8 +453,12 @@ fn rotated_columns(
             lon2 -= 360.0;
         }
     }
-    columns[ni - 1] = lon2;
-    Some(columns)
+    Some(Steps {
+        first: lon1,
+        step: idir,
+        last: lon2,
+        n: ni,
+    })
 }
 
 /// `latitude(y, x)` and `longitude(y, x)` of a rotated grid: each point
@@ -744,5 +817,59 @@ mod tests {
         let other = geo(&[("gridType", Value::from("sh"))]);
         assert_eq!(grid_coordinates(&other, &[12]), bare);
         assert_eq!(grid_coordinates(&other, &[3, 4]), None);
+    }
+
+    /// A field whose shape is a claim no payload backs (a few bytes of a
+    /// hostile file): its grid's dimensions, and coordinates only within
+    /// [`MAX_GRID_COORDINATE_VALUES`]; nothing is allocated along the
+    /// shape.
+    #[test]
+    fn a_claimed_shape_beyond_the_coordinate_budget_keeps_its_dims_without_coordinates() {
+        let regular_ll = |nj: u64, ni: u64| {
+            geo(&[
+                ("gridType", Value::from("regular_ll")),
+                ("Nj", Value::Uint(nj)),
+                ("Ni", Value::Uint(ni)),
+                ("latitudeOfFirstGridPointInDegrees", Value::Float(90.0)),
+                ("latitudeOfLastGridPointInDegrees", Value::Float(-90.0)),
+                ("longitudeOfFirstGridPointInDegrees", Value::Uint(0)),
+                ("longitudeOfLastGridPointInDegrees", Value::Float(359.0)),
+            ])
+        };
+        let dims_only = |dims: &[&'static str]| {
+            Some(GridCoordinates {
+                dims: dims.to_vec(),
+                coords: Vec::new(),
+            })
+        };
+        let huge = 1u64 << 40;
+        for shape in [[huge, 2], [2, huge], [huge, huge]] {
+            let e = regular_ll(shape[0], shape[1]);
+            assert_eq!(grid_dims(&e, &shape), Some(vec!["latitude", "longitude"]));
+            assert_eq!(
+                grid_coordinates(&e, &shape),
+                dims_only(&["latitude", "longitude"])
+            );
+        }
+        // A rotated grid whose two 2-d coordinates would hold one value
+        // more than the budget, and one of a few points.
+        let rows = MAX_GRID_COORDINATE_VALUES / 2 / 1024 + 1;
+        let (rotated_rows, ni) = (
+            rotated(&[("Nj", Value::Uint(rows)), ("Ni", Value::Uint(1024))]),
+            1024,
+        );
+        assert_eq!(
+            grid_coordinates(&rotated_rows, &[rows, ni]),
+            dims_only(&["y", "x"])
+        );
+        let small = grid_coordinates(&rotated(&[]), &[31, 16]).expect("a rotated_ll grid");
+        assert_eq!(small.coords.len(), 2);
+        let pl = Value::Array(vec![Value::Uint(huge); 4]);
+        let mut reduced = n2(59.444408, -59.444408);
+        reduced.extend([("gridType", Value::from("reduced_gg")), ("pl", pl)]);
+        assert_eq!(
+            grid_coordinates(&Value::text_map(reduced), &[4 * huge]),
+            dims_only(&["values"])
+        );
     }
 }

@@ -17,7 +17,10 @@ mod taken;
 pub use coord::{iso_time, reference_time, step_hours, valid_time, valid_times, Coord};
 pub use dims::{listed_dims, object_dims, object_dims_with_grid, unlisted_dims};
 pub use geometry::{affine_from_value, Affine, VoxelGeometry};
-pub use grid::{grid_coordinates, grid_dims, CfAttrs, GridCoordinate, GridCoordinates};
+pub use grid::{
+    grid_coordinates, grid_dims, CfAttrs, GridCoordinate, GridCoordinates,
+    MAX_GRID_COORDINATE_VALUES,
+};
 pub use latitude::latitude_axis;
 pub use message::{
     message_view, message_view_json, object_summary, object_summary_with_grid, ObjectSummary,
