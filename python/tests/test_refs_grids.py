@@ -1,6 +1,7 @@
 """`tgm refs` read by stock xarray through zarr and fsspec, and
 `xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
-regular_gg, reduced_gg and rotated_ll fields: the same variables, dimensions and
+regular_gg, reduced_gg, rotated_ll, rotated_gg and reduced_rotated_gg
+fields: the same variables, dimensions and
 coordinates (names, dimensions, dtypes, values and attributes), both from
 the core's dataset view (spec/kerchunk.md §2). The archives are made by
 `tgm import --meta geography.…` (scripts/plot-example.sh does the same).
@@ -52,6 +53,18 @@ GRIDS = {
         "latitudeOfSouthernPoleInDegrees": -30, "longitudeOfSouthernPoleInDegrees": 0,
         "angleOfRotationInDegrees": 0,
     }),
+    "rotated_gg": ((4, 8), {
+        "gridType": "rotated_gg", "N": 2, "Ni": 8, "Nj": 4,
+        "latitudeOfFirstGridPointInDegrees": 59.444408, "latitudeOfLastGridPointInDegrees": -59.444408,
+        "longitudeOfFirstGridPointInDegrees": 0, "longitudeOfLastGridPointInDegrees": 315,
+        "latitudeOfSouthernPoleInDegrees": -30, "longitudeOfSouthernPoleInDegrees": 0,
+    }),
+    "reduced_rotated_gg": ((12,), {
+        "gridType": "reduced_rotated_gg", "N": 2, "pl": [2, 4, 4, 2],
+        "latitudeOfFirstGridPointInDegrees": 59.444408, "latitudeOfLastGridPointInDegrees": -59.444408,
+        "longitudeOfFirstGridPointInDegrees": 0,
+        "latitudeOfSouthernPoleInDegrees": -30, "longitudeOfSouthernPoleInDegrees": 0,
+    }),
 }
 
 #: What the view gives each grid: the fields' grid dimensions and the
@@ -63,7 +76,11 @@ EXPECTED = {
     # The pole 30°S, 0°E turns the rotated equator's first point (0°, 0°)
     # to 60°N, 0°E; the other points are compared with cfgrib's in
     # test_xarray_grids.py.
-    "rotated_ll": (("y", "x"), ("y", "x"), None),
+    "rotated_ll": (("y", "x"), ("y", "x"), ((1, 0), 60.0, 0.0)),
+    # Its first row, 59.444408° rotated at 0° rotated, passes over the pole:
+    # 120° − 59.444408° at 180°.
+    "rotated_gg": (("y", "x"), ("y", "x"), ((0, 0), 60.555592, 180.0)),
+    "reduced_rotated_gg": (("values",), ("values",), ((0,), 60.555592, 180.0)),
 }
 
 
@@ -136,8 +153,10 @@ def test_refs_and_the_backend_give_one_grid(tmp_path, grid):
     assert ours.t.dims == ("step", *dims)
     assert ours.latitude.dims == lat_dims
     assert ours.latitude.dtype == ours.longitude.dtype == np.float64
-    if lats is None:
-        assert ours.latitude.values[1, 0] == 60.0 and ours.longitude.values[1, 0] == 0.0
+    if isinstance(lats, tuple):
+        # One point of a rotated grid, unrotated.
+        at, lat, lon = lats
+        np.testing.assert_allclose([ours.latitude.values[at], ours.longitude.values[at]], [lat, lon], atol=1e-6)
     else:
         np.testing.assert_array_equal(ours.latitude.values, lats)
     assert ours.latitude.attrs["units"] == "degrees_north"

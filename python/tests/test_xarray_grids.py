@@ -154,6 +154,59 @@ def test_rotated_lat_lon(tmp_path, sample):
         assert ours[c].attrs == cf[c].attrs
 
 
+@pytest.mark.parametrize("sample", ["reduced_rotated_gg_pl_32_grib2.tmpl", "reduced_rotated_gg_pl_32_grib1.tmpl"])
+def test_reduced_rotated_gaussian(tmp_path, sample):
+    # A reduced Gaussian grid whose south pole is moved off the geographic
+    # one: each point unrotated as ecCodes' reduced Gaussian geoiterator
+    # unrotates it, which cfgrib shows as latitude(values), longitude(values).
+    pole = {"latitudeOfSouthernPoleInDegrees": -40, "longitudeOfSouthernPoleInDegrees": 10}
+    grib = make_grib(tmp_path, "rrg", [(sample, {"shortName": "t", "level": 500, **pole})])
+    ours = xr.open_dataset(to_archive(grib), engine="tgm")
+    assert ours.t.dims == ("values",)
+    assert ours.latitude.dims == ours.longitude.dims == ("values",)
+    lat, lon = classic_coordinates(tmp_path, grib)
+    assert lat.shape == (6114,)
+    # Not the rotated grid's own Gaussian rows.
+    assert len(np.unique(lat[:20])) > 1
+    np.testing.assert_array_equal(ours.latitude.values, lat)
+    np.testing.assert_array_equal(ours.longitude.values, lon)
+
+
+class Rules:
+    """A value written into grib_filter's rules as it is (an array)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __format__(self, spec):
+        return self.text
+
+
+def test_rotated_gaussian(tmp_path):
+    # ecCodes' Gaussian geoiterator leaves a rotated_gg grid's points in the
+    # rotated frame (cfgrib shows them as latitudes); tgm unrotates them as
+    # ecCodes unrotates every other rotated grid. The reference points: the
+    # same pole on a reduced rotated Gaussian grid whose every row has the
+    # regular grid's 128 columns, which ecCodes does unrotate (GRIB2, whose
+    # microdegrees give both grids the same longitudes 360·j/128).
+    pole = {"latitudeOfSouthernPoleInDegrees": -40, "longitudeOfSouthernPoleInDegrees": 10}
+    regular = make_grib(tmp_path, "rgg", [("rotated_gg_pl_grib2.tmpl", {"shortName": "t", "level": 500, **pole})])
+    ours = xr.open_dataset(to_archive(regular), engine="tgm")
+    cf = cfgrib(regular)
+    assert ours.t.dims == ("y", "x") == cf.t.dims
+    assert ours.latitude.dims == ours.longitude.dims == ("y", "x") == cf.latitude.dims
+    rotated_frame, _ = classic_coordinates(tmp_path, regular)
+    assert len(np.unique(rotated_frame[0])) == 1
+    pl = Rules("{" + ",".join(["128"] * 64) + "}")
+    reduced = make_grib(tmp_path, "rrg", [("reduced_rotated_gg_pl_32_grib2.tmpl",
+                                            {"shortName": "t", "level": 500, "pl": pl,
+                                             "numberOfDataPoints": 64 * 128, **pole})])
+    lat, lon = classic_coordinates(tmp_path, reduced)
+    assert lat.shape == (64 * 128,)
+    np.testing.assert_array_equal(ours.latitude.values, lat.reshape(64, 128))
+    np.testing.assert_array_equal(ours.longitude.values, lon.reshape(64, 128))
+
+
 @pytest.fixture
 def mixed(tmp_path):
     """t and r on two pressure levels, msl at the surface, t at N48 on

@@ -12,6 +12,11 @@
 //!   2-d `latitude(y, x)` and `longitude(y, x)`, each point unrotated as
 //!   ecCodes' geoiterator unrotates it (`latitudes`/`longitudes`, which
 //!   cfgrib shows) to the bit;
+//! * `rotated_gg` fields of shape `(Nj, Ni)` likewise, Gaussian rows by
+//!   the columns of `rotated_ll`, each point unrotated (ecCodes' own
+//!   Gaussian geoiterator leaves them in the rotated frame);
+//! * global `reduced_rotated_gg` fields as `reduced_gg`, each point
+//!   unrotated as ecCodes' reduced Gaussian geoiterator unrotates it;
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
@@ -91,16 +96,18 @@ enum Grid {
         lon_last: f64,
         columns: usize,
     },
-    /// A global reduced Gaussian grid: each row's latitude and length.
+    /// A global reduced Gaussian grid: each row's latitude and length,
+    /// and the rotation of a rotated one.
     Reduced {
         rows: Vec<f64>,
         pl: Vec<u64>,
         points: usize,
+        pole: Option<Rotation>,
     },
-    /// A rotated latitude/longitude grid: its rotated rows and columns,
-    /// and the rotation.
+    /// A rotated latitude/longitude or Gaussian grid: its rotated rows and
+    /// columns, and the rotation.
     Rotated {
-        rows: Steps,
+        rows: Rows,
         columns: Steps,
         pole: Rotation,
     },
@@ -108,10 +115,12 @@ enum Grid {
     Values,
 }
 
-/// The latitudes of a regular grid's rows.
+/// The latitudes of a grid's rows.
 enum Rows {
     /// `n` evenly spaced from the first to the last ([`linspace`]).
     Even { first: f64, last: f64, n: usize },
+    /// Stepped as ecCodes steps a rotated latitude/longitude grid's.
+    Stepped(Steps),
     /// Each one (a Gaussian grid's, at most `2 · MAX_GAUSSIAN_N`).
     Listed(Vec<f64>),
 }
@@ -119,7 +128,7 @@ enum Rows {
 impl Rows {
     fn len(&self) -> usize {
         match self {
-            Rows::Even { n, .. } => *n,
+            Rows::Even { n, .. } | Rows::Stepped(Steps { n, .. }) => *n,
             Rows::Listed(rows) => rows.len(),
         }
     }
@@ -127,6 +136,7 @@ impl Rows {
     fn values(self) -> Vec<f64> {
         match self {
             Rows::Even { first, last, n } => linspace(first, last, n),
+            Rows::Stepped(steps) => steps.values(),
             Rows::Listed(rows) => rows,
         }
     }
@@ -182,7 +192,7 @@ impl Grid {
     fn coordinate_values(&self) -> Option<u64> {
         match self {
             Grid::Regular { rows, columns, .. } => (rows.len() as u64).checked_add(*columns as u64),
-            Grid::Rotated { rows, columns, .. } => (rows.n as u64)
+            Grid::Rotated { rows, columns, .. } => (rows.len() as u64)
                 .checked_mul(columns.n as u64)?
                 .checked_mul(2),
             Grid::Reduced { points, .. } => (*points as u64).checked_mul(2),
@@ -209,7 +219,12 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
             lon_last,
             columns,
         } => regular_coordinates(rows.values(), linspace(lon_first, lon_last, columns)),
-        Grid::Reduced { rows, pl, points } => reduced_coordinates(&rows, &pl, points),
+        Grid::Reduced {
+            rows,
+            pl,
+            points,
+            pole,
+        } => reduced_coordinates(&rows, &pl, points, pole),
         Grid::Rotated {
             rows,
             columns,
@@ -237,8 +252,10 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
             })
         }),
         Some("regular_gg") => regular(&g, shape, |n| gaussian_rows(&g, n).map(Rows::Listed)),
-        Some("reduced_gg") => reduced_gg(&g, shape),
+        Some("reduced_gg") => reduced_gg(&g, shape, None),
+        Some("reduced_rotated_gg") => rotation(&g).and_then(|r| reduced_gg(&g, shape, Some(r))),
         Some("rotated_ll") => rotated_ll(&g, shape),
+        Some("rotated_gg") => rotated_gg(&g, shape),
         _ => None,
     };
     let unstructured = shape.len() == 1 && geo.as_map().is_some_and(|m| !m.is_empty());
@@ -307,8 +324,9 @@ fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Vec<f64>> {
 }
 
 /// A global reduced Gaussian grid: `pl` holds the `2N` row lengths, the
-/// field (`shape` = `(Σ pl,)`) every point, the first longitude is 0.
-fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
+/// field (`shape` = `(Σ pl,)`) every point, the first longitude is 0;
+/// `pole` rotates a `reduced_rotated_gg` grid.
+fn reduced_gg(g: &Geography<'_>, shape: &[u64], pole: Option<Rotation>) -> Option<Grid> {
     let [points] = shape else { return None };
     let pl: Vec<u64> = g
         .get("pl")?
@@ -326,17 +344,39 @@ fn reduced_gg(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     }
     let rows = gaussian_rows(g, pl.len())?;
     let points = usize::try_from(total).ok()?;
-    Some(Grid::Reduced { rows, pl, points })
+    Some(Grid::Reduced {
+        rows,
+        pl,
+        points,
+        pole,
+    })
 }
 
 /// `latitude(values)` and `longitude(values)` of a reduced Gaussian grid,
 /// row by row: the `j`-th point of a row of `p` points lies at
-/// `j · 360 / p`.
-fn reduced_coordinates(rows: &[f64], pl: &[u64], points: usize) -> Vec<GridCoordinate> {
+/// `j · 360 / p`; on a rotated grid each point is then unrotated, as
+/// ecCodes' `GaussianReduced` geoiterator does.
+fn reduced_coordinates(
+    rows: &[f64],
+    pl: &[u64],
+    points: usize,
+    pole: Option<Rotation>,
+) -> Vec<GridCoordinate> {
     let (mut lat, mut lon) = (Vec::with_capacity(points), Vec::with_capacity(points));
     for (&row, &p) in rows.iter().zip(pl) {
-        lat.extend(std::iter::repeat_n(row, p as usize));
-        lon.extend((0..p).map(|j| j as f64 * 360.0 / p as f64));
+        match pole {
+            None => {
+                lat.extend(std::iter::repeat_n(row, p as usize));
+                lon.extend((0..p).map(|j| j as f64 * 360.0 / p as f64));
+            }
+            Some(pole) => {
+                for j in 0..p {
+                    let (a, o) = unrotate(row, j as f64 * 360.0 / p as f64, pole);
+                    lat.push(a);
+                    lon.push(o);
+                }
+            }
+        }
     }
     let coordinate = |name, values| GridCoordinate {
         name,
@@ -362,28 +402,11 @@ const MAX_TURNS: f64 = 8.0;
 /// not consecutive along a row, or latitudes that contradict the
 /// scanning direction, as ecCodes refuses them.
 fn rotated_ll(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
-    let [nj, ni] = *shape else { return None };
-    if count(g, "Nj")? != nj || count(g, "Ni")? != ni || nj == 0 || ni == 0 {
-        return None;
-    }
-    if g.get("jPointsAreConsecutive")
-        .is_some_and(|v| v.as_u64() != Some(0))
-    {
-        return None;
-    }
-    let flag = |key| {
-        g.get(key)
-            .map_or(Some(false), |v| v.as_u64().map(|f| f != 0))
-    };
-    let (i_negative, j_positive) = (flag("iScansNegatively")?, flag("jScansPositively")?);
-    let (nj, ni) = (usize::try_from(nj).ok()?, usize::try_from(ni).ok()?);
-
-    let lon1 = g.number("longitudeOfFirstGridPointInDegrees")?;
-    let lon2 = g.number("longitudeOfLastGridPointInDegrees")?;
-    let columns = rotated_columns(lon1, lon2, ni, i_negative, || {
-        g.number("iDirectionIncrementInDegrees")
-    })?;
-
+    let RotatedAxes {
+        nj,
+        columns,
+        j_positive,
+    } = rotated_axes(g, shape)?;
     let lat1 = g.number("latitudeOfFirstGridPointInDegrees")?;
     let lat2 = g.number("latitudeOfLastGridPointInDegrees")?;
     let mut jdir = match g.number("jDirectionIncrementInDegrees") {
@@ -402,22 +425,84 @@ fn rotated_ll(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     if south > north {
         return None;
     }
-    let rows = Steps {
+    let rows = Rows::Stepped(Steps {
         first: lat1,
         step: -jdir,
         last: lat2,
         n: nj,
-    };
+    });
 
-    let pole = Rotation {
-        south_pole_lat: g.number("latitudeOfSouthernPoleInDegrees")?,
-        south_pole_lon: g.number("longitudeOfSouthernPoleInDegrees")?,
-        angle: g.number("angleOfRotationInDegrees").unwrap_or(0.0),
-    };
     Some(Grid::Rotated {
         rows,
         columns,
-        pole,
+        pole: rotation(g)?,
+    })
+}
+
+/// What a rotated latitude/longitude and a rotated Gaussian grid lay out
+/// alike: `Nj` rows of `Ni` columns, `shape` = `(Nj, Ni)`, points
+/// consecutive along a row.
+struct RotatedAxes {
+    nj: usize,
+    columns: Steps,
+    j_positive: bool,
+}
+
+/// The rows, columns and scanning of a rotated grid of `shape`: None for
+/// counts the shape does not have, points not consecutive along a row,
+/// or a scanning flag that is not a count.
+fn rotated_axes(g: &Geography<'_>, shape: &[u64]) -> Option<RotatedAxes> {
+    let [nj, ni] = *shape else { return None };
+    if count(g, "Nj")? != nj || count(g, "Ni")? != ni || nj == 0 || ni == 0 {
+        return None;
+    }
+    if g.get("jPointsAreConsecutive")
+        .is_some_and(|v| v.as_u64() != Some(0))
+    {
+        return None;
+    }
+    let flag = |key| {
+        g.get(key)
+            .map_or(Some(false), |v| v.as_u64().map(|f| f != 0))
+    };
+    let (i_negative, j_positive) = (flag("iScansNegatively")?, flag("jScansPositively")?);
+    let (nj, ni) = (usize::try_from(nj).ok()?, usize::try_from(ni).ok()?);
+    let columns = rotated_columns(
+        g.number("longitudeOfFirstGridPointInDegrees")?,
+        g.number("longitudeOfLastGridPointInDegrees")?,
+        ni,
+        i_negative,
+        || g.number("iDirectionIncrementInDegrees"),
+    )?;
+    Some(RotatedAxes {
+        nj,
+        columns,
+        j_positive,
+    })
+}
+
+/// A rotated grid's south pole and angle of rotation (0 when absent).
+fn rotation(g: &Geography<'_>) -> Option<Rotation> {
+    Some(Rotation {
+        south_pole_lat: g.number("latitudeOfSouthernPoleInDegrees")?,
+        south_pole_lon: g.number("longitudeOfSouthernPoleInDegrees")?,
+        angle: g.number("angleOfRotationInDegrees").unwrap_or(0.0),
+    })
+}
+
+/// A rotated regular Gaussian grid of `shape` = `(Nj, Ni)`: its columns
+/// as a rotated latitude/longitude grid's ([`rotated_columns`], ecCodes'
+/// `Regular::init`), its rows the Gaussian latitudes ecCodes' `Gaussian`
+/// geoiterator takes ([`gaussian_rows`]); each point unrotated as for
+/// `rotated_ll`. ecCodes' `Gaussian` geoiterator itself leaves the points
+/// in the rotated frame, which cfgrib then shows as latitudes and
+/// longitudes (`spec/kerchunk.md` §2.1).
+fn rotated_gg(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
+    let RotatedAxes { nj, columns, .. } = rotated_axes(g, shape)?;
+    Some(Grid::Rotated {
+        rows: Rows::Listed(gaussian_rows(g, nj)?),
+        columns,
+        pole: rotation(g)?,
     })
 }
 
@@ -871,5 +956,54 @@ mod tests {
             grid_coordinates(&Value::text_map(reduced), &[4 * huge]),
             dims_only(&["values"])
         );
+    }
+
+    /// A rotated Gaussian grid: the Gaussian rows of N2 by eight columns,
+    /// each point unrotated; its reduced twin, each row's points unrotated.
+    #[test]
+    fn rotated_gaussian_grids_unrotate_their_gaussian_points() {
+        let pole = [
+            ("latitudeOfSouthernPoleInDegrees", Value::Float(-30.0)),
+            ("longitudeOfSouthernPoleInDegrees", Value::Float(10.0)),
+        ];
+        let turned = Rotation {
+            south_pole_lat: -30.0,
+            south_pole_lon: 10.0,
+            angle: 0.0,
+        };
+        let rows = gaussian_latitudes(2).expect("N2");
+        let mut keys = n2(rows[0], rows[3]);
+        keys.extend([
+            ("gridType", Value::from("rotated_gg")),
+            ("Nj", Value::Uint(4)),
+            ("Ni", Value::Uint(8)),
+            ("longitudeOfLastGridPointInDegrees", Value::Float(315.0)),
+        ]);
+        let g = grid_coordinates(&with(keys, &pole), &[4, 8]).expect("a rotated_gg grid");
+        assert_eq!(g.dims, ["y", "x"]);
+        assert_eq!(g.coords[0].shape, [4, 8]);
+        for (j, &row) in rows.iter().enumerate() {
+            for i in 0..8 {
+                let (lat, lon) = unrotate(row, 45.0 * i as f64, turned);
+                assert_eq!(g.coords[0].values[j * 8 + i], lat, "{j} {i}");
+                assert_eq!(g.coords[1].values[j * 8 + i], lon, "{j} {i}");
+            }
+        }
+        // Without its pole it is no grid the view knows.
+        let mut keys = n2(rows[0], rows[3]);
+        keys.extend([
+            ("gridType", Value::from("rotated_gg")),
+            ("Nj", Value::Uint(4)),
+            ("Ni", Value::Uint(8)),
+        ]);
+        assert_eq!(grid_coordinates(&Value::text_map(keys), &[4, 8]), None);
+
+        let mut keys = n2(rows[0], rows[3]);
+        let pl = Value::Array([2u64, 4, 4, 2].map(Value::Uint).to_vec());
+        keys.extend([("gridType", Value::from("reduced_rotated_gg")), ("pl", pl)]);
+        let g = grid_coordinates(&with(keys, &pole), &[12]).expect("a reduced_rotated_gg grid");
+        assert_eq!(g.dims, ["values"]);
+        let (lat, lon) = unrotate(rows[1], 90.0, turned);
+        assert_eq!((g.coords[0].values[3], g.coords[1].values[3]), (lat, lon));
     }
 }
