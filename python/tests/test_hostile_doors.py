@@ -251,3 +251,33 @@ def test_a_claimed_shape_opens_without_building_its_coordinates(tmp_path):
     run = subprocess.run([sys.executable, "-c", CLAIMED_SHAPE, str(path)],
                          capture_output=True, text=True, timeout=120)
     assert (run.returncode, run.stdout.strip()) == (0, "opened"), run.stderr[-2000:]
+
+
+# 1,000 one-byte objects of one variable whose three stacking keys all
+# differ span a hypercube of 10⁹ cells; opening them is refused before the
+# cells are allocated (8 GB of object pointers), in a child limited to
+# 3 GiB of address space.
+SPARSE_HYPERCUBE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+import tgm, xarray as xr
+try:
+    xr.open_dataset(sys.argv[1], engine="tgm")
+except tgm.MetadataError as e:
+    assert "do not fill the hypercube" in str(e) and "1000000000 cells" in str(e), e
+    print("refused")
+"""
+
+
+def test_a_sparse_hypercube_is_refused_before_its_cells_exist(tmp_path):
+    pytest.importorskip("xarray")
+    desc = {"type": "ntensor", "ndim": 1, "shape": [1], "strides": [1], "dtype": "uint8",
+            "byte_order": "little", "encoding": "none", "filter": "none", "compression": "none"}
+    path = tmp_path / "sparse.tgm"
+    with tgm.TensogramFile.create(path) as f:
+        for i in range(1000):
+            mars = {"param": "t", "step": i, "levelist": i, "number": i}
+            f.append({"base": [{"mars": mars}]}, [(desc, np.zeros(1, np.uint8))])
+    run = subprocess.run([sys.executable, "-c", SPARSE_HYPERCUBE, str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "refused"), run.stderr[-2000:]

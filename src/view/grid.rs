@@ -28,6 +28,7 @@
 
 use super::object::coordinate_attributes;
 use crate::cbor::Value;
+pub use crate::geography::MAX_GRID_COORDINATE_VALUES;
 use crate::geography::{self, Geography};
 
 /// CF attributes as `(name, value)` pairs.
@@ -62,13 +63,6 @@ pub struct GridCoordinates {
 /// The dimension of the points of a grid that is not a regular product of
 /// rows and columns (cfgrib's).
 const VALUES: &str = "values";
-
-/// The most coordinate values (latitudes and longitudes together) the view
-/// builds for one field: 2^27, 1 GiB of `f64`, a rotated or reduced grid of
-/// 67 million points (the finest operational global grids have 27 million).
-/// A larger field keeps its grid's dimensions without coordinates, so a
-/// file's claim of a shape cannot make a reader allocate beyond this.
-pub const MAX_GRID_COORDINATE_VALUES: u64 = 1 << 27;
 
 /// `n` values from `first` to `last` as NumPy's `linspace` computes them
 /// (`i·step + first`, the last exactly `last`).

@@ -179,7 +179,8 @@ class ObjectArray(BackendArray):
             return self._whole()[key]
 
     def _read_ranges(self, key):
-        axes = [np.arange(n)[k] if isinstance(k, slice) else np.array([k]) for k, n in zip(key, self.shape)]
+        # Only the indices the key names: the shape is the file's claim.
+        axes = [np.arange(*k.indices(n)) if isinstance(k, slice) else np.array([k]) for k, n in zip(key, self.shape)]
         sizes = [len(a) for a in axes]
         if 0 in sizes:
             return self._whole()[key]
@@ -581,6 +582,16 @@ def _stack(name, members, stack_keys):
                   reverse=_native.view_coordinate(k)[1])
         for k in varying
     }
+    # The cells the keys span, counted before any is allocated: objects
+    # whose keys all differ would otherwise span a grid of their count to
+    # the power of the keys. (Fewer cells than objects: two share keys,
+    # found below.)
+    cells = math.prod(len(coords[k]) for k in varying)
+    if cells > len(members):
+        raise MetadataError(
+            f"variable {name!r}: {len(members)} objects do not fill the hypercube over {varying} "
+            f"({cells} cells)"
+        )
     grid = np.empty(tuple(len(coords[k]) for k in varying), dtype=object)
     where = {k: {v: i for i, v in enumerate(coords[k])} for k in varying}
     for arr, _, mars, _, _ in members:
