@@ -601,7 +601,14 @@ impl<'a> Object<'a> {
 
     /// The NaN/Inf masks of this object as packed bits (MSB first, one bit
     /// per element), keyed `nan`, `inf+`, `inf-`; empty when there are none.
-    pub fn masks(&self) -> Result<Vec<(&'static str, Vec<u8>)>> {
+    /// A mask blob of a few bytes can claim any number of bits, so the
+    /// object must be one `limits` let decode (`max_object_bytes`) before
+    /// its bits are allocated.
+    pub fn masks(&self, limits: &Limits) -> Result<Vec<(&'static str, Vec<u8>)>> {
+        if self.descriptor.masks.is_some() {
+            pipeline::checked_decoded_len(&self.descriptor, limits)
+                .map_err(|e| e.in_object(self.index))?;
+        }
         pipeline::decoded_masks(&self.descriptor, self.region)
             .map_err(|e| e.at(self.region_abs).in_object(self.index))
     }

@@ -435,3 +435,27 @@ fn decompression_bombs_in_every_codec() {
     let e = pipeline::decode(&big_z, &zbomb, 0, &opts, &tight).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::LimitExceeded { .. }), "{e}");
 }
+
+/// A mask blob of one byte whose object claims 2^40 elements: its bits
+/// (128 GiB) are not allocated; the object's size is refused by the
+/// limits first.
+#[test]
+fn a_mask_of_a_claimed_shape_is_refused_before_its_bits_exist() {
+    let mut d = ObjectDescriptor::new(Dtype::Float32, vec![1 << 40]);
+    d.masks = Some(tgm::descriptor::Masks {
+        nan: Some(tgm::descriptor::MaskInfo {
+            method: "rle".into(),
+            offset: 0,
+            length: 1,
+            params: Default::default(),
+        }),
+        pos_inf: None,
+        neg_inf: None,
+    });
+    let msg = one_object_message(&d.to_cbor(), &[0]);
+    let m = tgm::decode::Message::parse(&msg).expect("the message parses");
+    let o = m.object(0).expect("its descriptor parses");
+    let e = o.masks(&Limits::default()).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::LimitExceeded { .. }), "{e}");
+    assert_eq!(e.object_index(), Some(0));
+}

@@ -85,7 +85,7 @@ pub fn roundtrip(data: &[u8]) {
         .expect("own output parses")
         .object(0)
         .expect("object 0 exists")
-        .masks()
+        .masks(&tgm::Limits::default())
         .expect("own masks decode");
     // Non-finite elements come back zeroed (restoration off); the rest exactly.
     for (i, (a, b)) in bytes

@@ -64,7 +64,7 @@ pub fn decode(data: &[u8]) {
         for i in 0..m.num_objects().min(8) {
             if let Ok(o) = m.object(i) {
                 let _ = o.decode(&opts);
-                let _ = o.masks();
+                let _ = o.masks(&opts.limits);
             }
         }
     }

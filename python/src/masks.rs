@@ -55,9 +55,10 @@ pub fn decode_masks(
     let bytes = input.bytes();
     let masks = py
         .allow_threads(|| -> tgm::Result<_> {
-            let o = locate_object(bytes, 0, index, &Limits::default())?;
+            let limits = Limits::default();
+            let o = locate_object(bytes, 0, index, &limits)?;
             o.verify(verify_policy(verify_hash))?;
-            o.masks()
+            o.masks(&limits)
         })
         .py(py)?;
     Ok(masks

@@ -173,10 +173,11 @@ pub fn view_coordinate(py: Python<'_>, key: &str) -> PyResult<(PyObject, bool)> 
 }
 
 /// cfgrib's `valid_time` in seconds since 1970: every time (seconds)
-/// plus every step (hours), times first.
+/// plus every step (hours), times first; None when there are more than
+/// the dataset's `objects` and `view::MAX_VALID_TIMES`.
 #[pyfunction]
-pub fn view_valid_times(times: Vec<i64>, steps: Vec<i64>) -> Vec<i64> {
-    view::valid_times(&times, &steps)
+pub fn view_valid_times(times: Vec<i64>, steps: Vec<i64>, objects: usize) -> Option<Vec<i64>> {
+    view::valid_times(&times, &steps, objects)
 }
 
 /// The dimension order of the stacking keys `varying`: those of `order`

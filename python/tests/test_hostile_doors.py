@@ -281,3 +281,35 @@ def test_a_sparse_hypercube_is_refused_before_its_cells_exist(tmp_path):
     run = subprocess.run([sys.executable, "-c", SPARSE_HYPERCUBE, str(path)],
                          capture_output=True, text=True, timeout=120)
     assert (run.returncode, run.stdout.strip()) == (0, "refused"), run.stderr[-2000:]
+
+
+def test_times_and_steps_of_different_variables_do_not_multiply(tmp_path):
+    # 2,048 objects of "a" at 2,048 reference times and step 0, and 2,048 of
+    # "b" at one time and 2,048 steps: time and step are dimensions of the
+    # dataset, but a valid_time over both would hold 4,194,304 values, more
+    # than the objects and than the core's budget, so neither door builds it.
+    pytest.importorskip("xarray")
+    import datetime
+
+    import xarray as xr
+
+    from test_validate import cli
+
+    desc = {"type": "ntensor", "ndim": 1, "shape": [1], "strides": [1], "dtype": "uint8",
+            "byte_order": "little", "encoding": "none", "filter": "none", "compression": "none"}
+    day = datetime.date(2000, 1, 1)
+    path = tmp_path / "times.tgm"
+    with tgm.TensogramFile.create(path) as f:
+        for i in range(2048):
+            date = int((day + datetime.timedelta(days=i)).strftime("%Y%m%d"))
+            for mars in ({"param": "a", "date": date, "time": 0, "step": 0},
+                         {"param": "b", "date": 20000101, "time": 0, "step": i}):
+                f.append({"base": [{"mars": mars}]}, [(desc, np.zeros(1, np.uint8))])
+    ds = xr.open_dataset(path, engine="tgm")
+    assert (ds.sizes["time"], ds.sizes["step"]) == (2048, 2048)
+    assert "valid_time" not in ds.coords
+    refs = tmp_path / "times.json"
+    subprocess.run([cli(), "refs", str(path), "-o", str(refs)], check=True, capture_output=True)
+    keys = json.loads(refs.read_text())["refs"]
+    assert "time/.zarray" in keys and "step/.zarray" in keys
+    assert not any(k.startswith("valid_time/") for k in keys)

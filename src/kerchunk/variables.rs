@@ -73,6 +73,7 @@ impl<'t> Store<'t> {
     /// attributes every object that gives any shares.
     pub fn add_all(&mut self, entries: Vec<Entry>, grids: TakenGrids) -> JsonMap<String, Json> {
         let dataset_attrs = shared_dataset_attributes(&entries);
+        let objects = entries.len();
         let mut groups: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
         for e in entries {
             groups.entry(e.name.clone()).or_default().push(e);
@@ -87,7 +88,7 @@ impl<'t> Store<'t> {
         }
         let coords = std::mem::take(&mut self.coords);
         let scalars = self.agreed_scalars(&coords);
-        let mut extra = self.time_coordinates(&coords, &scalars);
+        let mut extra = self.time_coordinates(&coords, &scalars, objects);
         extra.extend(scalars.keys().cloned());
         // Coordinates over a grid's points, not dimensions of their own.
         let over_points = grids.coordinates().filter(|c| c.dims != [c.name]);
@@ -151,12 +152,14 @@ impl<'t> Store<'t> {
     }
 
     /// cfgrib's `valid_time` (reference time plus step) over the `time`
-    /// and `step` dimensions there are, when there is a reference time;
-    /// the names of the non-dimension coordinates added.
+    /// and `step` dimensions there are, when there is a reference time and
+    /// [`valid_times`] builds it for `objects` objects; the names of the
+    /// non-dimension coordinates added.
     fn time_coordinates(
         &mut self,
         coords: &BTreeMap<String, Vec<Coord>>,
         scalars: &BTreeMap<String, Coord>,
+        objects: usize,
     ) -> Vec<String> {
         let seconds = |key: &str, want: fn(&Coord) -> Option<i64>| {
             let values = coords
@@ -188,10 +191,10 @@ impl<'t> Store<'t> {
             dims.push("step".to_owned());
             shape.push(steps.len() as u64);
         }
-        let values: Vec<Coord> = valid_times(&times, &steps)
-            .into_iter()
-            .map(Coord::Time)
-            .collect();
+        let Some(valid) = valid_times(&times, &steps, objects) else {
+            return Vec::new();
+        };
+        let values: Vec<Coord> = valid.into_iter().map(Coord::Time).collect();
         self.add_coordinate("valid_time", &dims, &shape, &values);
         vec!["valid_time".to_owned()]
     }

@@ -77,14 +77,25 @@ pub fn valid_time(t: i64, step: i64) -> i64 {
     t.saturating_add(step.saturating_mul(HOUR))
 }
 
+/// The most `valid_time` values built for a dataset of fewer objects
+/// (`spec/kerchunk.md` §2).
+pub const MAX_VALID_TIMES: usize = 1 << 20;
+
 /// cfgrib's `valid_time` in seconds since 1970: every reference time
 /// (seconds) plus every step (hours), times first (row-major over
-/// `(time, step)`).
-pub fn valid_times(times: &[i64], steps: &[i64]) -> Vec<i64> {
-    times
+/// `(time, step)`). The times and steps may come from different variables
+/// of a dataset of `objects` objects, so their product is not bounded by
+/// the objects: None when it exceeds both `objects` and
+/// [`MAX_VALID_TIMES`].
+pub fn valid_times(times: &[i64], steps: &[i64], objects: usize) -> Option<Vec<i64>> {
+    let n = times.len().checked_mul(steps.len())?;
+    if n > objects.max(MAX_VALID_TIMES) {
+        return None;
+    }
+    let all = times
         .iter()
-        .flat_map(|t| steps.iter().map(move |&s| valid_time(*t, s)))
-        .collect()
+        .flat_map(|t| steps.iter().map(move |&s| valid_time(*t, s)));
+    Some(all.collect())
 }
 
 /// Seconds since 1970 as ISO 8601 text, `YYYY-MM-DDTHH:MM:SS`.
@@ -154,7 +165,20 @@ mod tests {
 
     #[test]
     fn valid_times_add_every_step_to_every_time() {
-        assert_eq!(valid_times(&[0, 100], &[1, 2]), [3600, 7200, 3700, 7300]);
+        assert_eq!(
+            valid_times(&[0, 100], &[1, 2], 1),
+            Some(vec![3600, 7200, 3700, 7300])
+        );
+        // Times of one variable and steps of another, each one object:
+        // their product is more than the objects and the budget.
+        let many: Vec<i64> = (0..1 << 11).collect();
+        assert_eq!(valid_times(&many, &many, 2 << 11), None);
+        let within = valid_times(&many, &many[..1 << 9], 1 << 20).map(|v| v.len());
+        assert_eq!(within, Some(1 << 20));
+        assert_eq!(
+            valid_times(&many, &many, 1 << 22).map(|v| v.len()),
+            Some(1 << 22)
+        );
         assert_eq!(step_hours(&Value::Uint(6)), Some(6));
         assert_eq!(step_hours(&Value::Text("0-6".into())), None);
     }

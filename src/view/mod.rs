@@ -14,7 +14,9 @@ mod message;
 mod object;
 mod taken;
 
-pub use coord::{iso_time, reference_time, step_hours, valid_time, valid_times, Coord};
+pub use coord::{
+    iso_time, reference_time, step_hours, valid_time, valid_times, Coord, MAX_VALID_TIMES,
+};
 pub use dims::{listed_dims, object_dims, object_dims_with_grid, unlisted_dims};
 pub use geometry::{affine_from_value, Affine, VoxelGeometry};
 pub use grid::{

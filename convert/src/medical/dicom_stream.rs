@@ -51,9 +51,8 @@ impl DicomStream {
                 piece = rest;
                 continue;
             }
-            if self.pending.capacity() < size {
-                self.pending.reserve_exact(size - self.pending.len());
-            }
+            // Grown by what arrives, never by what the descriptor claims
+            // one file holds (an RT Dose file is the whole object).
             let take = (size - self.pending.len()).min(piece.len());
             self.pending.extend_from_slice(&piece[..take]);
             piece = &piece[take..];

@@ -416,7 +416,7 @@ def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decod
     shared = _scalar_coords(variables, coords, scalars)
     out = {k: _coordinate(k, (k,), values) for k, values in coords.items()}
     out.update({k: _coordinate(k, (), v) for k, v in shared.items()})
-    valid = _valid_time(out)
+    valid = _valid_time(out, sum(len(m) for m in groups.values()))
     if valid is not None:
         out["valid_time"] = valid
     # A variable of the file (a dataset written back by tgm.to_tgm) wins
@@ -447,10 +447,11 @@ def _scalar_coords(variables, coords, scalars):
     return shared
 
 
-def _valid_time(coords):
+def _valid_time(coords, objects):
     """cfgrib's ``valid_time`` (the core's reference time plus step) over
     the ``time`` and ``step`` dimensions there are; None without a
-    reference time."""
+    reference time, or when times and steps of different variables would
+    span more values than the core builds for ``objects`` objects."""
     time, step = coords.get("time"), coords.get("step")
     if time is None or not np.issubdtype(time.dtype, np.datetime64):
         return None
@@ -460,7 +461,10 @@ def _valid_time(coords):
     steps = np.zeros(1, np.int64) if step is None else np.atleast_1d(step.values).astype("timedelta64[h]").astype(np.int64)
     dims = time.dims + (step.dims if step is not None else ())
     shape = tuple(len(times) if d == "time" else len(steps) for d in dims)
-    values = np.array(_native.view_valid_times(times.tolist(), steps.tolist()), "datetime64[s]")
+    valid = _native.view_valid_times(times.tolist(), steps.tolist(), objects)
+    if valid is None:
+        return None
+    values = np.array(valid, "datetime64[s]")
     return _coordinate("valid_time", dims, values.reshape(shape).astype("datetime64[ns]"))
 
 
