@@ -363,6 +363,28 @@ pub fn chunk_shape(dims: &[(usize, bool)], width: usize) -> Vec<usize> {
     c
 }
 
+/// Refuses a recorded chunk shape no source variable of these dimensions
+/// (`(length, unlimited)`, elements of `width` bytes) could have had: one
+/// of more bytes than both the variable and [`MAX_CHUNK_BYTES`]. HDF5
+/// allocates a whole chunk to write one element, so a chunk a file only
+/// claims must not reach it.
+fn check_recorded_chunks(
+    chunks: &[usize],
+    dims: &[(usize, bool)],
+    width: usize,
+) -> Result<(), String> {
+    let bytes = |n: &mut dyn Iterator<Item = usize>| n.fold(width.max(1), usize::saturating_mul);
+    let chunk = bytes(&mut chunks.iter().copied());
+    let variable = bytes(&mut dims.iter().map(|&(len, _)| len.max(1)));
+    if chunk > variable.max(MAX_CHUNK_BYTES) {
+        return Err(format!(
+            "netcdf.chunks {chunks:?} hold {chunk} bytes, more than the variable's {variable} \
+             and the {MAX_CHUNK_BYTES}-byte default chunk"
+        ));
+    }
+    Ok(())
+}
+
 /// Writes every object of `messages` into a new NetCDF-4 file at `out`,
 /// every variable in its group, chunked and deflated as its source was
 /// (recorded `netcdf.chunks`, `netcdf.deflate`, `netcdf.shuffle`), else
@@ -510,18 +532,23 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
             )
             .map_err(|e| nc_err(&format!("variable {}", v.name), e))?;
         if !v.dims.is_empty() {
-            let chunks = v.storage.chunks.clone().unwrap_or_else(|| {
-                let lens: Vec<(usize, bool)> = v
-                    .dims
-                    .iter()
-                    .map(|d| {
-                        dims.iter()
-                            .find(|x| &x.name == d)
-                            .map_or((1, false), |x| (x.len, x.unlimited))
-                    })
-                    .collect();
-                chunk_shape(&lens, v.ty.raw_size())
-            });
+            let lens: Vec<(usize, bool)> = v
+                .dims
+                .iter()
+                .map(|d| {
+                    dims.iter()
+                        .find(|x| &x.name == d)
+                        .map_or((1, false), |x| (x.len, x.unlimited))
+                })
+                .collect();
+            let chunks = match &v.storage.chunks {
+                Some(recorded) => {
+                    check_recorded_chunks(recorded, &lens, v.ty.raw_size())
+                        .map_err(|e| invalid(format!("variable {}: {e}", v.name)))?;
+                    recorded.clone()
+                }
+                None => chunk_shape(&lens, v.ty.raw_size()),
+            };
             let (level, shuffle) = v.storage.deflate.unwrap_or((DEFLATE_LEVEL, true));
             var.set_chunking(&chunks)
                 .and_then(|()| match v.ty {
@@ -920,5 +947,20 @@ mod tests {
         assert!(c.iter().product::<usize>() * 8 <= MAX_CHUNK_BYTES, "{c:?}");
         assert_eq!(c[1], 4096);
         assert_eq!(chunk_shape(&[(0, true), (0, false)], 4), [1, 1]);
+    }
+
+    #[test]
+    fn a_recorded_chunk_larger_than_its_variable_and_the_default_is_refused() {
+        let dims = [(1usize, true), (721, false), (1440, false)];
+        // A source's chunks: within the variable, or a record chunk of the
+        // default size along an unlimited dimension of one record.
+        assert!(check_recorded_chunks(&[1, 721, 1440], &dims, 4).is_ok());
+        assert!(
+            check_recorded_chunks(&[1024, 1, 1], &[(3, true), (1, false), (1, false)], 8).is_ok()
+        );
+        // A chunk the file only claims.
+        let e = check_recorded_chunks(&[1 << 20, 1 << 20, 1 << 20], &dims, 4).unwrap_err();
+        assert!(e.contains("more than the variable's 4152960"), "{e}");
+        assert!(check_recorded_chunks(&[usize::MAX, 2, 2], &dims, 8).is_err());
     }
 }
