@@ -81,13 +81,6 @@ fn failed(py: Python<'_>, e: impl std::fmt::Display) -> PyErr {
     )
 }
 
-/// A converter's failure as an `InvalidInput` error of the library (a
-/// `ValueError` of the tgm hierarchy), whose text is the converter's.
-#[cfg(any(feature = "nifti", feature = "dicom"))]
-fn invalid_input(e: impl std::fmt::Display) -> tgm::Error {
-    tgm::Error::new(tgm::ErrorKind::InvalidInput, e.to_string())
-}
-
 /// A medical converter's error as a library error of the matching kind,
 /// chosen by its [`MedicalErrorKind`]: a failed read or write is `Io`
 /// (`TensogramIOError`), an index out of range `InvalidArgument`, a
@@ -386,18 +379,23 @@ mod nifti {
     use pyo3::types::PyBytes;
 
     use tgm_convert::medical::nifti::{
-        nifti_to_objects, object_to_nifti, ByteOrderChoice, Version,
+        object_to_nifti, write_nifti_message, ByteOrderChoice, Version,
     };
     use tgm_convert::medical::nifti_stream::NiftiStream;
     use tgm_convert::medical::pipeline::encode_options;
     use tgm_convert::medical::ObjectPick;
 
-    use super::{failed, invalid_input, medical_error, medical_pipeline};
+    use super::{failed, medical_error, medical_pipeline};
     use crate::convert::IntoPyResult;
+    use crate::sink::NativeSink;
 
     /// NIfTI-1/2 volumes (and an optional mask on the first one's grid) →
-    /// one encoded message, one object per input (`tgm convert-nifti`).
+    /// one encoded message, one object per input (`tgm convert-nifti`: the
+    /// converter's `write_nifti_message`). With `sink`, the message is
+    /// encoded straight into it and none is returned.
     #[pyfunction]
+    #[pyo3(signature = (paths, mask, byte_order, compression, level, max_decoded_bytes, sink=None))]
+    #[allow(clippy::too_many_arguments)]
     pub fn convert_nifti(
         py: Python<'_>,
         paths: Vec<PathBuf>,
@@ -406,7 +404,8 @@ mod nifti {
         compression: &str,
         level: Option<i64>,
         max_decoded_bytes: Option<u64>,
-    ) -> PyResult<Py<PyBytes>> {
+        sink: Option<Bound<'_, NativeSink>>,
+    ) -> PyResult<Option<Py<PyBytes>>> {
         let order = match byte_order {
             "keep" => ByteOrderChoice::Keep,
             "little" => ByteOrderChoice::Little,
@@ -414,16 +413,32 @@ mod nifti {
             other => return Err(failed(py, format!("unknown byte_order {other:?}"))),
         };
         let pipeline = medical_pipeline(py, compression, level)?;
+        let write = |out: &mut dyn std::io::Write| -> tgm::Result<()> {
+            let opts = encode_options();
+            write_nifti_message(
+                &paths,
+                mask.as_deref(),
+                &pipeline,
+                order,
+                max_decoded_bytes,
+                &opts,
+                out,
+            )
+            .map(drop)
+            .map_err(medical_error)
+        };
+        if let Some(sink) = sink {
+            let sink = sink.get();
+            py.allow_threads(|| sink.write_with(write)).py(py)?.py(py)?;
+            return Ok(None);
+        }
         let msg = py
-            .allow_threads(|| -> tgm::Result<Vec<u8>> {
-                let (objects, meta) =
-                    nifti_to_objects(&paths, mask.as_deref(), &pipeline, order, max_decoded_bytes)
-                        .map_err(medical_error)?;
-                let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-                tgm::encode(&meta, &refs, &encode_options()).map_err(invalid_input)
+            .allow_threads(|| {
+                let mut msg = Vec::new();
+                write(&mut msg).map(|()| msg)
             })
             .py(py)?;
-        Ok(PyBytes::new(py, &msg).unbind())
+        Ok(Some(PyBytes::new(py, &msg).unbind()))
     }
 
     /// Object `object` of message `message` of the `.tgm` file `input` →
@@ -482,10 +497,9 @@ mod dicom {
     use tgm_convert::medical::pipeline::encode_options;
     use tgm_convert::medical::ObjectPick;
 
-    use super::{bytes_list, invalid_input, medical_error, medical_pipeline};
+    use super::{bytes_list, medical_error, medical_pipeline};
     use crate::convert::IntoPyResult;
     use crate::sink::NativeSink;
-    use tgm::file::write_error;
 
     /// De-identification as `tgm convert-dicom --deidentify` takes it:
     /// the four retain options, the UID key file (else a random key) and
@@ -551,18 +565,20 @@ mod dicom {
                         }
                     })?;
                 let mut out = Vec::with_capacity(if sink.is_some() { 0 } else { conv.len() });
+                let opts = encode_options();
                 for i in 0..conv.len() {
-                    // One series' volume at a time.
-                    let (objects, meta) = conv.message(i).map_err(medical_error)?;
-                    let refs: Vec<_> = objects.iter().map(|(d, b)| (d, &b[..])).collect();
-                    let message =
-                        tgm::encode(&meta, &refs, &encode_options()).map_err(invalid_input)?;
+                    // One series' volume at a time, encoded by the
+                    // converter straight into the output.
+                    let write = |w: &mut dyn std::io::Write| {
+                        conv.write_message(i, &opts, w).map_err(medical_error)
+                    };
                     match sink {
-                        Some(sink) => sink.write_with(|w| {
-                            w.write_all(&message)
-                                .map_err(|e| write_error(sink.target_name(), e))
-                        })??,
-                        None => out.push(message),
+                        Some(sink) => drop(sink.write_with(write)??),
+                        None => {
+                            let mut message = Vec::new();
+                            write(&mut message)?;
+                            out.push(message);
+                        }
                     }
                 }
                 let skipped = conv

@@ -46,7 +46,12 @@ impl NativeSink {
 }
 
 /// What the converters that stream their messages use of a sink.
-#[cfg(any(feature = "grib", feature = "netcdf", feature = "dicom"))]
+#[cfg(any(
+    feature = "grib",
+    feature = "netcdf",
+    feature = "nifti",
+    feature = "dicom"
+))]
 impl NativeSink {
     /// Runs `convert` with the open output as the writer it writes its
     /// encoded messages into, one at a time, as it makes them. A write that
@@ -72,7 +77,7 @@ impl NativeSink {
     }
 
     /// The path or URL written, for errors.
-    #[cfg(any(feature = "netcdf", feature = "dicom"))]
+    #[cfg(feature = "netcdf")]
     pub(crate) fn target_name(&self) -> &str {
         &self.target
     }
@@ -81,14 +86,24 @@ impl NativeSink {
 /// A writer that keeps the first failure of the one it wraps as the
 /// library's error naming the target, and hands the writer's caller an
 /// error of the same kind and text.
-#[cfg(any(feature = "grib", feature = "netcdf", feature = "dicom"))]
+#[cfg(any(
+    feature = "grib",
+    feature = "netcdf",
+    feature = "nifti",
+    feature = "dicom"
+))]
 struct FirstFailure<'a> {
     out: &'a mut Out,
     target: &'a str,
     failure: Option<Error>,
 }
 
-#[cfg(any(feature = "grib", feature = "netcdf", feature = "dicom"))]
+#[cfg(any(
+    feature = "grib",
+    feature = "netcdf",
+    feature = "nifti",
+    feature = "dicom"
+))]
 impl FirstFailure<'_> {
     fn keep(&mut self, e: std::io::Error) -> std::io::Error {
         let passed_on = std::io::Error::new(e.kind(), e.to_string());
@@ -99,7 +114,12 @@ impl FirstFailure<'_> {
     }
 }
 
-#[cfg(any(feature = "grib", feature = "netcdf", feature = "dicom"))]
+#[cfg(any(
+    feature = "grib",
+    feature = "netcdf",
+    feature = "nifti",
+    feature = "dicom"
+))]
 impl Write for FirstFailure<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.out.write(buf).map_err(|e| self.keep(e))

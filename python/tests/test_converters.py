@@ -384,7 +384,8 @@ import resource, signal, sys, tgm
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (600, 600))
 out = sys.argv[2]
-convert = {"grib": tgm.convert_grib, "netcdf": tgm.convert_netcdf, "dicom": tgm.convert_dicom}
+convert = {"grib": tgm.convert_grib, "netcdf": tgm.convert_netcdf, "dicom": tgm.convert_dicom,
+           "nifti": tgm.convert_nifti}
 try:
     convert[sys.argv[1]](sys.argv[3], output=out)
 except tgm.TensogramIOError as e:
@@ -399,6 +400,7 @@ except tgm.TensogramIOError as e:
         pytest.param("grib", marks=needs_grib),
         pytest.param("netcdf", marks=needs_netcdf),
         pytest.param("dicom", marks=needs_dicom),
+        pytest.param("nifti", marks=needs_nifti),
     ],
 )
 def test_a_converter_whose_output_cannot_be_written_raises_the_outputs_error(
@@ -413,7 +415,8 @@ def test_a_converter_whose_output_cannot_be_written_raises_the_outputs_error(
 
         source = get_testdata_file("CT_small.dcm")
     else:
-        source = {"grib": GRIB / "two-messages.grib", "netcdf": NETCDF / "classic.nc"}[converter]
+        source = {"grib": GRIB / "two-messages.grib", "netcdf": NETCDF / "classic.nc",
+                  "nifti": NIFTI / "plain.nii"}[converter]
     out = tmp_path / "out" / "x.tgm"
     out.parent.mkdir()
     run = subprocess.run(
@@ -423,3 +426,19 @@ def test_a_converter_whose_output_cannot_be_written_raises_the_outputs_error(
     )
     assert (run.returncode, run.stdout.strip()) == (0, "refused"), run.stderr
     assert list(out.parent.iterdir()) == []
+
+
+@needs_nifti
+def test_convert_nifti_encodes_its_message_straight_into_its_output(tmp_path):
+    inputs = [NIFTI / "plain.nii", NIFTI / "gz.nii.gz"]
+    message = tgm.convert_nifti(inputs[0])
+    out = tmp_path / "v.tgm"
+    got = tgm.convert_nifti(inputs[0], output=out)
+    assert got["bytes"] == out.stat().st_size
+    same_messages(out, [message])
+    with pytest.raises(tgm.TensogramError, match="already exists"):
+        tgm.convert_nifti(inputs[0], output=out)
+    # A failure (not NIfTI) leaves no output behind.
+    with pytest.raises(ValueError):
+        tgm.convert_nifti(GRIB / "grib2.grib", output=tmp_path / "x.tgm")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.tgm"]

@@ -257,21 +257,6 @@ def _written_by(convert, output, storage_options, force):
     return out.written()
 
 
-def _deliver(messages, output, storage_options, force):
-    """The converted ``messages``, or, with ``output`` (a local path, or a
-    URL ``s3://``, ``gs://``, ``az://``, ``http(s)://`` whose store
-    ``storage_options`` configure as for reads), their archive written
-    there, ending with its catalogue → ``{"target", "bytes", "etag"}``. The
-    archive appears only when complete (a URL is streamed into a multipart
-    upload, aborted on failure; ``spec/remote.md`` §7); an existing one is
-    refused unless ``force``."""
-    if output is None:
-        return messages
-    from ._sink import write_messages
-
-    return write_messages(output, messages, storage_options, overwrite=force)
-
-
 def _write_new(path, force, write, storage_options=None):
     """Runs ``write(tmp)`` on a fresh local name and puts the result at
     ``path`` → ``{"target", "bytes", "etag"}``: a local ``path`` by a
@@ -328,17 +313,18 @@ def convert_nifti(
     input's grid) as a further object. ``compression`` is ``zstd`` (after a
     byte shuffle; the default), ``szip`` (integers) or ``none``; every
     choice is lossless. ``byte_order``: ``keep``, ``little`` or ``big``.
-    ``output`` writes the archive there instead (:func:`_deliver`)."""
+    ``output`` writes the archive there instead, the message encoded
+    straight into it (:func:`_written_by`)."""
     fn = _native_fn("nifti", "convert_nifti")
     _choice("byte_order", byte_order, ("keep", "little", "big"))
     level = _stages(None, None, None, compression, None, level)[4]
     if mask is not None:
         mask = _paths(mask)[0]
     _check_output(output, storage_options)
-    message = fn(_paths(path), mask, byte_order, compression, level, max_decoded_bytes)
+    args = (_paths(path), mask, byte_order, compression, level, max_decoded_bytes)
     if output is None:
-        return message
-    return _deliver([message], output, storage_options, force)
+        return fn(*args)
+    return _written_by(lambda sink: fn(*args, sink=sink), output, storage_options, force)
 
 
 def to_nifti(input, output, *, message=0, object=0, nifti2=False, force=False, storage_options=None):

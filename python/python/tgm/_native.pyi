@@ -210,7 +210,8 @@ def convert_nifti(
     compression: str,
     level: int | None,
     max_decoded_bytes: int | None,
-) -> bytes: ...
+    sink: Sink | None = None,
+) -> bytes | None: ...
 def to_nifti(input: _Path, message: int, object: int, nifti2: bool, gzip: bool) -> bytes: ...
 def convert_dicom(
     paths: Sequence[_Path],
