@@ -90,10 +90,10 @@ enum Grid {
         lon_last: f64,
         columns: usize,
     },
-    /// A global reduced Gaussian grid: each row's latitude and length,
+    /// A global reduced Gaussian grid: its rows' latitudes and lengths,
     /// and the rotation of a rotated one.
     Reduced {
-        rows: Vec<f64>,
+        rows: Rows,
         pl: Vec<u64>,
         points: usize,
         pole: Option<Rotation>,
@@ -115,23 +115,38 @@ enum Rows {
     Even { first: f64, last: f64, n: usize },
     /// Stepped as ecCodes steps a rotated latitude/longitude grid's.
     Stepped(Steps),
-    /// Each one (a Gaussian grid's, at most `2 · MAX_GAUSSIAN_N`).
-    Listed(Vec<f64>),
+    /// `count` Gaussian latitudes of `N = n` from the one nearest `first`
+    /// towards `last` ([`geography::gaussian_rows`], computed only for
+    /// coordinates: the dimensions alone cost no Legendre root).
+    Gaussian {
+        n: u64,
+        first: f64,
+        last: f64,
+        count: usize,
+    },
 }
 
 impl Rows {
     fn len(&self) -> usize {
         match self {
             Rows::Even { n, .. } | Rows::Stepped(Steps { n, .. }) => *n,
-            Rows::Listed(rows) => rows.len(),
+            Rows::Gaussian { count, .. } => *count,
         }
     }
 
-    fn values(self) -> Vec<f64> {
+    /// The latitudes; None for Gaussian keys whose rows do not fit the
+    /// grid (no row near the first latitude, the last row not near the
+    /// last).
+    fn values(self) -> Option<Vec<f64>> {
         match self {
-            Rows::Even { first, last, n } => linspace(first, last, n),
-            Rows::Stepped(steps) => steps.values(),
-            Rows::Listed(rows) => rows,
+            Rows::Even { first, last, n } => Some(linspace(first, last, n)),
+            Rows::Stepped(steps) => Some(steps.values()),
+            Rows::Gaussian {
+                n,
+                first,
+                last,
+                count,
+            } => geography::gaussian_rows(n, first, last, count),
         }
     }
 }
@@ -206,26 +221,33 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
         .coordinate_values()
         .is_some_and(|n| n <= MAX_GRID_COORDINATE_VALUES);
     let coords = match grid {
-        _ if !within => Vec::new(),
+        _ if !within => None,
         Grid::Regular {
             rows,
             lon_first,
             lon_last,
             columns,
-        } => regular_coordinates(rows.values(), linspace(lon_first, lon_last, columns)),
+        } => rows
+            .values()
+            .map(|lat| regular_coordinates(lat, linspace(lon_first, lon_last, columns))),
         Grid::Reduced {
             rows,
             pl,
             points,
             pole,
-        } => reduced_coordinates(&rows, &pl, points, pole),
+        } => rows
+            .values()
+            .map(|lat| reduced_coordinates(&lat, &pl, points, pole)),
         Grid::Rotated {
             rows,
             columns,
             pole,
-        } => rotated_coordinates(&rows.values(), &columns.values(), pole),
-        Grid::Values => Vec::new(),
+        } => rows
+            .values()
+            .map(|lat| rotated_coordinates(&lat, &columns.values(), pole)),
+        Grid::Values => None,
     };
+    let coords = coords.unwrap_or_default();
     Some(GridCoordinates { dims, coords })
 }
 
@@ -245,7 +267,7 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
                 n,
             })
         }),
-        Some("regular_gg") => regular(&g, shape, |n| gaussian_rows(&g, n).map(Rows::Listed)),
+        Some("regular_gg") => regular(&g, shape, |n| gaussian_rows(&g, n)),
         Some("reduced_gg") => reduced_gg(&g, shape, None),
         Some("reduced_rotated_gg") => rotation(&g).and_then(|r| reduced_gg(&g, shape, Some(r))),
         Some("rotated_ll") => rotated_ll(&g, shape),
@@ -309,12 +331,26 @@ fn regular_coordinates(lat: Vec<f64>, lon: Vec<f64>) -> Vec<GridCoordinate> {
     ]
 }
 
-/// The latitudes of the `nj` rows of a (regular or reduced) Gaussian grid
-/// in scanning order ([`crate::geography::gaussian_rows`]).
-fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Vec<f64>> {
+/// The `nj` rows of a (regular or reduced) Gaussian grid in scanning
+/// order ([`crate::geography::gaussian_rows`]), when `N` is one whose
+/// latitudes are computed, the grid has that many rows and the first and
+/// last latitudes are finite; the latitudes themselves are computed only
+/// for coordinates, so a file naming a fine grid per object costs the
+/// dimensions nothing.
+fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Rows> {
     let first = g.number("latitudeOfFirstGridPointInDegrees")?;
     let last = g.number("latitudeOfLastGridPointInDegrees")?;
-    geography::gaussian_rows(count(g, "N")?, first, last, nj)
+    let n = count(g, "N")?;
+    let fits = (1..=geography::MAX_GAUSSIAN_N).contains(&n)
+        && (1..=2 * n).contains(&(nj as u64))
+        && first.is_finite()
+        && last.is_finite();
+    fits.then_some(Rows::Gaussian {
+        n,
+        first,
+        last,
+        count: nj,
+    })
 }
 
 /// A global reduced Gaussian grid: `pl` holds the `2N` row lengths, the
@@ -494,7 +530,7 @@ fn rotation(g: &Geography<'_>) -> Option<Rotation> {
 fn rotated_gg(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     let RotatedAxes { nj, columns, .. } = rotated_axes(g, shape)?;
     Some(Grid::Rotated {
-        rows: Rows::Listed(gaussian_rows(g, nj)?),
+        rows: gaussian_rows(g, nj)?,
         columns,
         pole: rotation(g)?,
     })
@@ -691,9 +727,18 @@ mod tests {
         assert_eq!(g.coords[1].values, [10.0, 20.0]);
         assert!(!g.coords[0].attrs.iter().any(|a| a.0 == "stored_direction"));
         // Nine rows from row 10 northward end at row 2, not at the last
-        // latitude.
+        // latitude: the grid's dimensions (decided without computing a
+        // latitude) and no coordinates.
         let nine = rows(9);
-        assert_eq!(grid_coordinates(&nine, &[9, 2]), None);
+        let dims_only = GridCoordinates {
+            dims: vec!["latitude", "longitude"],
+            coords: Vec::new(),
+        };
+        assert_eq!(grid_coordinates(&nine, &[9, 2]), Some(dims_only));
+        assert_eq!(
+            grid_dims(&nine, &[9, 2]),
+            Some(vec!["latitude", "longitude"])
+        );
     }
 
     #[test]
