@@ -9,13 +9,18 @@ use std::f64::consts::PI;
 
 use crate::cbor::Value;
 
-/// The most coordinate values (latitudes and longitudes together) a reader
-/// builds for one field (the dataset view, [`Geography::regular_axes`]):
-/// 2^27, 1 GiB of `f64`, a rotated or reduced grid of 67 million points
-/// (the finest operational global grids have 27 million).
+/// The most coordinate values (latitudes and longitudes together) the
+/// dataset view builds for one field: 2^27, 1 GiB of `f64`, a rotated or
+/// reduced grid of 67 million points (the finest operational global grids
+/// have 27 million).
 /// A larger field keeps its grid's dimensions without coordinates, so a
 /// file's claim of a shape cannot make a reader allocate beyond this.
 pub const MAX_GRID_COORDINATE_VALUES: u64 = 1 << 27;
+
+/// The most row latitudes and column longitudes together
+/// [`Geography::regular_axes`] gives: 2^20, which the viewer sends as JSON
+/// (about 20 MB); a regular grid at 1 km spacing has 54,000.
+pub const MAX_REGULAR_AXES_VALUES: u64 = 1 << 20;
 
 /// Largest N for which Gaussian latitudes are computed (O(N²) work, about
 /// a second at the largest; ecCodes' own grids end well below); beyond it
@@ -141,11 +146,11 @@ impl<'a> Geography<'a> {
     /// it is a regular grid stored row by row: two axes, `gridType`
     /// missing or `regular_ll` or `regular_gg`, `jPointsAreConsecutive`
     /// not 1. Other grids (reduced, rotated, projected, transposed) are
-    /// none, and so are axes of more than [`MAX_GRID_COORDINATE_VALUES`]
+    /// none, and so are axes of more than [`MAX_REGULAR_AXES_VALUES`]
     /// values together (a shape the file only claims).
     pub fn regular_axes(&self, shape: &[u64]) -> Option<Axes> {
         let [rows, cols] = shape else { return None };
-        if rows.checked_add(*cols)? > MAX_GRID_COORDINATE_VALUES {
+        if rows.checked_add(*cols)? > MAX_REGULAR_AXES_VALUES {
             return None;
         }
         let regular = matches!(self.grid_type(), None | Some("regular_ll" | "regular_gg"));
@@ -595,7 +600,7 @@ mod tests {
         assert!(claimed.regular_axes(&[1 << 28, 1 << 28]).is_none());
         assert!(claimed.regular_axes(&[u64::MAX, 2]).is_none());
         assert!(claimed
-            .regular_axes(&[MAX_GRID_COORDINATE_VALUES, 1])
+            .regular_axes(&[MAX_REGULAR_AXES_VALUES, 1])
             .is_none());
         assert!(claimed.regular_axes(&[3, 5]).is_some());
     }

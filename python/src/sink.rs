@@ -106,6 +106,10 @@ struct FirstFailure<'a> {
 ))]
 impl FirstFailure<'_> {
     fn keep(&mut self, e: std::io::Error) -> std::io::Error {
+        // An interrupted write is retried by its caller, not a failure.
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            return e;
+        }
         let passed_on = std::io::Error::new(e.kind(), e.to_string());
         if self.failure.is_none() {
             self.failure = Some(write_error(self.target, e));

@@ -213,15 +213,17 @@ impl Grid {
 /// The grid of a field of `shape` whose `geography` section is `geo`
 /// (see the module's documentation); None for a field the view gives no
 /// grid dimensions: no geography map, another grid of more than one
-/// dimension, or keys that do not describe the shape.
+/// dimension, or keys that do not describe the shape (Gaussian rows that
+/// do not fit included: a one-axis field then has the `values` dimension
+/// alone).
 pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
     let grid = grid_of(geo, shape)?;
     let dims = grid.dims();
-    let within = grid
-        .coordinate_values()
-        .is_some_and(|n| n <= MAX_GRID_COORDINATE_VALUES);
+    if coordinate_cost(&grid) == 0 {
+        let coords = Vec::new();
+        return Some(GridCoordinates { dims, coords });
+    }
     let coords = match grid {
-        _ if !within => None,
         Grid::Regular {
             rows,
             lon_first,
@@ -245,14 +247,40 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
         } => rows
             .values()
             .map(|lat| rotated_coordinates(&lat, &columns.values(), pole)),
-        Grid::Values => None,
+        Grid::Values => Some(Vec::new()),
     };
-    let coords = coords.unwrap_or_default();
-    Some(GridCoordinates { dims, coords })
+    match coords {
+        Some(coords) => Some(GridCoordinates { dims, coords }),
+        None => unstructured(geo, shape).then(|| GridCoordinates {
+            dims: vec![VALUES],
+            coords: Vec::new(),
+        }),
+    }
+}
+
+/// How many coordinate values [`grid_coordinates`] builds for a field:
+/// none for a field without a grid, for `values` alone, or beyond
+/// [`MAX_GRID_COORDINATE_VALUES`] (found without building anything).
+pub(super) fn grid_coordinate_cost(geo: &Value, shape: &[u64]) -> u64 {
+    grid_of(geo, shape).map_or(0, |g| coordinate_cost(&g))
+}
+
+fn coordinate_cost(grid: &Grid) -> u64 {
+    grid.coordinate_values()
+        .filter(|&n| n <= MAX_GRID_COORDINATE_VALUES)
+        .unwrap_or(0)
+}
+
+/// Whether a field with no grid the view knows still has the `values`
+/// dimension of cfgrib's unstructured grids: one axis and a geography.
+fn unstructured(geo: &Value, shape: &[u64]) -> bool {
+    shape.len() == 1 && geo.as_map().is_some_and(|m| !m.is_empty())
 }
 
 /// The dimension names [`grid_coordinates`] gives, without building the
-/// coordinates (cheap for a grid of millions of points).
+/// coordinates (cheap for a grid of millions of points) and so without
+/// computing a Gaussian grid's rows: a Gaussian grid whose rows do not fit
+/// is named by its grid here, where [`grid_coordinates`] finds no grid.
 pub fn grid_dims(geo: &Value, shape: &[u64]) -> Option<Vec<&'static str>> {
     grid_of(geo, shape).map(|g| g.dims())
 }
@@ -274,8 +302,7 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
         Some("rotated_gg") => rotated_gg(&g, shape),
         _ => None,
     };
-    let unstructured = shape.len() == 1 && geo.as_map().is_some_and(|m| !m.is_empty());
-    grid.or_else(|| unstructured.then_some(Grid::Values))
+    grid.or_else(|| unstructured(geo, shape).then_some(Grid::Values))
 }
 
 /// `key` as a count: a non-negative integer.
@@ -727,14 +754,11 @@ mod tests {
         assert_eq!(g.coords[1].values, [10.0, 20.0]);
         assert!(!g.coords[0].attrs.iter().any(|a| a.0 == "stored_direction"));
         // Nine rows from row 10 northward end at row 2, not at the last
-        // latitude: the grid's dimensions (decided without computing a
-        // latitude) and no coordinates.
+        // latitude: no grid; the dimension names alone, decided without
+        // computing a latitude, are the grid's.
         let nine = rows(9);
-        let dims_only = GridCoordinates {
-            dims: vec!["latitude", "longitude"],
-            coords: Vec::new(),
-        };
-        assert_eq!(grid_coordinates(&nine, &[9, 2]), Some(dims_only));
+        assert_eq!(grid_coordinates(&nine, &[9, 2]), None);
+        assert_eq!(grid_coordinate_cost(&nine, &[9, 2]), 9 + 2);
         assert_eq!(
             grid_dims(&nine, &[9, 2]),
             Some(vec!["latitude", "longitude"])
@@ -975,8 +999,8 @@ mod tests {
                 dims_only(&["latitude", "longitude"])
             );
         }
-        // A rotated grid whose two 2-d coordinates would hold one value
-        // more than the budget, and one of a few points.
+        // A rotated grid whose two 2-d coordinates would hold just over
+        // the budget (2,048 values more), and one of a few points.
         let rows = MAX_GRID_COORDINATE_VALUES / 2 / 1024 + 1;
         let (rotated_rows, ni) = (
             rotated(&[("Nj", Value::Uint(rows)), ("Ni", Value::Uint(1024))]),

@@ -32,4 +32,4 @@ pub use object::{
     stack_order, variable_name, ObjectView, GLOBAL_GRIB_ATTRS, GRIB_ATTRS, GRIB_CONVENTIONS,
     SCALAR_COORDINATE_KEYS, STACK_ORDER,
 };
-pub use taken::TakenGrids;
+pub use taken::{TakenGrids, MAX_DATASET_COORDINATE_VALUES};

@@ -1,19 +1,32 @@
 //! Which grid of a dataset names its dimensions: the coordinates of a
 //! grid (`latitude`, `longitude`, `values`) go to the first grid holding
-//! them; a later field whose grid would give the same names other values,
-//! or lay them over other dimensions, keeps `<name>_dim_<i>`. Kerchunk
-//! references (`tgm refs`) and the Python xarray backend both decide
-//! through [`TakenGrids`], so they agree (`spec/kerchunk.md` §2.1).
+//! them; a later field whose grid would give the same names other values
+//! or other lengths, or lay them over other dimensions, keeps
+//! `<name>_dim_<i>`. Kerchunk references (`tgm refs`) and the Python
+//! xarray backend both decide through [`TakenGrids`], so they agree
+//! (`spec/kerchunk.md` §2.1). What a dataset's grids may build together
+//! is bounded ([`MAX_DATASET_COORDINATE_VALUES`]): a file can name a new
+//! grid in every object.
 
 use std::collections::BTreeMap;
 
-use super::grid::{grid_coordinates, GridCoordinate, GridCoordinates};
+use super::grid::{grid_coordinate_cost, grid_coordinates, GridCoordinate, GridCoordinates};
 use crate::cbor::Value;
 
+/// The most coordinate values the grids of one dataset build together:
+/// 2^28 (2 GiB of `f64` over its life, each grid's freed unless taken).
+/// A field whose grid would pass it keeps `<name>_dim_<i>`.
+pub const MAX_DATASET_COORDINATE_VALUES: u64 = 1 << 28;
+
 /// The grid coordinates taken by a dataset's fields so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TakenGrids {
     taken: BTreeMap<&'static str, GridCoordinate>,
+    /// The length of each dimension a grid named.
+    lengths: BTreeMap<&'static str, u64>,
+    /// Coordinate values built so far, and the most that may be.
+    built: u64,
+    budget: u64,
     /// The last field's geography, shape and answer: the fields of an
     /// archive mostly share one grid, whose coordinates are then built
     /// once.
@@ -28,6 +41,18 @@ struct LastField {
     dims: Option<Vec<&'static str>>,
 }
 
+impl Default for TakenGrids {
+    fn default() -> Self {
+        TakenGrids {
+            taken: BTreeMap::new(),
+            lengths: BTreeMap::new(),
+            built: 0,
+            budget: MAX_DATASET_COORDINATE_VALUES,
+            last: None,
+        }
+    }
+}
+
 impl TakenGrids {
     /// An empty dataset's.
     pub fn new() -> Self {
@@ -36,17 +61,26 @@ impl TakenGrids {
 
     /// The dimension names a field of `shape` with geography `geo` takes
     /// from its grid, taking the grid's coordinates; None when it has no
-    /// grid, or when one of its coordinates is already taken over another
-    /// dimension or with other values (nothing is taken then).
+    /// grid, when one of its dimensions is already named with another
+    /// length or one of its coordinates is already taken over another
+    /// dimension or with other values (nothing is taken then), or when
+    /// building its coordinates would pass the dataset's budget.
     pub fn dims(&mut self, geo: &Value, shape: &[u64]) -> Option<Vec<&'static str>> {
         if let Some(last) = &self.last {
             if last.geo == *geo && last.shape == shape {
                 return last.dims.clone();
             }
         }
-        let dims = grid_coordinates(geo, shape)
-            .filter(|g| self.take(g))
-            .map(|g| g.dims);
+        let cost = grid_coordinate_cost(geo, shape);
+        let dims = match self.built.checked_add(cost) {
+            Some(b) if b <= self.budget => {
+                self.built = b;
+                grid_coordinates(geo, shape)
+                    .filter(|g| self.take(g, shape))
+                    .map(|g| g.dims)
+            }
+            _ => None,
+        };
         self.last = Some(LastField {
             geo: geo.clone(),
             shape: shape.to_vec(),
@@ -55,14 +89,22 @@ impl TakenGrids {
         dims
     }
 
-    fn take(&mut self, g: &GridCoordinates) -> bool {
+    /// Takes the names of `g`, the grid of a field of `shape` (its
+    /// dimensions are the shape's last axes), unless they clash.
+    fn take(&mut self, g: &GridCoordinates, shape: &[u64]) -> bool {
+        let lengths = g.dims.iter().rev().zip(shape.iter().rev());
+        let other_length =
+            |(d, n): (&&'static str, &u64)| self.lengths.get(*d).is_some_and(|taken| taken != n);
         let clashes = |c: &GridCoordinate| {
             self.taken
                 .get(c.name)
                 .is_some_and(|h| h.dims != c.dims || h.values != c.values)
         };
-        if g.coords.iter().any(clashes) {
+        if lengths.clone().any(other_length) || g.coords.iter().any(clashes) {
             return false;
+        }
+        for (d, n) in lengths {
+            self.lengths.insert(d, *n);
         }
         for c in &g.coords {
             self.taken.entry(c.name).or_insert_with(|| c.clone());
@@ -113,5 +155,76 @@ mod tests {
         assert_eq!(lat.values, [80.0, 70.0, 60.0]);
         // No geography the view knows: no grid.
         assert_eq!(TakenGrids::new().dims(&Value::Uint(1), &[3]), None);
+    }
+
+    #[test]
+    fn a_grid_without_coordinates_takes_its_names_only_at_their_lengths() {
+        // Points the view only names the dimension of: `values` of 12,
+        // then a reduced grid's `values` of 13 keeps names of its own.
+        let mut t = TakenGrids::new();
+        let unstructured = Value::text_map(vec![("gridType", Value::from("sh"))]);
+        assert_eq!(t.dims(&unstructured, &[12]), Some(vec!["values"]));
+        assert_eq!(t.dims(&unstructured, &[13]), None);
+        assert_eq!(t.dims(&unstructured, &[12]), Some(vec!["values"]));
+        // A claimed regular grid beyond the field budget names its
+        // dimensions without coordinates; a real one of other lengths
+        // does not share them.
+        let huge = regular(80.0, 3);
+        let mut t = TakenGrids::new();
+        assert_eq!(
+            t.dims(&huge_shape(&huge), &[1 << 40, 4]),
+            Some(vec!["latitude", "longitude"])
+        );
+        assert_eq!(t.dims(&regular(80.0, 3), &[3, 4]), None);
+        assert_eq!(t.coordinates().count(), 0);
+    }
+
+    /// `geo` claiming 2^40 rows.
+    fn huge_shape(geo: &Value) -> Value {
+        let Value::Map(mut entries) = geo.clone() else {
+            unreachable!("a map")
+        };
+        for (k, v) in &mut entries {
+            if k.as_text() == Some("Nj") {
+                *v = Value::Uint(1 << 40);
+            }
+        }
+        Value::Map(entries)
+    }
+
+    #[test]
+    fn the_grids_of_a_dataset_build_within_one_budget() {
+        // Rotated grids of 2^4 × 2^4 points, each a new grid: two
+        // coordinates of 2^8 values, 2^9 a grid, so eight fit a budget
+        // of 2^12.
+        let rotated = |lat: f64| {
+            Value::text_map(vec![
+                ("gridType", Value::from("rotated_ll")),
+                ("Ni", Value::Uint(1 << 4)),
+                ("Nj", Value::Uint(1 << 4)),
+                ("latitudeOfFirstGridPointInDegrees", Value::Float(lat)),
+                ("latitudeOfLastGridPointInDegrees", Value::Float(lat - 40.0)),
+                ("longitudeOfFirstGridPointInDegrees", Value::Float(0.0)),
+                ("longitudeOfLastGridPointInDegrees", Value::Float(40.0)),
+                ("latitudeOfSouthernPoleInDegrees", Value::Float(-40.0)),
+                ("longitudeOfSouthernPoleInDegrees", Value::Float(10.0)),
+            ])
+        };
+        let shape = [1 << 4, 1 << 4];
+        assert_eq!(grid_coordinate_cost(&rotated(50.0), &shape), 1 << 9);
+        let mut t = TakenGrids {
+            budget: 1 << 12,
+            ..TakenGrids::new()
+        };
+        let named: Vec<bool> = (0..9)
+            .map(|i| t.dims(&rotated(50.0 - i as f64), &shape).is_some())
+            .collect();
+        // The first takes the names, the next seven clash with it (their
+        // points differ), and the ninth is not built at all.
+        assert_eq!(
+            named,
+            [true, false, false, false, false, false, false, false, false]
+        );
+        assert_eq!(t.built, 1 << 12);
     }
 }

@@ -52,8 +52,14 @@ impl DicomStream {
                 continue;
             }
             // Grown by what arrives, never by what the descriptor claims
-            // one file holds (an RT Dose file is the whole object).
+            // one file holds (an RT Dose file is the whole object): at
+            // least doubling, never past the file.
             let take = (size - self.pending.len()).min(piece.len());
+            if self.pending.capacity() - self.pending.len() < take {
+                let grow = take.max(self.pending.capacity());
+                self.pending
+                    .reserve_exact(grow.min(size - self.pending.len()));
+            }
             self.pending.extend_from_slice(&piece[..take]);
             piece = &piece[take..];
             if self.pending.len() == size {

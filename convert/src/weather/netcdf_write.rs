@@ -363,26 +363,25 @@ pub fn chunk_shape(dims: &[(usize, bool)], width: usize) -> Vec<usize> {
     c
 }
 
-/// Refuses a recorded chunk shape no source variable of these dimensions
-/// (`(length, unlimited)`, elements of `width` bytes) could have had: one
-/// of more bytes than both the variable and [`MAX_CHUNK_BYTES`]. HDF5
-/// allocates a whole chunk to write one element, so a chunk a file only
-/// claims must not reach it.
-fn check_recorded_chunks(
-    chunks: &[usize],
-    dims: &[(usize, bool)],
-    width: usize,
-) -> Result<(), String> {
+/// The recorded chunk shape of a variable of these dimensions
+/// (`(length, unlimited)`, elements of `width` bytes), as the source had
+/// it unless it holds more bytes than both the variable and
+/// [`MAX_CHUNK_BYTES`]: then each length is cut to its dimension's. A
+/// subset of a source's records can be smaller than the source's chunk,
+/// and an archive can claim any chunk, while HDF5 allocates a whole chunk
+/// to write one element.
+fn recorded_chunks(chunks: &[usize], dims: &[(usize, bool)], width: usize) -> Vec<usize> {
     let bytes = |n: &mut dyn Iterator<Item = usize>| n.fold(width.max(1), usize::saturating_mul);
     let chunk = bytes(&mut chunks.iter().copied());
     let variable = bytes(&mut dims.iter().map(|&(len, _)| len.max(1)));
-    if chunk > variable.max(MAX_CHUNK_BYTES) {
-        return Err(format!(
-            "netcdf.chunks {chunks:?} hold {chunk} bytes, more than the variable's {variable} \
-             and the {MAX_CHUNK_BYTES}-byte default chunk"
-        ));
+    if chunk <= variable.max(MAX_CHUNK_BYTES) {
+        return chunks.to_vec();
     }
-    Ok(())
+    chunks
+        .iter()
+        .zip(dims)
+        .map(|(&c, &(len, _))| c.min(len.max(1)))
+        .collect()
 }
 
 /// Writes every object of `messages` into a new NetCDF-4 file at `out`,
@@ -542,11 +541,7 @@ pub fn write_netcdf(messages: &[DecodedMessage], out: &Path) -> Result<(), Netcd
                 })
                 .collect();
             let chunks = match &v.storage.chunks {
-                Some(recorded) => {
-                    check_recorded_chunks(recorded, &lens, v.ty.raw_size())
-                        .map_err(|e| invalid(format!("variable {}: {e}", v.name)))?;
-                    recorded.clone()
-                }
+                Some(recorded) => recorded_chunks(recorded, &lens, v.ty.raw_size()),
                 None => chunk_shape(&lens, v.ty.raw_size()),
             };
             let (level, shuffle) = v.storage.deflate.unwrap_or((DEFLATE_LEVEL, true));
@@ -950,17 +945,18 @@ mod tests {
     }
 
     #[test]
-    fn a_recorded_chunk_larger_than_its_variable_and_the_default_is_refused() {
+    fn a_recorded_chunk_larger_than_its_variable_and_the_default_is_cut_to_it() {
         let dims = [(1usize, true), (721, false), (1440, false)];
         // A source's chunks: within the variable, or a record chunk of the
         // default size along an unlimited dimension of one record.
-        assert!(check_recorded_chunks(&[1, 721, 1440], &dims, 4).is_ok());
-        assert!(
-            check_recorded_chunks(&[1024, 1, 1], &[(3, true), (1, false), (1, false)], 8).is_ok()
-        );
-        // A chunk the file only claims.
-        let e = check_recorded_chunks(&[1 << 20, 1 << 20, 1 << 20], &dims, 4).unwrap_err();
-        assert!(e.contains("more than the variable's 4152960"), "{e}");
-        assert!(check_recorded_chunks(&[usize::MAX, 2, 2], &dims, 8).is_err());
+        assert_eq!(recorded_chunks(&[1, 721, 1440], &dims, 4), [1, 721, 1440]);
+        let records = [(3, true), (1, false), (1, false)];
+        assert_eq!(recorded_chunks(&[1024, 1, 1], &records, 8), [1024, 1, 1]);
+        // One record of a source chunked 8 records deep (33 MB), and a
+        // chunk the archive only claims: cut to the variable.
+        assert_eq!(recorded_chunks(&[8, 721, 1440], &dims, 4), [1, 721, 1440]);
+        let claimed = [1 << 20, 1 << 20, 1 << 20];
+        assert_eq!(recorded_chunks(&claimed, &dims, 4), [1, 721, 1440]);
+        assert_eq!(recorded_chunks(&[usize::MAX, 2, 2], &dims, 8), [1, 2, 2]);
     }
 }

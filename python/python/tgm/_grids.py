@@ -4,9 +4,10 @@ core's dataset view gives them (``tgm::view``, through
 MARS view); a dataset's fields share their grids through
 ``_native.ViewGrids``, as in ``tgm refs``: ``latitude``/``longitude`` dimension coordinates of
 ``regular_ll`` and ``regular_gg`` fields, a ``values`` dimension with
-``latitude(values)``/``longitude(values)`` for global ``reduced_gg``
-fields, ``y`` and ``x`` dimensions with 2-D ``latitude(y, x)``/``longitude(y, x)``
-for ``rotated_ll`` fields (unrotated as ecCodes unrotates them), the
+``latitude(values)``/``longitude(values)`` for global ``reduced_gg`` and
+``reduced_rotated_gg`` fields, ``y`` and ``x`` dimensions with 2-D
+``latitude(y, x)``/``longitude(y, x)`` for ``rotated_ll`` and ``rotated_gg``
+fields (each rotated point unrotated as ecCodes unrotates them), the
 ``values`` dimension alone for other 1-D fields with a geography. Gaussian latitudes are ecCodes' ``distinctLatitudes`` (what
 cfgrib shows) to the bit.
 """

@@ -416,7 +416,7 @@ def _build(f, records, global_attrs, drop_variables=None, stack_keys=None, decod
     shared = _scalar_coords(variables, coords, scalars)
     out = {k: _coordinate(k, (k,), values) for k, values in coords.items()}
     out.update({k: _coordinate(k, (), v) for k, v in shared.items()})
-    valid = _valid_time(out, sum(len(m) for m in groups.values()))
+    valid = _valid_time(out, sum(len(m) for name, m in groups.items() if name not in drop))
     if valid is not None:
         out["valid_time"] = valid
     # A variable of the file (a dataset written back by tgm.to_tgm) wins
