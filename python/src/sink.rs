@@ -52,85 +52,76 @@ impl NativeSink {
     feature = "nifti",
     feature = "dicom"
 ))]
-impl NativeSink {
-    /// Runs `convert` with the open output as the writer it writes its
-    /// encoded messages into, one at a time, as it makes them. A write that
-    /// fails is what is returned, as the sink reports it (its kind, naming
-    /// the target), whatever `convert` made of it; otherwise `convert`'s
-    /// result.
-    pub(crate) fn write_with<T>(
-        &self,
-        convert: impl FnOnce(&mut dyn Write) -> T,
-    ) -> tgm::Result<T> {
-        self.with(|out| {
-            let mut watched = FirstFailure {
-                out,
-                target: &self.target,
-                failure: None,
-            };
-            let result = convert(&mut watched);
-            match watched.failure {
-                Some(e) => Err(e),
-                None => Ok(result),
+mod streaming {
+    use std::io::Write;
+
+    use tgm::file::write_error;
+    use tgm::Error;
+
+    use super::{NativeSink, Out};
+
+    impl NativeSink {
+        /// Runs `convert` with the open output as the writer it writes its
+        /// encoded messages into, one at a time, as it makes them. A write that
+        /// fails is what is returned, as the sink reports it (its kind, naming
+        /// the target), whatever `convert` made of it; otherwise `convert`'s
+        /// result.
+        pub(crate) fn write_with<T>(
+            &self,
+            convert: impl FnOnce(&mut dyn Write) -> T,
+        ) -> tgm::Result<T> {
+            self.with(|out| {
+                let mut watched = FirstFailure {
+                    out,
+                    target: &self.target,
+                    failure: None,
+                };
+                let result = convert(&mut watched);
+                match watched.failure {
+                    Some(e) => Err(e),
+                    None => Ok(result),
+                }
+            })
+        }
+
+        /// The path or URL written, for errors.
+        #[cfg(feature = "netcdf")]
+        pub(crate) fn target_name(&self) -> &str {
+            &self.target
+        }
+    }
+
+    /// A writer that keeps the first failure of the one it wraps as the
+    /// library's error naming the target, and hands the writer's caller an
+    /// error of the same kind and text.
+    struct FirstFailure<'a> {
+        out: &'a mut Out,
+        target: &'a str,
+        failure: Option<Error>,
+    }
+
+    impl FirstFailure<'_> {
+        fn keep(&mut self, e: std::io::Error) -> std::io::Error {
+            // An interrupted write is retried by its caller, not a failure.
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                return e;
             }
-        })
-    }
-
-    /// The path or URL written, for errors.
-    #[cfg(feature = "netcdf")]
-    pub(crate) fn target_name(&self) -> &str {
-        &self.target
-    }
-}
-
-/// A writer that keeps the first failure of the one it wraps as the
-/// library's error naming the target, and hands the writer's caller an
-/// error of the same kind and text.
-#[cfg(any(
-    feature = "grib",
-    feature = "netcdf",
-    feature = "nifti",
-    feature = "dicom"
-))]
-struct FirstFailure<'a> {
-    out: &'a mut Out,
-    target: &'a str,
-    failure: Option<Error>,
-}
-
-#[cfg(any(
-    feature = "grib",
-    feature = "netcdf",
-    feature = "nifti",
-    feature = "dicom"
-))]
-impl FirstFailure<'_> {
-    fn keep(&mut self, e: std::io::Error) -> std::io::Error {
-        // An interrupted write is retried by its caller, not a failure.
-        if e.kind() == std::io::ErrorKind::Interrupted {
-            return e;
+            let passed_on = std::io::Error::new(e.kind(), e.to_string());
+            if self.failure.is_none() {
+                self.failure = Some(write_error(self.target, e));
+            }
+            passed_on
         }
-        let passed_on = std::io::Error::new(e.kind(), e.to_string());
-        if self.failure.is_none() {
-            self.failure = Some(write_error(self.target, e));
+    }
+
+    impl Write for FirstFailure<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.out.write(buf).map_err(|e| self.keep(e))
         }
-        passed_on
-    }
-}
 
-#[cfg(any(
-    feature = "grib",
-    feature = "netcdf",
-    feature = "nifti",
-    feature = "dicom"
-))]
-impl Write for FirstFailure<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.out.write(buf).map_err(|e| self.keep(e))
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush().map_err(|e| self.keep(e))
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.out.flush().map_err(|e| self.keep(e))
+        }
     }
 }
 
