@@ -350,6 +350,13 @@ fn compute_gaussian_latitudes(n: usize) -> Option<Vec<f64>> {
     Some(north.iter().copied().chain(south).collect())
 }
 
+/// Whether [`gaussian_rows`] can give `rows` rows of the Gaussian grid
+/// `n`: 1 ≤ N ≤ [`MAX_GAUSSIAN_N`] and 1 ≤ `rows` ≤ 2N, decided without
+/// computing a latitude.
+pub fn gaussian_rows_possible(n: u64, rows: usize) -> bool {
+    (1..=MAX_GAUSSIAN_N).contains(&n) && (1..=2 * n).contains(&(rows as u64))
+}
+
 /// The latitudes of `rows` consecutive rows of the Gaussian grid `n` as a
 /// field's geography places them (`spec/kerchunk.md` §2.1): from the
 /// latitude of N nearest `first` (the northern one of two as near),
@@ -361,14 +368,11 @@ fn compute_gaussian_latitudes(n: usize) -> Option<Vec<f64>> {
 /// small sub-area of a fine grid costs O(rows · N), not the whole grid's
 /// O(N²): a hostile archive naming a new N per object stays cheap.
 pub fn gaussian_rows(n: u64, first: f64, last: f64, rows: usize) -> Option<Vec<f64>> {
-    if n == 0 || n > MAX_GAUSSIAN_N {
+    if !gaussian_rows_possible(n, rows) {
         return None;
     }
     let roots = GaussianRoots::new(n as usize);
     let total = roots.nlat;
-    if rows == 0 || rows > total {
-        return None;
-    }
     // At half the grid's rows or more, the whole (cached) grid costs no
     // more than computing them one by one.
     let whole = (rows as u64 * 2 >= n)

@@ -217,9 +217,27 @@ impl Grid {
 /// do not fit included: a one-axis field then has the `values` dimension
 /// alone).
 pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
+    grid_coordinates_affordable(geo, shape, |_| true)
+}
+
+/// [`grid_coordinates`], built only when `afford(cost)` allows the
+/// coordinate values they hold ([`Grid::coordinate_values`], 0 for a grid
+/// whose coordinates are not built: `values` alone, or beyond
+/// [`MAX_GRID_COORDINATE_VALUES`]); None when it does not. The grid is
+/// read from the keys once.
+pub(super) fn grid_coordinates_affordable(
+    geo: &Value,
+    shape: &[u64],
+    afford: impl FnOnce(u64) -> bool,
+) -> Option<GridCoordinates> {
     let grid = grid_of(geo, shape)?;
+    let values = grid.coordinate_values();
+    let within = values.is_some_and(|n| n <= MAX_GRID_COORDINATE_VALUES);
+    if !afford(values.filter(|_| within).unwrap_or(0)) {
+        return None;
+    }
     let dims = grid.dims();
-    if coordinate_cost(&grid) == 0 {
+    if !within {
         let coords = Vec::new();
         return Some(GridCoordinates { dims, coords });
     }
@@ -256,19 +274,6 @@ pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {
             coords: Vec::new(),
         }),
     }
-}
-
-/// How many coordinate values [`grid_coordinates`] builds for a field:
-/// none for a field without a grid, for `values` alone, or beyond
-/// [`MAX_GRID_COORDINATE_VALUES`] (found without building anything).
-pub(super) fn grid_coordinate_cost(geo: &Value, shape: &[u64]) -> u64 {
-    grid_of(geo, shape).map_or(0, |g| coordinate_cost(&g))
-}
-
-fn coordinate_cost(grid: &Grid) -> u64 {
-    grid.coordinate_values()
-        .filter(|&n| n <= MAX_GRID_COORDINATE_VALUES)
-        .unwrap_or(0)
 }
 
 /// Whether a field with no grid the view knows still has the `values`
@@ -368,10 +373,7 @@ fn gaussian_rows(g: &Geography<'_>, nj: usize) -> Option<Rows> {
     let first = g.number("latitudeOfFirstGridPointInDegrees")?;
     let last = g.number("latitudeOfLastGridPointInDegrees")?;
     let n = count(g, "N")?;
-    let fits = (1..=geography::MAX_GAUSSIAN_N).contains(&n)
-        && (1..=2 * n).contains(&(nj as u64))
-        && first.is_finite()
-        && last.is_finite();
+    let fits = geography::gaussian_rows_possible(n, nj) && first.is_finite() && last.is_finite();
     fits.then_some(Rows::Gaussian {
         n,
         first,
@@ -758,7 +760,9 @@ mod tests {
         // computing a latitude, are the grid's.
         let nine = rows(9);
         assert_eq!(grid_coordinates(&nine, &[9, 2]), None);
-        assert_eq!(grid_coordinate_cost(&nine, &[9, 2]), 9 + 2);
+        let mut cost = None;
+        let built = grid_coordinates_affordable(&nine, &[9, 2], |c| cost.replace(c).is_none());
+        assert_eq!((built, cost), (None, Some(9 + 2)));
         assert_eq!(
             grid_dims(&nine, &[9, 2]),
             Some(vec!["latitude", "longitude"])

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::grid::{grid_coordinate_cost, grid_coordinates, GridCoordinate, GridCoordinates};
+use super::grid::{grid_coordinates_affordable, GridCoordinate, GridCoordinates};
 use crate::cbor::Value;
 
 /// The most coordinate values the grids of one dataset build together:
@@ -71,16 +71,17 @@ impl TakenGrids {
                 return last.dims.clone();
             }
         }
-        let cost = grid_coordinate_cost(geo, shape);
-        let dims = match self.built.checked_add(cost) {
-            Some(b) if b <= self.budget => {
-                self.built = b;
-                grid_coordinates(geo, shape)
-                    .filter(|g| self.take(g, shape))
-                    .map(|g| g.dims)
+        let (built, budget) = (&mut self.built, self.budget);
+        let afford = |cost: u64| match built.checked_add(cost) {
+            Some(b) if b <= budget => {
+                *built = b;
+                true
             }
-            _ => None,
+            _ => false,
         };
+        let dims = grid_coordinates_affordable(geo, shape, afford)
+            .filter(|g| self.take(g, shape))
+            .map(|g| g.dims);
         self.last = Some(LastField {
             geo: geo.clone(),
             shape: shape.to_vec(),
@@ -211,7 +212,12 @@ mod tests {
             ])
         };
         let shape = [1 << 4, 1 << 4];
-        assert_eq!(grid_coordinate_cost(&rotated(50.0), &shape), 1 << 9);
+        let mut cost = 0;
+        grid_coordinates_affordable(&rotated(50.0), &shape, |c| {
+            cost = c;
+            false
+        });
+        assert_eq!(cost, 1 << 9);
         let mut t = TakenGrids {
             budget: 1 << 12,
             ..TakenGrids::new()
