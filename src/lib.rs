@@ -100,9 +100,9 @@
 //!   [`PipelineBuilder`] (asking for one).
 //! - Checks: [`validate()`], [`Limits`] (every size an input may claim),
 //!   [`Error`] with an [`ErrorKind`].
-//! - Beside the format: [`tensor`] (typed views, DLPack), [`stats`],
-//!   [`npy`], [`kerchunk`], [`doctor`]; [`view`] (the dataset view of
-//!   objects: variables, stacking keys, attributes, grids).
+//! - Beside the format: [`tensor`] (typed views, DLPack), `stats` and
+//!   `npy` (cargo features), [`kerchunk`], [`doctor`]; [`view`] (the dataset
+//!   view of objects: variables, stacking keys, attributes, grids).
 //!
 //! `spec/api.md` lists the public items and what stays stable; the
 //! book's library guide (docs/src/guide/rust.md) has longer examples.
@@ -128,11 +128,13 @@ pub mod hash;
 pub mod kerchunk;
 pub mod limits;
 pub mod metadata;
+#[cfg(feature = "npy")]
 pub mod npy;
 pub mod pipeline;
 pub mod pipeline_spec;
 #[cfg(feature = "remote")]
 pub mod remote;
+#[cfg(feature = "stats")]
 pub mod stats;
 pub mod stream;
 mod stream_store;
@@ -176,7 +178,12 @@ pub mod __fuzz {
     pub use crate::wire::layout::parse_layout;
     pub use crate::wire::scan::{scan_backward, scan_with, Scanner};
 
+    /// Decoding one payload into a caller's buffer (`spec/pipeline.md`
+    /// §6.3), which the object-level reads build on.
+    pub use crate::pipeline::run::decode::decode_into;
+
     /// Bytes per parallel run of `stats` (the tests straddle it).
+    #[cfg(feature = "stats")]
     pub const STATS_RUN: usize = crate::stats::RUN;
 
     /// The masks of an object, decoded: `(kind, packed bits)` per kind.

@@ -364,7 +364,7 @@ fn parallel_piecewise_szip_decode_matches_sequential() {
         let mut opts = PipelineDecodeOptions::default();
         opts.threads = threads;
         let mut into = vec![0u8; whole.len()];
-        tgm::pipeline::decode_into(&d, &payload, 0, &opts, &limits, &mut into).unwrap();
+        tgm::__fuzz::decode_into(&d, &payload, 0, &opts, &limits, &mut into).unwrap();
         assert!(into == whole, "decode_into, {threads} threads");
         let fresh = tgm::pipeline::decode(&d, &payload, 0, &opts, &limits).unwrap();
         assert!(fresh[..] == whole[..], "decode, {threads} threads");
@@ -381,7 +381,7 @@ fn parallel_piecewise_szip_decode_matches_sequential() {
         for (what, bad) in [("lying offsets", lying), ("offset past the stream", bad)] {
             let mut into = vec![0u8; whole.len()];
             let bd = with_offsets(&d, &bad);
-            tgm::pipeline::decode_into(&bd, &payload, 0, &opts, &limits, &mut into).unwrap();
+            tgm::__fuzz::decode_into(&bd, &payload, 0, &opts, &limits, &mut into).unwrap();
             assert!(into == whole, "{what}, {threads} threads");
         }
     }

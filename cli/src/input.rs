@@ -24,23 +24,42 @@ pub struct Archive {
     _spool: Option<crate::spool::Spooled>,
 }
 
-/// Where an archive's bytes come from: a local file (memory-mapped, read in
-/// place) or any other byte source, such as a remote object.
-enum Reader {
-    Local(TgmFile),
-    Source(CachedSource),
-}
-
-/// A located byte source keeping the last message it read, so that a
-/// command looking at one message several times (metadata, descriptors,
-/// stored sizes, then data) fetches it once.
-struct CachedSource {
+/// An archive's located messages over its bytes: a local file (memory-
+/// mapped, read in place) or any other byte source, such as a remote
+/// object. A source not in memory keeps the last message it read, so that
+/// a command looking at one message several times (metadata,
+/// descriptors, stored sizes, then data) fetches it once.
+struct Reader {
     file: TgmFile<Arc<dyn ByteSource>>,
     last: Mutex<Option<(usize, Bytes)>>,
 }
 
-impl CachedSource {
-    fn message_bytes(&self, i: usize) -> tgm::Result<Bytes> {
+impl Reader {
+    fn new(file: TgmFile<Arc<dyn ByteSource>>) -> Self {
+        Reader {
+            file,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Whether the bytes are in memory (a mapped local file): read in
+    /// place, never copied.
+    fn in_memory(&self) -> bool {
+        self.file.source().as_slice().is_some()
+    }
+
+    fn message_bytes(&self, i: usize) -> tgm::Result<Cow<'_, [u8]>> {
+        if self.in_memory() {
+            return self
+                .file
+                .message_bytes(i)
+                .map(tgm::file::MessageBytes::into_cow);
+        }
+        Ok(Cow::Owned(Vec::from(self.fetched(i)?)))
+    }
+
+    /// Message `i`'s bytes, read once from a source not in memory.
+    fn fetched(&self, i: usize) -> tgm::Result<Bytes> {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((j, b)) = last.as_ref() {
             if *j == i {
@@ -57,7 +76,10 @@ impl CachedSource {
         i: usize,
         f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
     ) -> tgm::Result<R> {
-        let bytes = self.message_bytes(i)?;
+        if self.in_memory() {
+            return self.file.with_message(i, f);
+        }
+        let bytes = self.fetched(i)?;
         let offset = self.file.spans()[i].offset;
         let m =
             Message::parse_with(&bytes, offset, &Limits::default()).map_err(|e| e.in_message(i))?;
@@ -151,45 +173,37 @@ pub fn finish_read(out: &mut impl std::io::Write, archives: &[Archive]) -> CliRe
     Ok(())
 }
 
-impl Reader {
-    fn size(&self) -> u64 {
-        match self {
-            Reader::Local(f) => f.size(),
-            Reader::Source(s) => s.file.size(),
-        }
+/// Locates the messages of `src`, the archive at `path`, from `cat` when
+/// given and still matching it (a stale catalogue is noted and the
+/// archive located without it).
+fn located(
+    path: &Path,
+    src: Arc<dyn ByteSource>,
+    cat: Option<&ArchiveCatalogue>,
+    limits: &Limits,
+) -> tgm::Result<TgmFile<Arc<dyn ByteSource>>> {
+    let Some(cat) = cat else {
+        return TgmFile::from_source(src, limits);
+    };
+    let (f, why) = TgmFile::from_source_catalogued(src, cat, limits)?;
+    if let Some(why) = why {
+        crate::catalogue_input::note_stale(path, &why);
     }
+    Ok(f)
+}
 
-    fn spans(&self) -> &[MessageSpan] {
-        match self {
-            Reader::Local(f) => f.spans(),
-            Reader::Source(s) => s.file.spans(),
-        }
-    }
-
-    fn torn_tail(&self) -> Option<&TornTail> {
-        match self {
-            Reader::Local(f) => f.torn_tail(),
-            Reader::Source(s) => s.file.torn_tail(),
-        }
-    }
-
-    fn message_bytes(&self, i: usize) -> tgm::Result<Cow<'_, [u8]>> {
-        match self {
-            Reader::Local(f) => f.message_bytes(i).map(tgm::file::MessageBytes::into_cow),
-            Reader::Source(s) => Ok(Cow::Owned(Vec::from(s.message_bytes(i)?))),
-        }
-    }
-
-    fn with_message<R>(
-        &self,
-        i: usize,
-        f: impl FnOnce(&Message<'_>) -> tgm::Result<R>,
-    ) -> tgm::Result<R> {
-        match self {
-            Reader::Local(file) => file.with_message(i, f),
-            Reader::Source(s) => s.with_message(i, f),
-        }
-    }
+/// [`located`] over the local file `path`, memory-mapped.
+fn local_file(
+    path: &Path,
+    cat: Option<&ArchiveCatalogue>,
+    limits: &Limits,
+) -> tgm::Result<TgmFile<Arc<dyn ByteSource>>> {
+    located(
+        path,
+        Arc::new(LocalFile::open(path, Backend::Mmap)?),
+        cat,
+        limits,
+    )
 }
 
 impl Archive {
@@ -213,16 +227,6 @@ impl Archive {
         lazy: bool,
     ) -> CliResult<Self> {
         let limits = Limits::default();
-        let open = |src| -> CliResult<TgmFile<Arc<dyn ByteSource>>> {
-            let Some(cat) = &cat else {
-                return TgmFile::from_source(src, &limits).at(path);
-            };
-            let (f, why) = TgmFile::from_source_catalogued(src, cat, &limits).at(path)?;
-            if let Some(why) = why {
-                crate::catalogue_input::note_stale(path, &why);
-            }
-            Ok(f)
-        };
         if let Some(url) = path.to_str().filter(|s| is_remote_url(s)) {
             // With the ETag recorded, nothing is fetched until an object is
             // read, and every read is pinned to it.
@@ -230,12 +234,8 @@ impl Archive {
                 Some(c) => crate::remote_input::open_listed(url, c, lazy)?,
                 None => crate::remote_input::open(url)?,
             };
-            let file = open(src)?;
             return Ok(Archive {
-                reader: Reader::Source(CachedSource {
-                    file,
-                    last: Mutex::new(None),
-                }),
+                reader: Reader::new(located(path, src, cat.as_ref(), &limits).at(path)?),
                 label: path.to_path_buf(),
                 _spool: None,
             });
@@ -243,7 +243,7 @@ impl Archive {
         if is_dash(path) {
             let spool = crate::spool::stdin_to_file(crate::spool::no_suffix)?;
             let label = Path::new(crate::spool::STDIN);
-            let file = TgmFile::open(spool.path()).map_err(|e| {
+            let file = local_file(spool.path(), None, &limits).map_err(|e| {
                 let text = e.to_string();
                 at_path(
                     label,
@@ -251,7 +251,7 @@ impl Archive {
                 )
             })?;
             return Ok(Archive {
-                reader: Reader::Local(file),
+                reader: Reader::new(file),
                 label: label.to_path_buf(),
                 _spool: Some(spool),
             });
@@ -271,19 +271,9 @@ impl Archive {
                 CliError::Failed(format!("{}: {s}", path.display()))
             }
         };
-        let file = match &cat {
-            None => TgmFile::open(path).map_err(named)?,
-            Some(cat) => {
-                let src = LocalFile::open(path, Backend::Mmap).map_err(named)?;
-                let (f, why) = TgmFile::from_source_catalogued(src, cat, &limits).map_err(named)?;
-                if let Some(why) = why {
-                    crate::catalogue_input::note_stale(path, &why);
-                }
-                f
-            }
-        };
+        let file = local_file(path, cat.as_ref(), &limits).map_err(named)?;
         Ok(Archive {
-            reader: Reader::Local(file),
+            reader: Reader::new(file),
             label: path.to_path_buf(),
             _spool: None,
         })
@@ -307,12 +297,7 @@ impl Archive {
     /// The catalogue of this archive kept apart from it, naming it as
     /// `location` (`spec/files.md` §9.5); the archive must be intact.
     pub fn catalogue_apart(&self, location: &str) -> CliResult<ArchiveCatalogue> {
-        let limits = Limits::default();
-        match &self.reader {
-            Reader::Local(f) => ArchiveCatalogue::of_file(f, location, &limits),
-            Reader::Source(s) => ArchiveCatalogue::of_file(&s.file, location, &limits),
-        }
-        .at(&self.label)
+        ArchiveCatalogue::of_file(&self.reader.file, location, &Limits::default()).at(&self.label)
     }
 
     /// Refuses an archive whose bytes form no message and are not a cut one.
@@ -347,10 +332,7 @@ impl Archive {
     /// Every byte range outside complete messages, in file order. See
     /// `spec/files.md` §2 (torn tails) and §6 (salvage).
     pub fn damage(&self) -> Vec<Damage> {
-        match &self.reader {
-            Reader::Local(f) => f.damage(),
-            Reader::Source(s) => s.file.damage(),
-        }
+        self.reader.file.damage()
     }
 
     /// One line naming the archive, the damage's offset and its kind.
@@ -387,11 +369,11 @@ impl Archive {
         feature = "grib",
         feature = "netcdf"
     ))]
-    pub fn into_local(self) -> CliResult<TgmFile> {
-        match self.reader {
-            Reader::Local(f) => Ok(f),
-            Reader::Source(_) => Err(self.remote_refused()),
+    pub fn into_local(self) -> CliResult<TgmFile<Arc<dyn ByteSource>>> {
+        if !self.reader.in_memory() {
+            return Err(self.remote_refused());
         }
+        Ok(self.reader.file)
     }
 
     /// The error of a command reading local files only, given a URL.
@@ -416,7 +398,7 @@ impl Archive {
         feature = "grib",
         feature = "netcdf"
     ))]
-    pub fn open_local(path: &Path) -> CliResult<TgmFile> {
+    pub fn open_local(path: &Path) -> CliResult<TgmFile<Arc<dyn ByteSource>>> {
         Self::open(path)?.into_local()
     }
 
@@ -425,10 +407,10 @@ impl Archive {
     #[cfg(any(feature = "grib", feature = "netcdf"))]
     pub fn open_local_archive(path: &Path) -> CliResult<Self> {
         let a = Self::open(path)?;
-        match a.reader {
-            Reader::Local(_) => Ok(a),
-            Reader::Source(_) => Err(a.remote_refused()),
+        if !a.reader.in_memory() {
+            return Err(a.remote_refused());
         }
+        Ok(a)
     }
 
     /// The name used in messages.
@@ -438,22 +420,22 @@ impl Archive {
 
     /// Size in bytes of the file or object.
     pub fn size(&self) -> u64 {
-        self.reader.size()
+        self.reader.file.size()
     }
 
     /// Where each complete message lies.
     pub fn spans(&self) -> &[MessageSpan] {
-        self.reader.spans()
+        self.reader.file.spans()
     }
 
     /// Trailing bytes that form no complete message.
     pub fn torn_tail(&self) -> Option<&TornTail> {
-        self.reader.torn_tail()
+        self.reader.file.torn_tail()
     }
 
     /// Number of complete messages.
     pub fn len(&self) -> usize {
-        self.reader.spans().len()
+        self.reader.file.num_messages()
     }
 
     /// Runs `f` on message `i`, parsed at its offset in the archive (so
@@ -473,11 +455,12 @@ impl Archive {
 
     /// Metadata and descriptors of message `i`, without decoding payloads.
     pub fn header(&self, i: usize) -> CliResult<(GlobalMetadata, Vec<ObjectDescriptor>)> {
-        if let Reader::Source(s) = &self.reader {
+        let file = &self.reader.file;
+        if !self.reader.in_memory() {
             // Header frame and frame envelopes only, never the payloads.
-            let meta = s.file.metadata(i, &DecodeOptions::default());
+            let meta = file.metadata(i, &DecodeOptions::default());
             return meta
-                .and_then(|m| Ok((m, s.file.descriptors(i)?)))
+                .and_then(|m| Ok((m, file.descriptors(i)?)))
                 .at(&self.label);
         }
         self.reader
@@ -493,8 +476,8 @@ impl Archive {
 
     /// Stored payload bytes per object of message `i`.
     pub fn stored_sizes(&self, i: usize) -> CliResult<Vec<u64>> {
-        if let Reader::Source(s) = &self.reader {
-            return s.file.stored_sizes(i).at(&self.label);
+        if !self.reader.in_memory() {
+            return self.reader.file.stored_sizes(i).at(&self.label);
         }
         self.reader
             .with_message(i, |m| {
@@ -673,18 +656,10 @@ impl Archive {
 /// (`spec/files.md` §8), catalogue messages included (§9.1).
 impl tgm::validate::ValidateSource for Archive {
     fn messages(&self, l: &Limits) -> (u64, Cow<'_, [MessageSpan]>, Option<TornTail>) {
-        use tgm::validate::ValidateSource;
-        match &self.reader {
-            Reader::Local(f) => ValidateSource::messages(f, l),
-            Reader::Source(s) => ValidateSource::messages(&s.file, l),
-        }
+        tgm::validate::ValidateSource::messages(&self.reader.file, l)
     }
 
     fn message_bytes(&self, i: usize, span: MessageSpan) -> tgm::Result<Cow<'_, [u8]>> {
-        use tgm::validate::ValidateSource;
-        match &self.reader {
-            Reader::Local(f) => ValidateSource::message_bytes(f, i, span),
-            Reader::Source(s) => ValidateSource::message_bytes(&s.file, i, span),
-        }
+        tgm::validate::ValidateSource::message_bytes(&self.reader.file, i, span)
     }
 }

@@ -89,7 +89,11 @@ impl Selection {
     /// The one object of `file` (named `path` in errors) that the selection
     /// keeps, as (message, object); an error when it keeps none or several.
     #[cfg(any(feature = "nifti", feature = "dicom"))]
-    pub fn single(&self, file: &tgm::TgmFile, path: &std::path::Path) -> CliResult<(usize, usize)> {
+    pub fn single<S: tgm::file::ByteSource>(
+        &self,
+        file: &tgm::TgmFile<S>,
+        path: &std::path::Path,
+    ) -> CliResult<(usize, usize)> {
         let mut found = Vec::new();
         for m in 0..file.num_messages() {
             let (meta, n) = file
@@ -128,10 +132,10 @@ impl Selection {
 /// keeps in `file`, when any clause is given; `--message`/`--object` with
 /// a clause is a usage error.
 #[cfg(any(feature = "nifti", feature = "dicom"))]
-pub fn pick_selected(
+pub fn pick_selected<S: tgm::file::ByteSource>(
     select: &SelectArgs,
     pick: &mut tgm_convert::medical::ObjectPick,
-    file: &tgm::TgmFile,
+    file: &tgm::TgmFile<S>,
 ) -> CliResult {
     let sel = Selection::parse(select)?;
     if sel.is_empty() {

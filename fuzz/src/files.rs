@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tgm::__fuzz::scan_with;
-use tgm::file::{AppendOptions, Appender, Backend};
+use tgm::file::{AppendOptions, Appender, Backend, SourceHints, Step, SteppedFile, SuppliedBytes};
 use tgm::wire::{END_MAGIC, MAGIC, MIN_MESSAGE_LEN};
 use tgm::{DecodedObject, ErrorKind, Message, Result, TgmFile};
 
@@ -70,6 +70,34 @@ fn outcome(r: &Result<DecodedObject>) -> std::result::Result<&[u8], &ErrorKind> 
     r.as_ref().map(|d| &d.data[..]).map_err(|e| e.kind())
 }
 
+/// Runs `op` on `f` until it answers, supplying from `body` the ranges
+/// each step asks for; a step asking for no new bytes cannot end the loop
+/// (the reader refuses a range it was given), and the rounds stay below
+/// the bytes of the body.
+fn stepped<T>(
+    f: &mut SteppedFile,
+    body: &[u8],
+    mut op: impl FnMut(&TgmFile<SuppliedBytes>) -> Result<T>,
+) -> Result<T> {
+    for _ in 0..=body.len() + 1 {
+        match f.run(&mut op) {
+            Step::Done(r) => return r,
+            Step::Need(ranges) => {
+                assert!(
+                    !ranges.is_empty(),
+                    "a step needs nothing and does not answer"
+                );
+                for r in ranges {
+                    let b = bytes::Bytes::copy_from_slice(&body[r.start as usize..r.end as usize]);
+                    f.supply(r.start, b)
+                        .expect("a needed range lies in the file");
+                }
+            }
+        }
+    }
+    panic!("the sans-I/O reader did not answer after one round per byte");
+}
+
 /// Every message of `body` parses, and the forward scan tiles it exactly.
 fn clean(body: &[u8]) -> bool {
     let limits = fuzz_limits();
@@ -104,6 +132,19 @@ pub fn file(data: &[u8]) {
     );
     check_index(&a, body);
 
+    // The sans-I/O reader locates and reads what the blocking one does.
+    let mut s = SteppedFile::new(body.len() as u64, SourceHints::default(), &limits);
+    let (located, cut_tail) = stepped(&mut s, body, |f| {
+        Ok((f.spans().to_vec(), f.torn_tail().cloned()))
+    })
+    .expect("the sans-I/O reader locates what the blocking one does");
+    assert_eq!(located, b.spans(), "the sans-I/O reader's index differs");
+    assert_eq!(
+        cut_tail.as_ref(),
+        b.torn_tail(),
+        "the sans-I/O reader's torn tail differs"
+    );
+
     let opts = options(head[0]);
     for m in 0..a.num_messages().min(4) {
         let span = a.spans()[m];
@@ -117,6 +158,12 @@ pub fn file(data: &[u8]) {
                 outcome(&x),
                 outcome(&y),
                 "object {m}/{o}: mmap and pread differ"
+            );
+            let w = stepped(&mut s, body, |f| f.decode_object(m, o, &opts));
+            assert_eq!(
+                outcome(&w),
+                outcome(&y),
+                "object {m}/{o}: the sans-I/O reader and pread differ"
             );
             // An indexed object read parses only that object's frame
             // (spec/files.md §3): in a message damaged elsewhere it may

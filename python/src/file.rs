@@ -1,8 +1,10 @@
-//! `tgm._native.File`: a local file of messages read through positioned
-//! reads into owned buffers, never through a memory map, so that an array
-//! it returns neither changes nor faults when the file is rewritten or
-//! truncated. Each message's index, frame envelopes and (for the last few
-//! messages) metadata are read once per handle (`spec/files.md` §2, §7).
+//! `tgm._native.File`: the one reader of the Python package, over any
+//! byte source: a local file read through positioned reads into owned
+//! buffers, never through a memory map (so that an array it returns
+//! neither changes nor faults when the file is rewritten or truncated), a
+//! remote object or a Python file object. Each message's index, frame
+//! envelopes and (for the last few messages) metadata are read once per
+//! handle (`spec/files.md` §2, §7).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -74,12 +76,17 @@ impl NativeMetadata {
     }
 }
 
-/// An open local file (`spec/files.md`): reads are positioned reads into
-/// buffers the returned arrays own.
+/// The located messages of a byte source.
+pub(crate) type Reader = TgmFile<Box<dyn ByteSource>>;
+
+/// An open file (`spec/files.md`): a local path read by positioned reads
+/// into buffers the returned arrays own, a URL or a file object.
 #[pyclass(module = "tgm._native", name = "File", frozen)]
 pub struct NativeFile {
-    path: PathBuf,
-    inner: RwLock<TgmFile<LocalFile>>,
+    /// The local path, which errors name and `refresh` looks at again;
+    /// `None` for a URL or a file object (their errors name them already).
+    path: Option<PathBuf>,
+    inner: RwLock<Reader>,
     /// Element type of each object read by ranges, by `(message, object)`:
     /// its descriptor (with any szip block offsets) is parsed once, not on
     /// every range read. Taken from the handle's kept envelopes, so it is
@@ -88,20 +95,55 @@ pub struct NativeFile {
 }
 
 impl NativeFile {
+    /// A handle on `file`, located already; `path` when it is a local file.
+    pub(crate) fn of(file: Reader, path: Option<PathBuf>) -> Self {
+        NativeFile {
+            path,
+            inner: RwLock::new(file),
+            kinds: Mutex::default(),
+        }
+    }
+
+    /// Locates the messages of `src`, named `name` in errors; bytes outside
+    /// complete messages are refused unless `intact_only`, as for a local
+    /// file (`spec/files.md` §2).
+    pub(crate) fn locate(
+        py: Python<'_>,
+        name: &std::path::Path,
+        src: Box<dyn ByteSource>,
+        intact_only: bool,
+    ) -> PyResult<Reader> {
+        py.allow_threads(|| -> tgm::Result<_> {
+            let f = TgmFile::from_source(src, &Limits::default())?;
+            check_intact(name, &f, intact_only)?;
+            Ok(f)
+        })
+        .py(py)
+    }
+
     /// The element types known so far.
     fn kinds(&self) -> MutexGuard<'_, HashMap<(usize, usize), (Dtype, ByteOrder)>> {
         self.kinds.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` on the located file with the GIL released; errors name the path.
-    fn read<R: Send>(
+    /// `e`, naming the local path.
+    fn named(&self, e: Error) -> Error {
+        match &self.path {
+            Some(p) => e.with_path(p),
+            None => e,
+        }
+    }
+
+    /// Runs `f` on the located file with the GIL released; errors name the
+    /// local path.
+    pub(crate) fn read<R: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&TgmFile<LocalFile>) -> tgm::Result<R> + Send,
+        f: impl FnOnce(&Reader) -> tgm::Result<R> + Send,
     ) -> PyResult<R> {
         py.allow_threads(|| {
             let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
-            f(&g).map_err(|e| e.with_path(&self.path))
+            f(&g).map_err(|e| self.named(e))
         })
         .py(py)
     }
@@ -115,18 +157,11 @@ impl NativeFile {
     #[new]
     #[pyo3(signature = (path, intact_only=false))]
     fn new(py: Python<'_>, path: PathBuf, intact_only: bool) -> PyResult<Self> {
-        let f = py
-            .allow_threads(|| -> tgm::Result<_> {
-                let f = TgmFile::open_with(&path, Backend::Pread, &Limits::default())?;
-                check_intact(&path, &f, intact_only)?;
-                Ok(f)
-            })
+        let src = py
+            .allow_threads(|| LocalFile::open(&path, Backend::Pread))
             .py(py)?;
-        Ok(NativeFile {
-            path,
-            inner: RwLock::new(f),
-            kinds: Mutex::default(),
-        })
+        let f = Self::locate(py, &path, Box::new(src), intact_only)?;
+        Ok(Self::of(f, Some(path)))
     }
 
     /// A reader over `path` whose messages `spans` (`[(offset, length)]`)
@@ -154,16 +189,40 @@ impl NativeFile {
         };
         let f = py
             .allow_threads(|| -> tgm::Result<_> {
-                let file = LocalFile::open(&path, Backend::Pread)?;
+                let file: Box<dyn ByteSource> = Box::new(LocalFile::open(&path, Backend::Pread)?);
                 TgmFile::from_layout(file, &layout, &Limits::default())
                     .map_err(|e| e.with_path(&path))
             })
             .py(py)?;
-        Ok(NativeFile {
-            path,
-            inner: RwLock::new(f),
-            kinds: Mutex::default(),
-        })
+        Ok(Self::of(f, Some(path)))
+    }
+
+    /// Opens `url` (`spec/remote.md` §1); `storage_options` are the store's
+    /// configuration keys, applied after the environment.
+    #[staticmethod]
+    #[pyo3(signature = (url, storage_options=Vec::new(), intact_only=false))]
+    fn open_url(
+        py: Python<'_>,
+        url: String,
+        storage_options: Vec<(String, String)>,
+        intact_only: bool,
+    ) -> PyResult<Self> {
+        crate::remote::open_url(py, &url, storage_options, intact_only)
+    }
+
+    /// Reads a Python file object with `read` and `seek`, named `name` in
+    /// errors.
+    #[staticmethod]
+    #[pyo3(signature = (obj, name, intact_only=false))]
+    fn open_reader(
+        py: Python<'_>,
+        obj: Py<PyAny>,
+        name: &str,
+        intact_only: bool,
+    ) -> PyResult<Self> {
+        let r = crate::remote::PyReader::new(py, obj)?;
+        let f = Self::locate(py, std::path::Path::new(name), Box::new(r), intact_only)?;
+        Ok(Self::of(f, None))
     }
 
     /// Whether the file was opened from its catalogue (`spec/files.md` §9.3).
@@ -179,13 +238,50 @@ impl NativeFile {
     /// the damage rule of opening applies to the file as it is now.
     #[pyo3(signature = (intact_only=false))]
     fn refresh(&self, py: Python<'_>, intact_only: bool) -> PyResult<()> {
+        let Some(path) = &self.path else {
+            return Err(crate::convert::invalid_argument(
+                py,
+                "refresh looks again at local files only",
+            ));
+        };
         py.allow_threads(|| {
             let mut g = self.inner.write().unwrap_or_else(|p| p.into_inner());
             self.kinds().clear();
-            g.refresh().map_err(|e| e.with_path(&self.path))?;
-            check_intact(&self.path, &g, intact_only)
+            g.locate_again().map_err(|e| e.with_path(path))?;
+            check_intact(path, &g, intact_only)
         })
         .py(py)
+    }
+
+    /// `(offset, length, reason)` of the bytes after the last complete
+    /// message, or None.
+    fn torn_tail(&self) -> Option<(u64, u64, String)> {
+        let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        g.torn_tail().map(|t| (t.offset, t.len, t.reason.clone()))
+    }
+
+    /// Kerchunk references of every message (`spec/kerchunk.md`), chunk
+    /// references pointing at `target` → `(JSON text, [(message, object,
+    /// variable, reason)])`; each message is read whole once.
+    #[allow(clippy::type_complexity)]
+    fn kerchunk_refs(
+        &self,
+        py: Python<'_>,
+        target: &str,
+    ) -> PyResult<(String, Vec<(usize, usize, String, String)>)> {
+        let refs = self.read(py, |f| tgm::kerchunk::refs_of_file(f, target))?;
+        Ok(crate::kerchunk::result(&refs))
+    }
+
+    /// Reads and keeps the index of each listed message, so that later
+    /// object reads cost one request each.
+    fn prefetch(&self, py: Python<'_>, messages: Vec<usize>) -> PyResult<()> {
+        self.read(py, |f| {
+            for &m in &messages {
+                f.descriptors(m)?;
+            }
+            Ok(())
+        })
     }
 
     /// File size in bytes when last located.

@@ -52,7 +52,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core::validate_file, m)?)?;
     m.add_function(wrap_pyfunction!(kerchunk::kerchunk_refs, m)?)?;
     m.add_class::<core::NativeStreamingEncoder>()?;
-    m.add_class::<remote::NativeSourceFile>()?;
     m.add_class::<sink::NativeSink>()?;
     m.add_function(wrap_pyfunction!(remote::remote_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(remote_layout::source_layout, m)?)?;

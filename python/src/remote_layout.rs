@@ -10,13 +10,14 @@ use tgm::file::FileLayout;
 
 use crate::convert::{descriptor_to_py, IntoPyResult};
 use crate::core::array_of;
-use crate::remote::{decode_options, NativeSourceFile};
+use crate::core::decode_options;
+use crate::file::NativeFile;
 
 /// The layout of `f` as JSON: every message's span and, for messages whose
 /// index was read, each data frame with its descriptor and digest.
 #[pyfunction]
-pub fn source_layout(py: Python<'_>, f: &NativeSourceFile) -> PyResult<String> {
-    py.allow_threads(|| f.file.layout()?.to_json()).py(py)
+pub fn source_layout(py: Python<'_>, f: &NativeFile) -> PyResult<String> {
+    f.read(py, |f| f.layout()?.to_json())
 }
 
 /// Object `o` of message `m` of `f`, reading its data frame only (the
@@ -25,16 +26,14 @@ pub fn source_layout(py: Python<'_>, f: &NativeSourceFile) -> PyResult<String> {
 #[pyo3(signature = (f, m, o, native_byte_order=true, verify_hash=false))]
 pub fn decode_object_data(
     py: Python<'_>,
-    f: &NativeSourceFile,
+    f: &NativeFile,
     m: usize,
     o: usize,
     native_byte_order: bool,
     verify_hash: bool,
 ) -> PyResult<(PyObject, PyObject)> {
-    let opts = decode_options(native_byte_order, 0, verify_hash);
-    let obj = py
-        .allow_threads(|| f.file.decode_object(m, o, &opts))
-        .py(py)?;
+    let opts = decode_options(native_byte_order, 0, true, verify_hash);
+    let obj = f.read(py, |f| f.decode_object(m, o, &opts))?;
     Ok((
         descriptor_to_py(py, &obj.descriptor)?,
         array_of(py, obj.data),
@@ -51,7 +50,7 @@ pub fn open_url_from_layout(
     url: &str,
     layout: &str,
     storage_options: Vec<(String, String)>,
-) -> PyResult<NativeSourceFile> {
+) -> PyResult<NativeFile> {
     let layout = FileLayout::from_json(layout).py(py)?;
     open(py, url, &layout, storage_options)
 }
@@ -62,7 +61,7 @@ fn open(
     url: &str,
     layout: &FileLayout,
     storage_options: Vec<(String, String)>,
-) -> PyResult<NativeSourceFile> {
+) -> PyResult<NativeFile> {
     #[cfg(feature = "remote")]
     {
         use tgm::file::{ByteSource, TgmFile};
@@ -75,7 +74,7 @@ fn open(
                 TgmFile::from_layout(src, layout, &Limits::default())
             })
             .py(py)?;
-        Ok(NativeSourceFile { file })
+        Ok(NativeFile::of(file, None))
     }
     #[cfg(not(feature = "remote"))]
     {
@@ -98,7 +97,7 @@ pub fn open_catalogue_file(
     py: Python<'_>,
     location: &str,
     storage_options: Vec<(String, String)>,
-) -> PyResult<Vec<(String, NativeSourceFile, Option<String>)>> {
+) -> PyResult<Vec<(String, NativeFile, Option<String>)>> {
     #[cfg(feature = "remote")]
     {
         use tgm::remote::RemoteOptions;
@@ -111,7 +110,7 @@ pub fn open_catalogue_file(
             .py(py)?;
         Ok(listed
             .into_iter()
-            .map(|a| (a.location, NativeSourceFile { file: a.file }, a.stale))
+            .map(|a| (a.location, NativeFile::of(a.file, None), a.stale))
             .collect())
     }
     #[cfg(not(feature = "remote"))]

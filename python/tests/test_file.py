@@ -252,3 +252,33 @@ def test_range_reads_after_a_rewrite_never_use_the_old_element_type(tmp_path):
         f.file_decode_range(0, 0, [(1, 2)], join=True)
     g = tgm.TensogramFile.open(str(p))
     np.testing.assert_array_equal(g.file_decode_range(0, 0, [(1, 2)], join=True), [3, 6])
+
+
+def test_refresh_finds_what_another_writer_appended_and_keeps_what_was_read(tmp_path):
+    """A handle looks at its file again on refresh: messages appended by
+    another writer are found, those read before still read the same."""
+    p = tmp_path / "grow.tgm"
+
+    def one(v):
+        return tgm.encode({"base": [{"v": v}]}, [(desc([4], "float32"), np.full(4, v, dtype=np.float32))])
+
+    p.write_bytes(one(1))
+    f = tgm.TensogramFile.open(str(p))
+    assert f.file_decode_metadata(0).base[0]["v"] == 1
+    with open(p, "ab") as out:
+        out.write(one(2) + one(3))
+    f.refresh()
+    assert f._handle().count() == 3
+    assert [f.file_decode_metadata(i).base[0]["v"] for i in range(3)] == [1, 2, 3]
+    np.testing.assert_array_equal(f.file_decode_object(2, 0)["data"], np.full(4, 3, dtype=np.float32))
+
+
+def test_refresh_is_refused_on_a_file_object(tmp_path):
+    """Only a local path is looked at again; a file object's handle says so."""
+    p = tmp_path / "one.tgm"
+    p.write_bytes(tgm.encode({}, [(desc([2], "uint8"), np.arange(2, dtype=np.uint8))]))
+    with open(p, "rb") as fh:
+        native = tgm._native.File.open_reader(fh, str(p))
+        assert native.count() == 1
+        with pytest.raises(tgm.InvalidArgumentError, match="local files only"):
+            native.refresh()

@@ -29,7 +29,7 @@ use super::gathered::{Overlay, Recording};
 use super::index::Passes;
 use super::reader::{locate_hops, located_of, SweptParts};
 use super::sweep::{Sweep, MAX_WINDOW};
-use super::{Damage, TgmFile, TornTail};
+use super::{Damage, SuppliedBytes, TgmFile, TornTail};
 use crate::decode::{DecodeOptions, DecodedObject};
 use crate::descriptor::ObjectDescriptor;
 use crate::error::Result;
@@ -38,7 +38,7 @@ use crate::metadata::GlobalMetadata;
 use crate::wire::scan::MessageSpan;
 
 /// The blocking reader the steps run, over the bytes fetched.
-type Inner<S> = TgmFile<Fetched<S>>;
+type Inner = TgmFile<SuppliedBytes>;
 
 /// The messages of an [`AsyncByteSource`], located, none decoded: the
 /// asynchronous twin of [`TgmFile`], with the same method names and
@@ -49,13 +49,15 @@ type Inner<S> = TgmFile<Fetched<S>>;
 /// Cheap to share: a handle is an `Arc` inside, and calls may run at
 /// once.
 pub struct AsyncTgmFile<S: AsyncByteSource + ?Sized> {
-    file: Arc<Inner<S>>,
+    file: Arc<Inner>,
+    src: Arc<S>,
 }
 
 impl<S: AsyncByteSource + ?Sized> Clone for AsyncTgmFile<S> {
     fn clone(&self) -> Self {
         AsyncTgmFile {
             file: Arc::clone(&self.file),
+            src: Arc::clone(&self.src),
         }
     }
 }
@@ -79,19 +81,21 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
     /// proportion to the messages, not to their square.
     pub async fn open(src: S, limits: &Limits) -> Result<Self> {
         let size = src.len().await?;
+        let src = Arc::new(src);
+        let asked = Arc::clone(&src);
         let fetched = Fetched {
-            src: Arc::new(src),
-            size,
+            src,
+            bytes: SuppliedBytes::new(size, move || asked.hints()),
         };
         let (found, seen) = drive(&*fetched.src, || {
-            let rec = Recording::new(&fetched, MAX_WINDOW);
+            let rec = Recording::new(&fetched.bytes, MAX_WINDOW);
             let found = super::catalogue::find(&rec, size, limits);
             Ok((found, rec.into_seen()))
         })
         .await?;
         let ra = fetched.src.hints().readahead;
         let file = if let Some(found) = found {
-            TgmFile::from_found(fetched.clone(), size, found, limits)
+            TgmFile::from_found(fetched.bytes.clone(), size, found, limits)
         } else if ra == 0 {
             locate_resumably(&fetched, limits).await?
         } else {
@@ -99,6 +103,7 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
         };
         Ok(AsyncTgmFile {
             file: Arc::new(file),
+            src: fetched.src,
         })
     }
 }
@@ -109,14 +114,15 @@ impl<S: AsyncByteSource + 'static> AsyncTgmFile<S> {
 async fn locate_resumably<S: AsyncByteSource + ?Sized>(
     fetched: &Fetched<S>,
     limits: &Limits,
-) -> Result<Inner<S>> {
-    let size = fetched.size;
+) -> Result<Inner> {
+    let size = fetched.bytes.size();
     let (spans, flags, torn) = hop_resumably(fetched, 0, limits).await?;
     drive(&*fetched.src, || {
-        let (spans, hidden) = split_catalogues(fetched, spans.clone(), &flags, limits);
-        let located = located_of(fetched, size, &spans, flags.clone(), limits);
+        let src = &fetched.bytes;
+        let (spans, hidden) = split_catalogues(src, spans.clone(), &flags, limits);
+        let located = located_of(src, size, &spans, flags.clone(), limits);
         Ok(
-            TgmFile::assemble(fetched.clone(), size, spans, located, torn.clone(), limits)
+            TgmFile::assemble(src.clone(), size, spans, located, torn.clone(), limits)
                 .with_hidden(hidden),
         )
     })
@@ -132,8 +138,8 @@ async fn sweep<S: AsyncByteSource + ?Sized>(
     mut seen: Vec<(u64, bytes::Bytes)>,
     limits: &Limits,
     readahead: u64,
-) -> Result<Inner<S>> {
-    let size = fetched.size;
+) -> Result<Inner> {
+    let size = fetched.bytes.size();
     let h = fetched.src.hints();
     let prefix = h.cached_prefix.min(size);
     if prefix > 0 {
@@ -161,14 +167,17 @@ async fn sweep<S: AsyncByteSource + ?Sized>(
     let (spans, mut located, hidden) = drive(&*fetched.src, || {
         let over = Overlay {
             held: &swept.candidates,
-            src: fetched,
+            src: &fetched.bytes,
         };
         Ok(parts.split(&over, size, limits))
     })
     .await?;
     parts.adopt(&spans, &mut located);
     let torn = parts.torn.take();
-    Ok(TgmFile::assemble(fetched.clone(), size, spans, located, torn, limits).with_hidden(hidden))
+    Ok(
+        TgmFile::assemble(fetched.bytes.clone(), size, spans, located, torn, limits)
+            .with_hidden(hidden),
+    )
 }
 
 /// Hops over the messages of `fetched` from `start` as the blocking
@@ -184,7 +193,7 @@ async fn hop_resumably<S: AsyncByteSource + ?Sized>(
     start: u64,
     limits: &Limits,
 ) -> Result<(Vec<MessageSpan>, Vec<(u64, u16)>, Option<TornTail>)> {
-    let size = fetched.size;
+    let size = fetched.bytes.size();
     let mut fetches = Fetches::default();
     let (mut spans, mut flags) = (Vec::new(), Vec::new());
     let mut passes = Passes::resumable();
@@ -192,7 +201,7 @@ async fn hop_resumably<S: AsyncByteSource + ?Sized>(
     loop {
         passes.forget_before(start);
         let (hops, miss) = step(&mut fetches, || {
-            locate_hops(fetched, size, start, limits, &mut passes)
+            locate_hops(&fetched.bytes, size, start, limits, &mut passes)
         });
         // A failure of the source itself ends opening as it ends the
         // blocking reader's, even when the step also missed (a miss is
@@ -216,7 +225,7 @@ async fn hop_resumably<S: AsyncByteSource + ?Sized>(
 impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
     /// The source read.
     pub fn source(&self) -> &S {
-        &self.file.source().src
+        &self.src
     }
 
     /// Length of the source when it was located.
@@ -314,7 +323,7 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
     async fn read<T, F>(&self, f: F, cpu: bool) -> Result<T>
     where
         T: Send + 'static,
-        F: Fn(&Inner<S>) -> Result<T> + Send + Sync + 'static,
+        F: Fn(&Inner) -> Result<T> + Send + Sync + 'static,
     {
         let f = Arc::new(f);
         let mut fetches = Fetches::default();
@@ -335,7 +344,7 @@ impl<S: AsyncByteSource + ?Sized + 'static> AsyncTgmFile<S> {
     ) -> Result<(Result<T>, Option<Miss>, Fetches)>
     where
         T: Send + 'static,
-        F: Fn(&Inner<S>) -> Result<T> + Send + Sync + 'static,
+        F: Fn(&Inner) -> Result<T> + Send + Sync + 'static,
     {
         #[cfg(feature = "remote")]
         if cpu && tokio::runtime::Handle::try_current().is_ok() {

@@ -19,7 +19,7 @@ use bytes::Bytes;
 
 use super::async_source::AsyncByteSource;
 use super::partial::check_len;
-use super::source::{ByteSource, SourceHints};
+use super::SuppliedBytes;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The first read of a step that the bytes fetched so far do not serve.
@@ -64,10 +64,70 @@ impl Fetches {
                 }
                 _ => None,
             })
+            .or_else(|| self.assembled(r).map(Ok))
+    }
+
+    /// The bytes of `r` copied from fetches that together hold it, none
+    /// of them whole: each next byte is taken from the fetch holding it
+    /// furthest among [`CONTAINING_LOOKBACK`] starting at or before it.
+    /// Nothing is allocated unless the fetches hold every byte of `r`.
+    fn assembled(&self, r: &Range<u64>) -> Option<Bytes> {
+        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut pos = r.start;
+        while pos < r.end {
+            let (s, e, b) = self
+                .have
+                .range(..=(pos, u64::MAX))
+                .rev()
+                .take(CONTAINING_LOOKBACK)
+                .filter_map(|(&(s, e), got)| got.as_ref().ok().map(|b| (s, e, b)))
+                .filter(|&(_, e, _)| e > pos)
+                .max_by_key(|&(_, e, _)| e)?;
+            let to = e.min(r.end);
+            pieces.push(&b[(pos - s) as usize..(to - s) as usize]);
+            pos = to;
+        }
+        Some(Bytes::from(pieces.concat()))
+    }
+
+    /// Keeps `bytes`, fetched from `offset` by the caller of a sans-I/O
+    /// step ([`super::SteppedFile`]).
+    pub(crate) fn supply(&mut self, offset: u64, bytes: Bytes) {
+        if !bytes.is_empty() {
+            let end = offset + bytes.len() as u64;
+            self.have.insert((offset, end), Ok(bytes));
+        }
+    }
+
+    /// Records that reading `range` fails with `e` (a caller of a sans-I/O
+    /// step answering a range its source does not have).
+    pub(crate) fn fail(&mut self, range: Range<u64>, e: Error) {
+        self.have.insert((range.start, range.end), Err(e));
+    }
+
+    /// Bytes held (overlapping fetches counted twice).
+    pub(crate) fn held(&self) -> u64 {
+        self.have
+            .iter()
+            .filter(|(_, got)| got.is_ok())
+            .map(|(&(s, e), _)| e - s)
+            .sum()
+    }
+
+    /// Refuses a miss of bytes the step was given: fetching them again
+    /// would run the step forever.
+    pub(crate) fn check_new(&self, m: &Miss) -> Result<()> {
+        if self.holds(m) {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("a read step asked again for {m:?}, which it was given"),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether every range of `m` is fetched already.
-    fn holds(&self, m: &Miss) -> bool {
+    pub(crate) fn holds(&self, m: &Miss) -> bool {
         match m {
             Miss::One(r) => self.get(r).is_some(),
             Miss::Many(rs) => rs.iter().all(|r| self.get(r).is_some()),
@@ -207,83 +267,62 @@ pub(crate) async fn fetch_new<S: AsyncByteSource + ?Sized>(
     src: &S,
     miss: Miss,
 ) -> Result<()> {
-    if fetches.holds(&miss) {
-        return Err(Error::new(
-            ErrorKind::Io,
-            format!("a read step asked again for {miss:?}, which it was given"),
-        ));
-    }
+    fetches.check_new(&miss)?;
     fetches.fetch(src, miss).await;
     Ok(())
 }
 
-/// A [`ByteSource`] over the bytes the current step was given: the
-/// source the blocking reader's parsing reads inside
-/// [`super::AsyncTgmFile`]. Its length and hints are the asynchronous
-/// source's.
+/// An asynchronous source and the bytes of it a step is given: the
+/// blocking reader's parsing inside [`super::AsyncTgmFile`] reads
+/// `bytes`, and what it lacks is fetched from `src`.
 pub(crate) struct Fetched<S: ?Sized> {
     pub(crate) src: Arc<S>,
-    pub(crate) size: u64,
+    pub(crate) bytes: SuppliedBytes,
 }
 
-impl<S: ?Sized> Clone for Fetched<S> {
-    fn clone(&self) -> Self {
-        Fetched {
-            src: Arc::clone(&self.src),
-            size: self.size,
-        }
-    }
+/// [`ByteSource::read_at`] of a source read inside a step: the bytes the
+/// step was given.
+pub(crate) fn step_read_at(offset: u64, buf: &mut [u8]) -> Result<()> {
+    let end = offset
+        .checked_add(buf.len() as u64)
+        .ok_or_else(|| Error::invalid_argument("byte range overflows"))?;
+    buf.copy_from_slice(&step_read_bytes(offset..end)?);
+    Ok(())
 }
 
-impl<S: ?Sized> std::fmt::Debug for Fetched<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fetched").field("size", &self.size).finish()
-    }
-}
-
-impl<S: AsyncByteSource + ?Sized> ByteSource for Fetched<S> {
-    fn len(&self) -> Result<u64> {
-        Ok(self.size)
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let end = offset
-            .checked_add(buf.len() as u64)
-            .ok_or_else(|| Error::invalid_argument("byte range overflows"))?;
-        buf.copy_from_slice(&self.read_bytes(offset..end)?);
-        Ok(())
-    }
-    fn read_bytes(&self, range: Range<u64>) -> Result<Bytes> {
-        super::source::range_len(&range)?;
-        STEP.with(|s| {
-            let mut s = s.borrow_mut();
-            let Some(f) = s.as_mut() else {
-                return Err(unfetched(&range));
-            };
-            f.get(&range).unwrap_or_else(|| {
-                f.note(Miss::One(range.clone()));
-                Err(unfetched(&range))
-            })
+/// [`ByteSource::read_bytes`] inside a step: the bytes given, else the
+/// step's first miss is recorded and the read fails.
+pub(crate) fn step_read_bytes(range: Range<u64>) -> Result<Bytes> {
+    super::source::range_len(&range)?;
+    STEP.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(f) = s.as_mut() else {
+            return Err(unfetched(&range));
+        };
+        f.get(&range).unwrap_or_else(|| {
+            f.note(Miss::One(range.clone()));
+            Err(unfetched(&range))
         })
-    }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        STEP.with(|s| {
-            let mut s = s.borrow_mut();
-            let Some(f) = s.as_mut() else {
-                return Err(unfetched(&(0..0)));
-            };
-            let got: Option<Vec<Result<Bytes>>> = ranges.iter().map(|r| f.get(r)).collect();
-            match got {
-                Some(v) => v.into_iter().collect(),
-                None => {
-                    f.note(Miss::Many(ranges.to_vec()));
-                    Err(unfetched(ranges.first().unwrap_or(&(0..0))))
-                }
+    })
+}
+
+/// [`ByteSource::read_ranges`] inside a step: all of them given, else
+/// they are recorded together as the step's first miss.
+pub(crate) fn step_read_ranges(ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+    STEP.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(f) = s.as_mut() else {
+            return Err(unfetched(&(0..0)));
+        };
+        let got: Option<Vec<Result<Bytes>>> = ranges.iter().map(|r| f.get(r)).collect();
+        match got {
+            Some(v) => v.into_iter().collect(),
+            None => {
+                f.note(Miss::Many(ranges.to_vec()));
+                Err(unfetched(ranges.first().unwrap_or(&(0..0))))
             }
-        })
-    }
-    fn hints(&self) -> SourceHints {
-        self.src.hints()
-    }
+        }
+    })
 }
 
 /// Runs `f` to completion on a runtime of the calling thread.
@@ -298,11 +337,12 @@ pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file::ByteSource;
 
     fn src() -> Fetched<Bytes> {
         Fetched {
             src: Arc::new(Bytes::from_static(b"0123456789")),
-            size: 10,
+            bytes: SuppliedBytes::new(10, crate::file::SourceHints::default),
         }
     }
 
@@ -311,15 +351,15 @@ mod tests {
         let s = src();
         let mut fetches = Fetches::default();
         let (out, miss) = step(&mut fetches, || {
-            let a = s.read_bytes(2..4);
-            let b = s.read_bytes(6..8);
+            let a = s.bytes.read_bytes(2..4);
+            let b = s.bytes.read_bytes(6..8);
             (a.is_err(), b.is_err(), missed())
         });
         assert_eq!(out, (true, true, true));
         assert_eq!(miss, Some(Miss::One(2..4)), "the first miss only");
         assert!(!missed(), "no step runs outside `step`");
         block_on(fetch_new(&mut fetches, &*s.src, Miss::One(2..6))).unwrap();
-        let (out, miss) = step(&mut fetches, || s.read_bytes(3..5).unwrap());
+        let (out, miss) = step(&mut fetches, || s.bytes.read_bytes(3..5).unwrap());
         assert_eq!(
             (&out[..], miss),
             (&b"34"[..], None),
@@ -361,11 +401,11 @@ mod tests {
     fn a_source_answering_the_wrong_bytes_is_an_error() {
         let s = Fetched {
             src: Arc::new(Liar(Bytes::from_static(b"0123456789"))),
-            size: 10,
+            bytes: SuppliedBytes::new(10, crate::file::SourceHints::default),
         };
-        let short = block_on(drive(&*s.src, || s.read_bytes(2..6)));
+        let short = block_on(drive(&*s.src, || s.bytes.read_bytes(2..6)));
         assert_eq!(short.unwrap_err().kind(), &ErrorKind::Truncated);
-        let few = block_on(drive(&*s.src, || s.read_ranges(&[0..2, 8..10])));
+        let few = block_on(drive(&*s.src, || s.bytes.read_ranges(&[0..2, 8..10])));
         assert!(few.is_err());
     }
 
@@ -373,13 +413,13 @@ mod tests {
     fn driving_a_step_fetches_until_it_completes() {
         let s = src();
         let got = block_on(drive(&*s.src, || {
-            let v = s.read_ranges(&[0..2, 8..10])?;
-            let one = s.read_bytes(4..5)?;
+            let v = s.bytes.read_ranges(&[0..2, 8..10])?;
+            let one = s.bytes.read_bytes(4..5)?;
             Ok([&v[0][..], &v[1][..], &one[..]].concat())
         }))
         .unwrap();
         assert_eq!(got, b"01894");
-        let beyond = block_on(drive(&*s.src, || s.read_bytes(8..12)));
+        let beyond = block_on(drive(&*s.src, || s.bytes.read_bytes(8..12)));
         assert_eq!(beyond.unwrap_err().kind(), &ErrorKind::Truncated);
     }
 }

@@ -21,6 +21,7 @@ mod recorder;
 mod salvage;
 mod sink;
 pub(crate) mod source;
+mod stepped;
 mod sweep;
 mod walk;
 
@@ -39,6 +40,7 @@ pub use sink::{
     is_remote_url, write_error, ByteSink, Existing, LocalSink, Written, REMOTE_SCHEMES,
 };
 pub use source::{ByteSource, FileSource, MmapSource, SourceHints};
+pub use stepped::{Step, SteppedFile, SuppliedBytes};
 
 // Internals; the tests reach the wrappers and defaults through `crate::__fuzz`.
 pub(crate) use crate::wire::locate::DEFAULT_HEAD_WINDOW;

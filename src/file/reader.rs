@@ -88,7 +88,7 @@ impl TgmFile<LocalFile> {
     pub fn refresh(&mut self) -> Result<()> {
         let start = self.spans.last().map_or(0, |s| s.offset + s.len);
         self.src.reopen(start)?;
-        self.relocate()
+        self.locate_again()
     }
 
     /// The path opened.
@@ -720,9 +720,12 @@ impl<S: ByteSource> TgmFile<S> {
     }
 
     /// Re-reads the source's length and locates the messages completed
-    /// since the last look; a source that shrank is located again from
-    /// its start ([`TgmFile::refresh`]).
-    fn relocate(&mut self) -> Result<()> {
+    /// since the last look, for a source that reads the file as it is now
+    /// (a file read by positioned reads, [`Backend::Pread`]); what was
+    /// learnt of earlier messages is kept, and a source that shrank is
+    /// located again from its start. [`TgmFile::refresh`] maps a mapped
+    /// file again first.
+    pub fn locate_again(&mut self) -> Result<()> {
         let size = self.src.len()?;
         if size < self.size {
             self.spans.clear();
@@ -1008,7 +1011,7 @@ impl<S: ByteSource> TgmFile<S> {
     /// kept it; more when its header frames are longer) and the rest of
     /// the message is not parsed; otherwise the whole message is read and
     /// parsed (`spec/remote.md` §3).
-    /// The last [`METADATA_CACHE_LEN`] messages' metadata are kept parsed
+    /// The last 8 messages' metadata are kept parsed
     /// ([`TgmFile::shared_metadata`]).
     pub fn metadata(&self, m: usize, opts: &DecodeOptions) -> Result<GlobalMetadata> {
         Ok(GlobalMetadata::clone(&*self.shared_metadata(m, opts)?))

@@ -196,7 +196,9 @@ pub(crate) fn range_len(range: &Range<u64>) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::limit("read length", n, usize::MAX as u64))
 }
 
-fn out_of_range(offset: u64, len: u64, size: u64) -> Error {
+/// The error of a read of `len` bytes at `offset` from a source of
+/// `size` bytes that does not hold them all.
+pub(crate) fn out_of_range(offset: u64, len: u64, size: u64) -> Error {
     Error::truncated(format!(
         "{len} bytes at {offset} lie beyond the {size} bytes of the source"
     ))

@@ -39,12 +39,14 @@ pub use masks::{MaskMethod, MaskOptions};
 pub(crate) use plan::stages;
 pub use progress::{copy_paging_out, page_out, ProgressHook, Step};
 pub use request::{StageChoice, StageError, StageOption, StageRequest, CODEC_KEYS, ZSTD_LEVELS};
+pub use run::decode::decode;
 pub(crate) use run::decode::decode_into_inner;
-pub use run::decode::{check_supply, decode, decode_into, decode_reusing};
+pub(crate) use run::decode::{check_supply, decode_into, decode_reusing};
 pub use run::encode::encode;
 pub(crate) use run::encode::{append_in_place, encode_planned, Deferral, InPlace, Planned};
-pub use run::pieces::{decode_pieces, decode_streaming, decodes_in_pieces, OnPiece};
-pub use run::range::{decode_range, decode_range_into, decodes_by_range};
+pub(crate) use run::pieces::{decode_pieces, decode_streaming, decodes_in_pieces, OnPiece};
+pub use run::range::decode_range;
+pub(crate) use run::range::{decode_range_into, decodes_by_range};
 
 /// Options of the encode side of the pipeline.
 #[non_exhaustive]

@@ -4,23 +4,30 @@
 //! (`wasm/pkg/tgm.js`) does the fetching: an operation on an archive read
 //! by ranges either answers or names the byte ranges it needs, which the
 //! wrapper fetches and supplies before running it again
-//! (`spec/wasm.md`).
+//! (`spec/wasm.md`). The reading is the library's sans-I/O reader,
+//! [`tgm::file::SteppedFile`].
 #![deny(unsafe_code)]
 
-pub mod cache;
 pub mod colour;
-pub mod reader;
 
 use bytes::Bytes;
+use tgm::file::{SourceHints, Step, SteppedFile};
 use tgm::geography::Geography;
+use tgm::{DecodeOptions, Limits};
 use wasm_bindgen::prelude::*;
 
-use reader::{Reader, Step};
+/// Decode options of the reader: elements in the host's byte order (little
+/// endian in WebAssembly), NaN and infinities restored, digests checked.
+fn decode_options() -> DecodeOptions {
+    DecodeOptions::default()
+}
 
 /// An archive open for reading.
 #[wasm_bindgen]
 pub struct Archive {
-    reader: Reader,
+    reader: SteppedFile,
+    /// Whether all its bytes were given at once (nothing is supplied).
+    in_memory: bool,
     /// Byte ranges the last operation needed, `[start, end, start, end, …]`.
     need: Vec<f64>,
 }
@@ -68,7 +75,8 @@ impl Archive {
     #[wasm_bindgen(js_name = fromBytes)]
     pub fn from_bytes(bytes: &[u8]) -> Archive {
         Archive {
-            reader: Reader::in_memory(Bytes::copy_from_slice(bytes)),
+            reader: SteppedFile::in_memory(Bytes::copy_from_slice(bytes), &Limits::default()),
+            in_memory: true,
             need: Vec::new(),
         }
     }
@@ -79,8 +87,16 @@ impl Archive {
     pub fn by_ranges(length: f64, head_window: f64) -> Result<Archive, JsError> {
         let len = whole(length, "length")?;
         let window = whole(head_window, "head window")?;
+        // Frame digests are checked on whole-frame reads, as for any
+        // remote source (`spec/remote.md` §5).
+        let hints = SourceHints {
+            requires_verification: true,
+            readahead: window,
+            ..SourceHints::default()
+        };
         Ok(Archive {
-            reader: Reader::by_ranges(len, window),
+            reader: SteppedFile::new(len, hints, &Limits::default()),
+            in_memory: false,
             need: Vec::new(),
         })
     }
@@ -88,11 +104,10 @@ impl Archive {
     /// Keeps `bytes` fetched from `offset` (archives read by ranges).
     pub fn supply(&mut self, offset: f64, bytes: &[u8]) -> Result<(), JsError> {
         let at = whole(offset, "offset")?;
-        let cache = self
-            .reader
-            .cache()
-            .ok_or_else(|| JsError::new("this archive is in memory; nothing to supply"))?;
-        cache
+        if self.in_memory {
+            return Err(JsError::new("this archive is in memory; nothing to supply"));
+        }
+        self.reader
             .supply(at, Bytes::copy_from_slice(bytes))
             .map_err(|e| JsError::new(&e.to_string()))
     }
@@ -105,7 +120,11 @@ impl Archive {
 
     /// Bytes fetched and kept so far (archives read by ranges).
     pub fn held(&self) -> f64 {
-        self.reader.cache().map_or(0.0, |c| c.held() as f64)
+        if self.in_memory {
+            0.0
+        } else {
+            self.reader.held() as f64
+        }
     }
 
     /// The number of messages.
@@ -119,7 +138,7 @@ impl Archive {
     #[wasm_bindgen(js_name = metadataJson)]
     pub fn metadata_json(&mut self, message: f64) -> Result<String, JsError> {
         let m = index(message, "message")?;
-        let opts = reader::decode_options();
+        let opts = decode_options();
         let s = self
             .reader
             .run(|f| Ok(f.metadata(m, &opts)?.to_json_value().to_string()));
@@ -145,7 +164,7 @@ impl Archive {
     #[wasm_bindgen(js_name = viewJson)]
     pub fn view_json(&mut self, message: f64) -> Result<String, JsError> {
         let m = index(message, "message")?;
-        let opts = reader::decode_options();
+        let opts = decode_options();
         let s = self.reader.run(|f| {
             let meta = f.metadata(m, &opts)?;
             let descs = f.descriptors(m)?;
@@ -161,7 +180,7 @@ impl Archive {
     #[wasm_bindgen(js_name = gridAxesJson)]
     pub fn grid_axes_json(&mut self, message: f64, object: f64) -> Result<String, JsError> {
         let (m, o) = (index(message, "message")?, index(object, "object")?);
-        let opts = reader::decode_options();
+        let opts = decode_options();
         let s = self.reader.run(|f| {
             let meta = f.metadata(m, &opts)?;
             let descs = f.descriptors(m)?;
@@ -189,7 +208,9 @@ impl Archive {
     #[wasm_bindgen(js_name = decodeObject)]
     pub fn decode_object(&mut self, message: f64, object: f64) -> Result<Vec<u8>, JsError> {
         let (m, o) = (index(message, "message")?, index(object, "object")?);
-        let s = self.reader.run(|f| Ok(reader::object(f, m, o)?.data));
+        let s = self
+            .reader
+            .run(|f| Ok(f.decode_object(m, o, &decode_options())?.data));
         answer(self, s)
     }
 
@@ -210,7 +231,7 @@ impl Archive {
             .chunks_exact(2)
             .map(|p| Ok((whole(p[0], "first")?, whole(p[1], "count")?)))
             .collect::<Result<Vec<_>, JsError>>()?;
-        let opts = reader::decode_options();
+        let opts = decode_options();
         let s = self.reader.run(|f| f.decode_range(m, o, &pairs, &opts));
         let parts = answer(self, s)?;
         Ok(parts

@@ -103,18 +103,18 @@ impl ObjectPick {
 
     /// [`ObjectPick::decode`] from `file`, already opened from
     /// [`ObjectPick::input`] (errors name that path).
-    pub fn decode_from(
+    pub fn decode_from<S: tgm::file::ByteSource>(
         &self,
-        file: &tgm::TgmFile,
+        file: &tgm::TgmFile<S>,
     ) -> MedicalResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         self.decode_reporting(file, tgm::pipeline::ProgressHook::default())
     }
 
     /// [`ObjectPick::decode_from`], telling `progress` the decode's steps
     /// (`spec/pipeline.md` §6.7).
-    pub fn decode_reporting(
+    pub fn decode_reporting<S: tgm::file::ByteSource>(
         &self,
-        file: &tgm::TgmFile,
+        file: &tgm::TgmFile<S>,
         progress: tgm::pipeline::ProgressHook,
     ) -> MedicalResult<(tgm::ObjectDescriptor, Vec<u8>, tgm::Map)> {
         let (input, message, object) = (&self.input, self.message, self.object);
@@ -144,7 +144,7 @@ impl ObjectPick {
     }
 
     /// Refuses a message index beyond `file`'s messages.
-    fn check_message(&self, file: &tgm::TgmFile) -> MedicalResult {
+    fn check_message<S: tgm::file::ByteSource>(&self, file: &tgm::TgmFile<S>) -> MedicalResult {
         if self.message >= file.num_messages() {
             return Err(MedicalError::at(
                 MedicalErrorKind::InvalidArgument,
@@ -174,9 +174,9 @@ impl ObjectPick {
     /// Memory holds no decoded copy of the object beside what the pipeline
     /// needs (README, Memory). An error from `start` or `piece` is
     /// returned as it is.
-    pub fn stream_reporting<W>(
+    pub fn stream_reporting<S: tgm::file::ByteSource, W>(
         &self,
-        file: &tgm::TgmFile,
+        file: &tgm::TgmFile<S>,
         progress: tgm::pipeline::ProgressHook,
         start: impl FnOnce(&tgm::ObjectDescriptor, &tgm::Map) -> MedicalResult<W>,
         mut piece: impl FnMut(&mut W, &[u8]) -> MedicalResult,

@@ -72,14 +72,14 @@ def open_native(source, storage_options, intact_only):
     if is_reader(source):
         if storage_options:
             raise TypeError("storage_options apply to URLs, not to file objects")
-        return _native.NativeSourceFile.open_reader(source, reader_name(source), intact_only)
+        return _native.File.open_reader(source, reader_name(source), intact_only)
     pairs = storage_pairs(storage_options)
     if not _native.remote_enabled():
         raise InvalidArgumentError(
             f"{source}: this tgm was built without the 'remote' cargo feature"
         )
     try:
-        return _native.NativeSourceFile.open_url(source, pairs, intact_only)
+        return _native.File.open_url(source, pairs, intact_only)
     except InvalidArgumentError as e:
         # A URL that names no object is an I/O failure to open it, as in
         # the reference (``OSError``), not a bad index.
@@ -170,7 +170,7 @@ class RemoteTensogramFile:
 
     def message_count(self):
         """Number of complete messages."""
-        return self._native.message_count()
+        return self._native.count()
 
     def damage(self):
         """Byte ranges outside complete messages, as ``[(offset, length,
@@ -239,13 +239,14 @@ class RemoteTensogramFile:
         """One object, reading its frame only →
         ``{"metadata", "descriptor", "data"}``."""
         m = self._m(msg_index)
-        meta, desc, raw = self._native.decode_object(
-            m, self._o(m, obj_index), native_byte_order, threads, verify_hash
+        meta = self._native.metadata(m, verify_hash)
+        desc, buf, start, end = self._native.decode_object(
+            m, self._o(m, obj_index), native_byte_order, threads, True, verify_hash
         )
         return {
             "metadata": Metadata._from_native(meta),
             "descriptor": DataObjectDescriptor(desc),
-            "data": as_array(desc, raw, native_byte_order),
+            "data": as_array(desc, buf[start:end], native_byte_order),
         }
 
     def file_decode_range(
