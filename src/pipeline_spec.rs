@@ -250,6 +250,137 @@ impl SimplePacking {
     }
 }
 
+/// The keys of simple_packing's spherical-harmonic layout.
+pub(crate) const SPECTRAL_KEYS: [&str; 4] = [
+    "sp_spectral_truncation",
+    "sp_spectral_subset_truncation",
+    "sp_spectral_laplacian",
+    "sp_spectral_subset",
+];
+
+/// The largest pentagonal truncation J accepted (GRIB2 stores J in two
+/// octets).
+pub const SPECTRAL_MAX_TRUNCATION: u32 = 65_535;
+
+/// simple_packing over spherical-harmonic coefficients as GRIB's
+/// `spectral_complex` packing stores them, a tgm extension
+/// (`spec/pipeline.md` §2.6): the coefficients of total wavenumber up to
+/// the subset truncation JS kept as IEEE binary32 values
+/// (`sp_spectral_subset`), every other one as a code evaluated in GRIB's
+/// order (§2.5) and scaled by `1 / (n(n+1))^P`. Its wire name is
+/// `simple_packing`: a reader without the extension decodes the codes
+/// without the scaling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpectralPacking {
+    /// The codes' simple_packing parameters; R, E and
+    /// `sp_grib_reference_value` are required.
+    pub packing: SimplePacking,
+    /// `sp_spectral_truncation`: the pentagonal truncation J = K = M; the
+    /// object holds `(J+1)(J+2)` float64 values.
+    pub truncation: u32,
+    /// `sp_spectral_subset_truncation`: JS < J.
+    pub subset_truncation: u32,
+    /// `sp_spectral_laplacian`: the Laplacian operator P.
+    pub laplacian: f64,
+    /// `sp_spectral_subset`: the `(JS+1)(JS+2)` unpacked values in order,
+    /// as big-endian binary32 on the wire; derived from the values when
+    /// encoding, required when decoding.
+    pub subset: Option<Vec<f32>>,
+}
+
+impl SpectralPacking {
+    /// Values of a truncation `t`: `(t+1)(t+2)`.
+    pub fn values_of(t: u32) -> u64 {
+        (u64::from(t) + 1) * (u64::from(t) + 2)
+    }
+
+    /// Reads and checks the `sp_*` keys, `sp_spectral_*` included.
+    pub fn from_params(p: &Params<'_>) -> Result<Self> {
+        let packing = SimplePacking::from_params(p)?;
+        if packing.grib_reference_value.is_none() {
+            return Err(Error::metadata(
+                "sp_spectral_* keys need sp_grib_reference_value: the coefficients' codes \
+                 are evaluated in GRIB's order",
+            ));
+        }
+        let truncation = p.req_u32("sp_spectral_truncation")?;
+        let subset_truncation = p.req_u32("sp_spectral_subset_truncation")?;
+        if truncation > SPECTRAL_MAX_TRUNCATION {
+            return Err(Error::metadata(format!(
+                "sp_spectral_truncation {truncation} exceeds {SPECTRAL_MAX_TRUNCATION}"
+            )));
+        }
+        if subset_truncation >= truncation {
+            return Err(Error::metadata(format!(
+                "sp_spectral_subset_truncation {subset_truncation} is not below \
+                 sp_spectral_truncation {truncation}"
+            )));
+        }
+        let laplacian = number(p, "sp_spectral_laplacian")?
+            .ok_or_else(|| p.missing("sp_spectral_laplacian"))?;
+        if !laplacian.is_finite() {
+            return Err(Error::metadata(format!(
+                "sp_spectral_laplacian {laplacian} is not finite"
+            )));
+        }
+        let subset = match p.get("sp_spectral_subset") {
+            None => None,
+            Some(Value::Bytes(b)) => {
+                let want = Self::values_of(subset_truncation) * 4;
+                if b.len() as u64 != want {
+                    return Err(Error::metadata(format!(
+                        "sp_spectral_subset holds {} bytes where truncation {subset_truncation} \
+                         needs {want}",
+                        b.len()
+                    )));
+                }
+                Some(
+                    b.chunks_exact(4)
+                        .map(|c| f32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect(),
+                )
+            }
+            Some(other) => {
+                return Err(Error::metadata(format!(
+                    "sp_spectral_subset is a {}, not a byte string",
+                    other.type_name()
+                )))
+            }
+        };
+        Ok(SpectralPacking {
+            packing,
+            truncation,
+            subset_truncation,
+            laplacian,
+            subset,
+        })
+    }
+
+    /// The parameters the builder writes: simple_packing's, then the
+    /// layout's.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        let mut v = self.packing.params();
+        v.push((
+            "sp_spectral_truncation",
+            Value::Uint(u64::from(self.truncation)),
+        ));
+        v.push((
+            "sp_spectral_subset_truncation",
+            Value::Uint(u64::from(self.subset_truncation)),
+        ));
+        v.push(("sp_spectral_laplacian", Value::Float(self.laplacian)));
+        if let Some(s) = &self.subset {
+            v.push(("sp_spectral_subset", Value::Bytes(subset_bytes(s))));
+        }
+        v
+    }
+}
+
+/// Big-endian binary32 bytes of `values` (`sp_spectral_subset`).
+pub(crate) fn subset_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_be_bytes()).collect()
+}
+
 /// The number at `key`, if given: a float, or an integer that a float64
 /// holds exactly.
 fn number(p: &Params<'_>, key: &str) -> Result<Option<f64>> {
@@ -646,6 +777,9 @@ pub enum EncodingSpec {
     None,
     /// `simple_packing`.
     SimplePacking(SimplePacking),
+    /// `simple_packing` with the spherical-harmonic keys (`sp_spectral_*`,
+    /// a tgm extension).
+    SpectralPacking(Box<SpectralPacking>),
     /// A stage this build cannot run.
     Unusable(UnusableStage),
 }
@@ -693,6 +827,11 @@ impl EncodingSpec {
     fn parse(name: &str, params: &Map) -> Result<Self> {
         Ok(match name {
             "none" => EncodingSpec::None,
+            "simple_packing" if SPECTRAL_KEYS.iter().any(|k| params.contains_key(*k)) => {
+                EncodingSpec::SpectralPacking(Box::new(SpectralPacking::from_params(
+                    &Params::new(params, "simple_packing"),
+                )?))
+            }
             "simple_packing" => EncodingSpec::SimplePacking(SimplePacking::from_params(
                 &Params::new(params, "simple_packing"),
             )?),
@@ -704,7 +843,7 @@ impl EncodingSpec {
     pub fn name(&self) -> &str {
         match self {
             EncodingSpec::None => "none",
-            EncodingSpec::SimplePacking(_) => "simple_packing",
+            EncodingSpec::SimplePacking(_) | EncodingSpec::SpectralPacking(_) => "simple_packing",
             EncodingSpec::Unusable(u) => u.name(),
         }
     }

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::{assert_bits, f64s};
+
 use tgm::pipeline::PackingParams;
 use tgm::{DecodeOptions, Dtype, EncodeOptions, GlobalMetadata, ObjectDescriptor, PipelineBuilder};
 
@@ -68,20 +70,6 @@ fn encode(f: &Field, szip: bool) -> Vec<u8> {
         &EncodeOptions::new(),
     )
     .unwrap()
-}
-
-fn f64s(bytes: &[u8]) -> Vec<f64> {
-    bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-fn assert_bits(got: &[f64], want: &[f64], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(g.to_bits(), w.to_bits(), "{what} [{i}]: {g} vs {w}");
-    }
 }
 
 #[test]

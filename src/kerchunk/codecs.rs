@@ -47,6 +47,13 @@ pub fn chain_of(d: &ObjectDescriptor, payload: &[u8]) -> Result<ZarrChain, Reaso
             filters.push(fixed_scale_offset(&pp, &out)?);
             out
         }
+        EncodingSpec::SpectralPacking(_) => {
+            return Err(
+                "simple_packing of spherical-harmonic coefficients (sp_spectral_*, a tgm \
+                 extension): numcodecs has no Laplacian scaling"
+                    .into(),
+            )
+        }
         EncodingSpec::Unusable(u) => return Err(format!("encoding {:?} is unknown", u.name())),
     };
     match p.filter() {
@@ -161,6 +168,9 @@ fn stream_len(d: &ObjectDescriptor) -> Result<u64, Reason> {
     let len = match d.pipeline().encoding() {
         EncodingSpec::SimplePacking(sp) => n
             .checked_mul(u64::from(sp.bits_per_value))
+            .map(|b| b.div_ceil(8)),
+        EncodingSpec::SpectralPacking(sp) => n
+            .checked_mul(u64::from(sp.packing.bits_per_value))
             .map(|b| b.div_ceil(8)),
         _ => d.decoded_len().ok(),
     };

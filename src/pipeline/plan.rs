@@ -83,6 +83,7 @@ fn encoding(e: &EncodingSpec) -> &dyn EncodingStage {
     match e {
         EncodingSpec::None => &super::codec::none::Identity,
         EncodingSpec::SimplePacking(sp) => sp,
+        EncodingSpec::SpectralPacking(sp) => sp.as_ref(),
         EncodingSpec::Unusable(u) => u,
     }
 }

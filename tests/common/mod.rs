@@ -310,3 +310,19 @@ pub fn szip_option_mix() -> Vec<u8> {
     v.extend((0..3000).map(|i| (i * 37 % 65536) as u16));
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// Native-endian float64 bytes as values.
+pub fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// `got` and `want` hold the same float64 bits, element by element.
+pub fn assert_bits(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "{what} [{i}]: {g} vs {w}");
+    }
+}

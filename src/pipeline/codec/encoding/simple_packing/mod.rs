@@ -4,6 +4,7 @@
 pub(crate) mod bits;
 mod dequantise;
 mod quantise;
+mod spectral;
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +31,10 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
         "sp_binary_scale_factor",
         "sp_decimal_scale_factor",
         "sp_grib_reference_value",
+        "sp_spectral_truncation",
+        "sp_spectral_subset_truncation",
+        "sp_spectral_laplacian",
+        "sp_spectral_subset",
     ],
     feature: None,
     build: Some(Builder::Encoding(build)),
@@ -80,6 +85,11 @@ impl From<PackingParams> for SimplePacking {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn EncodingStage>> {
+    if spectral::is_spectral(p) {
+        return Ok(Box::new(
+            crate::pipeline_spec::SpectralPacking::from_params(p)?,
+        ));
+    }
     Ok(Box::new(SimplePacking::from_params(p)?))
 }
 
