@@ -75,12 +75,25 @@ grib_set -r -s packingType=grid_second_order "$W/n320.grib2" "$W/n320_second_ord
 grib_set -s decimalScaleFactor=1 "$W/n320.grib2" "$W/n320_d1.grib2"
 grib_set -r -s packingType=grid_complex,decimalScaleFactor=1 "$W/n320.grib2" "$W/n320_complex_d1.grib2"
 cp "$SAMPLES/sh_ml_grib2.tmpl" "$W/sh_ml.grib2"
+# A T255 spectral field on the same header: near-normal coefficients (sums
+# of four uniform draws) whose amplitude falls as n^-1.6, as atmospheric
+# spectra do; the m = 0 imaginary parts zero.
+spectral() {
+    awk -v j="$1" 'BEGIN { srand(7); first = 1
+        for (m = 0; m <= j; m++) for (n = m; n <= j; n++) {
+            a = (n == 0) ? 300 : 40 / ((n + 1) ^ 1.6)
+            re = a * (rand() + rand() + rand() + rand() - 2)
+            im = (m == 0) ? 0 : a * (rand() + rand() + rand() + rand() - 2)
+            printf "%s%.9f,%.9f", (first ? "" : ","), re, im; first = 0 } }'
+}
+printf 'set J=255; set K=255; set M=255; set values={%s}; write;\n' "$(spectral 255)" >"$W/sh_t255.rules"
+grib_filter -o "$W/sh_t255.grib2" "$W/sh_t255.rules" "$SAMPLES/sh_ml_grib2.tmpl"
 
 echo "| file | packing | GRIB bytes | data section bytes | --encoding | .tgm bytes | pipeline | .tgm payload bytes |"
 echo "|---|---|---|---|---|---|---|---|"
 for f in ll_1deg.grib2 ll_1deg_ccsds.grib2 n320.grib2 n320_ccsds.grib2 n320_ccsds_16_64.grib2 \
     n320_complex.grib2 n320_second_order.grib2 n320_d1.grib2:codes n320_complex_d1.grib2:codes \
-    sh_ml.grib2; do
+    sh_ml.grib2:codes sh_t255.grib2:codes; do
   encodings=source
   case "$f" in *:codes) f=${f%:codes}; encodings="source codes" ;; esac
   for encoding in $encodings; do

@@ -40,7 +40,10 @@ pub struct Args {
     /// simple-packing codes where exact, else lossless float64), codes (as
     /// source, and decimal-scaled fields as their own codes too, in GRIB's
     /// evaluation order: a tgm extension, bit-identical when tgm reads it,
-    /// last-bit differences in the reference), none, or simple_packing
+    /// last-bit differences in the reference; GRIB2 spectral_complex fields
+    /// as their codes and unpacked subset, about a third of float64: a tgm
+    /// extension, bit-identical when tgm reads it, the codes without the
+    /// Laplacian scaling in the reference), none, or simple_packing
     /// (lossy, at --bits; the largest error is reported).
     #[arg(long, default_value = "source",
           value_parser = clap::builder::PossibleValuesParser::new(["source", "codes", "none", "simple_packing"]))]
@@ -52,7 +55,8 @@ pub struct Args {
     #[arg(long, default_value = "none",
           value_parser = clap::builder::PossibleValuesParser::new(["none", "shuffle"]))]
     pub filter: String,
-    /// Compression: auto (szip after whole-byte packing, else zstd), none,
+    /// Compression: auto (szip after whole-byte packing, zstd for spectral
+    /// codes and everything else), none,
     /// szip, zstd or lz4.
     #[arg(long, default_value = "auto",
           value_parser = clap::builder::PossibleValuesParser::new(["auto", "none", "szip", "zstd", "lz4"]))]

@@ -1648,6 +1648,30 @@ fn plot_shows_bitmap_missing_points_as_transparent() {
     }
 }
 
+/// `input` converted with `--encoding codes` to `codes` and by default to
+/// `default`.
+fn convert_as_codes_and_by_default(input: &Path, codes: &Path, default: &Path) {
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(input),
+        "-o",
+        s(codes),
+        "--encoding",
+        "codes",
+    ]);
+    assert!(ok, "{}: {err}", input.display());
+    let (ok, _, err) = tgm(&["convert-grib", s(input), "-o", s(default)]);
+    assert!(ok, "{}: {err}", input.display());
+}
+
+/// `got` and `want` hold the same float64 bits, element by element.
+fn assert_bits(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "{what} [{i}]: {g} vs {w}");
+    }
+}
+
 #[test]
 fn decimal_scaled_fields_as_codes_are_exact_with_payloads_no_larger_than_their_grib() {
     if !eccodes_available() {
@@ -1683,16 +1707,7 @@ fn decimal_scaled_fields_as_codes_are_exact_with_payloads_no_larger_than_their_g
         );
         let codes = dir.path().join(format!("{packing}.codes.tgm"));
         let source = dir.path().join(format!("{packing}.source.tgm"));
-        let (ok, _, err) = tgm(&[
-            "convert-grib",
-            s(&input),
-            "-o",
-            s(&codes),
-            "--encoding",
-            "codes",
-        ]);
-        assert!(ok, "{packing}: {err}");
-        assert!(tgm(&["convert-grib", s(&input), "-o", s(&source)]).0);
+        convert_as_codes_and_by_default(&input, &codes, &source);
         // The payload is at most the GRIB's data section, and the file at
         // most the default conversion's (float64 when its order is not
         // exact) and the extension's key.
@@ -1736,16 +1751,107 @@ fn decimal_scaled_fields_as_codes_are_exact_with_payloads_no_larger_than_their_g
         );
         // tgm reads ecCodes' values bit for bit.
         let want = &eccodes_values(&input)[0];
-        let got = f64s(&msg.objects[0].data);
-        assert_eq!(got.len(), want.len());
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            assert_eq!(g.to_bits(), w.to_bits(), "{packing} [{i}]: {g} vs {w}");
-        }
+        assert_bits(&f64s(&msg.objects[0].data), want, packing);
         // And writes the field back as the source had it.
         let back = dir.path().join(format!("{packing}.back.grib"));
         let (ok, _, err) = tgm(&["to-grib", s(&codes), "-o", s(&back)]);
         assert!(ok, "{packing}: {err}");
         let (same, report) = grib_compare(&[], &input, &back);
         assert!(same, "{packing}: {report}");
+    }
+}
+
+/// Spherical-harmonic coefficients of a T`j` field whose amplitude decays
+/// with the total wavenumber n as atmospheric spectra do (about n^−1.6),
+/// as `grib_filter` values: near-normal pseudo-random coefficients (a sum
+/// of four uniform draws), the m = 0 imaginary parts zero.
+fn spectral_rules(j: usize) -> String {
+    let mut s = 0x2545_f491u32;
+    let mut uniform = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s as f64 / u32::MAX as f64 - 0.5
+    };
+    let mut next = || (0..4).map(|_| uniform()).sum::<f64>();
+    let mut values = Vec::new();
+    for m in 0..=j {
+        for n in m..=j {
+            let a = if n == 0 {
+                300.0
+            } else {
+                40.0 / ((n + 1) as f64).powf(1.6)
+            };
+            values.push(format!("{:.9}", a * next()));
+            let im = if m == 0 { 0.0 } else { a * next() };
+            values.push(format!("{im:.9}"));
+        }
+    }
+    format!(
+        "set J={j}; set K={j}; set M={j}; set values={{{}}}; write;",
+        values.join(",")
+    )
+}
+
+#[test]
+fn spectral_fields_as_codes_are_exact_and_a_third_of_float64() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sample = generate(dir.path(), "sh_ml.grib2", "sh_ml_grib2", "write;");
+    let t255 = generate(
+        dir.path(),
+        "t255.grib2",
+        "sh_ml_grib2",
+        &spectral_rules(255),
+    );
+    for (input, j, near_grib) in [(sample, 63, false), (t255, 255, true)] {
+        let name = input.file_name().unwrap().to_str().unwrap().to_string();
+        let codes = dir.path().join(format!("{name}.codes.tgm"));
+        let float = dir.path().join(format!("{name}.tgm"));
+        convert_as_codes_and_by_default(&input, &codes, &float);
+        let msg = &decode_all(&codes)[0];
+        let d = &msg.objects[0].descriptor;
+        let p = d.pipeline().params();
+        assert_eq!(
+            p.get("sp_spectral_truncation").and_then(Value::as_u64),
+            Some(j),
+            "{name}: {}",
+            d.encoding()
+        );
+        assert_eq!(d.compression(), "zstd", "{name}");
+        // tgm reads ecCodes' values bit for bit.
+        let want = eccodes_coded_values(dir.path(), &input);
+        assert_bits(&f64s(&msg.objects[0].data), &want, &name);
+        // Under half the float64 layout; within 5% of the GRIB once the
+        // field outweighs the format's fixed costs (the catalogue, the
+        // header template, the subset's placeholder codes:
+        // docs/src/performance/weather.md).
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        assert!(
+            size(&codes) * 2 < size(&float),
+            "{name}: {} B as codes, {} B as float64",
+            size(&codes),
+            size(&float)
+        );
+        if near_grib {
+            assert!(
+                size(&codes) * 100 <= size(&input) * 105,
+                "{name}: {} B as codes, GRIB {} B",
+                size(&codes),
+                size(&input)
+            );
+        }
+        // Written back, within the source's packing error.
+        let back = dir.path().join(format!("{name}.back.grib2"));
+        let (ok, _, err) = tgm(&["to-grib", s(&codes), "-o", s(&back)]);
+        assert!(ok, "{name}: {err}");
+        let tolerance: f64 = grib_get("packingError", &input).trim().parse().unwrap();
+        let again = eccodes_coded_values(dir.path(), &back);
+        assert_eq!(again.len(), want.len(), "{name}");
+        for (i, (a, w)) in again.iter().zip(&want).enumerate() {
+            assert!((a - w).abs() <= tolerance, "{name} [{i}]: {a} vs {w}");
+        }
     }
 }

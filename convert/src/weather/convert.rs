@@ -11,7 +11,9 @@
 //! szip, `spec/szip.md`) when tgm decodes those to exactly ecCodes'
 //! values, every other field (decimal-scaled grouped codes, spectral,
 //! bi-Fourier) as float64 behind a byte shuffle and zstd
-//! (`spec/convert.md` "Stored exactly").
+//! (`spec/convert.md` "Stored exactly"); [`EncodingChoice::Codes`] stores
+//! decimal-scaled and GRIB2 spectral fields in their codes too, through
+//! tgm extensions (`spec/pipeline.md` §2.5, §2.6).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,7 +38,10 @@ pub enum EncodingChoice {
     /// own codes evaluated in GRIB's order (`sp_grib_reference_value`, a tgm
     /// extension: `spec/pipeline.md` §2.5) instead of float64. tgm decodes
     /// them bit for bit as ecCodes does; the reference reads values that
-    /// may differ from ecCodes' in the last bit.
+    /// may differ from ecCodes' in the last bit. GRIB2 `spectral_complex`
+    /// fields are stored as their codes and unpacked subset
+    /// (`sp_spectral_*`, §2.6): tgm decodes ecCodes' values, the
+    /// reference the codes without the Laplacian scaling.
     Codes,
     /// Raw float64.
     None,
@@ -285,15 +290,19 @@ fn checked(
         o.max_abs_error = max_abs_error(&o)?;
         return Ok(o);
     }
-    if field.packing.is_some() && max_abs_error(&o)? == 0.0 {
+    // Spherical harmonics have codes only in GRIB's order (§2.6).
+    let spectral = field.packing.is_some_and(|p| p.spectral.is_some());
+    if field.packing.is_some() && !spectral && max_abs_error(&o)? == 0.0 {
         return Ok(o);
     }
-    // Codes asked for, and §2.2's order is not exact: GRIB's order.
+    // Codes asked for, and §2.2's order is not exact: GRIB's order. A
+    // spectral field whose values the layout cannot hold (an unpacked
+    // coefficient that is not binary32) fails to encode: float64.
     let decimal = field.packing.is_some_and(|p| p.decimal_scale_factor != 0);
-    if choice.encoding == EncodingChoice::Codes && decimal {
+    if choice.encoding == EncodingChoice::Codes && (decimal || spectral) {
         let (descriptor, _) = object_head_in(field, choice, Order::Grib)?;
         let descriptor = std::mem::replace(&mut o.descriptor, descriptor);
-        if max_abs_error(&o)? == 0.0 {
+        if matches!(max_abs_error(&o), Ok(e) if e == 0.0) {
             return Ok(o);
         }
         o.descriptor = descriptor;
@@ -427,8 +436,13 @@ fn object_head_in(
     let compression = match choice.compression {
         CompressionChoice::Auto => {
             let packed_bits = params.get("sp_bits_per_value").and_then(Value::as_u64);
+            // Spherical-harmonic codes are near white noise, which szip's
+            // neighbour prediction does not help: zstd's entropy coder
+            // takes them smaller (sh_ml: 6,854 B against 7,495).
+            let spectral = params.contains_key("sp_spectral_truncation");
             match packed_bits {
                 Some(0) => CompressionChoice::None,
+                Some(_) if spectral => CompressionChoice::Zstd(None),
                 Some(8 | 16 | 24 | 32) if !choice.shuffle => CompressionChoice::Szip,
                 _ => CompressionChoice::Zstd(None),
             }
@@ -468,6 +482,9 @@ fn object_head_in(
     if let Some(place) = field.template_pl {
         grib.insert(TEMPLATE_PL_KEY.into(), place.to_value());
     }
+    if let Some(run) = field.template_zeros {
+        grib.insert(super::grib_zeros::TEMPLATE_ZEROS_KEY.into(), run.to_value());
+    }
     metadata.insert("grib".into(), Value::from(grib));
     if let Some(all) = &field.all_keys {
         metadata.insert("grib_keys".into(), Value::from(all.clone()));
@@ -493,6 +510,16 @@ fn apply_encoding(
         EncodingChoice::Source | EncodingChoice::Codes => {
             let first = field.values.iter().copied().find(|v| !v.is_nan());
             match (field.packing, first) {
+                // Spherical harmonics: their codes in GRIB's order with the
+                // layout's keys (§2.6), else float64.
+                (Some(p), _) if p.spectral.is_some() => {
+                    if order != Order::Grib || p.bits_per_value == 0 || p.bits_per_value > 32 {
+                        return Ok(8);
+                    }
+                    let w = whole_bytes(p.bits_per_value);
+                    set_spectral_packing(d, w, &p)?;
+                    return Ok(u64::from(w / 8));
+                }
                 // Constant (or entirely missing) field: zero bits, R = the value.
                 (Some(p), first) if p.bits_per_value == 0 => {
                     set_packing(d, 0, first.unwrap_or(0.0), 0, 0);
@@ -561,6 +588,35 @@ fn set_grib_order_packing(d: &mut ObjectDescriptor, bits: u32, p: &SourcePacking
         grib_reference_value: Some(p.reference_value),
     };
     d.set_pipeline(&tgm::PipelineBuilder::new().simple_packing_params(p.into()));
+}
+
+/// [`set_grib_order_packing`] with the keys of the spherical-harmonic
+/// layout (`spec/pipeline.md` §2.6) from the field's
+/// [`super::grib::SourceSpectral`]; the unpacked subset is derived from the
+/// values when the object is encoded.
+fn set_spectral_packing(
+    d: &mut ObjectDescriptor,
+    bits: u32,
+    p: &SourcePacking,
+) -> Result<(), GribError> {
+    let Some(s) = p.spectral else {
+        return Ok(());
+    };
+    set_grib_order_packing(d, bits, p);
+    let mut params = d.pipeline().params().clone();
+    params.insert(
+        "sp_spectral_truncation".into(),
+        Value::Uint(s.truncation.into()),
+    );
+    params.insert(
+        "sp_spectral_subset_truncation".into(),
+        Value::Uint(s.subset_truncation.into()),
+    );
+    params.insert("sp_spectral_laplacian".into(), Value::Float(s.laplacian));
+    *d = d
+        .clone()
+        .with_raw_pipeline("simple_packing", "none", "none", params)?;
+    Ok(())
 }
 
 /// Reads every input and groups the objects into messages: one per input

@@ -22,6 +22,7 @@ use super::grib_pl::{self, PlPlace};
 use super::grib_scales::{self, SourceScales};
 use super::grib_shared::{shared_header, TEMPLATE_REF_KEY};
 use super::grib_simple;
+use super::grib_zeros::{self, ZeroRun, TEMPLATE_ZEROS_KEY};
 use super::GribError;
 
 /// MARS keys set on the output, in order, and the GRIB key each is set
@@ -273,8 +274,30 @@ fn write_field(
 /// does (`spec/convert.md` "GRIB metadata layout").
 fn whole_template<'t>(stored: &'t [u8], entry: &Map) -> Result<Cow<'t, [u8]>, GribError> {
     let grib = section(entry, "grib")?;
+    let stored: Cow<'t, [u8]> = match get(grib, TEMPLATE_ZEROS_KEY) {
+        None => Cow::Borrowed(stored),
+        Some(run) => {
+            let run = ZeroRun::from_value(run).ok_or_else(|| {
+                GribError::Invalid(format!("grib.{TEMPLATE_ZEROS_KEY} is not [offset, length]"))
+            })?;
+            let whole = grib_zeros::put_back(stored, run)?;
+            // The header's structure is checked before ecCodes reads it
+            // (`spec/convert.md` "Hostile files"), below when pl is still
+            // to be put back.
+            let pl_out = get(grib, TEMPLATE_PL_KEY).is_some();
+            (!pl_out)
+                .then(|| super::grib_scan::scan(&whole))
+                .transpose()
+                .map_err(|e| {
+                    GribError::Invalid(format!(
+                        "grib.template with grib.{TEMPLATE_ZEROS_KEY} put back: {e}"
+                    ))
+                })?;
+            Cow::Owned(whole)
+        }
+    };
     let Some(place) = get(grib, TEMPLATE_PL_KEY) else {
-        return Ok(Cow::Borrowed(stored));
+        return Ok(stored);
     };
     let place = PlPlace::from_value(place).ok_or_else(|| {
         GribError::Invalid(format!(
@@ -285,7 +308,7 @@ fn whole_template<'t>(stored: &'t [u8], entry: &Map) -> Result<Cow<'t, [u8]>, Gr
         GribError::Invalid(format!("grib.{TEMPLATE_PL_KEY} without geography.pl"))
     })?;
     let pl = grib_pl::pl_of(pl)?;
-    let whole = grib_pl::put_back(stored, &pl, place)?;
+    let whole = grib_pl::put_back(&stored, &pl, place)?;
     // The row lengths are the metadata's: their structure is checked
     // before ecCodes reads them (`spec/convert.md` "Hostile files").
     super::grib_scan::scan(&whole).map_err(|e| {

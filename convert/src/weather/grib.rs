@@ -102,6 +102,23 @@ pub struct SourcePacking {
     pub decimal_scale_factor: i32,
     /// The CCSDS coder's parameters when the source is `grid_ccsds`.
     pub ccsds: Option<SourceCcsds>,
+    /// The truncations and Laplacian operator when the source is GRIB2
+    /// `spectral_complex`.
+    pub spectral: Option<SourceSpectral>,
+}
+
+/// How ecCodes packed a GRIB2 `spectral_complex` field: pentagonal
+/// truncation `J` (= K = M), the unpacked subset's `JS` (= KS = MS, kept as
+/// IEEE binary32) and the Laplacian operator scaling the packed
+/// coefficients.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SourceSpectral {
+    /// Pentagonal truncation J.
+    pub truncation: u32,
+    /// Subset truncation JS.
+    pub subset_truncation: u32,
+    /// `laplacianOperator`, as ecCodes decodes it.
+    pub laplacian: f64,
 }
 
 /// How ecCodes coded a `grid_ccsds` field's codes (its keys
@@ -141,6 +158,9 @@ pub struct GribField {
     /// Where the octets of `pl` (kept in `geography.pl`) were taken out of
     /// [`GribField::template`] (`spec/convert.md` "GRIB metadata layout").
     pub template_pl: Option<PlPlace>,
+    /// Where a run of zero bytes was cut out of [`GribField::template`]
+    /// (after the octets of `pl`), [`super::grib_zeros`].
+    pub template_zeros: Option<super::grib_zeros::ZeroRun>,
     /// Packing parameters when the field's values are `(R + X·2^E)·10^-D`
     /// with integer codes X: simple-packed (`grid_simple`, `grid_ccsds`),
     /// or complex, second-order, JPEG or PNG packed, whose codes are
@@ -291,6 +311,11 @@ pub fn read_field(
             Value::Array(pl.into_iter().map(Value::from_i64).collect()),
         );
     }
+    let mut template_zeros = None;
+    if let Some((rest, run)) = super::grib_zeros::take_out(&template) {
+        template = rest;
+        template_zeros = Some(run);
+    }
     let mut grib = Map::new();
     for k in GRIB_KEYS.iter().chain(VIEW_KEYS) {
         if let Some(v) = key_value(h, k)? {
@@ -317,6 +342,7 @@ pub fn read_field(
     Ok(GribField {
         template,
         template_pl,
+        template_zeros,
         values,
         shape,
         mars,
@@ -424,6 +450,9 @@ fn source_packing(h: &Handle, values: &[f64]) -> Result<Option<SourcePacking>, G
     if grouped {
         return grouped_packing(h, values);
     }
+    if pt == "spectral_complex" {
+        return spectral_packing(h);
+    }
     if !matches!(pt.as_str(), "grid_simple" | "grid_ccsds") {
         return Ok(None);
     }
@@ -442,6 +471,7 @@ fn source_packing(h: &Handle, values: &[f64]) -> Result<Option<SourcePacking>, G
         binary_scale_factor: long_in_range(h, "binaryScaleFactor")?,
         decimal_scale_factor: long_in_range(h, "decimalScaleFactor")?,
         ccsds,
+        spectral: None,
     }))
 }
 
@@ -469,6 +499,45 @@ fn grouped_packing(h: &Handle, values: &[f64]) -> Result<Option<SourcePacking>, 
         binary_scale_factor,
         decimal_scale_factor,
         ccsds: None,
+        spectral: None,
+    }))
+}
+
+/// The parameters of a GRIB2 `spectral_complex` field: its codes'
+/// simple_packing parameters and [`SourceSpectral`]. `None` for what the
+/// layout does not describe (GRIB1's IBM subset and GRIBEX scaling,
+/// unpacked subsets that are not binary32, truncations that are not
+/// pentagonal with J = K = M, a subset as large as the field).
+fn spectral_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
+    let long = |k: &str| key_long(h, k);
+    let pentagonal = |a: &str, b: &str, c: &str| match (long(a), long(b), long(c)) {
+        (Some(x), Some(y), Some(z)) if x == y && y == z => u32::try_from(x).ok(),
+        _ => None,
+    };
+    let (Some(truncation), Some(subset_truncation)) =
+        (pentagonal("J", "K", "M"), pentagonal("JS", "KS", "MS"))
+    else {
+        return Ok(None);
+    };
+    if long("edition") != Some(2)
+        || long("unpackedSubsetPrecision") != Some(1)
+        || long("GRIBEXShBugPresent") != Some(0)
+        || subset_truncation >= truncation
+        || truncation > tgm::pipeline_spec::SPECTRAL_MAX_TRUNCATION
+    {
+        return Ok(None);
+    }
+    Ok(Some(SourcePacking {
+        bits_per_value: long_in_range(h, "bitsPerValue")?,
+        reference_value: h.get_double("referenceValue")?,
+        binary_scale_factor: long_in_range(h, "binaryScaleFactor")?,
+        decimal_scale_factor: long_in_range(h, "decimalScaleFactor")?,
+        ccsds: None,
+        spectral: Some(SourceSpectral {
+            truncation,
+            subset_truncation,
+            laplacian: h.get_double("laplacianOperator")?,
+        }),
     }))
 }
 

@@ -37,7 +37,7 @@ type Pairs = [(Value, Value)];
 fn parts(entry: &Map) -> Option<(&[u8], &Pairs)> {
     let grib = entry.get("grib")?.as_map()?;
     let find = |k: &str| grib.iter().find(|(n, _)| n.as_text() == Some(k));
-    if find(TEMPLATE_PL_KEY).is_some() {
+    if find(TEMPLATE_PL_KEY).is_some() || find(super::grib_zeros::TEMPLATE_ZEROS_KEY).is_some() {
         return None;
     }
     let header = match find(TEMPLATE_KEY)? {

@@ -41,6 +41,8 @@ pub mod grib_scan;
 pub mod grib_shared;
 #[cfg(feature = "grib")]
 mod grib_simple;
+#[cfg(feature = "grib")]
+mod grib_zeros;
 #[cfg(feature = "netcdf")]
 pub mod netcdf;
 #[cfg(feature = "netcdf")]
