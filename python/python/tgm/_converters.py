@@ -128,7 +128,10 @@ def convert_grib(
     ``none`` (float64), ``source`` (the field's own packing where exact),
     ``codes`` (as ``source``, and decimal-scaled fields as their own codes
     in GRIB's evaluation order: a tgm extension, exact when tgm reads it,
-    within the last bit when the reference does) or ``simple_packing`` at
+    within the last bit when the reference does; GRIB2 spectral fields as
+    their codes and unpacked subset: a tgm extension, exact when tgm reads
+    it, the codes without the Laplacian scaling in the reference) or
+    ``simple_packing`` at
     ``bits`` (default 16); ``compression`` is
     ``none``, ``auto``, ``szip``, ``zstd`` (``level``) or ``lz4``.
     ``threads`` is accepted for the reference's sake; conversion runs on
