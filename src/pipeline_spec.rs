@@ -258,6 +258,12 @@ pub(crate) const SPECTRAL_KEYS: [&str; 4] = [
     "sp_spectral_subset",
 ];
 
+/// True when simple_packing's `params` name the spherical-harmonic layout:
+/// any of [`SPECTRAL_KEYS`] is present (spec/pipeline.md §2.6).
+pub(crate) fn names_spectral_layout(params: &Params<'_>) -> bool {
+    SPECTRAL_KEYS.iter().any(|k| params.get(k).is_some())
+}
+
 /// The largest pentagonal truncation J accepted (GRIB2 stores J in two
 /// octets).
 pub const SPECTRAL_MAX_TRUNCATION: u32 = 65_535;
@@ -827,14 +833,14 @@ impl EncodingSpec {
     fn parse(name: &str, params: &Map) -> Result<Self> {
         Ok(match name {
             "none" => EncodingSpec::None,
-            "simple_packing" if SPECTRAL_KEYS.iter().any(|k| params.contains_key(*k)) => {
-                EncodingSpec::SpectralPacking(Box::new(SpectralPacking::from_params(
-                    &Params::new(params, "simple_packing"),
-                )?))
+            "simple_packing" => {
+                let p = Params::new(params, "simple_packing");
+                if names_spectral_layout(&p) {
+                    EncodingSpec::SpectralPacking(Box::new(SpectralPacking::from_params(&p)?))
+                } else {
+                    EncodingSpec::SimplePacking(SimplePacking::from_params(&p)?)
+                }
             }
-            "simple_packing" => EncodingSpec::SimplePacking(SimplePacking::from_params(
-                &Params::new(params, "simple_packing"),
-            )?),
             _ => EncodingSpec::Unusable(unknown(StageKind::Encoding, name)),
         })
     }

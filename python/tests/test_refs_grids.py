@@ -1,7 +1,7 @@
 """`tgm refs` read by stock xarray through zarr and fsspec, and
 `xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
-regular_gg, reduced_gg, rotated_ll, rotated_gg and reduced_rotated_gg
-fields: the same variables, dimensions and
+regular_gg, reduced_gg, rotated_ll, rotated_gg, reduced_rotated_gg,
+polar_stereographic and lambert fields: the same variables, dimensions and
 coordinates (names, dimensions, dtypes, values and attributes), both from
 the core's dataset view (spec/kerchunk.md §2). The archives are made by
 `tgm import --meta geography.…` (scripts/plot-example.sh does the same).
@@ -65,6 +65,19 @@ GRIDS = {
         "longitudeOfFirstGridPointInDegrees": 0,
         "latitudeOfSouthernPoleInDegrees": -30, "longitudeOfSouthernPoleInDegrees": 0,
     }),
+    "polar_stereographic": ((3, 4), {
+        "gridType": "polar_stereographic", "Ni": 4, "Nj": 3, "radius": 6371229, "earthIsOblate": 0,
+        "latitudeOfFirstGridPointInDegrees": 55, "longitudeOfFirstGridPointInDegrees": 350,
+        "orientationOfTheGridInDegrees": 10, "LaDInDegrees": 60, "DxInMetres": 50000, "DyInMetres": 50000,
+        "iScansNegatively": 0, "jScansPositively": 1, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
+    }),
+    "lambert": ((3, 4), {
+        "gridType": "lambert", "Ni": 4, "Nj": 3, "radius": 6371229, "earthIsOblate": 0,
+        "latitudeOfFirstGridPointInDegrees": 25, "longitudeOfFirstGridPointInDegrees": 250,
+        "LoVInDegrees": 262, "LaDInDegrees": 40, "Latin1InDegrees": 33, "Latin2InDegrees": 45,
+        "DxInMetres": 30000, "DyInMetres": 30000,
+        "iScansNegatively": 0, "jScansPositively": 1, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
+    }),
 }
 
 #: What the view gives each grid: the fields' grid dimensions and the
@@ -81,6 +94,10 @@ EXPECTED = {
     # 120° − 59.444408° at 180°.
     "rotated_gg": (("y", "x"), ("y", "x"), ((0, 0), 60.555592, 180.0)),
     "reduced_rotated_gg": (("values",), ("values",), ((0,), 60.555592, 180.0)),
+    # A projected grid's first point is its first grid point; the others
+    # are compared with cfgrib's in test_xarray_grids.py.
+    "polar_stereographic": (("y", "x"), ("y", "x"), ((0, 0), 55.0, 350.0)),
+    "lambert": (("y", "x"), ("y", "x"), ((0, 0), 25.0, 250.0)),
 }
 
 
@@ -154,7 +171,7 @@ def test_refs_and_the_backend_give_one_grid(tmp_path, grid):
     assert ours.latitude.dims == lat_dims
     assert ours.latitude.dtype == ours.longitude.dtype == np.float64
     if isinstance(lats, tuple):
-        # One point of a rotated grid, unrotated.
+        # One point of a rotated grid, unrotated, or of a projected one.
         at, lat, lon = lats
         np.testing.assert_allclose([ours.latitude.values[at], ours.longitude.values[at]], [lat, lon], atol=1e-6)
     else:

@@ -2,7 +2,8 @@
 samples: regular and reduced Gaussian grids (latitudes equal to ecCodes'
 to the bit), rotated latitude/longitude grids (every point unrotated as
 ecCodes unrotates it, to the bit), mixed level types, ``filter_by_keys`` and
-``tgm.open_datasets``. Needs tgm built with the ``grib`` feature,
+``tgm.open_datasets``, polar stereographic and Lambert conformal grids
+(ecCodes' projected points, to the bit). Needs tgm built with the ``grib`` feature,
 ecCodes' grib_filter and samples, and cfgrib (PyPI); skips with the
 reason otherwise."""
 
@@ -170,6 +171,57 @@ def test_reduced_rotated_gaussian(tmp_path, sample):
     assert len(np.unique(lat[:20])) > 1
     np.testing.assert_array_equal(ours.latitude.values, lat)
     np.testing.assert_array_equal(ours.longitude.values, lon)
+
+
+PROJECTED = {
+    "polar_north": ("polar_stereographic_pl_grib2.tmpl",
+                    {"latitudeOfFirstGridPointInDegrees": 55, "longitudeOfFirstGridPointInDegrees": 350,
+                     "orientationOfTheGridInDegrees": 10, "LaDInDegrees": 60}),
+    "polar_grib1": ("polar_stereographic_pl_grib1.tmpl",
+                    {"latitudeOfFirstGridPointInDegrees": 55, "orientationOfTheGridInDegrees": 10}),
+    "polar_south": ("polar_stereographic_pl_grib2.tmpl",
+                    {"projectionCentreFlag": 128, "latitudeOfFirstGridPointInDegrees": -55, "LaDInDegrees": -60}),
+    "lambert": ("regular_ll_pl_grib2.tmpl",
+                {"gridDefinitionTemplateNumber": 30, "Latin1InDegrees": 33, "Latin2InDegrees": 45,
+                 "LaDInDegrees": 40, "LoVInDegrees": 262, "latitudeOfFirstGridPointInDegrees": 25,
+                 "longitudeOfFirstGridPointInDegrees": 250, "DxInMetres": 30000, "DyInMetres": 30000}),
+    "lambert_south": ("regular_ll_pl_grib2.tmpl",
+                      {"gridDefinitionTemplateNumber": 30, "Latin1InDegrees": -50, "Latin2InDegrees": -50,
+                       "LaDInDegrees": -50, "LoVInDegrees": 140, "latitudeOfFirstGridPointInDegrees": -40,
+                       "longitudeOfFirstGridPointInDegrees": 120, "DxInMetres": 20000, "DyInMetres": 25000}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROJECTED))
+def test_projected_grids(tmp_path, case):
+    # Polar stereographic and Lambert conformal grids scanned +i +j (where
+    # ecCodes' points follow the message's order): latitude(y, x) and
+    # longitude(y, x) as cfgrib shows them through ecCodes' geoiterators.
+    sample, keys = PROJECTED[case]
+    if not (SAMPLES / sample).exists():
+        pytest.skip(f"ecCodes' sample {sample} is not installed")
+    fields = [(sample, {"typeOfLevel": "isobaricInhPa", "shortName": "t", "level": lev, "jScansPositively": 1, **keys})
+              for lev in (500, 850)]
+    grib = make_grib(tmp_path, case, fields)
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.t.dims == ("isobaricInhPa", "y", "x") == cf.t.dims
+    np.testing.assert_array_equal(ours.t.values.astype(cf.t.dtype), cf.t.values)
+    assert ours.latitude.dims == ours.longitude.dims == ("y", "x") == cf.latitude.dims
+    lat, lon = classic_coordinates(tmp_path, grib)
+    np.testing.assert_array_equal(ours.latitude.values, lat)
+    np.testing.assert_array_equal(ours.longitude.values, lon)
+    for c in ("latitude", "longitude"):
+        assert ours[c].attrs == cf[c].attrs
+
+
+def test_projected_grid_scanned_minus_j_has_dimensions_without_coordinates(tmp_path):
+    # ecCodes computes the points towards +j from the first one whatever the
+    # scanning and reorders only the values; tgm gives no points it cannot
+    # pair with the stored values.
+    grib = make_grib(tmp_path, "ps", [("polar_stereographic_pl_grib2.tmpl", {"shortName": "t", "level": 500})])
+    ours = xr.open_dataset(to_archive(grib), engine="tgm")
+    assert ours.t.dims == ("y", "x")
+    assert "latitude" not in ours.coords and "longitude" not in ours.coords
 
 
 class Rules:

@@ -17,6 +17,11 @@
 //!   Gaussian geoiterator leaves them in the rotated frame);
 //! * global `reduced_rotated_gg` fields as `reduced_gg`, each point
 //!   unrotated as ecCodes' reduced Gaussian geoiterator unrotates it;
+//! * `polar_stereographic` and `lambert` fields of shape `(Ny, Nx)` on a
+//!   spherical earth, scanned +i +j along rows: dimensions `y` and `x`
+//!   with 2-d `latitude(y, x)` and `longitude(y, x)` as ecCodes'
+//!   geoiterators project them ([`super::projection`]); other scannings
+//!   keep `y` and `x` without coordinates;
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
@@ -27,6 +32,7 @@
 //! allocating along the shape (`spec/kerchunk.md` §2.1).
 
 use super::object::coordinate_attributes;
+use super::projection::Projected;
 use crate::cbor::Value;
 pub use crate::geography::MAX_GRID_COORDINATE_VALUES;
 use crate::geography::{self, Geography};
@@ -105,6 +111,12 @@ enum Grid {
         columns: Steps,
         pole: Rotation,
     },
+    /// A projected grid (polar stereographic, Lambert conformal): its
+    /// points computed per point as ecCodes computes them.
+    Projected(Projected),
+    /// A projected grid whose points the view does not compute (another
+    /// scanning, an oblate earth): dimensions `y` and `x` alone.
+    ProjectedAxes,
     /// Points the view only names the dimension of.
     Values,
 }
@@ -191,7 +203,7 @@ impl Grid {
     fn dims(&self) -> Vec<&'static str> {
         match self {
             Grid::Regular { .. } => vec!["latitude", "longitude"],
-            Grid::Rotated { .. } => vec!["y", "x"],
+            Grid::Rotated { .. } | Grid::Projected(_) | Grid::ProjectedAxes => vec!["y", "x"],
             Grid::Reduced { .. } | Grid::Values => vec![VALUES],
         }
     }
@@ -205,7 +217,8 @@ impl Grid {
                 .checked_mul(columns.n as u64)?
                 .checked_mul(2),
             Grid::Reduced { points, .. } => (*points as u64).checked_mul(2),
-            Grid::Values => Some(0),
+            Grid::Projected(p) => (p.nx as u64).checked_mul(p.ny as u64)?.checked_mul(2),
+            Grid::ProjectedAxes | Grid::Values => Some(0),
         }
     }
 }
@@ -265,7 +278,12 @@ pub(super) fn grid_coordinates_affordable(
         } => rows
             .values()
             .map(|lat| rotated_coordinates(&lat, &columns.values(), pole)),
-        Grid::Values => Some(Vec::new()),
+        // Points that do not project (a longitude not finite) leave the
+        // grid its dimensions, as for another scanning.
+        Grid::Projected(p) => Some(p.points().map_or_else(Vec::new, |(lat, lon)| {
+            two_d_coordinates([p.ny, p.nx], lat, lon)
+        })),
+        Grid::ProjectedAxes | Grid::Values => Some(Vec::new()),
     };
     match coords {
         Some(coords) => Some(GridCoordinates { dims, coords }),
@@ -305,9 +323,20 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
         Some("reduced_rotated_gg") => rotation(&g).and_then(|r| reduced_gg(&g, shape, Some(r))),
         Some("rotated_ll") => rotated_ll(&g, shape),
         Some("rotated_gg") => rotated_gg(&g, shape),
+        Some("polar_stereographic" | "lambert") => projected(&g, shape),
         _ => None,
     };
     grid.or_else(|| unstructured(geo, shape).then_some(Grid::Values))
+}
+
+/// A projected grid of `shape` = `(Nj, Ni)`: with its points when the
+/// view computes them ([`Projected::of`]), else its dimensions alone.
+fn projected(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
+    let [nj, ni] = *shape else { return None };
+    if count(g, "Nj")? != nj || count(g, "Ni")? != ni {
+        return None;
+    }
+    Some(Projected::of(g, shape).map_or(Grid::ProjectedAxes, Grid::Projected))
 }
 
 /// `key` as a count: a non-negative integer.
@@ -617,7 +646,12 @@ fn rotated_coordinates(rows: &[f64], columns: &[f64], pole: Rotation) -> Vec<Gri
             lon.push(o);
         }
     }
-    let shape = vec![rows.len() as u64, columns.len() as u64];
+    two_d_coordinates([rows.len(), columns.len()], lat, lon)
+}
+
+/// `latitude(y, x)` and `longitude(y, x)` of a grid of `shape` points.
+fn two_d_coordinates(shape: [usize; 2], lat: Vec<f64>, lon: Vec<f64>) -> Vec<GridCoordinate> {
+    let shape = vec![shape[0] as u64, shape[1] as u64];
     let coordinate = |name, values| GridCoordinate {
         name,
         dims: vec!["y", "x"],

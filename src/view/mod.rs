@@ -12,6 +12,7 @@ mod grid;
 mod latitude;
 mod message;
 mod object;
+mod projection;
 mod taken;
 
 pub use coord::{

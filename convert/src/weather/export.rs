@@ -553,9 +553,13 @@ fn pack_by_eccodes(
         set_value(h, "bitsPerValue", b)?;
     }
     // spectral_complex scales coefficients by the source's Laplacian
-    // operator; ecCodes fits a new one unless told it is set.
+    // operator; outside GRIBEX mode ecCodes fits a new one unless its
+    // transient `computeLaplacianOperator` is cleared.
     if packing == "spectral_complex" {
         if let Some(l) = get(grib, "laplacianOperator") {
+            if h.is_defined("computeLaplacianOperator") {
+                h.set_long("computeLaplacianOperator", 0)?;
+            }
             set_value(h, "laplacianOperator", l)?;
         }
     }

@@ -33,6 +33,27 @@ pub const GEOGRAPHY_KEYS: &[&str] = &[
     "angleOfRotationInDegrees",
 ];
 
+/// Keys of a projected grid (`polar_stereographic`, `lambert`) copied
+/// under `base[i].geography` as well, for the points the dataset view
+/// computes (`spec/kerchunk.md` §2.1); `to-grib` takes them from the
+/// header template, so they are not set again.
+pub const PROJECTION_KEYS: &[&str] = &[
+    "radius",
+    "earthIsOblate",
+    "DxInMetres",
+    "DyInMetres",
+    "LaDInDegrees",
+    "LoVInDegrees",
+    "orientationOfTheGridInDegrees",
+    "Latin1InDegrees",
+    "Latin2InDegrees",
+    "southPoleOnProjectionPlane",
+    "alternativeRowScanning",
+];
+
+/// The grid types whose geography carries [`PROJECTION_KEYS`].
+const PROJECTED_GRIDS: &[&str] = &["polar_stereographic", "lambert"];
+
 /// Coding keys copied under `base[i].grib`: what is needed to write the
 /// field again with the same parameter, level and precision.
 pub const GRIB_KEYS: &[&str] = &[
@@ -294,6 +315,17 @@ pub fn read_field(
     for k in GEOGRAPHY_KEYS {
         if let Some(v) = key_value(h, k)? {
             geography.insert(k.to_string(), v);
+        }
+    }
+    let projected = geography
+        .get("gridType")
+        .and_then(Value::as_text)
+        .is_some_and(|t| PROJECTED_GRIDS.contains(&t));
+    if projected {
+        for k in PROJECTION_KEYS {
+            if let Some(v) = key_value(h, k)? {
+                geography.insert(k.to_string(), v);
+            }
         }
     }
     let mut template_pl = None;

@@ -85,7 +85,7 @@ impl From<PackingParams> for SimplePacking {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn EncodingStage>> {
-    if spectral::is_spectral(p) {
+    if crate::pipeline_spec::names_spectral_layout(p) {
         return Ok(Box::new(
             crate::pipeline_spec::SpectralPacking::from_params(p)?,
         ));

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::read_f64;
 use crate::cbor::Value;
 use crate::dtype::{ByteOrder, Dtype};
 use crate::error::{Error, Result};
@@ -126,11 +127,10 @@ impl SpectralPacking {
         })?;
         let scales = self.scales();
         for (c, e) in self.order(first).zip(out.chunks_exact_mut(8)) {
-            let raw = <[u8; 8]>::try_from(&*e).unwrap_or_default();
             let v = match c {
                 Coefficient::Subset(k) => f64::from(subset.get(k).copied().unwrap_or(0.0)),
                 Coefficient::Zero => 0.0,
-                Coefficient::Packed(n) => read(raw, order) * scales[n],
+                Coefficient::Packed(n) => read_f64(e, order) * scales[n],
             };
             e.copy_from_slice(&write(v, order));
         }
@@ -143,13 +143,13 @@ impl SpectralPacking {
     /// be binary32 values.
     fn unscaled(&self, input: &[u8], order: ByteOrder) -> Result<(Vec<u8>, Vec<f32>)> {
         let p = self.packing.packing_params()?;
-        let code_zero = self::super::dequantise::Dequantiser::of(&p, false).value(0);
+        let code_zero = super::dequantise::Dequantiser::of(&p, false).value(0);
         let scales = self.scales();
         let mut subset =
             Vec::with_capacity(SpectralPacking::values_of(self.subset_truncation) as usize);
         let mut codes = Vec::with_capacity(input.len());
         for (i, (c, e)) in self.order(0).zip(input.chunks_exact(8)).enumerate() {
-            let v = read(<[u8; 8]>::try_from(e).unwrap_or_default(), order);
+            let v = read_f64(e, order);
             let u = match c {
                 Coefficient::Subset(_) => {
                     let f = v as f32;
@@ -182,13 +182,6 @@ impl SpectralPacking {
             )));
         }
         Ok(())
-    }
-}
-
-fn read(b: [u8; 8], order: ByteOrder) -> f64 {
-    match order {
-        ByteOrder::Big => f64::from_be_bytes(b),
-        ByteOrder::Little => f64::from_le_bytes(b),
     }
 }
 
@@ -284,13 +277,6 @@ impl EncodingStage for SpectralPacking {
         }
         self.packing.prepare(raw, range, cx)
     }
-}
-
-/// True when `params` hold any `sp_spectral_*` key.
-pub(super) fn is_spectral(params: &crate::pipeline::codec::stage::Params<'_>) -> bool {
-    crate::pipeline_spec::SPECTRAL_KEYS
-        .iter()
-        .any(|k| params.get(k).is_some())
 }
 
 #[cfg(test)]

@@ -1,0 +1,384 @@
+//! The points of a projected grid (`polar_stereographic`, `lambert`) on a
+//! spherical earth, as ecCodes' geoiterators compute them: the same
+//! arithmetic in the same order, so that the latitudes and longitudes are
+//! those of ecCodes' `latitudes` and `longitudes` keys, which cfgrib shows
+//! (`spec/kerchunk.md` §2.1).
+//!
+//! ecCodes computes these points from the first grid point towards +x and
+//! +y whatever the scanning flags say, and pairs them with the values
+//! only after reordering the values; the view therefore builds them only
+//! for grids scanned +i, +j with consecutive points along rows and no
+//! alternating rows, where the message's order is the points' order.
+
+use crate::geography::Geography;
+
+const RAD2DEG: f64 = 57.295_779_513_082_32;
+const DEG2RAD: f64 = 0.017_453_292_519_943_295;
+const PI_OVER_2: f64 = std::f64::consts::FRAC_PI_2;
+const PI_OVER_4: f64 = std::f64::consts::FRAC_PI_4;
+const PI: f64 = std::f64::consts::PI;
+const EPSILON: f64 = 1.0e-10;
+
+/// The largest magnitude, in degrees, accepted for an angle of a
+/// projection's keys: beyond it a longitude would need more than a few
+/// turns to normalise.
+const MAX_ANGLE_DEGREES: f64 = 720.0;
+
+/// A projected grid: its projection and the `nx × ny` points it holds.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Projected {
+    projection: Projection,
+    /// The first grid point's latitude and longitude (degrees).
+    first: (f64, f64),
+    /// The spacing along x and y (metres).
+    step: (f64, f64),
+    radius: f64,
+    /// Points along x (a row) and along y (the rows).
+    pub(super) nx: usize,
+    pub(super) ny: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Projection {
+    /// Centred on `orientationOfTheGridInDegrees`, true at `LaDInDegrees`.
+    PolarStereographic { centre_lon: f64, centre_lat: f64 },
+    /// Lambert conformal: `LoVInDegrees`, `LaDInDegrees`, and the two
+    /// standard parallels.
+    LambertConformal {
+        lov: f64,
+        lad: f64,
+        latin1: f64,
+        latin2: f64,
+    },
+}
+
+impl Projected {
+    /// The projected grid `g` describes for a field of `shape` =
+    /// `(Ny, Nx)`; None when the grid is not one of the projections, the
+    /// earth is oblate, the scanning is not +i +j along rows, or a key is
+    /// missing, not finite, or out of range.
+    pub(super) fn of(g: &Geography<'_>, shape: &[u64]) -> Option<Projected> {
+        let [ny, nx] = *shape else { return None };
+        let count = |key| g.get(key).and_then(crate::cbor::Value::as_u64);
+        if count("Ni")? != nx || count("Nj")? != ny || nx == 0 || ny == 0 {
+            return None;
+        }
+        let flag = |key, want: u64| count(key).unwrap_or(0) == want;
+        let plain_scan = flag("iScansNegatively", 0)
+            && flag("jScansPositively", 1)
+            && flag("jPointsAreConsecutive", 0)
+            && flag("alternativeRowScanning", 0)
+            && flag("earthIsOblate", 0);
+        if !plain_scan {
+            return None;
+        }
+        let angle = |key| {
+            g.number(key)
+                .filter(|v| v.is_finite() && v.abs() <= MAX_ANGLE_DEGREES)
+        };
+        let metres = |key| g.number(key).filter(|v| v.is_finite());
+        let projection = match g.grid_type()? {
+            "polar_stereographic" => Projection::PolarStereographic {
+                centre_lon: angle("orientationOfTheGridInDegrees")?,
+                centre_lat: angle("LaDInDegrees")?,
+            },
+            "lambert" => {
+                let (latin1, latin2) = (angle("Latin1InDegrees")?, angle("Latin2InDegrees")?);
+                // ecCodes refuses standard parallels symmetric about the
+                // equator; a parallel at the equator gives a cone of no
+                // angle.
+                if (latin1 + latin2).abs() < EPSILON || latin1 == 0.0 || latin2 == 0.0 {
+                    return None;
+                }
+                Projection::LambertConformal {
+                    lov: angle("LoVInDegrees")?,
+                    lad: angle("LaDInDegrees")?,
+                    latin1,
+                    latin2,
+                }
+            }
+            _ => return None,
+        };
+        let radius = metres("radius").filter(|r| *r > 0.0)?;
+        Some(Projected {
+            projection,
+            first: (
+                angle("latitudeOfFirstGridPointInDegrees")?,
+                angle("longitudeOfFirstGridPointInDegrees")?,
+            ),
+            step: (metres("DxInMetres")?, metres("DyInMetres")?),
+            radius,
+            nx: usize::try_from(nx).ok()?,
+            ny: usize::try_from(ny).ok()?,
+        })
+    }
+
+    /// The latitudes and longitudes of every point, row by row (degrees);
+    /// None when a longitude is not finite.
+    pub(super) fn points(&self) -> Option<(Vec<f64>, Vec<f64>)> {
+        match self.projection {
+            Projection::PolarStereographic {
+                centre_lon,
+                centre_lat,
+            } => self.polar_stereographic(centre_lon, centre_lat),
+            Projection::LambertConformal {
+                lov,
+                lad,
+                latin1,
+                latin2,
+            } => self.lambert_conformal(lov, lad, latin1, latin2),
+        }
+    }
+
+    /// ecCodes' `PolarStereographic` geoiterator on a sphere: the first
+    /// point projected forward gives the false easting and northing, then
+    /// every point is projected back from x and y advanced by repeated
+    /// addition of Dx and Dy.
+    fn polar_stereographic(&self, lon_c: f64, lat_c: f64) -> Option<(Vec<f64>, Vec<f64>)> {
+        let centre_lon = lon_c * DEG2RAD;
+        let centre_lat = lat_c * DEG2RAD;
+        let (lat_first, lon_first) = (self.first.0 * DEG2RAD, self.first.1 * DEG2RAD);
+        let radius = self.radius;
+        let sign = if centre_lat < 0.0 { -1.0 } else { 1.0 };
+        let not_polar = ((centre_lat.abs()) - PI_OVER_2).abs() > EPSILON;
+        let (mut mcs, mut tcs) = (0.0, 0.0);
+        if not_polar {
+            let con1 = sign * centre_lat;
+            mcs = con1.cos();
+            tcs = (0.5 * (PI_OVER_2 - con1)).tan();
+        }
+        let con1 = sign * (lon_first - centre_lon);
+        let ts = (0.5 * (PI_OVER_2 - sign * lat_first)).tan();
+        let height = if not_polar {
+            radius * mcs * ts / tcs
+        } else {
+            2.0 * radius * ts
+        };
+        let x0 = -(sign * height * con1.sin() + 0.0);
+        let y0 = -(-sign * height * con1.cos() + 0.0);
+        let points = self.nx * self.ny;
+        let (mut lats, mut lons) = (Vec::with_capacity(points), Vec::with_capacity(points));
+        let mut y = 0.0;
+        for _ in 0..self.ny {
+            let mut x = 0.0;
+            for _ in 0..self.nx {
+                let xp = (x - x0) * sign;
+                let yp = (y - y0) * sign;
+                let rh = (xp * xp + yp * yp).sqrt();
+                let ts = if not_polar {
+                    rh * tcs / (radius * mcs)
+                } else {
+                    rh / (radius * 2.0)
+                };
+                let lat = sign * (PI_OVER_2 - 2.0 * ts.atan());
+                let lon = if rh == 0.0 {
+                    sign * centre_lon
+                } else {
+                    sign * xp.atan2(-yp) + centre_lon
+                };
+                lats.push(lat * RAD2DEG);
+                lons.push(normalise_longitude(lon * RAD2DEG)?);
+                x += self.step.0;
+            }
+            y += self.step.1;
+        }
+        Some((lats, lons))
+    }
+
+    /// ecCodes' `LambertConformal` geoiterator on a sphere: the cone's
+    /// constant from the standard parallels, the first point's place on
+    /// the cone, then every point at `x0 + i·Dx`, `y0 + j·Dy` projected
+    /// back.
+    fn lambert_conformal(
+        &self,
+        lov_deg: f64,
+        lad: f64,
+        latin1: f64,
+        latin2: f64,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
+        let (l1, l2) = (latin1 * DEG2RAD, latin2 * DEG2RAD);
+        let lad = lad * DEG2RAD;
+        let lov = lov_deg * DEG2RAD;
+        let (lat_first, lon_first) = (self.first.0 * DEG2RAD, self.first.1 * DEG2RAD);
+        let radius = self.radius;
+        let n = if (l1 - l2).abs() < 1e-9 {
+            l1.sin()
+        } else {
+            (l1.cos() / l2.cos()).ln()
+                / ((PI_OVER_4 + l2 / 2.0).tan() / (PI_OVER_4 + l1 / 2.0).tan()).ln()
+        };
+        if n == 0.0 || !n.is_finite() {
+            return None;
+        }
+        let f = (l1.cos() * (PI_OVER_4 + l1 / 2.0).tan().powf(n)) / n;
+        let rho = radius * f * (PI_OVER_4 + lat_first / 2.0).tan().powf(-n);
+        let rho0_bare = f * (PI_OVER_4 + lad / 2.0).tan().powf(-n);
+        let rho0 = radius * rho0_bare;
+        let mut lon_diff = lon_first - lov;
+        if lon_diff > PI {
+            lon_diff -= 2.0 * PI;
+        }
+        if lon_diff < -PI {
+            lon_diff += 2.0 * PI;
+        }
+        let angle = n * lon_diff;
+        let x0 = rho * angle.sin();
+        let y0 = rho0 - rho * angle.cos();
+        let points = self.nx * self.ny;
+        let (mut lats, mut lons) = (Vec::with_capacity(points), Vec::with_capacity(points));
+        for j in 0..self.ny {
+            let y = y0 + j as f64 * self.step.1;
+            for i in 0..self.nx {
+                let x = x0 + i as f64 * self.step.0;
+                let (lat, lon) = xy_to_lat_lon(radius, n, f, rho0_bare, lov, x, y);
+                lats.push(lat);
+                lons.push(normalise_longitude(lon)?);
+            }
+        }
+        Some((lats, lons))
+    }
+}
+
+/// One point of a Lambert conformal grid back from the cone (degrees).
+fn xy_to_lat_lon(
+    radius: f64,
+    n: f64,
+    f: f64,
+    rho0_bare: f64,
+    lov: f64,
+    x: f64,
+    y: f64,
+) -> (f64, f64) {
+    let mut x = x / radius;
+    let mut y = rho0_bare - y / radius;
+    let mut rho = x.hypot(y);
+    if rho == 0.0 {
+        let pole = if n > 0.0 { PI_OVER_2 } else { -PI_OVER_2 };
+        return (pole * RAD2DEG, 0.0);
+    }
+    if n < 0.0 {
+        rho = -rho;
+        x = -x;
+        y = -y;
+    }
+    let lat = 2.0 * (f / rho).powf(1.0 / n).atan() - PI_OVER_2;
+    let lon = x.atan2(y) / n;
+    (lat * RAD2DEG, (lon + lov) * RAD2DEG)
+}
+
+/// A longitude brought into [0, 360] a turn at a time, as ecCodes'
+/// `normalise_longitude_in_degrees` does; None beyond a few turns (and
+/// for NaN), where ecCodes would loop for as long as it takes.
+fn normalise_longitude(mut lon: f64) -> Option<f64> {
+    if !lon.is_finite() || lon.abs() > 8.0 * 360.0 {
+        return None;
+    }
+    while lon < 0.0 {
+        lon += 360.0;
+    }
+    while lon > 360.0 {
+        lon -= 360.0;
+    }
+    Some(lon)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cbor::Value;
+
+    fn geography(grid: &str, more: &[(&str, Value)]) -> Value {
+        let mut entries = vec![
+            ("gridType", Value::Text(grid.into())),
+            ("Ni", Value::Uint(3)),
+            ("Nj", Value::Uint(2)),
+            ("jScansPositively", Value::Uint(1)),
+            ("radius", Value::Float(6_371_229.0)),
+            ("latitudeOfFirstGridPointInDegrees", Value::Float(60.0)),
+            ("longitudeOfFirstGridPointInDegrees", Value::Float(0.0)),
+            ("DxInMetres", Value::Float(2000.0)),
+            ("DyInMetres", Value::Float(2000.0)),
+            ("LaDInDegrees", Value::Float(60.0)),
+        ];
+        for (k, v) in more {
+            entries.retain(|(e, _)| e != k);
+            entries.push((k, v.clone()));
+        }
+        Value::text_map(entries)
+    }
+
+    fn polar(more: &[(&str, Value)]) -> Value {
+        let mut keys = vec![("orientationOfTheGridInDegrees", Value::Float(0.0))];
+        for (k, v) in more {
+            keys.retain(|(e, _)| e != k);
+            keys.push((k, v.clone()));
+        }
+        geography("polar_stereographic", &keys)
+    }
+
+    #[test]
+    fn the_first_point_is_the_grids_first_point() {
+        let lambert = geography(
+            "lambert",
+            &[
+                ("LoVInDegrees", Value::Float(0.0)),
+                ("Latin1InDegrees", Value::Float(60.0)),
+                ("Latin2InDegrees", Value::Float(60.0)),
+            ],
+        );
+        for geo in [polar(&[]), lambert] {
+            let g = Geography::new(&geo).unwrap();
+            let p = Projected::of(&g, &[2, 3]).expect("a projected grid");
+            let (lat, lon) = p.points().unwrap();
+            assert_eq!(lat.len(), 6);
+            assert!((lat[0] - 60.0).abs() < 1e-9, "{lat:?}");
+            assert!(
+                lon[0].abs() < 1e-9 || (lon[0] - 360.0).abs() < 1e-9,
+                "{lon:?}"
+            );
+            // Points move away from the first one.
+            assert!(lat
+                .iter()
+                .zip(&lon)
+                .skip(1)
+                .all(|(a, o)| (a - 60.0).abs() + o.abs() > 0.0));
+        }
+    }
+
+    #[test]
+    fn other_scannings_an_oblate_earth_and_wild_keys_give_no_grid() {
+        for more in [
+            vec![("jScansPositively", Value::Uint(0))],
+            vec![("iScansNegatively", Value::Uint(1))],
+            vec![("jPointsAreConsecutive", Value::Uint(1))],
+            vec![("alternativeRowScanning", Value::Uint(1))],
+            vec![("earthIsOblate", Value::Uint(1))],
+            vec![("radius", Value::Float(0.0))],
+            vec![("DxInMetres", Value::Float(f64::NAN))],
+            vec![("orientationOfTheGridInDegrees", Value::Float(1e300))],
+            vec![("Ni", Value::Uint(4))],
+        ] {
+            let geo = polar(&more);
+            let g = Geography::new(&geo).unwrap();
+            assert!(Projected::of(&g, &[2, 3]).is_none(), "{more:?}");
+        }
+        let flat = geography(
+            "lambert",
+            &[
+                ("LoVInDegrees", Value::Float(0.0)),
+                ("Latin1InDegrees", Value::Float(30.0)),
+                ("Latin2InDegrees", Value::Float(-30.0)),
+            ],
+        );
+        assert!(Projected::of(&Geography::new(&flat).unwrap(), &[2, 3]).is_none());
+    }
+
+    #[test]
+    fn longitudes_are_normalised_a_turn_at_a_time() {
+        assert_eq!(normalise_longitude(-90.0), Some(270.0));
+        assert_eq!(normalise_longitude(725.0), Some(5.0));
+        assert_eq!(normalise_longitude(360.0), Some(360.0));
+        assert_eq!(normalise_longitude(1e9), None);
+        assert_eq!(normalise_longitude(f64::NAN), None);
+    }
+}
