@@ -251,11 +251,12 @@ impl SimplePacking {
 }
 
 /// The keys of simple_packing's spherical-harmonic layout.
-pub(crate) const SPECTRAL_KEYS: [&str; 4] = [
+pub(crate) const SPECTRAL_KEYS: [&str; 5] = [
     "sp_spectral_truncation",
     "sp_spectral_subset_truncation",
     "sp_spectral_laplacian",
     "sp_spectral_subset",
+    "sp_spectral_subset_last_scaled",
 ];
 
 /// True when simple_packing's `params` name the spherical-harmonic layout:
@@ -292,6 +293,10 @@ pub struct SpectralPacking {
     /// as big-endian binary32 on the wire; derived from the values when
     /// encoding, required when decoding.
     pub subset: Option<Vec<f32>>,
+    /// `sp_spectral_subset_last_scaled` (default false): the subset's
+    /// coefficients of total wavenumber JS are scaled by the Laplacian
+    /// operator as the packed ones are (GRIB1's GRIBEX scaling).
+    pub subset_last_scaled: bool,
 }
 
 impl SpectralPacking {
@@ -353,12 +358,23 @@ impl SpectralPacking {
                 )))
             }
         };
+        let subset_last_scaled = match p.get("sp_spectral_subset_last_scaled") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(Error::metadata(format!(
+                    "sp_spectral_subset_last_scaled is a {}, not a boolean",
+                    other.type_name()
+                )))
+            }
+        };
         Ok(SpectralPacking {
             packing,
             truncation,
             subset_truncation,
             laplacian,
             subset,
+            subset_last_scaled,
         })
     }
 
@@ -375,6 +391,9 @@ impl SpectralPacking {
             Value::Uint(u64::from(self.subset_truncation)),
         ));
         v.push(("sp_spectral_laplacian", Value::Float(self.laplacian)));
+        if self.subset_last_scaled {
+            v.push(("sp_spectral_subset_last_scaled", Value::Bool(true)));
+        }
         if let Some(s) = &self.subset {
             v.push(("sp_spectral_subset", Value::Bytes(subset_bytes(s))));
         }

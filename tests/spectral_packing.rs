@@ -1,8 +1,9 @@
 //! simple_packing over spherical harmonics (`sp_spectral_*`,
 //! `spec/pipeline.md` §2.6): coefficients built by ecCodes' own formula
 //! from codes and an unpacked subset come back bit for bit through every
-//! decode path (whole, threads, ranges, after szip or zstd), encoding them
-//! gives the codes again, the reference crate decodes the codes by §2.2,
+//! decode path (whole, threads, ranges, after szip or zstd), GRIB1's
+//! GRIBEX scaling of the subset's last row included, encoding them gives
+//! the codes again, the reference crate decodes the codes by §2.2,
 //! and malformed parameters are refused, naming the key.
 
 mod common;
@@ -21,6 +22,9 @@ struct Field {
     e: i32,
     d: i32,
     bits: u32,
+    /// GRIB1's GRIBEX scaling: the subset's row n = JS scaled as the
+    /// packed coefficients are.
+    last_scaled: bool,
     /// One code per element (0 where the subset or a zero part stands).
     codes: Vec<u64>,
     subset: Vec<f32>,
@@ -41,6 +45,22 @@ fn grib_ten(n: i32) -> f64 {
 }
 
 fn field(j: usize, js: usize, laplacian: f64, reference: f64, e: i32, d: i32, bits: u32) -> Field {
+    field_with(j, js, laplacian, reference, e, d, bits, false)
+}
+
+/// [`field`] with GRIB1's GRIBEX scaling of the subset's last row when
+/// `last_scaled`: `val *= scals[JS]` after the subset value is read.
+#[allow(clippy::too_many_arguments)]
+fn field_with(
+    j: usize,
+    js: usize,
+    laplacian: f64,
+    reference: f64,
+    e: i32,
+    d: i32,
+    bits: u32,
+    last_scaled: bool,
+) -> Field {
     let mut s = 0x2545_f491u32;
     let s_e = 2f64.powi(e);
     let ten = grib_ten(-d);
@@ -60,7 +80,11 @@ fn field(j: usize, js: usize, laplacian: f64, reference: f64, e: i32, d: i32, bi
                 if n <= js {
                     let f = (xorshift(&mut s) % 20_000) as f32 / 7.0 - 1000.0;
                     subset.push(f);
-                    values.push(f64::from(f));
+                    let mut v = f64::from(f);
+                    if last_scaled && n == js {
+                        v *= scal_n;
+                    }
+                    values.push(v);
                     codes.push(0);
                 } else if m == 0 && part == 1 {
                     values.push(0.0);
@@ -81,6 +105,7 @@ fn field(j: usize, js: usize, laplacian: f64, reference: f64, e: i32, d: i32, bi
         e,
         d,
         bits,
+        last_scaled,
         codes,
         subset,
         values,
@@ -101,6 +126,9 @@ fn params(f: &Field, compression: &str) -> Vec<(String, Value)> {
         ("sp_spectral_subset_truncation", Value::Uint(f.js as u64)),
         ("sp_spectral_laplacian", Value::Float(f.laplacian)),
     ];
+    if f.last_scaled {
+        p.push(("sp_spectral_subset_last_scaled", Value::Bool(true)));
+    }
     if compression == "szip" {
         p.push(("szip_rsi", Value::Uint(128)));
         p.push(("szip_block_size", Value::Uint(32)));
@@ -144,6 +172,8 @@ fn cases() -> Vec<Field> {
         field(40, 0, 0.717074, -5.25, -12, 0, 12),
         field(30, 29, 2.0, 1013.0, -3, 2, 24),
         field(1, 0, 1.0, 0.5, 0, -1, 8),
+        field_with(63, 20, 1.29, -293.833740234375, -6, 0, 16, true),
+        field_with(21, 0, 0.5, 12.0, -4, 1, 16, true),
     ]
 }
 
@@ -199,6 +229,45 @@ fn encoding_gives_the_codes_and_the_subset() {
     };
     let want: Vec<u8> = f.subset.iter().flat_map(|v| v.to_be_bytes()).collect();
     assert_eq!(subset, &want);
+}
+
+#[test]
+fn a_scaled_last_row_is_stored_unscaled() {
+    let f = &cases()[4];
+    assert!(f.last_scaled);
+    let decoded = tgm::decode(&encode(f, "none"), &DecodeOptions::default()).unwrap();
+    let p = decoded.objects[0].descriptor.pipeline().params();
+    assert_eq!(
+        p.get("sp_spectral_subset_last_scaled"),
+        Some(&Value::Bool(true))
+    );
+    let Some(Value::Bytes(subset)) = p.get("sp_spectral_subset") else {
+        panic!("no sp_spectral_subset");
+    };
+    // The subset's own values (as GRIB1 stores them), not the products.
+    let want: Vec<u8> = f.subset.iter().flat_map(|v| v.to_be_bytes()).collect();
+    assert_eq!(subset, &want);
+    // A value of the scaled row (element 40: m = 0, n = JS = 20, real)
+    // that no binary32 value scales to.
+    let mut g = cases().remove(4);
+    g.values[40] = f64::from_bits(g.values[40].to_bits() ^ 1);
+    let e = encode_error(&g);
+    assert!(
+        e.contains("binary32") && e.contains("coefficient 40"),
+        "{e}"
+    );
+}
+
+/// The error encoding `f`'s values with its own parameters gives.
+fn encode_error(f: &Field) -> String {
+    let d = descriptor(f, "none", Vec::new()).unwrap();
+    tgm::encode(
+        &GlobalMetadata::default(),
+        &[(&d, &data(&f.values))],
+        &EncodeOptions::new(),
+    )
+    .unwrap_err()
+    .to_string()
 }
 
 #[test]
@@ -264,17 +333,17 @@ fn malformed_parameters_are_refused_naming_the_key() {
         key("sp_spectral_laplacian", Value::Float(f64::NAN)),
     ));
     assert!(e.contains("sp_spectral_laplacian"), "{e}");
+    // A scaling flag that is not a boolean.
+    let e = enc(descriptor(
+        f,
+        "none",
+        key("sp_spectral_subset_last_scaled", Value::Uint(1)),
+    ));
+    assert!(e.contains("sp_spectral_subset_last_scaled"), "{e}");
     // A subset value that is not binary32.
     let mut g = cases().remove(1);
     g.values[0] = 0.1;
-    let d = descriptor(&g, "none", Vec::new()).unwrap();
-    let e = tgm::encode(
-        &GlobalMetadata::default(),
-        &[(&d, &data(&g.values))],
-        &EncodeOptions::new(),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = encode_error(&g);
     assert!(e.contains("binary32"), "{e}");
     // An object of another size.
     let d = ObjectDescriptor::new(Dtype::Float64, vec![10])

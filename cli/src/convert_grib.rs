@@ -40,7 +40,7 @@ pub struct Args {
     /// simple-packing codes where exact, else lossless float64), codes (as
     /// source, and decimal-scaled fields as their own codes too, in GRIB's
     /// evaluation order: a tgm extension, bit-identical when tgm reads it,
-    /// last-bit differences in the reference; GRIB2 spectral_complex fields
+    /// last-bit differences in the reference; GRIB1 and GRIB2 spectral_complex fields
     /// as their codes and unpacked subset, about a third of float64: a tgm
     /// extension, bit-identical when tgm reads it, the codes without the
     /// Laplacian scaling in the reference), none, or simple_packing

@@ -1789,7 +1789,8 @@ fn spectral_fields_as_codes_are_exact_and_a_third_of_float64() {
         "sh_ml_grib2",
         &spectral_rules(255),
     );
-    for (input, j, near_grib) in [(sample, 63, false), (t255, 255, true)] {
+    let grib1 = generate(dir.path(), "sh_ml.grib1", "sh_ml_grib1", "write;");
+    for (input, j, near_grib) in [(sample, 63, false), (t255, 255, true), (grib1, 63, false)] {
         let name = input.file_name().unwrap().to_str().unwrap().to_string();
         let codes = dir.path().join(format!("{name}.codes.tgm"));
         let float = dir.path().join(format!("{name}.tgm"));
@@ -1804,6 +1805,12 @@ fn spectral_fields_as_codes_are_exact_and_a_third_of_float64() {
             d.encoding()
         );
         assert_eq!(d.compression(), "zstd", "{name}");
+        // GRIB1's GRIBEX scaling of the subset's last row.
+        assert_eq!(
+            p.get("sp_spectral_subset_last_scaled"),
+            name.ends_with("grib1").then_some(&Value::Bool(true)),
+            "{name}"
+        );
         // tgm reads ecCodes' values bit for bit.
         let want = eccodes_coded_values(dir.path(), &input);
         assert_bits(&f64s(&msg.objects[0].data), &want, &name);

@@ -12,7 +12,7 @@
 //! values, every other field (decimal-scaled grouped codes, spectral,
 //! bi-Fourier) as float64 behind a byte shuffle and zstd
 //! (`spec/convert.md` "Stored exactly"); [`EncodingChoice::Codes`] stores
-//! decimal-scaled and GRIB2 spectral fields in their codes too, through
+//! decimal-scaled and spectral fields in their codes too, through
 //! tgm extensions (`spec/pipeline.md` §2.5, §2.6).
 
 use std::io::Write;
@@ -38,8 +38,8 @@ pub enum EncodingChoice {
     /// own codes evaluated in GRIB's order (`sp_grib_reference_value`, a tgm
     /// extension: `spec/pipeline.md` §2.5) instead of float64. tgm decodes
     /// them bit for bit as ecCodes does; the reference reads values that
-    /// may differ from ecCodes' in the last bit. GRIB2 `spectral_complex`
-    /// fields are stored as their codes and unpacked subset
+    /// may differ from ecCodes' in the last bit. GRIB1 and GRIB2
+    /// `spectral_complex` fields are stored as their codes and unpacked subset
     /// (`sp_spectral_*`, §2.6): tgm decodes ecCodes' values, the
     /// reference the codes without the Laplacian scaling.
     Codes,
@@ -613,6 +613,9 @@ fn set_spectral_packing(
         Value::Uint(s.subset_truncation.into()),
     );
     params.insert("sp_spectral_laplacian".into(), Value::Float(s.laplacian));
+    if s.subset_last_scaled {
+        params.insert("sp_spectral_subset_last_scaled".into(), Value::Bool(true));
+    }
     *d = d
         .clone()
         .with_raw_pipeline("simple_packing", "none", "none", params)?;

@@ -128,10 +128,11 @@ pub struct SourcePacking {
     pub spectral: Option<SourceSpectral>,
 }
 
-/// How ecCodes packed a GRIB2 `spectral_complex` field: pentagonal
-/// truncation `J` (= K = M), the unpacked subset's `JS` (= KS = MS, kept as
-/// IEEE binary32) and the Laplacian operator scaling the packed
-/// coefficients.
+/// How ecCodes packed a `spectral_complex` field: pentagonal truncation
+/// `J` (= K = M), the unpacked subset's `JS` (= KS = MS, kept as binary32:
+/// GRIB2's IEEE floats, GRIB1's IBM floats where binary32 holds them), the
+/// Laplacian operator scaling the packed coefficients, and GRIB1's GRIBEX
+/// scaling of the subset's last row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SourceSpectral {
     /// Pentagonal truncation J.
@@ -140,6 +141,9 @@ pub struct SourceSpectral {
     pub subset_truncation: u32,
     /// `laplacianOperator`, as ecCodes decodes it.
     pub laplacian: f64,
+    /// `GRIBEXShBugPresent`: the subset's coefficients of n = JS scaled
+    /// as the packed ones (GRIB1).
+    pub subset_last_scaled: bool,
 }
 
 /// How ecCodes coded a `grid_ccsds` field's codes (its keys
@@ -535,11 +539,12 @@ fn grouped_packing(h: &Handle, values: &[f64]) -> Result<Option<SourcePacking>, 
     }))
 }
 
-/// The parameters of a GRIB2 `spectral_complex` field: its codes'
-/// simple_packing parameters and [`SourceSpectral`]. `None` for what the
-/// layout does not describe (GRIB1's IBM subset and GRIBEX scaling,
-/// unpacked subsets that are not binary32, truncations that are not
-/// pentagonal with J = K = M, a subset as large as the field).
+/// The parameters of a GRIB1 or GRIB2 `spectral_complex` field: its
+/// codes' simple_packing parameters and [`SourceSpectral`]. `None` for
+/// what the layout does not describe (GRIB2 unpacked subsets that are not
+/// IEEE binary32, truncations that are not pentagonal with J = K = M, a
+/// subset as large as the field). A GRIB1 subset value beyond binary32's
+/// range fails the encode, and the field is stored as float64.
 fn spectral_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
     let long = |k: &str| key_long(h, k);
     let pentagonal = |a: &str, b: &str, c: &str| match (long(a), long(b), long(c)) {
@@ -551,9 +556,17 @@ fn spectral_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
     else {
         return Ok(None);
     };
-    if long("edition") != Some(2)
-        || long("unpackedSubsetPrecision") != Some(1)
-        || long("GRIBEXShBugPresent") != Some(0)
+    let subset_floats = match long("edition") {
+        Some(1) => long("ieeeFloats") == Some(0),
+        Some(2) => long("unpackedSubsetPrecision") == Some(1),
+        _ => false,
+    };
+    let subset_last_scaled = match long("GRIBEXShBugPresent") {
+        Some(0) => false,
+        Some(1) => true,
+        _ => return Ok(None),
+    };
+    if !subset_floats
         || subset_truncation >= truncation
         || truncation > tgm::pipeline_spec::SPECTRAL_MAX_TRUNCATION
     {
@@ -569,6 +582,7 @@ fn spectral_packing(h: &Handle) -> Result<Option<SourcePacking>, GribError> {
             truncation,
             subset_truncation,
             laplacian: h.get_double("laplacianOperator")?,
+            subset_last_scaled,
         }),
     }))
 }

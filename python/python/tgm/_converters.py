@@ -128,7 +128,7 @@ def convert_grib(
     ``none`` (float64), ``source`` (the field's own packing where exact),
     ``codes`` (as ``source``, and decimal-scaled fields as their own codes
     in GRIB's evaluation order: a tgm extension, exact when tgm reads it,
-    within the last bit when the reference does; GRIB2 spectral fields as
+    within the last bit when the reference does; GRIB1 and GRIB2 spectral fields as
     their codes and unpacked subset: a tgm extension, exact when tgm reads
     it, the codes without the Laplacian scaling in the reference) or
     ``simple_packing`` at

@@ -35,6 +35,7 @@ pub(crate) const ENTRY: CodecEntry = CodecEntry {
         "sp_spectral_subset_truncation",
         "sp_spectral_laplacian",
         "sp_spectral_subset",
+        "sp_spectral_subset_last_scaled",
     ],
     feature: None,
     build: Some(Builder::Encoding(build)),

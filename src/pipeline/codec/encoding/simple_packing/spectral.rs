@@ -18,8 +18,9 @@ use crate::pipeline_spec::{subset_bytes, SpectralPacking};
 /// What one element of the coefficient order holds (§2.6).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Coefficient {
-    /// The `k`-th value of the unpacked subset.
-    Subset(usize),
+    /// The `index`-th value of the unpacked subset, of total wavenumber
+    /// `n`.
+    Subset { index: usize, n: usize },
     /// A packed code of total wavenumber `n`.
     Packed(usize),
     /// The imaginary part of a packed `m = 0` coefficient: always 0.
@@ -75,7 +76,10 @@ impl Iterator for Order {
         }
         let c = if self.n <= self.js {
             self.subset += 1;
-            Coefficient::Subset(self.subset - 1)
+            Coefficient::Subset {
+                index: self.subset - 1,
+                n: self.n,
+            }
         } else if self.m == 0 && self.imaginary {
             Coefficient::Zero
         } else {
@@ -128,7 +132,14 @@ impl SpectralPacking {
         let scales = self.scales();
         for (c, e) in self.order(first).zip(out.chunks_exact_mut(8)) {
             let v = match c {
-                Coefficient::Subset(k) => f64::from(subset.get(k).copied().unwrap_or(0.0)),
+                Coefficient::Subset { index, n } => {
+                    let v = f64::from(subset.get(index).copied().unwrap_or(0.0));
+                    if self.scales_subset_at(n) {
+                        v * scales[n]
+                    } else {
+                        v
+                    }
+                }
                 Coefficient::Zero => 0.0,
                 Coefficient::Packed(n) => read_f64(e, order) * scales[n],
             };
@@ -151,7 +162,17 @@ impl SpectralPacking {
         for (i, (c, e)) in self.order(0).zip(input.chunks_exact(8)).enumerate() {
             let v = read_f64(e, order);
             let u = match c {
-                Coefficient::Subset(_) => {
+                Coefficient::Subset { n, .. } if self.scales_subset_at(n) => {
+                    subset.push(unscaled_subset_value(v, scales[n]).ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "coefficient {i} ({v}) is within the unpacked subset's row JS, \
+                             scaled by sp_spectral_subset_last_scaled, but no binary32 value \
+                             scales to it (spec/pipeline.md §2.6)"
+                        ))
+                    })?);
+                    code_zero
+                }
+                Coefficient::Subset { .. } => {
                     let f = v as f32;
                     if f64::from(f).to_bits() != v.to_bits() {
                         return Err(Error::invalid_argument(format!(
@@ -171,6 +192,12 @@ impl SpectralPacking {
         Ok((codes, subset))
     }
 
+    /// Whether a subset coefficient of total wavenumber `n` is scaled
+    /// (`sp_spectral_subset_last_scaled` and `n` = JS).
+    fn scales_subset_at(&self, n: usize) -> bool {
+        self.subset_last_scaled && n == self.subset_truncation as usize
+    }
+
     /// Checks the object: float64 with `(J+1)(J+2)` elements.
     fn check_count(&self, cx: &StageContext) -> Result<()> {
         let want = SpectralPacking::values_of(self.truncation);
@@ -183,6 +210,22 @@ impl SpectralPacking {
         }
         Ok(())
     }
+}
+
+/// The binary32 value `f` whose product `f · scale` (in float64, as
+/// decoding forms it) is `v` to the bit: the quotient rounded to binary32
+/// or one of its neighbours; None when none is.
+fn unscaled_subset_value(v: f64, scale: f64) -> Option<f32> {
+    let near = (v / scale) as f32;
+    let candidates = if near.is_finite() {
+        [near, near.next_up(), near.next_down()]
+    } else {
+        // A scale of 0 (n = 0) gives ±0 whatever the value.
+        [0.0, -0.0, 0.0]
+    };
+    candidates
+        .into_iter()
+        .find(|f| (f64::from(*f) * scale).to_bits() == v.to_bits())
 }
 
 fn write(v: f64, order: ByteOrder) -> [u8; 8] {
@@ -292,7 +335,7 @@ mod tests {
             assert_eq!(all.len(), (j + 1) * (j + 2));
             let subset = all
                 .iter()
-                .filter(|c| matches!(c, Coefficient::Subset(_)))
+                .filter(|c| matches!(c, Coefficient::Subset { .. }))
                 .count();
             assert_eq!(subset, (js + 1) * (js + 2));
             for first in 0..all.len() {
@@ -309,8 +352,8 @@ mod tests {
         assert_eq!(
             got,
             [
-                Subset(0),
-                Subset(1),
+                Subset { index: 0, n: 0 },
+                Subset { index: 1, n: 0 },
                 Packed(1),
                 Zero,
                 Packed(2),
@@ -323,5 +366,23 @@ mod tests {
                 Packed(2)
             ]
         );
+    }
+
+    #[test]
+    fn a_scaled_subset_value_is_found_from_its_product() {
+        let scale = 1.0 / (20.0f64 * 21.0).powf(1.29);
+        for f in [1.5f32, -1234.567, 3.0e-7, 0.0] {
+            let v = f64::from(f) * scale;
+            let back = unscaled_subset_value(v, scale).unwrap();
+            assert_eq!((f64::from(back) * scale).to_bits(), v.to_bits(), "{f}");
+        }
+        // No binary32 value scales to a float64 between two products.
+        let v = f64::from(1.5f32) * scale;
+        assert_eq!(
+            unscaled_subset_value(f64::from_bits(v.to_bits() + 7), scale),
+            None
+        );
+        assert_eq!(unscaled_subset_value(0.0, 0.0), Some(0.0));
+        assert_eq!(unscaled_subset_value(1.0, 0.0), None);
     }
 }
