@@ -1,7 +1,7 @@
 """`tgm refs` read by stock xarray through zarr and fsspec, and
 `xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
 regular_gg, reduced_gg, rotated_ll, rotated_gg, reduced_rotated_gg,
-polar_stereographic and lambert fields: the same variables, dimensions and
+polar_stereographic, lambert and lambert_azimuthal_equal_area fields: the same variables, dimensions and
 coordinates (names, dimensions, dtypes, values and attributes), both from
 the core's dataset view (spec/kerchunk.md §2). The archives are made by
 `tgm import --meta geography.…` (scripts/plot-example.sh does the same).
@@ -78,6 +78,13 @@ GRIDS = {
         "DxInMetres": 30000, "DyInMetres": 30000,
         "iScansNegatively": 0, "jScansPositively": 1, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
     }),
+    "lambert_azimuthal_equal_area": ((3, 4), {
+        "gridType": "lambert_azimuthal_equal_area", "Ni": 4, "Nj": 3, "radius": 6371229, "earthIsOblate": 0,
+        "latitudeOfFirstGridPointInDegrees": 40, "longitudeOfFirstGridPointInDegrees": 350,
+        "standardParallelInDegrees": 52, "centralLongitudeInDegrees": 10,
+        "xDirectionGridLengthInMillimetres": 50000000, "yDirectionGridLengthInMillimetres": 50000000,
+        "iScansNegatively": 0, "jScansPositively": 0, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
+    }),
 }
 
 #: What the view gives each grid: the fields' grid dimensions and the
@@ -98,6 +105,7 @@ EXPECTED = {
     # are compared with cfgrib's in test_xarray_grids.py.
     "polar_stereographic": (("y", "x"), ("y", "x"), ((0, 0), 55.0, 350.0)),
     "lambert": (("y", "x"), ("y", "x"), ((0, 0), 25.0, 250.0)),
+    "lambert_azimuthal_equal_area": (("y", "x"), ("y", "x"), ((0, 0), 40.0, 350.0)),
 }
 
 

@@ -2,8 +2,8 @@
 samples: regular and reduced Gaussian grids (latitudes equal to ecCodes'
 to the bit), rotated latitude/longitude grids (every point unrotated as
 ecCodes unrotates it, to the bit), mixed level types, ``filter_by_keys`` and
-``tgm.open_datasets``, polar stereographic and Lambert conformal grids
-(ecCodes' projected points, to the bit). Needs tgm built with the ``grib`` feature,
+``tgm.open_datasets``, polar stereographic, Lambert conformal and Lambert
+azimuthal equal-area grids (ecCodes' projected points, to the bit). Needs tgm built with the ``grib`` feature,
 ecCodes' grib_filter and samples, and cfgrib (PyPI); skips with the
 reason otherwise."""
 
@@ -173,6 +173,11 @@ def test_reduced_rotated_gaussian(tmp_path, sample):
     np.testing.assert_array_equal(ours.longitude.values, lon)
 
 
+LAEA = {"gridDefinitionTemplateNumber": 140, "Nx": 16, "Ny": 31, "latitudeOfFirstGridPoint": 40000000,
+        "longitudeOfFirstGridPoint": 350000000, "standardParallelInMicrodegrees": 52000000,
+        "centralLongitudeInMicrodegrees": 10000000, "xDirectionGridLengthInMillimetres": 50000000,
+        "yDirectionGridLengthInMillimetres": 45000000}
+
 PROJECTED = {
     "polar_north": ("polar_stereographic_pl_grib2.tmpl",
                     {"latitudeOfFirstGridPointInDegrees": 55, "longitudeOfFirstGridPointInDegrees": 350,
@@ -189,14 +194,18 @@ PROJECTED = {
                       {"gridDefinitionTemplateNumber": 30, "Latin1InDegrees": -50, "Latin2InDegrees": -50,
                        "LaDInDegrees": -50, "LoVInDegrees": 140, "latitudeOfFirstGridPointInDegrees": -40,
                        "longitudeOfFirstGridPointInDegrees": 120, "DxInMetres": 20000, "DyInMetres": 25000}),
+    "laea": ("regular_ll_pl_grib2.tmpl", LAEA),
+    # Lambert azimuthal equal-area points follow the scanning flags.
+    "laea_minus_i_minus_j": ("regular_ll_pl_grib2.tmpl", {**LAEA, "jScansPositively": 0, "iScansNegatively": 1}),
 }
 
 
 @pytest.mark.parametrize("case", sorted(PROJECTED))
 def test_projected_grids(tmp_path, case):
     # Polar stereographic and Lambert conformal grids scanned +i +j (where
-    # ecCodes' points follow the message's order): latitude(y, x) and
-    # longitude(y, x) as cfgrib shows them through ecCodes' geoiterators.
+    # ecCodes' points follow the message's order), Lambert azimuthal
+    # equal-area ones in any direction: latitude(y, x) and longitude(y, x)
+    # as cfgrib shows them through ecCodes' geoiterators.
     sample, keys = PROJECTED[case]
     if not (SAMPLES / sample).exists():
         pytest.skip(f"ecCodes' sample {sample} is not installed")

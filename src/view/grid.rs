@@ -18,10 +18,11 @@
 //! * global `reduced_rotated_gg` fields as `reduced_gg`, each point
 //!   unrotated as ecCodes' reduced Gaussian geoiterator unrotates it;
 //! * `polar_stereographic` and `lambert` fields of shape `(Ny, Nx)` on a
-//!   spherical earth, scanned +i +j along rows: dimensions `y` and `x`
-//!   with 2-d `latitude(y, x)` and `longitude(y, x)` as ecCodes'
-//!   geoiterators project them ([`super::projection`]); other scannings
-//!   keep `y` and `x` without coordinates;
+//!   spherical earth, scanned +i +j along rows, and
+//!   `lambert_azimuthal_equal_area` ones scanned along rows: dimensions
+//!   `y` and `x` with 2-d `latitude(y, x)` and `longitude(y, x)` as
+//!   ecCodes' geoiterators project them ([`super::projection`]); other
+//!   scannings keep `y` and `x` without coordinates;
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
@@ -323,7 +324,9 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
         Some("reduced_rotated_gg") => rotation(&g).and_then(|r| reduced_gg(&g, shape, Some(r))),
         Some("rotated_ll") => rotated_ll(&g, shape),
         Some("rotated_gg") => rotated_gg(&g, shape),
-        Some("polar_stereographic" | "lambert") => projected(&g, shape),
+        Some("polar_stereographic" | "lambert" | "lambert_azimuthal_equal_area") => {
+            projected(&g, shape)
+        }
         _ => None,
     };
     grid.or_else(|| unstructured(geo, shape).then_some(Grid::Values))

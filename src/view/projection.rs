@@ -1,14 +1,17 @@
-//! The points of a projected grid (`polar_stereographic`, `lambert`) on a
-//! spherical earth, as ecCodes' geoiterators compute them: the same
-//! arithmetic in the same order, so that the latitudes and longitudes are
-//! those of ecCodes' `latitudes` and `longitudes` keys, which cfgrib shows
-//! (`spec/kerchunk.md` §2.1).
+//! The points of a projected grid (`polar_stereographic`, `lambert`,
+//! `lambert_azimuthal_equal_area`) on a spherical earth, as ecCodes'
+//! geoiterators compute them: the same arithmetic in the same order, so
+//! that the latitudes and longitudes are those of ecCodes' `latitudes` and
+//! `longitudes` keys, which cfgrib shows (`spec/kerchunk.md` §2.1).
 //!
-//! ecCodes computes these points from the first grid point towards +x and
-//! +y whatever the scanning flags say, and pairs them with the values
-//! only after reordering the values; the view therefore builds them only
-//! for grids scanned +i, +j with consecutive points along rows and no
-//! alternating rows, where the message's order is the points' order.
+//! ecCodes computes polar stereographic and Lambert conformal points from
+//! the first grid point towards +x and +y whatever the scanning flags say,
+//! and pairs them with the values only after reordering the values; the
+//! view therefore builds them only for grids scanned +i, +j, where the
+//! message's order is the points' order. Lambert azimuthal equal-area
+//! points follow the scanning flags, so any direction along rows and
+//! columns is taken. Points consecutive along columns and alternating
+//! rows are never taken.
 
 use crate::geography::Geography;
 
@@ -50,6 +53,12 @@ enum Projection {
         latin1: f64,
         latin2: f64,
     },
+    /// Lambert azimuthal equal-area: `standardParallelInDegrees` and
+    /// `centralLongitudeInDegrees`.
+    LambertAzimuthalEqualArea {
+        standard_parallel: f64,
+        central_lon: f64,
+    },
 }
 
 impl Projected {
@@ -64,12 +73,11 @@ impl Projected {
             return None;
         }
         let flag = |key, want: u64| count(key).unwrap_or(0) == want;
-        let plain_scan = flag("iScansNegatively", 0)
-            && flag("jScansPositively", 1)
-            && flag("jPointsAreConsecutive", 0)
+        let rows_along_i = flag("jPointsAreConsecutive", 0)
             && flag("alternativeRowScanning", 0)
             && flag("earthIsOblate", 0);
-        if !plain_scan {
+        let plus_i_plus_j = flag("iScansNegatively", 0) && flag("jScansPositively", 1);
+        if !rows_along_i {
             return None;
         }
         let angle = |key| {
@@ -77,7 +85,12 @@ impl Projected {
                 .filter(|v| v.is_finite() && v.abs() <= MAX_ANGLE_DEGREES)
         };
         let metres = |key| g.number(key).filter(|v| v.is_finite());
-        let projection = match g.grid_type()? {
+        let grid_type = g.grid_type()?;
+        if grid_type != "lambert_azimuthal_equal_area" && !plus_i_plus_j {
+            return None;
+        }
+        let mut step = (metres("DxInMetres"), metres("DyInMetres"));
+        let projection = match grid_type {
             "polar_stereographic" => Projection::PolarStereographic {
                 centre_lon: angle("orientationOfTheGridInDegrees")?,
                 centre_lat: angle("LaDInDegrees")?,
@@ -97,6 +110,27 @@ impl Projected {
                     latin2,
                 }
             }
+            "lambert_azimuthal_equal_area" => {
+                // ecCodes steps by the coded millimetres over 1000, signed
+                // by the scanning.
+                let mm = |key, negative: bool| {
+                    metres(key).map(|d| if negative { -d / 1000.0 } else { d / 1000.0 })
+                };
+                step = (
+                    mm(
+                        "xDirectionGridLengthInMillimetres",
+                        !flag("iScansNegatively", 0),
+                    ),
+                    mm(
+                        "yDirectionGridLengthInMillimetres",
+                        !flag("jScansPositively", 1),
+                    ),
+                );
+                Projection::LambertAzimuthalEqualArea {
+                    standard_parallel: angle("standardParallelInDegrees")?,
+                    central_lon: angle("centralLongitudeInDegrees")?,
+                }
+            }
             _ => return None,
         };
         let radius = metres("radius").filter(|r| *r > 0.0)?;
@@ -106,7 +140,7 @@ impl Projected {
                 angle("latitudeOfFirstGridPointInDegrees")?,
                 angle("longitudeOfFirstGridPointInDegrees")?,
             ),
-            step: (metres("DxInMetres")?, metres("DyInMetres")?),
+            step: (step.0?, step.1?),
             radius,
             nx: usize::try_from(nx).ok()?,
             ny: usize::try_from(ny).ok()?,
@@ -127,7 +161,63 @@ impl Projected {
                 latin1,
                 latin2,
             } => self.lambert_conformal(lov, lad, latin1, latin2),
+            Projection::LambertAzimuthalEqualArea {
+                standard_parallel,
+                central_lon,
+            } => Some(self.lambert_azimuthal_equal_area(standard_parallel, central_lon)),
         }
+    }
+
+    /// ecCodes' `LambertAzimuthalEqualArea` geoiterator on a sphere (rows
+    /// along i): the first point projected forward, then every point at x
+    /// and y advanced by repeated addition of the signed steps, projected
+    /// back; degrees by division by `acos(0)/90`, a negative longitude
+    /// taken once round.
+    fn lambert_azimuthal_equal_area(
+        &self,
+        phi1_deg: f64,
+        lambda0_deg: f64,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let d2r = 0.0f64.acos() / 90.0;
+        let (lambda0, phi1) = (lambda0_deg * d2r, phi1_deg * d2r);
+        let (lat_first, lon_first) = (self.first.0 * d2r, self.first.1 * d2r);
+        let radius = self.radius;
+        let (cosphi1, sinphi1) = (phi1.cos(), phi1.sin());
+        let (sinphi, cosphi) = (lat_first.sin(), lat_first.cos());
+        let cosdlambda = (lon_first - lambda0).cos();
+        let sindlambda = (lon_first - lambda0).sin();
+        let kp = radius * (2.0 / (1.0 + sinphi1 * sinphi + cosphi1 * cosphi * cosdlambda)).sqrt();
+        let x_first = kp * cosphi * sindlambda;
+        let y_first = kp * (cosphi1 * sinphi - sinphi1 * cosphi * cosdlambda);
+        let points = self.nx * self.ny;
+        let (mut lats, mut lons) = (Vec::with_capacity(points), Vec::with_capacity(points));
+        let mut y = y_first;
+        for _ in 0..self.ny {
+            let ysq = y * y;
+            let mut x = x_first;
+            for _ in 0..self.nx {
+                let rho = (x * x + ysq).sqrt();
+                let (lat, mut lon) = if rho > 1.0e-20 {
+                    let c = 2.0 * (rho / (2.0 * radius)).asin();
+                    let (cosc, sinc) = (c.cos(), c.sin());
+                    (
+                        (cosc * sinphi1 + y * sinc * cosphi1 / rho).asin() / d2r,
+                        (lambda0 + (x * sinc).atan2(rho * cosphi1 * cosc - y * sinphi1 * sinc))
+                            / d2r,
+                    )
+                } else {
+                    (phi1 / d2r, lambda0 / d2r)
+                };
+                if lon < 0.0 {
+                    lon += 360.0;
+                }
+                lats.push(lat);
+                lons.push(lon);
+                x += self.step.0;
+            }
+            y += self.step.1;
+        }
+        (lats, lons)
     }
 
     /// ecCodes' `PolarStereographic` geoiterator on a sphere: the first
@@ -343,6 +433,42 @@ mod tests {
                 .skip(1)
                 .all(|(a, o)| (a - 60.0).abs() + o.abs() > 0.0));
         }
+    }
+
+    #[test]
+    fn lambert_azimuthal_equal_area_points_follow_the_scanning() {
+        let laea = |i_negative: u64, j_positive: u64| {
+            geography(
+                "lambert_azimuthal_equal_area",
+                &[
+                    ("standardParallelInDegrees", Value::Float(52.0)),
+                    ("centralLongitudeInDegrees", Value::Float(10.0)),
+                    ("xDirectionGridLengthInMillimetres", Value::Uint(5_000_000)),
+                    ("yDirectionGridLengthInMillimetres", Value::Uint(5_000_000)),
+                    ("iScansNegatively", Value::Uint(i_negative)),
+                    ("jScansPositively", Value::Uint(j_positive)),
+                ],
+            )
+        };
+        let points = |geo: &Value| {
+            let g = Geography::new(geo).unwrap();
+            Projected::of(&g, &[2, 3])
+                .expect("a projected grid")
+                .points()
+                .unwrap()
+        };
+        let (lat, lon) = points(&laea(0, 1));
+        assert!(
+            (lat[0] - 60.0).abs() < 1e-9 && lon[0].abs() < 1e-9,
+            "{lat:?} {lon:?}"
+        );
+        // Eastward along a row, northward along a column.
+        assert!(lon[1] > lon[0] && lat[3] > lat[0], "{lat:?} {lon:?}");
+        let (lat, lon) = points(&laea(1, 0));
+        assert!(
+            lon[1] < 360.0 && lon[1] > 300.0 && lat[3] < lat[0],
+            "{lat:?} {lon:?}"
+        );
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub const GEOGRAPHY_KEYS: &[&str] = &[
     "angleOfRotationInDegrees",
 ];
 
-/// Keys of a projected grid (`polar_stereographic`, `lambert`) copied
+/// Keys of a projected grid (`polar_stereographic`, `lambert`,
+/// `lambert_azimuthal_equal_area`) copied
 /// under `base[i].geography` as well, for the points the dataset view
 /// computes (`spec/kerchunk.md` §2.1); `to-grib` takes them from the
 /// header template, so they are not set again.
@@ -49,10 +50,18 @@ pub const PROJECTION_KEYS: &[&str] = &[
     "Latin2InDegrees",
     "southPoleOnProjectionPlane",
     "alternativeRowScanning",
+    "standardParallelInDegrees",
+    "centralLongitudeInDegrees",
+    "xDirectionGridLengthInMillimetres",
+    "yDirectionGridLengthInMillimetres",
 ];
 
 /// The grid types whose geography carries [`PROJECTION_KEYS`].
-const PROJECTED_GRIDS: &[&str] = &["polar_stereographic", "lambert"];
+const PROJECTED_GRIDS: &[&str] = &[
+    "polar_stereographic",
+    "lambert",
+    "lambert_azimuthal_equal_area",
+];
 
 /// Coding keys copied under `base[i].grib`: what is needed to write the
 /// field again with the same parameter, level and precision.
