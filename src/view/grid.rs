@@ -17,8 +17,9 @@
 //!   Gaussian geoiterator leaves them in the rotated frame);
 //! * global `reduced_rotated_gg` fields as `reduced_gg`, each point
 //!   unrotated as ecCodes' reduced Gaussian geoiterator unrotates it;
-//! * `polar_stereographic` and `lambert` fields of shape `(Ny, Nx)` on a
-//!   spherical earth, scanned +i +j along rows, and
+//! * `polar_stereographic` fields of shape `(Ny, Nx)` on a spherical
+//!   earth and `lambert` ones on a sphere or an ellipsoid, scanned +i +j
+//!   along rows, and
 //!   `lambert_azimuthal_equal_area` ones scanned along rows: dimensions
 //!   `y` and `x` with 2-d `latitude(y, x)` and `longitude(y, x)` as
 //!   ecCodes' geoiterators project them ([`super::projection`]); other

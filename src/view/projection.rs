@@ -1,6 +1,6 @@
 //! The points of a projected grid (`polar_stereographic`, `lambert`,
-//! `lambert_azimuthal_equal_area`) on a spherical earth, as ecCodes'
-//! geoiterators compute them: the same arithmetic in the same order, so
+//! `lambert_azimuthal_equal_area`) on a spherical earth, and of `lambert`
+//! on an ellipsoid too, as ecCodes' geoiterators compute them: the same arithmetic in the same order, so
 //! that the latitudes and longitudes are those of ecCodes' `latitudes` and
 //! `longitudes` keys, which cfgrib shows (`spec/kerchunk.md` §2.1).
 //!
@@ -35,7 +35,12 @@ pub(super) struct Projected {
     first: (f64, f64),
     /// The spacing along x and y (metres).
     step: (f64, f64),
+    /// The sphere's radius (metres); the ellipsoid's semi-major axis for
+    /// an oblate Lambert conformal grid.
     radius: f64,
+    /// The ellipsoid's semi-minor axis (metres) of an oblate Lambert
+    /// conformal grid.
+    minor_axis: Option<f64>,
     /// Points along x (a row) and along y (the rows).
     pub(super) nx: usize,
     pub(super) ny: usize,
@@ -73,9 +78,7 @@ impl Projected {
             return None;
         }
         let flag = |key, want: u64| count(key).unwrap_or(0) == want;
-        let rows_along_i = flag("jPointsAreConsecutive", 0)
-            && flag("alternativeRowScanning", 0)
-            && flag("earthIsOblate", 0);
+        let rows_along_i = flag("jPointsAreConsecutive", 0) && flag("alternativeRowScanning", 0);
         let plus_i_plus_j = flag("iScansNegatively", 0) && flag("jScansPositively", 1);
         if !rows_along_i {
             return None;
@@ -133,7 +136,17 @@ impl Projected {
             }
             _ => return None,
         };
-        let radius = metres("radius").filter(|r| *r > 0.0)?;
+        // ecCodes projects an oblate earth for Lambert conformal grids
+        // only, on its semi-major and semi-minor axes.
+        let (radius, minor_axis) = if flag("earthIsOblate", 0) {
+            (metres("radius").filter(|r| *r > 0.0)?, None)
+        } else if matches!(projection, Projection::LambertConformal { .. }) {
+            let major = metres("earthMajorAxisInMetres").filter(|r| *r > 0.0)?;
+            let minor = metres("earthMinorAxisInMetres").filter(|r| *r > 0.0 && *r <= major)?;
+            (major, Some(minor))
+        } else {
+            return None;
+        };
         Some(Projected {
             projection,
             first: (
@@ -142,6 +155,7 @@ impl Projected {
             ),
             step: (step.0?, step.1?),
             radius,
+            minor_axis,
             nx: usize::try_from(nx).ok()?,
             ny: usize::try_from(ny).ok()?,
         })
@@ -160,7 +174,10 @@ impl Projected {
                 lad,
                 latin1,
                 latin2,
-            } => self.lambert_conformal(lov, lad, latin1, latin2),
+            } => match self.minor_axis {
+                None => self.lambert_conformal(lov, lad, latin1, latin2),
+                Some(minor) => self.lambert_conformal_oblate(minor, lov, lad, latin1, latin2),
+            },
             Projection::LambertAzimuthalEqualArea {
                 standard_parallel,
                 central_lon,
@@ -329,6 +346,127 @@ impl Projected {
     }
 }
 
+impl Projected {
+    /// ecCodes' `LambertConformal` geoiterator on an ellipsoid of
+    /// semi-major axis `radius` and semi-minor axis `minor`: the cone from
+    /// the standard parallels' small m and t, the first point's place as
+    /// the false easting and northing, then every point at `i·Dx`, `j·Dy`
+    /// projected back, its latitude found by at most 16 fixed-point steps
+    /// (None when they do not settle, as ecCodes fails).
+    fn lambert_conformal_oblate(
+        &self,
+        minor: f64,
+        lov_deg: f64,
+        lad: f64,
+        latin1: f64,
+        latin2: f64,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
+        let major = self.radius;
+        let (l1, l2) = (latin1 * DEG2RAD, latin2 * DEG2RAD);
+        let (lad, lov) = (lad * DEG2RAD, lov_deg * DEG2RAD);
+        let (lat_first, lon_first) = (self.first.0 * DEG2RAD, self.first.1 * DEG2RAD);
+        let ratio = minor / major;
+        let e = (1.0 - ratio * ratio).sqrt();
+        let ms1 = small_m(e, l1.sin(), l1.cos());
+        let ts1 = small_t(e, l1, l1.sin());
+        let ms2 = small_m(e, l2.sin(), l2.cos());
+        let ts2 = small_t(e, l2, l2.sin());
+        let ts0 = small_t(e, lad, lad.sin());
+        let ns = if (l1 - l2).abs() > EPSILON {
+            (ms1 / ms2).ln() / (ts1 / ts2).ln()
+        } else {
+            l1.sin()
+        };
+        if ns == 0.0 || !ns.is_finite() {
+            return None;
+        }
+        let f = ms1 / (ns * ts1.powf(ns));
+        let rh = major * f * ts0.powf(ns);
+        let rh_first = if (lat_first.abs() - PI_OVER_2).abs() > EPSILON {
+            major * f * small_t(e, lat_first, lat_first.sin()).powf(ns)
+        } else if lat_first * ns <= 0.0 {
+            return None;
+        } else {
+            0.0
+        };
+        let theta = ns * adjust_lon_radians(lon_first - lov);
+        let false_easting = -(rh_first * theta.sin());
+        let false_northing = -(rh - rh_first * theta.cos());
+        let points = self.nx * self.ny;
+        let (mut lats, mut lons) = (Vec::with_capacity(points), Vec::with_capacity(points));
+        for j in 0..self.ny {
+            let y = j as f64 * self.step.1;
+            for i in 0..self.nx {
+                let x = i as f64 * self.step.0;
+                let xp = x - false_easting;
+                let yp = rh - y + false_northing;
+                let mut rh1 = (xp * xp + yp * yp).sqrt();
+                let mut con = 1.0;
+                if ns <= 0.0 {
+                    rh1 = -rh1;
+                    con = -con;
+                }
+                let theta = if rh1 != 0.0 {
+                    (con * xp).atan2(con * yp)
+                } else {
+                    0.0
+                };
+                let lat = if rh1 != 0.0 || ns > 0.0 {
+                    let ts = (rh1 / (major * f)).powf(1.0 / ns);
+                    phi_of(e, ts)?
+                } else {
+                    -PI_OVER_2
+                };
+                let lon = adjust_lon_radians(theta / ns + lov);
+                lats.push(lat * RAD2DEG);
+                lons.push(normalise_longitude(lon * RAD2DEG)?);
+            }
+        }
+        Some((lats, lons))
+    }
+}
+
+/// ecCodes' `compute_m`: `cos φ / sqrt(1 − (e sin φ)²)`.
+fn small_m(e: f64, sinphi: f64, cosphi: f64) -> f64 {
+    let con = e * sinphi;
+    cosphi / (1.0 - con * con).sqrt()
+}
+
+/// ecCodes' `compute_t`: `tan((π/2 − φ)/2) / ((1 − e sin φ)/(1 + e sin φ))^(e/2)`.
+fn small_t(e: f64, phi: f64, sinphi: f64) -> f64 {
+    let con = e * sinphi;
+    let com = 0.5 * e;
+    let con = ((1.0 - con) / (1.0 + con)).powf(com);
+    (0.5 * (PI_OVER_2 - phi)).tan() / con
+}
+
+/// ecCodes' `compute_phi`: the latitude whose small t is `ts`, by at most
+/// 16 fixed-point steps until a step is within 10⁻¹⁰ rad.
+fn phi_of(e: f64, ts: f64) -> Option<f64> {
+    let half_e = 0.5 * e;
+    let mut phi = PI_OVER_2 - 2.0 * ts.atan();
+    for _ in 0..=15 {
+        let con = e * phi.sin();
+        let dphi = PI_OVER_2 - 2.0 * (ts * ((1.0 - con) / (1.0 + con)).powf(half_e)).atan() - phi;
+        phi += dphi;
+        if dphi.abs() <= 0.000_000_000_1 {
+            return Some(phi);
+        }
+    }
+    None
+}
+
+/// ecCodes' `adjust_lon_radians`: one turn towards (−π, π].
+fn adjust_lon_radians(mut lon: f64) -> f64 {
+    if lon > PI {
+        lon -= 2.0 * PI;
+    }
+    if lon < -PI {
+        lon += 2.0 * PI;
+    }
+    lon
+}
+
 /// One point of a Lambert conformal grid back from the cone (degrees).
 fn xy_to_lat_lon(
     radius: f64,
@@ -416,7 +554,18 @@ mod tests {
                 ("Latin2InDegrees", Value::Float(60.0)),
             ],
         );
-        for geo in [polar(&[]), lambert] {
+        let mut on_grs80 = vec![
+            ("earthIsOblate", Value::Uint(1)),
+            ("earthMajorAxisInMetres", Value::Float(6_378_137.0)),
+            ("earthMinorAxisInMetres", Value::Float(6_356_752.314)),
+        ];
+        on_grs80.extend([
+            ("LoVInDegrees", Value::Float(0.0)),
+            ("Latin1InDegrees", Value::Float(50.0)),
+            ("Latin2InDegrees", Value::Float(60.0)),
+        ]);
+        let oblate = geography("lambert", &on_grs80);
+        for geo in [polar(&[]), lambert, oblate] {
             let g = Geography::new(&geo).unwrap();
             let p = Projected::of(&g, &[2, 3]).expect("a projected grid");
             let (lat, lon) = p.points().unwrap();
@@ -488,6 +637,17 @@ mod tests {
             let g = Geography::new(&geo).unwrap();
             assert!(Projected::of(&g, &[2, 3]).is_none(), "{more:?}");
         }
+        // An oblate earth without its axes.
+        let oblate = geography(
+            "lambert",
+            &[
+                ("LoVInDegrees", Value::Float(0.0)),
+                ("Latin1InDegrees", Value::Float(60.0)),
+                ("Latin2InDegrees", Value::Float(60.0)),
+                ("earthIsOblate", Value::Uint(1)),
+            ],
+        );
+        assert!(Projected::of(&Geography::new(&oblate).unwrap(), &[2, 3]).is_none());
         let flat = geography(
             "lambert",
             &[

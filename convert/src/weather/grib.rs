@@ -54,6 +54,8 @@ pub const PROJECTION_KEYS: &[&str] = &[
     "centralLongitudeInDegrees",
     "xDirectionGridLengthInMillimetres",
     "yDirectionGridLengthInMillimetres",
+    "earthMajorAxisInMetres",
+    "earthMinorAxisInMetres",
 ];
 
 /// The grid types whose geography carries [`PROJECTION_KEYS`].
