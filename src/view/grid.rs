@@ -113,8 +113,9 @@ enum Grid {
         columns: Steps,
         pole: Rotation,
     },
-    /// A projected grid (polar stereographic, Lambert conformal): its
-    /// points computed per point as ecCodes computes them.
+    /// A projected grid (polar stereographic, Lambert conformal, Lambert
+    /// azimuthal equal-area): its points computed per point as ecCodes
+    /// computes them.
     Projected(Projected),
     /// A projected grid whose points the view does not compute (another
     /// scanning, an oblate earth): dimensions `y` and `x` alone.
@@ -280,7 +281,8 @@ pub(super) fn grid_coordinates_affordable(
         } => rows
             .values()
             .map(|lat| rotated_coordinates(&lat, &columns.values(), pole)),
-        // Points that do not project (a longitude not finite) leave the
+        // Points that do not project (a longitude not finite, an oblate
+        // latitude that does not settle) leave the
         // grid its dimensions, as for another scanning.
         Grid::Projected(p) => Some(p.points().map_or_else(Vec::new, |(lat, lon)| {
             two_d_coordinates([p.ny, p.nx], lat, lon)

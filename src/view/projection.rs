@@ -101,9 +101,9 @@ impl Projected {
             "lambert" => {
                 let (latin1, latin2) = (angle("Latin1InDegrees")?, angle("Latin2InDegrees")?);
                 // ecCodes refuses standard parallels symmetric about the
-                // equator; a parallel at the equator gives a cone of no
-                // angle.
-                if (latin1 + latin2).abs() < EPSILON || latin1 == 0.0 || latin2 == 0.0 {
+                // equator (both at it too: a cone constant of 0, which the
+                // projections also refuse).
+                if (latin1 + latin2).abs() < EPSILON {
                     return None;
                 }
                 Projection::LambertConformal {
@@ -138,7 +138,8 @@ impl Projected {
         };
         // ecCodes projects an oblate earth for Lambert conformal grids
         // only, on its semi-major and semi-minor axes.
-        let (radius, minor_axis) = if flag("earthIsOblate", 0) {
+        // ecCodes takes the earth as oblate when `earthIsOblate` is 1.
+        let (radius, minor_axis) = if !flag("earthIsOblate", 1) {
             (metres("radius").filter(|r| *r > 0.0)?, None)
         } else if matches!(projection, Projection::LambertConformal { .. }) {
             let major = metres("earthMajorAxisInMetres").filter(|r| *r > 0.0)?;
@@ -162,7 +163,10 @@ impl Projected {
     }
 
     /// The latitudes and longitudes of every point, row by row (degrees);
-    /// None when a longitude is not finite.
+    /// None when a polar stereographic or Lambert conformal longitude is
+    /// not finite or an oblate latitude does not settle; Lambert azimuthal
+    /// equal-area points are always given, NaN where ecCodes gives NaN (a
+    /// point beyond the projection's disc).
     pub(super) fn points(&self) -> Option<(Vec<f64>, Vec<f64>)> {
         match self.projection {
             Projection::PolarStereographic {
@@ -657,6 +661,19 @@ mod tests {
             ],
         );
         assert!(Projected::of(&Geography::new(&flat).unwrap(), &[2, 3]).is_none());
+        // One standard parallel at the equator still makes a cone.
+        let tilted = geography(
+            "lambert",
+            &[
+                ("LoVInDegrees", Value::Float(0.0)),
+                ("Latin1InDegrees", Value::Float(0.0)),
+                ("Latin2InDegrees", Value::Float(30.0)),
+            ],
+        );
+        let g = Geography::new(&tilted).unwrap();
+        assert!(Projected::of(&g, &[2, 3])
+            .and_then(|p| p.points())
+            .is_some());
     }
 
     #[test]
