@@ -19,8 +19,8 @@
 //!   unrotated as ecCodes' reduced Gaussian geoiterator unrotates it;
 //! * `polar_stereographic` fields of shape `(Ny, Nx)` on a spherical
 //!   earth and `lambert` ones on a sphere or an ellipsoid, scanned +i +j
-//!   along rows, and
-//!   `lambert_azimuthal_equal_area` ones scanned along rows: dimensions
+//!   along rows, and `lambert_azimuthal_equal_area` ones scanned along
+//!   rows in either direction: dimensions
 //!   `y` and `x` with 2-d `latitude(y, x)` and `longitude(y, x)` as
 //!   ecCodes' geoiterators project them ([`super::projection`]); other
 //!   scannings keep `y` and `x` without coordinates;
@@ -118,7 +118,8 @@ enum Grid {
     /// computes them.
     Projected(Projected),
     /// A projected grid whose points the view does not compute (another
-    /// scanning, an oblate earth): dimensions `y` and `x` alone.
+    /// scanning, an oblate earth but for Lambert conformal): dimensions
+    /// `y` and `x` alone.
     ProjectedAxes,
     /// Points the view only names the dimension of.
     Values,
@@ -282,8 +283,8 @@ pub(super) fn grid_coordinates_affordable(
             .values()
             .map(|lat| rotated_coordinates(&lat, &columns.values(), pole)),
         // Points that do not project (a longitude not finite, an oblate
-        // latitude that does not settle) leave the
-        // grid its dimensions, as for another scanning.
+        // latitude that does not settle) leave the grid its dimensions,
+        // as for another scanning.
         Grid::Projected(p) => Some(p.points().map_or_else(Vec::new, |(lat, lon)| {
             two_d_coordinates([p.ny, p.nx], lat, lon)
         })),

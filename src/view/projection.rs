@@ -1,8 +1,9 @@
 //! The points of a projected grid (`polar_stereographic`, `lambert`,
 //! `lambert_azimuthal_equal_area`) on a spherical earth, and of `lambert`
-//! on an ellipsoid too, as ecCodes' geoiterators compute them: the same arithmetic in the same order, so
-//! that the latitudes and longitudes are those of ecCodes' `latitudes` and
-//! `longitudes` keys, which cfgrib shows (`spec/kerchunk.md` §2.1).
+//! on an ellipsoid too, as ecCodes' geoiterators compute them: the same
+//! arithmetic in the same order, so that the latitudes and longitudes are
+//! those of ecCodes' `latitudes` and `longitudes` keys, which cfgrib shows
+//! (`spec/kerchunk.md` §2.1).
 //!
 //! ecCodes computes polar stereographic and Lambert conformal points from
 //! the first grid point towards +x and +y whatever the scanning flags say,
@@ -69,8 +70,9 @@ enum Projection {
 impl Projected {
     /// The projected grid `g` describes for a field of `shape` =
     /// `(Ny, Nx)`; None when the grid is not one of the projections, the
-    /// earth is oblate, the scanning is not +i +j along rows, or a key is
-    /// missing, not finite, or out of range.
+    /// earth is oblate for another projection than Lambert conformal, the
+    /// scanning is not one whose points the view takes (module
+    /// documentation), or a key is missing, not finite, or out of range.
     pub(super) fn of(g: &Geography<'_>, shape: &[u64]) -> Option<Projected> {
         let [ny, nx] = *shape else { return None };
         let count = |key| g.get(key).and_then(crate::cbor::Value::as_u64);
@@ -136,9 +138,9 @@ impl Projected {
             }
             _ => return None,
         };
-        // ecCodes projects an oblate earth for Lambert conformal grids
-        // only, on its semi-major and semi-minor axes.
-        // ecCodes takes the earth as oblate when `earthIsOblate` is 1.
+        // ecCodes takes the earth as oblate when `earthIsOblate` is 1, and
+        // projects an oblate earth for Lambert conformal grids only, on
+        // its semi-major and semi-minor axes.
         let (radius, minor_axis) = if !flag("earthIsOblate", 1) {
             (metres("radius").filter(|r| *r > 0.0)?, None)
         } else if matches!(projection, Projection::LambertConformal { .. }) {
