@@ -110,7 +110,7 @@ pub fn run(a: Args) -> CliResult<serde_json::Map<String, serde_json::Value>> {
             .write_message(i, &opts, &mut sink.writer())
             .map_err(|e| spooled.relabel(e.to_string()))?;
     }
-    sink.finish()?;
+    let len = sink.finish_sized()?.unwrap_or(len);
     if a.deidentify {
         let report = &conv.deidentified;
         note!(

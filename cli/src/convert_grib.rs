@@ -117,7 +117,7 @@ pub fn run(a: Args) -> CliResult {
             e => CliError::Failed(spooled.describe_error(&a.inputs, e.to_string())),
         }
     })?;
-    sink.finish()?;
+    let bytes = sink.finish_sized()?.unwrap_or(written.bytes);
     if !matches!(
         opts.pipeline.encoding,
         EncodingChoice::Source | EncodingChoice::Codes | EncodingChoice::None
@@ -131,7 +131,7 @@ pub fn run(a: Args) -> CliResult {
         "wrote {} message(s), {} object(s), {} bytes, to {}",
         written.messages,
         written.objects,
-        written.bytes,
+        bytes,
         a.output.display()
     );
     Ok(())

@@ -127,7 +127,7 @@ pub fn run(a: Args, g: &GlobalArgs) -> CliResult {
         bar.inc(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
     }
     bar.finish_and_clear();
-    sink.finish()?;
+    let bytes = sink.finish_sized()?.unwrap_or(bytes);
     note!(
         "wrote {messages} message(s), {objects} object(s), {bytes} bytes, to {}",
         a.output.display()

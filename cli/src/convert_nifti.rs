@@ -62,7 +62,7 @@ pub fn convert(a: ConvertArgs) -> CliResult {
     )
     // A write into a closed pipe stays one.
     .map_err(|e| spooled.relabel_err(CliError::from(e)))?;
-    sink.finish()?;
+    let len = sink.finish_sized()?.unwrap_or(len);
     note!(
         "wrote {objects} object(s), {len} bytes, to {}",
         a.output.display()

@@ -217,7 +217,8 @@ impl AtomicFile {
     /// Completes the output: ends it with its catalogue when it is whole
     /// Tensogram messages, syncs and renames a local file into place,
     /// completes a remote upload (and says so on stderr, with its ETag).
-    pub fn commit(self) -> CliResult {
+    /// Returns the bytes the output holds, its catalogue included.
+    pub fn commit(self) -> CliResult<u64> {
         let target = self.target;
         let (mut dest, _) = self.dest.finish().at(&target)?;
         let written = dest.sink().finish().map_err(|e| exists(&target, e))?;
@@ -226,7 +227,7 @@ impl AtomicFile {
             report_upload(&target, &written);
         }
         record(&target, &written);
-        Ok(())
+        Ok(written.bytes)
     }
 }
 
@@ -449,9 +450,18 @@ impl Sink {
 
     /// Completes the output.
     pub fn finish(self) -> CliResult {
+        self.finish_sized().map(drop)
+    }
+
+    /// Completes the output; returns the bytes a file holds, its
+    /// catalogue included (`None` for stdout, which gets no catalogue).
+    pub fn finish_sized(self) -> CliResult<Option<u64>> {
         match self {
-            Sink::File(f) => f.commit(),
-            Sink::Stdout(mut s) => Ok(s.flush()?),
+            Sink::File(f) => f.commit().map(Some),
+            Sink::Stdout(mut s) => {
+                s.flush()?;
+                Ok(None)
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 """`tgm refs` read by stock xarray through zarr and fsspec, and
 `xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
 regular_gg, reduced_gg, rotated_ll, rotated_gg, reduced_rotated_gg,
-polar_stereographic, lambert and lambert_azimuthal_equal_area fields: the same variables, dimensions and
+polar_stereographic, lambert, lambert_azimuthal_equal_area and mercator fields: the same variables,
+dimensions and
 coordinates (names, dimensions, dtypes, values and attributes), both from
 the core's dataset view (spec/kerchunk.md §2). The archives are made by
 `tgm import --meta geography.…` (scripts/plot-example.sh does the same).
@@ -85,6 +86,12 @@ GRIDS = {
         "xDirectionGridLengthInMillimetres": 50000000, "yDirectionGridLengthInMillimetres": 50000000,
         "iScansNegatively": 0, "jScansPositively": 0, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
     }),
+    "mercator": ((3, 4), {
+        "gridType": "mercator", "Ni": 4, "Nj": 3, "radius": 6371229, "earthIsOblate": 0,
+        "latitudeOfFirstGridPointInDegrees": 10, "longitudeOfFirstGridPointInDegrees": 100,
+        "LaDInDegrees": 20, "orientationOfTheGridInDegrees": 0, "DiInMetres": 100000, "DjInMetres": 100000,
+        "iScansNegatively": 0, "jScansPositively": 1, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
+    }),
 }
 
 #: What the view gives each grid: the fields' grid dimensions and the
@@ -106,6 +113,7 @@ EXPECTED = {
     "polar_stereographic": (("y", "x"), ("y", "x"), ((0, 0), 55.0, 350.0)),
     "lambert": (("y", "x"), ("y", "x"), ((0, 0), 25.0, 250.0)),
     "lambert_azimuthal_equal_area": (("y", "x"), ("y", "x"), ((0, 0), 40.0, 350.0)),
+    "mercator": (("y", "x"), ("y", "x"), ((0, 0), 10.0, 100.0)),
 }
 
 

@@ -228,6 +228,38 @@ def test_projected_grids(tmp_path, case):
         assert ours[c].attrs == cf[c].attrs
 
 
+MERCATOR = {"gridDefinitionTemplateNumber": 10, "latitudeOfFirstGridPointInDegrees": 10,
+            "longitudeOfFirstGridPointInDegrees": 100, "LaDInDegrees": 20, "orientationOfTheGridInDegrees": 0,
+            "DiInMetres": 100000, "DjInMetres": 60000, "latitudeOfLastGridPointInDegrees": 30,
+            "longitudeOfLastGridPointInDegrees": 115}
+
+
+@pytest.mark.parametrize("earth", [{}, {"shapeOfTheEarth": 4}], ids=["sphere", "grs80"])
+def test_mercator_points_are_cfgribs_on_rows_and_columns(tmp_path, earth):
+    # cfgrib lays Mercator fields out on one `values` dimension; tgm keeps
+    # the rows and columns, with ecCodes' points in the same order (rows Dj
+    # apart, as ecCodes steps them from 2.35 on).
+    fields = [("regular_ll_pl_grib2.tmpl", {"typeOfLevel": "isobaricInhPa", "shortName": "t", "level": lev,
+                                            "jScansPositively": 1, **MERCATOR, **earth})
+              for lev in (500, 850)]
+    grib = make_grib(tmp_path, "mercator", fields)
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.t.dims == ("isobaricInhPa", "y", "x")
+    assert cf.t.dims == ("isobaricInhPa", "values")
+    ny, nx = ours.t.shape[1:]
+    assert ny * nx == cf.sizes["values"] and ny > 1 and nx > 1
+    np.testing.assert_array_equal(ours.t.values.reshape(2, -1).astype(cf.t.dtype), cf.t.values)
+    lat, lon = classic_coordinates(tmp_path, grib)
+    assert ours.latitude.dims == ("y", "x")
+    np.testing.assert_array_equal(ours.latitude.values.ravel(), lat)
+    np.testing.assert_array_equal(ours.longitude.values.ravel(), lon)
+    # Rows are parallels, columns meridians.
+    assert (ours.latitude.values == ours.latitude.values[:, :1]).all()
+    assert (ours.longitude.values == ours.longitude.values[:1, :]).all()
+    for c in ("latitude", "longitude"):
+        assert ours[c].attrs == cf[c].attrs
+
+
 def test_projected_grid_scanned_minus_j_has_dimensions_without_coordinates(tmp_path):
     # ecCodes computes the points towards +j from the first one whatever the
     # scanning and reorders only the values; tgm gives no points it cannot

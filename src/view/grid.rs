@@ -18,12 +18,14 @@
 //! * global `reduced_rotated_gg` fields as `reduced_gg`, each point
 //!   unrotated as ecCodes' reduced Gaussian geoiterator unrotates it;
 //! * `polar_stereographic` fields of shape `(Ny, Nx)` on a spherical
-//!   earth and `lambert` ones on a sphere or an ellipsoid, scanned +i +j
-//!   along rows, and `lambert_azimuthal_equal_area` ones scanned along
-//!   rows in either direction: dimensions
+//!   earth and `lambert` and `mercator` ones on a sphere or an ellipsoid,
+//!   scanned +i +j along rows, and `lambert_azimuthal_equal_area` ones
+//!   scanned along rows in either direction: dimensions
 //!   `y` and `x` with 2-d `latitude(y, x)` and `longitude(y, x)` as
 //!   ecCodes' geoiterators project them ([`super::projection`]); other
-//!   scannings keep `y` and `x` without coordinates;
+//!   scannings keep `y` and `x` without coordinates (cfgrib gives Mercator
+//!   fields one `values` dimension with the same points, `spec/kerchunk.md`
+//!   §2.1);
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
@@ -328,7 +330,7 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
         Some("reduced_rotated_gg") => rotation(&g).and_then(|r| reduced_gg(&g, shape, Some(r))),
         Some("rotated_ll") => rotated_ll(&g, shape),
         Some("rotated_gg") => rotated_gg(&g, shape),
-        Some("polar_stereographic" | "lambert" | "lambert_azimuthal_equal_area") => {
+        Some("polar_stereographic" | "lambert" | "lambert_azimuthal_equal_area" | "mercator") => {
             projected(&g, shape)
         }
         _ => None,

@@ -1,12 +1,14 @@
 //! The points of a projected grid (`polar_stereographic`, `lambert`,
-//! `lambert_azimuthal_equal_area`) on a spherical earth, and of `lambert`
-//! on an ellipsoid too, as ecCodes' geoiterators compute them: the same
+//! `lambert_azimuthal_equal_area`, `mercator`) on a spherical earth, and
+//! of `lambert` and `mercator` on an ellipsoid too, as ecCodes'
+//! geoiterators compute them: the same
 //! arithmetic in the same order, so that the latitudes and longitudes are
 //! those of ecCodes' `latitudes` and `longitudes` keys, which cfgrib shows
 //! (`spec/kerchunk.md` §2.1).
 //!
-//! ecCodes computes polar stereographic and Lambert conformal points from
-//! the first grid point towards +x and +y whatever the scanning flags say,
+//! ecCodes computes polar stereographic, Lambert conformal and Mercator
+//! points from the first grid point towards +x and +y whatever the
+//! scanning flags say,
 //! and pairs them with the values only after reordering the values; the
 //! view therefore builds them only for grids scanned +i, +j, where the
 //! message's order is the points' order. Lambert azimuthal equal-area
@@ -37,10 +39,10 @@ pub(super) struct Projected {
     /// The spacing along x and y (metres).
     step: (f64, f64),
     /// The sphere's radius (metres); the ellipsoid's semi-major axis for
-    /// an oblate Lambert conformal grid.
+    /// an oblate Lambert conformal or Mercator grid.
     radius: f64,
     /// The ellipsoid's semi-minor axis (metres) of an oblate Lambert
-    /// conformal grid.
+    /// conformal or Mercator grid.
     minor_axis: Option<f64>,
     /// Points along x (a row) and along y (the rows).
     pub(super) nx: usize,
@@ -65,12 +67,16 @@ enum Projection {
         standard_parallel: f64,
         central_lon: f64,
     },
+    /// Mercator: true at `LaDInDegrees`, centred on
+    /// `orientationOfTheGridInDegrees`.
+    Mercator { lad: f64, orientation: f64 },
 }
 
 impl Projected {
     /// The projected grid `g` describes for a field of `shape` =
     /// `(Ny, Nx)`; None when the grid is not one of the projections, the
-    /// earth is oblate for another projection than Lambert conformal, the
+    /// earth is oblate for another projection than Lambert conformal or
+    /// Mercator, the
     /// scanning is not one whose points the view takes (module
     /// documentation), or a key is missing, not finite, or out of range.
     pub(super) fn of(g: &Geography<'_>, shape: &[u64]) -> Option<Projected> {
@@ -136,14 +142,24 @@ impl Projected {
                     central_lon: angle("centralLongitudeInDegrees")?,
                 }
             }
+            "mercator" => {
+                step = (metres("DiInMetres"), metres("DjInMetres"));
+                Projection::Mercator {
+                    lad: angle("LaDInDegrees")?,
+                    orientation: angle("orientationOfTheGridInDegrees")?,
+                }
+            }
             _ => return None,
         };
         // ecCodes takes the earth as oblate when `earthIsOblate` is 1, and
-        // projects an oblate earth for Lambert conformal grids only, on
-        // its semi-major and semi-minor axes.
+        // projects an oblate earth for Lambert conformal and Mercator grids
+        // only, on its semi-major and semi-minor axes.
         let (radius, minor_axis) = if !flag("earthIsOblate", 1) {
             (metres("radius").filter(|r| *r > 0.0)?, None)
-        } else if matches!(projection, Projection::LambertConformal { .. }) {
+        } else if matches!(
+            projection,
+            Projection::LambertConformal { .. } | Projection::Mercator { .. }
+        ) {
             let major = metres("earthMajorAxisInMetres").filter(|r| *r > 0.0)?;
             let minor = metres("earthMinorAxisInMetres").filter(|r| *r > 0.0 && *r <= major)?;
             (major, Some(minor))
@@ -165,8 +181,9 @@ impl Projected {
     }
 
     /// The latitudes and longitudes of every point, row by row (degrees);
-    /// None when a polar stereographic or Lambert conformal longitude is
-    /// not finite or an oblate latitude does not settle; Lambert azimuthal
+    /// None when a polar stereographic, Lambert conformal or Mercator
+    /// longitude is not finite, a latitude found by iteration does not
+    /// settle, or a Mercator grid starts at a pole; Lambert azimuthal
     /// equal-area points are always given, NaN where ecCodes gives NaN (a
     /// point beyond the projection's disc).
     pub(super) fn points(&self) -> Option<(Vec<f64>, Vec<f64>)> {
@@ -188,6 +205,7 @@ impl Projected {
                 standard_parallel,
                 central_lon,
             } => Some(self.lambert_azimuthal_equal_area(standard_parallel, central_lon)),
+            Projection::Mercator { lad, orientation } => self.mercator(lad, orientation),
         }
     }
 
@@ -398,37 +416,79 @@ impl Projected {
         let theta = ns * adjust_lon_radians(lon_first - lov);
         let false_easting = -(rh_first * theta.sin());
         let false_northing = -(rh - rh_first * theta.cos());
+        self.at_steps(|x, y| {
+            let xp = x - false_easting;
+            let yp = rh - y + false_northing;
+            let mut rh1 = (xp * xp + yp * yp).sqrt();
+            let mut con = 1.0;
+            if ns <= 0.0 {
+                rh1 = -rh1;
+                con = -con;
+            }
+            let theta = if rh1 != 0.0 {
+                (con * xp).atan2(con * yp)
+            } else {
+                0.0
+            };
+            let lat = if rh1 != 0.0 || ns > 0.0 {
+                let ts = (rh1 / (major * f)).powf(1.0 / ns);
+                phi_of(e, ts)?
+            } else {
+                -PI_OVER_2
+            };
+            Some((lat, adjust_lon_radians(theta / ns + lov)))
+        })
+    }
+
+    /// Every point, row by row, from `point(i·Dx, j·Dy)` in radians:
+    /// degrees by multiplication, longitudes normalised; None when a point
+    /// is (or its longitude does not normalise).
+    fn at_steps(
+        &self,
+        mut point: impl FnMut(f64, f64) -> Option<(f64, f64)>,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
         let points = self.nx * self.ny;
         let (mut lats, mut lons) = (Vec::with_capacity(points), Vec::with_capacity(points));
         for j in 0..self.ny {
             let y = j as f64 * self.step.1;
             for i in 0..self.nx {
-                let x = i as f64 * self.step.0;
-                let xp = x - false_easting;
-                let yp = rh - y + false_northing;
-                let mut rh1 = (xp * xp + yp * yp).sqrt();
-                let mut con = 1.0;
-                if ns <= 0.0 {
-                    rh1 = -rh1;
-                    con = -con;
-                }
-                let theta = if rh1 != 0.0 {
-                    (con * xp).atan2(con * yp)
-                } else {
-                    0.0
-                };
-                let lat = if rh1 != 0.0 || ns > 0.0 {
-                    let ts = (rh1 / (major * f)).powf(1.0 / ns);
-                    phi_of(e, ts)?
-                } else {
-                    -PI_OVER_2
-                };
-                let lon = adjust_lon_radians(theta / ns + lov);
+                let (lat, lon) = point(i as f64 * self.step.0, y)?;
                 lats.push(lat * RAD2DEG);
                 lons.push(normalise_longitude(lon * RAD2DEG)?);
             }
         }
         Some((lats, lons))
+    }
+}
+
+impl Projected {
+    /// ecCodes' `Mercator` geoiterator (from 2.35 on, which steps y by Dj;
+    /// earlier versions step it by Di), on a sphere or an ellipsoid of
+    /// semi-major axis `radius`: the scale m at the true latitude, the
+    /// first point projected forward as the false easting and northing,
+    /// then every point at `i·Di`, `j·Dj` projected back, its latitude by
+    /// at most 16 fixed-point steps (on a sphere the first settles). None
+    /// when the first point is at a pole or a latitude does not settle, as
+    /// ecCodes fails.
+    fn mercator(&self, lad_deg: f64, orientation_deg: f64) -> Option<(Vec<f64>, Vec<f64>)> {
+        let major = self.radius;
+        let ratio = self.minor_axis.unwrap_or(major) / major;
+        let es = 1.0 - ratio * ratio;
+        let e = es.sqrt();
+        let (lad, orientation) = (lad_deg * DEG2RAD, orientation_deg * DEG2RAD);
+        let (lat_first, lon_first) = (self.first.0 * DEG2RAD, self.first.1 * DEG2RAD);
+        let m1 = lad.cos() / (1.0 - es * lad.sin() * lad.sin()).sqrt();
+        if (lat_first.abs() - PI_OVER_2).abs() <= EPSILON {
+            return None;
+        }
+        let ts_first = small_t(e, lat_first, lat_first.sin());
+        let false_easting = -(major * m1 * adjust_lon_radians(lon_first - orientation));
+        let false_northing = -(0.0 - major * m1 * ts_first.ln());
+        self.at_steps(|x, y| {
+            let (xp, yp) = (x - false_easting, y - false_northing);
+            let lat = phi_of(e, (-yp / (major * m1)).exp())?;
+            Some((lat, adjust_lon_radians(orientation + xp / (major * m1))))
+        })
     }
 }
 
@@ -522,7 +582,7 @@ mod tests {
     use crate::cbor::Value;
 
     fn geography(grid: &str, more: &[(&str, Value)]) -> Value {
-        let mut entries = vec![
+        let entries = vec![
             ("gridType", Value::Text(grid.into())),
             ("Ni", Value::Uint(3)),
             ("Nj", Value::Uint(2)),
@@ -534,20 +594,24 @@ mod tests {
             ("DyInMetres", Value::Float(2000.0)),
             ("LaDInDegrees", Value::Float(60.0)),
         ];
-        for (k, v) in more {
-            entries.retain(|(e, _)| e != k);
-            entries.push((k, v.clone()));
-        }
-        Value::text_map(entries)
+        Value::text_map(with(entries, more))
     }
 
-    fn polar(more: &[(&str, Value)]) -> Value {
-        let mut keys = vec![("orientationOfTheGridInDegrees", Value::Float(0.0))];
+    /// `keys` with those of `more` put in their place or added.
+    fn with<'a>(
+        mut keys: Vec<(&'a str, Value)>,
+        more: &[(&'a str, Value)],
+    ) -> Vec<(&'a str, Value)> {
         for (k, v) in more {
             keys.retain(|(e, _)| e != k);
             keys.push((k, v.clone()));
         }
-        geography("polar_stereographic", &keys)
+        keys
+    }
+
+    fn polar(more: &[(&str, Value)]) -> Value {
+        let keys = vec![("orientationOfTheGridInDegrees", Value::Float(0.0))];
+        geography("polar_stereographic", &with(keys, more))
     }
 
     #[test]
@@ -676,6 +740,52 @@ mod tests {
         assert!(Projected::of(&g, &[2, 3])
             .and_then(|p| p.points())
             .is_some());
+    }
+
+    fn mercator(more: &[(&str, Value)]) -> Value {
+        let keys = vec![
+            ("latitudeOfFirstGridPointInDegrees", Value::Float(10.0)),
+            ("longitudeOfFirstGridPointInDegrees", Value::Float(100.0)),
+            ("LaDInDegrees", Value::Float(20.0)),
+            ("orientationOfTheGridInDegrees", Value::Float(0.0)),
+            ("DiInMetres", Value::Float(100_000.0)),
+            ("DjInMetres", Value::Float(50_000.0)),
+        ];
+        geography("mercator", &with(keys, more))
+    }
+
+    #[test]
+    fn mercator_rows_are_parallels_and_columns_meridians() {
+        let grs80 = [
+            ("earthIsOblate", Value::Uint(1)),
+            ("earthMajorAxisInMetres", Value::Float(6_378_137.0)),
+            ("earthMinorAxisInMetres", Value::Float(6_356_752.314)),
+        ];
+        for geo in [mercator(&[]), mercator(&grs80)] {
+            let g = Geography::new(&geo).unwrap();
+            let (lat, lon) = Projected::of(&g, &[2, 3]).unwrap().points().unwrap();
+            assert!((lat[0] - 10.0).abs() < 1e-9 && (lon[0] - 100.0).abs() < 1e-9);
+            // A row keeps its latitude, a column its longitude; x steps by
+            // Di, y by Dj (half as far north as a column step is east, at
+            // a scale of about 1/cos(20°) over 1/cos(10°)).
+            assert_eq!((lat[1], lat[2]), (lat[0], lat[0]));
+            assert_eq!((lon[3], lon[4]), (lon[0], lon[1]));
+            let (east, north) = (lon[1] - lon[0], lat[3] - lat[0]);
+            assert!(north > 0.0 && east > 0.0);
+            assert!(
+                (north / east - 0.5 * 10f64.to_radians().cos()).abs() < 0.01,
+                "{north} {east}"
+            );
+        }
+        // A grid starting at a pole has no points, as in ecCodes; nor one
+        // on an oblate earth without its axes.
+        let polar = mercator(&[("latitudeOfFirstGridPointInDegrees", Value::Float(90.0))]);
+        let g = Geography::new(&polar).unwrap();
+        assert!(Projected::of(&g, &[2, 3]).unwrap().points().is_none());
+        let oblate = mercator(&[("earthIsOblate", Value::Uint(1))]);
+        assert!(Projected::of(&Geography::new(&oblate).unwrap(), &[2, 3]).is_none());
+        let minus_j = mercator(&[("jScansPositively", Value::Uint(0))]);
+        assert!(Projected::of(&Geography::new(&minus_j).unwrap(), &[2, 3]).is_none());
     }
 
     #[test]

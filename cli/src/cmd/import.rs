@@ -288,7 +288,7 @@ fn import(a: &Args, g: &GlobalArgs, inputs: &Inputs) -> CliResult {
         objects += arrays.len();
     }
     match target {
-        Target::New(f) => f.commit()?,
+        Target::New(f) => drop(f.commit()?),
         Target::Append(app) => {
             app.finish().at(&a.output)?;
         }

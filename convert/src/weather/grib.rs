@@ -43,6 +43,8 @@ pub const PROJECTION_KEYS: &[&str] = &[
     "earthIsOblate",
     "DxInMetres",
     "DyInMetres",
+    "DiInMetres",
+    "DjInMetres",
     "LaDInDegrees",
     "LoVInDegrees",
     "orientationOfTheGridInDegrees",
@@ -63,6 +65,7 @@ const PROJECTED_GRIDS: &[&str] = &[
     "polar_stereographic",
     "lambert",
     "lambert_azimuthal_equal_area",
+    "mercator",
 ];
 
 /// Coding keys copied under `base[i].grib`: what is needed to write the
