@@ -1973,14 +1973,8 @@ fn projected_grids_get_ecodes_points_as_coordinates() {
         ),
     ];
     for (name, sample, rules, exact) in cases {
-        let input = generate(dir.path(), name, sample, rules);
-        let t = dir.path().join(format!("{name}.tgm"));
-        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t)]);
-        assert!(ok, "{name}: {err}");
-        let msg = &decode_all(&t)[0];
-        let base = Value::from(msg.metadata.base[0].clone());
-        let geo = get(&base, "geography");
-        let shape = &msg.objects[0].descriptor.shape;
+        let (input, geo, shape) = converted_geography(dir.path(), name, sample, rules);
+        let (geo, shape) = (&geo, &shape);
         let grid = tgm::view::grid_coordinates(geo, shape).expect("a projected grid");
         assert_eq!(grid.dims, ["y", "x"], "{name}");
         let (first_lat, first_lon) = (
@@ -2030,6 +2024,24 @@ fn projected_grids_get_ecodes_points_as_coordinates() {
     }
 }
 
+/// A field made by `grib_filter` with `rules` on `sample`, converted: the
+/// GRIB file, its object's geography and shape.
+fn converted_geography(
+    dir: &Path,
+    name: &str,
+    sample: &str,
+    rules: &str,
+) -> (PathBuf, Value, Vec<u64>) {
+    let input = generate(dir, name, sample, rules);
+    let t = dir.join(format!("{name}.tgm"));
+    let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t)]);
+    assert!(ok, "{name}: {err}");
+    let msg = &decode_all(&t)[0];
+    let base = Value::from(msg.metadata.base[0].clone());
+    let geo = get(&base, "geography").clone();
+    (input, geo, msg.objects[0].descriptor.shape.clone())
+}
+
 /// Whether the ecCodes tools are release `major.minor` or later.
 fn eccodes_at_least(major: u32, minor: u32) -> bool {
     let out = Command::new("codes_info").arg("-v").output().unwrap();
@@ -2040,4 +2052,86 @@ fn eccodes_at_least(major: u32, minor: u32) -> bool {
         .map(|p| p.parse::<u32>().unwrap_or(0));
     let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     found >= (major, minor)
+}
+
+#[test]
+fn space_view_grids_get_eccodes_points_off_the_disc_nan() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A 16 × 31 sector (the sample's count of points) of a satellite over
+    // 10°E whose earth disc is 14 by 28 grid lengths, so that the corners
+    // lie off the disc.
+    let view = |more: &str| {
+        format!(
+            "set gridDefinitionTemplateNumber=90; set Nx=16; set Ny=31; \
+             set latitudeOfSubSatellitePoint=0; set longitudeOfSubSatellitePoint=10000000; \
+             set dx=14; set dy=28; set Xp=8500; set Yp=15000; set Nr=6610700; \
+             set Xo=1; set Yo=0; {more} write;"
+        )
+    };
+    // The same sector in GRIB1, whose sub-satellite point is whole grid
+    // lengths.
+    let grib1 = "set dataRepresentationType=90; set Nx=16; set Ny=31; \
+                 set latitudeOfSubSatellitePoint=0; set longitudeOfSubSatellitePoint=10000; \
+                 set dx=14; set dy=28; set XpInGridLengths=8; set YpInGridLengths=15; \
+                 set Nr=6610700; set Xo=1; set Yo=0; write;";
+    let grib2 = "regular_ll_sfc_grib2";
+    let cases = [
+        ("sv.grib2", grib2, view(""), true),
+        (
+            "sv_plus_j.grib2",
+            grib2,
+            view("set jScansPositively=1;"),
+            true,
+        ),
+        (
+            "sv_minus_i.grib2",
+            grib2,
+            view("set iScansNegatively=1;"),
+            true,
+        ),
+        (
+            "sv_grs80.grib2",
+            grib2,
+            view("set shapeOfTheEarth=4;"),
+            true,
+        ),
+        ("sv.grib1", "GRIB1", grib1.to_string(), true),
+        // A missing camera altitude (an orthographic view, which ecCodes
+        // does not iterate): dimensions without coordinates.
+        (
+            "sv_orthographic.grib2",
+            grib2,
+            view("set Nr=missing();"),
+            false,
+        ),
+    ];
+    for (name, sample, rules, points) in &cases {
+        let (input, geo, shape) = converted_geography(dir.path(), name, sample, rules);
+        assert_eq!(shape, [31, 16], "{name}");
+        let grid = tgm::view::grid_coordinates(&geo, &shape).expect("a space view");
+        assert_eq!(grid.dims, ["y", "x"], "{name}");
+        if !points {
+            assert!(grid.coords.is_empty(), "{name}");
+            continue;
+        }
+        assert_eq!(grid.coords.len(), 2, "{name}");
+        let mut off_disc = 0;
+        for (c, key) in grid.coords.iter().zip(["latitudes", "longitudes"]) {
+            let want = eccodes_array(dir.path(), &input, key);
+            assert_eq!(c.values.len(), want.len(), "{name} {key}");
+            for (i, (a, w)) in c.values.iter().zip(&want).enumerate() {
+                // ecCodes gives a point off the disc 0°, 0°; tgm NaN.
+                if a.is_nan() {
+                    assert_eq!(*w, 0.0, "{name} {key}[{i}]");
+                    off_disc += 1;
+                } else {
+                    assert_eq!(a.to_bits(), w.to_bits(), "{name} {key}[{i}]: {a} vs {w}");
+                }
+            }
+        }
+        assert!(off_disc > 0 && off_disc < 2 * 496, "{name}: {off_disc}");
+    }
 }

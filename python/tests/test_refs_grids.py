@@ -1,7 +1,7 @@
 """`tgm refs` read by stock xarray through zarr and fsspec, and
 `xr.open_dataset(path, engine="tgm")`, give one dataset on regular_ll,
 regular_gg, reduced_gg, rotated_ll, rotated_gg, reduced_rotated_gg,
-polar_stereographic, lambert, lambert_azimuthal_equal_area and mercator fields: the same variables,
+polar_stereographic, lambert, lambert_azimuthal_equal_area, mercator and space_view fields: the same variables,
 dimensions and
 coordinates (names, dimensions, dtypes, values and attributes), both from
 the core's dataset view (spec/kerchunk.md §2). The archives are made by
@@ -92,6 +92,12 @@ GRIDS = {
         "LaDInDegrees": 20, "orientationOfTheGridInDegrees": 0, "DiInMetres": 100000, "DjInMetres": 100000,
         "iScansNegatively": 0, "jScansPositively": 1, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
     }),
+    "space_view": ((3, 4), {
+        "gridType": "space_view", "Ni": 4, "Nj": 3, "radius": 6371229, "earthIsOblate": 0,
+        "latitudeOfSubSatellitePointInDegrees": 0, "longitudeOfSubSatellitePointInDegrees": 10,
+        "dx": 4, "dy": 4, "XpInGridLengths": 1, "YpInGridLengths": 1, "NrInRadiusOfEarth": 6.6107, "Xo": 0, "Yo": 0,
+        "iScansNegatively": 0, "jScansPositively": 0, "jPointsAreConsecutive": 0, "alternativeRowScanning": 0,
+    }),
 }
 
 #: What the view gives each grid: the fields' grid dimensions and the
@@ -114,6 +120,8 @@ EXPECTED = {
     "lambert": (("y", "x"), ("y", "x"), ((0, 0), 25.0, 250.0)),
     "lambert_azimuthal_equal_area": (("y", "x"), ("y", "x"), ((0, 0), 40.0, 350.0)),
     "mercator": (("y", "x"), ("y", "x"), ((0, 0), 10.0, 100.0)),
+    # The sub-satellite point is the second point of the second row.
+    "space_view": (("y", "x"), ("y", "x"), ((1, 1), 0.0, 10.0)),
 }
 
 

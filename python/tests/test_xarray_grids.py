@@ -260,6 +260,34 @@ def test_mercator_points_are_cfgribs_on_rows_and_columns(tmp_path, earth):
         assert ours[c].attrs == cf[c].attrs
 
 
+SPACE_VIEW = {"gridDefinitionTemplateNumber": 90, "Nx": 16, "Ny": 31, "latitudeOfSubSatellitePoint": 0,
+              "longitudeOfSubSatellitePoint": 10000000, "dx": 14, "dy": 28, "Xp": 8500, "Yp": 15000,
+              "Nr": 6610700, "Xo": 1, "Yo": 0}
+
+
+@pytest.mark.parametrize("more", [{}, {"iScansNegatively": 1}, {"shapeOfTheEarth": 4}],
+                         ids=["sphere", "minus_i", "grs80"])
+def test_space_view_points_are_cfgribs_and_nan_off_the_disc(tmp_path, more):
+    # A satellite's view: cfgrib puts it on `values` with ecCodes' points in
+    # the message's order, and 0°, 0° for points off the earth's disc; tgm
+    # keeps rows and columns and gives those points NaN.
+    fields = [("regular_ll_pl_grib2.tmpl", {"typeOfLevel": "isobaricInhPa", "shortName": "t", "level": lev,
+                                            **SPACE_VIEW, **more})
+              for lev in (500, 850)]
+    grib = make_grib(tmp_path, "space_view", fields)
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.t.dims == ("isobaricInhPa", "y", "x") and ours.t.shape == (2, 31, 16)
+    assert cf.t.dims == ("isobaricInhPa", "values")
+    np.testing.assert_array_equal(ours.t.values.reshape(2, -1).astype(cf.t.dtype), cf.t.values)
+    lat, lon = classic_coordinates(tmp_path, grib)
+    off = np.isnan(ours.latitude.values.ravel())
+    assert 0 < off.sum() < off.size
+    assert (np.isnan(ours.longitude.values.ravel()) == off).all()
+    assert (lat[off] == 0).all() and (lon[off] == 0).all()
+    np.testing.assert_array_equal(ours.latitude.values.ravel()[~off], lat[~off])
+    np.testing.assert_array_equal(ours.longitude.values.ravel()[~off], lon[~off])
+
+
 def test_projected_grid_scanned_minus_j_has_dimensions_without_coordinates(tmp_path):
     # ecCodes computes the points towards +j from the first one whatever the
     # scanning and reorders only the values; tgm gives no points it cannot

@@ -22,10 +22,13 @@
 //!   scanned +i +j along rows, and `lambert_azimuthal_equal_area` ones
 //!   scanned along rows in either direction: dimensions
 //!   `y` and `x` with 2-d `latitude(y, x)` and `longitude(y, x)` as
-//!   ecCodes' geoiterators project them ([`super::projection`]); other
-//!   scannings keep `y` and `x` without coordinates (cfgrib gives Mercator
-//!   fields one `values` dimension with the same points, `spec/kerchunk.md`
-//!   §2.1);
+//!   ecCodes' geoiterators project them ([`super::projection`]), and
+//!   `space_view` ones likewise in any direction, NaN off the earth's
+//!   disc; other scannings keep `y` and `x` without coordinates (cfgrib
+//!   gives Mercator and space view fields one `values` dimension with the
+//!   same points, `spec/kerchunk.md` §2.1);
+//! * a field of any other grid type of shape `(Nj, Ni)`: `y` and `x`
+//!   without coordinates;
 //! * any other 1-d field with a geography: the `values` dimension alone.
 //!
 //! Keys that do not describe the object's shape give no coordinates, so
@@ -330,10 +333,16 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
         Some("reduced_rotated_gg") => rotation(&g).and_then(|r| reduced_gg(&g, shape, Some(r))),
         Some("rotated_ll") => rotated_ll(&g, shape),
         Some("rotated_gg") => rotated_gg(&g, shape),
-        Some("polar_stereographic" | "lambert" | "lambert_azimuthal_equal_area" | "mercator") => {
-            projected(&g, shape)
-        }
-        _ => None,
+        Some(
+            "polar_stereographic"
+            | "lambert"
+            | "lambert_azimuthal_equal_area"
+            | "mercator"
+            | "space_view",
+        ) => projected(&g, shape),
+        // Other grids of rows and columns share `y` and `x`.
+        Some(_) => rows_and_columns(&g, shape).then_some(Grid::ProjectedAxes),
+        None => None,
     };
     grid.or_else(|| unstructured(geo, shape).then_some(Grid::Values))
 }
@@ -341,11 +350,15 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
 /// A projected grid of `shape` = `(Nj, Ni)`: with its points when the
 /// view computes them ([`Projected::of`]), else its dimensions alone.
 fn projected(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
-    let [nj, ni] = *shape else { return None };
-    if count(g, "Nj")? != nj || count(g, "Ni")? != ni {
+    if !rows_and_columns(g, shape) {
         return None;
     }
     Some(Projected::of(g, shape).map_or(Grid::ProjectedAxes, Grid::Projected))
+}
+
+/// Whether `shape` is the `(Nj, Ni)` of the grid's keys.
+fn rows_and_columns(g: &Geography<'_>, shape: &[u64]) -> bool {
+    matches!(*shape, [nj, ni] if count(g, "Nj") == Some(nj) && count(g, "Ni") == Some(ni))
 }
 
 /// `key` as a count: a non-negative integer.
@@ -1066,6 +1079,32 @@ mod tests {
             grid_coordinates(&Value::text_map(reduced), &[4 * huge]),
             dims_only(&["values"])
         );
+    }
+
+    /// A grid of rows and columns the view computes no points for (an
+    /// Albers, transverse Mercator… grid) shares `y` and `x`, as projected
+    /// grids do, when its shape is `(Nj, Ni)`.
+    #[test]
+    fn other_grids_of_rows_and_columns_get_y_and_x() {
+        let albers = geo(&[
+            ("gridType", Value::from("albers")),
+            ("Nj", Value::Uint(3)),
+            ("Ni", Value::Uint(4)),
+        ]);
+        let dims_only = Some(GridCoordinates {
+            dims: vec!["y", "x"],
+            coords: Vec::new(),
+        });
+        assert_eq!(grid_coordinates(&albers, &[3, 4]), dims_only);
+        assert_eq!(grid_dims(&albers, &[3, 4]), Some(vec!["y", "x"]));
+        // Another shape, or no grid type: no grid dimensions.
+        assert_eq!(grid_coordinates(&albers, &[4, 3]), None);
+        assert_eq!(
+            grid_coordinates(&albers, &[12]).map(|g| g.dims),
+            Some(vec!["values"])
+        );
+        let untyped = geo(&[("Nj", Value::Uint(3)), ("Ni", Value::Uint(4))]);
+        assert_eq!(grid_coordinates(&untyped, &[3, 4]), None);
     }
 
     /// A rotated Gaussian grid: the Gaussian rows of N2 by eight columns,

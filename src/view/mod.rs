@@ -13,6 +13,7 @@ mod latitude;
 mod message;
 mod object;
 mod projection;
+mod space_view;
 mod taken;
 
 pub use coord::{

@@ -14,8 +14,10 @@
 //! message's order is the points' order. Lambert azimuthal equal-area
 //! points follow the scanning flags, so any direction along rows and
 //! columns is taken. Points consecutive along columns and alternating
-//! rows are never taken.
+//! rows are never taken. A `space_view` grid's points
+//! ([`super::space_view`]) follow the scanning flags too.
 
+use super::space_view::SpaceView;
 use crate::geography::Geography;
 
 const RAD2DEG: f64 = 57.295_779_513_082_32;
@@ -34,7 +36,8 @@ const MAX_ANGLE_DEGREES: f64 = 720.0;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Projected {
     projection: Projection,
-    /// The first grid point's latitude and longitude (degrees).
+    /// The first grid point's latitude and longitude (degrees; unused by a
+    /// space view).
     first: (f64, f64),
     /// The spacing along x and y (metres).
     step: (f64, f64),
@@ -70,6 +73,9 @@ enum Projection {
     /// Mercator: true at `LaDInDegrees`, centred on
     /// `orientationOfTheGridInDegrees`.
     Mercator { lad: f64, orientation: f64 },
+    /// A geostationary satellite's view ([`SpaceView`]), placed about the
+    /// sub-satellite point rather than from a first grid point.
+    SpaceView(SpaceView),
 }
 
 impl Projected {
@@ -97,7 +103,8 @@ impl Projected {
         };
         let metres = |key| g.number(key).filter(|v| v.is_finite());
         let grid_type = g.grid_type()?;
-        if grid_type != "lambert_azimuthal_equal_area" && !plus_i_plus_j {
+        let any_direction = matches!(grid_type, "lambert_azimuthal_equal_area" | "space_view");
+        if !any_direction && !plus_i_plus_j {
             return None;
         }
         let mut step = (metres("DxInMetres"), metres("DyInMetres"));
@@ -149,6 +156,29 @@ impl Projected {
                     orientation: angle("orientationOfTheGridInDegrees")?,
                 }
             }
+            "space_view" => {
+                // ecCodes refuses a satellite off the equator's plane, a
+                // camera at the earth's centre and an empty diameter; a
+                // camera inside the earth (Nr < 1) has no view.
+                let positive = |key| metres(key).filter(|v| *v > 0.0);
+                let whole = |key| g.get(key).and_then(crate::cbor::Value::as_i64);
+                if angle("latitudeOfSubSatellitePointInDegrees")? != 0.0 {
+                    return None;
+                }
+                step = (Some(0.0), Some(0.0));
+                Projection::SpaceView(SpaceView {
+                    lon_sub: angle("longitudeOfSubSatellitePointInDegrees")?,
+                    xp: metres("XpInGridLengths")?,
+                    yp: metres("YpInGridLengths")?,
+                    xo: whole("Xo")?,
+                    yo: whole("Yo")?,
+                    dx: positive("dx")?,
+                    dy: positive("dy")?,
+                    nr: metres("NrInRadiusOfEarth").filter(|v| *v >= 1.0)?,
+                    i_negative: !flag("iScansNegatively", 0),
+                    j_positive: flag("jScansPositively", 1),
+                })
+            }
             _ => return None,
         };
         // ecCodes takes the earth as oblate when `earthIsOblate` is 1, and
@@ -156,6 +186,11 @@ impl Projected {
         // only, on its semi-major and semi-minor axes.
         let (radius, minor_axis) = if !flag("earthIsOblate", 1) {
             (metres("radius").filter(|r| *r > 0.0)?, None)
+        } else if matches!(projection, Projection::SpaceView(_)) {
+            // Its iterator takes the axes as the message codes them.
+            let major = metres("earthMajorAxis").filter(|r| *r > 0.0)?;
+            let minor = metres("earthMinorAxis").filter(|r| *r > 0.0 && *r <= major)?;
+            (major, Some(minor))
         } else if matches!(
             projection,
             Projection::LambertConformal { .. } | Projection::Mercator { .. }
@@ -166,12 +201,16 @@ impl Projected {
         } else {
             return None;
         };
-        Some(Projected {
-            projection,
-            first: (
+        let first = match projection {
+            Projection::SpaceView(_) => (0.0, 0.0),
+            _ => (
                 angle("latitudeOfFirstGridPointInDegrees")?,
                 angle("longitudeOfFirstGridPointInDegrees")?,
             ),
+        };
+        Some(Projected {
+            projection,
+            first,
             step: (step.0?, step.1?),
             radius,
             minor_axis,
@@ -206,6 +245,11 @@ impl Projected {
                 central_lon,
             } => Some(self.lambert_azimuthal_equal_area(standard_parallel, central_lon)),
             Projection::Mercator { lad, orientation } => self.mercator(lad, orientation),
+            // On a sphere of `radius` metres ecCodes works in kilometres.
+            Projection::SpaceView(view) => Some(match self.minor_axis {
+                None => view.points(self.radius * 0.001, self.radius * 0.001, self.nx, self.ny),
+                Some(minor) => view.points(self.radius, minor, self.nx, self.ny),
+            }),
         }
     }
 
@@ -786,6 +830,55 @@ mod tests {
         assert!(Projected::of(&Geography::new(&oblate).unwrap(), &[2, 3]).is_none());
         let minus_j = mercator(&[("jScansPositively", Value::Uint(0))]);
         assert!(Projected::of(&Geography::new(&minus_j).unwrap(), &[2, 3]).is_none());
+    }
+
+    fn space_view(more: &[(&str, Value)]) -> Value {
+        let keys = vec![
+            ("Ni", Value::Uint(5)),
+            ("Nj", Value::Uint(3)),
+            ("jScansPositively", Value::Uint(0)),
+            ("latitudeOfSubSatellitePointInDegrees", Value::Float(0.0)),
+            ("longitudeOfSubSatellitePointInDegrees", Value::Float(-20.0)),
+            ("dx", Value::Uint(4)),
+            ("dy", Value::Uint(4)),
+            ("XpInGridLengths", Value::Float(2.0)),
+            ("YpInGridLengths", Value::Float(1.0)),
+            ("NrInRadiusOfEarth", Value::Float(6.6107)),
+            ("Xo", Value::Uint(0)),
+            ("Yo", Value::Uint(0)),
+        ];
+        geography("space_view", &with(keys, more))
+    }
+
+    #[test]
+    fn a_space_view_centres_on_the_sub_satellite_point() {
+        let geo = space_view(&[]);
+        let g = Geography::new(&geo).unwrap();
+        let (lat, lon) = Projected::of(&g, &[3, 5]).unwrap().points().unwrap();
+        // The middle point is the sub-satellite point; the middle row the
+        // equator, symmetric east and west; the corners off the disc.
+        assert_eq!((lat[7], lon[7]), (0.0, 340.0));
+        assert!(lat[5..10].iter().all(|l| *l == 0.0), "{lat:?}");
+        // (-20° ∓ d, across 0°: their sum is 2 · 340° less a turn.)
+        assert!((lon[6] + lon[8] - 320.0).abs() < 1e-9, "{lon:?}");
+        assert!(lat[0].is_nan() && lon[0].is_nan() && lat[14].is_nan());
+        // Scanned -j, the first row is the northern one.
+        assert!(lat[2] > 0.0 && lat[12] < 0.0, "{lat:?}");
+        // Keys ecCodes refuses, or that have no view, give no grid.
+        for more in [
+            vec![("latitudeOfSubSatellitePointInDegrees", Value::Float(1.0))],
+            vec![("NrInRadiusOfEarth", Value::Float(0.5))],
+            vec![("NrInRadiusOfEarth", Value::Float(f64::NAN))],
+            vec![("dx", Value::Uint(0))],
+            vec![("longitudeOfSubSatellitePointInDegrees", Value::Float(1e300))],
+            vec![("earthIsOblate", Value::Uint(1))],
+            vec![("jPointsAreConsecutive", Value::Uint(1))],
+            vec![("Xo", Value::Float(0.5))],
+        ] {
+            let geo = space_view(&more);
+            let g = Geography::new(&geo).unwrap();
+            assert!(Projected::of(&g, &[3, 5]).is_none(), "{more:?}");
+        }
     }
 
     #[test]

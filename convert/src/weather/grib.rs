@@ -58,6 +58,17 @@ pub const PROJECTION_KEYS: &[&str] = &[
     "yDirectionGridLengthInMillimetres",
     "earthMajorAxisInMetres",
     "earthMinorAxisInMetres",
+    "earthMajorAxis",
+    "earthMinorAxis",
+    "latitudeOfSubSatellitePointInDegrees",
+    "longitudeOfSubSatellitePointInDegrees",
+    "dx",
+    "dy",
+    "XpInGridLengths",
+    "YpInGridLengths",
+    "NrInRadiusOfEarth",
+    "Xo",
+    "Yo",
 ];
 
 /// The grid types whose geography carries [`PROJECTION_KEYS`].
@@ -66,6 +77,7 @@ const PROJECTED_GRIDS: &[&str] = &[
     "lambert",
     "lambert_azimuthal_equal_area",
     "mercator",
+    "space_view",
 ];
 
 /// Coding keys copied under `base[i].grib`: what is needed to write the
@@ -341,6 +353,11 @@ pub fn read_field(
         .is_some_and(|t| PROJECTED_GRIDS.contains(&t));
     if projected {
         for k in PROJECTION_KEYS {
+            // A missing camera altitude (an orthographic view) scales to a
+            // number all the same.
+            if *k == "NrInRadiusOfEarth" && h.is_defined("Nr") && h.is_missing("Nr") {
+                continue;
+            }
             if let Some(v) = key_value(h, k)? {
                 geography.insert(k.to_string(), v);
             }
