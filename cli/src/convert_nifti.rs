@@ -133,11 +133,12 @@ pub fn to_nifti(a: ToArgs) -> CliResult {
         |out, piece| Ok(out.write(piece)?),
     )?;
     stream.finish()?;
-    sink.finish()?;
-    let len = match gz {
-        true => std::fs::metadata(&a.output).map_or(0, |m| m.len() as usize),
-        false => plain_len,
-    };
-    note!("wrote {} ({len} bytes)", a.output.display());
+    // A file's size is known, local or remote; stdout's is counted only
+    // uncompressed.
+    match (sink.finish_sized()?, gz) {
+        (Some(len), _) => note!("wrote {} ({len} bytes)", a.output.display()),
+        (None, false) => note!("wrote {} ({plain_len} bytes)", a.output.display()),
+        (None, true) => note!("wrote {} (gzip)", a.output.display()),
+    }
     Ok(())
 }

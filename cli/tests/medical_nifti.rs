@@ -294,6 +294,9 @@ fn gz_output_and_byte_order_conversion() {
     let out = dir.path().join("le.nii.gz");
     let (ok, err) = tgm(&["to-nifti", s(&t), "-o", s(&out)]);
     assert!(ok, "{err}");
+    // The note gives the compressed file's size.
+    let size = std::fs::metadata(&out).unwrap().len();
+    assert!(err.contains(&format!("({size} bytes)")), "{size}: {err}");
     let mut raw = Vec::new();
     std::io::Read::read_to_end(
         &mut flate2::read::GzDecoder::new(&std::fs::read(&out).unwrap()[..]),

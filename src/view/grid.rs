@@ -119,12 +119,13 @@ enum Grid {
         pole: Rotation,
     },
     /// A projected grid (polar stereographic, Lambert conformal, Lambert
-    /// azimuthal equal-area): its points computed per point as ecCodes
-    /// computes them.
+    /// azimuthal equal-area, Mercator, space view): its points computed
+    /// per point as ecCodes computes them.
     Projected(Projected),
     /// A projected grid whose points the view does not compute (another
-    /// scanning, an oblate earth but for Lambert conformal): dimensions
-    /// `y` and `x` alone.
+    /// scanning, an oblate earth where ecCodes projects none, keys that do
+    /// not project), or a grid of another type shaped `(Nj, Ni)`:
+    /// dimensions `y` and `x` alone.
     ProjectedAxes,
     /// Points the view only names the dimension of.
     Values,
@@ -234,8 +235,8 @@ impl Grid {
 
 /// The grid of a field of `shape` whose `geography` section is `geo`
 /// (see the module's documentation); None for a field the view gives no
-/// grid dimensions: no geography map, another grid of more than one
-/// dimension, or keys that do not describe the shape (Gaussian rows that
+/// grid dimensions: no geography map, a grid of more than one dimension
+/// not shaped `(Nj, Ni)`, or keys that do not describe the shape (Gaussian rows that
 /// do not fit included: a one-axis field then has the `values` dimension
 /// alone).
 pub fn grid_coordinates(geo: &Value, shape: &[u64]) -> Option<GridCoordinates> {

@@ -170,8 +170,9 @@ impl Projected {
                     lon_sub: angle("longitudeOfSubSatellitePointInDegrees")?,
                     xp: metres("XpInGridLengths")?,
                     yp: metres("YpInGridLengths")?,
-                    xo: whole("Xo")?,
-                    yo: whole("Yo")?,
+                    // ecCodes holds the origin in a C int.
+                    xo: whole("Xo").filter(|v| i32::try_from(*v).is_ok())?,
+                    yo: whole("Yo").filter(|v| i32::try_from(*v).is_ok())?,
                     dx: positive("dx")?,
                     dy: positive("dy")?,
                     nr: metres("NrInRadiusOfEarth").filter(|v| *v >= 1.0)?,
@@ -506,7 +507,7 @@ impl Projected {
 }
 
 impl Projected {
-    /// ecCodes' `Mercator` geoiterator (from 2.35 on, which steps y by Dj;
+    /// ecCodes' `Mercator` geoiterator (from 2.33 on, which steps y by Dj;
     /// earlier versions step it by Di), on a sphere or an ellipsoid of
     /// semi-major axis `radius`: the scale m at the true latitude, the
     /// first point projected forward as the false easting and northing,
@@ -858,7 +859,8 @@ mod tests {
         // The middle point is the sub-satellite point; the middle row the
         // equator, symmetric east and west; the corners off the disc.
         assert_eq!((lat[7], lon[7]), (0.0, 340.0));
-        assert!(lat[5..10].iter().all(|l| *l == 0.0), "{lat:?}");
+        // (The row's ends lie on the disc's edge, where rounding decides.)
+        assert!(lat[6..9].iter().all(|l| *l == 0.0), "{lat:?}");
         // (-20° ∓ d, across 0°: their sum is 2 · 340° less a turn.)
         assert!((lon[6] + lon[8] - 320.0).abs() < 1e-9, "{lon:?}");
         assert!(lat[0].is_nan() && lon[0].is_nan() && lat[14].is_nan());

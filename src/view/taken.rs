@@ -8,7 +8,7 @@
 //! is bounded ([`MAX_DATASET_COORDINATE_VALUES`]): a file can name a new
 //! grid in every object.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::grid::{grid_coordinates_affordable, GridCoordinate, GridCoordinates};
 use crate::cbor::Value;
@@ -24,6 +24,10 @@ pub struct TakenGrids {
     taken: BTreeMap<&'static str, GridCoordinate>,
     /// The length of each dimension a grid named.
     lengths: BTreeMap<&'static str, u64>,
+    /// The dimensions a grid without coordinates named: no coordinate
+    /// may lie over them, nor may they be named by such a grid once a
+    /// coordinate lies over them.
+    bare: BTreeSet<&'static str>,
     /// Coordinate values built so far, and the most that may be.
     built: u64,
     budget: u64,
@@ -46,6 +50,7 @@ impl Default for TakenGrids {
         TakenGrids {
             taken: BTreeMap::new(),
             lengths: BTreeMap::new(),
+            bare: BTreeSet::new(),
             built: 0,
             budget: MAX_DATASET_COORDINATE_VALUES,
             last: None,
@@ -91,7 +96,11 @@ impl TakenGrids {
     }
 
     /// Takes the names of `g`, the grid of a field of `shape` (its
-    /// dimensions are the shape's last axes), unless they clash.
+    /// dimensions are the shape's last axes), unless they clash: a
+    /// dimension named with another length, a coordinate taken with other
+    /// dimensions or values, or a grid without coordinates sharing
+    /// dimensions with one that has them (its field would show the other
+    /// grid's points).
     fn take(&mut self, g: &GridCoordinates, shape: &[u64]) -> bool {
         let lengths = g.dims.iter().rev().zip(shape.iter().rev());
         let other_length =
@@ -101,11 +110,23 @@ impl TakenGrids {
                 .get(c.name)
                 .is_some_and(|h| h.dims != c.dims || h.values != c.values)
         };
-        if lengths.clone().any(other_length) || g.coords.iter().any(clashes) {
+        let covered = |d: &&'static str| self.taken.values().any(|c| c.dims.contains(d));
+        let mixed = if g.coords.is_empty() {
+            g.dims.iter().any(covered)
+        } else {
+            g.coords
+                .iter()
+                .flat_map(|c| &c.dims)
+                .any(|d| self.bare.contains(d))
+        };
+        if mixed || lengths.clone().any(other_length) || g.coords.iter().any(clashes) {
             return false;
         }
         for (d, n) in lengths {
             self.lengths.insert(d, *n);
+        }
+        if g.coords.is_empty() {
+            self.bare.extend(g.dims.iter().copied());
         }
         for c in &g.coords {
             self.taken.entry(c.name).or_insert_with(|| c.clone());
@@ -178,6 +199,46 @@ mod tests {
         );
         assert_eq!(t.dims(&regular(80.0, 3), &[3, 4]), None);
         assert_eq!(t.coordinates().count(), 0);
+    }
+
+    #[test]
+    fn a_grid_without_coordinates_never_shows_another_grids_points() {
+        let mercator = Value::text_map(vec![
+            ("gridType", Value::from("mercator")),
+            ("Ni", Value::Uint(4)),
+            ("Nj", Value::Uint(3)),
+            ("jScansPositively", Value::Uint(1)),
+            ("radius", Value::Float(6_371_229.0)),
+            ("latitudeOfFirstGridPointInDegrees", Value::Float(10.0)),
+            ("longitudeOfFirstGridPointInDegrees", Value::Float(100.0)),
+            ("LaDInDegrees", Value::Float(20.0)),
+            ("orientationOfTheGridInDegrees", Value::Float(0.0)),
+            ("DiInMetres", Value::Float(100_000.0)),
+            ("DjInMetres", Value::Float(100_000.0)),
+        ]);
+        let albers = Value::text_map(vec![
+            ("gridType", Value::from("albers")),
+            ("Ni", Value::Uint(4)),
+            ("Nj", Value::Uint(3)),
+        ]);
+        // Points over y and x first: a field on a grid without them does
+        // not share y and x.
+        let mut t = TakenGrids::new();
+        assert_eq!(t.dims(&mercator, &[3, 4]), Some(vec!["y", "x"]));
+        assert_eq!(t.dims(&albers, &[3, 4]), None);
+        assert_eq!(t.dims(&mercator, &[3, 4]), Some(vec!["y", "x"]));
+        // The other way round: the points do not come over them.
+        let mut t = TakenGrids::new();
+        assert_eq!(t.dims(&albers, &[3, 4]), Some(vec!["y", "x"]));
+        assert_eq!(t.dims(&mercator, &[3, 4]), None);
+        assert_eq!(t.coordinates().count(), 0);
+        // Grids without coordinates share their dimensions.
+        let other = Value::text_map(vec![
+            ("gridType", Value::from("transverse_mercator")),
+            ("Ni", Value::Uint(4)),
+            ("Nj", Value::Uint(3)),
+        ]);
+        assert_eq!(t.dims(&other, &[3, 4]), Some(vec!["y", "x"]));
     }
 
     /// `geo` claiming 2^40 rows.
