@@ -17,6 +17,7 @@ use super::convert::{TEMPLATE_KEY, TEMPLATE_PL_KEY};
 use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
+use super::grib1_unused_bits;
 use super::grib_decimal::{self, SourceSimple};
 use super::grib_pl::{self, PlPlace};
 use super::grib_scales::{self, SourceScales};
@@ -242,10 +243,13 @@ fn write_field(
     out: &mut dyn Write,
 ) -> Result<u64, GribError> {
     let grib = section(entry, "grib")?;
+    let mut source_flag = None;
     let h = match get(grib, TEMPLATE_KEY) {
         Some(Value::Bytes(t)) => {
             let t = whole_template(t, entry)?;
-            from_template(&t, entry, values, opts)?
+            let (h, flag) = from_template(&t, entry, values, opts)?;
+            source_flag = flag;
+            h
         }
         Some(other) => {
             return Err(GribError::Invalid(format!(
@@ -264,8 +268,9 @@ fn write_field(
         None => from_sample(entry, values, opts)?,
     };
     let msg = h.message_bytes()?;
-    read_back(msg, values)?;
-    out.write_all(msg).map_err(GribError::Write)?;
+    let msg = grib1_unused_bits::with_source_count(msg, &h, source_flag)?;
+    read_back(&msg, values)?;
+    out.write_all(&msg).map_err(GribError::Write)?;
     Ok(msg.len() as u64)
 }
 
@@ -326,16 +331,18 @@ fn whole_template<'t>(stored: &'t [u8], entry: &Map) -> Result<Cow<'t, [u8]>, Gr
 }
 
 /// The field written on the source's own header, with the edited MARS keys
-/// set over it (`spec/convert.md` "GRIB write-back").
+/// set over it (`spec/convert.md` "GRIB write-back"), and the header's
+/// flag octet when it is a GRIB1 constant field's.
 fn from_template(
     template: &[u8],
     entry: &Map,
     values: &(impl FieldValues + ?Sized),
     opts: &WriteOptions,
-) -> Result<Handle, GribError> {
+) -> Result<(Handle, Option<u8>), GribError> {
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
     let mut h = Handle::from_message(template)?;
+    let source_flag = grib1_unused_bits::constant_field_flag(&h)?;
     apply_mars_edits(&mut h, mars)?;
     // The template's own packing is not always the source's: ecCodes packs
     // its constant field simply when the source was second-order.
@@ -348,7 +355,7 @@ fn from_template(
         (None, None) => h.get_string("packingType")?,
     };
     pack(&mut h, grib, values, &packing)?;
-    Ok(h)
+    Ok((h, source_flag))
 }
 
 /// MARS keys in the order they are written: the level type before the level
@@ -641,8 +648,12 @@ fn read_back(msg: &[u8], values: &(impl FieldValues + ?Sized)) -> Result<(), Gri
         }
         false => None,
     };
+    // ecCodes counts a constant GRIB1 field's values from its grid for
+    // every element it reads (a pass over `pl` each on a reduced grid), so
+    // such a field is read whole.
     let by_elements = !bitmap
         && h.get_string("packingType")? == "grid_simple"
+        && h.get_long("bitsPerValue")? != 0
         && h.size("values")? == values.len();
     if by_elements {
         return read_back_by_elements(&h, values, tolerance);

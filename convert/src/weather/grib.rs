@@ -436,7 +436,8 @@ fn mark_coded_missing(h: &Handle, values: &mut [f64]) -> Result<(), GribError> {
 }
 
 /// The message with its values replaced by zeros (no bitmap), so that it
-/// carries the header at a few bytes of data. Spectral and bi-Fourier
+/// carries the header at a few bytes of data; a GRIB1 constant field keeps
+/// its count of unused bits ([`super::grib1_unused_bits`]). Spectral and bi-Fourier
 /// packings keep their per-coefficient width, lowered to one bit.
 fn header_template(h: &Handle, points: usize) -> Result<Vec<u8>, GribError> {
     let mut t = h.try_clone()?;
@@ -448,7 +449,8 @@ fn header_template(h: &Handle, points: usize) -> Result<Vec<u8>, GribError> {
         t.set_long("bitsPerValue", 1)?;
     }
     t.set_double_array("values", &vec![0.0; points])?;
-    t.message()
+    let source = super::grib1_unused_bits::constant_field_flag(h)?;
+    Ok(super::grib1_unused_bits::with_source_count(t.message_bytes()?, &t, source)?.into_owned())
 }
 
 /// The grid's point count (`numberOfDataPoints`), checked against the size

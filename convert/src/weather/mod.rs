@@ -26,6 +26,8 @@ mod field_values;
 #[cfg(feature = "grib")]
 pub mod grib;
 #[cfg(feature = "grib")]
+mod grib1_unused_bits;
+#[cfg(feature = "grib")]
 mod grib_decimal;
 mod grib_grid;
 #[cfg(feature = "grib")]
