@@ -15,7 +15,11 @@
 # fields as GRIB2 CCSDS (`grib_set -r -s edition=2,packingType=grid_ccsds`),
 # converted from each (`weather-era5` in the same page).
 #
-#   bash .ci/weather-sizes.sh [era5]
+# `bash .ci/weather-sizes.sh cfgrib` prints the table of every GRIB file
+# of cfgrib's test data (`weather-cfgrib` in the same page): real files
+# from several centres, each converted with the defaults.
+#
+#   bash .ci/weather-sizes.sh [era5|cfgrib]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAMPLES=/usr/share/eccodes/samples
@@ -29,6 +33,29 @@ trap 'rm -rf "$W"' EXIT
 
 # The sum of a key over the messages of a GRIB file.
 key_sum() { grib_get -p "$1" "$2" | awk '{ s += $1 } END { print s }'; }
+
+if [ "${1:-}" = cfgrib ]; then
+    dir="${TGM_CFGRIB_SAMPLES:-$PWD/target/cfgrib-samples}"
+    bash .ci/cfgrib-samples.sh python3 "$dir"
+    [ -s "$dir/ds.waveh.5.grib" ] || { echo "cfgrib's samples not fetched into $dir" >&2; exit 1; }
+    echo "| file | fields | GRIB bytes | .tgm bytes | .tgm / GRIB | .tgm bytes per field beyond the payload |"
+    echo "|---|---|---|---|---|---|"
+    for f in "$dir"/*.grib; do
+        name=$(basename "$f")
+        if ! "$TGM" convert-grib "$f" -o "$W/out.tgm" --force >/dev/null 2>&1; then
+            echo "| $name | | $(stat -c %s "$f") | refused | | |"
+            continue
+        fi
+        n=$(grib_count "$f")
+        grib_bytes=$(stat -c %s "$f")
+        tgm_bytes=$(stat -c %s "$W/out.tgm")
+        payload=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+            NR > 1 { s += $c["stored_bytes"] } END { print s }')
+        ratio=$(awk -v a="$tgm_bytes" -v b="$grib_bytes" 'BEGIN { printf "%.2f", a / b }')
+        echo "| $name | $n | $grib_bytes | $tgm_bytes | $ratio | $(((tgm_bytes - payload) / n)) |"
+    done
+    exit 0
+fi
 
 if [ "${1:-}" = era5 ]; then
     dir="${TGM_CFGRIB_SAMPLES:-$PWD/target/cfgrib-samples}"

@@ -23,6 +23,9 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 
 features=grib,netcdf
+# cfgrib's real GRIB files, which grib_roundtrip writes back and compares.
+export TGM_CFGRIB_SAMPLES="${TGM_CFGRIB_SAMPLES:-${TGM_CI_CACHE:-$PWD/target}/cfgrib-samples}"
+bash .ci/cfgrib-samples.sh python3 "$TGM_CFGRIB_SAMPLES"
 cargo clippy -p tgm-cli --features "$features" --all-targets -- -D warnings
 cargo clippy -p tgm-convert --features "$features" --all-targets -- -D warnings
 for profile in "" "--release"; do

@@ -464,6 +464,209 @@ fn constant_sample_fields_come_back_byte_for_byte() {
     }
 }
 
+/// Converts `input`, writes it back with `to-grib`, and checks that
+/// `grib_compare` finds no difference and that the messages are the
+/// source's bytes; returns the archive.
+fn round_trips_to_its_bytes(dir: &Path, name: &str, input: &Path) -> PathBuf {
+    let t = dir.join(format!("{name}.tgm"));
+    let back = dir.join(format!("{name}.back.grib"));
+    let (ok, _, err) = tgm(&["convert-grib", s(input), "-o", s(&t)]);
+    assert!(ok, "{name}: {err}");
+    let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+    assert!(ok, "{name}: {err}");
+    let (same, report) = grib_compare(&[], input, &back);
+    assert!(same, "{name}: {report}");
+    assert!(
+        std::fs::read(input).unwrap() == std::fs::read(&back).unwrap(),
+        "{name}: the written messages are not the source's bytes"
+    );
+    t
+}
+
+/// Seasonal means (ECMWF local definition 16, as in cfgrib's
+/// `single_gridpoint.grib`) whose forecast month disagrees with their
+/// dates: ecCodes fails an assertion reading `marsForecastMonth`, which
+/// aborted the process; the fields convert and come back as they were.
+#[test]
+fn fields_on_which_eccodes_fails_an_assertion_convert_and_come_back() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let month = |date: u32, verifying: u32| {
+        format!(
+            "set localDefinitionNumber=16; set stream=\"msmm\"; set type=\"fcmean\"; \
+             set dataDate={date}; set verifyingMonth={verifying}; set forecastMonth=1; \
+             set bitsPerValue=12; set values={{{}}}; write;",
+            field(65160, 270.0, None)
+        )
+    };
+    let rules = [month(20180101, 201801), month(20180201, 201802)].join("\n");
+    let input = generate(dir.path(), "seasonal.grib", "GRIB1", &rules);
+    let (ok, _, err) = tgm(&[
+        "convert-grib",
+        s(&input),
+        "-o",
+        s(&dir.path().join("x.tgm")),
+    ]);
+    assert!(ok, "{err}");
+    round_trips_to_its_bytes(dir.path(), "seasonal", &input);
+}
+
+/// Constant fields packed with data bits (ecCodes'
+/// `produceLargeConstantFields`, and a field of a single point, as in
+/// cfgrib's `single_gridpoint.grib`) come back at their width, not as
+/// ecCodes packs a constant field (no data bits).
+#[test]
+fn constant_fields_with_data_bits_come_back_at_their_width() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let constant = format!(
+        "set produceLargeConstantFields=1; set bitsPerValue=24; set values={{{}}}; write;",
+        vec!["274.627197265625"; 65160].join(",")
+    );
+    let one_point = "set produceLargeConstantFields=1; set Ni=1; set Nj=1; \
+        set latitudeOfLastGridPointInDegrees=90; set longitudeOfLastGridPointInDegrees=0; \
+        set bitsPerValue=24; set values={274.627197265625}; write;";
+    for (sample, rules) in [
+        ("GRIB1", constant.as_str()),
+        ("GRIB2", constant.as_str()),
+        ("GRIB1", one_point),
+        ("GRIB2", one_point),
+    ] {
+        let name = format!("{sample}-{}", rules.len());
+        let input = generate(dir.path(), &name, sample, rules);
+        assert_eq!(grib_get("bitsPerValue", &input).trim(), "24", "{name}");
+        round_trips_to_its_bytes(dir.path(), &name, &input);
+    }
+}
+
+/// A decimal-scaled complex field with missing values coded in its data
+/// and reference value 0 (as cfgrib's `ds.waveh.5.grib`, a wave model's
+/// output) is stored in its own codes, at its own binary scale factor:
+/// ecCodes' values exactly, and the codes compress as the source's do (a
+/// finer quantum leaves low bits that are always zero, which szip codes
+/// at full cost).
+#[test]
+fn decimal_scaled_fields_keep_their_own_codes_when_those_are_exact() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Wave heights to 0.1 m on land and sea: 0 m to 29.7 m, land missing.
+    let values: Vec<String> = (0..65160)
+        .map(|i| match i % 7 {
+            0..=2 => "9999".to_string(),
+            k => format!(
+                "{:.1}",
+                (((i / 7) % 298) as f64 + k as f64 - 3.0).max(0.0) / 10.0
+            ),
+        })
+        .collect();
+    let rules = format!(
+        "set bitmapPresent=1; set missingValue=9999; set values={{{}}}; \
+         set changeDecimalPrecision=1; write;",
+        values.join(",")
+    );
+    let simple = generate(dir.path(), "waves.grib2", "GRIB2", &rules);
+    let input = repack(dir.path(), &simple, "grid_complex");
+    assert_eq!(
+        grib_get("packingType,bitsPerValue", &input).trim(),
+        "grid_complex 9"
+    );
+    assert_eq!(
+        grib_get(
+            "referenceValue,binaryScaleFactor,decimalScaleFactor",
+            &input
+        )
+        .trim(),
+        "0 0 1"
+    );
+    let t = dir.path().join("waves.tgm");
+    let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t)]);
+    assert!(ok, "{err}");
+    let msg = &decode_all(&t)[0];
+    let p = msg.objects[0].descriptor.pipeline().params();
+    assert_eq!(
+        p.get("sp_binary_scale_factor").and_then(Value::as_i64),
+        Some(0)
+    );
+    assert_eq!(
+        p.get("sp_decimal_scale_factor").and_then(Value::as_i64),
+        Some(1)
+    );
+    assert_eq!(p.get("sp_reference_value"), Some(&Value::Float(0.0)));
+    let want = eccodes_values(&input).swap_remove(0);
+    let got = f64s(&msg.objects[0].data);
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+            "[{i}]: {g} != {w}"
+        );
+    }
+}
+
+/// Every GRIB file of cfgrib's test data (real files from ECMWF, DWD, NCEP
+/// and the UK Met Office; `.ci/cfgrib-samples.sh` fetches them into
+/// `TGM_CFGRIB_SAMPLES`) converts, and `to-grib` writes it back as
+/// `grib_compare` finds equal to the source, every key and value. Two files
+/// differ by design: a wave field whose missing values are coded in its
+/// data comes back with a bitmap (`spec/convert.md` "GRIB write-back"),
+/// its values equal; a truncated file is refused, naming the message and
+/// the byte, before any output exists.
+#[test]
+fn cfgribs_sample_files_come_back_as_grib_compare_finds_equal() {
+    if !eccodes_available() {
+        return;
+    }
+    let Some(samples) = std::env::var_os("TGM_CFGRIB_SAMPLES").map(PathBuf::from) else {
+        eprintln!(
+            "skipped: TGM_CFGRIB_SAMPLES unset (.ci/cfgrib-samples.sh fetches cfgrib's samples)"
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&samples)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "grib"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 30,
+        "{} holds {} GRIB files",
+        samples.display(),
+        files.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for input in &files {
+        let name = input.file_stem().unwrap().to_string_lossy().into_owned();
+        let t = dir.path().join(format!("{name}.tgm"));
+        let back = dir.path().join(format!("{name}.back.grib"));
+        let (ok, _, err) = tgm(&["convert-grib", s(input), "-o", s(&t)]);
+        if name == "era5-levels-corrupted" {
+            assert!(
+                !ok && err.contains("no 7777 end marker at byte 1584"),
+                "{err}"
+            );
+            assert!(!t.exists(), "{name}: an output exists");
+            continue;
+        }
+        assert!(ok, "{name}: {err}");
+        let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+        assert!(ok, "{name}: {err}");
+        let keys: &[&str] = if name == "ds.waveh.5" {
+            &["-c", "values"]
+        } else {
+            &[]
+        };
+        let (same, report) = grib_compare(keys, input, &back);
+        assert!(same, "{name}: {report}");
+    }
+}
+
 #[test]
 fn outputs_are_replaced_only_with_force() {
     if !eccodes_available() {

@@ -292,13 +292,22 @@ fn checked(
     }
     // Spherical harmonics have codes only in GRIB's order (§2.6).
     let spectral = field.packing.is_some_and(|p| p.spectral.is_some());
+    let decimal = field.packing.is_some_and(|p| p.decimal_scale_factor != 0);
+    // The source's own codes first, when §2.2's order gives its values.
+    if decimal && !spectral {
+        let (descriptor, _) = object_head_in(field, choice, Order::TensogramAtSourceScales)?;
+        let finest = std::mem::replace(&mut o.descriptor, descriptor);
+        if matches!(max_abs_error(&o), Ok(e) if e == 0.0) {
+            return Ok(o);
+        }
+        o.descriptor = finest;
+    }
     if field.packing.is_some() && !spectral && max_abs_error(&o)? == 0.0 {
         return Ok(o);
     }
     // Codes asked for, and §2.2's order is not exact: GRIB's order. A
     // spectral field whose values the layout cannot hold (an unpacked
     // coefficient that is not binary32) fails to encode: float64.
-    let decimal = field.packing.is_some_and(|p| p.decimal_scale_factor != 0);
     if choice.encoding == EncodingChoice::Codes && (decimal || spectral) {
         let (descriptor, _) = object_head_in(field, choice, Order::Grib)?;
         let descriptor = std::mem::replace(&mut o.descriptor, descriptor);
@@ -412,8 +421,13 @@ fn object_head(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order {
     /// `R + q·2^E·10^−D` (`spec/pipeline.md` §2.2), which every reader
-    /// evaluates.
+    /// evaluates, at the finest quantum the codes' whole bytes hold.
     Tensogram,
+    /// §2.2's order at the source's own scales: `R = R_grib·10^−D`, its
+    /// `E` and `D`, so that the codes are the source's (which compress as
+    /// the source's do; a finer quantum gives codes with low bits that are
+    /// always zero).
+    TensogramAtSourceScales,
     /// GRIB's `(R + q·2^E)·10^−D` (§2.5, a tgm extension).
     Grib,
 }
@@ -530,6 +544,20 @@ fn apply_encoding(
                 (Some(p), _) if p.decimal_scale_factor == 0 && p.bits_per_value <= 64 => {
                     let w = whole_bytes(p.bits_per_value);
                     set_packing(d, w, p.reference_value, p.binary_scale_factor, 0);
+                    return Ok(u64::from(w / 8));
+                }
+                (Some(p), _)
+                    if order == Order::TensogramAtSourceScales && p.bits_per_value <= 64 =>
+                {
+                    let w = whole_bytes(p.bits_per_value);
+                    let reference = p.reference_value * 10f64.powi(-p.decimal_scale_factor);
+                    set_packing(
+                        d,
+                        w,
+                        reference,
+                        p.binary_scale_factor,
+                        p.decimal_scale_factor,
+                    );
                     return Ok(u64::from(w / 8));
                 }
                 // Decimal scaling in GRIB's order: the field's own codes and

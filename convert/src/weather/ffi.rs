@@ -30,8 +30,10 @@ struct CFile {
 /// `PRODUCT_GRIB` of ecCodes' `ProductKind`.
 const PRODUCT_GRIB: c_int = 1;
 
+// "C-unwind": a failed ecCodes assertion unwinds out of these calls
+// ([`assertion`]).
 #[link(name = "eccodes")]
-extern "C" {
+extern "C-unwind" {
     fn codes_handle_new_from_file(
         c: *mut c_void,
         f: *mut CFile,
@@ -122,6 +124,9 @@ extern "C" {
     fn codes_keys_iterator_get_name(it: *const CodesKeysIterator) -> *const c_char;
     fn codes_keys_iterator_delete(it: *mut CodesKeysIterator) -> c_int;
     fn codes_get_error_message(code: c_int) -> *const c_char;
+    fn codes_set_codes_assertion_failed_proc(
+        proc: Option<unsafe extern "C-unwind" fn(*const c_char)>,
+    );
 }
 
 extern "C" {
@@ -151,7 +156,7 @@ pub mod skip {
 }
 
 /// An ecCodes getter of one value of a key, written through the out-pointer.
-type GetFn<T> = unsafe extern "C" fn(*const CodesHandle, *const c_char, *mut T) -> c_int;
+type GetFn<T> = unsafe extern "C-unwind" fn(*const CodesHandle, *const c_char, *mut T) -> c_int;
 
 fn error_text(code: c_int) -> String {
     // SAFETY: ecCodes returns a pointer to a static NUL-terminated string
@@ -162,6 +167,73 @@ fn error_text(code: c_int) -> String {
     } else {
         // SAFETY: non-null, static, NUL-terminated.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+/// Runs the ecCodes call `f` (`what` on `key`) and checks its status; a
+/// failed assertion inside it is an error ([`assertion`]).
+fn call(what: &str, key: &str, f: impl FnOnce() -> c_int) -> Result<(), GribError> {
+    let code = guarded(what, key, f)?;
+    check(code, what, key)
+}
+
+/// `f`, an ecCodes call, with a failed assertion inside it as an error.
+fn guarded<T>(what: &str, key: &str, f: impl FnOnce() -> T) -> Result<T, GribError> {
+    assertion::guarded(f).map_err(|message| GribError::EcCodesAssertion {
+        what: what.to_string(),
+        key: key.to_string(),
+        message,
+    })
+}
+
+/// ecCodes' failed assertions as errors of the call they fail in.
+///
+/// ecCodes aborts the process when an assertion fails, unless a handler is
+/// installed; the handler installed here unwinds out of ecCodes back to
+/// the call that entered it, as ECMWF's own MIR does by throwing from its
+/// handler. ecCodes' frames are abandoned where the assertion failed (what
+/// they allocated leaks), and nothing after the assertion runs, so a
+/// broken invariant is never acted on (`spec/convert.md` "Hostile files").
+mod assertion {
+    use std::any::Any;
+    use std::ffi::{c_char, CStr};
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::Once;
+
+    /// The payload the handler unwinds with: ecCodes' text.
+    struct Failed(String);
+
+    /// ecCodes' assertion handler: unwinds with the assertion's text
+    /// (without the panic hook's message, as `resume_unwind` does not call
+    /// it).
+    unsafe extern "C-unwind" fn on_failure(message: *const c_char) {
+        let text = if message.is_null() {
+            "ecCodes assertion failed".to_string()
+        } else {
+            // SAFETY: ecCodes passes a NUL-terminated string that lives
+            // during the call.
+            unsafe { CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        panic::resume_unwind(Box::new(Failed(text)));
+    }
+
+    static INSTALL: Once = Once::new();
+
+    /// Runs `f` with the handler installed; a failed assertion inside it
+    /// is its text as an error. Any other unwinding goes on.
+    pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+        // SAFETY: the handler has the signature ecCodes calls it with.
+        INSTALL.call_once(|| unsafe {
+            super::codes_set_codes_assertion_failed_proc(Some(on_failure))
+        });
+        panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload: Box<dyn Any + Send>| {
+            match payload.downcast::<Failed>() {
+                Ok(failed) => failed.0,
+                Err(other) => panic::resume_unwind(other),
+            }
+        })
     }
 }
 
@@ -224,14 +296,14 @@ impl GribFile {
     pub fn next_handle(&mut self) -> Result<Option<Handle>, GribError> {
         let mut err: c_int = 0;
         // SAFETY: `file` is an open FILE*; a null context selects the default.
-        let h = unsafe {
+        let h = guarded("read message", "", || unsafe {
             codes_handle_new_from_file(
                 std::ptr::null_mut(),
                 self.file.as_ptr(),
                 PRODUCT_GRIB,
                 &mut err,
             )
-        };
+        })?;
         match NonNull::new(h) {
             Some(h) => Ok(Some(Handle { h })),
             None if err == 0 => Ok(None),
@@ -257,7 +329,9 @@ impl Handle {
     pub fn from_sample(name: &str) -> Result<Self, GribError> {
         let n = cstr(name)?;
         // SAFETY: valid NUL-terminated name; null context selects the default.
-        let h = unsafe { codes_handle_new_from_samples(std::ptr::null_mut(), n.as_ptr()) };
+        let h = guarded("read sample", name, || unsafe {
+            codes_handle_new_from_samples(std::ptr::null_mut(), n.as_ptr())
+        })?;
         NonNull::new(h)
             .map(|h| Handle { h })
             .ok_or_else(|| GribError::Invalid(format!("ecCodes has no sample {name:?}")))
@@ -267,13 +341,13 @@ impl Handle {
     pub fn from_message(bytes: &[u8]) -> Result<Self, GribError> {
         // SAFETY: `bytes` is readable for `bytes.len()` bytes during the call;
         // ecCodes copies them and never writes through the pointer.
-        let h = unsafe {
+        let h = guarded("parse message", "", || unsafe {
             codes_handle_new_from_message_copy(
                 std::ptr::null_mut(),
                 bytes.as_ptr().cast(),
                 bytes.len(),
             )
-        };
+        })?;
         NonNull::new(h)
             .map(|h| Handle { h })
             .ok_or_else(|| GribError::Invalid("ecCodes cannot parse the GRIB message".into()))
@@ -286,9 +360,9 @@ impl Handle {
         // lifetime `'_`, which it borrows; ecCodes reads the buffer, never
         // writes or frees it (it does not own it), and the result offers no
         // setter, so nothing repacks the message in place.
-        let h = unsafe {
+        let h = guarded("parse message", "", || unsafe {
             codes_handle_new_from_message(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len())
-        };
+        })?;
         NonNull::new(h)
             .map(|h| Borrowed {
                 handle: Handle { h },
@@ -300,26 +374,35 @@ impl Handle {
     /// An independent copy of this message.
     pub fn try_clone(&self) -> Result<Self, GribError> {
         // SAFETY: live handle; the clone is a new handle owned by the result.
-        let h = unsafe { codes_handle_clone(self.h.as_ptr()) };
+        let h = guarded("copy message", "", || unsafe {
+            codes_handle_clone(self.h.as_ptr())
+        })?;
         NonNull::new(h)
             .map(|h| Handle { h })
             .ok_or_else(|| GribError::Invalid("ecCodes cannot copy the GRIB message".into()))
     }
 
-    /// Whether `key` exists in this message.
+    /// Whether `key` exists in this message (not, when ecCodes fails an
+    /// assertion finding out: reading the key would fail too).
     pub fn is_defined(&self, key: &str) -> bool {
         let Ok(k) = cstr(key) else { return false };
         // SAFETY: live handle, valid key.
-        unsafe { codes_is_defined(self.h.as_ptr(), k.as_ptr()) != 0 }
+        guarded("look up", key, || unsafe {
+            codes_is_defined(self.h.as_ptr(), k.as_ptr())
+        })
+        .is_ok_and(|r| r != 0)
     }
 
-    /// Whether `key` holds GRIB's "missing" value.
+    /// Whether `key` holds GRIB's "missing" value (not, when ecCodes fails
+    /// an assertion finding out: reading the key fails too).
     pub fn is_missing(&self, key: &str) -> bool {
         let Ok(k) = cstr(key) else { return false };
         let mut err: c_int = 0;
         // SAFETY: live handle, valid key, valid out-pointer.
-        let r = unsafe { codes_is_missing(self.h.as_ptr(), k.as_ptr(), &mut err) };
-        err == 0 && r != 0
+        let r = guarded("look up", key, || unsafe {
+            codes_is_missing(self.h.as_ptr(), k.as_ptr(), &mut err)
+        });
+        err == 0 && r.is_ok_and(|r| r != 0)
     }
 
     /// The native type of `key`.
@@ -356,11 +439,9 @@ impl Handle {
         let mut v = T::default();
         // SAFETY: live handle, valid key, valid out-pointer of the type
         // `get` writes.
-        check(
-            unsafe { get(self.h.as_ptr(), k.as_ptr(), &mut v) },
-            what,
-            key,
-        )?;
+        call(what, key, || unsafe {
+            get(self.h.as_ptr(), k.as_ptr(), &mut v)
+        })?;
         Ok(v)
     }
 
@@ -371,13 +452,9 @@ impl Handle {
         let mut buf = vec![0u8; len.max(1) + 1];
         let mut n = buf.len();
         // SAFETY: `buf` holds `n` bytes; ecCodes writes at most `n` and a NUL.
-        check(
-            unsafe {
-                codes_get_string(self.h.as_ptr(), k.as_ptr(), buf.as_mut_ptr().cast(), &mut n)
-            },
-            "get",
-            key,
-        )?;
+        call("get", key, || unsafe {
+            codes_get_string(self.h.as_ptr(), k.as_ptr(), buf.as_mut_ptr().cast(), &mut n)
+        })?;
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
     }
@@ -389,11 +466,9 @@ impl Handle {
         check_array(key, n, 8)?;
         let mut v = vec![0.0f64; n];
         // SAFETY: `v` holds `n` doubles and ecCodes writes at most `n`.
-        check(
-            unsafe { codes_get_double_array(self.h.as_ptr(), k.as_ptr(), v.as_mut_ptr(), &mut n) },
-            "get",
-            key,
-        )?;
+        call("get", key, || unsafe {
+            codes_get_double_array(self.h.as_ptr(), k.as_ptr(), v.as_mut_ptr(), &mut n)
+        })?;
         v.truncate(n);
         Ok(v)
     }
@@ -416,19 +491,15 @@ impl Handle {
         }
         // SAFETY: `index` holds `len` indexes and `out` room for `len`
         // doubles; ecCodes checks each index against the array's size.
-        check(
-            unsafe {
-                grib_get_double_element_set(
-                    self.h.as_ptr(),
-                    k.as_ptr(),
-                    index.as_ptr(),
-                    index.len(),
-                    out.as_mut_ptr(),
-                )
-            },
-            "get",
-            key,
-        )
+        call("get", key, || unsafe {
+            grib_get_double_element_set(
+                self.h.as_ptr(),
+                k.as_ptr(),
+                index.as_ptr(),
+                index.len(),
+                out.as_mut_ptr(),
+            )
+        })
     }
 
     /// An integer array key (e.g. `pl`, `bitmap`).
@@ -438,11 +509,9 @@ impl Handle {
         check_array(key, n, std::mem::size_of::<c_long>())?;
         let mut v: Vec<c_long> = vec![0; n];
         // SAFETY: `v` holds `n` longs and ecCodes writes at most `n`.
-        check(
-            unsafe { codes_get_long_array(self.h.as_ptr(), k.as_ptr(), v.as_mut_ptr(), &mut n) },
-            "get",
-            key,
-        )?;
+        call("get", key, || unsafe {
+            codes_get_long_array(self.h.as_ptr(), k.as_ptr(), v.as_mut_ptr(), &mut n)
+        })?;
         v.truncate(n);
         Ok(v.into_iter().map(i64::from).collect())
     }
@@ -453,22 +522,18 @@ impl Handle {
         let v = c_long::try_from(v)
             .map_err(|_| GribError::Invalid(format!("{key} = {v} exceeds C long")))?;
         // SAFETY: live handle, valid key.
-        check(
-            unsafe { codes_set_long(self.h.as_ptr(), k.as_ptr(), v) },
-            "set",
-            key,
-        )
+        call("set", key, || unsafe {
+            codes_set_long(self.h.as_ptr(), k.as_ptr(), v)
+        })
     }
 
     /// Sets a floating-point key.
     pub fn set_double(&mut self, key: &str, v: f64) -> Result<(), GribError> {
         let k = cstr(key)?;
         // SAFETY: live handle, valid key.
-        check(
-            unsafe { codes_set_double(self.h.as_ptr(), k.as_ptr(), v) },
-            "set",
-            key,
-        )
+        call("set", key, || unsafe {
+            codes_set_double(self.h.as_ptr(), k.as_ptr(), v)
+        })
     }
 
     /// Sets a text key.
@@ -477,22 +542,18 @@ impl Handle {
         let cv = cstr(v)?;
         let mut len = v.len();
         // SAFETY: live handle, valid key and NUL-terminated value of `len` bytes.
-        check(
-            unsafe { codes_set_string(self.h.as_ptr(), k.as_ptr(), cv.as_ptr(), &mut len) },
-            "set",
-            key,
-        )
+        call("set", key, || unsafe {
+            codes_set_string(self.h.as_ptr(), k.as_ptr(), cv.as_ptr(), &mut len)
+        })
     }
 
     /// Sets a floating-point array key.
     pub fn set_double_array(&mut self, key: &str, v: &[f64]) -> Result<(), GribError> {
         let k = cstr(key)?;
         // SAFETY: live handle, valid key, `v` holds `v.len()` doubles.
-        check(
-            unsafe { codes_set_double_array(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), v.len()) },
-            "set",
-            key,
-        )
+        call("set", key, || unsafe {
+            codes_set_double_array(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), v.len())
+        })
     }
 
     /// Sets a key from raw bytes (a data section's coded values, as
@@ -502,11 +563,9 @@ impl Handle {
         let mut len = v.len();
         // SAFETY: live handle, valid key, `v` holds `len` bytes, which
         // ecCodes copies and never writes through.
-        check(
-            unsafe { codes_set_bytes(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), &mut len) },
-            "set",
-            key,
-        )
+        call("set", key, || unsafe {
+            codes_set_bytes(self.h.as_ptr(), k.as_ptr(), v.as_ptr(), &mut len)
+        })
     }
 
     /// Sets an integer array key.
@@ -518,11 +577,9 @@ impl Handle {
             .collect::<Result<_, _>>()
             .map_err(|_| GribError::Invalid(format!("{key} element exceeds C long")))?;
         // SAFETY: live handle, valid key, `c` holds `c.len()` longs.
-        check(
-            unsafe { codes_set_long_array(self.h.as_ptr(), k.as_ptr(), c.as_ptr(), c.len()) },
-            "set",
-            key,
-        )
+        call("set", key, || unsafe {
+            codes_set_long_array(self.h.as_ptr(), k.as_ptr(), c.as_ptr(), c.len())
+        })
     }
 
     /// The names of the keys in `namespace` (all keys when `None`), filtered by
@@ -530,19 +587,20 @@ impl Handle {
     pub fn key_names(&self, namespace: Option<&str>, flags: u64) -> Result<Vec<String>, GribError> {
         let ns = namespace.map(cstr).transpose()?;
         // SAFETY: live handle; the namespace is null or NUL-terminated.
-        let it = unsafe {
+        let it = guarded("iterate keys", namespace.unwrap_or(""), || unsafe {
             codes_keys_iterator_new(
                 self.h.as_ptr(),
                 flags as c_ulong,
                 ns.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
             )
-        };
+        })?;
         let it = NonNull::new(it)
             .ok_or_else(|| GribError::Invalid("cannot iterate the keys".to_string()))?;
         let mut names = Vec::new();
-        // SAFETY: `it` is live until the delete below; names are copied out
-        // before the next step invalidates them.
-        unsafe {
+        // SAFETY: `it` is live until the delete below (left undeleted when
+        // ecCodes fails an assertion); names are copied out before the next
+        // step invalidates them.
+        guarded("iterate keys", namespace.unwrap_or(""), || unsafe {
             while codes_keys_iterator_next(it.as_ptr()) != 0 {
                 let p = codes_keys_iterator_get_name(it.as_ptr());
                 if !p.is_null() {
@@ -550,7 +608,7 @@ impl Handle {
                 }
             }
             codes_keys_iterator_delete(it.as_ptr());
-        }
+        })?;
         Ok(names)
     }
 
@@ -564,11 +622,9 @@ impl Handle {
         let mut p: *const c_void = std::ptr::null();
         let mut n: usize = 0;
         // SAFETY: live handle, valid out-pointers.
-        check(
-            unsafe { codes_get_message(self.h.as_ptr(), &mut p, &mut n) },
-            "get message",
-            "",
-        )?;
+        call("get message", "", || unsafe {
+            codes_get_message(self.h.as_ptr(), &mut p, &mut n)
+        })?;
         if p.is_null() {
             return Err(GribError::Invalid(
                 "ecCodes returned no message".to_string(),
@@ -595,7 +651,50 @@ impl std::ops::Deref for Borrowed<'_> {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // SAFETY: the handle is deleted exactly once.
-        unsafe { codes_handle_delete(self.h.as_ptr()) };
+        // SAFETY: the handle is deleted exactly once. A failed assertion
+        // while deleting leaves the rest of it allocated.
+        let _ = guarded("delete message", "", || unsafe {
+            codes_handle_delete(self.h.as_ptr())
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GRIB1 seasonal field (ECMWF local definition 16) whose forecast
+    /// month disagrees with its dates: reading `marsForecastMonth` fails
+    /// an assertion inside ecCodes, which would abort the process.
+    fn inconsistent_forecast_month() -> Handle {
+        let mut h = Handle::from_sample("GRIB1").unwrap();
+        h.set_long("localDefinitionNumber", 16).unwrap();
+        h.set_long("dataDate", 20180101).unwrap();
+        h.set_long("verifyingMonth", 201801).unwrap();
+        h.set_long("forecastMonth", 1).unwrap();
+        h
+    }
+
+    #[test]
+    fn a_failed_ecodes_assertion_is_an_error_of_its_call() {
+        let h = inconsistent_forecast_month();
+        match h.get_long("marsForecastMonth") {
+            Err(GribError::EcCodesAssertion { what, key, message }) => {
+                assert_eq!((what.as_str(), key.as_str()), ("get", "marsForecastMonth"));
+                assert!(
+                    message.contains("gribForecastMonth == fcmonth"),
+                    "{message}"
+                );
+            }
+            other => panic!("expected a failed assertion, got {other:?}"),
+        }
+        // The handle stays usable for what does not fail, and fails again
+        // where it did.
+        assert_eq!(h.get_long("forecastMonth").unwrap(), 1);
+        assert!(matches!(
+            h.get_string("marsForecastMonth"),
+            Err(GribError::EcCodesAssertion { .. })
+        ));
+        assert!(!h.is_missing("marsForecastMonth"));
     }
 }

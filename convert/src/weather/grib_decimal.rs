@@ -98,10 +98,11 @@ impl SourceSimple {
 /// Packs `values` into `h`, a `grid_simple` message without a bitmap
 /// (GRIB1 or GRIB2), at the source's width, reference value and both scale
 /// factors; returns whether it did. `h` is unchanged when it did not:
-/// another edition or packing, a bitmap, fewer than two values, a
-/// reference value the edition's float cannot hold exactly, or values that
-/// are not codes at those parameters (edited values), which then go
-/// through ecCodes.
+/// another edition or packing, a bitmap, no values, a reference value the
+/// edition's float cannot hold exactly, or values that are not codes at
+/// those parameters (edited values), which then go through ecCodes. A
+/// constant field keeps the source's width too (ecCodes' transient
+/// `produceLargeConstantFields`), where ecCodes would write no data bits.
 ///
 /// ecCodes computes `referenceValue` and `binaryScaleFactor` and will not
 /// set them, so it lays the message out (packed at the source's width
@@ -116,7 +117,7 @@ pub(super) fn pack_at_source(
 ) -> Result<bool, GribError> {
     let bitmap = h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? == 1;
     let edition = Edition::of(h)?;
-    let Some(edition) = edition.filter(|_| values.len() >= 2 && !bitmap) else {
+    let Some(edition) = edition.filter(|_| values.len() != 0 && !bitmap) else {
         return Ok(false);
     };
     if h.get_string("packingType")? != "grid_simple" {
@@ -130,6 +131,10 @@ pub(super) fn pack_at_source(
     };
     let whole = values.whole()?;
     let mut laid = h.try_clone()?;
+    let constant = whole.iter().all(|v| v.to_bits() == whole[0].to_bits());
+    if constant && source.bits > 0 {
+        laid.set_long("produceLargeConstantFields", 1)?;
+    }
     laid.set_long("decimalScaleFactor", 0)?;
     laid.set_long("bitsPerValue", i64::from(source.bits))?;
     laid.set_double_array("values", &whole)?;

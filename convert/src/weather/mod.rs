@@ -83,6 +83,17 @@ pub enum GribError {
         /// ecCodes' text for the code.
         message: String,
     },
+    /// An assertion inside ecCodes failed during an operation on a key
+    /// (`spec/convert.md` "Hostile files"): the call was abandoned where
+    /// the assertion failed, instead of ecCodes aborting the process.
+    EcCodesAssertion {
+        /// The operation (`get`, `set`, `read message`).
+        what: String,
+        /// The key, empty for whole-message operations.
+        key: String,
+        /// ecCodes' text of the assertion.
+        message: String,
+    },
     /// A file could not be opened or written.
     Io(String),
     /// Writing the caller's output failed (the error kind is kept, so that
@@ -109,6 +120,14 @@ impl fmt::Display for GribError {
                 } else {
                     write!(f, "ecCodes: {what} {key}: {message} ({code})")
                 }
+            }
+            GribError::EcCodesAssertion { what, key, message } => {
+                let on = if key.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {key}")
+                };
+                write!(f, "ecCodes: {what}{on}: {message}")
             }
             GribError::Io(m) | GribError::Invalid(m) => f.write_str(m),
             GribError::Write(e) => write!(f, "{e}"),
