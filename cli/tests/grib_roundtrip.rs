@@ -503,13 +503,6 @@ fn fields_on_which_eccodes_fails_an_assertion_convert_and_come_back() {
     };
     let rules = [month(20180101, 201801), month(20180201, 201802)].join("\n");
     let input = generate(dir.path(), "seasonal.grib", "GRIB1", &rules);
-    let (ok, _, err) = tgm(&[
-        "convert-grib",
-        s(&input),
-        "-o",
-        s(&dir.path().join("x.tgm")),
-    ]);
-    assert!(ok, "{err}");
     round_trips_to_its_bytes(dir.path(), "seasonal", &input);
 }
 
@@ -622,9 +615,11 @@ fn cfgribs_sample_files_come_back_as_grib_compare_finds_equal() {
     if !eccodes_available() {
         return;
     }
-    let Some(samples) = std::env::var_os("TGM_CFGRIB_SAMPLES").map(PathBuf::from) else {
+    let samples = std::env::var_os("TGM_CFGRIB_SAMPLES").map(PathBuf::from);
+    let Some(samples) = samples.filter(|d| d.join("ds.waveh.5.grib").is_file()) else {
         eprintln!(
-            "skipped: TGM_CFGRIB_SAMPLES unset (.ci/cfgrib-samples.sh fetches cfgrib's samples)"
+            "skipped: cfgrib's samples are not in TGM_CFGRIB_SAMPLES \
+             (.ci/cfgrib-samples.sh fetches them from PyPI)"
         );
         return;
     };

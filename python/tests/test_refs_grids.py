@@ -36,6 +36,13 @@ GRIDS = {
         "latitudeOfFirstGridPointInDegrees": 60, "latitudeOfLastGridPointInDegrees": -60,
         "longitudeOfFirstGridPointInDegrees": 0, "longitudeOfLastGridPointInDegrees": 270,
     }),
+    # Rows alternating direction across the meridian (cfgrib's
+    # alternate-scanning.grib in small): latitude(y, x), longitude(y, x).
+    "regular_ll_alternate_rows": ((3, 4), {
+        "gridType": "regular_ll", "Ni": 4, "Nj": 3, "alternativeRowScanning": 1,
+        "latitudeOfFirstGridPointInDegrees": 60, "latitudeOfLastGridPointInDegrees": -60,
+        "longitudeOfFirstGridPointInDegrees": 350, "longitudeOfLastGridPointInDegrees": 20,
+    }),
     "regular_gg": ((4, 8), {
         "gridType": "regular_gg", "N": 2, "Ni": 8, "Nj": 4,
         "latitudeOfFirstGridPointInDegrees": 59.444408, "latitudeOfLastGridPointInDegrees": -59.444408,
@@ -105,6 +112,8 @@ GRIDS = {
 EXPECTED = {
     "regular_ll": (("latitude", "longitude"), ("latitude",), [60.0, 0.0, -60.0]),
     "regular_gg": (("latitude", "longitude"), ("latitude",), list(N2)),
+    # The second row's first value lies at its last column, 20°E.
+    "regular_ll_alternate_rows": (("y", "x"), ("y", "x"), ((1, 0), 0.0, 20.0)),
     "reduced_gg": (("values",), ("values",), list(np.repeat(N2, [2, 4, 4, 2]))),
     # The pole 30°S, 0°E turns the rotated equator's first point (0°, 0°)
     # to 60°N, 0°E; the other points are compared with cfgrib's in

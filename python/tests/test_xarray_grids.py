@@ -110,6 +110,43 @@ def test_regular_gaussian_scanning_north_to_south_subarea(tmp_path):
     assert_same(ours, cf)
 
 
+def test_regional_grid_across_the_meridian(tmp_path):
+    # 10°W to 19°E: GRIB2 codes the first longitude as 350, the last as 19;
+    # the columns run eastwards across 0 as ecCodes steps them.
+    keys = {"Ni": 30, "Nj": 11, "numberOfDataPoints": 330, "iDirectionIncrementInDegrees": 1,
+            "jDirectionIncrementInDegrees": 1, "latitudeOfFirstGridPointInDegrees": 60,
+            "latitudeOfLastGridPointInDegrees": 50, "longitudeOfFirstGridPointInDegrees": 350,
+            "longitudeOfLastGridPointInDegrees": 19}
+    grib = make_grib(tmp_path, "meridian", [("regular_ll_sfc_grib2.tmpl", keys)])
+    ours, cf = xr.open_dataset(to_archive(grib), engine="tgm"), cfgrib(grib)
+    assert ours.longitude.values[0] == -10 and ours.longitude.values[-1] == 19
+    assert np.all(np.diff(ours.longitude.values) > 0)
+    assert_same(ours, cf)
+
+
+def test_rows_that_alternate_direction_place_each_value_where_cfgrib_does(tmp_path):
+    # cfgrib's own sample of alternativeRowScanning=1 (171 rows of 291
+    # points, 10°W to 19°E): cfgrib reverses every second row's values onto
+    # its latitude × longitude grid; tgm keeps the stored order on (y, x)
+    # and gives every point its own latitude and longitude.
+    sample = pathlib.Path(os.environ.get("TGM_CFGRIB_SAMPLES", "")) / "alternate-scanning.grib"
+    if not sample.is_file():
+        pytest.skip(f"cfgrib's sample is not at {sample}: set TGM_CFGRIB_SAMPLES (.ci/cfgrib-samples.sh)")
+    if not tgm.__has_grib__:
+        pytest.skip("tgm was built without the grib feature (MATURIN_PEP517_ARGS=--features grib)")
+    local = tmp_path / sample.name
+    shutil.copy(sample, local)
+    ours, cf = xr.open_dataset(to_archive(local), engine="tgm"), cfgrib(local)
+    assert ours.t2m.dims == ours.latitude.dims == ours.longitude.dims == ("y", "x")
+    want = cf.t2m.values.copy()
+    want[1::2] = want[1::2, ::-1]
+    np.testing.assert_array_equal(ours.t2m.values.astype(want.dtype), want)
+    lon = np.broadcast_to(cf.longitude.values, want.shape).copy()
+    lon[1::2] = lon[1::2, ::-1]
+    np.testing.assert_array_equal(ours.longitude.values, lon)
+    np.testing.assert_array_equal(ours.latitude.values, np.broadcast_to(cf.latitude.values[:, None], want.shape))
+
+
 def test_reduced_gaussian(tmp_path):
     fields = [("reduced_gg_pl_32_grib2.tmpl", {"shortName": p, "level": 850}) for p in ("t", "q")]
     grib = make_grib(tmp_path, "rgg", fields)

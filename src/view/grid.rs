@@ -77,32 +77,20 @@ pub struct GridCoordinates {
 /// rows and columns (cfgrib's).
 const VALUES: &str = "values";
 
-/// `n` values from `first` to `last` as NumPy's `linspace` computes them
-/// (`i·step + first`, the last exactly `last`).
-fn linspace(first: f64, last: f64, n: usize) -> Vec<f64> {
-    let step = if n > 1 {
-        (last - first) / (n - 1) as f64
-    } else {
-        0.0
-    };
-    let mut v: Vec<f64> = (0..n).map(|i| i as f64 * step + first).collect();
-    if let Some(end) = v.last_mut().filter(|_| n > 1) {
-        *end = last;
-    }
-    v
-}
-
 /// What a geography describes for a field of a given shape, with the
 /// rows' latitudes but before any per-point coordinate is built.
 enum Grid {
-    /// Rows × columns: the rows' latitudes; longitudes from the first to
-    /// the last over `columns`.
-    Regular {
-        rows: Rows,
-        lon_first: f64,
-        lon_last: f64,
-        columns: usize,
-    },
+    /// Rows × columns: the rows' latitudes, and the columns' longitudes
+    /// as ecCodes' `Regular` geoiterator steps them ([`regular_columns`]:
+    /// across the meridian where the last is west of the first).
+    Regular { rows: Rows, columns: Steps },
+    /// A regular grid whose rows alternate direction
+    /// (`alternativeRowScanning` 1): the values of every second row run
+    /// from the last column to the first, so each point gets its own
+    /// latitude and longitude, `latitude(y, x)` and `longitude(y, x)`
+    /// (cfgrib reverses those rows' values instead, which references to
+    /// stored bytes cannot do).
+    AlternateRows { rows: Rows, columns: Steps },
     /// A global reduced Gaussian grid: its rows' latitudes and lengths,
     /// and the rotation of a rotated one.
     Reduced {
@@ -133,8 +121,6 @@ enum Grid {
 
 /// The latitudes of a grid's rows.
 enum Rows {
-    /// `n` evenly spaced from the first to the last ([`linspace`]).
-    Even { first: f64, last: f64, n: usize },
     /// Stepped as ecCodes steps a rotated latitude/longitude grid's.
     Stepped(Steps),
     /// `count` Gaussian latitudes of `N = n` from the one nearest `first`
@@ -151,7 +137,7 @@ enum Rows {
 impl Rows {
     fn len(&self) -> usize {
         match self {
-            Rows::Even { n, .. } | Rows::Stepped(Steps { n, .. }) => *n,
+            Rows::Stepped(Steps { n, .. }) => *n,
             Rows::Gaussian { count, .. } => *count,
         }
     }
@@ -161,7 +147,6 @@ impl Rows {
     /// last).
     fn values(self) -> Option<Vec<f64>> {
         match self {
-            Rows::Even { first, last, n } => Some(linspace(first, last, n)),
             Rows::Stepped(steps) => Some(steps.values()),
             Rows::Gaussian {
                 n,
@@ -213,7 +198,10 @@ impl Grid {
     fn dims(&self) -> Vec<&'static str> {
         match self {
             Grid::Regular { .. } => vec!["latitude", "longitude"],
-            Grid::Rotated { .. } | Grid::Projected(_) | Grid::ProjectedAxes => vec!["y", "x"],
+            Grid::Rotated { .. }
+            | Grid::AlternateRows { .. }
+            | Grid::Projected(_)
+            | Grid::ProjectedAxes => vec!["y", "x"],
             Grid::Reduced { .. } | Grid::Values => vec![VALUES],
         }
     }
@@ -222,10 +210,12 @@ impl Grid {
     /// the count overflows).
     fn coordinate_values(&self) -> Option<u64> {
         match self {
-            Grid::Regular { rows, columns, .. } => (rows.len() as u64).checked_add(*columns as u64),
-            Grid::Rotated { rows, columns, .. } => (rows.len() as u64)
-                .checked_mul(columns.n as u64)?
-                .checked_mul(2),
+            Grid::Regular { rows, columns } => (rows.len() as u64).checked_add(columns.n as u64),
+            Grid::Rotated { rows, columns, .. } | Grid::AlternateRows { rows, columns } => {
+                (rows.len() as u64)
+                    .checked_mul(columns.n as u64)?
+                    .checked_mul(2)
+            }
             Grid::Reduced { points, .. } => (*points as u64).checked_mul(2),
             Grid::Projected(p) => (p.nx as u64).checked_mul(p.ny as u64)?.checked_mul(2),
             Grid::ProjectedAxes | Grid::Values => Some(0),
@@ -265,14 +255,12 @@ pub(super) fn grid_coordinates_affordable(
         return Some(GridCoordinates { dims, coords });
     }
     let coords = match grid {
-        Grid::Regular {
-            rows,
-            lon_first,
-            lon_last,
-            columns,
-        } => rows
+        Grid::Regular { rows, columns } => rows
             .values()
-            .map(|lat| regular_coordinates(lat, linspace(lon_first, lon_last, columns))),
+            .map(|lat| regular_coordinates(lat, columns.values())),
+        Grid::AlternateRows { rows, columns } => rows
+            .values()
+            .map(|lat| alternate_rows_coordinates(&lat, &columns.values())),
         Grid::Reduced {
             rows,
             pl,
@@ -323,11 +311,7 @@ fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
     let g = Geography::new(geo)?;
     let grid = match g.grid_type() {
         Some("regular_ll") => regular(&g, shape, |n| {
-            Some(Rows::Even {
-                first: g.number("latitudeOfFirstGridPointInDegrees")?,
-                last: g.number("latitudeOfLastGridPointInDegrees")?,
-                n,
-            })
+            latlon_rows(&g, n, scanning_flag(&g, "jScansPositively")?)
         }),
         Some("regular_gg") => regular(&g, shape, |n| gaussian_rows(&g, n)),
         Some("reduced_gg") => reduced_gg(&g, shape, None),
@@ -362,33 +346,57 @@ fn rows_and_columns(g: &Geography<'_>, shape: &[u64]) -> bool {
     matches!(*shape, [nj, ni] if count(g, "Nj") == Some(nj) && count(g, "Ni") == Some(ni))
 }
 
+/// A scanning flag: false when absent, None when it is not a count.
+fn scanning_flag(g: &Geography<'_>, key: &str) -> Option<bool> {
+    g.get(key)
+        .map_or(Some(false), |v| v.as_u64().map(|f| f != 0))
+}
+
 /// `key` as a count: a non-negative integer.
 fn count(g: &Geography<'_>, key: &str) -> Option<u64> {
     g.get(key)?.as_u64()
 }
 
 /// A grid of rows and columns (`Nj` × `Ni` = `shape`): `rows` gives the
-/// latitudes of its `Nj` rows, the longitudes run evenly from the first
-/// to the last.
+/// latitudes of its `Nj` rows, [`regular_columns`] the longitudes of its
+/// columns; rows that alternate direction give [`Grid::AlternateRows`].
 fn regular(
     g: &Geography<'_>,
     shape: &[u64],
     rows: impl FnOnce(usize) -> Option<Rows>,
 ) -> Option<Grid> {
     let [nj, ni] = shape else { return None };
-    if count(g, "Nj")? != *nj || count(g, "Ni")? != *ni {
+    if count(g, "Nj")? != *nj || count(g, "Ni")? != *ni || *ni == 0 {
         return None;
     }
-    let lon_first = g.number("longitudeOfFirstGridPointInDegrees")?;
-    let lon_last = g.number("longitudeOfLastGridPointInDegrees")?;
+    let flag = |key| scanning_flag(g, key);
+    let columns = regular_columns(
+        g.number("longitudeOfFirstGridPointInDegrees")?,
+        g.number("longitudeOfLastGridPointInDegrees")?,
+        usize::try_from(*ni).ok()?,
+        flag("iScansNegatively")?,
+        || g.number("iDirectionIncrementInDegrees"),
+    )?;
     let rows = rows(usize::try_from(*nj).ok()?)?;
-    let columns = usize::try_from(*ni).ok()?;
-    Some(Grid::Regular {
-        rows,
-        lon_first,
-        lon_last,
-        columns,
+    Some(match flag("alternativeRowScanning")? {
+        false => Grid::Regular { rows, columns },
+        true => Grid::AlternateRows { rows, columns },
     })
+}
+
+/// `latitude(y, x)` and `longitude(y, x)` of a regular grid whose every
+/// second row runs from the last column to the first.
+fn alternate_rows_coordinates(rows: &[f64], columns: &[f64]) -> Vec<GridCoordinate> {
+    let points = rows.len() * columns.len();
+    let (mut lat, mut lon) = (Vec::with_capacity(points), Vec::with_capacity(points));
+    for (j, &row) in rows.iter().enumerate() {
+        lat.extend(std::iter::repeat_n(row, columns.len()));
+        match j % 2 {
+            0 => lon.extend_from_slice(columns),
+            _ => lon.extend(columns.iter().rev()),
+        }
+    }
+    two_d_coordinates([rows.len(), columns.len()], lat, lon)
 }
 
 /// The `latitude` and `longitude` dimension coordinates of a regular grid.
@@ -518,12 +526,26 @@ fn rotated_ll(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
         columns,
         j_positive,
     } = rotated_axes(g, shape)?;
+    Some(Grid::Rotated {
+        rows: latlon_rows(g, nj, j_positive)?,
+        columns,
+        pole: rotation(g)?,
+    })
+}
+
+/// The `nj` latitudes of a latitude/longitude grid's rows, as ecCodes'
+/// `Latlon` geoiterator steps them: from the first by the coded increment
+/// (or the span over `nj − 1` when it is missing), each the previous minus
+/// the step, the last set to the last latitude; None for first and last
+/// latitudes against the scanning direction.
+fn latlon_rows(g: &Geography<'_>, nj: usize, j_positive: bool) -> Option<Rows> {
     let lat1 = g.number("latitudeOfFirstGridPointInDegrees")?;
     let lat2 = g.number("latitudeOfLastGridPointInDegrees")?;
     let mut jdir = match g.number("jDirectionIncrementInDegrees") {
         Some(d) => d,
         None if nj > 1 => (lat1 - lat2).abs() / (nj - 1) as f64,
-        None => return None,
+        // One row: ecCodes refuses it; its one latitude is the first.
+        None => 0.0,
     };
     let (north, south) = if j_positive {
         (lat2, lat1)
@@ -536,18 +558,12 @@ fn rotated_ll(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     if south > north {
         return None;
     }
-    let rows = Rows::Stepped(Steps {
+    Some(Rows::Stepped(Steps {
         first: lat1,
         step: -jdir,
         last: lat2,
         n: nj,
-    });
-
-    Some(Grid::Rotated {
-        rows,
-        columns,
-        pole: rotation(g)?,
-    })
+    }))
 }
 
 /// What a rotated latitude/longitude and a rotated Gaussian grid lay out
@@ -572,13 +588,10 @@ fn rotated_axes(g: &Geography<'_>, shape: &[u64]) -> Option<RotatedAxes> {
     {
         return None;
     }
-    let flag = |key| {
-        g.get(key)
-            .map_or(Some(false), |v| v.as_u64().map(|f| f != 0))
-    };
+    let flag = |key| scanning_flag(g, key);
     let (i_negative, j_positive) = (flag("iScansNegatively")?, flag("jScansPositively")?);
     let (nj, ni) = (usize::try_from(nj).ok()?, usize::try_from(ni).ok()?);
-    let columns = rotated_columns(
+    let columns = regular_columns(
         g.number("longitudeOfFirstGridPointInDegrees")?,
         g.number("longitudeOfLastGridPointInDegrees")?,
         ni,
@@ -602,7 +615,7 @@ fn rotation(g: &Geography<'_>) -> Option<Rotation> {
 }
 
 /// A rotated regular Gaussian grid of `shape` = `(Nj, Ni)`: its columns
-/// as a rotated latitude/longitude grid's ([`rotated_columns`], ecCodes'
+/// as a rotated latitude/longitude grid's ([`regular_columns`], ecCodes'
 /// `Regular::init`), its rows the Gaussian latitudes ecCodes' `Gaussian`
 /// geoiterator takes ([`gaussian_rows`]); each point unrotated as for
 /// `rotated_ll`. ecCodes' `Gaussian` geoiterator itself leaves the points
@@ -617,8 +630,12 @@ fn rotated_gg(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     })
 }
 
-/// The `ni` longitudes of a rotated grid's columns (`Regular::init`).
-fn rotated_columns(
+/// The `ni` longitudes of a regular or rotated grid's columns, as ecCodes'
+/// `Regular::init` steps them: the span from the first to the last (a turn
+/// more when the last lies short of the first in the scanning direction,
+/// a grid across the meridian), each longitude the previous plus the
+/// step, the last set to the last longitude.
+fn regular_columns(
     mut lon1: f64,
     mut lon2: f64,
     ni: usize,
@@ -756,6 +773,77 @@ mod tests {
             .attrs
             .contains(&("stored_direction", "decreasing")));
         assert_eq!(grid_coordinates(&e, &[4, 3]), None);
+    }
+
+    /// cfgrib's `alternate-scanning.grib`'s grid: 291 columns from
+    /// `first` to `last` (350°, 10° W, to 19° E across the meridian).
+    fn across(first: f64, last: f64, more: &[(&'static str, Value)]) -> Value {
+        with(
+            vec![
+                ("gridType", Value::from("regular_ll")),
+                ("Ni", Value::Uint(291)),
+                ("Nj", Value::Uint(3)),
+                ("latitudeOfFirstGridPointInDegrees", Value::Float(51.0)),
+                ("latitudeOfLastGridPointInDegrees", Value::Float(50.8)),
+                ("longitudeOfFirstGridPointInDegrees", Value::Float(first)),
+                ("longitudeOfLastGridPointInDegrees", Value::Float(last)),
+                ("iDirectionIncrementInDegrees", Value::Float(0.1)),
+            ],
+            more,
+        )
+    }
+
+    fn across_the_meridian(more: &[(&'static str, Value)]) -> Value {
+        across(350.0, 19.0, more)
+    }
+
+    #[test]
+    fn regular_columns_cross_the_meridian_as_eccodes_steps_them() {
+        let g = grid_coordinates(&across_the_meridian(&[]), &[3, 291]).expect("a regular grid");
+        let lon = &g.coords[1].values;
+        // ecCodes' `Regular` geoiterator: from 350 − 360 by (19 + 360 −
+        // 350) / 290, each the previous plus the step, the last 19.
+        let step = (19.0 + 360.0 - 350.0) / 290.0;
+        let mut at = -10.0;
+        for (i, &l) in lon.iter().enumerate().take(290) {
+            assert_eq!(l.to_bits(), f64::to_bits(at), "[{i}]");
+            at += step;
+        }
+        assert_eq!(lon[290], 19.0);
+        assert!(lon.windows(2).all(|w| w[0] < w[1]));
+        // Scanned westwards, the same span runs the other way.
+        let west = across(19.0, 350.0, &[("iScansNegatively", Value::Uint(1))]);
+        let g = grid_coordinates(&west, &[3, 291]).expect("a regular grid");
+        let lon = &g.coords[1].values;
+        assert_eq!((lon[0], lon[290]), (19.0, 350.0));
+        assert!(lon[..290].windows(2).all(|w| w[0] > w[1]));
+        assert!((lon[289] - (-9.9)).abs() < 1e-9, "{}", lon[289]);
+    }
+
+    #[test]
+    fn rows_that_alternate_direction_give_each_point_its_place() {
+        let e = across_the_meridian(&[("alternativeRowScanning", Value::Uint(1))]);
+        let g = grid_coordinates(&e, &[3, 291]).expect("a grid of alternate rows");
+        assert_eq!(g.dims, ["y", "x"]);
+        let (lat, lon) = (&g.coords[0], &g.coords[1]);
+        assert_eq!((lat.name, lon.name), ("latitude", "longitude"));
+        assert_eq!(lat.shape, [3, 291]);
+        let plain = grid_coordinates(&across_the_meridian(&[]), &[3, 291]).unwrap();
+        let columns = &plain.coords[1].values;
+        for j in 0..3 {
+            let row = &lon.values[j * 291..(j + 1) * 291];
+            let want: Vec<f64> = match j % 2 {
+                0 => columns.clone(),
+                _ => columns.iter().rev().copied().collect(),
+            };
+            assert_eq!(row, want, "row {j}");
+            let lats = &lat.values[j * 291..(j + 1) * 291];
+            assert!(
+                lats.iter().all(|&l| l == plain.coords[0].values[j]),
+                "row {j}"
+            );
+        }
+        assert_eq!(grid_dims(&e, &[3, 291]).unwrap(), ["y", "x"]);
     }
 
     #[test]

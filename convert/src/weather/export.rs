@@ -574,7 +574,9 @@ fn pack_by_eccodes(
     // them. A complex field is set once, at its source's scales, below.
     if scales.is_none() || second_order {
         set_values(h, values, decimal.is_none())?;
-        keep_constant_width(h, grib, values)?;
+        if decimal.is_none() {
+            keep_constant_width(h, grib, values)?;
+        }
     }
     if let Some(d) = decimal {
         h.set_long("changeDecimalPrecision", d)?;
@@ -628,27 +630,48 @@ fn set_values(
 }
 
 /// Packs a constant simple-packed field again at its source's width when
-/// ecCodes packed it with no data bits (as it packs any constant field unless its
-/// transient `produceLargeConstantFields` is set), so that the source's
-/// `bitsPerValue` comes back (`spec/convert.md` "GRIB write-back").
+/// ecCodes packed it with no data bits (as it packs any constant field
+/// unless its transient `produceLargeConstantFields` is set), so that the
+/// source's `bitsPerValue` comes back (`spec/convert.md` "GRIB
+/// write-back"). That mode writes E = 0 and D = 0, so only a source
+/// without decimal scaling is repacked so, and it is kept only when
+/// ecCodes reads back exactly the values the field had with no data bits.
 fn keep_constant_width(
     h: &mut Handle,
     grib: &[(Value, Value)],
     values: &(impl FieldValues + ?Sized),
 ) -> Result<(), GribError> {
-    let source_bits = get(grib, "bitsPerValue").and_then(Value::as_i64);
-    let Some(bits) = source_bits.filter(|&b| b > 0) else {
+    let int = |k| get(grib, k).and_then(Value::as_i64);
+    let Some(bits) = int("bitsPerValue").filter(|&b| b > 0) else {
         return Ok(());
     };
     // Other packings code the constant field at another size or scale
     // (JPEG 2000 in 2.6 times the bytes, with D and R reset).
     let simple = h.get_string("packingType")? == "grid_simple";
-    if !simple || h.get_long("bitsPerValue")? != 0 || !h.is_defined("produceLargeConstantFields") {
+    let undecimal = int("decimalScaleFactor").unwrap_or(0) == 0;
+    if !simple
+        || !undecimal
+        || h.get_long("bitsPerValue")? != 0
+        || !h.is_defined("produceLargeConstantFields")
+    {
         return Ok(());
     }
-    h.set_long("produceLargeConstantFields", 1)?;
-    h.set_long("bitsPerValue", bits)?;
-    set_values(h, values, false)
+    let mut wide = h.try_clone()?;
+    wide.set_long("produceLargeConstantFields", 1)?;
+    wide.set_long("bitsPerValue", bits)?;
+    set_values(&mut wide, values, false)?;
+    wide.set_long("produceLargeConstantFields", 0)?;
+    let narrow = h.get_double_array("values")?;
+    let back = wide.get_double_array("values")?;
+    let same = back.len() == narrow.len()
+        && back
+            .iter()
+            .zip(&narrow)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+    if same {
+        *h = wide;
+    }
+    Ok(())
 }
 
 /// Sets `packingType` to `packing` when the message has another.

@@ -33,6 +33,10 @@ pub const GEOGRAPHY_KEYS: &[&str] = &[
     "angleOfRotationInDegrees",
 ];
 
+/// The scanning flag of grids whose rows alternate direction, copied into
+/// `base[i].geography` when it is 1.
+const ALTERNATE_ROWS: &str = "alternativeRowScanning";
+
 /// Keys of a projected grid (`polar_stereographic`, `lambert`,
 /// `lambert_azimuthal_equal_area`) copied
 /// under `base[i].geography` as well, for the points the dataset view
@@ -346,6 +350,12 @@ pub fn read_field(
         if let Some(v) = key_value(h, k)? {
             geography.insert(k.to_string(), v);
         }
+    }
+    // Rows that alternate direction place every second row's values the
+    // other way (`spec/kerchunk.md` §2.1); kept only when they do, so that
+    // other fields' metadata is unchanged.
+    if key_long(h, ALTERNATE_ROWS) == Some(1) {
+        geography.insert(ALTERNATE_ROWS.to_string(), Value::Uint(1));
     }
     let projected = geography
         .get("gridType")

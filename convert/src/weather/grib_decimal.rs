@@ -132,7 +132,7 @@ pub(super) fn pack_at_source(
     let whole = values.whole()?;
     let mut laid = h.try_clone()?;
     let constant = whole.iter().all(|v| v.to_bits() == whole[0].to_bits());
-    if constant && source.bits > 0 {
+    if constant {
         laid.set_long("produceLargeConstantFields", 1)?;
     }
     laid.set_long("decimalScaleFactor", 0)?;

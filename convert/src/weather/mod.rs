@@ -18,6 +18,8 @@ pub mod budget;
 #[cfg(feature = "grib")]
 pub mod convert;
 #[cfg(feature = "grib")]
+mod eccodes_assertion;
+#[cfg(feature = "grib")]
 pub mod export;
 #[cfg(feature = "grib")]
 mod ffi;
