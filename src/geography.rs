@@ -154,7 +154,8 @@ impl<'a> Geography<'a> {
             return None;
         }
         let regular = matches!(self.grid_type(), None | Some("regular_ll" | "regular_gg"));
-        if !regular || self.integer("jPointsAreConsecutive") == Some(1) {
+        let alternate = self.integer("alternativeRowScanning") == Some(1);
+        if !regular || alternate || self.integer("jPointsAreConsecutive") == Some(1) {
             return None;
         }
         let (rows, cols) = (usize::try_from(*rows).ok()?, usize::try_from(*cols).ok()?);

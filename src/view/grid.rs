@@ -507,8 +507,9 @@ fn reduced_coordinates(
     vec![coordinate("latitude", lat), coordinate("longitude", lon)]
 }
 
-/// The most a rotated grid's last longitude may exceed 360° by and still
-/// be brought into range as ecCodes does (one turn at a time).
+/// How many turns beyond 360° a regular or rotated grid's last longitude
+/// may lie and still be brought into range as ecCodes does (a turn at a
+/// time).
 const MAX_TURNS: f64 = 8.0;
 
 /// A rotated latitude/longitude grid of `shape` = `(Nj, Ni)`, its rows and
@@ -544,7 +545,8 @@ fn latlon_rows(g: &Geography<'_>, nj: usize, j_positive: bool) -> Option<Rows> {
     let mut jdir = match g.number("jDirectionIncrementInDegrees") {
         Some(d) => d,
         None if nj > 1 => (lat1 - lat2).abs() / (nj - 1) as f64,
-        // One row: ecCodes refuses it; its one latitude is the first.
+        // One row without an increment: ecCodes refuses it; its one
+        // latitude is the last, as with an increment.
         None => 0.0,
     };
     let (north, south) = if j_positive {
@@ -589,6 +591,11 @@ fn rotated_axes(g: &Geography<'_>, shape: &[u64]) -> Option<RotatedAxes> {
         return None;
     }
     let flag = |key| scanning_flag(g, key);
+    // Rows alternating direction are not laid out as the geoiterator
+    // lays out a rotated grid's points.
+    if flag("alternativeRowScanning")? {
+        return None;
+    }
     let (i_negative, j_positive) = (flag("iScansNegatively")?, flag("jScansPositively")?);
     let (nj, ni) = (usize::try_from(nj).ok()?, usize::try_from(ni).ok()?);
     let columns = regular_columns(

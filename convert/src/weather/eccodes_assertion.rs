@@ -12,7 +12,7 @@
 //! - locks ecCodes held (its OpenMP nest locks, owned by the thread):
 //!   that thread may take them again, any other would wait for ever, so
 //!   once a thread has unwound out of ecCodes, calls from other threads are
-//!   refused with an error naming why;
+//!   refused ([`Failure::Refused`]);
 //! - a message handle whose set was abandoned may point into the abandoned
 //!   frames: the caller marks it unusable ([`super::ffi`]'s `Handle`).
 
@@ -20,6 +20,7 @@ use std::any::Any;
 use std::cell::Cell;
 use std::ffi::{c_char, CStr};
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::thread::{self, ThreadId};
 
@@ -33,13 +34,36 @@ extern "C-unwind" {
 /// The payload the handler unwinds with: ecCodes' text.
 struct Failed(String);
 
+/// Why a guarded call gave no result.
+pub(super) enum Failure {
+    /// An assertion failed inside ecCodes: its text.
+    Assertion(String),
+    /// ecCodes was not called: another thread unwound out of it.
+    Refused,
+}
+
+/// The refusal's text.
+pub(super) const REFUSED: &str = "ecCodes failed an assertion on another thread of this \
+    process, which may still hold ecCodes' locks; convert in a new process";
+
 thread_local! {
     /// How many guarded calls this thread is inside.
     static GUARDED: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The first thread that unwound out of ecCodes.
+/// The first thread that unwound out of ecCodes, and whether there is one
+/// (read first, so that calls take no lock until then).
 static UNWOUND: Mutex<Option<ThreadId>> = Mutex::new(None);
+static ANY_UNWOUND: AtomicBool = AtomicBool::new(false);
+
+/// Whether calls from this thread are refused ([`Failure::Refused`]).
+pub(super) fn refused() -> bool {
+    if !ANY_UNWOUND.load(Ordering::Acquire) {
+        return false;
+    }
+    let unwound = *UNWOUND.lock().unwrap_or_else(|e| e.into_inner());
+    unwound.is_some_and(|t| t != thread::current().id())
+}
 
 /// ecCodes' assertion handler: unwinds with the assertion's text (without
 /// the panic hook's message, as `resume_unwind` does not call it). Outside
@@ -63,19 +87,14 @@ unsafe extern "C-unwind" fn on_failure(message: *const c_char) {
 }
 
 /// Runs `f`, a call into ecCodes, with the handler installed (again, in
-/// case another library in the process installed its own); a failed
-/// assertion inside it is its text as an error. Any other unwinding goes
-/// on. Refused, without calling ecCodes, on a thread other than one that
-/// already unwound out of it.
-pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    let me = thread::current().id();
-    let unwound = *UNWOUND.lock().unwrap_or_else(|e| e.into_inner());
-    if unwound.is_some_and(|t| t != me) {
-        return Err(
-            "ecCodes failed an assertion on another thread of this process, which may \
-                    still hold ecCodes' locks; convert in a new process"
-                .into(),
-        );
+/// case another library in the process installed its own: tgm's handler
+/// then stays, and an assertion outside a guarded call aborts as ecCodes'
+/// default does); a failed assertion inside it is its text as an error.
+/// Any other unwinding goes on. Refused, without calling ecCodes, on a
+/// thread other than one that already unwound out of it.
+pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, Failure> {
+    if refused() {
+        return Err(Failure::Refused);
     }
     // SAFETY: the handler has the signature ecCodes calls it with.
     unsafe { codes_set_codes_assertion_failed_proc(Some(on_failure)) };
@@ -88,8 +107,9 @@ pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
                 UNWOUND
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .get_or_insert(me);
-                failed.0
+                    .get_or_insert(thread::current().id());
+                ANY_UNWOUND.store(true, Ordering::Release);
+                Failure::Assertion(failed.0)
             }
             Err(other) => panic::resume_unwind(other),
         },

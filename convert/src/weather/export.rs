@@ -828,7 +828,7 @@ fn from_sample(
             h.set_long_array("pl", &pl)?;
         }
     }
-    for key in GEOGRAPHY_KEYS {
+    for key in GEOGRAPHY_KEYS.iter().chain(&[super::grib::ALTERNATE_ROWS]) {
         if matches!(*key, "gridType" | "numberOfPoints")
             || (*key == "N" && get(geo, "pl").is_some())
         {

@@ -35,7 +35,7 @@ pub const GEOGRAPHY_KEYS: &[&str] = &[
 
 /// The scanning flag of grids whose rows alternate direction, copied into
 /// `base[i].geography` when it is 1.
-const ALTERNATE_ROWS: &str = "alternativeRowScanning";
+pub(super) const ALTERNATE_ROWS: &str = "alternativeRowScanning";
 
 /// Keys of a projected grid (`polar_stereographic`, `lambert`,
 /// `lambert_azimuthal_equal_area`) copied
@@ -416,6 +416,15 @@ pub fn read_field(
 
     let shape = grid_shape(h, values.len());
     let packing = source_packing(h, &values)?;
+    // Lookups answer "absent" once ecCodes refuses this thread
+    // (`spec/convert.md` "Hostile files"): a field read so is refused, not
+    // kept without its keys.
+    if super::eccodes_assertion::refused() {
+        return Err(GribError::Invalid(format!(
+            "ecCodes: {}",
+            super::eccodes_assertion::REFUSED
+        )));
+    }
     Ok(GribField {
         template,
         template_pl,
