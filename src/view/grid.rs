@@ -121,7 +121,8 @@ enum Grid {
 
 /// The latitudes of a grid's rows.
 enum Rows {
-    /// Stepped as ecCodes steps a rotated latitude/longitude grid's.
+    /// Stepped as ecCodes' `Latlon` geoiterator steps a latitude/longitude
+    /// grid's ([`latlon_rows`]).
     Stepped(Steps),
     /// `count` Gaussian latitudes of `N = n` from the one nearest `first`
     /// towards `last` ([`geography::gaussian_rows`], computed only for
@@ -365,19 +366,19 @@ fn regular(
     shape: &[u64],
     rows: impl FnOnce(usize) -> Option<Rows>,
 ) -> Option<Grid> {
-    let [nj, ni] = shape else { return None };
-    if count(g, "Nj")? != *nj || count(g, "Ni")? != *ni || *ni == 0 {
+    let [nj, ni] = *shape else { return None };
+    if !rows_and_columns(g, shape) || ni == 0 {
         return None;
     }
     let flag = |key| scanning_flag(g, key);
     let columns = regular_columns(
         g.number("longitudeOfFirstGridPointInDegrees")?,
         g.number("longitudeOfLastGridPointInDegrees")?,
-        usize::try_from(*ni).ok()?,
+        usize::try_from(ni).ok()?,
         flag("iScansNegatively")?,
         || g.number("iDirectionIncrementInDegrees"),
     )?;
-    let rows = rows(usize::try_from(*nj).ok()?)?;
+    let rows = rows(usize::try_from(nj).ok()?)?;
     Some(match flag("alternativeRowScanning")? {
         false => Grid::Regular { rows, columns },
         true => Grid::AlternateRows { rows, columns },

@@ -574,9 +574,7 @@ fn pack_by_eccodes(
     // them. A complex field is set once, at its source's scales, below.
     if scales.is_none() || second_order {
         set_values(h, values, decimal.is_none())?;
-        if decimal.is_none() {
-            keep_constant_width(h, grib, values)?;
-        }
+        keep_constant_width(h, grib, values)?;
     }
     if let Some(d) = decimal {
         h.set_long("changeDecimalPrecision", d)?;

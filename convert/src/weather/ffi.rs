@@ -168,7 +168,7 @@ fn error_text(code: c_int) -> String {
 }
 
 /// Runs the ecCodes call `f` (`what` on `key`) and checks its status; a
-/// failed assertion inside it is an error ([`assertion`]).
+/// failed assertion inside it is an error ([`super::eccodes_assertion`]).
 fn call(what: &str, key: &str, f: impl FnOnce() -> c_int) -> Result<(), GribError> {
     let code = guarded(what, key, f)?;
     check(code, what, key)
@@ -288,7 +288,7 @@ impl Handle {
     }
 
     /// [`call`] on this message, `f` given its pointer; refused on a broken
-    /// handle, and a set abandoned by a failed assertion breaks it.
+    /// handle.
     fn call(
         &self,
         what: &str,
@@ -296,8 +296,18 @@ impl Handle {
         f: impl FnOnce(*mut CodesHandle) -> c_int,
     ) -> Result<(), GribError> {
         let h = self.live(what, key)?;
-        let r = call(what, key, || f(h));
-        if what == "set" && matches!(r, Err(GribError::EcCodesAssertion { .. })) {
+        call(what, key, || f(h))
+    }
+
+    /// [`Handle::call`] of a set of `key`: one abandoned by a failed
+    /// assertion breaks the handle.
+    fn set_call(
+        &mut self,
+        key: &str,
+        f: impl FnOnce(*mut CodesHandle) -> c_int,
+    ) -> Result<(), GribError> {
+        let r = self.call("set", key, f);
+        if matches!(r, Err(GribError::EcCodesAssertion { .. })) {
             self.broken.set(true);
         }
         r
@@ -515,16 +525,14 @@ impl Handle {
         let v = c_long::try_from(v)
             .map_err(|_| GribError::Invalid(format!("{key} = {v} exceeds C long")))?;
         // SAFETY: live handle, valid key.
-        self.call("set", key, |h| unsafe { codes_set_long(h, k.as_ptr(), v) })
+        self.set_call(key, |h| unsafe { codes_set_long(h, k.as_ptr(), v) })
     }
 
     /// Sets a floating-point key.
     pub fn set_double(&mut self, key: &str, v: f64) -> Result<(), GribError> {
         let k = cstr(key)?;
         // SAFETY: live handle, valid key.
-        self.call("set", key, |h| unsafe {
-            codes_set_double(h, k.as_ptr(), v)
-        })
+        self.set_call(key, |h| unsafe { codes_set_double(h, k.as_ptr(), v) })
     }
 
     /// Sets a text key.
@@ -533,7 +541,7 @@ impl Handle {
         let cv = cstr(v)?;
         let mut len = v.len();
         // SAFETY: live handle, valid key and NUL-terminated value of `len` bytes.
-        self.call("set", key, |h| unsafe {
+        self.set_call(key, |h| unsafe {
             codes_set_string(h, k.as_ptr(), cv.as_ptr(), &mut len)
         })
     }
@@ -542,7 +550,7 @@ impl Handle {
     pub fn set_double_array(&mut self, key: &str, v: &[f64]) -> Result<(), GribError> {
         let k = cstr(key)?;
         // SAFETY: live handle, valid key, `v` holds `v.len()` doubles.
-        self.call("set", key, |h| unsafe {
+        self.set_call(key, |h| unsafe {
             codes_set_double_array(h, k.as_ptr(), v.as_ptr(), v.len())
         })
     }
@@ -554,7 +562,7 @@ impl Handle {
         let mut len = v.len();
         // SAFETY: live handle, valid key, `v` holds `len` bytes, which
         // ecCodes copies and never writes through.
-        self.call("set", key, |h| unsafe {
+        self.set_call(key, |h| unsafe {
             codes_set_bytes(h, k.as_ptr(), v.as_ptr(), &mut len)
         })
     }
@@ -568,7 +576,7 @@ impl Handle {
             .collect::<Result<_, _>>()
             .map_err(|_| GribError::Invalid(format!("{key} element exceeds C long")))?;
         // SAFETY: live handle, valid key, `c` holds `c.len()` longs.
-        self.call("set", key, |h| unsafe {
+        self.set_call(key, |h| unsafe {
             codes_set_long_array(h, k.as_ptr(), c.as_ptr(), c.len())
         })
     }
