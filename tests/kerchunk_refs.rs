@@ -71,22 +71,38 @@ fn chunk<'a>(msg: &'a [u8], refs: &Refs, key: &str) -> &'a [u8] {
     &msg[off..off + len]
 }
 
+/// The refs of one 20 × 25 object `x` holding `values` in simple_packing
+/// at `bits` bits, uncompressed, every object expressed.
+fn packed_refs(values: &[f64], bits: i64) -> (Vec<u8>, Refs) {
+    let d = pipeline(
+        ObjectDescriptor::new(Dtype::Float64, [20, 25]),
+        "simple_packing",
+        "none",
+        &[("sp_bits_per_value", bits)],
+    );
+    let (msg, refs) = refs_of(
+        &[(d, le_bytes(values))],
+        vec![named("x")],
+        Default::default(),
+    );
+    assert!(refs.unexpressible.is_empty(), "{:?}", refs.unexpressible);
+    (msg, refs)
+}
+
+/// The float64 values tgm decodes from the first object of `msg`.
+fn decoded_f64s(msg: &[u8]) -> Vec<f64> {
+    tgm::decode(msg, &DecodeOptions::default()).unwrap().objects[0]
+        .data
+        .chunks_exact(8)
+        .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
 #[test]
 fn packed_chunks_decode_by_the_numcodecs_formula_to_tgms_values() {
     let values = field(500);
     for bits in [8i64, 16, 32] {
-        let d = pipeline(
-            ObjectDescriptor::new(Dtype::Float64, [20, 25]),
-            "simple_packing",
-            "none",
-            &[("sp_bits_per_value", bits)],
-        );
-        let (msg, refs) = refs_of(
-            &[(d, le_bytes(&values))],
-            vec![named("x")],
-            Default::default(),
-        );
-        assert!(refs.unexpressible.is_empty(), "{:?}", refs.unexpressible);
+        let (msg, refs) = packed_refs(&values, bits);
         let zarray = entry(&refs, "x/.zarray");
         assert_eq!(zarray["shape"], serde_json::json!([20, 25]));
         assert_eq!(zarray["chunks"], serde_json::json!([20, 25]));
@@ -106,13 +122,7 @@ fn packed_chunks_decode_by_the_numcodecs_formula_to_tgms_values() {
         );
         let packed = chunk(&msg, &refs, "x/0.0");
         assert_eq!(packed.len(), 500 * width);
-        let tgm_values = tgm::decode(&msg, &DecodeOptions::default())
-            .unwrap()
-            .objects[0]
-            .data
-            .chunks_exact(8)
-            .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
-            .collect::<Vec<_>>();
+        let tgm_values = decoded_f64s(&msg);
         for (i, q) in packed.chunks_exact(width).enumerate() {
             let q = q.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)) as f64;
             let numcodecs = q / scale + offset;
@@ -133,7 +143,7 @@ fn unexpressible_objects_are_listed_with_the_reason() {
     nan[3] = f64::NAN;
     let objs = [
         (
-            pipeline(d(), "simple_packing", "none", &[("sp_bits_per_value", 12)]),
+            pipeline(d(), "simple_packing", "none", &[("sp_bits_per_value", 40)]),
             v.clone(),
         ),
         (
@@ -165,7 +175,7 @@ fn unexpressible_objects_are_listed_with_the_reason() {
         .map(|u| (u.object, u.reason.as_str()))
         .collect();
     let expect = [
-        "12 bits",
+        "40 bits",
         "decimal scale factor 1",
         "masks",
         "bitmask",
@@ -180,6 +190,47 @@ fn unexpressible_objects_are_listed_with_the_reason() {
         serde_json::from_str(refs.document["refs"][".zattrs"].as_str().unwrap()).unwrap();
     assert_eq!(listed["tgm_unexpressible"].as_array().unwrap().len(), 5);
     assert_eq!(listed["tgm_unexpressible"][4]["variable"], "o4");
+}
+
+#[test]
+fn packed_chunks_of_other_widths_are_unpacked_by_packints_first() {
+    let values = field(500);
+    for bits in [1i64, 5, 12, 24, 31] {
+        let (msg, refs) = packed_refs(&values, bits);
+        let zarray = entry(&refs, "x/.zarray");
+        let filters = zarray["filters"].as_array().unwrap();
+        assert_eq!(filters.len(), 2, "{bits} bits");
+        let (fso, unpack) = (&filters[0], &filters[1]);
+        let items = match bits {
+            1..=7 => "|u1",
+            9..=15 => "<u2",
+            _ => "<u4",
+        };
+        assert_eq!(fso["id"], "fixedscaleoffset");
+        assert_eq!(fso["astype"], items);
+        assert_eq!(unpack["id"], "imagecodecs_packints");
+        assert_eq!(unpack["dtype"], items);
+        assert_eq!(unpack["bitspersample"], bits);
+        assert_eq!(unpack["runlen"], 500);
+        let (scale, offset) = (
+            fso["scale"].as_f64().unwrap(),
+            fso["offset"].as_f64().unwrap(),
+        );
+        let packed = chunk(&msg, &refs, "x/0.0");
+        assert_eq!(packed.len(), (500 * bits as usize).div_ceil(8));
+        let tgm_values = decoded_f64s(&msg);
+        // packints' reading: MSB first, `bits` at a time.
+        let bit = |k: usize| u64::from(packed[k / 8] >> (7 - k % 8) & 1);
+        for (i, want) in tgm_values.iter().enumerate() {
+            let b = bits as usize;
+            let q = (i * b..(i + 1) * b).fold(0u64, |a, k| a << 1 | bit(k)) as f64;
+            assert_eq!(
+                (q / scale + offset).to_bits(),
+                want.to_bits(),
+                "{bits} bits, element {i}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -201,7 +201,13 @@ fn simple_packed_fields_decode_bit_identical_to_eccodes() {
             let obj = &msg.objects[0];
             let d = &obj.descriptor;
             assert_eq!(d.encoding(), "simple_packing");
-            assert_eq!(d.compression(), "szip");
+            // Small fields go uncompressed when that is smaller
+            // (`spec/convert.md` "Stored exactly").
+            match d.compression() {
+                "szip" => {}
+                "none" => assert!(want.len() <= 64 << 10, "{}", input.display()),
+                c => panic!("{}: compression {c}", input.display()),
+            }
             let got = f64s(&obj.data);
             assert_eq!(got.len(), want.len());
             let mut nan = 0;

@@ -44,7 +44,8 @@ pub fn chain_of(d: &ObjectDescriptor, payload: &[u8]) -> Result<ZarrChain, Reaso
                 .packing_params()
                 .map_err(|e| format!("simple_packing: {}", e.detail()))?;
             let out = numpy_type(d.dtype, d.byte_order)?;
-            filters.push(fixed_scale_offset(&pp, &out)?);
+            let elements = d.num_elements().map_err(|e| e.detail().to_string())?;
+            filters.extend(fixed_scale_offset(&pp, &out, elements)?);
             out
         }
         EncodingSpec::SpectralPacking(_) => {
@@ -122,15 +123,27 @@ pub fn numpy_type(dtype: Dtype, order: ByteOrder) -> Result<String, Reason> {
 /// simple_packing as numcodecs' `fixedscaleoffset`: tgm decodes
 /// `R + (2^E·10^−D)·q` (`spec/pipeline.md` §2.2), numcodecs `q / scale +
 /// offset`; with D = 0 the scale `2^−E` is exact and both give the same
-/// float64 bits. The packed integers are big-endian (§2.3).
-fn fixed_scale_offset(p: &crate::pipeline::PackingParams, out: &str) -> Result<Json, Reason> {
-    let astype = match p.bits_per_value {
-        8 => "|u1",
-        16 => ">u2",
-        32 => ">u4",
-        b => {
+/// float64 bits. The packed integers are big-endian (§2.3): 8, 16 and 32
+/// bits are read as such; other widths up to 31 are first unpacked by
+/// imagecodecs' `imagecodecs_packints` (MSB first, into native unsigned
+/// integers, in one run of the object's `elements` so that the last byte's
+/// padding gives no value), which then follows in encode order.
+fn fixed_scale_offset(
+    p: &crate::pipeline::PackingParams,
+    out: &str,
+    elements: u64,
+) -> Result<Vec<Json>, Reason> {
+    let (astype, unpack) = match (p.bits_per_value, elements > 0) {
+        (8, _) => ("|u1", None),
+        (16, _) => (">u2", None),
+        (32, _) => (">u4", None),
+        (1..=7, true) => ("|u1", Some("|u1")),
+        (9..=15, true) => ("<u2", Some("<u2")),
+        (17..=31, true) => ("<u4", Some("<u4")),
+        (b, _) => {
             return Err(format!(
-                "simple_packing at {b} bits: numcodecs' fixedscaleoffset reads 8, 16 or 32-bit integers"
+                "simple_packing at {b} bits: numcodecs' fixedscaleoffset reads 8, 16 or 32-bit \
+                 integers, and imagecodecs' packints unpacks 1 to 31 bits of a non-empty object"
             ))
         }
     };
@@ -152,13 +165,22 @@ fn fixed_scale_offset(p: &crate::pipeline::PackingParams, out: &str) -> Result<J
     if !scale.is_finite() || scale == 0.0 || !p.reference_value.is_finite() {
         return Err("simple_packing parameters outside float64 range".into());
     }
-    Ok(json!({
+    let mut filters = vec![json!({
         "id": "fixedscaleoffset",
         "scale": scale,
         "offset": p.reference_value,
         "dtype": out,
         "astype": astype,
-    }))
+    })];
+    if let Some(items) = unpack {
+        filters.push(json!({
+            "id": "imagecodecs_packints",
+            "dtype": items,
+            "bitspersample": p.bits_per_value,
+            "runlen": elements,
+        }));
+    }
+    Ok(filters)
 }
 
 /// Bytes of the stream the compression stage decodes to: the packed

@@ -62,6 +62,12 @@ EXPRESSIBLE = {
     "sp16": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "16"]),
     "sp32": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "32"]),
     "sp16_be": ((10, 9), ">f8", ["--encoding", "simple_packing", "--bits", "16"]),
+    # Other widths: imagecodecs_packints unpacks the bits first.
+    "sp1": ((7, 12), "<f8", ["--encoding", "simple_packing", "--bits", "1"]),
+    "sp5": ((13, 7), "<f8", ["--encoding", "simple_packing", "--bits", "5"]),
+    "sp12": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "12"]),
+    "sp24": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "24"]),
+    "sp31_be": ((9, 11), ">f8", ["--encoding", "simple_packing", "--bits", "31"]),
     "sp16_shuffle_zstd": ((30, 40), "<f8",
                           ["--encoding", "simple_packing", "--bits", "16", "--filter", "shuffle",
                            "--compression", "zstd"]),
@@ -88,8 +94,7 @@ EXPRESSIBLE = {
 
 # name → (shape, dtype, pipeline arguments, words the listed reason holds)
 UNEXPRESSIBLE = {
-    "sp12": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "12"], "12 bits"),
-    "sp24": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "24"], "24 bits"),
+    "sp40": ((20, 30), "<f8", ["--encoding", "simple_packing", "--bits", "40"], "40 bits"),
     "nan_masked": ((10,), "<f8", ["--allow-nan"], "masks"),
     # A constant field: more than 8 decoded bytes per payload byte, more
     # than imagecodecs' decoder makes room for without an output size.

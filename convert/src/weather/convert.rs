@@ -298,12 +298,12 @@ fn checked(
         let (descriptor, _) = object_head_in(field, choice, Order::TensogramAtSourceScales)?;
         let finest = std::mem::replace(&mut o.descriptor, descriptor);
         if matches!(max_abs_error(&o), Ok(e) if e == 0.0) {
-            return Ok(o);
+            return smallest_layout(o, field, choice);
         }
         o.descriptor = finest;
     }
     if field.packing.is_some() && !spectral && max_abs_error(&o)? == 0.0 {
-        return Ok(o);
+        return smallest_layout(o, field, choice);
     }
     // Codes asked for, and §2.2's order is not exact: GRIB's order. A
     // spectral field whose values the layout cannot hold (an unpacked
@@ -320,6 +320,97 @@ fn checked(
     let (descriptor, _) = object_head(field, &LOSSLESS)?;
     o.descriptor = descriptor;
     Ok(o)
+}
+
+/// The most bytes a field's codes may take for [`smallest_layout`] to
+/// weigh storing them without compression.
+const SMALL_CODES: u64 = 64 << 10;
+
+/// `o`, exact simple_packing codes in whole-byte containers compressed
+/// with szip by default, or, when its codes take at most [`SMALL_CODES`]
+/// bytes and that frame is smaller, the same codes uncompressed: at the
+/// source's `bitsPerValue` when that holds them exactly, else in the
+/// containers (`spec/convert.md` "Stored exactly"). A field of a few
+/// hundred points gains little from szip, whose keys the descriptor then
+/// carries, and whose block padding and RSI references can outweigh it.
+fn smallest_layout(
+    o: GribObject,
+    field: &GribField,
+    choice: &PipelineChoice,
+) -> Result<GribObject, GribError> {
+    let Some(source) = field.packing else {
+        return Ok(o);
+    };
+    let container = o
+        .descriptor
+        .pipeline()
+        .params()
+        .get("sp_bits_per_value")
+        .and_then(Value::as_u64);
+    let (Some(container), CompressionChoice::Auto, false, "szip") = (
+        container,
+        choice.compression,
+        choice.shuffle,
+        o.descriptor.compression(),
+    ) else {
+        return Ok(o);
+    };
+    let points = o.values.len() as u64;
+    if points.saturating_mul(container) / 8 > SMALL_CODES {
+        return Ok(o);
+    }
+    let szip = o.descriptor.clone();
+    let szip_size = frame_size(&o)?;
+    let narrow = u64::from(source.bits_per_value);
+    let mut o = o;
+    // The container width holds the codes (szip is lossless); a narrower
+    // one is checked.
+    let widths = if 0 < narrow && narrow < container {
+        vec![narrow, container]
+    } else {
+        vec![container]
+    };
+    for bits in widths {
+        let mut params = szip.pipeline().params().clone();
+        params.retain(|k, _| k.starts_with("sp_"));
+        params.insert("sp_bits_per_value".into(), Value::Uint(bits));
+        o.descriptor = szip
+            .clone()
+            .with_raw_pipeline(szip.encoding(), "none", "none", params)?;
+        if bits != container && !matches!(max_abs_error(&o), Ok(e) if e == 0.0) {
+            continue;
+        }
+        if frame_size(&o)? < szip_size {
+            return Ok(o);
+        }
+        break;
+    }
+    o.descriptor = szip;
+    Ok(o)
+}
+
+/// The bytes `o` takes as a message of its own (its frame and the fixed
+/// parts, which are the same whatever the pipeline), metadata aside.
+fn frame_size(o: &GribObject) -> Result<u64, GribError> {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let meta = GlobalMetadata::with_base(vec![Map::new()]);
+    let mut count = Count(0);
+    tgm::encode_to(
+        &meta,
+        &[(&o.descriptor, o.data())],
+        &encode_options(true),
+        &mut count,
+    )?;
+    Ok(count.0)
 }
 
 /// Elements decoded at a time when measuring an encoding's error.

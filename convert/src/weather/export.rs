@@ -21,7 +21,7 @@ use super::grib1_unused_bits;
 use super::grib_decimal::{self, SourceSimple};
 use super::grib_pl::{self, PlPlace};
 use super::grib_scales::{self, SourceScales};
-use super::grib_shared::{shared_header, TEMPLATE_REF_KEY};
+use super::grib_shared::{patched, shared_header, TEMPLATE_PATCH_KEY, TEMPLATE_REF_KEY};
 use super::grib_simple;
 use super::grib_zeros::{self, ZeroRun, TEMPLATE_ZEROS_KEY};
 use super::GribError;
@@ -83,15 +83,25 @@ pub fn with_header<'e>(entry: &'e Map, extra: &Map) -> Result<Cow<'e, Map>, Grib
     let Some(grib) = entry.get("grib").and_then(Value::as_map) else {
         return Ok(Cow::Borrowed(entry));
     };
-    let Some((_, reference)) = grib
-        .iter()
-        .find(|(k, _)| k.as_text() == Some(TEMPLATE_REF_KEY))
-    else {
-        return Ok(Cow::Borrowed(entry));
+    let patch = get(grib, TEMPLATE_PATCH_KEY);
+    let Some(reference) = get(grib, TEMPLATE_REF_KEY) else {
+        return match patch {
+            None => Ok(Cow::Borrowed(entry)),
+            Some(_) => Err(GribError::Invalid(format!(
+                "grib.{TEMPLATE_PATCH_KEY} without grib.{TEMPLATE_REF_KEY}: \
+                 a patch applies to a shared header"
+            ))),
+        };
     };
-    let header = shared_header(reference, extra)?.to_vec();
+    let shared = shared_header(reference, extra)?;
+    let header = match patch {
+        Some(p) => patched(shared, p)?,
+        None => shared.to_vec(),
+    };
     let mut grib = grib.to_vec();
-    grib.retain(|(k, _)| k.as_text() != Some(TEMPLATE_REF_KEY));
+    grib.retain(|(k, _)| {
+        k.as_text() != Some(TEMPLATE_REF_KEY) && k.as_text() != Some(TEMPLATE_PATCH_KEY)
+    });
     grib.push((Value::Text(TEMPLATE_KEY.into()), Value::Bytes(header)));
     let mut entry = entry.clone();
     entry.insert("grib".into(), Value::Map(grib));
@@ -259,7 +269,9 @@ fn write_field(
         }
         // A shared header is the message's: an entry naming one reaches
         // here only through `with_header`, never written from a sample.
-        None if get(grib, TEMPLATE_REF_KEY).is_some() => {
+        None if get(grib, TEMPLATE_REF_KEY).is_some()
+            || get(grib, TEMPLATE_PATCH_KEY).is_some() =>
+        {
             return Err(GribError::Invalid(format!(
                 "grib.{TEMPLATE_REF_KEY} names a header of the message's _extra_, \
                  which was not looked up"
@@ -274,60 +286,70 @@ fn write_field(
     Ok(msg.len() as u64)
 }
 
-/// The source's header `stored` (`grib.template`) whole: with the octets
-/// of `geography.pl` put back where `grib.template_pl` places them, when it
-/// does (`spec/convert.md` "GRIB metadata layout").
+/// The source's header `stored` (`grib.template`) whole: with the zeros
+/// `grib.template_zeros` records and the octets of `geography.pl` put back
+/// where `grib.template_pl` places them, when it does (`spec/convert.md`
+/// "GRIB metadata layout"). Whatever its form, the header is untrusted
+/// input: it must be one GRIB message whose structure passes the file
+/// checks ("Hostile files") before ecCodes reads it.
 fn whole_template<'t>(stored: &'t [u8], entry: &Map) -> Result<Cow<'t, [u8]>, GribError> {
     let grib = section(entry, "grib")?;
-    let stored: Cow<'t, [u8]> = match get(grib, TEMPLATE_ZEROS_KEY) {
-        None => Cow::Borrowed(stored),
-        Some(run) => {
-            let run = ZeroRun::from_value(run).ok_or_else(|| {
-                GribError::Invalid(format!("grib.{TEMPLATE_ZEROS_KEY} is not [offset, length]"))
+    let mut header: Cow<'t, [u8]> = Cow::Borrowed(stored);
+    let mut restored = Vec::new();
+    if let Some(run) = get(grib, TEMPLATE_ZEROS_KEY) {
+        let run = ZeroRun::from_value(run).ok_or_else(|| {
+            GribError::Invalid(format!("grib.{TEMPLATE_ZEROS_KEY} is not [offset, length]"))
+        })?;
+        header = Cow::Owned(grib_zeros::put_back(&header, run)?);
+        restored.push(format!("grib.{TEMPLATE_ZEROS_KEY}"));
+    }
+    let pl = match get(grib, TEMPLATE_PL_KEY) {
+        None => None,
+        Some(place) => {
+            let place = PlPlace::from_value(place).ok_or_else(|| {
+                GribError::Invalid(format!(
+                    "grib.{TEMPLATE_PL_KEY} is not [offset, octets] with 1 to 4 octets"
+                ))
             })?;
-            let whole = grib_zeros::put_back(stored, run)?;
-            // The header's structure is checked before ecCodes reads it
-            // (`spec/convert.md` "Hostile files"), below when pl is still
-            // to be put back.
-            let pl_out = get(grib, TEMPLATE_PL_KEY).is_some();
-            (!pl_out)
-                .then(|| super::grib_scan::scan(&whole))
-                .transpose()
-                .map_err(|e| {
-                    GribError::Invalid(format!(
-                        "grib.template with grib.{TEMPLATE_ZEROS_KEY} put back: {e}"
-                    ))
-                })?;
-            Cow::Owned(whole)
+            let pl = get(section(entry, "geography")?, "pl").ok_or_else(|| {
+                GribError::Invalid(format!("grib.{TEMPLATE_PL_KEY} without geography.pl"))
+            })?;
+            let pl = grib_pl::pl_of(pl)?;
+            header = Cow::Owned(grib_pl::put_back(&header, &pl, place)?);
+            restored.push("geography.pl".to_string());
+            Some(pl)
         }
     };
-    let Some(place) = get(grib, TEMPLATE_PL_KEY) else {
-        return Ok(stored);
-    };
-    let place = PlPlace::from_value(place).ok_or_else(|| {
-        GribError::Invalid(format!(
-            "grib.{TEMPLATE_PL_KEY} is not [offset, octets] with 1 to 4 octets"
-        ))
+    one_message(&header).map_err(|e| match restored.is_empty() {
+        true => GribError::Invalid(format!("grib.{TEMPLATE_KEY}: {e}")),
+        false => GribError::Invalid(format!(
+            "grib.{TEMPLATE_KEY} with {} put back: {e}",
+            restored.join(" and ")
+        )),
     })?;
-    let pl = get(section(entry, "geography")?, "pl").ok_or_else(|| {
-        GribError::Invalid(format!("grib.{TEMPLATE_PL_KEY} without geography.pl"))
-    })?;
-    let pl = grib_pl::pl_of(pl)?;
-    let whole = grib_pl::put_back(&stored, &pl, place)?;
-    // The row lengths are the metadata's: their structure is checked
-    // before ecCodes reads them (`spec/convert.md` "Hostile files").
-    super::grib_scan::scan(&whole).map_err(|e| {
-        GribError::Invalid(format!("grib.template with geography.pl put back: {e}"))
-    })?;
-    let h = Handle::from_message(&whole)?;
-    if h.get_long_array("pl")? != pl {
-        return Err(GribError::Invalid(
-            "geography.pl put back into grib.template is not the header's pl \
-             (a pl of another length or grid)"
-                .into(),
-        ));
+    if let Some(pl) = pl {
+        let h = Handle::from_message(&header)?;
+        if h.get_long_array("pl")? != pl {
+            return Err(GribError::Invalid(
+                "geography.pl put back into grib.template is not the header's pl \
+                 (a pl of another length or grid)"
+                    .into(),
+            ));
+        }
     }
-    Ok(Cow::Owned(whole))
+    Ok(header)
+}
+
+/// Checks that `header` is exactly one GRIB message whose structure passes
+/// [`super::grib_scan::scan`].
+fn one_message(header: &[u8]) -> Result<(), String> {
+    let found = super::grib_scan::scan(header).map_err(|e| e.to_string())?;
+    match found.as_slice() {
+        [m] if m.offset == 0 && m.len == header.len() as u64 => Ok(()),
+        [] => Err("no GRIB message".into()),
+        [_] => Err("bytes outside its one GRIB message".into()),
+        _ => Err(format!("{} GRIB messages, not one", found.len())),
+    }
 }
 
 /// The field written on the source's own header, with the edited MARS keys

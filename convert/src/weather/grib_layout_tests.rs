@@ -223,3 +223,137 @@ fn an_entry_naming_a_shared_header_is_never_written_from_a_sample() {
     assert!(e.contains("grib.template_ref"), "{e}");
     assert!(out.is_empty());
 }
+
+/// `decoded`'s first entry with `grib.template` replaced by `header` and
+/// `grib.template_pl` dropped.
+fn with_whole_header(decoded: &tgm::DecodedMessage, header: Vec<u8>) -> tgm::DecodedMessage {
+    let mut m = decoded.clone();
+    let Some(Value::Map(grib)) = m.metadata.base[0].get_mut("grib") else {
+        panic!("no grib map")
+    };
+    grib.retain(|(k, _)| k.as_text() != Some(TEMPLATE_PL_KEY));
+    for (k, v) in grib.iter_mut() {
+        if k.as_text() == Some(TEMPLATE_KEY) {
+            *v = Value::Bytes(header.clone());
+        }
+    }
+    m
+}
+
+#[test]
+fn a_whole_header_is_checked_as_a_file_is_before_ecodes_reads_it() {
+    let grib = messages("reduced_gg_pl_32_grib2", &[167], 14);
+    let (decoded, back) = round_trip(&grib);
+    assert_same(&grib, &back);
+    let h = Handle::from_message(&grib).unwrap();
+    let pl = h.get_long_array("pl").unwrap();
+    let octets = 2;
+    let coded: Vec<u8> = pl.iter().flat_map(|&n| (n as u16).to_be_bytes()).collect();
+    let at = grib
+        .windows(coded.len())
+        .position(|w| w == coded.as_slice())
+        .unwrap();
+    // The source whole, as another writer may store it, comes back.
+    let whole = with_whole_header(&decoded, grib.clone());
+    assert_same(&grib, &message_to_grib(&whole).unwrap());
+    // A row of no points, on which ecCodes may abort.
+    let mut zero_row = grib.clone();
+    zero_row[at..at + octets].fill(0);
+    let e = message_to_grib(&with_whole_header(&decoded, zero_row))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("grib.template: ") && e.contains("0 points"),
+        "{e}"
+    );
+    // Two messages, or bytes after the one, are not one header.
+    let mut two = grib.clone();
+    two.extend_from_slice(&grib);
+    let e = message_to_grib(&with_whole_header(&decoded, two))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2 GRIB messages, not one"), "{e}");
+    let mut trailing = grib.clone();
+    trailing.extend_from_slice(b"tail");
+    let e = message_to_grib(&with_whole_header(&decoded, trailing))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bytes outside its one GRIB message"), "{e}");
+    // A cut header.
+    let e = message_to_grib(&with_whole_header(
+        &decoded,
+        grib[..grib.len() - 9].to_vec(),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("grib.template: "), "{e}");
+}
+
+/// One GRIB message on ecCodes' `sample` holding `values` at `bits` bits.
+fn message_of(sample: &str, values: impl Fn(usize) -> f64, bits: i64) -> Vec<u8> {
+    let mut h = Handle::from_sample(sample).unwrap();
+    h.set_long("bitsPerValue", bits).unwrap();
+    let n = h.get_long("numberOfDataPoints").unwrap() as usize;
+    h.set_double_array("values", &(0..n).map(values).collect::<Vec<_>>())
+        .unwrap();
+    h.message().unwrap()
+}
+
+/// The compression and `sp_bits_per_value` of the first object of `m`.
+fn layout(m: &tgm::DecodedMessage) -> (String, u64) {
+    let d = &m.objects[0].descriptor;
+    let bits = d.pipeline().params()["sp_bits_per_value"].as_u64().unwrap();
+    (d.compression().to_string(), bits)
+}
+
+#[test]
+fn small_fields_are_stored_uncompressed_at_their_width_when_that_is_smaller() {
+    // 496 codes of 3 bits that szip cannot predict: 186 bytes as they are.
+    let noise = message_of("regular_ll_sfc_grib2", |i| ((i * 7919) % 8) as f64, 3);
+    let (decoded, back) = round_trip(&noise);
+    assert_eq!(layout(&decoded), ("none".to_string(), 3));
+    assert_eq!(decoded.objects[0].data.len(), 496 * 8);
+    assert_same(&noise, &back);
+    // The same codes in szip's whole-byte containers take more.
+    let d = &decoded.objects[0].descriptor;
+    let encoded = tgm::encode(
+        &tgm::GlobalMetadata::with_base(vec![Default::default()]),
+        &[(d, decoded.objects[0].data.as_slice())],
+        &Default::default(),
+    )
+    .unwrap();
+    let mut params = d.pipeline().params().clone();
+    params.insert("sp_bits_per_value".into(), Value::Uint(8));
+    for (k, v) in [
+        ("szip_rsi", 128u64),
+        ("szip_block_size", 32),
+        ("szip_flags", 8),
+    ] {
+        params.insert(k.into(), Value::Uint(v));
+    }
+    let szip = d
+        .clone()
+        .with_raw_pipeline("simple_packing", "none", "szip", params)
+        .unwrap();
+    let szipped = tgm::encode(
+        &tgm::GlobalMetadata::with_base(vec![Default::default()]),
+        &[(&szip, decoded.objects[0].data.as_slice())],
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(
+        encoded.len() < szipped.len(),
+        "{} {}",
+        encoded.len(),
+        szipped.len()
+    );
+    // A smooth field's codes stay with szip in their containers.
+    let smooth = message_of(
+        "regular_ll_sfc_grib2",
+        |i| 250.0 + (i as f64 * 0.01).sin(),
+        12,
+    );
+    let (decoded, back) = round_trip(&smooth);
+    assert_eq!(layout(&decoded), ("szip".to_string(), 16));
+    assert_same(&smooth, &back);
+}
