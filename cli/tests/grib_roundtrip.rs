@@ -540,6 +540,13 @@ fn constant_fields_with_data_bits_come_back_at_their_width() {
         assert_eq!(grib_get("bitsPerValue", &input).trim(), "24", "{name}");
         round_trips_to_its_bytes(dir.path(), &name, &input);
     }
+    // JPEG 2000 codes of zeros at 14 bits under a decimal scale (ecCodes'
+    // own sample), which ecCodes packs again only at no bits or with
+    // D = 0: the source's message is kept whole (`spec/convert.md`).
+    let jpeg = Path::new(SAMPLES).join("reduced_gg_sfc_jpeg_grib2.tmpl");
+    assert_eq!(grib_get("decimalScaleFactor", &jpeg).trim(), "2");
+    assert_eq!(grib_get("bitsPerValue", &jpeg).trim(), "14");
+    round_trips_to_its_bytes(dir.path(), "jpeg", &jpeg);
 }
 
 /// A decimal-scaled complex field with missing values coded in its data

@@ -342,9 +342,13 @@ fn projected(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
     Some(Projected::of(g, shape).map_or(Grid::ProjectedAxes, Grid::Projected))
 }
 
-/// Whether `shape` is the `(Nj, Ni)` of the grid's keys.
+/// Whether `shape` is the `(Nj, Ni)` of the grid's keys, each row's points
+/// consecutive: a grid scanned column by column (`jPointsAreConsecutive`
+/// set) is stored `(Ni, Nj)` (`spec/kerchunk.md` §2.1), which a square
+/// grid would pass for, its values transposed.
 fn rows_and_columns(g: &Geography<'_>, shape: &[u64]) -> bool {
-    matches!(*shape, [nj, ni] if count(g, "Nj") == Some(nj) && count(g, "Ni") == Some(ni))
+    scanning_flag(g, "jPointsAreConsecutive") == Some(false)
+        && matches!(*shape, [nj, ni] if count(g, "Nj") == Some(nj) && count(g, "Ni") == Some(ni))
 }
 
 /// A scanning flag: false when absent, None when it is not a count.
@@ -758,17 +762,31 @@ mod tests {
         Value::text_map(base)
     }
 
+    /// A `regular_ll` grid of `ni` × `nj` points from (`lat1`, 0°) to
+    /// (`lat2`, `lon2`), with `more` keys.
+    fn ll(
+        ni: u64,
+        nj: u64,
+        (lat1, lat2, lon2): (f64, f64, f64),
+        more: &[(&'static str, Value)],
+    ) -> Value {
+        with(
+            vec![
+                ("gridType", Value::from("regular_ll")),
+                ("Ni", Value::Uint(ni)),
+                ("Nj", Value::Uint(nj)),
+                ("latitudeOfFirstGridPointInDegrees", Value::Float(lat1)),
+                ("latitudeOfLastGridPointInDegrees", Value::Float(lat2)),
+                ("longitudeOfFirstGridPointInDegrees", Value::Uint(0)),
+                ("longitudeOfLastGridPointInDegrees", Value::Float(lon2)),
+            ],
+            more,
+        )
+    }
+
     #[test]
     fn regular_ll_rows_run_from_first_to_last() {
-        let e = geo(&[
-            ("gridType", Value::Text("regular_ll".into())),
-            ("Ni", Value::Uint(4)),
-            ("Nj", Value::Uint(3)),
-            ("latitudeOfFirstGridPointInDegrees", Value::Float(90.0)),
-            ("latitudeOfLastGridPointInDegrees", Value::Float(-90.0)),
-            ("longitudeOfFirstGridPointInDegrees", Value::Uint(0)),
-            ("longitudeOfLastGridPointInDegrees", Value::Float(270.0)),
-        ]);
+        let e = ll(4, 3, (90.0, -90.0, 270.0), &[]);
         let g = grid_coordinates(&e, &[3, 4]).expect("a regular_ll grid");
         assert_eq!(g.dims, ["latitude", "longitude"]);
         assert_eq!(g.coords[0].values, [90.0, 0.0, -90.0]);
@@ -781,6 +799,31 @@ mod tests {
             .attrs
             .contains(&("stored_direction", "decreasing")));
         assert_eq!(grid_coordinates(&e, &[4, 3]), None);
+    }
+
+    #[test]
+    fn a_square_grid_scanned_by_columns_gets_no_coordinates() {
+        let square = |consecutive: u64| {
+            ll(
+                3,
+                3,
+                (10.0, -10.0, 20.0),
+                &[("jPointsAreConsecutive", Value::Uint(consecutive))],
+            )
+        };
+        let rows = grid_coordinates(&square(0), &[3, 3]).expect("a regular grid");
+        assert_eq!(rows.dims, ["latitude", "longitude"]);
+        // Stored (Ni, Nj): a latitude along the first axis would be wrong.
+        assert_eq!(grid_coordinates(&square(1), &[3, 3]), None);
+        assert_eq!(grid_dims(&square(1), &[3, 3]), None);
+        for grid in ["lambert", "unknown_grid"] {
+            let mut g = square(1);
+            if let Value::Map(m) = &mut g {
+                m.retain(|(k, _)| k.as_text() != Some("gridType"));
+                m.push((Value::from("gridType"), Value::from(grid)));
+            }
+            assert_eq!(grid_dims(&g, &[3, 3]), None, "{grid}");
+        }
     }
 
     /// cfgrib's `alternate-scanning.grib`'s grid: 291 columns from

@@ -18,6 +18,7 @@ use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
 use super::grib1_unused_bits;
+use super::grib_constant;
 use super::grib_decimal::{self, SourceSimple};
 use super::grib_pl::{self, PlPlace};
 use super::grib_scales::{self, SourceScales};
@@ -376,7 +377,10 @@ fn from_template(
         (None, Some(p)) => p.to_string(),
         (None, None) => h.get_string("packingType")?,
     };
-    pack(&mut h, grib, values, &packing)?;
+    let bits = get(grib, "bitsPerValue").and_then(Value::as_i64);
+    if !grib_constant::still_holds(&h, values, &packing, bits)? {
+        pack(&mut h, grib, values, &packing)?;
+    }
     Ok((h, source_flag))
 }
 

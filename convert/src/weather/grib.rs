@@ -338,6 +338,10 @@ pub fn read_field(
     } else if key_long(h, "missingValueManagementUsed").is_some_and(|m| m != 0) {
         mark_coded_missing(h, &mut values)?;
     }
+    // A constant field coded at a width that ecCodes would not pack again.
+    if let Some(whole) = super::grib_constant::kept_whole(h, &values, &template)? {
+        template = whole;
+    }
 
     let mut mars = Map::new();
     for k in h.key_names(Some("mars"), 0)? {

@@ -357,3 +357,29 @@ fn small_fields_are_stored_uncompressed_at_their_width_when_that_is_smaller() {
     assert_eq!(layout(&decoded), ("szip".to_string(), 16));
     assert_same(&smooth, &back);
 }
+
+#[test]
+fn a_constant_field_kept_whole_is_packed_again_once_its_values_change() {
+    // ecCodes' sample: JPEG 2000 codes of zeros at 14 bits, D = 2.
+    let jpeg = Handle::from_sample("reduced_gg_sfc_jpeg_grib2")
+        .unwrap()
+        .message()
+        .unwrap();
+    let (decoded, back) = round_trip(&jpeg);
+    assert_eq!(back, jpeg, "kept whole, written as it stands");
+    let n = decoded.objects[0].data.len() / 8;
+    for (what, values) in [
+        ("another constant", vec![2.5; n]),
+        (
+            "varying",
+            (0..n).map(|i| (i % 5) as f64).collect::<Vec<f64>>(),
+        ),
+    ] {
+        let mut m = decoded.clone();
+        m.objects[0].data = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let out = message_to_grib(&m).unwrap();
+        assert_ne!(out, jpeg, "{what}");
+        let h = Handle::from_message(&out).unwrap();
+        assert_eq!(h.get_double_array("values").unwrap(), values, "{what}");
+    }
+}

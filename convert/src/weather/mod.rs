@@ -30,6 +30,8 @@ pub mod grib;
 #[cfg(feature = "grib")]
 mod grib1_unused_bits;
 #[cfg(feature = "grib")]
+mod grib_constant;
+#[cfg(feature = "grib")]
 mod grib_decimal;
 mod grib_grid;
 #[cfg(feature = "grib")]
