@@ -2,8 +2,10 @@
 //! `convert-grib` writes into an object's metadata (`spec/plot.md` §3):
 //! which stored row is northernmost, the latitude of each row (Gaussian
 //! latitudes for Gaussian grids), and the longitude of each column of a
-//! regular grid. `tgm plot` and the viewer (`spec/wasm.md` §4) both place
-//! fields by these rules.
+//! regular grid. `tgm plot` places fields by these rules; the viewer
+//! (`spec/wasm.md` §4) by the dataset view's coordinates where the
+//! geography describes its grid whole (`crate::view::regular_axes`), by
+//! these otherwise.
 
 use std::f64::consts::PI;
 

@@ -42,7 +42,7 @@ use super::object::coordinate_attributes;
 use super::projection::Projected;
 use crate::cbor::Value;
 pub use crate::geography::MAX_GRID_COORDINATE_VALUES;
-use crate::geography::{self, Geography};
+use crate::geography::{self, Axes, Geography};
 
 /// CF attributes as `(name, value)` pairs.
 pub type CfAttrs = Vec<(&'static str, &'static str)>;
@@ -306,6 +306,29 @@ fn unstructured(geo: &Value, shape: &[u64]) -> bool {
 /// is named by its grid here, where [`grid_coordinates`] finds no grid.
 pub fn grid_dims(geo: &Value, shape: &[u64]) -> Option<Vec<&'static str>> {
     grid_of(geo, shape).map(|g| g.dims())
+}
+
+/// The latitude of every row and the longitude of every column of a
+/// regular grid of `shape`, in stored order: the dataset view's
+/// coordinates (ecCodes' geoiterators, as cfgrib shows them) when the
+/// geography describes a `regular_ll` or `regular_gg` grid whole, else the
+/// plot's placing ([`Geography::regular_axes`], `spec/plot.md` §3), which
+/// also places a grid whose geography lacks keys. None for other grids and
+/// beyond [`geography::MAX_REGULAR_AXES_VALUES`] values.
+pub fn regular_axes(geo: &Value, shape: &[u64]) -> Option<Axes> {
+    if let Some(Grid::Regular { rows, columns }) = grid_of(geo, shape) {
+        let count = (rows.len() as u64).checked_add(columns.n as u64)?;
+        if count > geography::MAX_REGULAR_AXES_VALUES {
+            return None;
+        }
+        if let Some(latitudes) = rows.values() {
+            return Some(Axes {
+                latitudes,
+                longitudes: columns.values(),
+            });
+        }
+    }
+    Geography::new(geo)?.regular_axes(shape)
 }
 
 fn grid_of(geo: &Value, shape: &[u64]) -> Option<Grid> {
@@ -799,6 +822,35 @@ mod tests {
             .attrs
             .contains(&("stored_direction", "decreasing")));
         assert_eq!(grid_coordinates(&e, &[4, 3]), None);
+    }
+
+    #[test]
+    fn regular_axes_are_the_views_coordinates_or_else_the_plots_placing() {
+        // A grid the geography describes whole: the view's longitudes,
+        // across the meridian as ecCodes steps them.
+        let whole = across_the_meridian(&[]);
+        let axes = regular_axes(&whole, &[3, 291]).expect("a regular grid");
+        let g = grid_coordinates(&whole, &[3, 291]).unwrap();
+        assert_eq!(axes.latitudes, g.coords[0].values);
+        assert_eq!(axes.longitudes, g.coords[1].values);
+        assert_eq!((axes.longitudes[0], axes.longitudes[290]), (-10.0, 19.0));
+        // Keys missing (no Ni, Nj): the plot's placing.
+        let partial = geo(&[
+            ("gridType", Value::from("regular_ll")),
+            ("longitudeOfFirstGridPointInDegrees", Value::Float(350.0)),
+            ("iDirectionIncrementInDegrees", Value::Float(10.0)),
+        ]);
+        assert_eq!(grid_coordinates(&partial, &[3, 4]), None);
+        let axes = regular_axes(&partial, &[3, 4]).expect("placed by the plot's rule");
+        assert_eq!(axes.longitudes, [350.0, 360.0, 370.0, 380.0]);
+        // Neither places a grid scanned by columns.
+        let by_columns = ll(
+            4,
+            3,
+            (90.0, -90.0, 270.0),
+            &[("jPointsAreConsecutive", Value::Uint(1))],
+        );
+        assert_eq!(regular_axes(&by_columns, &[4, 3]), None);
     }
 
     #[test]

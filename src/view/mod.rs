@@ -22,7 +22,7 @@ pub use coord::{
 pub use dims::{listed_dims, object_dims, object_dims_with_grid, unlisted_dims};
 pub use geometry::{affine_from_value, Affine, VoxelGeometry};
 pub use grid::{
-    grid_coordinates, grid_dims, CfAttrs, GridCoordinate, GridCoordinates,
+    grid_coordinates, grid_dims, regular_axes, CfAttrs, GridCoordinate, GridCoordinates,
     MAX_GRID_COORDINATE_VALUES,
 };
 pub use latitude::latitude_axis;

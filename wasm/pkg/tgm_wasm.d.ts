@@ -36,7 +36,7 @@ export class Archive {
      * Where the rows and columns of object `object` lie, as JSON text:
      * `{"latitudes": […], "longitudes": […]}` in stored order when its
      * metadata has a `geography` map of a regular grid (the library's
-     * rule, `tgm::geography`), else `null`.
+     * rule, `tgm::view::regular_axes`), else `null`.
      */
     gridAxesJson(message: number, object: number): string;
     /**

@@ -110,7 +110,7 @@ export class Archive {
      * Where the rows and columns of object `object` lie, as JSON text:
      * `{"latitudes": […], "longitudes": […]}` in stored order when its
      * metadata has a `geography` map of a regular grid (the library's
-     * rule, `tgm::geography`), else `null`.
+     * rule, `tgm::view::regular_axes`), else `null`.
      * @param {number} message
      * @param {number} object
      * @returns {string}

@@ -12,7 +12,6 @@ pub mod colour;
 
 use bytes::Bytes;
 use tgm::file::{SourceHints, Step, SteppedFile};
-use tgm::geography::Geography;
 use tgm::{DecodeOptions, Limits};
 use wasm_bindgen::prelude::*;
 
@@ -176,7 +175,7 @@ impl Archive {
     /// Where the rows and columns of object `object` lie, as JSON text:
     /// `{"latitudes": […], "longitudes": […]}` in stored order when its
     /// metadata has a `geography` map of a regular grid (the library's
-    /// rule, `tgm::geography`), else `null`.
+    /// rule, `tgm::view::regular_axes`), else `null`.
     #[wasm_bindgen(js_name = gridAxesJson)]
     pub fn grid_axes_json(&mut self, message: f64, object: f64) -> Result<String, JsError> {
         let (m, o) = (index(message, "message")?, index(object, "object")?);
@@ -188,7 +187,7 @@ impl Archive {
                 meta.base.get(o).and_then(|e| e.get("geography")),
                 descs.get(o),
             ) {
-                (Some(g), Some(d)) => Geography::new(g).and_then(|g| g.regular_axes(&d.shape)),
+                (Some(g), Some(d)) => tgm::view::regular_axes(g, &d.shape),
                 _ => None,
             };
             Ok(match axes {
