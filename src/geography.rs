@@ -147,7 +147,7 @@ impl<'a> Geography<'a> {
     /// Row latitudes and column longitudes of an object of `shape` when
     /// it is a regular grid stored row by row: two axes, `gridType`
     /// missing or `regular_ll` or `regular_gg`, `jPointsAreConsecutive`
-    /// not 1. Other grids (reduced, rotated, projected, transposed) are
+    /// absent or 0. Other grids (reduced, rotated, projected, transposed) are
     /// none, and so are axes of more than [`MAX_REGULAR_AXES_VALUES`]
     /// values together (a shape the file only claims).
     pub fn regular_axes(&self, shape: &[u64]) -> Option<Axes> {
@@ -157,7 +157,10 @@ impl<'a> Geography<'a> {
         }
         let regular = matches!(self.grid_type(), None | Some("regular_ll" | "regular_gg"));
         let alternate = self.integer("alternativeRowScanning") == Some(1);
-        if !regular || alternate || self.integer("jPointsAreConsecutive") == Some(1) {
+        let by_columns = self
+            .get("jPointsAreConsecutive")
+            .is_some_and(|v| v.as_i64() != Some(0));
+        if !regular || alternate || by_columns {
             return None;
         }
         let (rows, cols) = (usize::try_from(*rows).ok()?, usize::try_from(*cols).ok()?);
@@ -595,11 +598,21 @@ mod tests {
             .unwrap()
             .regular_axes(&[2, 4])
             .is_none());
-        let transposed = geo(&[("jPointsAreConsecutive", Value::from_i64(1))]);
-        assert!(Geography::new(&transposed)
+        for flag in [Value::from_i64(1), Value::from_i64(2), Value::from("1")] {
+            let transposed = geo(&[("jPointsAreConsecutive", flag.clone())]);
+            assert!(
+                Geography::new(&transposed)
+                    .unwrap()
+                    .regular_axes(&[2, 4])
+                    .is_none(),
+                "{flag:?}"
+            );
+        }
+        let by_rows = geo(&[("jPointsAreConsecutive", Value::from_i64(0))]);
+        assert!(Geography::new(&by_rows)
             .unwrap()
             .regular_axes(&[2, 4])
-            .is_none());
+            .is_some());
         assert!(Geography::new(&Value::from_i64(3)).is_none());
         // A shape the file only claims: no axes, nothing allocated.
         let empty = geo(&[]);

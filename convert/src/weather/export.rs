@@ -94,6 +94,12 @@ pub fn with_header<'e>(entry: &'e Map, extra: &Map) -> Result<Cow<'e, Map>, Grib
             ))),
         };
     };
+    if get(grib, TEMPLATE_KEY).is_some() {
+        return Err(GribError::Invalid(format!(
+            "grib.{TEMPLATE_KEY} and grib.{TEMPLATE_REF_KEY} both given: an entry holds its \
+             header or names a shared one"
+        )));
+    }
     let shared = shared_header(reference, extra)?;
     let header = match patch {
         Some(p) => patched(shared, p)?,

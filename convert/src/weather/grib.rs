@@ -307,6 +307,7 @@ pub fn read_field(
     budget: &mut DecodeBudget,
 ) -> Result<GribField, GribError> {
     let points = checked_points(h)?;
+    checked_data_section(h)?;
     budget.charge_values(points as u64)?;
     // The template first: its clone of the coded message is gone before
     // the values are decoded.
@@ -505,6 +506,61 @@ fn checked_points(h: &Handle) -> Result<usize, GribError> {
         }
     }
     Ok(points)
+}
+
+/// Packings whose ecCodes decoder reads its codes from the data section
+/// without a bound of its own when the section is empty (ecCodes 2.28's
+/// `data_simple_packing` checks the section's length only when it holds
+/// something).
+const UNBOUNDED_SIMPLE: &[&str] = &[
+    "grid_simple",
+    "grid_simple_matrix",
+    "grid_simple_log_preprocessing",
+];
+
+/// The bytes a simple-packed data section must hold for the codes its
+/// header announces, `⌈numberOfCodedValues · bitsPerValue / 8⌉`; None for
+/// other packings.
+pub(super) fn coded_bytes(h: &Handle) -> Result<Option<i64>, GribError> {
+    let packing = h.get_string("packingType")?;
+    if !UNBOUNDED_SIMPLE.contains(&packing.as_str()) {
+        return Ok(None);
+    }
+    let (Some(n), Some(bits)) = (
+        key_long(h, "numberOfCodedValues"),
+        key_long(h, "bitsPerValue"),
+    ) else {
+        return Ok(None);
+    };
+    let bits = i128::from(n.max(0)) * i128::from(bits.max(0));
+    Ok(Some(i64::try_from((bits + 7) / 8).unwrap_or(i64::MAX)))
+}
+
+/// Checks, before ecCodes decodes a simple-packed field, that its data
+/// section holds the codes its header announces: ecCodes would read them
+/// past the end of an empty section, out of the message
+/// (`spec/convert.md` "Hostile files").
+fn checked_data_section(h: &Handle) -> Result<(), GribError> {
+    let Some(need) = coded_bytes(h)? else {
+        return Ok(());
+    };
+    let (before, after) = (
+        key_long(h, "offsetBeforeData"),
+        key_long(h, "offsetAfterData"),
+    );
+    let held = match (before, after) {
+        (Some(b), Some(a)) => a - b,
+        _ => return Ok(()),
+    };
+    if held < need {
+        return Err(GribError::Invalid(format!(
+            "the data section holds {held} bytes but its header announces {} values at {} bits \
+             ({need} bytes)",
+            key_long(h, "numberOfCodedValues").unwrap_or(0),
+            key_long(h, "bitsPerValue").unwrap_or(0)
+        )));
+    }
+    Ok(())
 }
 
 fn key_long(h: &Handle, key: &str) -> Option<i64> {

@@ -50,8 +50,11 @@ pub(super) fn kept_whole(
 /// Whether `h`, a header after its MARS edits, already holds `values`
 /// packed as `packing` at `bits` bits per value: a constant field kept
 /// whole ([`kept_whole`]) whose object still has its values, bit for bit.
-/// The object's values are read first (one pass, stopping at the first
-/// that differs), the header's only when they are all the same.
+/// Only a header shaped as [`kept_whole`] keeps them is decoded: no bitmap,
+/// as many coded values as points, a data section of at most
+/// [`MAX_KEPT_DATA`] bytes holding the codes its header announces. The
+/// object's values are read first (one pass), the header's only when they
+/// are all the same.
 pub(super) fn still_holds(
     h: &Handle,
     values: &(impl FieldValues + ?Sized),
@@ -59,12 +62,32 @@ pub(super) fn still_holds(
     bits: Option<i64>,
 ) -> Result<bool, GribError> {
     let coded = h.get_long("bitsPerValue")?;
+    let points = values.len() as i64;
+    let long = |key: &str| -> Result<Option<i64>, GribError> {
+        Ok(match h.is_defined(key) {
+            true => Some(h.get_long(key)?),
+            false => None,
+        })
+    };
     if coded <= 0
         || bits.is_some_and(|b| b != coded)
         || coefficients(packing)
         || h.get_string("packingType")? != packing
-        || h.get_long("numberOfDataPoints")? != values.len() as i64
-        || h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? != 0
+        || h.get_long("numberOfDataPoints")? != points
+        || long("bitmapPresent")?.is_some_and(|b| b != 0)
+        || long("numberOfCodedValues")?.is_some_and(|n| n != points)
+        || h.size("values")? != values.len()
+    {
+        return Ok(false);
+    }
+    // A header kept whole carries a small data section: a larger one (an
+    // untrusted header's) is packed again rather than decoded here.
+    let data = match (long("offsetBeforeData")?, long("offsetAfterData")?) {
+        (Some(before), Some(after)) => after - before,
+        _ => return Ok(false),
+    };
+    if !(0..=MAX_KEPT_DATA as i64).contains(&data)
+        || data < super::grib::coded_bytes(h)?.unwrap_or(0)
     {
         return Ok(false);
     }

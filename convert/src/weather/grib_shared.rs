@@ -25,8 +25,8 @@ pub const TEMPLATE_REF_KEY: &str = "template_ref";
 
 /// The key of `base[i].grib` holding the runs of bytes by which its own
 /// header differs from the shared one [`TEMPLATE_REF_KEY`] names:
-/// `[[offset, bytes], ...]`, offsets increasing, runs apart and inside the
-/// header.
+/// `[[offset, bytes], ...]`, each run inside the header and starting at or
+/// after the previous one's end.
 pub const TEMPLATE_PATCH_KEY: &str = "template_patch";
 
 /// Most headers a message shares: each field is tried against each.
@@ -67,7 +67,7 @@ fn patch(base: &[u8], own: &[u8]) -> Option<Patch> {
         }
         let mut end = i + 1;
         let mut last = i;
-        while end < own.len() && end - last <= BRIDGED {
+        while end < own.len() && end - last <= BRIDGED + 1 {
             if base[end] != own[end] {
                 last = end;
             }
@@ -235,7 +235,8 @@ pub fn share(entries: &mut [Map]) -> Map {
 
 /// `header` with `patch` (the value of `grib.template_patch`) applied;
 /// refused, naming the key, unless it is runs `[offset, bytes]` of at
-/// least one byte, in increasing order, apart, and inside the header.
+/// least one byte, each inside the header and starting at or after the
+/// previous one's end.
 pub fn patched(header: &[u8], patch: &Value) -> Result<Vec<u8>, GribError> {
     let bad = |what: &str| {
         GribError::Invalid(format!(
@@ -442,5 +443,12 @@ mod tests {
         }
         let err = with_header(&e, &Map::new()).unwrap_err().to_string();
         assert!(err.contains("without grib.template_ref"), "{err}");
+        // A header of its own and a shared one named besides.
+        let mut both = entry(&header, 167);
+        if let Some(Value::Map(g)) = both.get_mut("grib") {
+            g.push((Value::Text(TEMPLATE_REF_KEY.into()), Value::Text("0".repeat(16))));
+        }
+        let err = with_header(&both, &Map::new()).unwrap_err().to_string();
+        assert!(err.contains("both given"), "{err}");
     }
 }
