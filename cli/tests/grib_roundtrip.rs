@@ -2415,10 +2415,28 @@ fn space_view_grids_get_eccodes_points_off_the_disc_nan() {
     }
 }
 
-/// A simple-packed field whose data section is empty, or shorter than the
-/// codes its header announces, is refused before ecCodes decodes it:
-/// ecCodes 2.28 checks the section's length only when it holds something,
-/// and would read the codes from past the end of the message.
+/// `msg` (one GRIB2 message) with its section 7 cut to `keep` bytes of
+/// data, its lengths mended.
+fn with_data_cut(msg: &[u8], keep: usize) -> Vec<u8> {
+    let mut at = 16;
+    while msg[at + 4] != 7 {
+        at += u32::from_be_bytes(msg[at..at + 4].try_into().unwrap()) as usize;
+    }
+    let mut cut = msg[..at].to_vec();
+    cut.extend_from_slice(&((5 + keep) as u32).to_be_bytes());
+    cut.push(7);
+    cut.extend_from_slice(&msg[at + 5..at + 5 + keep]);
+    cut.extend_from_slice(b"7777");
+    let total = cut.len() as u64;
+    cut[8..16].copy_from_slice(&total.to_be_bytes());
+    cut
+}
+
+/// A simple- or complex-packed field whose data section is empty, or
+/// shorter than the codes its header announces, is refused before ecCodes
+/// decodes it: ecCodes 2.28 checks a simple-packed section's length only
+/// when it holds something, and a complex-packed one's never, and would
+/// read the codes from past the end of the message.
 #[test]
 fn a_data_section_shorter_than_its_codes_is_refused_before_decoding() {
     if !eccodes_available() {
@@ -2426,31 +2444,41 @@ fn a_data_section_shorter_than_its_codes_is_refused_before_decoding() {
     }
     let dir = tempfile::tempdir().unwrap();
     let values: Vec<String> = (0..496).map(|i| format!("{}", 250 + i % 97)).collect();
-    let rules = format!(
-        "set bitsPerValue=16; set values={{{}}}; write;",
-        values.join(",")
-    );
-    let whole = std::fs::read(generate(dir.path(), "whole.grib", "GRIB2", &rules)).unwrap();
-    // Section 7 is the last before 7777: its length, then its number.
-    let at = whole.len() - 4 - (496 * 2 + 5);
-    assert_eq!(&whole[at..at + 5], &[0, 0, 0x03, 0xe5, 7]);
-    for (name, keep) in [("empty", 0usize), ("short", 496 * 2 - 1)] {
-        let mut cut = whole[..at].to_vec();
-        cut.extend_from_slice(&((5 + keep) as u32).to_be_bytes());
-        cut.push(7);
-        cut.extend_from_slice(&whole[at + 5..at + 5 + keep]);
-        cut.extend_from_slice(b"7777");
-        let total = cut.len() as u64;
-        cut[8..16].copy_from_slice(&total.to_be_bytes());
-        let input = dir.path().join(format!("{name}.grib"));
-        std::fs::write(&input, &cut).unwrap();
-        let out = dir.path().join(format!("{name}.tgm"));
-        let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&out)]);
-        assert!(!ok, "{name}: converted");
-        assert!(
-            err.contains("message 0") && err.contains("data section holds"),
-            "{name}: {err}"
+    for packing in [
+        "grid_simple",
+        "grid_complex",
+        "grid_complex_spatial_differencing",
+    ] {
+        let rules = format!(
+            "set bitsPerValue=16; set values={{{}}}; set packingType=\"{packing}\"; write;",
+            values.join(",")
         );
-        assert!(!out.exists(), "{name}: an output exists");
+        let name = format!("{packing}.grib");
+        let whole = std::fs::read(generate(dir.path(), &name, "GRIB2", &rules)).unwrap();
+        let data = grib_get("section7Length", &dir.path().join(&name))
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+            - 5;
+        let whole_out = dir.path().join(format!("{packing}.tgm"));
+        let (ok, _, err) = tgm(&[
+            "convert-grib",
+            s(&dir.path().join(&name)),
+            "-o",
+            s(&whole_out),
+        ]);
+        assert!(ok, "{packing}: {err}");
+        for (what, keep) in [("empty", 0usize), ("short", data / 2)] {
+            let input = dir.path().join(format!("{packing}-{what}.grib"));
+            std::fs::write(&input, with_data_cut(&whole, keep)).unwrap();
+            let out = dir.path().join(format!("{packing}-{what}.tgm"));
+            let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&out)]);
+            assert!(!ok, "{packing} {what}: converted");
+            assert!(
+                err.contains("message 0") && err.contains("data section holds"),
+                "{packing} {what}: {err}"
+            );
+            assert!(!out.exists(), "{packing} {what}: an output exists");
+        }
     }
 }

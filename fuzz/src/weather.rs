@@ -4,6 +4,7 @@
 //! (CDF-1/2/5) header reader. Kept outside `lib.rs` like `medical.rs`;
 //! `convert/tests/weather_fuzz_replay.rs` replays these corpora.
 
+use tgm_convert::weather::grib_complex_extent::{self, ComplexLayout};
 use tgm_convert::weather::{grib_scan, netcdf_classic};
 
 /// The weather targets by name, as their binaries and corpora name them.
@@ -19,8 +20,32 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
 pub const TARGETS: [&str; 2] = ["weather_grib_scan", "weather_netcdf_classic"];
 
 /// Scans `data` as a GRIB file: every message and section it accepts lies
-/// inside the input, in order, and sections fill their message.
+/// inside the input, in order, and sections fill their message. The same
+/// bytes also go through the complex-packing extent check, its layout
+/// taken from the first 16 bytes and the rest as the data section.
 pub fn grib(data: &[u8]) {
+    if let Some((head, rest)) = data.split_first_chunk::<16>() {
+        let word = |i: usize| u64::from(u16::from_be_bytes([head[i], head[i + 1]]));
+        let layout = ComplexLayout {
+            values: word(0),
+            groups: word(2),
+            reference_bits: u64::from(head[4] % 70),
+            width_reference: u64::from(head[5]),
+            width_bits: u64::from(head[6] % 70),
+            length_reference: u64::from(head[7]),
+            length_increment: u64::from(head[8]),
+            last_length: word(9),
+            length_bits: u64::from(head[11] % 70),
+            order: u64::from(head[12] % 4),
+            extra_octets: u64::from(head[13]),
+        };
+        let _ = grib_complex_extent::check(rest, &layout);
+    }
+    grib_scan_only(data);
+}
+
+/// [`grib`]'s scan of the file structure.
+fn grib_scan_only(data: &[u8]) {
     let Ok(messages) = grib_scan::scan(data) else {
         return;
     };

@@ -541,6 +541,7 @@ pub(super) fn coded_bytes(h: &Handle) -> Result<Option<i64>, GribError> {
 /// past the end of an empty section, out of the message
 /// (`spec/convert.md` "Hostile files").
 fn checked_data_section(h: &Handle) -> Result<(), GribError> {
+    checked_complex_section(h)?;
     let Some(need) = coded_bytes(h)? else {
         return Ok(());
     };
@@ -561,6 +562,53 @@ fn checked_data_section(h: &Handle) -> Result<(), GribError> {
         )));
     }
     Ok(())
+}
+
+/// GRIB2 complex packings, whose data sections ecCodes reads by their
+/// group descriptors without a bound ([`super::grib_complex_extent`]).
+const COMPLEX: &[&str] = &["grid_complex", "grid_complex_spatial_differencing"];
+
+/// Checks a GRIB2 complex-packed field's data section against its group
+/// descriptors before ecCodes decodes it (`spec/convert.md` "Hostile
+/// files").
+fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
+    if key_long(h, "edition") != Some(2)
+        || !COMPLEX.contains(&h.get_string("packingType")?.as_str())
+    {
+        return Ok(());
+    }
+    let key = |k: &str| {
+        key_long(h, k)
+            .and_then(|v| u64::try_from(v).ok())
+            .ok_or_else(|| GribError::Invalid(format!("complex packing without a count {k}")))
+    };
+    let optional = |k: &str| {
+        key_long(h, k)
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(0)
+    };
+    let layout = super::grib_complex_extent::ComplexLayout {
+        values: key("numberOfCodedValues")?,
+        groups: key("numberOfGroupsOfDataValues")?,
+        reference_bits: key("bitsPerValue")?,
+        width_reference: key("referenceForGroupWidths")?,
+        width_bits: key("numberOfBitsUsedForTheGroupWidths")?,
+        length_reference: key("referenceForGroupLengths")?,
+        length_increment: key("lengthIncrementForTheGroupLengths")?,
+        last_length: key("trueLengthOfLastGroup")?,
+        length_bits: key("numberOfBitsForScaledGroupLengths")?,
+        order: optional("orderOfSpatialDifferencing"),
+        extra_octets: optional("numberOfOctetsExtraDescriptors"),
+    };
+    let (before, after) = (key("offsetBeforeData")?, key("offsetAfterData")?);
+    let msg = h.message_bytes()?;
+    let data = usize::try_from(before)
+        .ok()
+        .zip(usize::try_from(after).ok())
+        .and_then(|(b, a)| msg.get(b..a))
+        .ok_or_else(|| GribError::Invalid("the data section lies outside the message".into()))?;
+    super::grib_complex_extent::check(data, &layout)
+        .map_err(|e| GribError::Invalid(format!("complex packing: {e}")))
 }
 
 fn key_long(h: &Handle, key: &str) -> Option<i64> {

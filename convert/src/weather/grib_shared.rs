@@ -446,7 +446,10 @@ mod tests {
         // A header of its own and a shared one named besides.
         let mut both = entry(&header, 167);
         if let Some(Value::Map(g)) = both.get_mut("grib") {
-            g.push((Value::Text(TEMPLATE_REF_KEY.into()), Value::Text("0".repeat(16))));
+            g.push((
+                Value::Text(TEMPLATE_REF_KEY.into()),
+                Value::Text("0".repeat(16)),
+            ));
         }
         let err = with_header(&both, &Map::new()).unwrap_err().to_string();
         assert!(err.contains("both given"), "{err}");

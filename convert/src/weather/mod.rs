@@ -29,6 +29,7 @@ mod field_values;
 pub mod grib;
 #[cfg(feature = "grib")]
 mod grib1_unused_bits;
+pub mod grib_complex_extent;
 #[cfg(feature = "grib")]
 mod grib_constant;
 #[cfg(feature = "grib")]
