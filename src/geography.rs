@@ -72,6 +72,15 @@ impl<'a> Geography<'a> {
         self.map.get(key)
     }
 
+    /// Whether each row's points are consecutive: `jPointsAreConsecutive`
+    /// absent or 0. A grid scanned column by column (any other value) is
+    /// stored `(Ni, Nj)`, which a square grid's `(Nj, Ni)` shape would not
+    /// tell apart.
+    pub fn rows_consecutive(&self) -> bool {
+        self.get("jPointsAreConsecutive")
+            .is_none_or(|v| v.as_i64() == Some(0))
+    }
+
     /// Whether the first row is the southernmost: the first latitude below
     /// the last, else `jScansPositively` = 1.
     pub fn south_first(&self) -> bool {
@@ -157,10 +166,7 @@ impl<'a> Geography<'a> {
         }
         let regular = matches!(self.grid_type(), None | Some("regular_ll" | "regular_gg"));
         let alternate = self.integer("alternativeRowScanning") == Some(1);
-        let by_columns = self
-            .get("jPointsAreConsecutive")
-            .is_some_and(|v| v.as_i64() != Some(0));
-        if !regular || alternate || by_columns {
+        if !regular || alternate || !self.rows_consecutive() {
             return None;
         }
         let (rows, cols) = (usize::try_from(*rows).ok()?, usize::try_from(*cols).ok()?);

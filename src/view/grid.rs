@@ -366,11 +366,9 @@ fn projected(g: &Geography<'_>, shape: &[u64]) -> Option<Grid> {
 }
 
 /// Whether `shape` is the `(Nj, Ni)` of the grid's keys, each row's points
-/// consecutive: a grid scanned column by column (`jPointsAreConsecutive`
-/// set) is stored `(Ni, Nj)` (`spec/kerchunk.md` §2.1), which a square
-/// grid would pass for, its values transposed.
+/// consecutive ([`Geography::rows_consecutive`]; `spec/kerchunk.md` §2.1).
 fn rows_and_columns(g: &Geography<'_>, shape: &[u64]) -> bool {
-    scanning_flag(g, "jPointsAreConsecutive") == Some(false)
+    g.rows_consecutive()
         && matches!(*shape, [nj, ni] if count(g, "Nj") == Some(nj) && count(g, "Ni") == Some(ni))
 }
 
@@ -613,9 +611,7 @@ fn rotated_axes(g: &Geography<'_>, shape: &[u64]) -> Option<RotatedAxes> {
     if count(g, "Nj")? != nj || count(g, "Ni")? != ni || nj == 0 || ni == 0 {
         return None;
     }
-    if g.get("jPointsAreConsecutive")
-        .is_some_and(|v| v.as_u64() != Some(0))
-    {
+    if !g.rows_consecutive() {
         return None;
     }
     let flag = |key| scanning_flag(g, key);

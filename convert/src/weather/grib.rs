@@ -518,65 +518,61 @@ const UNBOUNDED_SIMPLE: &[&str] = &[
     "grid_simple_log_preprocessing",
 ];
 
-/// The bytes a simple-packed data section must hold for the codes its
-/// header announces, `⌈numberOfCodedValues · bitsPerValue / 8⌉`; None for
-/// other packings.
-pub(super) fn coded_bytes(h: &Handle) -> Result<Option<i64>, GribError> {
+/// GRIB2 complex packings, whose data sections ecCodes reads by their
+/// group descriptors without a bound ([`super::grib_complex_extent`]).
+const COMPLEX: &[&str] = &["grid_complex", "grid_complex_spatial_differencing"];
+
+/// The byte range of the message's data (`offsetBeforeData` to
+/// `offsetAfterData`), when ecCodes gives both and they are in order.
+pub(super) fn data_range(h: &Handle) -> Option<std::ops::Range<usize>> {
+    let at = |k| key_long(h, k).and_then(|v| usize::try_from(v).ok());
+    let (before, after) = (at("offsetBeforeData")?, at("offsetAfterData")?);
+    (before <= after).then_some(before..after)
+}
+
+/// Checks, before ecCodes decodes a field, that its data section holds
+/// what ecCodes reads of it (`spec/convert.md` "Hostile files"): a
+/// simple-packed one `⌈numberOfCodedValues · bitsPerValue / 8⌉` bytes,
+/// which ecCodes would read past the end of an empty section, out of the
+/// message; a GRIB2 complex-packed one its groups
+/// ([`checked_complex_section`]).
+pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
+    if !h.is_defined("packingType") {
+        return Ok(());
+    }
     let packing = h.get_string("packingType")?;
+    if COMPLEX.contains(&packing.as_str()) && key_long(h, "edition") == Some(2) {
+        return checked_complex_section(h);
+    }
     if !UNBOUNDED_SIMPLE.contains(&packing.as_str()) {
-        return Ok(None);
+        return Ok(());
     }
     let (Some(n), Some(bits)) = (
         key_long(h, "numberOfCodedValues"),
         key_long(h, "bitsPerValue"),
     ) else {
-        return Ok(None);
-    };
-    let bits = i128::from(n.max(0)) * i128::from(bits.max(0));
-    Ok(Some(i64::try_from((bits + 7) / 8).unwrap_or(i64::MAX)))
-}
-
-/// Checks, before ecCodes decodes a simple-packed field, that its data
-/// section holds the codes its header announces: ecCodes would read them
-/// past the end of an empty section, out of the message
-/// (`spec/convert.md` "Hostile files").
-fn checked_data_section(h: &Handle) -> Result<(), GribError> {
-    checked_complex_section(h)?;
-    let Some(need) = coded_bytes(h)? else {
         return Ok(());
     };
-    let (before, after) = (
+    let need = (i128::from(n.max(0)) * i128::from(bits.max(0)) + 7) / 8;
+    let (Some(before), Some(after)) = (
         key_long(h, "offsetBeforeData"),
         key_long(h, "offsetAfterData"),
-    );
-    let held = match (before, after) {
-        (Some(b), Some(a)) => a - b,
-        _ => return Ok(()),
+    ) else {
+        return Ok(());
     };
-    if held < need {
+    let held = after - before;
+    if i128::from(held) < need {
         return Err(GribError::Invalid(format!(
-            "the data section holds {held} bytes but its header announces {} values at {} bits \
-             ({need} bytes)",
-            key_long(h, "numberOfCodedValues").unwrap_or(0),
-            key_long(h, "bitsPerValue").unwrap_or(0)
+            "the data section holds {held} bytes but its header announces {n} values at \
+             {bits} bits ({need} bytes)"
         )));
     }
     Ok(())
 }
 
-/// GRIB2 complex packings, whose data sections ecCodes reads by their
-/// group descriptors without a bound ([`super::grib_complex_extent`]).
-const COMPLEX: &[&str] = &["grid_complex", "grid_complex_spatial_differencing"];
-
 /// Checks a GRIB2 complex-packed field's data section against its group
-/// descriptors before ecCodes decodes it (`spec/convert.md` "Hostile
-/// files").
+/// descriptors before ecCodes decodes it.
 fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
-    if key_long(h, "edition") != Some(2)
-        || !COMPLEX.contains(&h.get_string("packingType")?.as_str())
-    {
-        return Ok(());
-    }
     let key = |k: &str| {
         key_long(h, k)
             .and_then(|v| u64::try_from(v).ok())
@@ -600,18 +596,16 @@ fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
         order: optional("orderOfSpatialDifferencing"),
         extra_octets: optional("numberOfOctetsExtraDescriptors"),
     };
-    let (before, after) = (key("offsetBeforeData")?, key("offsetAfterData")?);
     let msg = h.message_bytes()?;
-    let data = usize::try_from(before)
-        .ok()
-        .zip(usize::try_from(after).ok())
-        .and_then(|(b, a)| msg.get(b..a))
+    let data = data_range(h)
+        .and_then(|r| msg.get(r))
         .ok_or_else(|| GribError::Invalid("the data section lies outside the message".into()))?;
     super::grib_complex_extent::check(data, &layout)
         .map_err(|e| GribError::Invalid(format!("complex packing: {e}")))
 }
 
-fn key_long(h: &Handle, key: &str) -> Option<i64> {
+/// `key` as an integer when the message defines it and it is not missing.
+pub(super) fn key_long(h: &Handle, key: &str) -> Option<i64> {
     if h.is_defined(key) && !h.is_missing(key) {
         h.get_long(key).ok()
     } else {

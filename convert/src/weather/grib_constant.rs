@@ -11,6 +11,7 @@
 
 use super::ffi::Handle;
 use super::field_values::FieldValues;
+use super::grib::{checked_data_section, data_range, key_long};
 use super::GribError;
 
 /// The most bytes a message kept whole may take beyond its header with
@@ -38,7 +39,7 @@ pub(super) fn kept_whole(
     let constant = !first.is_nan() && values.iter().all(|v| v.to_bits() == first.to_bits());
     if !constant
         || h.get_long("bitsPerValue")? <= 0
-        || h.is_defined("bitmapPresent") && h.get_long("bitmapPresent")? != 0
+        || key_long(h, "bitmapPresent").is_some_and(|b| b != 0)
         || coefficients(&h.get_string("packingType")?)
         || h.get_long("totalLength")? > (header.len() + MAX_KEPT_DATA) as i64
     {
@@ -63,32 +64,22 @@ pub(super) fn still_holds(
 ) -> Result<bool, GribError> {
     let coded = h.get_long("bitsPerValue")?;
     let points = values.len() as i64;
-    let long = |key: &str| -> Result<Option<i64>, GribError> {
-        Ok(match h.is_defined(key) {
-            true => Some(h.get_long(key)?),
-            false => None,
-        })
-    };
     if coded <= 0
         || bits.is_some_and(|b| b != coded)
         || coefficients(packing)
         || h.get_string("packingType")? != packing
         || h.get_long("numberOfDataPoints")? != points
-        || long("bitmapPresent")?.is_some_and(|b| b != 0)
-        || long("numberOfCodedValues")?.is_some_and(|n| n != points)
+        || key_long(h, "bitmapPresent").is_some_and(|b| b != 0)
+        || key_long(h, "numberOfCodedValues").is_some_and(|n| n != points)
         || h.size("values")? != values.len()
     {
         return Ok(false);
     }
-    // A header kept whole carries a small data section: a larger one (an
-    // untrusted header's) is packed again rather than decoded here.
-    let data = match (long("offsetBeforeData")?, long("offsetAfterData")?) {
-        (Some(before), Some(after)) => after - before,
-        _ => return Ok(false),
-    };
-    if !(0..=MAX_KEPT_DATA as i64).contains(&data)
-        || data < super::grib::coded_bytes(h)?.unwrap_or(0)
-    {
+    // A header kept whole carries a small data section, holding its codes:
+    // another (an untrusted header's) is packed again rather than decoded
+    // here.
+    let small = data_range(h).is_some_and(|r| r.len() <= MAX_KEPT_DATA);
+    if !small || checked_data_section(h).is_err() {
         return Ok(false);
     }
     let mut first: Option<u64> = None;

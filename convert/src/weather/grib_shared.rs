@@ -9,7 +9,7 @@
 //! member's start time, a monthly mean's day) names it too and records the
 //! bytes that differ under [`TEMPLATE_PATCH_KEY`].
 
-use tgm::cbor::Value;
+use tgm::cbor::{encode_canonical, Value};
 use tgm::Map;
 
 use super::convert::{TEMPLATE_KEY, TEMPLATE_PL_KEY};
@@ -79,23 +79,10 @@ fn patch(base: &[u8], own: &[u8]) -> Option<Patch> {
     Some(runs)
 }
 
-/// The size of `n` as a CBOR head's argument beyond its first byte.
-fn head_len(n: usize) -> usize {
-    match n {
-        0..=23 => 0,
-        24..=0xff => 1,
-        0x100..=0xffff => 2,
-        _ => 4,
-    }
-}
-
 /// The encoded size of `patch` under its key, in bytes.
 fn patch_cost(patch: &Patch) -> usize {
-    let runs: usize = patch
-        .iter()
-        .map(|(at, b)| 1 + 1 + head_len(*at) + 1 + head_len(b.len()) + b.len())
-        .sum();
-    1 + TEMPLATE_PATCH_KEY.len() + 1 + head_len(patch.len()) + runs
+    let key = Value::Text(TEMPLATE_PATCH_KEY.into());
+    encode_canonical(&key).len() + encode_canonical(&patch_value(patch)).len()
 }
 
 /// The header (its index among `shared`, of those `eligible`) that `own`
@@ -143,11 +130,11 @@ fn patch_groups(shared: &mut [Shared]) {
 }
 
 /// `patch` as the value of [`TEMPLATE_PATCH_KEY`].
-fn patch_value(patch: Patch) -> Value {
+fn patch_value(patch: &Patch) -> Value {
     Value::Array(
         patch
-            .into_iter()
-            .map(|(at, b)| Value::Array(vec![Value::Uint(at as u64), Value::Bytes(b)]))
+            .iter()
+            .map(|(at, b)| Value::Array(vec![Value::Uint(*at as u64), Value::Bytes(b.clone())]))
             .collect(),
     )
 }
@@ -224,7 +211,7 @@ pub fn share(entries: &mut [Map]) -> Map {
                     Value::Text(digest.clone()),
                 ));
                 if let Some(p) = p {
-                    grib.push((Value::Text(TEMPLATE_PATCH_KEY.into()), patch_value(p)));
+                    grib.push((Value::Text(TEMPLATE_PATCH_KEY.into()), patch_value(&p)));
                 }
             }
         }
