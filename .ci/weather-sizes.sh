@@ -17,7 +17,8 @@
 #
 # `bash .ci/weather-sizes.sh cfgrib` prints the table of every GRIB file
 # of cfgrib's test data (`weather-cfgrib` in the same page): real files
-# from several centres, each converted with the defaults.
+# from several centres, each converted with the defaults, and the size of
+# the GRIB `to-grib` writes back from it.
 #
 #   bash .ci/weather-sizes.sh [era5|cfgrib]
 set -euo pipefail
@@ -38,21 +39,23 @@ if [ "${1:-}" = cfgrib ]; then
     dir="${TGM_CFGRIB_SAMPLES:-$PWD/target/cfgrib-samples}"
     bash .ci/cfgrib-samples.sh python3 "$dir"
     [ -s "$dir/ds.waveh.5.grib" ] || { echo "cfgrib's samples not fetched into $dir" >&2; exit 1; }
-    echo "| file | fields | GRIB bytes | .tgm bytes | .tgm / GRIB | .tgm bytes per field beyond the payload |"
-    echo "|---|---|---|---|---|---|"
+    echo "| file | fields | GRIB bytes | .tgm bytes | .tgm / GRIB | .tgm bytes per field beyond the payload | \`to-grib\` bytes |"
+    echo "|---|---|---|---|---|---|---|"
     for f in "$dir"/*.grib; do
         name=$(basename "$f")
         if ! "$TGM" convert-grib "$f" -o "$W/out.tgm" --force >/dev/null 2>&1; then
-            echo "| $name | | $(stat -c %s "$f") | refused | | |"
+            echo "| $name | | $(stat -c %s "$f") | refused | | | |"
             continue
         fi
+        "$TGM" to-grib "$W/out.tgm" -o "$W/back.grib" --force >/dev/null 2>&1
+        back_bytes=$(stat -c %s "$W/back.grib")
         n=$(grib_count "$f")
         grib_bytes=$(stat -c %s "$f")
         tgm_bytes=$(stat -c %s "$W/out.tgm")
         payload=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
             NR > 1 { s += $c["stored_bytes"] } END { print s }')
         ratio=$(awk -v a="$tgm_bytes" -v b="$grib_bytes" 'BEGIN { printf "%.2f", a / b }')
-        echo "| $name | $n | $grib_bytes | $tgm_bytes | $ratio | $(((tgm_bytes - payload) / n)) |"
+        echo "| $name | $n | $grib_bytes | $tgm_bytes | $ratio | $(((tgm_bytes - payload) / n)) | $back_bytes |"
     done
     exit 0
 fi

@@ -18,6 +18,7 @@ use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
 use super::grib::GEOGRAPHY_KEYS;
 use super::grib1_unused_bits;
+use super::grib_complex_pack::{self, Missing};
 use super::grib_constant;
 use super::grib_decimal::{self, SourceSimple};
 use super::grib_pl::{self, PlPlace};
@@ -535,8 +536,13 @@ fn pack(
             values.len()
         )));
     }
+    let missing = grib_complex_pack::source_missing(h, grib, packing)?;
     let second_order = packing.starts_with("grid_second_order");
-    if !second_order {
+    // ecCodes cannot repack a template's constant field as complex
+    // ("Encoding invalid"): such a packing is set after the values too.
+    let late_packing = second_order
+        || (grib_scales::scales_by_width(packing) && h.get_string("packingType")? != packing);
+    if !late_packing {
         set_packing(h, packing)?;
     }
     if let Some(source) = SourceSimple::of(grib).filter(|_| packing == "grid_simple") {
@@ -553,7 +559,8 @@ fn pack(
         && h.is_defined("decimalScaleFactor")
         && h.get_long("decimalScaleFactor")? != 0;
     if !decimal_ccsds {
-        return pack_by_eccodes(h, grib, values, packing, second_order);
+        pack_by_eccodes(h, grib, values, packing, second_order)?;
+        return recode_complex(h, grib, values, packing, missing);
     }
     // Some ecCodes versions (2.28) pick a CCSDS field's binary scale
     // factor without its decimal one, so that the codes overflow; the
@@ -568,6 +575,36 @@ fn pack(
     }
     grib_decimal::drop_decimal_scaling(h, grib)?;
     set_values(h, values, false)
+}
+
+/// A complex-packed field's data section coded again by tgm at the
+/// source's order of spatial differencing and bits per value
+/// ([`grib_complex_pack`]) when ecCodes' own cannot serve: at an order
+/// other than 0 (ecCodes 2.28 writes none), or when it does not read the
+/// values back. ecCodes' section is kept otherwise, so that a message it
+/// wrote comes back as its bytes; tgm's is kept when ecCodes reads the
+/// values back from it.
+fn recode_complex(
+    h: &mut Handle,
+    grib: &[(Value, Value)],
+    values: &(impl FieldValues + ?Sized),
+    packing: &str,
+    missing: Missing,
+) -> Result<(), GribError> {
+    let Some(order) = grib_complex_pack::order_for(grib, packing)? else {
+        return Ok(());
+    };
+    let source_bits = get(grib, "bitsPerValue").and_then(Value::as_i64);
+    let bits = source_bits.filter(|b| (1..=62).contains(b)).unwrap_or(1) as u32;
+    if order == 0 && missing == Missing::Bitmap && read_back(h.message_bytes()?, values).is_ok() {
+        return Ok(());
+    }
+    if let Some(msg) = grib_complex_pack::recode(h, values, order, bits, missing)? {
+        if read_back(&msg, values).is_ok() {
+            *h = Handle::from_message(&msg)?;
+        }
+    }
+    Ok(())
 }
 
 /// The rest of [`pack`]: ecCodes packs the values.
@@ -604,7 +641,7 @@ fn pack_by_eccodes(
     }
     // Decimal scaling repacks the values after they are set: ecCodes sets
     // them. A complex field is set once, at its source's scales, below.
-    if scales.is_none() || second_order {
+    if scales.is_none() || second_order || h.get_string("packingType")? != packing {
         set_values(h, values, decimal.is_none())?;
         keep_constant_width(h, grib, values)?;
     }
@@ -738,6 +775,12 @@ fn read_back(msg: &[u8], values: &(impl FieldValues + ?Sized)) -> Result<(), Gri
     }
     let values = &values.whole()?[..];
     let mut back = h.get_double_array("values")?;
+    let coded_missing = !bitmap
+        && h.is_defined("missingValueManagementUsed")
+        && h.get_long("missingValueManagementUsed")? != 0;
+    if coded_missing {
+        super::grib::mark_coded_missing(&h, &mut back)?;
+    }
     if bitmap {
         let bitmap = h.get_long_array("bitmap")?;
         for (v, b) in back.iter_mut().zip(&bitmap) {

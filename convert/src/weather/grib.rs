@@ -404,6 +404,12 @@ pub fn read_field(
             grib.insert(k.to_string(), v);
         }
     }
+    // An order of spatial differencing other than 0 (which ecCodes writes
+    // and `to-grib` takes as given for such a source) is recorded.
+    let order = super::grib_complex_pack::ORDER_KEY;
+    if let Some(v) = key_value(h, order)?.filter(|v| v.as_i64() != Some(0)) {
+        grib.insert(order.to_string(), v);
+    }
     let all = if all_keys {
         let mut m = Map::new();
         for k in h.key_names(None, skip::DUPLICATES | skip::FUNCTION)? {
@@ -448,7 +454,7 @@ pub fn read_field(
 /// (`missingValueManagementUsed`, code table 5.5) made NaN: ecCodes decodes
 /// them as `missingValue` and counts them in `numberOfMissing`; when as
 /// many values equal `missingValue`, those are the missing points.
-fn mark_coded_missing(h: &Handle, values: &mut [f64]) -> Result<(), GribError> {
+pub(super) fn mark_coded_missing(h: &Handle, values: &mut [f64]) -> Result<(), GribError> {
     let missing = h.get_double("missingValue")?;
     let count = values.iter().filter(|&&v| v == missing).count();
     if key_long(h, "numberOfMissing") == Some(count as i64) {

@@ -62,18 +62,9 @@ impl SourceSimple {
         self.binary != 0
     }
 
-    /// `10^D` as ecCodes' `codes_power` forms it: a product (or quotient)
-    /// of tens, one at a time.
+    /// `10^D` as ecCodes forms it ([`ten_to_the`]).
     fn ten_to_d(self) -> f64 {
-        let mut p = 1.0f64;
-        for _ in 0..self.decimal.unsigned_abs() {
-            if self.decimal > 0 {
-                p *= 10.0;
-            } else {
-                p /= 10.0;
-            }
-        }
-        p
+        ten_to_the(self.decimal)
     }
 
     /// `2^−E`, exact (E is within the normal range).
@@ -258,6 +249,20 @@ impl Edition {
             data,
         }))
     }
+}
+
+/// `10^d` as ecCodes' `codes_power` forms it: a product (or quotient) of
+/// tens, one at a time, so that the codes computed with it are ecCodes'.
+pub(super) fn ten_to_the(d: i32) -> f64 {
+    let mut p = 1.0f64;
+    for _ in 0..d.unsigned_abs() {
+        if d > 0 {
+            p *= 10.0;
+        } else {
+            p /= 10.0;
+        }
+    }
+    p
 }
 
 /// A key giving a byte offset in the message.

@@ -31,6 +31,8 @@ pub mod grib;
 mod grib1_unused_bits;
 pub mod grib_complex_extent;
 #[cfg(feature = "grib")]
+mod grib_complex_pack;
+#[cfg(feature = "grib")]
 mod grib_constant;
 #[cfg(feature = "grib")]
 mod grib_decimal;
