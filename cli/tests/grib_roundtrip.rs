@@ -2455,6 +2455,65 @@ fn with_data_cut(msg: &[u8], keep: usize) -> Vec<u8> {
     cut
 }
 
+/// A spherical-harmonics field (`spectral_complex`) is checked against its
+/// truncations before ecCodes decodes it: ecCodes 2.28 reads its unpacked
+/// subset and packed coefficients from past the end of a short section,
+/// and writes past its own array when the subset truncation JS is above
+/// the field's J.
+#[test]
+fn a_spectral_field_with_a_short_section_or_a_wider_subset_is_refused() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sample = |edition: u8| Path::new(SAMPLES).join(format!("sh_ml_grib{edition}.tmpl"));
+    let whole = std::fs::read(sample(2)).unwrap();
+    let data = grib_get("section7Length", &sample(2))
+        .parse::<usize>()
+        .unwrap()
+        - 5;
+    let mut inputs = Vec::new();
+    for (what, keep) in [
+        ("empty", 0usize),
+        ("short", data / 2),
+        ("one byte short", data - 1),
+    ] {
+        let input = dir.path().join(format!("sh-{}.grib", inputs.len()));
+        std::fs::write(&input, with_data_cut(&whole, keep)).unwrap();
+        inputs.push((what, input, "data section holds"));
+    }
+    for edition in [1, 2] {
+        let name = format!("sh-js64-{edition}.grib");
+        let wider = grib_set(
+            dir.path(),
+            &name,
+            &["-s", "JS=64,KS=64,MS=64"],
+            &sample(edition),
+        );
+        inputs.push((
+            "a T64 subset of T63",
+            wider,
+            "JS = 64 is outside the truncation J = 63",
+        ));
+    }
+    for (what, input, reason) in &inputs {
+        let out = dir.path().join("out.tgm");
+        let (ok, _, err) = tgm(&["convert-grib", s(input), "-o", s(&out)]);
+        assert!(!ok, "{what}: converted");
+        assert!(
+            err.contains("spectral packing") && err.contains(reason),
+            "{what}: {err}"
+        );
+        assert!(!out.exists(), "{what}: an output exists");
+    }
+    // The samples as they are convert.
+    for edition in [1, 2] {
+        let out = dir.path().join(format!("sh{edition}.tgm"));
+        let (ok, _, err) = tgm(&["convert-grib", s(&sample(edition)), "-o", s(&out)]);
+        assert!(ok, "GRIB{edition}: {err}");
+    }
+}
+
 /// A simple- or complex-packed field whose data section is empty, or
 /// shorter than the codes its header announces, is refused before ecCodes
 /// decodes it: ecCodes 2.28 checks a simple-packed section's length only
@@ -2555,4 +2614,24 @@ fn complex_packing_keeps_wide_groups_and_its_order_of_spatial_differencing() {
             "{packing}"
         );
     }
+    // Codes of 40 bits are too wide for the extra descriptors of spatial
+    // differencing: the field is written undifferenced, exactly.
+    let wide: Vec<String> = (0..8192)
+        .map(|i| format!("{}", 250.0 + ((i * 7919) % 4093) as f64 / 97.0))
+        .collect();
+    let rules = format!(
+        "set bitsPerValue=40; set values={{{}}}; write;",
+        wide.join(",")
+    );
+    let simple = generate(dir.path(), "wide.grib", "regular_gg_sfc_grib2", &rules);
+    let t = dir.path().join("wide.tgm");
+    let back = dir.path().join("wide.back.grib");
+    assert!(tgm(&["convert-grib", s(&simple), "-o", s(&t)]).0);
+    let packing = "grid_complex_spatial_differencing";
+    let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back), "--packing", packing]);
+    assert!(ok, "{err}");
+    let keys = "packingType,orderOfSpatialDifferencing,bitsPerValue";
+    assert_eq!(grib_get(keys, &back), format!("{packing} 0 40"));
+    let (same, report) = grib_compare(&["-c", "values"], &simple, &back);
+    assert!(same, "{report}");
 }

@@ -5,6 +5,7 @@
 //! `convert/tests/weather_fuzz_replay.rs` replays these corpora.
 
 use tgm_convert::weather::grib_complex_extent::{self, ComplexLayout};
+use tgm_convert::weather::grib_spectral_extent::{self, SpectralLayout};
 use tgm_convert::weather::{grib_scan, netcdf_classic};
 
 /// The weather targets by name, as their binaries and corpora name them.
@@ -21,8 +22,9 @@ pub const TARGETS: [&str; 2] = ["weather_grib_scan", "weather_netcdf_classic"];
 
 /// Scans `data` as a GRIB file: every message and section it accepts lies
 /// inside the input, in order, and sections fill their message. The same
-/// bytes also go through the complex-packing extent check, its layout
-/// taken from the first 16 bytes and the rest as the data section.
+/// bytes also go through the complex- and spectral-packing extent checks,
+/// their layouts taken from the first 16 bytes and the rest as the data
+/// section.
 pub fn grib(data: &[u8]) {
     if let Some((head, rest)) = data.split_first_chunk::<16>() {
         let word = |i: usize| u64::from(u16::from_be_bytes([head[i], head[i + 1]]));
@@ -40,6 +42,23 @@ pub fn grib(data: &[u8]) {
             extra_octets: u64::from(head[13]),
         };
         let _ = grib_complex_extent::check(rest, &layout);
+        // The same head as a spectral layout, signed: its check must not
+        // overflow whatever the truncations, and a section it accepts
+        // holds what it says ecCodes reads.
+        let signed = |i: usize| i64::from(i16::from_be_bytes([head[i], head[i + 1]]));
+        let spectral = SpectralLayout {
+            truncation: [signed(0), signed(0), signed(2) % 2 + signed(0)],
+            subset: [signed(4), signed(4), signed(4)],
+            bits: signed(6),
+            float_bytes: if head[8] % 2 == 0 { 4 } else { 8 },
+            held: rest.len() as u64,
+        };
+        if let Ok(need) = grib_spectral_extent::check(&spectral) {
+            assert!(
+                need <= rest.len() as u64,
+                "a short spectral section accepted"
+            );
+        }
     }
     grib_scan_only(data);
 }

@@ -580,8 +580,9 @@ fn pack(
 /// A complex-packed field's data section coded again by tgm at the
 /// source's order of spatial differencing and bits per value
 /// ([`grib_complex_pack`]) when ecCodes' own cannot serve: at an order
-/// other than 0 (ecCodes 2.28 writes none), or when it does not read the
-/// values back. ecCodes' section is kept otherwise, so that a message it
+/// other than 0 (ecCodes 2.28 writes none; at order 0 when the source's
+/// cannot be coded), with missing points coded in the data, or when it
+/// does not read the values back. ecCodes' section is kept otherwise, so that a message it
 /// wrote comes back as its bytes; tgm's is kept when ecCodes reads the
 /// values back from it.
 fn recode_complex(
@@ -599,9 +600,18 @@ fn recode_complex(
     if order == 0 && missing == Missing::Bitmap && read_back(h.message_bytes()?, values).is_ok() {
         return Ok(());
     }
-    if let Some(msg) = grib_complex_pack::recode(h, values, order, bits, missing)? {
-        if read_back(&msg, values).is_ok() {
-            *h = Handle::from_message(&msg)?;
+    // Without differencing when the source's order cannot be coded (codes
+    // too wide for the extra descriptors, no more points than the order).
+    let mut orders = vec![order];
+    if order != 0 {
+        orders.push(0);
+    }
+    for order in orders {
+        if let Some(msg) = grib_complex_pack::recode(h, values, order, bits, missing)? {
+            if read_back(&msg, values).is_ok() {
+                *h = Handle::from_message(&msg)?;
+                return Ok(());
+            }
         }
     }
     Ok(())

@@ -306,8 +306,8 @@ pub fn read_field(
     all_keys: bool,
     budget: &mut DecodeBudget,
 ) -> Result<GribField, GribError> {
-    let points = checked_points(h)?;
     checked_data_section(h)?;
+    let points = checked_points(h)?;
     budget.charge_values(points as u64)?;
     // The template first: its clone of the coded message is gone before
     // the values are decoded.
@@ -541,7 +541,8 @@ pub(super) fn data_range(h: &Handle) -> Option<std::ops::Range<usize>> {
 /// simple-packed one `⌈numberOfCodedValues · bitsPerValue / 8⌉` bytes,
 /// which ecCodes would read past the end of an empty section, out of the
 /// message; a GRIB2 complex-packed one its groups
-/// ([`checked_complex_section`]).
+/// ([`checked_complex_section`]); a spectral one its unpacked subset and
+/// packed coefficients ([`checked_spectral_section`]).
 pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
     if !h.is_defined("packingType") {
         return Ok(());
@@ -549,6 +550,9 @@ pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
     let packing = h.get_string("packingType")?;
     if COMPLEX.contains(&packing.as_str()) && key_long(h, "edition") == Some(2) {
         return checked_complex_section(h);
+    }
+    if packing == "spectral_complex" {
+        return checked_spectral_section(h);
     }
     if !UNBOUNDED_SIMPLE.contains(&packing.as_str()) {
         return Ok(());
@@ -608,6 +612,31 @@ fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
         .ok_or_else(|| GribError::Invalid("the data section lies outside the message".into()))?;
     super::grib_complex_extent::check(data, &layout)
         .map_err(|e| GribError::Invalid(format!("complex packing: {e}")))
+}
+
+/// Checks a `spectral_complex` field's data section against its
+/// truncations and width before ecCodes decodes it.
+fn checked_spectral_section(h: &Handle) -> Result<(), GribError> {
+    let key = |k: &str| {
+        key_long(h, k).ok_or_else(|| GribError::Invalid(format!("spectral packing without {k}")))
+    };
+    // GRIB2's `unpackedSubsetPrecision` and GRIB1's `ieeeFloats`: 2 is
+    // IEEE double; ecCodes reads 4-byte floats otherwise (or none).
+    let precision = ["unpackedSubsetPrecision", "ieeeFloats"]
+        .iter()
+        .find_map(|k| key_long(h, k));
+    let held = data_range(h)
+        .ok_or_else(|| GribError::Invalid("the data section lies outside the message".into()))?;
+    let layout = super::grib_spectral_extent::SpectralLayout {
+        truncation: [key("J")?, key("K")?, key("M")?],
+        subset: [key("JS")?, key("KS")?, key("MS")?],
+        bits: key("bitsPerValue")?,
+        float_bytes: if precision == Some(2) { 8 } else { 4 },
+        held: held.len() as u64,
+    };
+    super::grib_spectral_extent::check(&layout)
+        .map(|_| ())
+        .map_err(|e| GribError::Invalid(format!("spectral packing: {e}")))
 }
 
 /// `key` as an integer when the message defines it and it is not missing.

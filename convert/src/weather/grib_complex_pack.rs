@@ -313,23 +313,20 @@ impl Section7 {
             // Each present code after the first `order` becomes its
             // difference less the smallest.
             let mut history = [0i128; 2];
-            let mut next = None;
             for (seen, c) in codes.iter_mut().filter(|c| **c != MISSING).enumerate() {
                 let x = i128::from(*c);
                 if seen >= k {
                     let d = difference(x, history, k) - bias;
                     let v = u64::try_from(d).ok().filter(|&v| v != MISSING)?;
                     *c = v;
-                    next.get_or_insert(v);
                 }
                 history = [x, history[0]];
             }
             // The decoder replaces the first `order` by the extra
-            // descriptors: they take the next one's value, keeping their
-            // group narrow.
-            let next = next?;
+            // descriptors; they are zero in the groups (GRIB2 template
+            // 5.3, note 2).
             for c in codes.iter_mut().filter(|c| **c != MISSING).take(k) {
-                *c = next;
+                *c = 0;
             }
             for f in firsts {
                 extras.push(i64::try_from(f).ok()?);
@@ -340,8 +337,11 @@ impl Section7 {
         let extra_octets = match extras.split_last() {
             None => 0,
             Some((bias, firsts)) => {
+                // The first values are unsigned, but some decoders (grib-rs,
+                // g2c at 4 octets) read them signed: their top bit stays
+                // clear, as ecCodes' and wgrib2's encoders keep it.
                 let fits = |o: u32| {
-                    firsts.iter().all(|&f| (f as u64) >> (8 * o) == 0)
+                    firsts.iter().all(|&f| (f as u64) >> (8 * o - 1) == 0)
                         && bias.unsigned_abs() >> (8 * o - 1) == 0
                 };
                 (1..=MAX_EXTRA_OCTETS).find(|&o| fits(o))?
@@ -937,6 +937,24 @@ mod tests {
                 .to_string();
             assert!(e.contains("grib.orderOfSpatialDifferencing"), "{e}");
         }
+    }
+
+    #[test]
+    fn first_values_keep_the_top_bit_of_their_octets_clear() {
+        // 51188 fits 2 octets only with its top bit set: 3 are used.
+        let codes: Vec<u64> = (0..64).map(|i| 51188 + (i % 5)).collect();
+        assert_eq!(Section7::code(codes, 2, 16, false).unwrap().extra_octets, 3);
+        let small: Vec<u64> = (0..64).map(|i| 100 + i % 5).collect();
+        assert_eq!(Section7::code(small, 1, 16, false).unwrap().extra_octets, 1);
+        // Codes of 32 bits need more than 4 octets: not differenced.
+        let wide: Vec<u64> = (0..64).map(|i| (1u64 << 31) + i).collect();
+        assert!(Section7::code(wide.clone(), 1, 32, false).is_none());
+        assert!(Section7::code(wide, 0, 32, false).is_some());
+        // The first values are zero in the groups.
+        let codes: Vec<u64> = (0..64).map(|i| 500 + i * 3).collect();
+        let s = Section7::code(codes, 2, 16, false).unwrap();
+        assert_eq!(s.coded[..2], [0, 0]);
+        assert_eq!(s.extras, [500, 503, 0]);
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub mod grib_scan;
 pub mod grib_shared;
 #[cfg(feature = "grib")]
 mod grib_simple;
+pub mod grib_spectral_extent;
 #[cfg(feature = "grib")]
 mod grib_zeros;
 #[cfg(feature = "netcdf")]
