@@ -13,7 +13,9 @@
 # ERA5 sample (160 GRIB1 fields, fetched by .ci/cfgrib-samples.sh into
 # $TGM_CFGRIB_SAMPLES, default target/cfgrib-samples) against the same
 # fields as GRIB2 CCSDS (`grib_set -r -s edition=2,packingType=grid_ccsds`),
-# converted from each (`weather-era5` in the same page).
+# converted from each (`weather-era5` in the same page), and the same
+# fields as GRIB2 in the complex packings, written by ecCodes and by
+# `tgm to-grib --packing`.
 #
 # `bash .ci/weather-sizes.sh cfgrib` prints the table of every GRIB file
 # of cfgrib's test data (`weather-cfgrib` in the same page): real files
@@ -80,6 +82,24 @@ if [ "${1:-}" = era5 ]; then
     echo
     echo "GRIB2 CCSDS: data sections $(($(key_sum section7Length "$W/era5_ccsds.grib2") - 5 * n)) bytes," \
         "headers $((($(stat -c %s "$W/era5_ccsds.grib2") - $(key_sum section7Length "$W/era5_ccsds.grib2") + 5 * n) / n)) bytes per field."
+    # Complex packings of the same fields as GRIB2, written by ecCodes
+    # (`grib_set -r`) and by `to-grib --packing` from the archive.
+    grib_set -r -s edition=2 "$W/era5.grib1" "$W/era5.grib2"
+    "$TGM" convert-grib "$W/era5.grib2" -o "$W/era5_2.tgm" --force >/dev/null 2>&1
+    echo
+    echo "| packing of the GRIB2 fields | written by ecCodes | written by \`tgm to-grib\` | values |"
+    echo "|---|---|---|---|"
+    for p in grid_complex grid_complex_spatial_differencing; do
+        grib_set -r -s packingType=$p "$W/era5.grib2" "$W/ec_$p.grib2"
+        "$TGM" to-grib "$W/era5_2.tgm" -o "$W/tgm_$p.grib2" --packing $p --force >/dev/null 2>&1
+        same=$(grib_compare -c values "$W/era5.grib2" "$W/tgm_$p.grib2" >/dev/null 2>&1 && echo equal || echo differ)
+        label=$p
+        if [ "$p" = grid_complex_spatial_differencing ]; then
+            orders() { grib_get -p orderOfSpatialDifferencing "$1" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+            label="$p (order: ecCodes $(orders "$W/ec_$p.grib2"), tgm $(orders "$W/tgm_$p.grib2"))"
+        fi
+        echo "| $label | $(stat -c %s "$W/ec_$p.grib2") | $(stat -c %s "$W/tgm_$p.grib2") | $same |"
+    done
     exit 0
 fi
 
