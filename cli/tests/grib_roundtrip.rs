@@ -1069,6 +1069,25 @@ fn simple_and_ccsds_fields_with_both_scales_are_written_back_at_their_source_pre
     }
 }
 
+/// A real-looking field on ecCodes' sample `sample` at `bits` bits
+/// (`NAME.grib`), and the same repacked as `packing` by `grib_set -r`
+/// (`NAME.PACKING.grib`).
+fn repacked(dir: &Path, name: &str, sample: &str, bits: u32, packing: &str) -> (PathBuf, PathBuf) {
+    let rules = format!(
+        "set bitsPerValue={bits}; set values={{{}}}; write;",
+        real_looking(6114)
+    );
+    let simple = generate(dir, &format!("{name}.grib"), sample, &rules);
+    let keys = [
+        "-r".to_string(),
+        "-s".to_string(),
+        format!("packingType={packing}"),
+    ];
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let again = grib_set(dir, &format!("{name}.{packing}.grib"), &keys, &simple);
+    (simple, again)
+}
+
 #[test]
 fn a_complex_field_eccodes_cannot_pack_is_coded_by_tgm() {
     if !eccodes_available() {
@@ -1078,13 +1097,13 @@ fn a_complex_field_eccodes_cannot_pack_is_coded_by_tgm() {
     // its 4-bit width field): the message it writes reads back other values,
     // so tgm codes the groups itself.
     let dir = tempfile::tempdir().unwrap();
-    let rules = format!(
-        "set bitsPerValue=24; set values={{{}}}; write;",
-        real_looking(6114)
+    let (simple, input) = repacked(
+        dir.path(),
+        "gg24",
+        "reduced_gg_pl_32_grib2",
+        24,
+        "grid_complex",
     );
-    let simple = generate(dir.path(), "gg24.grib", "reduced_gg_pl_32_grib2", &rules);
-    let keys = ["-r", "-s", "packingType=grid_complex"];
-    let input = grib_set(dir.path(), "gg24.complex.grib", &keys, &simple);
     let (exact, _) = grib_compare(&["-c", "values"], &simple, &input);
     if exact {
         eprintln!("SKIPPED: this ecCodes packs 24-bit complex fields exactly");
@@ -2511,6 +2530,75 @@ fn a_spectral_field_with_a_short_section_or_a_wider_subset_is_refused() {
         let out = dir.path().join(format!("sh{edition}.tgm"));
         let (ok, _, err) = tgm(&["convert-grib", s(&sample(edition)), "-o", s(&out)]);
         assert!(ok, "GRIB{edition}: {err}");
+    }
+}
+
+/// A GRIB1 second-order field is refused, naming its packing, before
+/// ecCodes reads its data: ecCodes 2.28 cannot pack its header again, and
+/// its decoders loop forever or read past the message on hostile
+/// descriptors (a `general_grib1` secondary bitmap whose first bit is 0).
+#[test]
+fn grib1_second_order_fields_are_refused_before_their_data_is_read() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_, second) = repacked(
+        dir.path(),
+        "g1",
+        "reduced_gg_pl_32_grib1",
+        16,
+        "grid_second_order",
+    );
+    assert_eq!(
+        grib_get("edition,packingType", &second),
+        "1 grid_second_order"
+    );
+    // The hostile form: `general_grib1` (extended flags 48), 10 groups of
+    // width 8, a secondary bitmap of zeros.
+    let s4 = grib_get("offsetSection4", &second)
+        .parse::<usize>()
+        .unwrap();
+    let mut hostile = std::fs::read(&second).unwrap();
+    let octet = |k: usize| s4 + k - 1;
+    hostile[octet(14)] = 48;
+    hostile[octet(17)..octet(19)].copy_from_slice(&10u16.to_be_bytes());
+    hostile[octet(22)..octet(32)].fill(8);
+    hostile[octet(32)..octet(41)].fill(0);
+    let hostile_path = dir.path().join("g1.hostile.grib");
+    std::fs::write(&hostile_path, &hostile).unwrap();
+    let kind = grib_get("packingType", &hostile_path);
+    assert_eq!(kind, "grid_second_order_general_grib1");
+    for (input, packing) in [
+        (&second, "grid_second_order"),
+        (&hostile_path, kind.as_str()),
+    ] {
+        let out = dir.path().join("out.tgm");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+            .args(["convert-grib", s(input), "-o", s(&out)])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A deadline far beyond a refusal's milliseconds: without the
+        // check, ecCodes never returns.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{packing}: convert-grib did not finish");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let out_put = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out_put.stderr);
+        assert!(!out_put.status.success(), "{packing}: converted");
+        assert!(
+            err.contains(&format!(
+                "packingType {packing} (GRIB1 second-order packing)"
+            )),
+            "{packing}: {err}"
+        );
+        assert!(!out.exists(), "{packing}: an output exists");
     }
 }
 

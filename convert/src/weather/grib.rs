@@ -542,12 +542,21 @@ pub(super) fn data_range(h: &Handle) -> Option<std::ops::Range<usize>> {
 /// which ecCodes would read past the end of an empty section, out of the
 /// message; a GRIB2 complex-packed one its groups
 /// ([`checked_complex_section`]); a spectral one its unpacked subset and
-/// packed coefficients ([`checked_spectral_section`]).
+/// packed coefficients ([`checked_spectral_section`]). A GRIB1
+/// second-order field is refused before any of its data is read.
 pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
     if !h.is_defined("packingType") {
         return Ok(());
     }
     let packing = h.get_string("packingType")?;
+    if packing.starts_with("grid_second_order") && key_long(h, "edition") == Some(1) {
+        return Err(GribError::Invalid(format!(
+            "packingType {packing} (GRIB1 second-order packing) is not converted: ecCodes 2.28 \
+             cannot pack the field's header again for the archive, and its decoders of these \
+             sections are not bounded by them (a hostile one reads past the message or loops \
+             forever); repack it first, e.g. `grib_set -r -s packingType=grid_simple`"
+        )));
+    }
     if COMPLEX.contains(&packing.as_str()) && key_long(h, "edition") == Some(2) {
         return checked_complex_section(h);
     }
