@@ -184,7 +184,8 @@ fn section<'a>(entry: &'a Map, name: &str) -> Result<&'a [(Value, Value)], GribE
         .ok_or_else(|| GribError::Invalid(format!("base entry lacks a {name:?} map")))
 }
 
-fn get<'a>(map: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
+/// The value of `key` in the map `map` (a `base[i]` section).
+pub(super) fn get<'a>(map: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
     map.iter()
         .find(|(k, _)| k.as_text() == Some(key))
         .map(|(_, v)| v)

@@ -24,9 +24,10 @@
 
 use tgm::cbor::Value;
 
+use super::export::get;
 use super::ffi::Handle;
 use super::field_values::FieldValues;
-use super::grib_decimal::ten_to_the;
+use super::grib_decimal::{offset, ten_to_the};
 use super::GribError;
 
 /// The `base[i].grib` key of a template 5.3 source's order of spatial
@@ -41,21 +42,18 @@ pub(super) const ORDER_KEY: &str = "orderOfSpatialDifferencing";
 /// packed (its order was 0, which is not recorded), else 2. Refused,
 /// naming the key, when the recorded order is not 1 or 2.
 pub(super) fn order_for(grib: &[(Value, Value)], packing: &str) -> Result<Option<u8>, GribError> {
-    let key = |k: &str| {
-        grib.iter()
-            .find(|(n, _)| n.as_text() == Some(k))
-            .map(|(_, v)| v)
-    };
     match packing {
         "grid_complex" => Ok(Some(0)),
-        "grid_complex_spatial_differencing" => match key(ORDER_KEY) {
+        "grid_complex_spatial_differencing" => match get(grib, ORDER_KEY) {
             Some(v) => match v.as_i64() {
                 Some(o @ 1..=2) => Ok(Some(o as u8)),
                 _ => Err(GribError::Invalid(format!(
                     "grib.{ORDER_KEY} is {v:?}; an order of spatial differencing is 1 or 2"
                 ))),
             },
-            None if key("packingType").and_then(Value::as_text) == Some(packing) => Ok(Some(0)),
+            None if get(grib, "packingType").and_then(Value::as_text) == Some(packing) => {
+                Ok(Some(0))
+            }
             None => Ok(Some(2)),
         },
         _ => Ok(None),
@@ -101,12 +99,7 @@ pub(super) fn source_missing(
     grib: &[(Value, Value)],
     packing: &str,
 ) -> Result<Missing, GribError> {
-    let key = |k: &str| {
-        grib.iter()
-            .find(|(n, _)| n.as_text() == Some(k))
-            .map(|(_, v)| v)
-    };
-    let same_packing = key("packingType").and_then(Value::as_text) == Some(packing);
+    let same_packing = get(grib, "packingType").and_then(Value::as_text) == Some(packing);
     if !same_packing
         || !h.is_defined("missingValueManagementUsed")
         || h.get_long("missingValueManagementUsed")? != 1
@@ -160,7 +153,9 @@ pub(super) fn recode(
     if s5 + s5_len > s6 || s6 + s6_len != s7 || s7 + s7_len > msg.len() {
         return Ok(None);
     }
-    let scales = Scales::read(&msg[s5..]);
+    let Some(scales) = Scales::of(h)? else {
+        return Ok(None);
+    };
     let Some(codes) = scales.codes(values, missing)? else {
         return Ok(None);
     };
@@ -196,13 +191,7 @@ pub(super) fn recode(
     Ok(Some(msg))
 }
 
-/// A key giving a byte offset or length in the message.
-fn offset(h: &Handle, key: &str) -> Result<usize, GribError> {
-    let v = h.get_long(key)?;
-    usize::try_from(v).map_err(|_| GribError::Invalid(format!("{key} = {v} is out of range")))
-}
-
-/// R, E and D as section 5 records them (octets 12–19).
+/// R, E and D of the message ecCodes packed.
 #[derive(Debug, Clone, Copy)]
 struct Scales {
     reference: f64,
@@ -211,22 +200,20 @@ struct Scales {
 }
 
 impl Scales {
-    /// The scales in `s5`, section 5 from its first octet.
-    fn read(s5: &[u8]) -> Self {
-        let signed = |at: usize| {
-            let v = u16::from_be_bytes([s5[at], s5[at + 1]]);
-            let m = i32::from(v & 0x7fff);
-            if v & 0x8000 != 0 {
-                -m
-            } else {
-                m
-            }
-        };
-        Scales {
-            reference: f64::from(f32::from_be_bytes([s5[11], s5[12], s5[13], s5[14]])),
-            binary: signed(15),
-            decimal: signed(17),
-        }
+    /// The scales `h` records (`referenceValue`, `binaryScaleFactor`,
+    /// `decimalScaleFactor`), when the factors are in range.
+    fn of(h: &Handle) -> Result<Option<Self>, GribError> {
+        let factor = |k: &str| h.get_long(k).map(|v| i32::try_from(v).ok());
+        Ok(
+            match (factor("binaryScaleFactor")?, factor("decimalScaleFactor")?) {
+                (Some(binary), Some(decimal)) => Some(Scales {
+                    reference: h.get_double("referenceValue")?,
+                    binary,
+                    decimal,
+                }),
+                _ => None,
+            },
+        )
     }
 
     /// The codes of the values, as ecCodes computes them:
@@ -352,11 +339,13 @@ impl Section7 {
             .map(|&l| fixed_lengths(coded.len(), l))
             .collect();
         plans.push(merged_lengths(&coded, within));
-        let groups = plans
+        let (layout, groups) = plans
             .iter()
-            .map(|plan| groups_of(&coded, plan, within))
-            .min_by_key(|g| Layout::of(g, within).bits(g))?;
-        let layout = Layout::of(&groups, within);
+            .map(|plan| {
+                let groups = groups_of(&coded, plan, within);
+                (Layout::of(&groups, within), groups)
+            })
+            .min_by_key(|(layout, groups)| layout.bits(groups))?;
         let reference_bits = reference_bits.max(layout.reference_bits).max(1);
         let widest = groups.iter().map(|g| g.width).max().unwrap_or(0);
         if reference_bits > 63 || widest > 63 || (within && (reference_bits > 31 || widest > 31)) {

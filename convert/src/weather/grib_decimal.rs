@@ -265,8 +265,8 @@ pub(super) fn ten_to_the(d: i32) -> f64 {
     p
 }
 
-/// A key giving a byte offset in the message.
-fn offset(h: &Handle, key: &str) -> Result<usize, GribError> {
+/// A key giving a byte offset (or length) in the message.
+pub(super) fn offset(h: &Handle, key: &str) -> Result<usize, GribError> {
     let v = h.get_long(key)?;
     usize::try_from(v).map_err(|_| GribError::Invalid(format!("{key} = {v} is out of range")))
 }
