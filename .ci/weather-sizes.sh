@@ -69,15 +69,24 @@ if [ "${1:-}" = era5 ]; then
     [ -s "$src" ] || { echo "$src missing (cfgrib's sample not fetched)" >&2; exit 1; }
     cp "$src" "$W/era5.grib1"
     grib_set -r -s edition=2,packingType=grid_ccsds "$W/era5.grib1" "$W/era5_ccsds.grib2"
-    echo "| file | fields | GRIB bytes | .tgm bytes | .tgm payload bytes | .tgm bytes per field beyond the payload |"
-    echo "|---|---|---|---|---|---|"
-    for f in era5.grib1 era5_ccsds.grib2; do
+    grib_set -r -s packingType=grid_second_order "$W/era5.grib1" "$W/era5_second_order.grib1"
+    echo "| file | fields | GRIB bytes | .tgm bytes | .tgm payload bytes | .tgm bytes per field beyond the payload | \`to-grib\` of the archive |"
+    echo "|---|---|---|---|---|---|---|"
+    for f in era5.grib1 era5_ccsds.grib2 era5_second_order.grib1; do
         "$TGM" convert-grib "$W/$f" -o "$W/out.tgm" --force >/dev/null 2>&1
+        "$TGM" to-grib "$W/out.tgm" -o "$W/back.grib" --force >/dev/null 2>&1
+        if cmp -s "$W/$f" "$W/back.grib"; then
+            back="the source's bytes"
+        elif grib_compare "$W/$f" "$W/back.grib" >/dev/null 2>&1; then
+            back="grib_compare equal"
+        else
+            back="grib_compare finds differences"
+        fi
         n=$(grib_count "$W/$f")
         tgm_bytes=$(stat -c %s "$W/out.tgm")
         payload=$("$TGM" ls "$W/out.tgm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
             NR > 1 { s += $c["stored_bytes"] } END { print s }')
-        echo "| $f | $n | $(stat -c %s "$W/$f") | $tgm_bytes | $payload | $(((tgm_bytes - payload) / n)) |"
+        echo "| $f | $n | $(stat -c %s "$W/$f") | $tgm_bytes | $payload | $(((tgm_bytes - payload) / n)) | $back |"
     done
     echo
     echo "GRIB2 CCSDS: data sections $(($(key_sum section7Length "$W/era5_ccsds.grib2") - 5 * n)) bytes," \

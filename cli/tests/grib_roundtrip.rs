@@ -2533,32 +2533,195 @@ fn a_spectral_field_with_a_short_section_or_a_wider_subset_is_refused() {
     }
 }
 
-/// A GRIB1 second-order field is refused, naming its packing, before
-/// ecCodes reads its data: ecCodes 2.28 cannot pack its header again, and
-/// its decoders loop forever or read past the message on hostile
-/// descriptors (a `general_grib1` secondary bitmap whose first bit is 0).
+/// `grib_filter` rules writing one field of `n` real-looking values at
+/// `bits`, every fifth point missing when `bitmap`.
+fn second_order_source_rules(n: usize, bits: u32, bitmap: bool) -> String {
+    let values = real_looking(n);
+    let values = match bitmap {
+        false => values,
+        true => values
+            .split(',')
+            .enumerate()
+            .map(|(i, v)| if i % 5 == 0 { "9999" } else { v })
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    let missing = match bitmap {
+        true => "set bitmapPresent=1; set missingValue=9999;",
+        false => "",
+    };
+    format!("set bitsPerValue={bits}; {missing} set values={{{values}}}; write;")
+}
+
+/// ECMWF's general extended second-order fields, GRIB1 and GRIB2, with and
+/// without a bitmap, at every order of spatial differencing and ordered
+/// boustrophedonically, as ecCodes writes them: stored bit-identical to
+/// ecCodes' values in their own codes, and written back as `grib_compare`
+/// finds equal, every key and value.
 #[test]
-fn grib1_second_order_fields_are_refused_before_their_data_is_read() {
+fn second_order_fields_of_every_general_extended_form_come_back_equal() {
     if !eccodes_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (_, second) = repacked(
-        dir.path(),
-        "g1",
-        "reduced_gg_pl_32_grib1",
-        16,
-        "grid_second_order",
-    );
-    assert_eq!(
-        grib_get("edition,packingType", &second),
-        "1 grid_second_order"
-    );
-    // The hostile form: `general_grib1` (extended flags 48), 10 groups of
-    // width 8, a secondary bitmap of zeros.
-    let s4 = grib_get("offsetSection4", &second)
-        .parse::<usize>()
+    let sources = [
+        ("gg1", "reduced_gg_pl_32_grib1", 6114, 16, false),
+        ("ll1", "regular_ll_sfc_grib1", 496, 12, false),
+        ("ll1b", "regular_ll_sfc_grib1", 496, 12, true),
+        ("ll2", "regular_ll_sfc_grib2", 496, 12, false),
+        ("ll2b", "regular_ll_sfc_grib2", 496, 12, true),
+    ];
+    let forms: [(&str, &[&str]); 5] = [
+        ("so", &["-s", "packingType=grid_second_order"]),
+        ("no_spd", &["-s", "packingType=grid_second_order_no_SPD"]),
+        ("spd1", &["-s", "packingType=grid_second_order_SPD1"]),
+        ("spd3", &["-s", "packingType=grid_second_order_SPD3"]),
+        (
+            "bous",
+            &[
+                "-s",
+                "packingType=grid_second_order,boustrophedonicOrdering=1",
+            ],
+        ),
+    ];
+    let mut checked = 0;
+    for (name, sample, n, bits, bitmap) in sources {
+        let rules = second_order_source_rules(n, bits, bitmap);
+        let simple = generate(dir.path(), &format!("{name}.grib"), sample, &rules);
+        for (form, keys) in forms {
+            // ecCodes writes boustrophedonic GRIB1 fields on regular grids
+            // only, and with a bitmap decodes them wrong (refused below).
+            if form == "bous" && (bitmap || name == "gg1") {
+                continue;
+            }
+            let tag = format!("{name}.{form}");
+            let mut args = vec!["-r"];
+            args.extend_from_slice(keys);
+            let input = grib_set(dir.path(), &format!("{tag}.grib"), &args, &simple);
+            assert!(
+                grib_get("packingType", &input).starts_with("grid_second_order"),
+                "{tag}"
+            );
+            if form == "bous" && name == "ll1" {
+                assert_eq!(grib_get("boustrophedonicOrdering", &input), "1", "{tag}");
+            }
+            let t = dir.path().join(format!("{tag}.tgm"));
+            let (ok, _, err) = tgm(&["convert-grib", s(&input), "-o", s(&t)]);
+            assert!(ok, "{tag}: {err}");
+            let want = eccodes_values(&input);
+            let msg = &decode_all(&t)[0];
+            assert_eq!(
+                msg.objects[0].descriptor.encoding(),
+                "simple_packing",
+                "{tag}"
+            );
+            let got = f64s(&msg.objects[0].data);
+            assert_eq!(got.len(), want[0].len(), "{tag}");
+            for (i, (g, w)) in got.iter().zip(&want[0]).enumerate() {
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "{tag} [{i}]: {g} != {w}"
+                );
+            }
+            let back = dir.path().join(format!("{tag}.back.grib"));
+            let (ok, _, err) = tgm(&["to-grib", s(&t), "-o", s(&back)]);
+            assert!(ok, "{tag}: {err}");
+            let (same, report) = grib_compare(&[], &input, &back);
+            assert!(same, "{tag}: {report}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 22);
+}
+
+/// Runs `convert-grib input -o out` and returns its stderr once it has
+/// failed, panicking if it succeeds, writes `out`, or runs past a deadline
+/// far beyond a refusal's milliseconds (ecCodes' unbounded decoders never
+/// return on some hostile sections).
+fn refused_in_time(input: &Path, out: &Path, what: &str) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
+        .args(["convert-grib", s(input), "-o", s(out)])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{what}: convert-grib did not finish");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(!output.status.success(), "{what}: converted");
+    assert!(!out.exists(), "{what}: an output exists");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A second-order field whose descriptors announce more than its section
+/// holds, no groups, more groups than points, or groups that do not add
+/// up to the points is refused, naming the cause, before ecCodes decodes
+/// it: ecCodes 2.28 reads such a section past the message, sizes arrays
+/// by the announced groups, and writes into an empty array when there are
+/// none. The GRIB1 forms ecCodes cannot pack again are refused by name
+/// (a `general_grib1` secondary bitmap of zeros makes it loop forever),
+/// and so is a boustrophedonic field with a bitmap, which it decodes
+/// wrong.
+#[test]
+fn hostile_second_order_sections_are_refused_before_decoding() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rules = second_order_source_rules(6114, 16, false);
+    let out = dir.path().join("out.tgm");
+    for (edition, sample) in [(1, "reduced_gg_pl_32_grib1"), (2, "reduced_gg_pl_32_grib2")] {
+        let simple = generate(dir.path(), &format!("e{edition}.grib"), sample, &rules);
+        let args = ["-r", "-s", "packingType=grid_second_order"];
+        let valid = grib_set(dir.path(), &format!("e{edition}.so.grib"), &args, &simple);
+        let bytes = std::fs::read(&valid).unwrap();
+        // Where the group widths start, and where the group count lies.
+        let (widths_at, groups_at, groups_len) = match edition {
+            1 => {
+                let s4: usize = grib_get("offsetSection4", &valid).parse().unwrap();
+                let spd: usize = grib_get("widthOfSPD", &valid).parse().unwrap();
+                (s4 + 26 + (3 * spd).div_ceil(8), s4 + 16, 2)
+            }
+            _ => {
+                let s5: usize = grib_get("offsetSection5", &valid).parse().unwrap();
+                let s7: usize = grib_get("offsetSection7", &valid).parse().unwrap();
+                (s7 + 5, s5 + 21, 4)
+            }
+        };
+        assert_eq!(grib_get("orderOfSPD", &valid), "2", "e{edition}");
+        let groups = |n: u32| {
+            let mut b = bytes.clone();
+            let be = n.to_be_bytes();
+            b[groups_at..groups_at + groups_len].copy_from_slice(&be[4 - groups_len..]);
+            b
+        };
+        let mut wide = bytes.clone();
+        wide[widths_at..widths_at + 100].fill(0xff);
+        let cases = [
+            ("widths", wide, "groups' values take"),
+            ("no groups", groups(0), "no groups"),
+            ("groups", groups(65_535), "65535 group descriptors take"),
+        ];
+        for (what, hostile, cause) in cases {
+            let what = format!("GRIB{edition} {what}");
+            let path = dir.path().join("hostile.grib");
+            std::fs::write(&path, &hostile).unwrap();
+            let err = refused_in_time(&path, &out, &what);
+            assert!(err.contains("second-order packing: "), "{what}: {err}");
+            assert!(err.contains(cause), "{what}: {err}");
+        }
+    }
+    // The GRIB1 general_grib1 form (extended flags 48): 10 groups of width
+    // 8 and a secondary bitmap of zeros, on which ecCodes loops forever.
+    let simple = generate(dir.path(), "g1.grib", "reduced_gg_pl_32_grib1", &rules);
+    let args = ["-r", "-s", "packingType=grid_second_order"];
+    let second = grib_set(dir.path(), "g1.so.grib", &args, &simple);
+    let s4: usize = grib_get("offsetSection4", &second).parse().unwrap();
     let mut hostile = std::fs::read(&second).unwrap();
     let octet = |k: usize| s4 + k - 1;
     hostile[octet(14)] = 48;
@@ -2569,37 +2732,21 @@ fn grib1_second_order_fields_are_refused_before_their_data_is_read() {
     std::fs::write(&hostile_path, &hostile).unwrap();
     let kind = grib_get("packingType", &hostile_path);
     assert_eq!(kind, "grid_second_order_general_grib1");
-    for (input, packing) in [
-        (&second, "grid_second_order"),
-        (&hostile_path, kind.as_str()),
-    ] {
-        let out = dir.path().join("out.tgm");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tgm"))
-            .args(["convert-grib", s(input), "-o", s(&out)])
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        // A deadline far beyond a refusal's milliseconds: without the
-        // check, ecCodes never returns.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while child.try_wait().unwrap().is_none() {
-            if std::time::Instant::now() > deadline {
-                child.kill().unwrap();
-                panic!("{packing}: convert-grib did not finish");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let out_put = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out_put.stderr);
-        assert!(!out_put.status.success(), "{packing}: converted");
-        assert!(
-            err.contains(&format!(
-                "packingType {packing} (GRIB1 second-order packing)"
-            )),
-            "{packing}: {err}"
-        );
-        assert!(!out.exists(), "{packing}: an output exists");
-    }
+    let err = refused_in_time(&hostile_path, &out, &kind);
+    assert!(
+        err.contains(&format!("packingType {kind} is not converted")),
+        "{err}"
+    );
+    // Boustrophedonic with a bitmap.
+    let rules = second_order_source_rules(496, 12, true);
+    let simple = generate(dir.path(), "b1.grib", "regular_ll_sfc_grib1", &rules);
+    let args = ["-r", "-s", "packingType=grid_second_order_boustrophedonic"];
+    let bous = grib_set(dir.path(), "b1.bous.grib", &args, &simple);
+    let err = refused_in_time(&bous, &out, "boustrophedonic with a bitmap");
+    assert!(
+        err.contains("boustrophedonic ordering: with a bitmap"),
+        "{err}"
+    );
 }
 
 /// A simple- or complex-packed field whose data section is empty, or

@@ -5,6 +5,7 @@
 //! `convert/tests/weather_fuzz_replay.rs` replays these corpora.
 
 use tgm_convert::weather::grib_complex_extent::{self, ComplexLayout};
+use tgm_convert::weather::grib_second_order_extent::{self, SecondOrderLayout};
 use tgm_convert::weather::grib_spectral_extent::{self, SpectralLayout};
 use tgm_convert::weather::{grib_scan, netcdf_classic};
 
@@ -22,9 +23,9 @@ pub const TARGETS: [&str; 2] = ["weather_grib_scan", "weather_netcdf_classic"];
 
 /// Scans `data` as a GRIB file: every message and section it accepts lies
 /// inside the input, in order, and sections fill their message. The same
-/// bytes also go through the complex- and spectral-packing extent checks,
-/// their layouts taken from the first 16 bytes and the rest as the data
-/// section.
+/// bytes also go through the complex-, second-order- and spectral-packing
+/// extent checks, their layouts taken from the first 16 bytes and the
+/// rest as the data section.
 pub fn grib(data: &[u8]) {
     if let Some((head, rest)) = data.split_first_chunk::<16>() {
         let word = |i: usize| u64::from(u16::from_be_bytes([head[i], head[i + 1]]));
@@ -42,6 +43,22 @@ pub fn grib(data: &[u8]) {
             extra_octets: u64::from(head[13]),
         };
         let _ = grib_complex_extent::check(rest, &layout);
+        // The same head as a second-order layout: a section it accepts
+        // holds its descriptors and values, and at least one value a group.
+        let second = SecondOrderLayout {
+            groups: u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]])),
+            first_order_bits: u64::from(head[4] % 40),
+            width_bits: u64::from(head[6] % 40),
+            length_bits: u64::from(head[11] % 40),
+            order: u64::from(head[12] % 5),
+        };
+        if let Ok(extent) = grib_second_order_extent::check(rest, &second) {
+            assert!(
+                extent.descriptors <= rest.len() as u64,
+                "descriptors past the end"
+            );
+            assert!(second.groups <= extent.values, "more groups than values");
+        }
         // The same head as a spectral layout, signed: its check must not
         // overflow whatever the truncations, and a section it accepts
         // holds what it says ecCodes reads.

@@ -678,7 +678,65 @@ fn pack_by_eccodes(
         let extremes = grib_scales::present_extremes(values)?;
         grib_scales::pack_at_source_scales(h, scales, extremes, |h| set_values(h, values, false))?;
     }
+    if second_order {
+        keep_boustrophedonic(h, grib)?;
+        packed_once_from_simple(h, grib, values, packing)?;
+    }
     Ok(())
+}
+
+/// ecCodes 2.28's second-order encoder is not idempotent: packed again over
+/// its own output (as setting the values at the source's scales does), a
+/// section can grow (a byte, at order 3 in GRIB2). The field is packed
+/// once more from simple packing, as `grib_set -r` packs a simple source,
+/// and that message is kept when it is smaller, reads the values back and
+/// keeps every scale.
+fn packed_once_from_simple(
+    h: &mut Handle,
+    grib: &[(Value, Value)],
+    values: &(impl FieldValues + ?Sized),
+    packing: &str,
+) -> Result<(), GribError> {
+    let mut fresh = h.try_clone()?;
+    let set = fresh.get_double_array("values")?;
+    for p in ["grid_simple", packing] {
+        fresh.set_string("packingType", p)?;
+        fresh.set_double_array("values", &set)?;
+    }
+    keep_boustrophedonic(&mut fresh, grib)?;
+    const SCALES: [&str; 4] = [
+        "bitsPerValue",
+        "binaryScaleFactor",
+        "decimalScaleFactor",
+        "referenceValue",
+    ];
+    for k in SCALES {
+        if fresh.get_string(k)? != h.get_string(k)? {
+            return Ok(());
+        }
+    }
+    let msg = fresh.message_bytes()?;
+    if msg.len() < h.message_bytes()?.len()
+        && fresh.get_string("packingType")? == packing
+        && read_back(msg, values).is_ok()
+    {
+        *h = fresh;
+    }
+    Ok(())
+}
+
+/// A second-order source's boustrophedonic ordering, set again as
+/// `grib_set -r` sets it: the values read, the flag set, the values set
+/// again (ecCodes packs the rows in that order only when given values).
+fn keep_boustrophedonic(h: &mut Handle, grib: &[(Value, Value)]) -> Result<(), GribError> {
+    let key = super::grib::BOUSTROPHEDONIC_KEY;
+    if get(grib, key).and_then(Value::as_i64) != Some(1)
+        || !h.is_defined(key)
+        || h.get_long(key)? == 1
+    {
+        return Ok(());
+    }
+    h.set_long(key, 1)
 }
 
 /// Sets the field's values, NaN as bitmap-missing points: a step at a time

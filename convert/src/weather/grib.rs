@@ -105,6 +105,10 @@ pub const GRIB_KEYS: &[&str] = &[
     "laplacianOperator",
 ];
 
+/// A second-order field's ordering of alternate rows in reverse, recorded
+/// under `base[i].grib` when set (`spec/convert.md` "GRIB write-back").
+pub(super) const BOUSTROPHEDONIC_KEY: &str = "boustrophedonicOrdering";
+
 /// Keys copied under `base[i].grib` for the dataset view (`tgm::view`):
 /// the variable attributes and names cfgrib shows beside [`GRIB_KEYS`]
 /// (its `DATA_ATTRIBUTES_KEYS`, `EXTRA_DATA_ATTRIBUTES_KEYS` and
@@ -406,9 +410,12 @@ pub fn read_field(
     }
     // An order of spatial differencing other than 0 (which ecCodes writes
     // and `to-grib` takes as given for such a source) is recorded.
-    let order = super::grib_complex_pack::ORDER_KEY;
-    if let Some(v) = key_value(h, order)?.filter(|v| v.as_i64() != Some(0)) {
-        grib.insert(order.to_string(), v);
+    // So is a second-order field's boustrophedonic ordering, which its
+    // `packingType` does not tell.
+    for k in [super::grib_complex_pack::ORDER_KEY, BOUSTROPHEDONIC_KEY] {
+        if let Some(v) = key_value(h, k)?.filter(|v| v.as_i64() != Some(0)) {
+            grib.insert(k.to_string(), v);
+        }
     }
     let all = if all_keys {
         let mut m = Map::new();
@@ -471,10 +478,20 @@ pub(super) fn mark_coded_missing(h: &Handle, values: &mut [f64]) -> Result<(), G
 /// packings keep their per-coefficient width, lowered to one bit.
 fn header_template(h: &Handle, points: usize) -> Result<Vec<u8>, GribError> {
     let mut t = h.try_clone()?;
+    let packing = t.get_string("packingType").unwrap_or_default();
+    // ecCodes 2.28 cannot set the values of a GRIB1 second-order field
+    // (its `bitsPerValue` refers to a key such a field lacks without a
+    // bitmap) nor, ordered boustrophedonically, drop its bitmap: the copy's
+    // flag is made simple first, which decodes nothing, and `to-grib`
+    // packs the field second-order again. ecCodes bounds the simple
+    // decoding that dropping a bitmap then does by the section.
+    if packing.starts_with("grid_second_order") && key_long(&t, "edition") == Some(1) {
+        t.set_long("complexPacking", 0)?;
+        t = Handle::from_message(t.message_bytes()?)?;
+    }
     if key_long(&t, "bitmapPresent") == Some(1) {
         t.set_long("bitmapPresent", 0)?;
     }
-    let packing = t.get_string("packingType").unwrap_or_default();
     if packing.starts_with("spectral") || packing.starts_with("bifourier") {
         t.set_long("bitsPerValue", 1)?;
     }
@@ -542,20 +559,15 @@ pub(super) fn data_range(h: &Handle) -> Option<std::ops::Range<usize>> {
 /// which ecCodes would read past the end of an empty section, out of the
 /// message; a GRIB2 complex-packed one its groups
 /// ([`checked_complex_section`]); a spectral one its unpacked subset and
-/// packed coefficients ([`checked_spectral_section`]). A GRIB1
-/// second-order field is refused before any of its data is read.
+/// packed coefficients ([`checked_spectral_section`]); a second-order one
+/// its groups ([`checked_second_order_section`]).
 pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
     if !h.is_defined("packingType") {
         return Ok(());
     }
     let packing = h.get_string("packingType")?;
-    if packing.starts_with("grid_second_order") && key_long(h, "edition") == Some(1) {
-        return Err(GribError::Invalid(format!(
-            "packingType {packing} (GRIB1 second-order packing) is not converted: ecCodes 2.28 \
-             cannot pack the field's header again for the archive, and its decoders of these \
-             sections are not bounded by them (a hostile one reads past the message or loops \
-             forever); repack it first, e.g. `grib_set -r -s packingType=grid_simple`"
-        )));
+    if packing.starts_with("grid_second_order") {
+        return checked_second_order_section(h, &packing);
     }
     if COMPLEX.contains(&packing.as_str()) && key_long(h, "edition") == Some(2) {
         return checked_complex_section(h);
@@ -621,6 +633,213 @@ fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
         .ok_or_else(|| GribError::Invalid("the data section lies outside the message".into()))?;
     super::grib_complex_extent::check(data, &layout)
         .map_err(|e| GribError::Invalid(format!("complex packing: {e}")))
+}
+
+/// GRIB1 second-order packings other than ECMWF's general extended
+/// form: ecCodes 2.28 cannot pack them again, and its decoders of them are
+/// not bounded by their sections (one loops forever on a hostile
+/// secondary bitmap).
+const SECOND_ORDER_REFUSED: &[&str] = &[
+    "grid_second_order_row_by_row",
+    "grid_second_order_constant_width",
+    "grid_second_order_general_grib1",
+];
+
+/// Checks a second-order field's data section against its group
+/// descriptors before ecCodes decodes it ([`super::grib_second_order_extent`]),
+/// and that ecCodes lays the section out where the check read it. The
+/// section's offsets and the descriptors' widths and counts are header
+/// octets ecCodes reads without decoding the data.
+fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribError> {
+    if SECOND_ORDER_REFUSED.contains(&packing) {
+        return Err(GribError::Invalid(format!(
+            "packingType {packing} is not converted: ecCodes 2.28 cannot pack it again for \
+             `to-grib`, and its decoder of it is not bounded by the section (a hostile one \
+             reads past the message or loops forever); repack it first, e.g. \
+             `grib_set -r -s packingType=grid_second_order`"
+        )));
+    }
+    let invalid = |what: String| GribError::Invalid(format!("second-order packing: {what}"));
+    let key = |k: &str| {
+        key_long(h, k)
+            .and_then(|v| u64::try_from(v).ok())
+            .ok_or_else(|| invalid(format!("no {k}")))
+    };
+    let edition = key("edition")?;
+    let order = key("orderOfSPD")?;
+    if edition == 2 && key("bitsPerValue")? == 0 {
+        // ecCodes defines no group arrays then and refuses to decode, but
+        // sizes an array by the announced groups first.
+        let (groups, values) = (key_long(h, "numberOfGroups"), key("numberOfValues")?);
+        if groups.is_some_and(|g| g as u64 > values) {
+            return Err(invalid(format!(
+                "{} groups for {values} values",
+                groups.unwrap_or(0)
+            )));
+        }
+        return Ok(());
+    }
+    let spd = |at: u64| -> Result<u64, GribError> {
+        match order {
+            0 => Ok(at),
+            _ => Ok(at + 1 + ((order + 1) * key("widthOfSPD")?).div_ceil(8)),
+        }
+    };
+    let (start, end) = match edition {
+        1 => {
+            let s4 = key("offsetSection4")?;
+            (spd(s4 + 25)?, s4 + key("section4Length")?)
+        }
+        _ => {
+            let s7 = key("offsetSection7")?;
+            (s7 + 5, s7 + key("section7Length")?)
+        }
+    };
+    let layout = super::grib_second_order_extent::SecondOrderLayout {
+        groups: key("numberOfGroups")?,
+        first_order_bits: key("widthOfFirstOrderValues")?,
+        width_bits: key("widthOfWidths")?,
+        length_bits: key("widthOfLengths")?,
+        order,
+    };
+    let msg = h.message_bytes()?;
+    let region = usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(end).ok())
+        .and_then(|(s, e)| msg.get(s..e))
+        .ok_or_else(|| invalid("the data section lies outside the message".into()))?;
+    let extent = super::grib_second_order_extent::check(region, &layout).map_err(invalid)?;
+    let data = key("offsetBeforeData")?;
+    if data != start + extent.descriptors {
+        return Err(invalid(format!(
+            "ecCodes reads the values from byte {data}, the descriptors end at byte {}",
+            start + extent.descriptors
+        )));
+    }
+    if key_long(h, BOUSTROPHEDONIC_KEY) == Some(1) {
+        checked_boustrophedonic_rows(h, extent.values)?;
+    }
+    // Only now is the grid's point count read: for a GRIB1 Gaussian grid
+    // ecCodes derives it from `bitsPerValue`, which for this packing it
+    // computes by decoding the field.
+    let points = key("numberOfPoints")?;
+    let present = match key_long(h, "bitmapPresent") {
+        Some(1) => bitmap_ones(h, edition, points)?,
+        _ => Some(points),
+    };
+    // GRIB2 announces its coded values (section 5); ecCodes' bitmap reader
+    // reads one past the decoded values when the bitmap marks more present.
+    let announced = match edition {
+        1 => None,
+        _ => Some(key("numberOfValues")?),
+    };
+    for (what, n) in [("points present", present), ("values announced", announced)] {
+        if n.is_some_and(|n| n != extent.values) {
+            return Err(invalid(format!(
+                "the groups and the order of spatial differencing hold {} values, the {what} \
+                 number {}",
+                extent.values,
+                n.unwrap_or(0)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the rows a boustrophedonic second-order field is reordered by
+/// against the `values` its groups decode to, from header keys alone
+/// (ecCodes decodes the field to give a Gaussian grid's point count):
+/// ecCodes 2.28 writes every row of `numberOfColumns` points, or of its
+/// `pl` entry, into an array of the decoded values once they number
+/// `numberOfPoints`, and aborts the process when `pl` has another length
+/// than `numberOfRows`. With a bitmap it decodes such a field with other
+/// points missing than it packed, so that form is refused.
+fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError> {
+    let invalid = |what: String| {
+        GribError::Invalid(format!(
+            "second-order packing, boustrophedonic ordering: {what}"
+        ))
+    };
+    if key_long(h, "bitmapPresent") == Some(1) {
+        return Err(invalid(
+            "with a bitmap it is not converted: ecCodes 2.28 decodes such a field with \
+             other points missing than it packed"
+                .into(),
+        ));
+    }
+    let key = |k: &str| {
+        key_long(h, k)
+            .and_then(|v| u64::try_from(v).ok())
+            .ok_or_else(|| invalid(format!("no {k}")))
+    };
+    let rows = key("numberOfRows")?;
+    let covered = if h.is_defined("pl") && h.size("pl")? > 0 {
+        let pl = h.get_long_array("pl")?;
+        if pl.len() as u64 != rows {
+            return Err(invalid(format!("{} row lengths for {rows} rows", pl.len())));
+        }
+        pl.iter().try_fold(0u64, |a, &n| {
+            u64::try_from(n).ok().and_then(|n| a.checked_add(n))
+        })
+    } else {
+        rows.checked_mul(key("numberOfColumns")?)
+    };
+    if covered != Some(values) {
+        return Err(invalid(format!(
+            "its rows cover {} points, its groups {values}",
+            covered.map_or("too many".to_string(), |c| c.to_string())
+        )));
+    }
+    Ok(())
+}
+
+/// The points a bitmap marks present among the grid's `points`: GRIB1's
+/// section 3 or GRIB2's section 6, each with its bits from octet 7. `None`
+/// for a GRIB2 bitmap given elsewhere (indicator 254, a previous one);
+/// refused when a GRIB1 bitmap refers to a predefined one or a bitmap holds
+/// fewer bits than the grid has points.
+fn bitmap_ones(h: &Handle, edition: u64, points: u64) -> Result<Option<u64>, GribError> {
+    let invalid = |what: &str| GribError::Invalid(format!("bitmap: {what}"));
+    let at = |k: &str| {
+        key_long(h, k)
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or_else(|| invalid(&format!("no {k}")))
+    };
+    let (offset, len) = match edition {
+        1 => (at("offsetSection3")?, at("section3Length")?),
+        _ => (at("offsetSection6")?, at("section6Length")?),
+    };
+    let msg = h.message_bytes()?;
+    let section = offset
+        .checked_add(len)
+        .and_then(|e| msg.get(offset..e))
+        .filter(|s| s.len() >= 6)
+        .ok_or_else(|| invalid("the section lies outside the message"))?;
+    match edition {
+        1 if section[4] != 0 || section[5] != 0 => {
+            return Err(invalid("a predefined bitmap is not read"));
+        }
+        1 => {}
+        _ if section[5] == 254 => return Ok(None),
+        _ if section[5] != 0 => return Err(invalid(&format!("indicator {}", section[5]))),
+        _ => {}
+    }
+    let bits = &section[6..];
+    if (bits.len() as u64) * 8 < points {
+        return Err(invalid(&format!(
+            "{} bits for a grid of {points} points",
+            bits.len() * 8
+        )));
+    }
+    let whole = (points / 8) as usize;
+    let mut ones: u64 = bits[..whole]
+        .iter()
+        .map(|b| u64::from(b.count_ones()))
+        .sum();
+    if !points.is_multiple_of(8) {
+        ones += u64::from((bits[whole] >> (8 - points % 8)).count_ones());
+    }
+    Ok(Some(ones))
 }
 
 /// Checks a `spectral_complex` field's data section against its

@@ -33,13 +33,13 @@ pub struct ComplexLayout {
 }
 
 /// The bits `n` items of `bits` bits take, rounded up to whole bytes.
-fn bytes_of(n: u64, bits: u64) -> Option<u64> {
+pub(super) fn bytes_of(n: u64, bits: u64) -> Option<u64> {
     n.checked_mul(bits).map(|b| b.div_ceil(8))
 }
 
 /// The unsigned integer of `bits` bits at bit `at` of `b`, most significant
 /// bit first (the caller has checked that it lies within `b`).
-fn bits_at(b: &[u8], at: u64, bits: u64) -> u64 {
+pub(super) fn bits_at(b: &[u8], at: u64, bits: u64) -> u64 {
     (at..at + bits).fold(0u64, |v, k| {
         let byte = b.get((k / 8) as usize).copied().unwrap_or(0);
         (v << 1) | u64::from(byte >> (7 - k % 8) & 1)

@@ -46,6 +46,7 @@ mod grib_pl;
 #[cfg(feature = "grib")]
 mod grib_scales;
 pub mod grib_scan;
+pub mod grib_second_order_extent;
 #[cfg(feature = "grib")]
 pub mod grib_shared;
 #[cfg(feature = "grib")]
