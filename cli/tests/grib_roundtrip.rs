@@ -2749,6 +2749,42 @@ fn hostile_second_order_sections_are_refused_before_decoding() {
     );
 }
 
+/// A bitmap that marks more points present than the data section codes
+/// values is refused before ecCodes decodes the field: ecCodes 2.28's
+/// `data_apply_bitmap` reads one value past the decoded ones first.
+#[test]
+fn a_bitmap_marking_more_points_than_coded_values_is_refused_before_decoding() {
+    if !eccodes_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rules = second_order_source_rules(496, 12, true);
+    let out = dir.path().join("out.tgm");
+    for (edition, sample, section) in [
+        (1, "regular_ll_sfc_grib1", "offsetSection3"),
+        (2, "regular_ll_sfc_grib2", "offsetSection6"),
+    ] {
+        let input = generate(dir.path(), &format!("b{edition}.grib"), sample, &rules);
+        assert!(
+            tgm(&["convert-grib", s(&input), "-o", s(&out)]).0,
+            "GRIB{edition}"
+        );
+        std::fs::remove_file(&out).unwrap();
+        // The first point is missing; its bit is the first of octet 7.
+        let at: usize = grib_get(section, &input).parse().unwrap();
+        let mut bytes = std::fs::read(&input).unwrap();
+        assert_eq!(bytes[at + 6] & 0x80, 0, "GRIB{edition}");
+        bytes[at + 6] |= 0x80;
+        let hostile = dir.path().join(format!("b{edition}.hostile.grib"));
+        std::fs::write(&hostile, &bytes).unwrap();
+        let err = refused_in_time(&hostile, &out, &format!("GRIB{edition}"));
+        assert!(
+            err.contains("the bitmap marks 397 points present but the data section codes 396"),
+            "GRIB{edition}: {err}"
+        );
+    }
+}
+
 /// A simple- or complex-packed field whose data section is empty, or
 /// shorter than the codes its header announces, is refused before ecCodes
 /// decodes it: ecCodes 2.28 checks a simple-packed section's length only

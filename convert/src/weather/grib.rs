@@ -569,6 +569,7 @@ pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
     if packing.starts_with("grid_second_order") {
         return checked_second_order_section(h, &packing);
     }
+    checked_bitmap_count(h)?;
     if COMPLEX.contains(&packing.as_str()) && key_long(h, "edition") == Some(2) {
         return checked_complex_section(h);
     }
@@ -633,6 +634,37 @@ fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
         .ok_or_else(|| GribError::Invalid("the data section lies outside the message".into()))?;
     super::grib_complex_extent::check(data, &layout)
         .map_err(|e| GribError::Invalid(format!("complex packing: {e}")))
+}
+
+/// Checks that a bitmap marks no more points present than the data
+/// section codes values (GRIB2's `numberOfValues`, GRIB1's
+/// `numberOfCodedValues`, which ecCodes derives from the section's length):
+/// ecCodes 2.28's `data_apply_bitmap` reads one value past the decoded ones
+/// before it notices more (found under valgrind).
+fn checked_bitmap_count(h: &Handle) -> Result<(), GribError> {
+    if key_long(h, "bitmapPresent") != Some(1) {
+        return Ok(());
+    }
+    let Some(edition) = key_long(h, "edition").and_then(|e| u64::try_from(e).ok()) else {
+        return Ok(());
+    };
+    let coded = match edition {
+        1 => key_long(h, "numberOfCodedValues"),
+        _ => key_long(h, "numberOfValues"),
+    };
+    let points = key_long(h, "numberOfPoints").and_then(|p| u64::try_from(p).ok());
+    let (Some(coded), Some(points)) = (coded, points) else {
+        return Ok(());
+    };
+    match bitmap_ones(h, edition, points)? {
+        Some(present) if i128::from(present) > i128::from(coded) => {
+            Err(GribError::Invalid(format!(
+                "the bitmap marks {present} points present but the data section codes {coded} \
+                 values"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// GRIB1 second-order packings other than ECMWF's general extended
