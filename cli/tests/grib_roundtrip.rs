@@ -2737,6 +2737,19 @@ fn hostile_second_order_sections_are_refused_before_decoding() {
         err.contains(&format!("packingType {kind} is not converted")),
         "{err}"
     );
+    // Boustrophedonic on a reduced grid (extended flags' bit 2 set on the
+    // valid reduced Gaussian field), on which ecCodes writes past its
+    // array (and recurses without end to count the grid's points).
+    let mut reduced = std::fs::read(&second).unwrap();
+    reduced[octet(14)] |= 0x04;
+    let reduced_path = dir.path().join("g1.bous.grib");
+    std::fs::write(&reduced_path, &reduced).unwrap();
+    assert_eq!(grib_get("boustrophedonicOrdering", &reduced_path), "1");
+    let err = refused_in_time(&reduced_path, &out, "boustrophedonic reduced grid");
+    assert!(
+        err.contains("boustrophedonic ordering: on a reduced grid"),
+        "{err}"
+    );
     // Boustrophedonic with a bitmap.
     let rules = second_order_source_rules(496, 12, true);
     let simple = generate(dir.path(), "b1.grib", "regular_ll_sfc_grib1", &rules);

@@ -780,14 +780,15 @@ fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribErr
 
 /// Checks the rows a boustrophedonic second-order field is reordered by
 /// against the `values` its groups decode to, from header keys alone
-/// (ecCodes decodes the field to give a Gaussian grid's point count):
-/// ecCodes 2.28 writes every row of `numberOfColumns` points, or of its
-/// `pl` entry, into an array of the decoded values once they number
-/// `numberOfPoints`, and aborts the process when `pl` has another length
-/// than `numberOfRows`. With a bitmap it decodes such a field with other
-/// points missing than it packed, so that form is refused.
+/// (ecCodes decodes the field to give a Gaussian grid's point count, and
+/// for a boustrophedonic reduced one recurses until the stack overflows):
+/// ecCodes 2.28 writes every row of `numberOfColumns` points into an array
+/// of the decoded values once they number `numberOfPoints`. A reduced grid
+/// (`pl`) is refused: ecCodes 2.28 writes its reversed rows one point
+/// further on, the last past the array. So is a bitmap: ecCodes 2.28
+/// decodes such a field with other points missing than it packed.
 fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError> {
-    let invalid = |what: String| {
+    let invalid = |what: &str| {
         GribError::Invalid(format!(
             "second-order packing, boustrophedonic ordering: {what}"
         ))
@@ -795,29 +796,23 @@ fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError
     if key_long(h, "bitmapPresent") == Some(1) {
         return Err(invalid(
             "with a bitmap it is not converted: ecCodes 2.28 decodes such a field with \
-             other points missing than it packed"
-                .into(),
+             other points missing than it packed",
+        ));
+    }
+    if key_long(h, "PLPresent") == Some(1) || (h.is_defined("pl") && h.size("pl")? > 0) {
+        return Err(invalid(
+            "on a reduced grid it is not converted: ecCodes 2.28 decodes its reversed rows \
+             one point further on, the last past its array",
         ));
     }
     let key = |k: &str| {
         key_long(h, k)
             .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| invalid(format!("no {k}")))
+            .ok_or_else(|| invalid(&format!("no {k}")))
     };
-    let rows = key("numberOfRows")?;
-    let covered = if h.is_defined("pl") && h.size("pl")? > 0 {
-        let pl = h.get_long_array("pl")?;
-        if pl.len() as u64 != rows {
-            return Err(invalid(format!("{} row lengths for {rows} rows", pl.len())));
-        }
-        pl.iter().try_fold(0u64, |a, &n| {
-            u64::try_from(n).ok().and_then(|n| a.checked_add(n))
-        })
-    } else {
-        rows.checked_mul(key("numberOfColumns")?)
-    };
+    let covered = key("numberOfRows")?.checked_mul(key("numberOfColumns")?);
     if covered != Some(values) {
-        return Err(invalid(format!(
+        return Err(invalid(&format!(
             "its rows cover {} points, its groups {values}",
             covered.map_or("too many".to_string(), |c| c.to_string())
         )));
