@@ -2750,6 +2750,44 @@ fn hostile_second_order_sections_are_refused_before_decoding() {
         err.contains("boustrophedonic ordering: on a reduced grid"),
         "{err}"
     );
+    // On a regular Gaussian grid (a regular lat/lon field's data
+    // representation type, section 2 octet 6, made 4): ecCodes counts its
+    // points by a decoding that asks for the count again, without end.
+    let rules_ll = second_order_source_rules(496, 12, false);
+    let ll = generate(dir.path(), "r1.grib", "regular_ll_sfc_grib1", &rules_ll);
+    let args = [
+        "-r",
+        "-s",
+        "packingType=grid_second_order,boustrophedonicOrdering=1",
+    ];
+    let ll_bous = grib_set(dir.path(), "r1.bous.grib", &args, &ll);
+    let s2: usize = grib_get("offsetSection2", &ll_bous).parse().unwrap();
+    let mut gaussian = std::fs::read(&ll_bous).unwrap();
+    gaussian[s2 + 5] = 4;
+    let gaussian_path = dir.path().join("r1.gaussian.grib");
+    std::fs::write(&gaussian_path, &gaussian).unwrap();
+    assert_eq!(grib_get("gridType", &gaussian_path), "regular_gg");
+    let err = refused_in_time(&gaussian_path, &out, "boustrophedonic Gaussian grid");
+    assert!(
+        err.contains("boustrophedonic ordering: on a GRIB1 Gaussian grid"),
+        "{err}"
+    );
+    // A GRIB2 field of template 5.50002 with `bitsPerValue` 0, whose
+    // groups ecCodes still decodes, is checked as any other: group widths
+    // past its section are refused.
+    let simple2 = generate(dir.path(), "g2.grib", "reduced_gg_pl_32_grib2", &rules);
+    let keys = ["-r", "-s", "packingType=grid_second_order"];
+    let second2 = grib_set(dir.path(), "g2.so.grib", &keys, &simple2);
+    let s5: usize = grib_get("offsetSection5", &second2).parse().unwrap();
+    let s7: usize = grib_get("offsetSection7", &second2).parse().unwrap();
+    let mut zero_bits = std::fs::read(&second2).unwrap();
+    zero_bits[s5 + 19] = 0;
+    zero_bits[s7 + 5..s7 + 105].fill(0xff);
+    let zero_bits_path = dir.path().join("g2.zero_bits.grib");
+    std::fs::write(&zero_bits_path, &zero_bits).unwrap();
+    assert_eq!(grib_get("bitsPerValue", &zero_bits_path), "0");
+    let err = refused_in_time(&zero_bits_path, &out, "GRIB2 bitsPerValue 0");
+    assert!(err.contains("groups' values take"), "{err}");
     // Boustrophedonic with a bitmap.
     let rules = second_order_source_rules(496, 12, true);
     let simple = generate(dir.path(), "b1.grib", "regular_ll_sfc_grib1", &rules);

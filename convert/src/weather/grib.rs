@@ -699,18 +699,6 @@ fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribErr
     };
     let edition = key("edition")?;
     let order = key("orderOfSPD")?;
-    if edition == 2 && key("bitsPerValue")? == 0 {
-        // ecCodes defines no group arrays then and refuses to decode, but
-        // sizes an array by the announced groups first.
-        let (groups, values) = (key_long(h, "numberOfGroups"), key("numberOfValues")?);
-        if groups.is_some_and(|g| g as u64 > values) {
-            return Err(invalid(format!(
-                "{} groups for {values} values",
-                groups.unwrap_or(0)
-            )));
-        }
-        return Ok(());
-    }
     let spd = |at: u64| -> Result<u64, GribError> {
         match order {
             0 => Ok(at),
@@ -785,8 +773,10 @@ fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribErr
 /// ecCodes 2.28 writes every row of `numberOfColumns` points into an array
 /// of the decoded values once they number `numberOfPoints`. A reduced grid
 /// (`pl`) is refused: ecCodes 2.28 writes its reversed rows one point
-/// further on, the last past the array. So is a bitmap: ecCodes 2.28
-/// decodes such a field with other points missing than it packed.
+/// further on, the last past the array; so is a GRIB1 Gaussian grid, whose
+/// point count ecCodes asks of the decoding that asks for it. So is a
+/// bitmap: ecCodes 2.28 decodes such a field with other points missing
+/// than it packed.
 fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError> {
     let invalid = |what: &str| {
         GribError::Invalid(format!(
@@ -803,6 +793,14 @@ fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError
         return Err(invalid(
             "on a reduced grid it is not converted: ecCodes 2.28 decodes its reversed rows \
              one point further on, the last past its array",
+        ));
+    }
+    let gaussian = h.get_string("gridType").is_ok_and(|g| g.contains("_gg"));
+    if gaussian && key_long(h, "edition") == Some(1) {
+        return Err(invalid(
+            "on a GRIB1 Gaussian grid it is not converted: ecCodes 2.28 counts such a grid's \
+             points by decoding the field, whose reordering asks for the count again, until \
+             the stack overflows",
         ));
     }
     let key = |k: &str| {
