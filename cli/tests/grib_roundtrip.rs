@@ -2634,6 +2634,11 @@ fn second_order_fields_of_every_general_extended_form_come_back_equal() {
     assert_eq!(checked, 22);
 }
 
+/// A GRIB file's `offsetSection4`.
+fn s4_of(path: &Path) -> usize {
+    grib_get("offsetSection4", path).parse().unwrap()
+}
+
 /// Runs `convert-grib input -o out` and returns its stderr once it has
 /// failed, panicking if it succeeds, writes `out`, or runs past a deadline
 /// far beyond a refusal's milliseconds (ecCodes' unbounded decoders never
@@ -2659,11 +2664,12 @@ fn refused_in_time(input: &Path, out: &Path, what: &str) -> String {
 }
 
 /// A second-order field whose descriptors announce more than its section
-/// holds, no groups, more groups than points, or groups that do not add
-/// up to the points is refused, naming the cause, before ecCodes decodes
-/// it: ecCodes 2.28 reads such a section past the message, sizes arrays
-/// by the announced groups, and writes into an empty array when there are
-/// none. The GRIB1 forms ecCodes cannot pack again are refused by name
+/// holds, no groups, more groups than its descriptors fit, groups of no
+/// width decoding to more values than the budget, or (GRIB2) another
+/// count of values than section 5 announces is refused, naming the cause,
+/// before ecCodes decodes it: ecCodes 2.28 reads such a section past the
+/// message, sizes arrays by the announced groups and values, and writes
+/// into an empty array when there are no groups. The GRIB1 forms ecCodes cannot pack again are refused by name
 /// (a `general_grib1` secondary bitmap of zeros makes it loop forever),
 /// and so is a boustrophedonic field with a bitmap, which it decodes
 /// wrong.
@@ -2702,17 +2708,41 @@ fn hostile_second_order_sections_are_refused_before_decoding() {
         };
         let mut wide = bytes.clone();
         wide[widths_at..widths_at + 100].fill(0xff);
-        let cases = [
+        // Two groups of no width and 2^30 values each: no data bits, and
+        // 2^31 values ecCodes would allocate (a GRIB1 Gaussian grid's
+        // point count decodes them).
+        let mut empty = groups(2);
+        let (widths_width, first_width) = match edition {
+            1 => (s4_of(&valid) + 21, s4_of(&valid) + 10),
+            _ => (groups_at + 8, groups_at - 1),
+        };
+        empty[widths_width] = 0;
+        empty[widths_width + 1] = 32;
+        empty[first_width] = 0;
+        for g in 0..2 {
+            let at = widths_at + 4 * g;
+            empty[at..at + 4].copy_from_slice(&(1u32 << 30).to_be_bytes());
+        }
+        let mut cases = vec![
             ("widths", wide, "groups' values take"),
             ("no groups", groups(0), "no groups"),
             ("groups", groups(65_535), "65535 group descriptors take"),
+            ("empty groups", empty, "budget"),
         ];
+        if edition == 2 {
+            let s5: usize = grib_get("offsetSection5", &valid).parse().unwrap();
+            let mut more = bytes.clone();
+            more[s5 + 5..s5 + 9].copy_from_slice(&6115u32.to_be_bytes());
+            cases.push(("values", more, "the values announced number 6115"));
+        }
         for (what, hostile, cause) in cases {
             let what = format!("GRIB{edition} {what}");
             let path = dir.path().join("hostile.grib");
             std::fs::write(&path, &hostile).unwrap();
             let err = refused_in_time(&path, &out, &what);
-            assert!(err.contains("second-order packing: "), "{what}: {err}");
+            if cause != "budget" {
+                assert!(err.contains("second-order packing: "), "{what}: {err}");
+            }
             assert!(err.contains(cause), "{what}: {err}");
         }
     }

@@ -44,19 +44,23 @@ pub fn grib(data: &[u8]) {
         };
         let _ = grib_complex_extent::check(rest, &layout);
         // The same head as a second-order layout: a section it accepts
-        // holds its descriptors and values, and at least one value a group.
+        // holds its three descriptor arrays, each of whole bytes, and at
+        // least one value a group beyond the differencing's first values.
         let second = SecondOrderLayout {
             groups: u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]])),
             first_order_bits: u64::from(head[4] % 40),
             width_bits: u64::from(head[6] % 40),
             length_bits: u64::from(head[11] % 40),
             order: u64::from(head[12] % 5),
+            spd_bits: u64::from(head[13] % 40),
         };
         if let Ok(extent) = grib_second_order_extent::check(rest, &second) {
-            assert!(
-                extent.descriptors <= rest.len() as u64,
-                "descriptors past the end"
-            );
+            let array = |bits: u64| (second.groups * bits).div_ceil(8);
+            let arrays = array(second.width_bits)
+                + array(second.length_bits)
+                + array(second.first_order_bits);
+            assert_eq!(extent.descriptors, arrays, "descriptors mislaid");
+            assert!(arrays <= rest.len() as u64, "descriptors past the end");
             assert!(second.groups <= extent.values, "more groups than values");
         }
         // The same head as a spectral layout, signed: its check must not

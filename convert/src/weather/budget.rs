@@ -83,6 +83,12 @@ impl DecodeBudget {
     pub fn charge_values(&mut self, points: u64) -> Result<(), BudgetExceeded> {
         self.charge(points.checked_mul(8))
     }
+
+    /// Says why `points` float64 values would not fit what is left, taking
+    /// nothing: for a count known before the one that is charged.
+    pub fn allows_values(&self, points: u64) -> Result<(), BudgetExceeded> {
+        self.clone().charge_values(points)
+    }
 }
 
 #[cfg(test)]
@@ -98,6 +104,12 @@ mod tests {
         assert!(e.contains("8 bytes would be decoded"), "{e}");
         assert!(e.contains("budget of 100 bytes (4 left"), "{e}");
         assert!(b.charge_values(u64::MAX).is_err());
+        // Asking takes nothing.
+        assert!(b.allows_values(1).is_err());
+        let fresh = DecodeBudget::new(16);
+        fresh.allows_values(2).unwrap();
+        assert!(fresh.allows_values(3).is_err());
+        assert_eq!(fresh.remaining, 16);
     }
 
     #[test]

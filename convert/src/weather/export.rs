@@ -13,6 +13,7 @@ use std::io::Write;
 use tgm::cbor::Value;
 use tgm::{DecodedMessage, Dtype, Map, ObjectDescriptor};
 
+use super::budget::DecodeBudget;
 use super::convert::{TEMPLATE_KEY, TEMPLATE_PL_KEY};
 use super::ffi::Handle;
 use super::field_values::{FieldValues, Pieces, STEP};
@@ -373,6 +374,17 @@ fn from_template(
     let mars = section(entry, "mars")?;
     let grib = section(entry, "grib")?;
     let mut h = Handle::from_message(template)?;
+    // The stored header is untrusted: a second-order one (which
+    // `convert-grib` never stores, ecCodes packing a constant field simply)
+    // is checked as a source is before any key that could decode it is
+    // read; a GRIB1 one's `bitsPerValue` decodes it.
+    if h.get_string("packingType")?
+        .starts_with("grid_second_order")
+    {
+        let budget = DecodeBudget::for_input(template.len() as u64);
+        super::grib::checked_data_section(&h, &budget)
+            .map_err(|e| GribError::Invalid(format!("grib.{TEMPLATE_KEY}: {e}")))?;
+    }
     let source_flag = grib1_unused_bits::constant_field_flag(&h)?;
     apply_mars_edits(&mut h, mars)?;
     // The template's own packing is not always the source's: ecCodes packs
@@ -679,7 +691,7 @@ fn pack_by_eccodes(
         grib_scales::pack_at_source_scales(h, scales, extremes, |h| set_values(h, values, false))?;
     }
     if second_order {
-        keep_boustrophedonic(h, grib)?;
+        keep_boustrophedonic(h, grib, values.len())?;
         packed_once_from_simple(h, grib, values, packing)?;
     }
     Ok(())
@@ -703,17 +715,15 @@ fn packed_once_from_simple(
         fresh.set_string("packingType", p)?;
         fresh.set_double_array("values", &set)?;
     }
-    keep_boustrophedonic(&mut fresh, grib)?;
-    const SCALES: [&str; 4] = [
-        "bitsPerValue",
-        "binaryScaleFactor",
-        "decimalScaleFactor",
-        "referenceValue",
-    ];
-    for k in SCALES {
-        if fresh.get_string(k)? != h.get_string(k)? {
+    keep_boustrophedonic(&mut fresh, grib, values.len())?;
+    for k in ["bitsPerValue", "binaryScaleFactor", "decimalScaleFactor"] {
+        if fresh.get_long(k)? != h.get_long(k)? {
             return Ok(());
         }
+    }
+    let reference = |h: &Handle| h.get_double("referenceValue").map(f64::to_bits);
+    if reference(&fresh)? != reference(h)? {
+        return Ok(());
     }
     let msg = fresh.message_bytes()?;
     if msg.len() < h.message_bytes()?.len()
@@ -725,10 +735,16 @@ fn packed_once_from_simple(
     Ok(())
 }
 
-/// A second-order source's boustrophedonic ordering, set again as
-/// `grib_set -r` sets it: the values read, the flag set, the values set
-/// again (ecCodes packs the rows in that order only when given values).
-fn keep_boustrophedonic(h: &mut Handle, grib: &[(Value, Value)]) -> Result<(), GribError> {
+/// A second-order source's boustrophedonic ordering, set again: ecCodes
+/// packs the field's rows again in that order when the flag is set. Only
+/// where `convert-grib` accepts such a field (the stored keys are
+/// untrusted): not on a reduced or GRIB1 Gaussian grid, not with a bitmap,
+/// and with rows covering the values.
+fn keep_boustrophedonic(
+    h: &mut Handle,
+    grib: &[(Value, Value)],
+    points: usize,
+) -> Result<(), GribError> {
     let key = super::grib::BOUSTROPHEDONIC_KEY;
     if get(grib, key).and_then(Value::as_i64) != Some(1)
         || !h.is_defined(key)
@@ -736,6 +752,7 @@ fn keep_boustrophedonic(h: &mut Handle, grib: &[(Value, Value)]) -> Result<(), G
     {
         return Ok(());
     }
+    super::grib::checked_boustrophedonic_rows(h, points as u64)?;
     h.set_long(key, 1)
 }
 
@@ -1120,6 +1137,62 @@ mod tests {
         let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
         let msg = field_to_grib(&entry, &values).unwrap();
         assert_eq!(packing_of(&msg), "grid_second_order");
+    }
+
+    /// A stored header that is a second-order message (which `convert-grib`
+    /// never stores) is checked before any key that could decode it is
+    /// read: one whose group widths run past its section is refused, and
+    /// is written from when it is whole.
+    #[test]
+    fn a_second_order_stored_header_is_checked_before_it_is_read() {
+        let (mut entry, n) = template_entry("grid_second_order");
+        let values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
+        let packed = field_to_grib(&entry, &values).unwrap();
+        assert_eq!(packing_of(&packed), "grid_second_order");
+        let h = Handle::from_message(&packed).unwrap();
+        let s7 = h.get_long("offsetSection7").unwrap() as usize;
+        let mut hostile = packed.clone();
+        hostile[s7 + 5..s7 + 40].fill(0xff);
+        for (header, refused) in [(packed, false), (hostile, true)] {
+            let Value::Map(grib) = entry.get_mut("grib").unwrap() else {
+                unreachable!()
+            };
+            grib.retain(|(k, _)| k.as_text() != Some(TEMPLATE_KEY));
+            grib.push((Value::from(TEMPLATE_KEY), Value::Bytes(header)));
+            match field_to_grib(&entry, &values) {
+                Ok(msg) => {
+                    assert!(!refused, "a hostile header was written from");
+                    assert_eq!(packing_of(&msg), "grid_second_order");
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(refused, "{e}");
+                    assert!(e.contains("grib.template: second-order packing"), "{e}");
+                }
+            }
+        }
+    }
+
+    /// A recorded boustrophedonic ordering is set again only where
+    /// `convert-grib` accepts it: a field with missing points (a bitmap)
+    /// is refused, one without comes back so ordered.
+    #[test]
+    fn a_recorded_boustrophedonic_ordering_is_set_only_where_it_decodes() {
+        let (mut entry, n) = template_entry("grid_second_order");
+        let Value::Map(grib) = entry.get_mut("grib").unwrap() else {
+            unreachable!()
+        };
+        grib.push((
+            Value::from(super::super::grib::BOUSTROPHEDONIC_KEY),
+            Value::from(1u64),
+        ));
+        let mut values: Vec<f64> = (0..n).map(|i| 270.0 + (i % 23) as f64 * 0.5).collect();
+        let msg = field_to_grib(&entry, &values).unwrap();
+        let h = Handle::from_message(&msg).unwrap();
+        assert_eq!(h.get_long("boustrophedonicOrdering").unwrap(), 1);
+        values[3] = f64::NAN;
+        let e = field_to_grib(&entry, &values).unwrap_err().to_string();
+        assert!(e.contains("boustrophedonic ordering: with a bitmap"), "{e}");
     }
 
     #[test]

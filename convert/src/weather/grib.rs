@@ -310,7 +310,7 @@ pub fn read_field(
     all_keys: bool,
     budget: &mut DecodeBudget,
 ) -> Result<GribField, GribError> {
-    checked_data_section(h)?;
+    checked_data_section(h, budget)?;
     let points = checked_points(h)?;
     budget.charge_values(points as u64)?;
     // The template first: its clone of the coded message is gone before
@@ -481,13 +481,15 @@ fn header_template(h: &Handle, points: usize) -> Result<Vec<u8>, GribError> {
     let packing = t.get_string("packingType").unwrap_or_default();
     // ecCodes 2.28 cannot set the values of a GRIB1 second-order field
     // (its `bitsPerValue` refers to a key such a field lacks without a
-    // bitmap) nor, ordered boustrophedonically, drop its bitmap: the copy's
-    // flag is made simple first, which decodes nothing, and `to-grib`
-    // packs the field second-order again. ecCodes bounds the simple
-    // decoding that dropping a bitmap then does by the section.
+    // bitmap): the copy's flag is made simple first, so that ecCodes lays
+    // its section out as simple packing, and `to-grib` packs the field
+    // second-order again. Its values are set before any bitmap is dropped:
+    // dropping one decodes the values, and the second-order bytes read as
+    // simple codes need not match the bitmap.
     if packing.starts_with("grid_second_order") && key_long(&t, "edition") == Some(1) {
         t.set_long("complexPacking", 0)?;
         t = Handle::from_message(t.message_bytes()?)?;
+        t.set_double_array("values", &vec![0.0; points])?;
     }
     if key_long(&t, "bitmapPresent") == Some(1) {
         t.set_long("bitmapPresent", 0)?;
@@ -561,13 +563,13 @@ pub(super) fn data_range(h: &Handle) -> Option<std::ops::Range<usize>> {
 /// ([`checked_complex_section`]); a spectral one its unpacked subset and
 /// packed coefficients ([`checked_spectral_section`]); a second-order one
 /// its groups ([`checked_second_order_section`]).
-pub(super) fn checked_data_section(h: &Handle) -> Result<(), GribError> {
+pub(super) fn checked_data_section(h: &Handle, budget: &DecodeBudget) -> Result<(), GribError> {
     if !h.is_defined("packingType") {
         return Ok(());
     }
     let packing = h.get_string("packingType")?;
     if packing.starts_with("grid_second_order") {
-        return checked_second_order_section(h, &packing);
+        return checked_second_order_section(h, &packing, budget);
     }
     checked_bitmap_count(h)?;
     if COMPLEX.contains(&packing.as_str()) && key_long(h, "edition") == Some(2) {
@@ -682,7 +684,11 @@ const SECOND_ORDER_REFUSED: &[&str] = &[
 /// and that ecCodes lays the section out where the check read it. The
 /// section's offsets and the descriptors' widths and counts are header
 /// octets ecCodes reads without decoding the data.
-fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribError> {
+fn checked_second_order_section(
+    h: &Handle,
+    packing: &str,
+    budget: &DecodeBudget,
+) -> Result<(), GribError> {
     if SECOND_ORDER_REFUSED.contains(&packing) {
         return Err(GribError::Invalid(format!(
             "packingType {packing} is not converted: ecCodes 2.28 cannot pack it again for \
@@ -721,6 +727,10 @@ fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribErr
         width_bits: key("widthOfWidths")?,
         length_bits: key("widthOfLengths")?,
         order,
+        spd_bits: match order {
+            0 => 0,
+            _ => key("widthOfSPD")?,
+        },
     };
     let msg = h.message_bytes()?;
     let region = usize::try_from(start)
@@ -739,6 +749,9 @@ fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribErr
     if key_long(h, BOUSTROPHEDONIC_KEY) == Some(1) {
         checked_boustrophedonic_rows(h, extent.values)?;
     }
+    // Groups of no width cost no bits whatever their lengths: the values
+    // they decode to are charged as the grid's points are.
+    budget.allows_values(extent.values)?;
     // Only now is the grid's point count read: for a GRIB1 Gaussian grid
     // ecCodes derives it from `bitsPerValue`, which for this packing it
     // computes by decoding the field.
@@ -777,7 +790,7 @@ fn checked_second_order_section(h: &Handle, packing: &str) -> Result<(), GribErr
 /// point count ecCodes asks of the decoding that asks for it. So is a
 /// bitmap: ecCodes 2.28 decodes such a field with other points missing
 /// than it packed.
-fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError> {
+pub(super) fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<(), GribError> {
     let invalid = |what: &str| {
         GribError::Invalid(format!(
             "second-order packing, boustrophedonic ordering: {what}"

@@ -9,6 +9,7 @@
 //! ([`kept_whole`]), and `to-grib` writes that message as it stands when it
 //! still decodes to the object's values ([`still_holds`]).
 
+use super::budget::DecodeBudget;
 use super::ffi::Handle;
 use super::field_values::FieldValues;
 use super::grib::{checked_data_section, data_range, key_long};
@@ -79,7 +80,8 @@ pub(super) fn still_holds(
     // another (an untrusted header's) is packed again rather than decoded
     // here.
     let small = data_range(h).is_some_and(|r| r.len() <= MAX_KEPT_DATA);
-    if !small || checked_data_section(h).is_err() {
+    let budget = DecodeBudget::for_input(data_range(h).map_or(0, |r| r.len() as u64));
+    if !small || checked_data_section(h, &budget).is_err() {
         return Ok(false);
     }
     let mut first: Option<u64> = None;

@@ -30,6 +30,10 @@ pub struct SecondOrderLayout {
     pub length_bits: u64,
     /// `orderOfSPD`: the spatial differencing's order, 0 to 3.
     pub order: u64,
+    /// `widthOfSPD`: the width of the differencing's first values and bias
+    /// (a sign bit and a magnitude), 1 to [`MAX_BITS`] when `order` is
+    /// above 0 (ecCodes decodes a magnitude of −1 bits from a width of 0).
+    pub spd_bits: u64,
 }
 
 /// What a section [`check`] accepted holds.
@@ -61,6 +65,12 @@ pub fn check(region: &[u8], l: &SecondOrderLayout) -> Result<SecondOrderExtent, 
     too_wide("group lengths", l.length_bits)?;
     if l.order > 3 {
         return Err(format!("order of spatial differencing {}", l.order));
+    }
+    if l.order > 0 {
+        too_wide("spatial differencing values", l.spd_bits)?;
+        if l.spd_bits == 0 {
+            return Err("spatial differencing values of 0 bits".into());
+        }
     }
     if l.groups == 0 {
         return Err("no groups".into());
@@ -119,6 +129,7 @@ mod tests {
             width_bits: 4,
             length_bits: 4,
             order: 2,
+            spd_bits: 16,
         };
         (region, layout)
     }
@@ -174,6 +185,24 @@ mod tests {
         assert!(check(&region, &wide).unwrap_err().contains("33 bits"));
         let order = SecondOrderLayout { order: 4, ..layout };
         assert!(check(&region, &order).unwrap_err().contains("order"));
+        for (bits, cause) in [(0, "of 0 bits"), (33, "of 33 bits")] {
+            let spd = SecondOrderLayout {
+                spd_bits: bits,
+                ..layout
+            };
+            let e = check(&region, &spd).unwrap_err();
+            assert!(
+                e.contains(cause) && e.contains("spatial differencing"),
+                "{e}"
+            );
+        }
+        // No differencing: no width of its own, and 3 + 2 values.
+        let no_spd = SecondOrderLayout {
+            order: 0,
+            spd_bits: 0,
+            ..layout
+        };
+        assert_eq!(check(&region, &no_spd).map(|e| e.values), Ok(5));
         // A group's own width of 33 bits (the widths' field of 8 bits).
         let mut wide_group = vec![33, 0, 3, 4, 7, 9];
         wide_group.extend([0; 16]);
