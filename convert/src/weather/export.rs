@@ -661,6 +661,7 @@ fn pack_by_eccodes(
             }
             set_value(h, "laplacianOperator", l)?;
         }
+        spectral_codes_fill_whole_bytes(h)?;
     }
     // Decimal scaling repacks the values after they are set: ecCodes sets
     // them. A complex field is set once, at its source's scales, below.
@@ -754,6 +755,33 @@ fn keep_boustrophedonic(
     }
     super::grib::checked_boustrophedonic_rows(h, points as u64)?;
     h.set_long(key, 1)
+}
+
+/// Refuses a `spectral_complex` field whose packed coefficients (those
+/// outside the unpacked subset, at `bitsPerValue` bits) do not fill whole
+/// bytes: ecCodes 2.28 sizes its buffer for the whole bytes only and
+/// writes the last partial one past it (a T63 field with a T20 subset at 9
+/// bits corrupts the heap; found under valgrind), and writes such a
+/// section a byte short, which `convert-grib` refuses.
+fn spectral_codes_fill_whole_bytes(h: &Handle) -> Result<(), GribError> {
+    let key = |k: &str| h.get_long(k).ok().and_then(|v| u64::try_from(v).ok());
+    let (Some(j), Some(js), Some(bits)) = (key("J"), key("JS"), key("bitsPerValue")) else {
+        return Ok(());
+    };
+    let coefficients = |t: u64| (t + 1).checked_mul(t + 2);
+    let packed = coefficients(j)
+        .zip(coefficients(js))
+        .and_then(|(all, subset)| all.checked_sub(subset))
+        .and_then(|n| n.checked_mul(bits));
+    match packed {
+        Some(p) if p % 8 == 0 => Ok(()),
+        _ => Err(GribError::Invalid(format!(
+            "packingType spectral_complex cannot be written for a T{j} field with a T{js} \
+             unpacked subset at {bits} bits: its packed coefficients do not fill whole bytes, \
+             and ecCodes 2.28 then writes past its buffer; a width that is a multiple of 8 \
+             (or of 4 when the coefficients are even in number) can be written"
+        ))),
+    }
 }
 
 /// Sets the field's values, NaN as bitmap-missing points: a step at a time
@@ -1193,6 +1221,40 @@ mod tests {
         values[3] = f64::NAN;
         let e = field_to_grib(&entry, &values).unwrap_err().to_string();
         assert!(e.contains("boustrophedonic ordering: with a bitmap"), "{e}");
+    }
+
+    /// A spectral field whose packed coefficients would not fill whole
+    /// bytes is refused before ecCodes packs it (its encoder writes past
+    /// its buffer); at 16 bits it is written.
+    #[test]
+    fn spectral_codes_that_do_not_fill_whole_bytes_are_refused() {
+        // The sample's own coefficients, and its header with none.
+        let mut h = Handle::from_sample("sh_ml_grib2").unwrap();
+        let values = h.get_double_array("values").unwrap();
+        let laplacian = h.get_double("laplacianOperator").unwrap();
+        h.set_double_array("values", &vec![0.0; values.len()])
+            .unwrap();
+        let mut entry = Map::new();
+        entry.insert("mars".into(), text_map(&[]));
+        for (bits, written) in [(16u64, true), (9, false)] {
+            entry.insert(
+                "grib".into(),
+                text_map(&[
+                    (TEMPLATE_KEY, Value::Bytes(h.message().unwrap())),
+                    ("packingType", Value::from("spectral_complex")),
+                    ("bitsPerValue", Value::from(bits)),
+                    ("laplacianOperator", Value::Float(laplacian)),
+                ]),
+            );
+            match field_to_grib(&entry, &values) {
+                Ok(msg) => assert!(written, "{bits} bits: {} bytes written", msg.len()),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!written, "{bits} bits: {e}");
+                    assert!(e.contains("do not fill whole bytes"), "{e}");
+                }
+            }
+        }
     }
 
     #[test]
