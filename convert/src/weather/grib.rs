@@ -608,15 +608,10 @@ pub(super) fn checked_data_section(h: &Handle, budget: &DecodeBudget) -> Result<
 /// descriptors before ecCodes decodes it.
 fn checked_complex_section(h: &Handle) -> Result<(), GribError> {
     let key = |k: &str| {
-        key_long(h, k)
-            .and_then(|v| u64::try_from(v).ok())
+        key_u64(h, k)
             .ok_or_else(|| GribError::Invalid(format!("complex packing without a count {k}")))
     };
-    let optional = |k: &str| {
-        key_long(h, k)
-            .and_then(|v| u64::try_from(v).ok())
-            .unwrap_or(0)
-    };
+    let optional = |k: &str| key_u64(h, k).unwrap_or(0);
     let layout = super::grib_complex_extent::ComplexLayout {
         values: key("numberOfCodedValues")?,
         groups: key("numberOfGroupsOfDataValues")?,
@@ -647,14 +642,14 @@ fn checked_bitmap_count(h: &Handle) -> Result<(), GribError> {
     if key_long(h, "bitmapPresent") != Some(1) {
         return Ok(());
     }
-    let Some(edition) = key_long(h, "edition").and_then(|e| u64::try_from(e).ok()) else {
+    let Some(edition) = key_u64(h, "edition") else {
         return Ok(());
     };
     let coded = match edition {
         1 => key_long(h, "numberOfCodedValues"),
         _ => key_long(h, "numberOfValues"),
     };
-    let points = key_long(h, "numberOfPoints").and_then(|p| u64::try_from(p).ok());
+    let points = key_u64(h, "numberOfPoints");
     let (Some(coded), Some(points)) = (coded, points) else {
         return Ok(());
     };
@@ -698,23 +693,23 @@ fn checked_second_order_section(
         )));
     }
     let invalid = |what: String| GribError::Invalid(format!("second-order packing: {what}"));
-    let key = |k: &str| {
-        key_long(h, k)
-            .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| invalid(format!("no {k}")))
-    };
+    let key = |k: &str| key_u64(h, k).ok_or_else(|| invalid(format!("no {k}")));
     let edition = key("edition")?;
     let order = key("orderOfSPD")?;
-    let spd = |at: u64| -> Result<u64, GribError> {
-        match order {
-            0 => Ok(at),
-            _ => Ok(at + 1 + ((order + 1) * key("widthOfSPD")?).div_ceil(8)),
-        }
+    let spd_bits = match order {
+        0 => 0,
+        _ => key("widthOfSPD")?,
     };
     let (start, end) = match edition {
+        // GRIB1's group widths follow octet 25 and, with differencing, its
+        // width octet and values.
         1 => {
             let s4 = key("offsetSection4")?;
-            (spd(s4 + 25)?, s4 + key("section4Length")?)
+            let spd_bytes = match order {
+                0 => 0,
+                _ => 1 + ((order + 1) * spd_bits).div_ceil(8),
+            };
+            (s4 + 25 + spd_bytes, s4 + key("section4Length")?)
         }
         _ => {
             let s7 = key("offsetSection7")?;
@@ -727,10 +722,7 @@ fn checked_second_order_section(
         width_bits: key("widthOfWidths")?,
         length_bits: key("widthOfLengths")?,
         order,
-        spd_bits: match order {
-            0 => 0,
-            _ => key("widthOfSPD")?,
-        },
+        spd_bits,
     };
     let msg = h.message_bytes()?;
     let region = usize::try_from(start)
@@ -816,11 +808,7 @@ pub(super) fn checked_boustrophedonic_rows(h: &Handle, values: u64) -> Result<()
              the stack overflows",
         ));
     }
-    let key = |k: &str| {
-        key_long(h, k)
-            .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| invalid(&format!("no {k}")))
-    };
+    let key = |k: &str| key_u64(h, k).ok_or_else(|| invalid(&format!("no {k}")));
     let covered = key("numberOfRows")?.checked_mul(key("numberOfColumns")?);
     if covered != Some(values) {
         return Err(invalid(&format!(
@@ -912,6 +900,11 @@ pub(super) fn key_long(h: &Handle, key: &str) -> Option<i64> {
     } else {
         None
     }
+}
+
+/// [`key_long`] when it is not negative: a count, width or offset.
+pub(super) fn key_u64(h: &Handle, key: &str) -> Option<u64> {
+    key_long(h, key).and_then(|v| u64::try_from(v).ok())
 }
 
 /// `[Nj, Ni]` (or `[Ni, Nj]` when j is the fast index) when the regular
